@@ -1,0 +1,241 @@
+"""The `memconform` command: run suites, validate a document, list checks, serve a reference."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from .core.model import HarnessError, Outcome, Result
+from .core.profile import OPTIONS, PROFILES, Profile
+from .core.registry import REGISTRY, SUITE_MODULES, load_suite
+from .core.report import render_failure_text
+from .core.suite import SUITES
+
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+SERVABLE = {"memoryai": "harness.reference.memoryai_http:serve_reference"}
+
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise HarnessError(f"--option takes NAME=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _profile(args: argparse.Namespace) -> Profile:
+    profile = Profile.named(args.profile, seed=getattr(args, "seed", None), options=_options(args.option))
+    return profile
+
+
+def _print_result(result: Result) -> None:
+    if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
+        label = "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
+        print(f"{label} {result.check_id}")
+        print(render_failure_text(result.to_json()))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .session import execute_run
+
+    if args.suite:
+        suites = args.suite
+        for name in suites:
+            load_suite(name)
+    else:  # every suite this installation carries
+        for name in SUITE_MODULES:
+            load_suite(name, missing_ok=True)
+        suites = list(SUITES)
+    profile = _profile(args)
+    api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+    report_dir = Path(args.report_dir)
+    target = args.target
+    print(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
+          f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
+    outcome = execute_run(suites, target, profile, report_dir, api_key, args.check or None, on_result=_print_result,
+                          command=" ".join(shlex.quote(a) for a in sys.argv))
+    print()
+    for suite, verdicts in outcome.levels.items():
+        print(f"{suite}: {'level':<30} {'passed':>6} {'failed':>6} {'errored':>7} {'skipped':>7}")
+        for v in verdicts:
+            cnt = v.counts
+            print(f"{'':<{len(suite) + 2}}{v.title:<30} {cnt['passed']:>6} {cnt['failed']:>6} {cnt['errored']:>7} {cnt['skipped']:>7}")
+        for v in verdicts:
+            print(f"  {v.line()}")
+    c = outcome.counts()
+    print(f"\n{c['passed']} passed, {c['failed']} failed, {c['errored']} errored, {c['skipped']} skipped")
+    print(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")
+    if outcome.exit_code == 2:
+        print("memconform: error: no check ran", file=sys.stderr)
+    return outcome.exit_code
+
+
+def read_document(path: Path, max_bytes: int) -> tuple[bytes, Any]:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if size > max_bytes:
+        raise HarnessError(f"{path} is {size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
+    raw = path.read_bytes()
+    try:
+        return raw, json.loads(raw)
+    except UnicodeDecodeError:
+        raise HarnessError(f"{path} is not UTF-8 text") from None
+    except ValueError as exc:
+        return raw, exc
+
+
+def detect_suite(raw: bytes, doc: Any, wanted: str | None) -> str:
+    for name in SUITE_MODULES:
+        load_suite(name, missing_ok=True)
+    if wanted:
+        if wanted not in SUITES:
+            raise HarnessError(f"unknown format {wanted!r}; known: {', '.join(SUITES)}")
+        return wanted
+    for name, suite in SUITES.items():
+        if suite.detect is not None and suite.detect(doc if not isinstance(doc, Exception) else raw):
+            return name
+    if isinstance(doc, Exception):
+        raise HarnessError(f"not JSON ({doc}) and no format recognises it; name one with --format")
+    raise HarnessError(f"no known format recognises this document (formats: {', '.join(SUITES)}); name one with --format")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .session import validate_document
+
+    raw, doc = read_document(Path(args.file), args.max_bytes)
+    suite_name = detect_suite(raw, doc, args.format)
+    suite = SUITES[suite_name]
+    if isinstance(doc, Exception) or suite.parse is not None:
+        try:
+            doc = suite.parse(raw) if suite.parse else doc
+        except ValueError as exc:
+            raise HarnessError(f"{args.file} cannot be parsed as {suite_name}: {exc}") from None
+    profile = _profile(args)
+    results = validate_document(doc, suite_name, profile, args.check or None)
+    invalid = [r for r in results if r.blocking]
+    errored = [r for r in results if r.outcome is Outcome.ERRORED and not r.blocking]
+    warnings = [r for r in results if r.outcome is Outcome.FAILED and not r.blocking]
+    verdict = "invalid" if invalid or errored else "valid"
+    if args.json:
+        print(json.dumps({
+            "file": args.file, "format": suite_name, "verdict": verdict, "profile": profile.name,
+            "failed": [r.check_id for r in invalid], "warnings": [r.check_id for r in warnings],
+            "errored": [r.check_id for r in errored],
+            "results": [r.to_json() for r in results if r.outcome is not Outcome.PASSED],
+        }, ensure_ascii=False, indent=1))
+    else:
+        for r in invalid + errored + warnings:
+            tag = "WARN " if r in warnings else ("ERROR" if r.outcome is Outcome.ERRORED else "FAIL ")
+            print(f"{tag} {r.check_id} [{r.section} {r.keyword}]")
+            for f in r.failures[:20]:
+                print(f"      {f.title} at {f.path}: received {json.dumps(f.to_json()['received'], ensure_ascii=False, default=str)}")
+            if len(r.failures) > 20:
+                print(f"      ... and {len(r.failures) - 20} more")
+            if r.reason:
+                print(f"      {r.reason}")
+        print(f"{args.file}: {suite_name} {verdict} ({len(invalid)} failed, {len(warnings)} warnings, {len(results)} checks)")
+    if errored:
+        return 2
+    return 1 if invalid else 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    checks = REGISTRY.for_suite(args.suite) if args.suite else REGISTRY.all()
+    if args.options:
+        for suite, opts in sorted(OPTIONS.items()):
+            for name, o in opts.items():
+                print(f"{suite}.{name} = {o.default}  (choices: {', '.join(o.choices)})  {o.help}")
+        return 0
+    if args.json:
+        print(json.dumps([ch.to_json() for ch in checks], ensure_ascii=False, indent=1))
+        return 0
+    for ch in checks:
+        print(f"{ch.id:<48} {ch.section:<12} {ch.keyword.value:<6} L{ch.level:<5} {ch.sentence[:90]}")
+    print(f"{len(checks)} checks")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import importlib
+
+    if args.spec not in SERVABLE:
+        raise HarnessError(f"no servable reference for {args.spec!r}; servable: {', '.join(SERVABLE)}")
+    module, _, attr = SERVABLE[args.spec].partition(":")
+    getattr(importlib.import_module(module), attr)(host=args.host, port=args.port, db=args.db)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memconform", description="Conformance harness for AI memory portability specs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def profile_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--profile", default="ci", help=f"one of {', '.join(PROFILES)} (default ci)")
+        p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                       help="a reading of ambiguous spec text, e.g. memoryai.dna_rule=type-only (memconform list --options)")
+        p.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
+
+    run = sub.add_parser("run", help="run suites against a target (default: the embedded reference)")
+    run.add_argument("--suite", action="append", help=f"suite name (repeatable): {', '.join(SUITE_MODULES)}")
+    run.add_argument("--target", help="http://..., cmd:..., dir:..., python:mod:attr, reference:NAME")
+    run.add_argument("--report-dir", default="reports/latest")
+    run.add_argument("--api-key", help="sent as a bearer token; redacted everywhere (or MEMCONFORM_API_KEY)")
+    run.add_argument("--seed", type=int, help="hypothesis seed (printed in every run header)")
+    profile_args(run)
+    run.set_defaults(func=cmd_run)
+
+    val = sub.add_parser("validate", help="validate one document, detecting its format")
+    val.add_argument("file")
+    val.add_argument("--format", help="skip detection: memoryai, memorizz, amps, emp")
+    val.add_argument("--json", action="store_true", help="print the verdict and failing check ids as JSON")
+    val.add_argument("--max-bytes", type=int, default=MAX_DOCUMENT_BYTES)
+    profile_args(val)
+    val.set_defaults(func=cmd_validate)
+
+    lst = sub.add_parser("list", help="list every check with id, section and keyword")
+    lst.add_argument("--suite")
+    lst.add_argument("--json", action="store_true")
+    lst.add_argument("--options", action="store_true", help="list the profile options (readings of the specs)")
+    lst.set_defaults(func=cmd_list)
+
+    srv = sub.add_parser("serve", help="serve an embedded reference over HTTP on loopback")
+    srv.add_argument("spec", help=", ".join(SERVABLE))
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8765)
+    srv.add_argument("--db", default=":memory:", help="SQLite file (default in memory)")
+    srv.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) and 2
+    try:
+        return int(args.func(args))
+    except HarnessError as exc:
+        print(f"memconform: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memconform: interrupted", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a harness bug: say so in one line, never a traceback, never a pass
+        print(f"memconform: internal error: {type(exc).__name__}: {exc} (please report; rerun with MEMCONFORM_DEBUG=1 for a traceback)", file=sys.stderr)
+        if os.environ.get("MEMCONFORM_DEBUG"):
+            raise
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

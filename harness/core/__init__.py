@@ -1,0 +1,1 @@
+"""The pure core: checks, outcomes, runner, reports. Imports no pytest, CLI or transport."""

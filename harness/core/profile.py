@@ -1,0 +1,114 @@
+"""Profiles: how hard to fuzz, how strict to be, and which reading of ambiguous spec text to take.
+
+Every reading a suite takes of an ambiguous sentence is a named option here, declared by the
+suite with its default and alternatives, and explained in ERRATA.md.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import HarnessError
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    default: str
+    choices: tuple[str, ...]
+    help: str
+
+
+# suite -> option name -> spec; filled by the format modules.
+OPTIONS: dict[str, dict[str, OptionSpec]] = {}
+
+
+def declare_option(suite: str, name: str, default: str, choices: tuple[str, ...], help: str) -> None:
+    OPTIONS.setdefault(suite, {})[name] = OptionSpec(name, default, choices, help)
+
+
+@dataclass(frozen=True)
+class Limits:
+    request_timeout_s: float = 10.0
+    call_deadline_s: float = 60.0
+    max_response_bytes: int = 64 * 1024 * 1024
+    dir_wait_s: float = 30.0
+
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # derandomized and small: what CI gates on
+    "ci": {"examples": 5, "derandomize": True, "strict": False},
+    "default": {"examples": 25, "derandomize": False, "strict": False},
+    "thorough": {"examples": 200, "derandomize": False, "strict": False},
+    # like default, but SHOULD-level warnings the spec names (checksum mismatch) count as failures
+    "strict": {"examples": 25, "derandomize": False, "strict": True},
+}
+
+CI_SEED = 20260528
+
+
+@dataclass
+class Profile:
+    name: str = "ci"
+    examples: int = 5
+    derandomize: bool = True
+    strict: bool = False
+    seed: int = CI_SEED
+    options: dict[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+
+    @classmethod
+    def named(cls, name: str, seed: int | None = None, options: dict[str, str] | None = None) -> Profile:
+        if name not in PROFILES:
+            raise HarnessError(f"unknown profile {name!r}; choose one of: {', '.join(PROFILES)}")
+        base = PROFILES[name]
+        if seed is None:
+            seed = CI_SEED if base["derandomize"] else random.randrange(2**31)
+        return cls(name=name, seed=seed, options=dict(options or {}), **base)
+
+    def option(self, suite: str, name: str) -> str:
+        spec = OPTIONS.get(suite, {}).get(name)
+        if spec is None:
+            raise HarnessError(f"suite {suite!r} declares no option {name!r}")
+        value = self.options.get(f"{suite}.{name}", self.options.get(name, spec.default))
+        if value not in spec.choices:
+            raise HarnessError(
+                f"option {suite}.{name}={value!r} is not one of {', '.join(spec.choices)}"
+            )
+        return value
+
+    def validate_options(self) -> None:
+        known = {f"{s}.{n}" for s, opts in OPTIONS.items() for n in opts} | {
+            n for opts in OPTIONS.values() for n in opts
+        }
+        unknown = sorted(k for k in self.options if k not in known)
+        if unknown:
+            raise HarnessError(f"unknown profile option(s): {', '.join(unknown)}; `memconform list --options` shows them")
+        for key, value in self.options.items():
+            suite, _, name = key.rpartition(".")
+            for s, opts in OPTIONS.items():
+                if (not suite or suite == s) and name in opts and value not in opts[name].choices:
+                    raise HarnessError(f"option {key}={value!r} is not one of {', '.join(opts[name].choices)}")
+
+    def effective_options(self) -> dict[str, str]:
+        return {
+            f"{s}.{n}": self.options.get(f"{s}.{n}", self.options.get(n, o.default))
+            for s, opts in OPTIONS.items()
+            for n, o in opts.items()
+        }
+
+    def hypothesis_settings(self) -> Any:
+        from hypothesis import HealthCheck, Phase, settings
+
+        return settings(
+            max_examples=self.examples,
+            derandomize=self.derandomize,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.generate, Phase.target, Phase.shrink] if not self.derandomize
+            else [Phase.explicit, Phase.generate, Phase.shrink],
+            print_blob=True,
+        )

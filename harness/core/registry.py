@@ -1,0 +1,120 @@
+"""The table of checks. A check is one small named function tied to one spec sentence."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Failure, HarnessError, Keyword
+
+# suite name -> module that registers its checks on import (lazily imported).
+SUITE_MODULES: dict[str, str] = {
+    "memoryai": "suites.memoryai.checks",
+    "omp": "suites.omp.checks",
+    "memorizz": "suites.memorizz.checks",
+    "amps": "suites.amps.checks",
+    "emp": "suites.emp.checks",
+}
+
+CheckFn = Callable[[Any], Iterator[Failure]]
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    suite: str
+    spec: str
+    section: str
+    keyword: Keyword
+    level: str
+    sentence: str
+    kind: str  # "document": fn(doc, ctx) ; "target": fn(ctx)
+    fn: CheckFn
+    needs: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "suite": self.suite,
+            "spec": self.spec,
+            "section": self.section,
+            "keyword": self.keyword.value,
+            "level": self.level,
+            "kind": self.kind,
+            "sentence": self.sentence,
+        }
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._checks: dict[str, Check] = {}
+
+    def add(self, check: Check) -> None:
+        if check.id in self._checks:
+            raise HarnessError(f"check id {check.id!r} registered twice")
+        self._checks[check.id] = check
+
+    def get(self, check_id: str) -> Check:
+        try:
+            return self._checks[check_id]
+        except KeyError:
+            raise HarnessError(f"unknown check id {check_id!r}; `memconform list` shows them") from None
+
+    def for_suite(self, suite: str) -> list[Check]:
+        load_suite(suite)
+        return [c for c in self._checks.values() if c.suite == suite]
+
+    def all(self) -> list[Check]:
+        for name in SUITE_MODULES:
+            load_suite(name, missing_ok=True)
+        return list(self._checks.values())
+
+
+REGISTRY = Registry()
+
+
+def load_suite(name: str, missing_ok: bool = False) -> None:
+    module = SUITE_MODULES.get(name)
+    if module is None:
+        raise HarnessError(f"unknown suite {name!r}; known suites: {', '.join(SUITE_MODULES)}")
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if missing_ok and exc.name in (module, module.rsplit(".", 1)[0]):
+            return
+        raise
+
+
+def check(
+    *,
+    suite: str,
+    spec: str,
+    section: str,
+    keyword: str,
+    level: str,
+    sentence: str,
+    kind: str = "target",
+    needs: tuple[str, ...] = (),
+) -> Callable[[CheckFn], CheckFn]:
+    """Register a generator of failures under its function name, which is the stable check id."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        REGISTRY.add(
+            Check(
+                id=f"{suite}.{fn.__name__}",
+                suite=suite,
+                spec=spec,
+                section=section,
+                keyword=Keyword(keyword),
+                level=level,
+                sentence=" ".join(sentence.split()),
+                kind=kind,
+                fn=fn,
+                needs=needs,
+            )
+        )
+        return fn
+
+    return register

@@ -1,0 +1,49 @@
+"""What a suite tells the runner: its levels, its HTTP routes, where its documents come from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import HarnessError
+
+
+@dataclass(frozen=True)
+class Level:
+    key: str
+    title: str
+    requires: tuple[str, ...] = ()
+
+
+@dataclass
+class SuiteSpec:
+    name: str
+    spec_title: str
+    version: str
+    levels: list[Level]
+    # where "document" checks get their document during a run against a target
+    document_source: Callable[[Any], Any] | None = None
+    # validate FILE: does this text look like our format? and how to parse it
+    detect: Callable[[Any], bool] | None = None
+    parse: Callable[[bytes], Any] | None = None
+    routes: dict[str, Any] = field(default_factory=dict)
+    # which levels a target claims, from the target itself (None: all levels apply)
+    claimed_levels: Callable[[Any], set[str] | None] | None = None
+
+
+SUITES: dict[str, SuiteSpec] = {}
+
+
+def register_suite(spec: SuiteSpec) -> SuiteSpec:
+    SUITES[spec.name] = spec
+    return spec
+
+
+def get_suite(name: str) -> SuiteSpec:
+    from .registry import load_suite
+
+    load_suite(name)
+    if name not in SUITES:
+        raise HarnessError(f"suite {name!r} registered no SuiteSpec")
+    return SUITES[name]

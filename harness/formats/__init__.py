@@ -1,0 +1,1 @@
+"""One module per spec: constants, canonical form, validators' helpers, strategies, equivalence."""

@@ -1,0 +1,81 @@
+"""Targets: one small interface to the implementation under test, chosen by a URL-like string.
+
+    http://host:port/...      HttpTarget      (httpx; timeouts, size cap, no redirects)
+    cmd:TEMPLATE | cmd:@FILE  CommandTarget   (run a command per operation; process group killed on timeout)
+    dir:PATH                  DropDirTarget   (file drop into PATH/inbox, replies read from PATH/outbox)
+    python:module:attr        PythonTarget    (an in-process object with one method per operation)
+    reference:NAME            the embedded reference implementation of a spec, in process
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..core.model import HarnessError
+from ..core.profile import Limits
+from .base import Rejected, Reply, Route, Target
+
+__all__ = ["Rejected", "Reply", "Route", "Target", "open_target", "TARGET_KINDS", "REFERENCES"]
+
+# reference name -> "module:factory" of the embedded implementation
+REFERENCES: dict[str, str] = {
+    "memoryai": "harness.reference.memoryai:ReferenceBrain",
+    "omp": "harness.reference.omp:reference_target",
+    "memorizz": "harness.reference.memorizz:ReferenceArchiveStore",
+    "amps": "harness.reference.amps:ReferenceAmpsStore",
+    "emp": "harness.reference.emp:ReferenceEmpApp",
+}
+
+
+def _open_http(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from .http import HttpTarget
+
+    return HttpTarget(spec, routes, limits, api_key)
+
+
+def _open_cmd(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from .command import CommandTarget
+
+    return CommandTarget(spec[len("cmd:"):], limits, api_key)
+
+
+def _open_dir(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from .dropdir import DropDirTarget
+
+    return DropDirTarget(spec[len("dir:"):], limits)
+
+
+def _open_python(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from .pyobj import PythonTarget
+
+    return PythonTarget.from_path(spec[len("python:"):])
+
+
+def _open_reference(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from .pyobj import PythonTarget
+
+    name = spec[len("reference:"):]
+    if name not in REFERENCES:
+        raise HarnessError(f"no embedded reference named {name!r}; known: {', '.join(REFERENCES)}")
+    return PythonTarget.from_path(REFERENCES[name], description=spec)
+
+
+TARGET_KINDS: dict[str, Callable[[str, dict[str, Route], Limits, str | None], Target]] = {
+    "http://": _open_http,
+    "https://": _open_http,
+    "cmd:": _open_cmd,
+    "dir:": _open_dir,
+    "python:": _open_python,
+    "reference:": _open_reference,
+}
+
+
+def open_target(
+    spec: str, routes: dict[str, Route] | None = None, limits: Limits | None = None, api_key: str | None = None
+) -> Target:
+    for prefix, opener in TARGET_KINDS.items():
+        if spec.startswith(prefix):
+            return opener(spec, routes or {}, limits or Limits(), api_key)
+    raise HarnessError(
+        f"cannot tell the kind of target {spec!r}: it must start with one of {', '.join(TARGET_KINDS)}"
+    )

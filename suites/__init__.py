@@ -1,0 +1,1 @@
+"""Conformance suites, one package per spec. Each registers its checks in `<suite>/checks.py`."""

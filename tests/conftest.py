@@ -1,0 +1,4 @@
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]

@@ -1,0 +1,85 @@
+"""The command line: bad input gets one line and exit 2; fixture verdicts agree with the corpus."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.cli import main
+from harness.fixtures_loader import iter_cases
+
+CASES = list(iter_cases("memoryai"))
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["validate", "/nonexistent/bundle.json"], "cannot read"),
+    (["run", "--suite", "nosuch"], "unknown suite"),
+    (["run", "--suite", "memoryai", "--target", "http://127.0.0.1:9"], "does not answer"),
+    (["run", "--suite", "memoryai", "--profile", "nosuch"], "unknown profile"),
+    (["run", "--suite", "memoryai", "--option", "memoryai.dna_rule=maybe"], "not one of"),
+    (["run", "--suite", "memoryai", "--target", "gopher://x"], "cannot tell the kind"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert needle in err and "Traceback" not in err + out
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_validate_not_json_and_unknown_format(capsys, tmp_path):
+    (tmp_path / "x.json").write_text("{nope")
+    (tmp_path / "y.json").write_text('{"format": "something-else"}')
+    assert run(capsys, "validate", str(tmp_path / "x.json"))[0] == 2
+    assert run(capsys, "validate", str(tmp_path / "y.json"))[0] == 2
+
+
+def test_validate_refuses_a_huge_file_early(capsys, tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(" " * 2000)
+    code, _, err = run(capsys, "validate", str(path), "--max-bytes", "1000")
+    assert code == 2 and "over the limit" in err
+
+
+def test_list_names_every_check(capsys):
+    code, out, _ = run(capsys, "list", "--suite", "memoryai", "--json")
+    checks = json.loads(out)
+    assert code == 0 and len(checks) >= 25
+    assert all(c["section"].startswith("§") and c["keyword"] in ("MUST", "SHOULD", "MAY") for c in checks)
+
+
+@pytest.mark.parametrize("path,case", CASES, ids=[c["id"] for _, c in CASES])
+def test_fixture_verdicts(capsys, path, case):
+    argv = ["validate", str(path), "--json", "--format", "memoryai"]
+    if case.get("profile") == "strict":
+        argv += ["--profile", "strict"]
+    # a fixture file wraps the document: validate the document itself
+    doc_path = path.parent.parent / ".." / "x"
+    del doc_path
+    code, out, _ = run(capsys, *argv[:1], _document_file(path, case), *argv[2:])
+    verdict = json.loads(out)
+    assert verdict["verdict"] == case["verdict"], verdict
+    assert code == (0 if case["verdict"] == "valid" else 1)
+    assert set(case.get("breaks", [])) <= set(verdict["failed"]), verdict["failed"]
+    assert set(case.get("warnings", [])) <= set(verdict["warnings"]) | set(verdict["failed"])
+
+
+_DOCS = {}
+
+
+def _document_file(path, case):
+    import tempfile
+    from pathlib import Path
+
+    if path not in _DOCS:
+        folder = Path(tempfile.mkdtemp(prefix="memconform-fixture-"))
+        target = folder / f"{case['id']}.json"
+        target.write_text(json.dumps(case["document"], ensure_ascii=False), encoding="utf-8")
+        _DOCS[path] = str(target)
+    return _DOCS[path]
