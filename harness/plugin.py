@@ -56,6 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STASH_KEY] = {"contexts": {}, "writer": None}
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _state(session.config)  # bad settings are a usage error before any test runs
+
+
 def _state(config: pytest.Config) -> dict[str, Any]:
     state = config.stash[STASH_KEY]
     if "profile" in state:

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"  # the implementation broke a rule
     ERRORED = "errored"  # the target crashed/timed out/answered garbage, or the harness could not run
     SKIPPED = "skipped"  # with a reason; includes not-applicable
 
 
-class Keyword(str, enum.Enum):
+class Keyword(enum.StrEnum):
     MUST = "MUST"
     SHOULD = "SHOULD"
     MAY = "MAY"

@@ -18,7 +18,7 @@ SUITE_MODULES: dict[str, str] = {
     "emp": "suites.emp.checks",
 }
 
-CheckFn = Callable[[Any], Iterator[Failure]]
+CheckFn = Callable[..., Iterator[Failure]]
 
 
 @dataclass(frozen=True)

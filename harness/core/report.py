@@ -75,7 +75,10 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     results: list[dict[str, Any]] = []
     footer = None
     for n, text in enumerate(path.read_text("utf-8").splitlines(), 1):
-        line = json.loads(text)
+        try:
+            line = json.loads(text)
+        except ValueError:
+            raise HarnessError(f"{path}:{n}: not a JSON line (a run cut off mid-write?)") from None
         validate_line(line)
         kind = line["type"]
         if kind == "header":

@@ -24,7 +24,7 @@ class PythonTarget(Target):
         self.description = description
 
     @classmethod
-    def from_path(cls, path: str, description: str | None = None) -> PythonTarget:
+    def from_path(cls, path: str, description: str | None = None) -> Target:
         module_name, _, attr = path.partition(":")
         if not module_name or not attr:
             raise HarnessError(f"python target must look like module:attr, got {path!r}")

@@ -294,19 +294,25 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
     model, dim = c.target_model(ctx)
     found: list[Failure] = []
     failing: dict[str, Any] = {}
+    seen: dict[str, list[Failure]] = {}
 
     @seed(ctx.profile.seed)
     @ctx.profile.hypothesis_settings()
     @given(strategies.bundles(dim=dim, model=model, unique_prefix=ctx.unique("rt")))
     def prop(doc: dict[str, Any]) -> None:
-        reply = c.import_bundle(ctx, doc)
-        if not reply.ok:
-            problems = [Failure("a generated conformant bundle was refused", reply.raw[:300], "accepted")]
+        prefix = doc["chunks"][0]["content"].split("#", 1)[0]
+        if prefix in seen:  # hypothesis replays a failing example: the target already holds it, so
+            problems = seen[prefix]  # give the verdict of the first run instead of importing again
         else:
-            first = c.export(ctx, "full")
-            c.import_bundle(ctx, first)
-            second = c.export(ctx, "full")
-            problems = list(roundtrip_differences(doc, first, second))
+            reply = c.import_bundle(ctx, doc)
+            if not reply.ok:
+                problems = [Failure("a generated conformant bundle was refused", reply.raw[:300], "accepted")]
+            else:
+                first = c.export(ctx, "full")
+                c.import_bundle(ctx, first)
+                second = c.export(ctx, "full")
+                problems = list(roundtrip_differences(doc, first, second))
+            seen[prefix] = problems
         if problems:
             found[:] = problems
             failing["bundle"] = doc

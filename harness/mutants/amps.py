@@ -1,0 +1,207 @@
+"""Known-broken AMPS stores: each breaks ONE rule and must be caught by the checks named for it."""
+
+from __future__ import annotations
+
+import copy
+import urllib.request
+from typing import Any
+
+from harness.formats import amps
+from harness.reference.amps import ReferenceAmpsStore
+from harness.targets.base import Rejected
+
+
+class AcceptsUnsourcedInferred(ReferenceAmpsStore):
+    """Imports inferred atoms that cite no artifact (launders unsourced conclusions)."""
+
+    def problems(self, doc: Any) -> list[str]:
+        return [p for p in super().problems(doc) if "inferred atom cites no" not in p]
+
+
+class ImportsPartOfRejected(ReferenceAmpsStore):
+    """Refuses the bad export but keeps the atoms it had already written."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        bad = set(amps.unsourced_inferred(doc)) if amps.detect(doc) else set()
+        if bad:
+            partial = copy.deepcopy(doc)
+            partial["atoms"] = [a for i, a in enumerate(doc["atoms"]) if i not in bad]
+            super().import_export(partial)
+            raise Rejected({"error": "inferred atom without artifact_ids"}, "rejected")
+        return super().import_export(doc, **params)
+
+
+class FlattensSensitivity(ReferenceAmpsStore):
+    """Re-exports every regulated atom as merely private."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            if atom.get("sensitivity") in ("medical", "financial", "legal"):
+                atom["sensitivity"] = "private"
+        return doc
+
+
+class DropsLabels(ReferenceAmpsStore):
+    """Re-exports atoms without sensitivity or valid_from (the schema allows it, the prose does not)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            atom.pop("sensitivity", None)
+            atom.pop("valid_from", None)
+        return doc
+
+
+class ForgetsPrivate(ReferenceAmpsStore):
+    """Re-exports private artifacts with the importer default, private: false."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for art in doc["artifacts"]:
+            art["private"] = False
+        return doc
+
+
+class NoCascade(ReferenceAmpsStore):
+    """Deletes the artifact but never re-evaluates the atoms that depend on it."""
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        sid = self._subject_id(body)
+        with self.db:
+            gone = self.db.execute("DELETE FROM artifacts WHERE subject_id = ? AND artifact_id = ?",
+                                   (sid, body.get("artifact_id"))).rowcount
+        return {"deleted": bool(gone), "atoms_deleted": []}
+
+
+class BindsInternalId(ReferenceAmpsStore):
+    """Replaces the user's subject_id with the provider's own user id on export."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        doc["subject"]["subject_id"] = "provider-user-0001"
+        return doc
+
+
+class FetchesMedia(ReferenceAmpsStore):
+    """Downloads every artifact's media_url on import."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        reply = super().import_export(doc, **params)
+        for _, art in amps.artifacts(doc):
+            url = art.get("media_url")
+            if isinstance(url, str) and url.startswith("http://127.0.0.1:"):  # only ever the loopback canary
+                try:
+                    urllib.request.urlopen(url, timeout=2).close()
+                except OSError:
+                    pass
+        return reply
+
+
+class SanitisesText(ReferenceAmpsStore):
+    """'Protects' the model by rewriting instruction-like atom text on import."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = copy.deepcopy(doc)
+        for _, atom in amps.atoms(doc):
+            if isinstance(atom.get("text"), str):
+                atom["text"] = atom["text"].replace("Ignore all previous instructions", "[removed]").replace("<", "&lt;")
+        return super().import_export(doc, **params)
+
+
+class RejectsExtensions(ReferenceAmpsStore):
+    """Treats any x-provider field as an unknown field and refuses the export."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        if "x-provider" in str(doc):
+            raise Rejected({"error": "unknown field x-provider"}, "rejected")
+        return super().import_export(doc, **params)
+
+
+class NoExtractor(ReferenceAmpsStore):
+    """Re-exports inferred atoms without naming the extractor."""
+
+    def problems(self, doc: Any) -> list[str]:
+        return [p for p in super().problems(doc) if "extractor" not in p]
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            atom["provenance"].pop("extractor", None)
+        return doc
+
+
+class DropsObservedSources(ReferenceAmpsStore):
+    """Re-exports observed atoms without their artifact_ids."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            if atom["provenance"].get("derivation") == "observed":
+                atom["provenance"].pop("artifact_ids", None)
+        return doc
+
+
+class InvertsValidity(ReferenceAmpsStore):
+    """Re-exports atoms whose valid_to precedes valid_from (swaps the interval)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            if isinstance(atom.get("valid_to"), str) and isinstance(atom.get("valid_from"), str):
+                atom["valid_from"], atom["valid_to"] = atom["valid_to"], atom["valid_from"]
+        return doc
+
+
+class PadsText(ReferenceAmpsStore):
+    """Re-exports atom text with the whole artifact body appended (well over 500 characters)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            atom["text"] = atom["text"] + " " + "context " * 80
+        return doc
+
+
+class LocalTimestamps(ReferenceAmpsStore):
+    """Re-exports exported_at as local time with no zone (not an RFC 3339 date-time)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        doc["exported_at"] = doc["exported_at"].rstrip("Z")
+        return doc
+
+
+class OmitsArtifacts(ReferenceAmpsStore):
+    """Re-exports atoms but leaves private artifacts out, so provenance dangles."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        doc["artifacts"] = [a for a in doc["artifacts"] if not a.get("private")]
+        return doc
+
+
+MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
+    AcceptsUnsourcedInferred, ImportsPartOfRejected, FlattensSensitivity, DropsLabels, ForgetsPrivate, NoCascade,
+    BindsInternalId, FetchesMedia, SanitisesText, RejectsExtensions, NoExtractor, DropsObservedSources,
+    InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts,
+)}
+
+EXPECTED_KILLS: dict[str, set[str]] = {
+    "AcceptsUnsourcedInferred": {"amps.rejects_unsourced_inferred"},
+    "ImportsPartOfRejected": {"amps.rejects_unsourced_inferred"},
+    "FlattensSensitivity": {"amps.sensitivity_travels"},
+    "DropsLabels": {"amps.atom_labels", "amps.sensitivity_travels"},
+    "ForgetsPrivate": {"amps.private_stays_private"},
+    "NoCascade": {"amps.delete_cascades"},
+    "BindsInternalId": {"amps.subject_id_unchanged"},
+    "FetchesMedia": {"amps.media_url_not_fetched"},
+    "SanitisesText": {"amps.injection_text_round_trips"},
+    "RejectsExtensions": {"amps.x_provider_fields_accepted"},
+    "NoExtractor": {"amps.inferred_has_sources"},
+    "DropsObservedSources": {"amps.observed_has_sources"},
+    "InvertsValidity": {"amps.valid_to_not_before_valid_from"},
+    "PadsText": {"amps.text_at_most_500", "amps.schema_valid"},
+    "LocalTimestamps": {"amps.schema_valid"},
+    "OmitsArtifacts": {"amps.references_resolve", "amps.private_stays_private"},
+}

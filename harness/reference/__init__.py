@@ -1,0 +1,1 @@
+"""Reference implementations: real producers/consumers each suite's checks must pass against."""

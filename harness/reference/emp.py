@@ -1,0 +1,115 @@
+"""Reference Edge Memory Protocol app: a small store library over one memory.jsonl file.
+
+Operations (body dicts):  append {"path", "entry"} · delete {"path", "id", "src"?} ·
+resolve {"path"} -> [entries] · query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?} -> [entries]
+Writes take memory.jsonl.lock with os.open(O_CREAT|O_EXCL), back off exponentially while it
+exists, take over a lock older than STALE_S, fsync before releasing. Reads stream line by line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.formats import emp
+from harness.targets.base import Rejected
+
+
+class ReferenceEmpApp:
+    SRC = "org.memconform.reference"
+    STALE_S = 10.0
+    MAX_WAIT_S = 20.0
+    TOMBSTONE_STYLE = "deleted-flag"
+
+    # ---- locking -------------------------------------------------------------------------------
+    def lock_path(self, path: str) -> str:
+        return path + emp.LOCK_SUFFIX
+
+    def acquire(self, path: str) -> None:
+        lock, delay, deadline = self.lock_path(path), 0.002, time.monotonic() + self.MAX_WAIT_S
+        while True:
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                os.close(fd)
+                return
+            except FileExistsError:
+                try:
+                    if time.time() - os.stat(lock).st_mtime > self.STALE_S:
+                        os.unlink(lock)  # a stale lock left by a crashed writer
+                        continue
+                except FileNotFoundError:
+                    continue
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{lock} held for more than {self.MAX_WAIT_S}s")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def release(self, path: str) -> None:
+        os.unlink(self.lock_path(path))
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in lines)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        self.acquire(path)
+        try:
+            self.write_lines(path, lines)
+        finally:
+            self.release(path)
+
+    # ---- reading -------------------------------------------------------------------------------
+    def lines(self, path: str) -> list[tuple[int, str, Any]]:
+        if not os.path.exists(path):
+            return []
+        return list(emp.iter_lines(path))
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        return emp.resolve(self.lines(path))
+
+    # ---- operations ----------------------------------------------------------------------------
+    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+        entry = dict(body["entry"])
+        entry.setdefault("v", emp.VERSION)
+        entry.setdefault("src", self.SRC)
+        entry.setdefault("ts", int(time.time() * 1000))
+        errors = list(emp.field_errors(entry))
+        if errors:
+            raise Rejected({"errors": [m for _, m, _ in errors]}, "entry does not validate")
+        self.locked_append(body["path"], [entry])
+        return {"ok": True, "id": entry["id"]}
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        current = {e["id"]: e for e in self.view(path)}
+        ts = int(time.time() * 1000)
+        if body["id"] in current:
+            ts = max(ts, current[body["id"]]["ts"] + 1)
+        self.locked_append(path, [emp.tombstone(body["id"], ts, body.get("src", self.SRC), self.TOMBSTONE_STYLE)])
+        return {"ok": True}
+
+    def resolve(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.view(body["path"])
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for e in self.view(body["path"]):
+            if body.get("start") is not None and e["ts"] < body["start"]:
+                continue
+            if body.get("end") is not None and e["ts"] > body["end"]:
+                continue
+            if body.get("tags") and not set(body["tags"]) <= set(e.get("tags") or []):
+                continue
+            if body.get("type") is not None and e.get("type") != body["type"]:
+                continue
+            if body.get("text") is not None and body["text"].lower() not in e["content"].lower():
+                continue
+            out.append(e)
+        return out

@@ -1,0 +1,1 @@
+"""Edge Memory Protocol v1.0 suite."""

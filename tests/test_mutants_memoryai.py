@@ -1,0 +1,67 @@
+"""Known-broken implementations: every MemoryAI check must be killed by at least one of them.
+
+The reference passes every check; each mutant breaks one rule and must be caught by the checks
+named for it. Document checks may instead be killed by an invalid fixture of the corpus.
+"""
+
+from __future__ import annotations
+
+import pytest
+from harness.mutants.memoryai import EXPECTED_KILLS, MUTANTS
+
+from harness.core.model import Outcome
+from harness.core.profile import Profile
+from harness.core.registry import REGISTRY
+from harness.fixtures_loader import iter_cases
+from harness.session import execute_run
+
+
+def run_against(target: str) -> dict[str, str]:
+    outcome = execute_run(["memoryai"], target, Profile.named("ci"), report_dir=None)
+    return {r.check_id: r.outcome.value for r in outcome.results}
+
+
+@pytest.fixture(scope="module")
+def mutant_outcomes() -> dict[str, dict[str, str]]:
+    return {name: run_against(f"python:harness.mutants.memoryai:{cls.__name__}") for name, cls in MUTANTS.items()}
+
+
+def test_reference_passes_every_check():
+    outcomes = run_against("reference:memoryai")
+    assert outcomes, "no check ran"
+    # status codes exist only over HTTP: tests/test_reference_http.py runs that one
+    assert {k: v for k, v in outcomes.items() if v != "passed"} == {"memoryai.rejection_status": "skipped"}
+
+
+def http_kills() -> set[str]:
+    """Checks only an HTTP target can fail: run those mutants over real loopback HTTP."""
+    from harness.mutants.memoryai import VersionNotRejected
+    from harness.reference.memoryai_http import make_app
+    from harness.reference.server import serve_in_thread
+
+    url, stop = serve_in_thread(make_app(VersionNotRejected()))
+    try:
+        outcome = execute_run(["memoryai"], url, Profile.named("ci"), None, check_ids=["rejection_status"])
+    finally:
+        stop()
+    return {r.check_id for r in outcome.results if r.outcome is Outcome.FAILED}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_is_caught_by_its_checks(name, mutant_outcomes):
+    outcomes = mutant_outcomes[name]
+    expected = EXPECTED_KILLS[name]
+    assert expected, f"mutant {name} names no check that should catch it"
+    not_failed = {c: outcomes.get(c, "absent") for c in expected if outcomes.get(c) != Outcome.FAILED.value}
+    assert not_failed == {}, f"{name}: expected these checks to fail"
+    errored = {c: o for c, o in outcomes.items() if o == "errored"}
+    assert errored == {}, f"{name}: a broken rule must fail a check, not error it"
+
+
+def test_every_check_is_killed(mutant_outcomes):
+    killed = {c for outcomes in mutant_outcomes.values() for c, o in outcomes.items() if o == "failed"}
+    killed |= http_kills()
+    assert "memoryai.rejection_status" in killed
+    killed |= {b for _, case in iter_cases("memoryai") for b in case.get("breaks", []) + case.get("warnings", [])}
+    survivors = sorted(c.id for c in REGISTRY.for_suite("memoryai") if c.id not in killed)
+    assert survivors == [], "checks no mutant or invalid fixture kills (they could be unable to fail)"

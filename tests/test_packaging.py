@@ -1,0 +1,25 @@
+"""A plain `pip install .` must carry every package and the fixture corpus."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("harness", "suites")
+        for p in (ROOT / top).rglob("__init__.py")
+    } | {"harness.fixtures"}
+    assert on_disk - listed == set(), "add these to [tool.setuptools] packages"
+    assert listed - on_disk == set(), "listed packages with no folder"
+
+
+def test_installed_fixtures_are_found():
+    from harness.fixtures_loader import fixture_root
+
+    assert any(fixture_root().rglob("*.json"))

@@ -1,0 +1,40 @@
+"""The pytest plugin end to end: same checks, same verdicts, four outcomes kept apart."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytester"]
+
+
+def test_suite_passes_on_the_reference(pytester):
+    result = pytester.runpytest_subprocess("--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider")
+    # rejection_status is not applicable in process (status codes exist only over HTTP)
+    result.assert_outcomes(passed=len(_ids()) - 1, skipped=1)
+
+
+def test_mutant_fails_and_reproduce_line_is_printed(pytester):
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider",
+        "--mc-target", "python:harness.mutants.memoryai:TenantIdAdopted", "-k", "tenant_id_not_adopted",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Reproduce with: memconform run --suite memoryai*--check memoryai.tenant_id_not_adopted*"])
+
+
+def test_crashing_target_is_an_error_not_a_failure(pytester):
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider",
+        "--mc-target", "python:harness.mutants.memoryai:CrashesOnImport", "-k", "reimport_inserts_nothing",
+    )
+    result.assert_outcomes(errors=1)
+
+
+def test_bad_profile_is_a_usage_error_naming_its_source(pytester, monkeypatch):
+    monkeypatch.setenv("MEMCONFORM_PROFILE", "nosuch")
+    result = pytester.runpytest_subprocess("--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines(["*unknown profile 'nosuch'*MEMCONFORM_PROFILE*"])
+
+
+def _ids():
+    from harness.core.registry import REGISTRY
+
+    return [c.id for c in REGISTRY.for_suite("memoryai")]
