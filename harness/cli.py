@@ -164,6 +164,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Run a saved failing fuzz example once more against a target."""
+    import importlib
+
+    from .core.runner import Context
+    from .core.suite import get_suite
+    from .targets import open_target
+
+    raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
+    if isinstance(doc, Exception):
+        raise HarnessError(f"{args.file} is not JSON: {doc}")
+    suite = get_suite(args.suite)
+    replay = getattr(importlib.import_module(SUITE_MODULES[args.suite]), "REPLAY", None)
+    if replay is None:
+        raise HarnessError(f"suite {args.suite!r} has no replay")
+    profile = _profile(args)
+    with open_target(args.target or f"reference:{args.suite}", suite.routes, profile.limits, args.api_key) as target:
+        target.preflight()
+        failures = list(replay(Context(suite=suite, target=target, profile=profile), doc))
+    for f in failures:
+        print(f"FAIL {f.title} at {f.path}\n     received: {f.to_json()['received']}\n     expected: {f.to_json()['expected']}")
+    print(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
+    return 1 if failures else 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import importlib
 
@@ -206,6 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--json", action="store_true")
     lst.add_argument("--options", action="store_true", help="list the profile options (readings of the specs)")
     lst.set_defaults(func=cmd_list)
+
+    rep = sub.add_parser("replay", help="replay a saved failing fuzz example (printed by run) against a target")
+    rep.add_argument("file")
+    rep.add_argument("--suite", default="memoryai")
+    rep.add_argument("--target")
+    rep.add_argument("--api-key")
+    profile_args(rep)
+    rep.set_defaults(func=cmd_replay)
 
     srv = sub.add_parser("serve", help="serve an embedded reference over HTTP on loopback")
     srv.add_argument("spec", help=", ".join(SERVABLE))

@@ -76,3 +76,22 @@ def test_validate_detects_the_format_without_being_told(capsys, tmp_path):
     doc.write_text(json.dumps(case["document"]), encoding="utf-8")
     code, out, _ = run(capsys, "validate", str(doc))
     assert code == 0 and "memoryai valid" in out
+
+
+def test_failing_fuzz_example_is_saved_and_replays(capsys, tmp_path):
+    target = "python:harness.mutants.memoryai:RoundtripLosesData"
+    code, out, _ = run(capsys, "run", "--suite", "memoryai", "--target", target, "--check", "roundtrip_equivalent",
+                       "--report-dir", str(tmp_path))
+    assert code == 1 and "replay with: memconform replay" in out
+    saved = next((tmp_path / "examples").glob("*.json"))
+    code, out, _ = run(capsys, "replay", str(saved), "--target", target)
+    assert code == 1 and "reproduced" in out
+    code, out, _ = run(capsys, "replay", str(saved))  # the reference has no such bug
+    assert code == 0 and "no failure" in out
+
+
+def test_run_writes_all_three_reports(capsys, tmp_path):
+    code, out, _ = run(capsys, "run", "--suite", "memoryai", "--report-dir", str(tmp_path))
+    assert code == 0
+    assert "Level 2 Consumer: conformant" in out
+    assert {p.name for p in tmp_path.iterdir()} >= {"report.jsonl", "junit.xml", "summary.md"}

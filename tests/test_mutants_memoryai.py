@@ -7,12 +7,12 @@ named for it. Document checks may instead be killed by an invalid fixture of the
 from __future__ import annotations
 
 import pytest
-from harness.mutants.memoryai import EXPECTED_KILLS, MUTANTS
 
 from harness.core.model import Outcome
 from harness.core.profile import Profile
 from harness.core.registry import REGISTRY
 from harness.fixtures_loader import iter_cases
+from harness.mutants.memoryai import EXPECTED_KILLS, MUTANTS
 from harness.session import execute_run
 
 

@@ -74,7 +74,8 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     header: dict[str, Any] | None = None
     results: list[dict[str, Any]] = []
     footer = None
-    for n, text in enumerate(path.read_text("utf-8").splitlines(), 1):
+    # split on "\n" only: str.splitlines() would also break on U+2028, U+0085 ... inside JSON strings
+    for n, text in enumerate(path.read_text("utf-8").rstrip("\n").split("\n"), 1):
         try:
             line = json.loads(text)
         except ValueError:

@@ -6,7 +6,6 @@ asserts that, and that every check of the suite is killed by some mutant or inva
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 

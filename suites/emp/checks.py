@@ -96,7 +96,7 @@ writer_check = partial(check, suite=emp.SUITE, spec=SPEC, level="writer")
 # ---- File: each line, on its own -------------------------------------------------------------
 
 def _field_rule(doc: Any, name: str) -> Iterator[Failure]:
-    for n, raw, e in emp.as_lines(doc):
+    for n, _raw, e in emp.as_lines(doc):
         if isinstance(e, dict):
             for rule, message, value in emp.field_errors(e):
                 if rule == name:

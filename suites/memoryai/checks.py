@@ -289,7 +289,6 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
     from hypothesis import given, seed
 
     from harness.formats.memoryai import strategies
-    from harness.formats.memoryai.equivalence import roundtrip_differences
 
     model, dim = c.target_model(ctx)
     found: list[Failure] = []
@@ -304,15 +303,7 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
         if prefix in seen:  # hypothesis replays a failing example: the target already holds it, so
             problems = seen[prefix]  # give the verdict of the first run instead of importing again
         else:
-            reply = c.import_bundle(ctx, doc)
-            if not reply.ok:
-                problems = [Failure("a generated conformant bundle was refused", reply.raw[:300], "accepted")]
-            else:
-                first = c.export(ctx, "full")
-                c.import_bundle(ctx, first)
-                second = c.export(ctx, "full")
-                problems = list(roundtrip_differences(doc, first, second))
-            seen[prefix] = problems
+            problems = seen[prefix] = list(roundtrip_once(ctx, doc))
         if problems:
             found[:] = problems
             failing["bundle"] = doc
@@ -323,8 +314,25 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
     except AssertionError:
         path = _save_example(ctx, failing.get("bundle"))
         for f in found:
-            f.detail = (f.detail + f"; failing bundle saved to {path}").strip("; ") if path else f.detail
+            if path:
+                f.detail = (f.detail + f"; failing bundle saved; replay with: memconform replay {path} --suite memoryai").strip("; ")
         yield from found
+
+
+def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
+    """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
+    from harness.formats.memoryai.equivalence import roundtrip_differences
+
+    reply = c.import_bundle(ctx, doc)
+    if not reply.ok:
+        yield Failure("a conformant bundle was refused", reply.raw[:300], "accepted")
+        return
+    first = c.export(ctx, "full")
+    c.import_bundle(ctx, first)
+    yield from roundtrip_differences(doc, first, c.export(ctx, "full"))
+
+
+REPLAY = roundtrip_once  # the session's replay entry point for saved fuzz examples
 
 
 def _save_example(ctx: Any, doc: Any) -> str | None:

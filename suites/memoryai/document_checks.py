@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from collections.abc import Iterator
 from functools import partial
@@ -18,6 +19,15 @@ doc_check = partial(check, suite=mai.SUITE, spec=SPEC, kind="document")
 CREDENTIAL_KEYS = re.compile(r"(?i)^(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|authorization|private[_-]?key|credentials?)$")
 CREDENTIAL_VALUES = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[bp]-[A-Za-z0-9-]{10,}|Bearer\s+[A-Za-z0-9._-]{12,})")
 AUDIT_KEYS = re.compile(r"(?i)^(audit_logs?|audit_trail|access_logs?)$")
+
+
+# a quick pass over the canonical text; the precise walk runs only when it finds something
+_QUICK_KEYS = re.compile(r'(?i)"(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|authorization|private[_-]?key|credentials?|audit_logs?|audit_trail|access_logs?)":')
+
+
+def canonical(doc: Any, ctx: Any) -> bytes:
+    """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
+    return ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))  # type: ignore[no-any-return]
 
 
 def is_int(value: Any) -> bool:
@@ -229,7 +239,8 @@ def checksum_present_and_valid(doc: Any, ctx: Any) -> Iterator[Failure]:
         return
     reading = ctx.option("checksum_unicode")
     try:
-        ok = mai.checksum_matches(doc, reading)
+        ok = (reading != "ascii" and hashlib.sha256(canonical(doc, ctx)).hexdigest() == claimed) or (
+            reading != "literal" and mai.checksum(doc, "ascii") == claimed)
     except ValueError as exc:
         yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
         return
@@ -269,6 +280,12 @@ def _scan_credentials(value: Any, path: str) -> Iterator[Failure]:
 
 @doc_check(section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: Any) -> Iterator[Failure]:
+    try:
+        text = canonical(doc, ctx).decode("utf-8")
+        if not _QUICK_KEYS.search(text) and not CREDENTIAL_VALUES.search(text):
+            return
+    except ValueError:
+        pass  # not serialisable canonically: fall back to the walk
     if isinstance(doc, dict):
         for key, value in doc.items():
             if key == "chunks":
