@@ -22,12 +22,17 @@ AUDIT_KEYS = re.compile(r"(?i)^(audit_logs?|audit_trail|access_logs?)$")
 
 
 # a quick pass over the canonical text; the precise walk runs only when it finds something
-_QUICK_KEYS = re.compile(r'(?i)"(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|authorization|private[_-]?key|credentials?|audit_logs?|audit_trail|access_logs?)":')
+_QUICK_KEYS = re.compile(rb'(?i)"(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|authorization|private[_-]?key|credentials?|audit_logs?|audit_trail|access_logs?)":')
 
 
-_KEY_WORDS = ("api_key", "api-key", "apikey", "secret", "password", "passwd", "token", "authorization",
-              "private_key", "private-key", "privatekey", "credential", "audit_", "access_log")
-_VALUE_MARKERS = ("sk-", "sk_live_", "ghp_", "AKIA", "xoxb-", "xoxp-", "Bearer")
+_KEY_WORDS = (b"api_key", b"api-key", b"apikey", b"secret", b"password", b"passwd", b"token", b"authorization",
+              b"private_key", b"private-key", b"privatekey", b"credential", b"audit_", b"access_log")
+# one pattern per token kind, each led by a literal so the regex engine can skip ahead fast;
+# the look-behind keeps base64 embeddings (letters, digits, + and /) from matching by chance
+_VALUE_PATTERNS = {marker: re.compile(rb"(?<![A-Za-z0-9+/_-])" + re.escape(marker) + tail) for marker, tail in (
+    (b"sk-", rb"[A-Za-z0-9_-]{8,}"), (b"sk_live_", rb"[A-Za-z0-9]{8,}"), (b"ghp_", rb"[A-Za-z0-9]{20,}"),
+    (b"AKIA", rb"[0-9A-Z]{16}"), (b"xoxb-", rb"[A-Za-z0-9-]{10,}"), (b"xoxp-", rb"[A-Za-z0-9-]{10,}"),
+    (b"Bearer", rb"\s+[A-Za-z0-9._-]{12,}"))}
 
 
 def canonical(doc: Any, ctx: Any) -> bytes:
@@ -286,12 +291,11 @@ def _scan_credentials(value: Any, path: str) -> Iterator[Failure]:
 @doc_check(section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: Any) -> Iterator[Failure]:
     try:
-        text = canonical(doc, ctx).decode("utf-8")
+        text = canonical(doc, ctx)  # bytes: ASCII lower() and memchr-speed search, no decoding
         lower = text.lower()
         # substring tests run at memchr speed; the regexes only where one of them hits
-        if not any(w in lower for w in _KEY_WORDS) and not any(w in text for w in _VALUE_MARKERS):
-            return
-        if not _QUICK_KEYS.search(text) and not CREDENTIAL_VALUES.search(text):
+        keys = any(w in lower for w in _KEY_WORDS) and _QUICK_KEYS.search(text)
+        if not keys and not any(m in text and p.search(text) for m, p in _VALUE_PATTERNS.items()):
             return
     except ValueError:
         pass  # not serialisable canonically: fall back to the walk
