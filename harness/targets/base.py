@@ -51,6 +51,16 @@ class Reply:
             raise TargetError(f"answered something that is not JSON: {exc}; first bytes: {self.raw[:120]!r}") from None
 
 
+    def accepted_json(self, kind: type, what: str) -> Any:
+        """The body of an accepted reply, of the JSON type a check needs; anything else is the target erroring."""
+        if not self.ok:
+            raise TargetError(f"{what} was refused: {self.raw[:200]!r}")
+        body = self.json()
+        if not isinstance(body, kind):
+            raise TargetError(f"{what} answered JSON {type(body).__name__}, not {kind.__name__}")
+        return body
+
+
 class Target:
     """Base of every target kind. `call` raises Unsupported, TargetError, never returns garbage silently."""
 

@@ -36,11 +36,7 @@ def import_export(ctx: Any, doc: Any) -> Reply:
 def export(ctx: Any, subject_id: str) -> dict[str, Any]:
     reply = ctx.target.call("export", {"subject_id": subject_id})
     ctx.note(f"export subject_id={subject_id} -> {reply.status} {len(reply.raw)} bytes")
-    if not reply.ok:
-        raise TargetError(f"export was refused: {reply.raw[:200]!r}")
-    doc = reply.json()
-    if not isinstance(doc, dict):
-        raise TargetError(f"export answered JSON that is not an object: {type(doc).__name__}")
+    doc: dict[str, Any] = reply.accepted_json(dict, "export")
     return doc
 
 

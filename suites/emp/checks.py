@@ -52,11 +52,7 @@ def call(ctx: Any, op: str, body: dict[str, Any]) -> Any:
 
 def view(ctx: Any, path: str, op: str = "resolve", **filters: Any) -> list[dict[str, Any]]:
     reply = call(ctx, op, {"path": path, **filters})
-    if not reply.ok:
-        raise TargetError(f"{op} was refused: {reply.raw[:200]!r}")
-    body = reply.json()
-    if not isinstance(body, list):
-        raise TargetError(f"{op} answered {type(body).__name__}, not a list of entries")
+    body: list[dict[str, Any]] = reply.accepted_json(list, op)
     return body
 
 

@@ -31,11 +31,7 @@ def export(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str,
         body["since"] = since
     reply = ctx.target.call("export", body)
     ctx.note(f"export scope={scope} -> {reply.status} {reply.http_status or ''} {len(reply.raw)} bytes")
-    if not reply.ok:
-        raise TargetError(f"export (scope {scope}) was refused: {reply.raw[:200]!r}")
-    doc = reply.json()
-    if not isinstance(doc, dict):
-        raise TargetError(f"export answered JSON that is not an object: {type(doc).__name__}")
+    doc: dict[str, Any] = reply.accepted_json(dict, f"export (scope {scope})")
     return doc
 
 
