@@ -1,0 +1,1 @@
+"""MemoRizz Memory Archive v1 suite."""

@@ -1,0 +1,1 @@
+"""Open Memory Protocol v0.1 suite (OMP-Core, OMP-Search, OMP-Full)."""
