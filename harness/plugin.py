@@ -169,8 +169,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     writer = state.get("writer")
     if writer:
         from .core.model import Outcome
+        from .core.runner import level_verdicts
+        from .core.suite import get_suite
 
         results = state["results"]
         counts = {o.value: sum(1 for r in results if r.outcome is o) for o in Outcome}
-        writer.footer(counts, [], 1 if any(r.blocking for r in results) else 0)
+        levels = []
+        for suite_name in dict.fromkeys(r.suite for r in results):
+            own = [r for r in results if r.suite == suite_name]
+            levels += [{"suite": suite_name, "level": v.key, "title": v.title, "verdict": v.line()}
+                       for v in level_verdicts(get_suite(suite_name), own)]
+        writer.footer(counts, levels, 1 if any(r.blocking for r in results) else 0)
         writer.close()

@@ -38,3 +38,20 @@ def _ids():
     from harness.core.registry import REGISTRY
 
     return [c.id for c in REGISTRY.for_suite("memoryai")]
+
+
+def test_report_footer_carries_level_verdicts(pytester, tmp_path):
+    from harness.core.report import read_report
+
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider", "--mc-report-dir", str(tmp_path),
+        "--mc-target", "python:harness.mutants.memoryai:TenantIdAdopted",
+    )
+    result.assert_outcomes(failed=1, passed=len(_ids()) - 2, skipped=1)
+    _, results, footer = read_report(tmp_path / "report.jsonl")
+    assert len(results) == len(_ids())
+    verdicts = {v["level"]: v["verdict"] for v in footer["levels"] if v["suite"] == "memoryai"}
+    assert verdicts["1"] == "Level 1 Producer: conformant"
+    assert verdicts["2"] == "Level 2 Consumer: not conformant (1 MUST failure)"
+    assert verdicts["3"].startswith("Level 3 Bidirectional: not conformant")
+    assert footer["exit_code"] == 1

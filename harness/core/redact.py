@@ -13,6 +13,11 @@ class Redactor:
     def __init__(self, secrets: list[str] | None = None) -> None:
         self.secrets = sorted({s for s in (secrets or []) if s and len(s) >= 3}, key=len, reverse=True)
 
+    def add(self, secret: str | None) -> None:
+        """Learn a secret met during the run (a per-tool key from a credentials file, say)."""
+        if secret and len(secret) >= 3 and secret not in self.secrets:
+            self.secrets = sorted([*self.secrets, secret], key=len, reverse=True)
+
     def text(self, value: str) -> str:
         for secret in self.secrets:
             value = value.replace(secret, MASK)

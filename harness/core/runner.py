@@ -100,14 +100,22 @@ def run_one(check: Check, ctx: Context) -> Result:
     return result
 
 
-def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:
-    claimed = None
-    if ctx.suite.claimed_levels is not None and ctx.document is None:
+def claimed_levels(ctx: Context) -> set[str] | None:
+    """The levels the target claims, asked once per context (the plugin runs checks one at a time)."""
+    if ctx.suite.claimed_levels is None or ctx.document is not None:
+        return None
+    if "claimed-levels" not in ctx.cache:
         try:
-            claimed = ctx.suite.claimed_levels(ctx)
+            ctx.cache["claimed-levels"] = ("ok", ctx.suite.claimed_levels(ctx))
         except TargetError as exc:
-            claimed = None
+            ctx.cache["claimed-levels"] = ("ok", None)
             ctx.note(f"could not read the levels the target claims: {exc}")
+    claimed: set[str] | None = ctx.cache["claimed-levels"][1]
+    return claimed
+
+
+def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:
+    claimed = claimed_levels(ctx)
     for check in checks:
         if claimed is not None and check.level not in claimed:
             yield Result(

@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from harness.formats.memoryai import (
     FORMAT,
@@ -57,7 +57,7 @@ def _ts(value: Any) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -282,7 +282,8 @@ class ReferenceBrain:
     def _insert_chunk(self, hash_: str, doc: dict[str, Any]) -> int:
         cur = self.db.execute("INSERT INTO chunks (content_hash, doc) VALUES (?, ?)",
                               (self._storage_key(doc), json.dumps(doc, ensure_ascii=False)))
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT always sets it
+        return cur.lastrowid
 
     def _merge_edge(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         """§3.8.2: accumulate co_activation_count, MAX weight, refresh updated_at."""
@@ -321,7 +322,8 @@ class ReferenceBrain:
                 counters: dict[str, Any] | None = None) -> dict[str, Any]:
         """The whole ImportReport (§4)."""
         b = body if isinstance(body, dict) else {}
-        report = {"bundle_format": b.get("format"), "bundle_version": b.get("version"), "embedding_model_match": match}
+        report: dict[str, Any] = {"bundle_format": b.get("format"), "bundle_version": b.get("version"),
+                                  "embedding_model_match": match}
         report.update(counters or self._counters())
         report["warnings"] = list(report.get("warnings") or []) + list(warnings or [])
         return {"success": success, "report": report}

@@ -21,23 +21,31 @@ CREDENTIAL_VALUES = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}
 AUDIT_KEYS = re.compile(r"(?i)^(audit_logs?|audit_trail|access_logs?)$")
 
 
-# a quick pass over the canonical text; the precise walk runs only when it finds something
-_QUICK_KEYS = re.compile(rb'(?i)"(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|authorization|private[_-]?key|credentials?|audit_logs?|audit_trail|access_logs?)":')
-
-
-_KEY_WORDS = (b"api_key", b"api-key", b"apikey", b"secret", b"password", b"passwd", b"token", b"authorization",
-              b"private_key", b"private-key", b"privatekey", b"credential", b"audit_", b"access_log")
-# one pattern per token kind, each led by a literal so the regex engine can skip ahead fast;
-# the look-behind keeps base64 embeddings (letters, digits, + and /) from matching by chance
-_VALUE_PATTERNS = {marker: re.compile(rb"(?<![A-Za-z0-9+/_-])" + re.escape(marker) + tail) for marker, tail in (
-    (b"sk-", rb"[A-Za-z0-9_-]{8,}"), (b"sk_live_", rb"[A-Za-z0-9]{8,}"), (b"ghp_", rb"[A-Za-z0-9]{20,}"),
-    (b"AKIA", rb"[0-9A-Z]{16}"), (b"xoxb-", rb"[A-Za-z0-9-]{10,}"), (b"xoxp-", rb"[A-Za-z0-9-]{10,}"),
-    (b"Bearer", rb"\s+[A-Za-z0-9._-]{12,}"))}
+# every alternative of CREDENTIAL_VALUES starts with one of these literals: a string holding none of
+# them cannot match, so the regex runs only on documents where a literal occurs
+_VALUE_MARKERS = ("sk-", "sk_live_", "ghp_", "AKIA", "xoxb-", "xoxp-", "Bearer")
+_SCAN_MAX_STRING = 100_000  # longer strings are payloads, not tokens (same bound as the precise walk)
 
 
 def canonical(doc: Any, ctx: Any) -> bytes:
     """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
     return ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))  # type: ignore[no-any-return]
+
+
+def embedding_sizes(doc: Any, ctx: Any) -> dict[int, int | ValueError]:
+    """Decoded byte length of every string embedding (or why it does not decode), once per document."""
+
+    def decode_all() -> dict[int, int | ValueError]:
+        sizes: dict[int, int | ValueError] = {}
+        for i, chunk in records(doc, "chunks"):
+            if isinstance(chunk, dict) and isinstance(chunk.get("embedding"), str):
+                try:
+                    sizes[i] = len(mai.decode_embedding(chunk["embedding"]))
+                except ValueError as exc:
+                    sizes[i] = exc
+        return sizes
+
+    return ctx.once("embedding-sizes", decode_all)  # type: ignore[no-any-return]
 
 
 def is_int(value: Any) -> bool:
@@ -111,9 +119,10 @@ def chunk_required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
             yield Failure("chunk memory_type is missing or not a string", chunk.get("memory_type", "<absent>"), "string", path + ".memory_type")
 
 
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _CHUNK_TYPES: dict[str, tuple[str, Any]] = {
     "id": ("integer", is_int),
-    "content_hash": ("sha256 hex string", lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None),
+    "content_hash": ("sha256 hex string", lambda v: isinstance(v, str) and _SHA256_HEX.fullmatch(v) is not None),
     "embedding_model": ("string", lambda v: isinstance(v, str)),
     "tags": ("array of strings", lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v)),
     "importance": ("number", is_number),
@@ -209,13 +218,12 @@ def embedding_base64_float32(doc: Any, ctx: Any) -> Iterator[Failure]:
         if not isinstance(value, str):
             yield Failure("embedding is neither null nor a base64 string", value, "null or base64 string", path)
             continue
-        try:
-            raw = mai.decode_embedding(value)
-        except ValueError as exc:
-            yield Failure("embedding is not valid base64", value, "base64 of float32 values", path, str(exc))
+        size = embedding_sizes(doc, ctx)[i]
+        if isinstance(size, ValueError):
+            yield Failure("embedding is not valid base64", value, "base64 of float32 values", path, str(size))
             continue
-        if len(raw) % 4:
-            yield Failure("embedding byte length is not a multiple of 4 (float32)", len(raw), "multiple of 4", path)
+        if size % 4:
+            yield Failure("embedding byte length is not a multiple of 4 (float32)", size, "multiple of 4", path)
 
 
 @doc_check(section="§3.5", keyword="MUST", level="1",
@@ -223,18 +231,14 @@ def embedding_base64_float32(doc: Any, ctx: Any) -> Iterator[Failure]:
 def embedding_length_matches_dim(doc: Any, ctx: Any) -> Iterator[Failure]:
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     dim = manifest.get("embedding_dim") if isinstance(manifest, dict) else None
-    for i, chunk in records(doc, "chunks"):
-        if not isinstance(chunk, dict) or not isinstance(chunk.get("embedding"), str):
-            continue
-        try:
-            raw = mai.decode_embedding(chunk["embedding"])
-        except ValueError:
+    for i, size in embedding_sizes(doc, ctx).items():
+        if isinstance(size, ValueError):
             continue  # embedding_base64_float32 reports it
         if not is_int(dim):
             yield Failure("chunk has an embedding but manifest.embedding_dim is not an integer", dim, "integer", "$.manifest.embedding_dim")
             return
-        if len(raw) != 4 * dim:
-            yield Failure("embedding length differs from manifest.embedding_dim", len(raw) / 4, dim, f"$.chunks[{i}].embedding")
+        if size != 4 * dim:
+            yield Failure("embedding length differs from manifest.embedding_dim", size / 4, dim, f"$.chunks[{i}].embedding")
 
 
 @doc_check(section="§3.6", keyword="SHOULD", level="1",
@@ -288,26 +292,58 @@ def _scan_credentials(value: Any, path: str) -> Iterator[Failure]:
         yield Failure("bundle carries what looks like a secret token", "<redacted>", "no credentials", path)
 
 
+def _keys_and_strings(doc: dict[str, Any]) -> tuple[set[str], list[str]]:
+    """Every dict key and every scanned string of a bundle, in one pass (chunk embeddings skipped,
+    as in the precise walk). A cheap, exact prefilter: the walk runs only when these can match."""
+    keys: set[str] = set()
+    strings: list[str] = []
+    stack: list[Any] = []
+    for key, value in doc.items():
+        keys.add(key)
+        if key == "chunks" and isinstance(value, list):
+            for chunk in value:
+                if isinstance(chunk, dict):
+                    keys.update(chunk)
+                    stack.extend(v for k, v in chunk.items() if k != "embedding")
+                else:
+                    stack.append(chunk)
+        else:
+            stack.append(value)
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is str:
+            if len(value) < _SCAN_MAX_STRING:
+                strings.append(value)
+        elif kind is dict:
+            keys.update(value)
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+    return keys, strings
+
+
 @doc_check(section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: Any) -> Iterator[Failure]:
-    try:
-        text = canonical(doc, ctx)  # bytes: ASCII lower() and memchr-speed search, no decoding
-        lower = text.lower()
-        # substring tests run at memchr speed; the regexes only where one of them hits
-        keys = any(w in lower for w in _KEY_WORDS) and _QUICK_KEYS.search(text)
-        if not keys and not any(m in text and p.search(text) for m, p in _VALUE_PATTERNS.items()):
-            return
-    except ValueError:
-        pass  # not serialisable canonically: fall back to the walk
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            if key == "chunks":
-                # embeddings are base64 noise: scan everything else in chunks
-                for i, chunk in records(doc, "chunks"):
-                    if isinstance(chunk, dict):
-                        yield from _scan_credentials({k: v for k, v in chunk.items() if k != "embedding"}, f"$.chunks[{i}]")
-            else:
-                yield from _scan_credentials({key: value}, "$")
+    if not isinstance(doc, dict):
+        return
+    keys, strings = _keys_and_strings(doc)
+    # NUL is neither a word nor a token character: joined strings keep every \b of the walk
+    text = "\0".join(strings)
+    suspicious_key = any(isinstance(k, str) and (CREDENTIAL_KEYS.match(k) or AUDIT_KEYS.match(k)) for k in keys)
+    suspicious_value = any(m in text for m in _VALUE_MARKERS) and CREDENTIAL_VALUES.search(text)
+    if not suspicious_key and not suspicious_value:
+        return
+    for key, value in doc.items():
+        if key == "chunks":
+            # embeddings are base64 noise: scan everything else in chunks
+            for i, chunk in records(doc, "chunks"):
+                if isinstance(chunk, dict):
+                    yield from _scan_credentials({k: v for k, v in chunk.items() if k != "embedding"}, f"$.chunks[{i}]")
+                else:
+                    yield from _scan_credentials(chunk, f"$.chunks[{i}]")
+        else:
+            yield from _scan_credentials({key: value}, "$")
 
 
 @doc_check(section="§3.2", keyword="SHOULD", level="1",

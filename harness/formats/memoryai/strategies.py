@@ -12,7 +12,7 @@ from . import CORE_TYPES, FORMAT, TIERS, ZONES, content_hash, encode_embedding, 
 ISO = st.datetimes(min_value=__import__("datetime").datetime(2000, 1, 1), max_value=__import__("datetime").datetime(2099, 1, 1)).map(
     lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 # any text a user may write, astral planes included; no lone surrogates (not valid UTF-8)
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 UNIT = st.one_of(st.sampled_from([0.0, 1.0, 0.5]), st.floats(min_value=0, max_value=1, allow_nan=False))
 FLOAT32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
 MEMORY_TYPES = st.one_of(st.sampled_from(CORE_TYPES), st.from_regex(r"x_[a-z][a-z0-9_]{0,12}", fullmatch=True))
