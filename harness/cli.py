@@ -17,7 +17,10 @@ from .core.report import render_failure_text
 from .core.suite import SUITES
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
-SERVABLE = {"memoryai": "harness.reference.memoryai_http:serve_reference"}
+SERVABLE = {
+    "memoryai": "harness.reference.memoryai_http:serve_reference",
+    "omp": "harness.reference.omp:serve_reference",
+}
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -108,17 +111,48 @@ def detect_suite(raw: bytes, doc: Any, wanted: str | None) -> str:
     raise HarnessError(f"no known format recognises this document (formats: {', '.join(SUITES)}); name one with --format")
 
 
+STREAM_HEAD_BYTES = 64 * 1024
+
+
+def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
+    """(suite, document) when the file is in a format read line by line (SuiteSpec.stream), else None.
+
+    Detection sees only the file's first whole lines; the document is opened, never loaded, so
+    --max-bytes (a memory guard) does not apply to it."""
+    for name in SUITE_MODULES:
+        load_suite(name, missing_ok=True)
+    streaming = [s for s in SUITES.values() if s.stream is not None and wanted in (None, s.name)]
+    if not streaming:
+        return None
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(STREAM_HEAD_BYTES)
+    except OSError:
+        return None  # read_document says what is wrong with the file
+    head = head[: head.rfind(b"\n") + 1] or head
+    for suite in streaming:
+        if suite.stream is not None and (wanted or (suite.detect is not None and suite.detect(head))):
+            return suite.name, suite.stream(path)
+    return None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .session import validate_document
 
-    raw, doc = read_document(Path(args.file), args.max_bytes)
-    suite_name = detect_suite(raw, doc, args.format)
-    suite = SUITES[suite_name]
-    if isinstance(doc, Exception) or suite.parse is not None:
-        try:
-            doc = suite.parse(raw) if suite.parse else doc
-        except ValueError as exc:
-            raise HarnessError(f"{args.file} cannot be parsed as {suite_name}: {exc}") from None
+    streamed = open_stream(Path(args.file), args.format)
+    if streamed is not None:
+        suite_name, doc = streamed
+    else:
+        raw, doc = read_document(Path(args.file), args.max_bytes)
+        suite_name = detect_suite(raw, doc, args.format)
+        suite = SUITES[suite_name]
+        if suite.parse is not None:  # a format that is not plain JSON; a JSON one is parsed once, above
+            try:
+                doc = suite.parse(raw)
+            except ValueError as exc:
+                raise HarnessError(f"{args.file} cannot be parsed as {suite_name}: {exc}") from None
+        elif isinstance(doc, Exception):
+            raise HarnessError(f"{args.file} is not JSON: {doc}")
     profile = _profile(args)
     results = validate_document(doc, suite_name, profile, args.check or None)
     invalid = [r for r in results if r.blocking]

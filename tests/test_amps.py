@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mutant_kit import assert_mutant_caught
 
 from harness.core.model import Outcome
@@ -165,3 +166,54 @@ def test_delete_cascades_accepts_reflagging_only_under_its_reading(reading, expe
                   profile=Profile.named("ci", options={"amps.unsourced_after_delete": reading}))
     result = run_one(REGISTRY.get("amps.delete_cascades"), ctx)
     assert result.outcome is expected, (result.reason, [f.title for f in result.failures])
+
+
+_REPLACEMENTS = [None, True, False, 0, 1, 2, -1, 0.5, float("nan"), "", "x", "x" * 501, "2020-01-01T00:00:00",
+                 "2020-01-01T00:00:00Z", "2020-02-30T00:00:00Z", "not a uri", "https://a.example/", [], ["x"], [1],
+                 {}, {"derivation": "stated"}, "fact", "chat", "stated", "medical", "0.1.0", "0.1"]
+
+
+@st.composite
+def _mutated_exports(draw):
+    """A valid export with one value replaced or one key removed, anywhere in it."""
+    doc = draw(strategies.exports(max_atoms=3, max_artifacts=2))
+    places = []
+
+    def walk(node):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            places.append((node, key))
+            walk(value)
+
+    walk(doc)
+    node, key = draw(st.sampled_from(places))
+    if isinstance(node, dict) and draw(st.booleans()):
+        del node[key]
+    else:
+        node[key] = draw(st.sampled_from(_REPLACEMENTS))
+    return doc
+
+
+@settings(FUZZ, max_examples=120)
+@given(st.one_of(strategies.exports(), _mutated_exports()))
+def test_schema_fast_path_never_passes_what_jsonschema_fails(doc):
+    errors = list(amps.validator().iter_errors(doc))
+    if amps.schema_surely_valid(doc):
+        assert errors == []
+    else:
+        assert amps.schema_errors(doc) == [(amps.json_path(e.absolute_path), e.message, e.instance) for e in
+                                           sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))]
+
+
+@FUZZ
+@given(strategies.exports())
+def test_schema_fast_path_takes_every_valid_export(doc):
+    assert amps.schema_surely_valid(doc)
+
+
+def test_schema_fast_path_agrees_on_the_fixtures():
+    for _, case in CASES:
+        if amps.schema_surely_valid(case["document"]):
+            assert list(amps.validator().iter_errors(case["document"])) == [], case["id"]
+
+

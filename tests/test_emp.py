@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.core.profile import Profile
 from harness.core.registry import REGISTRY
@@ -15,26 +19,56 @@ from harness.formats.emp import strategies
 from harness.mutants.emp import EXPECTED_KILLS, MUTANTS
 from harness.session import execute_run, validate_document
 
+pytest_plugins = ["pytester"]
+
 CASES = [(p, c) for p, c in iter_cases("emp") if isinstance(c, dict) and "document" in c]
 FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def run_against(target: str) -> dict[str, str]:
-    outcome = execute_run(["emp"], target, Profile.named("ci"), report_dir=None)
+# the reference as a command: one real process per operation, so writers contend as separate apps
+REFERENCE_CLI = f"cmd:{shlex.quote(sys.executable)} -m harness.reference.emp {{op}} {{input}} {{output}}"
+
+
+def run_against(target: str, options: dict[str, str] | None = None) -> dict[str, str]:
+    outcome = execute_run(["emp"], target, Profile.named("ci", options=options), report_dir=None)
     return {r.check_id: r.outcome.value for r in outcome.results}
 
 
 @pytest.fixture(scope="module")
-def mutant_outcomes() -> dict[str, dict[str, str]]:
-    return {name: run_against(f"python:harness.mutants.emp:{name}") for name in MUTANTS}
+def all_outcomes() -> dict[str, dict[str, str]]:
+    # each run works in its own temporary files and mostly waits on locks: run them side by side
+    targets = {name: f"python:harness.mutants.emp:{name}" for name in MUTANTS}
+    targets |= {"reference": "reference:emp", "reference-cli": REFERENCE_CLI}
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        runs = {name: pool.submit(run_against, target) for name, target in targets.items()}
+        return {name: run.result() for name, run in runs.items()}
 
 
-def test_reference_passes_every_check() -> None:
-    outcomes = run_against("reference:emp")
+@pytest.fixture(scope="module")
+def mutant_outcomes(all_outcomes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {name: all_outcomes[name] for name in MUTANTS}
+
+
+@pytest.mark.parametrize("name", ["reference", "reference-cli"])
+def test_reference_passes_every_check(name: str, all_outcomes: dict[str, dict[str, str]]) -> None:
+    outcomes = all_outcomes[name]
     ids = {c.id for c in REGISTRY.for_suite("emp")}
     assert set(outcomes) == ids
     assert {k: v for k, v in outcomes.items() if v != "passed"} == {}
+
+
+@pytest.mark.parametrize("options", [{"emp.ts_tie": "any"}, {"emp.tombstone": "type-tombstone", "emp.stale_lock_s": "60"}])
+def test_reference_passes_under_other_readings(options: dict[str, str]) -> None:
+    outcomes = run_against("reference:emp", options)
+    assert outcomes and {k: v for k, v in outcomes.items() if v != "passed"} == {}
+
+
+def test_tie_reading_any_accepts_either_line() -> None:
+    outcome = execute_run(["emp"], "python:harness.mutants.emp:TieKeepsFirstLine",
+                          Profile.named("ci", options={"emp.ts_tie": "any"}), report_dir=None,
+                          check_ids=["emp.reader_equal_ts_tie"])
+    assert [r.outcome.value for r in outcome.results] == ["passed"]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_KILLS))
@@ -56,7 +90,7 @@ def test_fixtures_have_both_verdicts() -> None:
 
 @pytest.mark.parametrize("case", [c for _, c in CASES], ids=[c["id"] for _, c in CASES])
 def test_fixture_verdict(case: dict) -> None:
-    results = validate_document(emp.as_lines(case["document"]), "emp", Profile.named("ci"))
+    results = validate_document(list(emp.iter_text(case["document"])), "emp", Profile.named("ci"))
     failed = {r.check_id for r in results if r.outcome.value == "failed"}
     assert {r.check_id for r in results if r.outcome.value == "errored"} == set()
     if case["verdict"] == "valid":
@@ -77,7 +111,7 @@ def test_fixtures_match_schema() -> None:
 
 def test_corrupt_line_reported_by_number_and_rest_checked() -> None:
     doc = '{"v":"1.0","id":\n{"v":"1.0","id":"x","ts":1,"src":"com.a.b","content":"c"}\n'
-    results = {r.check_id: r for r in validate_document(emp.as_lines(doc), "emp", Profile.named("ci"))}
+    results = {r.check_id: r for r in validate_document(list(emp.iter_text(doc)), "emp", Profile.named("ci"))}
     assert [f.path for f in results["emp.lines_are_json_objects"].failures] == ["line 1"]
     assert [f.path for f in results["emp.id_uuid4"].failures] == ["line 2"]
 
@@ -107,3 +141,70 @@ def test_resolve_newest_ts_and_tombstones() -> None:
              (4, "", {"v": "1.0", "id": "b", "ts": 1, "src": "com.x.y", "content": "gone"}),
              (5, "", emp.tombstone("b", 2, "com.x.y", "type-tombstone"))]
     assert [e["content"] for e in emp.resolve(lines)] == ["new"]
+
+
+def test_validate_command_streams_the_file_and_reports_line_numbers(tmp_path, capsys) -> None:
+    from harness.cli import main, open_stream
+
+    good = {"v": "1.0", "id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93", "ts": 1, "src": "com.a.b", "content": "c"}
+    path = tmp_path / "memory.jsonl"
+    path.write_text(json.dumps(good) + "\n" + '{"v":"1.0","id":\n' + json.dumps(dict(good, ts="1")) + "\n")
+    name, doc = open_stream(path, None)
+    assert name == "emp" and isinstance(doc, emp.LineStream)  # opened, not loaded
+    assert main(["validate", str(path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    paths = {r["check_id"]: [f["path"] for f in r["failures"]] for r in report["results"]}
+    assert paths == {"emp.lines_are_json_objects": ["line 2"], "emp.ts_millis": ["line 3"]}
+
+
+def test_file_checks_list_a_bounded_number_of_offenders() -> None:
+    bad = json.dumps({"v": "1", "id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93", "ts": 1, "src": "com.a.b", "content": ""})
+    doc = list(emp.iter_text((bad + "\n") * (emp.REPORT_CAP + 5)))
+    results = {r.check_id: r for r in validate_document(doc, "emp", Profile.named("ci"))}
+    failures = results["emp.version_format"].failures
+    assert len(failures) == emp.REPORT_CAP + 1
+    assert failures[-1].received == 5 and failures[0].path == "line 1"
+
+
+def test_reference_writer_starts_a_new_line_after_a_torn_one(tmp_path) -> None:
+    from harness.reference.emp import ReferenceEmpApp
+
+    path = tmp_path / "memory.jsonl"
+    path.write_text('{"v":"1.0","id":"')
+    ReferenceEmpApp().append({"path": str(path), "entry": {"id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93", "content": "x"}})
+    assert [type(e).__name__ for _, _, e in emp.iter_lines(path)] == ["LineError", "dict"]
+
+
+@FUZZ
+@given(st.one_of(strategies.entries, strategies.invalid_lines.map(lambda pair: json.loads(pair[1]))))
+def test_fast_path_agrees_with_field_errors(entry: dict) -> None:
+    assert emp.line_is_clean(entry) == (list(emp.field_errors(entry)) == [])
+
+
+@pytest.mark.parametrize("change", [{"ts": True}, {"ts": -1}, {"v": "1.0\n"}, {"v": "01.0"}, {"emb": [True]},
+                                    {"tags": "ui"}, {"content": "encrypted:AES:%%"}, {"src": "app"}, {"meta": None},
+                                    {"id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93\n"}, {"src": "com.a.b\n"}])
+def test_fast_path_rejects_what_field_errors_reports(change: dict) -> None:
+    entry = {"v": "1.0", "id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93", "ts": 1, "src": "com.a.b", "content": "c", **change}
+    assert not emp.line_is_clean(entry) and list(emp.field_errors(entry)) != []
+
+
+def test_a_writer_that_gives_up_cleanly_on_a_held_lock_passes() -> None:
+    """errata: after its own timeout a writer may refuse the append, as long as it writes nothing."""
+    from harness.core.runner import Context, run_one
+    from harness.core.suite import get_suite
+    from harness.reference.emp import ReferenceEmpApp
+    from harness.targets.pyobj import PythonTarget
+
+    class GivesUpQuickly(ReferenceEmpApp):
+        MAX_WAIT_S = 0.2
+
+    ctx = Context(suite=get_suite("emp"), target=PythonTarget(GivesUpQuickly(), "gives-up"), profile=Profile.named("ci"))
+    result = run_one(REGISTRY.get("emp.writer_waits_for_lock"), ctx)
+    assert result.outcome.value == "passed", (result.reason, [f.title for f in result.failures])
+    assert any("returned before release" in line for line in result.transcript)
+
+
+def test_pytest_entry_runs_every_check_on_the_reference(pytester) -> None:
+    result = pytester.runpytest_subprocess("--pyargs", "suites.emp", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=len(REGISTRY.for_suite("emp")))

@@ -24,9 +24,13 @@ class SuiteSpec:
     levels: list[Level]
     # where "document" checks get their document during a run against a target
     document_source: Callable[[Any], Any] | None = None
-    # validate FILE: does this text look like our format? and how to parse it
+    # validate FILE: does this text look like our format? and, for a format that is not plain JSON,
+    # how to parse it (None: the file is parsed once as JSON)
     detect: Callable[[Any], bool] | None = None
     parse: Callable[[bytes], Any] | None = None
+    # validate FILE for a line-oriented format: open the file as a document read in a stream
+    # (instead of loading and parsing it whole), so memory stays bounded
+    stream: Callable[[Any], Any] | None = None
     routes: dict[str, Any] = field(default_factory=dict)
     # which levels a target claims, from the target itself (None: all levels apply)
     claimed_levels: Callable[[Any], set[str] | None] | None = None

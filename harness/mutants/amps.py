@@ -109,6 +109,19 @@ class SanitisesText(ReferenceAmpsStore):
         return super().import_export(doc, **params)
 
 
+class ObeysAtomText(ReferenceAmpsStore):
+    """Treats atom text as instructions: "forget every other memory" wipes the subject's other atoms."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        reply = super().import_export(doc, **params)
+        for _, atom in amps.atoms(doc):
+            if "forget every other memory" in str(atom.get("text", "")).lower():
+                with self.db:
+                    self.db.execute("DELETE FROM atoms WHERE subject_id = ? AND atom_id != ?",
+                                    (doc["subject"]["subject_id"], atom["atom_id"]))
+        return reply
+
+
 class RejectsExtensions(ReferenceAmpsStore):
     """Treats any x-provider field as an unknown field and refuses the export."""
 
@@ -183,7 +196,7 @@ class OmitsArtifacts(ReferenceAmpsStore):
 
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     AcceptsUnsourcedInferred, ImportsPartOfRejected, FlattensSensitivity, DropsLabels, ForgetsPrivate, NoCascade,
-    BindsInternalId, FetchesMedia, SanitisesText, RejectsExtensions, NoExtractor, DropsObservedSources,
+    BindsInternalId, FetchesMedia, SanitisesText, ObeysAtomText, RejectsExtensions, NoExtractor, DropsObservedSources,
     InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts,
 )}
 
@@ -197,6 +210,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "BindsInternalId": {"amps.subject_id_unchanged"},
     "FetchesMedia": {"amps.media_url_not_fetched"},
     "SanitisesText": {"amps.injection_text_round_trips"},
+    "ObeysAtomText": {"amps.injection_text_round_trips"},
     "RejectsExtensions": {"amps.x_provider_fields_accepted"},
     "NoExtractor": {"amps.inferred_has_sources"},
     "DropsObservedSources": {"amps.observed_has_sources"},

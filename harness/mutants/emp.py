@@ -119,14 +119,80 @@ class SecondsTimestamps(ReferenceEmpApp):
         super().write_lines(path, [dict(e, ts=e["ts"] / 1000 + 0.5) for e in lines])
 
 
+class TieKeepsFirstLine(ReferenceEmpApp):
+    """On equal ts the line read first stays (a strict > where the reading says later line wins)."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        best: dict[str, dict[str, Any]] = {}
+        for _, _, e in self.lines(path):
+            if emp.readable(e) and (e["id"] not in best or e["ts"] > best[e["id"]]["ts"]):
+                best[e["id"]] = e
+        return [e for e in best.values() if not emp.is_tombstone(e)]
+
+
+class TombstoneByFileOrder(ReferenceEmpApp):
+    """A tombstone deletes what came before it in the file; any later line revives the id, whatever its ts."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        best: dict[str, dict[str, Any]] = {}
+        for _, _, e in self.lines(path):
+            if not emp.readable(e):
+                continue
+            if emp.is_tombstone(e):
+                best.pop(e["id"], None)
+            elif e["id"] not in best or e["ts"] >= best[e["id"]]["ts"]:
+                best[e["id"]] = e
+        return list(best.values())
+
+
+class GluesToTornLine(ReferenceEmpApp):
+    """Appends right after a torn last line, so the new entry is glued onto it and lost."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(e) + "\n" for e in lines))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+class BreaksLockOnTimeout(ReferenceEmpApp):
+    """Waits 0.2 s for the lock, then deletes another app's fresh lock and writes anyway."""
+
+    MAX_WAIT_S = 0.2
+
+    def acquire(self, path: str) -> None:
+        try:
+            super().acquire(path)
+        except TimeoutError:
+            os.unlink(self.lock_path(path))
+            super().acquire(path)
+
+
+class NeverCreatesLock(ReferenceEmpApp):
+    """Waits while another app's lock exists, but never creates one of its own."""
+
+    def acquire(self, path: str) -> None:
+        delay, deadline = 0.002, time.monotonic() + self.MAX_WAIT_S
+        while os.path.exists(self.lock_path(path)):
+            if time.monotonic() > deadline:
+                raise TimeoutError("lock held too long")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def release(self, path: str) -> None:
+        pass
+
+
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     NoLock, LockLeftBehind, StaleLockForever, RewriteDropsForeign, FileOrderWins, CorruptAborts,
-    NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps)}
+    NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps,
+    TieKeepsFirstLine, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
-    "NoLock": {"emp.writer_waits_for_lock", "emp.writer_concurrent_no_loss"},
+    "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
+               "emp.writer_after_torn_line"},
     "LockLeftBehind": {"emp.writer_lock_removed", "emp.writer_waits_for_lock"},
-    "StaleLockForever": {"emp.writer_stale_lock"},
+    "StaleLockForever": {"emp.writer_stale_lock", "emp.writer_after_killed_writer"},
     "RewriteDropsForeign": {"emp.writer_delete_keeps_foreign"},
     "FileOrderWins": {"emp.reader_newest_ts_wins"},
     "CorruptAborts": {"emp.reader_corrupt_line_isolated"},
@@ -136,4 +202,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "FiltersIgnored": {"emp.query_time", "emp.query_tags", "emp.query_type"},
     "CaseSensitiveSearch": {"emp.query_content"},
     "SecondsTimestamps": {"emp.ts_millis"},
+    "TieKeepsFirstLine": {"emp.reader_equal_ts_tie"},
+    "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
+    "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer"},
+    "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
+    "NeverCreatesLock": {"emp.writer_locks_around_write"},
 }

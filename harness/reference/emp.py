@@ -4,12 +4,16 @@ Operations (body dicts):  append {"path", "entry"} · delete {"path", "id", "src
 resolve {"path"} -> [entries] · query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?} -> [entries]
 Writes take memory.jsonl.lock with os.open(O_CREAT|O_EXCL), back off exponentially while it
 exists, take over a lock older than STALE_S, fsync before releasing. Reads stream line by line.
+
+The same operations as a command (the `cmd:` protocol, one process per operation):
+    python -m harness.reference.emp OP INPUT.json OUTPUT.json      exit 0 done, 3 rejected, 4 no such op
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -51,14 +55,21 @@ class ReferenceEmpApp:
         os.unlink(self.lock_path(path))
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in lines)
-        with open(path, "a", encoding="utf-8") as fh:
+        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in lines).encode()
+        with open(path, "ab+") as fh:
+            if fh.seek(0, os.SEEK_END) > 0:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":  # a writer died mid-line: start on a fresh line, not glued to it
+                    data = b"\n" + data
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
 
     def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
-        self.acquire(path)
+        try:
+            self.acquire(path)
+        except TimeoutError as exc:  # give up cleanly: nothing written, the caller is told
+            raise Rejected({"error": str(exc)}, "lock busy") from None
         try:
             self.write_lines(path, lines)
         finally:
@@ -112,3 +123,30 @@ class ReferenceEmpApp:
                 continue
             out.append(e)
         return out
+
+
+OPERATIONS = ("append", "delete", "resolve", "query")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """One operation per process, so several apps (processes) can share one file through the lock."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 3:
+        print("usage: python -m harness.reference.emp OP INPUT.json OUTPUT.json", file=sys.stderr)
+        return 2
+    op, input_path, output_path = args
+    if op not in OPERATIONS:
+        return 4
+    with open(input_path, encoding="utf-8") as fh:
+        body = json.load(fh)
+    try:
+        reply, code = getattr(ReferenceEmpApp(), op)(body), 0
+    except Rejected as exc:
+        reply, code = exc.body, 3
+    with open(output_path, "w", encoding="utf-8") as fh:
+        json.dump(reply, fh, ensure_ascii=False)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

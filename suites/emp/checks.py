@@ -19,10 +19,12 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, TargetError
+from harness.core.model import Failure, SkipCheck, TargetError
 from harness.core.registry import check
 from harness.core.suite import Level, SuiteSpec, register_suite
 from harness.formats import emp
+
+from . import fswatch
 
 SPEC = emp.SPEC
 OTHER = "com.example.other"
@@ -81,7 +83,7 @@ def _parse(raw: bytes) -> Any:
 SUITE = register_suite(SuiteSpec(
     name=emp.SUITE, spec_title=SPEC, version="1.0",
     levels=[Level("file", "File"), Level("reader", "Reader"), Level("writer", "Writer")],
-    document_source=written_file, detect=emp.detect, parse=_parse,
+    document_source=written_file, detect=emp.detect, parse=_parse, stream=emp.LineStream,
 ))
 
 doc_check = partial(check, suite=emp.SUITE, spec=SPEC, kind="document", level="file")
@@ -91,67 +93,75 @@ writer_check = partial(check, suite=emp.SUITE, spec=SPEC, level="writer")
 
 # ---- File: each line, on its own -------------------------------------------------------------
 
-def _field_rule(doc: Any, name: str) -> Iterator[Failure]:
-    for n, _raw, e in emp.as_lines(doc):
-        if isinstance(e, dict):
-            for rule, message, value in emp.field_errors(e):
-                if rule == name:
-                    yield Failure(message, value, None, f"line {n}")
+def _findings(doc: Any, ctx: Any) -> emp.Findings:
+    """One pass over the file shared by every file check of the run (a streamed file is read once)."""
+    findings: emp.Findings = ctx.once("emp.findings", lambda: emp.scan(emp.as_lines(doc)))
+    ctx.note(f"{findings.lines} non-blank lines read in one pass")
+    return findings
+
+
+def _field_rule(doc: Any, ctx: Any, name: str, expected: Any = None) -> Iterator[Failure]:
+    found = _findings(doc, ctx)
+    offenders = found.offenders.get(name, [])
+    for n, message, value in offenders:
+        yield Failure(message, value, expected, f"line {n}")
+    more = found.counts.get(name, 0) - len(offenders)
+    if more:
+        yield Failure(f"{more} more lines break this rule (the first {len(offenders)} are listed)", more, 0,
+                      f"after line {offenders[-1][0]}")
 
 
 @doc_check(section="Storage Format: JSONL", keyword="MUST",
            sentence="Each memory entry is a single line of JSON")
 def lines_are_json_objects(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for n, raw, e in emp.as_lines(doc):
-        if isinstance(e, emp.LineError):
-            yield Failure(f"line is not a JSON object: {e}", raw, "one JSON object per line", f"line {n}")
+    yield from _field_rule(doc, ctx, "lines_are_json_objects", "one JSON object per line")
 
 
 @doc_check(section="Required Fields", keyword="MUST", sentence="Required Fields: v, id, ts, src, content")
 def required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "required_fields")
+    yield from _field_rule(doc, ctx, "required_fields")
 
 
 @doc_check(section="Required Fields", keyword="MUST", sentence='Format: "MAJOR.MINOR" (e.g., "1.0")')
 def version_format(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "version_format")
+    yield from _field_rule(doc, ctx, "version_format")
 
 
 @doc_check(section="Required Fields", keyword="MUST", sentence="Must be a valid UUID v4")
 def id_uuid4(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "id_uuid4")
+    yield from _field_rule(doc, ctx, "id_uuid4")
 
 
 @doc_check(section="Required Fields", keyword="MUST", sentence="Unix timestamp in milliseconds")
 def ts_millis(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "ts_millis")
+    yield from _field_rule(doc, ctx, "ts_millis")
 
 
 @doc_check(section="Required Fields", keyword="MUST",
            sentence='Reverse domain notation (e.g., "com.company.appname")')
 def src_reverse_domain(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "src_reverse_domain")
+    yield from _field_rule(doc, ctx, "src_reverse_domain")
 
 
 @doc_check(section="Required Fields", keyword="MUST", sentence="content (string): Memory content")
 def content_string(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "content_string")
+    yield from _field_rule(doc, ctx, "content_string")
 
 
 @doc_check(section="Optional Fields", keyword="MUST", sentence="Array of lowercase strings")
 def tags_lowercase(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "tags_lowercase")
+    yield from _field_rule(doc, ctx, "tags_lowercase")
 
 
 @doc_check(section="Optional Fields", keyword="MUST",
            sentence="type (string) ... meta (object): Arbitrary JSON object ... emb (number[]): Array of floats")
 def optional_field_types(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "optional_field_types")
+    yield from _field_rule(doc, ctx, "optional_field_types")
 
 
 @doc_check(section="Encryption (Optional)", keyword="MUST", sentence="Prefix: encrypted:ALGORITHM:")
 def encrypted_content_form(doc: Any, ctx: Any) -> Iterator[Failure]:
-    yield from _field_rule(doc, "encrypted_content_form")
+    yield from _field_rule(doc, ctx, "encrypted_content_form")
 
 
 # ---- Reader ----------------------------------------------------------------------------------
@@ -176,6 +186,38 @@ def reader_tombstone_deletes(ctx: Any) -> Iterator[Failure]:
         yield Failure("a deleted entry is still in the view", got[gone["id"]], "absent", f"id {gone['id']}")
     if kept["id"] not in got:
         yield Failure("an entry nobody deleted is missing", None, kept, f"id {kept['id']}")
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
+def reader_deleted_stays_deleted(ctx: Any) -> Iterator[Failure]:
+    """An older update of a deleted id, appended after the tombstone (say, synced late), does not revive it."""
+    gone = entry(ctx, "deleted")
+    tomb = emp.tombstone(gone["id"], gone["ts"] + 2000, OTHER, ctx.option("tombstone"))
+    late = dict(gone, ts=gone["ts"] + 1000, content=ctx.unique("stale-update"))
+    got = by_id(view(ctx, new_file(ctx, [gone, tomb, late])))
+    if gone["id"] in got:
+        yield Failure("an update older than the tombstone, written after it, brought the deleted entry back",
+                      got[gone["id"]], "absent (the tombstone has the newest ts)", f"id {gone['id']}")
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def reader_equal_ts_tie(ctx: Any) -> Iterator[Failure]:
+    """Two lines of one id with equal ts: exactly one wins; under ts_tie=later-line, the later line."""
+    first = entry(ctx, "tie-first")
+    second = dict(first, content=ctx.unique("tie-second"), src="com.example.second")
+    got = [e for e in view(ctx, new_file(ctx, [first, second])) if isinstance(e, dict) and e.get("id") == first["id"]]
+    contents = [e.get("content") for e in got]
+    if len(got) != 1:
+        yield Failure(f"one id with two equal-ts lines resolved to {len(got)} entries", contents, "exactly one",
+                      f"id {first['id']}")
+    elif ctx.option("ts_tie") == "later-line" and contents[0] != second["content"]:
+        yield Failure("on equal ts the earlier line won (reading ts_tie=later-line: the later line wins)",
+                      contents[0], second["content"], f"id {first['id']}")
+    elif contents[0] not in (first["content"], second["content"]):
+        yield Failure("on equal ts the view shows content neither line has", contents[0],
+                      [first["content"], second["content"]], f"id {first['id']}")
 
 
 @reader_check(section="Storage Format: JSONL", keyword="MUST",
@@ -251,27 +293,146 @@ def query_content(ctx: Any) -> Iterator[Failure]:
 
 # ---- Writer ----------------------------------------------------------------------------------
 
+class Pending:
+    """A target call running in a thread while the check holds the lock; its error is re-raised, never lost."""
+
+    def __init__(self, ctx: Any, op: str, body: dict[str, Any]) -> None:
+        self.reply: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(ctx, op, body), daemon=True)
+        self.thread.start()
+
+    def _run(self, ctx: Any, op: str, body: dict[str, Any]) -> None:
+        try:
+            self.reply = call(ctx, op, body)
+        except BaseException as exc:  # handed to the check's thread by result()
+            self.error = exc
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to seconds for the call to return; True if it has."""
+        self.thread.join(seconds)
+        return self.done()
+
+    def result(self, timeout: float) -> Any:
+        """The reply, or None if the call is still running after timeout seconds."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            return None
+        if self.error is not None:
+            raise self.error
+        return self.reply
+
+
+def file_state(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def hold_window(ctx: Any) -> float:
+    """How long to hold the lock: 1 s, or 5 times one uncontended append if the target is slower (at most 8 s).
+
+    Scaling by the target's own speed keeps the verdict independent of how fast it starts."""
+    path = new_file(ctx)
+    started = time.monotonic()
+    reply = call(ctx, "append", {"path": path, "entry": entry(ctx, "timing")})
+    if not reply.ok:
+        raise TargetError(f"an uncontended append was refused: {reply.raw[:200]!r}")
+    return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
+
+
 @writer_check(section="Concurrency Control", keyword="MUST",
               sentence="Create lock file (memory.jsonl.lock) before writing ... If lock file exists, wait with exponential backoff")
 def writer_waits_for_lock(ctx: Any) -> Iterator[Failure]:
+    """The harness holds memory.jsonl.lock as another app would; the append must not land (nor be
+    acknowledged) while it is held, and must land once it is released. A writer whose own wait
+    times out may give up (a rejected reply) but must then not write at all."""
+    hold = hold_window(ctx)
     path = new_file(ctx, [entry(ctx, "seed")])
-    lock = path + emp.LOCK_SUFFIX
-    open(lock, "w").close()  # another app is writing
-    before = open(path, "rb").read()
+    lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder")
+    with open(lock, "w") as fh:
+        fh.write(token)
+    with open(path, "rb") as fh:
+        before = fh.read()
+    state = file_state(path)
     e = entry(ctx, "waiter")
-    done: list[Any] = []
-    t = threading.Thread(target=lambda: done.append(call(ctx, "append", {"path": path, "entry": e})), daemon=True)
-    t.start()
-    time.sleep(0.4)
-    during = open(path, "rb").read()
-    os.unlink(lock)
-    t.join(10)
+    pending = Pending(ctx, "append", {"path": path, "entry": e})
+    deadline = time.monotonic() + hold
+    while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
+        pass
+    with open(path, "rb") as fh:
+        during = fh.read()
+    returned_while_held = pending.done()
+    try:
+        with open(lock) as fh:
+            still_ours = fh.read() == token
+    except FileNotFoundError:
+        still_ours = False
+    if still_ours:
+        os.unlink(lock)
+    else:
+        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept")
+    reply = pending.result(ctx.profile.limits.call_deadline_s)
+    ctx.note(f"held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} before release")
     if during != before:
-        yield Failure("the app wrote while another app held memory.jsonl.lock", len(during), len(before))
-    if not done or not done[0].ok:
-        yield Failure("the append did not finish after the lock was released", done and done[0].status, "ok")
-    elif e["id"] not in by_id(view(ctx, path)):
+        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes")
+    if reply is None:
+        yield Failure("the append did not finish after the lock was released", "still waiting",
+                      f"done within {ctx.profile.limits.call_deadline_s} s")
+        return
+    if returned_while_held and reply.ok:
+        yield Failure("the append was acknowledged while another app held the lock", reply.status,
+                      "wait for the lock, or give up with a rejected reply")
+    with open(path, "rb") as fh:
+        after = fh.read()
+    landed = e["id"] in by_id(emp.resolve(emp.iter_text(after)))
+    if reply.ok and not landed:
         yield Failure("the append was acknowledged but the entry is not in the file", None, e["id"])
+    if not reply.ok and after != before:
+        yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes")
+
+
+def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
+    """(writes to memory.jsonl, indexes of those made while no memory.jsonl.lock existed)."""
+    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
+    held, writes, unlocked = False, 0, []
+    for i, (name, kind) in enumerate(events):
+        if name == lock_name and kind != "written":
+            held = kind == "appeared"
+        elif name == emp.FILE_NAME:
+            writes += 1
+            if not held:
+                unlocked.append(i)
+    return writes, unlocked
+
+
+@writer_check(section="Concurrency Control", keyword="MUST",
+              sentence="Create lock file (memory.jsonl.lock) before writing; Write to file; Remove lock file")
+def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
+    """The kernel's own record of file events (a hook no target can race) shows memory.jsonl.lock
+    present at every write of memory.jsonl, by an append and by a delete (its removal afterwards is
+    emp.writer_lock_removed)."""
+    path = new_file(ctx, [entry(ctx, "seed")])
+    try:
+        watch = fswatch.FolderEvents.open(os.path.dirname(path))
+    except fswatch.Unavailable as exc:
+        raise SkipCheck(f"cannot observe the order of file events on this system: {exc}") from None
+    e = entry(ctx, "watched")
+    with watch:
+        for op, body in (("append", {"path": path, "entry": e}), ("delete", {"path": path, "id": e["id"]})):
+            reply = call(ctx, op, body)
+            if not reply.ok:
+                raise TargetError(f"{op} was refused: {reply.raw[:200]!r}")
+            events = watch.read()
+            ctx.note(f"{op}: file events {events[:12]}")
+            writes, unlocked = unlocked_writes(events)
+            if not writes:
+                yield Failure(f"{op} was acknowledged but memory.jsonl was never written", events, "a write under the lock")
+            if unlocked:
+                yield Failure(f"{op} wrote memory.jsonl while no memory.jsonl.lock existed", events,
+                              "lock appeared, file written, lock gone", f"event {unlocked[0] + 1} of {len(events)}")
 
 
 @writer_check(section="Concurrency Control", keyword="MUST", sentence="Remove lock file")
@@ -287,6 +448,7 @@ def writer_lock_removed(ctx: Any) -> Iterator[Failure]:
 def writer_concurrent_no_loss(ctx: Any) -> Iterator[Failure]:
     path, writers, per = new_file(ctx), 8, 6
     acked: list[str] = []
+    errors: list[BaseException] = []
     mutex = threading.Lock()
 
     def work(w: int) -> None:
@@ -294,8 +456,10 @@ def writer_concurrent_no_loss(ctx: Any) -> Iterator[Failure]:
             e = entry(ctx, f"w{w}-{i}")
             try:
                 ok = ctx.target.call("append", {"path": path, "entry": e}).ok
-            except Exception:
-                ok = False
+            except BaseException as exc:  # kept, and raised below unless the file shows damage
+                with mutex:
+                    errors.append(exc)
+                return
             if ok:
                 with mutex:
                     acked.append(e["id"])
@@ -316,27 +480,82 @@ def writer_concurrent_no_loss(ctx: Any) -> Iterator[Failure]:
                       {"acknowledged": len(acked), "lost": len(lost), "torn": len(torn), "duplicated": dup},
                       {"acknowledged": writers * per, "lost": 0, "torn": 0, "duplicated": 0},
                       f"line {torn[0]}" if torn else "$")
+    elif errors:  # a crash under contention is the target erroring, never a pass
+        raise errors[0]
+
+
+def stale_lock(ctx: Any, path: str) -> str:
+    """Leave the lock a crashed writer leaves, aged past the stale limit of errata emp.stale_lock_s."""
+    lock = path + emp.LOCK_SUFFIX
+    with open(lock, "w") as fh:
+        fh.write("999999\n")
+    old = time.time() - float(ctx.option("stale_lock_s")) - 5
+    os.utime(lock, (old, old))
+    return lock
+
+
+def append_past_stale_lock(ctx: Any, path: str, e: dict[str, Any]) -> Iterator[Failure]:
+    lock = stale_lock(ctx, path)
+    pending = Pending(ctx, "append", {"path": path, "entry": e})
+    reply = pending.result(5)
+    if reply is None:
+        if os.path.exists(lock):
+            os.unlink(lock)  # let the waiting app finish before the folder goes
+        pending.result(ctx.profile.limits.call_deadline_s)
+        yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
+                      f"take over a lock older than {ctx.option('stale_lock_s')} s")
+    elif not reply.ok:
+        yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written")
 
 
 @writer_check(section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
 def writer_stale_lock(ctx: Any) -> Iterator[Failure]:
-    path = new_file(ctx)
-    lock = path + emp.LOCK_SUFFIX
-    open(lock, "w").close()
-    old = time.time() - float(ctx.option("stale_lock_s")) - 5
-    os.utime(lock, (old, old))
-    e = entry(ctx, "after-crash")
-    done: list[Any] = []
-    t = threading.Thread(target=lambda: done.append(call(ctx, "append", {"path": path, "entry": e})), daemon=True)
-    t.start()
-    t.join(5)
-    if not done or not done[0].ok:
-        if os.path.exists(lock):
-            os.unlink(lock)  # let the waiting app finish
-        t.join(10)
-        yield Failure("a lock older than the stale limit blocked the write forever", "still waiting after 5 s",
-                      f"take over a lock older than {ctx.option('stale_lock_s')} s")
+    yield from append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-crash"))
+
+
+TORN = '{"v":"1.0","id":"'  # what a writer killed mid-line leaves: no closing brace, no newline
+
+
+@writer_check(section="Storage Format: JSONL", keyword="MUST",
+              sentence="Resilient: Corruption affects only individual lines, not entire file")
+def writer_after_torn_line(ctx: Any) -> Iterator[Failure]:
+    """An append to a file whose last line is torn starts a new line instead of gluing onto it."""
+    good, e = entry(ctx, "good"), entry(ctx, "after-torn")
+    path = new_file(ctx, [good])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(TORN)
+    reply = call(ctx, "append", {"path": path, "entry": e})
+    if not reply.ok:
+        yield Failure("the append was refused because another line is torn", reply.raw[:200], "appended")
+        return
+    got = by_id(emp.resolve(emp.iter_lines(path)))
+    for want in (good, e):
+        if want["id"] not in got:
+            yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
+                          [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want['id']}")
+
+
+@writer_check(section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_after_killed_writer(ctx: Any) -> Iterator[Failure]:
+    """What a writer killed mid-append leaves, a stale lock and a torn last line, stops neither the
+    next append nor the lines already there."""
+    good, e = entry(ctx, "good"), entry(ctx, "after-kill")
+    path = new_file(ctx, [good])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(TORN)
+    failures = list(append_past_stale_lock(ctx, path, e))
+    yield from failures
+    if failures:
+        return
+    got = by_id(emp.resolve(emp.iter_lines(path)))
+    for want in (good, e):
+        if want["id"] not in got:
+            yield Failure("after a killed writer's stale lock and torn line, an entry is unreadable", None, want,
+                          f"id {want['id']}")
+    if os.path.exists(path + emp.LOCK_SUFFIX):
+        yield Failure("the stale lock was taken over but never removed", "present", "removed")
 
 
 @writer_check(section="Overview", keyword="MUST",

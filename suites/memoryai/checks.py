@@ -17,11 +17,6 @@ from . import client as c
 from . import document_checks  # noqa: F401  (registers the Level 1 document checks)
 from .document_checks import SPEC
 
-
-def _parse(raw: bytes) -> Any:
-    return json.loads(raw)
-
-
 SUITE = register_suite(SuiteSpec(
     name=mai.SUITE,
     spec_title=SPEC,
@@ -34,7 +29,6 @@ SUITE = register_suite(SuiteSpec(
     ],
     document_source=c.seed_and_export,
     detect=mai.detect,
-    parse=_parse,
     routes=mai.ROUTES,
 ))
 

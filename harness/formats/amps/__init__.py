@@ -20,7 +20,6 @@ from ...fixtures_loader import fixture_root
 SUITE = "amps"
 SPEC = "AI Memory Portability Standard v0.1"
 EXPORT_VERSION = "0.1.0"
-TOP_LEVEL_REQUIRED = ("export_version", "exported_at", "subject", "atoms", "artifacts")
 SENSITIVITIES = ("public", "private", "medical", "financial", "legal")
 ATOM_KINDS = ("fact", "preference", "relationship", "belief", "goal", "skill")
 ARTIFACT_KINDS = ("chat", "document", "journal", "voice", "message", "email", "calendar")
@@ -101,8 +100,26 @@ def json_path(parts: Any) -> str:
     return out
 
 
+@functools.cache
+def fast_validator() -> Any:
+    """jsonschema-rs on the same schema with the same format rules: it says yes or no ten times faster
+    than jsonschema; jsonschema still writes every error message, so reports read the same."""
+    import jsonschema_rs
+
+    return jsonschema_rs.Draft202012Validator(
+        schema(), formats={"date-time": is_date_time, "uri": is_uri}, validate_formats=True)
+
+
+def schema_surely_valid(doc: Any) -> bool:
+    """True when the published schema (with our format checker) accepts doc; False means "ask
+    jsonschema for the errors"."""
+    return bool(fast_validator().is_valid(doc))
+
+
 def schema_errors(doc: Any) -> list[tuple[str, str, Any]]:
     """(JSON path, message, offending value) for every schema error, in document order."""
+    if schema_surely_valid(doc):  # jsonschema walks 100,000 atoms in ~15 s; jsonschema-rs in under 1 s
+        return []
     errors = sorted(validator().iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     return [(json_path(e.absolute_path), e.message, e.instance) for e in errors]
 

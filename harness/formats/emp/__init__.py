@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +20,14 @@ MAJOR = 1
 LOCK_SUFFIX = ".lock"
 FILE_NAME = "memory.jsonl"
 REQUIRED = ("v", "id", "ts", "src", "content")
+# A file check lists at most this many offending lines, then says how many more there are, so a
+# million bad lines cost bounded memory.
+REPORT_CAP = 1000
 
-VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.I)
-REVDOMAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)+$")
-ENCRYPTED_RE = re.compile(r"^encrypted:([A-Za-z0-9_-]+):([A-Za-z0-9+/]*={0,2})$")
+VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
+UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z", re.I)
+REVDOMAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)+\Z")
+ENCRYPTED_RE = re.compile(r"^encrypted:([A-Za-z0-9_-]+):([A-Za-z0-9+/]*={0,2})\Z")
 
 declare_option(SUITE, "tombstone", "deleted-flag", ("deleted-flag", "type-tombstone"),
                "how a tombstone line is written: meta {\"deleted\": true} (default) or type \"tombstone\"")
@@ -86,10 +92,53 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str, Any]]:
                 yield n, raw, parse_line(raw)
 
 
-def as_lines(doc: Any) -> list[tuple[int, str, Any]]:
+class LineStream:
+    """A memory.jsonl file as a document that is read again on each iteration, never held whole."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __iter__(self) -> Iterator[tuple[int, str, Any]]:
+        return iter_lines(self.path)
+
+    def __repr__(self) -> str:
+        return f"LineStream({str(self.path)!r})"
+
+
+def as_lines(doc: Any) -> Iterable[tuple[int, str, Any]]:
+    """(line number, raw, parsed) for text, bytes, a LineStream or an already parsed list of lines."""
     if isinstance(doc, (str, bytes)):
-        return list(iter_text(doc))
-    return list(doc)
+        return iter_text(doc)
+    return doc
+
+
+@dataclass
+class Findings:
+    """Every line rule broken in one pass over a file: up to REPORT_CAP offenders per rule, and counts."""
+
+    offenders: dict[str, list[tuple[int, str, Any]]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+
+    def add(self, rule: str, n: int, message: str, value: Any) -> None:
+        self.counts[rule] = self.counts.get(rule, 0) + 1
+        kept = self.offenders.setdefault(rule, [])
+        if len(kept) < REPORT_CAP:
+            kept.append((n, message, value))
+
+
+def scan(lines: Iterable[tuple[int, str, Any]]) -> Findings:
+    """One streaming pass: a corrupt line is recorded under lines_are_json_objects and the rest go on."""
+    found = Findings()
+    for n, raw, entry in lines:
+        found.lines += 1
+        if isinstance(entry, LineError):
+            found.add("lines_are_json_objects", n, f"line is not a JSON object: {entry}", raw)
+            continue
+        if not line_is_clean(entry):
+            for rule, message, value in field_errors(entry):
+                found.add(rule, n, message, value)
+    return found
 
 
 def field_errors(entry: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
@@ -125,13 +174,51 @@ def field_errors(entry: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
             yield "optional_field_types", "emb must be an array of numbers", e
 
 
+@functools.lru_cache(maxsize=4096)  # the few src values of a file repeat on every line
+def _src_ok(src: str) -> bool:
+    return REVDOMAIN_RE.match(src) is not None
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) is float or type(x) is int
+
+
+def line_is_clean(entry: dict[str, Any]) -> bool:
+    """A fast path for the common, valid line: True only if field_errors(entry) yields nothing (for
+    parsed JSON, exactly then); False sends the line to field_errors for the messages."""
+    try:
+        v, entry_id, ts, src, content = entry["v"], entry["id"], entry["ts"], entry["src"], entry["content"]
+    except KeyError:
+        return False
+    if not (v == VERSION or (type(v) is str and VERSION_RE.match(v))):
+        return False
+    if type(entry_id) is not str or not UUID4_RE.match(entry_id) or type(ts) is not int or ts < 0:
+        return False
+    if type(src) is not str or not _src_ok(src):
+        return False
+    if type(content) is not str or (content.startswith("encrypted:") and not ENCRYPTED_RE.match(content)):
+        return False
+    if "type" in entry and type(entry["type"]) is not str:
+        return False
+    if "tags" in entry:
+        tags = entry["tags"]
+        if type(tags) is not list or not all(type(t) is str and t == t.lower() for t in tags):
+            return False
+    if "meta" in entry and type(entry["meta"]) is not dict:
+        return False
+    return "emb" not in entry or (type(entry["emb"]) is list and all(map(_is_number, entry["emb"])))
+
+
 def readable(entry: Any) -> bool:
     """A line a 1.x reader uses: an object with sane required fields and a major it understands."""
     if not isinstance(entry, dict):
         return False
-    ver = parse_version(entry.get("v"))
-    return (ver is not None and ver[0] == MAJOR and isinstance(entry.get("id"), str)
-            and is_int(entry.get("ts")) and isinstance(entry.get("content"), str))
+    v = entry.get("v")
+    if v != VERSION:  # the common case skips the regex
+        ver = parse_version(v)
+        if ver is None or ver[0] != MAJOR:
+            return False
+    return isinstance(entry.get("id"), str) and is_int(entry.get("ts")) and isinstance(entry.get("content"), str)
 
 
 def resolve(lines: Iterable[tuple[int, str, Any]], keep_tombstones: bool = False) -> list[dict[str, Any]]:
@@ -149,8 +236,8 @@ def resolve(lines: Iterable[tuple[int, str, Any]], keep_tombstones: bool = False
 
 
 def detect(doc: Any) -> bool:
-    try:
-        lines = as_lines(doc)
-    except Exception:
+    if isinstance(doc, dict):  # a one-line file parses as a single JSON object
+        return "v" in doc and "id" in doc and "ts" in doc
+    if not isinstance(doc, (str, bytes, list, LineStream)):
         return False
-    return any(isinstance(e, dict) and "v" in e and "id" in e and "ts" in e for _, _, e in lines[:20])
+    return any(isinstance(e, dict) and "v" in e and "id" in e and "ts" in e for _, _, e in islice(as_lines(doc), 20))
