@@ -141,7 +141,9 @@ class LevelVerdict:
         if self.conformant is None:
             return f"{self.title}: not assessed (no check at this level ran)"
         if self.conformant:
-            return f"{self.title}: conformant"
+            # a skipped check was not shown to pass: say so beside the verdict, never hide it
+            skipped = self.counts.get("skipped", 0)
+            return f"{self.title}: conformant" + (f" ({skipped} check{'s' if skipped != 1 else ''} skipped)" if skipped else "")
         n = self.must_failures
         return f"{self.title}: not conformant ({n} MUST failure{'s' if n != 1 else ''})"
 
