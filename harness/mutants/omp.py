@@ -1,0 +1,620 @@
+"""Known-broken variants of the OMP reference server, one broken rule each.
+
+Each entry of MUTANTS is a zero-argument factory returning a ServedTarget (like `reference:omp`)
+over the reference with one small override. The docstring of each class is the rule it breaks.
+The checks each must fail are listed by the suite's own tests (tests/test_omp.py), not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import string
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from ..reference.omp import (
+    ApiError,
+    KeySet,
+    OfflineProvider,
+    OmpApi,
+    Out,
+    Principal,
+    Provider,
+    Req,
+    ServedTarget,
+    ServerSpec,
+    serve_target,
+)
+from ..reference.omp_store import Filters, OmpStore, Scope
+from ..targets.base import Target
+
+
+class AuthSkipped(OmpApi):
+    """§3.2: any key, or none at all, is accepted as the global key."""
+
+    def authenticate(self, headers: Any) -> Principal:
+        try:
+            return super().authenticate(headers)
+        except ApiError:
+            return self.principals[self.keys.global_key]
+
+
+class HealthRequiresAuth(OmpApi):
+    """§3.3 health: "No authentication required", yet health answers 401 without a key."""
+
+    public_ops = frozenset({"root"})
+
+
+class WrongErrorEnvelope(OmpApi):
+    """§4: errors answer {"detail": ...} instead of {"error", "message", "details"}."""
+
+    def error_body(self, err: ApiError) -> dict[str, Any]:
+        return {"detail": err.message}
+
+
+class NotFoundAs200(OmpApi):
+    """§3.3 get/update/delete: an unknown id answers 200 (with the error body) instead of 404."""
+
+    def error_status(self, err: ApiError) -> int:
+        return 200 if err.code == "memory_not_found" else err.status
+
+
+class LimitNotCapped(OmpApi):
+    """§3.3 list: limit has max 100, yet limit=101 is accepted and 101 memories served."""
+
+    max_limit = 1000
+
+
+class LimitDefault50(OmpApi):
+    """§3.3 list: limit defaults to 20, yet 50 are served when no limit is given."""
+
+    default_limit = 50
+
+
+class OffsetIgnored(OmpApi):
+    """§3.3 list: offset is echoed but every page starts at the first memory."""
+
+    def list_page(self, who: Principal, filters: Filters, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        return super().list_page(who, filters, sort, limit, 0)
+
+
+class TagsOr(OmpApi):
+    """§3.3 list: tags use AND logic, yet a memory with any one of the tags matches."""
+
+    tags_match = "any"
+
+
+class TypeFilterIgnored(OmpApi):
+    """§3.3 list: the type filter is validated but not applied."""
+
+    def list_filters(self, params: Any) -> Filters:
+        filters = super().list_filters(params)
+        filters.type = None
+        return filters
+
+
+class NamespaceFilterIgnored(OmpApi):
+    """§3.3 list: the namespace filter is not applied."""
+
+    def list_filters(self, params: Any) -> Filters:
+        filters = super().list_filters(params)
+        filters.namespace = None
+        return filters
+
+
+class SortIgnored(OmpApi):
+    """§3.3 list: sort is validated but every list comes in created_at_desc order."""
+
+    def list_sort(self, params: Any) -> str:
+        super().list_sort(params)
+        return "created_at_desc"
+
+
+class TotalIsPageSize(OmpApi):
+    """§3.3 list: total is the size of the page served, not the number of memories matching."""
+
+    def list_page(self, who: Principal, filters: Filters, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, _ = super().list_page(who, filters, sort, limit, offset)
+        return docs, len(docs)
+
+
+class IdFormatUuid(OmpApi):
+    """§2.1: id is a UUID, not "mem_" + 16 alphanumerics."""
+
+    def new_id(self) -> str:
+        return str(uuid.uuid4())
+
+
+class TimestampsNotUtc(OmpApi):
+    """§2.1: created_at and updated_at carry a +02:00 offset instead of UTC."""
+
+    def timestamp(self, micros: int) -> str:
+        dt = datetime.fromtimestamp(micros / 1_000_000, UTC).astimezone(timezone(timedelta(hours=2)))
+        return dt.isoformat(timespec="milliseconds")
+
+
+class NoValidation(OmpApi):
+    """§2.1: the limits are not enforced: 10,001-character content, 21 tags, 51-character tags,
+    101-character namespaces, 11 metadata keys and unknown types are accepted and stored."""
+
+    enforce_limits = False
+
+
+class ServerErrorOnBadInput(OmpApi):
+    """§4: a body that is not JSON, or a field of the wrong JSON type, crashes the handler: 500."""
+
+    def parse_json(self, raw: bytes) -> Any:
+        import json
+
+        return json.loads(raw)
+
+    def invalid(self, kind: str, field_name: str, message: str, **details: Any) -> ApiError:
+        if kind == "type":
+            raise TypeError(f"{field_name}: {message}")
+        return super().invalid(kind, field_name, message, **details)
+
+
+class PutReplacesWhole(OmpApi):
+    """§3.3 update: "only provided fields are updated", yet tags, namespace, expires_at and metadata
+    not in the body are reset."""
+
+    def apply_update(self, doc: dict[str, Any], fields: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        reset: dict[str, Any] = {"tags": [], "namespace": None, "expires_at": None, "metadata": {}}
+        return super().apply_update(doc, {**reset, **fields}, body)
+
+
+class PutChangesCreatedAt(OmpApi):
+    """§3.3 update: id and created_at are excluded, yet created_at moves to now (or to the body's)
+    and a body id renames the memory."""
+
+    def apply_update(self, doc: dict[str, Any], fields: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        new = super().apply_update(doc, fields, body)
+        new["created_at"] = body["created_at"] if isinstance(body.get("created_at"), str) else new["updated_at"]
+        if isinstance(body.get("id"), str):
+            new["id"] = body["id"]
+        return new
+
+
+class UpdatedAtFrozen(OmpApi):
+    """§2.1 updated_at: an update leaves updated_at where it was."""
+
+    def apply_update(self, doc: dict[str, Any], fields: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        return dict(super().apply_update(doc, fields, body), updated_at=doc["updated_at"])
+
+
+class DeleteReturns200AndKeeps(OmpApi):
+    """§3.3 delete: answers 200 with the memory instead of 204, and the memory stays."""
+
+    def op_delete(self, who: Principal, req: Req) -> Out:
+        return 200, self.visible(who, req.path["memory_id"]), {}
+
+
+class SearchCaseSensitive(OmpApi):
+    """§3.3 search (errata O2): keyword search matches only words of the same case."""
+
+    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
+        if mode == "keyword":
+            return self.store.keyword(scope, filters, q, case_sensitive=True), "keyword"
+        return super().search_memories(scope, filters, q, mode)
+
+
+class SearchModeLies(OmpApi):
+    """§3.3 search: semantic or hybrid requested, keyword search run, and mode_used names the mode requested."""
+
+    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
+        found, _ = super().search_memories(scope, filters, q, "keyword")
+        return found, mode
+
+
+class ExportEnvelopeWrong(OmpApi):
+    """§3.3 export: the envelope has no omp_version."""
+
+    def export_envelope(self, docs: list[dict[str, Any]]) -> dict[str, Any]:
+        out = super().export_envelope(docs)
+        out.pop("omp_version")
+        return out
+
+
+class ConflictIgnored(OmpApi):
+    """§3.3 import: the conflict strategy is ignored; existing ids are always overwritten."""
+
+    def conflict_strategy(self, req: Req, body: dict[str, Any]) -> str:
+        super().conflict_strategy(req, body)
+        return "overwrite"
+
+
+class ImportAbortsOnBadMemory(OmpApi):
+    """§3.3 import (errata O7): the first invalid memory stops the import with a 422; the memories
+    before it stay imported (nothing is rolled back) and those after it are never imported."""
+
+    def import_failed(self, errors: list[dict[str, Any]], index: int, given: Any, err: ApiError) -> None:
+        raise ApiError("validation_error", f"memory {index}: {err.message}", {"index": index})
+
+
+class ImportReplacesAll(OmpApi):
+    """§3.3 import (errata O7): an import first deletes every existing memory the key can see, so
+    memories not in the file are lost whatever the strategy."""
+
+    def before_import(self, who: Principal, strategy: str) -> None:
+        with self.store.transaction():
+            for doc in self.store.all(self.scope(who)):
+                self.store.delete(who.user, doc["id"])
+
+
+class DuplicateReusesIds(OmpApi):
+    """§3.3 import: duplicate must "always create new IDs", yet keeps the file's ids (overwriting)."""
+
+    def import_id(self, strategy: str, given: Any, user: str) -> str:
+        return super().import_id("overwrite" if strategy == "duplicate" else strategy, given, user)
+
+
+class ToolKeyUnscoped(OmpApi):
+    """§3.2/§5 OMP-Full: a per-tool key reads and writes every tool's memories, like the global key."""
+
+    def authenticate(self, headers: Any) -> Principal:
+        who = super().authenticate(headers)
+        return Principal(who.name, who.user, None)
+
+
+class UsersNotIsolated(OmpApi):
+    """§5 OMP-Full multi-user: the other user's key sees and writes the default user's memories."""
+
+    def authenticate(self, headers: Any) -> Principal:
+        who = super().authenticate(headers)
+        return Principal(who.name, "default", who.tool)
+
+
+class ExtractStoresWithoutKey(OmpApi):
+    """§3.3 extract/compress: with no AI key configured the answer is 422 no_api_key, yet memories
+    were extracted (by a local stand-in) and stored."""
+
+    def provider_for(self, body: dict[str, Any]) -> Provider:
+        return self.provider or OfflineProvider()
+
+    def extracted(self, who: Principal, docs: list[dict[str, Any]]) -> Out:
+        return self.error_out(ApiError("no_api_key", "no AI API key is configured for extract/compress"))
+
+    def compressed(self, who: Principal, doc: dict[str, Any]) -> Out:
+        return self.error_out(ApiError("no_api_key", "no AI API key is configured for extract/compress"))
+
+
+class RacyStore(OmpStore):
+    """A store that rewrites a user's whole set of memories on every write, from a snapshot read
+    without the lock and a short pause before writing it back (a JSON file rewritten per request)."""
+
+    pause_s = 0.02
+
+    def transaction(self) -> Any:
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def _racy(self, user: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+        snapshot = self.user_docs(user)
+        time.sleep(self.pause_s)
+        self.rewrite_user(user, change(snapshot))
+
+    def insert(self, user: str, doc: dict[str, Any]) -> None:
+        self._racy(user, lambda docs: [*docs, doc])
+
+    def replace(self, user: str, memory_id: str, doc: dict[str, Any]) -> None:
+        self._racy(user, lambda docs: [doc if d["id"] == memory_id else d for d in docs])
+
+    def delete(self, user: str, memory_id: str) -> bool:
+        found = self.exists(user, memory_id)
+        self._racy(user, lambda docs: [d for d in docs if d["id"] != memory_id])
+        return found
+
+    def rewrite_user(self, user: str, docs: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.db.execute("DELETE FROM memories WHERE user = ?", (user,))
+            for doc in docs:
+                OmpStore.insert(self, user, doc)
+
+
+class NagleStall(OmpApi):
+    """Not a spec rule: every small response goes out ~40 ms after its request arrived, as when small
+    writes wait for a delayed ACK without TCP_NODELAY. The benchmark's and report's stall detector must name it."""
+
+    stall_s = 0.036  # the client sees ~40 ms with its own overhead (measured: +2 to +5 ms)
+    small_bytes = 1024
+
+    def asgi(self, app: Any) -> Any:
+        stall_s, small = self.stall_s, self.small_bytes
+
+        async def stalled(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            held: list[dict[str, Any]] = []
+            started = time.monotonic()
+
+            async def hold(message: dict[str, Any]) -> None:
+                held.append(message)
+
+            await app(scope, receive, hold)
+            if sum(len(m.get("body", b"")) for m in held) < small:  # like a delayed-ACK timer: ~40 ms from arrival
+                await asyncio.sleep(max(0.0, stall_s - (time.monotonic() - started)))
+            for message in held:
+                await send(message)
+
+        return stalled
+
+
+# ---- response shapes, limits, filters, import strategies, search, keys ----------------------------
+
+class CreateReturns200(OmpApi):
+    """§3.3 create: answers 200 instead of 201 Created."""
+
+    def op_create(self, who: Principal, req: Req) -> Out:
+        status, body, headers = super().op_create(who, req)
+        return 200, body, headers
+
+
+class LimitsOffByOne(OmpApi):
+    """§2.1: a value at its limit (10,000 chars, 50-char tag, 100-char namespace) is refused."""
+
+    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
+        return super().check_string(value, name, None if max_len is None else max_len - 1, limit_kind)
+
+
+class ImportReportWithoutErrors(OmpApi):
+    """§3.3 import: the report has no errors array."""
+
+    def op_import(self, who: Principal, req: Req) -> Out:
+        status, body, headers = super().op_import(who, req)
+        return status, {k: v for k, v in body.items() if k != "errors"}, headers
+
+
+class ToolFilterIgnored(OmpApi):
+    """§3.3 list: the tool filter is not applied."""
+
+    def list_filters(self, params: Any) -> Filters:
+        filters = super().list_filters(params)
+        filters.tool = None
+        return filters
+
+
+class ListWithoutPaging(OmpApi):
+    """§3.3 list: the page says neither limit nor offset."""
+
+    def op_list(self, who: Principal, req: Req) -> Out:
+        status, body, headers = super().op_list(who, req)
+        return status, {"memories": body["memories"], "total": body["total"]}, headers
+
+
+class TypeCapitalised(OmpApi):
+    """§2.2: type comes back capitalised ("Semantic"), not a MemoryType."""
+
+    @staticmethod
+    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
+        out = OmpApi.ordered(doc)
+        out["type"] = str(out.get("type", "")).capitalize()
+        return out
+
+
+class TagsAsString(OmpApi):
+    """§2.1: tags come back as one comma-separated string, not string[]."""
+
+    @staticmethod
+    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
+        out = OmpApi.ordered(doc)
+        out["tags"] = ",".join(out.get("tags") or [])
+        return out
+
+
+class SourceWithoutTimestamp(OmpApi):
+    """§2.3: source comes back without its timestamp."""
+
+    @staticmethod
+    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
+        out = OmpApi.ordered(doc)
+        out["source"] = {k: v for k, v in (out.get("source") or {}).items() if k != "timestamp"}
+        return out
+
+
+class ReadsDropMetadata(OmpApi):
+    """§3.3: get, list, search and export serve metadata empty, whatever was written."""
+
+    def op_get(self, who: Principal, req: Req) -> Out:
+        status, body, headers = super().op_get(who, req)
+        return status, dict(body, metadata={}), headers
+
+
+class SearchWithoutModeUsed(OmpApi):
+    """§3.3 search: the answer has no mode_used."""
+
+    def op_search(self, who: Principal, req: Req) -> Out:
+        status, body, headers = super().op_search(who, req)
+        return status, {k: v for k, v in body.items() if k != "mode_used"}, headers
+
+
+class KeywordAnyWord(OmpApi):
+    """§3.3 search (errata O2): a memory holding any one word of q matches."""
+
+    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
+        if mode != "keyword":
+            return super().search_memories(scope, filters, q, mode)
+        hits: dict[str, dict[str, Any]] = {}
+        for word in q.split():
+            hits.update({d["id"]: d for d in self.store.keyword(scope, filters, word)})
+        return list(hits.values()), "keyword"
+
+
+class OverwriteKeepsExisting(OmpApi):
+    """§3.3 import: conflict=overwrite keeps the existing memory, like skip."""
+
+    def conflict_strategy(self, req: Req, body: dict[str, Any]) -> str:
+        strategy = super().conflict_strategy(req, body)
+        return "skip" if strategy == "overwrite" else strategy
+
+
+class UnknownConflictAsSkip(OmpApi):
+    """§3.3 import (errata O7): an unknown conflict strategy is taken as skip instead of refused."""
+
+    def conflict_strategy(self, req: Req, body: dict[str, Any]) -> str:
+        try:
+            return super().conflict_strategy(req, body)
+        except ApiError:
+            return "skip"
+
+
+class SearchNamespaceIgnored(OmpApi):
+    """§5 OMP-Full namespacing: search ignores its namespace filter."""
+
+    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
+        filters.namespace = None
+        return super().search_memories(scope, filters, q, mode)
+
+
+def sixteen_char_keys() -> KeySet:
+    sixteen = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(16))
+    return KeySet(sixteen, {"memconform-tool-a": secrets.token_urlsafe(32), "memconform-tool-b": secrets.token_urlsafe(32)},
+                  secrets.token_urlsafe(32))
+
+
+class ShortKeys(OmpApi):
+    """§7: the global API key has 16 characters, not at least 32."""
+
+    def __init__(self, store: Any, keys: KeySet, **kw: Any) -> None:
+        super().__init__(store, sixteen_char_keys(), **kw)
+
+
+def _factory(name: str, api_class: type[OmpApi] = OmpApi, doc: str | None = None, **spec: Any) -> Callable[[], Target]:
+    def make() -> ServedTarget:
+        return serve_target(ServerSpec(api_class=api_class, **spec), label=f"mutant:omp:{name}")
+
+    make.__name__ = name
+    make.__doc__ = doc or api_class.__doc__
+    return make
+
+
+MUTANTS: dict[str, Callable[[], Target]] = {
+    "auth_skipped": _factory("auth_skipped", AuthSkipped),
+    "health_requires_auth": _factory("health_requires_auth", HealthRequiresAuth),
+    "wrong_error_envelope": _factory("wrong_error_envelope", WrongErrorEnvelope),
+    "not_found_as_200": _factory("not_found_as_200", NotFoundAs200),
+    "limit_not_capped": _factory("limit_not_capped", LimitNotCapped),
+    "limit_default_50": _factory("limit_default_50", LimitDefault50),
+    "offset_ignored": _factory("offset_ignored", OffsetIgnored),
+    "tags_or": _factory("tags_or", TagsOr),
+    "type_filter_ignored": _factory("type_filter_ignored", TypeFilterIgnored),
+    "namespace_filter_ignored": _factory("namespace_filter_ignored", NamespaceFilterIgnored),
+    "sort_ignored": _factory("sort_ignored", SortIgnored),
+    "total_is_page_size": _factory("total_is_page_size", TotalIsPageSize),
+    "id_format_uuid": _factory("id_format_uuid", IdFormatUuid),
+    "timestamps_not_utc": _factory("timestamps_not_utc", TimestampsNotUtc),
+    "no_validation": _factory("no_validation", NoValidation),
+    "server_error_on_bad_input": _factory("server_error_on_bad_input", ServerErrorOnBadInput),
+    "put_replaces_whole": _factory("put_replaces_whole", PutReplacesWhole),
+    "put_changes_created_at": _factory("put_changes_created_at", PutChangesCreatedAt),
+    "updated_at_frozen": _factory("updated_at_frozen", UpdatedAtFrozen),
+    "delete_returns_200_and_keeps": _factory("delete_returns_200_and_keeps", DeleteReturns200AndKeeps),
+    "search_case_sensitive": _factory("search_case_sensitive", SearchCaseSensitive),
+    "search_mode_lies": _factory("search_mode_lies", SearchModeLies),
+    "export_envelope_wrong": _factory("export_envelope_wrong", ExportEnvelopeWrong),
+    "conflict_ignored": _factory("conflict_ignored", ConflictIgnored),
+    "import_aborts_on_bad_memory": _factory("import_aborts_on_bad_memory", ImportAbortsOnBadMemory),
+    "import_replaces_all": _factory("import_replaces_all", ImportReplacesAll),
+    "duplicate_reuses_ids": _factory("duplicate_reuses_ids", DuplicateReusesIds),
+    "tool_key_unscoped": _factory("tool_key_unscoped", ToolKeyUnscoped),
+    "users_not_isolated": _factory("users_not_isolated", UsersNotIsolated),
+    "extract_stores_without_key": _factory("extract_stores_without_key", ExtractStoresWithoutKey),
+    "no_rate_limit": _factory("no_rate_limit", doc="§7: no rate limit on any key (SHOULD rate-limit per API key).",
+                              rate_limits={}),
+    "lost_update_under_concurrency": _factory(
+        "lost_update_under_concurrency", store_class=RacyStore,
+        doc="Nothing lost: concurrent creates, updates and deletes lose acknowledged writes and resurrect deleted "
+            "memories (each write rewrites the user's memories from a snapshot read without the lock)."),
+    "nagle_stall": _factory("nagle_stall", NagleStall),
+    "create_returns_200": _factory("create_returns_200", CreateReturns200),
+    "limits_off_by_one": _factory("limits_off_by_one", LimitsOffByOne),
+    "import_report_without_errors": _factory("import_report_without_errors", ImportReportWithoutErrors),
+    "tool_filter_ignored": _factory("tool_filter_ignored", ToolFilterIgnored),
+    "list_without_paging": _factory("list_without_paging", ListWithoutPaging),
+    "type_capitalised": _factory("type_capitalised", TypeCapitalised),
+    "tags_as_string": _factory("tags_as_string", TagsAsString),
+    "source_without_timestamp": _factory("source_without_timestamp", SourceWithoutTimestamp),
+    "reads_drop_metadata": _factory("reads_drop_metadata", ReadsDropMetadata),
+    "search_without_mode_used": _factory("search_without_mode_used", SearchWithoutModeUsed),
+    "keyword_any_word": _factory("keyword_any_word", KeywordAnyWord),
+    "short_keys": _factory("short_keys", ShortKeys),
+    "overwrite_keeps_existing": _factory("overwrite_keeps_existing", OverwriteKeepsExisting),
+    "unknown_conflict_as_skip": _factory("unknown_conflict_as_skip", UnknownConflictAsSkip),
+    "search_namespace_ignored": _factory("search_namespace_ignored", SearchNamespaceIgnored),
+}
+
+# not a spec rule: the ~40 ms stall is a note, never a failure (tests/test_omp.py test_nodelay_stall_noted)
+NOTE_ONLY = {"nagle_stall"}
+
+# what each broken server must fail (tests/test_omp.py runs them; every OMP check is killed by one)
+EXPECTED_KILLS: dict[str, set[str]] = {
+    "auth_skipped": {"omp.auth_missing_key_401", "omp.auth_wrong_key_401", "omp.fuzz_ignored_auth"},
+    "health_requires_auth": {"omp.health_without_key", "omp.health_declares_level"},
+    "wrong_error_envelope": {"omp.get_unknown_id_404", "omp.unknown_id_every_route", "omp.malformed_json_rejected",
+                             "omp.rejects_wrong_types", "omp.list_rejects_bad_paging", "omp.search_rejects_bad_input",
+                             "omp.auth_missing_key_401", "omp.tool_key_forbidden_other_write", "omp.users_isolated",
+                             "omp.extract_without_ai_key", "omp.fuzz_error_envelopes"},
+    "not_found_as_200": {"omp.get_unknown_id_404", "omp.unknown_id_every_route", "omp.delete_then_gone",
+                         "omp.fuzz_status_codes", "omp.fuzz_response_schemas", "omp.fuzz_stateful_crud"},
+    "limit_not_capped": {"omp.list_limit_max_100"},
+    "limit_default_50": {"omp.list_default_limit_20", "omp.search_limit_and_total"},
+    "offset_ignored": {"omp.list_offset_pages"},
+    "tags_or": {"omp.list_filter_tags_and", "omp.search_filters"},
+    "type_filter_ignored": {"omp.list_filter_type"},
+    "namespace_filter_ignored": {"omp.list_filter_namespace"},
+    "sort_ignored": {"omp.list_sort_orders"},
+    "total_is_page_size": {"omp.list_total_counts_matches"},
+    "id_format_uuid": {"omp.memory_id_format"},
+    "timestamps_not_utc": {"omp.memory_timestamps_utc", "omp.export_envelope"},
+    "no_validation": {"omp.rejects_content_over_max", "omp.rejects_too_many_tags", "omp.rejects_long_tag",
+                      "omp.rejects_too_many_metadata_keys", "omp.rejects_long_namespace", "omp.rejects_unknown_type",
+                      "omp.update_invalid_changes_nothing", "omp.import_bad_memory_reported",
+                      "omp.fuzz_negative_data_rejected"},
+    "server_error_on_bad_input": {"omp.malformed_json_rejected", "omp.rejects_wrong_types", "omp.list_rejects_bad_paging",
+                                  "omp.search_rejects_bad_input", "omp.fuzz_no_server_error"},
+    "put_replaces_whole": {"omp.update_partial"},
+    "put_changes_created_at": {"omp.update_keeps_id_and_created_at", "omp.update_partial"},
+    "updated_at_frozen": {"omp.update_partial", "omp.list_sort_orders"},
+    "delete_returns_200_and_keeps": {"omp.delete_then_gone"},
+    "search_case_sensitive": {"omp.search_keyword_case_insensitive"},
+    "search_mode_lies": {"omp.search_mode_used_honest", "omp.semantic_search"},
+    "export_envelope_wrong": {"omp.export_envelope"},
+    "conflict_ignored": {"omp.import_skip_default", "omp.import_duplicate"},
+    "import_aborts_on_bad_memory": {"omp.import_bad_memory_reported"},
+    "import_replaces_all": {"omp.import_bad_memory_reported", "omp.import_skip_default"},
+    "duplicate_reuses_ids": {"omp.import_duplicate"},
+    "tool_key_unscoped": {"omp.tool_key_forbidden_other_read", "omp.tool_key_forbidden_other_write"},
+    "users_not_isolated": {"omp.users_isolated"},
+    "extract_stores_without_key": {"omp.extract_without_ai_key", "omp.compress_without_ai_key"},
+    "no_rate_limit": {"omp.rate_limited_per_key"},
+    "lost_update_under_concurrency": {"omp.concurrent_writers_nothing_lost"},
+    "create_returns_200": {"omp.create_returns_201"},
+    "limits_off_by_one": {"omp.accepts_values_at_limits"},
+    "import_report_without_errors": {"omp.import_report_shape"},
+    "tool_filter_ignored": {"omp.list_filter_tool"},
+    "list_without_paging": {"omp.list_response_shape"},
+    "type_capitalised": {"omp.memory_content_and_type", "omp.create_returns_201"},
+    "tags_as_string": {"omp.memory_tags_namespace_metadata"},
+    "source_without_timestamp": {"omp.memory_source_object"},
+    "reads_drop_metadata": {"omp.memory_reads_as_written"},
+    "search_without_mode_used": {"omp.search_keyword"},
+    "keyword_any_word": {"omp.search_keyword_all_words"},
+    "short_keys": {"omp.api_keys_at_least_32_chars"},
+    "overwrite_keeps_existing": {"omp.import_overwrite"},
+    "unknown_conflict_as_skip": {"omp.import_unknown_conflict_rejected"},
+    "search_namespace_ignored": {"omp.search_filter_namespace"},
+}
+
+
+
+def __getattr__(name: str) -> Callable[[], Target]:
+    """`harness.mutants.omp:<name>` (and `python:harness.mutants.omp:<name>`) resolve to the factory."""
+    try:
+        return MUTANTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

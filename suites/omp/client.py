@@ -1,0 +1,314 @@
+"""OMP over HTTP: one function per endpoint, memories with run-unique content, and the facts of a target.
+
+Checks never call `HttpTarget.request` themselves. Every answer comes back as an `Answer` (status,
+parsed body, raw bytes) so a check can judge a status code; the `*_ok` helpers are for set-up steps,
+where anything but a 2xx JSON answer is the target erroring (the check errors, it does not fail).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import statistics
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.core.model import Failure, HarnessError, SkipCheck, TargetError
+from harness.formats import omp
+from harness.targets.http import HttpTarget
+
+GLOBAL = "global"  # sentinel: the target's own API key (the client default)
+OWN_TOOL = "memconform"
+# small requests the ~40 ms Nagle/delayed-ACK stall shows on (bytes sent and received)
+SMALL_BYTES = 2048
+MIN_STALL_SAMPLES = 20
+_LOCK = threading.Lock()
+
+
+@dataclass
+class Answer:
+    method: str
+    path: str
+    status: int
+    body: Any
+    raw: bytes
+    content_type: str
+    headers: dict[str, str] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def brief(self) -> str:
+        return f"{self.method} {self.path} -> {self.status} {self.raw[:200].decode('utf-8', 'replace')}"
+
+
+def http(ctx: Any) -> HttpTarget:
+    target = ctx.target
+    if not isinstance(target, HttpTarget):
+        raise SkipCheck(f"OMP is an HTTP API: it needs an http:// target (or reference:omp), not {target.kind!r} "
+                        f"({getattr(target, 'description', '')})", not_applicable=True)
+    return target
+
+
+def _prefix(target: HttpTarget) -> str:
+    return "" if target.base_url.endswith(omp.BASE) else omp.BASE
+
+
+def send(ctx: Any, method: str, path: str, *, body: Any = None, raw: bytes | None = None,
+         params: dict[str, str] | None = None, key: str | None = GLOBAL, record: bool = True,
+         quiet: bool = False) -> Answer:
+    """One request. key=GLOBAL uses the target's key, None sends no Authorization, a string sends that key."""
+    target = http(ctx)
+    headers: dict[str, str] = {}
+    if key not in (GLOBAL, None):
+        headers["Authorization"] = f"Bearer {key}"
+    if raw is not None:
+        headers["Content-Type"] = "application/json"
+    response = target.request(method, _prefix(target) + path, json_body=body, content=raw, params=params,
+                              headers=headers, auth=key is not None)
+    content = response.content
+    if 300 <= response.status_code < 400:
+        raise TargetError(f"{method} {path}: answered a redirect ({response.status_code}); redirects are not followed")
+    ctype = response.headers.get("content-type", "")
+    parsed: Any = None
+    if content:
+        try:
+            parsed = json.loads(content)
+        except ValueError:
+            parsed = None
+    elapsed = response.elapsed.total_seconds() if _has_elapsed(response) else 0.0
+    answer = Answer(method, path + (f"?{_query(params)}" if params else ""), response.status_code, parsed,
+                    content, ctype, dict(response.headers), elapsed)
+    sent = len(raw) if raw is not None else len(json.dumps(body)) if body is not None else 0
+    if record and sent + len(content) <= SMALL_BYTES and elapsed:
+        with _LOCK:
+            ctx.cache.setdefault("omp_latencies", []).append(elapsed)
+    if not quiet:
+        ctx.note(answer.brief())
+    return answer
+
+
+def _has_elapsed(response: Any) -> bool:
+    try:
+        response.elapsed  # noqa: B018  (set once the body was read)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _query(params: dict[str, str]) -> str:
+    return "&".join(f"{k}={v}" for k, v in params.items())
+
+
+def ok_json(answer: Answer, kind: type, what: str) -> Any:
+    """The body of a set-up step that must succeed; anything else means the check cannot go on."""
+    if not answer.ok:
+        raise TargetError(f"{what} failed: {answer.brief()}")
+    if not isinstance(answer.body, kind):
+        raise TargetError(f"{what} answered {answer.status} without a JSON {kind.__name__}: {answer.raw[:200]!r}")
+    return answer.body
+
+
+# ---- endpoints ---------------------------------------------------------------------------------
+
+def create(ctx: Any, memory: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "POST", "/memories", body=memory, key=key, **kw)
+
+
+def created(ctx: Any, memory: dict[str, Any], key: str | None = GLOBAL) -> dict[str, Any]:
+    body: dict[str, Any] = ok_json(create(ctx, memory, key), dict, "creating a memory")
+    if not isinstance(body.get("id"), str):
+        raise TargetError(f"a created memory has no string id: {body!r:.200}")
+    return body
+
+
+def get(ctx: Any, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "GET", f"/memories/{mem_id}", key=key, **kw)
+
+
+def update(ctx: Any, mem_id: str, patch: Any, key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "PUT", f"/memories/{mem_id}", body=patch, key=key, **kw)
+
+
+def delete(ctx: Any, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "DELETE", f"/memories/{mem_id}", key=key, **kw)
+
+
+def list_(ctx: Any, params: dict[str, str] | None = None, key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "GET", "/memories", params=params, key=key, **kw)
+
+
+def listed(ctx: Any, params: dict[str, str], key: str | None = GLOBAL) -> list[dict[str, Any]]:
+    body = ok_json(list_(ctx, params, key), dict, f"listing memories {params}")
+    if not isinstance(body.get("memories"), list):
+        raise TargetError(f"a list answer has no memories array: {body!r:.200}")
+    return [m for m in body["memories"] if isinstance(m, dict)]
+
+
+def search(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "POST", "/memories/search", body=query, key=key, **kw)
+
+
+def found(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL) -> list[dict[str, Any]]:
+    body = ok_json(search(ctx, query, key), dict, f"searching {query}")
+    if not isinstance(body.get("memories"), list):
+        raise TargetError(f"a search answer has no memories array: {body!r:.200}")
+    return [m for m in body["memories"] if isinstance(m, dict)]
+
+
+def export(ctx: Any, key: str | None = GLOBAL, **kw: Any) -> Answer:
+    return send(ctx, "GET", "/export", key=key, **kw)
+
+
+def exported(ctx: Any, key: str | None = GLOBAL) -> list[dict[str, Any]]:
+    body = ok_json(export(ctx, key, record=False), dict, "exporting")
+    if not isinstance(body.get("memories"), list):
+        raise TargetError(f"the export has no memories array: {body!r:.200}")
+    return [m for m in body["memories"] if isinstance(m, dict)]
+
+
+def import_(ctx: Any, doc: Any, conflict: str | None = None, key: str | None = GLOBAL, **kw: Any) -> Answer:
+    """POST /v1/import; the strategy goes where option conflict_in says (errata O1)."""
+    params = None
+    if conflict is not None:
+        if ctx.option("conflict_in") == "body" and isinstance(doc, dict):
+            doc = dict(doc, conflict=conflict)
+        else:
+            params = {"conflict": conflict}
+    return send(ctx, "POST", "/import", body=doc, params=params, key=key, record=False, **kw)
+
+
+def health(ctx: Any, key: str | None = None) -> Answer:
+    return send(ctx, "GET", "/health", key=key)
+
+
+def _no_provider_key(body: dict[str, Any]) -> dict[str, Any]:
+    """The harness never hands a target an AI provider key (errata O11)."""
+    if "api_key" in body:
+        raise HarnessError("extract/compress bodies never carry an api_key")
+    return body
+
+
+def extract(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Answer:
+    return send(ctx, "POST", "/extract", body=_no_provider_key(body), key=key)
+
+
+def compress(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Answer:
+    return send(ctx, "POST", "/compress", body=_no_provider_key(body), key=key)
+
+
+# ---- memories the suite writes: run-unique content and a run tag -------------------------------
+
+def now_iso(offset_s: float = 0) -> str:
+    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_tag(ctx: Any) -> str:
+    return f"mc-{ctx.run_id}"
+
+
+def word() -> str:
+    """A token no other memory holds: letters and digits only, so every tokenizer keeps it whole."""
+    return "w" + uuid.uuid4().hex[:14]
+
+
+def new_id() -> str:
+    return "mem_" + uuid.uuid4().hex[:16]
+
+
+def memory(ctx: Any, label: str, *, tool: str = OWN_TOOL, tags: list[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """A create body whose content no other run and no other check writes."""
+    body: dict[str, Any] = {
+        "content": fields.pop("content", None) or f"{ctx.unique(label)} memconform probe",
+        "type": fields.pop("type", "semantic"),
+        "source": {"tool": tool, "timestamp": now_iso(-60)},
+        "tags": [run_tag(ctx), *(tags or [])],
+        "expires_at": None,
+        "metadata": {"memconform_run": ctx.run_id},
+    }
+    body.update(fields)
+    return body
+
+
+def full_memory(ctx: Any, label: str, **fields: Any) -> dict[str, Any]:
+    """A whole Memory object (with id and timestamps) for import files."""
+    stamp = fields.pop("created_at", now_iso(-3600))
+    body = memory(ctx, label, **fields)
+    return {"id": fields.get("id") or new_id(), **body, "created_at": stamp, "updated_at": stamp}
+
+
+def export_file(memories: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"omp_version": omp.VERSION, "exported_at": now_iso(), "server": "memconform", "memories": memories}
+
+
+def with_marker(memories: list[dict[str, Any]], marker: str) -> list[dict[str, Any]]:
+    return [m for m in memories if isinstance(m.get("content"), str) and marker in m["content"]]
+
+
+def run_state(ctx: Any) -> dict[str, str]:
+    """This run's memories in the export, id -> canonical JSON: what `nothing stored/lost` compares."""
+    return {str(m.get("id")): json.dumps(m, sort_keys=True) for m in with_marker(exported(ctx), ctx.run_id)}
+
+
+def state_changes(before: dict[str, str], after: dict[str, str], what: str) -> Iterator[Failure]:
+    added = sorted(set(after) - set(before))
+    lost = sorted(set(before) - set(after))
+    changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    if added:
+        yield Failure(f"{what}: memories were stored", [json.loads(after[k]).get("content", "")[:80] for k in added[:5]],
+                      "nothing stored", "$.memories", f"{len(added)} new memories of this run in the export")
+    if lost:
+        yield Failure(f"{what}: memories were lost", lost[:5], "every existing memory kept", "$.memories")
+    if changed:
+        yield Failure(f"{what}: existing memories changed", changed[:5], "unchanged", "$.memories")
+
+
+# ---- what a target states about itself ---------------------------------------------------------
+
+def facts(ctx: Any) -> omp.TargetFacts:
+    """The target's own facts (reference, mutants) or the user's options; every key is redacted."""
+    def build() -> omp.TargetFacts:
+        stated = getattr(ctx.target, "omp_facts", None)
+        if stated is None:
+            path = ctx.option("credentials")
+            creds = omp.Credentials.from_file(path) if path else None
+            ai = ctx.option("ai_endpoints")
+            stated = omp.TargetFacts(ai_key_configured=False if ai == "no-key" else None, credentials=creds)
+        if stated.credentials:
+            for secret in stated.credentials.secrets():
+                ctx.redactor.add(secret)
+        return stated
+    return ctx.once("omp_facts", build)
+
+
+def credentials(ctx: Any, need_other_user: bool = False) -> omp.Credentials:
+    creds = facts(ctx).credentials
+    if creds is None or not creds.tool_keys:
+        raise SkipCheck("no per-tool keys known: pass --option omp.credentials=FILE with {\"tool_keys\": {TOOL: KEY}}")
+    if need_other_user and not creds.other_user_key:
+        raise SkipCheck("no second user's key known: add \"other_user_key\" to the omp.credentials file")
+    return creds
+
+
+# ---- the ~40 ms stall of small requests without TCP_NODELAY ------------------------------------
+
+def nodelay_stall(latencies: list[float]) -> str | None:
+    """The note when the median small request takes 35-45 ms (the detector bench/bench_omp.py shares);
+    the suite asks for 20 requests before it calls anything a pattern."""
+    from harness.reference.omp_stall import detect_nodelay_stall
+
+    return detect_nodelay_stall(latencies) if len(latencies) >= MIN_STALL_SAMPLES else None
+
+
+def latency_note(ctx: Any) -> None:
+    latencies = list(ctx.cache.get("omp_latencies", []))
+    if latencies:
+        ctx.note(f"median latency of {len(latencies)} small requests so far: {statistics.median(latencies) * 1000:.1f} ms")
+    stall = nodelay_stall(latencies)
+    if stall:
+        ctx.note(stall)

@@ -1,0 +1,606 @@
+"""OMP API fuzzing: schemathesis, driven from memconform's own OpenAPI description of OMP v0.1.
+
+The description is `fixtures/omp/openapi.yaml` (installed as harness.fixtures). Each registered
+check runs one schemathesis check family over generated requests, so a vendor sees which family
+broke. Requests go through the target's `HttpTarget.request` (per-request timeout, size cap, no
+redirects, the key redacted); example counts and the seed come from the profile, and every phase
+is bounded by time as well as by count.
+
+Check ids; the rule each enforces; the broken servers that kill it (ci profile): the throwaway
+apps of tests/test_omp_openapi.py, then the mutants of harness/mutants/omp.py.
+  omp.fuzz_no_server_error        no 5xx for any generated request
+                                  toy `crash`; server_error_on_bad_input
+  omp.fuzz_status_codes           every status one the description lists for the route
+                                  toy `status_200` (201 expected); not_found_as_200
+  omp.fuzz_response_schemas       every 1xx-3xx body JSON and matching its §2.1/§3.3 schema
+                                  toy `no_total`; id_format_uuid, timestamps_not_utc, export_envelope_wrong,
+                                  no_validation, limit_not_capped, not_found_as_200
+  omp.fuzz_error_envelopes        every 4xx/5xx body the §4 JSON envelope with the code of its status
+                                  toy `bad_envelope` ({"detail": ...}, HTML 404); wrong_error_envelope
+  omp.fuzz_negative_data_rejected invalid data (schemathesis coverage cases, then random) refused
+                                  toy `lenient`; no_validation, limit_not_capped, not_found_as_200
+  omp.fuzz_ignored_auth           accepted requests refused without a key and with a wrong one
+                                  toy `no_auth`; auth_skipped
+  omp.fuzz_stateful_crud          create -> get/update -> delete -> get through the description's links
+                                  toy `zombie`; delete_returns_200_and_keeps (also id_format_uuid,
+                                  timestamps_not_utc, wrong_error_envelope, not_found_as_200)
+
+Extract and compress are fuzzed only when the target states it has no AI key (errata O11): the
+fuzzer never makes a target call a real AI provider, and never sends `api_key` in a body. The
+fuzzer writes random data: it touches no memory it did not create (random ids, and the stateful
+run follows links from its own creates only) and deletes every memory it saw created when a phase
+ends. A 429 ends a phase early (noted, not failed); after 300 requests it paces itself to 50/s.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from harness.core.model import Failure, TargetError
+from harness.core.registry import check
+from harness.fixtures_loader import fixture_root
+from harness.formats import omp
+
+from . import client as c
+
+target_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
+
+DESCRIPTION = "omp/openapi.yaml"
+AI_PATHS = ("/v1/extract", "/v1/compress")
+BODY_METHODS = ("post", "put")
+# Requests sent before pacing starts, then at most this many per second: a ci run never waits,
+# a thorough run stays under a per-key limit like the reference's 1000 per 10 s (errata O12).
+PACE_BURST = 300
+PACE_PER_S = 50.0
+STATEFUL_STEPS = 6
+# enforcement is per route: a few accepted requests per operation are re-sent without / with a wrong key
+AUTH_PROBES_PER_OPERATION = 3
+MAX_FAILURES_PER_CHECK = 10
+METHOD_RE = re.compile(r"HTTP method: \S+")
+MAX_CURL_SHOWN = 2000
+EXAMPLES = "<report-dir>/examples/"
+
+SENTENCE_STATUS = "Implements all endpoints in §3.3 with correct HTTP methods and status codes"
+SENTENCE_SCHEMAS = "Returns responses matching the schemas in §2.1 and §3.3"
+SENTENCE_ERRORS = "Returns errors in the format described in §4"
+SENTENCE_AUTH = "Implements Bearer token authentication as described in §3.2"
+
+
+class _Stop(BaseException):
+    """Ends a Hypothesis run early (time budget, rate limit, target error) without a shrink or replay."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# ---- the description ----------------------------------------------------------------------------
+
+def ai_allowed(ctx: Any) -> bool:
+    """Extract/compress only where the target states it has no AI key (errata O11)."""
+    return ctx.option("ai_endpoints") != "skip" and c.facts(ctx).ai_key_configured is False
+
+
+@functools.cache
+def shipped_description() -> dict[str, Any]:
+    """The description as shipped (parsed once: YAML parsing costs more than the fuzzing of a ci run)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    parsed: dict[str, Any] = yaml.load((fixture_root() / DESCRIPTION).read_text("utf-8"), Loader=loader)  # noqa: S506
+    return parsed
+
+
+def description(ctx: Any) -> dict[str, Any]:
+    """The shipped description, adapted to the run's readings (options) and to what may be called."""
+    doc = copy.deepcopy(shipped_description())
+    if not ai_allowed(ctx):
+        for path in AI_PATHS:
+            doc["paths"].pop(path, None)
+    if ctx.option("limit_over_max") == "clamp":
+        # errata O9 option: limit=101 is served as 100, so it is valid data, not invalid
+        doc["components"]["parameters"]["limit"]["schema"].pop("maximum", None)
+        doc["components"]["schemas"]["SearchRequest"]["properties"]["limit"].pop("maximum", None)
+    if ctx.option("conflict_in") == "body":
+        # errata O1 option: the strategy is a body field, and a query parameter would be ignored
+        post = doc["paths"]["/v1/import"]["post"]
+        conflict = next(p for p in post.pop("parameters") if p["name"] == "conflict")
+        doc["components"]["schemas"]["ImportRequest"]["properties"]["conflict"] = conflict["schema"]
+    if ctx.option("malformed_json_status") == "422":
+        for item in doc["paths"].values():
+            for method in BODY_METHODS:
+                item.get(method, {}).get("responses", {}).pop("400", None)
+    return doc
+
+
+@dataclass
+class Exchange:
+    case: Any
+    response: Any  # schemathesis Response
+    negative: bool
+
+
+@dataclass
+class PhaseRun:
+    """What one generation phase sent and got back: shared by the checks of the run."""
+
+    name: str
+    exchanges: list[Exchange] = field(default_factory=list)
+    operations: int = 0
+    stopped: str = ""
+    cleaned: int = 0
+    coverage: int = 0
+    skipped_ai: bool = False
+    failures: list[tuple[str, list[Any], Exchange]] = field(default_factory=list)  # stateful only
+
+    def summary(self, fuzz: Fuzzer) -> str:
+        text = (f"{self.name}: {len(self.exchanges)} requests over {self.operations} operations, "
+                f"at most {fuzz.examples} random examples each, seed {fuzz.seed}")
+        if self.coverage:
+            text += f", {self.coverage} of them coverage cases (one per described constraint)"
+        if self.stopped:
+            text += f"; stopped early: {self.stopped}"
+        if self.cleaned:
+            text += f"; deleted {self.cleaned} memories the fuzzer had created"
+        if self.skipped_ai:
+            text += ("; extract/compress not fuzzed: the target does not state it has no AI key "
+                     "(--option omp.ai_endpoints=no-key says so)")
+        return text
+
+
+class Fuzzer:
+    """One schemathesis schema bound to the target: the transport, the auth header, the bounds."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.target = c.http(ctx)
+        if not self.target.api_key:
+            raise TargetError("the OMP fuzz checks need the target's API key (--api-key)")
+        self.auth = {"Authorization": f"Bearer {self.target.api_key}"}
+        base = self.target.base_url
+        # the description's paths carry /v1 (§3.1); a target given as http://host/v1 is the same server
+        self.base_url = base[: -len(omp.BASE)] if base.endswith(omp.BASE) else base
+        profile = ctx.profile
+        self.examples = max(1, profile.examples)
+        self.seed = profile.seed
+        # a bound for slow targets, not the expected time (a ci run takes a few seconds on loopback)
+        self.phase_budget_s = min(300.0, 20.0 + 2.0 * profile.examples)
+        self.coverage_cap = 10 * self.examples  # coverage cases per operation
+        self.sent = 0
+        self.created: set[str] = set()
+        self.curls: list[str] = []
+        self.ai_fuzzed = ai_allowed(ctx)
+        self.transport = _target_transport(self)
+        self.schema = self.load(description(ctx))
+
+    def load(self, doc: dict[str, Any], positive_only: bool = False) -> Any:
+        import schemathesis
+        from schemathesis import GenerationMode
+        from schemathesis.config import SchemathesisConfig
+
+        # an explicit config: a schemathesis.toml in the working folder must not change a conformance run
+        schema = schemathesis.openapi.from_dict(doc, config=SchemathesisConfig())
+        schema.__class__ = _bound_schema_class(type(schema), self.transport)
+        if positive_only:
+            schema.config.generation.update(modes=[GenerationMode.POSITIVE])
+        return schema
+
+    # -- bounds ------------------------------------------------------------------------------
+
+    def settings(self, **overrides: Any) -> Any:
+        from hypothesis import settings
+
+        return settings(self.ctx.profile.hypothesis_settings(), max_examples=self.examples, **overrides)
+
+    def seeded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        from hypothesis import seed
+
+        return fn if self.ctx.profile.derandomize else seed(self.seed)(fn)
+
+    def pace(self) -> None:
+        self.sent += 1
+        if self.sent > PACE_BURST:
+            time.sleep(1.0 / PACE_PER_S)
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def send(self, data: dict[str, Any]) -> Any:
+        """Send one serialized case through the target; return the httpx response."""
+        url: str = data["url"]
+        if not url.startswith(self.target.base_url):
+            raise TargetError(f"schemathesis built a URL outside the target: {self.ctx.redactor.text(url)}")
+        headers = {str(k): str(v) for k, v in (data.get("headers") or {}).items()
+                   if str(k).lower() not in ("connection", "content-length")}
+        content: bytes | None = None
+        if "json" in data:
+            content = json.dumps(data["json"], ensure_ascii=False).encode("utf-8")
+        elif data.get("data") is not None:
+            raw = data["data"]
+            content = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+        params = data.get("params")
+        if isinstance(params, dict):
+            params = {k: v for k, v in params.items() if v is not None}
+        self.pace()
+        return self.target.request(
+            data["method"], url[len(self.target.base_url):], content=content, params=params or None,
+            headers=headers, auth=any(k.lower() == "authorization" for k in headers),
+        )
+
+    def transport_kwargs(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "headers": dict(self.auth)}
+
+    def call(self, case: Any) -> Any:
+        """One generated request; what a 201 created is remembered so it can be deleted afterwards."""
+        response = case.call(base_url=self.base_url, headers=dict(self.auth))
+        if response.status_code == 201:
+            try:
+                body = json.loads(response.content)
+            except ValueError:
+                body = None
+            if isinstance(body, dict):
+                # create answers a Memory, extract {"memories": [...]}, compress {"memory": {...}}
+                listed = body.get("memories")
+                found = [body, body.get("memory"), *(listed if isinstance(listed, list) else [])]
+                self.created.update(m["id"] for m in found if isinstance(m, dict) and isinstance(m.get("id"), str)
+                                    and omp.ID_RE.match(m["id"]))
+        return response
+
+    def cleanup(self) -> int:
+        """Delete what the fuzzer created (best effort: a vendor's instance keeps no fuzz debris)."""
+        removed = 0
+        for mem_id in sorted(self.created):
+            try:
+                answer = c.delete(self.ctx, mem_id, quiet=True, record=False)
+            except TargetError:
+                break
+            removed += answer.status == 204
+        self.created.clear()
+        return removed
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def operations(self) -> list[Any]:
+        from schemathesis.core.result import Ok
+
+        return [r.ok() for r in self.schema.get_all_operations() if isinstance(r, Ok)]
+
+    def run_phase(self, negative: bool) -> PhaseRun:
+        from hypothesis import given
+        from schemathesis import GenerationMode
+
+        mode = GenerationMode.NEGATIVE if negative else GenerationMode.POSITIVE
+        run = PhaseRun("negative data" if negative else "valid data", skipped_ai=not self.ai_fuzzed)
+        deadline = time.monotonic() + self.phase_budget_s
+        error: list[TargetError] = []
+        for operation in self.operations():
+            if negative and not _has_inputs(operation):
+                continue  # nothing to make invalid (GET /v1/export, GET /v1/health)
+            run.operations += 1
+            if negative:
+                # schemathesis's coverage cases first: one per constraint (maxLength + 1, maxItems + 1,
+                # a value outside an enum, a missing required field), which random data rarely hits
+                try:
+                    for case in self.coverage_cases(operation):
+                        if time.monotonic() > deadline:
+                            raise _Stop(f"the phase's time budget of {self.phase_budget_s:.0f} s ran out")
+                        run.coverage += 1
+                        response = self.call(case)
+                        run.exchanges.append(Exchange(case, response, negative))
+                        if response.status_code == 429:
+                            raise _Stop(f"{case.operation.label} answered 429: the target rate-limits this key")
+                except _Stop as stop:
+                    run.stopped = stop.reason
+                    break
+
+            @self.settings()
+            # the key is fixed, not generated: negative data is in the request, never in the key
+            # (fuzz_ignored_auth sends the keyless and wrong-key probes itself)
+            @given(case=operation.as_strategy(generation_mode=mode, headers=dict(self.auth)))
+            def one(case: Any) -> None:
+                if time.monotonic() > deadline:
+                    raise _Stop(f"the phase's time budget of {self.phase_budget_s:.0f} s ran out")
+                try:
+                    response = self.call(case)
+                except TargetError as exc:
+                    error.append(exc)
+                    raise _Stop(str(exc)) from None
+                run.exchanges.append(Exchange(case, response, negative))
+                if response.status_code == 429:
+                    raise _Stop(f"{case.operation.label} answered 429: the target rate-limits this key")
+
+            try:
+                self.seeded(one)()
+            except _Stop as stop:
+                run.stopped = stop.reason
+                break
+        run.cleaned = self.cleanup()
+        if error:
+            raise error[0]
+        if not run.exchanges:
+            raise TargetError(f"the {run.name} phase sent no request within its budget ({run.stopped or 'no operation'})")
+        return run
+
+    def coverage_cases(self, operation: Any) -> Iterator[Any]:
+        """schemathesis's systematic negative cases for one operation, but none about the key:
+        fuzz_ignored_auth probes that, and the key is always sent as given."""
+        from schemathesis import GenerationMode
+        from schemathesis.generation.drivers import CoverageGenerator
+        from schemathesis.generation.feedback import NO_FEEDBACK
+        from schemathesis.generation.overrides import Override
+
+        generator = CoverageGenerator(
+            operation=operation, generation_modes=[GenerationMode.NEGATIVE],
+            generation_config=self.schema.config.generation_for(operation=operation, phase="coverage"),
+            auth_storage=None, override=Override(headers=dict(self.auth)), feedback=NO_FEEDBACK,
+        )
+        seen: set[str] = set()
+        for case in generator:
+            data = getattr(getattr(case.meta, "phase", None), "data", None)
+            about = f"{getattr(data, 'parameter', '') or ''} {getattr(data, 'description', '') or ''}"
+            # one case per broken constraint: five wrong JSON types of a field, or seven methods a
+            # route does not have, tell a server's validation nothing the first one did not
+            kind = METHOD_RE.sub("HTTP method", about)
+            if "authorization" in about.lower() or kind in seen:
+                continue
+            seen.add(kind)
+            if len(seen) > self.coverage_cap:
+                return
+            yield case
+
+    def run_stateful(self) -> PhaseRun:
+        from schemathesis.checks import not_a_server_error
+        from schemathesis.core.failures import FailureGroup
+        from schemathesis.specs.openapi.checks import (
+            content_type_conformance,
+            ensure_resource_availability,
+            response_schema_conformance,
+            status_code_conformance,
+            use_after_free,
+        )
+
+        fuzz = self
+        run = PhaseRun("stateful create/get/update/delete", operations=4)
+        deadline = time.monotonic() + self.phase_budget_s
+        checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
+                  use_after_free, ensure_resource_availability]
+        error: list[TargetError] = []
+        # only the memory routes the links join, with valid data: the sequence is the point here
+        doc = description(self.ctx)
+        doc["paths"] = {"/v1/memories": {"post": doc["paths"]["/v1/memories"]["post"]},
+                        "/v1/memories/{id}": doc["paths"]["/v1/memories/{id}"]}
+        machine = self.load(doc, positive_only=True).as_state_machine()
+
+        class Machine(machine):  # type: ignore[misc, valid-type]
+            def call(self, case: Any, **kwargs: Any) -> Any:
+                if time.monotonic() > deadline:
+                    raise _Stop(f"the phase's time budget of {fuzz.phase_budget_s:.0f} s ran out")
+                try:
+                    return fuzz.call(case)
+                except TargetError as exc:
+                    error.append(exc)
+                    raise _Stop(str(exc)) from None
+
+            def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+                exchange = Exchange(case, response, False)
+                run.exchanges.append(exchange)
+                if response.status_code == 429:
+                    raise _Stop(f"{case.operation.label} answered 429: the target rate-limits this key")
+                try:
+                    case.validate_response(response, checks=checks, headers=dict(fuzz.auth),
+                                           transport_kwargs=fuzz.transport_kwargs(),
+                                           recorder=getattr(self, "recorder", None))
+                except FailureGroup as group:
+                    run.failures.append((case.operation.label, list(group.exceptions), exchange))
+
+        try:
+            Machine.run(settings=self.settings(stateful_step_count=STATEFUL_STEPS))
+        except _Stop as stop:
+            run.stopped = stop.reason
+        run.cleaned = self.cleanup()
+        if error:
+            raise error[0]
+        if not run.exchanges:
+            raise TargetError(f"the stateful phase sent no request within its budget ({run.stopped or 'no link'})")
+        return run
+
+    # -- verdicts ----------------------------------------------------------------------------
+
+    def failure(self, label: str, found: Any, exchange: Exchange, expected: str) -> Failure:
+        """One schemathesis failure as a memconform Failure: what, where, the curl line, the seed."""
+        response = exchange.response
+        try:
+            curl = exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url)
+        except Exception as exc:  # curl rendering is best effort; the failure itself stands
+            curl = f"(no curl line: {type(exc).__name__})"
+        curl = self.ctx.redactor.text(curl)
+        self.curls.append(curl)
+        shown = curl if len(curl) <= MAX_CURL_SHOWN else f"{curl[:MAX_CURL_SHOWN]}... ({len(curl)} chars; whole line in {EXAMPLES})"
+        title = str(getattr(found, "title", "") or type(found).__name__)
+        message = str(getattr(found, "message", "") or "").strip()
+        seed = (f"schemathesis seed {self.seed} (profile {self.ctx.profile.name}, "
+                f"{'derandomized' if self.ctx.profile.derandomize else 'seeded'})")
+        body = response.content[:300].decode("utf-8", "replace")
+        return Failure(
+            title=title if label in title else f"{label}: {title}",
+            received=self.ctx.redactor.text(f"{response.status_code} {body}"),
+            expected=expected,
+            path=label,
+            detail=self.ctx.redactor.text("\n".join(p for p in (message, f"Reproduce with: {shown}", seed) if p)),
+        )
+
+    def save_curls(self, check_name: str) -> None:
+        """Every failing request of a check as a shell file beside the report (reports/.../examples/)."""
+        if not self.curls or self.ctx.report_dir is None:
+            self.curls.clear()
+            return
+        folder = self.ctx.report_dir / "examples"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"omp-{check_name}-{self.ctx.run_id}.sh"
+        path.write_text("".join(f"{line}\n" for line in self.curls), encoding="utf-8")
+        self.ctx.note(f"the failing requests, as curl lines: {path}")
+        self.curls.clear()
+
+
+def _has_inputs(operation: Any) -> bool:
+    definition = operation.definition.raw
+    return "{" in operation.path or bool(definition.get("parameters") or definition.get("requestBody"))
+
+
+def _target_transport(fuzz: Fuzzer) -> Any:
+    """The schemathesis transport for OMP: requests serialized as schemathesis does, sent by the target."""
+    from schemathesis.core.transport import Response
+    from schemathesis.transport.requests import REQUESTS_TRANSPORT, RequestsTransport
+
+    class TargetTransport(RequestsTransport):
+        def send(self, case: Any, *, session: Any = None, **kwargs: Any) -> Any:
+            return Response.from_httpx(fuzz.send(self.serialize_case(case, **kwargs)), verify=True)
+
+    transport = TargetTransport()
+    transport._copy_serializers_from(REQUESTS_TRANSPORT)
+    return transport
+
+
+def _bound_schema_class(base: type, transport: Any) -> type:
+    """The loaded schema's class with `transport` fixed to ours: probes and stateful steps use it too."""
+    return type(f"Omp{base.__name__}", (base,), {"transport": property(lambda self: transport)})
+
+
+def fuzzer(ctx: Any) -> Fuzzer:
+    return ctx.once("omp.fuzz", lambda: Fuzzer(ctx))
+
+
+def phase(ctx: Any, negative: bool) -> PhaseRun:
+    fuzz = fuzzer(ctx)
+    run: PhaseRun = ctx.once(f"omp.fuzz.{'negative' if negative else 'positive'}", lambda: fuzz.run_phase(negative))
+    ctx.note(run.summary(fuzz))
+    return run
+
+
+def evaluate(ctx: Any, name: str, exchanges: list[Exchange], check_fn: Any, expected: str) -> Iterator[Failure]:
+    """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind."""
+    from schemathesis.core.failures import FailureGroup
+
+    fuzz = fuzzer(ctx)
+    seen: set[tuple[str, str, str]] = set()
+    reported = 0
+    for exchange in exchanges:
+        try:
+            checks = list(check_fn) if isinstance(check_fn, list | tuple) else [check_fn]
+            exchange.case.validate_response(exchange.response, checks=checks, headers=dict(fuzz.auth),
+                                            transport_kwargs=fuzz.transport_kwargs())
+        except FailureGroup as group:
+            for found in group.exceptions:
+                label = exchange.case.operation.label
+                key = (label, type(found).__name__, str(getattr(found, "title", "")))
+                if key in seen:
+                    continue
+                seen.add(key)
+                reported += 1
+                if reported <= MAX_FAILURES_PER_CHECK:
+                    yield fuzz.failure(label, found, exchange, expected)
+    if reported > MAX_FAILURES_PER_CHECK:
+        ctx.note(f"{reported - MAX_FAILURES_PER_CHECK} more distinct failures not listed")
+    fuzz.save_curls(name)
+
+
+# ---- the checks ---------------------------------------------------------------------------------
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
+def fuzz_no_server_error(ctx: Any) -> Iterator[Failure]:
+    """schemathesis not_a_server_error over valid and invalid generated requests."""
+    from schemathesis.checks import not_a_server_error
+
+    exchanges = phase(ctx, False).exchanges + phase(ctx, True).exchanges
+    yield from evaluate(ctx, "fuzz_no_server_error", exchanges, not_a_server_error, "a status below 500")
+
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
+def fuzz_status_codes(ctx: Any) -> Iterator[Failure]:
+    """schemathesis status_code_conformance: every status is one the description lists for the route."""
+    from schemathesis.specs.openapi.checks import status_code_conformance
+
+    exchanges = phase(ctx, False).exchanges + phase(ctx, True).exchanges
+    yield from evaluate(ctx, "fuzz_status_codes", exchanges, status_code_conformance,
+                         "a status the description lists for the route")
+
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_SCHEMAS)
+def fuzz_response_schemas(ctx: Any) -> Iterator[Failure]:
+    """schemathesis response_schema_conformance (and content_type_conformance: §3 bodies are JSON) on non-errors."""
+    from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
+
+    exchanges = phase(ctx, False).exchanges + phase(ctx, True).exchanges
+    yield from evaluate(ctx, "fuzz_response_schemas", [e for e in exchanges if e.response.status_code < 400],
+                         [content_type_conformance, response_schema_conformance],
+                         "a body matching the §2.1 / §3.3 schema of the response")
+
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
+def fuzz_error_envelopes(ctx: Any) -> Iterator[Failure]:
+    """schemathesis response_schema_conformance (and content_type_conformance) on errors: the §4 JSON envelope."""
+    from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
+
+    exchanges = phase(ctx, False).exchanges + phase(ctx, True).exchanges
+    errors = [e for e in exchanges if e.response.status_code >= 400]
+    if not errors:
+        raise TargetError("no generated request was refused, so no error envelope could be checked")
+    yield from evaluate(ctx, "fuzz_error_envelopes", errors, [content_type_conformance, response_schema_conformance],
+                         'the §4 envelope {"error": CODE, "message": "...", "details": {}} with the code of the status')
+
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
+def fuzz_negative_data_rejected(ctx: Any) -> Iterator[Failure]:
+    """schemathesis negative_data_rejection: data breaking the §2.1/§3.3 limits gets a 4xx, not a 2xx."""
+    from schemathesis.specs.openapi.checks import negative_data_rejection
+
+    yield from evaluate(ctx, "fuzz_negative_data_rejected", phase(ctx, True).exchanges, negative_data_rejection,
+                         "a 4xx refusal of invalid data")
+
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_AUTH)
+def fuzz_ignored_auth(ctx: Any) -> Iterator[Failure]:
+    """schemathesis ignored_auth: accepted requests (a few per route) re-sent without a key and with a wrong one."""
+    from schemathesis.specs.openapi.checks import ignored_auth
+
+    per_operation: dict[str, int] = {}
+    guarded = []
+    for exchange in phase(ctx, False).exchanges:
+        label = exchange.case.operation.label
+        if 200 <= exchange.response.status_code < 300 and exchange.case.operation.path != "/v1/health" \
+                and per_operation.get(label, 0) < AUTH_PROBES_PER_OPERATION:
+            per_operation[label] = per_operation.get(label, 0) + 1
+            guarded.append(exchange)
+    if not guarded:
+        raise TargetError("no valid generated request to an authenticated route was accepted")
+    yield from evaluate(ctx, "fuzz_ignored_auth", guarded, ignored_auth,
+                         "401 unauthorized without a key or with a wrong one")
+
+
+@target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
+def fuzz_stateful_crud(ctx: Any) -> Iterator[Failure]:
+    """schemathesis stateful run over the description's links: create -> get/update -> delete -> get."""
+    fuzz = fuzzer(ctx)
+    run: PhaseRun = ctx.once("omp.fuzz.stateful", fuzz.run_stateful)
+    ctx.note(run.summary(fuzz))
+    linked = any(e.case.operation.path == "/v1/memories/{id}" and e.response.status_code < 300 for e in run.exchanges)
+    if not linked and not run.failures:
+        raise TargetError("the stateful run never reached a created memory through a link")
+    if not linked:
+        ctx.note("no link was followed to a created memory: the failures below stopped the sequence")
+    seen: set[tuple[str, str]] = set()
+    for label, found_all, exchange in run.failures:
+        for found in found_all:
+            key = (label, str(getattr(found, "title", "")))
+            if key not in seen and len(seen) < MAX_FAILURES_PER_CHECK:
+                seen.add(key)
+                yield fuzz.failure(label, found, exchange, "each step of the sequence conforming "
+                                   "(no 5xx, listed status, described body, a deleted memory gone, a created one readable)")
+    fuzz.save_curls("fuzz_stateful_crud")

@@ -1,0 +1,130 @@
+"""The §2.1 / §2.3 / §4 shape rules, as generators of failures over what a target answered."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+from harness.core.model import Failure
+from harness.formats import omp
+
+from .client import Answer
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def instant(value: Any) -> dt.datetime | None:
+    """The moment an ISO 8601 UTC string names (errata O6), or None when it is not one."""
+    if not isinstance(value, str) or not omp.UTC_RE.match(value):
+        return None
+    text = value.replace("Z", "+00:00")
+    head, _, frac = text[:-6].partition(".")
+    try:
+        parsed = dt.datetime.fromisoformat(head + "+00:00")
+    except ValueError:
+        return None
+    return parsed + dt.timedelta(microseconds=int((frac + "000000")[:6])) if frac else parsed
+
+
+def id_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    value = mem.get("id")
+    if not isinstance(value, str) or not omp.ID_RE.match(value):
+        yield Failure("the id is not \"mem_\" + 16 alphanumerics", value, "mem_ + 16 of [A-Za-z0-9]", f"{where}.id")
+
+
+def content_type_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    content = mem.get("content")
+    if not isinstance(content, str):
+        yield Failure("content is not a string", content, "a string", f"{where}.content")
+    elif len(content) > omp.MAX_CONTENT:
+        yield Failure("content is longer than 10,000 characters", len(content), f"<= {omp.MAX_CONTENT}", f"{where}.content")
+    if mem.get("type") not in omp.TYPES:
+        yield Failure("type is not a MemoryType", mem.get("type"), list(omp.TYPES), f"{where}.type")
+
+
+def organisation_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    tags = mem.get("tags")
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        yield Failure("tags is not an array of strings", tags, "string[]", f"{where}.tags")
+    else:
+        if len(tags) > omp.MAX_TAGS:
+            yield Failure("more than 20 tags", len(tags), f"<= {omp.MAX_TAGS}", f"{where}.tags")
+        long = [t for t in tags if len(t) > omp.MAX_TAG_LEN]
+        if long:
+            yield Failure("a tag is longer than 50 characters", long[:3], f"<= {omp.MAX_TAG_LEN} chars", f"{where}.tags")
+    namespace = mem.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or len(namespace) > omp.MAX_NAMESPACE):
+        yield Failure("namespace is not a string of at most 100 characters", namespace, "string, <= 100 chars", f"{where}.namespace")
+    metadata = mem.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        yield Failure("metadata is not an object", metadata, "Record<string, unknown>", f"{where}.metadata")
+    elif isinstance(metadata, dict) and len(metadata) > omp.MAX_METADATA_KEYS:
+        yield Failure("metadata has more than 10 keys", len(metadata), f"<= {omp.MAX_METADATA_KEYS}", f"{where}.metadata")
+
+
+def timestamp_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    for name in ("created_at", "updated_at"):
+        if instant(mem.get(name)) is None:
+            yield Failure(f"{name} is not an ISO 8601 UTC timestamp", mem.get(name, "<absent>"), "e.g. 2026-06-29T12:00:00Z", f"{where}.{name}")
+    if "expires_at" not in mem:
+        yield Failure("expires_at is missing (it is `string | null`, not optional)", "<absent>", "null or ISO 8601 UTC", f"{where}.expires_at")
+    elif mem["expires_at"] is not None and instant(mem["expires_at"]) is None:
+        yield Failure("expires_at is neither null nor an ISO 8601 UTC timestamp", mem["expires_at"], "null or ISO 8601 UTC", f"{where}.expires_at")
+
+
+def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    source = mem.get("source")
+    if not isinstance(source, dict):
+        yield Failure("source is not a MemorySource object", source, "{tool, timestamp, ...}", f"{where}.source")
+        return
+    if not isinstance(source.get("tool"), str) or not source["tool"]:
+        yield Failure("source.tool is missing or not a string", source.get("tool", "<absent>"), "the tool's identifier", f"{where}.source.tool")
+    if instant(source.get("timestamp")) is None:
+        yield Failure("source.timestamp is not an ISO 8601 UTC timestamp", source.get("timestamp", "<absent>"), "ISO 8601 UTC", f"{where}.source.timestamp")
+    for name in ("session_id", "user_id"):
+        if name in source and source[name] is not None and not isinstance(source[name], str):
+            yield Failure(f"source.{name} is not a string", source[name], "string", f"{where}.source.{name}")
+
+
+def envelope_failures(answer: Answer, code: str | None = None) -> Iterator[Failure]:
+    """§4: a JSON {error, message, details?} whose code is a §4 code with its status (errata O15)."""
+    body = answer.body
+    if not isinstance(body, dict) or not isinstance(body.get("error"), str):
+        yield Failure(f"{answer.method} {answer.path}: the error is not the §4 envelope",
+                      f"{answer.content_type} {answer.raw[:160].decode('utf-8', 'replace')}",
+                      '{"error": CODE, "message": "...", "details": {}}', "$.error")
+        return
+    if "json" not in answer.content_type.lower():
+        yield Failure(f"{answer.method} {answer.path}: the error is not served as JSON", answer.content_type or "<none>",
+                      "application/json", "$")
+    if not isinstance(body.get("message"), str):
+        yield Failure(f"{answer.method} {answer.path}: the error envelope has no message", body.get("message", "<absent>"), "a string", "$.message")
+    if "details" in body and body["details"] is not None and not isinstance(body["details"], dict):
+        yield Failure(f"{answer.method} {answer.path}: details is not an object", body["details"], "{}", "$.details")
+    if code is not None and body["error"] != code:
+        yield Failure(f"{answer.method} {answer.path}: wrong error code", body["error"], code, "$.error")
+    elif body["error"] in omp.ERRORS and omp.ERRORS[body["error"]] != answer.status:
+        yield Failure(f"{answer.method} {answer.path}: the error code does not go with the status", f"{answer.status} {body['error']}",
+                      f"{omp.ERRORS[body['error']]} {body['error']}", "$.error")
+
+
+def error_failures(answer: Answer, status: int | None, code: str | None) -> Iterator[Failure]:
+    """An error answer: never 5xx or HTML, the status (None: any 4xx) and the §4 envelope."""
+    if answer.status >= 500:
+        yield Failure(f"{answer.method} {answer.path}: a server error instead of a 4xx", answer.status,
+                      status or "4xx", "$", answer.raw[:160].decode("utf-8", "replace"))
+        return
+    if answer.ok:
+        yield Failure(f"{answer.method} {answer.path}: accepted instead of refused", f"{answer.status} {answer.raw[:160].decode('utf-8', 'replace')}",
+                      f"{status or '4xx'} {code or ''}".strip(), "$")
+        return
+    if status is not None and answer.status != status or not 400 <= answer.status < 500:
+        yield Failure(f"{answer.method} {answer.path}: wrong status", answer.status, status or "4xx", "$")
+    yield from envelope_failures(answer, code)
+
+
+def validation_failures(answer: Answer) -> Iterator[Failure]:
+    yield from error_failures(answer, 422, "validation_error")

@@ -1,0 +1,176 @@
+"""Open Memory Protocol suite: the reference passes every check, each known-broken server fails the
+checks named for it and errors none, and every OMP check is killed by some broken server.
+
+Budget (under 150 s in all on this machine): the full suite runs once, against the reference. Each
+mutant runs only the checks it must fail plus SANITY, a dozen cheap checks that walk every endpoint
+(so a mutant that breaks the suite's own set-up steps shows as an errored check, which fails its
+test). The schemathesis phase (~4 s), the rate-limit burst and the concurrent writers run only on
+the mutants expected to fail them; the racy store (a 20 ms pause a write) runs its kill alone. The
+40 ms stall (nagle_stall) breaks no spec rule: test_nodelay_stall_noted checks that it is noted.
+The broken servers and EXPECTED_KILLS live in harness/mutants/omp.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mutant_kit import assert_mutant_caught
+
+from harness.core.model import Outcome, Result
+from harness.core.profile import Profile
+from harness.core.registry import REGISTRY
+from harness.mutants.omp import EXPECTED_KILLS, MUTANTS, NOTE_ONLY
+from harness.session import execute_run
+from suites.omp import client as c
+from suites.omp import rules
+from suites.omp.checks import declared_level
+
+
+def target_of(name: str) -> str:
+    return f"python:harness.mutants.omp:{name}"
+
+
+def omp_ids() -> list[str]:
+    return [ch.id for ch in REGISTRY.for_suite("omp")]
+
+
+def run(target: str, check_ids: list[str] | None = None, **options: str) -> dict[str, Result]:
+    outcome = execute_run(["omp"], target, Profile.named("ci", options=options), report_dir=None, check_ids=check_ids)
+    return {r.check_id: r for r in outcome.results}
+
+
+# cheap, and between them every endpoint and every set-up helper of the suite
+SANITY = {"omp.memory_id_format", "omp.create_returns_201", "omp.memory_reads_as_written", "omp.list_response_shape",
+          "omp.update_partial", "omp.delete_then_gone", "omp.search_keyword", "omp.export_envelope",
+          "omp.import_skip_default", "omp.health_without_key", "omp.auth_wrong_key_401", "omp.rejects_unknown_type",
+          "omp.tool_key_own_tool", "omp.users_isolated", "omp.extract_without_ai_key"}
+
+
+def mutant_checks(name: str) -> list[str]:
+    """The checks a mutant runs: its expected kills plus SANITY (see the module docstring)."""
+    return [i for i in omp_ids() if i in EXPECTED_KILLS[name] or i in SANITY]
+
+
+# a slow server (a 20 ms pause a write) runs only the check it must fail
+ONLY_KILLS = {"lost_update_under_concurrency"}
+
+
+@pytest.fixture(scope="module")
+def mutant_outcomes() -> dict[str, dict[str, str]]:
+    outcomes = {}
+    for name in sorted(EXPECTED_KILLS):
+        checks = sorted(EXPECTED_KILLS[name]) if name in ONLY_KILLS else mutant_checks(name)
+        results = run(target_of(name), checks)
+        outcomes[name] = {i: r.outcome.value for i, r in results.items()}
+    return outcomes
+
+
+def test_mutant_tables_agree() -> None:
+    assert set(EXPECTED_KILLS) == set(MUTANTS) - NOTE_ONLY
+    assert set().union(*EXPECTED_KILLS.values()) <= set(omp_ids())
+
+
+def test_reference_passes_every_check() -> None:
+    results = run("reference:omp")
+    assert set(results) == set(omp_ids())
+    assert {i: (r.outcome.value, r.reason) for i, r in results.items() if r.outcome is not Outcome.PASSED} == {}
+    concurrency = results["omp.concurrent_writers_nothing_lost"].transcript
+    assert any(line.startswith("acknowledged 90, lost 0") for line in concurrency), concurrency
+    assert not any("TCP_NODELAY" in line for r in results.values() for line in r.transcript)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_KILLS))
+def test_mutant_is_caught_by_its_checks(name: str, mutant_outcomes: dict[str, dict[str, str]]) -> None:
+    assert_mutant_caught(name, mutant_outcomes[name], EXPECTED_KILLS[name])
+
+
+def test_every_check_is_killed(mutant_outcomes: dict[str, dict[str, str]]) -> None:
+    killed = {i for outcomes in mutant_outcomes.values() for i, o in outcomes.items() if o == "failed"}
+    survivors = sorted(set(omp_ids()) - killed)
+    assert survivors == [], f"checks no broken server kills (they could be unable to fail): {survivors}"
+
+
+def test_lost_update_counts_are_printed() -> None:
+    result = run(target_of("lost_update_under_concurrency"), ["concurrent_writers_nothing_lost"])[
+        "omp.concurrent_writers_nothing_lost"]
+    assert result.outcome is Outcome.FAILED
+    detail = result.failures[0].detail
+    for word in ("acknowledged", "lost", "duplicated", "resurrected"):
+        assert word in detail
+
+
+def test_nodelay_stall_noted() -> None:
+    """The stall is named in the notes, and is no failure: no 429 within 100 requests is the SHOULD
+    probe's own verdict (a burst under the bucket of 200), not a verdict on latency."""
+    result = run(target_of("nagle_stall"), ["rate_limited_per_key"], **{"omp.rate_limit_burst": "100"})
+    notes = result["omp.rate_limited_per_key"].transcript
+    assert any("may not set TCP_NODELAY" in line for line in notes), notes
+    assert not any("TCP_NODELAY" in f.title for f in result["omp.rate_limited_per_key"].failures)
+
+
+def test_nodelay_band() -> None:
+    assert c.nodelay_stall([0.040] * 30) is not None
+    assert c.nodelay_stall([0.002] * 30) is None
+    assert c.nodelay_stall([0.040] * 5) is None  # too few to say
+
+
+def test_non_http_target_is_not_applicable() -> None:
+    outcome = execute_run(["omp"], "reference:emp", Profile.named("ci"), report_dir=None, check_ids=["health_without_key"])
+    (result,) = outcome.results
+    assert result.outcome is Outcome.SKIPPED and result.not_applicable and "http://" in result.reason
+    assert outcome.exit_code == 2
+
+
+def test_levels_not_claimed_are_not_applicable() -> None:
+    results = run(target_of("health_requires_auth"), ["users_isolated", "semantic_search", "rate_limited_per_key"])
+    assert {i: (r.outcome.value, r.not_applicable) for i, r in results.items()} == {
+        "omp.users_isolated": ("skipped", True), "omp.semantic_search": ("skipped", True),
+        "omp.rate_limited_per_key": ("passed", False)}
+
+
+def test_declared_level_fields() -> None:
+    assert declared_level({"compliance": "OMP-Full"}) == "full"
+    assert declared_level({"compliance_level": "OMP-Search"}) == "search"
+    assert declared_level({"level": "omp-core"}) == "core"
+    assert declared_level({"status": "ok"}) is None
+
+
+def test_envelope_rules() -> None:
+    def answer(status: int, body: Any) -> c.Answer:
+        return c.Answer("GET", "/x", status, body, b"{}", "application/json")
+
+    assert list(rules.error_failures(answer(404, {"error": "memory_not_found", "message": "m", "details": {}}), 404, "memory_not_found")) == []
+    assert [f.title for f in rules.error_failures(answer(404, {"detail": "x"}), 404, "memory_not_found")]
+    assert [f.title for f in rules.error_failures(answer(500, None), 422, "validation_error")]
+    assert [f.title for f in rules.error_failures(answer(422, {"error": "forbidden", "message": "m"}), None, None)]
+
+
+def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An external target that says nothing about its AI key: extract/compress are skipped, not called."""
+    from harness.reference import omp as ref
+
+    sent: list[str] = []
+    original = ref.OmpApi.op_extract
+
+    def spy(self: Any, who: Any, req: Any) -> Any:
+        sent.append("extract")
+        return original(self, who, req)
+
+    monkeypatch.setattr(ref.OmpApi, "op_extract", spy)
+    target = ref.reference_target()
+    try:
+        outcome = execute_run(["omp"], target.base_url, Profile.named("ci"), report_dir=None, api_key=target.api_key,
+                              check_ids=["extract_without_ai_key", "auth_missing_key_401"])
+    finally:
+        target.close()
+    verdicts = {r.check_id: r.outcome.value for r in outcome.results}
+    assert verdicts == {"omp.auth_missing_key_401": "passed", "omp.extract_without_ai_key": "skipped"}
+    assert sent == []
+
+
+def test_short_key_length_not_leaked() -> None:
+    result = run(target_of("short_keys"), ["api_keys_at_least_32_chars"])["omp.api_keys_at_least_32_chars"]
+    assert result.outcome is Outcome.FAILED
+    assert "16 characters" in str(result.failures[0].received)
+
