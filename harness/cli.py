@@ -72,6 +72,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"{'':<{len(suite) + 2}}{v.title:<30} {cnt['passed']:>6} {cnt['failed']:>6} {cnt['errored']:>7} {cnt['skipped']:>7}")
         for v in verdicts:
             print(f"  {v.line()}")
+    for note in outcome.notes:
+        print(f"note ({note['suite']}): {note['note']}")
     c = outcome.counts()
     print(f"\n{c['passed']} passed, {c['failed']} failed, {c['errored']} errored, {c['skipped']} skipped")
     print(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")

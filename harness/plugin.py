@@ -164,8 +164,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STASH_KEY, None)
     if not state:
         return
-    for ctx in state.get("contexts", {}).values():
-        ctx.target.close()
     writer = state.get("writer")
     if writer:
         from .core.model import Outcome
@@ -179,5 +177,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             own = [r for r in results if r.suite == suite_name]
             levels += [{"suite": suite_name, "level": v.key, "title": v.title, "verdict": v.line()}
                        for v in level_verdicts(get_suite(suite_name), own)]
-        writer.footer(counts, levels, 1 if any(r.blocking for r in results) else 0)
+        notes = [{"suite": name, "note": ctx.redactor.text(n)} for name, ctx in state.get("contexts", {}).items()
+                 if ctx.suite.run_notes is not None for n in ctx.suite.run_notes(ctx)]
+        writer.footer(counts, levels, 1 if any(r.blocking for r in results) else 0, notes)
         writer.close()
+    for ctx in state.get("contexts", {}).values():
+        ctx.target.close()

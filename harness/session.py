@@ -24,6 +24,7 @@ DEFAULT_REPORT_DIR = Path("reports/latest")
 class RunOutcome:
     results: list[Result] = field(default_factory=list)
     levels: dict[str, list[LevelVerdict]] = field(default_factory=dict)
+    notes: list[dict[str, str]] = field(default_factory=list)  # run-level findings, by suite
     report_dir: Path | None = None
     exit_code: int = 0
 
@@ -85,6 +86,8 @@ def execute_run(
                         writer.result(result)
                     if on_result:
                         on_result(result)
+                if suite.run_notes is not None:
+                    outcome.notes += [{"suite": suite_name, "note": redactor.text(n)} for n in suite.run_notes(ctx)]
             outcome.results += suite_results
             outcome.levels[suite_name] = level_verdicts(suite, suite_results)
         ran = [r for r in outcome.results if r.outcome is not Outcome.SKIPPED]
@@ -97,6 +100,7 @@ def execute_run(
                 outcome.counts(),
                 [{"suite": s, "level": v.key, "title": v.title, "verdict": v.line()} for s, vs in outcome.levels.items() for v in vs],
                 outcome.exit_code,
+                outcome.notes,
             )
     finally:
         if writer:

@@ -12,6 +12,7 @@ The broken servers and EXPECTED_KILLS live in harness/mutants/omp.py.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from mutant_kit import assert_mutant_caught
 from harness.core.model import Outcome, Result
 from harness.core.profile import Profile
 from harness.core.registry import REGISTRY
+from harness.core.report import read_report
 from harness.mutants.omp import EXPECTED_KILLS, MUTANTS, NOTE_ONLY
 from harness.session import execute_run
 from suites.omp import client as c
@@ -100,12 +102,19 @@ def test_lost_update_counts_are_printed() -> None:
         assert word in detail
 
 
-def test_nodelay_stall_noted() -> None:
+def test_nodelay_stall_noted(tmp_path: Path) -> None:
     """The stall is named in the notes, and is no failure: no 429 within 100 requests is the SHOULD
     probe's own verdict (a burst under the bucket of 200), not a verdict on latency."""
     result = run(target_of("nagle_stall"), ["rate_limited_per_key"], **{"omp.rate_limit_burst": "100"})
     notes = result["omp.rate_limited_per_key"].transcript
     assert any("may not set TCP_NODELAY" in line for line in notes), notes
+    # and the run itself says so, in the footer and on the command line
+    outcome = execute_run(["omp"], target_of("nagle_stall"), Profile.named("ci"), report_dir=tmp_path,
+                          check_ids=["rate_limited_per_key"])
+    assert any("may not set TCP_NODELAY" in n["note"] for n in outcome.notes), outcome.notes
+    _, _, footer = read_report(tmp_path / "report.jsonl")
+    assert footer is not None and any("TCP_NODELAY" in n["note"] for n in footer["notes"])
+    assert "TCP_NODELAY" in (tmp_path / "summary.md").read_text()
     assert not any("TCP_NODELAY" in f.title for f in result["omp.rate_limited_per_key"].failures)
 
 

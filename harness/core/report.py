@@ -63,8 +63,10 @@ class ReportWriter:
     def result(self, result: Result) -> None:
         self.write(result.to_json())
 
-    def footer(self, counts: dict[str, int], levels: list[dict[str, Any]], exit_code: int) -> None:
-        self.write({"type": "footer", "finished_at": now(), "counts": counts, "levels": levels, "exit_code": exit_code})
+    def footer(self, counts: dict[str, int], levels: list[dict[str, Any]], exit_code: int,
+               notes: list[dict[str, str]] | None = None) -> None:
+        self.write({"type": "footer", "finished_at": now(), "counts": counts, "levels": levels, "exit_code": exit_code,
+                    "notes": notes or []})
 
     def close(self) -> None:
         self._fh.close()
@@ -148,6 +150,8 @@ def render_markdown(header: dict[str, Any], results: list[dict[str, Any]], foote
         out += ["**Truncated run: the report has no footer.**", ""]
     else:
         out += ["## Levels", ""] + [f"- **{lv['suite']}** {lv['verdict']}" for lv in footer["levels"]] + [""]
+        if footer.get("notes"):
+            out += ["## Notes", ""] + [f"- **{n['suite']}** {n['note']}" for n in footer["notes"]] + [""]
         c = footer["counts"]
         out += [f"passed {c['passed']}, failed {c['failed']}, errored {c['errored']}, skipped {c['skipped']}", ""]
     out += ["## Results", "", "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]

@@ -64,6 +64,7 @@ SUITE = register_suite(SuiteSpec(
         Level("security", "§7 Security considerations"),
     ],
     claimed_levels=claimed_levels,
+    run_notes=c.run_notes,
 ))
 
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)

@@ -305,6 +305,13 @@ def nodelay_stall(latencies: list[float]) -> str | None:
     return detect_nodelay_stall(latencies) if len(latencies) >= MIN_STALL_SAMPLES else None
 
 
+def run_notes(ctx: Any) -> list[str]:
+    """The run-level note for the report footer: the stall over every small request of the run."""
+    latencies = list(ctx.cache.get("omp_latencies", []))
+    stall = nodelay_stall(latencies)
+    return [f"{stall} (over {len(latencies)} small requests of this run)"] if stall else []
+
+
 def latency_note(ctx: Any) -> None:
     latencies = list(ctx.cache.get("omp_latencies", []))
     if latencies:
