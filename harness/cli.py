@@ -66,10 +66,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                           command=" ".join(shlex.quote(a) for a in sys.argv))
     print()
     for suite, verdicts in outcome.levels.items():
-        print(f"{suite}: {'level':<30} {'passed':>6} {'failed':>6} {'errored':>7} {'skipped':>7}")
+        width = max([30, *(len(v.title) for v in verdicts)])
+        print(f"{suite}: {'level':<{width}} {'passed':>6} {'failed':>6} {'errored':>7} {'skipped':>7}")
         for v in verdicts:
             cnt = v.counts
-            print(f"{'':<{len(suite) + 2}}{v.title:<30} {cnt['passed']:>6} {cnt['failed']:>6} {cnt['errored']:>7} {cnt['skipped']:>7}")
+            print(f"{'':<{len(suite) + 2}}{v.title:<{width}} {cnt['passed']:>6} {cnt['failed']:>6} {cnt['errored']:>7} {cnt['skipped']:>7}")
         for v in verdicts:
             print(f"  {v.line()}")
     for note in outcome.notes:
