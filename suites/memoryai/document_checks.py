@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from functools import partial
@@ -24,7 +25,7 @@ AUDIT_KEYS = re.compile(r"(?i)^(audit_logs?|audit_trail|access_logs?)$")
 # every alternative of CREDENTIAL_VALUES starts with one of these literals: a string holding none of
 # them cannot match, so the regex runs only on documents where a literal occurs
 _VALUE_MARKERS = ("sk-", "sk_live_", "ghp_", "AKIA", "xoxb-", "xoxp-", "Bearer")
-_SCAN_MAX_STRING = 100_000  # longer strings are payloads, not tokens (same bound as the precise walk)
+_AKIA_TAIL = re.compile(r"[0-9A-Z]{16}")
 
 
 def canonical(doc: Any, ctx: Any) -> bytes:
@@ -292,47 +293,66 @@ def _scan_credentials(value: Any, path: str) -> Iterator[Failure]:
         yield Failure("bundle carries what looks like a secret token", "<redacted>", "no credentials", path)
 
 
-def _keys_and_strings(doc: dict[str, Any]) -> tuple[set[str], list[str]]:
-    """Every dict key and every scanned string of a bundle, in one pass (chunk embeddings skipped,
-    as in the precise walk). A cheap, exact prefilter: the walk runs only when these can match."""
+# ChunkRecord fields of §3.2; a chunk with only these keeps nested keys in metadata and tags alone
+_CHUNK_SCALAR_OR_KNOWN = frozenset({
+    "id", "content", "content_hash", "memory_type", "embedding", "embedding_model", "tags", "zone", "importance",
+    "is_pinned", "decay_score", "tier", "created_at", "accessed_at", "valid_until", "metadata"})
+
+
+def _all_keys(doc: dict[str, Any]) -> set[str]:
+    """Every dict key of a bundle, visiting containers only (strings, numbers and embeddings are skipped)."""
     keys: set[str] = set()
-    strings: list[str] = []
     stack: list[Any] = []
     for key, value in doc.items():
         keys.add(key)
-        if key == "chunks" and isinstance(value, list):
+        if key == "chunks" and type(value) is list:
             for chunk in value:
-                if isinstance(chunk, dict):
+                if type(chunk) is dict and chunk.keys() <= _CHUNK_SCALAR_OR_KNOWN:
+                    # the common case, in C: only metadata and tags can hold nested keys
                     keys.update(chunk)
-                    stack.extend(v for k, v in chunk.items() if k != "embedding")
-                else:
+                    stack.extend(v for v in (chunk.get("metadata"), chunk.get("tags")) if type(v) is dict or type(v) is list)
+                elif type(chunk) is dict or type(chunk) is list:
                     stack.append(chunk)
-        else:
+        elif type(value) is dict or type(value) is list:
             stack.append(value)
     while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind is str:
-            if len(value) < _SCAN_MAX_STRING:
-                strings.append(value)
-        elif kind is dict:
-            keys.update(value)
-            stack.extend(value.values())
-        elif kind is list:
-            stack.extend(value)
-    return keys, strings
+        node = stack.pop()
+        if type(node) is dict:
+            keys.update(node)
+            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+        else:
+            stack.extend(v for v in node if type(v) is dict or type(v) is list)
+    return keys
+
+
+def _value_marker_in(doc: dict[str, Any]) -> bool:
+    """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
+    CREDENTIAL_VALUES match is ASCII that JSON writes as is, so a marker search over the bundle's JSON
+    without chunk embeddings is a superset of the walk; the walk decides."""
+    chunks = doc.get("chunks")
+    if type(chunks) is list:
+        doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
+                                for c in chunks])
+    try:
+        text = json.dumps(doc, ensure_ascii=False, default=str)
+    except ValueError:
+        return True  # not writable as JSON (a cycle, say): let the walk look
+    if any(m in text for m in _VALUE_MARKERS if m != "AKIA"):
+        return True
+    at = text.find("AKIA")
+    while at != -1:
+        if _AKIA_TAIL.match(text, at + 4):
+            return True
+        at = text.find("AKIA", at + 1)
+    return False
 
 
 @doc_check(section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: Any) -> Iterator[Failure]:
     if not isinstance(doc, dict):
         return
-    keys, strings = _keys_and_strings(doc)
-    # NUL is neither a word nor a token character: joined strings keep every \b of the walk
-    text = "\0".join(strings)
-    suspicious_key = any(isinstance(k, str) and (CREDENTIAL_KEYS.match(k) or AUDIT_KEYS.match(k)) for k in keys)
-    suspicious_value = any(m in text for m in _VALUE_MARKERS) and CREDENTIAL_VALUES.search(text)
-    if not suspicious_key and not suspicious_value:
+    suspicious = any(CREDENTIAL_KEYS.match(k) or AUDIT_KEYS.match(k) for k in _all_keys(doc) if isinstance(k, str))
+    if not suspicious and not _value_marker_in(doc):
         return
     for key, value in doc.items():
         if key == "chunks":
