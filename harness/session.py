@@ -79,6 +79,8 @@ def execute_run(
                 tgt.preflight()
                 ctx = Context(suite=suite, target=tgt, profile=profile, report_dir=report_dir, redactor=redactor)
                 ctx.reproduce_base = reproduce_base(suite_name, target_str, profile, report_dir, redactor)
+                if suite.preflight is not None:
+                    suite.preflight(ctx)
                 suite_results: list[Result] = []
                 for result in run_checks(checks, ctx):
                     suite_results.append(result)

@@ -183,3 +183,18 @@ def test_short_key_length_not_leaked() -> None:
     assert result.outcome is Outcome.FAILED
     assert "16 characters" in str(result.failures[0].received)
 
+
+
+def test_refused_or_missing_key_is_one_harness_error() -> None:
+    """A wrong --api-key is the user's mistake, not 48 errored checks: one line, exit 2 from the CLI."""
+    from harness.core.model import HarnessError
+    from harness.reference.omp import reference_target
+
+    target = reference_target()
+    try:
+        for key, words in (("not-the-key-" + "x" * 32, "refuses the given API key"), (None, "--api-key")):
+            with pytest.raises(HarnessError, match=words):
+                execute_run(["omp"], target.base_url, Profile.named("ci"), report_dir=None, api_key=key,
+                            check_ids=["health_without_key"])
+    finally:
+        target.close()

@@ -32,6 +32,8 @@ class SuiteSpec:
     # (instead of loading and parsing it whole), so memory stays bounded
     stream: Callable[[Any], Any] | None = None
     routes: dict[str, Any] = field(default_factory=dict)
+    # before any check: raise HarnessError when the run cannot mean anything (a refused key, say)
+    preflight: Callable[[Any], None] | None = None
     # findings about the whole run that no one check owns (a latency pattern, say): report notes
     run_notes: Callable[[Any], list[str]] | None = None
     # which levels a target claims, from the target itself (None: all levels apply)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, TargetError
+from harness.core.model import Failure, HarnessError, TargetError
 from harness.core.registry import check
 from harness.core.suite import Level, SuiteSpec, register_suite
 from harness.formats import omp
@@ -52,6 +52,18 @@ def claimed_levels(ctx: Any) -> set[str] | None:
     return {*omp.LEVEL_ORDER[:upto], "ai", "security"}
 
 
+def preflight(ctx: Any) -> None:
+    """A missing or refused global key would turn every check into noise: say so once, up front."""
+    if not isinstance(ctx.target, HttpTarget):
+        return  # every check says it needs an http:// target
+    if not ctx.target.api_key:
+        raise HarnessError("OMP needs the target's global API key (§3.2): pass --api-key or set MEMCONFORM_API_KEY")
+    answer = c.send(ctx, "GET", "/memories", params={"limit": "1"}, record=False, quiet=True)
+    if answer.status == 401:
+        raise HarnessError(f"the target refuses the given API key: GET /v1/memories?limit=1 answered 401 "
+                           f"{answer.raw[:120]!r}; pass the right one with --api-key")
+
+
 SUITE = register_suite(SuiteSpec(
     name=omp.SUITE,
     spec_title=omp.SPEC,
@@ -65,6 +77,7 @@ SUITE = register_suite(SuiteSpec(
     ],
     claimed_levels=claimed_levels,
     run_notes=c.run_notes,
+    preflight=preflight,
 ))
 
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
