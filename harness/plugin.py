@@ -116,6 +116,12 @@ def _context(config: pytest.Config, suite_name: str) -> Any:
         redactor = Redactor([state["api_key"]] if state["api_key"] else [])
         ctx = Context(suite=suite, target=target, profile=profile, redactor=redactor)
         ctx.reproduce_base = reproduce_base(suite_name, target_str, profile, None, redactor)
+        if suite.preflight is not None:
+            try:
+                suite.preflight(ctx)  # a refused key: every test of the suite errors with this one line
+            except Exception:
+                target.close()
+                raise
         state["contexts"][suite_name] = ctx
     return state["contexts"][suite_name]
 
