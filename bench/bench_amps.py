@@ -15,12 +15,13 @@ import argparse
 import datetime as dt
 import json
 import random
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _measure import best, phase_in_child, report_phase
 
 from harness.core.profile import Profile
 from harness.formats import amps
@@ -68,15 +69,6 @@ def make_export(n_atoms: int, n_artifacts: int) -> dict:
             "atoms": atoms, "artifacts": artifacts}
 
 
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 def run_phase(phase: str, path: Path, repeat: int) -> float:
     if phase == "floor":
         from jsonschema import Draft202012Validator
@@ -103,14 +95,6 @@ def run_phase(phase: str, path: Path, repeat: int) -> float:
     return time.perf_counter() - t
 
 
-def phase_in_child(phase: str, path: Path, repeat: int) -> tuple[float, float]:
-    """(seconds, peak MB) of one phase run in a fresh process."""
-    out = subprocess.run([sys.executable, __file__, "--phase", phase, "--file", str(path), "--repeat", str(repeat)],
-                         capture_output=True, text=True, check=True)
-    seconds, peak_kb = out.stdout.split()
-    return float(seconds), float(peak_kb) / 1024
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--atoms", type=int, default=100_000)
@@ -120,17 +104,15 @@ def main() -> None:
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:  # a child: one phase, then its time and its own peak RSS (the cli phase's is the command's)
-        seconds = run_phase(args.phase, args.file, args.repeat)
-        who = resource.RUSAGE_CHILDREN if args.phase == "cli" else resource.RUSAGE_SELF
-        print(seconds, resource.getrusage(who).ru_maxrss)
+        report_phase(args.phase, run_phase(args.phase, args.file, args.repeat))
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "export.json"
         path.write_text(json.dumps(make_export(args.atoms, args.artifacts), ensure_ascii=False), encoding="utf-8")
         print(f"export: {args.atoms} atoms, {args.artifacts} artifacts, {path.stat().st_size / 1e6:.1f} MB")
         (t_floor, m_floor), (t_rs, m_rs), (t_val, m_val) = (
-            phase_in_child(p, path, args.repeat) for p in ("floor", "floor-rs", "validate"))
-        t_cli, m_cli = phase_in_child("cli", path, 1)
+            phase_in_child(__file__, p, path, "--repeat", str(args.repeat)) for p in ("floor", "floor-rs", "validate"))
+        t_cli, m_cli = phase_in_child(__file__, "cli", path, "--repeat", "1")
         print(f"floor (parse + jsonschema 2020-12 with format checks, best of {args.repeat}): {t_floor:.3f} s, peak {m_floor:.0f} MB")
         print(f"floor with jsonschema-rs (parse + the same schema and formats): {t_rs:.3f} s, peak {m_rs:.0f} MB")
         print(f"validate (parse + every amps document check, best of {args.repeat}): {t_val:.3f} s, peak {m_val:.0f} MB"

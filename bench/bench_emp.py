@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+from _measure import phase_in_child, report_phase
 
 from harness.core.profile import Profile
 from harness.formats import emp
@@ -72,14 +73,6 @@ def run_phase(phase: str, path: Path) -> float:
                              capture_output=True, text=True, timeout=TIMEOUT_S)
         assert cli.returncode == 0, cli.stdout[-2000:] + cli.stderr[-2000:]
     return time.perf_counter() - t
-
-
-def phase_in_child(phase: str, path: Path) -> tuple[float, float]:
-    """(seconds, peak MB) of one phase run in a fresh process (for cli: the command's own peak)."""
-    out = subprocess.run([sys.executable, __file__, "--phase", phase, "--file", str(path)],
-                         capture_output=True, text=True, check=True, timeout=TIMEOUT_S)
-    seconds, peak_kb = out.stdout.split()
-    return float(seconds), float(peak_kb) / 1024
 
 
 WRITER = """
@@ -154,9 +147,7 @@ def main() -> None:
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:  # a child: one phase, then its time and its own peak RSS
-        seconds = run_phase(args.phase, args.file)
-        who = resource.RUSAGE_CHILDREN if args.phase == "cli" else resource.RUSAGE_SELF
-        print(seconds, resource.getrusage(who).ru_maxrss)
+        report_phase(args.phase, run_phase(args.phase, args.file))
         return
     with tempfile.TemporaryDirectory(prefix="memconform-bench-emp-") as tmp:
         folder = Path(tmp)
@@ -164,7 +155,7 @@ def main() -> None:
             path = folder / f"memory-{n_lines}.jsonl"
             write_file(path, n_lines, args.ids)
             print(f"memory.jsonl: {n_lines} lines, {args.ids} ids, {path.stat().st_size / 1e6:.1f} MB")
-            figures = {phase: phase_in_child(phase, path) for phase in PHASES}
+            figures = {phase: phase_in_child(__file__, phase, path, timeout=TIMEOUT_S) for phase in PHASES}
             t_floor = figures["floor"][0]
             for phase, (seconds, peak) in figures.items():
                 ratio = "" if phase == "floor" else f"  ratio {seconds / t_floor:.2f}x"

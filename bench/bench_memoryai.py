@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _measure import best
+
 from harness.core.profile import Profile
 from harness.formats import memoryai as mai
 from harness.session import execute_run, validate_document
@@ -43,15 +45,6 @@ def make_bundle(n: int, dim: int) -> dict:
                         "embedding_model": "bench-model", "embedding_dim": dim},
            "chunks": chunks, "memory_edges": [], "entities": [], "l2_sessions": [], "mood_states": [], "agents": []}
     return mai.seal(doc)
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:

@@ -143,11 +143,16 @@ def list_(ctx: Any, params: dict[str, str] | None = None, key: str | None = GLOB
     return send(ctx, "GET", "/memories", params=params, key=key, **kw)
 
 
-def listed(ctx: Any, params: dict[str, str], key: str | None = GLOBAL) -> list[dict[str, Any]]:
-    body = ok_json(list_(ctx, params, key), dict, f"listing memories {params}")
+def page_memories(answer: Answer, what: str) -> list[dict[str, Any]]:
+    """The memories of a list or search page that must succeed; anything else stops the check."""
+    body = ok_json(answer, dict, what)
     if not isinstance(body.get("memories"), list):
-        raise TargetError(f"a list answer has no memories array: {body!r:.200}")
+        raise TargetError(f"{what} answered no memories array: {body!r:.200}")
     return [m for m in body["memories"] if isinstance(m, dict)]
+
+
+def listed(ctx: Any, params: dict[str, str], key: str | None = GLOBAL) -> list[dict[str, Any]]:
+    return page_memories(list_(ctx, params, key), f"listing memories {params}")
 
 
 def search(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Answer:
@@ -155,10 +160,7 @@ def search(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any)
 
 
 def found(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL) -> list[dict[str, Any]]:
-    body = ok_json(search(ctx, query, key), dict, f"searching {query}")
-    if not isinstance(body.get("memories"), list):
-        raise TargetError(f"a search answer has no memories array: {body!r:.200}")
-    return [m for m in body["memories"] if isinstance(m, dict)]
+    return page_memories(search(ctx, query, key), f"searching {query}")
 
 
 def export(ctx: Any, key: str | None = GLOBAL, **kw: Any) -> Answer:
