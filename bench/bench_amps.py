@@ -23,9 +23,9 @@ from pathlib import Path
 
 from _measure import best, phase_in_child, report_phase
 
-from harness.core.profile import Profile
-from harness.formats import amps
-from harness.session import validate_document
+from memconform.core.profile import Profile
+from memconform.formats import amps
+from memconform.session import validate_document
 
 PHASES = ("floor", "floor-rs", "validate", "cli")
 
@@ -90,7 +90,7 @@ def run_phase(phase: str, path: Path, repeat: int) -> float:
                            if r.check_id != "amps.atom_labels_required"), [r.check_id for r in results if r.failures]
         return best(validate, repeat)
     t = time.perf_counter()
-    cli = subprocess.run([sys.executable, "-m", "harness.cli", "validate", str(path)], capture_output=True, text=True)
+    cli = subprocess.run([sys.executable, "-m", "memconform.cli", "validate", str(path)], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stdout[-2000:] + cli.stderr[-2000:]
     return time.perf_counter() - t
 

@@ -9,7 +9,7 @@
    own. The same phases on a file a tenth as long show whether memory grows with the file.
 2. Appends per second through memory.jsonl.lock from --writers concurrent processes: (a) each
    process loops the reference store's append --appends times, (b) each writer runs the reference
-   CLI (`python -m harness.reference.emp append ...`, one process per append) --cli-appends times.
+   CLI (`python -m memconform.reference.emp append ...`, one process per append) --cli-appends times.
    Afterwards the file is checked: every acknowledged append present once, no torn line.
 """
 
@@ -28,9 +28,9 @@ from pathlib import Path
 
 from _measure import phase_in_child, report_phase
 
-from harness.core.profile import Profile
-from harness.formats import emp
-from harness.session import validate_document
+from memconform.core.profile import Profile
+from memconform.formats import emp
+from memconform.session import validate_document
 
 PHASES = ("floor", "validate", "resolve", "cli")
 TIMEOUT_S = 600
@@ -69,7 +69,7 @@ def run_phase(phase: str, path: Path) -> float:
         view = emp.resolve(emp.iter_lines(path))
         assert view
     else:
-        cli = subprocess.run([sys.executable, "-m", "harness.cli", "validate", str(path)],
+        cli = subprocess.run([sys.executable, "-m", "memconform.cli", "validate", str(path)],
                              capture_output=True, text=True, timeout=TIMEOUT_S)
         assert cli.returncode == 0, cli.stdout[-2000:] + cli.stderr[-2000:]
     return time.perf_counter() - t
@@ -77,7 +77,7 @@ def run_phase(phase: str, path: Path) -> float:
 
 WRITER = """
 import sys, uuid
-from harness.reference.emp import ReferenceEmpApp
+from memconform.reference.emp import ReferenceEmpApp
 app, path, n, w = ReferenceEmpApp(), sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for i in range(n):
     eid = str(uuid.uuid4())
@@ -119,7 +119,7 @@ def bench_cli_writers(folder: Path, writers: int, appends: int) -> None:
         for i in range(appends):
             eid = str(uuid.uuid4())
             (work / "in.json").write_text(json.dumps({"path": str(path), "entry": {"id": eid, "content": f"cli {w} {i}"}}))
-            done = subprocess.run([sys.executable, "-m", "harness.reference.emp", "append", str(work / "in.json"),
+            done = subprocess.run([sys.executable, "-m", "memconform.reference.emp", "append", str(work / "in.json"),
                                    str(work / "out.json")], timeout=60)
             if done.returncode == 0:
                 with mutex:

@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.cli import main as memconform_main  # noqa: E402
-from harness.formats import memorizz as mz  # noqa: E402
+from memconform.cli import main as memconform_main  # noqa: E402
+from memconform.formats import memorizz as mz  # noqa: E402
 
 WORDS = ("harbor launch release owner mira window deploy check note agent memory summary tool result "
          "context review plan after before schedule ticket customer follow up verify").split()

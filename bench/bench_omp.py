@@ -29,11 +29,11 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from harness.core.profile import Limits, Profile
-from harness.reference.omp import ServedTarget, reference_target
-from harness.reference.omp_stall import detect_nodelay_stall
-from harness.reference.server import serve_in_thread
-from harness.targets.http import HttpTarget
+from memconform.core.profile import Limits, Profile
+from memconform.reference.omp import ServedTarget, reference_target
+from memconform.reference.omp_stall import detect_nodelay_stall
+from memconform.reference.server import serve_in_thread
+from memconform.targets.http import HttpTarget
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = "2026-06-29T12:00:00Z"
@@ -152,7 +152,7 @@ def main() -> None:
     finally:
         ref.close()
 
-    from harness.mutants.omp import MUTANTS
+    from memconform.mutants.omp import MUTANTS
 
     stalled = MUTANTS["nagle_stall"]()
     try:
@@ -163,8 +163,8 @@ def main() -> None:
         stalled.close()
 
     try:
-        from harness.core.registry import REGISTRY, load_suite
-        from harness.session import execute_run
+        from memconform.core.registry import REGISTRY, load_suite
+        from memconform.session import execute_run
 
         load_suite("omp")
     except Exception as exc:  # the suite is written by another helper; say why this part is skipped
@@ -179,7 +179,7 @@ def main() -> None:
             print(f"{label} vs reference, ci profile, in process: {time.perf_counter() - t:.2f} s (goal < 60 s); "
                   f"{c['passed']} passed, {c['failed']} failed, {c['errored']} errored, {c['skipped']} skipped")
         t = time.perf_counter()
-        cli = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--suite", "omp", "--profile", "ci",
+        cli = subprocess.run([sys.executable, "-m", "memconform.cli", "run", "--suite", "omp", "--profile", "ci",
                               "--report-dir", str(Path(tmp) / "cli")], capture_output=True, text=True, cwd=ROOT, timeout=600)
         print(f"memconform run --suite omp --profile ci (whole command): {time.perf_counter() - t:.2f} s, exit {cli.returncode}")
 

@@ -18,8 +18,8 @@ from .core.suite import SUITES
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 SERVABLE = {
-    "memoryai": "harness.reference.memoryai_http:serve_reference",
-    "omp": "harness.reference.omp:serve_reference",
+    "memoryai": "memconform.reference.memoryai_http:serve_reference",
+    "omp": "memconform.reference.omp:serve_reference",
 }
 
 

@@ -1,4 +1,4 @@
-"""The reference fixture corpus: installed as the `harness.fixtures` package, or read from the repo."""
+"""The reference fixture corpus: installed as the `memconform.fixtures` package, or read from the repo."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 def fixture_root() -> Path:
     try:
-        root = Path(str(resources.files("harness.fixtures")))
+        root = Path(str(resources.files("memconform.fixtures")))
         if root.is_dir():
             return root
     except ModuleNotFoundError:

@@ -1,6 +1,6 @@
 """pytest plugin: the same checks and verdicts as `memconform run`, as pytest tests.
 
-    pytest --pyargs suites.memoryai --mc-target http://127.0.0.1:8000 --mc-profile ci
+    pytest --pyargs memconform.suites.memoryai --mc-target http://127.0.0.1:8000 --mc-profile ci
 
 Precedence: flag > environment (MEMCONFORM_TARGET, ...) > ini (memconform_target, ...) > default.
 An errored check is a pytest *error* (raised in setup), a failed check a pytest failure, a

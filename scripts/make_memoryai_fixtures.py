@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.formats import memoryai as mai
+from memconform.formats import memoryai as mai
 
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "memoryai"
 SPEC = "MemoryAI Protocol v1"

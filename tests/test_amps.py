@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutant_kit import assert_mutant_caught
 
-from harness.core.model import Outcome
-from harness.core.profile import Profile
-from harness.core.registry import REGISTRY
-from harness.fixtures_loader import fixture_root, iter_cases
-from harness.formats import amps
-from harness.formats.amps import strategies
-from harness.mutants.amps import EXPECTED_KILLS, MUTANTS
-from harness.session import execute_run, validate_document
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.core.registry import REGISTRY
+from memconform.fixtures_loader import fixture_root, iter_cases
+from memconform.formats import amps
+from memconform.formats.amps import strategies
+from memconform.mutants.amps import EXPECTED_KILLS, MUTANTS
+from memconform.session import execute_run, validate_document
 
 CASES = [(p, c) for p, c in iter_cases("amps") if isinstance(c, dict) and "document" in c]
 STRICT_LABELS = {"amps.atom_labels": "required"}
@@ -37,7 +37,7 @@ def run_against(target: str, options: dict[str, str] | None = None) -> dict[str,
 
 @pytest.fixture(scope="module")
 def mutant_outcomes() -> dict[str, dict[str, str]]:
-    return {name: run_against(f"python:harness.mutants.amps:{cls.__name__}") for name, cls in MUTANTS.items()}
+    return {name: run_against(f"python:memconform.mutants.amps:{cls.__name__}") for name, cls in MUTANTS.items()}
 
 
 @pytest.mark.parametrize("options", [None, STRICT_LABELS], ids=["default", "atom_labels=required"])
@@ -135,7 +135,7 @@ class _FlagsUnsourced:
     """A store that keeps an atom whose only source was deleted, flagged x-unsourced (errata A5)."""
 
     def __new__(cls):
-        from harness.reference.amps import ReferenceAmpsStore
+        from memconform.reference.amps import ReferenceAmpsStore
 
         class FlagsUnsourced(ReferenceAmpsStore):
             def delete_artifact(self, body=None, **params):
@@ -158,9 +158,9 @@ class _FlagsUnsourced:
 
 @pytest.mark.parametrize("reading,expected", [("delete-or-flag", Outcome.PASSED), ("delete", Outcome.FAILED)])
 def test_delete_cascades_accepts_reflagging_only_under_its_reading(reading, expected):
-    from harness.core.runner import Context, run_one
-    from harness.core.suite import get_suite
-    from harness.targets.pyobj import PythonTarget
+    from memconform.core.runner import Context, run_one
+    from memconform.core.suite import get_suite
+    from memconform.targets.pyobj import PythonTarget
 
     ctx = Context(suite=get_suite("amps"), target=PythonTarget(_FlagsUnsourced(), "flags-unsourced"),
                   profile=Profile.named("ci", options={"amps.unsourced_after_delete": reading}))

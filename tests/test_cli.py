@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness.cli import main
-from harness.fixtures_loader import iter_cases
+from memconform.cli import main
+from memconform.fixtures_loader import iter_cases
 
 CASES = list(iter_cases("memoryai"))
 
@@ -79,7 +79,7 @@ def test_validate_detects_the_format_without_being_told(capsys, tmp_path):
 
 
 def test_failing_fuzz_example_is_saved_and_replays(capsys, tmp_path):
-    target = "python:harness.mutants.memoryai:RoundtripLosesData"
+    target = "python:memconform.mutants.memoryai:RoundtripLosesData"
     code, out, _ = run(capsys, "run", "--suite", "memoryai", "--target", target, "--check", "roundtrip_equivalent",
                        "--report-dir", str(tmp_path))
     assert code == 1 and "replay with: memconform replay" in out

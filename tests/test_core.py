@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from harness.core.model import Failure, Outcome, SkipCheck, TargetError
-from harness.core.profile import Profile
-from harness.core.redact import Redactor
-from harness.core.registry import Check, Keyword
-from harness.core.report import ReportWriter, read_report, render_junit, render_markdown, validate_line
-from harness.core.runner import Context, level_verdicts, run_one
-from harness.core.suite import Level, SuiteSpec
+from memconform.core.model import Failure, Outcome, SkipCheck, TargetError
+from memconform.core.profile import Profile
+from memconform.core.redact import Redactor
+from memconform.core.registry import Check, Keyword
+from memconform.core.report import ReportWriter, read_report, render_junit, render_markdown, validate_line
+from memconform.core.runner import Context, level_verdicts, run_one
+from memconform.core.suite import Level, SuiteSpec
 
 SUITE = SuiteSpec(name="demo", spec_title="Demo", version="1", levels=[Level("1", "Level 1"), Level("2", "Level 2", requires=("1",))])
 

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.core.profile import Profile
-from harness.core.registry import REGISTRY
-from harness.fixtures_loader import iter_cases
-from harness.formats import emp
-from harness.formats.emp import strategies
-from harness.mutants.emp import EXPECTED_KILLS, MUTANTS
-from harness.session import execute_run, validate_document
+from memconform.core.profile import Profile
+from memconform.core.registry import REGISTRY
+from memconform.fixtures_loader import iter_cases
+from memconform.formats import emp
+from memconform.formats.emp import strategies
+from memconform.mutants.emp import EXPECTED_KILLS, MUTANTS
+from memconform.session import execute_run, validate_document
 
 pytest_plugins = ["pytester"]
 
@@ -27,7 +27,7 @@ FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
 
 
 # the reference as a command: one real process per operation, so writers contend as separate apps
-REFERENCE_CLI = f"cmd:{shlex.quote(sys.executable)} -m harness.reference.emp {{op}} {{input}} {{output}}"
+REFERENCE_CLI = f"cmd:{shlex.quote(sys.executable)} -m memconform.reference.emp {{op}} {{input}} {{output}}"
 
 
 def run_against(target: str, options: dict[str, str] | None = None) -> dict[str, str]:
@@ -38,7 +38,7 @@ def run_against(target: str, options: dict[str, str] | None = None) -> dict[str,
 @pytest.fixture(scope="module")
 def all_outcomes() -> dict[str, dict[str, str]]:
     # each run works in its own temporary files and mostly waits on locks: run them side by side
-    targets = {name: f"python:harness.mutants.emp:{name}" for name in MUTANTS}
+    targets = {name: f"python:memconform.mutants.emp:{name}" for name in MUTANTS}
     targets |= {"reference": "reference:emp", "reference-cli": REFERENCE_CLI}
     with ThreadPoolExecutor(max_workers=len(targets)) as pool:
         runs = {name: pool.submit(run_against, target) for name, target in targets.items()}
@@ -65,7 +65,7 @@ def test_reference_passes_under_other_readings(options: dict[str, str]) -> None:
 
 
 def test_tie_reading_any_accepts_either_line() -> None:
-    outcome = execute_run(["emp"], "python:harness.mutants.emp:TieKeepsFirstLine",
+    outcome = execute_run(["emp"], "python:memconform.mutants.emp:TieKeepsFirstLine",
                           Profile.named("ci", options={"emp.ts_tie": "any"}), report_dir=None,
                           check_ids=["emp.reader_equal_ts_tie"])
     assert [r.outcome.value for r in outcome.results] == ["passed"]
@@ -103,8 +103,8 @@ def test_fixtures_match_schema() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     from pathlib import Path
 
-    import harness
-    schema = json.loads((Path(harness.__file__).parent / "schemas" / "fixtures.schema.json").read_text())
+    import memconform
+    schema = json.loads((Path(memconform.__file__).parent / "schemas" / "fixtures.schema.json").read_text())
     for _, case in CASES:
         jsonschema.validate(case, schema)
 
@@ -144,7 +144,7 @@ def test_resolve_newest_ts_and_tombstones() -> None:
 
 
 def test_validate_command_streams_the_file_and_reports_line_numbers(tmp_path, capsys) -> None:
-    from harness.cli import main, open_stream
+    from memconform.cli import main, open_stream
 
     good = {"v": "1.0", "id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93", "ts": 1, "src": "com.a.b", "content": "c"}
     path = tmp_path / "memory.jsonl"
@@ -167,7 +167,7 @@ def test_file_checks_list_a_bounded_number_of_offenders() -> None:
 
 
 def test_reference_writer_starts_a_new_line_after_a_torn_one(tmp_path) -> None:
-    from harness.reference.emp import ReferenceEmpApp
+    from memconform.reference.emp import ReferenceEmpApp
 
     path = tmp_path / "memory.jsonl"
     path.write_text('{"v":"1.0","id":"')
@@ -191,10 +191,10 @@ def test_fast_path_rejects_what_field_errors_reports(change: dict) -> None:
 
 def test_a_writer_that_gives_up_cleanly_on_a_held_lock_passes() -> None:
     """errata: after its own timeout a writer may refuse the append, as long as it writes nothing."""
-    from harness.core.runner import Context, run_one
-    from harness.core.suite import get_suite
-    from harness.reference.emp import ReferenceEmpApp
-    from harness.targets.pyobj import PythonTarget
+    from memconform.core.runner import Context, run_one
+    from memconform.core.suite import get_suite
+    from memconform.reference.emp import ReferenceEmpApp
+    from memconform.targets.pyobj import PythonTarget
 
     class GivesUpQuickly(ReferenceEmpApp):
         MAX_WAIT_S = 0.2
@@ -206,5 +206,5 @@ def test_a_writer_that_gives_up_cleanly_on_a_held_lock_passes() -> None:
 
 
 def test_pytest_entry_runs_every_check_on_the_reference(pytester) -> None:
-    result = pytester.runpytest_subprocess("--pyargs", "suites.emp", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--pyargs", "memconform.suites.emp", "-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(REGISTRY.for_suite("emp")))

@@ -8,9 +8,9 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from harness.fixtures_loader import fixture_root
+from memconform.fixtures_loader import fixture_root
 
-SCHEMA = json.loads(resources.files("harness").joinpath("schemas/fixtures.schema.json").read_text("utf-8"))
+SCHEMA = json.loads(resources.files("memconform").joinpath("schemas/fixtures.schema.json").read_text("utf-8"))
 CASE_FILES = sorted(p for p in fixture_root().rglob("*.json") if p.parent.name in ("valid", "invalid"))
 
 

@@ -15,15 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutant_kit import assert_mutant_caught
 
-from harness.cli import main as cli_main
-from harness.core.model import Outcome
-from harness.core.profile import Profile
-from harness.core.registry import REGISTRY
-from harness.fixtures_loader import fixture_root, iter_cases
-from harness.formats import memorizz as mz
-from harness.formats.memorizz import strategies
-from harness.mutants.memorizz import EXPECTED_KILLS, MUTANTS
-from harness.session import execute_run, validate_document
+from memconform.cli import main as cli_main
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.core.registry import REGISTRY
+from memconform.fixtures_loader import fixture_root, iter_cases
+from memconform.formats import memorizz as mz
+from memconform.formats.memorizz import strategies
+from memconform.mutants.memorizz import EXPECTED_KILLS, MUTANTS
+from memconform.session import execute_run, validate_document
 
 CASES = [(p, c) for p, c in iter_cases("memorizz") if isinstance(c, dict) and "document" in c]
 VECTORS = json.loads((fixture_root() / "memorizz" / "canonical-vectors.json").read_text("utf-8"))["vectors"]
@@ -38,7 +38,7 @@ def run_against(target: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def mutant_outcomes() -> dict[str, dict[str, str]]:
-    return {name: run_against(f"python:harness.mutants.memorizz:{name}") for name in MUTANTS}
+    return {name: run_against(f"python:memconform.mutants.memorizz:{name}") for name in MUTANTS}
 
 
 def test_reference_passes_every_check() -> None:

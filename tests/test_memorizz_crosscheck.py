@@ -19,12 +19,12 @@ memory_archive = pytest.importorskip("memorizz.memory_archive")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from harness.cli import main as cli_main  # noqa: E402
-from harness.core.profile import Profile  # noqa: E402
-from harness.fixtures_loader import fixture_root, iter_cases  # noqa: E402
-from harness.formats import memorizz as mz  # noqa: E402
-from harness.formats.memorizz import strategies  # noqa: E402
-from harness.session import execute_run  # noqa: E402
+from memconform.cli import main as cli_main  # noqa: E402
+from memconform.core.profile import Profile  # noqa: E402
+from memconform.fixtures_loader import fixture_root, iter_cases  # noqa: E402
+from memconform.formats import memorizz as mz  # noqa: E402
+from memconform.formats.memorizz import strategies  # noqa: E402
+from memconform.session import execute_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [(p, c) for p, c in iter_cases("memorizz") if isinstance(c, dict) and "document" in c]
@@ -95,10 +95,10 @@ def test_memorizz_accepts_archives_memconform_draws(archive) -> None:
 
 
 def test_memorizz_accepts_the_reference_export() -> None:
-    from harness.core.runner import Context
-    from harness.core.suite import get_suite
-    from harness.targets import open_target
-    from suites.memorizz import checks
+    from memconform.core.runner import Context
+    from memconform.core.suite import get_suite
+    from memconform.targets import open_target
+    from memconform.suites.memorizz import checks
 
     with open_target("reference:memorizz") as target:
         ctx = Context(suite=get_suite("memorizz"), target=target, profile=Profile.named("ci"))

@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.core.profile import Profile
-from harness.core.runner import Context
-from harness.core.suite import get_suite
-from suites.memoryai import document_checks as dc
+from memconform.core.profile import Profile
+from memconform.core.runner import Context
+from memconform.core.suite import get_suite
+from memconform.suites.memoryai import document_checks as dc
 
 PIECES = st.sampled_from(["sk-", "sk_live_", "ghp_", "AKIA", "xoxb-", "xoxp-", "Bearer ", "Bearer\n", "api_key",
                           "ABCDEFGHIJKLMNOP0123456789abcdef", "-", "/", "+", "\n", "é", " ", "_", "\x00", "\""])

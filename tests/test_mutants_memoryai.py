@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 from mutant_kit import assert_mutant_caught
 
-from harness.core.model import Outcome
-from harness.core.profile import Profile
-from harness.core.registry import REGISTRY
-from harness.fixtures_loader import iter_cases
-from harness.mutants.memoryai import EXPECTED_KILLS, MUTANTS
-from harness.session import execute_run
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.core.registry import REGISTRY
+from memconform.fixtures_loader import iter_cases
+from memconform.mutants.memoryai import EXPECTED_KILLS, MUTANTS
+from memconform.session import execute_run
 
 
 def run_against(target: str) -> dict[str, str]:
@@ -24,7 +24,7 @@ def run_against(target: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def mutant_outcomes() -> dict[str, dict[str, str]]:
-    return {name: run_against(f"python:harness.mutants.memoryai:{cls.__name__}") for name, cls in MUTANTS.items()}
+    return {name: run_against(f"python:memconform.mutants.memoryai:{cls.__name__}") for name, cls in MUTANTS.items()}
 
 
 def test_reference_passes_every_check():
@@ -36,9 +36,9 @@ def test_reference_passes_every_check():
 
 def http_kills() -> set[str]:
     """Checks only an HTTP target can fail: run those mutants over real loopback HTTP."""
-    from harness.mutants.memoryai import VersionNotRejected
-    from harness.reference.memoryai_http import make_app
-    from harness.reference.server import serve_in_thread
+    from memconform.mutants.memoryai import VersionNotRejected
+    from memconform.reference.memoryai_http import make_app
+    from memconform.reference.server import serve_in_thread
 
     url, stop = serve_in_thread(make_app(VersionNotRejected()))
     try:

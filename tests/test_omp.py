@@ -18,19 +18,19 @@ from typing import Any
 import pytest
 from mutant_kit import assert_mutant_caught
 
-from harness.core.model import Outcome, Result
-from harness.core.profile import Profile
-from harness.core.registry import REGISTRY
-from harness.core.report import read_report
-from harness.mutants.omp import EXPECTED_KILLS, MUTANTS, NOTE_ONLY
-from harness.session import execute_run
-from suites.omp import client as c
-from suites.omp import rules
-from suites.omp.checks import declared_level
+from memconform.core.model import Outcome, Result
+from memconform.core.profile import Profile
+from memconform.core.registry import REGISTRY
+from memconform.core.report import read_report
+from memconform.mutants.omp import EXPECTED_KILLS, MUTANTS, NOTE_ONLY
+from memconform.session import execute_run
+from memconform.suites.omp import client as c
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks import declared_level
 
 
 def target_of(name: str) -> str:
-    return f"python:harness.mutants.omp:{name}"
+    return f"python:memconform.mutants.omp:{name}"
 
 
 def omp_ids() -> list[str]:
@@ -157,7 +157,7 @@ def test_envelope_rules() -> None:
 
 def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch) -> None:
     """An external target that says nothing about its AI key: extract/compress are skipped, not called."""
-    from harness.reference import omp as ref
+    from memconform.reference import omp as ref
 
     sent: list[str] = []
     original = ref.OmpApi.op_extract
@@ -187,8 +187,8 @@ def test_short_key_length_not_leaked() -> None:
 
 def test_refused_or_missing_key_is_one_harness_error() -> None:
     """A wrong --api-key is the user's mistake, not 48 errored checks: one line, exit 2 from the CLI."""
-    from harness.core.model import HarnessError
-    from harness.reference.omp import reference_target
+    from memconform.core.model import HarnessError
+    from memconform.reference.omp import reference_target
 
     target = reference_target()
     try:

@@ -20,17 +20,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from harness.core.model import TargetError
-from harness.core.profile import Profile
-from harness.core.redact import Redactor
-from harness.core.registry import REGISTRY
-from harness.core.runner import Context, run_one
-from harness.core.suite import get_suite
-from harness.fixtures_loader import fixture_root
-from harness.formats import omp
-from harness.reference.server import serve_in_thread
-from harness.targets.http import HttpTarget
-from suites.omp import fuzz_checks
+from memconform.core.model import TargetError
+from memconform.core.profile import Profile
+from memconform.core.redact import Redactor
+from memconform.core.registry import REGISTRY
+from memconform.core.runner import Context, run_one
+from memconform.core.suite import get_suite
+from memconform.fixtures_loader import fixture_root
+from memconform.formats import omp
+from memconform.reference.server import serve_in_thread
+from memconform.targets.http import HttpTarget
+from memconform.suites.omp import fuzz_checks
 
 DESCRIPTION = yaml.safe_load((fixture_root() / "omp" / "openapi.yaml").read_text("utf-8"))
 # the §3.3 routes as the spec writes them, :id as {id}
@@ -346,7 +346,7 @@ def test_every_fuzz_check_is_killed() -> None:
 
 
 def test_reference_passes_every_fuzz_check() -> None:
-    from harness.targets import open_target
+    from memconform.targets import open_target
 
     with open_target("reference:omp") as target:
         assert isinstance(target, HttpTarget)
@@ -405,7 +405,7 @@ def test_every_phase_is_bounded_by_time() -> None:
 
 
 def test_non_http_targets_are_not_applicable() -> None:
-    from harness.targets import open_target
+    from memconform.targets import open_target
 
     with open_target("reference:emp") as target:
         ctx = Context(suite=get_suite("omp"), target=target, profile=Profile.named("ci"))

@@ -6,15 +6,15 @@ pytest_plugins = ["pytester"]
 
 
 def test_suite_passes_on_the_reference(pytester):
-    result = pytester.runpytest_subprocess("--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider")
     # rejection_status is not applicable in process (status codes exist only over HTTP)
     result.assert_outcomes(passed=len(_ids()) - 1, skipped=1)
 
 
 def test_mutant_fails_and_reproduce_line_is_printed(pytester):
     result = pytester.runpytest_subprocess(
-        "--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider",
-        "--mc-target", "python:harness.mutants.memoryai:TenantIdAdopted", "-k", "tenant_id_not_adopted",
+        "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider",
+        "--mc-target", "python:memconform.mutants.memoryai:TenantIdAdopted", "-k", "tenant_id_not_adopted",
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*Reproduce with: memconform run --suite memoryai*--check memoryai.tenant_id_not_adopted*"])
@@ -22,30 +22,30 @@ def test_mutant_fails_and_reproduce_line_is_printed(pytester):
 
 def test_crashing_target_is_an_error_not_a_failure(pytester):
     result = pytester.runpytest_subprocess(
-        "--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider",
-        "--mc-target", "python:harness.mutants.memoryai:CrashesOnImport", "-k", "reimport_inserts_nothing",
+        "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider",
+        "--mc-target", "python:memconform.mutants.memoryai:CrashesOnImport", "-k", "reimport_inserts_nothing",
     )
     result.assert_outcomes(errors=1)
 
 
 def test_bad_profile_is_a_usage_error_naming_its_source(pytester, monkeypatch):
     monkeypatch.setenv("MEMCONFORM_PROFILE", "nosuch")
-    result = pytester.runpytest_subprocess("--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider")
     result.stderr.fnmatch_lines(["*unknown profile 'nosuch'*MEMCONFORM_PROFILE*"])
 
 
 def _ids():
-    from harness.core.registry import REGISTRY
+    from memconform.core.registry import REGISTRY
 
     return [c.id for c in REGISTRY.for_suite("memoryai")]
 
 
 def test_report_footer_carries_level_verdicts(pytester, tmp_path):
-    from harness.core.report import read_report
+    from memconform.core.report import read_report
 
     result = pytester.runpytest_subprocess(
-        "--pyargs", "suites.memoryai", "-q", "-p", "no:cacheprovider", "--mc-report-dir", str(tmp_path),
-        "--mc-target", "python:harness.mutants.memoryai:TenantIdAdopted",
+        "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider", "--mc-report-dir", str(tmp_path),
+        "--mc-target", "python:memconform.mutants.memoryai:TenantIdAdopted",
     )
     result.assert_outcomes(failed=1, passed=len(_ids()) - 2, skipped=1)
     _, results, footer = read_report(tmp_path / "report.jsonl")

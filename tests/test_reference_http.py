@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.core.profile import Profile
-from harness.reference.memoryai import ReferenceBrain
-from harness.reference.memoryai_http import make_app
-from harness.reference.server import serve_in_thread
-from harness.session import execute_run
+from memconform.core.profile import Profile
+from memconform.reference.memoryai import ReferenceBrain
+from memconform.reference.memoryai_http import make_app
+from memconform.reference.server import serve_in_thread
+from memconform.session import execute_run
 
 
 @pytest.fixture(scope="module")

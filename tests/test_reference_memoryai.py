@@ -7,11 +7,11 @@ import json
 import httpx
 import pytest
 
-from harness.formats import memoryai as mai
-from harness.reference.memoryai import ReferenceBrain
-from harness.reference.memoryai_http import make_app
-from harness.reference.server import serve_in_thread
-from harness.targets.base import Rejected
+from memconform.formats import memoryai as mai
+from memconform.reference.memoryai import ReferenceBrain
+from memconform.reference.memoryai_http import make_app
+from memconform.reference.server import serve_in_thread
+from memconform.targets.base import Rejected
 
 
 def chunk(i: int, content: str, memory_type: str = "fact", **kw):

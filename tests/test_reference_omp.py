@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.formats.omp import ID_RE, UTC_RE
-from harness.mutants.omp import MUTANTS
-from harness.reference.omp import (
+from memconform.formats.omp import ID_RE, UTC_RE
+from memconform.mutants.omp import MUTANTS
+from memconform.reference.omp import (
     TOOL_A,
     TOOL_B,
     OfflineProvider,
@@ -33,8 +33,8 @@ from harness.reference.omp import (
     reference_target,
     serve_target,
 )
-from harness.reference.omp_stall import STALL_MESSAGE, detect_nodelay_stall
-from harness.targets import open_target
+from memconform.reference.omp_stall import STALL_MESSAGE, detect_nodelay_stall
+from memconform.targets import open_target
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -614,7 +614,7 @@ def test_the_racy_mutant_loses_writes_under_the_same_load():
 
 def mutant_serves_health(name: str) -> str | None:
     """None when the mutant starts, serves health and shuts down; else what went wrong."""
-    target = open_target(f"python:harness.mutants.omp:{name}")
+    target = open_target(f"python:memconform.mutants.omp:{name}")
     try:
         if not isinstance(target, ServedTarget) or target.omp_facts.credentials is None or not MUTANTS[name].__doc__:
             return "not a ServedTarget with credentials and a docstring"
@@ -657,7 +657,7 @@ def free_port() -> int:
 
 def test_serve_omp_prints_working_keys():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", "omp", "--port", str(port)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "serve", "omp", "--port", str(port)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
         lines = [proc.stdout.readline() for _ in range(7)]  # type: ignore[union-attr]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.model import HarnessError, TargetError, Unsupported
-from harness.core.profile import Limits
-from harness.targets import Route, open_target
+from memconform.core.model import HarnessError, TargetError, Unsupported
+from memconform.core.profile import Limits
+from memconform.targets import Route, open_target
 
 ROUTES = {
     "ok": Route("POST", "/ok"),

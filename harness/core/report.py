@@ -29,7 +29,7 @@ def now() -> str:
 
 @lru_cache(maxsize=1)
 def report_schema() -> dict[str, Any]:
-    return json.loads(resources.files("harness").joinpath("schemas/report.schema.json").read_text("utf-8"))
+    return json.loads(resources.files("memconform").joinpath("schemas/report.schema.json").read_text("utf-8"))
 
 
 def validate_line(line: dict[str, Any]) -> None:

@@ -6,9 +6,9 @@ import copy
 import urllib.request
 from typing import Any
 
-from harness.formats import amps
-from harness.reference.amps import ReferenceAmpsStore
-from harness.targets.base import Rejected
+from memconform.formats import amps
+from memconform.reference.amps import ReferenceAmpsStore
+from memconform.targets.base import Rejected
 
 
 class AcceptsUnsourcedInferred(ReferenceAmpsStore):

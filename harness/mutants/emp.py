@@ -8,9 +8,9 @@ import os
 import time
 from typing import Any
 
-from harness.formats import emp
-from harness.reference.emp import ReferenceEmpApp
-from harness.targets.base import Rejected
+from memconform.formats import emp
+from memconform.reference.emp import ReferenceEmpApp
+from memconform.targets.base import Rejected
 
 
 class NoLock(ReferenceEmpApp):

@@ -6,8 +6,8 @@ import hashlib
 import json
 from typing import Any
 
-from harness.formats import memorizz as mz
-from harness.reference.memorizz import ReferenceArchiveStore
+from memconform.formats import memorizz as mz
+from memconform.reference.memorizz import ReferenceArchiveStore
 
 
 class PreviewWrites(ReferenceArchiveStore):

@@ -613,7 +613,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
 
 
 def __getattr__(name: str) -> Callable[[], Target]:
-    """`harness.mutants.omp:<name>` (and `python:harness.mutants.omp:<name>`) resolve to the factory."""
+    """`memconform.mutants.omp:<name>` (and `python:memconform.mutants.omp:<name>`) resolve to the factory."""
     try:
         return MUTANTS[name]
     except KeyError:

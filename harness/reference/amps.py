@@ -13,8 +13,8 @@ import json
 import sqlite3
 from typing import Any
 
-from harness.formats import amps
-from harness.targets.base import Rejected
+from memconform.formats import amps
+from memconform.targets.base import Rejected
 
 
 class ReferenceAmpsStore:

@@ -6,7 +6,7 @@ Writes take memory.jsonl.lock with os.open(O_CREAT|O_EXCL), back off exponential
 exists, take over a lock older than STALE_S, fsync before releasing. Reads stream line by line.
 
 The same operations as a command (the `cmd:` protocol, one process per operation):
-    python -m harness.reference.emp OP INPUT.json OUTPUT.json      exit 0 done, 3 rejected, 4 no such op
+    python -m memconform.reference.emp OP INPUT.json OUTPUT.json      exit 0 done, 3 rejected, 4 no such op
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import sys
 import time
 from typing import Any
 
-from harness.formats import emp
-from harness.targets.base import Rejected
+from memconform.formats import emp
+from memconform.targets.base import Rejected
 
 
 class ReferenceEmpApp:
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     """One operation per process, so several apps (processes) can share one file through the lock."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 3:
-        print("usage: python -m harness.reference.emp OP INPUT.json OUTPUT.json", file=sys.stderr)
+        print("usage: python -m memconform.reference.emp OP INPUT.json OUTPUT.json", file=sys.stderr)
         return 2
     op, input_path, output_path = args
     if op not in OPERATIONS:

@@ -17,8 +17,8 @@ import sqlite3
 import uuid
 from typing import Any
 
-from harness.formats import memorizz as mz
-from harness.targets.base import Rejected
+from memconform.formats import memorizz as mz
+from memconform.targets.base import Rejected
 
 WARNING_RULES = {"created_at_utc", "external_references_reported"}  # SHOULD-level: never refuse for them
 OWNER_FIELDS = ("agent_id", "owner_agent_id")

@@ -21,7 +21,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
-from harness.formats.memoryai import (
+from memconform.formats.memoryai import (
     FORMAT,
     MAX_VERSION,
     RECORD_SECTIONS,
@@ -35,7 +35,7 @@ from harness.formats.memoryai import (
     encode_embedding,
     is_dna,
 )
-from harness.targets.base import Rejected
+from memconform.targets.base import Rejected
 
 GENERATOR = "memconform-reference/0.1"
 LOCAL_MODEL = "memconform-hash-384"

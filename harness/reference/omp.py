@@ -33,8 +33,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from harness.core.profile import Limits
-from harness.formats.omp import (
+from memconform.core.profile import Limits
+from memconform.formats.omp import (
     CONFLICTS,
     DEFAULT_LIMIT,
     ERRORS,
@@ -51,7 +51,7 @@ from harness.formats.omp import (
     Credentials,
     TargetFacts,
 )
-from harness.targets.http import HttpTarget
+from memconform.targets.http import HttpTarget
 
 from .omp_store import EMBED_LABEL, Filters, OmpStore, Scope, format_utc, parse_utc, sort_key
 

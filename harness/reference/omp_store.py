@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.formats.omp import UTC_RE
+from memconform.formats.omp import UTC_RE
 
 EMBED_LABEL = "memconform-bow: sparse bag-of-words vectors of exact words (lexical, not a language model)"
 WORD_RE = re.compile(r"[^\W_]+")  # a maximal run of letters/digits, Unicode-aware (errata O2)

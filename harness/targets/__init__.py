@@ -19,11 +19,11 @@ __all__ = ["Rejected", "Reply", "Route", "Target", "open_target", "TARGET_KINDS"
 
 # reference name -> "module:factory" of the embedded implementation
 REFERENCES: dict[str, str] = {
-    "memoryai": "harness.reference.memoryai:ReferenceBrain",
-    "omp": "harness.reference.omp:reference_target",
-    "memorizz": "harness.reference.memorizz:ReferenceArchiveStore",
-    "amps": "harness.reference.amps:ReferenceAmpsStore",
-    "emp": "harness.reference.emp:ReferenceEmpApp",
+    "memoryai": "memconform.reference.memoryai:ReferenceBrain",
+    "omp": "memconform.reference.omp:reference_target",
+    "memorizz": "memconform.reference.memorizz:ReferenceArchiveStore",
+    "amps": "memconform.reference.amps:ReferenceAmpsStore",
+    "emp": "memconform.reference.emp:ReferenceEmpApp",
 }
 
 

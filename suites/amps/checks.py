@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, SkipCheck, TargetError
-from harness.core.registry import check
-from harness.core.suite import Level, SuiteSpec, register_suite
-from harness.formats import amps
-from harness.targets.base import Reply
+from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.registry import check
+from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.formats import amps
+from memconform.targets.base import Reply
 
 SPEC = amps.SPEC
 

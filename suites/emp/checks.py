@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, SkipCheck, TargetError
-from harness.core.registry import check
-from harness.core.suite import Level, SuiteSpec, register_suite
-from harness.formats import emp
+from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.registry import check
+from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.formats import emp
 
 from . import fswatch
 

@@ -1,7 +1,7 @@
-"""Run the Edge Memory Protocol suite under pytest: `pytest --pyargs suites.emp [--mc-target ...]`."""
+"""Run the Edge Memory Protocol suite under pytest: `pytest --pyargs memconform.suites.emp [--mc-target ...]`."""
 
-from harness.plugin import suite_tests
+from memconform.plugin import suite_tests
 
-from . import checks  # noqa: F401  (registers the checks)
+from memconform.suites.emp import checks  # noqa: F401  (registers the checks)
 
 test_check = suite_tests("emp")

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, SkipCheck, TargetError, Unsupported
-from harness.core.registry import check
-from harness.core.suite import Level, SuiteSpec, register_suite
-from harness.formats import memorizz as mz
+from memconform.core.model import Failure, SkipCheck, TargetError, Unsupported
+from memconform.core.registry import check
+from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.formats import memorizz as mz
 
 SPEC = mz.SPEC
 

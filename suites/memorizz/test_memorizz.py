@@ -1,7 +1,7 @@
-"""Run the MemoRizz archive suite under pytest: `pytest --pyargs suites.memorizz [--mc-target ...]`."""
+"""Run the MemoRizz archive suite under pytest: `pytest --pyargs memconform.suites.memorizz [--mc-target ...]`."""
 
-from harness.plugin import suite_tests
+from memconform.plugin import suite_tests
 
-from . import checks  # noqa: F401  (registers the checks)
+from memconform.suites.memorizz import checks  # noqa: F401  (registers the checks)
 
 test_check = suite_tests("memorizz")

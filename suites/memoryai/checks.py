@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, SkipCheck, TargetError
-from harness.core.registry import check
-from harness.core.suite import Level, SuiteSpec, register_suite
-from harness.formats import memoryai as mai
+from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.registry import check
+from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.formats import memoryai as mai
 
 from . import client as c
 from . import document_checks  # noqa: F401  (registers the Level 1 document checks)
@@ -282,7 +282,7 @@ def import_report_shape(ctx: Any) -> Iterator[Failure]:
 def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
     from hypothesis import given, seed
 
-    from harness.formats.memoryai import strategies
+    from memconform.formats.memoryai import strategies
 
     model, dim = c.target_model(ctx)
     found: list[Failure] = []
@@ -315,7 +315,7 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
 
 def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
     """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
-    from harness.formats.memoryai.equivalence import roundtrip_differences
+    from memconform.formats.memoryai.equivalence import roundtrip_differences
 
     reply = c.import_bundle(ctx, doc)
     if not reply.ok:

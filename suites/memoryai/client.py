@@ -7,9 +7,9 @@ import json
 import uuid
 from typing import Any
 
-from harness.core.model import Failure, SkipCheck, TargetError
-from harness.formats import memoryai as mai
-from harness.targets.base import Reply
+from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.formats import memoryai as mai
+from memconform.targets.base import Reply
 
 REPORT_COUNTERS = {
     "chunks": ("inserted", "skipped_duplicate", "skipped_invalid"),

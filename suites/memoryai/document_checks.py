@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure
-from harness.core.registry import check
-from harness.formats import memoryai as mai
+from memconform.core.model import Failure
+from memconform.core.registry import check
+from memconform.formats import memoryai as mai
 
 SPEC = "MemoryAI Protocol v1"
 doc_check = partial(check, suite=mai.SUITE, spec=SPEC, kind="document")

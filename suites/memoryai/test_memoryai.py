@@ -1,7 +1,7 @@
-"""Run the MemoryAI suite under pytest: `pytest --pyargs suites.memoryai [--mc-target ...]`."""
+"""Run the MemoryAI suite under pytest: `pytest --pyargs memconform.suites.memoryai [--mc-target ...]`."""
 
-from harness.plugin import suite_tests
+from memconform.plugin import suite_tests
 
-from . import checks  # noqa: F401  (registers the checks)
+from memconform.suites.memoryai import checks  # noqa: F401  (registers the checks)
 
 test_check = suite_tests("memoryai")

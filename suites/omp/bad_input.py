@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, HarnessError
-from harness.core.registry import check
-from harness.fixtures_loader import iter_cases
-from harness.formats import omp
+from memconform.core.model import Failure, HarnessError
+from memconform.core.registry import check
+from memconform.fixtures_loader import iter_cases
+from memconform.formats import omp
 
 from . import client as c
 from . import rules

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, HarnessError, TargetError
-from harness.core.registry import check
-from harness.core.suite import Level, SuiteSpec, register_suite
-from harness.formats import omp
-from harness.targets.http import HttpTarget
+from memconform.core.model import Failure, HarnessError, TargetError
+from memconform.core.registry import check
+from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.formats import omp
+from memconform.targets.http import HttpTarget
 
 from . import client as c
 from . import rules

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.model import Failure, HarnessError, SkipCheck, TargetError
-from harness.formats import omp
-from harness.targets.http import HttpTarget
+from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
+from memconform.formats import omp
+from memconform.targets.http import HttpTarget
 
 GLOBAL = "global"  # sentinel: the target's own API key (the client default)
 OWN_TOOL = "memconform"
@@ -302,7 +302,7 @@ def credentials(ctx: Any, need_other_user: bool = False) -> omp.Credentials:
 def nodelay_stall(latencies: list[float]) -> str | None:
     """The note when the median small request takes 35-45 ms (the detector bench/bench_omp.py shares);
     the suite asks for 20 requests before it calls anything a pattern."""
-    from harness.reference.omp_stall import detect_nodelay_stall
+    from memconform.reference.omp_stall import detect_nodelay_stall
 
     return detect_nodelay_stall(latencies) if len(latencies) >= MIN_STALL_SAMPLES else None
 

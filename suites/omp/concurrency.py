@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, TargetError
-from harness.core.registry import check
-from harness.formats import omp
+from memconform.core.model import Failure, TargetError
+from memconform.core.registry import check
+from memconform.formats import omp
 
 from . import client as c
 

@@ -1,6 +1,6 @@
 """OMP API fuzzing: schemathesis, driven from memconform's own OpenAPI description of OMP v0.1.
 
-The description is `fixtures/omp/openapi.yaml` (installed as harness.fixtures). Each registered
+The description is `fixtures/omp/openapi.yaml` (installed as memconform.fixtures). Each registered
 check runs one schemathesis check family over generated requests, so a vendor sees which family
 broke. Requests go through the target's `HttpTarget.request` (per-request timeout, size cap, no
 redirects, the key redacted); example counts and the seed come from the profile, and every phase
@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure, TargetError
-from harness.core.registry import check
-from harness.fixtures_loader import fixture_root
-from harness.formats import omp
+from memconform.core.model import Failure, TargetError
+from memconform.core.registry import check
+from memconform.fixtures_loader import fixture_root
+from memconform.formats import omp
 
 from . import client as c
 

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness.core.model import Failure
-from harness.core.registry import check
-from harness.formats import omp
+from memconform.core.model import Failure
+from memconform.core.registry import check
+from memconform.formats import omp
 
 from . import client as c
 from . import rules

@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from harness.core.model import Failure
-from harness.formats import omp
+from memconform.core.model import Failure
+from memconform.formats import omp
 
 from .client import Answer
 

@@ -1,7 +1,7 @@
-"""Run the OMP suite under pytest: `pytest --pyargs suites.omp [--mc-target http://... --mc-api-key ...]`."""
+"""Run the OMP suite under pytest: `pytest --pyargs memconform.suites.omp [--mc-target http://... --mc-api-key ...]`."""
 
-from harness.plugin import suite_tests
+from memconform.plugin import suite_tests
 
-from . import checks  # noqa: F401  (registers the checks)
+from memconform.suites.omp import checks  # noqa: F401  (registers the checks)
 
 test_check = suite_tests("omp")

@@ -11,7 +11,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from harness.core.profile import declare_option
+from memconform.core.profile import declare_option
 
 SUITE = "emp"
 SPEC = "Edge Memory Protocol v1.0"

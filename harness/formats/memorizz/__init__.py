@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from harness.core.profile import declare_option
+from memconform.core.profile import declare_option
 
 SUITE = "memorizz"
 SPEC = "MemoRizz Memory Archive v1"

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core.model import HarnessError
-from harness.core.profile import declare_option
+from memconform.core.model import HarnessError
+from memconform.core.profile import declare_option
 
 SUITE = "omp"
 SPEC = "Open Memory Protocol v0.1"
