@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from _measure import best, phase_in_child, report_phase
-
 from memconform.core.profile import Profile
 from memconform.formats import amps
 from memconform.session import validate_document

@@ -27,7 +27,6 @@ import uuid
 from pathlib import Path
 
 from _measure import phase_in_child, report_phase
-
 from memconform.core.profile import Profile
 from memconform.formats import emp
 from memconform.session import validate_document

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from _measure import best
-
 from memconform.core.profile import Profile
 from memconform.formats import memoryai as mai
 from memconform.session import execute_run, validate_document

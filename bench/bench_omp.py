@@ -25,15 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-
 from memconform.core.profile import Limits, Profile
 from memconform.reference.omp import ServedTarget, reference_target
 from memconform.reference.omp_stall import detect_nodelay_stall
 from memconform.reference.server import serve_in_thread
 from memconform.targets.http import HttpTarget
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = "2026-06-29T12:00:00Z"

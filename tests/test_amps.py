@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mutant_kit import assert_mutant_caught
-
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
@@ -23,6 +21,7 @@ from memconform.formats import amps
 from memconform.formats.amps import strategies
 from memconform.mutants.amps import EXPECTED_KILLS, MUTANTS
 from memconform.session import execute_run, validate_document
+from mutant_kit import assert_mutant_caught
 
 CASES = [(p, c) for p, c in iter_cases("amps") if isinstance(c, dict) and "document" in c]
 STRICT_LABELS = {"amps.atom_labels": "required"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from memconform.cli import main
 from memconform.fixtures_loader import iter_cases
 

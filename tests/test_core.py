@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from memconform.core.model import Failure, Outcome, SkipCheck, TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases

@@ -7,7 +7,6 @@ from importlib import resources
 
 import jsonschema
 import pytest
-
 from memconform.fixtures_loader import fixture_root
 
 SCHEMA = json.loads(resources.files("memconform").joinpath("schemas/fixtures.schema.json").read_text("utf-8"))

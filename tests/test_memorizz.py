@@ -13,8 +13,6 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mutant_kit import assert_mutant_caught
-
 from memconform.cli import main as cli_main
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
@@ -24,6 +22,7 @@ from memconform.formats import memorizz as mz
 from memconform.formats.memorizz import strategies
 from memconform.mutants.memorizz import EXPECTED_KILLS, MUTANTS
 from memconform.session import execute_run, validate_document
+from mutant_kit import assert_mutant_caught
 
 CASES = [(p, c) for p, c in iter_cases("memorizz") if isinstance(c, dict) and "document" in c]
 VECTORS = json.loads((fixture_root() / "memorizz" / "canonical-vectors.json").read_text("utf-8"))["vectors"]

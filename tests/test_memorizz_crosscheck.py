@@ -18,7 +18,6 @@ import pytest
 memory_archive = pytest.importorskip("memorizz.memory_archive")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
-
 from memconform.cli import main as cli_main  # noqa: E402
 from memconform.core.profile import Profile  # noqa: E402
 from memconform.fixtures_loader import fixture_root, iter_cases  # noqa: E402
@@ -97,8 +96,8 @@ def test_memorizz_accepts_archives_memconform_draws(archive) -> None:
 def test_memorizz_accepts_the_reference_export() -> None:
     from memconform.core.runner import Context
     from memconform.core.suite import get_suite
-    from memconform.targets import open_target
     from memconform.suites.memorizz import checks
+    from memconform.targets import open_target
 
     with open_target("reference:memorizz") as target:
         ctx = Context(suite=get_suite("memorizz"), target=target, profile=Profile.named("ci"))

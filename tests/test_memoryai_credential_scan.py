@@ -6,7 +6,6 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memconform.core.profile import Profile
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite

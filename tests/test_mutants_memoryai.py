@@ -7,14 +7,13 @@ named for it. Document checks may instead be killed by an invalid fixture of the
 from __future__ import annotations
 
 import pytest
-from mutant_kit import assert_mutant_caught
-
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases
 from memconform.mutants.memoryai import EXPECTED_KILLS, MUTANTS
 from memconform.session import execute_run
+from mutant_kit import assert_mutant_caught
 
 
 def run_against(target: str) -> dict[str, str]:

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mutant_kit import assert_mutant_caught
-
 from memconform.core.model import Outcome, Result
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
@@ -27,6 +25,7 @@ from memconform.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks import declared_level
+from mutant_kit import assert_mutant_caught
 
 
 def target_of(name: str) -> str:

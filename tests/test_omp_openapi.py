@@ -15,11 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
-
 from memconform.core.model import TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
@@ -29,8 +24,12 @@ from memconform.core.suite import get_suite
 from memconform.fixtures_loader import fixture_root
 from memconform.formats import omp
 from memconform.reference.server import serve_in_thread
-from memconform.targets.http import HttpTarget
 from memconform.suites.omp import fuzz_checks
+from memconform.targets.http import HttpTarget
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 DESCRIPTION = yaml.safe_load((fixture_root() / "omp" / "openapi.yaml").read_text("utf-8"))
 # the §3.3 routes as the spec writes them, :id as {id}

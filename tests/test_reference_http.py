@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from memconform.core.profile import Profile
 from memconform.reference.memoryai import ReferenceBrain
 from memconform.reference.memoryai_http import make_app

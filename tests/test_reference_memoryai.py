@@ -6,7 +6,6 @@ import json
 
 import httpx
 import pytest
-
 from memconform.formats import memoryai as mai
 from memconform.reference.memoryai import ReferenceBrain
 from memconform.reference.memoryai_http import make_app

@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from memconform.formats.omp import ID_RE, UTC_RE
 from memconform.mutants.omp import MUTANTS
 from memconform.reference.omp import (

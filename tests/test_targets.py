@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from memconform.core.model import HarnessError, TargetError, Unsupported
 from memconform.core.profile import Limits
 from memconform.targets import Route, open_target

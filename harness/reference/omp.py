@@ -26,13 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
-
 from memconform.core.profile import Limits
 from memconform.formats.omp import (
     CONFLICTS,
@@ -52,6 +45,12 @@ from memconform.formats.omp import (
     TargetFacts,
 )
 from memconform.targets.http import HttpTarget
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from .omp_store import EMBED_LABEL, Filters, OmpStore, Scope, format_utc, parse_utc, sort_key
 

@@ -281,7 +281,6 @@ def import_report_shape(ctx: Any) -> Iterator[Failure]:
               sentence="Round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same chunks set by content_hash, same entities by name).")
 def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
     from hypothesis import given, seed
-
     from memconform.formats.memoryai import strategies
 
     model, dim = c.target_model(ctx)
