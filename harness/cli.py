@@ -12,15 +12,16 @@ from typing import Any
 
 from .core.model import HarnessError, Outcome, Result
 from .core.profile import OPTIONS, PROFILES, Profile
-from .core.registry import REGISTRY, SUITE_MODULES, load_suite
+from .core.registry import REGISTRY, load_suite
 from .core.report import render_failure_text
-from .core.suite import SUITES
+from .core.suite import SuiteSpec, all_suites, get_suite, suite_names
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
-SERVABLE = {
-    "memoryai": "memconform.reference.memoryai_http:serve_reference",
-    "omp": "memconform.reference.omp:serve_reference",
-}
+
+
+def installed() -> dict[str, SuiteSpec]:
+    """Every suite installed (entry points `memconform.suites`), by name."""
+    return {s.name: s for s in all_suites()}
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -53,9 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for name in suites:
             load_suite(name)
     else:  # every suite this installation carries
-        for name in SUITE_MODULES:
-            load_suite(name, missing_ok=True)
-        suites = list(SUITES)
+        suites = list(installed())
     profile = _profile(args)
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
     report_dir = Path(args.report_dir)
@@ -100,18 +99,17 @@ def read_document(path: Path, max_bytes: int) -> tuple[bytes, Any]:
 
 
 def detect_suite(raw: bytes, doc: Any, wanted: str | None) -> str:
-    for name in SUITE_MODULES:
-        load_suite(name, missing_ok=True)
+    suites = installed()
     if wanted:
-        if wanted not in SUITES:
-            raise HarnessError(f"unknown format {wanted!r}; known: {', '.join(SUITES)}")
+        if wanted not in suites:
+            raise HarnessError(f"unknown format {wanted!r}; known: {', '.join(suites)}")
         return wanted
-    for name, suite in SUITES.items():
+    for name, suite in suites.items():
         if suite.detect is not None and suite.detect(doc if not isinstance(doc, Exception) else raw):
             return name
     if isinstance(doc, Exception):
         raise HarnessError(f"not JSON ({doc}) and no format recognises it; name one with --format")
-    raise HarnessError(f"no known format recognises this document (formats: {', '.join(SUITES)}); name one with --format")
+    raise HarnessError(f"no known format recognises this document (formats: {', '.join(suites)}); name one with --format")
 
 
 STREAM_HEAD_BYTES = 64 * 1024
@@ -122,9 +120,7 @@ def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
 
     Detection sees only the file's first whole lines; the document is opened, never loaded, so
     --max-bytes (a memory guard) does not apply to it."""
-    for name in SUITE_MODULES:
-        load_suite(name, missing_ok=True)
-    streaming = [s for s in SUITES.values() if s.stream is not None and wanted in (None, s.name)]
+    streaming = [s for s in installed().values() if s.stream is not None and wanted in (None, s.name)]
     if not streaming:
         return None
     try:
@@ -148,7 +144,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         raw, doc = read_document(Path(args.file), args.max_bytes)
         suite_name = detect_suite(raw, doc, args.format)
-        suite = SUITES[suite_name]
+        suite = get_suite(suite_name)
         if suite.parse is not None:  # a format that is not plain JSON; a JSON one is parsed once, above
             try:
                 doc = suite.parse(raw)
@@ -201,19 +197,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """Per spec: statements covered / testable (MUST and SHOULD apart), uncovered, unobservable."""
+    from .coverage import coverage, render_text
+
+    suites = [get_suite(args.suite)] if args.suite else all_suites()
+    reports = [coverage(s) for s in suites]
+    if args.json:
+        print(json.dumps([r.to_json() for r in reports], ensure_ascii=False, indent=1))
+    else:
+        for r in reports:
+            print("\n".join(render_text(r)))
+    broken = [r for r in reports if r.map_file is not None and (r.problems or r.unknown_checks)]
+    return 1 if broken else 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Run a saved failing fuzz example once more against a target."""
-    import importlib
-
     from .core.runner import Context
-    from .core.suite import get_suite
     from .targets import open_target
 
     raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
     if isinstance(doc, Exception):
         raise HarnessError(f"{args.file} is not JSON: {doc}")
     suite = get_suite(args.suite)
-    replay = getattr(importlib.import_module(SUITE_MODULES[args.suite]), "REPLAY", None)
+    replay = suite.replay
     if replay is None:
         raise HarnessError(f"suite {args.suite!r} has no replay")
     profile = _profile(args)
@@ -227,12 +235,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import importlib
-
-    if args.spec not in SERVABLE:
-        raise HarnessError(f"no servable reference for {args.spec!r}; servable: {', '.join(SERVABLE)}")
-    module, _, attr = SERVABLE[args.spec].partition(":")
-    getattr(importlib.import_module(module), attr)(host=args.host, port=args.port, db=args.db)
+    serve = get_suite(args.spec).serve
+    if serve is None:
+        servable = ", ".join(s.name for s in all_suites() if s.serve is not None)
+        raise HarnessError(f"no servable reference for {args.spec!r}; servable: {servable}")
+    serve(host=args.host, port=args.port, db=args.db)
     return 0
 
 
@@ -247,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
 
     run = sub.add_parser("run", help="run suites against a target (default: the embedded reference)")
-    run.add_argument("--suite", action="append", help=f"suite name (repeatable): {', '.join(SUITE_MODULES)}")
+    run.add_argument("--suite", action="append", help=f"suite name (repeatable): {', '.join(suite_names())}")
     run.add_argument("--target", help="http://..., cmd:..., dir:..., python:mod:attr, reference:NAME")
     run.add_argument("--report-dir", default="reports/latest")
     run.add_argument("--api-key", help="sent as a bearer token; redacted everywhere (or MEMCONFORM_API_KEY)")
@@ -269,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--options", action="store_true", help="list the profile options (readings of the specs)")
     lst.set_defaults(func=cmd_list)
 
+    cov = sub.add_parser("coverage", help="per spec: normative statements covered by checks (requirement maps)")
+    cov.add_argument("--suite")
+    cov.add_argument("--json", action="store_true")
+    cov.set_defaults(func=cmd_coverage)
+
     rep = sub.add_parser("replay", help="replay a saved failing fuzz example (printed by run) against a target")
     rep.add_argument("file")
     rep.add_argument("--suite", default="memoryai")
@@ -278,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=cmd_replay)
 
     srv = sub.add_parser("serve", help="serve an embedded reference over HTTP on loopback")
-    srv.add_argument("spec", help=", ".join(SERVABLE))
+    srv.add_argument("spec", help="a suite with an HTTP reference, e.g. memoryai, omp")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8765)
     srv.add_argument("--db", default=":memory:", help="SQLite file (default in memory)")

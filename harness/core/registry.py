@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .model import Failure, HarnessError, Keyword
-
-# suite name -> module that registers its checks on import (lazily imported).
-SUITE_MODULES: dict[str, str] = {
-    "memoryai": "memconform.suites.memoryai.checks",
-    "omp": "memconform.suites.omp.checks",
-    "memorizz": "memconform.suites.memorizz.checks",
-    "amps": "memconform.suites.amps.checks",
-    "emp": "memconform.suites.emp.checks",
-}
+from .suite import get_suite, is_stale, suite_names
 
 CheckFn = Callable[..., Iterator[Failure]]
 
@@ -72,7 +63,7 @@ class Registry:
         return [c for c in self._checks.values() if c.suite == suite]
 
     def all(self) -> list[Check]:
-        for name in SUITE_MODULES:
+        for name in suite_names():
             load_suite(name, missing_ok=True)
         return list(self._checks.values())
 
@@ -81,15 +72,12 @@ REGISTRY = Registry()
 
 
 def load_suite(name: str, missing_ok: bool = False) -> None:
-    module = SUITE_MODULES.get(name)
-    if module is None:
-        raise HarnessError(f"unknown suite {name!r}; known suites: {', '.join(SUITE_MODULES)}")
+    """Import a suite through its entry point, which registers its checks (core/suite.py)."""
     try:
-        importlib.import_module(module)
+        get_suite(name)
     except ModuleNotFoundError as exc:
-        if missing_ok and exc.name in (module, module.rsplit(".", 1)[0]):
-            return
-        raise
+        if not (missing_ok and is_stale(name, exc)):
+            raise
 
 
 def check(

@@ -1,12 +1,26 @@
-"""What a suite tells the runner: its levels, its HTTP routes, where its documents come from."""
+"""What a suite tells the harness, and how the harness finds suites: the `memconform.suites` entry points.
+
+A suite is any installed distribution that declares, in its packaging metadata,
+
+    [project.entry-points."memconform.suites"]
+    NAME = "package.module:SUITE"        # a SuiteSpec, or a zero-argument function returning one
+
+Loading the entry point imports the module, which registers the suite's checks (`@check`); the
+core never names a suite module itself.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .model import HarnessError
+
+ENTRY_POINT_GROUP = "memconform.suites"
 
 
 @dataclass(frozen=True)
@@ -14,6 +28,9 @@ class Level:
     key: str
     title: str
     requires: tuple[str, ...] = ()
+    # check ids (short names, without the suite prefix) that the spec's conformance clause lists
+    clause: tuple[str, ...] = ()
+    optional: bool = False
 
 
 @dataclass
@@ -38,20 +55,75 @@ class SuiteSpec:
     run_notes: Callable[[Any], list[str]] | None = None
     # which levels a target claims, from the target itself (None: all levels apply)
     claimed_levels: Callable[[Any], set[str] | None] | None = None
-
-
-SUITES: dict[str, SuiteSpec] = {}
+    # `reference:NAME`: a zero-argument factory of the embedded implementation (an object with one
+    # method per operation, or a ready Target)
+    reference: Callable[[], Any] | None = None
+    # `memconform serve NAME`: serve(host=, port=, db=) blocks serving the reference over HTTP
+    serve: Callable[..., None] | None = None
+    # `memconform replay FILE --suite NAME`: replay(ctx, saved_example) -> failures
+    replay: Callable[[Any, Any], Iterator[Any]] | None = None
+    # the mutants module: MUTANTS {name: factory}, EXPECTED_KILLS {name: {check ids}}
+    mutants: Callable[[], ModuleType] | None = None
+    # the requirement map (schema harness/schemas/requirements.schema.json); None: the one in
+    # the installed fixtures, fixtures/<name>/requirements.json, when there is one
+    requirements: Path | None = None
+    # `memconform run` without --suite: does this target speak the suite? (None: the suite runs
+    # only against its own reference)
+    probe: Callable[[Any], bool] | None = None
 
 
 def register_suite(spec: SuiteSpec) -> SuiteSpec:
-    SUITES[spec.name] = spec
+    """Kept for suite modules written before entry points: the entry point is what makes a suite known."""
     return spec
 
 
-def get_suite(name: str) -> SuiteSpec:
-    from .registry import load_suite
+_LOADED: dict[str, SuiteSpec] = {}
 
-    load_suite(name)
-    if name not in SUITES:
-        raise HarnessError(f"suite {name!r} registered no SuiteSpec")
-    return SUITES[name]
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    found: dict[str, metadata.EntryPoint] = {}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)  # the first on sys.path wins, as for imports
+    return found
+
+
+def suite_names() -> list[str]:
+    """Every suite installed, by name (a stable order whatever the install order)."""
+    return sorted(_entry_points())
+
+
+def get_suite(name: str) -> SuiteSpec:
+    if name in _LOADED:
+        return _LOADED[name]
+    ep = _entry_points().get(name)
+    if ep is None:
+        known = ", ".join(suite_names()) or "none"
+        raise HarnessError(f"unknown suite {name!r}; installed suites: {known}")
+    obj = ep.load()
+    if not isinstance(obj, SuiteSpec) and callable(obj):
+        obj = obj()
+    if not isinstance(obj, SuiteSpec):
+        raise HarnessError(f"entry point {ENTRY_POINT_GROUP}:{name} ({ep.value}) is not a SuiteSpec")
+    if obj.name != name:
+        raise HarnessError(f"entry point {ENTRY_POINT_GROUP}:{name} names a SuiteSpec called {obj.name!r}")
+    _LOADED[name] = obj
+    return obj
+
+
+def all_suites(missing_ok: bool = True) -> list[SuiteSpec]:
+    """Every installed suite; with missing_ok, one whose code cannot be imported is left out."""
+    out = []
+    for name in suite_names():
+        try:
+            out.append(get_suite(name))
+        except ModuleNotFoundError as exc:
+            if not (missing_ok and is_stale(name, exc)):
+                raise
+    return out
+
+
+def is_stale(name: str, exc: ModuleNotFoundError) -> bool:
+    """The entry point's own module is gone (a stale install), not a module it imports."""
+    ep = _entry_points().get(name)
+    module = ep.module if ep is not None else ""
+    return bool(exc.name) and (module == exc.name or module.startswith(f"{exc.name}."))

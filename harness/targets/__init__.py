@@ -4,7 +4,7 @@
     cmd:TEMPLATE | cmd:@FILE  CommandTarget   (run a command per operation; process group killed on timeout)
     dir:PATH                  DropDirTarget   (file drop into PATH/inbox, replies read from PATH/outbox)
     python:module:attr        PythonTarget    (an in-process object with one method per operation)
-    reference:NAME            the embedded reference implementation of a spec, in process
+    reference:NAME            the embedded reference of suite NAME (SuiteSpec.reference), in process
 """
 
 from __future__ import annotations
@@ -15,16 +15,7 @@ from ..core.model import HarnessError
 from ..core.profile import Limits
 from .base import Rejected, Reply, Route, Target
 
-__all__ = ["Rejected", "Reply", "Route", "Target", "open_target", "TARGET_KINDS", "REFERENCES"]
-
-# reference name -> "module:factory" of the embedded implementation
-REFERENCES: dict[str, str] = {
-    "memoryai": "memconform.reference.memoryai:ReferenceBrain",
-    "omp": "memconform.reference.omp:reference_target",
-    "memorizz": "memconform.reference.memorizz:ReferenceArchiveStore",
-    "amps": "memconform.reference.amps:ReferenceAmpsStore",
-    "emp": "memconform.reference.emp:ReferenceEmpApp",
-}
+__all__ = ["Rejected", "Reply", "Route", "Target", "open_target", "TARGET_KINDS"]
 
 
 def _open_http(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
@@ -52,12 +43,16 @@ def _open_python(spec: str, routes: dict[str, Route], limits: Limits, api_key: s
 
 
 def _open_reference(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from ..core.suite import all_suites, get_suite
     from .pyobj import PythonTarget
 
     name = spec[len("reference:"):]
-    if name not in REFERENCES:
-        raise HarnessError(f"no embedded reference named {name!r}; known: {', '.join(REFERENCES)}")
-    return PythonTarget.from_path(REFERENCES[name], description=spec)
+    factory = get_suite(name).reference
+    if factory is None:
+        known = ", ".join(s.name for s in all_suites() if s.reference is not None)
+        raise HarnessError(f"suite {name!r} has no embedded reference; suites with one: {known}")
+    impl = factory()  # one fresh implementation per run
+    return impl if isinstance(impl, Target) else PythonTarget(impl, description=spec)
 
 
 TARGET_KINDS: dict[str, Callable[[str, dict[str, Route], Limits, str | None], Target]] = {

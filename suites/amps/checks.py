@@ -136,6 +136,19 @@ def seed_and_export(ctx: Any) -> dict[str, Any]:
     return export(ctx, subject_id)
 
 
+def _reference() -> Any:
+    """`reference:amps`: the embedded implementation."""
+    from memconform.reference.amps import ReferenceAmpsStore
+
+    return ReferenceAmpsStore()
+
+
+def _mutants() -> Any:
+    from memconform.mutants import amps as mutants
+
+    return mutants
+
+
 SUITE = register_suite(SuiteSpec(
     name=amps.SUITE,
     spec_title=SPEC,
@@ -143,6 +156,7 @@ SUITE = register_suite(SuiteSpec(
     levels=[Level("producer", "Producer"), Level("consumer", "Consumer")],
     document_source=seed_and_export,
     detect=amps.detect,
+    reference=_reference, mutants=_mutants,
 ))
 
 doc_check = partial(check, suite=amps.SUITE, spec=SPEC, kind="document", level="producer")

@@ -80,10 +80,24 @@ def _parse(raw: bytes) -> Any:
     return list(emp.iter_text(raw))
 
 
+def _reference() -> Any:
+    """`reference:emp`: the embedded implementation."""
+    from memconform.reference.emp import ReferenceEmpApp
+
+    return ReferenceEmpApp()
+
+
+def _mutants() -> Any:
+    from memconform.mutants import emp as mutants
+
+    return mutants
+
+
 SUITE = register_suite(SuiteSpec(
     name=emp.SUITE, spec_title=SPEC, version="1.0",
     levels=[Level("file", "File"), Level("reader", "Reader"), Level("writer", "Writer")],
     document_source=written_file, detect=emp.detect, parse=_parse, stream=emp.LineStream,
+    reference=_reference, mutants=_mutants,
 ))
 
 doc_check = partial(check, suite=emp.SUITE, spec=SPEC, kind="document", level="file")

@@ -197,10 +197,24 @@ def exported_graph(ctx: Any) -> dict[str, Any]:
     return export(ctx, agent_id=seed.owner)
 
 
+def _reference() -> Any:
+    """`reference:memorizz`: the embedded implementation."""
+    from memconform.reference.memorizz import ReferenceArchiveStore
+
+    return ReferenceArchiveStore()
+
+
+def _mutants() -> Any:
+    from memconform.mutants import memorizz as mutants
+
+    return mutants
+
+
 SUITE = register_suite(SuiteSpec(
     name=mz.SUITE, spec_title=SPEC, version="1",
     levels=[Level("archive", "Archive"), Level("producer", "Producer", ("archive",)), Level("consumer", "Consumer")],
     document_source=exported_graph, detect=mz.detect, stream=mz.open_file,
+    reference=_reference, mutants=_mutants,
 ))
 
 doc_check = partial(check, suite=mz.SUITE, spec=SPEC, kind="document", level="archive")

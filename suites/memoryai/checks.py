@@ -17,6 +17,27 @@ from . import client as c
 from . import document_checks  # noqa: F401  (registers the Level 1 document checks)
 from .document_checks import SPEC
 
+
+def _reference() -> Any:
+    """`reference:memoryai`: the embedded implementation."""
+    from memconform.reference.memoryai import ReferenceBrain
+
+    return ReferenceBrain()
+
+
+def _mutants() -> Any:
+    from memconform.mutants import memoryai as mutants
+
+    return mutants
+
+
+def _serve(**where: Any) -> None:
+    """`memconform serve memoryai`: the reference over HTTP (host=, port=, db=)."""
+    from memconform.reference.memoryai_http import serve_reference
+
+    serve_reference(**where)
+
+
 SUITE = register_suite(SuiteSpec(
     name=mai.SUITE,
     spec_title=SPEC,
@@ -30,6 +51,7 @@ SUITE = register_suite(SuiteSpec(
     document_source=c.seed_and_export,
     detect=mai.detect,
     routes=mai.ROUTES,
+    reference=_reference, mutants=_mutants, serve=_serve,
 ))
 
 target_check = partial(check, suite=mai.SUITE, spec=SPEC)
@@ -325,7 +347,7 @@ def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
     yield from roundtrip_differences(doc, first, c.export(ctx, "full"))
 
 
-REPLAY = roundtrip_once  # the session's replay entry point for saved fuzz examples
+SUITE.replay = roundtrip_once  # `memconform replay`: a saved fuzz example once more
 
 
 def _save_example(ctx: Any, doc: Any) -> str | None:

@@ -1,0 +1,140 @@
+"""`memconform coverage`: how much of each spec the checks observe, from the suites' requirement maps.
+
+A requirement map (schema: harness/schemas/requirements.schema.json) lists every normative
+statement of one spec with its keyword, whether a black-box harness can observe it, and the checks
+that do. This module only reads the maps; it never reads the spec texts (tests do that).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .core.model import HarnessError
+from .core.registry import REGISTRY
+from .core.suite import SuiteSpec
+from .fixtures_loader import fixture_root
+
+# keyword -> the group coverage is counted in ("implicit": a rule the text states without a keyword)
+KEYWORD_GROUPS = {
+    "MUST": "MUST", "MUST NOT": "MUST", "REQUIRED": "MUST",
+    "SHOULD": "SHOULD", "SHOULD NOT": "SHOULD", "RECOMMENDED": "SHOULD",
+    "MAY": "MAY", "OPTIONAL": "MAY",
+    "implicit": "implicit",
+}
+GROUPS = ("MUST", "SHOULD", "MAY", "implicit")
+
+
+def schema() -> dict[str, Any]:
+    text = resources.files("memconform").joinpath("schemas/requirements.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def map_path(suite: SuiteSpec) -> Path:
+    """Where the suite's requirement map is: SuiteSpec.requirements, else fixtures/<name>/requirements.json."""
+    return suite.requirements if suite.requirements is not None else fixture_root() / suite.name / "requirements.json"
+
+
+def schema_errors(doc: Any) -> list[str]:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema())
+    return [f"{e.json_path}: {e.message}" for e in sorted(validator.iter_errors(doc), key=lambda e: e.json_path)]
+
+
+@dataclass
+class Coverage:
+    suite: str
+    map_file: str | None
+    problems: list[str] = field(default_factory=list)
+    # group -> [covered, testable]
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    uncovered: list[dict[str, Any]] = field(default_factory=list)
+    unobservable: list[dict[str, Any]] = field(default_factory=list)
+    unmapped_checks: list[str] = field(default_factory=list)
+    unknown_checks: list[str] = field(default_factory=list)
+    statements: int = 0
+
+    def covered(self) -> tuple[int, int]:
+        return sum(c for c, _ in self.counts.values()), sum(t for _, t in self.counts.values())
+
+    def to_json(self) -> dict[str, Any]:
+        covered, testable = self.covered()
+        return {
+            "suite": self.suite, "map": self.map_file, "statements": self.statements,
+            "covered": covered, "testable": testable,
+            "by_keyword": {g: {"covered": c, "testable": t} for g, (c, t) in self.counts.items()},
+            "uncovered": self.uncovered, "unobservable": self.unobservable,
+            "unmapped_checks": self.unmapped_checks, "unknown_checks": self.unknown_checks,
+            "problems": self.problems,
+        }
+
+
+def _brief(statement: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "section", "keyword", "level", "quote", "reason")
+    return {k: statement[k] for k in keys if k in statement}
+
+
+def coverage(suite: SuiteSpec) -> Coverage:
+    path = map_path(suite)
+    if not path.is_file():
+        return Coverage(suite.name, None, problems=["no requirement map"])
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HarnessError(f"requirement map {path} cannot be read: {exc}") from None
+    out = Coverage(suite.name, str(path))
+    out.problems = [f"does not match the requirement-map schema at {e}" for e in schema_errors(doc)]
+    if out.problems:
+        return out
+    if doc["spec"] != suite.name:
+        out.problems.append(f"the map is for {doc['spec']!r}, not {suite.name!r}")
+    registered = {c.id for c in REGISTRY.for_suite(suite.name)}
+    mapped: set[str] = set()
+    out.counts = {g: [0, 0] for g in GROUPS}
+    out.statements = len(doc["statements"])
+    for st in doc["statements"]:
+        named = set(st["checks"])
+        mapped |= named
+        out.unknown_checks += sorted(f"{st['id']}: {c}" for c in named - registered)
+        if not st["observable"]:
+            out.unobservable.append(_brief(st))
+            continue
+        counts = out.counts[KEYWORD_GROUPS[st["keyword"]]]
+        counts[1] += 1
+        if named & registered:
+            counts[0] += 1
+        else:
+            out.uncovered.append(_brief(st))
+    out.counts = {g: c for g, c in out.counts.items() if c[1]}
+    out.unmapped_checks = sorted(registered - mapped)
+    return out
+
+
+def render_text(cov: Coverage) -> list[str]:
+    if cov.map_file is None:
+        return [f"{cov.suite}: no requirement map"]
+    lines = [f"{cov.suite} ({cov.map_file})"]
+    if cov.problems and not cov.counts:
+        return lines + [f"  problem: {p}" for p in cov.problems]
+    covered, testable = cov.covered()
+    parts = ", ".join(f"{g} {c}/{t}" for g, (c, t) in cov.counts.items())
+    lines.append(f"  {covered}/{testable} testable statements covered ({parts}); "
+                 f"{len(cov.unobservable)} not observable; {cov.statements} statements")
+    for st in cov.uncovered:
+        lines.append(f"  uncovered     {st['id']} [{st['keyword']}] {_short(st['quote'])}")
+    for st in cov.unobservable:
+        lines.append(f"  unobservable  {st['id']} [{st['keyword']}] {_short(st['quote'])} -- {st.get('reason', '')}")
+    lines += [f"  check mapped to no statement: {c}" for c in cov.unmapped_checks]
+    lines += [f"  statement names a check that does not exist: {c}" for c in cov.unknown_checks]
+    lines += [f"  problem: {p}" for p in cov.problems]
+    return lines
+
+
+def _short(text: str, width: int = 90) -> str:
+    text = " ".join(text.split())
+    return json.dumps(text if len(text) <= width else text[: width - 1] + "…", ensure_ascii=False)
