@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import sys
 import threading
 import time
@@ -160,7 +161,7 @@ def test_cmd_timeout_kills_the_process_group(tmp_path):
 
     t = cmd_target(tmp_path, timeout=1.5)
     started = time.monotonic()
-    with pytest.raises(TargetError, match="process group was killed"):
+    with pytest.raises(TargetError, match="every process it started were killed"):
         t.call("hang", {})
     assert time.monotonic() - started < 10
     # the grandchild was in the same group: it is gone too (its pid file lived in the call's workdir,
@@ -210,3 +211,106 @@ def test_dir_target_round_trip_and_timeout(tmp_path):
 def test_dir_target_needs_its_folders(tmp_path):
     with pytest.raises(HarnessError, match="inbox"):
         open_target(f"dir:{tmp_path}")
+
+
+# ---- cmd: processes and files (issue 14 items 1 and 4) ------------------------------------------
+
+HOSTILE_CMD = Path(__file__).parent / "hostile" / "cmd_impl.py"
+
+
+def hostile_cmd(tmp_path: Path, mode: str, timeout: float = 20, **limits) -> tuple:
+    track = tmp_path / f"track-{mode}"
+    track.mkdir()
+    config = tmp_path / f"{mode}.json"
+    config.write_text(json.dumps({"default": f"{sys.executable} {HOSTILE_CMD} {mode} {track} {{op}} {{input}} {{output}}",
+                                  "timeout_s": timeout}))
+    return open_target(f"cmd:@{config}", limits=Limits(**limits), api_key="k3y-canary"), track
+
+
+def survivors(track: Path) -> list[str]:
+    """Processes whose command line carries the test's token: none may outlive a call."""
+    token = f"memconform-hostile-{track.name}".encode()
+    return [p for p in os.listdir("/proc") if p.isdigit() and token in _cmdline(p)]
+
+
+@pytest.mark.parametrize("mode", ["fork", "daemon"])
+def test_cmd_descendants_are_killed_after_every_call(tmp_path, mode):
+    # "daemon" double-forks and calls setsid(): no process-group kill reaches it, the subreaper does
+    t, track = hostile_cmd(tmp_path, mode)
+    with pytest.raises(TargetError, match="exited 7"):
+        t.call("export", {})
+    assert survivors(track) == []
+
+
+def test_cmd_hang_with_children_ends_at_the_deadline(tmp_path):
+    t, track = hostile_cmd(tmp_path, "hang", timeout=1.0)
+    started = time.monotonic()
+    with pytest.raises(TargetError, match="did not finish within 1.0s"):
+        t.call("export", {})
+    assert time.monotonic() - started < 8
+    assert survivors(track) == []
+
+
+def test_cmd_flooding_stdout_costs_bounded_memory(tmp_path):
+    import resource
+
+    t, track = hostile_cmd(tmp_path, "flood")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    reply = t.call("export", {})  # exits 0 with no {output}: an empty reply, not a crash
+    assert reply.raw == b""
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB: far below 512 MiB flooded
+    assert "more bytes not kept" in t.last_stderr
+
+
+@pytest.mark.parametrize("mode,why", [
+    ("fifo", "is a FIFO"), ("symlink-passwd", "symbolic link"), ("symlink-zero", "symbolic link"),
+    ("huge", "exceeds the cap"),
+])
+def test_cmd_output_must_be_a_regular_file_within_the_cap(tmp_path, mode, why):
+    t, _ = hostile_cmd(tmp_path, mode, max_response_bytes=1024 * 1024)
+    started = time.monotonic()
+    with pytest.raises(TargetError, match=why) as err:
+        t.call("export", {})
+    assert time.monotonic() - started < 8
+    assert "root:" not in str(err.value)
+
+
+def test_cmd_trickle_ends_at_the_deadline(tmp_path):
+    t, track = hostile_cmd(tmp_path, "trickle", timeout=1.5)
+    with pytest.raises(TargetError, match="did not finish"):
+        t.call("export", {})
+    assert survivors(track) == []
+
+
+@pytest.mark.parametrize("template,why", [
+    ("no-such-program-memconform {op}", "not found on PATH"),
+    ("./missing.sh {op}", "does not exist"),
+    ("./plain.txt {op}", "not executable"),
+])
+def test_cmd_that_cannot_start_is_one_startup_error(tmp_path, monkeypatch, template, why):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plain.txt").write_text("echo hi")
+    t = open_target(f"cmd:{template}")
+    with pytest.raises(HarnessError, match=why):
+        t.preflight()
+
+
+@pytest.mark.parametrize("template", ["tool {nope}", "tool {op", "tool 'unclosed"])
+def test_cmd_bad_template_is_a_startup_error(template):
+    with pytest.raises(HarnessError, match="bad command template"):
+        open_target(f"cmd:{template}")
+
+
+def test_cmd_relative_paths_resolve_against_the_callers_folder(tmp_path, monkeypatch):
+    (tmp_path / "impl").mkdir()
+    script = tmp_path / "impl" / "run.py"
+    script.write_text("import json, os, sys\njson.dump({'cwd': os.getcwd(), 'op': sys.argv[1]}, open(sys.argv[2], 'w'))\n")
+    (tmp_path / "impl" / "run.sh").write_text(f"#!/bin/sh\nexec {sys.executable} \"$(dirname \"$0\")/run.py\" \"$@\"\n")
+    (tmp_path / "impl" / "run.sh").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    for spec in (f"cmd:{sys.executable} impl/run.py {{op}} {{output}}", "cmd:./impl/run.sh {op} {output}"):
+        t = open_target(spec)
+        t.preflight()
+        body = t.call("export", {}).body
+        assert body["op"] == "export"
+        assert body["cwd"] != str(tmp_path)  # it ran in its private work folder, as documented

@@ -1,21 +1,39 @@
-"""Command targets: one process per operation, files in and out, the process group killed on timeout.
+"""Command targets: one process per operation, files in and out, every process of the call ended after it.
 
 Protocol (see README "Target protocols"):
     cmd:TEMPLATE        e.g.  cmd:mytool {op} --in {input} --out {output}
-    cmd:@FILE.json      {"ops": {"export": "tmpl", "import": "tmpl"}, "timeout_s": 30}
+    cmd:@FILE.json      {"ops": {"export": "tmpl", "import": "tmpl"}, "default": "tmpl", "timeout_s": 30}
 Placeholders: {op}, {input} (a file holding the request JSON or document), {output} (where the
 command writes its reply JSON), {workdir} (a private folder for this call).
+
+Working folder: every call runs in a fresh private temporary folder ({workdir}, removed after the
+call), never in the folder memconform was started from. So that `cmd:./impl.sh {op}` or
+`cmd:python impl.py ...` still work, relative paths in the template are resolved against the
+caller's folder when the target is opened: the program when it names a path (holds a `/`), and
+every other word that names an existing file or folder there. `@FILE` is read relative to it too.
+
 Exit codes: 0 done, 3 rejected (the reply may still hold a report), 4 operation not offered;
-anything else, or a timeout, is the target erroring.
+anything else, or a timeout, is the target erroring. A command that cannot start at all (program
+not found or not executable, a template that does not parse) is one start-up error (exit 2).
+
+Bounds: each call runs under a small supervisor (supervise.py) that is a child subreaper, so when
+the call ends (normally or by timeout) the command's process group and every descendant, those
+that double-fork or call setsid() included, are killed. stdout and stderr are drained into bounded
+buffers (the first CAPTURE_BYTES kept, the rest counted). {output} is read only when it is a
+regular file inside the work folder (opened relative to the folder, O_NOFOLLOW, never a FIFO,
+device or symlink), with the byte cap counted while reading.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import selectors
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,41 +42,118 @@ from typing import Any
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Reply, Target
+from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
+CAPTURE_BYTES = 64 * 1024
+SUPERVISOR = Path(__file__).with_name("supervise.py")
+GRACE_S = 5.0  # beyond the command's timeout, for the supervisor to end and reap everything
+PLACEHOLDERS = ("op", "input", "output", "workdir")
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
+class Captured:
+    """One output stream of a command: the first `cap` bytes kept, the total counted."""
+
+    def __init__(self, cap: int = CAPTURE_BYTES) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+
+    def tail_text(self, limit: int = 300) -> str:
+        text = bytes(self.head[-limit:]).decode("utf-8", "replace")
+        if self.total > len(self.head):
+            text += f" [... {self.total - len(self.head)} more bytes not kept]"
+        return text
+
+
+def resolve_template(template: str, base: Path) -> str:
+    """The template with relative paths made absolute against `base` (the caller's folder)."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
+        words = shlex.split(template)
+    except ValueError as exc:
+        raise HarnessError(f"bad command template {template!r}: {exc}") from None
+    if not words:
+        raise HarnessError("a cmd: target needs a command template")
+    out = []
+    for i, word in enumerate(words):
+        if "{" in word or word.startswith("-") or os.path.isabs(word):
+            out.append(word)
+        elif (i == 0 and "/" in word) or (i > 0 and (base / word).exists()):
+            out.append(str((base / word).resolve()))
+        else:
+            out.append(word)
+    check_placeholders(out, template)
+    return shlex.join(out)
+
+
+def check_placeholders(words: list[str], template: str) -> None:
+    sample = {name: name for name in PLACEHOLDERS}
+    for word in words:
+        try:
+            word.format(**sample)
+        except (KeyError, ValueError, IndexError, AttributeError) as exc:
+            raise HarnessError(
+                f"bad command template {template!r}: {word!r} does not format ({type(exc).__name__}: {exc}); "
+                f"placeholders are {', '.join('{' + p + '}' for p in PLACEHOLDERS)} (double braces for a literal brace)"
+            ) from None
+
+
+def program_problem(program: str) -> str | None:
+    """Why `program` cannot be started, or None when it can."""
+    if "/" in program:
+        path = Path(program)
+        if not path.exists():
+            return f"{program} does not exist"
+        if path.is_dir():
+            return f"{program} is a folder, not a program"
+        if not os.access(path, os.X_OK):
+            return f"{program} is not executable (chmod +x, or name its interpreter first)"
+        return None
+    if shutil.which(program) is None:
+        return f"{program!r} is not found on PATH"
+    return None
 
 
 class CommandTarget(Target):
     kind = "cmd"
 
-    def __init__(self, spec: str, limits: Limits, api_key: str | None = None) -> None:
+    def __init__(self, spec: str, limits: Limits, api_key: str | None = None, cwd: Path | None = None) -> None:
         self.limits = limits
         self.api_key = api_key
+        self.base = (cwd or Path.cwd()).resolve()
         self.templates: dict[str, str] = {}
         self.default_template: str | None = None
         self.timeout_s = limits.call_deadline_s
         if spec.startswith("@"):
-            path = Path(spec[1:])
+            path = self.base / spec[1:]
             try:
                 config = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
+                self.templates = {str(k): str(v) for k, v in dict(config.get("ops", {})).items()}
+                self.default_template = config.get("default")
+                self.timeout_s = float(config.get("timeout_s", self.timeout_s))
+            except (OSError, ValueError, TypeError, AttributeError) as exc:
                 raise HarnessError(f"cannot read the command target file {path}: {exc}") from None
-            self.templates = dict(config.get("ops", {}))
-            self.default_template = config.get("default")
-            self.timeout_s = float(config.get("timeout_s", self.timeout_s))
         else:
             self.default_template = spec
         if not self.templates and not self.default_template:
             raise HarnessError("a cmd: target needs a command template")
+        self.templates = {op: resolve_template(t, self.base) for op, t in self.templates.items()}
+        if self.default_template:
+            self.default_template = resolve_template(self.default_template, self.base)
         self.description = "cmd:" + spec
+        self.last_stderr = ""
+
+    def preflight(self) -> None:
+        for template in {*self.templates.values(), *([self.default_template] if self.default_template else [])}:
+            problem = program_problem(shlex.split(template)[0])
+            if problem:
+                raise HarnessError(f"the cmd: target cannot start: {problem} (template {template!r})")
 
     def call(
         self,
@@ -72,53 +167,117 @@ class CommandTarget(Target):
         template = self.templates.get(op, self.default_template)
         if template is None:
             raise Unsupported(op, "no command template for it")
-        with tempfile.TemporaryDirectory(prefix="memconform-cmd-") as workdir:
+        with tempfile.TemporaryDirectory(prefix="memconform-cmd-", ignore_cleanup_errors=True) as workdir:
             work = Path(workdir)
-            input_path = work / (filename or "input.json")
-            output_path = work / "output.json"
-            request = raw if raw is not None else json.dumps(
-                body if body is not None else (params or {}), ensure_ascii=False
-            ).encode("utf-8")
-            input_path.write_bytes(request)
-            values = {"op": op, "input": str(input_path), "output": str(output_path), "workdir": workdir}
+            dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
             try:
-                argv = [token.format(**values) for token in shlex.split(template)]
-            except (KeyError, ValueError) as exc:
-                raise HarnessError(f"bad command template {template!r}: {exc}") from None
-            env = dict(os.environ)
-            env["MEMCONFORM_OP"] = op
-            for key, value in (params or {}).items():
-                env[f"MEMCONFORM_PARAM_{key.upper()}"] = str(value)
-            if self.api_key:
-                env["MEMCONFORM_API_KEY"] = self.api_key
-            started = time.monotonic()
+                return self._call_in(op, template, work, dir_fd, body, params, raw, filename)
+            finally:
+                os.close(dir_fd)
+
+    def _call_in(
+        self, op: str, template: str, work: Path, dir_fd: int, body: Any,
+        params: dict[str, str] | None, raw: bytes | None, filename: str | None,
+    ) -> Reply:
+        input_name = Path(filename).name if filename and Path(filename).name not in ("", ".", "..") else "input.json"
+        if input_name == "output.json":
+            input_name = "input-output.json"
+        request = raw if raw is not None else json.dumps(
+            body if body is not None else (params or {}), ensure_ascii=False
+        ).encode("utf-8")
+        (work / input_name).write_bytes(request)
+        values = {"op": op, "input": str(work / input_name), "output": str(work / "output.json"), "workdir": str(work)}
+        argv = [token.format(**values) for token in shlex.split(template)]
+        env = dict(os.environ)
+        env["MEMCONFORM_OP"] = op
+        for key, value in (params or {}).items():
+            env[f"MEMCONFORM_PARAM_{key.upper()}"] = str(value)
+        if self.api_key:
+            env["MEMCONFORM_API_KEY"] = self.api_key
+        started = time.monotonic()
+        status, stdout, stderr = self._supervised(argv, work, env)
+        elapsed = time.monotonic() - started
+        self.last_stderr = stderr.tail_text()
+        if status.get("start_error"):
+            raise TargetError(f"{op}: cannot start {argv[0]!r}: {status['start_error']}")
+        if status.get("timed_out"):
+            raise TargetError(f"{op}: command did not finish within {self.timeout_s}s; it and every process it started were killed")
+        code = status.get("code")
+        if code == EXIT_UNSUPPORTED:
+            raise Unsupported(op, "command exited 4")
+        if code not in (EXIT_OK, EXIT_REJECTED):
+            raise TargetError(f"{op}: command exited {code}; stderr: {stderr.tail_text()!r}")
+        out = read_regular(dir_fd, "output.json", self.limits.max_response_bytes, what=f"{op}: {{output}}")
+        reply = Reply(status="ok" if code == EXIT_OK else "rejected", raw=out or b"", elapsed_s=elapsed)
+        if out:
             try:
-                proc = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    cwd=workdir, env=env, start_new_session=True,
-                )
-            except OSError as exc:
-                raise TargetError(f"cannot start {argv[0]!r}: {exc}") from None
+                reply.body = json.loads(out)
+            except (ValueError, RecursionError):
+                reply.body = None  # not JSON: checks that need JSON will say so via Reply.json()
+        return reply
+
+    def _supervised(self, argv: list[str], work: Path, env: dict[str, str]) -> tuple[dict[str, Any], Captured, Captured]:
+        """Run argv under the supervisor; drain its output within the deadline; its status line."""
+        status_r, status_w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(SUPERVISOR), repr(self.timeout_s), str(status_w), "--", *argv],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
+            )
+        except OSError as exc:
+            os.close(status_r)
+            raise TargetError(f"cannot start the command supervisor: {exc}") from None
+        finally:
+            os.close(status_w)
+        stdout, stderr, status_buf = Captured(), Captured(), Captured(4096)
+        streams = {proc.stdout: stdout, proc.stderr: stderr}
+        status_file = os.fdopen(status_r, "rb", buffering=0)
+        deadline = time.monotonic() + self.timeout_s + GRACE_S
+        with selectors.DefaultSelector() as sel:
+            for stream in (proc.stdout, proc.stderr, status_file):
+                assert stream is not None
+                os.set_blocking(stream.fileno(), False)
+                sel.register(stream, selectors.EVENT_READ)
+            open_streams = 3
+            while open_streams and time.monotonic() < deadline:
+                for key, _ in sel.select(timeout=max(0.0, min(1.0, deadline - time.monotonic()))):
+                    try:
+                        chunk = os.read(key.fd, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        open_streams -= 1
+                        continue
+                    streams.get(key.fileobj, status_buf).add(chunk)
+                    if key.fileobj is status_file and b"\n" in status_buf.head:
+                        # the supervisor is done; only an escaped process could hold the pipes open now
+                        deadline = min(deadline, time.monotonic() + 0.5)
+        self._end(proc)
+        for stream in (proc.stdout, proc.stderr, status_file):
+            if stream is not None:
+                stream.close()
+        try:
+            status: dict[str, Any] = json.loads(bytes(status_buf.head).splitlines()[0])
+        except (IndexError, ValueError):
+            status = {"timed_out": True}  # the supervisor never reported: treat it as the call not finishing
+        return status, stdout, stderr
+
+    @staticmethod
+    def _end(proc: subprocess.Popen[bytes]) -> None:
+        """The supervisor has reported (or overrun): make sure it and its group are gone."""
+        try:
+            proc.wait(timeout=0.5)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        proc.send_signal(signal.SIGTERM)  # the supervisor kills the command's whole tree, then exits
+        try:
+            proc.wait(timeout=GRACE_S)
+        except subprocess.TimeoutExpired:
             try:
-                _, stderr = proc.communicate(timeout=self.timeout_s)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                raise TargetError(f"{op}: command did not finish within {self.timeout_s}s; its process group was killed") from None
-            elapsed = time.monotonic() - started
-            code = proc.returncode
-            if code == EXIT_UNSUPPORTED:
-                raise Unsupported(op, "command exited 4")
-            if code not in (EXIT_OK, EXIT_REJECTED):
-                raise TargetError(f"{op}: command exited {code}; stderr: {stderr[-300:].decode('utf-8', 'replace')!r}")
-            out = b""
-            if output_path.exists():
-                if output_path.stat().st_size > self.limits.max_response_bytes:
-                    raise TargetError(f"{op}: output exceeds the cap of {self.limits.max_response_bytes} bytes")
-                out = output_path.read_bytes()
-            reply = Reply(status="ok" if code == EXIT_OK else "rejected", raw=out, elapsed_s=elapsed)
-            if out:
-                try:
-                    reply.body = json.loads(out)
-                except ValueError:
-                    reply.body = None  # not JSON: checks that need JSON will say so via Reply.json()
-            return reply
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
