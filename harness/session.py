@@ -1,4 +1,10 @@
-"""One run: open the target, run the suites' checks, stream the report. The CLI and plugin call this."""
+"""One run, whichever door: the CLI (`memconform run`), the pytest plugin and replay all use a Session.
+
+A Session opens each suite's target once, runs the target's and the suite's preflights, selects the
+checks, records every result in the report stream (report.jsonl, then junit.xml and summary.md
+rendered from the stream read back), runs the suite's cleanups, and decides the level verdicts
+and the exit code by one policy (core/verdicts.py).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,13 @@ from typing import Any
 
 from .core.model import HarnessError, Outcome, Result
 from .core.profile import Profile
-from .core.redact import Redactor
+from .core.redact import Printer, Redactor
 from .core.registry import REGISTRY, Check
-from .core.report import ReportWriter, read_report, render_junit, render_markdown
-from .core.runner import Context, LevelVerdict, level_verdicts, run_checks
+from .core.report import Report, ReportWriter, render_junit, render_markdown, render_summary
+from .core.runner import Context, claimed_levels, run_checks, run_cleanups
 from .core.suite import get_suite
+from .core.verdicts import LevelVerdict, exit_code
+from .core.verdicts import level_verdicts as _level_verdicts
 from .targets import open_target
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
@@ -25,18 +33,24 @@ class RunOutcome:
     results: list[Result] = field(default_factory=list)
     levels: dict[str, list[LevelVerdict]] = field(default_factory=dict)
     notes: list[dict[str, str]] = field(default_factory=list)  # run-level findings, by suite
+    readings: list[dict[str, Any]] = field(default_factory=list)  # open point -> readings seen, by suite
     report_dir: Path | None = None
     exit_code: int = 0
+    report: Report | None = None  # the records read back: what the summaries render
 
     def counts(self) -> dict[str, int]:
         return {o.value: sum(1 for r in self.results if r.outcome is o) for o in Outcome}
 
 
-def reproduce_base(suite: str, target: str, profile: Profile, report_dir: Path | None, redactor: Redactor) -> str:
+def reproduce_base(suite: str, target: str, profile: Profile, report_dir: Path | None, redactor: Redactor,
+                   keyed: bool = False) -> str:
     parts = ["memconform", "run", "--suite", suite, "--target", target, "--profile", profile.name, "--seed", str(profile.seed)]
     for key, value in sorted(profile.options.items()):
         parts += ["--option", f"{key}={value}"]
-    return redactor.text(" ".join(shlex.quote(p) for p in parts))
+    line = " ".join(shlex.quote(p) for p in parts)
+    if keyed:  # the key itself never: the variable the user sets
+        line += ' --api-key "$MEMCONFORM_API_KEY"'
+    return redactor.text(line)
 
 
 def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
@@ -51,6 +65,176 @@ def default_target(suite: str) -> str:
     return f"reference:{suite}"
 
 
+class Session:
+    """One run of one or more suites against one target (None: each suite's embedded reference)."""
+
+    def __init__(
+        self,
+        suites: list[str],
+        target: str | None,
+        profile: Profile,
+        report_dir: Path | None = DEFAULT_REPORT_DIR,
+        api_key: str | None = None,
+        check_ids: list[str] | None = None,
+        command: str = "memconform run",
+        on_result: Callable[[Result], None] | None = None,
+    ) -> None:
+        profile.validate_options()
+        self.suites = list(suites)
+        self.target = target
+        self.profile = profile
+        self.report_dir = report_dir
+        self.api_key = api_key
+        self.check_ids = check_ids
+        self.command = command
+        self.on_result = on_result
+        self.redactor = Redactor([api_key] if api_key else [])
+        self.printer = Printer(self.redactor)
+        self.contexts: dict[str, Context] = {}
+        self._open_failed: dict[str, BaseException] = {}
+        self._closed: set[str] = set()
+        self.outcome = RunOutcome(report_dir=report_dir)
+        self.writer: ReportWriter | None = None
+
+    # --- the stream -------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.writer is not None:
+            return
+        self.writer = ReportWriter(self.report_dir / "report.jsonl" if self.report_dir else None, self.redactor)
+        self.writer.header(
+            target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
+            seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
+        )
+
+    def context(self, suite_name: str) -> Context:
+        """The suite's context: target opened, target and suite preflights passed (a HarnessError if not)."""
+        if suite_name in self._open_failed:
+            raise self._open_failed[suite_name]
+        if suite_name in self.contexts:
+            return self.contexts[suite_name]
+        self.start()
+        suite = get_suite(suite_name)
+        target_str = self.target or default_target(suite_name)
+        tgt = open_target(target_str, suite.routes, self.profile.limits, self.api_key)
+        try:
+            tgt.preflight()
+            ctx = Context(suite=suite, target=tgt, profile=self.profile, report_dir=self.report_dir, redactor=self.redactor)
+            ctx.reproduce_base = reproduce_base(suite_name, target_str, self.profile, self.report_dir, self.redactor,
+                                                keyed=bool(self.api_key))
+            if suite.preflight is not None:
+                suite.preflight(ctx)
+        except BaseException as exc:
+            tgt.close()
+            self._open_failed[suite_name] = exc
+            raise
+        self.contexts[suite_name] = ctx
+        return ctx
+
+    def run_check(self, check: Check) -> Result:
+        result = next(run_checks([check], self.context(check.suite)))
+        self.record(result)
+        return result
+
+    def record(self, result: Result) -> None:
+        self.outcome.results.append(result)
+        if self.writer is not None:
+            self.writer.result(result)
+        if self.on_result is not None:
+            self.on_result(result)
+
+    def close_suite(self, suite_name: str) -> None:
+        """Cleanups, run notes, readings and level verdicts of one suite; its target closed."""
+        if suite_name in self._closed:
+            return
+        self._closed.add(suite_name)
+        ctx = self.contexts.get(suite_name)
+        results = [r for r in self.outcome.results if r.suite == suite_name]
+        suite = get_suite(suite_name)
+        claimed = None
+        if ctx is not None:
+            try:
+                for left in run_cleanups(ctx):
+                    self.outcome.notes.append({"suite": suite_name, "note": left})
+                if suite.run_notes is not None:
+                    self.outcome.notes += [{"suite": suite_name, "note": self.redactor.text(n)} for n in suite.run_notes(ctx)]
+                claimed = claimed_levels(ctx)
+                self.outcome.readings += [{"suite": suite_name, "point": p, "seen": list(v["seen"]), "checks": list(v["checks"])}
+                                          for p, v in ctx.readings.items()]
+            finally:
+                ctx.target.close()
+        if results or ctx is not None:
+            self.outcome.levels[suite_name] = _level_verdicts(suite, results, claimed)
+
+    def finish(self) -> RunOutcome:
+        """Close every suite, write the footer, render junit.xml and summary.md from the stream."""
+        for name in list(self.contexts):
+            self.close_suite(name)
+        for name in dict.fromkeys(r.suite for r in self.outcome.results):
+            self.close_suite(name)
+        out = self.outcome
+        out.exit_code = exit_code(out.results, [v for vs in out.levels.values() for v in vs])
+        self.start()
+        assert self.writer is not None
+        self.writer.footer(
+            out.counts(),
+            [v.to_json(s) for s, vs in out.levels.items() for v in vs],
+            out.exit_code, out.notes, out.readings, warnings=sum(1 for r in out.results if r.warning),
+        )
+        self.writer.close()
+        out.report = self.writer.report(allow_empty=True)
+        if self.report_dir:
+            write_rendered(self.report_dir, out.report)
+        return out
+
+    def close(self) -> None:
+        """Close targets and the stream without a footer (an interrupted run stays visibly truncated)."""
+        for name, ctx in self.contexts.items():
+            if name in self._closed:
+                continue
+            self._closed.add(name)
+            try:
+                ctx.target.close()
+            except Exception:  # noqa: BLE001 - closing is best effort; the run's outcome stands
+                pass
+        if self.writer is not None:
+            self.writer.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- the whole run (CLI) ------------------------------------------------------------------
+    def run(self) -> RunOutcome:
+        try:
+            self.start()
+            for suite_name in self.suites:
+                checks = select_checks(suite_name, self.check_ids)
+                self.context(suite_name)
+                for check in checks:
+                    self.run_check(check)
+                self.close_suite(suite_name)
+            return self.finish()
+        finally:
+            self.close()
+
+    def summary(self) -> str:
+        """The terminal summary, rendered from the same records as the report files."""
+        report = self.outcome.report
+        return render_summary(report) if report is not None else ""
+
+
+def write_rendered(report_dir: Path, report: Report) -> None:
+    (report_dir / "junit.xml").write_text(render_junit(report), encoding="utf-8")
+    (report_dir / "summary.md").write_text(render_markdown(report), encoding="utf-8")
+
+
+def render_all(report_dir: Path) -> None:
+    """junit.xml and summary.md from report.jsonl on disk (possibly truncated)."""
+    write_rendered(report_dir, Report.from_path(report_dir / "report.jsonl", allow_truncated=True, allow_empty=True))
+
+
 def execute_run(
     suites: list[str],
     target: str | None,
@@ -61,61 +245,7 @@ def execute_run(
     on_result: Callable[[Result], None] | None = None,
     command: str = "memconform run",
 ) -> RunOutcome:
-    redactor = Redactor([api_key] if api_key else [])
-    profile.validate_options()
-    outcome = RunOutcome(report_dir=report_dir)
-    writer = ReportWriter(report_dir / "report.jsonl", redactor) if report_dir else None
-    if writer:
-        writer.header(
-            target=redactor.text(target or "reference:<suite>"), suites=suites, profile=profile.name, seed=profile.seed,
-            options=profile.effective_options(), command=redactor.text(command),
-        )
-    try:
-        for suite_name in suites:
-            suite = get_suite(suite_name)
-            checks = select_checks(suite_name, check_ids)
-            target_str = target or default_target(suite_name)
-            with open_target(target_str, suite.routes, profile.limits, api_key) as tgt:
-                tgt.preflight()
-                ctx = Context(suite=suite, target=tgt, profile=profile, report_dir=report_dir, redactor=redactor)
-                ctx.reproduce_base = reproduce_base(suite_name, target_str, profile, report_dir, redactor)
-                if suite.preflight is not None:
-                    suite.preflight(ctx)
-                suite_results: list[Result] = []
-                for result in run_checks(checks, ctx):
-                    suite_results.append(result)
-                    if writer:
-                        writer.result(result)
-                    if on_result:
-                        on_result(result)
-                if suite.run_notes is not None:
-                    outcome.notes += [{"suite": suite_name, "note": redactor.text(n)} for n in suite.run_notes(ctx)]
-            outcome.results += suite_results
-            outcome.levels[suite_name] = level_verdicts(suite, suite_results)
-        ran = [r for r in outcome.results if r.outcome is not Outcome.SKIPPED]
-        if not outcome.results or not ran:
-            outcome.exit_code = 2
-        else:
-            outcome.exit_code = 1 if any(r.blocking for r in outcome.results) else 0
-        if writer:
-            writer.footer(
-                outcome.counts(),
-                [{"suite": s, "level": v.key, "title": v.title, "verdict": v.line()} for s, vs in outcome.levels.items() for v in vs],
-                outcome.exit_code,
-                outcome.notes,
-            )
-    finally:
-        if writer:
-            writer.close()
-    if report_dir:
-        render_all(report_dir)
-    return outcome
-
-
-def render_all(report_dir: Path) -> None:
-    header, results, footer = read_report(report_dir / "report.jsonl")
-    (report_dir / "junit.xml").write_text(render_junit(header, results, footer), encoding="utf-8")
-    (report_dir / "summary.md").write_text(render_markdown(header, results, footer), encoding="utf-8")
+    return Session(suites, target, profile, report_dir, api_key, check_ids, command, on_result).run()
 
 
 def validate_document(doc: Any, suite_name: str, profile: Profile, check_ids: list[str] | None = None) -> list[Result]:

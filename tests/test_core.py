@@ -9,7 +9,7 @@ from memconform.core.model import Failure, Outcome, SkipCheck, TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
 from memconform.core.registry import Check, Keyword
-from memconform.core.report import ReportWriter, read_report, render_junit, render_markdown, validate_line
+from memconform.core.report import Report, ReportWriter, read_report, render_junit, render_markdown, validate_line
 from memconform.core.runner import Context, level_verdicts, run_one
 from memconform.core.suite import Level, SuiteSpec
 
@@ -66,7 +66,7 @@ def test_every_path_maps_to_one_outcome(fn, outcome):
 def test_level_verdicts_need_prerequisites():
     results = [run_one(make(fails, level="1"), ctx()), run_one(make(passes, level="2"), ctx())]
     one, two = level_verdicts(SUITE, results)
-    assert one.line() == "Level 1: not conformant (1 MUST failure)"
+    assert one.line() == "Level 1: not conformant (1 failed check: fails)"
     assert two.conformant is False
 
 
@@ -87,11 +87,11 @@ def test_report_stream_validates_and_renders(tmp_path):
     writer.close()
     text = (tmp_path / "r.jsonl").read_text()
     assert "topsecret" not in text and "***" in text
-    header, results, footer = read_report(tmp_path / "r.jsonl")
-    assert len(results) == 3 and footer["exit_code"] == 1
-    junit = render_junit(header, results, footer)
+    report = Report.from_path(tmp_path / "r.jsonl")
+    assert len(report.results) == 3 and report.footer["exit_code"] == 1
+    junit = render_junit(report)
     assert 'failures="1"' in junit and 'errors="1"' in junit
-    assert "Reproduce with" in render_markdown(header, results, footer)
+    assert "Reproduce with" in render_markdown(report)
 
 
 def test_report_schema_refuses_a_pass_with_failures():
@@ -108,7 +108,7 @@ def test_truncated_stream_is_said(tmp_path):
     writer.header(target="t", suites=["demo"], profile="ci", seed=1, options={}, command="c")
     writer.close()
     header, results, footer = read_report(tmp_path / "r.jsonl")
-    assert footer is None and "Truncated run" in render_markdown(header, results, footer)
+    assert footer is None and "Truncated run" in render_markdown(Report(header, results, footer))
 
 
 def test_redactor_masks_bearer_tokens_and_secrets():

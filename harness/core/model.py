@@ -7,12 +7,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .redact import plain
+
 
 class Outcome(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"  # the implementation broke a rule
     ERRORED = "errored"  # the target crashed/timed out/answered garbage, or the harness could not run
-    SKIPPED = "skipped"  # with a reason; includes not-applicable
+    SKIPPED = "skipped"  # with a reason; includes not-applicable and inconclusive
 
 
 class Keyword(enum.StrEnum):
@@ -29,8 +31,21 @@ class TargetError(Exception):
     """The target crashed, timed out, refused to talk or answered garbage: the check errors."""
 
 
+class ControlRefused(TargetError):
+    """The positive control of a negative check was not accepted: "rejects X" cannot be shown.
+
+    A target that refuses everything, or a broken connection, must never pass a rejection check,
+    so the check errors (never passes) with the reason "positive control refused: ..."."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"positive control refused: {detail}")
+        self.detail = detail
+
+
 class SkipCheck(Exception):
-    """The check does not apply (feature not claimed, operation not offered)."""
+    """The check does not apply (feature not claimed, operation not offered: `not_applicable=True`)."""
+
+    inconclusive = False
 
     def __init__(self, reason: str, not_applicable: bool = False) -> None:
         super().__init__(reason)
@@ -38,24 +53,38 @@ class SkipCheck(Exception):
         self.not_applicable = not_applicable
 
 
+class Inconclusive(SkipCheck):
+    """The check ran but had nothing to observe (empty page, seed refused, nothing to compare).
+
+    Never a pass: a level whose clause or MUST check is inconclusive is "not assessed"."""
+
+    inconclusive = True
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, not_applicable=False)
+
+
 class Unsupported(SkipCheck):
-    """The target says it does not offer an operation."""
+    """The target says it does not offer an operation (404/405/501, exit 4): not applicable."""
 
     def __init__(self, op: str, detail: str = "") -> None:
-        super().__init__(f"target does not offer operation {op!r}" + (f": {detail}" if detail else ""))
+        super().__init__(f"target does not offer operation {op!r}" + (f": {detail}" if detail else ""),
+                         not_applicable=True)
         self.op = op
 
 
-def _short(value: Any, limit: int = 400) -> Any:
-    """Keep reports readable: long values are cut, with their full length said."""
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
+SHORT_LIMIT = 400
+
+
+def _short(value: Any, limit: int = SHORT_LIMIT) -> Any:
+    """Keep reports readable: long values are cut, with their full length said.
+
+    The value is first made plain, strict-JSON data (see redact.plain), so cutting never meets
+    bytes, NaN, surrogates or unbounded nesting; callers redact before they cut."""
+    value = plain(value)
     if isinstance(value, str):
         return value if len(value) <= limit else value[:limit] + f"... ({len(value)} chars)"
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
     if len(text) <= limit:
         return value
     return text[:limit] + f"... ({len(text)} chars)"
@@ -63,21 +92,26 @@ def _short(value: Any, limit: int = 400) -> Any:
 
 @dataclass
 class Failure:
-    """One broken rule, as a check yields it. The runner adds check id, target and reproduce line."""
+    """One broken rule, as a check yields it. The runner adds check id, target and reproduce line.
+
+    `readings`: the readings of open spec text (errata ids or option values) under which this is a
+    failure; empty when it is one under every plausible reading."""
 
     title: str
     received: Any = None
     expected: Any = None
     path: str = "$"
     detail: str = ""
+    readings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "title": self.title,
+            "title": _short(str(self.title), 2000),
             "received": _short(self.received),
             "expected": _short(self.expected),
-            "path": self.path,
-            "detail": self.detail,
+            "path": _short(str(self.path), 2000),
+            "detail": _short(str(self.detail), 4000),
+            "readings": [str(r) for r in self.readings],
         }
 
 
@@ -97,14 +131,25 @@ class Result:
     reproduce: str = ""
     transcript: list[str] = field(default_factory=list)
     not_applicable: bool = False
+    inconclusive: bool = False  # skipped: ran but had nothing to observe
+    in_clause: bool = False  # a level's conformance clause lists this check: it decides that level
 
     strict: bool = False  # under a strict profile SHOULD-level problems block too
 
     @property
+    def deciding(self) -> bool:
+        """Does this check decide its level? Clause checks and MUST checks do; others only under strict."""
+        return self.in_clause or self.keyword == Keyword.MUST.value or self.strict
+
+    @property
     def blocking(self) -> bool:
-        """A MUST check (or, strictly, a SHOULD check) that failed or errored makes the run fail."""
-        gating = (Keyword.MUST.value, Keyword.SHOULD.value) if self.strict else (Keyword.MUST.value,)
-        return self.keyword in gating and self.outcome in (Outcome.FAILED, Outcome.ERRORED)
+        """A deciding check that failed or errored: the run cannot be conformant."""
+        return self.deciding and self.outcome in (Outcome.FAILED, Outcome.ERRORED)
+
+    @property
+    def warning(self) -> bool:
+        """A failure of a SHOULD/MAY rule that no level's clause requires (outside strict)."""
+        return self.outcome is Outcome.FAILED and not self.deciding
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,9 +163,12 @@ class Result:
             "sentence": self.sentence,
             "outcome": self.outcome.value,
             "not_applicable": self.not_applicable,
-            "reason": self.reason,
+            "inconclusive": self.inconclusive,
+            "in_clause": self.in_clause,
+            "warning": self.warning,
+            "reason": _short(self.reason, 4000),
             "failures": [f.to_json() for f in self.failures],
             "duration_s": round(self.duration_s, 4),
             "reproduce": self.reproduce,
-            "transcript": self.transcript[-20:],
+            "transcript": [_short(t, 2000) for t in self.transcript[-20:]],
         }

@@ -1,33 +1,147 @@
-"""Secrets never reach a report or a log."""
+"""Secrets never reach a report, a file or the terminal; target values become strict JSON data.
+
+Redaction works on Python values, never on serialized JSON: a secret is replaced inside strings
+(values and free text), so a key that happens to be "type" or "foo" cannot rewrite the report's
+own structure. Callers redact first and cut to length after, so no part of a secret survives a cut.
+"""
 
 from __future__ import annotations
 
+import enum
+import math
 import re
-from typing import Any
+import sys
+from typing import IO, Any
 
 MASK = "***"
+MIN_SECRET = 3  # shorter "secrets" cannot be told apart from ordinary text
+MAX_DEPTH = 32  # deeper target values are cut: reports stay readable and recursion bounded
+MAX_INT_BITS = 3000  # ~900 digits: beyond it Python cannot print (or a strict reader parse) the number
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"']+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(value: str) -> str:
+    """Lone surrogates (from a target's invalid \\ud800 escapes) as visible text, never as code points."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """Any Python value as strict-JSON-able data: str keys, finite numbers, bounded depth, no surrogates."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, enum.Enum):
+        return plain(value.value, depth)
+    if isinstance(value, int):
+        return value if value.bit_length() <= MAX_INT_BITS else f"<integer of {value.bit_length()} bits>"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _text(bytes(value).decode("utf-8", "replace"))
+    if depth >= MAX_DEPTH:
+        return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = plain(k, depth + 1)
+            key = key if isinstance(key, str) else _json_key(key)
+            out[key] = plain(v, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [plain(v, depth + 1) for v in value]
+        return sorted(items, key=repr)
+    try:
+        text = str(value)
+    except Exception:  # a hostile __str__: say what it was, nothing more
+        text = f"<{type(value).__name__}>"
+    return _text(text)
+
+
+def _json_key(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+# Report fields the harness itself generates from closed vocabularies (enums, ids, counts): a
+# target cannot put a secret there, and redacting them would break the report's schema or joins.
+HARNESS_FIELDS = frozenset({
+    "type", "report_version", "harness_version", "started_at", "finished_at", "outcome", "keyword",
+    "check_id", "suite", "suites", "spec", "section", "level", "profile", "seed", "exit_code", "counts",
+    "duration_s", "python", "status", "point", "not_applicable", "inconclusive", "in_clause", "warning",
+    "claimed", "implemented", "optional", "checks",
+})
 
 
 class Redactor:
     def __init__(self, secrets: list[str] | None = None) -> None:
-        self.secrets = sorted({s for s in (secrets or []) if s and len(s) >= 3}, key=len, reverse=True)
+        self.secrets = sorted({s for s in (secrets or []) if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
 
     def add(self, secret: str | None) -> None:
         """Learn a secret met during the run (a per-tool key from a credentials file, say)."""
-        if secret and len(secret) >= 3 and secret not in self.secrets:
+        if secret and len(secret) >= MIN_SECRET and secret not in self.secrets:
             self.secrets = sorted([*self.secrets, secret], key=len, reverse=True)
 
     def text(self, value: str) -> str:
+        value = _text(value)
         for secret in self.secrets:
             value = value.replace(secret, MASK)
         return _BEARER.sub(r"\1" + MASK, value)
 
-    def deep(self, value: Any) -> Any:
+    def deep(self, value: Any, keys: bool = True) -> Any:
+        """A target's value made plain, with every string (and, with `keys`, every key) redacted."""
+        return self._deep(plain(value), keys)
+
+    def _deep(self, value: Any, keys: bool) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
-            return [self.deep(v) for v in value]
+            return [self._deep(v, keys) for v in value]
         if isinstance(value, dict):
-            return {self.text(str(k)): self.deep(v) for k, v in value.items()}
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                key = self.text(k) if keys else k
+                while key in out:  # two keys redacted alike: keep both entries
+                    key += "'"
+                out[key] = self._deep(v, keys)
+            return out
         return value
+
+    def line(self, line: dict[str, Any]) -> dict[str, Any]:
+        """A report line: its own keys and harness fields untouched, every other string redacted."""
+        return self._line(plain(line))
+
+    def _line(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (v if k in HARNESS_FIELDS else
+                        self._deep(v, True) if k in ("received", "expected") else self._line(v))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._line(v) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+class Printer:
+    """The one way the CLI and the plugin write to the terminal: every line redacted first."""
+
+    def __init__(self, redactor: Redactor, stream: IO[str] | None = None) -> None:
+        self.redactor = redactor
+        self.stream = stream
+
+    def __call__(self, *parts: Any, file: IO[str] | None = None, end: str = "\n") -> None:
+        text = " ".join(p if isinstance(p, str) else str(plain(p)) for p in parts)
+        out = file or self.stream or sys.stdout
+        out.write(self.redactor.text(text) + end)
+        out.flush()

@@ -1,7 +1,9 @@
 """The report is a versioned JSON Lines stream: header, one line per result, footer.
 
-JUnit XML and the Markdown summary are rendered from the stream, never from runner state, so a
-report file on its own is the whole truth. A stream with no footer is a truncated run.
+JUnit XML, the Markdown summary and the terminal summary are rendered from the stream (a `Report`
+read back), never from runner state, so a report file on its own is the whole truth. A stream
+with no footer is a truncated run. Every line is strict JSON: values pass through
+`Redactor.line` (plain data, secrets out) and `json.dumps(allow_nan=False)`.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -32,26 +36,46 @@ def report_schema() -> dict[str, Any]:
     return json.loads(resources.files("memconform").joinpath("schemas/report.schema.json").read_text("utf-8"))
 
 
-def validate_line(line: dict[str, Any]) -> None:
+@lru_cache(maxsize=1)
+def _validator() -> Any:
     import jsonschema
 
-    jsonschema.Draft202012Validator(report_schema()).validate(line)
+    return jsonschema.Draft202012Validator(report_schema())
+
+
+def validate_line(line: dict[str, Any]) -> None:
+    _validator().validate(line)
+
+
+def dumps_line(line: dict[str, Any]) -> str:
+    """One report line as strict JSON (no NaN/Infinity; the line is already plain data)."""
+    return json.dumps(line, ensure_ascii=False, allow_nan=False)
 
 
 class ReportWriter:
     """Writes each line as it comes, flushed, so a crash leaves a readable, truncated stream."""
 
-    def __init__(self, path: Path, redactor: Redactor) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path | None, redactor: Redactor) -> None:
         self.path = path
         self.redactor = redactor
-        self._fh: IO[str] = path.open("w", encoding="utf-8")
+        self.lines: list[str] = []  # the same records, kept for the terminal summary
+        self._fh: IO[str] | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = path.open("w", encoding="utf-8")
 
     def write(self, line: dict[str, Any]) -> None:
-        line = self.redactor.deep(line)
+        line = self.redactor.line(line)
         validate_line(line)
-        self._fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
+        text = dumps_line(line)
+        self.lines.append(text)
+        if self._fh is not None:
+            self._fh.write(text + "\n")
+            self._fh.flush()
+
+    def report(self, **kwargs: Any) -> Report:
+        """The records written so far, read back by the typed reader."""
+        return Report.from_lines(self.lines, source=str(self.path or "report"), **kwargs)
 
     def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str) -> None:
         self.write({
@@ -64,82 +88,191 @@ class ReportWriter:
         self.write(result.to_json())
 
     def footer(self, counts: dict[str, int], levels: list[dict[str, Any]], exit_code: int,
-               notes: list[dict[str, str]] | None = None) -> None:
+               notes: list[dict[str, str]] | None = None, readings: list[dict[str, Any]] | None = None,
+               warnings: int = 0) -> None:
         self.write({"type": "footer", "finished_at": now(), "counts": counts, "levels": levels, "exit_code": exit_code,
-                    "notes": notes or []})
+                    "notes": notes or [], "readings": readings or [], "warnings": warnings})
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
+
+
+class ReportError(HarnessError):
+    """A report stream that cannot be read as a whole run."""
+
+
+class EmptyReport(ReportError):
+    """No lines at all, or (when results are required) not one result."""
+
+
+class MissingHeader(ReportError):
+    """The first line is not the header."""
+
+
+class MissingFooter(ReportError):
+    """The stream ends without a footer: a truncated run."""
+
+
+class DuplicateResult(ReportError):
+    """The same check reported twice."""
+
+
+class BadLine(ReportError):
+    """A line that is not strict JSON, or not a report line of the published schema."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+@dataclass
+class Report:
+    header: dict[str, Any]
+    results: list[dict[str, Any]] = field(default_factory=list)
+    footer: dict[str, Any] | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.footer is None
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str], *, allow_truncated: bool = False, allow_empty: bool = False,
+                   source: str = "report") -> Report:
+        header: dict[str, Any] | None = None
+        results: list[dict[str, Any]] = []
+        footer: dict[str, Any] | None = None
+        seen: set[str] = set()
+        n = 0
+        for n, text in enumerate(lines, 1):
+            if text.endswith("\n"):
+                text = text[:-1]
+            if not text and footer is not None:
+                continue
+            try:
+                line = json.loads(text, parse_constant=_no_constant)
+            except ValueError as exc:
+                raise BadLine(f"{source}:{n}: not a strict JSON line ({exc}; a run cut off mid-write?)") from None
+            try:
+                validate_line(line)
+            except Exception as exc:  # jsonschema.ValidationError: say where, in one line
+                raise BadLine(f"{source}:{n}: not a report line: {getattr(exc, 'message', exc)}") from None
+            kind = line["type"]
+            if footer is not None:
+                raise BadLine(f"{source}:{n}: a {kind} line after the footer")
+            if kind == "header":
+                if header is not None:
+                    raise BadLine(f"{source}:{n}: a second header")
+                header = line
+            elif header is None:
+                raise MissingHeader(f"{source}:{n}: the stream does not start with a header")
+            elif kind == "result":
+                if line["check_id"] in seen:
+                    raise DuplicateResult(f"{source}:{n}: {line['check_id']} reported twice")
+                seen.add(line["check_id"])
+                results.append(line)
+            else:
+                footer = line
+        if header is None:
+            raise EmptyReport(f"{source}: empty report (no header line)") if n == 0 else MissingHeader(f"{source}: no header line")
+        if not results and not allow_empty:
+            raise EmptyReport(f"{source}: no result lines (no check ran)")
+        if footer is None and not allow_truncated:
+            raise MissingFooter(f"{source}: no footer line (a truncated run)")
+        return cls(header, results, footer)
+
+    @classmethod
+    def from_path(cls, path: Path, **kwargs: Any) -> Report:
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ReportError(f"cannot read {path}: {exc}") from None
+        # split on "\n" only: str.splitlines() would also break on U+2028, U+0085 ... inside JSON strings
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return cls.from_lines(lines, source=str(path), **kwargs)
 
 
 def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
-    header: dict[str, Any] | None = None
-    results: list[dict[str, Any]] = []
-    footer = None
-    # split on "\n" only: str.splitlines() would also break on U+2028, U+0085 ... inside JSON strings
-    for n, text in enumerate(path.read_text("utf-8").rstrip("\n").split("\n"), 1):
-        try:
-            line = json.loads(text)
-        except ValueError:
-            raise HarnessError(f"{path}:{n}: not a JSON line (a run cut off mid-write?)") from None
-        validate_line(line)
-        kind = line["type"]
-        if kind == "header":
-            header = line
-        elif kind == "result":
-            results.append(line)
-        else:
-            footer = line
-    if header is None:
-        raise HarnessError(f"{path}: no header line")
-    return header, results, footer
+    """(header, results, footer) of a possibly truncated, possibly empty report."""
+    report = Report.from_path(path, allow_truncated=True, allow_empty=True)
+    return report.header, report.results, report.footer
 
 
-def render_junit(header: dict[str, Any], results: Iterable[dict[str, Any]], footer: dict[str, Any] | None) -> str:
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _x(text: str) -> str:
+    return escape(_xml(text))
+
+
+def _qa(text: str) -> str:
+    return quoteattr(_xml(text))
+
+
+def render_junit(report: Report) -> str:
     by_suite: dict[str, list[dict[str, Any]]] = {}
-    for r in results:
+    for r in report.results:
         by_suite.setdefault(r["suite"], []).append(r)
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
     for suite, items in by_suite.items():
-        fails = sum(r["outcome"] == "failed" for r in items)
+        fails = sum(r["outcome"] == "failed" and not r.get("warning") for r in items)
         errs = sum(r["outcome"] == "errored" for r in items)
         skips = sum(r["outcome"] == "skipped" for r in items)
         total = sum(r["duration_s"] for r in items)
-        out.append(f'  <testsuite name={quoteattr(suite)} tests="{len(items)}" failures="{fails}" errors="{errs}" skipped="{skips}" time="{total:.3f}">')
+        out.append(f'  <testsuite name={_qa(suite)} tests="{len(items)}" failures="{fails}" errors="{errs}" skipped="{skips}" time="{total:.3f}">')
         for r in items:
-            name = quoteattr(r["check_id"])
-            out.append(f'    <testcase classname={quoteattr(suite + "." + r["level"])} name={name} time="{r["duration_s"]:.3f}">')
-            text = escape(render_failure_text(r))
-            if r["outcome"] == "failed":
-                out.append(f'      <failure message={quoteattr(r["failures"][0]["title"])}>{text}</failure>')
+            out.append(f'    <testcase classname={_qa(suite + "." + r["level"])} name={_qa(r["check_id"])} time="{r["duration_s"]:.3f}">')
+            text = _x(render_failure_text(r))
+            if r["outcome"] == "failed" and r.get("warning"):
+                out.append(f"      <system-out>WARNING (no level requires this rule; a failure under strict)\n{text}</system-out>")
+            elif r["outcome"] == "failed":
+                out.append(f'      <failure message={_qa(r["failures"][0]["title"][:200])}>{text}</failure>')
             elif r["outcome"] == "errored":
-                out.append(f'      <error message={quoteattr(r["reason"][:200])}>{text}</error>')
+                out.append(f'      <error message={_qa(r["reason"][:200])}>{text}</error>')
             elif r["outcome"] == "skipped":
-                out.append(f'      <skipped message={quoteattr(r["reason"][:200])}/>')
+                out.append(f'      <skipped message={_qa(_skip_label(r) + r["reason"][:200])}/>')
             out.append("    </testcase>")
         out.append("  </testsuite>")
-    if footer is None:
-        out.append('  <!-- truncated run: the report has no footer -->')
+    if report.footer is None:
+        out.append("  <!-- truncated run: the report has no footer -->")
     out.append("</testsuites>")
     return "\n".join(out) + "\n"
 
 
+def _skip_label(r: dict[str, Any]) -> str:
+    return "inconclusive: " if r.get("inconclusive") else "not applicable: " if r.get("not_applicable") else ""
+
+
+def _value(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False, allow_nan=False)
+
+
 def render_failure_text(r: dict[str, Any]) -> str:
-    lines = [f"{r['check_id']} [{r['spec']} {r['section']} {r['keyword']}] {r['sentence']}"]
+    tag = " (warning: a SHOULD/MAY rule no level requires)" if r.get("warning") else ""
+    lines = [f"{r['check_id']} [{r['spec']} {r['section']} {r['keyword']}]{tag} {r['sentence']}"]
     if r["reason"]:
-        lines.append(f"  reason: {r['reason']}")
+        lines.append(f"  reason: {_skip_label(r)}{r['reason']}")
     for f in r["failures"]:
         lines.append(f"  - {f['title']} at {f['path']}")
-        lines.append(f"      received: {json.dumps(f['received'], ensure_ascii=False, default=str)}")
-        lines.append(f"      expected: {json.dumps(f['expected'], ensure_ascii=False, default=str)}")
+        lines.append(f"      received: {_value(f['received'])}")
+        lines.append(f"      expected: {_value(f['expected'])}")
         if f.get("detail"):
             lines.append(f"      {f['detail']}")
+        if f.get("readings"):
+            lines.append(f"      fails under reading(s): {', '.join(f['readings'])}")
     if r["outcome"] in ("failed", "errored") and r.get("reproduce"):
         lines.append(f"  Reproduce with: {r['reproduce']}")
     return "\n".join(lines)
 
 
-def render_markdown(header: dict[str, Any], results: list[dict[str, Any]], footer: dict[str, Any] | None) -> str:
+def render_markdown(report: Report) -> str:
+    header, results, footer = report.header, report.results, report.footer
     out = [
         "# memconform report", "",
         f"- target: `{header['target']}`", f"- suites: {', '.join(header['suites'])}",
@@ -152,14 +285,46 @@ def render_markdown(header: dict[str, Any], results: list[dict[str, Any]], foote
         out += ["## Levels", ""] + [f"- **{lv['suite']}** {lv['verdict']}" for lv in footer["levels"]] + [""]
         if footer.get("notes"):
             out += ["## Notes", ""] + [f"- **{n['suite']}** {n['note']}" for n in footer["notes"]] + [""]
+        if footer.get("readings"):
+            out += ["## Readings seen", "", "| suite | open point | reading(s) seen | checks |", "|---|---|---|---|"]
+            out += [f"| {x['suite']} | {x['point']} | {', '.join(x['seen'])} | {', '.join(x['checks'])} |"
+                    for x in footer["readings"]] + [""]
         c = footer["counts"]
-        out += [f"passed {c['passed']}, failed {c['failed']}, errored {c['errored']}, skipped {c['skipped']}", ""]
+        out += [f"passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+                f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}", ""]
     out += ["## Results", "", "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]
     for r in results:
-        out.append(f"| `{r['check_id']}` | {r['section']} | {r['keyword']} | {r['level']} | {r['outcome']} |")
+        outcome = "warning" if r.get("warning") else "inconclusive" if r.get("inconclusive") else r["outcome"]
+        out.append(f"| `{r['check_id']}` | {r['section']} | {r['keyword']} | {r['level']} | {outcome} |")
     problems = [r for r in results if r["outcome"] in ("failed", "errored")]
     if problems:
-        out += ["", "## Failures and errors", ""]
+        out += ["", "## Failures, errors and warnings", ""]
         for r in problems:
-            out += ["```", render_failure_text(r), "```", ""]
+            out += ["```", render_failure_text(r).replace("```", "`\u200b``"), "```", ""]
+    return "\n".join(out) + "\n"
+
+
+def render_summary(report: Report) -> str:
+    """The terminal summary after a run: per-suite level table, verdicts, notes, readings, totals."""
+    out: list[str] = []
+    footer = report.footer
+    if footer is None:
+        return "truncated run: the report has no footer\n"
+    by_suite: dict[str, list[dict[str, Any]]] = {}
+    for lv in footer["levels"]:
+        by_suite.setdefault(lv["suite"], []).append(lv)
+    for suite, levels in by_suite.items():
+        width = max([30, *(len(v["title"]) for v in levels)])
+        out.append(f"{suite}: {'level':<{width}} {'passed':>6} {'failed':>6} {'errored':>7} {'skipped':>7}")
+        for v in levels:
+            cnt = v.get("counts") or {}
+            out.append(f"{'':<{len(suite) + 2}}{v['title']:<{width}} {cnt.get('passed', 0):>6} {cnt.get('failed', 0):>6} "
+                       f"{cnt.get('errored', 0):>7} {cnt.get('skipped', 0):>7}")
+        out += [f"  {v['verdict']}" for v in levels]
+    out += [f"note ({n['suite']}): {n['note']}" for n in footer.get("notes", [])]
+    out += [f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in footer.get("readings", [])]
+    c = footer["counts"]
+    warnings = footer.get("warnings", 0)
+    out += ["", f"{c['passed']} passed, {c['failed']} failed" + (f" ({warnings} warnings)" if warnings else "")
+            + f", {c['errored']} errored, {c['skipped']} skipped"]
     return "\n".join(out) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,11 @@ from .profile import Profile
 from .redact import Redactor
 from .registry import Check
 from .suite import SuiteSpec
+from .verdicts import LevelVerdict, level_verdicts
+
+__all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "run_checks", "run_cleanups", "run_one"]
+
+MAX_FAILURES = 200  # per result: a target that breaks a rule a million times needs no million lines
 
 
 @dataclass
@@ -31,6 +36,10 @@ class Context:
     redactor: Redactor = field(default_factory=Redactor)
     document: Any = None  # set when validating a given document instead of a target
     reproduce_base: str = ""
+    check_id: str = ""  # the check running now (readings and cleanups name it)
+    # open point -> {"seen": [readings], "checks": [check ids]}, in the order first seen
+    readings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    cleanups: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
 
     def unique(self, label: str = "x") -> str:
         """Content no other run and no other check writes: suites work on non-empty instances."""
@@ -40,7 +49,19 @@ class Context:
         return self.profile.option(self.suite.name, name)
 
     def note(self, line: str) -> None:
-        self.transcript.append(self.redactor.text(line))
+        self.transcript.append(self.redactor.text(str(line)))
+
+    def reading(self, point: str, seen: str) -> None:
+        """The implementation was seen to follow reading `seen` of open point `point` (an errata id)."""
+        entry = self.readings.setdefault(str(point), {"seen": [], "checks": []})
+        if str(seen) not in entry["seen"]:
+            entry["seen"].append(str(seen))
+        if self.check_id and self.check_id not in entry["checks"]:
+            entry["checks"].append(self.check_id)
+
+    def cleanup(self, label: str, fn: Callable[[], Any]) -> None:
+        """Remove what a check wrote, after the suite's checks (in reverse order); False/raise: not removed."""
+        self.cleanups.append((str(label), fn))
 
     def once(self, key: str, make: Any) -> Any:
         """Compute a shared value once per run (e.g. the exported bundle), remembering errors too."""
@@ -63,17 +84,39 @@ def _document_for(check: Check, ctx: Context) -> Any:
     return ctx.once("document", lambda: ctx.suite.document_source(ctx))
 
 
+def in_clause(check_id: str, suite: SuiteSpec) -> bool:
+    """Does any level's conformance clause list this check (by short name or full id)?"""
+    short = check_id.split(".", 1)[-1]
+    return any(short in level.clause or check_id in level.clause for level in suite.levels)
+
+
+def _blank(check: Check, ctx: Context, outcome: Outcome) -> Result:
+    return Result(
+        check_id=check.id, suite=check.suite, spec=check.spec, section=check.section,
+        keyword=check.keyword.value, level=check.level, sentence=check.sentence,
+        outcome=outcome, in_clause=in_clause(check.id, ctx.suite), strict=ctx.profile.strict,
+    )
+
+
+def _redacted(failure: Failure, redactor: Redactor) -> Failure:
+    """Secrets out of the whole values, before anything is cut to length."""
+    return Failure(
+        title=redactor.text(str(failure.title)), received=redactor.deep(failure.received),
+        expected=redactor.deep(failure.expected), path=redactor.text(str(failure.path)),
+        detail=redactor.text(str(failure.detail)), readings=tuple(str(r) for r in failure.readings),
+    )
+
+
 def run_one(check: Check, ctx: Context) -> Result:
     started = time.monotonic()
     ctx.transcript = []
-    result = Result(
-        check_id=check.id, suite=check.suite, spec=check.spec, section=check.section,
-        keyword=check.keyword.value, level=check.level, sentence=check.sentence,
-        outcome=Outcome.ERRORED,
-        reproduce=f"{ctx.reproduce_base} --check {check.id}".strip(),
-        strict=ctx.profile.strict,
-    )
+    ctx.check_id = check.id
+    result = _blank(check, ctx, Outcome.ERRORED)
+    result.reproduce = f"{ctx.reproduce_base} --check {check.id}".strip()
     try:
+        begin = getattr(ctx.target, "begin_check", None)
+        if callable(begin):
+            begin()  # a fresh connection: one check's framing error cannot leak into the next
         if check.kind == "document":
             failures = list(check.fn(_document_for(check, ctx), ctx))
         else:
@@ -81,23 +124,36 @@ def run_one(check: Check, ctx: Context) -> Result:
         bad = [f for f in failures if not isinstance(f, Failure)]
         if bad:
             raise HarnessError(f"check {check.id} yielded {type(bad[0]).__name__}, not Failure")
-        result.failures = failures
+        if len(failures) > MAX_FAILURES:
+            more = len(failures) - MAX_FAILURES
+            failures = [*failures[:MAX_FAILURES], Failure(f"... and {more} more failures of this check", path="$")]
+        result.failures = [_redacted(f, ctx.redactor) for f in failures]
         result.outcome = Outcome.FAILED if failures else Outcome.PASSED
     except SkipCheck as exc:
         result.outcome = Outcome.SKIPPED
-        result.reason = exc.reason
+        result.reason = str(exc.reason) or type(exc).__name__
         result.not_applicable = exc.not_applicable
-    except TargetError as exc:
+        result.inconclusive = bool(getattr(exc, "inconclusive", False))
+    except TargetError as exc:  # ControlRefused says "positive control refused: ..." itself
         result.outcome = Outcome.ERRORED
-        result.reason = f"target error: {exc}"
-    except Exception as exc:  # a harness bug: errored, never passed
+        result.reason = str(exc) if str(exc).startswith("positive control refused") else f"target error: {exc}"
+    except Exception as exc:  # a harness bug (or RecursionError, MemoryError on hostile data): errored, never passed
         result.outcome = Outcome.ERRORED
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
-        result.reason = f"harness error: {type(exc).__name__}: {exc} (at {Path(tb.filename).name}:{tb.lineno})"
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+        result.reason = f"harness error: {type(exc).__name__}: {_safe_str(exc)}{where}"
     result.duration_s = time.monotonic() - started
-    result.transcript = list(ctx.transcript)
+    result.transcript = [ctx.redactor.text(t) for t in ctx.transcript]
     result.reason = ctx.redactor.text(result.reason)
+    ctx.check_id = ""
     return result
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)[:2000]
+    except Exception:
+        return "(unprintable)"
 
 
 def claimed_levels(ctx: Context) -> set[str] | None:
@@ -118,53 +174,27 @@ def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:
     claimed = claimed_levels(ctx)
     for check in checks:
         if claimed is not None and check.level not in claimed:
-            yield Result(
-                check_id=check.id, suite=check.suite, spec=check.spec, section=check.section,
-                keyword=check.keyword.value, level=check.level, sentence=check.sentence,
-                outcome=Outcome.SKIPPED, not_applicable=True,
-                reason=f"target does not claim level {check.level!r} (claims: {', '.join(sorted(claimed)) or 'none'})",
-                strict=ctx.profile.strict,
-            )
+            result = _blank(check, ctx, Outcome.SKIPPED)
+            result.not_applicable = True
+            result.reason = f"target does not claim level {check.level!r} (claims: {', '.join(sorted(claimed)) or 'none'})"
+            yield result
             continue
         yield run_one(check, ctx)
 
 
-@dataclass
-class LevelVerdict:
-    key: str
-    title: str
-    conformant: bool | None  # None: nothing at this level ran
-    must_failures: int
-    counts: dict[str, int]
-
-    def line(self) -> str:
-        if self.conformant is None:
-            return f"{self.title}: not assessed (no check at this level ran)"
-        if self.conformant:
-            # a skipped check was not shown to pass: say so beside the verdict, never hide it
-            skipped = self.counts.get("skipped", 0)
-            return f"{self.title}: conformant" + (f" ({skipped} check{'s' if skipped != 1 else ''} skipped)" if skipped else "")
-        n = self.must_failures
-        return f"{self.title}: not conformant ({n} MUST failure{'s' if n != 1 else ''})"
-
-
-def level_verdicts(suite: SuiteSpec, results: list[Result]) -> list[LevelVerdict]:
-    by_level: dict[str, list[Result]] = {}
-    for r in results:
-        by_level.setdefault(r.level, []).append(r)
-    verdicts: dict[str, LevelVerdict] = {}
-    for level in suite.levels:
-        own = by_level.get(level.key, [])
-        counts = {o.value: sum(1 for r in own if r.outcome is o) for o in Outcome}
-        must = sum(1 for r in own if r.blocking)
-        ran = any(r.outcome is not Outcome.SKIPPED for r in own)
-        prereq_fail = sum(verdicts[k].must_failures for k in level.requires if k in verdicts)
-        prereq_unknown = any(verdicts[k].conformant is None for k in level.requires if k in verdicts)
-        if not ran:
-            conformant = None
-        elif must or prereq_fail:
-            conformant = False
-        else:
-            conformant = None if prereq_unknown else True
-        verdicts[level.key] = LevelVerdict(level.key, level.title, conformant, must + prereq_fail, counts)
-    return list(verdicts.values())
+def run_cleanups(ctx: Context) -> list[str]:
+    """Run the registered cleanups, newest first; the labels of what could not be removed."""
+    left: list[str] = []
+    while ctx.cleanups:
+        label, fn = ctx.cleanups.pop()
+        try:
+            begin = getattr(ctx.target, "begin_check", None)
+            if callable(begin):
+                begin()
+            removed = fn()
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, the item is still there
+            left.append(ctx.redactor.text(f"could not remove: {label} ({type(exc).__name__}: {_safe_str(exc)[:200]})"))
+            continue
+        if removed is False:
+            left.append(ctx.redactor.text(f"could not remove: {label}"))
+    return left

@@ -1,0 +1,154 @@
+"""Level verdicts from the spec's conformance clauses, and the exit code they lead to.
+
+A level is "conformant" only on evidence: every check its clause lists and every MUST check of the
+level passed or is not applicable, and at least one of them passed. Any of them failed: "not
+conformant". Else any errored, inconclusive or skipped (not as not-applicable): "not assessed",
+with why. Checks of the level in no clause with SHOULD/MAY keywords are warnings (deciding only
+under the strict profile). An optional level (a RECOMMENDED profile) whose checks are all not
+applicable is "not applicable".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Outcome, Result
+from .suite import Level, SuiteSpec
+
+CONFORMANT = "conformant"
+NOT_CONFORMANT = "not conformant"
+NOT_ASSESSED = "not assessed"
+NOT_APPLICABLE = "not applicable"
+
+
+def _short(check_id: str) -> str:
+    return check_id.split(".", 1)[-1]
+
+
+def _list(items: list[str], limit: int = 3) -> str:
+    shown = "; ".join(items[:limit])
+    return shown + (f"; and {len(items) - limit} more" if len(items) > limit else "")
+
+
+@dataclass
+class LevelVerdict:
+    key: str
+    title: str
+    status: str
+    counts: dict[str, int]
+    failed: list[str] = field(default_factory=list)  # deciding checks that failed (short ids)
+    why: list[str] = field(default_factory=list)  # not assessed / not conformant through a prerequisite
+    warnings: list[str] = field(default_factory=list)  # advisory failures (SHOULD/MAY, no clause)
+    skipped: int = 0  # not-applicable checks beside a conformant verdict: said, never hidden
+    claimed: bool | None = None  # None: the suite cannot ask the target
+    implemented: bool = False  # some check of the level was more than not applicable
+    selected: bool = False  # some check of the level was in this run
+    optional: bool = False
+
+    @property
+    def conformant(self) -> bool | None:
+        return True if self.status == CONFORMANT else False if self.status == NOT_CONFORMANT else None
+
+    @property
+    def must_failures(self) -> int:
+        return len(self.failed)
+
+    @property
+    def gating(self) -> bool:
+        """Does this verdict make the run exit 1? Claimed or visibly implemented, and not conformant."""
+        relevant = self.implemented or (bool(self.claimed) and self.selected)
+        return relevant and self.status not in (CONFORMANT, NOT_APPLICABLE)
+
+    def line(self) -> str:
+        if self.status == CONFORMANT:
+            extra = []
+            if self.skipped:
+                extra.append(f"{self.skipped} check{'s' if self.skipped != 1 else ''} skipped")
+            if self.warnings:
+                extra.append(f"{len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}: {_list(self.warnings)}")
+            return f"{self.title}: conformant" + (f" ({'; '.join(extra)})" if extra else "")
+        if self.status == NOT_CONFORMANT:
+            if self.failed:
+                n = len(self.failed)
+                return f"{self.title}: not conformant ({n} failed check{'s' if n != 1 else ''}: {_list(self.failed)})"
+            return f"{self.title}: not conformant ({_list(self.why)})"
+        if self.status == NOT_APPLICABLE:
+            return f"{self.title}: not applicable (optional, not offered: {_list(self.why, 1)})"
+        return f"{self.title}: not assessed (why: {_list(self.why)})"
+
+    def to_json(self, suite: str) -> dict[str, Any]:
+        return {
+            "suite": suite, "level": self.key, "title": self.title, "verdict": self.line(), "status": self.status,
+            "claimed": self.claimed, "implemented": self.implemented, "optional": self.optional,
+            "counts": self.counts, "failed": self.failed, "why": self.why, "warnings": self.warnings,
+        }
+
+
+def _deciding(level: Level, r: Result) -> bool:
+    short = _short(r.check_id)
+    return short in level.clause or r.check_id in level.clause or (r.level == level.key and r.deciding)
+
+
+def _reason(r: Result) -> str:
+    what = "errored" if r.outcome is Outcome.ERRORED else "inconclusive" if r.inconclusive else "skipped"
+    return f"{_short(r.check_id)} {what}: {r.reason[:160]}"
+
+
+def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str] | None = None) -> list[LevelVerdict]:
+    results = list(results)
+    verdicts: dict[str, LevelVerdict] = {}
+    for level in suite.levels:
+        own = [r for r in results if r.level == level.key]
+        deciding = [r for r in results if _deciding(level, r)]
+        counts = {o.value: sum(1 for r in own if r.outcome is o) for o in Outcome}
+        failed = [_short(r.check_id) for r in deciding if r.outcome is Outcome.FAILED]
+        unobserved = [r for r in deciding if r.outcome is Outcome.ERRORED
+                      or (r.outcome is Outcome.SKIPPED and not r.not_applicable)]
+        passed = [r for r in deciding if r.outcome is Outcome.PASSED]
+        if not deciding:  # a level of SHOULD rules only (a RECOMMENDED profile without a clause): its own passes
+            passed = [r for r in own if r.outcome is Outcome.PASSED]
+        applicable = [r for r in own + deciding if not (r.outcome is Outcome.SKIPPED and r.not_applicable)]
+        v = LevelVerdict(
+            key=level.key, title=level.title, status=NOT_ASSESSED, counts=counts, failed=failed,
+            warnings=[_short(r.check_id) for r in own if r.outcome is Outcome.FAILED and not _deciding(level, r)],
+            skipped=sum(1 for r in own if r.outcome is Outcome.SKIPPED),
+            claimed=None if claimed is None else level.key in claimed,
+            implemented=bool(applicable), selected=bool(own or deciding), optional=level.optional,
+        )
+        prereqs = [verdicts[k] for k in level.requires if k in verdicts]
+        if failed:
+            v.status = NOT_CONFORMANT
+        elif any(p.status == NOT_CONFORMANT for p in prereqs):
+            v.status = NOT_CONFORMANT
+            v.why = [f"requires {p.title}, which is not conformant" for p in prereqs if p.status == NOT_CONFORMANT]
+        elif unobserved:
+            v.why = [_reason(r) for r in unobserved]
+        elif not passed:
+            skips = [r.reason for r in own + deciding if r.outcome is Outcome.SKIPPED]
+            if level.optional and own and not applicable:
+                v.status = NOT_APPLICABLE
+                v.why = skips[:1]
+            elif not own and not deciding:
+                v.why = ["no check at this level ran"]
+            elif skips and not applicable:
+                v.why = [f"no check at this level applied: {skips[0][:160]}"]
+            else:
+                v.why = ["no check that this level requires ran (no clause or MUST check passed)"]
+        elif any(p.status != CONFORMANT for p in prereqs):
+            v.why = [f"requires {p.title}, which is {p.status}" for p in prereqs if p.status != CONFORMANT]
+        else:
+            v.status = CONFORMANT
+        verdicts[level.key] = v
+    return list(verdicts.values())
+
+
+def exit_code(results: list[Result], levels: Iterable[LevelVerdict]) -> int:
+    """2: no check ran; 1: a deciding check failed or errored, or a claimed or visibly implemented
+    level is not conformant (or not assessed); 0 otherwise (SHOULD warnings do not change it)."""
+    if not results or all(r.outcome is Outcome.SKIPPED and r.not_applicable for r in results):
+        return 2
+    if any(r.blocking for r in results) or any(v.gating for v in levels):
+        return 1
+    return 0
