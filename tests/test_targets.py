@@ -314,3 +314,82 @@ def test_cmd_relative_paths_resolve_against_the_callers_folder(tmp_path, monkeyp
         body = t.call("export", {}).body
         assert body["op"] == "export"
         assert body["cwd"] != str(tmp_path)  # it ran in its private work folder, as documented
+
+
+# ---- dir: replies that are not plain files, folders swapped for symlinks ------------------------
+
+HOSTILE_DIR = Path(__file__).parent / "hostile" / "dir_impl.py"
+
+
+@pytest.fixture()
+def hostile_dir(tmp_path):
+    started = []
+
+    def start(mode: str, *extra: str) -> Path:
+        root = tmp_path / f"drop-{mode}"
+        (root / "inbox").mkdir(parents=True)
+        (root / "outbox").mkdir()
+        import subprocess
+
+        started.append(subprocess.Popen([sys.executable, str(HOSTILE_DIR), mode, str(root), *extra]))
+        return root
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("mode,why", [
+    ("symlink-passwd", "symbolic link"), ("symlink-zero", "symbolic link"), ("fifo", "is a FIFO"),
+    ("huge", "exceeds the cap"), ("silent", "no reply"),
+])
+def test_dir_hostile_replies_are_errors_in_bounded_time(hostile_dir, mode, why):
+    root = hostile_dir(mode)
+    t = open_target(f"dir:{root}", limits=Limits(dir_wait_s=1.5, max_response_bytes=1024 * 1024))
+    started = time.monotonic()
+    with pytest.raises(TargetError, match=why) as err:
+        t.call("export", {"a": 1})
+    assert time.monotonic() - started < 8
+    assert "root:" not in str(err.value)
+    t.close()
+    assert not (root / "outbox").exists() or list((root / "outbox").iterdir()) == []  # the planted reply is removed
+
+
+def test_dir_inbox_swapped_for_a_symlink_writes_nothing_elsewhere(hostile_dir, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = hostile_dir("swap-inbox", str(elsewhere))
+    t = open_target(f"dir:{root}", limits=Limits(dir_wait_s=0.5))
+    deadline = time.monotonic() + 10
+    while not (root / "inbox").is_symlink() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with pytest.raises(TargetError, match="no reply"):
+        t.call("export", {"a": 1})
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_dir_raw_bytes_are_spliced_verbatim(tmp_path):
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "outbox").mkdir()
+    t = open_target(f"dir:{tmp_path}", limits=Limits(dir_wait_s=0.2))
+    with pytest.raises(TargetError):
+        t.call("import", raw=b'{"a": 1, "a": 2}')
+    t.close()
+    # the request was taken back when nobody picked it up; drop one and look at it before that
+    t = open_target(f"dir:{tmp_path}", limits=Limits(dir_wait_s=5))
+    seen = []
+
+    def responder():
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            for f in (tmp_path / "inbox").glob("*.json"):
+                seen.append(f.read_bytes())
+                (tmp_path / "outbox" / (f.name.split(".")[0] + ".json")).write_text('{"status": "rejected", "body": null}')
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=responder)
+    thread.start()
+    assert t.call("import", raw=b'{"a": 1, "a": 2}').status == "rejected"
+    thread.join()
+    assert seen[0].endswith(b'"body": {"a": 1, "a": 2}}')

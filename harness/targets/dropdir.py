@@ -1,36 +1,63 @@
 """File-drop targets: requests go to PATH/inbox, replies come back in PATH/outbox.
 
-The harness writes `inbox/<request-id>.<op>.json` atomically (write to a dot-file, then rename) and
-waits, with bounded backoff, for `outbox/<request-id>.json`: {"status": "ok"|"rejected"|"unsupported",
-"body": <reply JSON>}. Request parameters travel in the request file as {"params": ..., "body": ...}.
-It writes nothing outside PATH/inbox and removes only the reply files it has read.
+The harness writes `inbox/<request-id>.<op>.json` atomically (write to a dot-file, then rename):
+{"op": <op>, "params": {...}, "body": <request JSON>}. When a check sends raw bytes (a document
+as a file, or a deliberately broken one), those bytes are spliced verbatim as the value of "body",
+so the implementation's own JSON reader meets them. It waits, with bounded backoff, up to
+`dir_wait_s` for `outbox/<request-id>.json`: {"status": "ok"|"rejected"|"unsupported",
+"body": <reply JSON>}, which the implementation should also write atomically (write, then rename).
+
+The harness writes nothing outside PATH/inbox and removes only the reply files it has read. Both
+folders are opened once, as descriptors, so a folder later swapped for a symlink leads nowhere
+else; a reply is read only when it is a regular file (never a symlink, FIFO or device), with the
+byte cap counted while reading.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Reply, Target
+from .safefile import read_regular
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 class DropDirTarget(Target):
     kind = "dir"
 
     def __init__(self, path: str, limits: Limits) -> None:
-        self.root = Path(path)
-        self.inbox = self.root / "inbox"
-        self.outbox = self.root / "outbox"
-        if not self.inbox.is_dir() or not self.outbox.is_dir():
-            raise HarnessError(f"dir target {path!r} must contain inbox/ and outbox/ folders")
-        self.limits = limits
+        self.root = path
         self.description = f"dir:{path}"
+        self.limits = limits
+        try:
+            root_fd = os.open(path, DIR_FLAGS)
+        except OSError as exc:
+            raise HarnessError(f"dir target {path!r} must be a folder with inbox/ and outbox/ folders: {exc.strerror}") from None
+        try:
+            self.inbox_fd = self._sub(root_fd, "inbox", path)
+            try:
+                self.outbox_fd = self._sub(root_fd, "outbox", path)
+            except HarnessError:
+                os.close(self.inbox_fd)
+                raise
+        finally:
+            os.close(root_fd)
+        self.closed = False
+
+    @staticmethod
+    def _sub(root_fd: int, name: str, path: str) -> int:
+        try:
+            return os.open(name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
+        except OSError:
+            raise HarnessError(f"dir target {path!r} must contain inbox/ and outbox/ folders (not symlinks)") from None
 
     def call(
         self,
@@ -42,35 +69,75 @@ class DropDirTarget(Target):
         filename: str | None = None,
     ) -> Reply:
         request_id = uuid.uuid4().hex
-        if raw is not None:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-        payload = json.dumps({"op": op, "params": params or {}, "body": body}, ensure_ascii=False).encode("utf-8")
-        tmp = self.inbox / f".{request_id}.tmp"
-        tmp.write_bytes(payload)
-        os.replace(tmp, self.inbox / f"{request_id}.{op}.json")
-        reply_path = self.outbox / f"{request_id}.json"
+        head = json.dumps({"op": op, "params": params or {}}, ensure_ascii=False).encode("utf-8")[:-1]
+        value = raw if raw is not None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self._drop(f".{request_id}.tmp", f"{request_id}.{op}.json", head + b', "body": ' + value + b"}")
+        reply_name = f"{request_id}.json"
         started = time.monotonic()
         delay = 0.005
-        while not reply_path.exists():
+        while not self._present(reply_name):
             if time.monotonic() - started > self.limits.dir_wait_s:
-                raise TargetError(f"{op}: no reply in {self.outbox} within {self.limits.dir_wait_s}s")
+                self._unlink(self.inbox_fd, f"{request_id}.{op}.json")  # never picked up: take it back
+                raise TargetError(f"{op}: no reply in {self.root}/outbox within {self.limits.dir_wait_s}s")
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
-        if reply_path.stat().st_size > self.limits.max_response_bytes:
-            raise TargetError(f"{op}: reply exceeds the cap of {self.limits.max_response_bytes} bytes")
-        text = reply_path.read_bytes()
-        reply_path.unlink()
+        try:
+            text = read_regular(self.outbox_fd, reply_name, self.limits.max_response_bytes, what=f"{op}: reply file {reply_name}")
+        finally:
+            self._unlink(self.outbox_fd, reply_name)
+        text = text or b""
         try:
             envelope = json.loads(text)
             status = envelope["status"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise TargetError(f"{op}: reply file is not a {{status, body}} JSON object: {text[:120]!r}") from None
         if status == "unsupported":
             raise Unsupported(op)
         if status not in ("ok", "rejected"):
-            raise TargetError(f"{op}: unknown reply status {status!r}")
+            raise TargetError(f"{op}: unknown reply status {str(status)[:80]!r}")
         body_out = envelope.get("body")
-        return Reply(status=status, body=body_out, raw=json.dumps(body_out).encode(), elapsed_s=time.monotonic() - started)
+        try:
+            raw_out = json.dumps(body_out, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: escaped, so the bytes stay valid UTF-8
+            raw_out = json.dumps(body_out).encode("ascii")
+        except (ValueError, RecursionError):
+            raw_out = text
+        return Reply(status=status, body=body_out, raw=raw_out, elapsed_s=time.monotonic() - started)
+
+    def _drop(self, tmp: str, final: str, payload: bytes) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(tmp, flags, 0o600, dir_fd=self.inbox_fd)
+            try:
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.rename(tmp, final, src_dir_fd=self.inbox_fd, dst_dir_fd=self.inbox_fd)
+        except OSError as exc:
+            raise TargetError(f"cannot drop the request into {self.root}/inbox: {exc.strerror}") from None
+
+    def _present(self, name: str) -> bool:
+        try:
+            os.stat(name, dir_fd=self.outbox_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise TargetError(f"cannot look at {self.root}/outbox/{name}: {exc.strerror}") from None
+        return True
+
+    @staticmethod
+    def _unlink(dir_fd: int, name: str) -> None:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode):
+                os.unlink(name, dir_fd=dir_fd)  # a symlink itself, never what it points at
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.inbox_fd)
+            os.close(self.outbox_fd)
