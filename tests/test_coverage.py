@@ -106,7 +106,7 @@ def test_coverage_command_text_and_json(capsys):
     assert main(["coverage", "--json"]) in (0, 1)
     reports = {r["suite"]: r for r in json.loads(capsys.readouterr().out)}
     assert set(reports) == set(SUITES)
-    for name, r in reports.items():
+    for r in reports.values():
         if r["map"] is None:
             assert r["problems"] == ["no requirement map"]
         else:

@@ -1,0 +1,183 @@
+"""What every spec's format shares: one date-time parser, one list of what a credential looks like,
+`is_int` and `now_iso`. Suites import these; none keeps a private copy.
+
+Date-times: one parser, `parse_datetime(value, spec)`, with one documented reading per spec
+(`READINGS`; the errata file of each spec says why):
+
+    spec      syntax    zone      the spec's words
+    amps      rfc3339   required  JSON Schema `"format": "date-time"` = RFC 3339 §5.6 (errata/amps.md)
+    omp       rfc3339   utc       "ISO 8601 UTC timestamp" (errata/omp.md O6): Z or +00:00
+    memorizz  iso8601   utc       "Export timestamp in UTC" (errata/memorizz.md): a zero UTC offset
+    memoryai  iso8601   optional  "<ISO-8601 datetime>"
+
+    rfc3339   YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm), ASCII digits only; "T" and "Z" in either
+              case (RFC 3339 §5.6 NOTE); no space separator, no week or ordinal dates; a leap second
+              (:60) is read as :59 of the same minute, so it orders; fractions past microseconds are cut.
+    iso8601   every ISO 8601 date or date-time Python reads (calendar, week and ordinal dates, basic
+              or extended form, "T" or another one-character separator), "Z" in either case.
+    required  an offset must be written; optional: no offset is read as UTC;
+    utc       the offset must be zero, written Z or +00:00 (not -00:00: RFC 3339 §4.3 "unknown
+              local offset").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    """A JSON integer: an int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def now_iso(offset_s: float = 0) -> str:
+    """The current UTC time (plus offset_s seconds) as RFC 3339 with whole seconds and "Z"."""
+    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ---- date-times ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reading:
+    syntax: str  # "rfc3339" | "iso8601"
+    zone: str  # "required" | "optional" | "utc"
+
+
+READINGS: dict[str, Reading] = {
+    "amps": Reading("rfc3339", "required"),
+    "omp": Reading("rfc3339", "utc"),
+    "memorizz": Reading("iso8601", "utc"),
+    "memoryai": Reading("iso8601", "optional"),
+}
+
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?")
+_ZERO_OFFSETS = ("Z", "z", "+00:00")
+
+
+def parse_datetime(value: Any, reading: Reading | str) -> dt.datetime | None:
+    """The instant a date-time string names under one reading (or a spec's name), else None.
+
+    The result is always timezone-aware; with zone "optional", a string without offset is UTC."""
+    if isinstance(reading, str):
+        reading = READINGS[reading]
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    if reading.syntax == "rfc3339":
+        when, offset = _rfc3339(value)
+    else:
+        when, offset = _iso8601(value)
+    if when is None:
+        return None
+    if offset is None:
+        return None if reading.zone in ("required", "utc") else when.replace(tzinfo=dt.UTC)
+    if reading.zone == "utc" and (offset not in _ZERO_OFFSETS or when.utcoffset() != dt.timedelta(0)):
+        return None
+    return when
+
+
+def _rfc3339(value: str) -> tuple[dt.datetime | None, str | None]:
+    m = _RFC3339.fullmatch(value)
+    if m is None:
+        return None, None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    fraction, offset = m.group(7), m.group(8)
+    micros = int((fraction[1:] + "000000")[:6]) if fraction else 0
+    try:
+        tz = None
+        if offset is not None:
+            if offset in ("Z", "z"):
+                tz = dt.UTC
+            else:
+                hours, minutes = int(offset[1:3]), int(offset[4:6])
+                if hours > 23 or minutes > 59:
+                    return None, None
+                sign = -1 if offset[0] == "-" else 1
+                tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+        when = dt.datetime(year, month, day, hour, minute, min(second, 59), micros, tzinfo=tz)
+    except ValueError:  # month 13, February 30, hour 24 ...
+        return None, None
+    if second > 60:
+        return None, None
+    return when, offset
+
+
+def _iso8601(value: str) -> tuple[dt.datetime | None, str | None]:
+    if not value.isascii():
+        return None, None
+    text = value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None, None
+    if when.tzinfo is None:
+        return when, None
+    offset = "Z" if text is not value else value[-6:]
+    return when, offset
+
+
+# ---- credentials ----------------------------------------------------------------------------------
+# A field name is judged by its words (split on `_`, `-`, `.`, spaces and camelCase), so every spelling
+# of a secret field is found (`openai_api_key`, `githubToken`, `session_cookie`) while counters such as
+# `max_tokens` or `token_count` are not. A value is a credential when it has a well-known token's shape.
+
+# words that name a secret on their own
+SECRET_WORDS = frozenset({
+    "password", "passwd", "passphrase", "pwd", "secret", "secrets", "credential", "credentials", "cookie", "cookies",
+    "apikey", "apikeys", "authorization", "bearer", "jwt", "totp", "otp", "privatekey", "clientsecret",
+    "accesstoken", "refreshtoken", "authtoken", "idtoken", "sessionid", "sessiontoken", "pat",
+})
+# the last word of a secret field name made of several words (github_token, api_key, private_key)
+SECRET_TAILS = frozenset({"token", "key", "secret", "password", "cookie", "credential", "credentials"})
+# first words that, followed by a tail, name a secret (api_key, private_key) and not e.g. sort_key
+KEY_OWNERS = frozenset({"api", "private", "secret", "access", "signing", "encryption", "master", "license", "client",
+                        "openai", "anthropic", "aws", "gcp", "azure", "stripe", "github", "gitlab", "slack", "ssh",
+                        "session", "auth", "refresh", "bearer", "oauth", "personal", "bot", "service"})
+# words that name an audit log
+AUDIT_WORDS = frozenset({"audit", "audits", "auditlog", "auditlogs", "audittrail"})
+_LOG_WORDS = frozenset({"log", "logs", "trail", "trails"})
+_ACCESS_LOGS = re.compile(r"^(access|login|security|admin)(log|logs|trail)$")
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+SECRET_VALUE = re.compile(
+    r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}|rk_live_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{20,}|gho_[A-Za-z0-9]{20,}"
+    r"|ghs_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|Bearer\s+[A-Za-z0-9._~+/-]{12,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----)")
+# every alternative of SECRET_VALUE starts with one of these literals (AKIA aside, which needs its
+# 16-character tail): a text holding none of them cannot match, so a fast prefilter may skip it
+VALUE_MARKERS = ("sk-", "sk_live_", "rk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "AIza", "xox",
+                 "Bearer", "eyJ", "-----BEGIN ")
+
+
+def key_words(key: str) -> list[str]:
+    return [w.lower() for w in _WORD_SPLIT.split(key) if w]
+
+
+def secret_key(key: str) -> bool:
+    """Does a field name say it holds a secret (a password, an API key, a token, a cookie)?"""
+    words = key_words(key)
+    if not words:
+        return False
+    if "".join(words) in SECRET_WORDS or any(w in SECRET_WORDS for w in words):
+        return True
+    if words[-1] in SECRET_TAILS and (len(words) == 1 and words[0] != "key" or any(w in KEY_OWNERS for w in words[:-1])):
+        return True
+    return len(words) >= 2 and "".join(words[-2:]) in SECRET_WORDS
+
+
+def audit_key(key: str) -> bool:
+    """Does a field name say it holds an audit or access log?"""
+    words = key_words(key)
+    joined = "".join(words)
+    if joined in AUDIT_WORDS or _ACCESS_LOGS.match(joined) or any(w in AUDIT_WORDS for w in words):
+        return True
+    return len(words) >= 2 and words[-1] in _LOG_WORDS and words[-2] in ("access", "login", "security")
+
+
+def secret_value(text: str) -> bool:
+    """Does a string hold something shaped like a well-known secret token?"""
+    return bool(SECRET_VALUE.search(text))

@@ -1,0 +1,71 @@
+"""The shared helpers: one date-time parser with one reading per spec, one credential classifier."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from memconform.formats.common import (
+    READINGS,
+    audit_key,
+    is_int,
+    now_iso,
+    parse_datetime,
+    secret_key,
+    secret_value,
+)
+
+UTC = dt.UTC
+
+# value -> which specs' readings accept it
+CASES = {
+    "2026-01-01T00:00:00Z": {"amps", "omp", "memorizz", "memoryai"},
+    "2026-01-01t00:00:00z": {"amps", "omp", "memorizz", "memoryai"},
+    "2026-01-01T00:00:00.123456789+00:00": {"amps", "omp", "memorizz", "memoryai"},
+    "2026-01-01T02:00:00+02:00": {"amps", "memoryai"},
+    "2026-01-01T00:00:00-00:00": {"amps", "memoryai"},
+    "2026-01-01T00:00:00": {"memoryai"},
+    "2026-01-01 00:00:00Z": {"memorizz", "memoryai"},
+    "2026-W01-1T00:00:00Z": {"memorizz", "memoryai"},
+    "2026-12-31T23:59:60Z": {"amps", "omp"},
+    "2026-13-01T00:00:00Z": set(),
+    "2026-02-30T00:00:00Z": set(),
+    "2026-01-01T00:00:00+24:00": set(),
+    "２０２６-01-01T00:00:00Z": set(),
+    "yesterday": set(),
+}
+
+
+@pytest.mark.parametrize("value", sorted(CASES))
+def test_each_spec_reads_date_times_its_documented_way(value):
+    accepted = {spec for spec in READINGS if parse_datetime(value, spec) is not None}
+    assert accepted == CASES[value]
+
+
+def test_instants_are_aware_and_equal_across_spellings():
+    a = parse_datetime("2026-01-01T02:00:00+02:00", "amps")
+    assert a == parse_datetime("2026-01-01T00:00:00Z", "omp") == dt.datetime(2026, 1, 1, tzinfo=UTC)
+    assert parse_datetime("2026-01-01T00:00:00", "memoryai") == dt.datetime(2026, 1, 1, tzinfo=UTC)
+    leap = parse_datetime("2026-12-31T23:59:60.5Z", "amps")
+    assert leap == dt.datetime(2026, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)
+    assert parse_datetime(20260101, "amps") is None and parse_datetime("2026-01-01T00:00:00Z" * 10, "amps") is None
+
+
+def test_now_iso_and_is_int():
+    assert parse_datetime(now_iso(), "omp") is not None and now_iso().endswith("Z")
+    assert is_int(3) and is_int(-(10**40)) and not is_int(True) and not is_int(3.0)
+
+
+@pytest.mark.parametrize("key,secret,audit", [
+    ("api_key", True, False), ("openaiApiKey", True, False), ("githubToken", True, False),
+    ("session_cookie", True, False), ("client_secret", True, False), ("password", True, False),
+    ("max_tokens", False, False), ("token_count", False, False), ("sort_key", False, False), ("key", False, False),
+    ("audit_log", False, True), ("accessLog", False, True), ("content", False, False),
+])
+def test_credential_names(key, secret, audit):
+    assert (secret_key(key), audit_key(key)) == (secret, audit)
+
+
+def test_credential_values():
+    assert secret_value("my key is sk-abcdefghijkl") and secret_value("AKIA" + "A" * 16)
+    assert not secret_value("a plain sentence about keys and tokens")
