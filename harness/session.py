@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.model import HarnessError, Outcome, Result
-from .core.profile import Profile
+from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
 from .core.registry import REGISTRY, Check
 from .core.report import Report, ReportWriter, render_junit, render_markdown, render_summary
@@ -101,6 +101,7 @@ class Session:
         if self.writer is not None:
             return
         self.writer = ReportWriter(self.report_dir / "report.jsonl" if self.report_dir else None, self.redactor)
+        keep_hypothesis_files_in(self.report_dir)
         self.writer.header(
             target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,

@@ -105,6 +105,8 @@ class Profile:
     def hypothesis_settings(self) -> Any:
         from hypothesis import HealthCheck, Phase, settings
 
+        keep_hypothesis_files_in(None)
+
         return settings(
             max_examples=self.examples,
             derandomize=self.derandomize,
@@ -118,3 +120,29 @@ class Profile:
             else [Phase.explicit, Phase.generate, Phase.shrink],
             print_blob=True,
         )
+
+
+_HYPOTHESIS_HOME: list[str] = []
+
+
+def keep_hypothesis_files_in(folder: Any) -> None:
+    """Hypothesis's own files (its Unicode table cache; the example database is off) go under `folder`
+    (the report folder) or, with none, a private temporary folder removed at exit: never the working
+    directory. The first choice of the process holds; HYPOTHESIS_STORAGE_DIRECTORY, when set, wins."""
+    import os
+
+    if _HYPOTHESIS_HOME or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    if folder is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        home = tempfile.mkdtemp(prefix="memconform-hypothesis-")
+        atexit.register(shutil.rmtree, home, True)
+    else:
+        home = os.path.join(str(folder), ".hypothesis")
+    set_hypothesis_home_dir(home)
+    _HYPOTHESIS_HOME.append(home)
