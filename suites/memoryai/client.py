@@ -7,7 +7,7 @@ import json
 import uuid
 from typing import Any
 
-from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.formats import memoryai as mai
 from memconform.targets.base import Reply
 
@@ -25,20 +25,143 @@ def now_iso(offset_s: int = 0) -> str:
     return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def export(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+def iso(at: dt.datetime, offset_s: int = 0, zone: str = "Z", fraction: bool = False) -> str:
+    """One instant in another spelling: `Z`, `+00:00`, `+05:30`, with or without fractional seconds."""
+    sign, hours, minutes = (1, 0, 0) if zone == "Z" else (1 if zone[0] == "+" else -1, int(zone[1:3]), int(zone[4:6]))
+    tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+    local = (at + dt.timedelta(seconds=offset_s)).astimezone(tz)
+    text = local.strftime("%Y-%m-%dT%H:%M:%S") + (".000" if fraction else "")
+    return text + ("Z" if zone == "Z" else zone)
+
+
+def export_body(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+    """The export request (§4 `{scope, since?}`), naming the tenant when the user chose one."""
     body: dict[str, Any] = {"scope": scope}
     if since is not None:
         body["since"] = since
-    reply = ctx.target.call("export", body)
+    if ctx.option("tenant"):
+        body["tenant_id"] = ctx.option("tenant")
+    return body
+
+
+def export(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+    reply = ctx.target.call("export", export_body(ctx, scope, since))
     ctx.note(f"export scope={scope} -> {reply.status} {reply.http_status or ''} {len(reply.raw)} bytes")
     doc: dict[str, Any] = reply.accepted_json(dict, f"export (scope {scope})")
     return doc
 
 
-def import_bundle(ctx: Any, bundle: Any) -> Reply:
-    reply = ctx.target.call("import_bundle", bundle)
-    ctx.note(f"import_bundle -> {reply.status} {reply.http_status or ''}: {reply.raw[:300].decode('utf-8', 'replace')}")
+def import_bundle(ctx: Any, bundle: Any, op: str = "import_bundle") -> Reply:
+    """Import a bundle; its chunks are deleted at the end of the run where the target offers deletion."""
+    remember_written(ctx, bundle)
+    if op == "import_file":
+        raw = json.dumps(bundle, ensure_ascii=False).encode("utf-8")
+        reply = import_file(ctx, raw)
+    else:
+        reply = ctx.target.call(op, bundle)
+    ctx.note(f"{op} -> {reply.status} {reply.http_status or ''}: {reply.raw[:300].decode('utf-8', 'replace')}")
     return reply
+
+
+def import_file(ctx: Any, raw: bytes) -> Reply:
+    """POST /v1/brain/import/file; the multipart field name is open (errata E4): `file`, else `bundle`.
+
+    The name a target accepted once is used from then on, so a negative request is read by the same field."""
+    wanted = ctx.cache.get("memoryai-multipart") or ctx.option("multipart_field")
+    names = ("file", "bundle") if wanted == "either" else (wanted,)
+    replies = []
+    for name in names:
+        reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
+        if reply.ok:
+            ctx.cache["memoryai-multipart"] = name
+            ctx.reading("E4", name)
+            return reply
+        replies.append(reply)
+    return replies[0]
+
+
+def remember_written(ctx: Any, bundle: Any) -> None:
+    """Every chunk the run writes is removed at the end, where the target offers deletion (isolation)."""
+    if not isinstance(bundle, dict) or not isinstance(bundle.get("chunks"), list):
+        return
+    written: list[str] | None = ctx.cache.get("memoryai-written")
+    if written is None:
+        written = ctx.cache["memoryai-written"] = []
+        ctx.cleanup("memoryai chunks this run imported", lambda: _delete_written(ctx, written))
+    written.extend(c["content_hash"] for c in bundle["chunks"]
+                   if isinstance(c, dict) and isinstance(c.get("content_hash"), str))
+
+
+def _delete_written(ctx: Any, written: list[str]) -> bool:
+    try:
+        for h in dict.fromkeys(written):
+            if not ctx.target.call("delete_chunk", {"content_hash": h}).ok:
+                return False
+    except (SkipCheck, TargetError):
+        return False  # no deletion hook: the footer says what could not be removed
+    return True
+
+
+def is_bundle_rejection(reply: Reply) -> bool:
+    """A refusal that is about the bundle (4xx or a transport's rejection, with JSON), not a crash or an error page."""
+    if reply.ok:
+        return False
+    if reply.http_status is not None:
+        if not 400 <= reply.http_status < 500 or reply.http_status in (401, 403, 404, 405, 408, 413, 429):
+            return False
+        try:
+            return isinstance(json.loads(reply.raw or b"null"), dict)
+        except ValueError:
+            return False
+    return True
+
+
+def expect_rejected(reply: Reply, what: str) -> list[Failure]:
+    """A negative request must be refused, and refused as a bundle rejection (not a 5xx, 401 or HTML page)."""
+    if reply.ok:
+        return [Failure(f"{what} was accepted", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "rejected")]
+    if not is_bundle_rejection(reply):
+        raise TargetError(f"{what}: the refusal is not a bundle rejection (HTTP {reply.http_status}, "
+                          f"{reply.content_type or 'no content type'}): {reply.raw[:200]!r}")
+    return []
+
+
+def control(reply: Reply, what: str) -> None:
+    """The positive control of a negative check: the same request with the broken rule repaired is accepted."""
+    if not reply.ok:
+        raise ControlRefused(f"{what}: {reply.status} {reply.http_status or ''} {reply.raw[:200]!r}")
+
+
+def hook(ctx: Any, op: str, body: Any, why: str) -> Reply:
+    """Call an x-memconform hook (errata E13); without it the behaviour cannot be observed: inconclusive."""
+    try:
+        reply = ctx.target.call(op, body)
+    except Unsupported as exc:
+        raise Inconclusive(f"{why} needs the {op} hook (errata E13), which the target does not offer: {exc.reason}") from None
+    if not reply.ok:
+        raise Inconclusive(f"{why} needs the {op} hook (errata E13), which refused: {reply.raw[:200]!r}")
+    return reply
+
+
+def seed(ctx: Any, bundle: dict[str, Any], why: str) -> Reply:
+    """Import the data a check observes; a refused or absent import leaves nothing to observe."""
+    try:
+        reply = import_bundle(ctx, bundle)
+    except Unsupported as exc:
+        raise Inconclusive(f"{why} needs data written through import, which the target does not offer: {exc.reason}") from None
+    if not reply.ok:
+        raise Inconclusive(f"{why}: the target refused the seed import: {reply.raw[:200]!r}")
+    return reply
+
+
+def profile_call(ctx: Any, op: str, body: Any = None, **kw: Any) -> Reply | Failure:
+    """An endpoint of the §4 table: on an HTTP target a 404/405/501 is the profile's endpoint missing."""
+    try:
+        return ctx.target.call(op, body, **kw) if body is not None or not kw else ctx.target.call(op, **kw)
+    except Unsupported as exc:
+        if ctx.target.kind == "http":
+            return Failure("an endpoint of the HTTP profile is not exposed", exc.reason, f"the {op} endpoint of §4")
+        raise
 
 
 def report_of(reply: Reply) -> dict[str, Any]:
@@ -49,6 +172,34 @@ def report_of(reply: Reply) -> dict[str, Any]:
     return body["report"]
 
 
+def report_body(reply: Reply) -> Any:
+    """The JSON answer of an import, or None when it is not JSON."""
+    try:
+        return reply.json()
+    except TargetError:
+        return None
+
+
+def report_or_none(reply: Reply) -> dict[str, Any] | None:
+    """The ImportReport's `report`, or None when the consumer answers none (its shape is a reading, errata E8)."""
+    try:
+        body = reply.json()
+    except TargetError:
+        return None
+    return body["report"] if isinstance(body, dict) and isinstance(body.get("report"), dict) else None
+
+
+def instant(value: Any) -> dt.datetime | None:
+    """An ISO-8601 time as an instant (so 'Z', '+00:00' and other offsets compare equal); None if unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
 def counter(report: dict[str, Any], section: str, name: str) -> Any:
     value = report.get(section, {})
     return value.get(name) if isinstance(value, dict) else None
@@ -57,7 +208,10 @@ def counter(report: dict[str, Any], section: str, name: str) -> Any:
 def target_model(ctx: Any) -> tuple[str, int]:
     """The target's own embedding model and dimension, read from an export of it."""
     def probe() -> tuple[str, int]:
-        manifest = export(ctx, "dna_only").get("manifest", {})
+        try:
+            manifest = export(ctx, "dna_only").get("manifest", {})
+        except TargetError:  # a producer without the dna_only scope: the full export says the same
+            manifest = export(ctx, "full").get("manifest", {})
         model, dim = manifest.get("embedding_model"), manifest.get("embedding_dim")
         if not isinstance(model, str) or not isinstance(dim, int) or isinstance(dim, bool):
             raise TargetError(f"cannot learn the target's embedding model from its export manifest: {model!r}, {dim!r}")
@@ -156,6 +310,7 @@ def expect_accepted(reply: Reply, what: str) -> list[Failure]:
 
 def seed_and_export(ctx: Any) -> dict[str, Any]:
     """The document producer checks read: seed known records (where the target imports), then export."""
+    ctx.cache["memoryai-seed"] = "not tried"
     try:
         model, dim = target_model(ctx)
         records = [
@@ -170,9 +325,19 @@ def seed_and_export(ctx: Any) -> dict[str, Any]:
                                 "last_seen": now_iso(-50), "is_dna": False}])
         reply = import_bundle(ctx, doc)
         ctx.note(f"seeded the target before exporting: {reply.status}")
+        ctx.cache["memoryai-seed"] = "accepted" if reply.ok else f"refused ({reply.status} {reply.http_status or ''})"
     except (TargetError, SkipCheck) as exc:  # best effort: a producer-only target still gets its export checked
         ctx.note(f"could not seed the target: {exc}")
+        ctx.cache["memoryai-seed"] = f"not possible: {getattr(exc, 'reason', exc)}"
     return export(ctx, "full")
+
+
+def nothing_to_examine(ctx: Any, what: str) -> Inconclusive:
+    """Why a producer check saw no records: an empty export it could not seed, or an export that lost the seed."""
+    state = ctx.cache.get("memoryai-seed", "not tried")
+    if state == "accepted":
+        return Inconclusive(f"no {what} to examine: the target exported none, although it accepted the seed import")
+    return Inconclusive(f"no {what} to examine: the target exported an empty brain and could not be seeded ({state})")
 
 
 def dumps(value: Any) -> str:

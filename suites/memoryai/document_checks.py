@@ -4,28 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import re
+import unicodedata
 from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from memconform.core.model import Failure
+from memconform.core.model import Failure, SkipCheck
 from memconform.core.registry import check
 from memconform.formats import memoryai as mai
 
+from . import credentials
+
 SPEC = "MemoryAI Protocol v1"
 doc_check = partial(check, suite=mai.SUITE, spec=SPEC, kind="document")
-
-CREDENTIAL_KEYS = re.compile(r"(?i)^(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token|authorization|private[_-]?key|credentials?)$")
-CREDENTIAL_VALUES = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[bp]-[A-Za-z0-9-]{10,}|Bearer\s+[A-Za-z0-9._-]{12,})")
-AUDIT_KEYS = re.compile(r"(?i)^(audit_logs?|audit_trail|access_logs?)$")
-
-
-# every alternative of CREDENTIAL_VALUES starts with one of these literals: a string holding none of
-# them cannot match, so the regex runs only on documents where a literal occurs
-_VALUE_MARKERS = ("sk-", "sk_live_", "ghp_", "AKIA", "xoxb-", "xoxp-", "Bearer")
-_AKIA_TAIL = re.compile(r"[0-9A-Z]{16}")
 
 
 def canonical(doc: Any, ctx: Any) -> bytes:
@@ -58,8 +50,27 @@ def is_number(value: Any) -> bool:
 
 
 def records(doc: dict[str, Any], section: str) -> list[tuple[int, Any]]:
-    value = doc.get(section)
+    value = doc.get(section) if isinstance(doc, dict) else None
     return list(enumerate(value)) if isinstance(value, list) else []
+
+
+def examined(doc: Any, ctx: Any, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
+    """The records a producer check examines. A given file with none is vacuously fine; a target's
+    export with none is no evidence about the producer: inconclusive (errata E15)."""
+    found = records(doc, section)
+    if not found and ctx.document is None:
+        from .client import nothing_to_examine
+
+        raise nothing_to_examine(ctx, what)
+    return found
+
+
+def optional_records(doc: Any, ctx: Any, section: str) -> list[tuple[int, Any]]:
+    """Edges and entities are optional content: a producer that exported none has nothing of §3.3/§3.4 to break."""
+    found = records(doc, section)
+    if not found and ctx.document is None:
+        raise SkipCheck(f"the target's export has no {section}: nothing of their record shape to check", not_applicable=True)
+    return found
 
 
 def iso_ok(value: Any) -> bool:
@@ -73,7 +84,7 @@ def iso_ok(value: Any) -> bool:
 
 
 @doc_check(section="§3.1", keyword="MUST", level="1",
-           sentence='The `format` field MUST equal the literal string "memoryai-bundle".')
+           sentence='The `format` field MUST equal the literal string `"memoryai-bundle"`.')
 def envelope_format_literal(doc: Any, ctx: Any) -> Iterator[Failure]:
     if not isinstance(doc, dict):
         yield Failure("bundle is not a JSON object", type(doc).__name__, "object")
@@ -107,9 +118,9 @@ def manifest_required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 @doc_check(section="§3.2", keyword="MUST", level="1",
-           sentence="ChunkRecord: `content` (REQUIRED) string; `memory_type` (REQUIRED) string.")
+           sentence='"content": "<string>", (REQUIRED) "content_hash": "<sha256 hex>", "memory_type": "<string>", (REQUIRED, see § 3.7)')
 def chunk_required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for i, chunk in records(doc, "chunks"):
+    for i, chunk in examined(doc, ctx):
         path = f"$.chunks[{i}]"
         if not isinstance(chunk, dict):
             yield Failure("chunk is not an object", chunk, "object", path)
@@ -120,7 +131,7 @@ def chunk_required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
             yield Failure("chunk memory_type is missing or not a string", chunk.get("memory_type", "<absent>"), "string", path + ".memory_type")
 
 
-_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+_SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")  # "<sha256 hex>": hex of either case (errata E2)
 _CHUNK_TYPES: dict[str, tuple[str, Any]] = {
     "id": ("integer", is_int),
     "content_hash": ("sha256 hex string", lambda v: isinstance(v, str) and _SHA256_HEX.fullmatch(v) is not None),
@@ -137,9 +148,10 @@ _CHUNK_TYPES: dict[str, tuple[str, Any]] = {
 
 
 @doc_check(section="§3.2", keyword="MUST", level="1",
-           sentence="ChunkRecord fields have the types the record shape gives (id integer, tags strings, is_pinned bool, ISO-8601 times, metadata object).")
+           sentence='"tags": [<string>, ...],')
 def chunk_field_types(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for i, chunk in records(doc, "chunks"):
+    """The types of the ChunkRecord shape (id integer, tags strings, is_pinned bool, ISO-8601 times, metadata object)."""
+    for i, chunk in examined(doc, ctx):
         if not isinstance(chunk, dict):
             continue
         for name, (expected, ok) in _CHUNK_TYPES.items():
@@ -148,9 +160,10 @@ def chunk_field_types(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 @doc_check(section="§3.2", keyword="MUST", level="1",
-           sentence='zone is "standard" | "important" | "critical" | "ephemeral"; importance and decay_score are floats 0..1; tier is "hot" | "warm" | "cold".')
+           sentence='"zone": "standard" | "important" | "critical" | "ephemeral", "importance": <float 0..1>,')
 def chunk_enums_and_ranges(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for i, chunk in records(doc, "chunks"):
+    """zone and tier enums; importance and decay_score in 0..1."""
+    for i, chunk in examined(doc, ctx):
         if not isinstance(chunk, dict):
             continue
         path = f"$.chunks[{i}]"
@@ -164,22 +177,24 @@ def chunk_enums_and_ranges(doc: Any, ctx: Any) -> Iterator[Failure]:
                 yield Failure(f"{name} is outside 0..1", value, "0 <= x <= 1", f"{path}.{name}")
 
 
-@doc_check(section="§3.7", keyword="MUST", level="1",
-           sentence="memory_type values: the ten core types; vendor-specific values MUST be prefixed with `x_`.")
+@doc_check(section="§3.7", keyword="MAY", level="1",
+           sentence="they MAY define additional vendor-specific values prefixed with `x_`")
 def memory_type_known_or_vendor(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for i, chunk in records(doc, "chunks"):
+    """An informational finding, never a blocking one: the spec permits x_ vendor types and forbids nothing else."""
+    for i, chunk in examined(doc, ctx):
         mtype = chunk.get("memory_type") if isinstance(chunk, dict) else None
         if isinstance(mtype, str) and mtype not in mai.CORE_TYPES and not mtype.startswith("x_"):
-            yield Failure("memory_type is neither a core type nor an x_ vendor type", mtype, "core type or x_*", f"$.chunks[{i}].memory_type")
+            yield Failure("memory_type is neither a core type nor an x_-prefixed vendor type (other consumers may not know it)",
+                          mtype, "core type or x_*", f"$.chunks[{i}].memory_type")
 
 
 @doc_check(section="§3.3", keyword="MUST", level="1",
-           sentence="EdgeRecord: chunk_a and chunk_b integers, edge_type string, weight float, co_activation_count int.")
+           sentence='{ "chunk_a": <int>, "chunk_b": <int>, "edge_type": "<string>",')
 def edge_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
     checks = {"chunk_a": ("integer", is_int), "chunk_b": ("integer", is_int), "edge_type": ("string", lambda v: isinstance(v, str)),
               "weight": ("number", is_number), "co_activation_count": ("integer", is_int),
               "created_at": ("ISO-8601 string", iso_ok), "updated_at": ("ISO-8601 string", iso_ok)}
-    for i, edge in records(doc, "memory_edges"):
+    for i, edge in optional_records(doc, ctx, "memory_edges"):
         if not isinstance(edge, dict):
             yield Failure("edge is not an object", edge, "object", f"$.memory_edges[{i}]")
             continue
@@ -192,9 +207,9 @@ def edge_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 @doc_check(section="§3.4", keyword="MUST", level="1",
-           sentence="EntityRecord: `name` (REQUIRED) string; frequency int; first_seen, last_seen ISO-8601; is_dna bool.")
+           sentence='{ "name": "<string>", (REQUIRED)')
 def entity_required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for i, entity in records(doc, "entities"):
+    for i, entity in optional_records(doc, ctx, "entities"):
         path = f"$.entities[{i}]"
         if not isinstance(entity, dict) or not isinstance(entity.get("name"), str):
             yield Failure("entity has no string name", entity.get("name", "<absent>") if isinstance(entity, dict) else entity, "string", path + ".name")
@@ -209,9 +224,10 @@ def entity_required_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 @doc_check(section="§3.5", keyword="MUST", level="1",
-           sentence="`embedding` fields MUST be one of: null, or a base64-encoded little-endian array of float32 values.")
+           sentence="`embedding` fields MUST be one of:")
 def embedding_base64_float32(doc: Any, ctx: Any) -> Iterator[Failure]:
-    for i, chunk in records(doc, "chunks"):
+    """null, or a base64-encoded little-endian array of float32 values."""
+    for i, chunk in examined(doc, ctx):
         if not isinstance(chunk, dict) or chunk.get("embedding") is None:
             continue
         value = chunk["embedding"]
@@ -232,6 +248,7 @@ def embedding_base64_float32(doc: Any, ctx: Any) -> Iterator[Failure]:
 def embedding_length_matches_dim(doc: Any, ctx: Any) -> Iterator[Failure]:
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     dim = manifest.get("embedding_dim") if isinstance(manifest, dict) else None
+    examined(doc, ctx)
     for i, size in embedding_sizes(doc, ctx).items():
         if isinstance(size, ValueError):
             continue  # embedding_base64_float32 reports it
@@ -243,29 +260,56 @@ def embedding_length_matches_dim(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 @doc_check(section="§3.6", keyword="SHOULD", level="1",
-           sentence="`manifest.checksum` is the SHA-256 hex digest of the Bundle with `manifest.checksum` removed, serialized as JSON with sorted keys, no whitespace, encoded as UTF-8. (Level 1: includes a valid checksum.)")
+           sentence="`manifest.checksum` is the SHA-256 hex digest of:")
 def checksum_present_and_valid(doc: Any, ctx: Any) -> Iterator[Failure]:
+    """§5 Level 1 "includes a valid `checksum` per § 3.6": a SHOULD in §3.6, but the Level 1 clause requires it.
+
+    Every plausible reading of the canonical form is accepted by default (errata E1): non-ASCII literal or
+    \\u-escaped, numbers as Python's json or JSON.stringify writes them."""
+    yield from checksum_of(doc, ctx, canonical)
+
+
+def checksum_of(doc: Any, ctx: Any, literal: Any = None) -> Iterator[Failure]:
+    """The checksum rule on one bundle; `literal(doc, ctx)` may supply its cached literal canonical bytes."""
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     if not isinstance(manifest, dict):
         return  # manifest_required_fields reports it
     claimed = manifest.get("checksum")
     if not isinstance(claimed, str):
-        yield Failure("manifest.checksum is missing", claimed, "sha256 hex digest", "$.manifest.checksum")
+        yield Failure("manifest.checksum is missing (Level 1 requires a valid checksum)", claimed, "sha256 hex digest", "$.manifest.checksum")
         return
-    reading = ctx.option("checksum_unicode")
+    unicode, numbers = ctx.option("checksum_unicode"), ctx.option("checksum_numbers")
     try:
-        ok = (reading != "ascii" and hashlib.sha256(canonical(doc, ctx)).hexdigest() == claimed) or (
-            reading != "literal" and mai.checksum(doc, "ascii") == claimed)
+        if unicode != "ascii" and numbers != "ecmascript":
+            data = literal(doc, ctx) if literal else mai.canonical_bytes(doc, "literal")
+            if hashlib.sha256(data).hexdigest() == claimed.lower():
+                ctx.reading("E1", "utf8-literal")
+                return
+        seen = mai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
     except ValueError as exc:
         yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
         return
-    if not ok:
-        yield Failure("checksum does not match the canonical body", claimed, mai.checksum(doc, "ascii" if reading == "ascii" else "literal"),
-                      "$.manifest.checksum", f"canonical form: sorted keys, no whitespace, non-ASCII {reading} (errata/memoryai.md E1)")
+    if seen is not None:
+        ctx.reading("E1", seen)
+        return
+    accepted = mai.checksum_readings(unicode, numbers)
+    yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
+                  mai.checksum(doc, *mai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
+                  "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (errata/memoryai.md E1); "
+                  f"readings tried: {', '.join(accepted)}",
+                  readings=tuple(accepted) if len(accepted) < len(mai.CHECKSUM_READINGS) else ())
 
 
-@doc_check(section="§5 Level 1", keyword="MUST", level="1", sentence="A Producer's bundle declares accurate `manifest.counts`.")
+@doc_check(section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
 def counts_accurate(doc: Any, ctx: Any) -> Iterator[Failure]:
+    if ctx.document is None and not any(records(doc, s) for s in mai.RECORD_SECTIONS):
+        from .client import nothing_to_examine
+
+        raise nothing_to_examine(ctx, "records")  # zero declared for zero present shows nothing
+    yield from counts_of(doc)
+
+
+def counts_of(doc: Any) -> Iterator[Failure]:
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     counts = manifest.get("counts") if isinstance(manifest, dict) else None
     if not isinstance(counts, dict):
@@ -278,101 +322,35 @@ def counts_accurate(doc: Any, ctx: Any) -> Iterator[Failure]:
             yield Failure(f"manifest.counts.{section} differs from the records present", declared, actual, f"$.manifest.counts.{section}")
 
 
-def _scan_credentials(value: Any, path: str) -> Iterator[Failure]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            sub = f"{path}.{key}"
-            if isinstance(key, str) and (CREDENTIAL_KEYS.match(key) or AUDIT_KEYS.match(key)) and item not in (None, "", [], {}):
-                yield Failure(f"bundle carries a credential or audit field {key!r}", "<redacted>", "no credentials or audit logs", sub)
-            else:
-                yield from _scan_credentials(item, sub)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _scan_credentials(item, f"{path}[{i}]")
-    elif isinstance(value, str) and len(value) < 100_000 and CREDENTIAL_VALUES.search(value):
-        yield Failure("bundle carries what looks like a secret token", "<redacted>", "no credentials", path)
-
-
-# ChunkRecord fields of §3.2; a chunk with only these keeps nested keys in metadata and tags alone
-_CHUNK_SCALAR_OR_KNOWN = frozenset({
-    "id", "content", "content_hash", "memory_type", "embedding", "embedding_model", "tags", "zone", "importance",
-    "is_pinned", "decay_score", "tier", "created_at", "accessed_at", "valid_until", "metadata"})
-
-
-def _all_keys(doc: dict[str, Any]) -> set[str]:
-    """Every dict key of a bundle, visiting containers only (strings, numbers and embeddings are skipped)."""
-    keys: set[str] = set()
-    stack: list[Any] = []
-    for key, value in doc.items():
-        keys.add(key)
-        if key == "chunks" and type(value) is list:
-            for chunk in value:
-                if type(chunk) is dict and chunk.keys() <= _CHUNK_SCALAR_OR_KNOWN:
-                    # the common case, in C: only metadata and tags can hold nested keys
-                    keys.update(chunk)
-                    stack.extend(v for v in (chunk.get("metadata"), chunk.get("tags")) if type(v) is dict or type(v) is list)
-                elif type(chunk) is dict or type(chunk) is list:
-                    stack.append(chunk)
-        elif type(value) is dict or type(value) is list:
-            stack.append(value)
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            keys.update(node)
-            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
-        else:
-            stack.extend(v for v in node if type(v) is dict or type(v) is list)
-    return keys
-
-
-def _value_marker_in(doc: dict[str, Any]) -> bool:
-    """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
-    CREDENTIAL_VALUES match is ASCII that JSON writes as is, so a marker search over the bundle's JSON
-    without chunk embeddings is a superset of the walk; the walk decides."""
-    chunks = doc.get("chunks")
-    if type(chunks) is list:
-        doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
-                                for c in chunks])
-    try:
-        text = json.dumps(doc, ensure_ascii=False, default=str)
-    except ValueError:
-        return True  # not writable as JSON (a cycle, say): let the walk look
-    if any(m in text for m in _VALUE_MARKERS if m != "AKIA"):
-        return True
-    at = text.find("AKIA")
-    while at != -1:
-        if _AKIA_TAIL.match(text, at + 4):
-            return True
-        at = text.find("AKIA", at + 1)
-    return False
-
-
 @doc_check(section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: Any) -> Iterator[Failure]:
-    if not isinstance(doc, dict):
-        return
-    suspicious = any(CREDENTIAL_KEYS.match(k) or AUDIT_KEYS.match(k) for k in _all_keys(doc) if isinstance(k, str))
-    if not suspicious and not _value_marker_in(doc):
+    if not isinstance(doc, dict) or not credentials.suspicious(doc):
         return
     for key, value in doc.items():
         if key == "chunks":
             # embeddings are base64 noise: scan everything else in chunks
             for i, chunk in records(doc, "chunks"):
                 if isinstance(chunk, dict):
-                    yield from _scan_credentials({k: v for k, v in chunk.items() if k != "embedding"}, f"$.chunks[{i}]")
+                    yield from credentials.scan({k: v for k, v in chunk.items() if k != "embedding"}, f"$.chunks[{i}]")
                 else:
-                    yield from _scan_credentials(chunk, f"$.chunks[{i}]")
+                    yield from credentials.scan(chunk, f"$.chunks[{i}]")
         else:
-            yield from _scan_credentials({key: value}, "$")
+            yield from credentials.scan({key: value}, "$")
 
 
 @doc_check(section="§3.2", keyword="SHOULD", level="1",
-           sentence="content_hash is the sha256 hex of the chunk content (reading: of its UTF-8 bytes; errata E2).")
+           sentence='"content_hash": "<sha256 hex>",')
 def content_hash_matches(doc: Any, ctx: Any) -> Iterator[Failure]:
+    """Reading (errata E2): sha256 of the content's UTF-8 bytes, as written or NFC-normalised; hex of either case."""
     if ctx.option("content_hash") == "unchecked":
-        return
-    for i, chunk in records(doc, "chunks"):
+        raise SkipCheck("option memoryai.content_hash=unchecked", not_applicable=True)
+    for i, chunk in examined(doc, ctx):
         if isinstance(chunk, dict) and isinstance(chunk.get("content"), str) and isinstance(chunk.get("content_hash"), str):
-            expected = mai.content_hash(chunk["content"])
-            if chunk["content_hash"] != expected:
-                yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], expected, f"$.chunks[{i}].content_hash")
+            claimed, content = chunk["content_hash"].lower(), chunk["content"]
+            if claimed == mai.content_hash(content):
+                continue
+            if claimed == mai.content_hash(unicodedata.normalize("NFC", content)):
+                ctx.reading("E2", "nfc-normalised")
+                continue
+            yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], mai.content_hash(content),
+                          f"$.chunks[{i}].content_hash")

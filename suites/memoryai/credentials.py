@@ -1,0 +1,145 @@
+"""§6 "Bundles MUST NOT include API keys, audit logs, or other credentials": what counts as one.
+
+A key is judged by its words (split on `_`, `-`, `.`, spaces and camelCase), so every spelling
+of a secret field is found (`openai_api_key`, `githubToken`, `session_cookie`, `x_audit_log`, a
+top-level `audit` section) while counters such as `max_tokens` or `token_count` are not.
+A value is a credential when it has the shape of a well-known token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure
+
+# words that name a secret on their own
+_SECRET_WORDS = frozenset({
+    "password", "passwd", "passphrase", "pwd", "secret", "secrets", "credential", "credentials", "cookie", "cookies",
+    "apikey", "apikeys", "authorization", "bearer", "jwt", "totp", "otp", "privatekey", "clientsecret",
+    "accesstoken", "refreshtoken", "authtoken", "idtoken", "sessionid", "sessiontoken", "pat",
+})
+# words that name an audit log
+_AUDIT_WORDS = frozenset({"audit", "audits", "auditlog", "auditlogs", "audittrail"})
+# the last word of a secret field name made of several words (github_token, api_key, private_key)
+_SECRET_TAILS = frozenset({"token", "key", "secret", "password", "cookie", "credential", "credentials"})
+# first words that, followed by a tail, name a secret (api_key, private_key) and not e.g. sort_key
+_KEY_OWNERS = frozenset({"api", "private", "secret", "access", "signing", "encryption", "master", "license", "client",
+                         "openai", "anthropic", "aws", "gcp", "azure", "stripe", "github", "gitlab", "slack", "ssh",
+                         "session", "auth", "refresh", "bearer", "oauth", "personal", "bot", "service"})
+_LOG_WORDS = frozenset({"log", "logs", "trail", "trails"})
+_ACCESS_LOGS = re.compile(r"^(access|login|security|admin)(log|logs|trail)$")
+
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def key_words(key: str) -> list[str]:
+    return [w.lower() for w in _WORD_SPLIT.split(key) if w]
+
+
+def credential_key(key: str) -> bool:
+    """Does a field name say it holds a credential or an audit log?"""
+    words = key_words(key)
+    if not words:
+        return False
+    joined = "".join(words)
+    if joined in _SECRET_WORDS or joined in _AUDIT_WORDS or _ACCESS_LOGS.match(joined):
+        return True
+    if any(w in _AUDIT_WORDS for w in words):
+        return True
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    if len(words) >= 2 and words[-1] in _LOG_WORDS and words[-2] in ("access", "login", "security"):
+        return True
+    if words[-1] in _SECRET_TAILS and (len(words) == 1 and words[0] != "key" or any(w in _KEY_OWNERS for w in words[:-1])):
+        return True
+    return len(words) >= 2 and "".join(words[-2:]) in _SECRET_WORDS
+
+
+CREDENTIAL_VALUES = re.compile(
+    r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}|rk_live_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{20,}|gho_[A-Za-z0-9]{20,}"
+    r"|ghs_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|Bearer\s+[A-Za-z0-9._~+/-]{12,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----)")
+# every alternative of CREDENTIAL_VALUES starts with one of these literals: a string holding none of
+# them cannot match, so the regex runs only on documents where a literal occurs
+VALUE_MARKERS = ("sk-", "sk_live_", "rk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "AIza", "xox",
+                 "Bearer", "eyJ", "-----BEGIN ")
+_AKIA_TAIL = re.compile(r"[0-9A-Z]{16}")
+
+
+def scan(value: Any, path: str) -> Iterator[Failure]:
+    """The precise walk: every credential-named field with a value, and every token-shaped string."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = f"{path}.{key}"
+            if isinstance(key, str) and credential_key(key) and item not in (None, "", [], {}, False, 0):
+                yield Failure(f"bundle carries a credential or audit field {key!r}", "<redacted>", "no credentials or audit logs", sub)
+            else:
+                yield from scan(item, sub)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from scan(item, f"{path}[{i}]")
+    elif isinstance(value, str) and len(value) < 100_000 and CREDENTIAL_VALUES.search(value):
+        yield Failure("bundle carries what looks like a secret token", "<redacted>", "no credentials", path)
+
+
+# ChunkRecord fields of §3.2; a chunk with only these keeps nested keys in metadata and tags alone
+_CHUNK_FIELDS = frozenset({
+    "id", "content", "content_hash", "memory_type", "embedding", "embedding_model", "tags", "zone", "importance",
+    "is_pinned", "decay_score", "tier", "created_at", "accessed_at", "valid_until", "metadata"})
+
+
+def all_keys(doc: dict[str, Any]) -> set[str]:
+    """Every dict key of a bundle, visiting containers only (strings, numbers and embeddings are skipped)."""
+    keys: set[str] = set()
+    stack: list[Any] = []
+    for key, value in doc.items():
+        keys.add(key)
+        if key == "chunks" and type(value) is list:
+            for chunk in value:
+                if type(chunk) is dict and chunk.keys() <= _CHUNK_FIELDS:
+                    # the common case, in C: only metadata and tags can hold nested keys
+                    keys.update(chunk)
+                    stack.extend(v for v in (chunk.get("metadata"), chunk.get("tags")) if type(v) is dict or type(v) is list)
+                elif type(chunk) is dict or type(chunk) is list:
+                    stack.append(chunk)
+        elif type(value) is dict or type(value) is list:
+            stack.append(value)
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            keys.update(node)
+            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+        else:
+            stack.extend(v for v in node if type(v) is dict or type(v) is list)
+    return keys
+
+
+def value_marker_in(doc: dict[str, Any]) -> bool:
+    """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
+    CREDENTIAL_VALUES match starts with ASCII that JSON writes as is, so a marker search over the bundle's
+    JSON without chunk embeddings is a superset of the walk; the walk decides."""
+    chunks = doc.get("chunks")
+    if type(chunks) is list:
+        doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
+                                for c in chunks])
+    try:
+        text = json.dumps(doc, ensure_ascii=False, default=str)
+    except ValueError:
+        return True  # not writable as JSON (a cycle, say): let the walk look
+    if any(m in text for m in VALUE_MARKERS):
+        return True
+    at = text.find("AKIA")
+    while at != -1:
+        if _AKIA_TAIL.match(text, at + 4):
+            return True
+        at = text.find("AKIA", at + 1)
+    return False
+
+
+def suspicious(doc: dict[str, Any]) -> bool:
+    """The fast prefilter: False only when the walk cannot find anything."""
+    return any(credential_key(k) for k in all_keys(doc) if isinstance(k, str)) or value_marker_in(doc)

@@ -1,0 +1,294 @@
+"""Level 3 round trip and the §4 HTTP profile (RECOMMENDED): scopes, stream, file import, /v1/spec, reports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, SkipCheck
+from memconform.formats import memoryai as mai
+
+from . import client as c
+from .checks import target_check
+
+# ---- Level 3 Bidirectional ----------------------------------------------------------------------
+
+
+@target_check(section="§5 Level 3", keyword="MAY", level="3",
+              sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same `chunks` set by `content_hash`, same `entities` by name)")
+def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
+    from hypothesis import given, seed
+    from memconform.formats.memoryai import strategies
+
+    model, dim = c.target_model(ctx)
+    found: list[Failure] = []
+    failing: dict[str, Any] = {}
+    seen: dict[str, list[Failure]] = {}
+
+    @seed(ctx.profile.seed)
+    @ctx.profile.hypothesis_settings()
+    @given(strategies.bundles(dim=dim, model=model, unique_prefix=ctx.unique("rt")))
+    def prop(doc: dict[str, Any]) -> None:
+        prefix = doc["chunks"][0]["content"].split("#", 1)[0]
+        if prefix in seen:  # hypothesis replays a failing example: the target already holds it, so
+            problems = seen[prefix]  # give the verdict of the first run instead of importing again
+        else:
+            problems = seen[prefix] = list(roundtrip_once(ctx, doc))
+        if problems:
+            found[:] = problems
+            failing["bundle"] = doc
+            raise AssertionError(problems[0].title)
+
+    try:
+        prop()
+    except AssertionError:
+        path = _save_example(ctx, failing.get("bundle"))
+        for f in found:
+            if path:
+                f.detail = (f.detail + f"; failing bundle saved; replay with: memconform replay {path} --suite memoryai").strip("; ")
+        yield from found
+
+
+def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
+    """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
+    from memconform.formats.memoryai.equivalence import roundtrip_differences
+
+    reply = c.import_bundle(ctx, doc)
+    if not reply.ok:
+        yield Failure("a conformant bundle was refused", reply.raw[:300], "accepted")
+        return
+    first = c.export(ctx, "full")
+    c.import_bundle(ctx, first)
+    yield from roundtrip_differences(doc, first, c.export(ctx, "full"))
+
+
+def _save_example(ctx: Any, doc: Any) -> str | None:
+    if doc is None or ctx.report_dir is None:
+        return None
+    folder = ctx.report_dir / "examples"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"memoryai-roundtrip-{ctx.run_id}.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
+    return str(path)
+
+
+# ---- HTTP profile (RECOMMENDED) -------------------------------------------------------------------
+
+def _export_or_missing(ctx: Any, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
+    reply = c.profile_call(ctx, "export", c.export_body(ctx, scope, since))
+    if isinstance(reply, Failure):
+        return reply
+    if not reply.ok:
+        return Failure(f"the export with scope {scope} was refused", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}",
+                       "a Bundle", readings=())
+    doc: dict[str, Any] = reply.accepted_json(dict, f"export (scope {scope})")
+    return doc
+
+
+@target_check(section="§3.1", keyword="SHOULD", level="http",
+              sentence='"scope": "full" | "dna_only" | "since",')
+def export_scope_dna_only(ctx: Any) -> Iterator[Failure]:
+    """Seeded with DNA chunks of every kind (type, zone critical/important, pinned) and non-DNA look-alikes."""
+    dna = [c.chunk(ctx, "scope-dna", "decision"), c.chunk(ctx, "scope-critical", "fact", zone="critical"),
+           c.chunk(ctx, "scope-important", "episodic", zone="important"), c.chunk(ctx, "scope-pinned", "goal", is_pinned=True)]
+    plain = [c.chunk(ctx, "scope-plain", "fact"), c.chunk(ctx, "scope-life", "life_event", zone="ephemeral"),
+             c.chunk(ctx, "scope-vendor", "x_memconform_note")]
+    c.seed(ctx, c.bundle(ctx, dna + plain), "the dna_only scope")
+    doc = _export_or_missing(ctx, "dna_only")
+    if isinstance(doc, Failure):
+        yield doc
+        return
+    rows = c.by_hash(doc)
+    if doc.get("manifest", {}).get("scope") != "dna_only":
+        yield Failure("manifest.scope does not say dna_only", doc.get("manifest", {}).get("scope"), "dna_only", "$.manifest.scope")
+    rule = ctx.option("dna_rule")
+    for ch in dna:
+        if mai.is_dna(ch, rule) and ch["content_hash"] not in rows:
+            yield Failure("a DNA chunk is missing from the dna_only export", "absent", ch["content"], "$.chunks",
+                          f"memory_type={ch['memory_type']} zone={ch['zone']} is_pinned={ch['is_pinned']}",
+                          readings=("union",) if ch["memory_type"] not in mai.DNA_TYPES else ())
+    leaked = [r[0].get("content") for r in rows.values() if not mai.is_dna(r[0], rule)]
+    if leaked:
+        yield Failure("the dna_only export contains non-DNA chunks", leaked[:3], "only DNA chunks", "$.chunks")
+
+
+@target_check(section="§3.1", keyword="SHOULD", level="http",
+              sentence='"since": "<ISO-8601 datetime|null>",')
+def export_scope_since(ctx: Any) -> Iterator[Failure]:
+    """`since` in three spellings of one instant (Z, +00:00 with fractions, +05:30); chunks one second either
+    side of it, and one exactly at it (errata E10: at-or-after or strictly after, either by default)."""
+    cut = c.now_iso(-600)
+    at = c.instant(cut)
+    assert at is not None
+    def stamp(offset: int) -> str:
+        return c.iso(at, offset)
+    before, exact, after = (c.chunk(ctx, f"since-{n}", created_at=stamp(o), accessed_at=stamp(o))
+                            for n, o in (("before", -1), ("exact", 0), ("after", 1)))
+    c.seed(ctx, c.bundle(ctx, [before, exact, after]), "the since scope")
+    wanted = ctx.option("since_boundary")
+    for spelling in (cut, c.iso(at, 0, "+00:00", fraction=True), c.iso(at, 0, "+05:30")):
+        doc = _export_or_missing(ctx, "since", spelling)
+        if isinstance(doc, Failure):
+            yield doc
+            return
+        rows = c.by_hash(doc)
+        if after["content_hash"] not in rows:
+            yield Failure("a chunk created after `since` is missing", "absent", after["created_at"], "$.chunks", f"since={spelling}")
+        if before["content_hash"] in rows:
+            yield Failure("a chunk created before `since` was exported", before["created_at"], f">= {spelling}", "$.chunks")
+        seen = "inclusive" if exact["content_hash"] in rows else "exclusive"
+        ctx.reading("E10", seen)
+        if wanted not in ("either", seen):
+            yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,
+                          "$.chunks", f"since={spelling}", readings=(wanted,))
+
+
+def parse_stream(ctx: Any, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
+    """Reassemble a bundle from the NDJSON stream. Errata E3 accepts two line shapes: the envelope line
+    then `{"section": ..., "record": {...}}` lines, or `{"_kind": "<header|chunk|memory_edge|...>", ...fields}`."""
+    failures: list[Failure] = []
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    doc: dict[str, Any] = {s: [] for s in mai.RECORD_SECTIONS}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            failures.append(Failure("a stream line is not JSON", line[:200].decode("utf-8", "replace"), "one JSON object per line", f"line {n}"))
+            continue
+        if not isinstance(item, dict):
+            failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
+        elif "_kind" in item:
+            kind = item["_kind"]
+            section = mai.STREAM_KINDS.get(kind) if isinstance(kind, str) else None
+            ctx.reading("E3", "_kind lines")
+            if section in mai.RECORD_SECTIONS:
+                doc[section].append({k: v for k, v in item.items() if k != "_kind"})
+            elif section == "envelope":
+                doc.update({k: v for k, v in item.items() if k != "_kind" and k not in mai.RECORD_SECTIONS})
+            elif section != "trailer":
+                failures.append(Failure("a stream line has an unknown _kind", kind, sorted(mai.STREAM_KINDS), f"line {n}"))
+        elif item.get("format") == mai.FORMAT:
+            doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS})
+            for s in mai.RECORD_SECTIONS:
+                doc[s].extend(item.get(s) or [])
+        elif item.get("section") in mai.RECORD_SECTIONS and "record" in item:
+            ctx.reading("E3", "section/record lines")
+            doc[item["section"]].append(item["record"])
+        else:
+            failures.append(Failure("a stream line is neither the envelope, {section, record} nor {_kind, ...}", item,
+                                    "a line shape of errata E3", f"line {n}"))
+    if doc.get("format") != mai.FORMAT and not failures:
+        failures.append(Failure("the stream carries no bundle envelope", sorted(doc)[:8], "{format, version, manifest, ...}", "line 1"))
+    return doc, failures
+
+
+@target_check(section="§4", keyword="SHOULD", level="http",
+              sentence="Conforming HTTP implementations SHOULD expose at least:")
+def export_stream_equivalent(ctx: Any) -> Iterator[Failure]:
+    """POST /v1/brain/export/stream: the same export as an NDJSON stream."""
+    c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "stream")], entities=[{"name": ctx.unique("stream-entity"), "frequency": 1}]),
+           "the stream")
+    reply = c.profile_call(ctx, "export_stream", c.export_body(ctx, "full"))
+    if isinstance(reply, Failure):
+        yield reply
+        return
+    if not reply.ok:
+        yield Failure("the stream export was refused", reply.status, "an NDJSON stream")
+        return
+    streamed, failures = parse_stream(ctx, reply.raw)
+    yield from failures
+    if failures:
+        return
+    full = c.export(ctx, "full")
+    if set(c.by_hash(streamed)) != set(c.by_hash(full)):
+        missing = set(c.by_hash(full)) ^ set(c.by_hash(streamed))
+        yield Failure("the stream does not carry the same chunks as the export", f"{len(missing)} differ", "the same content_hash set", "$.chunks")
+    if set(c.entities_by_name(streamed)) != set(c.entities_by_name(full)):
+        yield Failure("the stream does not carry the same entities as the export", sorted(c.entities_by_name(streamed))[:5], sorted(c.entities_by_name(full))[:5], "$.entities")
+
+
+@target_check(section="§4", keyword="SHOULD", level="http",
+              sentence="Conforming HTTP implementations SHOULD expose at least:")
+def import_file_multipart(ctx: Any) -> Iterator[Failure]:
+    """POST /v1/brain/import/file: a bundle as a multipart upload, answered with an ImportReport (errata E4)."""
+    ch = c.chunk(ctx, "multipart")
+    doc = c.bundle(ctx, [ch])
+    c.remember_written(ctx, doc)
+    try:
+        reply = c.import_file(ctx, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+    except SkipCheck as exc:
+        if ctx.target.kind == "http":
+            yield Failure("an endpoint of the HTTP profile is not exposed", exc.reason, "POST /v1/brain/import/file")
+            return
+        raise
+    if not reply.ok:
+        yield Failure("the multipart import was refused", f"{reply.status} {reply.raw[:200]!r}", "an ImportReport")
+        return
+    yield from shape_failures(reply.json())
+    if ch["content_hash"] not in c.by_hash(c.export(ctx, "full")):
+        yield Failure("the chunk uploaded as a file is not in the export", "absent", ch["content"], "$.chunks")
+
+
+@target_check(section="§4", keyword="SHOULD", level="http",
+              sentence="Conforming HTTP implementations SHOULD expose at least:")
+def spec_endpoint(ctx: Any) -> Iterator[Failure]:
+    """GET /v1/spec answers this protocol document (errata E5)."""
+    reply = c.profile_call(ctx, "spec")
+    if isinstance(reply, Failure):
+        yield reply
+        return
+    text = reply.raw.decode("utf-8", "replace")
+    if not reply.ok or not text.strip():
+        yield Failure("GET /v1/spec answered no document", f"{reply.status} {text[:100]!r}", "the protocol document")
+    elif "memoryai" not in text.lower().replace(" ", ""):
+        yield Failure("the /v1/spec document does not name the MemoryAI Protocol", text[:200], "a document naming MemoryAI Protocol v1")
+
+
+@target_check(section="§4", keyword="SHOULD", level="http", sentence='{ "success": bool,')
+def rejection_status(ctx: Any) -> Iterator[Failure]:
+    """Over HTTP, a rejection is a 4xx with an ImportReport saying success false (errata E7); control first."""
+    if ctx.target.kind != "http":
+        raise SkipCheck("status codes exist only on HTTP targets", not_applicable=True)
+    c.control(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "status-control")])), "import of a version 1 bundle")
+    reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "reject-status")], version=mai.MAX_VERSION + 998))
+    wanted = ctx.option("rejection_status")
+    status = reply.http_status or 0
+    if not (400 <= status < 500) or (wanted != "any-4xx" and str(status) != wanted):
+        yield Failure("a rejected bundle was not answered with the expected status", status, wanted,
+                      readings=() if wanted == "any-4xx" else (wanted,))
+    body = c.report_body(reply)
+    if not isinstance(body, dict) or body.get("success") is not False:
+        yield Failure("a rejected bundle's answer does not say success: false", body if body is not None else reply.raw[:200],
+                      {"success": False})
+
+
+def shape_failures(body: Any) -> Iterator[Failure]:
+    if not isinstance(body, dict) or not isinstance(body.get("success"), bool) or not isinstance(body.get("report"), dict):
+        yield Failure("the import answer is not {success: bool, report: {...}}", body, "ImportReport", "$")
+        return
+    report = body["report"]
+    for name, kind in (("bundle_format", str), ("bundle_version", int), ("embedding_model_match", bool), ("warnings", list)):
+        if not isinstance(report.get(name), kind):
+            yield Failure(f"report.{name} is missing or not a {kind.__name__}", report.get(name, "<absent>"), kind.__name__, f"$.report.{name}")
+    for section, names in c.REPORT_COUNTERS.items():
+        for name in names:
+            value = c.counter(report, section, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                yield Failure(f"report.{section}.{name} is missing or not a count", value, "integer >= 0", f"$.report.{section}.{name}")
+
+
+@target_check(section="§4", keyword="SHOULD", level="http", sentence="`ImportReport` shape:")
+def import_report_shape(ctx: Any) -> Iterator[Failure]:
+    reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "shape")]))
+    yield from c.expect_accepted(reply, "import")
+    if not reply.ok:
+        return
+    body = reply.json()
+    yield from shape_failures(body)
+    if isinstance(body, dict) and body.get("success") is not True:
+        yield Failure("success is not true for an accepted import", body.get("success"), True, "$.success")
