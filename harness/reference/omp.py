@@ -759,6 +759,8 @@ class ServedTarget(HttpTarget):
         self.description = f"{label} at {base_url}"
         self.api = api
         self.omp_facts = TargetFacts(ai_key_configured=api.provider is not None, credentials=api.keys.credentials())
+        self.state_facts("omp", self.omp_facts)
+        self.state_facts("omp", self.omp_facts)
         self._stop = stop
 
     def close(self) -> None:

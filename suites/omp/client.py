@@ -1,57 +1,46 @@
 """OMP over HTTP: one function per endpoint, memories with run-unique content, and the facts of a target.
 
-Checks never call `HttpTarget.request` themselves. Every answer comes back as an `Answer` (status,
-parsed body, raw bytes) so a check can judge a status code; the `*_ok` helpers are for set-up steps,
-where anything but a 2xx JSON answer is the target erroring (the check errors, it does not fail).
+Checks never build requests themselves. Every exchange goes through the target's one seam,
+`ctx.target.call(Request(...))`, with a route that returns every status, and comes back as a
+`Reply` (status code, parsed body or None, raw bytes) so a check can judge a status code; the `*_ok`
+helpers are for set-up steps, where anything but a 2xx JSON answer is the target erroring (the check
+errors, it does not fail).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import statistics
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
 from memconform.formats import omp
+from memconform.targets.base import Reply, Request, Route
 from memconform.targets.http import HttpTarget
+from memconform.targets.nodelay import judge_stall
 
 GLOBAL = "global"  # sentinel: the target's own API key (the client default)
 OWN_TOOL = "memconform"
-# small requests the ~40 ms Nagle/delayed-ACK stall shows on (bytes sent and received)
+# exchanges the ~40 ms Nagle/delayed-ACK stall shows on (bytes sent and received), and the large
+# answers of the same run that serve as its control (their full segments are never held back)
 SMALL_BYTES = 2048
+CONTROL_BYTES = 4096
 MIN_STALL_SAMPLES = 20
 _LOCK = threading.Lock()
 
-
-@dataclass
-class Answer:
-    method: str
-    path: str
-    status: int
-    body: Any
-    raw: bytes
-    content_type: str
-    headers: dict[str, str] = field(default_factory=dict)
-    elapsed_s: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-    def brief(self) -> str:
-        return f"{self.method} {self.path} -> {self.status} {self.raw[:200].decode('utf-8', 'replace')}"
+Answer = Reply  # the name the OMP modules use for a reply: one type, memconform.targets.Reply
 
 
 def http(ctx: Any) -> HttpTarget:
     target = ctx.target
     if not isinstance(target, HttpTarget):
         raise SkipCheck(f"OMP is an HTTP API: it needs an http:// target (or reference:omp), not {target.kind!r} "
-                        f"({getattr(target, 'description', '')})", not_applicable=True)
+                        f"({target.description})", not_applicable=True)
     return target
 
 
@@ -61,62 +50,51 @@ def _prefix(target: HttpTarget) -> str:
 
 def send(ctx: Any, method: str, path: str, *, body: Any = None, raw: bytes | None = None,
          params: dict[str, str] | None = None, key: str | None = GLOBAL, record: bool = True,
-         quiet: bool = False) -> Answer:
+         quiet: bool = False) -> Reply:
     """One request. key=GLOBAL uses the target's key, None sends no Authorization, a string sends that key."""
     target = http(ctx)
     headers: dict[str, str] = {}
     if key not in (GLOBAL, None):
         headers["Authorization"] = f"Bearer {key}"
-    if raw is not None:
-        headers["Content-Type"] = "application/json"
-    response = target.request(method, _prefix(target) + path, json_body=body, content=raw, params=params,
-                              headers=headers, auth=key is not None)
-    content = response.content
-    if 300 <= response.status_code < 400:
-        raise TargetError(f"{method} {path}: answered a redirect ({response.status_code}); redirects are not followed")
-    ctype = response.headers.get("content-type", "")
-    parsed: Any = None
-    if content:
-        try:
-            parsed = json.loads(content)
-        except ValueError:
-            parsed = None
-    elapsed = response.elapsed.total_seconds() if _has_elapsed(response) else 0.0
-    answer = Answer(method, path + (f"?{_query(params)}" if params else ""), response.status_code, parsed,
-                    content, ctype, dict(response.headers), elapsed)
-    sent = len(raw) if raw is not None else len(json.dumps(body)) if body is not None else 0
-    if record and sent + len(content) <= SMALL_BYTES and elapsed:
+    route = Route(method, _prefix(target) + path, statuses="returned")
+    reply = target.call(Request(f"{method} {path}", body=body, raw=raw, params=params, headers=headers, route=route,
+                                auth=key is not None))
+    # failures name the OMP path as the spec writes it (without the base the target was given)
+    reply = dataclasses.replace(reply, path=path + (f"?{_query(params)}" if params else ""))
+    if record:
+        sent = len(raw) if raw is not None else len(json.dumps(body)) if body is not None else 0
         with _LOCK:
-            ctx.cache.setdefault("omp_latencies", []).append(elapsed)
+            ctx.cache.setdefault("omp_exchanges", []).append((reply.elapsed_s, sent, len(reply.raw)))
     if not quiet:
-        ctx.note(answer.brief())
-    return answer
+        ctx.note(reply.brief())
+    return reply
 
 
-def _has_elapsed(response: Any) -> bool:
+def preflight_send(ctx: Any, method: str, path: str, **kw: Any) -> Reply:
+    """A request of the suite's preflight: a target that cannot answer it is one harness error line."""
     try:
-        response.elapsed  # noqa: B018  (set once the body was read)
-    except RuntimeError:
-        return False
-    return True
+        return send(ctx, method, path, **kw)
+    except TargetError as exc:
+        raise HarnessError(f"the OMP preflight could not reach the target: {exc}") from None
 
 
 def _query(params: dict[str, str]) -> str:
     return "&".join(f"{k}={v}" for k, v in params.items())
 
 
-def ok_json(answer: Answer, kind: type, what: str) -> Any:
+def ok_json(answer: Reply, kind: type, what: str) -> Any:
     """The body of a set-up step that must succeed; anything else means the check cannot go on."""
     if not answer.ok:
         raise TargetError(f"{what} failed: {answer.brief()}")
     if not isinstance(answer.body, kind):
-        raise TargetError(f"{what} answered {answer.status} without a JSON {kind.__name__}: {answer.raw[:200]!r}")
+        why = f" ({answer.parse_error})" if answer.parse_error else ""
+        raise TargetError(f"{what} answered {answer.status} without a JSON {kind.__name__}{why}: {answer.raw[:200]!r}")
     return answer.body
 
 
 # ---- endpoints ---------------------------------------------------------------------------------
 
-def create(ctx: Any, memory: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Answer:
+def create(ctx: Any, memory: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "POST", "/memories", body=memory, key=key, **kw)
 
 
@@ -127,23 +105,23 @@ def created(ctx: Any, memory: dict[str, Any], key: str | None = GLOBAL) -> dict[
     return body
 
 
-def get(ctx: Any, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Answer:
+def get(ctx: Any, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "GET", f"/memories/{mem_id}", key=key, **kw)
 
 
-def update(ctx: Any, mem_id: str, patch: Any, key: str | None = GLOBAL, **kw: Any) -> Answer:
+def update(ctx: Any, mem_id: str, patch: Any, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "PUT", f"/memories/{mem_id}", body=patch, key=key, **kw)
 
 
-def delete(ctx: Any, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Answer:
+def delete(ctx: Any, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "DELETE", f"/memories/{mem_id}", key=key, **kw)
 
 
-def list_(ctx: Any, params: dict[str, str] | None = None, key: str | None = GLOBAL, **kw: Any) -> Answer:
+def list_(ctx: Any, params: dict[str, str] | None = None, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "GET", "/memories", params=params, key=key, **kw)
 
 
-def page_memories(answer: Answer, what: str) -> list[dict[str, Any]]:
+def page_memories(answer: Reply, what: str) -> list[dict[str, Any]]:
     """The memories of a list or search page that must succeed; anything else stops the check."""
     body = ok_json(answer, dict, what)
     if not isinstance(body.get("memories"), list):
@@ -155,7 +133,7 @@ def listed(ctx: Any, params: dict[str, str], key: str | None = GLOBAL) -> list[d
     return page_memories(list_(ctx, params, key), f"listing memories {params}")
 
 
-def search(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Answer:
+def search(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "POST", "/memories/search", body=query, key=key, **kw)
 
 
@@ -163,7 +141,7 @@ def found(ctx: Any, query: dict[str, Any], key: str | None = GLOBAL) -> list[dic
     return page_memories(search(ctx, query, key), f"searching {query}")
 
 
-def export(ctx: Any, key: str | None = GLOBAL, **kw: Any) -> Answer:
+def export(ctx: Any, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "GET", "/export", key=key, **kw)
 
 
@@ -174,7 +152,7 @@ def exported(ctx: Any, key: str | None = GLOBAL) -> list[dict[str, Any]]:
     return [m for m in body["memories"] if isinstance(m, dict)]
 
 
-def import_(ctx: Any, doc: Any, conflict: str | None = None, key: str | None = GLOBAL, **kw: Any) -> Answer:
+def import_(ctx: Any, doc: Any, conflict: str | None = None, key: str | None = GLOBAL, **kw: Any) -> Reply:
     """POST /v1/import; the strategy goes where option conflict_in says (errata O1)."""
     params = None
     if conflict is not None:
@@ -185,7 +163,7 @@ def import_(ctx: Any, doc: Any, conflict: str | None = None, key: str | None = G
     return send(ctx, "POST", "/import", body=doc, params=params, key=key, record=False, **kw)
 
 
-def health(ctx: Any, key: str | None = None) -> Answer:
+def health(ctx: Any, key: str | None = None) -> Reply:
     return send(ctx, "GET", "/health", key=key)
 
 
@@ -196,11 +174,11 @@ def _no_provider_key(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def extract(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Answer:
+def extract(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
     return send(ctx, "POST", "/extract", body=_no_provider_key(body), key=key)
 
 
-def compress(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Answer:
+def compress(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
     return send(ctx, "POST", "/compress", body=_no_provider_key(body), key=key)
 
 
@@ -275,7 +253,7 @@ def state_changes(before: dict[str, str], after: dict[str, str], what: str) -> I
 def facts(ctx: Any) -> omp.TargetFacts:
     """The target's own facts (reference, mutants) or the user's options; every key is redacted."""
     def build() -> omp.TargetFacts:
-        stated = getattr(ctx.target, "omp_facts", None)
+        stated = ctx.target.stated_facts("omp")
         if stated is None:
             path = ctx.option("credentials")
             creds = omp.Credentials.from_file(path) if path else None
@@ -299,25 +277,32 @@ def credentials(ctx: Any, need_other_user: bool = False) -> omp.Credentials:
 
 # ---- the ~40 ms stall of small requests without TCP_NODELAY ------------------------------------
 
-def nodelay_stall(latencies: list[float]) -> str | None:
-    """The note when the median small request takes 35-45 ms (the detector bench/bench_omp.py shares);
-    the suite asks for 20 requests before it calls anything a pattern."""
-    from memconform.reference.omp_stall import detect_nodelay_stall
+def nodelay_stall(latencies: list[float], control: list[float] | None = None) -> str | None:
+    """The note when small requests stall ~40 ms (harness/targets/nodelay.py), judged against the large
+    answers of the same run; it says how sure it is. A note, never a verdict."""
+    note = judge_stall(latencies, control or [])
+    return note.text() if note else None
 
-    return detect_nodelay_stall(latencies) if len(latencies) >= MIN_STALL_SAMPLES else None
+
+def stall_samples(ctx: Any) -> tuple[list[float], list[float]]:
+    """(small exchanges, large answers) of this run, in seconds."""
+    with _LOCK:
+        exchanges = list(ctx.cache.get("omp_exchanges", []))
+    small = [e for e, sent, got in exchanges if sent + got <= SMALL_BYTES and e]
+    control = [e for e, _, got in exchanges if got >= CONTROL_BYTES and e]
+    return small, control
 
 
 def run_notes(ctx: Any) -> list[str]:
-    """The run-level note for the report footer: the stall over every small request of the run."""
-    latencies = list(ctx.cache.get("omp_latencies", []))
-    stall = nodelay_stall(latencies)
-    return [f"{stall} (over {len(latencies)} small requests of this run)"] if stall else []
+    """The run-level note for the report footer: the stall over every request of the run."""
+    stall = nodelay_stall(*stall_samples(ctx))
+    return [stall] if stall else []
 
 
 def latency_note(ctx: Any) -> None:
-    latencies = list(ctx.cache.get("omp_latencies", []))
-    if latencies:
-        ctx.note(f"median latency of {len(latencies)} small requests so far: {statistics.median(latencies) * 1000:.1f} ms")
-    stall = nodelay_stall(latencies)
+    small, control = stall_samples(ctx)
+    if small:
+        ctx.note(f"median latency of {len(small)} small requests so far: {statistics.median(small) * 1000:.1f} ms")
+    stall = nodelay_stall(small, control)
     if stall:
         ctx.note(stall)

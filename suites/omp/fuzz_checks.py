@@ -2,9 +2,9 @@
 
 The description is `fixtures/omp/openapi.yaml` (installed as memconform.fixtures). Each registered
 check runs one schemathesis check family over generated requests, so a vendor sees which family
-broke. Requests go through the target's `HttpTarget.request` (per-request timeout, size cap, no
-redirects, the key redacted); example counts and the seed come from the profile, and every phase
-is bounded by time as well as by count.
+broke. Requests go through the target's one seam, `target.call(Request(...))` (call and run
+deadlines, raw and decoded size caps, no redirects, no cookies, the key redacted); example counts
+and the seed come from the profile, and every phase is bounded by time as well as by count.
 
 Check ids; the rule each enforces; the broken servers that kill it (ci profile): the throwaway
 apps of tests/test_omp_openapi.py, then the mutants of harness/mutants/omp.py.
@@ -42,12 +42,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from http import HTTPStatus
 from typing import Any
 
 from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
 from memconform.fixtures_loader import fixture_root
 from memconform.formats import omp
+from memconform.targets.base import Reply, Request, Route
 
 from . import client as c
 
@@ -213,7 +215,7 @@ class Fuzzer:
     # -- the wire ----------------------------------------------------------------------------
 
     def send(self, data: dict[str, Any]) -> Any:
-        """Send one serialized case through the target; return the httpx response."""
+        """Send one serialized case through the target's seam; return it as a schemathesis Response."""
         url: str = data["url"]
         if not url.startswith(self.target.base_url):
             raise TargetError(f"schemathesis built a URL outside the target: {self.ctx.redactor.text(url)}")
@@ -229,10 +231,11 @@ class Fuzzer:
         if isinstance(params, dict):
             params = {k: v for k, v in params.items() if v is not None}
         self.pace()
-        return self.target.request(
-            data["method"], url[len(self.target.base_url):], content=content, params=params or None,
-            headers=headers, auth=any(k.lower() == "authorization" for k in headers),
-        )
+        path = url[len(self.target.base_url):]
+        route = Route(data["method"], path, body="json", response="text", statuses="returned")
+        reply = self.target.call(Request(f"fuzz {data['method']} {path}", raw=content, params=params or None,
+                                         headers=headers, route=route, auth=False))
+        return _as_schemathesis(reply, data["method"], url, headers, params or {}, content)
 
     def transport_kwargs(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "headers": dict(self.auth)}
@@ -454,14 +457,30 @@ def _has_inputs(operation: Any) -> bool:
     return "{" in operation.path or bool(definition.get("parameters") or definition.get("requestBody"))
 
 
+def _as_schemathesis(reply: Reply, method: str, url: str, headers: dict[str, str], params: dict[str, Any],
+                     content: bytes | None) -> Any:
+    """A target's Reply in the shape schemathesis checks read (the request as sent, for curl lines)."""
+    import requests
+    from schemathesis.core.transport import Response
+
+    sent = requests.Request(method=method, url=url, headers=headers, params=params, data=content).prepare()
+    charset = reply.content_type.partition("charset=")[2].split(";")[0].strip() or "utf-8"
+    try:
+        phrase = HTTPStatus(reply.status).phrase
+    except ValueError:
+        phrase = ""
+    return Response(status_code=reply.status, headers={k: [v] for k, v in reply.headers.items()}, content=reply.raw,
+                    request=sent, elapsed=reply.elapsed_s, message=phrase, encoding=charset, http_version="1.1",
+                    verify=True)
+
+
 def _target_transport(fuzz: Fuzzer) -> Any:
     """The schemathesis transport for OMP: requests serialized as schemathesis does, sent by the target."""
-    from schemathesis.core.transport import Response
     from schemathesis.transport.requests import REQUESTS_TRANSPORT, RequestsTransport
 
     class TargetTransport(RequestsTransport):
         def send(self, case: Any, *, session: Any = None, **kwargs: Any) -> Any:
-            return Response.from_httpx(fuzz.send(self.serialize_case(case, **kwargs)), verify=True)
+            return fuzz.send(self.serialize_case(case, **kwargs))
 
     transport = TargetTransport()
     transport._copy_serializers_from(REQUESTS_TRANSPORT)

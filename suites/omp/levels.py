@@ -11,8 +11,10 @@ from memconform.core.registry import check
 from memconform.formats import omp
 
 from . import client as c
+from . import evidence as ev
 from . import rules
-from .checks import dataset, filter_failures, ids, overlap_pair, search_body
+from .list_checks import dataset, filter_failures, ids
+from .search_checks import overlap_pair, search_body
 
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 
@@ -83,16 +85,27 @@ def tool_key_own_tool(ctx: Any) -> Iterator[Failure]:
             yield Failure(f"a tool's key may not {what} its own tool's memory", reply.status, status, "$")
 
 
+def tool_status_failures(ctx: Any, answer: c.Answer, creating: bool = False) -> Iterator[Failure]:
+    """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
+    wanted = ctx.option("tool_key_status")
+    if creating or wanted == "403" or (wanted == "either" and answer.status != 404):
+        yield from rules.error_failures(answer, 403, "forbidden")
+    else:
+        ev.reading(ctx, "O17", "another tool's memory answers 404")
+        yield from rules.error_failures(answer, 404, "memory_not_found")
+
+
 @omp_check(section="§3.2", keyword="MUST", level="full",
            sentence="per-tool API keys that restrict read/write access by source.tool — forbidden 403: Valid key but insufficient "
                     "permission (writing another tool's memory)")
 def tool_key_forbidden_other_write(ctx: Any) -> Iterator[Failure]:
-    _, key, other = tool_pair(ctx)
+    tool, key, other = tool_pair(ctx)
     marker = ctx.unique("foreign-write")
-    yield from rules.error_failures(c.create(ctx, c.memory(ctx, "foreign", content=f"{marker} x", tool=other), key), 403, "forbidden")
+    ev.control(c.create(ctx, c.memory(ctx, "own-w", tool=tool), key), "the same create for the key's own tool")
+    yield from tool_status_failures(ctx, c.create(ctx, c.memory(ctx, "foreign", content=f"{marker} x", tool=other), key), creating=True)
     theirs = c.created(ctx, c.memory(ctx, "theirs-w", tool=other))
-    yield from rules.error_failures(c.update(ctx, theirs["id"], {"content": f"{marker} overwritten"}, key), 403, "forbidden")
-    yield from rules.error_failures(c.delete(ctx, theirs["id"], key), 403, "forbidden")
+    yield from tool_status_failures(ctx, c.update(ctx, theirs["id"], {"content": f"{marker} overwritten"}, key))
+    yield from tool_status_failures(ctx, c.delete(ctx, theirs["id"], key))
     after = c.get(ctx, theirs["id"])
     if after.status != 200 or (isinstance(after.body, dict) and after.body.get("content") != theirs["content"]):
         yield Failure("another tool's key changed or deleted the memory", after.brief(), "unchanged", "$")
@@ -108,7 +121,8 @@ def tool_key_forbidden_other_read(ctx: Any) -> Iterator[Failure]:
     word = c.word()
     theirs = c.created(ctx, c.memory(ctx, "theirs-r", tool=other, content=f"{ctx.unique('theirs')} {word}"))
     mine = c.created(ctx, c.memory(ctx, "mine-r", tool=tool, content=f"{ctx.unique('mine')} {word}"))
-    yield from rules.error_failures(c.get(ctx, theirs["id"], key), 403, "forbidden")
+    ev.control(c.get(ctx, mine["id"], key), "getting the key's own tool's memory")
+    yield from tool_status_failures(ctx, c.get(ctx, theirs["id"], key))
     views = {
         "list": c.listed(ctx, {"tags": c.run_tag(ctx), "limit": "100"}, key),
         "search": c.found(ctx, {"q": word, "mode": "keyword"}, key),
@@ -144,6 +158,7 @@ def users_isolated(ctx: Any) -> Iterator[Failure]:
     word = c.word()
     mine = c.created(ctx, c.memory(ctx, "user-a", content=f"{ctx.unique('ua')} {word}"))
     theirs = c.created(ctx, c.memory(ctx, "user-b", content=f"{ctx.unique('ub')} {word}"), other_key)
+    ev.control(c.get(ctx, theirs["id"], other_key), "the second user getting their own memory")
     wanted = ctx.option("cross_user_status")
     for answer in (c.get(ctx, mine["id"], other_key), c.update(ctx, mine["id"], {"tags": ["stolen"]}, other_key),
                    c.delete(ctx, mine["id"], other_key), c.get(ctx, theirs["id"])):

@@ -52,14 +52,29 @@ ERRORS = {
 # §5 compliance levels, as declared in /v1/health (errata O4)
 LEVEL_NAMES = {"OMP-Core": "core", "OMP-Search": "search", "OMP-Full": "full"}
 LEVEL_ORDER = ("core", "search", "full")
-HEALTH_LEVEL_FIELDS = ("compliance", "compliance_level", "level")
+HEALTH_LEVEL_FIELDS = ("compliance", "compliance_level", "level", "conformance", "omp_level")
 
-declare_option(SUITE, "conflict_in", "query", ("query", "body"),
-               "where the import conflict strategy goes: the query parameter `conflict` (as written) or a body field")
-declare_option(SUITE, "keyword_match", "all-words", ("all-words", "substring"),
-               "keyword search: every word of q appears in the content, case-insensitively (default), or q as a substring")
-declare_option(SUITE, "limit_over_max", "reject", ("reject", "clamp"),
-               "limit above 100: a 422 validation_error (default) or served as 100")
+declare_option(SUITE, "conflict_in", "both", ("both", "query", "body"),
+               "where the import conflict strategy goes: both the query parameter `conflict` and a body field "
+               "`conflict` (default), or only one of them")
+declare_option(SUITE, "keyword_match", "any", ("any", "all-words", "substring", "any-word"),
+               "keyword search, case-insensitive: any of the readings (default), every word of q, q as a substring, "
+               "or any one word of q")
+declare_option(SUITE, "search_default_limit", "either", ("either", "20", "10"),
+               "the search limit when none is given: 20 like list or 10 like the request example (default either)")
+declare_option(SUITE, "search_tags_match", "either", ("either", "all", "any"),
+               "the search tags filter: AND like list, or any one tag (default either)")
+declare_option(SUITE, "search_total", "either", ("either", "matches", "page"),
+               "search total: the matches before the limit, or the memories returned (default either)")
+declare_option(SUITE, "limit_over_max", "either", ("either", "reject", "clamp"),
+               "limit above 100: a 422 validation_error or served as at most 100 (default either)")
+declare_option(SUITE, "bad_params", "either", ("either", "reject"),
+               "a list/search parameter out of range or of a wrong spelling (limit=0, offset=-1, sort=x, empty "
+               "or repeated parameters): 422, or served sanely (default either)")
+declare_option(SUITE, "char_unit", "either", ("either", "code-points", "utf-16"),
+               "what the §2.1 'chars' limits count: Unicode code points or UTF-16 code units (default either)")
+declare_option(SUITE, "tool_key_status", "either", ("either", "403", "404"),
+               "a per-tool key touching another tool's memory: 403 forbidden or 404 memory_not_found (default either)")
 declare_option(SUITE, "malformed_json_status", "any-4xx", ("any-4xx", "422", "400"),
                "the status for a body that is not JSON: any 4xx with the error envelope (default), or exactly 422 / 400")
 declare_option(SUITE, "cross_user_status", "either", ("either", "404", "403"),
