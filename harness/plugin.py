@@ -1,10 +1,18 @@
-"""pytest plugin: the same checks and verdicts as `memconform run`, as pytest tests.
+"""pytest plugin: the same Session, checks, verdicts, exit code and report files as `memconform run`.
 
     pytest --pyargs memconform.suites.memoryai --mc-target http://127.0.0.1:8000 --mc-profile ci
 
 Precedence: flag > environment (MEMCONFORM_TARGET, ...) > ini (memconform_target, ...) > default.
-An errored check is a pytest *error* (raised in setup), a failed check a pytest failure, a
-skipped or not-applicable check a pytest skip with its reason.
+Outcomes as pytest shows them:
+- passed: passed; failed (a deciding check): a pytest failure; errored: a pytest *error* (raised in
+  setup); skipped, not applicable or inconclusive: a pytest skip with its reason;
+- a failure of a SHOULD/MAY rule that no level requires (a warning; outside `strict`): *xfailed*,
+  with "warning" and the failure text as its reason (`pytest -rx` lists them). It is not a pass
+  and does not fail the run, exactly as `memconform run` counts it.
+When memconform checks ran, pytest's exit status is memconform's exit code (0, 1, 2: the verdict
+policy of core/verdicts.py), or 1 when some other test in the same session failed. The header
+shows the seed actually used; with --mc-report-dir the plugin writes report.jsonl, junit.xml and
+summary.md, as the CLI does.
 """
 
 from __future__ import annotations
@@ -18,11 +26,13 @@ SETTINGS = {
     # name: (flag, env, ini, default, help)
     "target": ("--mc-target", "MEMCONFORM_TARGET", "memconform_target", None, "target string (default: reference:<suite>)"),
     "profile": ("--mc-profile", "MEMCONFORM_PROFILE", "memconform_profile", "ci", "profile: ci, default, thorough, strict"),
-    "report_dir": ("--mc-report-dir", "MEMCONFORM_REPORT_DIR", "memconform_report_dir", None, "write report.jsonl here"),
+    "report_dir": ("--mc-report-dir", "MEMCONFORM_REPORT_DIR", "memconform_report_dir", None,
+                   "write report.jsonl, junit.xml and summary.md here"),
     "api_key": ("--mc-api-key", "MEMCONFORM_API_KEY", "memconform_api_key", None, "bearer token for the target (redacted)"),
     "seed": ("--mc-seed", "MEMCONFORM_SEED", "memconform_seed", None, "hypothesis seed"),
 }
 STASH_KEY = pytest.StashKey[dict[str, Any]]()
+SUITE_TEST_ATTR = "_memconform_suite"
 
 
 class CheckErrored(Exception):
@@ -53,7 +63,7 @@ def _setting(config: pytest.Config, name: str) -> tuple[Any, str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "memconform(check_id): a memconform conformance check")
-    config.stash[STASH_KEY] = {"contexts": {}, "writer": None}
+    config.stash[STASH_KEY] = {"session": None, "suites": [], "nodeids": set(), "other_failed": False}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -71,59 +81,51 @@ def _state(config: pytest.Config) -> dict[str, Any]:
     seed, seed_source = _setting(config, "seed")
     options = dict(o.split("=", 1) for o in config.getoption("mc_option") if "=" in o)
     try:
-        state["profile"] = Profile.named(name, seed=int(seed) if seed else None, options=options)
-        state["profile"].validate_options()
+        profile = Profile.named(name, seed=int(seed) if seed else None, options=options)
+        profile.validate_options()
     except (HarnessError, ValueError) as exc:
         raise pytest.UsageError(f"memconform: {exc} (profile from {source}, seed from {seed_source})") from None
+    state["profile"] = profile
     state["target"] = _setting(config, "target")[0]
     state["api_key"] = _setting(config, "api_key")[0]
-    report_dir = _setting(config, "report_dir")[0]
-    if report_dir:
-        from pathlib import Path
-
-        from .core.redact import Redactor
-        from .core.report import ReportWriter
-
-        writer = ReportWriter(Path(report_dir) / "report.jsonl", Redactor([state["api_key"]] if state["api_key"] else []))
-        p = state["profile"]
-        writer.header(target=state["target"] or "reference:<suite>", suites=[], profile=p.name, seed=p.seed,
-                      options=p.effective_options(), command="pytest (memconform plugin)")
-        state["writer"] = writer
-        state["results"] = []
+    state["report_dir"] = _setting(config, "report_dir")[0]
     return state
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    profile, _ = _setting(config, "profile")
-    target, _ = _setting(config, "target")
-    seed, _ = _setting(config, "seed")
-    return f"memconform: target {target or 'reference:<suite>'}, profile {profile}, seed {seed or 'profile default'}"
-
-
-def _context(config: pytest.Config, suite_name: str) -> Any:
     state = _state(config)
-    if suite_name not in state["contexts"]:
-        from .core.redact import Redactor
-        from .core.runner import Context
-        from .core.suite import get_suite
-        from .session import reproduce_base
-        from .targets import open_target
+    profile = state["profile"]
+    return (f"memconform: target {state['target'] or 'reference:<suite>'}, profile {profile.name}, "
+            f"seed {profile.seed}" + (f", report {state['report_dir']}" if state["report_dir"] else ""))
 
-        suite = get_suite(suite_name)
-        target_str = state["target"] or f"reference:{suite_name}"
-        profile = state["profile"]
-        target = open_target(target_str, suite.routes, profile.limits, state["api_key"])
-        redactor = Redactor([state["api_key"]] if state["api_key"] else [])
-        ctx = Context(suite=suite, target=target, profile=profile, redactor=redactor)
-        ctx.reproduce_base = reproduce_base(suite_name, target_str, profile, None, redactor)
-        if suite.preflight is not None:
-            try:
-                suite.preflight(ctx)  # a refused key: every test of the suite errors with this one line
-            except Exception:
-                target.close()
-                raise
-        state["contexts"][suite_name] = ctx
-    return state["contexts"][suite_name]
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The suites of the selected checks, in order: the report header names them, as the CLI's does."""
+    from .core.registry import REGISTRY
+
+    state = session.config.stash[STASH_KEY]
+    for item in session.items:
+        fn = getattr(item, "function", None)
+        callspec = getattr(item, "callspec", None)
+        if fn is None or callspec is None or not hasattr(fn, SUITE_TEST_ATTR):
+            continue
+        state["nodeids"].add(item.nodeid)
+        suite = REGISTRY.get(callspec.params["check_id"]).suite
+        if suite not in state["suites"]:
+            state["suites"].append(suite)
+
+
+def _session(config: pytest.Config) -> Any:
+    state = _state(config)
+    if state["session"] is None:
+        from pathlib import Path
+
+        from .session import Session
+
+        report_dir = Path(state["report_dir"]) if state["report_dir"] else None
+        state["session"] = Session(state["suites"], state["target"], state["profile"], report_dir, state["api_key"],
+                                   command="pytest (memconform plugin)")
+    return state["session"]
 
 
 def suite_tests(suite_name: str) -> Any:
@@ -139,53 +141,73 @@ def suite_tests(suite_name: str) -> Any:
 
         result = memconform_result
         if result.outcome is Outcome.SKIPPED:
-            pytest.skip(("not applicable: " if result.not_applicable else "") + result.reason)
+            label = "inconclusive: " if result.inconclusive else "not applicable: " if result.not_applicable else ""
+            pytest.skip(label + result.reason)
+        if result.outcome is Outcome.FAILED and result.warning:
+            pytest.xfail("warning: " + render_failure_text(result.to_json()))
         if result.outcome is Outcome.FAILED:
             pytest.fail(render_failure_text(result.to_json()), pytrace=False)
         assert result.outcome is Outcome.PASSED, result.outcome
 
+    setattr(test_check, SUITE_TEST_ATTR, suite_name)
     return test_check
 
 
 @pytest.fixture
 def memconform_result(request: pytest.FixtureRequest) -> Any:
-    from .core.model import Outcome
+    from .core.model import HarnessError, Outcome
     from .core.registry import REGISTRY
     from .core.report import render_failure_text
-    from .core.runner import run_checks
 
     check = REGISTRY.get(request.node.callspec.params["check_id"])
-    ctx = _context(request.config, check.suite)
-    result = next(run_checks([check], ctx))
-    state = _state(request.config)
-    if state.get("writer"):
-        state["writer"].result(result)
-        state["results"].append(result)
+    session = _session(request.config)
+    try:
+        result = session.run_check(check)
+    except HarnessError as exc:  # a refused key or a dead target: every test of the suite errors with one line
+        raise CheckErrored(f"memconform: error: {session.redactor.text(str(exc))}") from None
     if result.outcome is Outcome.ERRORED:
         raise CheckErrored(render_failure_text(result.to_json()))
     return result
 
 
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    outcome = yield
+    rep = outcome.get_result()
+    state = item.config.stash.get(STASH_KEY, None)
+    if state is not None and rep.failed and item.nodeid not in state["nodeids"]:
+        state["other_failed"] = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STASH_KEY, None)
+    if not state or state["session"] is None:
+        return
+    sess = state["session"]
+    try:
+        outcome = sess.finish()
+    finally:
+        sess.close()
+    state["outcome"] = outcome
+    if int(exitstatus) in (0, 1):  # not interrupted, not a usage or internal error of pytest's own
+        session.exitstatus = 1 if state["other_failed"] and outcome.exit_code == 0 else outcome.exit_code
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    state = terminalreporter.config.stash.get(STASH_KEY, None)
+    if not state or state.get("outcome") is None:
+        return
+    sess = state["session"]
+    terminalreporter.section("memconform verdicts")
+    terminalreporter.write(sess.redactor.text(sess.summary()))
+    if state["report_dir"]:
+        terminalreporter.write_line(f"report: {state['report_dir']}/report.jsonl (junit.xml, summary.md beside it)")
+    terminalreporter.write_line(f"memconform exit code: {state['outcome'].exit_code}")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STASH_KEY, None)
-    if not state:
-        return
-    writer = state.get("writer")
-    if writer:
-        from .core.model import Outcome
-        from .core.runner import level_verdicts
-        from .core.suite import get_suite
-
-        results = state["results"]
-        counts = {o.value: sum(1 for r in results if r.outcome is o) for o in Outcome}
-        levels = []
-        for suite_name in dict.fromkeys(r.suite for r in results):
-            own = [r for r in results if r.suite == suite_name]
-            levels += [{"suite": suite_name, "level": v.key, "title": v.title, "verdict": v.line()}
-                       for v in level_verdicts(get_suite(suite_name), own)]
-        notes = [{"suite": name, "note": ctx.redactor.text(n)} for name, ctx in state.get("contexts", {}).items()
-                 if ctx.suite.run_notes is not None for n in ctx.suite.run_notes(ctx)]
-        writer.footer(counts, levels, 1 if any(r.blocking for r in results) else 0, notes)
-        writer.close()
-    for ctx in state.get("contexts", {}).values():
-        ctx.target.close()
+    if state and state["session"] is not None:
+        state["session"].close()

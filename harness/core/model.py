@@ -19,8 +19,15 @@ class Outcome(enum.StrEnum):
 
 class Keyword(enum.StrEnum):
     MUST = "MUST"
+    MUST_NOT = "MUST NOT"
     SHOULD = "SHOULD"
+    SHOULD_NOT = "SHOULD NOT"
     MAY = "MAY"
+
+    @property
+    def absolute(self) -> bool:
+        """MUST and MUST NOT: a failure blocks the check's level whatever the clause says."""
+        return self in (Keyword.MUST, Keyword.MUST_NOT)
 
 
 class HarnessError(Exception):
@@ -139,7 +146,7 @@ class Result:
     @property
     def deciding(self) -> bool:
         """Does this check decide its level? Clause checks and MUST checks do; others only under strict."""
-        return self.in_clause or self.keyword == Keyword.MUST.value or self.strict
+        return self.in_clause or self.keyword in (Keyword.MUST.value, Keyword.MUST_NOT.value) or self.strict
 
     @property
     def blocking(self) -> bool:

@@ -17,7 +17,7 @@ from .registry import Check
 from .suite import SuiteSpec
 from .verdicts import LevelVerdict, level_verdicts
 
-__all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "run_checks", "run_cleanups", "run_one"]
+__all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "redact_failure", "run_checks", "run_cleanups", "run_one"]
 
 MAX_FAILURES = 200  # per result: a target that breaks a rule a million times needs no million lines
 
@@ -98,7 +98,7 @@ def _blank(check: Check, ctx: Context, outcome: Outcome) -> Result:
     )
 
 
-def _redacted(failure: Failure, redactor: Redactor) -> Failure:
+def redact_failure(failure: Failure, redactor: Redactor) -> Failure:
     """Secrets out of the whole values, before anything is cut to length."""
     return Failure(
         title=redactor.text(str(failure.title)), received=redactor.deep(failure.received),
@@ -127,7 +127,7 @@ def run_one(check: Check, ctx: Context) -> Result:
         if len(failures) > MAX_FAILURES:
             more = len(failures) - MAX_FAILURES
             failures = [*failures[:MAX_FAILURES], Failure(f"... and {more} more failures of this check", path="$")]
-        result.failures = [_redacted(f, ctx.redactor) for f in failures]
+        result.failures = [redact_failure(f, ctx.redactor) for f in failures]
         result.outcome = Outcome.FAILED if failures else Outcome.PASSED
     except SkipCheck as exc:
         result.outcome = Outcome.SKIPPED
