@@ -39,15 +39,8 @@ def _profile(args: argparse.Namespace) -> Profile:
     return profile
 
 
-def _print_result(result: Result) -> None:
-    if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
-        label = "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
-        print(f"{label} {result.check_id}")
-        print(render_failure_text(result.to_json()))
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    from .session import execute_run
+    from .session import Session
 
     if args.suite:
         suites = args.suite
@@ -59,26 +52,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
     report_dir = Path(args.report_dir)
     target = args.target
-    print(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
-          f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
-    outcome = execute_run(suites, target, profile, report_dir, api_key, args.check or None, on_result=_print_result,
-                          command=" ".join(shlex.quote(a) for a in sys.argv))
-    print()
-    for suite, verdicts in outcome.levels.items():
-        width = max([30, *(len(v.title) for v in verdicts)])
-        print(f"{suite}: {'level':<{width}} {'passed':>6} {'failed':>6} {'errored':>7} {'skipped':>7}")
-        for v in verdicts:
-            cnt = v.counts
-            print(f"{'':<{len(suite) + 2}}{v.title:<{width}} {cnt['passed']:>6} {cnt['failed']:>6} {cnt['errored']:>7} {cnt['skipped']:>7}")
-        for v in verdicts:
-            print(f"  {v.line()}")
-    for note in outcome.notes:
-        print(f"note ({note['suite']}): {note['note']}")
-    c = outcome.counts()
-    print(f"\n{c['passed']} passed, {c['failed']} failed, {c['errored']} errored, {c['skipped']} skipped")
-    print(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")
+    session = Session(suites, target, profile, report_dir, api_key, args.check or None,
+                      command=" ".join(shlex.quote(a) for a in sys.argv))
+    say = session.printer  # every terminal line goes through the run's redactor
+
+    def print_result(result: Result) -> None:
+        if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
+            label = "WARN " if result.warning else "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
+            say(f"{label} {result.check_id}")
+            say(render_failure_text(result.to_json()))
+
+    session.on_result = print_result
+    say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
+        f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
+    outcome = session.run()
+    say("")
+    say(session.summary(), end="")  # rendered from the report's records, as summary.md is
+    say(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")
     if outcome.exit_code == 2:
-        print("memconform: error: no check ran", file=sys.stderr)
+        say("memconform: error: no check ran", file=sys.stderr)
     return outcome.exit_code
 
 
@@ -214,9 +206,6 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Run a saved failing fuzz example once more against a target."""
-    from .core.runner import Context
-    from .targets import open_target
-
     raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
     if isinstance(doc, Exception):
         raise HarnessError(f"{args.file} is not JSON: {doc}")
@@ -225,12 +214,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if replay is None:
         raise HarnessError(f"suite {args.suite!r} has no replay")
     profile = _profile(args)
-    with open_target(args.target or f"reference:{args.suite}", suite.routes, profile.limits, args.api_key) as target:
-        target.preflight()
-        failures = list(replay(Context(suite=suite, target=target, profile=profile), doc))
+    from .core.runner import redact_failure
+    from .session import Session  # the same target opening and preflights as `run`
+
+    with Session([args.suite], args.target, profile, None, args.api_key) as session:
+        ctx = session.context(args.suite)
+        failures = [redact_failure(f, ctx.redactor).to_json() for f in replay(ctx, doc)]
+        say = session.printer
     for f in failures:
-        print(f"FAIL {f.title} at {f.path}\n     received: {f.to_json()['received']}\n     expected: {f.to_json()['expected']}")
-    print(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
+        say(f"FAIL {f['title']} at {f['path']}\n     received: {f['received']}\n     expected: {f['expected']}")
+    say(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
     return 1 if failures else 0
 
 
