@@ -55,10 +55,11 @@ def every_store() -> dict[str, Any]:
     return mz.seal(archive)
 
 
-def sealed(change: Callable[[dict[str, Any]], Any], start: Callable[[], dict[str, Any]] = base) -> dict[str, Any]:
+def sealed(change: Callable[[dict[str, Any]], Any], start: Callable[[], dict[str, Any]] = base,
+           key_order: str = "codepoint") -> dict[str, Any]:
     archive = start()
     change(archive)
-    return mz.seal(archive)
+    return mz.seal(archive, key_order)
 
 
 def unsealed(change: Callable[[dict[str, Any]], Any], start: Callable[[], dict[str, Any]] = base) -> dict[str, Any]:
@@ -116,13 +117,16 @@ def delete_path(path: list[Any]) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def link_archive(report: bool) -> dict[str, Any]:
+def link_archive(report: bool, as_objects: bool = False) -> dict[str, Any]:
     def change(a: dict[str, Any]) -> None:
         a["stores"]["summaries"].append({"id": "summary-0001", "data": {
             "summary_id": "summary-0001", "memory_id": "harbor-demo", "content": "Mira owns the launch.",
             "source_message_ids": ["message-deleted-0001"]}})
         if report:
             a["manifest"]["external_references"] = ["message-deleted-0001"]
+        if as_objects:
+            a["manifest"]["external_references"] = [{"memory_type": "conversation_memory", "id": "message-deleted-0001"}]
+            a["manifest"]["warnings"] = [{"code": "external_references", "message": "1 link points outside"}]
     return sealed(change)
 
 
@@ -230,8 +234,24 @@ CASES: list[dict[str, Any]] = [
          document=sealed(lambda a: store_record(a, "summaries")["data"].update(summary_id="summary-9999"), every_store),
          description="A summary whose summary_id differs from its record id"),
     dict(id="tool-id-differs", breaks=["memorizz.natural_id_matches"], section="Records and relationships",
+         options={"memorizz.natural_ids": "implied"},
          document=sealed(lambda a: store_record(a, "toolbox")["data"].update(tool_id="tool-9999"), every_store),
-         description="A toolbox record whose tool_id differs from its record id (an implied natural id)"),
+         description="A toolbox record whose tool_id differs from its record id, under reading M4:implied"),
+    dict(id="tool-id-differs-named-reading", verdict="valid", section="Records and relationships",
+         document=sealed(lambda a: store_record(a, "toolbox")["data"].update(tool_id="tool-9999"), every_store),
+         description="A toolbox tool_id that differs from its record id: only the three named natural ids bind "
+                     "by default (errata M4)"),
+    dict(id="manifest-lists-of-objects", verdict="valid", section="Manifest",
+         document=link_archive(True, as_objects=True),
+         description="warnings and external_references written as objects (a code and message; a store and id): "
+                     "errata M5, M6"),
+    dict(id="key-order-utf16", verdict="valid", section="Integrity and validation",
+         document=sealed(lambda a: kb(a)["data"].update({"\uff61": 1, "\U0001f600": 2}), key_order="utf16"),
+         description="Keys mixing U+FF61 and an astral character, sealed with keys sorted by UTF-16 code units "
+                     "(a browser's sort): errata M2 accepts either order"),
+    dict(id="integrity-digest-newline", breaks=["memorizz.integrity_form", "memorizz.integrity_digest"],
+         section="Envelope", document=unsealed(lambda a: a["integrity"].update(digest=a["integrity"]["digest"] + "\n")),
+         description="The digest followed by a newline: 65 characters, not 64"),
     dict(id="manifest-warnings-missing", breaks=["memorizz.manifest_required"], section="Manifest",
          document=sealed(delete_path(["manifest", "warnings"])), description="The manifest has no warnings field"),
     dict(id="manifest-scope-missing", breaks=["memorizz.manifest_required"], section="Manifest",

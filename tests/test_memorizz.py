@@ -207,7 +207,9 @@ def test_generic_read_path_applies_the_size_limit(tmp_path, capsys) -> None:
 
 
 def test_marked_writer_falls_back_when_the_data_holds_a_marker(monkeypatch) -> None:
-    monkeypatch.setattr(mz.os, "urandom", lambda n: b"\x00" * n)
+    from memconform.formats.memorizz import canonical
+
+    monkeypatch.setattr(canonical.os, "urandom", lambda n: b"\x00" * n)
     marker = "\u2063mz" + "00" * 8 + "-0"
     value = {"a": 1.0, "b": marker, "c": [1e-7, 2.5]}
     assert mz.canonical_text_marked(value) == mz.canonical_text_exact(value)

@@ -96,7 +96,7 @@ def test_memorizz_accepts_archives_memconform_draws(archive) -> None:
 def test_memorizz_accepts_the_reference_export() -> None:
     from memconform.core.runner import Context
     from memconform.core.suite import get_suite
-    from memconform.suites.memorizz import checks
+    from memconform.suites.memorizz import client as checks
     from memconform.targets import open_target
 
     with open_target("reference:memorizz") as target:

@@ -243,3 +243,18 @@ class ReferenceArchiveStore:
     def arm_failure(self, body: Any = None, **params: Any) -> dict[str, Any]:
         self.fail_after = int((body or {}).get("after", 0))
         return {"armed": self.fail_after}
+
+    def delete_namespace(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        """Remove every record of one namespace (and agents bound only to it): what a test run cleans up."""
+        ns = (body or {}).get("memory_id")
+        if not isinstance(ns, str) or not ns:
+            raise Rejected({"error": "memory_id required"})
+        gone = 0
+        for store, records in self.rows().items():
+            for record in records:
+                data = record["data"]
+                if data.get("memory_id") == ns or (store == "agents" and (data.get("memory_ids") or []) == [ns]):
+                    with self.db:
+                        self.db.execute("DELETE FROM records WHERE store = ? AND id = ?", (store, record["id"]))
+                    gone += 1
+        return {"deleted": gone}

@@ -1,0 +1,89 @@
+"""Walking an archive's records: links between records, credentials and embeddings in them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .constants import CREDENTIAL_KEY, EMBEDDING_KEYS, LINK_FIELDS
+
+LINK_SET = frozenset(LINK_FIELDS)
+# errata M6: an external reference is an id string, or an object naming the id under one of these keys
+REFERENCE_ID_KEYS = ("id", "target_id", "record_id", "ref")
+
+
+def reported_ids(entries: Any) -> set[str]:
+    """The ids a manifest's external_references names, whether as strings or as objects."""
+    out: set[str] = set()
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, str):
+            out.add(entry)
+        elif isinstance(entry, dict):
+            out.update(v for k in REFERENCE_ID_KEYS if isinstance(v := entry.get(k), str))
+    return out
+
+
+def links_of(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(field, target id) for each explicit record link in a record's data (and a structured content)."""
+    for node in (data, data.get("content")):
+        if isinstance(node, dict):
+            for name in LINK_SET.intersection(node):
+                refs = node[name]
+                for ref in refs if isinstance(refs, list) else [refs]:
+                    if isinstance(ref, str) and ref:
+                        yield name, ref
+
+
+def external_references(value: dict[str, Any], ids: set[str] | None = None) -> set[str]:
+    stores: dict[str, Any] = value["stores"] if isinstance(value.get("stores"), dict) else {}
+    if ids is None:
+        ids = {r["id"] for rs in stores.values() if isinstance(rs, list) for r in rs
+               if isinstance(r, dict) and isinstance(r.get("id"), str)}
+        ids |= {r["data"]["record_id"] for rs in stores.values() if isinstance(rs, list) for r in rs
+                if isinstance(r, dict) and isinstance(r.get("data"), dict)
+                and isinstance(r["data"].get("record_id"), str)}
+    out = set()
+    for records in stores.values():
+        for record in records if isinstance(records, list) else []:
+            if isinstance(record, dict) and isinstance(record.get("data"), dict):
+                out |= {ref for _, ref in links_of(record["data"]) if ref not in ids}
+    return out
+
+
+def refs_in(node: dict[str, Any]) -> Iterator[str]:
+    for name in LINK_SET.intersection(node):
+        refs = node[name]
+        for ref in refs if isinstance(refs, list) else [refs]:
+            if isinstance(ref, str) and ref:
+                yield ref
+
+
+def credential_paths(value: Any, path: str = "$") -> Iterator[str]:
+    """Paths of credential-named keys (a JSON Schema's `properties` names are interface, not secrets)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if CREDENTIAL_KEY.search(k) and not path.endswith((".properties", ".$defs")) and v not in (None, ""):
+                yield f"{path}.{k}"
+            yield from credential_paths(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from credential_paths(v, f"{path}[{i}]")
+
+
+def embedding_paths(value: Any, path: str = "$") -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in EMBEDDING_KEYS and v not in (None, [], ""):
+                yield f"{path}.{k}"
+            else:
+                yield from embedding_paths(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from embedding_paths(v, f"{path}[{i}]")
+
+
+def records_of(archive: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for store, records in archive.get("stores", {}).items():
+        for record in records if isinstance(records, list) else []:
+            if isinstance(record, dict):
+                yield store, record

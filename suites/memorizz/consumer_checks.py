@@ -1,0 +1,267 @@
+"""Consumer level: preview, restore, clone, and what a standard import drops or disables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
+from memconform.core.registry import check
+from memconform.formats import memorizz as mz
+
+from .client import (
+    Seed,
+    by_content,
+    export,
+    forget_namespaces_at_end,
+    ids_in,
+    import_archive,
+    report_of,
+    seeded,
+)
+
+consumer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="consumer")
+
+
+def imports_visible(ctx: Any) -> Seed:
+    """The seed, shown to come back in an export of its namespace: only then does an empty export mean
+    "nothing was written" (a target whose export never shows imports would pass every such check)."""
+    seed = seeded(ctx)
+    if not ctx.once("memorizz-seed-visible", lambda: bool(by_content(export(ctx, memory_id=seed.ns)))):
+        raise Inconclusive("the restored seed is not in an export of its namespace: absence shows nothing")
+    return seed
+
+
+def _namespace_untouched(ctx: Any, seed: Seed) -> Iterator[Failure]:
+    after = by_content(export(ctx, memory_id=seed.ns))
+    leaked = sorted(set(after) & set(seed.texts.values()))
+    if leaked:
+        yield Failure("records were written by an import that must not write", len(leaked), 0,
+                      f"$ (namespace {seed.ns})")
+
+
+@consumer_check(section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
+def preview_writes_nothing(ctx: Any) -> Iterator[Failure]:
+    imports_visible(ctx)
+    seed = Seed(ctx, "preview")
+    forget_namespaces_at_end(ctx, *seed.namespaces)
+    accepted, body = import_archive(ctx, seed.sealed_copy(), "preview")
+    report = report_of(accepted, body, "previewing a fresh, valid archive")
+    if report.get("imported") not in (0, None):
+        yield Failure("a preview reports imported records", report.get("imported"), 0, "$.imported")
+    yield from _namespace_untouched(ctx, seed)
+
+
+def _listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
+    """errata "Target operations": a conflict names its store as memory_type (or store, type) and its id."""
+    out = set()
+    for c in body.get("conflicts") or []:
+        if isinstance(c, dict):
+            out.add((c.get("memory_type", c.get("store", c.get("type"))), c.get("id")))
+    return out
+
+
+@consumer_check(section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
+def preview_reports_conflicts(ctx: Any) -> Iterator[Failure]:
+    seed = seeded(ctx)
+    _accepted, body = import_archive(ctx, seed.sealed_copy(), "preview")
+    if not isinstance(body, dict):
+        raise TargetError(f"the preview answered {type(body).__name__}, not a report")
+    missing = sorted(ids_in(seed.archive) - _listed_conflicts(body))
+    if missing:
+        yield Failure("a preview of records already present does not list them as conflicts", len(missing), 0,
+                      f"$.conflicts (e.g. {missing[0]})")
+
+
+@consumer_check(section="Integrity and validation", keyword="MUST",
+                sentence="Imports preview conflicts before writing")
+def restore_refuses_conflicts(ctx: Any) -> Iterator[Failure]:
+    seed = imports_visible(ctx)  # the positive control: the same archive, without conflicts, was restored
+    changed = seed.sealed_copy()
+    for _, record in mz.records_of(changed):
+        record["data"]["content"] = record["data"]["content"] + " (changed)"
+    mz.seal(changed)
+    accepted, body = import_archive(ctx, changed, "restore", "error")
+    if accepted:
+        yield Failure("a restore over existing records with conflict=error was accepted",
+                      body.get("imported") if isinstance(body, dict) else body, "refused before writing", "$")
+    after = by_content(export(ctx, agent_id=seed.owner))
+    overwritten = [t for t in after if t.endswith(" (changed)")]
+    if overwritten:
+        yield Failure("a restore refused for conflicts overwrote existing records", len(overwritten), 0, "$")
+
+
+@consumer_check(section="Records and relationships", keyword="MUST",
+                sentence="Restoring with preserved IDs keeps those identities.")
+def restore_keeps_ids(ctx: Any) -> Iterator[Failure]:
+    seed = seeded(ctx)
+    after = by_content(export(ctx, agent_id=seed.owner))
+    for store, record in mz.records_of(seed.archive):
+        text = record["data"]["content"]
+        got = after.get(text)
+        if got is None:
+            yield Failure("a restored record is missing from the export", None, record["id"], f"$.stores.{store}")
+            continue
+        if got[1].get("id") != record["id"]:
+            yield Failure("a restored record has a new id", got[1].get("id"), record["id"], f"$.stores.{store}")
+        data = got[1].get("data") or {}
+        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", mz.NATURAL_IDS_IMPLIED.get(store)):
+            if key and key in record["data"] and data.get(key) != record["data"][key]:
+                yield Failure(f"a restored record changed its {key}", data.get(key), record["data"][key],
+                              f"$.stores.{store}[id={record['id']}].data.{key}")
+
+
+def cloned(ctx: Any) -> tuple[Seed, dict[str, Any], dict[str, Any]]:
+    """(the seed, the clone report's id_map, the export of the cloned owner agent), once per run. The new
+    ids are the ones the target returned (its id_map), never guessed."""
+
+    def make() -> tuple[Seed, dict[str, Any], dict[str, Any]]:
+        seed = seeded(ctx)
+        accepted, body = import_archive(ctx, seed.sealed_copy(), "clone")
+        report = report_of(accepted, body, "cloning an archive with new ids")
+        id_map = report.get("id_map")
+        if not isinstance(id_map, dict) or not isinstance(id_map.get(seed.owner), str):
+            raise TargetError("the clone report has no id_map naming the new id of the owner agent")
+        forget_namespaces_at_end(ctx, *(v for k, v in id_map.items() if k in seed.namespaces and isinstance(v, str)))
+        return seed, id_map, export(ctx, agent_id=id_map[seed.owner])
+
+    value: tuple[Seed, dict[str, Any], dict[str, Any]] = ctx.once("memorizz-clone", make)
+    return value
+
+
+def _clone_records(seed: Seed, archive: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    return by_content(archive, avoid_ids=frozenset(seed.texts))
+
+
+@consumer_check(section="Records and relationships", keyword="MUST",
+                sentence="Cloning with new IDs rewrites documented identity and reference fields")
+def clone_rewrites_ids(ctx: Any) -> Iterator[Failure]:
+    seed, id_map, archive = cloned(ctx)
+    after = _clone_records(seed, archive)
+    new_ids = {rid: after[text][1].get("id") for rid, text in seed.texts.items() if text in after}
+    namespaces = ctx.option("clone_namespaces")
+    for store, record in mz.records_of(seed.archive):
+        rid, data = record["id"], record["data"]
+        new = new_ids.get(rid)
+        if new is None:
+            yield Failure("a cloned record is missing from the export of the cloned agent", None, rid,
+                          f"$.stores.{store}")
+            continue
+        if new == rid:
+            yield Failure("a cloned record kept its id", new, "a new id", f"$.stores.{store}")
+        got = after[data["content"]][1].get("data") or {}
+        natural = mz.NATURAL_IDS_IMPLIED.get(store)
+        if natural in data and got.get(natural) != new:
+            yield Failure(f"a cloned record's {natural} is not its new id", got.get(natural), new,
+                          f"$.stores.{store}[id={new}].data.{natural}")
+        if "memory_id" in data:
+            kept = got.get("memory_id") == data["memory_id"]
+            ctx.reading("M9", "namespaces kept" if kept else "namespaces rewritten")
+            if got.get("memory_id") is None or (kept and namespaces == "rewrite"):
+                yield Failure("a cloned record kept its namespace" if kept else "a cloned record lost its namespace",
+                              got.get("memory_id"), "a new namespace", f"$.stores.{store}[id={new}].data.memory_id",
+                              readings=("M9:namespaces-rewritten",) if kept else ())
+            elif not kept and namespaces == "keep":
+                yield Failure("a cloned record moved to a new namespace", got.get("memory_id"), data["memory_id"],
+                              f"$.stores.{store}[id={new}].data.memory_id", readings=("M9:namespaces-kept",))
+        for key in ("delegates", "source_message_ids"):
+            if key in data:
+                want = [new_ids.get(x, id_map.get(x, x)) for x in data[key]]
+                if got.get(key) != want or (data[key] and got.get(key) == data[key]):
+                    yield Failure(f"a cloned record's {key} does not point at the cloned records", got.get(key),
+                                  want, f"$.stores.{store}[id={new}].data.{key}")
+
+
+@consumer_check(section="Records and relationships", keyword="MUST",
+                sentence="Cloning with new IDs rewrites documented identity and reference fields, while preserving "
+                         "memory prose")
+def clone_keeps_prose(ctx: Any) -> Iterator[Failure]:
+    seed, _id_map, archive = cloned(ctx)
+    after = _clone_records(seed, archive)
+    for rid, text in seed.texts.items():
+        if text not in after or after[text][1].get("id") == rid:
+            yield Failure("a record's prose changed in the clone (or the clone is missing)", None, text,
+                          f"$ (record {rid})")
+
+
+@consumer_check(section="Records and relationships", keyword="MUST",
+                sentence="Cloning with new IDs rewrites documented identity and reference fields, while preserving "
+                         "memory prose and keeping delegate-private namespaces separate.")
+def clone_keeps_namespaces_separate(ctx: Any) -> Iterator[Failure]:
+    seed, _id_map, archive = cloned(ctx)
+    after = _clone_records(seed, archive)
+    spaces: dict[str, set[Any]] = {seed.ns: set(), seed.ns_delegate: set()}
+    for _, record in mz.records_of(seed.archive):
+        old_ns, text = record["data"].get("memory_id"), record["data"]["content"]
+        if old_ns in spaces and text in after:
+            spaces[old_ns].add((after[text][1].get("data") or {}).get("memory_id"))
+    owner, private = spaces[seed.ns], spaces[seed.ns_delegate]
+    if not owner or not private:
+        raise Inconclusive("the export of the cloned agent lacks the records of one of its two namespaces")
+    if owner & private or len(owner) != 1 or len(private) != 1:
+        yield Failure("the delegate's private namespace and the owner's namespace were merged or split in the clone",
+                      {"owner": sorted(map(str, owner)), "delegate": sorted(map(str, private))},
+                      "one namespace each, distinct", "$")
+
+
+@consumer_check(section="What is portable", keyword="MUST",
+                sentence="Embeddings are excluded by default and discarded on standard import")
+def import_discards_embeddings(ctx: Any) -> Iterator[Failure]:
+    seed = seeded(ctx)
+    try:
+        archive = export(ctx, agent_id=seed.owner, include_embeddings=True)
+    except TargetError as exc:
+        raise Inconclusive(f"the target cannot export embeddings on request ({exc}), so what an import kept is "
+                           "not visible") from None
+    manifest = archive.get("manifest") if isinstance(archive.get("manifest"), dict) else {}
+    includes = manifest.get("includes") if isinstance(manifest.get("includes"), dict) else {}
+    if includes.get("embeddings") is not True:
+        raise Inconclusive("the target cannot export embeddings on request, so what an import kept is not visible")
+    for path in mz.embedding_paths(archive.get("stores")):
+        yield Failure("an embedding survived a standard import", path, "discarded", "$.stores" + path[1:])
+
+
+@consumer_check(section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
+def imported_automations_disabled(ctx: Any) -> Iterator[Failure]:
+    seed = seeded(ctx)
+    agents = export(ctx, agent_id=seed.owner).get("stores", {}).get("agents") or []
+    found = {r.get("id"): r.get("data") or {} for r in agents if isinstance(r, dict)}
+    seen = 0
+    for rid in (seed.owner, seed.delegate):
+        if rid not in found:
+            raise TargetError(f"the restored agent {rid} is not in the export")
+        if "automations_enabled" not in found[rid]:
+            continue  # errata M10: the field is memorizz's; a target without it shows nothing here
+        seen += 1
+        if found[rid]["automations_enabled"] is not False:
+            yield Failure("an imported agent's automations are not disabled", found[rid]["automations_enabled"],
+                          False, f"$.stores.agents[id={rid}].data.automations_enabled")
+    if not seen:
+        raise Inconclusive("the exported agents carry no automations_enabled field (they were imported with true)")
+
+
+@consumer_check(section="What is portable", keyword="MUST",
+                sentence="restore is not atomic across stores: a provider failure can leave a partial import, with "
+                         "committed progress reported.")
+def failed_import_reports_progress(ctx: Any) -> Iterator[Failure]:
+    seed = Seed(ctx, "partial")
+    forget_namespaces_at_end(ctx, *seed.namespaces)
+    try:
+        ctx.target.call("arm_failure", {"after": 3})
+    except Unsupported:
+        raise Inconclusive("a provider failure cannot be caused: the target offers no arm_failure hook") from None
+    _accepted, body = import_archive(ctx, seed.sealed_copy(), "restore")
+    if not isinstance(body, dict):
+        raise TargetError(f"the failed import answered {type(body).__name__}, not a report")
+    present = set(by_content(export(ctx, memory_id=seed.ns))) | set(by_content(export(ctx, memory_id=seed.ns_delegate)))
+    committed = sum(1 for t in seed.texts.values() if t in present)
+    if body.get("ok") is not False:
+        yield Failure("an import that failed part way reports success", body.get("ok"), False, "$.ok")
+    if body.get("imported") != committed:
+        yield Failure("the report's imported count is not the progress committed", body.get("imported"), committed,
+                      "$.imported")
+    if not body.get("errors"):
+        yield Failure("the failed import reports no error", json.dumps(body.get("errors")), "the provider failure",
+                      "$.errors")

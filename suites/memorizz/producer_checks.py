@@ -1,0 +1,90 @@
+"""Producer level: what an export must hold when a selection is made, and what it must leave out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+from memconform.core.model import Failure, Inconclusive, Unsupported
+from memconform.core.registry import check
+from memconform.formats import memorizz as mz
+
+from .client import by_content, export, named_selection, seeded
+
+producer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="producer")
+
+
+def _one_type_selection(ctx: Any) -> tuple[dict[str, Any], str, str]:
+    """(selection, the one store to select, a record id it must hold): the seed's namespace and its summary,
+    or, for a producer that cannot import, the user's named selection and one of its non-empty stores."""
+    try:
+        seed = seeded(ctx)
+        return {"memory_id": seed.ns}, "summaries", seed.summary
+    except Unsupported:
+        named = named_selection(ctx)
+        if not named:
+            raise Inconclusive("the target cannot import and no selection was named (options export_memory_id, "
+                               "export_agent_id), so there is nothing known to select") from None
+        full = export(ctx, **named)
+        stores = full.get("stores") if isinstance(full.get("stores"), dict) else {}
+        filled = [s for s in mz.STORES if isinstance(stores.get(s), list) and stores[s]]
+        if len(filled) < 2:
+            raise Inconclusive(f"the named selection holds records of {len(filled)} store(s): a one-type export "
+                               "could not show that the other types are left out") from None
+        first = stores[filled[0]][0]
+        return named, filled[0], first.get("id") if isinstance(first, dict) else None
+
+
+@producer_check(section="Envelope", keyword="MUST",
+                sentence="Version 1 requires all 13 store keys and their taxonomy mappings, even when an export "
+                         "selects only one type. Unselected or empty stores contain [].")
+def selected_export_only_selected(ctx: Any) -> Iterator[Failure]:
+    selection, store, must_hold = _one_type_selection(ctx)
+    archive = export(ctx, **selection, types=[store])
+    problems = mz.scan(archive)
+    for rule in ("stores_complete", "taxonomy_canonical", "manifest_counts", "manifest_record_count"):
+        for p in problems.get(rule, []):
+            yield Failure(f"a one-type export: {p.title}", p.received, p.expected, p.path)
+    stores = archive.get("stores") if isinstance(archive.get("stores"), dict) else {}
+    for other, records in stores.items():
+        if other != store and records:
+            yield Failure(f"an export of {store} only holds {other} records", len(records), [], f"$.stores.{other}")
+    held = stores.get(store) if isinstance(stores.get(store), list) else []
+    if not any(isinstance(r, dict) and r.get("id") == must_hold for r in held):
+        yield Failure(f"the selected {store} record is not in the export", None, must_hold, f"$.stores.{store}")
+
+
+@producer_check(section="Records and relationships", keyword="SHOULD",
+                sentence="A link does not imply that its target is included: deleted or unselected targets are "
+                         "reported as external references.")
+def unselected_links_reported(ctx: Any) -> Iterator[Failure]:
+    seed = seeded(ctx)
+    archive = export(ctx, memory_id=seed.ns, types=["summaries"])
+    manifest = archive.get("manifest") if isinstance(archive.get("manifest"), dict) else {}
+    reported = mz.reported_ids(manifest.get("external_references"))
+    if not any(isinstance(r, dict) and r.get("id") == seed.summary for r in
+               (archive.get("stores") or {}).get("summaries") or []):
+        raise Inconclusive("the export of the seeded summaries does not hold the summary whose links are tested")
+    for ref in (seed.msg1, seed.msg2, seed.gone):  # two unselected, one never imported (deleted)
+        if ref not in reported:
+            yield Failure("a summary's source message outside the export is not an external reference",
+                          sorted(reported), ref, "$.manifest.external_references")
+
+
+@producer_check(section="What is portable", keyword="MUST",
+                sentence="Credentials and executable runtime objects are omitted.")
+def credentials_never_exported(ctx: Any) -> Iterator[Failure]:
+    try:
+        seed = seeded(ctx)
+        archive = export(ctx, agent_id=seed.owner)
+        if not by_content(archive):
+            raise Inconclusive("the export of the seeded agent holds none of its records")
+    except Unsupported:
+        named = named_selection(ctx)
+        archive, seed = export(ctx, **named), None
+    leaked = list(mz.credential_paths(archive.get("stores")))
+    if not leaked and seed is None:  # nothing known to hold a credential was exported: none out shows nothing
+        raise Inconclusive("the target cannot import, so no record known to hold credentials could be exported")
+    for path in leaked:
+        yield Failure("a credential field is in the export", path, "omitted", "$.stores" + path[1:])
