@@ -125,6 +125,8 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
             v.why = [f"requires {p.title}, which is not conformant" for p in prereqs if p.status == NOT_CONFORMANT]
         elif unobserved:
             v.why = [_reason(r) for r in unobserved]
+        elif not own and not deciding and prereqs and all(p.status == CONFORMANT for p in prereqs):
+            v.status = CONFORMANT  # a level that is its prerequisites together, with no checks of its own
         elif not passed:
             skips = [r.reason for r in own + deciding if r.outcome is Outcome.SKIPPED]
             if level.optional and own and not applicable:
