@@ -52,6 +52,6 @@ def test_report_footer_carries_level_verdicts(pytester, tmp_path):
     assert len(results) == len(_ids())
     verdicts = {v["level"]: v["verdict"] for v in footer["levels"] if v["suite"] == "memoryai"}
     assert verdicts["1"] == "Level 1 Producer: conformant"
-    assert verdicts["2"] == "Level 2 Consumer: not conformant (1 MUST failure)"
+    assert verdicts["2"] == "Level 2 Consumer: not conformant (1 failed check: tenant_id_not_adopted)"
     assert verdicts["3"].startswith("Level 3 Bidirectional: not conformant")
     assert footer["exit_code"] == 1
