@@ -393,3 +393,62 @@ def test_dir_raw_bytes_are_spliced_verbatim(tmp_path):
     assert t.call("import", raw=b'{"a": 1, "a": 2}').status == "rejected"
     thread.join()
     assert seen[0].endswith(b'"body": {"a": 1, "a": 2}}')
+
+
+# ---- python: bounded calls, replies that are not JSON data ---------------------------------------
+
+class _Hostile:
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def hang(self, body, **params):
+        self.release.wait(30)
+        return {}
+
+    def exits(self, body, **params):
+        raise SystemExit(3)
+
+    def not_json(self, body, **params):
+        return {"when": object()}
+
+    def cycle(self, body, **params):
+        loop: list = []
+        loop.append(loop)
+        return loop
+
+    def surrogate(self, body, **params):
+        return {"text": "\ud800 lone"}
+
+    def echo(self, body, **params):
+        return {"got": body.decode() if isinstance(body, bytes) else body}
+
+
+def test_python_hang_is_bounded_and_marks_the_target_hung():
+    from memconform.targets.pyobj import PythonTarget
+
+    impl = _Hostile()
+    t = PythonTarget(impl, "hostile", Limits(call_deadline_s=0.3))
+    started = time.monotonic()
+    with pytest.raises(TargetError, match="did not return within 0.3s"):
+        t.call("hang", {})
+    with pytest.raises(TargetError, match="not called"):
+        t.call("echo", {})  # at once: the run stays bounded
+    assert time.monotonic() - started < 5
+    impl.release.set()
+
+
+@pytest.mark.parametrize("op,why", [("exits", "SystemExit"), ("not_json", "not JSON data"), ("cycle", "not JSON data")])
+def test_python_crashes_and_non_json_replies_are_errors(op, why):
+    from memconform.targets.pyobj import PythonTarget
+
+    with pytest.raises(TargetError, match=why):
+        PythonTarget(_Hostile(), "hostile").call(op, {})
+
+
+def test_python_replies_with_lone_surrogates_stay_valid_utf8_and_raw_bytes_reach_the_method():
+    from memconform.targets.pyobj import PythonTarget
+
+    t = PythonTarget(_Hostile(), "hostile")
+    reply = t.call("surrogate", {})
+    reply.raw.decode("utf-8")
+    assert t.call("echo", raw=b'{"a": 1, "a": 2}').body == {"got": '{"a": 1, "a": 2}'}

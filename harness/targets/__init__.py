@@ -1,7 +1,7 @@
 """Targets: one small interface to the implementation under test, chosen by a URL-like string.
 
     http://host:port/...      HttpTarget      (httpx; timeouts, size cap, no redirects)
-    cmd:TEMPLATE | cmd:@FILE  CommandTarget   (run a command per operation; process group killed on timeout)
+    cmd:TEMPLATE | cmd:@FILE  CommandTarget   (a command per operation; every process it starts is ended after each call)
     dir:PATH                  DropDirTarget   (file drop into PATH/inbox, replies read from PATH/outbox)
     python:module:attr        PythonTarget    (an in-process object with one method per operation)
     reference:NAME            the embedded reference of suite NAME (SuiteSpec.reference), in process
@@ -39,7 +39,7 @@ def _open_dir(spec: str, routes: dict[str, Route], limits: Limits, api_key: str 
 def _open_python(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
     from .pyobj import PythonTarget
 
-    return PythonTarget.from_path(spec[len("python:"):])
+    return PythonTarget.from_path(spec[len("python:"):], limits=limits)
 
 
 def _open_reference(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
@@ -52,7 +52,7 @@ def _open_reference(spec: str, routes: dict[str, Route], limits: Limits, api_key
         known = ", ".join(s.name for s in all_suites() if s.reference is not None)
         raise HarnessError(f"suite {name!r} has no embedded reference; suites with one: {known}")
     impl = factory()  # one fresh implementation per run
-    return impl if isinstance(impl, Target) else PythonTarget(impl, description=spec)
+    return impl if isinstance(impl, Target) else PythonTarget(impl, description=spec, limits=limits)
 
 
 TARGET_KINDS: dict[str, Callable[[str, dict[str, Route], Limits, str | None], Target]] = {

@@ -1,7 +1,15 @@
 """In-process targets: an object with one method per operation (`export`, `import_bundle`, ...).
 
 A method takes (body, **params) and returns the reply body; it raises `Rejected` to refuse.
-A missing method means the operation is not offered. Any other exception is the target crashing.
+A missing method means the operation is not offered. Any other exception (SystemExit included) is
+the target crashing. When a check sends raw bytes (a document as a file, a deliberately broken
+one), the method gets those bytes as its body and parses them itself.
+
+Bounds: each call runs in a worker thread and is waited on for at most the call deadline. A
+Python thread cannot be stopped, so after a call overruns, the target is marked hung and every
+later call errors at once (the run stays bounded; the stuck thread dies with the process). A reply
+that is not JSON data (an arbitrary object, a cycle, nesting too deep to serialize) is an error.
+`python:module:attr` imports `module` from the caller's folder too (as `python -m` would).
 """
 
 from __future__ import annotations
@@ -9,38 +17,52 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
+import sys
+import threading
 import time
 from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
+from ..core.profile import Limits
 from .base import Rejected, Reply, Target
 
 
 class PythonTarget(Target):
     kind = "python"
 
-    def __init__(self, impl: Any, description: str) -> None:
+    def __init__(self, impl: Any, description: str, limits: Limits | None = None) -> None:
         self.impl = impl
         self.description = description
+        self.deadline_s = (limits or Limits()).call_deadline_s
+        self.hung: str | None = None
 
     @classmethod
-    def from_path(cls, path: str, description: str | None = None) -> Target:
+    def from_path(cls, path: str, description: str | None = None, limits: Limits | None = None) -> Target:
         module_name, _, attr = path.partition(":")
         if not module_name or not attr:
             raise HarnessError(f"python target must look like module:attr, got {path!r}")
+        here = os.getcwd()
+        if here not in sys.path:
+            sys.path.append(here)  # after the installed packages: the caller's modules never shadow them
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise HarnessError(f"cannot import {module_name!r}: {exc}") from None
+        except Exception as exc:  # its import crashed: a start-up error, said in one line
+            raise HarnessError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
         try:
             obj = getattr(module, attr)
         except AttributeError:
             raise HarnessError(f"module {module_name!r} has no attribute {attr!r}") from None
         if inspect.isclass(obj) or inspect.isfunction(obj):
-            obj = obj()  # a class or factory: one fresh implementation per run
+            try:
+                obj = obj()  # a class or factory: one fresh implementation per run
+            except Exception as exc:
+                raise HarnessError(f"creating {path!r} raised {type(exc).__name__}: {exc}") from None
         if isinstance(obj, Target):
             return obj  # a factory may hand back a ready target (e.g. a reference served over HTTP)
-        return cls(obj, description or f"python:{path}")
+        return cls(obj, description or f"python:{path}", limits)
 
     def call(
         self,
@@ -51,25 +73,55 @@ class PythonTarget(Target):
         raw: bytes | None = None,
         filename: str | None = None,
     ) -> Reply:
+        if self.hung:
+            raise TargetError(f"{op}: not called: {self.hung}")
         method = getattr(self.impl, op, None)
         if method is None:
             raise Unsupported(op)
         if raw is not None:
             body = raw
         started = time.monotonic()
+        outcome: list[Any] = []
+
+        def work() -> None:
+            try:
+                outcome.append(("ok", method(body, **(params or {}))))
+            except Rejected as exc:
+                outcome.append(("rejected", exc.body))
+            except BaseException as exc:  # noqa: BLE001 - SystemExit too: the implementation crashed
+                outcome.append(("raised", exc))
+
+        worker = threading.Thread(target=work, name=f"memconform-{op}", daemon=True)
+        worker.start()
+        worker.join(self.deadline_s)
+        if worker.is_alive():
+            self.hung = f"an earlier call ({op}) did not return within {self.deadline_s}s and cannot be stopped in process"
+            raise TargetError(f"{op}: did not return within {self.deadline_s}s; later calls to this target error at once")
+        status, result = outcome[0]
+        if status == "raised":
+            if isinstance(result, Unsupported):
+                raise result
+            raise TargetError(f"{op}: implementation raised {type(result).__name__}: {result}") from None
+        return self._reply(op, status, result, time.monotonic() - started)
+
+    @staticmethod
+    def _reply(op: str, status: str, result: Any, elapsed: float) -> Reply:
+        if isinstance(result, (bytes, bytearray)):
+            return Reply(status=status, raw=bytes(result), elapsed_s=elapsed)
         try:
-            result = method(body, **(params or {}))
-            status = "ok"
-        except Rejected as exc:
-            result, status = exc.body, "rejected"
-        except Unsupported:
-            raise
-        except Exception as exc:  # the implementation crashed: errored, never failed or passed
-            raise TargetError(f"{op}: implementation raised {type(exc).__name__}: {exc}") from exc
-        raw_out = result if isinstance(result, bytes) else json.dumps(result, ensure_ascii=False).encode("utf-8")
-        return Reply(status=status, body=None if isinstance(result, bytes) else result, raw=raw_out, elapsed_s=time.monotonic() - started)
+            text = json.dumps(result, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise TargetError(f"{op}: answered a value that is not JSON data ({type(exc).__name__}: {exc})"[:300]) from None
+        try:
+            raw_out = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: escaped, so the bytes stay valid UTF-8
+            raw_out = json.dumps(result).encode("ascii")
+        return Reply(status=status, body=result, raw=raw_out, elapsed_s=elapsed)
 
     def close(self) -> None:
         close = getattr(self.impl, "close", None)
-        if callable(close):
-            close()
+        if callable(close) and not self.hung:
+            try:
+                close()
+            except Exception:  # noqa: S110 - the run's results stand; a crash on close is not one of them
+                pass
