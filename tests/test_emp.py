@@ -57,21 +57,25 @@ def test_reference_passes_every_check(name: str, all_outcomes: dict[str, dict[st
     assert {k: v for k, v in outcomes.items() if v != "passed"} == {}
 
 
-@pytest.mark.parametrize("options", [{"emp.ts_tie": "any"}, {"emp.tombstone": "type-tombstone", "emp.stale_lock_s": "60"}])
+@pytest.mark.parametrize("options", [
+    {"emp.ts_tie": "later-line", "emp.id_version": "v4", "emp.ts_form": "integer", "emp.encrypted_prefix": "reserved"},
+    {"emp.tombstone": "type-tombstone", "emp.stale_lock_s": "60"}, {"emp.tombstone": "deleted-flag", "emp.stale_lock_s": "10"}])
 def test_reference_passes_under_other_readings(options: dict[str, str]) -> None:
     outcomes = run_against("reference:emp", options)
     assert outcomes and {k: v for k, v in outcomes.items() if v != "passed"} == {}
 
 
-def test_tie_reading_any_accepts_either_line() -> None:
+@pytest.mark.parametrize("options, verdict", [({}, "passed"), ({"emp.ts_tie": "later-line"}, "failed")])
+def test_tie_reading_any_accepts_either_line(options: dict[str, str], verdict: str) -> None:
     outcome = execute_run(["emp"], "python:memconform.mutants.emp:TieKeepsFirstLine",
-                          Profile.named("ci", options={"emp.ts_tie": "any"}), report_dir=None,
+                          Profile.named("ci", options=options), report_dir=None,
                           check_ids=["emp.reader_equal_ts_tie"])
-    assert [r.outcome.value for r in outcome.results] == ["passed"]
+    assert [r.outcome.value for r in outcome.results] == [verdict]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_KILLS))
 def test_mutant_is_killed(name: str, mutant_outcomes: dict[str, dict[str, str]]) -> None:
+    assert set(MUTANTS) == set(EXPECTED_KILLS)
     outcomes = mutant_outcomes[name]
     assert {c for c in EXPECTED_KILLS[name] if outcomes.get(c) != "failed"} == set()
     assert {c for c, o in outcomes.items() if o == "errored"} == set()
@@ -89,7 +93,8 @@ def test_fixtures_have_both_verdicts() -> None:
 
 @pytest.mark.parametrize("case", [c for _, c in CASES], ids=[c["id"] for _, c in CASES])
 def test_fixture_verdict(case: dict) -> None:
-    results = validate_document(list(emp.iter_text(case["document"])), "emp", Profile.named("ci"))
+    profile = Profile.named(case.get("profile", "ci"), options=case.get("options"))
+    results = validate_document(list(emp.iter_text(case["document"])), "emp", profile)
     failed = {r.check_id for r in results if r.outcome.value == "failed"}
     assert {r.check_id for r in results if r.outcome.value == "errored"} == set()
     if case["verdict"] == "valid":
@@ -131,7 +136,7 @@ def test_strategy_files_are_valid(text: str) -> None:
 @given(strategies.invalid_lines)
 def test_invalid_lines_break_their_check(labelled: tuple[str, str]) -> None:
     check, raw = labelled
-    assert check in {rule for rule, _, _ in emp.field_errors(json.loads(raw))}
+    assert check in {rule for rule, _ in emp.field_errors(json.loads(raw))}
 
 
 def test_resolve_newest_ts_and_tombstones() -> None:

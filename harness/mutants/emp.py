@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import time
+import uuid
 from typing import Any
 
 from memconform.formats import emp
@@ -17,10 +18,10 @@ class NoLock(ReferenceEmpApp):
     """Ignores memory.jsonl.lock and rewrites the whole file (read, pause, write back)."""
 
     def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
-        old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        old = open(path, "rb").read() if os.path.exists(path) else b""
         time.sleep(0.002)
-        new = "".join(json.dumps(e) + "\n" for e in lines)
-        with open(path, "w", encoding="utf-8") as fh:
+        new = "".join(json.dumps(e) + "\n" for e in lines).encode()
+        with open(path, "wb") as fh:
             fh.write(old + new)
 
 
@@ -114,10 +115,10 @@ class CaseSensitiveSearch(ReferenceEmpApp):
 
 
 class SecondsTimestamps(ReferenceEmpApp):
-    """Writes ts as float seconds."""
+    """Stamps ts as Unix seconds (a float), whatever it is given."""
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        super().write_lines(path, [dict(e, ts=e["ts"] / 1000 + 0.5) for e in lines])
+        super().write_lines(path, [dict(e, ts=time.time()) for e in lines])
 
 
 class TieKeepsFirstLine(ReferenceEmpApp):
@@ -129,6 +130,17 @@ class TieKeepsFirstLine(ReferenceEmpApp):
             if emp.readable(e) and (e["id"] not in best or e["ts"] > best[e["id"]]["ts"]):
                 best[e["id"]] = e
         return [e for e in best.values() if not emp.is_tombstone(e)]
+
+
+class TieKeepsBoth(ReferenceEmpApp):
+    """Keeps every line of an id that has its newest ts: two lines with equal ts both show."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        lines = [e for _, _, e in self.lines(path) if emp.readable(e)]
+        newest: dict[str, Any] = {}
+        for e in lines:
+            newest[e["id"]] = max(newest.get(e["id"], e["ts"]), e["ts"])
+        return [e for e in lines if e["ts"] == newest[e["id"]] and not emp.is_tombstone(e)]
 
 
 class TombstoneByFileOrder(ReferenceEmpApp):
@@ -190,10 +202,123 @@ class NeverCreatesLock(ReferenceEmpApp):
         pass
 
 
+class Latin1Writer(ReferenceEmpApp):
+    """Writes lines in Latin-1 (the platform's default encoding on some systems), not UTF-8."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in lines).encode("latin-1", "replace")
+        with open(path, "ab") as fh:
+            fh.write(data)
+
+
+class UpdateAsNewId(ReferenceEmpApp):
+    """Writes an update as a new entry with a fresh id (the old one stays)."""
+
+    def update(self, body: dict[str, Any]) -> dict[str, Any]:
+        current = {e["id"]: e for e in self.view(body["path"])}[body["id"]]
+        entry = {**current, **body.get("entry", {}), "id": str(uuid.uuid4()), "ts": int(time.time() * 1000)}
+        self.locked_append(body["path"], [entry])
+        return {"ok": True, "id": entry["id"]}
+
+
+class UpdateInPlace(ReferenceEmpApp):
+    """Updates by rewriting the entry's line where it is, keeping its ts."""
+
+    def update(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        self.acquire(path)
+        try:
+            out = []
+            for raw in open(path, "rb").read().split(b"\n"):
+                e = emp.parse_line(emp.decode(raw)) if raw.strip() else None
+                if isinstance(e, dict) and e.get("id") == body["id"]:
+                    raw = json.dumps({**e, **body.get("entry", {})}).encode()
+                out.append(raw)
+            with open(path, "wb") as fh:
+                fh.write(b"\n".join(out))
+        finally:
+            self.release(path)
+        return {"ok": True, "id": body["id"]}
+
+
+class AppendReserialises(ReferenceEmpApp):
+    """Appends by loading every line, re-serialising it, and writing the whole file back."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        kept = [json.dumps(e) if isinstance(e, dict) else raw for _, raw, e in self.lines(path)]
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("".join(line + "\n" for line in kept + [json.dumps(e) for e in lines]))
+
+
+class ReplacesBadUtf8(ReferenceEmpApp):
+    """Appends by reading the file as text with U+FFFD replacement and writing it all back."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        old = open(path, "rb").read().decode("utf-8", "replace") if os.path.exists(path) else ""
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(old + "".join(json.dumps(e) + "\n" for e in lines))
+
+
+class RewriteReencodes(ReferenceEmpApp):
+    """Deletes by rewriting the file, keeping every other line but re-encoding it as JSON."""
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        self.acquire(path)
+        try:
+            kept = [json.dumps(e) if isinstance(e, dict) else raw for _, raw, e in self.lines(path)
+                    if not (isinstance(e, dict) and e.get("id") == body["id"])]
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("".join(line + "\n" for line in kept))
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+
+class MissingFileTruncates(ReferenceEmpApp):
+    """Creates a missing file by truncating it before taking the lock (another app's first entry is wiped)."""
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        if not os.path.exists(path):
+            time.sleep(0.05)  # the window between "is it there?" and "create it"
+            open(path, "w").close()
+        super().locked_append(path, lines)
+
+
+class CheckThenCreateLock(ReferenceEmpApp):
+    """Looks for the lock, then creates it in a second step: two apps can both believe they hold it."""
+
+    def acquire(self, path: str) -> None:
+        delay, deadline = 0.002, time.monotonic() + self.MAX_WAIT_S
+        while os.path.exists(self.lock_path(path)):
+            if time.monotonic() > deadline:
+                raise TimeoutError("lock held too long")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        time.sleep(0.01)  # the window between "is it free?" and "take it"
+        with open(self.lock_path(path), "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        time.sleep(0.01)  # a write that takes a moment, as on a phone's storage
+        super().write_lines(path, lines)
+
+    def release(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):  # the other holder may have removed "its" lock
+            super().release(path)
+
+
+# caught only under a reading the profile pins (option -> mutant -> checks): tests/test_emp_readings.py
+PINNED_KILLS: dict[str, dict[str, set[str]]] = {
+    "emp.ts_tie=later-line": {"TieKeepsFirstLine": {"emp.reader_equal_ts_tie"}},
+}
+
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     NoLock, LockLeftBehind, StaleLockForever, RewriteDropsForeign, FileOrderWins, CorruptAborts,
     NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps,
-    TieKeepsFirstLine, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock)}
+    TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
+    Latin1Writer, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
+    CheckThenCreateLock)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -208,10 +333,18 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "TombstoneIgnored": {"emp.reader_tombstone_deletes"},
     "FiltersIgnored": {"emp.query_time", "emp.query_tags", "emp.query_type"},
     "CaseSensitiveSearch": {"emp.query_content"},
-    "SecondsTimestamps": {"emp.ts_millis"},
-    "TieKeepsFirstLine": {"emp.reader_equal_ts_tie"},
+    "SecondsTimestamps": {"emp.writer_ts_millis"},
+    "TieKeepsBoth": {"emp.reader_equal_ts_tie"},
     "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
     "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer"},
     "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
+    "Latin1Writer": {"emp.lines_utf8"},
+    "UpdateAsNewId": {"emp.writer_update_same_id"},
+    "UpdateInPlace": {"emp.writer_update_same_id"},
+    "AppendReserialises": {"emp.writer_append_keeps_foreign"},
+    "ReplacesBadUtf8": {"emp.writer_append_keeps_foreign"},
+    "RewriteReencodes": {"emp.writer_delete_keeps_foreign"},
+    "MissingFileTruncates": {"emp.writer_missing_file_contention"},
+    "CheckThenCreateLock": {"emp.writer_concurrent_no_loss"},
 }

@@ -1,7 +1,7 @@
 """Reference Edge Memory Protocol app: a small store library over one memory.jsonl file.
 
-Operations (body dicts):  append {"path", "entry"} · delete {"path", "id", "src"?} ·
-resolve {"path"} -> [entries] · query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?} -> [entries]
+Operations (body dicts):  append {"path", "entry"} -> {"ok", "id"} · delete {"path", "id", "src"?} ·
+update {"path", "id", "entry": {fields}} · resolve {"path"} -> [entries] · query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?} -> [entries]
 Writes take memory.jsonl.lock with os.open(O_CREAT|O_EXCL), back off exponentially while it
 exists, take over a lock older than STALE_S, fsync before releasing. Reads stream line by line.
 
@@ -90,9 +90,9 @@ class ReferenceEmpApp:
         entry.setdefault("v", emp.VERSION)
         entry.setdefault("src", self.SRC)
         entry.setdefault("ts", int(time.time() * 1000))
-        errors = list(emp.field_errors(entry))
+        errors = emp.hard_errors(entry)
         if errors:
-            raise Rejected({"errors": [m for _, m, _ in errors]}, "entry does not validate")
+            raise Rejected({"errors": errors}, "entry does not validate")
         self.locked_append(body["path"], [entry])
         return {"ok": True, "id": entry["id"]}
 
@@ -104,6 +104,20 @@ class ReferenceEmpApp:
             ts = max(ts, current[body["id"]]["ts"] + 1)
         self.locked_append(path, [emp.tombstone(body["id"], ts, body.get("src", self.SRC), self.TOMBSTONE_STYLE)])
         return {"ok": True}
+
+    def update(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A new line with the same id and a newer ts (the spec's "Update": never a new id, never in place)."""
+        path = body["path"]
+        current = {e["id"]: e for e in self.view(path)}.get(body["id"])
+        if current is None:
+            raise Rejected({"error": f"no entry {body['id']!r}"}, "no such entry")
+        entry = {**current, **body.get("entry", {}), "id": body["id"]}
+        entry["ts"] = max(int(time.time() * 1000), int(current["ts"]) + 1)
+        errors = emp.hard_errors(entry)
+        if errors:
+            raise Rejected({"errors": errors}, "entry does not validate")
+        self.locked_append(path, [entry])
+        return {"ok": True, "id": body["id"]}
 
     def resolve(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         return self.view(body["path"])
@@ -125,7 +139,7 @@ class ReferenceEmpApp:
         return out
 
 
-OPERATIONS = ("append", "delete", "resolve", "query")
+OPERATIONS = ("append", "delete", "update", "resolve", "query")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,109 @@
+"""What every EMP check shares: fresh files, run-unique entries, calling the target, reading the answer.
+
+Operations a target offers (errata/emp.md, "Operation bodies"): append {"path","entry"} -> {"id"?},
+delete {"path","id"}, update {"path","id","entry"} (optional), resolve {"path"} -> [entries],
+query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?} -> [entries].
+Every file lives in a fresh temporary folder, removed at the end of the run (ctx.cleanup).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from functools import partial
+from typing import Any
+
+from memconform.core.model import TargetError, Unsupported
+from memconform.core.registry import check
+from memconform.formats import emp
+
+SPEC = emp.SPEC
+OTHER = "com.example.other"
+BASE_TS = 1701234567890
+
+doc_check = partial(check, suite=emp.SUITE, spec=SPEC, kind="document", level="file")
+reader_check = partial(check, suite=emp.SUITE, spec=SPEC, level="reader")
+writer_check = partial(check, suite=emp.SUITE, spec=SPEC, level="writer")
+
+
+def new_folder(ctx: Any) -> str:
+    folder = tempfile.mkdtemp(prefix="memconform-emp-")
+    ctx.cleanup(f"folder {folder}", lambda: shutil.rmtree(folder, ignore_errors=True) or not os.path.exists(folder))
+    return folder
+
+
+def new_file(ctx: Any, lines: list[Any] = ()) -> str:
+    """A memory.jsonl in a fresh folder; a line is an entry (dict), a text line (str) or raw bytes."""
+    path = os.path.join(new_folder(ctx), emp.FILE_NAME)
+    with open(path, "wb") as fh:
+        for line in lines:
+            if isinstance(line, dict):
+                line = json.dumps(line)
+            fh.write((line if isinstance(line, bytes) else line.encode("utf-8")) + b"\n")
+    return path
+
+
+def read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+
+
+def entry(ctx: Any, label: str, ts: int = BASE_TS, **fields: Any) -> dict[str, Any]:
+    e = {"v": emp.VERSION, "id": str(uuid.uuid4()), "ts": ts, "src": OTHER, "content": ctx.unique(label)}
+    e.update(fields)
+    return e
+
+
+def call(ctx: Any, op: str, body: dict[str, Any]) -> Any:
+    reply = ctx.target.call(op, body)
+    ctx.note(f"{op} {json.dumps({k: v for k, v in body.items() if k != 'path'})[:200]} -> {reply.status}")
+    return reply
+
+
+def append(ctx: Any, path: str, e: dict[str, Any]) -> str:
+    """Append through the target and return the id it wrote: the one it reports, else the one given
+    (a writer may pick its own UUID for a new entry, errata E14)."""
+    reply = call(ctx, "append", {"path": path, "entry": e})
+    if not reply.ok:
+        raise TargetError(f"append was refused: {reply.raw[:200]!r}")
+    return written_id(ctx, reply, e)
+
+
+def written_id(ctx: Any, reply: Any, e: dict[str, Any]) -> str:
+    body = reply.body if isinstance(reply.body, dict) else {}
+    reported = body.get("id")
+    if isinstance(reported, str) and reported:
+        ctx.reading("E14", "the writer keeps the id it is given" if reported == e.get("id")
+                    else "the writer picks its own id and reports it")
+        return reported
+    return str(e.get("id"))
+
+
+def view(ctx: Any, path: str, op: str = "resolve", **filters: Any) -> list[dict[str, Any]]:
+    reply = call(ctx, op, {"path": path, **filters})
+    body: list[dict[str, Any]] = reply.accepted_json(list, op)
+    return body
+
+
+def target_view(ctx: Any, path: str) -> list[dict[str, Any]] | None:
+    """The target's own resolved view, or None when it offers none (a writer-only app) or refuses
+    this file (a reader's own rule, judged by the reader checks, not here)."""
+    try:
+        reply = call(ctx, "resolve", {"path": path})
+    except Unsupported:
+        return None
+    if not reply.ok:
+        ctx.note("the target refused to read the file back; the harness reads it instead")
+        return None
+    body: list[dict[str, Any]] = reply.accepted_json(list, "resolve")
+    return body
+
+
+def by_id(entries: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    return {e.get("id"): e for e in entries if isinstance(e, dict)}

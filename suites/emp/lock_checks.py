@@ -1,0 +1,254 @@
+"""Writer checks of the lock file: taken around every write, waited for while another app holds it,
+removed afterwards, taken over only when stale (errata E2, E5, E6, E7)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import ControlRefused, Failure, SkipCheck, TargetError
+from memconform.formats import emp
+
+from . import fswatch
+from .common import by_id, call, entry, new_file, read_bytes, writer_check, written_id
+
+
+class Pending:
+    """A target call running in a thread while the check holds the lock; its error is re-raised, never lost."""
+
+    def __init__(self, ctx: Any, op: str, body: dict[str, Any]) -> None:
+        self.reply: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(ctx, op, body), daemon=True)
+        self.thread.start()
+
+    def _run(self, ctx: Any, op: str, body: dict[str, Any]) -> None:
+        try:
+            self.reply = call(ctx, op, body)
+        except BaseException as exc:  # handed to the check's thread by result()
+            self.error = exc
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to seconds for the call to return; True if it has."""
+        self.thread.join(seconds)
+        return self.done()
+
+    def result(self, timeout: float) -> Any:
+        """The reply, or None if the call is still running after timeout seconds."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            return None
+        if self.error is not None:
+            raise self.error
+        return self.reply
+
+
+def file_state(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def hold_window(ctx: Any) -> float:
+    """How long to hold the lock: 1 s, or 5 times one uncontended append if the target is slower (at most 8 s).
+
+    Scaling by the target's own speed keeps the verdict independent of how fast it starts. The
+    uncontended append is also the positive control of the checks that hold the lock."""
+    path = new_file(ctx)
+    started = time.monotonic()
+    reply = call(ctx, "append", {"path": path, "entry": entry(ctx, "timing")})
+    if not reply.ok:
+        raise ControlRefused(f"an uncontended append was refused: {reply.raw[:200]!r}")
+    return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
+
+
+@writer_check(section="Concurrency Control", keyword="MUST",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_waits_for_lock(ctx: Any) -> Iterator[Failure]:
+    """The harness holds memory.jsonl.lock as another app would; the append must not land (nor be
+    acknowledged) while it is held, and must land once it is released. A writer whose own wait
+    times out may give up (a rejected reply) but must then not write at all (errata E6)."""
+    hold = hold_window(ctx)
+    path = new_file(ctx, [entry(ctx, "seed")])
+    lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder")
+    with open(lock, "w") as fh:
+        fh.write(token)
+    before = read_bytes(path)
+    state = file_state(path)
+    e = entry(ctx, "waiter")
+    pending = Pending(ctx, "append", {"path": path, "entry": e})
+    deadline = time.monotonic() + hold
+    while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
+        pass
+    during = read_bytes(path)
+    returned_while_held = pending.done()
+    try:
+        with open(lock) as fh:
+            still_ours = fh.read() == token
+    except FileNotFoundError:
+        still_ours = False
+    if still_ours:
+        os.unlink(lock)
+    else:
+        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept")
+    reply = pending.result(ctx.profile.limits.call_deadline_s)
+    ctx.note(f"held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} before release")
+    if during != before:
+        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes")
+    if reply is None:
+        yield Failure("the append did not finish after the lock was released", "still waiting",
+                      f"done within {ctx.profile.limits.call_deadline_s} s")
+        return
+    if returned_while_held:
+        ctx.reading("E6", "gives up while the lock is held" if not reply.ok else "acknowledged while held")
+    if returned_while_held and reply.ok:
+        yield Failure("the append was acknowledged while another app held the lock", reply.status,
+                      "wait for the lock, or give up with a rejected reply")
+    after = read_bytes(path)
+    landed = written_id(ctx, reply, e) in by_id(emp.resolve(emp.iter_text(after))) if reply.ok else False
+    if reply.ok and not landed:
+        yield Failure("the append was acknowledged but the entry is not in the file", None, e["id"])
+    if not reply.ok and after != before:
+        yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes")
+
+
+def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
+    """(writes to memory.jsonl, indexes of those made while no memory.jsonl.lock existed)."""
+    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
+    held, writes, unlocked = False, 0, []
+    for i, (name, kind) in enumerate(events):
+        if name == lock_name and kind != "written":
+            held = kind == "appeared"
+        elif name == emp.FILE_NAME:
+            writes += 1
+            if not held:
+                unlocked.append(i)
+    return writes, unlocked
+
+
+@writer_check(section="Concurrency Control", keyword="MUST",
+              sentence="Create lock file (memory.jsonl.lock) before writing")
+def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
+    """The kernel's own record of file events (a hook no target can race) shows memory.jsonl.lock
+    present at every write of memory.jsonl, by an append and by a delete (errata E5; its removal
+    afterwards is emp.writer_lock_removed)."""
+    path = new_file(ctx, [entry(ctx, "seed")])
+    try:
+        watch = fswatch.FolderEvents.open(os.path.dirname(path))
+    except fswatch.Unavailable as exc:
+        raise SkipCheck(f"cannot observe the order of file events on this system: {exc}", not_applicable=True) from None
+    e = entry(ctx, "watched")
+    with watch:
+        reply = call(ctx, "append", {"path": path, "entry": e})
+        if not reply.ok:
+            raise ControlRefused(f"append was refused: {reply.raw[:200]!r}")
+        steps = [("append", watch.read())]
+        reply = call(ctx, "delete", {"path": path, "id": written_id(ctx, reply, e)})
+        if not reply.ok:
+            raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
+        steps.append(("delete", watch.read()))
+    for op, events in steps:
+        ctx.note(f"{op}: file events {events[:12]}")
+        writes, unlocked = unlocked_writes(events)
+        if not writes:
+            yield Failure(f"{op} was acknowledged but memory.jsonl was never written", events, "a write under the lock")
+        if unlocked:
+            yield Failure(f"{op} wrote memory.jsonl while no memory.jsonl.lock existed", events,
+                          "lock appeared, file written, lock gone", f"event {unlocked[0] + 1} of {len(events)}")
+
+
+@writer_check(section="Concurrency Control", keyword="MUST", sentence="Remove lock file")
+def writer_lock_removed(ctx: Any) -> Iterator[Failure]:
+    path = new_file(ctx)
+    e = entry(ctx, "one")
+    reply = call(ctx, "append", {"path": path, "entry": e})
+    if not reply.ok:
+        raise ControlRefused(f"append was refused: {reply.raw[:200]!r}")
+    if os.path.exists(path + emp.LOCK_SUFFIX):
+        yield Failure("memory.jsonl.lock is left behind after the write", "present", "removed", emp.FILE_NAME + emp.LOCK_SUFFIX)
+
+
+def stale_lock(ctx: Any, path: str) -> str:
+    """Leave the lock a crashed writer leaves, aged past the stale limit of errata emp.stale_lock_s."""
+    lock = path + emp.LOCK_SUFFIX
+    with open(lock, "w") as fh:
+        fh.write("999999\n")
+    old = time.time() - float(ctx.option("stale_lock_s")) - 5
+    os.utime(lock, (old, old))
+    return lock
+
+
+def stale_reading(ctx: Any) -> tuple[str, ...]:
+    return (f"a lock is stale after {ctx.option('stale_lock_s')} s",)
+
+
+def append_past_stale_lock(ctx: Any, path: str, e: dict[str, Any]) -> Iterator[Failure]:
+    lock = stale_lock(ctx, path)
+    pending = Pending(ctx, "append", {"path": path, "entry": e})
+    reply = pending.result(5)
+    if reply is None:
+        if os.path.exists(lock):
+            os.unlink(lock)  # let the waiting app finish before the folder goes
+        pending.result(ctx.profile.limits.call_deadline_s)
+        yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
+                      f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))
+    elif not reply.ok:
+        yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written",
+                      readings=stale_reading(ctx))
+    else:
+        e["id"] = written_id(ctx, reply, e)
+
+
+@writer_check(section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_stale_lock(ctx: Any) -> Iterator[Failure]:
+    yield from append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-crash"))
+
+
+TORN = '{"v":"1.0","id":"'  # what a writer killed mid-line leaves: no closing brace, no newline
+
+
+@writer_check(section="Storage Format: JSONL", keyword="MUST",
+              sentence="Resilient: Corruption affects only individual lines, not entire file")
+def writer_after_torn_line(ctx: Any) -> Iterator[Failure]:
+    """An append to a file whose last line is torn starts a new line instead of gluing onto it (errata E7)."""
+    good, e = entry(ctx, "good"), entry(ctx, "after-torn")
+    path = new_file(ctx, [good])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(TORN)
+    reply = call(ctx, "append", {"path": path, "entry": e})
+    if not reply.ok:
+        yield Failure("the append was refused because another line is torn", reply.raw[:200], "appended")
+        return
+    got = by_id(emp.resolve(emp.iter_lines(path)))
+    for want in (good["id"], written_id(ctx, reply, e)):
+        if want not in got:
+            yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
+                          [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+
+
+@writer_check(section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_after_killed_writer(ctx: Any) -> Iterator[Failure]:
+    """What a writer killed mid-append leaves, a stale lock and a torn last line, stops neither the
+    next append nor the lines already there."""
+    good, e = entry(ctx, "good"), entry(ctx, "after-kill")
+    path = new_file(ctx, [good])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(TORN)
+    failures = list(append_past_stale_lock(ctx, path, e))
+    yield from failures
+    if failures:
+        return
+    got = by_id(emp.resolve(emp.iter_lines(path)))
+    for want in (good["id"], e["id"]):
+        if want not in got:
+            yield Failure("after a killed writer's stale lock and torn line, an entry is unreadable", None, want,
+                          f"id {want}")
+    if os.path.exists(path + emp.LOCK_SUFFIX):
+        yield Failure("the stale lock was taken over but never removed", "present", "removed")

@@ -1,0 +1,176 @@
+"""Reader checks: the resolved view of a file the harness wrote, and the query filters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import ControlRefused, Failure, Inconclusive
+from memconform.formats import emp
+
+from .common import OTHER, by_id, call, entry, new_file, reader_check, view
+
+TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def reader_newest_ts_wins(ctx: Any) -> Iterator[Failure]:
+    new = entry(ctx, "newer", ts=1701234569000)
+    old = dict(new, ts=1701234568000, content=ctx.unique("older"))
+    got = by_id(view(ctx, new_file(ctx, [new, old]))).get(new["id"])
+    if got is None or got.get("content") != new["content"]:
+        yield Failure("an older line written later won over the newer ts", got, new, f"id {new['id']}")
+
+
+def tombstone_form(ctx: Any) -> str | None:
+    """The tombstone form this reader honours (errata E1): the pinned one, else the first of both that works."""
+    def learn() -> str | None:
+        forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
+        for form in forms:
+            kept, gone = entry(ctx, "kept"), entry(ctx, "gone")
+            got = by_id(view(ctx, new_file(ctx, [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form)])))
+            if kept["id"] not in got:
+                raise ControlRefused(f"an entry nobody deleted is missing from the view (id {kept['id']})")
+            if gone["id"] not in got:
+                ctx.reading("E1", form)
+                return form
+        return None
+    form: str | None = ctx.once("emp.tombstone-form", learn)
+    return form
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
+def reader_tombstone_deletes(ctx: Any) -> Iterator[Failure]:
+    """A tombstone line (either form of errata E1 by default) removes its id from the view."""
+    if tombstone_form(ctx) is None:
+        forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
+        yield Failure("an entry deleted by a tombstone line is still in the view", "still there",
+                      f"absent under tombstone form {' or '.join(forms)}", readings=forms)
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
+def reader_deleted_stays_deleted(ctx: Any) -> Iterator[Failure]:
+    """An older update of a deleted id, appended after the tombstone (say, synced late), does not revive it."""
+    form = tombstone_form(ctx)
+    if form is None:
+        raise Inconclusive("the reader honours no tombstone form the harness knows (emp.reader_tombstone_deletes)")
+    gone = entry(ctx, "deleted")
+    tomb = emp.tombstone(gone["id"], gone["ts"] + 2000, OTHER, form)
+    late = dict(gone, ts=gone["ts"] + 1000, content=ctx.unique("stale-update"))
+    got = by_id(view(ctx, new_file(ctx, [gone, tomb, late])))
+    if gone["id"] in got:
+        yield Failure("an update older than the tombstone, written after it, brought the deleted entry back",
+                      got[gone["id"]], "absent (the tombstone has the newest ts)", f"id {gone['id']}")
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def reader_equal_ts_tie(ctx: Any) -> Iterator[Failure]:
+    """Two lines of one id with equal ts: exactly one wins, with one line's content (errata E3);
+    under emp.ts_tie=later-line, the later line."""
+    first = entry(ctx, "tie-first")
+    second = dict(first, content=ctx.unique("tie-second"), src="com.example.second")
+    got = [e for e in view(ctx, new_file(ctx, [first, second])) if isinstance(e, dict) and e.get("id") == first["id"]]
+    contents = [e.get("content") for e in got]
+    if len(got) != 1:
+        yield Failure(f"one id with two equal-ts lines resolved to {len(got)} entries", contents, "exactly one",
+                      f"id {first['id']}")
+    elif contents[0] not in (first["content"], second["content"]):
+        yield Failure("on equal ts the view shows content neither line has", contents[0],
+                      [first["content"], second["content"]], f"id {first['id']}")
+    else:
+        later = contents[0] == second["content"]
+        ctx.reading("E3", "the later line wins" if later else "the earlier line wins")
+        if ctx.option("ts_tie") == "later-line" and not later:
+            yield Failure("on equal ts the earlier line won", contents[0], second["content"], f"id {first['id']}",
+                          readings=("later-line",))
+
+
+@reader_check(section="Storage Format: JSONL", keyword="MUST",
+              sentence="Resilient: Corruption affects only individual lines, not entire file")
+def reader_corrupt_line_isolated(ctx: Any) -> Iterator[Failure]:
+    """Lines that are torn, not JSON, or not valid UTF-8 cost only themselves."""
+    a, b, c = entry(ctx, "before"), entry(ctx, "after"), entry(ctx, "after-bad-bytes")
+    bad_bytes = b'{"v":"1.0","id":"' + str(c["id"]).encode() + b'x","ts":1,"src":"com.a.b","content":"\xff\xfe"}'
+    path = new_file(ctx, [a, '{"v":"1.0","id":', "not json at all", bad_bytes, b, c, '{"v":"1.0","id":"trunc'])
+    reply = call(ctx, "resolve", {"path": path})
+    if not reply.ok:
+        yield Failure("the read was refused because of corrupt lines", reply.raw[:200], "the good lines")
+        return
+    got = by_id(reply.accepted_json(list, "resolve"))
+    for e in (a, b, c):
+        if e["id"] not in got:
+            yield Failure("a good line was lost next to corrupt ones", None, e, f"id {e['id']}")
+
+
+@reader_check(section="Backward Compatibility", keyword="MUST",
+              sentence="Ignore unknown fields in newer versions")
+def reader_unknown_ignored(ctx: Any) -> Iterator[Failure]:
+    lines = [entry(ctx, "minor", v="1.7", novel={"x": 1}), entry(ctx, "custom", type="x-custom-type", meta={"z": [1]})]
+    got = by_id(view(ctx, new_file(ctx, lines)))
+    for e in lines:
+        if e["id"] not in got or got[e["id"]].get("content") != e["content"]:
+            yield Failure("an entry with unknown fields, type or newer minor was not read", got.get(e["id"]), e, f"id {e['id']}")
+
+
+@reader_check(section="Versioning", keyword="MUST",
+              sentence="MAJOR: Breaking changes (incompatible format)")
+def reader_newer_major_refused(ctx: Any) -> Iterator[Failure]:
+    """A line of a newer major is refused or left out (errata E8); the same file with that line at
+    1.0 must first be read in full (the positive control)."""
+    ok, future = entry(ctx, "v1"), entry(ctx, "v2", v="2.0")
+    control = by_id(view(ctx, new_file(ctx, [ok, dict(future, v="1.0")])))
+    if ok["id"] not in control or future["id"] not in control:
+        raise ControlRefused("the same file with every line at v 1.0 was not read in full")
+    reply = call(ctx, "resolve", {"path": new_file(ctx, [ok, future])})
+    if not reply.ok:
+        ctx.reading("E8", "refuses the file")
+        return
+    got = by_id(reply.accepted_json(list, "resolve"))
+    ctx.reading("E8", "leaves the line out" if future["id"] not in got else "reads it as 1.x")
+    if future["id"] in got:
+        yield Failure("an entry of an unknown major version was read as if it were 1.x", got[future["id"]], "refused or left out")
+
+
+def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]]) -> Iterator[Failure]:
+    got = by_id(view(ctx, new_file(ctx, [*want, *other]), "query", **filters))
+    for e in want:
+        if e["id"] not in got:
+            yield Failure(f"query {filters} left out a matching entry", sorted(got, key=str), e, f"id {e['id']}")
+    for e in other:
+        if e["id"] in got:
+            yield Failure(f"query {filters} returned an entry that does not match", got[e["id"]], "absent", f"id {e['id']}")
+
+
+@reader_check(section="Read Operations", keyword="MUST",
+              sentence="Filter by Time: Read entries where ts >= startTime && ts <= endTime")
+def query_time(ctx: Any) -> Iterator[Failure]:
+    """Both bounds are inclusive: entries exactly at start and end are in, one millisecond outside is out."""
+    yield from _query(ctx, {"start": 2000, "end": 3000},
+                      [entry(ctx, "at-start", ts=2000), entry(ctx, "at-end", ts=3000)],
+                      [entry(ctx, "before", ts=1999), entry(ctx, "after", ts=3001)])
+
+
+@reader_check(section="Read Operations", keyword="MUST",
+              sentence="Filter by Tags: Read entries where tags includes specified tag(s)")
+def query_tags(ctx: Any) -> Iterator[Failure]:
+    yield from _query(ctx, {"tags": ["calendar"]}, [entry(ctx, "in", tags=["ui", "calendar"])],
+                      [entry(ctx, "out", tags=["ui", "calendars"]), entry(ctx, "untagged")])
+
+
+@reader_check(section="Read Operations", keyword="MUST",
+              sentence="Filter by Type: Read entries where type matches specified type")
+def query_type(ctx: Any) -> Iterator[Failure]:
+    yield from _query(ctx, {"type": "event"}, [entry(ctx, "in", type="event")],
+                      [entry(ctx, "out", type="fact"), entry(ctx, "untyped")])
+
+
+@reader_check(section="Read Operations", keyword="MUST",
+              sentence="Search by Content: Read entries where content contains keyword (case-insensitive)")
+def query_content(ctx: Any) -> Iterator[Failure]:
+    word = ctx.unique("kw").lower()
+    want = [entry(ctx, "in", content=f"Note about {word.upper()} here"), entry(ctx, "in-lower", content=f"x{word}y")]
+    yield from _query(ctx, {"text": word}, want, [entry(ctx, "out")])

@@ -1,0 +1,160 @@
+"""Edge Memory Protocol: every plausible reading passes, nothing passes without evidence, runs repeat.
+
+Faithful variants of the reference take the other readings of errata/emp.md (a writer that picks
+its own UUID v1 ids, fractional ms, deletes by rewriting, honours only one tombstone form, lets the
+earlier of two equal-ts lines win, refuses a newer-major file, gives up on a held lock, offers no
+update): zero failures, zero warnings. A target that refuses everything passes no check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import uuid
+from typing import Any
+
+import pytest
+from memconform.core.profile import Profile
+from memconform.core.registry import REGISTRY
+from memconform.formats import emp
+from memconform.mutants.emp import PINNED_KILLS
+from memconform.reference.emp import ReferenceEmpApp
+from memconform.session import execute_run
+from memconform.suites.emp import file_checks
+from memconform.targets.base import Rejected
+
+
+def only_type_tombstones(lines: list[tuple[int, str, Any]]) -> list[dict[str, Any]]:
+    """Newest ts wins, the earlier line on a tie; only `"type": "tombstone"` deletes."""
+    best: dict[str, dict[str, Any]] = {}
+    for _, _, e in lines:
+        if emp.readable(e) and (e["id"] not in best or e["ts"] > best[e["id"]]["ts"]):
+            best[e["id"]] = e
+    return [e for e in best.values() if e.get("type") != "tombstone"]
+
+
+class OwnIdsRewriteDelete(ReferenceEmpApp):
+    """Picks its own UUID v1 ids and fractional-ms timestamps, deletes by rewriting the file (temp
+    file and rename, under the lock, every other line kept byte for byte), reads only type
+    tombstones, keeps the earlier line on an equal ts, refuses a file with a newer major, gives up
+    on a held lock after 0.2 s, and offers no update."""
+
+    MAX_WAIT_S = 0.2
+    update = None
+
+    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+        entry = dict(body["entry"], id=str(uuid.uuid1()), ts=time.time() * 1000)
+        return super().append({"path": body["path"], "entry": entry})
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path, gone = body["path"], body["id"]
+        self.acquire(path)
+        try:
+            with open(path, "rb") as fh:
+                raws = fh.read().split(b"\n")
+            keep = [r for r in raws if not (isinstance(e := emp.parse_line(emp.decode(r)), dict) and e.get("id") == gone)]
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".memory-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(b"\n".join(keep))
+            os.replace(tmp, path)
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        lines = self.lines(path)
+        if any(isinstance(e, dict) and (emp.parse_version(e.get("v")) or (0, 0))[0] > emp.MAJOR for _, _, e in lines):
+            raise Rejected({"error": "a line of a newer major version"}, "newer major")
+        return only_type_tombstones(lines)
+
+
+class TypeTombstoneWriter(ReferenceEmpApp):
+    """Picks its own UUID v4 ids (reports them), writes `"type": "tombstone"` lines, integer-valued float ts."""
+
+    TOMBSTONE_STYLE = "type-tombstone"
+
+    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+        entry = dict(body["entry"], id=str(uuid.uuid4()))
+        return super().append({"path": body["path"], "entry": entry})
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        super().write_lines(path, [dict(e, ts=float(e["ts"])) for e in lines])
+
+
+class RefusesEverything:
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, op: str) -> Any:
+        def refuse(body: Any = None, **params: Any) -> Any:
+            raise Rejected({"error": "no"}, "refused")
+        return refuse
+
+
+VARIANTS = {name: f"python:{__name__}:{name}" for name in ("OwnIdsRewriteDelete", "TypeTombstoneWriter")}
+
+
+def run(target: str, options: dict[str, str] | None = None) -> Any:
+    return execute_run(["emp"], target, Profile.named("ci", options=options), report_dir=None)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_faithful_variant_passes_with_no_failure_and_no_warning(name: str) -> None:
+    outcome = run(VARIANTS[name])
+    bad = {r.check_id: (r.outcome.value, r.reason, [f.title for f in r.failures])
+           for r in outcome.results if r.outcome.value in ("failed", "errored") or r.inconclusive or r.warning}
+    assert bad == {}
+    skipped = {r.check_id for r in outcome.results if r.outcome.value == "skipped"}
+    assert skipped <= {"emp.writer_update_same_id"}  # no update offered: not applicable
+    assert all(r.not_applicable for r in outcome.results if r.outcome.value == "skipped")
+
+
+def test_readings_seen_are_recorded() -> None:
+    seen = {(r["point"], s) for r in run(VARIANTS["OwnIdsRewriteDelete"]).readings for s in r["seen"]}
+    assert ("E14", "the writer picks its own id and reports it") in seen
+    assert ("E1", "rewrites the file") in seen and ("E1", "type-tombstone") in seen
+    assert ("E3", "the earlier line wins") in seen and ("E8", "refuses the file") in seen
+    assert any(point == "E10" for point, _ in seen) and any(point == "E11" for point, _ in seen)
+
+
+def test_a_target_that_refuses_everything_passes_nothing() -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:RefusesEverything", Profile.named("ci"), report_dir=None)
+    passed = sorted(r.check_id for r in outcome.results if r.outcome.value == "passed")
+    assert passed == []
+    assert outcome.exit_code != 0
+
+
+def test_two_runs_in_a_row_give_the_same_verdicts() -> None:
+    first, second = run("reference:emp"), run("reference:emp")
+    assert {r.check_id: r.outcome.value for r in first.results} == {r.check_id: r.outcome.value for r in second.results}
+    assert not [r for r in first.results if r.outcome.value != "passed"]
+
+
+@pytest.mark.parametrize("option", sorted(PINNED_KILLS))
+def test_pinned_reading_catches_its_mutant(option: str) -> None:
+    key, value = option.split("=")
+    for mutant, checks in PINNED_KILLS[option].items():
+        outcome = execute_run(["emp"], f"python:memconform.mutants.emp:{mutant}", Profile.named("ci", options={key: value}),
+                              report_dir=None, check_ids=sorted(checks))
+        assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "failed")
+
+
+def test_rule_table_equals_registered_file_checks() -> None:
+    REGISTRY.for_suite("emp")
+    file_checks.assert_rules_registered()
+    assert {c.id for c in REGISTRY.for_suite("emp") if c.kind == "document"} == {f"emp.{n}" for n in emp.RULES}
+    for name, rule in emp.RULES.items():  # one spelling: the check carries the rule's own sentence
+        assert REGISTRY.get(f"emp.{name}").sentence == " ".join(rule.sentence.split())
+
+
+def test_invalid_utf8_line_fails_lines_utf8_only_there(tmp_path) -> None:
+    from memconform.session import validate_document
+
+    good = json.dumps({"v": "1.0", "id": str(uuid.uuid4()), "ts": 1, "src": "com.a.b", "content": "caf\u00e9"}, ensure_ascii=False)
+    path = tmp_path / "memory.jsonl"
+    path.write_bytes(good.encode() + b"\n" + good.encode().replace(b"\xc3\xa9", b"\xe9") + b"\n")
+    results = {r.check_id: r for r in validate_document(emp.LineStream(path), "emp", Profile.named("ci"))}
+    assert [f.path for f in results["emp.lines_utf8"].failures] == ["line 2"]
+    assert {c for c, r in results.items() if r.outcome.value != "passed"} == {"emp.lines_utf8"}
