@@ -14,7 +14,8 @@ import sys
 from typing import IO, Any
 
 MASK = "***"
-MIN_SECRET = 3  # shorter "secrets" cannot be told apart from ordinary text
+MASKS = ("***", "###", "~~~", "%%%", "^^^")  # one that shares no character with the secret
+MIN_LEARNED_SECRET = 3  # a secret met during the run (a key in a target's file): shorter is ordinary text
 MAX_DEPTH = 32  # deeper target values are cut: reports stay readable and recursion bounded
 MAX_INT_BITS = 3000  # ~900 digits: beyond it Python cannot print (or a strict reader parse) the number
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"']+")
@@ -83,20 +84,35 @@ HARNESS_FIELDS = frozenset({
 })
 
 
+def _mask_for(secret: str) -> str:
+    """A mask with no character of the secret: masking can then never form the secret anew."""
+    return next((m for m in MASKS if m[0] not in secret), "")
+
+
 class Redactor:
+    """Replaces secrets inside strings. The user's secrets are masked whatever their length (a key
+    "e" makes a report hard to read, never a leak); secrets learned from a target from 3 characters."""
+
     def __init__(self, secrets: list[str] | None = None) -> None:
-        self.secrets = sorted({s for s in (secrets or []) if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
+        self.secrets = sorted({_text(s) for s in (secrets or []) if s}, key=len, reverse=True)
 
     def add(self, secret: str | None) -> None:
         """Learn a secret met during the run (a per-tool key from a credentials file, say)."""
-        if secret and len(secret) >= MIN_SECRET and secret not in self.secrets:
-            self.secrets = sorted([*self.secrets, secret], key=len, reverse=True)
+        if secret and len(secret) >= MIN_LEARNED_SECRET and _text(secret) not in self.secrets:
+            self.secrets = sorted([*self.secrets, _text(secret)], key=len, reverse=True)
 
     def text(self, value: str) -> str:
         value = _text(value)
-        for secret in self.secrets:
-            value = value.replace(secret, MASK)
-        return _BEARER.sub(r"\1" + MASK, value)
+        for _ in range(len(self.secrets) + 2):  # one mask could form another secret: repeat until none
+            before = value
+            for secret in self.secrets:
+                while secret in value:  # deleting (no mask fits) can join two halves into a new one
+                    value = value.replace(secret, _mask_for(secret))
+            value = _BEARER.sub(lambda m: m.group(1) + MASK if all(s not in m.group(1) + MASK for s in self.secrets)
+                                else m.group(1), value)
+            if value == before:
+                break
+        return value
 
     def deep(self, value: Any, keys: bool = True) -> Any:
         """A target's value made plain, with every string (and, with `keys`, every key) redacted."""
