@@ -8,8 +8,6 @@ The checks each must fail are listed by the suite's own tests (tests/test_omp.py
 from __future__ import annotations
 
 import asyncio
-import secrets
-import string
 import time
 import uuid
 from collections.abc import Callable
@@ -18,7 +16,6 @@ from typing import Any
 
 from ..reference.omp import (
     ApiError,
-    KeySet,
     OfflineProvider,
     OmpApi,
     Out,
@@ -347,141 +344,25 @@ class NagleStall(OmpApi):
 
 # ---- response shapes, limits, filters, import strategies, search, keys ----------------------------
 
-class CreateReturns200(OmpApi):
-    """§3.3 create: answers 200 instead of 201 Created."""
-
-    def op_create(self, who: Principal, req: Req) -> Out:
-        status, body, headers = super().op_create(who, req)
-        return 200, body, headers
-
-
-class LimitsOffByOne(OmpApi):
-    """§2.1: a value at its limit (10,000 chars, 50-char tag, 100-char namespace) is refused."""
-
-    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
-        return super().check_string(value, name, None if max_len is None else max_len - 1, limit_kind)
-
-
-class ImportReportWithoutErrors(OmpApi):
-    """§3.3 import: the report has no errors array."""
-
-    def op_import(self, who: Principal, req: Req) -> Out:
-        status, body, headers = super().op_import(who, req)
-        return status, {k: v for k, v in body.items() if k != "errors"}, headers
-
-
-class ToolFilterIgnored(OmpApi):
-    """§3.3 list: the tool filter is not applied."""
-
-    def list_filters(self, params: Any) -> Filters:
-        filters = super().list_filters(params)
-        filters.tool = None
-        return filters
-
-
-class ListWithoutPaging(OmpApi):
-    """§3.3 list: the page says neither limit nor offset."""
-
-    def op_list(self, who: Principal, req: Req) -> Out:
-        status, body, headers = super().op_list(who, req)
-        return status, {"memories": body["memories"], "total": body["total"]}, headers
-
-
-class TypeCapitalised(OmpApi):
-    """§2.2: type comes back capitalised ("Semantic"), not a MemoryType."""
-
-    @staticmethod
-    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
-        out = OmpApi.ordered(doc)
-        out["type"] = str(out.get("type", "")).capitalize()
-        return out
-
-
-class TagsAsString(OmpApi):
-    """§2.1: tags come back as one comma-separated string, not string[]."""
-
-    @staticmethod
-    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
-        out = OmpApi.ordered(doc)
-        out["tags"] = ",".join(out.get("tags") or [])
-        return out
-
-
-class SourceWithoutTimestamp(OmpApi):
-    """§2.3: source comes back without its timestamp."""
-
-    @staticmethod
-    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
-        out = OmpApi.ordered(doc)
-        out["source"] = {k: v for k, v in (out.get("source") or {}).items() if k != "timestamp"}
-        return out
-
-
-class ReadsDropMetadata(OmpApi):
-    """§3.3: get, list, search and export serve metadata empty, whatever was written."""
-
-    def op_get(self, who: Principal, req: Req) -> Out:
-        status, body, headers = super().op_get(who, req)
-        return status, dict(body, metadata={}), headers
-
-
-class SearchWithoutModeUsed(OmpApi):
-    """§3.3 search: the answer has no mode_used."""
-
-    def op_search(self, who: Principal, req: Req) -> Out:
-        status, body, headers = super().op_search(who, req)
-        return status, {k: v for k, v in body.items() if k != "mode_used"}, headers
-
-
-class KeywordAnyWord(OmpApi):
-    """§3.3 search (errata O2): a memory holding any one word of q matches."""
-
-    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
-        if mode != "keyword":
-            return super().search_memories(scope, filters, q, mode)
-        hits: dict[str, dict[str, Any]] = {}
-        for word in q.split():
-            hits.update({d["id"]: d for d in self.store.keyword(scope, filters, word)})
-        return list(hits.values()), "keyword"
-
-
-class OverwriteKeepsExisting(OmpApi):
-    """§3.3 import: conflict=overwrite keeps the existing memory, like skip."""
-
-    def conflict_strategy(self, req: Req, body: dict[str, Any]) -> str:
-        strategy = super().conflict_strategy(req, body)
-        return "skip" if strategy == "overwrite" else strategy
-
-
-class UnknownConflictAsSkip(OmpApi):
-    """§3.3 import (errata O7): an unknown conflict strategy is taken as skip instead of refused."""
-
-    def conflict_strategy(self, req: Req, body: dict[str, Any]) -> str:
-        try:
-            return super().conflict_strategy(req, body)
-        except ApiError:
-            return "skip"
-
-
-class SearchNamespaceIgnored(OmpApi):
-    """§5 OMP-Full namespacing: search ignores its namespace filter."""
-
-    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
-        filters.namespace = None
-        return super().search_memories(scope, filters, q, mode)
-
-
-def sixteen_char_keys() -> KeySet:
-    sixteen = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(16))
-    return KeySet(sixteen, {"memconform-tool-a": secrets.token_urlsafe(32), "memconform-tool-b": secrets.token_urlsafe(32)},
-                  secrets.token_urlsafe(32))
-
-
-class ShortKeys(OmpApi):
-    """§7: the global API key has 16 characters, not at least 32."""
-
-    def __init__(self, store: Any, keys: KeySet, **kw: Any) -> None:
-        super().__init__(store, sixteen_char_keys(), **kw)
+from .omp_paths import EXPECTED_KILLS as PATH_KILLS  # noqa: E402
+from .omp_paths import MUTANT_CLASSES as PATH_CLASSES  # noqa: E402
+from .omp_replies import (  # noqa: E402
+    CreateReturns200,
+    ImportReportWithoutErrors,
+    KeywordAnyWord,
+    LimitsOffByOne,
+    ListWithoutPaging,
+    OverwriteKeepsExisting,
+    ReadsDropMetadata,
+    SearchNamespaceIgnored,
+    SearchWithoutModeUsed,
+    ShortKeys,
+    SourceWithoutTimestamp,
+    TagsAsString,
+    ToolFilterIgnored,
+    TypeCapitalised,
+    UnknownConflictAsSkip,
+)
 
 
 def _factory(name: str, api_class: type[OmpApi] = OmpApi, doc: str | None = None, **spec: Any) -> Callable[[], Target]:
@@ -546,6 +427,7 @@ MUTANTS: dict[str, Callable[[], Target]] = {
     "overwrite_keeps_existing": _factory("overwrite_keeps_existing", OverwriteKeepsExisting),
     "unknown_conflict_as_skip": _factory("unknown_conflict_as_skip", UnknownConflictAsSkip),
     "search_namespace_ignored": _factory("search_namespace_ignored", SearchNamespaceIgnored),
+    **{name: _factory(name, api_class) for name, api_class in PATH_CLASSES.items()},
 }
 
 # not a spec rule: the ~40 ms stall is a note, never a failure (tests/test_omp.py test_nodelay_stall_noted)
@@ -603,11 +485,16 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "source_without_timestamp": {"omp.memory_source_object"},
     "reads_drop_metadata": {"omp.memory_reads_as_written"},
     "search_without_mode_used": {"omp.search_keyword"},
-    "keyword_any_word": {"omp.search_keyword_all_words"},
     "short_keys": {"omp.api_keys_at_least_32_chars"},
     "overwrite_keeps_existing": {"omp.import_overwrite"},
     "unknown_conflict_as_skip": {"omp.import_unknown_conflict_rejected"},
     "search_namespace_ignored": {"omp.search_filter_namespace"},
+    **PATH_KILLS,
+}
+
+# broken only under a pinned reading: killed when the option pins it, accepted by default (errata O2)
+OPTION_KILLS: dict[str, tuple[dict[str, str], set[str]]] = {
+    "keyword_any_word": ({"keyword_match": "all-words"}, {"omp.search_keyword_all_words"}),
 }
 
 
