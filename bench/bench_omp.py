@@ -6,7 +6,8 @@
    (a create/get/list mix, a bounded number of requests, 1 and N client threads).
 2. The harness's own overhead per request: the same requests through HttpTarget and through a bare
    httpx.Client, and the floor of the HTTP stack (bare httpx against a trivial ASGI app).
-3. The stall detector (harness/reference/omp_stall.py) on the reference and on the nagle_stall mutant.
+3. The stall note (harness/targets/nodelay.py) on the reference and on the nagle_stall mutant: small
+   requests against a control of large answers from the same server, measured side by side.
 4. The OMP suite against the reference under the `ci` profile: the OMP-Core checks alone and the
    whole suite (in process), and the whole `memconform run --suite omp --profile ci` command.
 """
@@ -27,9 +28,11 @@ from typing import Any
 import httpx
 from memconform.core.profile import Limits, Profile
 from memconform.reference.omp import ServedTarget, reference_target
-from memconform.reference.omp_stall import detect_nodelay_stall
 from memconform.reference.server import serve_in_thread
+from memconform.targets.base import Reply, Request
+from memconform.targets.base import Route as HttpRoute
 from memconform.targets.http import HttpTarget
+from memconform.targets.nodelay import judge_stall
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -58,9 +61,9 @@ def mix(send: Callable[..., Any], n: int, offset: int = 0) -> None:
 
 
 def via_target(target: HttpTarget) -> Callable[..., Any]:
-    def send(method: str, path: str, body: Any = None, params: dict[str, str] | None = None) -> httpx.Response:
-        r = target.request(method, path, json_body=body, params=params)
-        assert r.status_code < 300, r.text
+    def send(method: str, path: str, body: Any = None, params: dict[str, str] | None = None) -> Reply:
+        r = target.call(Request(f"{method} {path}", body=body, params=params, route=HttpRoute(method, path, statuses="returned")))
+        assert r.ok, r.text
         return r
     return send
 
@@ -109,13 +112,26 @@ def trivial_app() -> Starlette:
     return Starlette(routes=[Route("/v1/health", health)])
 
 
-def stall_samples(target: HttpTarget, n: int = 20) -> list[float]:
-    samples = []
+def stall_samples(target: HttpTarget, n: int = 20) -> tuple[list[float], list[float]]:
+    """(small requests, control): GET /v1/health and a page of 100 memories (over 4 KiB), taking turns."""
+    send = via_target(target)
+    for i in range(30):
+        send("POST", "/v1/memories", memory(i))
+    small: list[float] = []
+    control: list[float] = []
     for _ in range(n):
-        t = time.perf_counter()
-        target.request("GET", "/v1/health", auth=False)
-        samples.append(time.perf_counter() - t)
-    return samples
+        for samples, path, params in ((small, "/v1/health", None), (control, "/v1/memories", {"limit": "100"})):
+            t = time.perf_counter()
+            send("GET", path, None, params)
+            samples.append(time.perf_counter() - t)
+    return small, control
+
+
+def stall_line(samples: tuple[list[float], list[float]]) -> str:
+    small, control = samples
+    note = judge_stall(small, control)
+    return (f"small median {statistics.median(small) * 1e3:.1f} ms, control median {statistics.median(control) * 1e3:.1f} ms: "
+            f"{note.text() if note else 'no note'}")
 
 
 def main() -> None:
@@ -147,7 +163,7 @@ def main() -> None:
               f"HttpTarget {listing['target'] * 1e3:.3f} ms")
         print(f"harness overhead per request (HttpTarget - bare httpx): {(health['target'] - health['raw']) * 1e6:.0f} us "
               f"on health, {(listing['target'] - listing['raw']) * 1e6:.0f} us on list")
-        print(f"stall detector on the reference: {detect_nodelay_stall(stall_samples(ref))}")
+        print(f"stall note on the reference: {stall_line(stall_samples(ref))}")
     finally:
         ref.close()
 
@@ -155,9 +171,7 @@ def main() -> None:
 
     stalled = MUTANTS["nagle_stall"]()
     try:
-        samples = stall_samples(stalled)  # type: ignore[arg-type]
-        print(f"stall detector on the nagle_stall mutant (median {statistics.median(samples) * 1e3:.1f} ms): "
-              f"{detect_nodelay_stall(samples)}")
+        print(f"stall note on the nagle_stall mutant: {stall_line(stall_samples(stalled))}")  # type: ignore[arg-type]
     finally:
         stalled.close()
 

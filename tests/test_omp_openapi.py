@@ -278,7 +278,7 @@ class ToyTarget(HttpTarget):
         key = secrets.token_urlsafe(32)
         url, self._stop = serve_in_thread(toy_app(key, breaks))
         super().__init__(url, {}, Profile.named("ci").limits, key)
-        self.omp_facts = omp.TargetFacts(ai_key_configured=False)
+        self.state_facts("omp", omp.TargetFacts(ai_key_configured=False))
 
     def close(self) -> None:
         super().close()
@@ -358,7 +358,7 @@ def test_reference_passes_every_fuzz_check() -> None:
 def adapted(facts: omp.TargetFacts | None = None, **options: str) -> dict[str, Any]:
     target = HttpTarget("http://127.0.0.1:9", {}, Profile.named("ci").limits, "k" * 32)
     if facts is not None:
-        target.omp_facts = facts  # type: ignore[attr-defined]
+        target.state_facts("omp", facts)
     ctx = Context(suite=get_suite("omp"), target=target, profile=Profile.named("ci", options=options))
     try:
         return fuzz_checks.description(ctx)

@@ -32,7 +32,6 @@ from memconform.reference.omp import (
     reference_target,
     serve_target,
 )
-from memconform.reference.omp_stall import STALL_MESSAGE, detect_nodelay_stall
 from memconform.targets import open_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -639,13 +638,6 @@ def test_reference_resolves_by_name():
         assert isinstance(target, ServedTarget) and target.base_url.startswith("http://127.0.0.1:")
     finally:
         target.close()
-
-
-def test_stall_detector_reads_the_median():
-    assert detect_nodelay_stall([0.040] * 8 + [0.2, 0.001]).startswith(STALL_MESSAGE)
-    assert detect_nodelay_stall([0.001] * 10) is None
-    assert detect_nodelay_stall([0.040] * 3) is None  # too few to call it a pattern
-    assert detect_nodelay_stall([0.060] * 10) is None
 
 
 def free_port() -> int:

@@ -760,7 +760,6 @@ class ServedTarget(HttpTarget):
         self.api = api
         self.omp_facts = TargetFacts(ai_key_configured=api.provider is not None, credentials=api.keys.credentials())
         self.state_facts("omp", self.omp_facts)
-        self.state_facts("omp", self.omp_facts)
         self._stop = stop
 
     def close(self) -> None:

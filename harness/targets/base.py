@@ -1,12 +1,25 @@
-"""The one seam between checks and an implementation: call an operation, get a Reply."""
+"""The one seam between checks and an implementation: a `Request` in, a `Reply` out.
+
+Every target kind implements `send(request) -> Reply`; checks call `target.call(Request(...))` (the
+old positional form `call(op, body, params=..., raw=..., filename=...)` still works). Over HTTP every
+exchange, the OMP client's and schemathesis's included, goes through `HttpTarget.send`.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.model import TargetError
+
+# No answer a spec describes nests anywhere near this; deeper JSON from a target is refused before
+# it can raise RecursionError in a check, a schema validator or the report writer.
+MAX_JSON_DEPTH = 200
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class Rejected(Exception):
@@ -19,37 +32,117 @@ class Rejected(Exception):
 
 @dataclass(frozen=True)
 class Route:
-    """How an operation maps onto HTTP. `absent_on_404`: a 404/405 means the target lacks the route."""
+    """How an operation maps onto HTTP.
+
+    `absent_on_404`: a 404/405 means the target lacks the route (not applicable).
+    `statuses`: "judged" (404/405 absent, 5xx the target erroring, 2xx that is not JSON an error) or
+    "returned" (every status comes back as a Reply for the check to judge, as the OMP suite needs).
+    `response`: "json" | "ndjson" | "text", or "none" (the body is never read: a probe).
+    """
 
     method: str
     path: str
     body: str = "json"  # json | multipart | none
-    response: str = "json"  # json | ndjson | text
+    response: str = "json"
     absent_on_404: bool = True
+    statuses: str = "judged"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One operation for any target. HTTP only: `headers`, `path_params` ({name} in the route's path),
+    `route` (send this route instead of the suite's route for `op`) and `auth` (False: no Authorization)."""
+
+    op: str
+    body: Any = None
+    params: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = None
+    path_params: Mapping[str, str] | None = None
+    raw: bytes | None = None
+    filename: str | None = None
+    route: Route | None = None
+    auth: bool = True
+
+
+def parse_json(raw: bytes) -> tuple[Any, str | None]:
+    """(value, None) or (None, why not): strict JSON (no NaN/Infinity), nesting at most MAX_JSON_DEPTH."""
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth_exceeds(raw, MAX_JSON_DEPTH):
+        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        return json.loads(raw, parse_constant=_no_constant), None
+    except RecursionError:
+        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError as exc:  # includes UnicodeDecodeError (invalid UTF-8)
+        return None, f"not JSON: {type(exc).__name__}: {str(exc)[:120]}"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_depth_exceeds(raw: bytes, limit: int) -> bool:
+    """Whether brackets outside strings nest deeper than `limit`: each pass removes the innermost
+    pairs, so the passes are bounded by `limit` and each runs at C speed."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).replace(b"{", b"[").replace(b"}", b"]")
+    for _ in range(limit):
+        if not brackets:
+            return False
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            return False  # unbalanced: the parser will say what is wrong
+        brackets = shorter
+    return b"[]" in brackets
 
 
 @dataclass
 class Reply:
-    status: str  # "ok" | "rejected"
+    """What a target answered. `status`: the HTTP status code (int) for HTTP targets, "ok" or
+    "rejected" for targets without status codes. `body`: the parsed JSON, or None (see `parse_error`)."""
+
+    status: Any = "ok"
     body: Any = None
     raw: bytes = b""
-    http_status: int | None = None
     content_type: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    method: str = ""
+    path: str = ""
+    parse_error: str | None = None
 
     @property
     def ok(self) -> bool:
+        if isinstance(self.status, int):
+            return 200 <= self.status < 300
         return self.status == "ok"
 
+    @property
+    def http_status(self) -> int | None:
+        return self.status if isinstance(self.status, int) else None
+
+    # httpx.Response's names, so code written against a response reads a Reply unchanged
+    @property
+    def status_code(self) -> int | None:
+        return self.http_status
+
+    @property
+    def content(self) -> bytes:
+        return self.raw
+
+    @property
+    def text(self) -> str:
+        return self.raw.decode("utf-8", "replace")
+
     def json(self) -> Any:
+        """The parsed body; a parse that failed once fails the same way without parsing again."""
         if self.body is not None:
             return self.body
-        try:
-            return json.loads(self.raw)
-        except ValueError as exc:
-            raise TargetError(f"answered something that is not JSON: {exc}; first bytes: {self.raw[:120]!r}") from None
-
+        if self.parse_error is None:
+            self.body, self.parse_error = parse_json(self.raw)
+            if self.parse_error is None:
+                return self.body
+        where = f"{self.method} {self.path}: " if self.method else ""
+        raise TargetError(f"{where}answered something that is not usable JSON ({self.parse_error}); "
+                          f"first bytes: {self.raw[:120]!r}")
 
     def accepted_json(self, kind: type, what: str) -> Any:
         """The body of an accepted reply, of the JSON type a check needs; anything else is the target erroring."""
@@ -60,23 +153,49 @@ class Reply:
             raise TargetError(f"{what} answered JSON {type(body).__name__}, not {kind.__name__}")
         return body
 
+    def brief(self) -> str:
+        return f"{self.method} {self.path} -> {self.status} {self.raw[:200].decode('utf-8', 'replace')}"
+
 
 class Target:
-    """Base of every target kind. `call` raises Unsupported, TargetError, never returns garbage silently."""
+    """Base of every target kind. `send` raises Unsupported or TargetError, never returns garbage silently."""
 
     kind = "abstract"
     description = ""
 
-    def call(
-        self,
-        op: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        raw: bytes | None = None,
-        filename: str | None = None,
-    ) -> Reply:
+    def call(self, request: Request | str, body: Any = None, **fields: Any) -> Reply:
+        """`call(Request(op, ...))`, or the positional form `call(op, body, params=..., raw=..., filename=...)`."""
+        if not isinstance(request, Request):
+            request = Request(request, body, **fields)
+        elif body is not None or fields:
+            raise TypeError("call(Request) takes no other arguments")
+        return self.send(request)
+
+    def send(self, request: Request) -> Reply:
         raise NotImplementedError
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A target written against the old `call(op, body, *, params, raw, filename)` keeps working:
+        its `call` becomes its `send`, and `call` takes a Request as well."""
+        super().__init_subclass__(**kwargs)
+        legacy = cls.__dict__.get("call")
+        if legacy is not None and "send" not in cls.__dict__:
+            cls.send = _legacy_send(legacy)  # type: ignore[method-assign]
+            cls.call = Target.call  # type: ignore[method-assign]
+
+    def begin_check(self) -> None:
+        """Called by the runner before each check: start from a fresh connection (HTTP), so a framing
+        error or an unread body cannot leak into the next check. Default: nothing to reset."""
+
+    def stated_facts(self, suite: str) -> Any:
+        """What the target states about itself for one suite (a served reference knows its keys and
+        whether it has an AI key); None when it states nothing and the user's options apply."""
+        return self._stated.get(suite)
+
+    def state_facts(self, suite: str, facts: Any) -> None:
+        self._stated = {**self._stated, suite: facts}
+
+    _stated: Mapping[str, Any] = {}
 
     def preflight(self) -> None:
         """Raise HarnessError when the target cannot be reached at all (a one-line error, exit 2)."""
@@ -92,3 +211,11 @@ class Target:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _legacy_send(legacy: Callable[..., Reply]) -> Callable[[Target, Request], Reply]:
+    def send(self: Target, request: Request) -> Reply:
+        return legacy(self, request.op, request.body, params=dict(request.params) if request.params else None,
+                      raw=request.raw, filename=request.filename)
+
+    return send
