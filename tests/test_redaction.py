@@ -26,8 +26,7 @@ def _report_words() -> list[str]:
 
     def walk(node):
         if isinstance(node, dict):
-            for k, v in node.get("properties", {}).items():
-                words.add(k)
+            words.update(node.get("properties", {}))
             for v in node.values():
                 walk(v)
             for e in node.get("enum", []) if isinstance(node.get("enum"), list) else []:

@@ -29,10 +29,14 @@ def _text(value: str) -> str:
 
 def plain(value: Any, depth: int = 0) -> Any:
     """Any Python value as strict-JSON-able data: str keys, finite numbers, bounded depth, no surrogates."""
+    return _plain(value, depth, set())
+
+
+def _plain(value: Any, depth: int, path: set[int]) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, enum.Enum):
-        return plain(value.value, depth)
+        return _plain(value.value, depth, path)
     if isinstance(value, int):
         return value if value.bit_length() <= MAX_INT_BITS else f"<integer of {value.bit_length()} bits>"
     if isinstance(value, float):
@@ -45,20 +49,23 @@ def plain(value: Any, depth: int = 0) -> Any:
         return _text(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _text(bytes(value).decode("utf-8", "replace"))
-    if depth >= MAX_DEPTH:
-        return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            key = plain(k, depth + 1)
-            key = key if isinstance(key, str) else _json_key(key)
-            out[key] = plain(v, depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [plain(v, depth + 1) for v in value]
-    if isinstance(value, (set, frozenset)):
-        items = [plain(v, depth + 1) for v in value]
-        return sorted(items, key=repr)
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if depth >= MAX_DEPTH:
+            return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
+        if id(value) in path:
+            return f"<{type(value).__name__} that contains itself>"
+        path.add(id(value))
+        try:
+            if isinstance(value, dict):
+                out: dict[str, Any] = {}
+                for k, v in value.items():
+                    key = _plain(k, depth + 1, path)
+                    out[key if isinstance(key, str) else _json_key(key)] = _plain(v, depth + 1, path)
+                return out
+            items = [_plain(v, depth + 1, path) for v in value]
+            return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+        finally:
+            path.discard(id(value))
     try:
         text = str(value)
     except Exception:  # a hostile __str__: say what it was, nothing more
