@@ -9,7 +9,14 @@ from memconform.core.model import Failure, Outcome, SkipCheck, TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
 from memconform.core.registry import Check, Keyword
-from memconform.core.report import Report, ReportWriter, read_report, render_junit, render_markdown, validate_line
+from memconform.core.report import (
+    Report,
+    ReportWriter,
+    read_report,
+    render_junit,
+    render_markdown,
+    validate_line,
+)
 from memconform.core.runner import Context, level_verdicts, run_one
 from memconform.core.suite import Level, SuiteSpec
 
