@@ -1,0 +1,169 @@
+"""The structure drawn from the code: no import circles, no project module imported by a string,
+the core free of pytest, CLI and transports, and ARCHITECTURE.md naming only paths that exist."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# folder -> import name (pyproject.toml [tool.setuptools.package-dir])
+PACKAGES = {"harness": "memconform", "suites": "memconform.suites"}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for folder, name in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((name, *parts))] = path
+    return found
+
+
+MODULES = modules()
+
+
+def top_level_imports(name: str, path: Path) -> set[str]:
+    """Project modules imported when `name` is imported (module level; imports inside functions are lazy)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            if isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                out.add(base)
+                out.update(f"{base}.{a.name}" for a in node.names)
+
+    visit(tree.body)
+    return {m for m in out if m in MODULES and m != name}
+
+
+GRAPH = {name: top_level_imports(name, path) for name, path in MODULES.items()}
+
+
+def cycles() -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_the_scan_sees_the_package():
+    assert "memconform.core.runner" in MODULES and "memconform.suites.memoryai.checks" in MODULES
+    assert "memconform.core.model" in GRAPH["memconform.core.runner"]
+
+
+def test_no_import_circles():
+    assert cycles() == []
+
+
+@pytest.mark.parametrize("layer", ["memconform.core", "memconform.targets"])
+def test_lower_layers_do_not_import_upward(layer):
+    upward = ("memconform.suites", "memconform.cli", "memconform.plugin", "memconform.session",
+              "memconform.reference", "memconform.mutants")
+    found = {f"{m} -> {i}" for m, imports in GRAPH.items() if m.startswith(layer) for i in imports if i.startswith(upward)}
+    assert found == set()
+
+
+def test_core_imports_no_pytest_cli_or_transport():
+    banned = re.compile(r"^\s*(import|from)\s+(pytest|httpx|uvicorn|starlette|argparse)\b", re.M)
+    offenders = [str(p.relative_to(ROOT)) for m, p in MODULES.items() if m.startswith("memconform.core")
+                 and banned.search(p.read_text("utf-8"))]
+    assert offenders == []
+
+
+def string_constants(path: Path) -> list[str]:
+    """String literals of a module, docstrings aside."""
+    tree = ast.parse(path.read_text("utf-8"))
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+
+
+def test_no_project_module_is_imported_by_a_string():
+    """The harness finds suites, references and mutants through entry points, not a table of names."""
+    by_name = re.compile(r"^(python:)?memconform\.(suites|reference|mutants)\.")
+    front = ("memconform.core", "memconform.targets", "memconform.cli", "memconform.session", "memconform.plugin",
+             "memconform.coverage")
+    offenders = [f"{name}: {text!r}" for name, path in MODULES.items() if name.startswith(front)
+                 for text in string_constants(path) if by_name.match(text)]
+    assert offenders == []
+
+
+# ---- ARCHITECTURE.md ---------------------------------------------------------------------------------
+
+ARCH = (ROOT / "ARCHITECTURE.md").read_text("utf-8")
+# repository paths ARCHITECTURE.md names: `harness/...`, `suites/<spec>/...`, `tests/...` and the like
+PATH_RE = re.compile(r"(?<![\w./<])((?:harness|suites|fixtures|tests|errata|bench|reports|\.ci)/[\w./<>*-]*|"
+                     r"pyproject\.toml|README\.md|tox\.ini)")
+
+
+def named_paths() -> list[str]:
+    return sorted({m.rstrip(".,") for m in PATH_RE.findall(ARCH)})
+
+
+def exists(path: str) -> bool:
+    """A path with <spec> exists for some spec; one with * matches something."""
+    pattern = path.replace("<spec>", "*").replace("<name>", "*")
+    if "*" in pattern or "<" in pattern:
+        return any(ROOT.glob(re.sub(r"<[^>]+>", "*", pattern)))
+    return (ROOT / pattern).exists()
+
+
+def test_architecture_names_paths():
+    assert len(named_paths()) >= 15
+
+
+@pytest.mark.parametrize("path", named_paths())
+def test_every_path_architecture_names_exists(path):
+    assert exists(path), f"ARCHITECTURE.md names {path}, which is not in the repository"
