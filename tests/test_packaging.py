@@ -24,3 +24,23 @@ def test_installed_fixtures_are_found():
     from memconform.fixtures_loader import fixture_root
 
     assert any(fixture_root().rglob("*.json"))
+
+
+def test_every_suite_folder_has_an_entry_point():
+    """A suite is known only through its entry point: one per suites/<spec>/, installed as declared."""
+    from importlib.metadata import entry_points
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["memconform.suites"]
+    folders = {p.parent.name for p in (ROOT / "suites").glob("*/checks.py")}
+    assert set(declared) == folders
+    assert all(value == f"memconform.suites.{name}.checks:SUITE" for name, value in declared.items())
+    installed = {ep.name: ep.value for ep in entry_points(group="memconform.suites")}
+    assert {k: installed.get(k) for k in declared} == declared, "reinstall: pip install -e '.[dev]'"
+
+
+def test_every_entry_point_loads_a_suite_of_its_name():
+    from memconform.core.suite import get_suite, suite_names
+
+    for name in suite_names():
+        suite = get_suite(name)
+        assert suite.name == name and suite.levels and suite.reference is not None and suite.mutants is not None
