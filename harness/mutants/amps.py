@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import unicodedata
 import urllib.request
 from typing import Any
 
@@ -194,10 +196,137 @@ class OmitsArtifacts(ReferenceAmpsStore):
         return doc
 
 
+class LenientValidator(ReferenceAmpsStore):
+    """Validates types and required fields only: no formats, enums, bounds or lengths (a hand-written checker)."""
+
+    def problems(self, doc: Any) -> list[str]:
+        return [p for p in super().problems(doc)
+                if not any(w in p for w in ("is not a", "is not one of", "greater than", "is too long", "does not match"))
+                or "is not of type" in p]
+
+
+class WritesBeforeValidating(ReferenceAmpsStore):
+    """Stores every atom it can read, then validates and refuses the export (the atoms stay)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        if self.problems(doc) and isinstance(doc, dict) and isinstance(doc.get("subject"), dict):
+            sid = doc["subject"].get("subject_id")
+            for atom in doc.get("atoms") if isinstance(doc.get("atoms"), list) else []:
+                if isinstance(sid, str) and isinstance(atom, dict) and isinstance(atom.get("atom_id"), str):
+                    with self.db:
+                        self.db.execute("INSERT OR REPLACE INTO atoms VALUES (?, ?, ?, ?)",
+                                        (sid, atom["atom_id"], json.dumps(atom), 10**9))
+        return super().import_export(doc, **params)
+
+
+class ClearsSubjectFirst(ReferenceAmpsStore):
+    """Replaces a subject's snapshot by deleting it first, then validating: a refused export loses the old data."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        sid = doc.get("subject", {}).get("subject_id") if isinstance(doc, dict) and isinstance(doc.get("subject"), dict) else None
+        if isinstance(sid, str):
+            with self.db:
+                for table in ("atoms", "artifacts"):
+                    self.db.execute(f"DELETE FROM {table} WHERE subject_id = ?", (sid,))
+        return super().import_export(doc, **params)
+
+
+class ClassifiesSensitivity(ReferenceAmpsStore):
+    """Re-derives each atom's sensitivity from its text on export instead of keeping the label."""
+
+    WORDS = {"insulin": "medical", "diabetes": "medical", "bank": "financial", "mortgage": "financial",
+             "lawsuit": "legal"}
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            text = str(atom.get("text", "")).lower()
+            atom["sensitivity"] = next((v for k, v in self.WORDS.items() if k in text), atom.get("sensitivity"))
+        return doc
+
+
+class PrivateOnlyForChats(ReferenceAmpsStore):
+    """Keeps private: true only on chat artifacts (the only kind its privacy filter knows)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for art in doc["artifacts"]:
+            if art.get("kind") != "chat":
+                art["private"] = False
+        return doc
+
+
+class TrustsOwnExports(ReferenceAmpsStore):
+    """Importing an export it produced itself resets private to the importer default (false)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        if isinstance(doc, dict) and doc.get("source_provider") == self.source_provider:
+            doc = copy.deepcopy(doc)
+            for _, art in amps.artifacts(doc):
+                art["private"] = False
+        return super().import_export(doc, **params)
+
+
+class CascadeByBacklinks(ReferenceAmpsStore):
+    """Re-evaluates only the atoms the deleted artifact lists in atom_ids, not every atom citing it."""
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        sid, aid = self._subject_id(body), body.get("artifact_id")
+        arts = {a["artifact_id"]: a for a in self._rows("artifacts", sid)}
+        listed = set((arts.get(aid) or {}).get("atom_ids") or [])
+        hidden = {a["atom_id"]: a for a in self._rows("atoms", sid) if a["atom_id"] not in listed}
+        result = super().delete_artifact(body, **params)
+        with self.db:  # the atoms it never looked at keep their provenance as it was
+            for atom_id, atom in hidden.items():
+                self.db.execute("INSERT OR REPLACE INTO atoms VALUES (?, ?, ?, ?)",
+                                (sid, atom_id, json.dumps(atom, ensure_ascii=False), 10**9))
+        return result
+
+
+class NormalisesSubjectId(ReferenceAmpsStore):
+    """Stores the subject under a normalised id (NFC, lower case), so the user's own id finds nothing."""
+
+    @staticmethod
+    def norm(sid: Any) -> Any:
+        return unicodedata.normalize("NFC", sid).lower() if isinstance(sid, str) else sid
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        if isinstance(doc, dict) and isinstance(doc.get("subject"), dict):
+            doc = copy.deepcopy(doc)
+            doc["subject"]["subject_id"] = self.norm(doc["subject"].get("subject_id"))
+        return super().import_export(doc, **params)
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        return super().export({"subject_id": self.norm(self._subject_id(body))}, **params)
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        return super().delete_artifact({**body, "subject_id": self.norm(self._subject_id(body))}, **params)
+
+
+class RequiresLabels(ReferenceAmpsStore):
+    """Refuses atoms without valid_from or sensitivity (the prose's "every atom carries", read as the schema)."""
+
+    def problems(self, doc: Any) -> list[str]:
+        missing = [f"$.atoms[{i}] has no {k}" for i, a in amps.atoms(doc) for k in ("valid_from", "sensitivity")
+                   if k not in a]
+        return missing or super().problems(doc)
+
+
+class AddsInternalUserId(ReferenceAmpsStore):
+    """Binds the provider's own user id to the subject in every export."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        doc["subject"]["provider_user_id"] = "u-000173"
+        return doc
+
+
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     AcceptsUnsourcedInferred, ImportsPartOfRejected, FlattensSensitivity, DropsLabels, ForgetsPrivate, NoCascade,
     BindsInternalId, FetchesMedia, SanitisesText, ObeysAtomText, RejectsExtensions, NoExtractor, DropsObservedSources,
-    InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts,
+    InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts, LenientValidator, WritesBeforeValidating,
+    ClearsSubjectFirst, ClassifiesSensitivity, PrivateOnlyForChats, TrustsOwnExports, CascadeByBacklinks,
+    NormalisesSubjectId, AddsInternalUserId, RequiresLabels,
 )}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -217,5 +346,15 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "InvertsValidity": {"amps.valid_to_not_before_valid_from"},
     "PadsText": {"amps.text_at_most_500", "amps.schema_valid"},
     "LocalTimestamps": {"amps.schema_valid"},
-    "OmitsArtifacts": {"amps.references_resolve", "amps.private_stays_private"},
+    "OmitsArtifacts": {"amps.references_resolve"},
+    "LenientValidator": {"amps.rejects_malformed_export"},
+    "WritesBeforeValidating": {"amps.rejects_malformed_export", "amps.rejects_unsourced_inferred"},
+    "ClearsSubjectFirst": {"amps.rejects_malformed_export", "amps.rejects_unsourced_inferred"},
+    "ClassifiesSensitivity": {"amps.sensitivity_travels"},
+    "PrivateOnlyForChats": {"amps.private_stays_private"},
+    "TrustsOwnExports": {"amps.private_stays_private"},
+    "CascadeByBacklinks": {"amps.delete_cascades"},
+    "NormalisesSubjectId": {"amps.subject_id_unchanged"},
+    "AddsInternalUserId": {"amps.subject_id_unchanged"},
+    "RequiresLabels": {"amps.accepts_valid_export"},
 }

@@ -118,3 +118,11 @@ class ReferenceAmpsStore:
 
     def close(self) -> None:
         self.db.close()
+
+    def delete_subject(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        """Remove a subject and everything it owns: what a test run cleans up."""
+        sid = self._subject_id(body)
+        with self.db:
+            for table in ("subjects", "atoms", "artifacts"):
+                self.db.execute(f"DELETE FROM {table} WHERE subject_id = ?", (sid,))
+        return {"deleted": sid}

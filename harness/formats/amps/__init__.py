@@ -16,6 +16,7 @@ from typing import Any
 
 from ...core.profile import declare_option
 from ...fixtures_loader import fixture_root
+from .formats import is_date_time, is_uri, parse_date_time
 
 SUITE = "amps"
 SPEC = "AI Memory Portability Standard v0.1"
@@ -37,6 +38,12 @@ declare_option(SUITE, "unsourced_after_delete", "delete-or-flag", ("delete-or-fl
                "Delete cascades: an atom left with no source is deleted or re-flagged unsourced, or must be deleted")
 declare_option(SUITE, "x_provider_namespace", "x-prefix", ("x-prefix", "x-provider-key"),
                "Fork-friendly: extension fields are any key starting 'x-', or only a literal 'x-provider' key")
+declare_option(SUITE, "export_subject_id", "", (),
+               "the subject a producer should export for the Producer checks (default: the subject the harness "
+               "imported; a producer that cannot import needs this)")
+declare_option(SUITE, "import_semantics", "either", ("either", "merge", "replace"),
+               "a second import for a subject adds to what is stored (merge) or replaces the subject's snapshot "
+               "(replace); errata A12")
 declare_option(SUITE, "validity_order", "allow-equal", ("allow-equal", "strictly-after"),
                "Time-aware: valid_to may equal valid_from, or must be strictly after it")
 
@@ -44,35 +51,6 @@ declare_option(SUITE, "validity_order", "allow-equal", ("allow-equal", "strictly
 @functools.cache
 def schema() -> dict[str, Any]:
     return json.loads((fixture_root() / "amps" / "schema.json").read_text("utf-8"))
-
-
-# RFC 3339 date-time: a time zone (Z or +hh:mm) is required.
-_DATE_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$"
-)
-# RFC 3986 absolute URI: scheme ":" then no spaces or control characters.
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f<>\"{}|\\^`]*$")
-
-
-def parse_date_time(value: str) -> dt.datetime | None:
-    """The instant an RFC 3339 date-time names, or None if it is not one (no zone: not one)."""
-    if not isinstance(value, str) or not _DATE_TIME.match(value):
-        return None
-    text = value.upper().replace("Z", "+00:00")
-    if text[17:19] == "60":  # a leap second: same instant as :59 for ordering
-        text = text[:17] + "59" + text[19:]
-    try:
-        return dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-
-
-def is_date_time(value: Any) -> bool:
-    return not isinstance(value, str) or parse_date_time(value) is not None
-
-
-def is_uri(value: Any) -> bool:
-    return not isinstance(value, str) or bool(_URI.match(value))
 
 
 @functools.cache
@@ -194,3 +172,6 @@ def dangling(doc: Any) -> Iterator[tuple[str, str]]:
 
 def now_iso(offset_s: int = 0) -> str:
     return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+__all__ = ["is_date_time", "is_uri", "parse_date_time"]
