@@ -211,6 +211,36 @@ class Latin1Writer(ReferenceEmpApp):
             fh.write(data)
 
 
+class NoValidation(ReferenceEmpApp):
+    """Writes whatever entry it is given, without checking the schema."""
+
+    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.locked_append(body["path"], [body["entry"]])
+        return {"ok": True, "id": body["entry"].get("id")}
+
+
+class ShortLineBuffer(ReferenceEmpApp):
+    """Reads lines through a 64 KiB buffer: a longer line is cut and lost as corrupt."""
+
+    def lines(self, path: str) -> list[tuple[int, str, Any]]:
+        if not os.path.exists(path):
+            return []
+        out = []
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                text = emp.decode(raw[:65536].rstrip(b"\r\n"))
+                if text.strip():
+                    out.append((n, text, emp.parse_line(text)))
+        return out
+
+
+class WritesVersion2(ReferenceEmpApp):
+    """Stamps every line it writes with v "2.0"."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        super().write_lines(path, [dict(e, v="2.0") for e in lines])
+
+
 class UpdateAsNewId(ReferenceEmpApp):
     """Writes an update as a new entry with a fresh id (the old one stays)."""
 
@@ -317,7 +347,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     NoLock, LockLeftBehind, StaleLockForever, RewriteDropsForeign, FileOrderWins, CorruptAborts,
     NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps,
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
-    Latin1Writer, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
+    Latin1Writer, NoValidation, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -340,6 +370,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
+    "NoValidation": {"emp.writer_validates_before_writing"},
+    "ShortLineBuffer": {"emp.reader_long_content"},
+    "WritesVersion2": {"emp.writer_version_1x"},
     "UpdateAsNewId": {"emp.writer_update_same_id"},
     "UpdateInPlace": {"emp.writer_update_same_id"},
     "AppendReserialises": {"emp.writer_append_keeps_foreign"},

@@ -44,10 +44,11 @@ def _preflight(ctx: Any) -> None:
 FILE_CLAUSE = tuple(name for name, rule in emp.RULES.items() if rule.keyword == "MUST")
 READER_CLAUSE = ("reader_newest_ts_wins", "reader_tombstone_deletes", "reader_deleted_stays_deleted",
                  "reader_equal_ts_tie", "reader_corrupt_line_isolated", "reader_unknown_ignored",
-                 "reader_newer_major_refused")
+                 "reader_newer_major_refused", "reader_long_content")
 WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_lock_removed",
                  "writer_concurrent_no_loss", "writer_missing_file_contention", "writer_after_torn_line",
-                 "writer_append_keeps_foreign", "writer_delete_keeps_foreign", "writer_update_same_id")
+                 "writer_append_keeps_foreign", "writer_delete_keeps_foreign", "writer_update_same_id",
+                 "writer_ts_millis", "writer_version_1x")
 
 SUITE = register_suite(SuiteSpec(
     name=emp.SUITE, spec_title=emp.SPEC, version="1.0",

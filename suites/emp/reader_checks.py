@@ -106,6 +106,18 @@ def reader_corrupt_line_isolated(ctx: Any) -> Iterator[Failure]:
             yield Failure("a good line was lost next to corrupt ones", None, e, f"id {e['id']}")
 
 
+@reader_check(section="Required Fields", keyword="MUST", sentence="No length limit (but keep reasonable for mobile)")
+def reader_long_content(ctx: Any) -> Iterator[Failure]:
+    """A 1 MiB content of multi-byte and astral characters is read back whole (no line-buffer limit)."""
+    big = ("\u00e9\U0001F600abc" * 200_000)[: 1 << 20]
+    e = entry(ctx, "long", content=big)
+    got = by_id(view(ctx, new_file(ctx, [entry(ctx, "short"), e]))).get(e["id"])
+    if got is None or got.get("content") != big:
+        received = None if got is None else f"{len(got.get('content') or '')} characters"
+        yield Failure("an entry with long content was not read back whole", received, f"{len(big)} characters",
+                      f"id {e['id']}")
+
+
 @reader_check(section="Backward Compatibility", keyword="MUST",
               sentence="Ignore unknown fields in newer versions")
 def reader_unknown_ignored(ctx: Any) -> Iterator[Failure]:
