@@ -166,6 +166,10 @@ class HttpTarget(Target):
 
 def _read_capped(response: httpx.Response, what: str, deadline: float, cap: int) -> bytes:
     """The body, decoded per Content-Encoding, with raw and decoded bytes each capped and the deadline kept."""
+    if response.is_stream_consumed:  # built in memory (a MockTransport's content=): httpx already decoded it
+        if len(response.content) > cap:
+            raise TargetError(f"{what}: response exceeds the cap of {cap} bytes")
+        return response.content
     decoder = _Decoder(response.headers.get("content-encoding", ""), what)
     out = bytearray()
     received = 0
