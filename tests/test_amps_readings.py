@@ -1,0 +1,132 @@
+"""AMPS: the other plausible readings pass, a target that refuses everything passes nothing, and two runs on
+one instance already holding unrelated data give the same verdicts (issue 10, items 3-5)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.formats import amps
+from memconform.reference.amps import ReferenceAmpsStore
+from memconform.session import execute_run
+from memconform.targets.base import Rejected
+
+
+class OtherReadings(ReferenceAmpsStore):
+    """A faithful store taking the readings the reference does not: an import replaces the subject's snapshot
+    (A12), an atom left without a source is kept and re-flagged `x-unsourced` (A5), and its exports write
+    date-times the way ajv-formats also accepts (a space separator, a +00:00 offset: A13)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        if not self.problems(doc):
+            with self.db:
+                for table in ("atoms", "artifacts"):
+                    self.db.execute(f"DELETE FROM {table} WHERE subject_id = ?", (doc["subject"]["subject_id"],))
+        return super().import_export(doc, **params)
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        sid, aid = self._subject_id(body), body.get("artifact_id")
+        with self.db:
+            self.db.execute("DELETE FROM artifacts WHERE subject_id = ? AND artifact_id = ?", (sid, aid))
+            for atom in self._rows("atoms", sid):
+                refs = amps.artifact_ids_of(atom)
+                if aid in refs:
+                    atom["provenance"]["artifact_ids"] = [r for r in refs if r != aid]
+                    if not atom["provenance"]["artifact_ids"]:
+                        atom["x-unsourced"] = True
+                    self.db.execute("UPDATE atoms SET doc = ? WHERE subject_id = ? AND atom_id = ?",
+                                    (json.dumps(atom, ensure_ascii=False), sid, atom["atom_id"]))
+        return {"deleted": True}
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        doc["exported_at"] = doc["exported_at"].replace("T", " ").replace("Z", "+00:00")
+        return doc
+
+
+class RefusesEverything:
+    """Answers every operation with a refusal: no negative check may pass against it."""
+
+    def __getattr__(self, op: str) -> Any:
+        if op.startswith("_") or op == "close":
+            raise AttributeError(op)
+
+        def refuse(body: Any = None, **params: Any) -> Any:
+            raise Rejected({"error": "refused"}, "refused")
+        return refuse
+
+
+class Shared(ReferenceAmpsStore):
+    """One instance for two runs (closing it is the test's business)."""
+
+    def close(self) -> None:
+        pass
+
+
+SHARED = Shared()
+
+
+def _outcomes(target: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    outcome = execute_run(["amps"], target, Profile.named("ci"), report_dir=None)
+    return {r.check_id: (r.outcome.value, tuple(sorted(f.title for f in r.failures))) for r in outcome.results}
+
+
+def test_other_readings_pass_with_no_failure_and_no_warning() -> None:
+    outcome = execute_run(["amps"], "python:test_amps_readings:OtherReadings", Profile.named("ci"), report_dir=None)
+    bad = {r.check_id: (r.outcome.value, r.reason, [f.title for f in r.failures]) for r in outcome.results
+           if r.outcome is not Outcome.PASSED and not r.not_applicable}
+    assert bad == {}
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    assert {("A12", "replace"), ("A5", "re-flagged unsourced")} <= seen
+
+
+def test_refusing_everything_passes_no_check() -> None:
+    outcome = execute_run(["amps"], "python:test_amps_readings:RefusesEverything", Profile.named("ci"), report_dir=None)
+    assert sorted(r.check_id for r in outcome.results if r.outcome is Outcome.PASSED) == []
+    for name in ("amps.rejects_malformed_export", "amps.rejects_unsourced_inferred"):
+        result = next(r for r in outcome.results if r.check_id == name)
+        assert result.outcome is Outcome.ERRORED and "positive control refused" in result.reason
+    assert outcome.exit_code != 0
+
+
+def test_two_runs_on_one_preloaded_instance_agree() -> None:
+    unrelated = json.loads(json.dumps(amps.schema()["$id"]))  # any string: the subject of someone else
+    doc = {"export_version": "0.1.0", "exported_at": "2026-07-13T14:22:00Z",
+           "subject": {"subject_id": unrelated},
+           "atoms": [{"atom_id": f"atom_{i}", "kind": "fact", "text": f"unrelated {i}",
+                      "created_at": "2026-01-01T00:00:00Z", "provenance": {"derivation": "stated"}} for i in range(5)],
+           "artifacts": []}
+    SHARED.import_export(doc)
+    first = _outcomes("python:test_amps_readings:SHARED")
+    second = _outcomes("python:test_amps_readings:SHARED")
+    assert first == second
+    assert {k: v for k, v in first.items() if v[0] != "passed" and k != "amps.atom_labels_required"} == {}
+    subjects = [s for (s,) in SHARED.db.execute("SELECT DISTINCT subject_id FROM atoms")]
+    assert subjects == [unrelated]  # the runs removed what they wrote
+
+
+class ProducerOnly(ReferenceAmpsStore):
+    """Exports the subjects it holds; offers no import."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        art = {"artifact_id": "art-1", "kind": "chat", "captured_at": "2026-01-01T00:00:00Z", "atom_ids": ["atom-1"]}
+        atom = {"atom_id": "atom-1", "kind": "fact", "text": "Likes tea.", "created_at": "2026-01-01T00:00:00Z",
+                "sensitivity": "public", "valid_from": "2026-01-01T00:00:00Z",
+                "provenance": {"derivation": "inferred", "artifact_ids": ["art-1"], "extractor": "human"}}
+        super().import_export({"export_version": "0.1.0", "exported_at": "2026-01-01T00:00:00Z",
+                               "subject": {"subject_id": "their-user"}, "atoms": [atom], "artifacts": [art]})
+
+    import_export = None  # type: ignore[assignment]
+
+
+def test_a_producer_that_cannot_import_is_judged_on_the_subject_the_user_names() -> None:
+    profile = Profile.named("ci", options={"amps.export_subject_id": "their-user"})
+    outcome = execute_run(["amps"], "python:test_amps_readings:ProducerOnly", profile, report_dir=None)
+    by_id = {r.check_id: r for r in outcome.results}
+    assert by_id["amps.schema_valid"].outcome is Outcome.PASSED
+    assert by_id["amps.inferred_has_sources"].outcome is Outcome.PASSED
+    assert by_id["amps.observed_has_sources"].outcome is Outcome.SKIPPED  # no observed atom: inconclusive
+    assert by_id["amps.rejects_malformed_export"].not_applicable

@@ -1,0 +1,140 @@
+"""MemoRizz: the other plausible readings pass, a target that refuses everything passes nothing, and two runs
+on one instance already holding unrelated data give the same verdicts (issue 10, items 3-5)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.formats import memorizz as mz
+from memconform.reference.memorizz import ReferenceArchiveStore
+from memconform.session import execute_run
+from memconform.targets.base import Rejected
+
+
+class OtherReadings(ReferenceArchiveStore):
+    """A faithful implementation that takes the readings the reference does not: keys sorted by UTF-16 code
+    units (M2), warnings and external references written as objects (M5, M6), a clone that keeps the
+    namespaces (M9), conflicts naming their store as `store`, and natural ids beyond the three named
+    kept as data by a clone (M4:named)."""
+
+    def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
+        manifest = archive["manifest"]
+        manifest["warnings"] = [{"code": "note", "message": w} for w in manifest["warnings"]]
+        if "external_references" in manifest:
+            manifest["external_references"] = [{"memory_type": "unknown", "id": ref}
+                                               for ref in manifest["external_references"]]
+        return mz.seal(archive, "utf16")
+
+    def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        rid, data = super().incoming(store, record, mapping)
+        if store not in mz.NATURAL_IDS_NAMED and mz.NATURAL_IDS_IMPLIED.get(store) in record["data"]:
+            key = mz.NATURAL_IDS_IMPLIED[store]  # not an identity under M4:named: a clone keeps it as data
+            data[key] = record["data"][key]
+        return rid, data
+
+    def new_namespace(self, old: str, mapping: dict[str, str]) -> str:
+        return old
+
+    def conflicts(self, planned: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, str]]:
+        return [{"store": c["memory_type"], "id": c["id"]} for c in super().conflicts(planned)]
+
+    def problems(self, archive: Any) -> list[str]:
+        found = super().problems(archive)
+        if any(p.startswith("integrity_digest") for p in found) and isinstance(archive, dict):
+            utf16 = mz.digest(archive, "utf16")  # it reads either key order, as it writes one
+            if utf16 == archive.get("integrity", {}).get("digest"):
+                found = [p for p in found if not p.startswith("integrity_digest")]
+        return [p for p in found if not p.startswith("natural_id_matches") or "tool_id" not in p]
+
+
+class RefusesEverything:
+    """Answers every operation with a refusal: no negative check may pass against it."""
+
+    def __getattr__(self, op: str) -> Any:
+        if op.startswith("_") or op == "close":
+            raise AttributeError(op)
+
+        def refuse(body: Any = None, **params: Any) -> Any:
+            raise Rejected({"error": "refused"}, "refused")
+        return refuse
+
+
+class Shared(ReferenceArchiveStore):
+    """One instance for two runs (closing it is the test's business), already holding unrelated records."""
+
+    def close(self) -> None:
+        pass
+
+
+SHARED = Shared()
+
+
+def _outcomes(target: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    outcome = execute_run(["memorizz"], target, Profile.named("ci"), report_dir=None)
+    return {r.check_id: (r.outcome.value, tuple(sorted(f.title for f in r.failures))) for r in outcome.results}
+
+
+def test_other_readings_pass_with_no_failure_and_no_warning() -> None:
+    outcome = execute_run(["memorizz"], "python:test_memorizz_readings:OtherReadings", Profile.named("ci"),
+                          report_dir=None)
+    bad = {r.check_id: (r.outcome.value, r.reason, [f.title for f in r.failures]) for r in outcome.results
+           if r.outcome is not Outcome.PASSED}
+    assert bad == {}
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    assert ("M9", "namespaces kept") in seen
+
+
+def test_refusing_everything_passes_no_check() -> None:
+    outcome = execute_run(["memorizz"], "python:test_memorizz_readings:RefusesEverything", Profile.named("ci"),
+                          report_dir=None)
+    passed = sorted(r.check_id for r in outcome.results if r.outcome is Outcome.PASSED)
+    assert passed == []
+    rejects = {r.check_id: r for r in outcome.results if r.check_id.split(".")[1].startswith("rejects_")}
+    assert len(rejects) == 7
+    assert all(r.outcome is Outcome.ERRORED and "positive control refused" in r.reason for r in rejects.values())
+    assert outcome.exit_code != 0
+
+
+def test_two_runs_on_one_preloaded_instance_agree() -> None:
+    unrelated = mz.empty_archive(source_provider="someone-else")
+    for i in range(5):
+        unrelated["stores"]["knowledge_base"].append({"id": f"kb-{i}", "data": {"memory_id": "harbor-demo",
+                                                                                  "content": f"unrelated {i}"}})
+    unrelated["stores"]["agents"].append({"id": "agent-x", "data": {"agent_id": "agent-x", "memory_ids": ["harbor-demo"],
+                                                                     "delegates": ["agent-gone"]}})
+    SHARED.import_archive({"archive": mz.seal(copy.deepcopy(unrelated)), "mode": "restore"})
+    first = _outcomes("python:test_memorizz_readings:SHARED")
+    second = _outcomes("python:test_memorizz_readings:SHARED")
+    assert first == second
+    assert {k: v for k, v in first.items() if v[0] != "passed"} == {}
+    left = {store: [r["id"] for r in records] for store, records in SHARED.rows().items() if records}
+    assert left == {"knowledge_base": [f"kb-{i}" for i in range(5)], "agents": ["agent-x"]}  # the runs cleaned up
+
+
+class ProducerOnly(ReferenceArchiveStore):
+    """Exports what it holds and imports nothing (import_archive is not offered)."""
+
+    import_archive = None  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        archive = mz.empty_archive()
+        archive["stores"]["agents"].append({"id": "agent-1", "data": {"agent_id": "agent-1", "memory_ids": ["team"],
+                                                                      "delegates": [], "api_key": "sk-x"}})
+        for i, store in enumerate(("knowledge_base", "summaries", "personas")):
+            archive["stores"][store].append({"id": f"{store}-{i}", "data": {"memory_id": "team", "content": f"c{i}"}})
+        for store, record in mz.records_of(archive):
+            self.write(store, record["id"], record["data"])
+
+
+def test_a_producer_that_cannot_import_is_judged_on_the_selection_the_user_names() -> None:
+    profile = Profile.named("ci", options={"memorizz.export_memory_id": "team"})
+    outcome = execute_run(["memorizz"], "python:test_memorizz_readings:ProducerOnly", profile, report_dir=None)
+    by_id = {r.check_id: r for r in outcome.results}
+    assert by_id["memorizz.record_id_unique"].outcome is Outcome.PASSED
+    assert by_id["memorizz.selected_export_only_selected"].outcome is Outcome.PASSED
+    assert by_id["memorizz.rejects_checksum_mismatch"].not_applicable
+    assert by_id["memorizz.credentials_never_exported"].outcome is not Outcome.PASSED  # nothing seeded: not shown
