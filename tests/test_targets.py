@@ -107,7 +107,7 @@ def test_http_404_route_is_unsupported_and_500_an_error(server):
             t.call("boom", {})
         with pytest.raises(TargetError, match="not JSON"):
             t.call("garbage", {})
-        assert t.call("reject", {}).status == "rejected"
+        assert not t.call("reject", {}).ok  # an HTTP Reply's status is the status code (422)
 
 
 def test_http_credentials_in_url_refused():
@@ -361,11 +361,10 @@ def test_dir_inbox_swapped_for_a_symlink_writes_nothing_elsewhere(hostile_dir, t
     elsewhere.mkdir()
     root = hostile_dir("swap-inbox", str(elsewhere))
     t = open_target(f"dir:{root}", limits=Limits(dir_wait_s=0.5))
-    deadline = time.monotonic() + 10
-    while not (root / "inbox").is_symlink() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    with pytest.raises(TargetError, match="no reply"):
-        t.call("export", {"a": 1})
+    for _ in range(2):  # the first request makes it swap the inbox; the second is written after the swap
+        with pytest.raises(TargetError, match="no reply"):
+            t.call("export", {"a": 1})
+    assert (root / "inbox").is_symlink()
     assert list(elsewhere.iterdir()) == []
 
 

@@ -7,6 +7,8 @@ so the implementation's own JSON reader meets them. It waits, with bounded backo
 `dir_wait_s` for `outbox/<request-id>.json`: {"status": "ok"|"rejected"|"unsupported",
 "body": <reply JSON>}, which the implementation should also write atomically (write, then rename).
 
+`dir:@FILE.json` names the folder and the wait: {"path": "PATH" (relative to FILE), "wait_s": 30}.
+
 The harness writes nothing outside PATH/inbox and removes only the reply files it has read. Both
 folders are opened once, as descriptors, so a folder later swapped for a symlink leads nowhere
 else; a reply is read only when it is a regular file (never a symlink, FIFO or device), with the
@@ -34,6 +36,8 @@ class DropDirTarget(Target):
     kind = "dir"
 
     def __init__(self, path: str, limits: Limits) -> None:
+        if path.startswith("@"):  # dir:@FILE.json  {"path": "PATH", "wait_s": 30}
+            path, limits = self._config(path[1:], limits)
         self.root = path
         self.description = f"dir:{path}"
         self.limits = limits
@@ -51,6 +55,21 @@ class DropDirTarget(Target):
         finally:
             os.close(root_fd)
         self.closed = False
+
+    @staticmethod
+    def _config(file: str, limits: Limits) -> tuple[str, Limits]:
+        import dataclasses
+
+        try:
+            config = json.loads(open(file, encoding="utf-8").read())
+            path = str(config["path"])
+            if "wait_s" in config:
+                limits = dataclasses.replace(limits, dir_wait_s=float(config["wait_s"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HarnessError(f"cannot read the dir target file {file}: {type(exc).__name__}: {exc}") from None
+        if not os.path.isabs(path):  # relative to the file that names it
+            path = os.path.join(os.path.dirname(os.path.abspath(file)), path)
+        return path, limits
 
     @staticmethod
     def _sub(root_fd: int, name: str, path: str) -> int:

@@ -3,8 +3,8 @@
     python dir_impl.py MODE ROOT [ELSEWHERE]
 
 Modes: silent (never answers), symlink-passwd / symlink-zero (the reply is a symlink), fifo (the
-reply is a FIFO), huge (a sparse reply far over the cap), swap-inbox (replaces ROOT/inbox with a
-symlink to ELSEWHERE, then stays silent), echo-key (answers ok with the key it finds in the request).
+reply is a FIFO), huge (a sparse reply far over the cap), swap-inbox (at the first request, replaces
+ROOT/inbox with a symlink to ELSEWHERE, then stays silent), echo-key (answers ok with the key it finds in the request).
 Runs until killed.
 """
 
@@ -20,10 +20,6 @@ ELSEWHERE = sys.argv[3] if len(sys.argv) > 3 else None
 INBOX, OUTBOX = os.path.join(ROOT, "inbox"), os.path.join(ROOT, "outbox")
 seen: set[str] = set()
 
-if MODE == "swap-inbox":
-    os.rename(INBOX, INBOX + ".moved")
-    os.symlink(ELSEWHERE, INBOX)
-
 while True:
     try:
         names = [n for n in os.listdir(INBOX) if n.endswith(".json") and not n.startswith(".")]
@@ -33,6 +29,9 @@ while True:
         if name in seen:
             continue
         seen.add(name)
+        if MODE == "swap-inbox" and not os.path.islink(INBOX):  # after the harness opened it: on the first request
+            os.rename(INBOX, INBOX + ".moved")
+            os.symlink(ELSEWHERE, INBOX)
         reply = os.path.join(OUTBOX, name.split(".")[0] + ".json")
         if MODE == "symlink-passwd":
             os.symlink("/etc/passwd", reply)
