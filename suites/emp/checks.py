@@ -56,4 +56,5 @@ SUITE = register_suite(SuiteSpec(
             Level("writer", "Writer", clause=WRITER_CLAUSE)],
     document_source=written_file, detect=emp.detect, parse=_parse, stream=emp.LineStream,
     reference=_reference, mutants=_mutants, preflight=_preflight,
+    hints=("v", "id", "ts", "src", "content"),
 ))

@@ -1,5 +1,8 @@
 """Writer checks of the lock file: taken around every write, waited for while another app holds it,
-removed afterwards, taken over only when stale (errata E2, E5, E6, E7)."""
+removed afterwards, taken over only when stale (errata E2, E5, E6, E7).
+
+The lock file is the spec's "Recommended approach" (SHOULD); the Writer level's clause lists the
+checks of it all the same, because the lock file is the only lock other apps can see (errata E5)."""
 
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def hold_window(ctx: Any) -> float:
     return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
 
 
-@writer_check(section="Concurrency Control", keyword="MUST",
+@writer_check(section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
 def writer_waits_for_lock(ctx: Any) -> Iterator[Failure]:
     """The harness holds memory.jsonl.lock as another app would; the append must not land (nor be
@@ -131,7 +134,7 @@ def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
     return writes, unlocked
 
 
-@writer_check(section="Concurrency Control", keyword="MUST",
+@writer_check(section="Concurrency Control", keyword="SHOULD",
               sentence="Create lock file (memory.jsonl.lock) before writing")
 def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
     """The kernel's own record of file events (a hook no target can race) shows memory.jsonl.lock
@@ -162,7 +165,7 @@ def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
                           "lock appeared, file written, lock gone", f"event {unlocked[0] + 1} of {len(events)}")
 
 
-@writer_check(section="Concurrency Control", keyword="MUST", sentence="Remove lock file")
+@writer_check(section="Concurrency Control", keyword="SHOULD", sentence="Remove lock file")
 def writer_lock_removed(ctx: Any) -> Iterator[Failure]:
     path = new_file(ctx)
     e = entry(ctx, "one")
