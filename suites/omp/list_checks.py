@@ -158,6 +158,11 @@ def filter_failures(ctx: Any, params: dict[str, str], test: Any, wanted: list[di
     missing = sorted(set(ids(wanted)) - set(ids(body["memories"])))
     if missing:
         yield Failure(f"the {what} filter left out matching memories", f"{len(missing)} missing, e.g. {missing[0]}", f"all {len(wanted)}", "$.memories")
+    # a filter applied to the page after paging serves short pages: 10 asked, 10 matches exist
+    small = page(ctx, {**params, "limit": "10"})
+    if len(wanted) >= 10 and len(small["memories"]) != 10:
+        yield Failure(f"the {what} filter with limit 10 served {len(small['memories'])} of {len(wanted)} matches "
+                      "(filtered after paging?)", len(small["memories"]), 10, "$.memories")
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core", sentence="type string: Filter by memory type")
