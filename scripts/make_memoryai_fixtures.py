@@ -89,8 +89,16 @@ VALID: list[tuple[str, str, str, dict[str, Any], list[str]]] = [
              chunk(3, "")]), []),
     ("content_hash_mismatch_warns", "content_hash is not sha256 of the content: a SHOULD-level warning only.", "§3.2",
      broken(bundle(), setp(("chunks", 0, "content_hash"), "a" * 64)), ["memoryai.content_hash_matches"]),
-    ("checksum_mismatch_warns", "A wrong checksum is a warning, not a rejection, outside the strict profile.", "§3.6",
-     broken(bundle(), setp(("manifest", "checksum"), "0" * 64), reseal=False), ["memoryai.checksum_present_and_valid"]),
+    ("memory_type_unprefixed_vendor", "memory_type Fact is neither core nor x_: a MAY-level finding only.", "§3.7",
+     broken(bundle(), setp(("chunks", 0, "memory_type"), "Fact")), ["memoryai.memory_type_known_or_vendor"]),
+    ("checksum_ascii_escapes", "Checksum over \\u-escaped non-ASCII, the default of most JSON libraries (errata E1).", "§3.6",
+     mai.seal(bundle([chunk(1, "café 記憶 🧠", tags=["ü"])]), "ascii"), []),
+    ("checksum_ecmascript_numbers", "Checksum over numbers as JSON.stringify writes them: 0.00001, 1 (errata E1).", "§3.6",
+     mai.seal(bundle([chunk(1, "tiny importance", importance=1e-05, decay_score=1.0)]), "literal", "ecmascript"), []),
+    ("content_hash_upper_case", "content_hash in upper-case hex: still sha256 hex (errata E2).", "§3.2",
+     broken(bundle(), lambda d: d["chunks"][0].update(content_hash=d["chunks"][0]["content_hash"].upper())), []),
+    ("vendor_credential_lookalikes", "Counters named max_tokens and token_count are not credentials.", "§6",
+     broken(bundle(), setp(("chunks", 0, "metadata"), {"max_tokens": 512, "token_count": 12, "sort_key": "a"})), []),
 ]
 
 INVALID: list[tuple[str, str, str, Any, str]] = [
@@ -105,7 +113,6 @@ INVALID: list[tuple[str, str, str, Any, str]] = [
     ("manifest_scope_unknown", "scope partial is not full, dna_only or since.", "§3.1", setp(("manifest", "scope"), "partial"), "manifest_required_fields"),
     ("chunk_without_content", "A chunk without content.", "§3.2", setp(("chunks", 0, "content"), None), "chunk_required_fields"),
     ("chunk_content_number", "A chunk whose content is the number 42.", "§3.2", setp(("chunks", 0, "content"), 42), "chunk_required_fields"),
-    ("memory_type_unprefixed_vendor", "memory_type Fact is neither core nor x_.", "§3.7", setp(("chunks", 0, "memory_type"), "Fact"), "memory_type_known_or_vendor"),
     ("zone_hot", "zone hot is not a zone.", "§3.2", setp(("chunks", 0, "zone"), "hot"), "chunk_enums_and_ranges"),
     ("tier_frozen", "tier frozen is not hot, warm or cold.", "§3.2", setp(("chunks", 0, "tier"), "frozen"), "chunk_enums_and_ranges"),
     ("importance_above_one", "importance 1.5 is outside 0..1.", "§3.2", setp(("chunks", 0, "importance"), 1.5), "chunk_enums_and_ranges"),
@@ -124,6 +131,16 @@ INVALID: list[tuple[str, str, str, Any, str]] = [
      setp(("chunks", 0, "metadata"), {"api_key": "sk-live-0123456789abcdef"}), "no_credentials_in_bundle"),
     ("audit_log_section", "The bundle carries an audit_log section.", "§6",
      lambda d: d.update(audit_log=[{"who": "admin", "what": "login"}]), "no_credentials_in_bundle"),
+    ("github_token_in_metadata", "A chunk's metadata carries a github_token of no well-known shape.", "§6",
+     setp(("chunks", 0, "metadata"), {"github_token": "0f3a9c2e7b"}), "no_credentials_in_bundle"),
+    ("openai_api_key_in_agents", "An agent record carries an openai_api_key.", "§6",
+     lambda d: d["agents"].append({"name": "a", "openai_api_key": "not-a-known-shape"}), "no_credentials_in_bundle"),
+    ("session_cookie_in_metadata", "A chunk's metadata carries a session_cookie.", "§6",
+     setp(("chunks", 0, "metadata"), {"session_cookie": "sid=7f00a1"}), "no_credentials_in_bundle"),
+    ("x_audit_log_section", "The bundle carries an x_audit_log vendor section.", "§6",
+     lambda d: d.update(x_audit_log=[{"who": "admin"}]), "no_credentials_in_bundle"),
+    ("audit_top_level", "The bundle carries a top-level audit section.", "§6",
+     lambda d: d.update(audit={"events": [{"who": "admin"}]}), "no_credentials_in_bundle"),
     ("token_in_content", "A chunk's content carries a bearer token.", "§6",
      setp(("chunks", 0, "content"), "my token is sk-proj-AAAAAAAAAAAAAAAAAAAA"), "no_credentials_in_bundle"),
 ]
@@ -131,9 +148,13 @@ INVALID: list[tuple[str, str, str, Any, str]] = [
 NOT_RESEALED = {
     "counts_off_by_one": ("manifest.counts.chunks is one more than the chunks present.", "§5 Level 1",
                           lambda d: d["manifest"]["counts"].update(chunks=2), "counts_accurate", None),
-    "checksum_bit_flipped": ("One hex digit of the checksum flipped: a failure under the strict profile.", "§3.6",
+    "checksum_bit_flipped": ("One hex digit of the checksum flipped: Level 1 requires a valid checksum.", "§3.6",
                              lambda d: d["manifest"].update(checksum=("1" if d["manifest"]["checksum"][0] != "1" else "2") + d["manifest"]["checksum"][1:]),
-                             "checksum_present_and_valid", "strict"),
+                             "checksum_present_and_valid", None),
+    "checksum_before_exported_at": ("The checksum was computed before exported_at was stamped.", "§3.6",
+                                    lambda d: d.update(exported_at="2026-05-28T12:00:01Z"), "checksum_present_and_valid", None),
+    "checksum_missing": ("The manifest has no checksum: Level 1 requires a valid one.", "§5 Level 1",
+                         lambda d: d["manifest"].pop("checksum"), "checksum_present_and_valid", None),
 }
 
 
@@ -143,9 +164,9 @@ def write(folder: str, case: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    shutil.rmtree(OUT, ignore_errors=True)
-    (OUT / "valid").mkdir(parents=True)
-    (OUT / "invalid").mkdir()
+    for folder in ("valid", "invalid"):  # requirements.json beside them is kept
+        shutil.rmtree(OUT / folder, ignore_errors=True)
+        (OUT / folder).mkdir(parents=True)
     for cid, desc, section, doc, warnings in VALID:
         write("valid", {"id": cid, "description": desc, "spec": SPEC, "section": section, "verdict": "valid",
                         "breaks": [], "warnings": warnings, "document": doc})

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from ..core.model import Unsupported
 from ..targets.base import Rejected
 from .memoryai import ReferenceBrain
 
@@ -25,12 +26,14 @@ async def _body(request: Request) -> bytes | Response:
     return bytes(raw)
 
 
-def make_app(brain: ReferenceBrain) -> Starlette:
+def make_app(brain: ReferenceBrain, multipart_field: str = "file", rejection_status: int = 422) -> Starlette:
     def call(op: str, body: Any) -> Response:
         try:
             result = getattr(brain, op)(body)
         except Rejected as exc:
-            return JSONResponse(exc.body, status_code=422)
+            return JSONResponse(exc.body, status_code=rejection_status)
+        except Unsupported as exc:  # an operation this brain does not offer: the route is absent
+            return JSONResponse({"detail": exc.reason}, status_code=404)
         if isinstance(result, bytes):
             media = "application/x-ndjson" if op == "export_stream" else "text/markdown; charset=utf-8"
             return Response(result, media_type=media)
@@ -50,16 +53,20 @@ def make_app(brain: ReferenceBrain) -> Starlette:
 
     async def import_file(request: Request) -> Response:
         form = await request.form(max_files=1, max_fields=10)
-        upload = form.get("file")
+        upload = form.get(multipart_field)
         if upload is None or isinstance(upload, str):
-            return JSONResponse({"success": False, "report": {"warnings": ["multipart field 'file' is missing"]}}, status_code=400)
+            return JSONResponse({"success": False, "report": {"warnings": [f"multipart field {multipart_field!r} is missing"]}},
+                                status_code=400)
         data = await upload.read(MAX_BODY + 1)
         if len(data) > MAX_BODY:
             return JSONResponse({"success": False, "report": {"warnings": ["file over 64 MiB"]}}, status_code=413)
         return call("import_file", data)
 
     async def spec(request: Request) -> Response:
-        return PlainTextResponse(brain.spec(None).decode(), media_type="text/markdown")
+        try:
+            return PlainTextResponse(brain.spec(None).decode(), media_type="text/markdown")
+        except Unsupported as exc:
+            return JSONResponse({"detail": exc.reason}, status_code=404)
 
     async def root(request: Request) -> Response:
         return JSONResponse({"service": "memconform MemoryAI reference", "spec": "/v1/spec"})

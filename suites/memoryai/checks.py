@@ -46,6 +46,15 @@ LEVEL_3_CLAUSE = ("roundtrip_equivalent",)
 HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equivalent", "import_file_multipart",
                "spec_endpoint", "import_report_shape")
 
+def _probe(target: Any) -> bool:
+    """`memconform run` without --suite: a MemoryAI target exports a memoryai-bundle."""
+    try:
+        reply = target.call("export", {"scope": "full"})
+    except Exception:  # refused, absent, garbage: not a MemoryAI target
+        return False
+    return bool(reply.ok and mai.detect(reply.body))
+
+
 def _reference() -> Any:
     """`reference:memoryai`: the embedded implementation."""
     from memconform.reference.memoryai import ReferenceBrain
@@ -85,7 +94,8 @@ SUITE = register_suite(SuiteSpec(
     document_source=c.seed_and_export,
     detect=mai.detect,
     routes=mai.ROUTES,
-    reference=_reference, mutants=_mutants, serve=_serve, replay=_replay,
+    reference=_reference, mutants=_mutants, serve=_serve, replay=_replay, probe=_probe,
+    hints=("generator", "exported_at", "chunks", "memory_edges", "entities", "l2_sessions", "mood_states", "agents"),
 ))
 
 target_check = partial(check, suite=mai.SUITE, spec=SPEC)

@@ -51,9 +51,11 @@ def export(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str,
     return doc
 
 
-def import_bundle(ctx: Any, bundle: Any, op: str = "import_bundle") -> Reply:
-    """Import a bundle; its chunks are deleted at the end of the run where the target offers deletion."""
-    remember_written(ctx, bundle)
+def import_bundle(ctx: Any, bundle: Any, op: str = "import_bundle", remember: bool = True) -> Reply:
+    """Import a bundle; its chunks are deleted at the end of the run where the target offers deletion
+    (`remember=False` for a bundle the target itself exported: the run must not delete the target's data)."""
+    if remember:
+        remember_written(ctx, bundle)
     if op == "import_file":
         raw = json.dumps(bundle, ensure_ascii=False).encode("utf-8")
         reply = import_file(ctx, raw)
@@ -283,7 +285,7 @@ def by_hash(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for c in doc.get("chunks", []) or []:
         if isinstance(c, dict):
             h = c.get("content_hash") or (mai.content_hash(c["content"]) if isinstance(c.get("content"), str) else None)
-            out.setdefault(h, []).append(c)
+            out.setdefault(h.lower() if isinstance(h, str) else h, []).append(c)  # "<sha256 hex>" of either case
     return out
 
 

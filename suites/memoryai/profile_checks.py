@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import Failure, SkipCheck
+from memconform.core.suite import replay_command
 from memconform.formats import memoryai as mai
 
 from . import client as c
@@ -46,7 +47,7 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
         path = _save_example(ctx, failing.get("bundle"))
         for f in found:
             if path:
-                f.detail = (f.detail + f"; failing bundle saved; replay with: memconform replay {path} --suite memoryai").strip("; ")
+                f.detail = (f.detail + f"; failing bundle saved; replay with: {replay_command(ctx.reproduce_base, 'memoryai', str(path))}").strip("; ")
         yield from found
 
 
@@ -59,7 +60,7 @@ def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
         yield Failure("a conformant bundle was refused", reply.raw[:300], "accepted")
         return
     first = c.export(ctx, "full")
-    c.import_bundle(ctx, first)
+    c.import_bundle(ctx, first, remember=False)
     yield from roundtrip_differences(doc, first, c.export(ctx, "full"))
 
 

@@ -24,7 +24,8 @@ def _chunks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out = {}
     for ch in doc.get("chunks") or []:
         if isinstance(ch, dict) and isinstance(ch.get("content"), str):
-            out[ch.get("content_hash") or content_hash(ch["content"])] = ch
+            h = ch.get("content_hash") or content_hash(ch["content"])
+            out[h.lower() if isinstance(h, str) else h] = ch  # hex of either case
     return out
 
 
