@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -36,20 +37,25 @@ def _options(pairs: list[str]) -> dict[str, str]:
 
 def _profile(args: argparse.Namespace) -> Profile:
     profile = Profile.named(args.profile, seed=getattr(args, "seed", None), options=_options(args.option))
+    bounds = {"run_deadline_s": getattr(args, "run_deadline", None), "call_deadline_s": getattr(args, "call_deadline", None)}
+    if any(v is not None for v in bounds.values()):
+        profile.limits = dataclasses.replace(profile.limits, **{k: v for k, v in bounds.items() if v is not None})
     return profile
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .session import Session
 
+    profile = _profile(args)
+    api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
     if args.suite:
         suites = args.suite
         for name in suites:
             load_suite(name)
-    else:  # every suite this installation carries
+    elif args.target:  # the suites this target speaks
+        suites = probe_suites(args.target, profile, api_key)
+    else:  # every suite this installation carries, each against its embedded reference
         suites = list(installed())
-    profile = _profile(args)
-    api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
     report_dir = Path(args.report_dir)
     target = args.target
     session = Session(suites, target, profile, report_dir, api_key, args.check or None,
@@ -74,103 +80,98 @@ def cmd_run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
+def probe_suites(target: str, profile: Profile, api_key: str | None) -> list[str]:
+    """The installed suites whose `probe` says the target speaks them (run without --suite)."""
+    from .targets import open_target
+
+    spoken, unprobed = [], []
+    for suite in all_suites():
+        if suite.probe is None:
+            unprobed.append(suite.name)
+            continue
+        with open_target(target, suite.routes, profile.limits, api_key) as tgt:
+            tgt.preflight()  # a target that does not answer is one start-up error, not "speaks nothing"
+            try:
+                if suite.probe(tgt):
+                    spoken.append(suite.name)
+            except Exception:  # noqa: BLE001  a probe that cannot tell: not this suite
+                pass
+    probed = ", ".join(s.name for s in all_suites() if s.probe is not None)
+    not_probed = f"; suites without a probe, name them with --suite: {', '.join(unprobed)}" if unprobed else ""
+    if not spoken:
+        raise HarnessError(f"{target} speaks none of the suites that can be probed ({probed}){not_probed}")
+    print(f"memconform run: the target speaks {', '.join(spoken)} (probed: {probed}){not_probed}")
+    return spoken
+
+
 def read_document(path: Path, max_bytes: int) -> tuple[bytes, Any]:
+    """(bytes, parsed JSON) of a file, or (bytes, NotWellFormed) when it is not one JSON text."""
+    from .validate import NotWellFormed, parse_json, read_all
+
+    raw = read_all(path, max_bytes)
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if size > max_bytes:
-        raise HarnessError(f"{path} is {size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
-    raw = path.read_bytes()
-    try:
-        return raw, json.loads(raw)
-    except UnicodeDecodeError:
-        raise HarnessError(f"{path} is not UTF-8 text") from None
-    except ValueError as exc:
+        return raw, parse_json(raw)
+    except NotWellFormed as exc:
         return raw, exc
 
 
-def detect_suite(raw: bytes, doc: Any, wanted: str | None) -> str:
-    suites = installed()
-    if wanted:
-        if wanted not in suites:
-            raise HarnessError(f"unknown format {wanted!r}; known: {', '.join(suites)}")
-        return wanted
-    for name, suite in suites.items():
-        if suite.detect is not None and suite.detect(doc if not isinstance(doc, Exception) else raw):
-            return name
-    if isinstance(doc, Exception):
-        raise HarnessError(f"not JSON ({doc}) and no format recognises it; name one with --format")
-    raise HarnessError(f"no known format recognises this document (formats: {', '.join(suites)}); name one with --format")
-
-
-STREAM_HEAD_BYTES = 64 * 1024
-
-
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
-    """(suite, document) when the file is in a format read line by line (SuiteSpec.stream), else None.
+    from .validate import open_stream as opened
 
-    Detection sees only the file's first whole lines; the document is opened, never loaded, so
-    --max-bytes (a memory guard) does not apply to it."""
-    streaming = [s for s in installed().values() if s.stream is not None and wanted in (None, s.name)]
-    if not streaming:
-        return None
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(STREAM_HEAD_BYTES)
-    except OSError:
-        return None  # read_document says what is wrong with the file
-    head = head[: head.rfind(b"\n") + 1] or head
-    for suite in streaming:
-        if suite.stream is not None and (wanted or (suite.detect is not None and suite.detect(head))):
-            return suite.name, suite.stream(path)
-    return None
+    return opened(path, wanted)
+
+
+def _same_cause(r: Result) -> tuple[Any, ...]:
+    first = r.failures[0].to_json() if r.failures else {}
+    return (r.outcome, r.reason, first.get("title"), first.get("path"), len(r.failures))
+
+
+def _print_validation(results: list[Result], warnings: list[Result]) -> None:
+    """Each problem with received, expected and path; checks that share one cause are printed once."""
+    groups: dict[tuple[Any, ...], list[Result]] = {}
+    for r in results:
+        if r.outcome in (Outcome.FAILED, Outcome.ERRORED):
+            groups.setdefault(_same_cause(r), []).append(r)
+    for same in groups.values():
+        r = same[0]
+        tag = "WARN " if r in warnings else ("ERROR" if r.outcome is Outcome.ERRORED else "FAIL ")
+        print(f"{tag} {r.check_id} [{r.section} {r.keyword}]")
+        if len(same) > 1:
+            print(f"      the same cause in {len(same) - 1} more: {', '.join(x.check_id for x in same[1:])}")
+        for f in r.failures[:20]:
+            j = f.to_json()
+            print(f"      {j['title']}")
+            print(f"        at {j['path']}")
+            print(f"        received {json.dumps(j['received'], ensure_ascii=False)}")
+            print(f"        expected {json.dumps(j['expected'], ensure_ascii=False)}")
+        if len(r.failures) > 20:
+            print(f"      ... and {len(r.failures) - 20} more")
+        if r.reason:
+            print(f"      {r.reason}")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .session import validate_document
+    from .validate import validate_file
 
-    streamed = open_stream(Path(args.file), args.format)
-    if streamed is not None:
-        suite_name, doc = streamed
-    else:
-        raw, doc = read_document(Path(args.file), args.max_bytes)
-        suite_name = detect_suite(raw, doc, args.format)
-        suite = get_suite(suite_name)
-        if suite.parse is not None:  # a format that is not plain JSON; a JSON one is parsed once, above
-            try:
-                doc = suite.parse(raw)
-            except ValueError as exc:
-                raise HarnessError(f"{args.file} cannot be parsed as {suite_name}: {exc}") from None
-        elif isinstance(doc, Exception):
-            raise HarnessError(f"{args.file} is not JSON: {doc}")
     profile = _profile(args)
-    results = validate_document(doc, suite_name, profile, args.check or None)
-    invalid = [r for r in results if r.blocking]
-    errored = [r for r in results if r.outcome is Outcome.ERRORED and not r.blocking]
+    suite, how, results = validate_file(Path(args.file), args.format, profile, args.check or None, args.max_bytes)
+    invalid = [r for r in results if r.blocking and r.outcome is Outcome.FAILED]
+    errored = [r for r in results if r.outcome is Outcome.ERRORED]
     warnings = [r for r in results if r.outcome is Outcome.FAILED and not r.blocking]
-    verdict = "invalid" if invalid or errored else "valid"
+    verdict = "invalid" if invalid else "not assessed" if errored else "valid"
     if args.json:
         print(json.dumps({
-            "file": args.file, "format": suite_name, "verdict": verdict, "profile": profile.name,
+            "file": args.file, "format": suite.name, "named_by": how, "verdict": verdict, "profile": profile.name,
             "failed": [r.check_id for r in invalid], "warnings": [r.check_id for r in warnings],
             "errored": [r.check_id for r in errored],
             "results": [r.to_json() for r in results if r.outcome is not Outcome.PASSED],
         }, ensure_ascii=False, indent=1))
     else:
-        for r in invalid + errored + warnings:
-            tag = "WARN " if r in warnings else ("ERROR" if r.outcome is Outcome.ERRORED else "FAIL ")
-            print(f"{tag} {r.check_id} [{r.section} {r.keyword}]")
-            for f in r.failures[:20]:
-                print(f"      {f.title} at {f.path}: received {json.dumps(f.to_json()['received'], ensure_ascii=False, default=str)}")
-            if len(r.failures) > 20:
-                print(f"      ... and {len(r.failures) - 20} more")
-            if r.reason:
-                print(f"      {r.reason}")
-        print(f"{args.file}: {suite_name} {verdict} ({len(invalid)} failed, {len(warnings)} warnings, {len(results)} checks)")
-    if errored:
-        return 2
-    return 1 if invalid else 0
+        _print_validation(results, warnings)
+        named = "" if how in ("detected", "--format") else f" (named by {how})"
+        print(f"{args.file}: {suite.name}{named} {verdict} ({len(invalid)} failed, {len(errored)} errored, "
+              f"{len(warnings)} warnings, {len(results)} checks)")
+    return 0 if verdict == "valid" else 1
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -252,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report-dir", default="reports/latest")
     run.add_argument("--api-key", help="sent as a bearer token; redacted everywhere (or MEMCONFORM_API_KEY)")
     run.add_argument("--seed", type=int, help="hypothesis seed (printed in every run header)")
+    run.add_argument("--run-deadline", type=float, metavar="SECONDS",
+                     help="bound on the run against one target (default 1800): after it every remaining check "
+                          "errors with \"run deadline reached\" and the report is completed")
+    run.add_argument("--call-deadline", type=float, metavar="SECONDS",
+                     help="bound on one exchange with the target, from connecting to the last byte (default 60)")
     profile_args(run)
     run.set_defaults(func=cmd_run)
 
@@ -299,17 +305,38 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0) and 2
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # `memconform list | head`: the reader has all it wanted
+        _silence_stdout()
+        return 0 if args.command in ("list", "coverage") else 2
     except HarnessError as exc:
-        print(f"memconform: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, f"error: {exc}")
     except KeyboardInterrupt:
-        print("memconform: interrupted", file=sys.stderr)
-        return 2
+        return _error(args, "interrupted")
     except Exception as exc:  # a harness bug: say so in one line, never a traceback, never a pass
-        print(f"memconform: internal error: {type(exc).__name__}: {exc} (please report; rerun with MEMCONFORM_DEBUG=1 for a traceback)", file=sys.stderr)
         if os.environ.get("MEMCONFORM_DEBUG"):
             raise
-        return 2
+        return _error(args, f"internal error: {type(exc).__name__}: {exc} "
+                            "(please report; rerun with MEMCONFORM_DEBUG=1 for a traceback)")
+
+
+def _error(args: argparse.Namespace, message: str) -> int:
+    """One line on stderr; with --json, the same as JSON on stdout, so a script always reads JSON."""
+    print(f"memconform: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        try:
+            print(json.dumps({"error": message, "exit_code": 2}, ensure_ascii=False))
+        except BrokenPipeError:
+            _silence_stdout()
+    return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ core never names a suite module itself.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -70,6 +71,21 @@ class SuiteSpec:
     # `memconform run` without --suite: does this target speak the suite? (None: the suite runs
     # only against its own reference)
     probe: Callable[[Any], bool] | None = None
+    # `memconform validate`: top-level keys of the format's envelope; a document with two or more of
+    # one suite's hints (and fewer of any other's) is named as that format even when `detect` says no
+    hints: tuple[str, ...] = ()
+
+
+def replay_command(reproduce_base: str, suite: str, path: str) -> str:
+    """The `memconform replay` line for a saved example: the run's target, and its key as the variable."""
+    parts = shlex.split(reproduce_base) if reproduce_base else []
+    words = ["memconform", "replay", path, "--suite", suite]
+    if "--target" in parts[:-1]:
+        words += ["--target", parts[parts.index("--target") + 1]]
+    line = " ".join(shlex.quote(w) for w in words)
+    if "$MEMCONFORM_API_KEY" in reproduce_base:
+        line += ' --api-key "$MEMCONFORM_API_KEY"'
+    return line
 
 
 def register_suite(spec: SuiteSpec) -> SuiteSpec:

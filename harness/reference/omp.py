@@ -816,7 +816,7 @@ def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memor
         print(f"  {'tool key (' + tool + '):':<30} {key}", flush=True)
     print(f"  other-user key:                {keys.other_user_key}", flush=True)
     print(f"  credentials file:              {credentials}", flush=True)
-    print(f"  run: memconform run --suite omp --target {base} --api-key {keys.global_key} "
+    print(f"  run: memconform run --suite omp --target {base} --api-key={keys.global_key} "
           f"--option omp.credentials={credentials} --option omp.ai_endpoints=no-key --report-dir /tmp/omp-report",
           flush=True)
     try:

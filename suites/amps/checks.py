@@ -49,4 +49,5 @@ SUITE = register_suite(SuiteSpec(
     document_source=seed_and_export,
     detect=amps.detect,
     reference=_reference, mutants=_mutants,
+    hints=("subject", "atoms", "artifacts", "export_version"),
 ))

@@ -55,4 +55,5 @@ SUITE = register_suite(SuiteSpec(
             Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
     document_source=exported_graph, detect=mz.detect, stream=mz.open_file,
     reference=_reference, mutants=_mutants,
+    hints=("taxonomy", "stores", "integrity"),
 ))
