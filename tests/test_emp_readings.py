@@ -142,8 +142,7 @@ def test_pinned_reading_catches_its_mutant(option: str) -> None:
 
 
 def test_rule_table_equals_registered_file_checks() -> None:
-    REGISTRY.for_suite("emp")
-    file_checks.assert_rules_registered()
+    file_checks.verify_rule_registration()
     assert {c.id for c in REGISTRY.for_suite("emp") if c.kind == "document"} == {f"emp.{n}" for n in emp.RULES}
     for name, rule in emp.RULES.items():  # one spelling: the check carries the rule's own sentence
         assert REGISTRY.get(f"emp.{name}").sentence == " ".join(rule.sentence.split())
@@ -158,3 +157,12 @@ def test_invalid_utf8_line_fails_lines_utf8_only_there(tmp_path) -> None:
     results = {r.check_id: r for r in validate_document(emp.LineStream(path), "emp", Profile.named("ci"))}
     assert [f.path for f in results["emp.lines_utf8"].failures] == ["line 2"]
     assert {c for c, r in results.items() if r.outcome.value != "passed"} == {"emp.lines_utf8"}
+
+
+def test_registration_check_fires_when_table_and_checks_differ(monkeypatch) -> None:
+    from memconform.core.model import HarnessError
+
+    extra = emp.Rule("not_a_check", "Schema", "MUST", "Required Fields", "x", None)
+    monkeypatch.setitem(emp.RULES, "not_a_check", extra)
+    with pytest.raises(HarnessError, match="not_a_check"):
+        file_checks.verify_rule_registration()

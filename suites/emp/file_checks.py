@@ -24,27 +24,26 @@ def findings(doc: Any, ctx: Any) -> emp.Findings:
     return found
 
 
-def pinned(ctx: Any, readings: tuple[str, ...]) -> bool:
-    """Does the profile pin one of these readings (errata options), making the problem a failure?"""
-    for name in readings:
-        option, value, _ = emp.READINGS[name]
-        if ctx.option(option) == value:
-            return True
-    return False
+def pinned(ctx: Any, reading: str) -> bool:
+    """Does the profile pin this reading (an errata option), making the problem a failure?"""
+    option, value = emp.PINNED[reading]
+    return bool(ctx.option(option) == value)
 
 
 def rule_failures(rule: emp.Rule, doc: Any, ctx: Any) -> Iterator[Failure]:
     found = findings(doc, ctx)
-    offenders = found.offenders.get(rule.name, [])
+    offenders = found.offenders.get(rule.key, [])
     listed = 0
     for n, message, value, readings in offenders:
-        if readings and not pinned(ctx, readings):
-            for name in readings:  # another plausible reading holds: seen, not failed
-                ctx.reading(emp.READINGS[name][2], f"not {name}: {message}")
+        unpinned = [r for r in readings if not pinned(ctx, r)]
+        if unpinned:  # a problem only under a reading the default does not pin: note what was seen
+            for reading in unpinned:
+                point, _, value = reading.partition(":")
+                ctx.reading(point, f"not {value}")
             continue
         listed += 1
         yield Failure(message, value, rule.expected, f"line {n}", readings=readings)
-    more = found.counts.get(rule.name, 0) - len(offenders)
+    more = found.counts.get(rule.key, 0) - len(offenders)
     if more and listed:
         yield Failure(f"{more} more lines break this rule (the first {len(offenders)} are listed)", more, 0,
                       f"after line {offenders[-1][0]}")
@@ -54,22 +53,19 @@ def _file_check(rule: emp.Rule) -> Callable[[Any, Any], Iterator[Failure]]:
     def run(doc: Any, ctx: Any) -> Iterator[Failure]:
         yield from rule_failures(rule, doc, ctx)
 
-    run.__name__ = run.__qualname__ = rule.name
+    run.__name__ = run.__qualname__ = rule.key
     run.__doc__ = f"Every line: {rule.expected} ({rule.section})."
     return doc_check(section=rule.section, keyword=rule.keyword, sentence=rule.sentence)(run)
 
 
-FILE_CHECKS = {name: _file_check(rule) for name, rule in emp.RULES.items()}
+FILE_CHECKS: dict[str, Callable[[Any, Any], Iterator[Failure]]] = {key: _file_check(rule) for key, rule in emp.RULES.items()}
 
 
-def registered_file_checks() -> set[str]:
-    return {c.id for c in REGISTRY.for_suite(emp.SUITE) if c.kind == "document"}
+def verify_rule_registration() -> None:
+    """The scanner's rule keys are exactly the registered file checks (jsonschema's keyword table, checked)."""
+    registered = {key for key in FILE_CHECKS if REGISTRY.get(f"{emp.SUITE}.{key}").fn is FILE_CHECKS[key]}
+    if registered != set(emp.RULES):
+        raise HarnessError(f"emp rule table and registered checks differ: {sorted(set(emp.RULES) ^ registered)}")
 
 
-def assert_rules_registered() -> None:
-    """The scanner's rule keys are exactly the registered file checks (as jsonschema's keyword table)."""
-    want = {f"{emp.SUITE}.{name}" for name in emp.RULES}
-    got = registered_file_checks()
-    if want != got:
-        raise HarnessError(f"emp rule table and file checks differ: rules only {sorted(want - got)}, "
-                           f"checks only {sorted(got - want)}")
+verify_rule_registration()

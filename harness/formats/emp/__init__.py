@@ -52,12 +52,12 @@ declare_option(SUITE, "ts_form", "number", ("number", "integer"),
 declare_option(SUITE, "encrypted_prefix", "declared", ("declared", "reserved"),
                "content starting with \"encrypted:\": may be plain text (default) or must be encrypted:ALGORITHM:base64")
 
-# reading name -> (option, value that pins it, errata point): a problem carrying a reading is a
-# failure only when the profile pins that reading
-READINGS: dict[str, tuple[str, str, str]] = {
-    "id is UUID v4 only": ("id_version", "v4", "E10"),
-    "ts is whole milliseconds": ("ts_form", "integer", "E11"),
-    "the encrypted: prefix is reserved": ("encrypted_prefix", "reserved", "E12"),
+# reading "<errata point>:<option value>" -> (option, value): a problem carrying a reading is a
+# failure only when the profile pins that reading (the same shape as memconform.formats.memorizz)
+PINNED: dict[str, tuple[str, str]] = {
+    "E10:v4": ("id_version", "v4"),
+    "E11:integer": ("ts_form", "integer"),
+    "E12:reserved": ("encrypted_prefix", "reserved"),
 }
 
 
@@ -162,7 +162,7 @@ LineRuleFn = Callable[[dict[str, Any]], Iterator[Problem]]
 
 @dataclass(frozen=True)
 class Rule:
-    name: str  # the check id without the suite prefix
+    key: str  # the check id without the suite prefix
     section: str
     keyword: str
     sentence: str  # verbatim from the spec
@@ -208,7 +208,7 @@ def id_uuid4(entry: dict[str, Any]) -> Iterator[Problem]:
     if not (isinstance(entry_id, str) and UUID_RE.match(entry_id)):
         yield "id must be a UUID", entry_id, ()
     elif not UUID4_RE.match(entry_id):  # the spec's own examples are UUID v1 (errata E10)
-        yield "id is a UUID but not version 4", entry_id, ("id is UUID v4 only",)
+        yield "id is a UUID but not version 4", entry_id, ("E10:v4",)
 
 
 @rule("Required Fields", "MUST", "Unix timestamp in milliseconds", "a non-negative number of milliseconds")
@@ -219,7 +219,7 @@ def ts_millis(entry: dict[str, Any]) -> Iterator[Problem]:
     if not is_ts(ts) or ts < 0:
         yield "ts must be a non-negative Unix time in milliseconds", ts, ()
     elif type(ts) is float and not ts.is_integer():  # JSON has one number type: 5.0 is 5 (errata E11)
-        yield "ts is not a whole number of milliseconds", ts, ("ts is whole milliseconds",)
+        yield "ts is not a whole number of milliseconds", ts, ("E11:integer",)
 
 
 @rule("Required Fields", "MUST", 'Reverse domain notation (e.g., "com.company.appname")', "reverse domain notation")
@@ -259,11 +259,10 @@ def encrypted_content_form(entry: dict[str, Any]) -> Iterator[Problem]:
     c = entry.get("content")
     if isinstance(c, str) and c.startswith("encrypted:") and not ENCRYPTED_RE.match(c):
         # plain text may start with "encrypted:" too (errata E12): a failure only when the prefix is reserved
-        yield "content starts with encrypted: but is not encrypted:ALGORITHM:base64", c, (
-            "the encrypted: prefix is reserved",)
+        yield "content starts with encrypted: but is not encrypted:ALGORITHM:base64", c, ("E12:reserved",)
 
 
-LINE_RULES: tuple[tuple[str, LineRuleFn], ...] = tuple((r.name, r.fn) for r in RULES.values() if r.fn is not None)
+LINE_RULES: tuple[tuple[str, LineRuleFn], ...] = tuple((r.key, r.fn) for r in RULES.values() if r.fn is not None)
 
 
 # ---- one pass over a file --------------------------------------------------------------------
