@@ -249,6 +249,13 @@ CASES: list[dict[str, Any]] = [
          document=sealed(lambda a: kb(a)["data"].update({"\uff61": 1, "\U0001f600": 2}), key_order="utf16"),
          description="Keys mixing U+FF61 and an astral character, sealed with keys sorted by UTF-16 code units "
                      "(a browser's sort): errata M2 accepts either order"),
+    dict(id="integer-beyond-safe-range", verdict="valid", section="Integrity and validation",
+         document=sealed(lambda a: kb(a)["data"].update(sequence=9007199254740993)),
+         warnings=["memorizz.integers_safe"],
+         description="A counter of 2**53 + 1 written as a number, not a string: a SHOULD-level warning"),
+    dict(id="scope-user-scoped-string", breaks=["memorizz.manifest_field_types"], section="Manifest",
+         document=sealed(lambda a: a["manifest"]["scope"].update(user_scoped="yes")),
+         description="scope.user_scoped written as a string, not a boolean"),
     dict(id="integrity-digest-newline", breaks=["memorizz.integrity_form", "memorizz.integrity_digest"],
          section="Envelope", document=unsealed(lambda a: a["integrity"].update(digest=a["integrity"]["digest"] + "\n")),
          description="The digest followed by a newline: 65 characters, not 64"),

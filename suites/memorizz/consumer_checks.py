@@ -107,7 +107,9 @@ def restore_keeps_ids(ctx: Any) -> Iterator[Failure]:
         if got[1].get("id") != record["id"]:
             yield Failure("a restored record has a new id", got[1].get("id"), record["id"], f"$.stores.{store}")
         data = got[1].get("data") or {}
-        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", mz.NATURAL_IDS_IMPLIED.get(store)):
+        # scope and links stay explicit fields; tool schemas stay data (their api_key property is interface)
+        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", "parameters",
+                    mz.NATURAL_IDS_IMPLIED.get(store)):
             if key and key in record["data"] and data.get(key) != record["data"][key]:
                 yield Failure(f"a restored record changed its {key}", data.get(key), record["data"][key],
                               f"$.stores.{store}[id={record['id']}].data.{key}")

@@ -157,6 +157,30 @@ def integrity_digest(doc: Any, ctx: Any) -> Iterator[Failure]:
     yield Failure("integrity.digest is not the sha256 of the canonical JSON", claimed, actual, "$.integrity.digest")
 
 
+SAFE_INTEGER = 2**53 - 1
+
+
+def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
+    stack = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, f"{where}.{k}") for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
+        elif type(node) is int and abs(node) > SAFE_INTEGER:
+            yield where, node
+
+
+@doc_check(section="Integrity and validation", keyword="SHOULD",
+           sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
+def integers_safe(doc: Any, ctx: Any) -> Iterator[Failure]:
+    arc = readable(doc, ctx)
+    for path, number in sorted(_unsafe_integers(arc.value))[:20]:
+        yield Failure("an integer beyond JavaScript's safe range is written as a number", number,
+                      f"a string (|n| <= {SAFE_INTEGER})", path)
+
+
 @doc_check(section="Integrity and validation", keyword="MUST",
            sentence="The default archive limits are 50 MiB and 100,000 records.")
 def within_limits(doc: Any, ctx: Any) -> Iterator[Failure]:

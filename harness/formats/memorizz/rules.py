@@ -258,6 +258,10 @@ def _scan_manifest(manifest: Any, present: bool, sizes: dict[str, int],
             # errata M5: entries are strings or objects (a warning with a code, a reference naming its store)
             add("manifest_field_types", f"manifest.{name} holds something other than strings or objects",
                 manifest[name], "array of strings or objects", f"$.manifest.{name}")
+    scope = manifest.get("scope")
+    if isinstance(scope, dict) and "user_scoped" in scope and not isinstance(scope["user_scoped"], bool):
+        add("manifest_field_types", "manifest.scope.user_scoped is not a boolean", scope["user_scoped"], "boolean",
+            "$.manifest.scope.user_scoped")
     includes = manifest.get("includes")
     if isinstance(includes, dict):
         for name in INCLUDES:

@@ -24,6 +24,12 @@ json_values = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(_text, inner, max_size=5)),
     max_leaves=30,
 )
+# what an archive holds: integers within JavaScript's safe range (the spec asks for strings beyond it)
+_archive_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**53 - 1), 2**53 - 1), _floats, _text),
+    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(_text, inner, max_size=5)),
+    max_leaves=30,
+)
 _ids = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=16)
 
 
@@ -33,7 +39,7 @@ def archives(draw: Any) -> dict[str, Any]:
     for store in draw(st.lists(st.sampled_from(STORES), max_size=6, unique=True)):
         for rid in draw(st.lists(_ids, min_size=1, max_size=3, unique=True)):
             data: dict[str, Any] = {"memory_id": "harbor-demo", "content": draw(_text),
-                                    "extra": draw(st.dictionaries(_text, json_values, max_size=3))}
+                                    "extra": draw(st.dictionaries(_text, _archive_values, max_size=3))}
             data.pop("embedding", None)
             natural = NATURAL_IDS_IMPLIED.get(store)
             for key in draw(st.sets(st.sampled_from(["id", "_id", "natural"]))):
