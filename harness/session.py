@@ -164,7 +164,9 @@ class Session:
             finally:
                 ctx.target.close()
         if results or ctx is not None:
-            self.outcome.levels[suite_name] = _level_verdicts(suite, results, claimed)
+            ran = {r.check_id for r in results}
+            not_run = [c for c in REGISTRY.for_suite(suite_name) if c.id not in ran]
+            self.outcome.levels[suite_name] = _level_verdicts(suite, results, claimed, not_run, self.profile.strict)
 
     def finish(self) -> RunOutcome:
         """Close every suite, write the footer, render junit.xml and summary.md from the stream."""

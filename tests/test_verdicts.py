@@ -127,3 +127,12 @@ def test_begin_check_is_called_before_every_check():
     checks = [demo_suite.make_check(fn, kw, lv) for fn, kw, lv in demo_suite.CHECKS]
     results = list(run_checks(checks, ctx))
     assert target.begun == len(checks) and all(r.outcome is Outcome.PASSED for r in results)
+
+
+def test_a_level_is_not_conformant_on_a_selection_of_its_checks():
+    outcome, levels, _ = run("Reference", checks=["items_have_ids"])
+    assert levels["1"].line() == ("Level 1 Producer: not assessed (why: 1 of its checks were not selected for this run "
+                                  "(has_checksum))")
+    assert outcome.exit_code == 0  # what was asked for passed; the verdict says it is partial
+    outcome, levels, _ = run("NoChecksum", checks=["has_checksum"])
+    assert levels["1"].status == "not conformant" and outcome.exit_code == 1

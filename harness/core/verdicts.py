@@ -46,6 +46,7 @@ class LevelVerdict:
     implemented: bool = False  # some check of the level was more than not applicable
     selected: bool = False  # some check of the level was in this run
     optional: bool = False
+    partial: bool = False  # what ran passed, but checks that decide it were left out of the run
 
     @property
     def conformant(self) -> bool | None:
@@ -59,7 +60,7 @@ class LevelVerdict:
     def gating(self) -> bool:
         """Does this verdict make the run exit 1? Claimed or visibly implemented, and not conformant."""
         relevant = self.implemented or (bool(self.claimed) and self.selected)
-        return relevant and self.status not in (CONFORMANT, NOT_APPLICABLE)
+        return relevant and not self.partial and self.status not in (CONFORMANT, NOT_APPLICABLE)
 
     def line(self) -> str:
         if self.status == CONFORMANT:
@@ -96,8 +97,18 @@ def _reason(r: Result) -> str:
     return f"{_short(r.check_id)} {what}: {r.reason[:160]}"
 
 
-def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str] | None = None) -> list[LevelVerdict]:
+def _decides(level: Level, check: Any, strict: bool) -> bool:
+    short = _short(check.id)
+    absolute = check.keyword.value in ("MUST", "MUST NOT")
+    return short in level.clause or check.id in level.clause or (check.level == level.key and (absolute or strict))
+
+
+def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str] | None = None,
+                   not_run: Iterable[Any] = (), strict: bool = False) -> list[LevelVerdict]:
+    """`not_run`: the suite's checks left out of this run (--check, pytest -k): a level they decide
+    cannot be found conformant without them."""
     results = list(results)
+    not_run = list(not_run)
     verdicts: dict[str, LevelVerdict] = {}
     for level in suite.levels:
         own = [r for r in results if r.level == level.key]
@@ -142,6 +153,11 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
             v.why = [f"requires {p.title}, which is {p.status}" for p in prereqs if p.status != CONFORMANT]
         else:
             v.status = CONFORMANT
+        left_out = [_short(c.id) for c in not_run if _decides(level, c, strict)]
+        if v.status == CONFORMANT and left_out:
+            v.status = NOT_ASSESSED
+            v.partial = True
+            v.why = [f"{len(left_out)} of its checks were not selected for this run ({_list(left_out, 2)})"]
         verdicts[level.key] = v
     return list(verdicts.values())
 
