@@ -64,13 +64,12 @@ def auth_failures(ctx: Any, key: str | None) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.2", keyword="MUST", level="core",
-           sentence="OMP uses Bearer token authentication. Authorization: Bearer <api-key> — "
-                    "unauthorized 401: Missing or invalid API key (a missing key, on every endpoint but health)")
+           sentence='`unauthorized` 401 Missing or invalid API key')
 def auth_missing_key_401(ctx: Any) -> Iterator[Failure]:
     yield from auth_failures(ctx, None)
 
 
 @omp_check(section="§3.2", keyword="MUST", level="core",
-           sentence="unauthorized 401: Missing or invalid API key (a wrong key, on every endpoint but health)")
+           sentence='`unauthorized` 401 Missing or invalid API key')
 def auth_wrong_key_401(ctx: Any) -> Iterator[Failure]:
     yield from auth_failures(ctx, "memconform-wrong-key-" + c.word() + c.word())

@@ -38,40 +38,40 @@ def padded(ctx: Any, label: str, size: int, fill: str = "x") -> str:
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
-           sentence="content: string // Max 10,000 chars — 10,001 characters are 422 validation_error and nothing is stored")
+           sentence='content: string // The memory text. Plain natural language. Max 10,000 chars.')
 def rejects_content_over_max(ctx: Any) -> Iterator[Failure]:
     yield from refused_create(ctx, "long", {"content": padded(ctx, "long", omp.MAX_CONTENT)},
                               content=padded(ctx, "long", omp.MAX_CONTENT + 1))
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
-           sentence="tags: string[] // Max 20 tags — 21 tags are 422 validation_error and nothing is stored")
+           sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
 def rejects_too_many_tags(ctx: Any) -> Iterator[Failure]:
     yield from refused_create(ctx, "tags21", {"tags": [f"t{i}" for i in range(omp.MAX_TAGS - 1)]},
                               tags=[f"t{i}" for i in range(omp.MAX_TAGS)])  # plus the run tag: 20 and 21
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
-           sentence="tags: string[] // 50 chars each — a 51-character tag is 422 validation_error and nothing is stored")
+           sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
 def rejects_long_tag(ctx: Any) -> Iterator[Failure]:
     yield from refused_create(ctx, "tag51", {"tags": ["t" * omp.MAX_TAG_LEN]}, tags=["t" * (omp.MAX_TAG_LEN + 1)])
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
-           sentence="metadata?: Record<string, unknown> // Max 10 keys — 11 keys are 422 validation_error and nothing is stored")
+           sentence='metadata?: Record<string, unknown> // Max 10 keys, values must be JSON-serialisable')
 def rejects_too_many_metadata_keys(ctx: Any) -> Iterator[Failure]:
     yield from refused_create(ctx, "meta11", {"metadata": {f"k{i}": i for i in range(omp.MAX_METADATA_KEYS)}},
                               metadata={f"k{i}": i for i in range(omp.MAX_METADATA_KEYS + 1)})
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
-           sentence="namespace?: string // Max 100 chars — 101 characters are 422 validation_error and nothing is stored")
+           sentence='namespace?: string // Optional grouping (e.g. "project:myapp"). Max 100 chars.')
 def rejects_long_namespace(ctx: Any) -> Iterator[Failure]:
     yield from refused_create(ctx, "ns101", {"namespace": "n" * omp.MAX_NAMESPACE}, namespace="n" * (omp.MAX_NAMESPACE + 1))
 
 
 @omp_check(section="§2.2", keyword="MUST", level="core",
-           sentence="type: MemoryType — episodic, semantic or procedural; another type is 422 validation_error and nothing is stored")
+           sentence='type: MemoryType // Classification of memory (see §2.2)')
 def rejects_unknown_type(ctx: Any) -> Iterator[Failure]:
     yield from refused_create(ctx, "type", {"type": "procedural"}, type="opinion")
 
@@ -125,7 +125,7 @@ def case_failures(ctx: Any, check_name: str, lenient: tuple[str, ...] = ()) -> I
 
 
 @omp_check(section="§4", keyword="MUST", level="core",
-           sentence="validation_error 422: Request body failed schema validation (wrong JSON types, a missing content)")
+           sentence='`validation_error` 422 Request body failed schema validation')
 def rejects_wrong_types(ctx: Any) -> Iterator[Failure]:
     ev.control(c.create(ctx, c.memory(ctx, "types-ok")), "a create with every field of the right type")
     before = c.run_state(ctx)
@@ -134,8 +134,7 @@ def rejects_wrong_types(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
-           sentence="content Max 10,000 chars; Max 20 tags, 50 chars each; namespace Max 100 chars; metadata Max 10 keys — "
-                    "values at the limits are accepted as written")
+           sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
 def accepts_values_at_limits(ctx: Any) -> Iterator[Failure]:
     """Every value exactly at its limit, in ASCII, in a non-ASCII BMP letter (2 bytes in UTF-8) and in an
     astral character (2 UTF-16 code units): limits count characters, not bytes (errata O19)."""
@@ -171,7 +170,7 @@ def malformed_status(ctx: Any) -> tuple[int | None, str | None]:
 
 
 @omp_check(section="§4", keyword="MUST", level="core",
-           sentence="All errors use a consistent envelope — also for a body that is not JSON (errata O10, option malformed_json_status)")
+           sentence='All request and response bodies are JSON.')
 def malformed_json_rejected(ctx: Any) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "malformed"))
     ev.control(c.send(ctx, "PUT", f"/memories/{made['id']}", raw=b'{"tags": ["malformed-ok"]}'), "the same PUT with a JSON body")
@@ -185,23 +184,21 @@ def malformed_json_rejected(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="limit integer (default 20, max 100); offset integer; sort one of three; type a MemoryType — "
-                    "anything else is 422 validation_error (errata O9)")
+           sentence='`limit` integer Max results (default 20, max 100)')
 def list_rejects_bad_paging(ctx: Any) -> Iterator[Failure]:
     ev.control(c.list_(ctx, {"limit": "1", "offset": "0", "sort": "created_at_asc", "type": "semantic"}), "a list with valid paging")
     yield from case_failures(ctx, "list_rejects_bad_paging", lenient=("list-",))
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="POST /v1/memories/search: a mode other than keyword/semantic/hybrid, or a q, limit or tags of the wrong type, "
-                    "is 422 validation_error (errata O9)")
+           sentence='`validation_error` 422 Request body failed schema validation')
 def search_rejects_bad_input(ctx: Any) -> Iterator[Failure]:
     ev.control(c.search(ctx, {"q": "memconform", "mode": "keyword", "limit": 1, "tags": [c.run_tag(ctx)]}), "a valid search")
     yield from case_failures(ctx, "search_rejects_bad_input", lenient=("search-limit-negative", "search-mode-unknown"))
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence='Response 404 Not Found: { "error": "memory_not_found" } — on every id route (GET, PUT, DELETE /v1/memories/:id)')
+           sentence='Response 404 Not Found: { "error": "memory_not_found" }')
 def unknown_id_every_route(ctx: Any) -> Iterator[Failure]:
     missing = c.new_id()
     marker = ctx.unique("ghost")

@@ -91,8 +91,7 @@ def worker(ctx: Any, thread: int, shared: list[str], marker: str, ledger: Ledger
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="POST /v1/memories Response 201 Created; PUT Response 200 OK: Updated Memory object; "
-                    "DELETE Response 204 No Content — an acknowledged write holds under concurrent clients")
+           sentence='Implements all endpoints in §3.3 with correct HTTP methods and status codes')
 def concurrent_writers_nothing_lost(ctx: Any) -> Iterator[Failure]:
     marker = ctx.unique("conc")  # in every content and as a tag: this run's writers only
     shared = [c.created(ctx, c.memory(ctx, "conc-shared", content=f"{marker} shared seed {i}", tags=[marker]))["id"]

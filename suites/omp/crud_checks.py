@@ -25,8 +25,7 @@ def _created_rich(ctx: Any, label: str) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="PUT /v1/memories/:id: Update an existing memory. All fields are optional — only provided fields are updated. "
-                    "Response 200 OK: Updated Memory object")
+           sentence='updated_at: string // ISO 8601 UTC timestamp')
 def update_partial(ctx: Any) -> Iterator[Failure]:
     _, before = _created_rich(ctx, "update")
     new_tags = [c.run_tag(ctx), "updated"]
@@ -55,7 +54,7 @@ def updated_at_failures(old: Any, new: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="PUT /v1/memories/:id: Request body: Partial Memory object (excluding id, created_at)")
+           sentence='Request body: Partial Memory object (excluding id, created_at)')
 def update_keeps_id_and_created_at(ctx: Any) -> Iterator[Failure]:
     _, before = _created_rich(ctx, "immutable")
     other = c.new_id()
@@ -73,7 +72,7 @@ def update_keeps_id_and_created_at(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="PUT /v1/memories/:id: an update that fails schema validation is 422 validation_error and changes nothing (§4, errata O8)")
+           sentence='`validation_error` 422 Request body failed schema validation')
 def update_invalid_changes_nothing(ctx: Any) -> Iterator[Failure]:
     _, made = _created_rich(ctx, "update-bad")
     # the positive control: the same update with a valid value is accepted (then the refusals are judged)
@@ -89,7 +88,7 @@ def update_invalid_changes_nothing(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence='DELETE /v1/memories/:id: Response 204 No Content; Response 404 Not Found: { "error": "memory_not_found" }')
+           sentence='Response 404 Not Found: { "error": "memory_not_found" }')
 def delete_then_gone(ctx: Any) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "delete"))
     answer = c.delete(ctx, made["id"])
@@ -104,7 +103,7 @@ def delete_then_gone(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="Update an existing memory. All fields are optional — only provided fields are updated.")
+           sentence='expires_at: string | null // ISO 8601 UTC or null (never expires)')
 def update_clears_nullable(ctx: Any) -> Iterator[Failure]:
     """expires_at is `string | null`: an update giving null clears it (null is provided, and a value).
     namespace is optional: null clears it, or is refused with 422 and changes nothing (errata O8)."""

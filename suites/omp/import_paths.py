@@ -70,7 +70,7 @@ def import_bad_memory_reported(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="overwrite — overwrite existing memories")
+           sentence='overwrite — overwrite existing memories')
 def import_failed_overwrite_keeps_old(ctx: Any) -> Iterator[Failure]:
     """An overwrite whose new memory is invalid must leave the existing one as it was: a server that
     deletes the old row first and then fails to insert loses the memory."""
@@ -91,7 +91,7 @@ def import_failed_overwrite_keeps_old(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="Import memories from an OMP export file.")
+           sentence='Import memories from an OMP export file.')
 def export_import_round_trip(ctx: Any) -> Iterator[Failure]:
     """The target's own export, at about 2.5 MB, imported back: memories deleted meanwhile come back as
     they were, the others are skipped, no errors."""

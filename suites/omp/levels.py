@@ -22,7 +22,7 @@ omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 # ---- OMP-Search ----------------------------------------------------------------------------------
 
 @omp_check(section="§5", keyword="MUST", level="search",
-           sentence="OMP-Search: OMP-Core + semantic search with embeddings (semantic — vector similarity search)")
+           sentence='OMP-Search OMP-Core + semantic search with embeddings')
 def semantic_search(ctx: Any) -> Iterator[Failure]:
     near, far, query, tag = overlap_pair(ctx)
     answer = c.search(ctx, {"q": query, "mode": "semantic", "tags": [c.run_tag(ctx), tag]})
@@ -41,7 +41,7 @@ def semantic_search(ctx: Any) -> Iterator[Failure]:
 # ---- OMP-Full: namespacing ----------------------------------------------------------------------
 
 @omp_check(section="§5", keyword="MUST", level="full",
-           sentence="OMP-Full: namespacing — namespace string: Filter by namespace (GET /v1/memories)")
+           sentence='`namespace` string Filter by namespace')
 def list_filter_namespace(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m.get("namespace") == ds["namespace"]]
@@ -49,7 +49,7 @@ def list_filter_namespace(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§5", keyword="MUST", level="full",
-           sentence='OMP-Full: namespacing — POST /v1/memories/search "namespace": "project:myapp" filters the matches')
+           sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
 def search_filter_namespace(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = {m["id"] for m in ds["memories"] if m.get("namespace") == ds["namespace"]}
@@ -68,9 +68,8 @@ def tool_pair(ctx: Any) -> tuple[str, str, str]:
     return tools[0], keys[tools[0]], tools[1] if len(tools) > 1 else f"mc-unkeyed-{ctx.run_id}"
 
 
-@omp_check(section="§3.2", keyword="MUST", level="full",
-           sentence="Implementations MAY support per-tool API keys that restrict read/write access by source.tool "
-                    "(OMP-Full: per-tool API keys) — a tool's key works on that tool's memories")
+@omp_check(section="§3.2", keyword="MAY", level="full",
+           sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
 def tool_key_own_tool(ctx: Any) -> Iterator[Failure]:
     tool, key, _ = tool_pair(ctx)
     answer = c.create(ctx, c.memory(ctx, "own-tool", tool=tool), key)
@@ -95,9 +94,8 @@ def tool_status_failures(ctx: Any, answer: c.Answer, creating: bool = False) -> 
         yield from rules.error_failures(answer, 404, "memory_not_found")
 
 
-@omp_check(section="§3.2", keyword="MUST", level="full",
-           sentence="per-tool API keys that restrict read/write access by source.tool — forbidden 403: Valid key but insufficient "
-                    "permission (writing another tool's memory)")
+@omp_check(section="§3.2", keyword="MAY", level="full",
+           sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
 def tool_key_forbidden_other_write(ctx: Any) -> Iterator[Failure]:
     tool, key, other = tool_pair(ctx)
     marker = ctx.unique("foreign-write")
@@ -113,9 +111,8 @@ def tool_key_forbidden_other_write(ctx: Any) -> Iterator[Failure]:
         yield Failure("a forbidden write stored content", marker, "nothing stored", "$.memories")
 
 
-@omp_check(section="§3.2", keyword="MUST", level="full",
-           sentence="per-tool API keys that restrict read/write access by source.tool — forbidden 403 when reading another tool's memory; "
-                    "lists, search and export show only the key's tool")
+@omp_check(section="§3.2", keyword="MAY", level="full",
+           sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
 def tool_key_forbidden_other_read(ctx: Any) -> Iterator[Failure]:
     tool, key, other = tool_pair(ctx)
     word = c.word()
@@ -151,8 +148,7 @@ def cross_user_failures(answer: c.Answer, wanted: str) -> Iterator[Failure]:
 
 
 @omp_check(section="§5", keyword="MUST", level="full",
-           sentence="OMP-Full: OMP-Search + namespacing, per-tool API keys, multi-user support — one user's memories are not "
-                    "another's (option cross_user_status)")
+           sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
 def users_isolated(ctx: Any) -> Iterator[Failure]:
     other_key = c.credentials(ctx, need_other_user=True).other_user_key
     word = c.word()

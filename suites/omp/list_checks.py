@@ -71,7 +71,7 @@ def ids(memories: list[Any]) -> list[Any]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence='GET /v1/memories: Response 200 OK: { "memories": [...], "total": 142, "limit": 20, "offset": 0 }')
+           sentence='List memories with optional filters.')
 def list_response_shape(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     answer = c.list_(ctx, {"tags": ds["tag"], "limit": "5", "offset": "2"})
@@ -89,7 +89,7 @@ def list_response_shape(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="limit integer: Max results (default 20, max 100)")
+           sentence='`limit` integer Max results (default 20, max 100)')
 def list_default_limit_20(ctx: Any) -> Iterator[Failure]:
     body = page(ctx, {"tags": dataset(ctx)["tag"]})
     if len(body["memories"]) != omp.DEFAULT_LIMIT:
@@ -99,7 +99,7 @@ def list_default_limit_20(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="limit integer: Max results (default 20, max 100)")
+           sentence='`limit` integer Max results (default 20, max 100)')
 def list_limit_max_100(ctx: Any) -> Iterator[Failure]:
     tag = dataset(ctx)["tag"]
     body = page(ctx, {"tags": tag, "limit": "100"})
@@ -123,7 +123,7 @@ def list_limit_max_100(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="offset integer: Pagination offset")
+           sentence='`offset` integer Pagination offset')
 def list_offset_pages(ctx: Any) -> Iterator[Failure]:
     tag = dataset(ctx)["tag"]
     base = {"tags": tag, "sort": "created_at_asc"}
@@ -140,7 +140,7 @@ def list_offset_pages(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence='GET /v1/memories: "total": the number of memories matching the filters, whatever limit and offset (errata O3)')
+           sentence='{ "memories": [...], "total": 142, "limit": 20, "offset": 0 }')
 def list_total_counts_matches(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     for params, wanted in (({"tags": ds["tag"], "limit": "5", "offset": "3"}, DATASET),
@@ -165,21 +165,21 @@ def filter_failures(ctx: Any, params: dict[str, str], test: Any, wanted: list[di
                       "(filtered after paging?)", len(small["memories"]), 10, "$.memories")
 
 
-@omp_check(section="§3.3", keyword="MUST", level="core", sentence="type string: Filter by memory type")
+@omp_check(section="§3.3", keyword="MUST", level="core", sentence='`type` string Filter by memory type')
 def list_filter_type(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m["type"] == "procedural"]
     yield from filter_failures(ctx, {"tags": ds["tag"], "type": "procedural"}, lambda m: m.get("type") == "procedural", wanted, "type")
 
 
-@omp_check(section="§3.3", keyword="MUST", level="core", sentence="tool string: Filter by source tool")
+@omp_check(section="§3.3", keyword="MUST", level="core", sentence='`tool` string Filter by source tool')
 def list_filter_tool(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m["source"]["tool"] == ds["tool"]]
     yield from filter_failures(ctx, {"tool": ds["tool"]}, lambda m: (m.get("source") or {}).get("tool") == ds["tool"], wanted, "tool")
 
 
-@omp_check(section="§3.3", keyword="MUST", level="core", sentence="tags string: Comma-separated tags (AND logic)")
+@omp_check(section="§3.3", keyword="MUST", level="core", sentence='`tags` string Comma-separated tags (AND logic)')
 def list_filter_tags_and(ctx: Any) -> Iterator[Failure]:
     ds = dataset(ctx)
     both = [m for m in ds["memories"] if ds["a"] in m["tags"] and ds["b"] in m["tags"]]

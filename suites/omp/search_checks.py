@@ -26,8 +26,7 @@ def search_body(ctx: Any, query: dict[str, Any]) -> dict[str, Any]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="keyword — full-text keyword search (MUST be supported by all implementations); "
-                    'Response 200 OK: { "memories": [...], "total": 3, "mode_used": "keyword" }')
+           sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
 def search_keyword(ctx: Any) -> Iterator[Failure]:
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
@@ -47,7 +46,7 @@ def search_keyword(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="keyword — full-text keyword search: case-insensitive (errata O2)")
+           sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
 def search_keyword_case_insensitive(ctx: Any) -> Iterator[Failure]:
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "case", content=f"{ctx.unique('case')} prefers {key.capitalize()} mode"))
@@ -60,7 +59,7 @@ KEYWORD_READINGS = ("all-words", "substring", "any-word")
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="keyword — full-text keyword search (MUST be supported by all implementations)")
+           sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
 def search_keyword_all_words(ctx: Any) -> Iterator[Failure]:
     """Which words of q must a memory hold? Every plausible reading is accepted by default (errata O2):
     every word, q as a substring, or any one word; a memory holding none is never a match."""
@@ -91,7 +90,7 @@ def search_keyword_all_words(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence='"q": "coding preferences", "type": "semantic", "tags": ["preferences"], "namespace": "project:myapp"')
+           sentence='"q": "coding preferences", "type": "semantic", "tags": ["preferences"],')
 def search_filters(ctx: Any) -> Iterator[Failure]:
     """type and tags filter the matches; tags AND (like list) or any one tag (errata O2): a filter that is
     ignored returns the memory holding neither tag, and the one of another type."""
@@ -123,7 +122,7 @@ def search_filters(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence='"limit": 10')
+           sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
 def search_limit_and_total(ctx: Any) -> Iterator[Failure]:
     """limit caps the matches (default 20 like list, or 10 like the request example); total counts the
     matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2)."""
@@ -162,8 +161,7 @@ def overlap_pair(ctx: Any) -> tuple[dict[str, Any], dict[str, Any], str, str]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="semantic — vector similarity search (OPTIONAL); hybrid (OPTIONAL); "
-                    '"mode_used" says the mode that really ran')
+           sentence='semantic — vector similarity search (OPTIONAL, requires embeddings)')
 def search_mode_used_honest(ctx: Any) -> Iterator[Failure]:
     near, far, query, tag = overlap_pair(ctx)
     refused: list[str] = []

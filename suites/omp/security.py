@@ -55,19 +55,19 @@ def no_key_failures(ctx: Any, send: Any, endpoint: str) -> Iterator[Failure]:
 
 
 @omp_check(section="§3.3 (0.2)", keyword="MUST", level="ai",
-           sentence="POST /v1/extract — Error 422: no_api_key — no AI API key configured (and nothing is saved)")
+           sentence='Error 422: no_api_key — no AI API key configured')
 def extract_without_ai_key(ctx: Any) -> Iterator[Failure]:
     yield from no_key_failures(ctx, c.extract, "extract")
 
 
 @omp_check(section="§3.3 (0.2)", keyword="MUST", level="ai",
-           sentence="POST /v1/compress — Error 422: no_api_key — no AI API key configured (and nothing is saved)")
+           sentence='Error 422: no_api_key — no AI API key configured')
 def compress_without_ai_key(ctx: Any) -> Iterator[Failure]:
     yield from no_key_failures(ctx, c.compress, "compress")
 
 
 @omp_check(section="§7", keyword="MUST", level="security",
-           sentence="API keys MUST be at least 32 characters of cryptographic randomness (checked: the length of every key the harness was given)")
+           sentence='API keys MUST be at least 32 characters of cryptographic randomness')
 def api_keys_at_least_32_chars(ctx: Any) -> Iterator[Failure]:
     named: dict[str, str] = {}
     if getattr(c.http(ctx), "api_key", None):
@@ -85,7 +85,7 @@ def api_keys_at_least_32_chars(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§7", keyword="SHOULD", level="security",
-           sentence="Implementations SHOULD rate-limit per API key (probe: a bounded burst with one tool key; errata O12)")
+           sentence='Implementations SHOULD rate-limit per API key')
 def rate_limited_per_key(ctx: Any) -> Iterator[Failure]:
     creds = c.facts(ctx).credentials
     if creds is None or not creds.tool_keys:

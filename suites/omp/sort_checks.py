@@ -44,7 +44,7 @@ def _order(ctx: Any, tag: str, sort: str | None) -> list[Any]:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="`sort` string `created_at_desc` (default), `created_at_asc`, `updated_at_desc`")
+           sentence='`sort` string `created_at_desc` (default), `created_at_asc`, `updated_at_desc`')
 def list_sort_orders(ctx: Any) -> Iterator[Failure]:
     tag = f"sort-{c.word()}"
     made = _distinct_creates(ctx, tag)
@@ -94,7 +94,7 @@ def _served_ids(answer: c.Answer) -> set[Any] | None:
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
-           sentence="`limit` integer Max results (default 20, max 100)")
+           sentence='`tags` string Comma-separated tags (AND logic)')
 def list_empty_and_repeated_parameters(ctx: Any) -> Iterator[Failure]:
     """Empty (`type=`) and repeated (`tags=a&tags=b`) parameters: a 4xx with the envelope, or a sane page
     under one of the plausible readings (absent; last, first or all values); never a 5xx (errata O30)."""
