@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .core.model import HarnessError, Outcome, Result
+from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
 from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
 from .core.registry import REGISTRY, Check
@@ -124,9 +124,18 @@ class Session:
                                                 keyed=bool(self.api_key))
             if suite.preflight is not None:
                 suite.preflight(ctx)
-        except BaseException as exc:
+        except (HarnessError, TargetError, SkipCheck, OSError) as exc:
             tgt.close()
-            self._open_failed[suite_name] = exc
+            # one line in the harness's words (a timeout in a preflight is not an internal error),
+            # and the report completed with it: exit 2, never a truncated stream
+            reason = exc.reason if isinstance(exc, SkipCheck) else str(exc)
+            error = exc if isinstance(exc, HarnessError) else HarnessError(
+                f"{suite_name}: the target failed the start-up check: {reason}")
+            self.outcome.notes.append({"suite": suite_name, "note": self.redactor.text(f"could not start: {error}")})
+            self._open_failed[suite_name] = error
+            raise error from None
+        except BaseException:
+            tgt.close()
             raise
         self.contexts[suite_name] = ctx
         return ctx
@@ -170,12 +179,16 @@ class Session:
 
     def finish(self) -> RunOutcome:
         """Close every suite, write the footer, render junit.xml and summary.md from the stream."""
+        if self.outcome.report is not None:
+            return self.outcome  # finished already
         for name in list(self.contexts):
             self.close_suite(name)
         for name in dict.fromkeys(r.suite for r in self.outcome.results):
             self.close_suite(name)
         out = self.outcome
         out.exit_code = exit_code(out.results, [v for vs in out.levels.values() for v in vs])
+        if self._open_failed:
+            out.exit_code = 2  # a suite could not start: the run is a harness error, whatever else ran
         self.start()
         assert self.writer is not None
         self.writer.footer(
@@ -210,11 +223,17 @@ class Session:
 
     # --- the whole run (CLI) ------------------------------------------------------------------
     def run(self) -> RunOutcome:
+        """Every suite in turn; a suite that cannot start ends the run with a complete report (exit 2)
+        and its HarnessError raised for the caller's one-line message."""
         try:
             self.start()
             for suite_name in self.suites:
                 checks = select_checks(suite_name, self.check_ids)
-                self.context(suite_name)
+                try:
+                    self.context(suite_name)
+                except HarnessError:
+                    self.finish()
+                    raise
                 for check in checks:
                     self.run_check(check)
                 self.close_suite(suite_name)

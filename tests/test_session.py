@@ -116,3 +116,26 @@ def test_report_reader_names_what_is_wrong():
     with pytest.raises(DuplicateResult):
         Report.from_lines([HEADER, RESULT, RESULT, FOOTER])
     assert Report.from_lines([HEADER, RESULT], allow_truncated=True).truncated
+
+
+def test_a_target_failing_its_start_up_check_still_completes_the_report(tmp_path, capsys):
+    code = main(["run", "--suite", "demo", "--target", "http://127.0.0.1:9", "--report-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("memconform: error:")
+    report = Report.from_path(tmp_path / "report.jsonl", allow_empty=True)
+    assert report.footer["exit_code"] == 2
+    assert report.footer["notes"][0]["note"].startswith("could not start:")
+    assert (tmp_path / "junit.xml").exists() and (tmp_path / "summary.md").exists()
+
+
+def test_a_target_error_in_a_suite_preflight_is_one_harness_line(tmp_path, capsys, monkeypatch):
+    from memconform.core.model import TargetError
+
+    def preflight(ctx):
+        raise TargetError("timed out after 10 s")
+
+    monkeypatch.setattr(demo_suite.SUITE, "preflight", preflight)
+    code = main(["run", "--suite", "demo", "--target", "python:demo_suite:Reference", "--report-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip() == "memconform: error: demo: the target failed the start-up check: timed out after 10 s"
