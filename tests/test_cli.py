@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 import pytest
 from memconform.cli import main
@@ -82,10 +84,12 @@ def test_failing_fuzz_example_is_saved_and_replays(capsys, tmp_path):
     code, out, _ = run(capsys, "run", "--suite", "memoryai", "--target", target, "--check", "roundtrip_equivalent",
                        "--report-dir", str(tmp_path))
     assert code == 1 and "replay with: memconform replay" in out
-    saved = next((tmp_path / "examples").glob("*.json"))
-    code, out, _ = run(capsys, "replay", str(saved), "--target", target)
+    printed = re.search(r"replay with: (memconform replay [^\n;]*)", out).group(1)
+    argv = shlex.split(printed)[1:]
+    assert "--target" in argv  # run as printed, it replays against the same target
+    code, out, _ = run(capsys, *argv)
     assert code == 1 and "reproduced" in out
-    code, out, _ = run(capsys, "replay", str(saved))  # the reference has no such bug
+    code, out, _ = run(capsys, "replay", argv[1])  # the reference has no such bug
     assert code == 0 and "no failure" in out
 
 
@@ -94,3 +98,134 @@ def test_run_writes_all_three_reports(capsys, tmp_path):
     assert code == 0
     assert "Level 2 Consumer: conformant" in out
     assert {p.name for p in tmp_path.iterdir()} >= {"report.jsonl", "junit.xml", "summary.md"}
+
+
+# ---- the first five minutes (issue 14 item 7) ------------------------------------------------------
+
+AMPS = {"export_version": "0.1", "exported_at": "2026-01-01T00:00:00Z", "subject": {"id": "s"}, "atoms": [],
+        "artifacts": []}
+INTERNALS = ("Traceback", "RecursionError", "set_int_max_str_digits", "utf-8-sig", "JSONDecodeError", "internal error")
+
+
+def test_validate_shows_received_expected_and_path(capsys, tmp_path):
+    doc = tmp_path / "export.json"
+    doc.write_text(json.dumps({k: v for k, v in AMPS.items() if k != "export_version"}))  # a near-miss of AMPS
+    code, out, _ = run(capsys, "validate", str(doc))
+    assert code == 1 and "amps (named by near-miss of its envelope) invalid" in out
+    assert "'export_version' is a required property" in out and "at $" in out and "received {" in out
+
+
+@pytest.mark.parametrize("name,content,where", [
+    ("bom", b"\xef\xbb\xbf" + json.dumps(AMPS).encode(), "byte 0"),
+    ("nan", json.dumps(dict(AMPS, atoms=[{"confidence": 0.5}])).replace("0.5", "NaN").encode(), "$.atoms[0].confidence"),
+    ("deep", json.dumps(dict(AMPS, artifacts="X")).replace('"X"', "[" * 100_000 + "]" * 100_000).encode(), "line 1"),
+    ("digits", json.dumps(dict(AMPS, atoms=[{"confidence": 7}])).replace("7", "9" * 5000).encode(), "$.atoms[0].confidence"),
+    ("truncated", json.dumps(AMPS).encode()[:40], "line 1 column"),
+    ("not-utf8", json.dumps(AMPS).replace("s", "\udcff", 1).encode("utf-8", "surrogateescape"), "byte"),
+])
+def test_a_document_not_well_formed_is_one_named_failure(capsys, tmp_path, name, content, where):
+    doc = tmp_path / f"{name}.amps.json"  # named by its envelope or, when unreadable, by its file name
+    doc.write_bytes(content)
+    code, out, err = run(capsys, "validate", str(doc), "--json")
+    verdict = json.loads(out)
+    assert code == 1 and verdict["verdict"] == "invalid" and verdict["failed"] == ["amps.well_formed"]
+    (result,) = verdict["results"]
+    assert result["failures"][0]["path"].startswith(where)
+    code, text, err = run(capsys, "validate", str(doc))
+    assert code == 1 and "FAIL  amps.well_formed" in text and where in text
+    assert not any(s in text + err for s in INTERNALS)
+
+
+def test_a_truncated_streamed_archive_is_one_failure_not_many_errors(capsys, tmp_path):
+    path, case = next((p, c) for p, c in iter_cases("memorizz") if c.get("verdict") == "valid")
+    doc = tmp_path / "cut.json"
+    raw = json.dumps(case["document"])
+    doc.write_text(raw[: len(raw) // 2])
+    code, out, _ = run(capsys, "validate", str(doc), "--json")
+    verdict = json.loads(out)
+    assert code == 1 and verdict["failed"] == ["memorizz.well_formed"] and verdict["errored"] == []
+
+
+def test_exit_2_only_when_unreadable_or_unnamed(capsys, tmp_path):
+    (tmp_path / "plain.json").write_text('{"hello": 1}')
+    (tmp_path / "cut.memorizz.json").write_text('{"format": "memorizz.mem')
+    assert run(capsys, "validate", str(tmp_path / "plain.json"))[0] == 2
+    assert run(capsys, "validate", str(tmp_path / "nothing.json"))[0] == 2
+    code, out, _ = run(capsys, "validate", str(tmp_path / "cut.memorizz.json"))
+    assert code == 1 and "memorizz.well_formed" in out
+
+
+def test_errored_stays_errored_in_every_output(capsys, tmp_path, monkeypatch):
+    import dataclasses
+
+    from memconform.core.registry import REGISTRY
+
+    def boom(doc, ctx):
+        raise RuntimeError("simulated harness bug")
+        yield
+
+    check = REGISTRY.get("amps.schema_valid")
+    monkeypatch.setitem(REGISTRY._checks, check.id, dataclasses.replace(check, fn=boom))
+    doc = tmp_path / "ok.json"
+    doc.write_text(json.dumps(AMPS))
+    code, out, _ = run(capsys, "validate", str(doc), "--json")
+    verdict = json.loads(out)
+    assert verdict["errored"] == ["amps.schema_valid"] and "amps.schema_valid" not in verdict["failed"]
+    assert verdict["verdict"] == "not assessed" and code == 1
+    code, out, _ = run(capsys, "validate", str(doc))
+    assert "ERROR amps.schema_valid" in out and "not assessed" in out and "1 errored" in out
+
+
+def test_json_always_prints_json(capsys, tmp_path):
+    for argv in (["validate", str(tmp_path / "absent.json"), "--json"], ["list", "--suite", "nosuch", "--json"],
+                 ["coverage", "--suite", "nosuch", "--json"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and json.loads(out)["exit_code"] == 2 and err.startswith("memconform: error:")
+
+
+def test_list_into_a_closed_pipe_is_quiet():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "memconform"
+    done = subprocess.run(f"'{exe}' list --options | head -1; exit ${{PIPESTATUS[0]}}", shell=True,
+                          executable="/bin/bash", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "" and len(done.stdout.splitlines()) == 1
+
+
+def test_run_without_suite_runs_what_the_target_speaks(capsys, tmp_path):
+    code, out, _ = run(capsys, "run", "--target", "python:memconform.reference.memoryai:ReferenceBrain",
+                       "--report-dir", str(tmp_path))
+    assert code == 0 and "the target speaks memoryai" in out and "suites memoryai;" in out
+    code, _, err = run(capsys, "run", "--target", "python:memconform.reference.amps:ReferenceAmpsStore",
+                       "--report-dir", str(tmp_path))
+    assert code == 2 and "speaks none of the suites that can be probed" in err and "--suite" in err
+
+
+def test_serve_omp_prints_a_run_line_argparse_accepts():
+    import select
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    exe = Path(sys.executable).parent / "memconform"
+    proc = subprocess.Popen([str(exe), "serve", "omp", "--port", str(port)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        line, deadline = "", time.monotonic() + 60
+        while "run: memconform run" not in line and time.monotonic() < deadline:
+            if select.select([proc.stdout], [], [], 1)[0]:
+                line = proc.stdout.readline() or line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "run: memconform run" in line
+    argv = shlex.split(line.split("run: ", 1)[1])
+    key = next(a for a in argv if a.startswith("--api-key"))
+    assert key.startswith("--api-key=") and len(key) > len("--api-key=")  # a key starting with "-" still parses
