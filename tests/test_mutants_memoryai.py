@@ -16,7 +16,7 @@ from memconform.session import execute_run
 from mutant_kit import assert_mutant_caught
 
 # in process an absent operation is not applicable; only HTTP shows a 404 on a profile endpoint
-HTTP_ONLY_IN_PROCESS_BLIND = {"NoSpecNoStream"}
+HTTP_ONLY_IN_PROCESS_BLIND = {"NoSpecNoStream", "ExportFilenameNotJson"}
 
 
 def run_against(target: str) -> dict[str, str]:

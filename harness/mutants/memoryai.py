@@ -469,6 +469,22 @@ class NoSpecNoStream(ReferenceBrain):
         raise Unsupported("export_stream")
 
 
+class ExportedAtNotIso(ReferenceBrain):
+    """§3: exported_at is a Unix timestamp and tenant_id a plain integer, not ISO-8601 and uuid."""
+
+    def _envelope(self) -> dict[str, Any]:
+        return dict(super()._envelope(), exported_at=1780000000)
+
+    def _manifest(self, scope: str, since: str | None) -> dict[str, Any]:
+        return dict(super()._manifest(scope, since), tenant_id=42)
+
+
+class ExportFilenameNotJson(ReferenceBrain):
+    """§6: the export is served as a file named brain.memoryai (the reserved, unstandardised extension)."""
+
+    export_filename = "brain.memoryai"
+
+
 class CrashesOnImport(ReferenceBrain):
     """Not a rule: a target that crashes. Its checks must error, never fail or pass."""
 
@@ -512,7 +528,7 @@ MUTANTS: dict[str, type[ReferenceBrain]] = {
     cls.__name__: cls for cls in ReferenceBrain.__subclasses__() if cls not in NOT_MUTANTS
 }
 # mutants only an HTTP target can reveal (a 404 is an absent endpoint there); served over loopback in the tests
-HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected"}
+HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected", "ExportFilenameNotJson"}
 
 
 def http_app(name: str) -> Any:
@@ -574,4 +590,6 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "OldMemoryTypeList": ["core_memory_types_recognized", "dna_never_decayed", "ingests_conformant_bundles"],
     "RejectsVendorTypes": ["ingests_conformant_bundles"],
     "NoSpecNoStream": ["spec_endpoint", "export_stream_equivalent"],
+    "ExportFilenameNotJson": ["export_filename_json"],
+    "ExportedAtNotIso": ["envelope_optional_fields"],
 }.items()}

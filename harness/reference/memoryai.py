@@ -63,6 +63,7 @@ def _is_number(v: Any) -> TypeGuard[int | float]:
 
 class ReferenceBrain:
     generator = GENERATOR
+    export_filename = "memoryai-brain.json"  # served as the export's Content-Disposition (§6)
     embedding_model = LOCAL_MODEL
     embedding_dim = LOCAL_DIM
 

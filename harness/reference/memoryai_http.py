@@ -37,6 +37,8 @@ def make_app(brain: ReferenceBrain, multipart_field: str = "file", rejection_sta
         if isinstance(result, bytes):
             media = "application/x-ndjson" if op == "export_stream" else "text/markdown; charset=utf-8"
             return Response(result, media_type=media)
+        if op == "export":  # §6: bundle filenames SHOULD use the .json extension
+            return JSONResponse(result, headers={"Content-Disposition": f'attachment; filename="{brain.export_filename}"'})
         return JSONResponse(result)
 
     def json_route(op: str) -> Any:

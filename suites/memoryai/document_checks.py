@@ -354,3 +354,33 @@ def content_hash_matches(doc: Any, ctx: Any) -> Iterator[Failure]:
                 continue
             yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], mai.content_hash(content),
                           f"$.chunks[{i}].content_hash")
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_ENVELOPE_SHAPE: dict[str, tuple[str, Any]] = {
+    "generator": ("string", lambda v: isinstance(v, str)),
+    "exported_at": ("ISO-8601 datetime", iso_ok),
+}
+_MANIFEST_SHAPE: dict[str, tuple[str, Any]] = {
+    "tenant_id": ("uuid or null", lambda v: v is None or (isinstance(v, str) and _UUID.fullmatch(v) is not None)),
+    "tenant_name": ("string or null", lambda v: v is None or isinstance(v, str)),
+    "tenant_plan": ("string or null", lambda v: v is None or isinstance(v, str)),
+    "since": ("ISO-8601 datetime or null", lambda v: v is None or iso_ok(v)),
+    "counts": ("object of integer counts", lambda v: isinstance(v, dict) and all(is_int(n) and n >= 0 for n in v.values())),
+}
+
+
+@doc_check(section="§3", keyword="SHOULD", level="1", sentence='"exported_at": "<ISO-8601 datetime>",')
+def envelope_optional_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
+    """The §3 shape of the fields §3.1 does not require: present ones have the type the shape gives
+    (generator, exported_at, tenant_id uuid|null, since, counts), and record sections are arrays."""
+    if not isinstance(doc, dict):
+        return
+    manifest = doc.get("manifest") if isinstance(doc.get("manifest"), dict) else {}
+    for where, shape, node in (("$", _ENVELOPE_SHAPE, doc), ("$.manifest", _MANIFEST_SHAPE, manifest)):
+        for name, (expected, ok) in shape.items():
+            if name in node and not ok(node[name]):
+                yield Failure(f"{name} is not a {expected}", node[name], expected, f"{where}.{name}")
+    for section in mai.RECORD_SECTIONS:
+        if section in doc and not isinstance(doc[section], list):
+            yield Failure(f"{section} is not an array of records", type(doc[section]).__name__, "array", f"$.{section}")

@@ -293,3 +293,17 @@ def import_report_shape(ctx: Any) -> Iterator[Failure]:
     yield from shape_failures(body)
     if isinstance(body, dict) and body.get("success") is not True:
         yield Failure("success is not true for an accepted import", body.get("success"), True, "$.success")
+
+
+@target_check(section="§6", keyword="SHOULD", level="http", sentence="Bundle filenames SHOULD use `.json` extension.")
+def export_filename_json(ctx: Any) -> Iterator[Failure]:
+    """Observable where an HTTP export names its file (Content-Disposition); otherwise not applicable."""
+    import re
+
+    reply = ctx.target.call("export", c.export_body(ctx, "dna_only"))
+    disposition = {k.lower(): v for k, v in (reply.headers or {}).items()}.get("content-disposition", "")
+    match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.IGNORECASE)
+    if not match:
+        raise SkipCheck("the export names no file (no Content-Disposition filename)", not_applicable=True)
+    if not match.group(1).strip().lower().endswith(".json"):
+        yield Failure("the exported bundle's filename does not end in .json", match.group(1), "*.json")
