@@ -4,6 +4,7 @@ on one instance already holding unrelated data give the same verdicts (issue 10,
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from memconform.core.model import Outcome
@@ -138,3 +139,17 @@ def test_a_producer_that_cannot_import_is_judged_on_the_selection_the_user_names
     assert by_id["memorizz.selected_export_only_selected"].outcome is Outcome.PASSED
     assert by_id["memorizz.rejects_checksum_mismatch"].not_applicable
     assert by_id["memorizz.credentials_never_exported"].outcome is not Outcome.PASSED  # nothing seeded: not shown
+
+
+def test_every_check_sentence_is_a_verbatim_quote_of_the_spec() -> None:
+    from pathlib import Path
+
+    import pytest
+    from memconform.core.registry import REGISTRY
+
+    specs = Path(__file__).resolve().parents[2] / "shared" / "specs"
+    source = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "memorizz" / "requirements.json").read_text())["source"]
+    if not (specs / source).is_file():
+        pytest.skip("the spec texts are not beside the repository")
+    text = " ".join((specs / source).read_text("utf-8").split())
+    assert [c.id for c in REGISTRY.for_suite("memorizz") if " ".join(c.sentence.split()) not in text] == []
