@@ -129,9 +129,10 @@ class Session:
             # one line in the harness's words (a timeout in a preflight is not an internal error),
             # and the report completed with it: exit 2, never a truncated stream
             reason = exc.reason if isinstance(exc, SkipCheck) else str(exc)
-            error = exc if isinstance(exc, HarnessError) else HarnessError(
-                f"{suite_name}: the target failed the start-up check: {reason}")
-            self.outcome.notes.append({"suite": suite_name, "note": self.redactor.text(f"could not start: {error}")})
+            message = str(exc) if isinstance(exc, HarnessError) else f"{suite_name}: the target failed the start-up check: {reason}"
+            safe = self.redactor.text(message)  # the CLI prints it: no secret in it either
+            error = exc if isinstance(exc, HarnessError) and safe == message else HarnessError(safe)
+            self.outcome.notes.append({"suite": suite_name, "note": f"could not start: {error}"})
             self._open_failed[suite_name] = error
             raise error from None
         except BaseException:
