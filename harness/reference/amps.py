@@ -14,6 +14,7 @@ import sqlite3
 from typing import Any
 
 from memconform.formats import amps
+from memconform.hostile import parse_or_reject
 from memconform.targets.base import Rejected
 
 
@@ -50,6 +51,7 @@ class ReferenceAmpsStore:
     # ---- operations --------------------------------------------------------------------------
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)  # raw bytes (a file, the hostile-JSON battery): strict JSON or refused
         problems = self.problems(doc)
         if problems:  # the whole export, never a part of it
             raise Rejected({"error": "invalid export", "problems": problems[:50]}, "invalid export")

@@ -19,7 +19,7 @@ from typing import Any
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import amps
 
-from . import document_checks, import_checks, privacy_checks  # noqa: F401  (register checks)
+from . import document_checks, hostile_input, import_checks, privacy_checks  # noqa: F401  (register checks)
 from .client import seed_and_export
 
 SPEC = amps.SPEC

@@ -1,0 +1,143 @@
+"""Sends the hostile-JSON battery (hostile.py) to a target's JSON-accepting operations, as a check.
+
+Per surface: a positive control first (a valid document, delivered the same way, must be accepted,
+else ControlRefused), then every battery input (a deterministic sample under the `ci` profile),
+each answered one of: rejected, accepted, crashed (5xx, a crash exit, an exception), hung (the
+call's deadline passed), stored anyway (a must-reject input whose unique marker appears in a later
+export, whatever the answer was), not sent (after HUNG_LIMIT hangs the rest are not sent, so the
+run stays bounded). The check fails on crashed, hung and stored anyway; every count, and each
+answer that was not a rejection, goes to the transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from .hostile import BadInput, battery, sample
+
+CI_SAMPLE = 48
+HUNG_LIMIT = 2
+ANSWERS = ("rejected", "accepted", "crashed", "hung", "stored anyway", "not sent")
+EXPECTED = "a clear rejection (4xx, exit 3, Rejected) and nothing stored"
+_TIMEOUT = re.compile(r"within|deadline|timed? ?out|no reply|not called", re.IGNORECASE)
+
+
+@dataclass
+class Surface:
+    """One JSON-accepting operation. `send` delivers an input's bytes (and, over HTTP, its content
+    type) and returns the Reply; `stored` returns the bytes of a later export (None: storage cannot
+    be observed on this target); `make(marker)` builds a valid document holding the marker."""
+
+    op: str
+    make: Callable[[str], Any]
+    send: Callable[[BadInput], Any]
+    stored: Callable[[], bytes] | None = None
+    http: bool = False
+
+
+def answer(surface: Surface, item: BadInput) -> tuple[str, str]:
+    try:
+        reply = surface.send(item)
+    except Unsupported as exc:
+        return "rejected", f"refused as not offered: {exc.reason}"
+    except SkipCheck:
+        raise
+    except TargetError as exc:
+        return ("hung" if _TIMEOUT.search(str(exc)) else "crashed"), str(exc)[:300]
+    status = getattr(reply, "http_status", None)
+    brief = f"{reply.status} {bytes(reply.raw[:160]).decode('utf-8', 'replace')!r}"
+    if isinstance(status, int) and status >= 500:
+        return "crashed", brief
+    return ("accepted" if reply.ok else "rejected"), brief
+
+
+def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
+    control_marker = ctx.unique("hostile-control")
+    control = BadInput("control", "control", json.dumps(surface.make(control_marker), ensure_ascii=False).encode(),
+                       control_marker, must_reject=False)
+    try:
+        reply = surface.send(control)  # Unsupported escapes: the operation is not offered, not applicable
+    except TargetError as exc:
+        raise ControlRefused(f"{surface.op}: a valid document, sent the way the battery sends its inputs, errored: {exc}") from None
+    if not reply.ok:
+        raise ControlRefused(f"{surface.op}: a valid document, sent the way the battery sends its inputs, was refused: "
+                             f"{reply.status} {bytes(reply.raw[:200])!r}")
+    inputs = battery(surface.make, ctx.unique("hb"), http=surface.http, seed=ctx.profile.seed)
+    total = len(inputs)
+    if ctx.profile.name == "ci":
+        inputs = sample(inputs, CI_SAMPLE, seed=ctx.profile.seed)
+    started = time.monotonic()
+    answers: list[tuple[BadInput, str, str]] = []
+    hung = 0
+    for item in inputs:
+        if hung >= HUNG_LIMIT:
+            answers.append((item, "not sent", f"the target hung {hung} times"))
+            continue
+        verdict, detail = answer(surface, item)
+        hung += verdict == "hung"
+        answers.append((item, verdict, detail))
+    answers = _stored(ctx, surface, control_marker, answers)
+    counts = {a: sum(1 for _, v, _ in answers if v == a) for a in ANSWERS}
+    ctx.note(f"hostile battery on {surface.op}: {len(answers)} bad inputs"
+             + (f" (a sample of the {total}; all of them under the default and thorough profiles)" if len(answers) < total else "")
+             + f" in {time.monotonic() - started:.1f}s: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n))
+    for item, verdict, detail in answers:
+        if verdict != "rejected":
+            ctx.note(f"  {verdict}: {item.name}" + ("" if item.must_reject else " (may be accepted)") + f" -> {detail[:160]}")
+    groups: dict[tuple[str, str], list[tuple[BadInput, str]]] = {}
+    for item, verdict, detail in answers:
+        if verdict in ("crashed", "hung", "stored anyway"):
+            groups.setdefault((verdict, item.category), []).append((item, detail))
+    for (verdict, category), items in groups.items():
+        names = [i.name.partition(": ")[2] for i, _ in items]
+        yield Failure(
+            f"{surface.op}: {verdict} on {len(items)} {category} input{'s' if len(items) != 1 else ''}",
+            f"{'; '.join(names[:6])}{' ...' if len(names) > 6 else ''} -> {items[0][1][:200]}",
+            EXPECTED, path=f"{surface.op} request body",
+        )
+
+
+def _stored(ctx: Any, surface: Surface, control_marker: str, answers: list[tuple[BadInput, str, str]]) -> list[tuple[BadInput, str, str]]:
+    """Mark must-reject inputs whose marker a later export holds as stored anyway."""
+    if surface.stored is None:
+        ctx.note(f"hostile battery on {surface.op}: storage cannot be observed on this target (no export)")
+        return answers
+    try:
+        exported = surface.stored()
+    except (TargetError, SkipCheck) as exc:
+        ctx.note(f"hostile battery on {surface.op}: the export after the battery failed ({exc}); storage not observed")
+        return answers
+    if control_marker.encode() not in exported:
+        ctx.note(f"hostile battery on {surface.op}: the accepted control is not in the export; storage not observed")
+        return answers
+    out = []
+    for item, verdict, detail in answers:
+        if item.must_reject and verdict != "not sent" and item.category != "empty" and item.marker.encode() in exported:
+            out.append((item, "stored anyway", f"{verdict}, and its marker {item.marker} is in the export"))
+        else:
+            out.append((item, verdict, detail))
+    return out
+
+
+def require_surfaces(surfaces: list[Surface]) -> list[Surface]:
+    if not surfaces:
+        raise Inconclusive("the target offers no JSON-accepting operation to send the battery to")
+    return surfaces
+
+
+def send_bytes(ctx: Any, op: str, item: BadInput, **fields: Any) -> Any:
+    """An input's bytes as the operation's body (over HTTP under its content type, if it names one)."""
+    from .targets.base import Request
+
+    headers = {"Content-Type": item.content_type} if item.content_type is not None else None
+    return ctx.target.call(Request(op, raw=item.data, headers=headers, **fields))
+
+
+def speaks_http(ctx: Any) -> bool:
+    return getattr(ctx.target, "kind", "") == "http"
