@@ -271,6 +271,11 @@ def render_failure_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _cell(text: str) -> str:
+    """A Markdown table cell: a "|" or a line break in a value cannot break the table."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
 def render_markdown(report: Report) -> str:
     header, results, footer = report.header, report.results, report.footer
     out = [
@@ -287,7 +292,7 @@ def render_markdown(report: Report) -> str:
             out += ["## Notes", ""] + [f"- **{n['suite']}** {n['note']}" for n in footer["notes"]] + [""]
         if footer.get("readings"):
             out += ["## Readings seen", "", "| suite | open point | reading(s) seen | checks |", "|---|---|---|---|"]
-            out += [f"| {x['suite']} | {x['point']} | {', '.join(x['seen'])} | {', '.join(x['checks'])} |"
+            out += [f"| {x['suite']} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {', '.join(x['checks'])} |"
                     for x in footer["readings"]] + [""]
         c = footer["counts"]
         out += [f"passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
@@ -295,7 +300,7 @@ def render_markdown(report: Report) -> str:
     out += ["## Results", "", "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]
     for r in results:
         outcome = "warning" if r.get("warning") else "inconclusive" if r.get("inconclusive") else r["outcome"]
-        out.append(f"| `{r['check_id']}` | {r['section']} | {r['keyword']} | {r['level']} | {outcome} |")
+        out.append(f"| `{r['check_id']}` | {_cell(r['section'])} | {r['keyword']} | {_cell(r['level'])} | {outcome} |")
     problems = [r for r in results if r["outcome"] in ("failed", "errored")]
     if problems:
         out += ["", "## Failures, errors and warnings", ""]
