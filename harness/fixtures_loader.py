@@ -20,5 +20,8 @@ def fixture_root() -> Path:
 
 
 def iter_cases(suite: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The suite's fixture cases: JSON files in a valid/ or invalid/ folder (not its requirement map,
+    schemas or vectors beside them)."""
     for path in sorted((fixture_root() / suite).rglob("*.json")):
-        yield path, json.loads(path.read_text("utf-8"))
+        if path.parent.name in ("valid", "invalid"):
+            yield path, json.loads(path.read_text("utf-8"))

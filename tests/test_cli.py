@@ -225,6 +225,7 @@ def test_serve_omp_prints_a_run_line_argparse_accepts():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        proc.stdout.close()
     assert "run: memconform run" in line
     argv = shlex.split(line.split("run: ", 1)[1])
     key = next(a for a in argv if a.startswith("--api-key"))
