@@ -35,6 +35,7 @@ from memconform.formats.memoryai import (
     encode_embedding,
     is_dna,
 )
+from memconform.hostile import strict_loads
 from memconform.targets.base import Rejected
 
 GENERATOR = "memconform-reference/0.1"
@@ -404,8 +405,8 @@ class ReferenceBrain:
     def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
         if isinstance(body, (bytes, bytearray)):
             try:
-                body = json.loads(bytes(body).decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as exc:
+                body = strict_loads(body)  # strict: no duplicate names, NaN, lone surrogates, BOM, deep nesting
+            except ValueError as exc:
                 raise self._rejection(None, [f"body is not JSON: {exc}"]) from None
         problems = self._envelope_problems(body)
         if problems:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.applications import Starlette
@@ -11,6 +10,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..core.model import Unsupported
+from ..hostile import strict_loads
 from ..targets.base import Rejected
 from .memoryai import ReferenceBrain
 
@@ -47,7 +47,7 @@ def make_app(brain: ReferenceBrain, multipart_field: str = "file", rejection_sta
             if isinstance(raw, Response):
                 return raw
             try:
-                body = json.loads(raw) if raw else {}
+                body = strict_loads(raw) if raw else {}  # strict: the hostile-JSON battery is refused
             except ValueError as exc:
                 return JSONResponse({"success": False, "report": {"warnings": [f"body is not JSON: {exc}"]}}, status_code=400)
             return call(op, body)
