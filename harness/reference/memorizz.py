@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from memconform.formats import memorizz as mz
+from memconform.hostile import parse_or_reject
 from memconform.targets.base import Rejected
 
 WARNING_RULES = {"created_at_utc", "external_references_reported"}  # SHOULD-level: never refuse for them
@@ -201,6 +202,7 @@ class ReferenceArchiveStore:
         return rid, data
 
     def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)  # raw bytes (the hostile-JSON battery): strict JSON or refused
         body = body if isinstance(body, dict) else {}
         archive, mode, conflict = body.get("archive"), body.get("mode", "preview"), body.get("conflict", "error")
         if mode not in ("preview", "restore", "clone") or conflict not in ("error", "skip", "replace"):

@@ -18,7 +18,7 @@ from typing import Any
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memorizz as mz
 
-from . import consumer_checks, document_checks, producer_checks, reject_checks  # noqa: F401  (register checks)
+from . import consumer_checks, document_checks, hostile_input, producer_checks, reject_checks  # noqa: F401  (register checks)
 from .client import exported_graph
 
 SPEC = mz.SPEC
