@@ -119,3 +119,23 @@ def test_a_check_meeting_hostile_data_still_gives_one_outcome(tmp_path):
     writer.result(errored)
     writer.close()
     assert len(Report.from_path(tmp_path / "report.jsonl", allow_truncated=True).results) == 2
+
+
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(payload=VALUES)
+def test_a_whole_run_against_a_target_answering_anything(tmp_path_factory, payload):
+    import demo_suite
+    from memconform.session import Session
+
+    demo_suite.install()
+    try:
+        demo_suite.Hostile.payload = payload
+        tmp = tmp_path_factory.mktemp("run")
+        outcome = Session(["demo"], "python:demo_suite:Hostile", Profile.named("ci"), tmp).run()
+        assert outcome.exit_code in (0, 1)
+        for line in (tmp / "report.jsonl").read_text("utf-8").split("\n")[:-1]:
+            strict_loads(line)
+        assert Report.from_path(tmp / "report.jsonl").footer["exit_code"] == outcome.exit_code
+    finally:
+        demo_suite.Hostile.payload = None
+        demo_suite.uninstall()
