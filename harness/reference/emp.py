@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from memconform.formats import emp
+from memconform.hostile import parse_or_reject
 from memconform.targets.base import Rejected
 
 
@@ -86,6 +87,9 @@ class ReferenceEmpApp:
 
     # ---- operations ----------------------------------------------------------------------------
     def append(self, body: dict[str, Any]) -> dict[str, Any]:
+        body = parse_or_reject(body)  # raw bytes (the hostile-JSON battery): strict JSON or refused
+        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
         entry = dict(body["entry"])
         entry.setdefault("v", emp.VERSION)
         entry.setdefault("src", self.SRC)

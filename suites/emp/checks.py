@@ -12,6 +12,7 @@ from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import emp
 
 from . import concurrency_checks, file_checks, lock_checks, reader_checks, writer_checks  # noqa: F401  (register)
+from . import hostile_input as _hostile_input  # noqa: F401  (registers the hostile-JSON battery check)
 from .writer_checks import written_file
 
 
