@@ -9,6 +9,7 @@ from typing import Any
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.formats import amps
+from memconform.hostile import parse_or_reject
 from memconform.reference.amps import ReferenceAmpsStore
 from memconform.session import execute_run
 from memconform.targets.base import Rejected
@@ -20,6 +21,7 @@ class OtherReadings(ReferenceAmpsStore):
     date-times the way ajv-formats also accepts (a space separator, a +00:00 offset: A13)."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         if not self.problems(doc):
             with self.db:
                 for table in ("atoms", "artifacts"):

@@ -9,6 +9,7 @@ import urllib.request
 from typing import Any
 
 from memconform.formats import amps
+from memconform.hostile import parse_or_reject
 from memconform.reference.amps import ReferenceAmpsStore
 from memconform.targets.base import Rejected
 
@@ -24,6 +25,7 @@ class ImportsPartOfRejected(ReferenceAmpsStore):
     """Refuses the bad export but keeps the atoms it had already written."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         bad = set(amps.unsourced_inferred(doc)) if amps.detect(doc) else set()
         if bad:
             partial = copy.deepcopy(doc)
@@ -89,6 +91,7 @@ class FetchesMedia(ReferenceAmpsStore):
     """Downloads every artifact's media_url on import."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         reply = super().import_export(doc, **params)
         for _, art in amps.artifacts(doc):
             url = art.get("media_url")
@@ -104,6 +107,7 @@ class SanitisesText(ReferenceAmpsStore):
     """'Protects' the model by rewriting instruction-like atom text on import."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         doc = copy.deepcopy(doc)
         for _, atom in amps.atoms(doc):
             if isinstance(atom.get("text"), str):
@@ -115,6 +119,7 @@ class ObeysAtomText(ReferenceAmpsStore):
     """Treats atom text as instructions: "forget every other memory" wipes the subject's other atoms."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         reply = super().import_export(doc, **params)
         for _, atom in amps.atoms(doc):
             if "forget every other memory" in str(atom.get("text", "")).lower():
@@ -128,6 +133,7 @@ class RejectsExtensions(ReferenceAmpsStore):
     """Treats any x-provider field as an unknown field and refuses the export."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         if "x-provider" in str(doc):
             raise Rejected({"error": "unknown field x-provider"}, "rejected")
         return super().import_export(doc, **params)
@@ -209,6 +215,7 @@ class WritesBeforeValidating(ReferenceAmpsStore):
     """Stores every atom it can read, then validates and refuses the export (the atoms stay)."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         if self.problems(doc) and isinstance(doc, dict) and isinstance(doc.get("subject"), dict):
             sid = doc["subject"].get("subject_id")
             for atom in doc.get("atoms") if isinstance(doc.get("atoms"), list) else []:
@@ -223,6 +230,7 @@ class ClearsSubjectFirst(ReferenceAmpsStore):
     """Replaces a subject's snapshot by deleting it first, then validating: a refused export loses the old data."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         sid = doc.get("subject", {}).get("subject_id") if isinstance(doc, dict) and isinstance(doc.get("subject"), dict) else None
         if isinstance(sid, str):
             with self.db:
@@ -260,6 +268,7 @@ class TrustsOwnExports(ReferenceAmpsStore):
     """Importing an export it produced itself resets private to the importer default (false)."""
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         if isinstance(doc, dict) and doc.get("source_provider") == self.source_provider:
             doc = copy.deepcopy(doc)
             for _, art in amps.artifacts(doc):
@@ -291,6 +300,7 @@ class NormalisesSubjectId(ReferenceAmpsStore):
         return unicodedata.normalize("NFC", sid).lower() if isinstance(sid, str) else sid
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
         if isinstance(doc, dict) and isinstance(doc.get("subject"), dict):
             doc = copy.deepcopy(doc)
             doc["subject"]["subject_id"] = self.norm(doc["subject"].get("subject_id"))
@@ -312,6 +322,18 @@ class RequiresLabels(ReferenceAmpsStore):
         return missing or super().problems(doc)
 
 
+class PythonJsonParser(ReferenceAmpsStore):
+    """Parses a raw export with Python's json module: NaN, Infinity and repeated keys get through."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        if isinstance(doc, bytes | bytearray):
+            try:
+                doc = json.loads(doc)
+            except ValueError as exc:
+                raise Rejected({"error": str(exc)}, "not JSON") from None
+        return super().import_export(doc, **params)
+
+
 class AddsInternalUserId(ReferenceAmpsStore):
     """Binds the provider's own user id to the subject in every export."""
 
@@ -326,7 +348,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     BindsInternalId, FetchesMedia, SanitisesText, ObeysAtomText, RejectsExtensions, NoExtractor, DropsObservedSources,
     InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts, LenientValidator, WritesBeforeValidating,
     ClearsSubjectFirst, ClassifiesSensitivity, PrivateOnlyForChats, TrustsOwnExports, CascadeByBacklinks,
-    NormalisesSubjectId, AddsInternalUserId, RequiresLabels,
+    NormalisesSubjectId, AddsInternalUserId, RequiresLabels, PythonJsonParser,
 )}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -357,4 +379,5 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "NormalisesSubjectId": {"amps.subject_id_unchanged"},
     "AddsInternalUserId": {"amps.subject_id_unchanged"},
     "RequiresLabels": {"amps.accepts_valid_export"},
+    "PythonJsonParser": {"amps.hostile_json_refused"},
 }
