@@ -106,7 +106,7 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
 def _stored(ctx: Any, surface: Surface, control_marker: str, answers: list[tuple[BadInput, str, str]]) -> list[tuple[BadInput, str, str]]:
     """Mark must-reject inputs whose marker a later export holds as stored anyway."""
     if surface.stored is None:
-        ctx.note(f"hostile battery on {surface.op}: storage cannot be observed on this target (no export)")
+        ctx.note(f"hostile battery on {surface.op}: what it stores is not observed (the operation stores nothing, or the target has no export)")
         return answers
     try:
         exported = surface.stored()

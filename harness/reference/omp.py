@@ -44,6 +44,7 @@ from memconform.formats.omp import (
     Credentials,
     TargetFacts,
 )
+from memconform.hostile import strict_loads
 from memconform.targets.http import HttpTarget
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -263,12 +264,9 @@ class OmpApi:
         if not raw.strip():
             raise self.invalid("type", "body", "the request body is empty; expected a JSON object")
 
-        def no_constants(name: str) -> Any:
-            raise ValueError(f"{name} is not JSON")
-
-        try:
-            return json.loads(raw.decode("utf-8"), parse_constant=no_constants)
-        except (UnicodeDecodeError, ValueError) as exc:
+        try:  # strict: no duplicate names, NaN, lone surrogates, BOM or deep nesting (the hostile-JSON battery)
+            return strict_loads(raw)
+        except ValueError as exc:
             raise self.invalid("type", "body", f"the request body is not JSON: {exc}") from None
 
     def json_object(self, req: Req) -> dict[str, Any]:
