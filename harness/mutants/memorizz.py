@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from memconform.formats import memorizz as mz
+from memconform.hostile import parse_or_reject
 from memconform.reference.memorizz import ReferenceArchiveStore
+from memconform.targets.base import Rejected
 
 
 class PreviewWrites(ReferenceArchiveStore):
@@ -159,6 +161,18 @@ class TaxonomyKeysOnly(ReferenceArchiveStore):
         return out
 
 
+class PythonJsonParser(ReferenceArchiveStore):
+    """Reads a raw request with Python's json module: NaN, Infinity and repeated keys get through."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if isinstance(body, bytes | bytearray):
+            try:
+                body = json.loads(body)
+            except ValueError as exc:
+                raise Rejected({"ok": False, "errors": [str(exc)]}, "not JSON") from None
+        return super().import_archive(body, **params)
+
+
 class NarrowCharacterSet(ReferenceArchiveStore):
     """Stores text in a 3-byte UTF-8 column: refuses archives holding astral characters (e.g. U+1D11E)."""
 
@@ -206,6 +220,7 @@ class WritesBeforeValidating(ReferenceArchiveStore):
     """Writes every record, then validates the archive and reports the refusal (the records stay)."""
 
     def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
         body = body if isinstance(body, dict) else {}
         archive = body.get("archive")
         if body.get("mode") == "restore" and self.problems(archive) and isinstance(archive, dict):
@@ -309,6 +324,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     PythonNumbersChecksum, CountsSkipZeros, LocalTimestamps, ExportsEmbeddings, AcceptsOtherVersions,
     AcceptsUnknownEnvelopeFields, TaxonomyKeysOnly, FillsMissingStores, LastDuplicateWins, OnlyDataIdChecked,
     RecountsStores, WritesBeforeValidating, NarrowCredentialFilter, NarrowCharacterSet, PreviewNeedsAgent,
+    PythonJsonParser,
 )}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -335,6 +351,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "NarrowCredentialFilter": {"memorizz.credentials_never_exported"},
     "NarrowCharacterSet": {"memorizz.accepts_valid_archive"},
     "PreviewNeedsAgent": {"memorizz.previews_spec_example"},
+    "PythonJsonParser": {"memorizz.hostile_json_refused"},
     "NoExternalReferences": {"memorizz.unselected_links_reported", "memorizz.external_references_reported"},
     "SelectionIgnored": {"memorizz.selected_export_only_selected"},
     "DropsEmptyStores": {"memorizz.selected_export_only_selected"},
