@@ -655,7 +655,7 @@ def test_serve_omp_prints_working_keys():
         keys = dict(re.findall(r"^\s+(global key|other-user key):\s+(\S+)", "".join(lines), re.M))
         credentials = re.search(r"credentials file:\s+(\S+)", "".join(lines)).group(1)  # type: ignore[union-attr]
         assert set(keys) == {"global key", "other-user key"} and os.path.exists(credentials)
-        assert f"--api-key {keys['global key']}" in lines[-1]
+        assert f"--api-key={keys['global key']}" in lines[-1]
         deadline = time.monotonic() + 10
         while True:
             try:

@@ -127,7 +127,8 @@ MUTANT_CLASSES: dict[str, type[OmpApi]] = {
 }
 
 EXPECTED_KILLS: dict[str, set[str]] = {
-    "filter_after_paging": {"omp.list_filter_type", "omp.list_filter_tool", "omp.list_total_counts_matches"},
+    "filter_after_paging": {"omp.list_filter_type", "omp.list_filter_tool", "omp.list_total_counts_matches",
+                            "omp.model_based_sequences"},
     "put_ignores_null": {"omp.update_clears_nullable"},
     "search_type_ignored": {"omp.search_filters"},
     "overwrite_deletes_first": {"omp.import_failed_overwrite_keeps_old"},
@@ -138,3 +139,43 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "query_edges_500": {"omp.list_empty_and_repeated_parameters"},
     "import_restamps_sort_ignored": {"omp.list_sort_orders"},
 }
+
+
+class StaleSearchIndex(OmpApi):
+    """§3.3 search after update: the keyword index keeps each memory's words as first created, so an
+    updated memory is found by its old words and not by its new ones (a missed index refresh)."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.first_content: dict[str, str] = {}
+
+    def op_create(self, who: Principal, req: Req) -> Out:
+        status, doc, headers = super().op_create(who, req)
+        self.first_content[doc["id"]] = doc["content"]
+        return status, doc, headers
+
+    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
+        if mode != "keyword":
+            return super().search_memories(scope, filters, q, mode)
+        words = set(q.lower().split())
+        docs = self.store.page(scope, filters, "created_at_desc", -1, 0)[0]
+        return [d for d in docs if words <= set(self.first_content.get(d["id"], d["content"]).lower().split())], "keyword"
+
+
+MUTANT_CLASSES["stale_search_index"] = StaleSearchIndex
+EXPECTED_KILLS["stale_search_index"] = {"omp.model_based_sequences"}
+
+
+class KeywordWholeQuery(OmpApi):
+    """§3.3 keyword search: q is matched as one word, so a query of two words finds nothing, not even a
+    memory holding them side by side (no reading of full-text search gives that)."""
+
+    def search_memories(self, scope: Scope, filters: Filters, q: str, mode: str) -> tuple[list[dict[str, Any]], str]:
+        if mode != "keyword":
+            return super().search_memories(scope, filters, q, mode)
+        docs = self.store.page(scope, filters, "created_at_desc", -1, 0)[0]
+        return [d for d in docs if q.lower() in d["content"].lower().split()], "keyword"
+
+
+MUTANT_CLASSES["keyword_whole_query"] = KeywordWholeQuery
+EXPECTED_KILLS["keyword_whole_query"] = {"omp.search_keyword_all_words"}

@@ -133,6 +133,6 @@ SUITE = register_suite(SuiteSpec(
 
 # the check families register from their own modules, in run order
 from . import shape_checks, list_checks, sort_checks, crud_checks, search_checks, import_checks, import_paths  # noqa: E402,F401,I001
-from . import auth_checks  # noqa: E402,F401,I001
+from . import auth_checks, stateful  # noqa: E402,F401,I001
 from . import bad_input, concurrency, hostile_input, levels, security  # noqa: E402,F401,I001
 from . import fuzz_checks  # noqa: E402,F401,I001  (the schemathesis checks)
