@@ -17,6 +17,7 @@ from typing import Any
 from ...core.profile import declare_option
 from ...fixtures_loader import fixture_root
 from .formats import is_date_time, is_uri, parse_date_time
+from .rules import RULES, Problem, Rule, Scan, scan
 
 SUITE = "amps"
 SPEC = "AI Memory Portability Standard v0.1"
@@ -174,4 +175,4 @@ def now_iso(offset_s: int = 0) -> str:
     return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-__all__ = ["is_date_time", "is_uri", "parse_date_time"]
+__all__ = ["RULES", "Problem", "Rule", "Scan", "is_date_time", "is_uri", "parse_date_time", "scan"]
