@@ -262,6 +262,18 @@ def test_a_failed_parse_is_not_repeated() -> None:
         reply.json()
 
 
+@pytest.mark.parametrize("request_", [
+    Request("g", route=Route("GET", "/memories/\ud800", statuses="returned")),
+    Request("get", path_params={"id": "\udc00"}),
+    Request("g", params={"q": "\udc00"}, route=Route("GET", "/memories", statuses="returned")),
+    Request("g", headers={"Authorization": "Bearer \ud800"}, route=Route("GET", "/", statuses="returned")),
+])
+def test_data_the_target_handed_out_that_http_cannot_carry_is_a_target_error(request_: Request) -> None:
+    """A lone surrogate in an id the target answered, sent back in a path, query or header."""
+    with pytest.raises(TargetError, match="cannot"):
+        mock(lambda r: json_response(200, {})).call(request_)
+
+
 def test_run_deadline_refuses_every_call_at_once() -> None:
     calls: list[str] = []
     t = mock(lambda r: calls.append("sent") or json_response(200, {}), run_deadline_s=0.0)

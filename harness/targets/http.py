@@ -61,8 +61,11 @@ class HttpTarget(Target):
             raise Unsupported(request.op, "no HTTP route is defined for it")
         path = route.path
         if request.path_params:
-            path = path.format_map({k: quote(str(v), safe="") for k, v in request.path_params.items()})
-        shown = path + (f"?{urlencode(dict(request.params))}" if request.params else "")
+            try:
+                path = path.format_map({k: quote(str(v), safe="") for k, v in request.path_params.items()})
+            except (ValueError, KeyError) as exc:
+                raise TargetError(f"{route.method} {route.path}: cannot fill in the path: {str(exc)[:160]}") from None
+        shown = path + (f"?{urlencode(dict(request.params), errors='backslashreplace')}" if request.params else "")
         what = f"{route.method} {shown}"
         now = time.monotonic()
         if now >= self.run_deadline:
@@ -95,11 +98,18 @@ class HttpTarget(Target):
                 content = json.dumps(request.body, ensure_ascii=False).encode("utf-8")
             if content is not None:
                 headers["Content-Type"] = "application/json"
-        headers.update(dict(request.headers or {}))
+        try:
+            headers.update(dict(request.headers or {}))
+        except (ValueError, TypeError) as exc:  # a header value the target handed out that HTTP cannot carry
+            raise TargetError(f"{route.method} {path[:200]!r}: a header cannot be sent: {str(exc)[:160]}") from None
         step = max(0.001, min(self.limits.request_timeout_s, deadline - time.monotonic()))
         timeout = {"connect": step, "read": step, "write": step, "pool": step}
-        return httpx.Request(route.method, self.base_url + path, params=params or None, headers=headers,
-                             content=content, files=files, extensions={"timeout": timeout})
+        try:
+            return httpx.Request(route.method, self.base_url + path, params=params or None, headers=headers,
+                                 content=content, files=files, extensions={"timeout": timeout})
+        except (ValueError, httpx.InvalidURL) as exc:  # UnicodeEncodeError: a lone surrogate the target handed out
+            raise TargetError(f"{route.method} {path[:200]!r}: cannot be sent ({type(exc).__name__}: {str(exc)[:160]}); "
+                              "the path, query or headers carry data the target answered earlier") from None
 
     def _exchange(self, outgoing: httpx.Request, what: str, deadline: float,
                   read_body: bool = True) -> tuple[bytes, int, dict[str, str]]:
