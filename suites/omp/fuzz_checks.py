@@ -107,8 +107,8 @@ def description(ctx: Any) -> dict[str, Any]:
     if not ai_allowed(ctx):
         for path in AI_PATHS:
             doc["paths"].pop(path, None)
-    if ctx.option("limit_over_max") == "clamp":
-        # errata O9 option: limit=101 is served as 100, so it is valid data, not invalid
+    if ctx.option("limit_over_max") != "reject":
+        # errata O9 option: limit=101 may be served as 100 (the default accepts both), so it is not invalid data
         doc["components"]["parameters"]["limit"]["schema"].pop("maximum", None)
         doc["components"]["schemas"]["SearchRequest"]["properties"]["limit"].pop("maximum", None)
     if ctx.option("conflict_in") == "body":
