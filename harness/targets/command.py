@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
-from .base import Reply, Target
+from .base import Reply, Target, parse_json
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -209,11 +209,8 @@ class CommandTarget(Target):
             raise TargetError(f"{op}: command exited {code}; stderr: {stderr.tail_text()!r}")
         out = read_regular(dir_fd, "output.json", self.limits.max_response_bytes, what=f"{op}: {{output}}")
         reply = Reply(status="ok" if code == EXIT_OK else "rejected", raw=out or b"", elapsed_s=elapsed)
-        if out:
-            try:
-                reply.body = json.loads(out)
-            except (ValueError, RecursionError):
-                reply.body = None  # not JSON: checks that need JSON will say so via Reply.json()
+        if out:  # strict and bounded; not JSON: checks that need JSON say so via Reply.json(), parsing no more
+            reply.body, reply.parse_error = parse_json(out)
         return reply
 
     def _supervised(self, argv: list[str], work: Path, env: dict[str, str]) -> tuple[dict[str, Any], Captured, Captured]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
-from .base import Reply, Target
+from .base import Reply, Target, parse_json
 from .safefile import read_regular
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -105,11 +105,11 @@ class DropDirTarget(Target):
         finally:
             self._unlink(self.outbox_fd, reply_name)
         text = text or b""
-        try:
-            envelope = json.loads(text)
-            status = envelope["status"]
-        except (ValueError, KeyError, TypeError, RecursionError):
-            raise TargetError(f"{op}: reply file is not a {{status, body}} JSON object: {text[:120]!r}") from None
+        envelope, problem = parse_json(text)  # strict and bounded: no NaN, no nesting deep enough to recurse
+        status = envelope.get("status") if isinstance(envelope, dict) else None
+        if problem or status is None:
+            raise TargetError(f"{op}: reply file is not a {{status, body}} JSON object"
+                              f"{f' ({problem})' if problem else ''}: {text[:120]!r}")
         if status == "unsupported":
             raise Unsupported(op)
         if status not in ("ok", "rejected"):
