@@ -334,6 +334,17 @@ class PythonJsonParser(ReferenceAmpsStore):
         return super().import_export(doc, **params)
 
 
+class ArtifactsReplacedPerImport(ReferenceAmpsStore):
+    """Merges atoms across imports but keeps only the latest import's artifacts (earlier sources vanish)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
+        if not self.problems(doc):
+            with self.db:
+                self.db.execute("DELETE FROM artifacts WHERE subject_id = ?", (doc["subject"]["subject_id"],))
+        return super().import_export(doc, **params)
+
+
 class AddsInternalUserId(ReferenceAmpsStore):
     """Binds the provider's own user id to the subject in every export."""
 
@@ -349,6 +360,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts, LenientValidator, WritesBeforeValidating,
     ClearsSubjectFirst, ClassifiesSensitivity, PrivateOnlyForChats, TrustsOwnExports, CascadeByBacklinks,
     NormalisesSubjectId, AddsInternalUserId, RequiresLabels, PythonJsonParser,
+    ArtifactsReplacedPerImport,
 )}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -380,4 +392,5 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "AddsInternalUserId": {"amps.subject_id_unchanged"},
     "RequiresLabels": {"amps.accepts_valid_export"},
     "PythonJsonParser": {"amps.hostile_json_refused"},
+    "ArtifactsReplacedPerImport": {"amps.model_sequences"},
 }

@@ -4,6 +4,7 @@
     import_checks    Consumer: accepts a valid export, refuses malformed ones (positive controls first),
                      treats an export as data
     privacy_checks   Consumer: the four privacy invariants, on the re-export and on a downstream copy
+    stateful_checks  Consumer: random sequences of imports and deletions against a model of the subject
     client           the target's operations, exports unique to the run, cleanup, the import-semantics probe
 
 The spec has no conformance section. The levels' clauses are read from what it calls binding
@@ -19,7 +20,7 @@ from typing import Any
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import amps
 
-from . import document_checks, hostile_input, import_checks, privacy_checks  # noqa: F401  (register checks)
+from . import document_checks, hostile_input, import_checks, privacy_checks, stateful_checks  # noqa: F401
 from .client import seed_and_export
 
 SPEC = amps.SPEC
