@@ -12,185 +12,46 @@ Each rule sits in a small overridable method or class attribute so that a mutant
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import secrets
-import string
-import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from memconform.core.profile import Limits
 from memconform.formats.omp import (
     CONFLICTS,
     DEFAULT_LIMIT,
-    ERRORS,
     MAX_CONTENT,
     MAX_LIMIT,
-    MAX_METADATA_KEYS,
-    MAX_NAMESPACE,
-    MAX_TAG_LEN,
-    MAX_TAGS,
     SEARCH_MODES,
     SORTS,
     TYPES,
     VERSION,
-    Credentials,
-    TargetFacts,
 )
-from memconform.hostile import strict_loads
-from memconform.targets.http import HttpTarget
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
-from .omp_store import EMBED_LABEL, Filters, OmpStore, Scope, format_utc, parse_utc, sort_key
-
-SERVER_NAME = "memconform-omp-reference"
-MAX_BODY = 64 * 1024 * 1024
-MAX_TRANSCRIPT = 200_000
-MAX_EMBEDDING = 8192
-ID_ALPHABET = string.ascii_letters + string.digits
-DIGITS_RE = re.compile(r"^[0-9]+$")
-TOOL_A, TOOL_B = "memconform-tool-a", "memconform-tool-b"
-DEFAULT_USER, OTHER_USER = "default", "other"
-
-
-class ApiError(Exception):
-    """A §4 error: the code decides the status unless one is given."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None, status: int | None = None,
-                 headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-        self.details = details or {}
-        self.status = status or ERRORS.get(code, 400)
-        self.headers = headers or {}
+from .omp_parts import *  # noqa: F403  (re-exported: the mutants and tests import them from here)
+from .omp_parts import (
+    ID_ALPHABET,
+    MAX_TRANSCRIPT,
+    SERVER_NAME,
+    SUITE_RATE_LIMITS,
+    ApiError,
+    KeySet,
+    Out,
+    Principal,
+    Provider,
+    ProviderError,
+    RateLimit,
+    Req,
+    SlidingWindow,
+)
+from .omp_store import EMBED_LABEL, Filters, OmpStore, Scope, format_utc, sort_key
+from .omp_validate import OmpValidation
 
 
-@dataclass(frozen=True)
-class Principal:
-    """Who a key speaks for: a user, and for a per-tool key the one tool it may read and write."""
-
-    name: str
-    user: str
-    tool: str | None = None
-
-
-@dataclass
-class KeySet:
-    """The keys of one server: >= 32 characters of cryptographic randomness each (§7)."""
-
-    global_key: str
-    tool_keys: dict[str, str]
-    other_user_key: str
-
-    @classmethod
-    def generate(cls) -> KeySet:
-        return cls(secrets.token_urlsafe(32), {TOOL_A: secrets.token_urlsafe(32), TOOL_B: secrets.token_urlsafe(32)},
-                   secrets.token_urlsafe(32))
-
-    def principals(self) -> dict[str, Principal]:
-        out = {self.global_key: Principal("global", DEFAULT_USER)}
-        out.update({key: Principal(f"tool:{tool}", DEFAULT_USER, tool) for tool, key in self.tool_keys.items()})
-        out[self.other_user_key] = Principal("other-user", OTHER_USER)
-        return out
-
-    def credentials(self) -> Credentials:
-        return Credentials(dict(self.tool_keys), self.other_user_key)
-
-
-@dataclass(frozen=True)
-class RateLimit:
-    """At most `requests` per key in any `per_s` seconds (§7, errata O12)."""
-
-    requests: int = 1000
-    per_s: float = 10.0
-
-
-class SlidingWindow:
-    """The times of a key's last `requests` requests: a new one may go when the oldest is `per_s` old.
-
-    Exact "N per W seconds" whatever the client's pace; a continuously refilled bucket would never
-    trip for a client slower than N/W requests a second, however many it sent.
-    """
-
-    def __init__(self, limit: RateLimit) -> None:
-        self.limit = limit
-        self.times: deque[float] = deque(maxlen=limit.requests)
-        self.lock = threading.Lock()
-
-    def take(self) -> float:
-        """0 when a request may go ahead (and it is counted), else the seconds until one may."""
-        with self.lock:
-            now = time.monotonic()
-            if len(self.times) == self.limit.requests and now - self.times[0] < self.limit.per_s:
-                return self.times[0] + self.limit.per_s - now
-            self.times.append(now)
-            return 0.0
-
-
-# the global key never trips during a suite run; the others trip within the suite's probe burst
-SUITE_RATE_LIMITS: dict[str, RateLimit] = {"global": RateLimit(100_000, 10.0), "*": RateLimit(200, 10.0)}
-
-
-class ProviderError(Exception):
-    """The AI provider failed: answered as 502 ai_error."""
-
-
-class Provider(Protocol):
-    name: str
-
-    def extract(self, transcript: str) -> list[dict[str, Any]]:
-        """Memories found in a transcript: [{"content", "type", "tags"?}]."""
-        ...
-
-    def compress(self, transcript: str) -> str:
-        """One summary of a transcript."""
-        ...
-
-
-class OfflineProvider:
-    """Deterministic and local, for tests: one semantic memory per sentence; the summary is the opening."""
-
-    name = "offline"
-
-    @staticmethod
-    def sentences(transcript: str) -> list[str]:
-        parts = re.split(r"(?<=[.!?])\s+", transcript.strip())
-        return [re.sub(r"^\w[\w .-]{0,40}:\s+", "", p).strip()[:MAX_CONTENT] for p in parts if p.strip()]
-
-    def extract(self, transcript: str) -> list[dict[str, Any]]:
-        return [{"content": s, "type": "semantic", "tags": ["extracted"]} for s in self.sentences(transcript) if s]
-
-    def compress(self, transcript: str) -> str:
-        found = self.sentences(transcript)
-        return f"Summary of {len(found)} sentence(s): {' '.join(found)}"[:1000]
-
-
-@dataclass
-class Req:
-    """One request as the handlers see it: query, path parameters, raw body."""
-
-    params: Mapping[str, str]
-    path: dict[str, str]
-    raw: bytes
-    headers: Mapping[str, str]
-
-
-Out = tuple[int, Any, dict[str, str]]
-
-
-class OmpApi:
+class OmpApi(OmpValidation):
     """The protocol: authentication, validation, the endpoints. Storage is the OmpStore's."""
 
     compliance = "OMP-Full"
@@ -253,140 +114,6 @@ class OmpApi:
             return self.error_out(err)
         except Exception as exc:  # never an HTML page or a dropped connection; content is not logged (§7)
             return self.error_out(ApiError("internal_error", f"the server failed: {type(exc).__name__}"))
-
-    # --- parsing and validation ------------------------------------------------------------------
-
-    def invalid(self, kind: str, field_name: str, message: str, **details: Any) -> ApiError:
-        """A validation error; kind is "type" (wrong JSON type), "limit" (a §2.1 limit) or "value"."""
-        return ApiError("validation_error", message, {"field": field_name, **details})
-
-    def parse_json(self, raw: bytes) -> Any:
-        if not raw.strip():
-            raise self.invalid("type", "body", "the request body is empty; expected a JSON object")
-
-        try:  # strict: no duplicate names, NaN, lone surrogates, BOM or deep nesting (the hostile-JSON battery)
-            return strict_loads(raw)
-        except ValueError as exc:
-            raise self.invalid("type", "body", f"the request body is not JSON: {exc}") from None
-
-    def json_object(self, req: Req) -> dict[str, Any]:
-        body = self.parse_json(req.raw)
-        if not isinstance(body, dict):
-            raise self.invalid("type", "body", f"the request body must be a JSON object, got {type(body).__name__}")
-        return body
-
-    def check_utc(self, value: Any, name: str) -> str:
-        if not isinstance(value, str):
-            raise self.invalid("type", name, f"{name} must be an ISO 8601 UTC timestamp string")
-        if parse_utc(value) is None:
-            raise self.invalid("value", name, f"{name} must be ISO 8601 in UTC (Z or +00:00), got {value[:40]!r}")
-        return value
-
-    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
-        if not isinstance(value, str):
-            raise self.invalid("type", name, f"{name} must be a string")
-        if not value:
-            raise self.invalid("value", name, f"{name} must not be empty")
-        if max_len is not None and self.enforce_limits and len(value) > max_len:
-            raise self.invalid(limit_kind, name, f"{name} is {len(value)} characters; the maximum is {max_len}",
-                               max=max_len)
-        return value
-
-    def check_source(self, value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.invalid("type", "source", "source must be an object with tool and timestamp (§2.3)")
-        source = {k: v for k, v in value.items() if v is not None}
-        source["tool"] = self.check_string(value.get("tool"), "source.tool")
-        source["timestamp"] = self.check_utc(value.get("timestamp"), "source.timestamp")
-        for name in ("session_id", "user_id"):
-            if name in source and not isinstance(source[name], str):
-                raise self.invalid("type", f"source.{name}", f"source.{name} must be a string")
-        return source
-
-    def check_tags(self, value: Any, name: str = "tags") -> list[str]:
-        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-            raise self.invalid("type", name, f"{name} must be an array of strings")
-        if self.enforce_limits and len(value) > MAX_TAGS:
-            raise self.invalid("limit", name, f"{len(value)} tags; the maximum is {MAX_TAGS}", max=MAX_TAGS)
-        for i, tag in enumerate(value):
-            self.check_string(tag, f"{name}[{i}]", MAX_TAG_LEN)
-        return list(value)
-
-    def check_metadata(self, value: Any) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.invalid("type", "metadata", "metadata must be an object")
-        if self.enforce_limits and len(value) > MAX_METADATA_KEYS:
-            raise self.invalid("limit", "metadata", f"{len(value)} metadata keys; the maximum is {MAX_METADATA_KEYS}",
-                               max=MAX_METADATA_KEYS)
-        return value
-
-    def check_embedding(self, value: Any) -> list[float]:
-        if not isinstance(value, list) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in value
-        ):
-            raise self.invalid("type", "embedding", "embedding must be an array of finite numbers")
-        if len(value) > MAX_EMBEDDING:
-            raise self.invalid("limit", "embedding", f"embedding has {len(value)} numbers; this server keeps at most {MAX_EMBEDDING}")
-        return value
-
-    def validate_memory(self, body: dict[str, Any], *, partial: bool) -> dict[str, Any]:
-        """The §2.1 fields of a create (partial=False) or update (partial=True) body, each checked.
-
-        id, created_at and updated_at are the server's: ignored here (errata O8). A null namespace,
-        expires_at or embedding means "none"; a null metadata means {}.
-        """
-        out: dict[str, Any] = {}
-        if "content" in body or not partial:
-            out["content"] = self.check_string(body.get("content"), "content", MAX_CONTENT)
-        if "type" in body or not partial:
-            kind = body.get("type")
-            if not isinstance(kind, str):
-                raise self.invalid("type", "type", f"type must be a string, one of {', '.join(TYPES)}")
-            if self.enforce_limits and kind not in TYPES:
-                raise self.invalid("value", "type", f"unknown type {kind[:40]!r}; one of {', '.join(TYPES)}")
-            out["type"] = kind
-        if "source" in body or not partial:
-            out["source"] = self.check_source(body.get("source"))
-        if "tags" in body:
-            out["tags"] = self.check_tags(body["tags"])
-        if body.get("namespace") is not None:
-            out["namespace"] = self.check_string(body["namespace"], "namespace", MAX_NAMESPACE)
-        elif "namespace" in body:
-            out["namespace"] = None
-        if body.get("expires_at") is not None:
-            out["expires_at"] = self.check_utc(body["expires_at"], "expires_at")
-        elif "expires_at" in body:
-            out["expires_at"] = None
-        if "metadata" in body:
-            out["metadata"] = self.check_metadata(body["metadata"])
-        if body.get("embedding") is not None:
-            out["embedding"] = self.check_embedding(body["embedding"])
-        elif "embedding" in body:
-            out["embedding"] = None
-        return out
-
-    def int_param(self, params: Mapping[str, str], name: str, default: int, low: int, high: int | None) -> int:
-        raw = params.get(name)
-        if raw is None:
-            return default
-        if not DIGITS_RE.match(raw):
-            raise self.invalid("type", name, f"{name} must be a whole number, got {raw[:40]!r}")
-        value = int(raw)
-        if value < low or (high is not None and value > high):
-            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
-            raise self.invalid("value", name, f"{name} must be {bound}, got {value}", min=low, max=high)
-        return value
-
-    def body_limit(self, value: Any) -> int:
-        if value is None:
-            return self.default_limit
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.invalid("type", "limit", "limit must be an integer")
-        if not 1 <= value <= self.max_limit:
-            raise self.invalid("value", "limit", f"limit must be from 1 to {self.max_limit}, got {value}")
-        return value
 
     # --- identity, time, access ----------------------------------------------------------------
 
@@ -692,133 +419,5 @@ class OmpApi:
         return app
 
 
-def _response(out: Out) -> Response:
-    status, body, headers = out
-    if body is None:
-        return Response(status_code=status, headers=headers)
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-async def _read_body(request: Request) -> bytes | None:
-    raw = bytearray()
-    async for part in request.stream():
-        raw += part
-        if len(raw) > MAX_BODY:
-            return None
-    return bytes(raw)
-
-
-def make_app(api: OmpApi) -> Any:
-    def endpoint(op: str) -> Callable[[Request], Any]:
-        handler = getattr(api, f"op_{op}")
-
-        async def serve(request: Request) -> Response:
-            raw = await _read_body(request)
-            if raw is None:
-                err = ApiError("payload_too_large", f"the request body is over {MAX_BODY} bytes", status=413)
-                return _response(api.error_out(err))
-            req = Req(request.query_params, dict(request.path_params), raw, request.headers)
-            return _response(await run_in_threadpool(api.dispatch, op, handler, req))
-
-        return serve
-
-    by_path: dict[str, dict[str, str]] = {}
-    for path, method, op in api.ROUTES:
-        by_path.setdefault(path, {})[method] = op
-    routes = []
-    for path, methods in by_path.items():
-        for method, op in methods.items():
-            routes.append(Route(path, endpoint(op), methods=[method]))
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        status = getattr(exc, "status_code", 500)
-        if status == 405:
-            err = ApiError("method_not_allowed", f"{request.method} is not allowed on {request.url.path}", status=405,
-                           headers=dict(getattr(exc, "headers", None) or {}))
-        elif status == 404:
-            err = ApiError("not_found", f"no route {request.method} {request.url.path}", status=404)
-        else:
-            err = ApiError("internal_error" if status >= 500 else "bad_request", str(getattr(exc, "detail", exc)), status=status)
-        return _response(api.error_out(err))
-
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
-    app.router.redirect_slashes = False  # a redirect is never followed by clients; answer 404 instead
-    return api.asgi(app)
-
-
-# --- serving ---------------------------------------------------------------------------------------
-
-
-class ServedTarget(HttpTarget):
-    """An OMP server started in this process on loopback; close() stops it."""
-
-    def __init__(self, base_url: str, stop: Callable[[], None], api: OmpApi, label: str, limits: Limits | None = None) -> None:
-        super().__init__(base_url, {}, limits or Limits(), api.keys.global_key)
-        self.description = f"{label} at {base_url}"
-        self.api = api
-        self.omp_facts = TargetFacts(ai_key_configured=api.provider is not None, credentials=api.keys.credentials())
-        self.state_facts("omp", self.omp_facts)
-        self._stop = stop
-
-    def close(self) -> None:
-        super().close()
-        self._stop()
-        self.api.store.close()
-
-
-@dataclass
-class ServerSpec:
-    """How to build one server: the API class (a mutant overrides it), storage, provider, limits."""
-
-    api_class: type[OmpApi] = OmpApi
-    store_class: type[OmpStore] = OmpStore
-    db: str = ":memory:"
-    provider: Provider | None = None
-    rate_limits: Mapping[str, RateLimit] | None = None
-    keys: KeySet | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def build(self) -> OmpApi:
-        return self.api_class(self.store_class(self.db), self.keys or KeySet.generate(), provider=self.provider,
-                              rate_limits=self.rate_limits, **self.options)
-
-
-def serve_target(spec: ServerSpec, label: str = "reference:omp") -> ServedTarget:
-    from .server import serve_in_thread
-
-    api = spec.build()
-    base_url, stop = serve_in_thread(make_app(api))
-    return ServedTarget(base_url, stop, api, label)
-
-
-def reference_target(provider: Provider | None = None, rate_limits: Mapping[str, RateLimit] | None = None) -> ServedTarget:
-    """`reference:omp`: the reference on 127.0.0.1:<ephemeral> with fresh keys and no AI key configured."""
-    return serve_target(ServerSpec(provider=provider, rate_limits=rate_limits))
-
-
-def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:") -> None:
-    """`memconform serve omp`: print the base URL and every key once, then serve in the foreground."""
-    from .server import serve_forever
-
-    keys = KeySet.generate()
-    api = ServerSpec(db=db, keys=keys).build()
-    folder = Path(tempfile.mkdtemp(prefix="memconform-omp-"))
-    credentials = folder / "credentials.json"
-    credentials.write_text(json.dumps({"tool_keys": keys.tool_keys, "other_user_key": keys.other_user_key}, indent=1),
-                           encoding="utf-8")
-    credentials.chmod(0o600)
-    base = f"http://{host}:{port}"
-    print(f"memconform: OMP reference (OMP-Full) on {base}/v1 (SQLite {db}; no AI key configured)", flush=True)
-    print(f"  global key:                    {keys.global_key}", flush=True)
-    for tool, key in keys.tool_keys.items():
-        print(f"  {'tool key (' + tool + '):':<30} {key}", flush=True)
-    print(f"  other-user key:                {keys.other_user_key}", flush=True)
-    print(f"  credentials file:              {credentials}", flush=True)
-    print(f"  run: memconform run --suite omp --target {base} --api-key={keys.global_key} "
-          f"--option omp.credentials={credentials} --option omp.ai_endpoints=no-key --report-dir /tmp/omp-report",
-          flush=True)
-    try:
-        serve_forever(make_app(api), host, port)
-    finally:
-        credentials.unlink(missing_ok=True)
-        folder.rmdir()
+# serving lives in omp_serve.py; re-exported for `reference:omp`, the mutants and the tests
+from .omp_serve import ServedTarget, ServerSpec, make_app, reference_target, serve_reference, serve_target  # noqa: E402,F401,I001

@@ -29,7 +29,8 @@ def _distinct_creates(ctx: Any, tag: str) -> list[dict[str, Any]]:
     deadline = time.monotonic() + SORT_SEED * 2 * DISTINCT_WAIT_S
     while len(made) < SORT_SEED and time.monotonic() < deadline:
         mem = c.created(ctx, c.memory(ctx, f"sort{len(made)}", tags=[tag]))
-        if made and not (rules.instant(mem.get("created_at")) or 0) > (rules.instant(made[-1].get("created_at")) or 0):
+        now, before = rules.instant(mem.get("created_at")), rules.instant(made[-1].get("created_at")) if made else None
+        if made and (now is None or before is None or not now > before):
             c.delete(ctx, mem["id"], quiet=True)  # same stamp as the one before: wait for the clock and make it again
             time.sleep(DISTINCT_WAIT_S / 4)
             continue

@@ -190,7 +190,7 @@ def machine_class(ctx: Any, log: list[str]) -> type:
                       and (kind is None or m["type"] == kind) and (pick is None or query["tags"][0] in (m["tags"] or []))}
             served = {m.get("id") for m in answer.body["memories"] if isinstance(m, dict)}
             if served != wanted:
-                raise Mismatch(f"search found {sorted(served)}, model {sorted(wanted)}")
+                raise Mismatch(f"search found {sorted(map(str, served))}, model {sorted(wanted)}")
 
         @rule(mem_id=ids)
         def get(self, mem_id: str) -> None:
