@@ -10,7 +10,6 @@ line to STATUS_FD: {"code", "timed_out", "start_error", "subreaper", "killed", "
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
@@ -73,6 +72,14 @@ def kill_all(group: int) -> tuple[int, int]:
     """Kill the command's group and every descendant until none is left; (killed, left)."""
     me = os.getpid()
     killed: set[int] = set()
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.waitpid(-1, os.WNOHANG)  # (0, 0): children left (the command, or orphans we adopted): hunt them below
+    except ChildProcessError:
+        return 0, 0  # no child at all: every descendant would have been re-parented to us, so none is left
     for _ in range(KILL_ROUNDS):
         try:
             os.killpg(group, signal.SIGKILL)
@@ -146,6 +153,18 @@ def start(argv: list[str]) -> tuple[int, str | None]:
     return pid, message or None
 
 
+def to_json(status: dict[str, object]) -> str:
+    """The status line without importing json (its import costs more than the rest of this program)."""
+    def value(v: object) -> str:
+        if v is None or isinstance(v, bool):
+            return {None: "null", True: "true", False: "false"}[v]
+        if isinstance(v, int):
+            return str(v)
+        text = "".join(ch if " " <= ch <= "~" and ch not in '"\\' else "?" for ch in str(v))
+        return f'"{text}"'
+    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in status.items()) + "}"
+
+
 def main(argv: list[str]) -> int:
     timeout_s, status_fd = float(argv[1]), int(argv[2])
     command = argv[argv.index("--") + 1:]
@@ -171,7 +190,7 @@ def main(argv: list[str]) -> int:
         if pid > 0:
             status["killed"], status["left"] = kill_all(pid)
         try:
-            os.write(status_fd, (json.dumps(status) + "\n").encode())
+            os.write(status_fd, (to_json(status) + "\n").encode())
         except OSError:
             pass
     return 0
