@@ -180,7 +180,7 @@ class Target:
         super().__init_subclass__(**kwargs)
         legacy = cls.__dict__.get("call")
         if legacy is not None and "send" not in cls.__dict__:
-            cls.send = _legacy_send(legacy)  # type: ignore[method-assign]
+            cls.send = _legacy_send(legacy)  # type: ignore[method-assign,assignment]
             cls.call = Target.call  # type: ignore[method-assign]
 
     def begin_check(self) -> None:

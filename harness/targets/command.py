@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
-from .base import Reply, Target, parse_json
+from .base import Reply, Request, Target, parse_json
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -155,15 +155,12 @@ class CommandTarget(Target):
             if problem:
                 raise HarnessError(f"the cmd: target cannot start: {problem} (template {template!r})")
 
-    def call(
-        self,
-        op: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        raw: bytes | None = None,
-        filename: str | None = None,
-    ) -> Reply:
+    def send(self, request: Request) -> Reply:
+        op = request.op
+        body = request.body
+        params = dict(request.params) if request.params else None
+        raw = request.raw
+        filename = request.filename
         template = self.templates.get(op, self.default_template)
         if template is None:
             raise Unsupported(op, "no command template for it")

@@ -22,11 +22,10 @@ import os
 import stat
 import time
 import uuid
-from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
-from .base import Reply, Target, parse_json
+from .base import Reply, Request, Target, parse_json
 from .safefile import read_regular
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -78,15 +77,11 @@ class DropDirTarget(Target):
         except OSError:
             raise HarnessError(f"dir target {path!r} must contain inbox/ and outbox/ folders (not symlinks)") from None
 
-    def call(
-        self,
-        op: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        raw: bytes | None = None,
-        filename: str | None = None,
-    ) -> Reply:
+    def send(self, request: Request) -> Reply:
+        op = request.op
+        body = request.body
+        params = dict(request.params) if request.params else None
+        raw = request.raw
         request_id = uuid.uuid4().hex
         head = json.dumps({"op": op, "params": params or {}}, ensure_ascii=False).encode("utf-8")[:-1]
         value = raw if raw is not None else json.dumps(body, ensure_ascii=False).encode("utf-8")

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
-from .base import Rejected, Reply, Target
+from .base import Rejected, Reply, Request, Target
 
 
 class PythonTarget(Target):
@@ -64,15 +64,11 @@ class PythonTarget(Target):
             return obj  # a factory may hand back a ready target (e.g. a reference served over HTTP)
         return cls(obj, description or f"python:{path}", limits)
 
-    def call(
-        self,
-        op: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        raw: bytes | None = None,
-        filename: str | None = None,
-    ) -> Reply:
+    def send(self, request: Request) -> Reply:
+        op = request.op
+        body = request.body
+        params = dict(request.params) if request.params else None
+        raw = request.raw
         if self.hung:
             raise TargetError(f"{op}: not called: {self.hung}")
         method = getattr(self.impl, op, None)
