@@ -16,7 +16,8 @@ Exit codes: 0 done, 3 rejected (the reply may still hold a report), 4 operation 
 anything else, or a timeout, is the target erroring. A command that cannot start at all (program
 not found or not executable, a template that does not parse) is one start-up error (exit 2).
 
-Bounds: each call runs under a small supervisor (supervise.py) that is a child subreaper, so when
+Bounds: a call is given the target's timeout_s (default: the call deadline), never past the run
+deadline, after which every call errors at once. Each call runs under a small supervisor (supervise.py) that is a child subreaper, so when
 the call ends (normally or by timeout) the command's process group and every descendant, those
 that double-fork or call setsid() included, are killed. stdout and stderr are drained into bounded
 buffers (the first CAPTURE_BYTES kept, the rest counted). {output} is read only when it is a
@@ -148,6 +149,7 @@ class CommandTarget(Target):
             self.default_template = resolve_template(self.default_template, self.base)
         self.description = "cmd:" + spec
         self.last_stderr = ""
+        self.run_deadline = time.monotonic() + limits.run_deadline_s
 
     def preflight(self) -> None:
         for template in {*self.templates.values(), *([self.default_template] if self.default_template else [])}:
@@ -164,17 +166,21 @@ class CommandTarget(Target):
         template = self.templates.get(op, self.default_template)
         if template is None:
             raise Unsupported(op, "no command template for it")
+        left = self.run_deadline - time.monotonic()
+        if left <= 0:
+            raise TargetError(f"{op}: not started: the run deadline ({self.limits.run_deadline_s:.0f} s) was reached")
+        timeout_s = min(self.timeout_s, left)
         with tempfile.TemporaryDirectory(prefix="memconform-cmd-", ignore_cleanup_errors=True) as workdir:
             work = Path(workdir)
             dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
             try:
-                return self._call_in(op, template, work, dir_fd, body, params, raw, filename)
+                return self._call_in(op, template, work, dir_fd, body, params, raw, filename, timeout_s)
             finally:
                 os.close(dir_fd)
 
     def _call_in(
         self, op: str, template: str, work: Path, dir_fd: int, body: Any,
-        params: dict[str, str] | None, raw: bytes | None, filename: str | None,
+        params: dict[str, str] | None, raw: bytes | None, filename: str | None, timeout_s: float,
     ) -> Reply:
         input_name = Path(filename).name if filename and Path(filename).name not in ("", ".", "..") else "input.json"
         if input_name == "output.json":
@@ -192,13 +198,13 @@ class CommandTarget(Target):
         if self.api_key:
             env["MEMCONFORM_API_KEY"] = self.api_key
         started = time.monotonic()
-        status, stdout, stderr = self._supervised(argv, work, env)
+        status, stdout, stderr = self._supervised(argv, work, env, timeout_s)
         elapsed = time.monotonic() - started
         self.last_stderr = stderr.tail_text()
         if status.get("start_error"):
             raise TargetError(f"{op}: cannot start {argv[0]!r}: {status['start_error']}")
         if status.get("timed_out"):
-            raise TargetError(f"{op}: command did not finish within {self.timeout_s}s; it and every process it started were killed")
+            raise TargetError(f"{op}: command did not finish within {timeout_s:.3g}s; it and every process it started were killed")
         code = status.get("code")
         if code == EXIT_UNSUPPORTED:
             raise Unsupported(op, "command exited 4")
@@ -210,12 +216,12 @@ class CommandTarget(Target):
             reply.body, reply.parse_error = parse_json(out)
         return reply
 
-    def _supervised(self, argv: list[str], work: Path, env: dict[str, str]) -> tuple[dict[str, Any], Captured, Captured]:
+    def _supervised(self, argv: list[str], work: Path, env: dict[str, str], timeout_s: float) -> tuple[dict[str, Any], Captured, Captured]:
         """Run argv under the supervisor; drain its output within the deadline; its status line."""
         status_r, status_w = os.pipe()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(SUPERVISOR), repr(self.timeout_s), str(status_w), "--", *argv],
+                [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
             )
@@ -227,7 +233,7 @@ class CommandTarget(Target):
         stdout, stderr, status_buf = Captured(), Captured(), Captured(4096)
         streams = {proc.stdout: stdout, proc.stderr: stderr}
         status_file = os.fdopen(status_r, "rb", buffering=0)
-        deadline = time.monotonic() + self.timeout_s + GRACE_S
+        deadline = time.monotonic() + timeout_s + GRACE_S
         with selectors.DefaultSelector() as sel:
             for stream in (proc.stdout, proc.stderr, status_file):
                 assert stream is not None

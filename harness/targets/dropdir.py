@@ -4,7 +4,7 @@ The harness writes `inbox/<request-id>.<op>.json` atomically (write to a dot-fil
 {"op": <op>, "params": {...}, "body": <request JSON>}. When a check sends raw bytes (a document
 as a file, or a deliberately broken one), those bytes are spliced verbatim as the value of "body",
 so the implementation's own JSON reader meets them. It waits, with bounded backoff, up to
-`dir_wait_s` for `outbox/<request-id>.json`: {"status": "ok"|"rejected"|"unsupported",
+`dir_wait_s` (never past the run deadline) for `outbox/<request-id>.json`: {"status": "ok"|"rejected"|"unsupported",
 "body": <reply JSON>}, which the implementation should also write atomically (write, then rename).
 
 `dir:@FILE.json` names the folder and the wait: {"path": "PATH" (relative to FILE), "wait_s": 30}.
@@ -54,6 +54,7 @@ class DropDirTarget(Target):
         finally:
             os.close(root_fd)
         self.closed = False
+        self.run_deadline = time.monotonic() + limits.run_deadline_s
 
     @staticmethod
     def _config(file: str, limits: Limits) -> tuple[str, Limits]:
@@ -82,6 +83,10 @@ class DropDirTarget(Target):
         body = request.body
         params = dict(request.params) if request.params else None
         raw = request.raw
+        left = self.run_deadline - time.monotonic()
+        if left <= 0:
+            raise TargetError(f"{op}: not sent: the run deadline ({self.limits.run_deadline_s:.0f} s) was reached")
+        wait_s = min(self.limits.dir_wait_s, left)
         request_id = uuid.uuid4().hex
         head = json.dumps({"op": op, "params": params or {}}, ensure_ascii=False).encode("utf-8")[:-1]
         value = raw if raw is not None else json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -90,9 +95,9 @@ class DropDirTarget(Target):
         started = time.monotonic()
         delay = 0.005
         while not self._present(reply_name):
-            if time.monotonic() - started > self.limits.dir_wait_s:
+            if time.monotonic() - started > wait_s:
                 self._unlink(self.inbox_fd, f"{request_id}.{op}.json")  # never picked up: take it back
-                raise TargetError(f"{op}: no reply in {self.root}/outbox within {self.limits.dir_wait_s}s")
+                raise TargetError(f"{op}: no reply in {self.root}/outbox within {wait_s:.3g}s")
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
         try:

@@ -5,7 +5,8 @@ A missing method means the operation is not offered. Any other exception (System
 the target crashing. When a check sends raw bytes (a document as a file, a deliberately broken
 one), the method gets those bytes as its body and parses them itself.
 
-Bounds: each call runs in a worker thread and is waited on for at most the call deadline. A
+Bounds: each call runs in a worker thread and is waited on for at most the call deadline (and never
+past the run deadline, after which every call errors at once). A
 Python thread cannot be stopped, so after a call overruns, the target is marked hung and every
 later call errors at once (the run stays bounded; the stuck thread dies with the process). A reply
 that is not JSON data (an arbitrary object, a cycle, nesting too deep to serialize) is an error.
@@ -34,7 +35,9 @@ class PythonTarget(Target):
     def __init__(self, impl: Any, description: str, limits: Limits | None = None) -> None:
         self.impl = impl
         self.description = description
-        self.deadline_s = (limits or Limits()).call_deadline_s
+        self.limits = limits or Limits()
+        self.deadline_s = self.limits.call_deadline_s
+        self.run_deadline = time.monotonic() + self.limits.run_deadline_s
         self.hung: str | None = None
 
     @classmethod
@@ -77,6 +80,9 @@ class PythonTarget(Target):
         if raw is not None:
             body = raw
         started = time.monotonic()
+        if started >= self.run_deadline:
+            raise TargetError(f"{op}: not called: the run deadline ({self.limits.run_deadline_s:.0f} s) was reached")
+        deadline_s = min(self.deadline_s, self.run_deadline - started)
         outcome: list[Any] = []
 
         def work() -> None:
@@ -89,10 +95,10 @@ class PythonTarget(Target):
 
         worker = threading.Thread(target=work, name=f"memconform-{op}", daemon=True)
         worker.start()
-        worker.join(self.deadline_s)
+        worker.join(deadline_s)
         if worker.is_alive():
-            self.hung = f"an earlier call ({op}) did not return within {self.deadline_s}s and cannot be stopped in process"
-            raise TargetError(f"{op}: did not return within {self.deadline_s}s; later calls to this target error at once")
+            self.hung = f"an earlier call ({op}) did not return within {deadline_s:.3g}s and cannot be stopped in process"
+            raise TargetError(f"{op}: did not return within {deadline_s:.3g}s; later calls to this target error at once")
         status, result = outcome[0]
         if status == "raised":
             if isinstance(result, Unsupported):
