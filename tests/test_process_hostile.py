@@ -90,6 +90,7 @@ def assert_survived(cwd: Path, run: dict, expected_files: set[str], answers_json
             texts[str(path)] = path.read_bytes().decode("utf-8", "replace")
     leaks = [(where, piece) for where, text in texts.items() for piece in pieces if piece in text]
     assert leaks == [], leaks
+    assert not any("root:x:0:0" in text for text in texts.values())  # nothing read through a symlink to /etc/passwd
     assert {p.name for p in cwd.iterdir()} == expected_files | {"rep", "out.txt", "err.txt"}  # no .hypothesis/ here
 
 
@@ -155,3 +156,12 @@ def test_hostile_drop_folder(tmp_path, mode):
 def test_hostile_python_object(tmp_path, attr):
     run = run_memconform(tmp_path, f"python:hostile.py_impl:{attr}")
     assert_survived(tmp_path, run, set(), answers_json=attr == "EchoKey")
+
+
+def test_hypothesis_files_go_to_the_report_folder_not_the_working_directory(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM", "HYPOTHESIS"))}
+    proc = subprocess.run([str(MEMCONFORM), "run", "--suite", "memoryai", "--check", "memoryai.roundtrip_equivalent",
+                           "--report-dir", "rep"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=MAX_RUN_S)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert (tmp_path / "rep" / ".hypothesis").is_dir()  # hypothesis did write (its Unicode table cache) ...
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]  # ... and only inside the report folder
