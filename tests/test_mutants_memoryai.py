@@ -11,7 +11,7 @@ from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases
-from memconform.mutants.memoryai import EXPECTED_KILLS, MUTANTS
+from memconform.mutants.memoryai import EXPECTED_FAILURES, EXPECTED_KILLS, MUTANTS
 from memconform.session import execute_run
 from mutant_kit import assert_mutant_caught
 
@@ -19,21 +19,33 @@ from mutant_kit import assert_mutant_caught
 HTTP_ONLY_IN_PROCESS_BLIND = {"NoSpecNoStream", "ExportFilenameNotJson"}
 
 
-def run_against(target: str) -> dict[str, str]:
+TITLES: dict[str, dict[str, list[str]]] = {}  # mutant -> check -> failure titles, filled by the fixture
+
+
+def run_against(target: str, name: str = "") -> dict[str, str]:
     outcome = execute_run(["memoryai"], target, Profile.named("ci"), report_dir=None)
+    TITLES[name] = {r.check_id: [f.title for f in r.failures] for r in outcome.results}
     return {r.check_id: r.outcome.value for r in outcome.results}
 
 
 @pytest.fixture(scope="module")
 def mutant_outcomes() -> dict[str, dict[str, str]]:
-    return {name: run_against(f"python:memconform.mutants.memoryai:{cls.__name__}") for name, cls in MUTANTS.items()}
+    return {name: run_against(f"python:memconform.mutants.memoryai:{cls.__name__}", name) for name, cls in MUTANTS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
+def test_mutant_fails_the_intended_branch(name, mutant_outcomes):
+    for check, words in EXPECTED_FAILURES[name].items():
+        titles = TITLES[name].get(f"memoryai.{check}", [])
+        assert any(words in t for t in titles), (name, check, words, titles)
 
 
 def test_reference_passes_every_check():
     outcomes = run_against("reference:memoryai")
     assert outcomes, "no check ran"
     # status codes exist only over HTTP: tests/test_reference_http.py runs that one
-    assert {k: v for k, v in outcomes.items() if v != "passed"} == {"memoryai.rejection_status": "skipped"}
+    assert {k: v for k, v in outcomes.items() if v != "passed"} == {"memoryai.rejection_status": "skipped",
+                                                                   "memoryai.export_filename_json": "skipped"}
 
 
 def http_kills() -> set[str]:

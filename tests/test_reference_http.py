@@ -23,8 +23,8 @@ def test_same_verdicts_over_http(base_url, tmp_path):
     http_outcomes = {r.check_id: r.outcome.value for r in over_http.results}
     local = {r.check_id: r.outcome.value for r in in_process.results}
     assert {k: v for k, v in http_outcomes.items() if v != "passed"} == {}
-    # the one difference allowed: status codes exist only over HTTP
-    assert {k for k in local if local[k] != http_outcomes[k]} == {"memoryai.rejection_status"}
+    # the differences allowed: status codes and file names (Content-Disposition) exist only over HTTP
+    assert {k for k in local if local[k] != http_outcomes[k]} == {"memoryai.rejection_status", "memoryai.export_filename_json"}
     assert over_http.exit_code == 0
 
 

@@ -469,6 +469,28 @@ class NoSpecNoStream(ReferenceBrain):
         raise Unsupported("export_stream")
 
 
+class DedupAgainstLastImportOnly(ReferenceBrain):
+    """§3.8: duplicates are found only among the previous import's chunks (an in-memory cache of one batch)."""
+
+    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        self._batch: set[str] = set()
+        report = super().import_bundle(body)
+        self._last = self._batch
+        return report
+
+    def _existing(self, hash_: str) -> int | None:
+        found = super()._existing(hash_)
+        return found if hash_ in getattr(self, "_last", set()) | self._batch else None
+
+    def _insert_chunk(self, hash_: str, doc: dict[str, Any]) -> int:
+        self._batch.add(hash_)
+        return super()._insert_chunk(hash_, doc)
+
+    def _on_duplicate(self, local_id: int, chunk: dict[str, Any], report: dict[str, Any]) -> int:
+        self._batch.add(chunk.get("content_hash") or "")
+        return super()._on_duplicate(local_id, chunk, report)
+
+
 class ExportedAtNotIso(ReferenceBrain):
     """§3: exported_at is a Unix timestamp and tenant_id a plain integer, not ISO-8601 and uuid."""
 
@@ -592,4 +614,33 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "NoSpecNoStream": ["spec_endpoint", "export_stream_equivalent"],
     "ExportFilenameNotJson": ["export_filename_json"],
     "ExportedAtNotIso": ["envelope_optional_fields"],
+    "DedupAgainstLastImportOnly": ["model_sequences"],
 }.items()}
+
+# issue 12: kills per failure branch. For these mutants the named check must fail with a failure whose
+# title contains the given words (the branch that the old test data could not reach).
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "ChecksumBeforeExportedAt": {"checksum_present_and_valid": "does not match the canonical body under any accepted reading"},
+    "NoChecksum": {"checksum_present_and_valid": "manifest.checksum is missing"},
+    "ScopedCountsOfWholeStore": {"counts_accurate_scoped": "differs from the records present (export scope"},
+    "ScopedChecksumStale": {"checksum_valid_scoped": "(export scope"},
+    "StreamExportsDeleted": {"deleted_not_exported": "still exported (export/stream)"},
+    "FileImportSkipsVersionGate": {"rejects_newer_version": "(import_file) was accepted"},
+    "EdgeKeepFirst": {"edges_upserted": "weight is not the MAX of the two imports (smaller weight first)"},
+    "EdgeWeightLastWins": {"edges_upserted": "weight is not the MAX of the two imports (larger weight first)"},
+    "EdgeUpdatedAtKept": {"edges_upserted": "updated_at was not refreshed"},
+    "EdgeUpsertIgnoresType": {"edges_upserted": "an edge of another edge_type"},
+    "EntityKeepFirst": {"entities_upserted": "last_seen is not the latest"},
+    "EntitiesReplaced": {"entities_upserted": "frequency was not accumulated"},
+    "ResetsDecayThenDecaysDna": {"dna_never_decayed": "decay_score was lowered"},
+    "DnaDecayed": {"dna_never_decayed": "a DNA chunk was deleted by decay"},
+    "DnaOnlyByTypeOnly": {"export_scope_dna_only": "a DNA chunk is missing from the dna_only export"},
+    "DnaOnlyLeaks": {"export_scope_dna_only": "contains non-DNA chunks"},
+    "SinceIgnoresOffset": {"export_scope_since": "`since`"},
+    "ExportsNamedSecrets": {"no_credentials_in_bundle": "credential or audit field"},
+    "ExportsAuditSection": {"no_credentials_in_bundle": "credential or audit field 'audit'"},
+    "OldMemoryTypeList": {"core_memory_types_recognized": "a chunk of a core memory_type was not imported"},
+    "RejectsVendorTypes": {"ingests_conformant_bundles": "a conformant bundle was refused (vendor_memory_type)"},
+    "DedupAgainstLastImportOnly": {"model_sequences": "left the model"},
+    "ExportedAtNotIso": {"envelope_optional_fields": "exported_at is not a ISO-8601 datetime"},
+}

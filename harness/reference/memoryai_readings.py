@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from memconform.formats import memoryai as mai
+from memconform.hostile import strict_loads
 
 from .memoryai import ReferenceBrain, _ts
 
@@ -71,9 +72,9 @@ class OtherReadingsBrain(ReferenceBrain):
     def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
         if isinstance(body, bytes | bytearray):
             try:
-                body = json.loads(bytes(body).decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                return super().import_bundle(body)
+                body = strict_loads(body)  # as strict as the reference: no NaN, duplicate names, deep nesting
+            except ValueError:
+                return super().import_bundle(body)  # which rejects it
         if isinstance(body, dict):
             for chunk in body.get("chunks") or []:
                 if isinstance(chunk, dict) and isinstance(chunk.get("content_hash"), str):

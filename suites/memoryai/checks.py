@@ -100,7 +100,7 @@ SUITE = register_suite(SuiteSpec(
 
 target_check = partial(check, suite=mai.SUITE, spec=SPEC)
 
-from . import consumer_checks, hostile_input, profile_checks  # noqa: E402,F401  (register their checks after the SuiteSpec)
+from . import consumer_checks, hostile_input, profile_checks, stateful_checks  # noqa: E402,F401  (register their checks after the SuiteSpec)
 
 __all__ = ["SUITE", "document_checks"]
 

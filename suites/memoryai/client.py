@@ -9,6 +9,7 @@ from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.formats import memoryai as mai
+from memconform.formats.common import parse_datetime
 from memconform.targets.base import Reply
 
 REPORT_COUNTERS = {
@@ -193,13 +194,7 @@ def report_or_none(reply: Reply) -> dict[str, Any] | None:
 
 def instant(value: Any) -> dt.datetime | None:
     """An ISO-8601 time as an instant (so 'Z', '+00:00' and other offsets compare equal); None if unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    return parse_datetime(value, "memoryai")
 
 
 def counter(report: dict[str, Any], section: str, name: str) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import re
 import unicodedata
@@ -13,6 +12,7 @@ from typing import Any
 from memconform.core.model import Failure, SkipCheck
 from memconform.core.registry import check
 from memconform.formats import memoryai as mai
+from memconform.formats.common import parse_datetime
 
 from . import credentials
 
@@ -74,13 +74,7 @@ def optional_records(doc: Any, ctx: Any, section: str) -> list[tuple[int, Any]]:
 
 
 def iso_ok(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return True
-    except ValueError:
-        return False
+    return parse_datetime(value, "memoryai") is not None
 
 
 @doc_check(section="§3.1", keyword="MUST", level="1",

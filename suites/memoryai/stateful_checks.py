@@ -1,0 +1,179 @@
+"""A model-based check (issue 13): random sequences of imports, re-imports of earlier bundles, rival rows,
+rejected bundles, deletions and exports, each export compared with what §3.8, §3.1 and §6 say the
+brain must hold.
+
+The model (`Model`) is the spec's state for the sequence's own chunks: content_hash -> the fields of
+the first row imported (§3.8: later duplicates are skipped, the existing row is preserved), minus the
+chunks deleted (§6); entities by name with accumulated frequency, latest last_seen and OR of is_dna.
+A rejected bundle (version 999) must leave everything as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.formats import memoryai as mai
+
+from . import client as c
+from .checks import target_check
+
+
+@dataclass
+class Model:
+    prefix: str
+    chunks: dict[str, dict[str, Any]] = field(default_factory=dict)  # live: content_hash -> first row
+    deleted: set[str] = field(default_factory=set)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bundles: list[dict[str, Any]] = field(default_factory=list)  # accepted bundles, to import again
+    steps: list[str] = field(default_factory=list)
+
+
+class Divergence(AssertionError):
+    """The target's export left the model: hypothesis shrinks the sequence that caused it (outside ci)."""
+
+
+def compare(ctx: Any, model: Model) -> None:
+    doc = c.export(ctx, "full")
+    rows = {h: r for h, r in c.by_hash(doc).items()
+            if any(isinstance(x.get("content"), str) and x["content"].startswith(model.prefix) for x in r)}
+    if set(rows) != set(model.chunks):
+        raise Divergence(f"the export holds {len(set(rows) - set(model.chunks))} chunk(s) it should not "
+                         f"({'deleted or rejected' if set(rows) & (model.deleted | set()) else 'unexpected'}) and lacks "
+                         f"{len(set(model.chunks) - set(rows))}")
+    for h, want in model.chunks.items():
+        got = rows[h]
+        if len(got) != 1:
+            raise Divergence(f"a chunk is present {len(got)} times: {want['content'][:60]!r}")
+        for name in ("tags", "importance", "zone", "memory_type"):
+            if got[0].get(name) != want[name]:
+                raise Divergence(f"the stored row's {name} is {got[0].get(name)!r}, not the first import's {want[name]!r}")
+    entities = c.entities_by_name(doc)
+    for name, want in model.entities.items():
+        got = entities.get(name)
+        if got is None:
+            raise Divergence(f"entity {name[-12:]!r} is missing")
+        if got.get("is_dna") is not want["is_dna"] or c.instant(got.get("last_seen")) != c.instant(want["last_seen"]):
+            raise Divergence(f"entity {name[-12:]!r} is {got}, the model says {want}")
+
+
+def machine(ctx: Any, can_delete: bool) -> type:
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+    types = st.sampled_from(mai.CORE_TYPES)
+
+    class Brain(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = Model(prefix=ctx.unique("sm"))
+            self.names = [f"{self.model.prefix}-entity-{i}" for i in range(2)]
+            self.n = 0
+            ctx.cache.setdefault("memoryai.stateful-models", []).append(self.model)
+
+        def new_chunk(self, memory_type: str, zone: str, pinned: bool) -> dict[str, Any]:
+            self.n += 1
+            return c.chunk(ctx, "sm", memory_type, content=f"{self.model.prefix} #{self.n} ✓", zone=zone, is_pinned=pinned,
+                           importance=round(0.1 * (self.n % 10), 1), tags=[f"t{self.n}"])
+
+        def accept(self, bundle: dict[str, Any], what: str) -> None:
+            reply = c.import_bundle(ctx, bundle)
+            if not reply.ok:
+                raise TargetError(f"{what}: a conformant bundle was refused: {reply.raw[:200]!r}")
+            for ch in bundle["chunks"]:
+                if ch["content_hash"] not in self.model.chunks and ch["content_hash"] not in self.model.deleted:
+                    self.model.chunks[ch["content_hash"]] = dict(ch)
+            for e in bundle["entities"]:
+                old = self.model.entities.get(e["name"])
+                if old is None:
+                    self.model.entities[e["name"]] = dict(e)
+                else:
+                    later = max((old["last_seen"], e["last_seen"]), key=lambda t: c.instant(t))  # type: ignore[arg-type,return-value]
+                    self.model.entities[e["name"]] = dict(old, last_seen=later, is_dna=old["is_dna"] or e["is_dna"])
+            self.model.bundles.append(bundle)
+            self.model.steps.append(what)
+
+        @rule(kinds=st.lists(st.tuples(types, st.sampled_from(mai.ZONES), st.booleans()), min_size=1, max_size=3),
+              entity=st.sampled_from([0, 1]), age=st.integers(1, 5000), dna=st.booleans())
+        def import_new(self, kinds: list[Any], entity: int, age: int, dna: bool) -> None:
+            chunks = [self.new_chunk(*k) for k in kinds]
+            ent = {"name": self.names[entity], "frequency": 1, "first_seen": c.now_iso(-9000),
+                   "last_seen": c.now_iso(-age), "is_dna": dna}
+            self.accept(c.bundle(ctx, chunks, entities=[ent]), f"import {len(chunks)} new chunk(s) and entity {entity}")
+
+        @precondition(lambda self: bool(self.model.bundles))
+        @rule(data=st.data())
+        def import_earlier_again(self, data: Any) -> None:
+            bundle = data.draw(st.sampled_from(self.model.bundles))
+            self.accept(bundle, "import an earlier bundle again")
+
+        @precondition(lambda self: bool(self.model.chunks))
+        @rule(data=st.data())
+        def import_rival_row(self, data: Any) -> None:
+            h = data.draw(st.sampled_from(sorted(self.model.chunks)))
+            rival = dict(self.model.chunks[h], tags=["rival"], importance=0.95, zone="ephemeral")
+            self.accept(c.bundle(ctx, [rival]), "import a rival row of a stored chunk")
+
+        @rule()
+        def import_rejected(self) -> None:
+            probe = self.new_chunk("fact", "standard", False)
+            reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=mai.MAX_VERSION + 998))
+            if reply.ok:
+                raise Divergence("a bundle of version 999 was accepted")
+            self.model.steps.append("import a bundle of version 999 (rejected)")
+
+        @precondition(lambda self: bool(self.model.chunks) and can_delete)
+        @rule(data=st.data())
+        def delete(self, data: Any) -> None:
+            h = data.draw(st.sampled_from(sorted(self.model.chunks)))
+            c.hook(ctx, "delete_chunk", {"content_hash": h}, "deletion in sequences")
+            del self.model.chunks[h]
+            self.model.deleted.add(h)
+            # whether importing a deleted chunk again restores it is open: never ask
+            self.model.bundles = [b for b in self.model.bundles if all(ch["content_hash"] != h for ch in b["chunks"])]
+            self.model.steps.append("delete a stored chunk")
+
+        @rule()
+        def export_matches(self) -> None:
+            self.model.steps.append("export")
+            compare(ctx, self.model)
+
+        def teardown(self) -> None:
+            if self.model.steps:
+                compare(ctx, self.model)
+
+    return Brain
+
+
+@target_check(section="§3.8", keyword="MUST", level="2",
+              sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
+def model_sequences(ctx: Any) -> Iterator[Failure]:
+    """Random sequences of imports, re-imports of earlier bundles, rival rows, rejected bundles and
+    deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
+    content absent, entities merged)."""
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "sm-probe")]), "sequences of imports")
+    try:
+        ctx.target.call("delete_chunk", {"content_hash": "0" * 64})
+        can_delete = True
+    except Unsupported:
+        can_delete = False
+    base = ctx.profile.hypothesis_settings()
+    try:
+        run_state_machine_as_test(machine(ctx, can_delete), settings=settings(
+            base, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 20),
+            stateful_step_count=8 if ctx.profile.derandomize else 20))
+    except Divergence as exc:
+        models = ctx.cache.get("memoryai.stateful-models") or [Model("")]
+        steps = models[-1].steps
+        yield Failure(f"after a sequence of operations the brain left the model: {exc}", steps,
+                      "the export as §3.8, §3.1 and §6 resolve the sequence", detail=" -> ".join(steps))
+        return
+    except SkipCheck:
+        raise
+    if not ctx.cache.get("memoryai.stateful-models"):
+        raise Inconclusive("no sequence ran")
