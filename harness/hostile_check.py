@@ -115,6 +115,11 @@ def _stored(ctx: Any, surface: Surface, control_marker: str, answers: list[tuple
         return answers
     if control_marker.encode() not in exported:
         ctx.note(f"hostile battery on {surface.op}: the accepted control is not in the export; storage not observed")
+        accepted = [item for item, verdict, _ in answers if item.must_reject and verdict == "accepted"]
+        if accepted and not any(verdict in ("crashed", "hung") for _, verdict, _ in answers):
+            # accepted, and where they went cannot be seen: "nothing stored" is not shown (never a pass)
+            raise Inconclusive(f"{surface.op}: {len(accepted)} must-reject inputs were accepted and the accepted control "
+                               "is not in the export, so whether they were stored cannot be seen")
         return answers
     out = []
     for item, verdict, detail in answers:
