@@ -240,6 +240,21 @@ def test_hostile_server_through_memconform_run(mode: str, tmp_path: Path) -> Non
     assert_survived(code, output, tmp_path / "report")
     assert took < BOUND_S
     assert server.cookies_back == []  # a cookie the target set is never sent back
+    if mode in ("never_answers", "trickle"):  # the run deadline (30 s) ended the run, not 74 checks x 2 s each
+        lines = (tmp_path / "report" / "report.jsonl").read_text("utf-8").splitlines()
+        assert any("run deadline reached" in json.loads(line).get("reason", "") for line in lines)
+
+
+def test_omp_preflight_timeout_is_one_error_line(tmp_path: Path) -> None:
+    """`GET /` answers, `GET /v1/memories?limit=1` (the OMP preflight) never does: exit 2, one line."""
+    server = HostileServer(never_answers, preflights=False, probe=json_battery(PREFLIGHT_OK))
+    try:
+        code, output, took = run_omp(server.url, tmp_path / "report")
+    finally:
+        server.close()
+    assert code == 2 and took < 60, (code, took, output[-2000:])
+    assert_survived(code, output, tmp_path / "report")
+    assert "OMP preflight" in output
 
 
 @pytest.mark.parametrize("mode", ["never_answers", "trickle"])
