@@ -7,6 +7,9 @@ import json
 import re
 
 import demo_suite
+import memconform.session  # noqa: F401  (imported before pytester's in-process runs snapshot sys.modules)
+import memconform.targets.http  # noqa: F401
+import memconform.targets.pyobj  # noqa: F401
 import pytest
 from memconform.cli import main
 from memconform.core.report import DuplicateResult, EmptyReport, MissingFooter, Report
