@@ -213,6 +213,17 @@ class Endless(httpx.SyncByteStream):
             yield b"[" * 65536
 
 
+def test_the_probe_takes_any_answer_and_sends_no_key() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(307, headers={"location": "/docs"})
+
+    mock(handler).preflight()
+    assert [r.url.path for r in seen] == ["/"] and "authorization" not in seen[0].headers
+
+
 def test_endless_body_cut_at_the_cap_and_never_read_by_the_probe() -> None:
     stream = Endless()
     t = mock(lambda r: httpx.Response(200, stream=stream), max_response_bytes=1024 * 1024)
