@@ -97,6 +97,11 @@ VALID: list[tuple[str, str, str, dict[str, Any], list[str]]] = [
      mai.seal(bundle([chunk(1, "tiny importance", importance=1e-05, decay_score=1.0)]), "literal", "ecmascript"), []),
     ("content_hash_upper_case", "content_hash in upper-case hex: still sha256 hex (errata E2).", "§3.2",
      broken(bundle(), lambda d: d["chunks"][0].update(content_hash=d["chunks"][0]["content_hash"].upper())), []),
+    ("chunk_only_required_fields", "A chunk with content and memory_type only: every other ChunkRecord field is optional.", "§3.2",
+     bundle([{"content": "only the required fields", "memory_type": "fact"}]), []),
+    ("unknown_extension_fields", "Unknown vendor fields in the envelope, the manifest and a chunk: nothing forbids them.", "§3",
+     broken(bundle(), lambda d: (d.update(x_vendor={"v": 1}), d["manifest"].update(x_region="eu"),
+                                 d["chunks"][0].update(x_score=0.5))), []),
     ("vendor_credential_lookalikes", "Counters named max_tokens and token_count are not credentials.", "§6",
      broken(bundle(), setp(("chunks", 0, "metadata"), {"max_tokens": 512, "token_count": 12, "sort_key": "a"})), []),
 ]

@@ -491,6 +491,24 @@ class DedupAgainstLastImportOnly(ReferenceBrain):
         return super()._on_duplicate(local_id, chunk, report)
 
 
+class RequiresOptionalChunkFields(ReferenceBrain):
+    """§5 Level 2: chunks without zone or tags (optional fields) are skipped as invalid."""
+
+    def _validate_chunk(self, chunk: Any, dim: Any) -> str | None:
+        if isinstance(chunk, dict) and not {"zone", "tags"} <= chunk.keys():
+            return "zone and tags are required"
+        return super()._validate_chunk(chunk, dim)
+
+
+class RejectsUnknownFields(ReferenceBrain):
+    """§5 Level 2: a bundle with fields the consumer does not know is rejected whole."""
+
+    def _envelope_problems(self, bundle: Any) -> list[str]:
+        known = {"format", "version", "generator", "exported_at", "manifest", *mai.RECORD_SECTIONS}
+        extra = sorted(set(bundle) - known) if isinstance(bundle, dict) else []
+        return super()._envelope_problems(bundle) + [f"unknown fields {extra}" for _ in extra[:1]]
+
+
 class ExportedAtNotIso(ReferenceBrain):
     """§3: exported_at is a Unix timestamp and tenant_id a plain integer, not ISO-8601 and uuid."""
 
@@ -615,6 +633,8 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "ExportFilenameNotJson": ["export_filename_json"],
     "ExportedAtNotIso": ["envelope_optional_fields"],
     "DedupAgainstLastImportOnly": ["model_sequences"],
+    "RequiresOptionalChunkFields": ["ingests_conformant_bundles"],
+    "RejectsUnknownFields": ["ingests_conformant_bundles"],
 }.items()}
 
 # issue 12: kills per failure branch. For these mutants the named check must fail with a failure whose
@@ -643,4 +663,6 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "RejectsVendorTypes": {"ingests_conformant_bundles": "a conformant bundle was refused (vendor_memory_type)"},
     "DedupAgainstLastImportOnly": {"model_sequences": "left the model"},
     "ExportedAtNotIso": {"envelope_optional_fields": "exported_at is not a ISO-8601 datetime"},
+    "RequiresOptionalChunkFields": {"ingests_conformant_bundles": "chunks of a conformant bundle were not stored (chunk_only_required_fields)"},
+    "RejectsUnknownFields": {"ingests_conformant_bundles": "a conformant bundle was refused (unknown_extension_fields)"},
 }

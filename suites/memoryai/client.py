@@ -91,8 +91,9 @@ def remember_written(ctx: Any, bundle: Any) -> None:
     if written is None:
         written = ctx.cache["memoryai-written"] = []
         ctx.cleanup("memoryai chunks this run imported", lambda: _delete_written(ctx, written))
-    written.extend(c["content_hash"] for c in bundle["chunks"]
-                   if isinstance(c, dict) and isinstance(c.get("content_hash"), str))
+    written.extend(c["content_hash"] if isinstance(c.get("content_hash"), str) else mai.content_hash(c["content"])
+                   for c in bundle["chunks"]
+                   if isinstance(c, dict) and (isinstance(c.get("content_hash"), str) or isinstance(c.get("content"), str)))
 
 
 def _delete_written(ctx: Any, written: list[str]) -> bool:

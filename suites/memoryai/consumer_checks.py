@@ -296,7 +296,8 @@ def _conformant_bundles(ctx: Any) -> Iterator[tuple[str, dict[str, Any]]]:
         prefix = ctx.unique(case["id"])
         for ch in doc.get("chunks") or []:
             ch["content"] = f"{prefix} {ch.get('content', '')}"
-            ch["content_hash"] = mai.content_hash(ch["content"])
+            if "content_hash" in ch:  # an optional field: a fixture without it stays without it
+                ch["content_hash"] = mai.content_hash(ch["content"])
         for ent in doc.get("entities") or []:
             ent["name"] = f"{prefix} {ent.get('name', '')}"
         doc.setdefault("manifest", {}).pop("checksum", None)
@@ -315,6 +316,6 @@ def ingests_conformant_bundles(ctx: Any) -> Iterator[Failure]:
             yield Failure(f"a conformant bundle was refused ({case_id})", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "accepted")
             continue
         rows = c.by_hash(c.export(ctx, "full"))
-        lost = [ch["content"] for ch in doc.get("chunks") or [] if ch["content_hash"] not in rows]
+        lost = [ch["content"] for ch in doc.get("chunks") or [] if mai.content_hash(ch["content"]) not in rows]
         if lost:
             yield Failure(f"chunks of a conformant bundle were not stored ({case_id})", lost[:3], "every chunk", "$.chunks")
