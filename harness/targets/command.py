@@ -10,7 +10,8 @@ Working folder: every call runs in a fresh private temporary folder ({workdir}, 
 call), never in the folder memconform was started from. So that `cmd:./impl.sh {op}` or
 `cmd:python impl.py ...` still work, relative paths in the template are resolved against the
 caller's folder when the target is opened: the program when it names a path (holds a `/`), and
-every other word that names an existing file or folder there. `@FILE` is read relative to it too.
+every other word that looks like a path (holds a `/` or a `.`) and names an existing file or folder
+there (a bare word such as a subcommand is left alone). `@FILE` is read relative to it too.
 
 Exit codes: 0 done, 3 rejected (the reply may still hold a report), 4 operation not offered;
 anything else, or a timeout, is the target erroring. A command that cannot start at all (program
@@ -85,7 +86,7 @@ def resolve_template(template: str, base: Path) -> str:
     for i, word in enumerate(words):
         if "{" in word or word.startswith("-") or os.path.isabs(word):
             out.append(word)
-        elif (i == 0 and "/" in word) or (i > 0 and (base / word).exists()):
+        elif (i == 0 and "/" in word) or (i > 0 and ("/" in word or "." in word) and (base / word).exists()):
             out.append(str((base / word).resolve()))
         else:
             out.append(word)
