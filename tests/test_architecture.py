@@ -167,3 +167,19 @@ def test_architecture_names_paths():
 @pytest.mark.parametrize("path", named_paths())
 def test_every_path_architecture_names_exists(path):
     assert exists(path), f"ARCHITECTURE.md names {path}, which is not in the repository"
+
+
+def test_readme_says_how_to_drive_every_suite():
+    """A newcomer finds each suite's target operations in the README, not only in the errata."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    ops = {"memoryai": ["export", "import_bundle"], "memorizz": ["export", "import_archive"],
+           "amps": ["import_export", "export", "delete_artifact"], "emp": ["append", "update", "delete", "resolve", "query"],
+           "omp": ["/v1/health", "omp.credentials"]}
+    from memconform.core.suite import suite_names
+
+    assert set(ops) == set(suite_names())
+    paragraphs = readme.split("\n\n")
+    for name, words in ops.items():
+        found = [p for p in paragraphs if ("operations" in p or "runs against" in p)
+                 and all(f"`{w}`" in p or w in p for w in words)]
+        assert found, f"README.md: no paragraph gives the {name} target operations {words}"

@@ -20,7 +20,7 @@ UTC = dt.UTC
 # value -> which specs' readings accept it
 CASES = {
     "2026-01-01T00:00:00Z": {"amps", "omp", "memorizz", "memoryai"},
-    "2026-01-01t00:00:00z": {"amps", "omp", "memorizz", "memoryai"},
+    "2026-01-01t00:00:00z": {"amps", "memorizz", "memoryai"},
     "2026-01-01T00:00:00.123456789+00:00": {"amps", "omp", "memorizz", "memoryai"},
     "2026-01-01T02:00:00+02:00": {"amps", "memoryai"},
     "2026-01-01T00:00:00-00:00": {"amps", "memoryai"},

@@ -5,10 +5,13 @@ Date-times: one parser, `parse_datetime(value, spec)`, with one documented readi
 (`READINGS`; the errata file of each spec says why):
 
     spec      syntax    zone      the spec's words
-    amps      rfc3339   required  JSON Schema `"format": "date-time"` = RFC 3339 §5.6 (errata/amps.md)
-    omp       rfc3339   utc       "ISO 8601 UTC timestamp" (errata/omp.md O6): Z or +00:00
+    omp       rfc3339   utc       "ISO 8601 UTC timestamp" (errata/omp.md O6): Z or +00:00, "T" and "Z"
+                                  upper case as ISO 8601 writes them
     memorizz  iso8601   utc       "Export timestamp in UTC" (errata/memorizz.md): a zero UTC offset
     memoryai  iso8601   optional  "<ISO-8601 datetime>"
+    amps      rfc3339   required  JSON Schema `"format": "date-time"` = RFC 3339 §5.6. The AMPS suite's
+                                  schema validation uses the ajv-formats 3 reading of the same format
+                                  (harness/formats/amps/formats.py, errata A13: the published validator's)
 
     rfc3339   YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm), ASCII digits only; "T" and "Z" in either
               case (RFC 3339 §5.6 NOTE); no space separator, no week or ordinal dates; a leap second
@@ -44,11 +47,12 @@ def now_iso(offset_s: float = 0) -> str:
 class Reading:
     syntax: str  # "rfc3339" | "iso8601"
     zone: str  # "required" | "optional" | "utc"
+    upper: bool = False  # rfc3339: "T" and "Z" in upper case only
 
 
 READINGS: dict[str, Reading] = {
     "amps": Reading("rfc3339", "required"),
-    "omp": Reading("rfc3339", "utc"),
+    "omp": Reading("rfc3339", "utc", upper=True),
     "memorizz": Reading("iso8601", "utc"),
     "memoryai": Reading("iso8601", "optional"),
 }
@@ -67,6 +71,8 @@ def parse_datetime(value: Any, reading: Reading | str) -> dt.datetime | None:
     if not isinstance(value, str) or len(value) > 64:
         return None
     if reading.syntax == "rfc3339":
+        if reading.upper and ("t" in value or "z" in value):
+            return None
         when, offset = _rfc3339(value)
     else:
         when, offset = _iso8601(value)
