@@ -299,20 +299,20 @@ def battery(make: Callable[[str], Any], prefix: str, http: bool = False, seed: i
     while (len(out) < MIN_PER_SURFACE + 10 or sum(b.category == "byte-mutation" for b in out) < 24) and tries < 2000:
         tries += 1
         doc, marker, _ = m.fresh()
-        data = bytearray(_dumps(doc))
-        at = rng.randrange(len(data))
+        buf = bytearray(_dumps(doc))
+        at = rng.randrange(len(buf))
         op = rng.choice(("delete", "insert", "flip"))
         if op == "delete":
-            del data[at]
+            del buf[at]
         elif op == "insert":
-            data.insert(at, rng.choice(b'{}[],:"\\'))
+            buf.insert(at, rng.choice(b'{}[],:"\\'))
         else:
-            data[at] = rng.choice((0xFF, 0x00, 0x7B, 0x22, 0x5C))
+            buf[at] = rng.choice((0xFF, 0x00, 0x7B, 0x22, 0x5C))
         try:
-            strict_loads(bytes(data))
+            strict_loads(bytes(buf))
             continue  # still JSON: not a bad input
         except StrictJsonError:
-            add(f"{op} at byte {at}", "byte-mutation", bytes(data), marker)
+            add(f"{op} at byte {at}", "byte-mutation", bytes(buf), marker)
 
     if http:  # a valid body under a wrong content type: recorded, refusing is not required by JSON
         for ctype in ("text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data", ""):

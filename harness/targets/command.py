@@ -232,7 +232,7 @@ class CommandTarget(Target):
         finally:
             os.close(status_w)
         stdout, stderr, status_buf = Captured(), Captured(), Captured(4096)
-        streams = {proc.stdout: stdout, proc.stderr: stderr}
+        streams: dict[Any, Captured] = {proc.stdout: stdout, proc.stderr: stderr}
         status_file = os.fdopen(status_r, "rb", buffering=0)
         deadline = time.monotonic() + timeout_s + GRACE_S
         with selectors.DefaultSelector() as sel:
