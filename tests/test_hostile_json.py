@@ -1,6 +1,6 @@
 """The hostile-JSON battery: its inputs, the strict reader, and the per-suite checks that send it.
 
-References must pass every battery check within a bounded time under `ci`; targets that store a
+References must pass every battery check (a fixed sample under `ci`); targets that store a
 duplicate-key document anyway, crash on deep nesting or hang are caught (never passed).
 """
 
@@ -24,6 +24,7 @@ from memconform.hostile import (
     sample,
     strict_loads,
 )
+from memconform.hostile_check import CI_SAMPLE
 from memconform.session import Session
 from memconform.targets.base import Rejected
 from memconform.targets.pyobj import PythonTarget
@@ -70,7 +71,7 @@ def test_nesting_10000_deep_has_its_inputs_and_the_reader_stays_bounded():
     for item in deep:
         with pytest.raises(StrictJsonError, match="nested deeper"):
             strict_loads(item.data)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # a parser recursing or going quadratic on 100,000 levels would not end
 
 
 def test_parse_or_reject_refuses_with_rejected():
@@ -100,13 +101,11 @@ def test_references_pass_the_battery_quickly_under_ci(suite):
     checks = {c.id: c for c in REGISTRY.for_suite(suite)}
     with Session([suite], None, Profile.named("ci"), report_dir=None) as session:
         for check_id in BATTERY_CHECKS[suite]:
-            started = time.monotonic()
             result = session.run_check(checks[check_id])
-            took = time.monotonic() - started
             assert result.outcome is Outcome.PASSED, (check_id, result.reason, [f.title for f in result.failures])
-            assert took < 5, (check_id, took)
+            # bounded by construction under ci: a fixed sample, not the whole battery (timing decides no test)
             tally = [line for line in result.transcript if line.startswith("hostile battery on")]
-            assert tally and "bad inputs" in tally[-1], result.transcript
+            assert tally and f": {CI_SAMPLE} bad inputs (a sample of the " in tally[-1], result.transcript
 
 
 # ---- known-broken targets: caught, never passed -------------------------------------------------
@@ -159,7 +158,7 @@ def test_a_target_that_hangs_is_caught_and_the_battery_stays_bounded():
         result = _run_amps_battery(HangsOnDeepNesting(), limits=Limits(call_deadline_s=0.3))
     finally:
         release.set()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 25  # unbounded, it would wait 30 s on each of ~160 inputs
     assert result.outcome is Outcome.FAILED, result.reason
     assert any("hung on" in f.title for f in result.failures), [f.title for f in result.failures]
     assert any("not sent" in line for line in result.transcript)

@@ -163,7 +163,7 @@ def test_cmd_timeout_kills_the_process_group(tmp_path):
     started = time.monotonic()
     with pytest.raises(TargetError, match="every process it started were killed"):
         t.call("hang", {})
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # far below the hang it bounds: unboundedness, not speed
     # the grandchild was in the same group: it is gone too (its pid file lived in the call's workdir,
     # so we look for any leftover sleeper of ours instead)
     time.sleep(0.2)
@@ -247,7 +247,7 @@ def test_cmd_hang_with_children_ends_at_the_deadline(tmp_path):
     started = time.monotonic()
     with pytest.raises(TargetError, match=r"did not finish within 1(\.0)?s"):
         t.call("export", {})
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 30  # far below the hang it bounds: unboundedness, not speed
     assert survivors(track) == []
 
 
@@ -271,7 +271,7 @@ def test_cmd_output_must_be_a_regular_file_within_the_cap(tmp_path, mode, why):
     started = time.monotonic()
     with pytest.raises(TargetError, match=why) as err:
         t.call("export", {})
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 30  # far below the hang it bounds: unboundedness, not speed
     assert "root:" not in str(err.value)
 
 
@@ -350,7 +350,7 @@ def test_dir_hostile_replies_are_errors_in_bounded_time(hostile_dir, mode, why):
     started = time.monotonic()
     with pytest.raises(TargetError, match=why) as err:
         t.call("export", {"a": 1})
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 30  # far below the hang it bounds: unboundedness, not speed
     assert "root:" not in str(err.value)
     t.close()
     assert not (root / "outbox").exists() or list((root / "outbox").iterdir()) == []  # the planted reply is removed
@@ -432,7 +432,7 @@ def test_python_hang_is_bounded_and_marks_the_target_hung():
         t.call("hang", {})
     with pytest.raises(TargetError, match="not called"):
         t.call("echo", {})  # at once: the run stays bounded
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # far below the hang it bounds: unboundedness, not speed
     impl.release.set()
 
 
@@ -462,7 +462,7 @@ def test_every_kind_stops_calling_at_the_run_deadline(tmp_path):
         t.call("export", {})  # the run deadline cuts the 30 s timeout short
     with pytest.raises(TargetError, match="run deadline"):
         t.call("export", {})
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 30  # far below the hang it bounds: unboundedness, not speed
     assert survivors(track) == []
     (tmp_path / "inbox").mkdir()
     (tmp_path / "outbox").mkdir()
