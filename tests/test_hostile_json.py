@@ -174,3 +174,43 @@ def test_a_target_that_refuses_everything_gets_no_pass():
 
     result = _run_amps_battery(RefusesAll(), profile="ci")
     assert result.outcome is Outcome.ERRORED and "positive control refused" in result.reason
+
+
+def test_the_battery_reaches_a_drop_folder_implementation_byte_for_byte(tmp_path):
+    """dir: splices the battery's bytes into the request file: the implementation's own reader meets them."""
+    from memconform.reference.amps import ReferenceAmpsStore
+    from memconform.targets import open_target
+
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "outbox").mkdir()
+    store, stop, seen = ReferenceAmpsStore(), threading.Event(), []
+
+    def responder():
+        while not stop.is_set():
+            for f in sorted((tmp_path / "inbox").glob("*.json")):
+                request_id, op, _ = f.name.split(".")
+                raw = f.read_bytes()
+                f.unlink()
+                seen.append(raw)
+                try:
+                    request = strict_loads(raw)
+                    body = getattr(store, op)(request["body"])
+                    reply = {"status": "ok", "body": body}
+                except (StrictJsonError, Rejected) as exc:
+                    reply = {"status": "rejected", "body": {"error": str(exc)[:200]}}
+                out = tmp_path / "outbox" / f".{request_id}.tmp"
+                out.write_text(json.dumps(reply))
+                out.rename(tmp_path / "outbox" / f"{request_id}.json")
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=responder, daemon=True)
+    thread.start()
+    try:
+        target = open_target(f"dir:{tmp_path}", limits=Limits(dir_wait_s=10))
+        ctx = Context(suite=get_suite("amps"), target=target, profile=Profile.named("ci"))
+        result = run_one(REGISTRY.get("amps.hostile_json_refused"), ctx)
+    finally:
+        stop.set()
+        thread.join()
+    assert result.outcome is Outcome.PASSED, (result.reason, [f.title for f in result.failures])
+    assert any(b"\\ud800" in raw for raw in seen) and any(b"\xff" in raw for raw in seen)  # delivered as sent
