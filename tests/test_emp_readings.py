@@ -19,6 +19,7 @@ import pytest
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.formats import emp
+from memconform.hostile import parse_or_reject
 from memconform.mutants.emp import PINNED_KILLS
 from memconform.reference.emp import ReferenceEmpApp
 from memconform.session import execute_run
@@ -35,6 +36,14 @@ def only_type_tombstones(lines: list[tuple[int, str, Any]]) -> list[dict[str, An
     return [e for e in best.values() if e.get("type") != "tombstone"]
 
 
+def own_body(body: Any) -> dict[str, Any]:
+    """The request as the reference reads it (raw bytes parsed strictly, or refused)."""
+    body = parse_or_reject(body)
+    if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+        raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
+    return body
+
+
 class OwnIdsRewriteDelete(ReferenceEmpApp):
     """Picks its own UUID v1 ids and fractional-ms timestamps, deletes by rewriting the file (temp
     file and rename, under the lock, every other line kept byte for byte), reads only type
@@ -44,7 +53,8 @@ class OwnIdsRewriteDelete(ReferenceEmpApp):
     MAX_WAIT_S = 0.2
     update = None
 
-    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+    def append(self, body: Any) -> dict[str, Any]:
+        body = own_body(body)
         entry = dict(body["entry"], id=str(uuid.uuid1()), ts=time.time() * 1000)
         return super().append({"path": body["path"], "entry": entry})
 
@@ -75,12 +85,13 @@ class TypeTombstoneWriter(ReferenceEmpApp):
 
     TOMBSTONE_STYLE = "type-tombstone"
 
-    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+    def append(self, body: Any) -> dict[str, Any]:
+        body = own_body(body)
         entry = dict(body["entry"], id=str(uuid.uuid4()))
         return super().append({"path": body["path"], "entry": entry})
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        super().write_lines(path, [dict(e, ts=float(e["ts"])) for e in lines])
+        super().write_lines(path, [dict(e, ts=float(e["ts"])) if abs(e["ts"]) < 2**53 else e for e in lines])
 
 
 class RefusesEverything:

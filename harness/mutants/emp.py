@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from memconform.formats import emp
+from memconform.hostile import parse_or_reject
 from memconform.reference.emp import ReferenceEmpApp
 from memconform.targets.base import Rejected
 
@@ -214,9 +215,31 @@ class Latin1Writer(ReferenceEmpApp):
 class NoValidation(ReferenceEmpApp):
     """Writes whatever entry it is given, without checking the schema."""
 
-    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
         self.locked_append(body["path"], [body["entry"]])
         return {"ok": True, "id": body["entry"].get("id")}
+
+
+class LenientJson(ReferenceEmpApp):
+    """Reads a request with a lenient JSON parser (NaN, Infinity, lone surrogates) and writes what it got."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        if isinstance(body, (bytes, bytearray)):
+            body = json.loads(body.decode("utf-8", "surrogatepass"))
+        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
+        entry = body["entry"]
+        line = json.dumps(entry, ensure_ascii=True) + "\n"  # NaN and lone surrogates written as they came
+        self.acquire(body["path"])
+        try:
+            with open(body["path"], "a", encoding="utf-8") as fh:
+                fh.write(line)
+        finally:
+            self.release(body["path"])
+        return {"ok": True, "id": entry.get("id")}
 
 
 class ShortLineBuffer(ReferenceEmpApp):
@@ -241,11 +264,45 @@ class WritesVersion2(ReferenceEmpApp):
         super().write_lines(path, [dict(e, v="2.0") for e in lines])
 
 
+class RewritesFromCache(ReferenceEmpApp):
+    """Keeps the file in memory from its first read and deletes by writing that copy back: what other
+    apps appended since is lost (only a sequence of operations shows it)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, list[bytes]] = {}
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        super().write_lines(path, lines)
+        self.cache.setdefault(path, [])
+        self.cache[path] += [json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() for e in lines]
+
+    def lines(self, path: str) -> list[tuple[int, str, Any]]:
+        if path not in self.cache and os.path.exists(path):
+            self.cache[path] = [raw for raw in open(path, "rb").read().split(b"\n") if raw.strip()]
+        return super().lines(path)
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        self.lines(path)
+        self.acquire(path)
+        try:
+            keep = [raw for raw in self.cache.get(path, [])
+                    if not (isinstance(e := emp.parse_line(emp.decode(raw)), dict) and e.get("id") == body["id"])]
+            self.cache[path] = keep
+            with open(path, "wb") as fh:
+                fh.write(b"".join(raw + b"\n" for raw in keep))
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+
 class UpdateAsNewId(ReferenceEmpApp):
     """Writes an update as a new entry with a fresh id (the old one stays)."""
 
     def update(self, body: dict[str, Any]) -> dict[str, Any]:
-        current = {e["id"]: e for e in self.view(body["path"])}[body["id"]]
+        current = {e["id"]: e for e in self.view(body["path"])}.get(body["id"])
+        if current is None:
+            raise Rejected({"error": "no such entry"}, "no such entry")
         entry = {**current, **body.get("entry", {}), "id": str(uuid.uuid4()), "ts": int(time.time() * 1000)}
         self.locked_append(body["path"], [entry])
         return {"ok": True, "id": entry["id"]}
@@ -347,7 +404,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     NoLock, LockLeftBehind, StaleLockForever, RewriteDropsForeign, FileOrderWins, CorruptAborts,
     NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps,
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
-    Latin1Writer, NoValidation, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
+    Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -370,7 +427,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
+    "RewritesFromCache": {"emp.writer_model_sequences"},
     "NoValidation": {"emp.writer_validates_before_writing"},
+    "LenientJson": {"emp.hostile_json_refused"},
     "ShortLineBuffer": {"emp.reader_long_content"},
     "WritesVersion2": {"emp.writer_version_1x"},
     "UpdateAsNewId": {"emp.writer_update_same_id"},

@@ -155,9 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     op, input_path, output_path = args
     if op not in OPERATIONS:
         return 4
-    with open(input_path, encoding="utf-8") as fh:
-        body = json.load(fh)
-    try:
+    with open(input_path, "rb") as fh:
+        raw = fh.read()
+    try:  # strict JSON (no lone surrogates, BOM or other encodings): anything else is refused, never a crash
+        body = parse_or_reject(raw)
         reply, code = getattr(ReferenceEmpApp(), op)(body), 0
     except Rejected as exc:
         reply, code = exc.body, 3
