@@ -39,8 +39,16 @@ class OtherReadings(ReferenceArchiveStore):
     def new_namespace(self, old: str, mapping: dict[str, str]) -> str:
         return old
 
-    def conflicts(self, planned: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, str]]:
-        return [{"store": c["memory_type"], "id": c["id"]} for c in super().conflicts(planned)]
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        def renamed(report: Any) -> Any:
+            if isinstance(report, dict) and isinstance(report.get("conflicts"), list):
+                report["conflicts"] = [{"store": c["memory_type"], "id": c["id"]} for c in report["conflicts"]]
+            return report
+        try:
+            return renamed(super().import_archive(body, **params))  # type: ignore[no-any-return]
+        except Rejected as exc:
+            renamed(exc.body)
+            raise
 
     def problems(self, archive: Any) -> list[str]:
         found = super().problems(archive)

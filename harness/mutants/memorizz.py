@@ -173,6 +173,18 @@ class PythonJsonParser(ReferenceArchiveStore):
         return super().import_archive(body, **params)
 
 
+class SkipMeansAbort(ReferenceArchiveStore):
+    """conflict=skip with any conflict imports nothing at all (the new records too), and reports success."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if isinstance(body, dict) and body.get("mode") == "restore" and body.get("conflict") == "skip":
+            preview = super().import_archive({**body, "mode": "preview"})
+            if preview.get("conflicts"):
+                return {**preview, "dry_run": False, "skipped": preview["planned"]}
+        return super().import_archive(body, **params)
+
+
 class NarrowCharacterSet(ReferenceArchiveStore):
     """Stores text in a 3-byte UTF-8 column: refuses archives holding astral characters (e.g. U+1D11E)."""
 
@@ -324,7 +336,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     PythonNumbersChecksum, CountsSkipZeros, LocalTimestamps, ExportsEmbeddings, AcceptsOtherVersions,
     AcceptsUnknownEnvelopeFields, TaxonomyKeysOnly, FillsMissingStores, LastDuplicateWins, OnlyDataIdChecked,
     RecountsStores, WritesBeforeValidating, NarrowCredentialFilter, NarrowCharacterSet, PreviewNeedsAgent,
-    PythonJsonParser,
+    PythonJsonParser, SkipMeansAbort,
 )}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
@@ -352,6 +364,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "NarrowCharacterSet": {"memorizz.accepts_valid_archive"},
     "PreviewNeedsAgent": {"memorizz.previews_spec_example"},
     "PythonJsonParser": {"memorizz.hostile_json_refused"},
+    "SkipMeansAbort": {"memorizz.model_sequences"},
     "NoExternalReferences": {"memorizz.unselected_links_reported", "memorizz.external_references_reported"},
     "SelectionIgnored": {"memorizz.selected_export_only_selected"},
     "DropsEmptyStores": {"memorizz.selected_export_only_selected"},

@@ -243,7 +243,8 @@ class ReferenceArchiveStore:
         return report
 
     def arm_failure(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        self.fail_after = int((body or {}).get("after", 0))
+        after = (body or {}).get("after", 0)
+        self.fail_after = None if after is None else int(after)  # {"after": null} disarms
         return {"armed": self.fail_after}
 
     def delete_namespace(self, body: Any = None, **params: Any) -> dict[str, Any]:

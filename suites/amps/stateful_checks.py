@@ -160,6 +160,7 @@ def model_sequences(ctx: Any) -> Iterator[Failure]:
     """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
     from hypothesis import settings
+    from hypothesis.errors import Flaky
     from hypothesis.stateful import run_state_machine_as_test
 
     merge = import_semantics(ctx) == "merge"
@@ -176,5 +177,7 @@ def model_sequences(ctx: Any) -> Iterator[Failure]:
         return
     except SkipCheck:
         raise
+    except Flaky as exc:  # the same sequence answered differently on replay: the target, not the harness
+        raise TargetError(f"the target answered the same sequence of operations differently twice: {exc}") from None
     if not ctx.cache.get("amps.stateful-models"):
         raise Inconclusive("no sequence ran")

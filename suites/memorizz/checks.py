@@ -4,6 +4,7 @@
     producer_checks  Producer: selections, external references, credentials left out
     consumer_checks  Consumer: preview, restore, clone, embeddings, automations, partial imports
     reject_checks    Consumer, its clause: "Validation rejects ..." seven classes, each with a positive control
+    stateful_checks  Consumer: random sequences of restores, previews and refusals against a model of a namespace
     client           the target's operations, the seeded graph unique to the run, cleanup
 
 The page has no conformance section: the levels' clauses are its "Validation rejects ..." sentence
@@ -18,7 +19,7 @@ from typing import Any
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memorizz as mz
 
-from . import consumer_checks, document_checks, hostile_input, producer_checks, reject_checks  # noqa: F401  (register checks)
+from . import consumer_checks, document_checks, hostile_input, producer_checks, reject_checks, stateful_checks  # noqa: F401  (register checks)
 from .client import exported_graph
 
 SPEC = mz.SPEC

@@ -258,7 +258,10 @@ def failed_import_reports_progress(ctx: Any) -> Iterator[Failure]:
         ctx.target.call("arm_failure", {"after": 3})
     except Unsupported:
         raise Inconclusive("a provider failure cannot be caused: the target offers no arm_failure hook") from None
-    _accepted, body = import_archive(ctx, seed.sealed_copy(), "restore")
+    try:
+        _accepted, body = import_archive(ctx, seed.sealed_copy(), "restore")
+    finally:  # an import refused before committing leaves the hook armed: never let it reach another check
+        ctx.target.call("arm_failure", {"after": None})
     if not isinstance(body, dict):
         raise TargetError(f"the failed import answered {type(body).__name__}, not a report")
     present = set(by_content(export(ctx, memory_id=seed.ns))) | set(by_content(export(ctx, memory_id=seed.ns_delegate)))
