@@ -54,11 +54,14 @@ PLACEHOLDERS = ("op", "input", "output", "workdir")
 
 
 class Captured:
-    """One output stream of a command: the first `cap` bytes kept, the total counted."""
+    """One output stream of a command: the first `cap` bytes and the last TAIL_BYTES kept, the total counted."""
+
+    TAIL_BYTES = 4096
 
     def __init__(self, cap: int = CAPTURE_BYTES) -> None:
         self.cap = cap
         self.head = bytearray()
+        self.tail = b""
         self.total = 0
 
     def add(self, chunk: bytes) -> None:
@@ -66,11 +69,14 @@ class Captured:
         room = self.cap - len(self.head)
         if room > 0:
             self.head += chunk[:room]
+        self.tail = (self.tail + chunk[-self.TAIL_BYTES:])[-self.TAIL_BYTES:]
 
     def tail_text(self, limit: int = 300) -> str:
-        text = bytes(self.head[-limit:]).decode("utf-8", "replace")
-        if self.total > len(self.head):
-            text += f" [... {self.total - len(self.head)} more bytes not kept]"
+        """The end of the stream (where an error message usually is), saying how much was not kept."""
+        text = self.tail[-limit:].decode("utf-8", "replace")
+        dropped = self.total - len(self.head) - len(self.tail)
+        if dropped > 0:
+            text = f"[{dropped} bytes not kept] ..." + text
         return text
 
 
