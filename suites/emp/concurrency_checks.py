@@ -56,10 +56,10 @@ def counts(ctx: Any, path: str, appended: set[str], deleted: set[str]) -> dict[s
 @writer_check(section="Concurrency Control", keyword="MUST",
               sentence="Apps must implement file locking to prevent concurrent writes from corrupting the file.")
 def writer_concurrent_no_loss(ctx: Any) -> Iterator[Failure]:
-    """Six apps append five entries each at once, then each deletes its first; nothing acknowledged is
+    """Five apps append four entries each at once, then each deletes its first; nothing acknowledged is
     lost, duplicated, resurrected or corrupted, and (where the kernel shows it) no write of the
     file happens while no lock exists."""
-    apps, per = 6, 5
+    apps, per = 5, 4
     folder = new_folder(ctx)
     path = os.path.join(folder, emp.FILE_NAME)
     with open(path, "w", encoding="utf-8"):

@@ -195,12 +195,11 @@ INVALID_ENTRIES = {
 def writer_validates_before_writing(ctx: Any) -> Iterator[Failure]:
     """An entry that breaks the schema is refused, or written repaired; never written as given. The
     same entry with the one broken field repaired must be accepted first (the positive control)."""
+    path = new_file(ctx)
+    reply = call(ctx, "append", {"path": path, "entry": entry(ctx, "valid")})
+    if not reply.ok:
+        raise ControlRefused(f"a valid entry was refused: {reply.raw[:200]!r}")
     for label, broken in INVALID_ENTRIES.items():
-        good = entry(ctx, "valid-" + label.replace(" ", "-"))
-        path = new_file(ctx)
-        reply = call(ctx, "append", {"path": path, "entry": good})
-        if not reply.ok:
-            raise ControlRefused(f"a valid entry was refused: {reply.raw[:200]!r}")
         before = read_bytes(path)
         bad = {**entry(ctx, "invalid-" + label.replace(" ", "-")), **broken}
         reply = call(ctx, "append", {"path": path, "entry": bad})
