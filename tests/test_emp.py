@@ -15,7 +15,7 @@ from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases
 from memconform.formats import emp
 from memconform.formats.emp import strategies
-from memconform.mutants.emp import EXPECTED_KILLS, MUTANTS
+from memconform.mutants.emp import EXPECTED_KILLS, EXPECTED_TITLES, MUTANTS
 from memconform.session import execute_run, validate_document
 
 pytest_plugins = ["pytester"]
@@ -29,8 +29,12 @@ FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
 REFERENCE_CLI = f"cmd:{shlex.quote(sys.executable)} -m memconform.reference.emp {{op}} {{input}} {{output}}"
 
 
+TITLES: dict[str, set[tuple[str, str]]] = {}  # target -> (check id, failure title) seen, for branch kills
+
+
 def run_against(target: str, options: dict[str, str] | None = None) -> dict[str, str]:
     outcome = execute_run(["emp"], target, Profile.named("ci", options=options), report_dir=None)
+    TITLES[target] = {(r.check_id, f.title) for r in outcome.results for f in r.failures}
     return {r.check_id: r.outcome.value for r in outcome.results}
 
 
@@ -79,6 +83,13 @@ def test_mutant_is_killed(name: str, mutant_outcomes: dict[str, dict[str, str]])
     outcomes = mutant_outcomes[name]
     assert {c for c in EXPECTED_KILLS[name] if outcomes.get(c) != "failed"} == set()
     assert {c for c, o in outcomes.items() if o == "errored"} == set()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_TITLES))
+def test_mutant_reaches_its_failure_branch(name: str, mutant_outcomes: dict[str, dict[str, str]]) -> None:
+    assert set(EXPECTED_TITLES) == set(MUTANTS)
+    seen = TITLES[f"python:memconform.mutants.emp:{name}"]
+    assert EXPECTED_TITLES[name] - seen == set()
 
 
 def test_every_check_is_killed(mutant_outcomes: dict[str, dict[str, str]]) -> None:

@@ -151,10 +151,12 @@ def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other:
     got = by_id(view(ctx, new_file(ctx, [*want, *other]), "query", **filters))
     for e in want:
         if e["id"] not in got:
-            yield Failure(f"query {filters} left out a matching entry", sorted(got, key=str), e, f"id {e['id']}")
+            yield Failure("query left out a matching entry", sorted(got, key=str), e, f"id {e['id']}",
+                          detail=f"query {filters}")
     for e in other:
         if e["id"] in got:
-            yield Failure(f"query {filters} returned an entry that does not match", got[e["id"]], "absent", f"id {e['id']}")
+            yield Failure("query returned an entry that does not match", got[e["id"]], "absent", f"id {e['id']}",
+                          detail=f"query {filters}")
 
 
 @reader_check(section="Read Operations", keyword="MUST",
