@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -20,16 +21,29 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=6)
 
 
+METADATA = st.dictionaries(TEXT, JSON_VALUES, max_size=3)
+TAGS = st.lists(TEXT, max_size=3, unique=True)
+MAYBE_ISO = st.one_of(st.none(), ISO)
+# a few float32 values (extremes included) repeated to the dimension: a 384-dim vector costs 8 draws, not 384
+EMBEDDING_PIECES = st.one_of(st.none(), st.lists(FLOAT32, min_size=1, max_size=8))
+
+
+@functools.lru_cache(maxsize=64)
+def _vector_text(dim: int, pieces: tuple[float, ...]) -> str:
+    return encode_embedding([pieces[i % len(pieces)] for i in range(dim)])
+
+
 @st.composite
 def chunk(draw: Any, index: int, dim: int, model: str, prefix: str) -> dict[str, Any]:
     content = f"{prefix}#{index} {draw(TEXT)}"
-    embedding = draw(st.one_of(st.none(), st.lists(FLOAT32, min_size=dim, max_size=dim).map(encode_embedding)))
+    pieces = draw(EMBEDDING_PIECES)
+    embedding = None if pieces is None or dim == 0 else _vector_text(dim, tuple(pieces))
     return {
         "id": index + 1, "content": content, "content_hash": content_hash(content), "memory_type": draw(MEMORY_TYPES),
-        "embedding": embedding, "embedding_model": model, "tags": draw(st.lists(TEXT, max_size=3, unique=True)),
+        "embedding": embedding, "embedding_model": model, "tags": draw(TAGS),
         "zone": draw(st.sampled_from(ZONES)), "importance": draw(UNIT), "is_pinned": draw(st.booleans()),
         "decay_score": draw(UNIT), "tier": draw(st.sampled_from(TIERS)), "created_at": draw(ISO), "accessed_at": draw(ISO),
-        "valid_until": draw(st.one_of(st.none(), ISO)), "metadata": draw(st.dictionaries(TEXT, JSON_VALUES, max_size=3)),
+        "valid_until": draw(MAYBE_ISO), "metadata": draw(METADATA),
     }
 
 
