@@ -21,6 +21,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
+from memconform.formats.common import parse_datetime
 from memconform.formats.memoryai import (
     FORMAT,
     MAX_VERSION,
@@ -49,13 +50,7 @@ def _now() -> str:
 
 
 def _ts(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    return parse_datetime(value, "memoryai")
 
 
 def _is_number(v: Any) -> TypeGuard[int | float]:

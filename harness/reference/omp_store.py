@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memconform.formats.omp import UTC_RE
+from memconform.formats.common import parse_datetime
 
 EMBED_LABEL = "memconform-bow: sparse bag-of-words vectors of exact words (lexical, not a language model)"
 WORD_RE = re.compile(r"[^\W_]+")  # a maximal run of letters/digits, Unicode-aware (errata O2)
@@ -91,15 +91,8 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
 
 def parse_utc(value: Any) -> int | None:
     """Microseconds since the epoch of an ISO 8601 UTC timestamp (Z or +00:00), else None."""
-    if not isinstance(value, str) or not UTC_RE.match(value):
-        return None
-    try:
-        dt = datetime.fromisoformat(value[:19] + "+00:00")
-    except ValueError:
-        return None
-    frac = re.match(r"\.(\d+)", value[19:])
-    micros = int((frac.group(1) + "000000")[:6]) if frac else 0
-    return int(dt.timestamp()) * 1_000_000 + micros
+    when = parse_datetime(value, "omp")
+    return None if when is None else int(when.timestamp()) * 1_000_000 + when.microsecond
 
 
 def sort_key(value: Any) -> int:

@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.model import Failure
 from memconform.formats import omp
+from memconform.formats.common import parse_datetime
 
 from .client import Answer
 
@@ -18,15 +19,7 @@ def is_int(value: Any) -> bool:
 
 def instant(value: Any) -> dt.datetime | None:
     """The moment an ISO 8601 UTC string names (errata O6), or None when it is not one."""
-    if not isinstance(value, str) or not omp.UTC_RE.match(value):
-        return None
-    text = value.replace("Z", "+00:00")
-    head, _, frac = text[:-6].partition(".")
-    try:
-        parsed = dt.datetime.fromisoformat(head + "+00:00")
-    except ValueError:
-        return None
-    return parsed + dt.timedelta(microseconds=int((frac + "000000")[:6])) if frac else parsed
+    return parse_datetime(value, "omp")
 
 
 def id_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:

@@ -8,11 +8,11 @@ verifies that at import), so the two cannot drift apart.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..common import parse_datetime
 from .constants import (
     EMBEDDING_KEYS,
     ENVELOPE,
@@ -275,11 +275,7 @@ def _scan_manifest(manifest: Any, present: bool, sizes: dict[str, int],
 
 
 def is_utc_timestamp(text: str) -> bool:
-    try:
-        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return False
-    return when.utcoffset() == dt.timedelta(0)
+    return parse_datetime(text, "memorizz") is not None
 
 
 def _scan_links(manifest: dict[str, Any], linking: list[dict[str, Any]], ids: set[str],
