@@ -296,6 +296,26 @@ class RewritesFromCache(ReferenceEmpApp):
         return {"ok": True}
 
 
+class RewritesInPlace(ReferenceEmpApp):
+    """Deletes by truncating the file and writing the kept lines back one by one (no temporary file):
+    a crash in the middle leaves other apps' lines gone."""
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        self.acquire(path)
+        try:
+            raws = [r for r in open(path, "rb").read().split(b"\n") if r.strip()]
+            keep = [r for r in raws if not (isinstance(e := emp.parse_line(emp.decode(r)), dict) and e.get("id") == body["id"])]
+            with open(path, "wb") as fh:
+                for raw in keep:
+                    fh.write(raw + b"\n")
+                    fh.flush()
+                    time.sleep(0.05)  # a slow medium: each line takes a moment
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+
 class UpdateAsNewId(ReferenceEmpApp):
     """Writes an update as a new entry with a fresh id (the old one stays)."""
 
@@ -441,6 +461,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "CheckThenCreateLock": {"emp.writer_concurrent_no_loss"},
 }
 
+# caught only when run as a command the harness can kill mid-operation (emp.writer_killed_mid_write)
+COMMAND_MUTANTS: dict[str, type] = {"RewritesInPlace": RewritesInPlace}
+
 # the failure branch each mutant is written to reach: (check id, failure title), all of which must fire
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "AppendReserialises": {("emp.writer_append_keeps_foreign", "an append changed or moved lines already in the file")},
@@ -486,3 +509,11 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                       ("emp.writer_update_same_id", "the update's ts is not newer than the entry it updates")},
     "WritesVersion2": {("emp.writer_version_1x", "a 1.0 writer wrote a line of another major version")},
 }
+
+
+if __name__ == "__main__":  # a mutant as a command, one process per operation: python -m ... NAME OP IN OUT
+    import sys
+
+    from memconform.reference.emp import main
+
+    sys.exit(main(sys.argv[2:], app={**MUTANTS, **COMMAND_MUTANTS}[sys.argv[1]]))

@@ -146,7 +146,7 @@ class ReferenceEmpApp:
 OPERATIONS = ("append", "delete", "update", "resolve", "query")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, app: type = ReferenceEmpApp) -> int:
     """One operation per process, so several apps (processes) can share one file through the lock."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 3:
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         raw = fh.read()
     try:  # strict JSON (no lone surrogates, BOM or other encodings): anything else is refused, never a crash
         body = parse_or_reject(raw)
-        reply, code = getattr(ReferenceEmpApp(), op)(body), 0
+        reply, code = getattr(app(), op)(body), 0
     except Rejected as exc:
         reply, code = exc.body, 3
     with open(output_path, "w", encoding="utf-8") as fh:

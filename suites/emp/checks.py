@@ -1,7 +1,8 @@
 """Edge Memory Protocol v1.0 suite: the SuiteSpec and its levels; the checks live by topic beside it.
 
 file_checks (each line, from the rule table in memconform.formats.emp) · reader_checks ·
-writer_checks · lock_checks · concurrency_checks · stateful_checks (model-based sequences). Operations: see common.py and errata/emp.md.
+writer_checks · lock_checks · concurrency_checks · stateful_checks (model-based sequences) ·
+crash_checks (a cmd: writer killed mid-operation). Operations: see common.py and errata/emp.md.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from typing import Any
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import emp
 
-from . import concurrency_checks, file_checks, lock_checks, reader_checks, stateful_checks, writer_checks  # noqa: F401  (register)
+from . import (  # noqa: F401  (register)
+    concurrency_checks,
+    crash_checks,
+    file_checks,
+    lock_checks,
+    reader_checks,
+    stateful_checks,
+    writer_checks,
+)
 from . import hostile_input as _hostile_input  # noqa: F401  (registers the hostile-JSON battery check)
 from .writer_checks import written_file
 
@@ -45,7 +54,7 @@ READER_CLAUSE = ("reader_newest_ts_wins", "reader_tombstone_deletes", "reader_de
 WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_lock_removed",
                  "writer_concurrent_no_loss", "writer_missing_file_contention", "writer_after_torn_line",
                  "writer_append_keeps_foreign", "writer_delete_keeps_foreign", "writer_update_same_id",
-                 "writer_ts_millis", "writer_version_1x", "writer_model_sequences")
+                 "writer_ts_millis", "writer_version_1x", "writer_model_sequences", "writer_killed_mid_write")
 
 SUITE = register_suite(SuiteSpec(
     name=emp.SUITE, spec_title=emp.SPEC, version="1.0",
