@@ -185,6 +185,16 @@ class SkipMeansAbort(ReferenceArchiveStore):
         return super().import_archive(body, **params)
 
 
+class BigIntegersAsNumbers(ReferenceArchiveStore):
+    """Exports a 64-bit sequence number on every record as a JSON number (a browser reads it rounded)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        archive = super().export(body, **params)
+        for i, (_, record) in enumerate(mz.records_of(archive)):
+            record["data"]["sequence"] = 2**53 + 1 + 2 * i
+        return mz.seal(archive)
+
+
 class NarrowCharacterSet(ReferenceArchiveStore):
     """Stores text in a 3-byte UTF-8 column: refuses archives holding astral characters (e.g. U+1D11E)."""
 
@@ -336,7 +346,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     PythonNumbersChecksum, CountsSkipZeros, LocalTimestamps, ExportsEmbeddings, AcceptsOtherVersions,
     AcceptsUnknownEnvelopeFields, TaxonomyKeysOnly, FillsMissingStores, LastDuplicateWins, OnlyDataIdChecked,
     RecountsStores, WritesBeforeValidating, NarrowCredentialFilter, NarrowCharacterSet, PreviewNeedsAgent,
-    PythonJsonParser, SkipMeansAbort,
+    PythonJsonParser, SkipMeansAbort, BigIntegersAsNumbers,
 )}
 
 # mutant -> {check id: a fragment of the failure title it must raise}: kills are keyed by failure branch,
@@ -380,6 +390,7 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
     "PreviewNeedsAgent": {"memorizz.previews_spec_example": "complete example was refused"},
     "PythonJsonParser": {"memorizz.hostile_json_refused": "import_archive:"},
     "SkipMeansAbort": {"memorizz.model_sequences": "the namespace left the model"},
+    "BigIntegersAsNumbers": {"memorizz.integers_safe": "an integer beyond JavaScript's safe range"},
     "NoExternalReferences": {
         "memorizz.external_references_reported": "links to records outside the archive are not reported",
         "memorizz.unselected_links_reported": "is not an external reference",
