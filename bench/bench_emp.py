@@ -135,6 +135,26 @@ def bench_cli_writers(folder: Path, writers: int, appends: int) -> None:
           f"{len(acked) / elapsed:.0f} appends/s; {check_file(path, acked)}")
 
 
+def bench_model_steps(profile: str, targets: dict[str, str]) -> None:
+    """emp.writer_model_sequences: state-machine steps per second against the reference, in process and as a command."""
+    from memconform.core.registry import REGISTRY
+    from memconform.core.runner import Context, run_one
+    from memconform.core.suite import get_suite
+    from memconform.targets import open_target
+
+    prof = Profile.named(profile)
+    for name, spec in targets.items():
+        target = open_target(spec, {}, prof.limits, None)
+        ctx = Context(suite=get_suite("emp"), target=target, profile=prof)
+        t = time.perf_counter()
+        result = run_one(REGISTRY.get("emp.writer_model_sequences"), ctx)
+        elapsed = time.perf_counter() - t
+        steps = sum(len(m.steps) for m in ctx.cache.get("emp.stateful-models", []))
+        print(f"model sequences ({profile}, {name}): {result.outcome.value}, {steps} steps in {elapsed:.2f} s, "
+              f"{steps / elapsed:.1f} steps/s")
+        target.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=1_000_000)
@@ -142,11 +162,16 @@ def main() -> None:
     ap.add_argument("--writers", type=int, default=4)
     ap.add_argument("--appends", type=int, default=500)
     ap.add_argument("--cli-appends", type=int, default=25)
+    ap.add_argument("--model-only", action="store_true", help="only the state-machine steps per second")
     ap.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:  # a child: one phase, then its time and its own peak RSS
         report_phase(args.phase, run_phase(args.phase, args.file))
+        return
+    command = f"cmd:{sys.executable} -m memconform.reference.emp {{op}} {{input}} {{output}}"
+    bench_model_steps("ci", {"in process": "reference:emp", "command": command})
+    if args.model_only:
         return
     with tempfile.TemporaryDirectory(prefix="memconform-bench-emp-") as tmp:
         folder = Path(tmp)
