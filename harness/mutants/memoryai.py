@@ -525,6 +525,21 @@ class ExportFilenameNotJson(ReferenceBrain):
     export_filename = "brain.memoryai"
 
 
+class PythonJsonLoads(ReferenceBrain):
+    """Request bytes read with plain json.loads: duplicate names (the last wins), NaN and UTF-16 bodies are
+    accepted and stored; nesting 10,000 deep raises RecursionError (a crash)."""
+
+    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if isinstance(body, (bytes, bytearray)):
+            import json
+
+            try:
+                body = json.loads(bytes(body))
+            except ValueError as exc:
+                raise self._rejection(None, [f"body is not JSON: {exc}"]) from None
+        return super().import_bundle(body, **params)
+
+
 class CrashesOnImport(ReferenceBrain):
     """Not a rule: a target that crashes. Its checks must error, never fail or pass."""
 
@@ -635,6 +650,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "DedupAgainstLastImportOnly": ["model_sequences"],
     "RequiresOptionalChunkFields": ["ingests_conformant_bundles"],
     "RejectsUnknownFields": ["ingests_conformant_bundles"],
+    "PythonJsonLoads": ["hostile_json_refused", "hostile_json_file_refused"],
 }.items()}
 
 # issue 12: kills per failure branch. For these mutants the named check must fail with a failure whose
