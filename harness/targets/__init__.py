@@ -2,7 +2,7 @@
 
     http://host:port/...      HttpTarget      (httpx; timeouts, size cap, no redirects)
     cmd:TEMPLATE | cmd:@FILE  CommandTarget   (a command per operation; every process it starts is ended after each call)
-    dir:PATH                  DropDirTarget   (file drop into PATH/inbox, replies read from PATH/outbox)
+    dir:PATH | dir:@FILE      DropDirTarget   (file drop into PATH/inbox, replies read from PATH/outbox)
     python:module:attr        PythonTarget    (an in-process object with one method per operation)
     reference:NAME            the embedded reference of suite NAME (SuiteSpec.reference), in process
 """
