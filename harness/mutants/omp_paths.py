@@ -179,3 +179,23 @@ class KeywordWholeQuery(OmpApi):
 
 MUTANT_CLASSES["keyword_whole_query"] = KeywordWholeQuery
 EXPECTED_KILLS["keyword_whole_query"] = {"omp.search_keyword_all_words"}
+
+
+class LenientJson(OmpApi):
+    """§4 (the hostile-JSON battery): request bodies are read by a lenient parser: duplicate names (last
+    wins), NaN and Infinity, lone surrogates and a BOM are accepted and stored, and deep nesting crashes it (500)."""
+
+    def parse_json(self, raw: bytes) -> Any:
+        import json
+
+        if not raw.strip():
+            return super().parse_json(raw)
+        try:
+            return json.loads(raw.decode("utf-8-sig", "surrogatepass"))
+        except (UnicodeDecodeError, ValueError):  # deep nesting is not caught: RecursionError, a 500
+            return super().parse_json(raw)
+
+
+MUTANT_CLASSES["lenient_json"] = LenientJson
+EXPECTED_KILLS["lenient_json"] = {"omp.hostile_json_create_refused", "omp.hostile_json_import_refused",
+                                  "omp.hostile_json_search_refused"}

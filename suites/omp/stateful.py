@@ -10,10 +10,14 @@ on this sequence's data alone; the sequence deletes what it made. Steps are boun
 
 from __future__ import annotations
 
+import json
+import shlex
 import uuid
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from memconform.core.model import Failure
 from memconform.core.registry import check
@@ -25,7 +29,7 @@ from . import rules
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 
 # (examples, steps per example) by profile: ci is small and derandomized
-BUDGET = {"ci": (4, 14), "quick": (3, 10)}
+BUDGET = {"ci": (3, 12), "quick": (3, 10)}
 DEFAULT_BUDGET = (12, 25)
 TAG_POOL = ("red", "green", "blue")
 
@@ -68,7 +72,26 @@ def _same(served: dict[str, Any], model: dict[str, Any]) -> list[str]:
     return diffs
 
 
-def machine_class(ctx: Any, log: list[str]) -> type:
+def curl_line(ctx: Any, method: str, path: str, body: Any, params: dict[str, str] | None) -> str:
+    """One replayable request; the key is read from $OMP_API_KEY, never written."""
+    base = ctx.target.base_url.rstrip("/")
+    url = base + ("" if base.endswith("/v1") else "/v1") + path + ("?" + urlencode(params) if params else "")
+    data = f" -H 'Content-Type: application/json' --data {shlex.quote(json.dumps(body, ensure_ascii=False))}" if body is not None else ""
+    return f"curl -sS -X {method} -H \"Authorization: Bearer $OMP_API_KEY\" {shlex.quote(url)}{data}; echo"
+
+
+def save_script(ctx: Any, curls: list[str]) -> str | None:
+    """The shrunk failing sequence as a shell script under the report folder (replay: OMP_API_KEY=... sh FILE)."""
+    if ctx.report_dir is None:
+        return None
+    path = Path(ctx.report_dir) / f"omp-model-sequence-{ctx.run_id}.sh"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n# the shrunk sequence that left the target different from the model\n" + "\n".join(curls) + "\n",
+                    encoding="utf-8")
+    return str(path)
+
+
+def machine_class(ctx: Any, log: list[str], curls: list[str]) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
@@ -82,9 +105,12 @@ def machine_class(ctx: Any, log: list[str]) -> type:
             self.model = Model()
             self.counter = 0
             log.clear()
+            curls.clear()
 
-        def step(self, line: str) -> None:
+        def step(self, line: str, method: str = "", path: str = "", body: Any = None, params: dict[str, str] | None = None) -> None:
             log.append(line)
+            if method:
+                curls.append(curl_line(ctx, method, path, body, params))
 
         def stamp(self) -> str:
             """A distinct created_at for each imported memory, so order stays observable."""
@@ -106,11 +132,12 @@ def machine_class(ctx: Any, log: list[str]) -> type:
             body["tags"] = self.tags(picks)
             if not ns:
                 body.pop("namespace")
-            self.step(f"create {kind} tags={body['tags'][1:]} ns={ns} expires={expires}")
+            self.step(f"create {kind} tags={body['tags'][1:]} ns={ns} expires={expires}", "POST", "/memories", body)
             answer = c.create(ctx, body, record=False, quiet=True)
             if answer.status != 201 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
                 raise Mismatch(f"create answered {answer.brief()}")
             self.model.put(answer.body)
+            self.list_page(None, None, "created_at_desc", 5, 0)  # read your write: the page and total hold it
             return str(answer.body["id"])
 
         @rule(mem_id=ids, word=st.none() | st.integers(0, 2), picks=st.none() | st.lists(st.integers(0, 2), max_size=2),
@@ -125,7 +152,7 @@ def machine_class(ctx: Any, log: list[str]) -> type:
                 patch["expires_at"] = None if expires == "null" else c.now_iso(7200)
             if ns != "keep":
                 patch["namespace"] = None if ns == "null" else f"ns2:{self.marker}"
-            self.step(f"update {mem_id} {sorted(patch)} expires={expires} ns={ns}")
+            self.step(f"update {mem_id} {sorted(patch)} expires={expires} ns={ns}", "PUT", f"/memories/{mem_id}", patch)
             answer = c.update(ctx, mem_id, patch, record=False, quiet=True)
             if mem_id in self.model.gone:
                 if answer.status != 404:
@@ -140,10 +167,12 @@ def machine_class(ctx: Any, log: list[str]) -> type:
             diffs = _same(answer.body, expected)
             if diffs:
                 raise Mismatch(f"update of {mem_id} served {'; '.join(diffs)}")
+            if word is not None:  # read your write: the new content is what search finds now
+                self.search(word, None, None)
 
         @rule(mem_id=consumes(ids))
         def delete(self, mem_id: str) -> None:
-            self.step(f"delete {mem_id}")
+            self.step(f"delete {mem_id}", "DELETE", f"/memories/{mem_id}")
             answer = c.delete(ctx, mem_id, record=False, quiet=True)
             if mem_id in self.model.gone:
                 if answer.status != 404:
@@ -159,7 +188,7 @@ def machine_class(ctx: Any, log: list[str]) -> type:
         def list_page(self, kind: str | None, pick: int | None, sort: str, limit: int, offset: int) -> None:
             tags = self.marker + (f",{self.marker}-{TAG_POOL[pick]}" if pick is not None else "")
             params = {"tags": tags, "sort": sort, "limit": str(limit), "offset": str(offset), **({"type": kind} if kind else {})}
-            self.step(f"list {params}")
+            self.step(f"list {params}", "GET", "/memories", params=params)
             answer = c.list_(ctx, params, record=False, quiet=True)
             if answer.status != 200 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("memories"), list):
                 raise Mismatch(f"list answered {answer.brief()}")
@@ -182,7 +211,7 @@ def machine_class(ctx: Any, log: list[str]) -> type:
                 query["type"] = kind
             if pick is not None:
                 query["tags"] = [f"{self.marker}-{TAG_POOL[pick]}"]
-            self.step(f"search {query}")
+            self.step(f"search {query}", "POST", "/memories/search", query)
             answer = c.search(ctx, query, record=False, quiet=True)
             if answer.status != 200 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("memories"), list):
                 raise Mismatch(f"search answered {answer.brief()}")
@@ -194,7 +223,7 @@ def machine_class(ctx: Any, log: list[str]) -> type:
 
         @rule(mem_id=ids)
         def get(self, mem_id: str) -> None:
-            self.step(f"get {mem_id}")
+            self.step(f"get {mem_id}", "GET", f"/memories/{mem_id}")
             answer = c.get(ctx, mem_id, record=False, quiet=True)
             if mem_id in self.model.gone:
                 if answer.status != 404:
@@ -219,7 +248,8 @@ def machine_class(ctx: Any, log: list[str]) -> type:
             if bad:
                 broken = c.full_memory(ctx, "sm-bad", content=self.content(word) + "z" * omp.MAX_CONTENT)
                 batch.insert(len(batch) // 2, broken)
-            self.step(f"import {strategy} rival={rival} bad={bad}")
+            self.step(f"import {strategy} rival={rival} bad={bad}", "POST", "/import", dict(c.export_file(batch), conflict=strategy),
+                      {"conflict": strategy})
             answer = import_with(ctx, batch, strategy)
             if answer.status >= 500:
                 raise Mismatch(f"import answered {answer.brief()}")
@@ -286,12 +316,15 @@ def model_based_sequences(ctx: Any) -> Iterator[Failure]:
 
     examples, steps = BUDGET.get(ctx.profile.name, DEFAULT_BUDGET)
     log: list[str] = []
-    machine = machine_class(ctx, log)
+    curls: list[str] = []
+    machine = machine_class(ctx, log, curls)
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
                       derandomize=ctx.profile.name == "ci", suppress_health_check=list(HealthCheck), print_blob=False)
     try:
         run_state_machine_as_test(machine, settings=config)
     except Mismatch as exc:
+        script = save_script(ctx, curls)
         yield Failure("a sequence of operations left the target different from the model", str(exc)[:400],
-                      "every answer as the model says", "$", "steps: " + " | ".join(log[-20:]))
+                      "every answer as the model says", "$",
+                      "steps: " + " | ".join(log[-20:]) + (f"; replay: OMP_API_KEY=... sh {script}" if script else ""))
     ctx.note(f"{examples} sequences of up to {steps} steps compared with the model")
