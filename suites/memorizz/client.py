@@ -112,7 +112,9 @@ class Seed:
         add("knowledge_base", u("kb"), memory_id=ns, user_id=None, content=f"{u('kb-prose')} see {self.msg1}",
             supersedes=[])
         add("personas", u("persona"), memory_id=ns, name="Hafenführerin ☂ 𝄞", role="guide")
-        add("toolbox", u("tool"), memory_id=ns, name="lookup", password="hunter2-memconform",
+        self.tool = u("tool")
+        self.credential_records = [(self.tool, "toolbox")]
+        add("toolbox", self.tool, memory_id=ns, name="lookup", password="hunter2-memconform",
             parameters={"type": "object", "properties": {"api_key": {"type": "string"}}})
         add("entity_memory", u("entity"), memory_id=ns, name="Mira", attributes=[{"owner": "release"}])
         add("workflow_memory", u("workflow"), memory_id=ns, name="launch steps")

@@ -74,3 +74,6 @@ declare_option(SUITE, "export_agent_id", "", (),
                "the agent (agent_id) a producer should export for the archive checks, with its delegates")
 declare_option(SUITE, "clone_namespaces", "either", ("either", "rewrite", "keep"),
                "a clone with new ids gives each namespace a new one, or keeps the namespaces (errata M9)")
+declare_option(SUITE, "includes_keys", "any", ("any", "memorizz"),
+               "manifest.includes: any boolean-valued keys (default), or memorizz's four keys delegates, history, "
+               "context, embeddings required (errata M5)")

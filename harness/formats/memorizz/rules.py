@@ -264,10 +264,13 @@ def _scan_manifest(manifest: Any, present: bool, sizes: dict[str, int],
             "$.manifest.scope.user_scoped")
     includes = manifest.get("includes")
     if isinstance(includes, dict):
-        for name in INCLUDES:
-            if not isinstance(includes.get(name), bool):
-                add("manifest_field_types", f"manifest.includes.{name} is not a boolean",
-                    includes.get(name, "<absent>"), "boolean", f"$.manifest.includes.{name}")
+        for name in sorted(set(INCLUDES) | set(includes)):
+            if name in includes and not isinstance(includes[name], bool):
+                add("manifest_field_types", f"manifest.includes.{name} is not a boolean", includes[name], "boolean",
+                    f"$.manifest.includes.{name}")
+            elif name not in includes:  # errata M5: the page names the four things, not their keys
+                add("manifest_field_types", f"manifest.includes.{name} is missing", "<absent>", "boolean",
+                    f"$.manifest.includes.{name}", ("M5:memorizz-includes-keys",))
     created = manifest.get("created_at")
     if isinstance(created, str) and not is_utc_timestamp(created):
         add("created_at_utc", "manifest.created_at is not a UTC timestamp", created, "e.g. 2026-01-01T00:00:00Z",
