@@ -39,6 +39,7 @@ class Surface:
     send: Callable[[BadInput], Any]
     stored: Callable[[], bytes] | None = None
     http: bool = False
+    bytes_native: bool = False  # the operation takes raw bytes anyway (a file upload), in process too
 
 
 def answer(surface: Surface, item: BadInput) -> tuple[str, str]:
@@ -64,6 +65,11 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
     try:
         reply = surface.send(control)  # Unsupported escapes: the operation is not offered, not applicable
     except TargetError as exc:
+        if getattr(ctx.target, "kind", "") == "python" and not surface.bytes_native:
+            # an in-process object handed parsed values has no JSON reader of its own to try: nothing to observe
+            raise SkipCheck(f"{surface.op}: the in-process implementation does not take a request as raw bytes ({exc}); "
+                            "the battery applies to targets that read JSON themselves (http, cmd, dir, or a python: "
+                            "object whose methods parse bytes)", not_applicable=True) from None
         raise ControlRefused(f"{surface.op}: a valid document, sent the way the battery sends its inputs, errored: {exc}") from None
     if not reply.ok:
         raise ControlRefused(f"{surface.op}: a valid document, sent the way the battery sends its inputs, was refused: "

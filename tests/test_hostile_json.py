@@ -214,3 +214,16 @@ def test_the_battery_reaches_a_drop_folder_implementation_byte_for_byte(tmp_path
         thread.join()
     assert result.outcome is Outcome.PASSED, (result.reason, [f.title for f in result.failures])
     assert any(b"\\ud800" in raw for raw in seen) and any(b"\xff" in raw for raw in seen)  # delivered as sent
+
+
+def test_an_in_process_object_that_takes_parsed_values_only_is_not_applicable():
+    from memconform.reference.amps import ReferenceAmpsStore
+
+    class ParsedOnly(ReferenceAmpsStore):
+        def import_export(self, doc, **params):
+            if not isinstance(doc, dict):
+                raise TypeError("expects a dict")
+            return super().import_export(doc, **params)
+
+    result = _run_amps_battery(ParsedOnly(), profile="ci")
+    assert result.outcome is Outcome.SKIPPED and result.not_applicable, result.reason

@@ -51,4 +51,4 @@ def hostile_json_file_refused(ctx: Any) -> Iterator[Failure]:
         field = "file" if field == "either" else field
         return send_bytes(ctx, "import_file", item, filename="bundle.json", params={"_field": field})
 
-    yield from run_battery(ctx, Surface("import_file", _maker(ctx), send, lambda: _stored(ctx)))
+    yield from run_battery(ctx, Surface("import_file", _maker(ctx), send, lambda: _stored(ctx), bytes_native=True))
