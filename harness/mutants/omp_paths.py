@@ -10,7 +10,7 @@ from typing import Any
 from ..reference.omp import ApiError, OmpApi, Out, Principal, Req
 from ..reference.omp_store import Filters, Scope
 
-IMPORT_BODY_CAP = 1_000_000
+IMPORT_BODY_CAP = 256 * 1024  # a web framework default of the kind (Express: 100 KB)
 
 
 class FilterAfterPaging(OmpApi):
@@ -57,7 +57,7 @@ class ImportPartial500(OmpApi):
 
 
 class ImportBodyCap(OmpApi):
-    """§3.3 import: a body over 1 MB is refused (413), so the server's own export cannot be imported back
+    """§3.3 import: a body over 256 KB is refused (413), so the server's own export cannot be imported back
     once the store grows."""
 
     def op_import(self, who: Principal, req: Req) -> Out:
