@@ -152,7 +152,7 @@ SECRET_VALUE = re.compile(
     r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}|rk_live_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{20,}|gho_[A-Za-z0-9]{20,}"
     r"|ghs_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
     r"|xox[abposr]-[A-Za-z0-9-]{10,}|Bearer\s+[A-Za-z0-9._~+/-]{12,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----)")
+    r")|-----BEGIN [A-Z ]*PRIVATE KEY-----")  # outside the \b group: no word boundary comes before a "-"
 # every alternative of SECRET_VALUE starts with one of these literals (AKIA aside, which needs its
 # 16-character tail): a text holding none of them cannot match, so a fast prefilter may skip it
 VALUE_MARKERS = ("sk-", "sk_live_", "rk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "AIza", "xox",

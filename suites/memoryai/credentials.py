@@ -14,59 +14,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import Failure
+from memconform.formats.common import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
 
-# words that name a secret on their own
-_SECRET_WORDS = frozenset({
-    "password", "passwd", "passphrase", "pwd", "secret", "secrets", "credential", "credentials", "cookie", "cookies",
-    "apikey", "apikeys", "authorization", "bearer", "jwt", "totp", "otp", "privatekey", "clientsecret",
-    "accesstoken", "refreshtoken", "authtoken", "idtoken", "sessionid", "sessiontoken", "pat",
-})
-# words that name an audit log
-_AUDIT_WORDS = frozenset({"audit", "audits", "auditlog", "auditlogs", "audittrail"})
-# the last word of a secret field name made of several words (github_token, api_key, private_key)
-_SECRET_TAILS = frozenset({"token", "key", "secret", "password", "cookie", "credential", "credentials"})
-# first words that, followed by a tail, name a secret (api_key, private_key) and not e.g. sort_key
-_KEY_OWNERS = frozenset({"api", "private", "secret", "access", "signing", "encryption", "master", "license", "client",
-                         "openai", "anthropic", "aws", "gcp", "azure", "stripe", "github", "gitlab", "slack", "ssh",
-                         "session", "auth", "refresh", "bearer", "oauth", "personal", "bot", "service"})
-_LOG_WORDS = frozenset({"log", "logs", "trail", "trails"})
-_ACCESS_LOGS = re.compile(r"^(access|login|security|admin)(log|logs|trail)$")
-
-_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
-
-
-def key_words(key: str) -> list[str]:
-    return [w.lower() for w in _WORD_SPLIT.split(key) if w]
+# the one list of what a credential looks like, shared by every suite (formats/common.py)
+CREDENTIAL_VALUES = SECRET_VALUE
 
 
 def credential_key(key: str) -> bool:
     """Does a field name say it holds a credential or an audit log?"""
-    words = key_words(key)
-    if not words:
-        return False
-    joined = "".join(words)
-    if joined in _SECRET_WORDS or joined in _AUDIT_WORDS or _ACCESS_LOGS.match(joined):
-        return True
-    if any(w in _AUDIT_WORDS for w in words):
-        return True
-    if any(w in _SECRET_WORDS for w in words):
-        return True
-    if len(words) >= 2 and words[-1] in _LOG_WORDS and words[-2] in ("access", "login", "security"):
-        return True
-    if words[-1] in _SECRET_TAILS and (len(words) == 1 and words[0] != "key" or any(w in _KEY_OWNERS for w in words[:-1])):
-        return True
-    return len(words) >= 2 and "".join(words[-2:]) in _SECRET_WORDS
+    return secret_key(key) or audit_key(key)
 
 
-CREDENTIAL_VALUES = re.compile(
-    r"\b(sk-[A-Za-z0-9_-]{8,}|sk_live_[A-Za-z0-9]{8,}|rk_live_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{20,}|gho_[A-Za-z0-9]{20,}"
-    r"|ghs_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}|Bearer\s+[A-Za-z0-9._~+/-]{12,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"
-    r")|-----BEGIN [A-Z ]*PRIVATE KEY-----")
-# every alternative of CREDENTIAL_VALUES starts with one of these literals: a string holding none of
-# them cannot match, so the regex runs only on documents where a literal occurs
-VALUE_MARKERS = ("sk-", "sk_live_", "rk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "AIza", "xox",
-                 "Bearer", "eyJ", "-----BEGIN ")
 _AKIA_TAIL = re.compile(r"[0-9A-Z]{16}")
 
 
