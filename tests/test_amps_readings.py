@@ -146,3 +146,17 @@ def test_every_check_sentence_is_a_verbatim_quote_of_the_spec() -> None:
         pytest.skip("the spec texts are not beside the repository")
     text = " ".join((specs / source).read_text("utf-8").split())
     assert [c.id for c in REGISTRY.for_suite("amps") if " ".join(c.sentence.split()) not in text] == []
+
+
+class EmptyProducer(ReferenceAmpsStore):
+    """Exports an empty subject for any id and imports nothing."""
+
+    import_export = None  # type: ignore[assignment]
+
+
+def test_an_empty_export_only_producer_is_not_assessed() -> None:
+    profile = Profile.named("ci", options={"amps.export_subject_id": "nobody"})
+    outcome = execute_run(["amps"], "python:test_amps_readings:EmptyProducer", profile, report_dir=None)
+    levels = {v.key: v.status for v in outcome.levels["amps"]}
+    assert levels["producer"].startswith("not assessed")
+    assert outcome.exit_code == 1

@@ -161,3 +161,18 @@ def test_every_check_sentence_is_a_verbatim_quote_of_the_spec() -> None:
         pytest.skip("the spec texts are not beside the repository")
     text = " ".join((specs / source).read_text("utf-8").split())
     assert [c.id for c in REGISTRY.for_suite("memorizz") if " ".join(c.sentence.split()) not in text] == []
+
+
+class EmptyProducer(ReferenceArchiveStore):
+    """Exports an empty store and imports nothing: there is nothing to judge an archive's records by."""
+
+    import_archive = None  # type: ignore[assignment]
+
+
+def test_an_empty_export_only_producer_is_not_assessed() -> None:
+    outcome = execute_run(["memorizz"], "python:test_memorizz_readings:EmptyProducer", Profile.named("ci"),
+                          report_dir=None)
+    levels = {v.key: v.status for v in outcome.levels["memorizz"]}
+    assert levels["archive"].startswith("not assessed") and levels["producer"].startswith("not assessed")
+    assert not any(r.outcome is Outcome.FAILED for r in outcome.results)
+    assert outcome.exit_code == 1
