@@ -200,10 +200,10 @@ class HostileServer:
         self.listener.close()
 
 
-def run_omp(url: str, report_dir: Path, *extra: str) -> tuple[int, str, float]:
+def run_omp(url: str, report_dir: Path, *extra: str, suite: str = "omp") -> tuple[int, str, float]:
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "memconform.cli", "run", "--suite", "omp", "--target", url, "--api-key", CANARY,
+        [sys.executable, "-m", "memconform.cli", "run", "--suite", suite, "--target", url, "--api-key", CANARY,
          "--report-dir", str(report_dir), "--call-deadline", "1.5", "--run-deadline", "12", *extra],
         capture_output=True, text=True, cwd=report_dir.parent, timeout=BOUND_S + 60,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -211,7 +211,7 @@ def run_omp(url: str, report_dir: Path, *extra: str) -> tuple[int, str, float]:
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
 
 
-def assert_survived(code: int, output: str, report_dir: Path) -> None:
+def assert_survived(code: int, output: str, report_dir: Path, none_passed: bool = True) -> None:
     assert "Traceback" not in output and "internal error" not in output, output[-3000:]
     assert CANARY not in output and CANARY[8:] not in output
     for path in report_dir.rglob("*"):
@@ -228,6 +228,8 @@ def assert_survived(code: int, output: str, report_dir: Path) -> None:
     assert (report_dir / "junit.xml").is_file() and (report_dir / "summary.md").is_file()
     results = [line for line in lines if line["type"] == "result"]
     assert results
+    if not none_passed:
+        return
     passed = [r["check_id"] for r in results if r["outcome"] == "passed" and r["check_id"] not in JUDGE_NO_ANSWER]
     assert passed == [], passed
 
@@ -246,27 +248,39 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ZooRun]:
     """Every server of the zoo through `memconform run`, side by side: most of a run is waiting on a
     deadline, so the whole zoo takes about as long as its slowest member."""
     def one(mode: str) -> ZooRun:
-        server = HostileServer(ZOO[mode])
-        report_dir = tmp_path_factory.mktemp(mode) / "report"
+        suite, _, behaviour = mode.rpartition(":")
+        server = HostileServer(ZOO[behaviour])
+        report_dir = tmp_path_factory.mktemp(behaviour) / "report"
         try:
-            code, output, took = run_omp(server.url, report_dir)
+            code, output, took = run_omp(server.url, report_dir, suite=suite or "omp")
         finally:
             server.close()
         return ZooRun(code, output, took, report_dir, server.cookies_back)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip(sorted(ZOO), pool.map(one, sorted(ZOO)), strict=True))
+        return dict(zip(RUNS, pool.map(one, RUNS), strict=True))
 
 
-@pytest.mark.parametrize("mode", sorted(ZOO))
+# every server against the OMP suite; the key-echoing one against the MemoryAI HTTP profile as well
+RUNS = [*sorted(ZOO), "memoryai:echo_key"]
+
+
+@pytest.mark.parametrize("mode", RUNS)
 def test_hostile_server_through_memconform_run(mode: str, zoo: dict[str, ZooRun]) -> None:
     run = zoo[mode]
-    assert_survived(run.code, run.output, run.report_dir)
+    assert_survived(run.code, run.output, run.report_dir, none_passed=not mode.startswith("memoryai:"))
     assert run.took < BOUND_S
     assert run.cookies_back == []  # a cookie the target set is never sent back
     if mode in ("never_answers", "trickle"):  # the run deadline ended the run, not 74 checks x the call deadline
         lines = (run.report_dir / "report.jsonl").read_text("utf-8").splitlines()
         assert any("run deadline reached" in json.loads(line).get("reason", "") for line in lines)
+
+
+@pytest.mark.xfail(reason="memoryai document checks pass on an answer that is no bundle at all "
+                          "(checksum_present_and_valid, envelope_optional_fields: nothing to observe is not a pass)")
+def test_no_memoryai_check_passes_on_a_key_echo(zoo: dict[str, ZooRun]) -> None:
+    run = zoo["memoryai:echo_key"]
+    assert_survived(run.code, run.output, run.report_dir)
 
 
 def test_omp_preflight_timeout_is_one_error_line(tmp_path: Path) -> None:
