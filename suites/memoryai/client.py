@@ -9,7 +9,7 @@ from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.formats import memoryai as mai
-from memconform.formats.common import parse_datetime
+from memconform.formats.common import now_iso, parse_datetime
 from memconform.targets.base import Reply
 
 REPORT_COUNTERS = {
@@ -20,10 +20,6 @@ REPORT_COUNTERS = {
     "mood_states": ("upserted",),
     "agents": ("upserted",),
 }
-
-
-def now_iso(offset_s: int = 0) -> str:
-    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def iso(at: dt.datetime, offset_s: int = 0, zone: str = "Z", fraction: bool = False) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from memconform.core.model import Failure, SkipCheck
 from memconform.core.registry import check
 from memconform.formats import memoryai as mai
-from memconform.formats.common import parse_datetime
+from memconform.formats.common import is_int, parse_datetime
 
 from . import credentials
 
@@ -39,10 +39,6 @@ def embedding_sizes(doc: Any, ctx: Any) -> dict[int, int | ValueError]:
         return sizes
 
     return ctx.once("embedding-sizes", decode_all)  # type: ignore[no-any-return]
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:

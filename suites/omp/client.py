@@ -10,7 +10,6 @@ errors, it does not fail).
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import statistics
 import threading
@@ -20,6 +19,7 @@ from typing import Any
 
 from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
 from memconform.formats import omp
+from memconform.formats.common import now_iso
 from memconform.targets.base import Reply, Request, Route
 from memconform.targets.http import HttpTarget
 from memconform.targets.nodelay import judge_stall
@@ -183,9 +183,6 @@ def compress(ctx: Any, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
 
 
 # ---- memories the suite writes: run-unique content and a run tag -------------------------------
-
-def now_iso(offset_s: float = 0) -> str:
-    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_tag(ctx: Any) -> str:

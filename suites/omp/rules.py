@@ -8,13 +8,10 @@ from typing import Any
 
 from memconform.core.model import Failure
 from memconform.formats import omp
+from memconform.formats.common import is_int as is_int  # re-exported: rules.is_int
 from memconform.formats.common import parse_datetime
 
 from .client import Answer
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def instant(value: Any) -> dt.datetime | None:

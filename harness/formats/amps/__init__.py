@@ -7,7 +7,6 @@ ambiguous prose is a declared option explained in errata/amps.md.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 import re
@@ -16,6 +15,7 @@ from typing import Any
 
 from ...core.profile import declare_option
 from ...fixtures_loader import fixture_root
+from ..common import now_iso as now_iso  # re-exported: the suite's clock
 from .formats import is_date_time, is_uri, parse_date_time
 from .rules import RULES, Problem, Rule, Scan, scan
 
@@ -169,10 +169,6 @@ def dangling(doc: Any) -> Iterator[tuple[str, str]]:
         for j, ref in enumerate(refs if isinstance(refs, list) else []):
             if ref not in atom_ids:
                 yield f"$.artifacts[{i}].atom_ids[{j}]", ref
-
-
-def now_iso(offset_s: int = 0) -> str:
-    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 __all__ = ["RULES", "Problem", "Rule", "Scan", "is_date_time", "is_uri", "parse_date_time", "scan"]

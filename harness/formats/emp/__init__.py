@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memconform.core.profile import declare_option
+from memconform.formats.common import is_int as is_int  # re-exported
 
 SUITE = "emp"
 SPEC = "Edge Memory Protocol v1.0"
@@ -67,10 +68,6 @@ class LineError(ValueError):
 
 class Replaced(str):
     """A line whose bytes were not valid UTF-8, decoded with U+FFFD replacement characters."""
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_ts(value: Any) -> bool:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from memconform.core.profile import declare_option
+from memconform.formats.common import is_int as is_int  # re-exported
 
 SUITE = "memorizz"
 SPEC = "MemoRizz Memory Archive v1"
@@ -65,8 +65,6 @@ declare_option(SUITE, "key_order", "either", ("either", "codepoint", "utf16"),
                "UTF-16 code units (browser) (errata M2)")
 
 
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 declare_option(SUITE, "export_memory_id", "", (),
                "the namespace (memory_id) a producer should export for the archive checks (default: the one the "
                "harness imported; a producer that cannot import needs this or export_agent_id)")
