@@ -21,6 +21,7 @@ from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.report import read_report
 from memconform.mutants.omp import EXPECTED_KILLS, MUTANTS, NOTE_ONLY, OPTION_KILLS
+from memconform.mutants.omp_paths import EXPECTED_TITLES
 from memconform.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
@@ -57,6 +58,9 @@ def mutant_checks(name: str) -> list[str]:
 ONLY_KILLS = {"lost_update_under_concurrency"}
 
 
+TITLES: dict[str, dict[str, list[str]]] = {}  # mutant -> check -> failure titles, filled with the outcomes
+
+
 @pytest.fixture(scope="module")
 def mutant_outcomes() -> dict[str, dict[str, str]]:
     outcomes = {}
@@ -64,6 +68,7 @@ def mutant_outcomes() -> dict[str, dict[str, str]]:
         checks = sorted(EXPECTED_KILLS[name]) if name in ONLY_KILLS else mutant_checks(name)
         results = run(target_of(name), checks)
         outcomes[name] = {i: r.outcome.value for i, r in results.items()}
+        TITLES[name] = {i: [f.title for f in r.failures] for i, r in results.items()}
     return outcomes
 
 
@@ -95,6 +100,14 @@ def test_reading_mutant_passes_by_default_and_fails_when_pinned(name: str) -> No
     pinned = run(target_of(name), sorted(checks), **{f"omp.{k}": v for k, v in options.items()})
     assert {i: r.outcome.value for i, r in pinned.items()} == dict.fromkeys(checks, "failed")
     assert all(f.readings for r in pinned.values() for f in r.failures)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_TITLES))
+def test_mutant_reaches_its_failure_branch(name: str, mutant_outcomes: dict[str, dict[str, str]]) -> None:
+    """Kills keyed by (check id, failure title): the broken rule fails the branch written for it."""
+    missed = {(check, part) for check, part in EXPECTED_TITLES[name]
+              if not any(part in title for title in TITLES[name].get(check, []))}
+    assert missed == set(), TITLES[name]
 
 
 def test_every_check_is_killed(mutant_outcomes: dict[str, dict[str, str]]) -> None:

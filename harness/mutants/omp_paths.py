@@ -199,3 +199,21 @@ class LenientJson(OmpApi):
 MUTANT_CLASSES["lenient_json"] = LenientJson
 EXPECTED_KILLS["lenient_json"] = {"omp.hostile_json_create_refused", "omp.hostile_json_import_refused",
                                   "omp.hostile_json_search_refused"}
+
+
+# the failure branch each mutant must reach: (check id, a fragment of the failure's title) (issue 12 item 4)
+EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
+    "filter_after_paging": {("omp.list_filter_type", "filtered after paging"), ("omp.list_total_counts_matches", "total is not")},
+    "put_ignores_null": {("omp.update_clears_nullable", "did not clear")},
+    "search_type_ignored": {("omp.search_filters", "search with type")},
+    "overwrite_deletes_first": {("omp.import_failed_overwrite_keeps_old", "lost the existing memory")},
+    "import_partial_500": {("omp.import_bad_memory_reported", "a server error")},
+    "import_body_cap": {("omp.export_import_round_trip", "import")},
+    "tags_ascii_only": {("omp.accepts_arbitrary_strings", "was refused")},
+    "limits_in_bytes": {("omp.accepts_values_at_limits", "(non-ASCII characters) was refused")},
+    "query_edges_500": {("omp.list_empty_and_repeated_parameters", "a server error")},
+    "import_restamps_sort_ignored": {("omp.list_sort_orders", "out of order")},
+    "stale_search_index": {("omp.model_based_sequences", "different from the model")},
+    "keyword_whole_query": {("omp.search_keyword_all_words", "as a phrase is not found")},
+    "lenient_json": {("omp.hostile_json_create_refused", ""), ("omp.hostile_json_search_refused", "")},
+}
