@@ -7,6 +7,7 @@ import sys
 
 import pytest
 from memconform.core.profile import Profile
+from memconform.mutants.emp import COMMAND_KILLS
 from memconform.session import execute_run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer's process in /proc")
@@ -28,6 +29,7 @@ def test_reference_killed_at_random_points_keeps_every_line() -> None:
 
 
 def test_a_delete_that_rewrites_in_place_loses_lines_when_killed() -> None:
+    assert COMMAND_KILLS == {"RewritesInPlace": {"emp.writer_killed_mid_write"}}
     result = killed(command("memconform.mutants.emp", "RewritesInPlace"))
     assert result.outcome.value == "failed"
     assert "a writer killed during delete lost other apps' lines" in [f.title for f in result.failures]

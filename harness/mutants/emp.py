@@ -463,6 +463,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
 
 # caught only when run as a command the harness can kill mid-operation (emp.writer_killed_mid_write)
 COMMAND_MUTANTS: dict[str, type] = {"RewritesInPlace": RewritesInPlace}
+COMMAND_KILLS: dict[str, set[str]] = {"RewritesInPlace": {"emp.writer_killed_mid_write"}}  # tests/test_emp_crash.py
 
 # the failure branch each mutant is written to reach: (check id, failure title), all of which must fire
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
@@ -488,7 +489,7 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                          ("emp.writer_locks_around_write", "delete wrote memory.jsonl while no memory.jsonl.lock existed")},
     "NewerMajorAccepted": {("emp.reader_newer_major_refused", "an entry of an unknown major version was read as if it were 1.x")},
     "NoLock": {("emp.writer_concurrent_no_loss", "under contention memory.jsonl was written while no memory.jsonl.lock existed"),
-               ("emp.writer_waits_for_lock", "the append was acknowledged while another app held the lock")},
+               ("emp.writer_waits_for_lock", "the app wrote while another app held memory.jsonl.lock")},
     "NoValidation": {("emp.writer_validates_before_writing", "an entry with content a number was written as given"),
                      ("emp.writer_validates_before_writing", "an entry with id not a UUID was written as given"),
                      ("emp.writer_validates_before_writing", "an entry with tags in upper case was written as given"),
