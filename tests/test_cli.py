@@ -230,3 +230,18 @@ def test_serve_omp_prints_a_run_line_argparse_accepts():
     argv = shlex.split(line.split("run: ", 1)[1])
     key = next(a for a in argv if a.startswith("--api-key"))
     assert key.startswith("--api-key=") and len(key) > len("--api-key=")  # a key starting with "-" still parses
+
+
+def test_reproduce_lines_name_the_key_variable_never_the_key(capsys, tmp_path):
+    from memconform.mutants.memoryai import http_app
+    from memconform.reference.server import serve_in_thread
+
+    url, stop = serve_in_thread(http_app("VersionNotRejected"))
+    key = "canary-key-7f3a9c1e"
+    try:
+        code, out, err = run(capsys, "run", "--suite", "memoryai", "--target", url, "--api-key", key,
+                             "--check", "rejects_newer_version", "--report-dir", str(tmp_path))
+    finally:
+        stop()
+    assert code == 1 and 'Reproduce with: memconform run' in out and '--api-key "$MEMCONFORM_API_KEY"' in out
+    assert key not in out + err and key not in (tmp_path / "report.jsonl").read_text()
