@@ -245,3 +245,17 @@ def test_reproduce_lines_name_the_key_variable_never_the_key(capsys, tmp_path):
         stop()
     assert code == 1 and 'Reproduce with: memconform run' in out and '--api-key "$MEMCONFORM_API_KEY"' in out
     assert key not in out + err and key not in (tmp_path / "report.jsonl").read_text()
+
+
+def test_a_cmd_template_with_relative_paths_runs_from_the_callers_folder(capsys, tmp_path, monkeypatch):
+    """Each call runs in a private folder; ./impl.sh is resolved against the folder memconform was run from."""
+    import stat
+    import sys
+
+    impl = tmp_path / "impl.sh"
+    impl.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memconform.reference.emp "$@"\n')
+    impl.chmod(impl.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "run", "--suite", "emp", "--target", "cmd:./impl.sh {op} {input} {output}",
+                         "--check", "reader_newest_ts_wins", "--report-dir", str(tmp_path / "r"))
+    assert code == 0 and "1 passed" in out, out + err
