@@ -460,3 +460,42 @@ def test_a_404_that_leaves_the_body_unread_does_not_leak_into_the_next_check(mon
     finally:
         for _, stop in fronts + upstreams:
             stop()
+
+
+# ---- the OMP client goes through the same seam ------------------------------------------------------
+
+def omp_context(handler: Callable[[httpx.Request], httpx.Response]) -> Any:
+    from memconform.core.profile import Profile
+    from memconform.core.runner import Context
+    from memconform.core.suite import get_suite
+
+    target = HttpTarget("http://omp.test", {}, Limits(), KEY, transport=httpx.MockTransport(handler))
+    return Context(suite=get_suite("omp"), target=target, profile=Profile.named("ci"))
+
+
+def test_omp_client_replies_are_the_one_reply_type() -> None:
+    from memconform.suites.omp import client as c
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return json_response(404, {"error": "memory_not_found", "message": "m", "details": {}})
+
+    ctx = omp_context(handler)
+    reply = c.get(ctx, "mem_1", key="other-key")
+    assert isinstance(reply, Reply) and c.Answer is Reply
+    assert (reply.status, reply.ok, reply.body["error"], reply.method, reply.path) == (404, False, "memory_not_found", "GET", "/memories/mem_1")
+    assert seen[0].url.path == "/v1/memories/mem_1" and seen[0].headers["authorization"] == "Bearer other-key"
+    c.health(ctx)
+    assert "authorization" not in seen[1].headers  # health is asked without a key
+
+
+def test_omp_preflight_timeout_is_a_harness_error() -> None:
+    from memconform.suites.omp import client as c
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("silent", request=request)
+
+    with pytest.raises(HarnessError, match="OMP preflight could not reach the target: GET /v1/memories"):
+        c.preflight_send(omp_context(handler), "GET", "/memories", params={"limit": "1"}, record=False, quiet=True)
