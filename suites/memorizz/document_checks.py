@@ -177,6 +177,8 @@ def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
            sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
 def integers_safe(doc: Any, ctx: Any) -> Iterator[Failure]:
     arc = readable(doc, ctx)
+    if arc.long_digits is False:  # the file has no run of 16 digits: no integer can be that large
+        return
     for path, number in sorted(_unsafe_integers(arc.value))[:20]:
         yield Failure("an integer beyond JavaScript's safe range is written as a number", number,
                       f"a string (|n| <= {SAFE_INTEGER})", path)

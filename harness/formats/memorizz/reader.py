@@ -21,6 +21,7 @@ class Archive:
     file_bytes: int | None = None  # size of the file it came from; None: a document given parsed
     refused: str = ""  # why it was not (fully) read: over a limit
     exact: bool | None = None  # a float needing the special number rules was seen while parsing
+    long_digits: bool | None = None  # 16+ digits in a row somewhere in the file (None: not known)
     canonical: bytes | None = None
     canonical_error: str = ""
     path: str | None = None  # a file opened for `memconform validate`, read when a check first needs it
@@ -73,7 +74,11 @@ def parse_bytes(raw: bytes, file_bytes: int | None = None) -> Archive:
     finally:
         if collecting:
             gc.enable()
-    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=bool(special))
+    # an integer beyond 2**53 - 1 is a number token of 16 digits or more, with no fraction or exponent:
+    # without one in the text, no walk is needed (a match inside a string only costs the walk)
+    long_digits = re.search(rb"[:\[,]\s*-?[0-9]{16,}\s*[,\]}]", raw) is not None
+    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=bool(special),
+                   long_digits=long_digits)
 
 
 def load_file(path: str | os.PathLike[str], max_bytes: int, max_records: int) -> Archive:
