@@ -288,6 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     profile_args(rep)
     rep.set_defaults(func=cmd_replay)
 
+    from .render.cli import add_report_parser  # report, diff, certify, verify
+
+    add_report_parser(sub)
+
     srv = sub.add_parser("serve", help="serve an embedded reference over HTTP on loopback")
     srv.add_argument("spec", help="a suite with an HTTP reference, e.g. memoryai, omp")
     srv.add_argument("--host", default="127.0.0.1")

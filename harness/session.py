@@ -18,7 +18,7 @@ from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
 from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
 from .core.registry import REGISTRY, Check
-from .core.report import Report, ReportWriter, render_junit, render_markdown, render_summary
+from .core.report import Report, ReportWriter, render_summary
 from .core.runner import Context, claimed_levels, run_checks, run_cleanups
 from .core.suite import get_suite
 from .core.verdicts import LevelVerdict, exit_code
@@ -249,8 +249,10 @@ class Session:
 
 
 def write_rendered(report_dir: Path, report: Report) -> None:
-    (report_dir / "junit.xml").write_text(render_junit(report), encoding="utf-8")
-    (report_dir / "summary.md").write_text(render_markdown(report), encoding="utf-8")
+    """junit.xml, summary.md, report.html and badges/ (memconform.render)."""
+    from .render import write_rendered as render_files
+
+    render_files(report_dir, report)
 
 
 def render_all(report_dir: Path) -> None:

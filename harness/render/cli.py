@@ -1,0 +1,44 @@
+"""`memconform report REPORT.jsonl`: render any report file afterwards (HTML, Markdown, JUnit, badges)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core.model import HarnessError
+from ..core.report import Report
+
+
+def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    rep = sub.add_parser("report", help="render a report.jsonl as HTML, Markdown, JUnit XML or SVG badges")
+    rep.add_argument("file", help="a report.jsonl (a truncated one is shown as a truncated run)")
+    rep.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
+    rep.add_argument("--md", metavar="FILE", help="write the pull-request summary (Markdown) here")
+    rep.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
+    rep.add_argument("--badge", metavar="DIR", help="write one SVG badge per suite and level into this folder")
+    rep.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .badge import write_badges
+    from .html import render_html
+    from .junit import render_junit
+    from .markdown import render_markdown
+
+    report = Report.from_path(Path(args.file), allow_truncated=True, allow_empty=True)
+    wanted = [(args.html, render_html), (args.md, render_markdown), (args.junit, render_junit)]
+    if not any(w for w, _ in wanted) and not args.badge:
+        raise HarnessError("memconform report: name at least one of --html, --md, --junit, --badge")
+    for dest, render in wanted:
+        if dest:
+            path = Path(dest)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render(report), encoding="utf-8")
+            print(f"wrote {path}")
+    if args.badge:
+        for path in write_badges(Path(args.badge), report):
+            print(f"wrote {path}")
+    if report.truncated:
+        print(f"{args.file}: truncated run (no footer): rendered as such, no level verdicts")
+        return 1
+    return 0

@@ -1,0 +1,239 @@
+"""report.html: one self-contained page (inline CSS, JS and SVG; nothing fetched at view time).
+
+Order: the run, the level verdicts, the failures with everything needed to act on them, the pass
+rate by spec section, every check in a table filterable by outcome, keyword, level and text (the
+filters also read the URL hash, e.g. `#outcome=failed&keyword=MUST`), the readings, the notes.
+Every piece of text goes through `_e` (HTML escaping): target text is hostile.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from ..core.report import Report
+from . import clean, outcome_label, spec_versions
+
+MAX_VALUE_CHARS = 20_000  # one received/expected value on the page; the report keeps it whole
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#1b1f24}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;width:100%}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f3f4f6}code,pre{font:12px/1.35 ui-monospace,monospace}pre{background:#f6f8fa;padding:6px;overflow:auto;white-space:pre-wrap;word-break:break-all;max-height:30em}
+.banner{padding:.6em 1em;border-radius:4px;font-weight:600;margin:.6em 0}
+.truncated{background:#fff3cd;border:1px solid #e0b000}
+.st{display:inline-block;padding:1px 7px;border-radius:3px;color:#fff;font-weight:600;font-size:12px}
+.s-conformant,.o-passed{background:#1a7f37}.s-not-conformant,.o-failed{background:#cf222e}
+.s-not-assessed,.o-errored{background:#9a6700}.s-not-applicable,.o-skipped,.o-not-applicable{background:#6e7781}
+.o-warning{background:#bf8700}.o-inconclusive{background:#8250df}
+.failure{border:1px solid #ddd;border-left:4px solid #cf222e;padding:.4em .9em;margin:.8em 0}
+.failure.warn{border-left-color:#bf8700}.failure.err{border-left-color:#9a6700}
+.sentence{font-style:italic;color:#444}.filters{margin:.5em 0}.filters label{margin-right:1em}
+"""
+
+_JS = """
+(function(){
+  var ids=['outcome','keyword','level','q'];
+  function ctl(n){return document.getElementById('f-'+n);}
+  function apply(){
+    var v={};ids.forEach(function(n){v[n]=ctl(n).value;});
+    var q=v.q.toLowerCase(),shown=0;
+    document.querySelectorAll('#checks tbody tr').forEach(function(tr){
+      var ok=(!v.outcome||tr.dataset.outcome===v.outcome)&&(!v.keyword||tr.dataset.keyword===v.keyword)
+        &&(!v.level||tr.dataset.level===v.level)&&(!q||tr.textContent.toLowerCase().indexOf(q)>=0);
+      tr.hidden=!ok;if(ok){shown++;}
+    });
+    document.getElementById('shown').textContent=String(shown);
+  }
+  function fromHash(){
+    var p=new URLSearchParams(location.hash.replace(/^#/,''));
+    ids.forEach(function(n){if(p.has(n)){ctl(n).value=p.get(n);}});
+    apply();
+  }
+  function toHash(){
+    var p=new URLSearchParams();
+    ids.forEach(function(n){if(ctl(n).value){p.set(n,ctl(n).value);}});
+    history.replaceState(null,'','#'+p.toString());apply();
+  }
+  ids.forEach(function(n){ctl(n).addEventListener('input',toHash);ctl(n).addEventListener('change',toHash);});
+  window.addEventListener('hashchange',fromHash);
+  fromHash();
+})();
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(clean(text), quote=True)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _value(v: Any) -> str:
+    text = json.dumps(v, ensure_ascii=False, indent=1, allow_nan=False)
+    if len(text) > MAX_VALUE_CHARS:
+        text = text[:MAX_VALUE_CHARS] + f"\n... ({len(text) - MAX_VALUE_CHARS} more characters in report.jsonl)"
+    return text
+
+
+def _head(report: Report) -> list[str]:
+    h = report.header
+    versions = spec_versions(report)
+    rows = [("target", h["target"]), ("suites", ", ".join(f"{s} ({versions.get(s, '?')})" for s in h["suites"])),
+            ("profile", h["profile"]), ("seed", h["seed"]), ("harness", h["harness_version"]),
+            ("started", h["started_at"]), ("finished", (report.footer or {}).get("finished_at", "-")),
+            ("command", h["command"])]
+    out = ["<table class='run'>"] + [f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in rows]
+    return out + ["</table>"]
+
+
+def _levels(report: Report) -> list[str]:
+    out = ["<h2 id='levels'>Verdicts</h2>"]
+    footer = report.footer
+    if footer is None:
+        return out + ["<div class='banner truncated' id='truncated'>Truncated run: the report has no footer, so no "
+                      "level has a verdict. The results below are what was recorded before the run stopped.</div>"]
+    out.append("<table id='verdicts'><tr><th>suite</th><th>level</th><th>verdict</th><th>details</th></tr>")
+    for lv in footer["levels"]:
+        status = lv.get("status", "")
+        claimed = {True: "claimed", False: "not claimed"}.get(lv.get("claimed"), "")
+        out.append(f"<tr><td>{_e(lv['suite'])}</td><td>{_e(lv.get('title', lv.get('level', '')))} "
+                   f"<small>{_e(claimed)}</small></td><td><span class='st s-{_slug(status)}'>{_e(status)}</span></td>"
+                   f"<td>{_e(lv['verdict'])}</td></tr>")
+    c = footer["counts"]
+    out.append("</table>")
+    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+               f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}</p>")
+    return out
+
+
+def _failure_block(r: dict[str, Any]) -> list[str]:
+    label = outcome_label(r)
+    kind = " warn" if label == "warning" else " err" if label == "errored" else ""
+    out = [f"<div class='failure{kind}' id='fail-{_e(r['check_id'])}'>",
+           f"<h3><span class='st o-{_slug(label)}'>{_e(label)}</span> <code>{_e(r['check_id'])}</code> "
+           f"<small>{_e(r['spec'])} {_e(r['section'])} {_e(r['keyword'])}, level {_e(r['level'])}</small></h3>",
+           f"<p class='sentence'>{_e(r['sentence'])}</p>"]
+    if label == "warning":
+        out.append("<p>A warning: no level requires this rule (a failure under the strict profile).</p>")
+    if r.get("reason"):
+        out.append(f"<p><b>reason:</b> {_e(r['reason'])}</p>")
+    for f in r["failures"]:
+        out.append(f"<p><b>{_e(f['title'])}</b> at <code class='path'>{_e(f['path'])}</code></p>")
+        out.append("<table><tr><th>received</th><th>expected</th></tr>"
+                   f"<tr><td><pre>{_e(_value(f['received']))}</pre></td><td><pre>{_e(_value(f['expected']))}</pre></td></tr></table>")
+        if f.get("detail"):
+            out.append(f"<p>{_e(f['detail'])}</p>")
+        if f.get("readings"):
+            out.append(f"<p>fails under reading(s): {_e(', '.join(f['readings']))}</p>")
+    if r.get("reproduce"):
+        out.append(f"<p><b>Reproduce:</b></p><pre class='reproduce'>{_e(r['reproduce'])}</pre>")
+    if r.get("transcript"):
+        out.append(f"<details><summary>transcript ({len(r['transcript'])} lines)</summary>"
+                   f"<pre>{_e(chr(10).join(r['transcript']))}</pre></details>")
+    return out + ["</div>"]
+
+
+def _failures(report: Report) -> list[str]:
+    problems = [r for r in report.results if r["outcome"] in ("failed", "errored")]
+    order = {"failed": 0, "errored": 1, "warning": 2}
+    problems.sort(key=lambda r: order.get(outcome_label(r), 3))
+    out = [f"<h2 id='failures'>Failures, errors and warnings ({len(problems)})</h2>"]
+    if not problems:
+        return out + ["<p>None.</p>"]
+    for r in problems:
+        out += _failure_block(r)
+    return out
+
+
+def section_rates(report: Report) -> list[tuple[str, int, int]]:
+    """(suite and top-level section, passed, assessed) in report order; not-applicable skips not counted."""
+    rates: dict[str, list[int]] = {}
+    for r in report.results:
+        top = re.match(r"§?\d+", r["section"])
+        key = f"{r['suite']} {top.group() if top else r['section']}"
+        entry = rates.setdefault(key, [0, 0])
+        if r["outcome"] == "skipped" and r.get("not_applicable"):
+            continue
+        entry[1] += 1
+        entry[0] += r["outcome"] == "passed"
+    return [(k, p, n) for k, (p, n) in rates.items()]
+
+
+def _chart(report: Report) -> list[str]:
+    rates = section_rates(report)
+    out = ["<h2 id='chart'>Pass rate by spec section</h2>"]
+    if not rates:
+        return out + ["<p>No results.</p>"]
+    bar, row, label_w = 500, 22, 190
+    height = row * len(rates) + 10
+    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 120}' height='{height}' role='img' "
+           "aria-label='pass rate by spec section'>"]
+    for i, (key, passed, assessed) in enumerate(rates):
+        y = 5 + i * row
+        width = round(bar * passed / assessed) if assessed else 0
+        text = f"{passed}/{assessed}" + (f" ({round(100 * passed / assessed)}%)" if assessed else " (none assessed)")
+        svg += [f"<text x='0' y='{y + 15}' font-size='12'>{_e(key)}</text>",
+                f"<rect x='{label_w}' y='{y}' width='{bar}' height='{row - 6}' fill='#eee'/>",
+                f"<rect class='bar' x='{label_w}' y='{y}' width='{width}' height='{row - 6}' fill='#1a7f37'/>",
+                f"<text x='{label_w + bar + 6}' y='{y + 15}' font-size='12'>{_e(text)}</text>"]
+    return out + svg + ["</svg>"]
+
+
+def _select(name: str, values: list[str]) -> str:
+    opts = "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in values)
+    return f"<label>{name} <select id='f-{name}'><option value=''>all</option>{opts}</select></label>"
+
+
+def _table(report: Report) -> list[str]:
+    results = report.results
+    outcomes = list(dict.fromkeys(outcome_label(r) for r in results))
+    keywords = list(dict.fromkeys(r["keyword"] for r in results))
+    levels = list(dict.fromkeys(r["level"] for r in results))
+    out = [f"<h2 id='all'>Every check (<span id='shown'>{len(results)}</span> of {len(results)} shown)</h2>",
+           "<div class='filters'>", _select("outcome", outcomes), _select("keyword", keywords), _select("level", levels),
+           "<label>text <input id='f-q' type='search' placeholder='check id, section, sentence'></label></div>",
+           "<table id='checks'><thead><tr><th>check</th><th>section</th><th>keyword</th><th>level</th>"
+           "<th>outcome</th><th>sentence / reason</th></tr></thead><tbody>"]
+    for r in results:
+        label = outcome_label(r)
+        link = f"<a href='#fail-{_e(r['check_id'])}'>{_e(r['check_id'])}</a>" if r["outcome"] in ("failed", "errored") else _e(r["check_id"])
+        note = f"<br><small>{_e(r['reason'])}</small>" if r.get("reason") else ""
+        out.append(f"<tr data-outcome='{_e(label)}' data-keyword='{_e(r['keyword'])}' data-level='{_e(r['level'])}'>"
+                   f"<td><code>{link}</code></td><td>{_e(r['section'])}</td><td>{_e(r['keyword'])}</td><td>{_e(r['level'])}</td>"
+                   f"<td><span class='st o-{_slug(label)}'>{_e(label)}</span></td><td>{_e(r['sentence'])}{note}</td></tr>")
+    return out + ["</tbody></table>"]
+
+
+def _readings_notes(report: Report) -> list[str]:
+    footer = report.footer or {}
+    out = ["<h2 id='readings'>Readings seen</h2>"]
+    readings = footer.get("readings") or []
+    if readings:
+        out.append("<table><tr><th>suite</th><th>open point</th><th>reading(s) seen</th><th>checks</th></tr>")
+        out += [f"<tr><td>{_e(x['suite'])}</td><td>{_e(x['point'])}</td><td>{_e(', '.join(x['seen']))}</td>"
+                f"<td>{_e(', '.join(x['checks']))}</td></tr>" for x in readings]
+        out.append("</table>")
+    else:
+        out.append("<p>None recorded.</p>")
+    notes = footer.get("notes") or []
+    if notes:
+        out += ["<h2 id='notes'>Notes</h2>", "<ul>"] + [f"<li><b>{_e(n['suite'])}</b> {_e(n['note'])}</li>" for n in notes] + ["</ul>"]
+    return out
+
+
+def render_html(report: Report) -> str:
+    title = f"memconform report: {', '.join(report.header['suites'])}"
+    body = [f"<h1>{_e(title)}</h1>", *_head(report), *_levels(report), *_failures(report), *_chart(report),
+            *_table(report), *_readings_notes(report)]
+    if report.footer is None:
+        body.append("<p class='banner truncated'>Truncated run: the report ends without a footer.</p>")
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+            "script-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(body)
+            + f"\n<script>{_JS}</script>\n</body></html>\n")

@@ -1,0 +1,93 @@
+"""junit.xml that CI systems read right.
+
+- One testcase per check, named by the check id (the CLI and the pytest plugin write the same file:
+  both go through Session), classname `<suite>.<level>`.
+- A failed check that no level requires (a SHOULD/MAY warning) is not a <failure>: Jenkins and
+  GitHub would mark a conformant run failed or unstable. It is a testcase with <system-out> and a
+  `warning` property.
+- Properties on every testsuite: seed, profile, target, harness version, spec version, report
+  version, and `truncated` when the report has no footer.
+- Well-formed whatever the target sends: XML-invalid characters and lone surrogates are shown as
+  \\xNN / U+FFFD, never written raw.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from ..core.report import Report, render_failure_text
+from . import clean, spec_versions
+
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
+def xml_text(text: Any) -> str:
+    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", clean(text))
+
+
+def _x(text: Any) -> str:
+    return escape(xml_text(text))
+
+
+def _qa(text: Any) -> str:
+    return quoteattr(xml_text(text))
+
+
+def _skip_label(r: dict[str, Any]) -> str:
+    return "inconclusive: " if r.get("inconclusive") else "not applicable: " if r.get("not_applicable") else ""
+
+
+def run_properties(report: Report, suite: str) -> list[tuple[str, str]]:
+    h = report.header
+    props = [("seed", str(h["seed"])), ("profile", h["profile"]), ("target", h["target"]),
+             ("harness_version", h["harness_version"]), ("report_version", str(h["report_version"])),
+             ("spec_version", spec_versions(report).get(suite, "unknown"))]
+    props += [(f"option.{k}", v) for k, v in sorted(h.get("options", {}).items()) if k.startswith(suite + ".")]
+    if report.footer is None:
+        props.append(("truncated", "true: the report has no footer"))
+    else:
+        props.append(("exit_code", str(report.footer["exit_code"])))
+        props += [(f"level.{lv['level']}", lv["status"]) for lv in report.footer["levels"] if lv["suite"] == suite]
+    return props
+
+
+def render_junit(report: Report) -> str:
+    by_suite: dict[str, list[dict[str, Any]]] = {s: [] for s in report.header.get("suites", [])}
+    for r in report.results:
+        by_suite.setdefault(r["suite"], []).append(r)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites name=\"memconform\">"]
+    for suite, items in by_suite.items():
+        fails = sum(r["outcome"] == "failed" and not r.get("warning") for r in items)
+        errs = sum(r["outcome"] == "errored" for r in items)
+        skips = sum(r["outcome"] == "skipped" for r in items)
+        total = sum(r["duration_s"] for r in items)
+        out.append(f"  <testsuite name={_qa(suite)} tests=\"{len(items)}\" failures=\"{fails}\" errors=\"{errs}\" "
+                   f"skipped=\"{skips}\" time=\"{total:.3f}\">")
+        out.append("    <properties>")
+        out += [f"      <property name={_qa(k)} value={_qa(v)}/>" for k, v in run_properties(report, suite)]
+        out.append("    </properties>")
+        for r in items:
+            out.append(f"    <testcase classname={_qa(suite + '.' + r['level'])} name={_qa(r['check_id'])} "
+                       f"time=\"{r['duration_s']:.3f}\">")
+            text = _x(render_failure_text(r))
+            if r["outcome"] == "failed" and r.get("warning"):
+                out.append("      <properties><property name=\"warning\" value=\"a SHOULD/MAY rule no level requires; "
+                           "a failure under strict\"/></properties>")
+                out.append(f"      <system-out>WARNING (no level requires this rule; a failure under strict)\n{text}</system-out>")
+            elif r["outcome"] == "failed":
+                out.append(f"      <failure message={_qa(r['failures'][0]['title'][:200])} type=\"nonconformance\">{text}</failure>")
+            elif r["outcome"] == "errored":
+                out.append(f"      <error message={_qa(r['reason'][:200])} type=\"errored\">{text}</error>")
+            elif r["outcome"] == "skipped":
+                out.append(f"      <skipped message={_qa(_skip_label(r) + r['reason'][:200])}/>")
+            out.append("    </testcase>")
+        out.append("  </testsuite>")
+    if report.footer is None:  # a run that stopped part-way is never read as green
+        out += ["  <testsuite name=\"memconform\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">",
+                "    <testcase classname=\"memconform\" name=\"memconform.report_complete\">",
+                "      <error message=\"truncated run: the report has no footer\" type=\"truncated\"/>",
+                "    </testcase>", "  </testsuite>"]
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"

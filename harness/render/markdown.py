@@ -1,0 +1,107 @@
+"""summary.md for a pull-request comment: verdicts and failures first, the full table folded.
+
+GitHub refuses a comment over 65,536 characters: the summary stays under LIMIT, cutting the
+failure details first (each cut said, pointing at report.html / report.jsonl), never the verdicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.report import Report, render_failure_text
+from . import clean, outcome_label
+
+LIMIT = 65_000
+FAILURE_CHARS = 4_000  # one failure's block in the comment; report.html has it whole
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: a "|", a backtick run or a line break in a value cannot break the table."""
+    return clean(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ").replace("<", "&lt;")
+
+
+def _code(text: Any) -> str:
+    """An inline code span: no "|" or backtick from the value can end it or the table cell."""
+    return "`" + clean(text).replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
+
+
+def _fence(text: str) -> list[str]:
+    body = clean(text).replace("```", "`\u200b``")
+    if len(body) > FAILURE_CHARS:
+        body = body[:FAILURE_CHARS] + f"\n... ({len(body) - FAILURE_CHARS} more characters: see report.html)"
+    return ["```", body, "```", ""]
+
+
+def _head(report: Report) -> list[str]:
+    h = report.header
+    return ["# memconform report", "",
+            f"target {_code(h['target'])} · suites {', '.join(h['suites'])} · profile {_code(h['profile'])} · "
+            f"seed `{h['seed']}` · harness {_cell(h['harness_version'])}", ""]
+
+
+def _verdicts(report: Report) -> list[str]:
+    footer = report.footer
+    if footer is None:
+        return ["**Truncated run: the report has no footer, so no level has a verdict.**", ""]
+    out = ["## Verdicts", "", "| suite | level | verdict |", "|---|---|---|"]
+    out += [f"| {_cell(lv['suite'])} | {_cell(lv['title'])} | **{_cell(lv['status'])}**: {_cell(lv['verdict'])} |"
+            for lv in footer["levels"]]
+    c = footer["counts"]
+    out += ["", f"passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+                f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}", ""]
+    return out
+
+
+def _problems(report: Report, room: int) -> list[str]:
+    problems = [r for r in report.results if r["outcome"] in ("failed", "errored")]
+    if not problems:
+        return []
+    order = {"failed": 0, "errored": 1, "warning": 2}
+    problems.sort(key=lambda r: order.get(outcome_label(r), 3))
+    out = ["## Failures, errors and warnings", ""]
+    used = 0
+    for i, r in enumerate(problems):
+        block = [f"**{outcome_label(r)}** `{r['check_id']}`", "", *_fence(render_failure_text(r))]
+        size = sum(len(x) + 1 for x in block)
+        if used + size > room:
+            rest = problems[i:]
+            out += [f"... and {len(rest)} more not shown here (comment size limit): "
+                    + ", ".join(f"`{x['check_id']}`" for x in rest[:200]) + "; see report.html", ""]
+            break
+        out += block
+        used += size
+    return out
+
+
+def _table(report: Report) -> list[str]:
+    out = ["<details><summary>Every check (" + str(len(report.results)) + ")</summary>", "",
+           "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]
+    out += [f"| `{r['check_id']}` | {_cell(r['section'])} | {r['keyword']} | {_cell(r['level'])} | {outcome_label(r)} |"
+            for r in report.results]
+    return out + ["", "</details>", ""]
+
+
+def _readings_notes(report: Report) -> list[str]:
+    footer = report.footer or {}
+    out: list[str] = []
+    if footer.get("notes"):
+        out += ["## Notes", ""] + [f"- **{_cell(n['suite'])}** {_cell(n['note'])}" for n in footer["notes"]] + [""]
+    if footer.get("readings"):
+        out += ["<details><summary>Readings seen</summary>", "", "| suite | open point | reading(s) seen | checks |",
+                "|---|---|---|---|"]
+        out += [f"| {_cell(x['suite'])} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {_cell(', '.join(x['checks']))} |"
+                for x in footer["readings"]] + ["", "</details>", ""]
+    return out
+
+
+def render_markdown(report: Report, limit: int = LIMIT) -> str:
+    head = _head(report) + _verdicts(report)
+    tail = _readings_notes(report)
+    table = _table(report)
+    fixed = sum(len(x) + 1 for x in head + tail)
+    if fixed + sum(len(x) + 1 for x in table) > limit // 2:  # the folded table yields to the failures
+        table = ["<details><summary>Every check</summary>", "",
+                 f"{len(report.results)} checks: too many for one comment; see report.html", "", "</details>", ""]
+    room = limit - fixed - sum(len(x) + 1 for x in table) - 500
+    text = "\n".join(head + _problems(report, room) + tail + table) + "\n"
+    return text if len(text) <= limit else text[: limit - 60] + "\n\n(cut at the comment size limit: see report.html)\n"

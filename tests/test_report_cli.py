@@ -1,0 +1,52 @@
+"""`memconform report` renders any report afterwards; every run writes report.html and badges beside the others."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from memconform.cli import main
+from test_report_html import write_report
+
+
+def test_report_renders_each_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_report(tmp_path / "report.jsonl")
+    out = tmp_path / "out"
+    code = main(["report", str(tmp_path / "report.jsonl"), "--html", str(out / "r.html"), "--md", str(out / "s.md"),
+                 "--junit", str(out / "j.xml"), "--badge", str(out / "badges")])
+    assert code == 0
+    assert "id='verdicts'" in (out / "r.html").read_text("utf-8")
+    assert "## Verdicts" in (out / "s.md").read_text("utf-8")
+    ET.parse(out / "j.xml")
+    assert (out / "badges" / "memoryai-1.svg").exists()
+
+
+def test_report_of_a_truncated_run_says_so_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_report(tmp_path / "report.jsonl", footer=False)
+    assert main(["report", str(tmp_path / "report.jsonl"), "--html", str(tmp_path / "r.html")]) == 1
+    assert "truncated run" in capsys.readouterr().out
+    assert "id='truncated'" in (tmp_path / "r.html").read_text("utf-8")
+
+
+def test_report_without_an_output_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_report(tmp_path / "report.jsonl")
+    assert main(["report", str(tmp_path / "report.jsonl")]) == 2
+    assert "--html" in capsys.readouterr().err
+
+
+def test_report_of_a_file_that_is_not_a_report_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "x.jsonl").write_text("not json\n")
+    assert main(["report", str(tmp_path / "x.jsonl"), "--html", str(tmp_path / "r.html")]) == 2
+    assert "not a strict JSON line" in capsys.readouterr().err
+
+
+def test_a_run_writes_report_html_and_badges_beside_the_others(tmp_path: Path) -> None:
+    code = main(["run", "--suite", "memoryai", "--report-dir", str(tmp_path),
+                 "--check", "memoryai.envelope_format_literal", "--check", "memoryai.checksum_present_and_valid"])
+    assert code in (0, 1)
+    for name in ("report.jsonl", "junit.xml", "summary.md", "report.html"):
+        assert (tmp_path / name).exists(), name
+    assert list((tmp_path / "badges").glob("memoryai-*.svg"))
+    page = (tmp_path / "report.html").read_text("utf-8")
+    assert "memoryai.envelope_format_literal" in page
