@@ -48,6 +48,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     profile = _profile(args)
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+    expect = None
+    if getattr(args, "expect", None):  # read before the run: a bad file is a usage error, not a finding
+        from .expectations import Expectations
+
+        expect = Expectations.from_path(Path(args.expect))
     if args.suite:
         suites = args.suite
         for name in suites:
@@ -77,6 +82,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     say(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")
     if outcome.exit_code == 2:
         say("memconform: error: no check ran", file=sys.stderr)
+    if expect is not None:  # the report keeps its own exit code; the expectations decide the process's
+        from .expectations import apply, print_verdict
+
+        known = {c.id for name in suites for c in REGISTRY.for_suite(name)}
+        verdict = apply(expect, outcome.results, [v for vs in outcome.levels.values() for v in vs], known, outcome.exit_code)
+        print_verdict(verdict, say)
+        return verdict.exit_code
     return outcome.exit_code
 
 
@@ -253,6 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report-dir", default="reports/latest")
     run.add_argument("--api-key", help="sent as a bearer token; redacted everywhere (or MEMCONFORM_API_KEY)")
     run.add_argument("--seed", type=int, help="hypothesis seed (printed in every run header)")
+    run.add_argument("--expect", metavar="FILE", help="known failures and flaky checks (JSON, "
+                     "schemas/expectations.schema.json): listed checks may fail without failing the run")
     run.add_argument("--run-deadline", type=float, metavar="SECONDS",
                      help="bound on the run against one target (default 1800): after it every remaining check "
                           "errors with \"run deadline reached\" and the report is completed")
