@@ -18,6 +18,14 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     rep.add_argument("--badge", metavar="DIR", help="write one SVG badge per suite and level into this folder")
     rep.set_defaults(func=cmd_report)
 
+    from ..diff import cmd_diff
+
+    dif = sub.add_parser("diff", help="what changed between two reports: newly failing/passing, messages, levels, readings")
+    dif.add_argument("a", help="the earlier report.jsonl")
+    dif.add_argument("b", help="the later report.jsonl")
+    dif.add_argument("--json", action="store_true")
+    dif.set_defaults(func=cmd_diff)
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .badge import write_badges
