@@ -7,11 +7,9 @@ consumer_checks.py, the round trip and the HTTP profile in profile_checks.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
-from memconform.core.registry import check
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memoryai as mai
 
@@ -98,7 +96,7 @@ SUITE = register_suite(SuiteSpec(
     hints=("generator", "exported_at", "chunks", "memory_edges", "entities", "l2_sessions", "mood_states", "agents"),
 ))
 
-target_check = partial(check, suite=mai.SUITE, spec=SPEC)
+target_check = document_checks.target_check
 
 from . import consumer_checks, hostile_input, profile_checks, stateful_checks  # noqa: E402,F401  (register their checks after the SuiteSpec)
 

@@ -10,7 +10,7 @@ from memconform.core.model import Failure, Inconclusive, Unsupported
 from memconform.formats import memoryai as mai
 
 from . import client as c
-from .checks import target_check
+from .document_checks import target_check
 
 
 @target_check(section="§3.1", keyword="MUST", level="2",

@@ -18,6 +18,7 @@ from . import credentials
 
 SPEC = "MemoryAI Protocol v1"
 doc_check = partial(check, suite=mai.SUITE, spec=SPEC, kind="document")
+target_check = partial(check, suite=mai.SUITE, spec=SPEC)  # checks on a live target (the other modules)
 
 
 def canonical(doc: Any, ctx: Any) -> bytes:

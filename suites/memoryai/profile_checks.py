@@ -11,7 +11,7 @@ from memconform.core.suite import replay_command
 from memconform.formats import memoryai as mai
 
 from . import client as c
-from .checks import target_check
+from .document_checks import target_check
 
 # ---- Level 3 Bidirectional ----------------------------------------------------------------------
 

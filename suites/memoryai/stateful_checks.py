@@ -18,7 +18,7 @@ from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError,
 from memconform.formats import memoryai as mai
 
 from . import client as c
-from .checks import target_check
+from .document_checks import target_check
 
 
 @dataclass
