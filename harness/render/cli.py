@@ -26,6 +26,25 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     dif.add_argument("--json", action="store_true")
     dif.set_defaults(func=cmd_diff)
 
+    from ..certify import cmd_certify, cmd_verify
+    from ..core.profile import PROFILES
+
+    cert = sub.add_parser("certify", help="run suites with no expectations file and write a certification bundle")
+    cert.add_argument("--suite", action="append", required=True)
+    cert.add_argument("--target", required=True)
+    cert.add_argument("--target-name", help="the implementation's name, as its vendor declares it")
+    cert.add_argument("--target-version", help="the implementation's version, as its vendor declares it")
+    cert.add_argument("--out", default="reports/certification/bundle.json")
+    cert.add_argument("--api-key", help="sent as a bearer token; redacted everywhere")
+    cert.add_argument("--profile", default="ci", help=f"one of {', '.join(PROFILES)} (default ci)")
+    cert.add_argument("--seed", type=int)
+    cert.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    cert.set_defaults(func=cmd_certify)
+
+    ver = sub.add_parser("verify", help="check a certification bundle: digest, and every level verdict from its results")
+    ver.add_argument("bundle")
+    ver.set_defaults(func=cmd_verify)
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .badge import write_badges

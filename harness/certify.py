@@ -1,0 +1,174 @@
+"""Certification evidence: `memconform certify` writes a bundle, `memconform verify` checks one.
+
+A bundle (one JSON file) holds the whole report (its lines, verbatim), the harness version, the spec
+version of each suite, the profile, seed and options, the target as declared by whoever ran it, the
+level verdicts claimed, and a SHA-256 digest over all of it (canonical JSON). No expectations file:
+a certification run is judged on every check.
+
+`verify` recomputes the digest, reads the report back (a truncated report is refused), checks the
+bundle's fields against the report's header, and recomputes every level verdict from the results
+under the verdict policy (core/verdicts.level_verdicts), taking each check's keyword, level and
+clause membership from the installed suite, not from the bundle. The digest shows the bundle is
+intact; it is not a signature (anyone can recompute it): sign the file to say who vouches for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .core.model import Failure, HarnessError, Outcome, Result
+from .core.registry import REGISTRY
+from .core.report import Report, ReportError
+from .core.runner import in_clause
+from .core.suite import get_suite
+from .core.verdicts import exit_code, level_verdicts
+
+BUNDLE_VERSION = 1
+MAX_BUNDLE_BYTES = 256 * 1024 * 1024
+
+
+def canonical(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def digest(bundle: dict[str, Any]) -> str:
+    body = {k: v for k, v in bundle.items() if k != "digest"}
+    return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def build_bundle(report_lines: list[str], target: str, declared: dict[str, str]) -> dict[str, Any]:
+    report = Report.from_lines(report_lines, source="certification report")  # complete, with results
+    h = report.header
+    suites = h["suites"]
+    bundle: dict[str, Any] = {
+        "bundle_version": BUNDLE_VERSION,
+        "harness_version": h["harness_version"],
+        "spec_versions": {s: {"title": get_suite(s).spec_title, "version": get_suite(s).version} for s in suites},
+        "suites": suites, "profile": h["profile"], "seed": h["seed"], "options": h["options"],
+        "target": {"address": target, **declared},
+        "claims": [{"suite": lv["suite"], "level": lv["level"], "title": lv["title"], "status": lv["status"]}
+                   for lv in (report.footer or {}).get("levels", [])],
+        "exit_code": (report.footer or {}).get("exit_code"),
+        "report": list(report_lines),
+    }
+    bundle["digest"] = {"algorithm": "sha256", "value": digest(bundle)}
+    return bundle
+
+
+def _result(line: dict[str, Any], strict: bool) -> Result:
+    check = next((c for c in REGISTRY.for_suite(line["suite"]) if c.id == line["check_id"]), None)
+    if check is None:
+        raise HarnessError(f"{line['check_id']}: no such check in the installed suite {line['suite']!r}")
+    suite = get_suite(line["suite"])
+    return Result(
+        check_id=check.id, suite=check.suite, spec=check.spec, section=check.section, keyword=check.keyword.value,
+        level=check.level, sentence=check.sentence, outcome=Outcome(line["outcome"]), reason=line["reason"],
+        failures=[Failure(f["title"], f["received"], f["expected"], f["path"]) for f in line["failures"]],
+        not_applicable=bool(line.get("not_applicable")), inconclusive=bool(line.get("inconclusive")),
+        in_clause=in_clause(check.id, suite), strict=strict,
+    )
+
+
+def verify_bundle(bundle: Any) -> list[str]:
+    """Every problem found (empty: the bundle is intact and its claims follow from its results)."""
+    from .core.profile import PROFILES
+
+    if not isinstance(bundle, dict) or bundle.get("bundle_version") != BUNDLE_VERSION:
+        return [f"not a memconform certification bundle (bundle_version {BUNDLE_VERSION})"]
+    problems: list[str] = []
+    stated = (bundle.get("digest") or {}).get("value") if isinstance(bundle.get("digest"), dict) else None
+    if stated != digest(bundle):
+        problems.append("digest mismatch: the bundle was changed after it was written")
+    lines = bundle.get("report")
+    if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+        return [*problems, "the bundle holds no report lines"]
+    try:
+        report = Report.from_lines(lines, source="bundle report")
+    except ReportError as exc:
+        return [*problems, f"the report does not read back: {exc}"]
+    h, footer = report.header, report.footer
+    assert footer is not None
+    for key in ("harness_version", "suites", "profile", "seed", "options"):
+        if bundle.get(key) != h.get(key):
+            problems.append(f"{key}: the bundle says {bundle.get(key)!r}, the report's header {h.get(key)!r}")
+    if h["harness_version"] != __version__:
+        problems.append(f"the report was made by harness {h['harness_version']}; verify with that version (this is {__version__})")
+    strict = bool(PROFILES.get(h["profile"], {}).get("strict"))
+    claims = {(c.get("suite"), c.get("level")): c.get("status") for c in bundle.get("claims", []) if isinstance(c, dict)}
+    in_footer = {(lv["suite"], lv["level"]): lv["status"] for lv in footer["levels"]}
+    if claims != in_footer:
+        problems.append("the claimed levels differ from the report's footer")
+    recomputed_all = []
+    for name in h["suites"]:
+        try:
+            suite = get_suite(name)
+            results = [_result(r, strict) for r in report.results if r["suite"] == name]
+        except HarnessError as exc:
+            problems.append(str(exc))
+            continue
+        versions = (bundle.get("spec_versions") or {}).get(name) or {}
+        if versions.get("version") != suite.version:
+            problems.append(f"{name}: spec version {versions.get('version')!r} in the bundle, {suite.version!r} installed")
+        claimed_by_target = {lv["level"] for lv in footer["levels"] if lv["suite"] == name and lv.get("claimed")}
+        asked = any(lv.get("claimed") is not None for lv in footer["levels"] if lv["suite"] == name)
+        ran = {r.check_id for r in results}
+        not_run = [c for c in REGISTRY.for_suite(name) if c.id not in ran]
+        verdicts = level_verdicts(suite, results, claimed_by_target if asked else None, not_run, strict)
+        recomputed_all += verdicts
+        for v in verdicts:
+            claim = claims.get((name, v.key))
+            if claim != v.status:
+                problems.append(f"{name} level {v.key}: claimed {claim!r}, the results give {v.status!r}")
+    if not problems:
+        results_all = [_result(r, strict) for r in report.results]
+        code = exit_code(results_all, recomputed_all)
+        if code != footer["exit_code"] or code != bundle.get("exit_code"):
+            problems.append(f"exit code: the report says {footer['exit_code']}, the results give {code}")
+    return problems
+
+
+def cmd_certify(args: Any) -> int:
+    from .cli import _profile
+    from .session import Session
+
+    profile = _profile(args)
+    out = Path(args.out)
+    report_dir = out.parent / (out.name + ".report")
+    api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+    session = Session(args.suite, args.target, profile, report_dir, api_key, None,
+                      command=f"memconform certify --suite {' --suite '.join(args.suite)} --target {args.target}")
+    outcome = session.run()
+    assert outcome.report is not None
+    lines = (report_dir / "report.jsonl").read_text("utf-8").split("\n")
+    lines = [x for x in lines if x]
+    declared = {k: v for k, v in (("name", args.target_name), ("version", args.target_version)) if v}
+    bundle = build_bundle(lines, args.target, declared)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    session.printer(session.summary(), end="")
+    session.printer(f"certification bundle: {out} (sha256 {bundle['digest']['value']}); report files in {report_dir}")
+    return outcome.exit_code
+
+
+def cmd_verify(args: Any) -> int:
+    path = Path(args.bundle)
+    try:
+        raw = path.read_bytes()[: MAX_BUNDLE_BYTES + 1]
+        bundle = json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HarnessError(f"cannot read bundle {path}: {exc}") from None
+    problems = verify_bundle(bundle)
+    for p in problems:
+        print(f"verify: {p}")
+    if problems:
+        print(f"{path}: NOT verified ({len(problems)} problem(s))")
+        return 1
+    for c in bundle["claims"]:
+        print(f"  {c['suite']} {c['title']}: {c['status']}")
+    print(f"{path}: verified (digest intact; every level verdict follows from the results)")
+    return 0
