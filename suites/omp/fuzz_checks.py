@@ -181,6 +181,11 @@ class Fuzzer:
         self.curls: list[str] = []
         self.ai_fuzzed = ai_allowed(ctx)
         self.transport = _target_transport(self)
+        # hypothesis builds its table of UTF-8 characters once per process (seconds; more on a busy machine,
+        # and its on-disk cache lives in a fresh folder per run): before the phases' time budgets start
+        import hypothesis.strategies as st
+
+        st.characters(codec="utf-8").validate()
         self.schema = self.load(description(ctx))
 
     def load(self, doc: dict[str, Any], positive_only: bool = False) -> Any:
