@@ -66,8 +66,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = Session(suites, target, profile, report_dir, api_key, args.check or None,
                       command=" ".join(shlex.quote(a) for a in sys.argv))
     say = session.printer  # every terminal line goes through the run's redactor
+    from .render.progress import Progress
+    from .session import select_checks
+
+    progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
 
     def print_result(result: Result) -> None:
+        progress.on_result(result)
         if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
             label = "WARN " if result.warning else "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
             say(f"{label} {result.check_id}")
@@ -76,7 +81,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     session.on_result = print_result
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
         f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
-    outcome = session.run()
+    with progress:  # a live status line on a terminal, plain lines otherwise
+        outcome = session.run()
     say("")
     say(session.summary(), end="")  # rendered from the report's records, as summary.md is
     say(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")

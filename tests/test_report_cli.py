@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from memconform.cli import main
+from memconform.core.model import Failure, Outcome, Result
+from memconform.render.progress import Progress
 from test_report_html import write_report
 
 
@@ -50,3 +53,43 @@ def test_a_run_writes_report_html_and_badges_beside_the_others(tmp_path: Path) -
     assert list((tmp_path / "badges").glob("memoryai-*.svg"))
     page = (tmp_path / "report.html").read_text("utf-8")
     assert "memoryai.envelope_format_literal" in page
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _results() -> list[Result]:
+    base = {"suite": "memoryai", "spec": "s", "section": "§1", "level": "1", "sentence": "s"}
+    return [Result(check_id="memoryai.a", keyword="MUST", outcome=Outcome.PASSED, **base),
+            Result(check_id="memoryai.b", keyword="MUST", outcome=Outcome.FAILED, failures=[Failure("x")], **base),
+            Result(check_id="memoryai.c", keyword="SHOULD", outcome=Outcome.FAILED, failures=[Failure("y")], **base),
+            Result(check_id="memoryai.d", keyword="MUST", outcome=Outcome.ERRORED, reason="target error", **base)]
+
+
+def test_progress_on_a_terminal_is_one_live_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    stream, said = _Tty(), []
+    with Progress(4, said.append, stream=stream) as progress:
+        assert progress.live
+        for r in _results():
+            progress.on_result(r)
+        assert progress.status().startswith("memconform: 4/4 checks, 1 failed, 1 errored, 1 warnings, ")
+        progress._live.refresh()
+    assert said == []  # no per-check lines: the status line is redrawn in place
+    assert "4/4 checks" in stream.getvalue()
+
+
+def test_progress_without_a_terminal_or_under_ci_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    for stream in (io.StringIO(), _Tty()):
+        said: list[str] = []
+        with Progress(4, said.append, stream=stream) as progress:
+            assert not progress.live
+            for r in _results():
+                progress.on_result(r)
+        assert [line.rsplit(" (", 1)[0] for line in said] == [
+            "[1/4] memoryai.a passed", "[2/4] memoryai.b failed", "[3/4] memoryai.c warning", "[4/4] memoryai.d errored"]
+        assert stream.getvalue() == ""
