@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -156,3 +159,72 @@ def test_badges_one_per_level_with_status(report: Report) -> None:
 
 def test_report_file_lines_stay_json(report: Report) -> None:
     json.dumps(report.header)
+
+
+# --- in a real browser: Debian's chromium, headless (skipped with the reason when it is absent) ---
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+
+
+def _chromium(tmp_path: Path, url: str, *args: str) -> tuple[str, list[str]]:
+    """(dumped DOM or "", console lines) of one headless page load, with a profile of its own."""
+    assert CHROMIUM is not None
+    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+            f"--user-data-dir={tmp_path / 'chromium-profile'}", "--enable-logging=stderr", "--v=0", *args, url]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def _rows(dom: str) -> list[tuple[str, bool]]:
+    """(data-outcome, hidden) of each row of the checks table in a dumped DOM."""
+    body = dom[dom.index('id="checks"'):]
+    body = body[: body.index("</table>")]
+    return [(m.group(1), "hidden" in m.group(0)) for m in re.finditer(r'<tr data-outcome="([^"]*)"[^>]*>', body)]
+
+
+@needs_chromium
+def test_console_errors_are_seen_by_this_harness(tmp_path: Path) -> None:
+    """Positive control: a page that does log an error is caught, so "no console line" means something."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><p>x</p><script>console.error('deliberate'); undefinedFn();</script>")
+    _, console = _chromium(tmp_path, bad.as_uri(), "--dump-dom")
+    assert any("deliberate" in line for line in console) and any("undefinedFn" in line for line in console)
+
+
+@needs_chromium
+def test_report_renders_in_chromium_without_console_errors(tmp_path: Path, report: Report) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    dom, console = _chromium(tmp_path, page.as_uri(), "--dump-dom")
+    assert console == []
+    assert 'id="verdicts"' in dom and "not conformant" in dom
+    assert dom.count("<script") == 1  # the hostile text stayed text
+    rows = _rows(dom)
+    assert len(rows) == len(report.results) and not any(hidden for _, hidden in rows)
+    shot = tmp_path / "report.png"  # kept as the test's artefact (pytest keeps the latest tmp folders)
+    _, console = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", "--window-size=1280,1800",
+                           "--hide-scrollbars")
+    assert console == []
+    assert shot.exists() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+@needs_chromium
+@pytest.mark.parametrize(("fragment", "visible"), [
+    ("outcome=failed", {"failed"}),
+    ("outcome=warning", {"warning"}),
+    ("keyword=MUST&level=1", {"passed", "failed"}),
+    ("q=errors_out", {"errored"}),
+    ("level=http", {"not applicable"}),
+])
+def test_filters_work_in_chromium(tmp_path: Path, report: Report, fragment: str, visible: set[str]) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    dom, console = _chromium(tmp_path, page.as_uri() + "#" + fragment, "--dump-dom")
+    assert console == []
+    rows = _rows(dom)
+    shown = {outcome for outcome, hidden in rows if not hidden}
+    assert shown == visible, rows
+    count = re.search(r'<span id="shown">(\d+)</span>', dom)
+    assert count is not None and int(count.group(1)) == sum(1 for _, hidden in rows if not hidden)
