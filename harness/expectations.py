@@ -88,7 +88,8 @@ def _level_excused(v: LevelVerdict, excused: set[str]) -> bool:
     """A gating level made so only by excused checks (failed ones, or errored flaky ones)."""
     shorts = {_short(c) for c in excused}
     if v.status == NOT_CONFORMANT:
-        return bool(v.failed) and set(v.failed) <= shorts and all(w.startswith("requires ") for w in v.why)
+        # its own failures all excused, and a prerequisite level gates (or not) on its own verdict
+        return bool(v.failed or v.why) and set(v.failed) <= shorts and all(w.startswith("requires ") for w in v.why)
     if v.status == NOT_ASSESSED:
         return bool(v.why) and all(w.split(" ", 1)[0] in shorts and " errored:" in w for w in v.why)
     return False

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from memconform.cli import main
+from memconform.core.model import Outcome, Result
 from memconform.core.report import Report
+from memconform.expectations import Expectations, apply
 
 MUTANT = "python:memconform.mutants.memoryai:WrongChecksum"  # fails the two checksum checks, nothing else here
 FAILING = ["memoryai.checksum_present_and_valid", "memoryai.checksum_valid_scoped"]
@@ -80,3 +82,26 @@ def test_a_file_that_is_not_an_expectations_file_is_a_usage_error(tmp_path: Path
     code, out = _run(tmp_path, {"version": 1, "known": []}, capsys)
     assert code == 2 and "not an expectations file" in out
     assert not (tmp_path / "r" / "report.jsonl").exists()  # refused before the run
+
+
+def test_a_whole_run_with_its_failures_listed_passes_through_a_prerequisite_level(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Level 3 is not conformant only because it requires Level 1, whose failures are listed."""
+    (tmp_path / "e.json").write_text(json.dumps({"version": 1, "known_failures": _known(*FAILING)}))
+    code = main(["run", "--suite", "memoryai", "--target", MUTANT, "--report-dir", str(tmp_path / "r"),
+                 "--expect", str(tmp_path / "e.json")])
+    assert code == 0, capsys.readouterr().out[-2000:]
+    footer = Report.from_path(tmp_path / "r" / "report.jsonl").footer
+    assert footer is not None and footer["exit_code"] == 1
+    assert {lv["level"]: lv["status"] for lv in footer["levels"]}["3"] == "not conformant"
+
+
+def test_a_known_failure_that_errors_is_not_excused() -> None:
+    errored = Result(check_id="memoryai.a", suite="memoryai", spec="s", section="§1", keyword="MUST", level="1",
+                     sentence="s", outcome=Outcome.ERRORED, reason="target error: connection refused")
+    exp = Expectations.from_data({"version": 1, "known_failures": _known("memoryai.a")})
+    verdict = apply(exp, [errored], [], {"memoryai.a"}, 1)
+    assert verdict.exit_code == 1
+    assert any("errored" in p and "flaky" in p for p in verdict.problems)
+    flaky = Expectations.from_data({"version": 1, "flaky": _known("memoryai.a")})
+    assert apply(flaky, [errored], [], {"memoryai.a"}, 1).exit_code == 0
