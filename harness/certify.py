@@ -133,10 +133,16 @@ def verify_bundle(bundle: Any) -> list[str]:
 
 
 def cmd_certify(args: Any) -> int:
-    from .cli import _profile
+    from .core.profile import Profile
     from .session import Session
 
-    profile = _profile(args)
+    options = {}
+    for pair in args.option:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise HarnessError(f"--option takes NAME=VALUE, got {pair!r}")
+        options[key.strip()] = value.strip()
+    profile = Profile.named(args.profile, seed=args.seed, options=options)
     out = Path(args.out)
     report_dir = out.parent / (out.name + ".report")
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")

@@ -59,8 +59,8 @@ def diff_reports(a: Report, b: Report) -> ReportDiff:
             d.newly_failing.append({"check": cid, "was": la, "now": lb, "message": "; ".join(_message(new))[:300]})
         elif _bad(old) and new["outcome"] == "passed":
             d.newly_passing.append({"check": cid, "was": la, "now": lb})
-        elif _bad(old) and _bad(new) and (_message(old) != _message(new) or la != lb):
-            d.changed_messages.append({"check": cid, "was": _message(old), "now": _message(new)})  # type: ignore[arg-type]
+        elif old is not None and _bad(old) and _bad(new) and (_message(old) != _message(new) or la != lb):
+            d.changed_messages.append({"check": cid, "was": _message(old), "now": _message(new)})
         elif old is not None and la != lb:
             d.changed_outcomes.append({"check": cid, "was": la, "now": lb})
     la_ = {(v["suite"], v["level"]): v for v in (a.footer or {}).get("levels", [])}
