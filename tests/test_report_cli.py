@@ -6,6 +6,7 @@ import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import demo_suite
 import pytest
 from memconform.cli import main
 from memconform.core.model import Failure, Outcome, Result
@@ -93,3 +94,36 @@ def test_progress_without_a_terminal_or_under_ci_is_plain_lines(monkeypatch: pyt
         assert [line.rsplit(" (", 1)[0] for line in said] == [
             "[1/4] memoryai.a passed", "[2/4] memoryai.b failed", "[3/4] memoryai.c warning", "[4/4] memoryai.d errored"]
         assert stream.getvalue() == ""
+
+
+class _Echo(demo_suite.Reference):
+    """Echoes the key in everything it answers (as tests/test_redaction.py's Echo)."""
+
+    key = ""
+
+    def export(self, body: object = None) -> dict[str, object]:
+        k = type(self).key
+        return {"items": [{"id": f"id-{k}", "text": f"Authorization: Bearer {k} <script>x</script>", k: k, "checksum": k}]}
+
+    def import_item(self, body: object = None) -> dict[str, object]:
+        raise RuntimeError(f"crashed holding {type(self).key}")
+
+
+def test_the_key_appears_in_no_rendering(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-canary-5f1e2d3c4b5a69788796a5b4c3d2e1f0"
+    monkeypatch.setattr(_Echo, "key", key)
+    monkeypatch.setattr(demo_suite, "EchoForRenders", _Echo, raising=False)
+    demo_suite.install()
+    try:
+        code = main(["run", "--suite", "demo", "--target", "python:demo_suite:EchoForRenders", "--api-key", key,
+                     "--report-dir", str(tmp_path)])
+    finally:
+        demo_suite.uninstall()
+    out, err = capsys.readouterr()
+    assert code == 1
+    rendered = [tmp_path / n for n in ("report.html", "junit.xml", "summary.md")] + list((tmp_path / "badges").glob("*.svg"))
+    assert len(rendered) > 3
+    for text in (out, err, *(p.read_text("utf-8") for p in rendered)):
+        assert key not in text and key[:12] not in text
+    assert "&lt;script&gt;x&lt;/script&gt;" in (tmp_path / "report.html").read_text("utf-8")
