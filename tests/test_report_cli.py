@@ -127,3 +127,14 @@ def test_the_key_appears_in_no_rendering(tmp_path: Path, capsys: pytest.CaptureF
     for text in (out, err, *(p.read_text("utf-8") for p in rendered)):
         assert key not in text and key[:12] not in text
     assert "&lt;script&gt;x&lt;/script&gt;" in (tmp_path / "report.html").read_text("utf-8")
+
+
+def test_a_report_cut_off_mid_line_renders_as_truncated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_report(tmp_path / "report.jsonl", footer=False)
+    path = tmp_path / "report.jsonl"
+    path.write_text(path.read_text("utf-8") + '{"type": "result", "check_id": "memoryai.x", "sui', encoding="utf-8")
+    assert main(["report", str(path), "--html", str(tmp_path / "r.html")]) == 1
+    assert "cut off mid-write" in capsys.readouterr().out
+    assert "id='truncated'" in (tmp_path / "r.html").read_text("utf-8")
+    path.write_text(path.read_text("utf-8") + "\n", encoding="utf-8")  # a whole bad line is not a cut-off write
+    assert main(["report", str(path), "--html", str(tmp_path / "r.html")]) == 2

@@ -46,13 +46,31 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     ver.set_defaults(func=cmd_verify)
 
 
+def read_possibly_cut(path: Path) -> tuple[Report, bool]:
+    """A report, tolerating one partial last line (a run killed mid-write): that line is dropped."""
+    from ..core.report import BadLine
+
+    try:
+        return Report.from_path(path, allow_truncated=True, allow_empty=True), False
+    except BadLine:
+        text = path.read_text("utf-8")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if text.endswith("\n") or not lines:
+            raise  # the bad line is a whole line: not a cut-off write
+        return Report.from_lines(lines[:-1], source=str(path), allow_truncated=True, allow_empty=True), True
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from .badge import write_badges
     from .html import render_html
     from .junit import render_junit
     from .markdown import render_markdown
 
-    report = Report.from_path(Path(args.file), allow_truncated=True, allow_empty=True)
+    report, cut = read_possibly_cut(Path(args.file))
+    if cut:
+        print(f"{args.file}: the last line was cut off mid-write; rendered without it")
     wanted = [(args.html, render_html), (args.md, render_markdown), (args.junit, render_junit)]
     if not any(w for w, _ in wanted) and not args.badge:
         raise HarnessError("memconform report: name at least one of --html, --md, --junit, --badge")
