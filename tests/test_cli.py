@@ -204,10 +204,11 @@ def test_run_without_suite_runs_what_the_target_speaks(capsys, tmp_path):
 
 
 def test_serve_omp_prints_a_run_line_argparse_accepts():
-    import select
+    import queue
     import socket
     import subprocess
     import sys
+    import threading
     import time
     from pathlib import Path
 
@@ -216,15 +217,21 @@ def test_serve_omp_prints_a_run_line_argparse_accepts():
         port = s.getsockname()[1]
     exe = Path(sys.executable).parent / "memconform"
     proc = subprocess.Popen([str(exe), "serve", "omp", "--port", str(port)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True)
+    reader.start()
     try:
         line, deadline = "", time.monotonic() + 60
         while "run: memconform run" not in line and time.monotonic() < deadline:
-            if select.select([proc.stdout], [], [], 1)[0]:
-                line = proc.stdout.readline() or line
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                pass
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        reader.join(timeout=10)  # the pipe is at its end once the server is gone
         proc.stdout.close()
     assert "run: memconform run" in line
     argv = shlex.split(line.split("run: ", 1)[1])
