@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 from memconform.core.profile import Limits, Profile
-from memconform.reference.omp import ServedTarget, reference_target
+from memconform.reference.omp_serve import ServedTarget, reference_target
 from memconform.reference.server import serve_in_thread
 from memconform.targets.base import Reply, Request
 from memconform.targets.base import Route as HttpRoute

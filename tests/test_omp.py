@@ -194,7 +194,9 @@ def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch)
         return original(self, who, req)
 
     monkeypatch.setattr(ref.OmpApi, "op_extract", spy)
-    target = ref.reference_target()
+    from memconform.reference.omp_serve import reference_target
+
+    target = reference_target()
     try:
         outcome = execute_run(["omp"], target.base_url, Profile.named("ci"), report_dir=None, api_key=target.api_key,
                               check_ids=["extract_without_ai_key", "auth_missing_key_401"])
@@ -215,7 +217,7 @@ def test_short_key_length_not_leaked() -> None:
 def test_refused_or_missing_key_is_one_harness_error() -> None:
     """A wrong --api-key is the user's mistake, not 48 errored checks: one line, exit 2 from the CLI."""
     from memconform.core.model import HarnessError
-    from memconform.reference.omp import reference_target
+    from memconform.reference.omp_serve import reference_target
 
     target = reference_target()
     try:

@@ -17,6 +17,8 @@ from memconform.reference.omp import (
     Out,
     Principal,
     Req,
+)
+from memconform.reference.omp_serve import (
     ServedTarget,
     ServerSpec,
     serve_target,

@@ -27,6 +27,8 @@ from memconform.reference.omp import (
     OfflineProvider,
     OmpApi,
     RateLimit,
+)
+from memconform.reference.omp_serve import (
     ServedTarget,
     ServerSpec,
     reference_target,

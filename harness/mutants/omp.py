@@ -16,6 +16,8 @@ from ..reference.omp import (
     ApiError,
     OmpApi,
     Principal,
+)
+from ..reference.omp_serve import (
     ServedTarget,
     ServerSpec,
     serve_target,

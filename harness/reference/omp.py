@@ -419,5 +419,4 @@ class OmpApi(OmpValidation):
         return app
 
 
-# serving lives in omp_serve.py; re-exported for `reference:omp`, the mutants and the tests
-from .omp_serve import ServedTarget, ServerSpec, make_app, reference_target, serve_reference, serve_target  # noqa: E402,F401,I001
+# serving lives in omp_serve.py (not re-exported here: it imports OmpApi from this module)

@@ -66,7 +66,7 @@ def preflight(ctx: Any) -> None:
 
 def _reference() -> Any:
     """`reference:omp`: the embedded implementation."""
-    from memconform.reference.omp import reference_target
+    from memconform.reference.omp_serve import reference_target
 
     return reference_target()
 
@@ -79,7 +79,7 @@ def _mutants() -> Any:
 
 def _serve(**where: Any) -> None:
     """`memconform serve omp`: the reference over HTTP (host=, port=, db=)."""
-    from memconform.reference.omp import serve_reference
+    from memconform.reference.omp_serve import serve_reference
 
     serve_reference(**where)
 
