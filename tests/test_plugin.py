@@ -7,8 +7,9 @@ pytest_plugins = ["pytester"]
 
 def test_suite_passes_on_the_reference(pytester):
     result = pytester.runpytest_subprocess("--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider")
-    # rejection_status is not applicable in process (status codes exist only over HTTP)
-    result.assert_outcomes(passed=len(_ids()) - 1, skipped=1)
+    # rejection_status and export_filename_json are not applicable in process (status codes and file
+    # names exist only over HTTP)
+    result.assert_outcomes(passed=len(_ids()) - 2, skipped=2)
 
 
 def test_mutant_fails_and_reproduce_line_is_printed(pytester):
@@ -47,7 +48,7 @@ def test_report_footer_carries_level_verdicts(pytester, tmp_path):
         "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider", "--mc-report-dir", str(tmp_path),
         "--mc-target", "python:memconform.mutants.memoryai:TenantIdAdopted",
     )
-    result.assert_outcomes(failed=1, passed=len(_ids()) - 2, skipped=1)
+    result.assert_outcomes(failed=1, passed=len(_ids()) - 3, skipped=2)
     _, results, footer = read_report(tmp_path / "report.jsonl")
     assert len(results) == len(_ids())
     verdicts = {v["level"]: v["verdict"] for v in footer["levels"] if v["suite"] == "memoryai"}
