@@ -518,3 +518,7 @@ if __name__ == "__main__":  # a mutant as a command, one process per operation: 
     from memconform.reference.emp import main
 
     sys.exit(main(sys.argv[2:], app={**MUTANTS, **COMMAND_MUTANTS}[sys.argv[1]]))
+
+
+# checks killed by a test of their own (a mutant that only a real process shows), {check id: the test}
+KILLED_ELSEWHERE = {"emp.writer_killed_mid_write": "tests/test_emp_crash.py (RewritesInPlace, run as a command)"}

@@ -682,3 +682,8 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "RequiresOptionalChunkFields": {"ingests_conformant_bundles": "chunks of a conformant bundle were not stored (chunk_only_required_fields)"},
     "RejectsUnknownFields": {"ingests_conformant_bundles": "a conformant bundle was refused (unknown_extension_fields)"},
 }
+
+
+# checks killed by a test of their own, {check id: the test}
+KILLED_ELSEWHERE = {"memoryai.rejection_status": "tests/test_mutants_memoryai.py::test_every_check_is_killed (HTTP_ONLY "
+                    "mutants served on loopback must fail it)"}

@@ -149,6 +149,16 @@ class ToolKeyUnscoped(OmpApi):
         return Principal(who.name, who.user, None)
 
 
+class ToolKeyCannotDelete(OmpApi):
+    """§3.2 OMP-Full: a per-tool key may create and read its own tool's memories but is refused deleting
+    them (the restriction applied to every destructive call, not only other tools')."""
+
+    def op_delete(self, who: Principal, req: Req) -> Out:
+        if who.tool is not None:
+            return self.error_out(ApiError("forbidden", "tool keys may not delete"))
+        return super().op_delete(who, req)
+
+
 class UsersNotIsolated(OmpApi):
     """§5 OMP-Full multi-user: the other user's key sees and writes the default user's memories."""
 
