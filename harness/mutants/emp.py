@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 import uuid
 from typing import Any
@@ -385,9 +386,18 @@ class RewriteReencodes(ReferenceEmpApp):
 class MissingFileTruncates(ReferenceEmpApp):
     """Creates a missing file by truncating it before taking the lock (another app's first entry is wiped)."""
 
+    WINDOW_S = 0.5
+    _arrivals: dict[str, int] = {}
+    _arrivals_lock = threading.Lock()
+
     def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
         if not os.path.exists(path):
-            time.sleep(0.05)  # the window between "is it there?" and "create it"
+            # the window between "is it there?" and "create it", staggered by arrival so the second app
+            # truncates after the first has appended (a plain shared sleep let every truncation land
+            # before every append on a busy machine, and the mutant then lost nothing)
+            with self._arrivals_lock:
+                order = self._arrivals[path] = self._arrivals.get(path, -1) + 1
+            time.sleep(self.WINDOW_S * (1 + order))
             open(path, "w").close()
         super().locked_append(path, lines)
 

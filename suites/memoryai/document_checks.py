@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from memconform.core.model import Failure, SkipCheck
+from memconform.core.model import Failure, Inconclusive, SkipCheck
 from memconform.core.registry import check
 from memconform.formats import memoryai as mai
 from memconform.formats.common import is_int, parse_datetime
@@ -264,7 +264,9 @@ def checksum_of(doc: Any, ctx: Any, literal: Any = None) -> Iterator[Failure]:
     """The checksum rule on one bundle; `literal(doc, ctx)` may supply its cached literal canonical bytes."""
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     if not isinstance(manifest, dict):
-        return  # manifest_required_fields reports it
+        # manifest_required_fields reports it; with no manifest there is no checksum to judge, and
+        # nothing observed is no pass (an answer that is no bundle at all must not pass this check)
+        raise Inconclusive("the document has no manifest object: there is no checksum to check")
     claimed = manifest.get("checksum")
     if not isinstance(claimed, str):
         yield Failure("manifest.checksum is missing (Level 1 requires a valid checksum)", claimed, "sha256 hex digest", "$.manifest.checksum")
@@ -365,9 +367,10 @@ _MANIFEST_SHAPE: dict[str, tuple[str, Any]] = {
 def envelope_optional_fields(doc: Any, ctx: Any) -> Iterator[Failure]:
     """The §3 shape of the fields §3.1 does not require: present ones have the type the shape gives
     (generator, exported_at, tenant_id uuid|null, since, counts), and record sections are arrays."""
-    if not isinstance(doc, dict):
-        return
-    manifest = doc.get("manifest") if isinstance(doc.get("manifest"), dict) else {}
+    if not isinstance(doc, dict) or not isinstance(doc.get("manifest"), dict):
+        # not a bundle (manifest_required_fields reports it): its absent optional fields show nothing
+        raise Inconclusive("the document is not a bundle with a manifest object: no envelope to check")
+    manifest = doc["manifest"]
     for where, shape, node in (("$", _ENVELOPE_SHAPE, doc), ("$.manifest", _MANIFEST_SHAPE, manifest)):
         for name, (expected, ok) in shape.items():
             if name in node and not ok(node[name]):
