@@ -141,7 +141,7 @@ def js_number(value: float) -> str:
 def _string(value: str) -> str:
     text = json.dumps(value, ensure_ascii=False)
     # Literal Unicode, but a lone surrogate cannot be UTF-8: escape it as a browser does.
-    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _canonical(value: Any, out: list[str]) -> None:
