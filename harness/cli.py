@@ -224,10 +224,15 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """Run a saved failing fuzz example once more against a target."""
+    """Run a saved failing fuzz example, or a saved failing sequence of operations, once more against a target."""
     raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
     if isinstance(doc, Exception):
         raise HarnessError(f"{args.file} is not JSON: {doc}")
+    from .core import sequence
+
+    if sequence.is_sequence(doc):
+        return replay_sequence(args, doc)
+    args.suite = args.suite or "memoryai"
     suite = get_suite(args.suite)
     replay = suite.replay
     if replay is None:
@@ -244,6 +249,37 @@ def cmd_replay(args: argparse.Namespace) -> int:
         say(f"FAIL {f['title']} at {f['path']}\n     received: {f['received']}\n     expected: {f['expected']}")
     say(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
     return 1 if failures else 0
+
+
+def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
+    """A saved sequence (core/sequence.py): each step printed; 1 when the divergence reproduces, 0 when not."""
+    from .core import sequence
+    from .core.runner import run_cleanups
+    from .session import Session
+
+    sequence.check_document(doc)
+    name = str(doc.get("suite"))
+    if args.suite and args.suite != name:
+        raise HarnessError(f"{args.file} is a sequence of suite {name!r}, not {args.suite!r}")
+    load_suite(name)  # its comparators and harness actions register with its checks
+    target = args.target or (doc.get("target") or {}).get("string")
+    if not target:
+        raise HarnessError(f"{args.file} names no target: give --target")
+    options = {**{str(k): str(v) for k, v in (doc.get("options") or {}).items()}, **_options(args.option)}
+    profile = Profile.named(args.profile, seed=doc.get("seed"), options=options)
+    with Session([name], target, profile, None, args.api_key, command="memconform replay") as session:
+        ctx = session.context(name)
+        ctx.check_id = str(doc.get("check") or "")
+        say = session.printer
+        say(f"memconform replay: {args.file}: {doc.get('check')} ({len(doc['steps'])} steps, recorded against "
+            f"{(doc.get('target') or {}).get('string')}); target {target}")
+        try:
+            reproduced = sequence.replay(ctx, doc, say)
+        finally:
+            for left in run_cleanups(ctx):
+                say(left)
+    say(f"{args.file}: " + ("the divergence reproduced" if reproduced else "no divergence on this target: every step as the model expects"))
+    return 1 if reproduced else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -300,9 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("--json", action="store_true")
     cov.set_defaults(func=cmd_coverage)
 
-    rep = sub.add_parser("replay", help="replay a saved failing fuzz example (printed by run) against a target")
+    rep = sub.add_parser("replay", help="replay a saved failing fuzz example or sequence of operations (printed by run) "
+                                        "against a target")
     rep.add_argument("file")
-    rep.add_argument("--suite", default="memoryai")
+    rep.add_argument("--suite", help="the example's suite (default memoryai; a sequence file names its own)")
     rep.add_argument("--target")
     rep.add_argument("--api-key")
     profile_args(rep)

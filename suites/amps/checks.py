@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import amps
 
@@ -49,6 +50,6 @@ SUITE = register_suite(SuiteSpec(
     levels=[Level("producer", "Producer", clause=PRODUCER_CLAUSE), Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
     document_source=seed_and_export,
     detect=amps.detect,
-    reference=_reference, mutants=_mutants,
+    reference=_reference, mutants=_mutants, run_notes=jepsen.with_counts(),
     hints=("subject", "atoms", "artifacts", "export_version"),
 ))

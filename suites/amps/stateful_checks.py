@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.core.registry import check
 from memconform.formats import amps
@@ -39,37 +40,74 @@ class Model:
     artifacts: dict[str, bool] = field(default_factory=dict)  # artifact id -> private
     unsourced: set[str] = field(default_factory=set)  # atoms that may be deleted or kept flagged (A5)
     steps: list[str] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)  # artifacts deleted
+    acknowledged: int = 0  # atoms and artifacts in accepted imports, and deletions
+    tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
 class Divergence(AssertionError):
     """The subject's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
-def compare(ctx: Any, subject_id: str, model: Model) -> None:
-    doc = export(ctx, subject_id)
+def expected_of(subject_id: str, model: Model) -> dict[str, Any]:
+    """What the model says the subject's export holds: language-neutral, for the sequence file."""
+    return {"subject_id": subject_id, "unsourced": sorted(model.unsourced), "artifacts": dict(model.artifacts),
+            "atoms": {i: {"text": a.get("text"), "sensitivity": a.get("sensitivity"),
+                          "artifact_ids": sorted(map(str, amps.artifact_ids_of(a)))} for i, a in model.atoms.items()}}
+
+
+def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
+    """What differs between the subject's export and the model's expectation (None: nothing)."""
+    if not isinstance(doc, dict):
+        return f"the export is {type(doc).__name__}, not an object"
     atoms, arts = atoms_by_id(doc), artifacts_by_id(doc)
-    want = set(model.atoms)
-    extra = set(atoms) - want - model.unsourced
-    missing = want - set(atoms) - model.unsourced
+    model_atoms, unsourced, model_arts = want["atoms"], set(want["unsourced"]), want["artifacts"]
+    extra = set(atoms) - set(model_atoms) - unsourced
+    missing = set(model_atoms) - set(atoms) - unsourced
     if extra or missing:
-        raise Divergence(f"the export holds atoms {sorted(map(str, extra))} it should not and lacks {sorted(missing)}")
+        return f"the export holds atoms {sorted(map(str, extra))} it should not and lacks {sorted(missing)}"
     for atom_id, atom in atoms.items():
-        if atom_id in model.unsourced and atom_id not in model.atoms:
+        if atom_id in unsourced and atom_id not in model_atoms:
             if amps.has_sources(atom) or not amps.is_flagged_unsourced(atom):
-                raise Divergence(f"atom {atom_id} lost its last source but is neither deleted nor flagged unsourced")
+                return f"atom {atom_id} lost its last source but is neither deleted nor flagged unsourced"
             continue
-        sent = model.atoms[atom_id]
+        sent = model_atoms[atom_id]
         for key in ("text", "sensitivity"):
             if atom.get(key) != sent.get(key):
-                raise Divergence(f"atom {atom_id} has {key} {atom.get(key)!r}, not {sent.get(key)!r}")
-        if sorted(map(str, amps.artifact_ids_of(atom))) != sorted(amps.artifact_ids_of(sent)):
-            raise Divergence(f"atom {atom_id} cites {amps.artifact_ids_of(atom)}, not {amps.artifact_ids_of(sent)}")
-    if set(arts) != set(model.artifacts):
-        raise Divergence(f"the export holds artifacts {sorted(map(str, set(arts) - set(model.artifacts)))} it should "
-                         f"not and lacks {sorted(set(model.artifacts) - set(arts))}")
-    for artifact_id, private in model.artifacts.items():
+                return f"atom {atom_id} has {key} {atom.get(key)!r}, not {sent.get(key)!r}"
+        if sorted(map(str, amps.artifact_ids_of(atom))) != sent["artifact_ids"]:
+            return f"atom {atom_id} cites {amps.artifact_ids_of(atom)}, not {sent['artifact_ids']}"
+    if set(arts) != set(model_arts):
+        return (f"the export holds artifacts {sorted(map(str, set(arts) - set(model_arts)))} it should "
+                f"not and lacks {sorted(set(model_arts) - set(arts))}")
+    for artifact_id, private in model_arts.items():
         if private and arts[artifact_id].get("private") is not True:
-            raise Divergence(f"artifact {artifact_id} lost private: true")
+            return f"artifact {artifact_id} lost private: true"
+    return None
+
+
+@sequence.comparator("amps.export")
+def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+    return export_differs(reply.json() if reply is not None else None, want)
+
+
+def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
+    """Jepsen-style counts of the subject's atoms and artifacts in one export."""
+    atoms, arts = atoms_by_id(doc), artifacts_by_id(doc)
+    return jepsen.counts(
+        acknowledged=model.acknowledged,
+        lost=len(set(model.atoms) - set(atoms) - model.unsourced) + len(set(model.artifacts) - set(arts)),
+        resurrected=len(model.deleted & set(arts)),
+        corrupted=sum(1 for i, a in model.atoms.items() if i in atoms
+                      and any(atoms[i].get(k) != a.get(k) for k in ("text", "sensitivity"))))
+
+
+def compare(ctx: Any, subject_id: str, model: Model) -> None:
+    doc = export(ctx, subject_id)
+    model.tally = tally(doc, model)
+    problem = export_differs(doc, expected_of(subject_id, model))
+    if problem:
+        raise Divergence(sequence.expect(ctx, "amps.export", expected_of(subject_id, model), problem))
 
 
 def machine(ctx: Any, merge: bool) -> type:
@@ -84,6 +122,7 @@ def machine(ctx: Any, merge: bool) -> type:
             self.subject_id = ctx.unique("subject-model")
             self.model = Model()
             ctx.cache.setdefault("amps.stateful-models", []).append(self.model)
+            sequence.begin(ctx)
 
         def step(self, text: str) -> None:
             self.model.steps.append(text)
@@ -110,6 +149,7 @@ def machine(ctx: Any, merge: bool) -> type:
             reply = import_export(ctx, make_export(self.subject_id, atoms, arts))
             if not reply.ok:
                 raise TargetError(f"a conformant export was refused: {reply.raw[:200]!r}")
+            self.model.acknowledged += len(atoms) + len(arts)
             if not merge:
                 self.model.atoms, self.model.artifacts, self.model.unsourced = {}, {}, set()
             self.model.atoms.update({a["atom_id"]: a for a in atoms})
@@ -129,7 +169,7 @@ def machine(ctx: Any, merge: bool) -> type:
             else:
                 del doc["subject"]["subject_id"]
             if import_export(ctx, doc).ok:
-                raise Divergence(f"an export with a broken {broken} was accepted")
+                raise Divergence(sequence.expect(ctx, "reply", {"ok": False}, f"an export with a broken {broken} was accepted"))
             self.step(f"import refused ({broken})")
 
         @precondition(lambda self: bool(self.model.artifacts))
@@ -138,6 +178,8 @@ def machine(ctx: Any, merge: bool) -> type:
             artifact_id = data.draw(st.sampled_from(sorted(self.model.artifacts)), label="artifact")
             delete_artifact(ctx, self.subject_id, artifact_id)
             del self.model.artifacts[artifact_id]
+            self.model.deleted.add(artifact_id)
+            self.model.acknowledged += 1
             for atom_id, atom in list(self.model.atoms.items()):
                 refs = amps.artifact_ids_of(atom)
                 if artifact_id not in refs:
@@ -161,19 +203,23 @@ def model_sequences(ctx: Any) -> Iterator[Failure]:
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
     from hypothesis import settings
     from hypothesis.errors import Flaky
-    from hypothesis.stateful import run_state_machine_as_test
 
     merge = import_semantics(ctx) == "merge"
     base = ctx.profile.hypothesis_settings()
     try:
-        run_state_machine_as_test(machine(ctx, merge), settings=settings(
-            base, max_examples=min(base.max_examples, 4 if ctx.profile.derandomize else 25),
-            stateful_step_count=6 if ctx.profile.derandomize else 15))
+        with sequence.recording(ctx) as recorder:
+            try:
+                sequence.run_machine(ctx, machine(ctx, merge), settings(
+                    base, max_examples=min(base.max_examples, 4 if ctx.profile.derandomize else 25),
+                    stateful_step_count=6 if ctx.profile.derandomize else 15))
+            finally:
+                jepsen.record_sequences(ctx, ctx.cache.get("amps.stateful-models") or [])
     except Divergence as exc:
         models = ctx.cache.get("amps.stateful-models") or [Model()]
         yield Failure(f"after a sequence of operations the subject left the model: {exc}", models[-1].steps,
                       "the export the spec and the import semantics (A12) describe",
-                      detail=" -> ".join(models[-1].steps), readings=(f"A12:{'merge' if merge else 'replace'}",))
+                      detail=" -> ".join(models[-1].steps) + "\n" + sequence.failure_detail(ctx, recorder),
+                      readings=(f"A12:{'merge' if merge else 'replace'}",))
         return
     except SkipCheck:
         raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import emp
 
@@ -61,6 +62,6 @@ SUITE = register_suite(SuiteSpec(
     levels=[Level("file", "File", clause=FILE_CLAUSE), Level("reader", "Reader", clause=READER_CLAUSE),
             Level("writer", "Writer", clause=WRITER_CLAUSE)],
     document_source=written_file, detect=emp.detect, parse=_parse, stream=emp.LineStream,
-    reference=_reference, mutants=_mutants,
+    reference=_reference, mutants=_mutants, run_notes=jepsen.with_counts(),
     hints=("v", "id", "ts", "src", "content"),
 ))

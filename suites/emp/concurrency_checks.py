@@ -1,7 +1,7 @@
 """Writer checks under contention: many apps at once, and apps starting on a missing file.
 
-Counts are Jepsen-style: acknowledged writes, and of those lost, duplicated, resurrected (deleted
-but back) and corrupted (lines no reader can use)."""
+Counts are Jepsen-style (memconform.core.jepsen): acknowledged writes, and of those lost, duplicated,
+resurrected (deleted but back) and corrupted (lines no reader can use)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive
 from memconform.formats import emp
 
@@ -44,13 +45,13 @@ def counts(ctx: Any, path: str, appended: set[str], deleted: set[str]) -> dict[s
     shown = target_view(ctx, path)
     view = by_id(shown if shown is not None else emp.resolve(lines))
     live = [e["id"] for e in readable if not emp.is_tombstone(e)]
-    return {
-        "acknowledged": len(appended) + len(deleted),
-        "lost": len((appended - deleted) - set(view)),
-        "duplicated": sum(1 for i in appended if live.count(i) > 1),
-        "resurrected": len(deleted & set(view)),
-        "corrupted": len(lines) - len(readable),
-    }
+    return jepsen.counts(
+        acknowledged=len(appended) + len(deleted),
+        lost=len((appended - deleted) - set(view)),
+        duplicated=sum(1 for i in appended if live.count(i) > 1),
+        resurrected=len(deleted & set(view)),
+        corrupted=len(lines) - len(readable),
+    )
 
 
 @writer_check(section="Concurrency Control", keyword="MUST",
@@ -98,11 +99,11 @@ def writer_concurrent_no_loss(ctx: Any) -> Iterator[Failure]:
     if not appended and not errors:
         raise Inconclusive("no concurrent append was acknowledged: nothing to look for")
     found = counts(ctx, path, appended, deleted)
+    jepsen.record(ctx, found)
     ctx.note(f"{apps} apps x {per} appends + 1 delete each: {found}")
-    bad = {k: v for k, v in found.items() if k != "acknowledged" and v}
+    bad = jepsen.anomalies(found)
     if bad:
-        yield Failure(f"{apps} concurrent apps damaged the file", found,
-                      {"acknowledged": apps * (per + 1), "lost": 0, "duplicated": 0, "resurrected": 0, "corrupted": 0})
+        yield Failure(f"{apps} concurrent apps damaged the file", found, jepsen.counts(acknowledged=apps * (per + 1)))
     _, unlocked = unlocked_writes(events)
     if unlocked:
         yield Failure("under contention memory.jsonl was written while no memory.jsonl.lock existed",
@@ -132,6 +133,7 @@ def writer_missing_file_contention(ctx: Any) -> Iterator[Failure]:
 
         errors = run_apps(apps, work)
         found = counts(ctx, path, acked, set())
+        jepsen.record(ctx, found)
         ctx.note(f"round {r + 1}: {apps} apps on a missing file: {found}")
         if found["lost"] or found["corrupted"] or found["duplicated"]:
             yield Failure(f"{apps} apps starting on a missing file lost or damaged a first entry", found,

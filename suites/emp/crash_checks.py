@@ -5,7 +5,8 @@ process the call started (a descendant of the harness whose input file names thi
 lets it run for a random part of one uncontended operation, and kills it. Whatever the point, every
 other app's line is still in the file byte for byte and in order, and every line but a torn last one
 is readable; after the stale lock (if any) is cleared, the target appends and reads again.
-Counts are Jepsen-style: kills, lost foreign lines, corrupted lines.
+Counts are Jepsen-style (memconform.core.jepsen): the lines written before the kill are acknowledged;
+other apps' lines and entries gone are lost, unreadable lines before the last are corrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.formats import emp
 
@@ -122,7 +124,7 @@ def writer_killed_mid_write(ctx: Any) -> Iterator[Failure]:
     append(ctx, timing, entry(ctx, "timing"))
     span = time.monotonic() - started
     rng = random.Random(ctx.profile.seed if ctx.profile.derandomize else None)
-    kills, lost, corrupted = 0, 0, 0
+    kills, lost, corrupted, acknowledged = 0, 0, 0, 0
     # each operation twice: once at a random point of its whole life, once soon after it opens a file
     for op, at_open in (("append", False), ("delete", False), ("append", True), ("delete", True)):
         victim = entry(ctx, "victim")
@@ -134,6 +136,7 @@ def writer_killed_mid_write(ctx: Any) -> Iterator[Failure]:
             ctx.note(f"{op}: finished before the kill at {delay:.3f} s")
             continue
         kills += 1
+        acknowledged += len(foreign) + 1  # other apps' lines and the victim, all written before the kill
         after = read_bytes(path)
         lines = [raw for raw in after.split(b"\n") if raw.strip()]
         missing = in_order(foreign, after.split(b"\n"))
@@ -156,8 +159,10 @@ def writer_killed_mid_write(ctx: Any) -> Iterator[Failure]:
         if seen is not None and not missing:
             want = [e for e in (victim,) if op == "append"]
             gone = [e["id"] for e in want if e["id"] not in by_id(seen)]
+            lost += len(gone)
             if gone:
                 yield Failure(f"after a writer was killed during {op}, the target no longer reads an entry", gone, "present")
     ctx.note(f"kills={kills} lost={lost} corrupted={corrupted}")
+    jepsen.record(ctx, jepsen.counts(acknowledged=acknowledged, lost=lost, corrupted=corrupted))
     if not kills:
         raise Inconclusive("every operation finished before the harness could kill it")

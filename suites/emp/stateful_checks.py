@@ -9,12 +9,15 @@ for byte and in order whatever the target does.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
 from memconform.formats import emp
 
@@ -27,6 +30,9 @@ class Model:
     # other apps' lines, in file order, with their ids (a delete of that id may remove them by a rewrite)
     foreign: list[tuple[str, bytes]] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)  # ids the target deleted
+    acknowledged: int = 0  # the target's acknowledged appends, updates and deletes
+    tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
 # hypothesis keeps per-run state in globals: runs in several threads of one process (suites run side
@@ -44,27 +50,86 @@ def now_ms(path: str) -> int:
     return max(int(time.time() * 1000), int(newest) + 1)
 
 
-def foreign_intact(path: str, model: Model) -> None:
+def foreign_missing(path: str, foreign: list[str]) -> str | None:
+    """The first of other apps' lines (in order) that is not in the file where it should be."""
     lines = read_bytes(path).split(b"\n")
     pos = 0
-    for _, raw in model.foreign:
+    for text in foreign:
+        raw = text.encode("utf-8")
         try:
             pos = lines.index(raw, pos) + 1
         except ValueError:
-            raise Divergence(f"another app's line was dropped, changed or moved: {raw[:120]!r}") from None
+            return f"another app's line was dropped, changed or moved: {raw[:120]!r}"
+    return None
+
+
+def expected_of(path: str, model: Model) -> dict[str, Any]:
+    return {"path": path, "live": dict(model.live), "foreign": [raw.decode("utf-8") for _, raw in model.foreign]}
+
+
+def foreign_intact(ctx: Any, path: str, model: Model) -> None:
+    want = expected_of(path, model)
+    problem = foreign_missing(path, want["foreign"])
+    if problem:
+        raise Divergence(sequence.expect(ctx, "emp.foreign_lines", want, problem))
+
+
+def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, Any]) -> str | None:
+    """What differs between the view (the target's, else the file resolved) and the model (None: nothing)."""
+    problem = foreign_missing(path, want["foreign"])
+    if problem:
+        return problem
+    got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
+    live = want["live"]
+    if set(got) != set(live):
+        return (f"the view holds ids {sorted(map(str, set(got) - set(live)))} it should not and lacks "
+                f"{sorted(set(live) - set(got))}")
+    for i, content in live.items():
+        if got[i].get("content") != content:
+            return f"id {i} resolves to {got[i].get('content')!r}, not its newest content {content!r}"
+    return None
+
+
+@sequence.comparator("emp.foreign_lines")
+def _replayed_foreign(ctx: Any, reply: Any, want: Any) -> str | None:
+    return foreign_missing(want["path"], want["foreign"])
+
+
+@sequence.comparator("emp.view")
+def _replayed_view(ctx: Any, reply: Any, want: Any) -> str | None:
+    seen = reply.body if reply is not None and reply.ok and isinstance(reply.body, list) else None
+    return view_differs(want["path"], seen, want)
+
+
+def _new_file_again(ctx: Any, body: Any) -> dict[str, str]:
+    path = new_file(ctx)
+    return {body["path"]: path, os.path.dirname(body["path"]): os.path.dirname(path)}
+
+
+def _append_again(ctx: Any, body: Any) -> dict[str, str]:
+    with open(body["path"], "ab") as fh:
+        fh.write(body["line"].encode("utf-8") + b"\n")
+    return {}
+
+
+sequence.harness_action("emp.new_file", lambda b: [f"mkdir -p {shlex.quote(os.path.dirname(b['path']))} && : > {shlex.quote(b['path'])}"])(_new_file_again)
+sequence.harness_action("emp.append_line", lambda b: [f"printf '%s\\n' {shlex.quote(b['line'])} >> {shlex.quote(b['path'])}"])(_append_again)
 
 
 def compare(ctx: Any, path: str, model: Model) -> None:
-    foreign_intact(path, model)
     seen = target_view(ctx, path)
     got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
-    want = model.live
-    if set(got) != set(want):
-        raise Divergence(f"the view holds ids {sorted(map(str, set(got) - set(want)))} it should not and lacks "
-                         f"{sorted(set(want) - set(got))}")
-    for i, content in want.items():
-        if got[i].get("content") != content:
-            raise Divergence(f"id {i} resolves to {got[i].get('content')!r}, not its newest content {content!r}")
+    live_lines = [e for _, _, e in emp.iter_lines(path)]
+    model.tally = jepsen.counts(
+        acknowledged=model.acknowledged, lost=len(set(model.live) - set(got)),
+        duplicated=sum(1 for i in model.live if sum(1 for e in (seen or []) if isinstance(e, dict) and e.get("id") == i) > 1),
+        resurrected=len(model.deleted & set(got)),
+        corrupted=sum(1 for i, text in model.live.items() if i in got and got[i].get("content") != text)
+        + sum(1 for e in live_lines if not emp.readable(e)))
+    want = expected_of(path, model)
+    problem = view_differs(path, seen, want)
+    if problem:
+        raise Divergence(sequence.expect(ctx, "emp.view", want, problem))
 
 
 def machine(ctx: Any, offers_update: bool) -> type:
@@ -74,7 +139,9 @@ def machine(ctx: Any, offers_update: bool) -> type:
     class EmpFile(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
+            sequence.begin(ctx)
             self.path = new_file(ctx)
+            sequence.harness_step(ctx, "emp.new_file", {"path": self.path}, "a fresh memory.jsonl", done=True)
             self.model = Model()
             ctx.cache.setdefault("emp.stateful-models", []).append(self.model)
 
@@ -107,6 +174,7 @@ def machine(ctx: Any, offers_update: bool) -> type:
             if not reply.ok:
                 raise TargetError(f"append was refused: {reply.raw[:200]!r}")
             self.model.live[written_id(ctx, reply, e)] = e["content"]
+            self.model.acknowledged += 1
             self.step("the target appends an entry")
 
         def target_updates(self, pick: int) -> None:
@@ -115,6 +183,7 @@ def machine(ctx: Any, offers_update: bool) -> type:
             if not reply.ok:
                 raise TargetError(f"update was refused: {reply.raw[:200]!r}")
             self.model.live[i] = content
+            self.model.acknowledged += 1
             self.step(f"the target updates {i}")
 
         def target_deletes(self, pick: int) -> None:
@@ -123,6 +192,8 @@ def machine(ctx: Any, offers_update: bool) -> type:
             if not reply.ok:
                 raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
             del self.model.live[i]
+            self.model.deleted.add(i)
+            self.model.acknowledged += 1
             self.model.foreign = [(j, raw) for j, raw in self.model.foreign if j != i]
             self.step(f"the target deletes {i}")
 
@@ -141,15 +212,15 @@ def machine(ctx: Any, offers_update: bool) -> type:
 
         def write_foreign(self, e: dict[str, Any]) -> None:
             raw = json.dumps(e, ensure_ascii=False, separators=(", ", ": ")).encode()
-            with open(self.path, "ab") as fh:  # between the target's operations: no lock contention
-                fh.write(raw + b"\n")
+            # between the target's operations: no lock contention
+            sequence.harness_step(ctx, "emp.append_line", {"path": self.path, "line": raw.decode("utf-8")}, "another app writes")
             self.model.foreign.append((e["id"], raw))
             while time.time() * 1000 <= e["ts"]:  # a target stamping "now" next is newer, as in real time
                 time.sleep(0.001)
 
         @invariant()
         def other_apps_lines_intact(self) -> None:  # after every step: read from the file, no target call
-            foreign_intact(self.path, self.model)
+            foreign_intact(ctx, self.path, self.model)
 
         def teardown(self) -> None:  # the target's view, once per sequence (one process per call is slow)
             if self.model.steps:
@@ -165,7 +236,6 @@ def writer_model_sequences(ctx: Any) -> Iterator[Failure]:
     step every other app's line is where it was, and at the end the target's view equals the model."""
     from hypothesis import settings
     from hypothesis.errors import Flaky
-    from hypothesis.stateful import run_state_machine_as_test
 
     first = entry(ctx, "probe")
     try:  # is update offered at all? (a refusal still says yes: the sequences then show what it does)
@@ -176,10 +246,12 @@ def writer_model_sequences(ctx: Any) -> Iterator[Failure]:
     base = ctx.profile.hypothesis_settings()
     steps = 6 if ctx.profile.derandomize else 20
     try:
-        with ONE_MACHINE_AT_A_TIME:
-            run_state_machine_as_test(machine(ctx, offers_update),
-                                      settings=settings(base, stateful_step_count=steps, max_examples=min(
-                                          base.max_examples, 3 if ctx.profile.derandomize else 25)))
+        with ONE_MACHINE_AT_A_TIME, sequence.recording(ctx) as recorder:
+            try:
+                sequence.run_machine(ctx, machine(ctx, offers_update), settings(base, stateful_step_count=steps, max_examples=min(
+                                              base.max_examples, 3 if ctx.profile.derandomize else 25)))
+            finally:
+                jepsen.record_sequences(ctx, ctx.cache.get("emp.stateful-models") or [])
     except Flaky as exc:  # the same steps behaved differently when replayed: a divergence that did not repeat
         diverged = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, Divergence)]
         if not diverged:
@@ -187,13 +259,14 @@ def writer_model_sequences(ctx: Any) -> Iterator[Failure]:
         models = ctx.cache.get("emp.stateful-models") or [Model()]
         yield Failure("after a sequence of operations the file left the model", str(diverged[0]),
                       "the view and other apps' lines as the spec resolves them",
-                      detail="(did not repeat on every replay) steps: " + " -> ".join(models[-1].steps))
+                      detail="(did not repeat on every replay) steps: " + " -> ".join(models[-1].steps)
+                      + "\n" + sequence.failure_detail(ctx, recorder))
         return
     except Divergence as exc:
         models = ctx.cache.get("emp.stateful-models") or [Model()]
         yield Failure("after a sequence of operations the file left the model", str(exc),
                       "the view and other apps' lines as the spec resolves them",
-                      detail="steps: " + " -> ".join(models[-1].steps))
+                      detail="steps: " + " -> ".join(models[-1].steps) + "\n" + sequence.failure_detail(ctx, recorder))
         return
     if not ctx.cache.get("emp.stateful-models"):
         raise Inconclusive("no sequence ran")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memorizz as mz
 
@@ -55,6 +56,6 @@ SUITE = register_suite(SuiteSpec(
             Level("producer", "Producer", ("archive",), clause=PRODUCER_CLAUSE),
             Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
     document_source=exported_graph, detect=mz.detect, stream=mz.open_file,
-    reference=_reference, mutants=_mutants,
+    reference=_reference, mutants=_mutants, run_notes=jepsen.with_counts(),
     hints=("taxonomy", "stores", "integrity"),
 ))

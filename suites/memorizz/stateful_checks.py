@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.core.registry import check
 from memconform.formats import memorizz as mz
@@ -27,21 +28,45 @@ consumer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="consumer")
 class Model:
     records: dict[str, str] = field(default_factory=dict)  # knowledge_base id -> content
     steps: list[str] = field(default_factory=list)
+    acknowledged: int = 0  # records in accepted restores
+    tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
 class Divergence(AssertionError):
     """The namespace's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
+def records_in(doc: Any) -> dict[Any, str]:
+    return {record.get("id"): text for text, (store, record) in by_content(doc).items() if store == "knowledge_base"}
+
+
+def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
+    """What differs between the namespace's export and the model's records (None: nothing)."""
+    if not isinstance(doc, dict):
+        return f"the export is {type(doc).__name__}, not an archive"
+    got, records = records_in(doc), want["records"]
+    if got != records:
+        extra = sorted(map(str, set(got) - set(records)))
+        missing = sorted(set(records) - set(got))
+        changed = sorted(k for k in set(got) & set(records) if got[k] != records[k])
+        return f"the namespace holds records {extra} it should not, lacks {missing}, and has other prose in {changed}"
+    return None
+
+
+@sequence.comparator("memorizz.export")
+def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+    return export_differs(reply.json() if reply is not None else None, want)
+
+
 def compare(ctx: Any, ns: str, model: Model) -> None:
-    got = {record.get("id"): text for text, (store, record) in by_content(export(ctx, memory_id=ns)).items()
-           if store == "knowledge_base"}
-    if got != model.records:
-        extra = sorted(map(str, set(got) - set(model.records)))
-        missing = sorted(set(model.records) - set(got))
-        changed = sorted(k for k in set(got) & set(model.records) if got[k] != model.records[k])
-        raise Divergence(f"the namespace holds records {extra} it should not, lacks {missing}, and has other prose "
-                         f"in {changed}")
+    doc = export(ctx, memory_id=ns)
+    got = records_in(doc)
+    model.tally = jepsen.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
+                                corrupted=sum(1 for k in set(got) & set(model.records) if got[k] != model.records[k]))
+    want = {"memory_id": ns, "records": dict(model.records)}
+    problem = export_differs(doc, want)
+    if problem:
+        raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
 
 
 def machine(ctx: Any) -> type:
@@ -53,6 +78,7 @@ def machine(ctx: Any) -> type:
             super().__init__()
             self.model = Model()
             ctx.cache.setdefault("memorizz.stateful-models", []).append(self.model)
+            sequence.begin(ctx)
             self.ns = ctx.unique("model-ns")
             forget_namespaces_at_end(ctx, self.ns)
 
@@ -80,6 +106,7 @@ def machine(ctx: Any) -> type:
             if not accepted:
                 raise TargetError(f"a restore of new records was refused: {str(body)[:200]}")
             self.model.records.update(texts)
+            self.model.acknowledged += len(texts)
             self.step("restore 2 new records")
 
         @rule(data=st.data(), conflict=st.sampled_from(["error", "skip", "replace"]))
@@ -89,6 +116,7 @@ def machine(ctx: Any) -> type:
             if not accepted:
                 raise TargetError(f"a restore of new records was refused: {str(body)[:200]}")
             self.model.records.update(texts)
+            self.model.acknowledged += len(texts)
             self.step(f"restore {len(texts)} new records (conflict={conflict})")
 
         def over_existing(self, data: Any, conflict: str) -> None:
@@ -99,13 +127,16 @@ def machine(ctx: Any) -> type:
             accepted, _body = import_archive(ctx, archive, "restore", conflict)
             if conflict == "error":
                 if accepted:
-                    raise Divergence("a restore over existing records with conflict=error was accepted")
+                    raise Divergence(sequence.expect(ctx, "reply", {"refused": True},
+                                                     "a restore over existing records with conflict=error was accepted"))
             elif not accepted:
                 raise TargetError(f"a restore with conflict={conflict} was refused")
             elif conflict == "skip":
                 self.model.records.update({k: v for k, v in texts.items() if k in new})
+                self.model.acknowledged += len(new)
             else:
                 self.model.records.update(texts)
+                self.model.acknowledged += len(texts)
             self.step(f"restore {len(old)} existing and {len(new)} new records (conflict={conflict})")
 
         # one rule per policy: each is drawn as often as the other operations
@@ -148,7 +179,7 @@ def machine(ctx: Any) -> type:
                 mz.seal(archive)
             accepted, _body = import_archive(ctx, archive, "restore", "replace")
             if accepted:
-                raise Divergence(f"an archive with a broken {broken} was accepted")
+                raise Divergence(sequence.expect(ctx, "reply", {"refused": True}, f"an archive with a broken {broken} was accepted"))
             self.step(f"restore refused ({broken})")
 
     return Namespace
@@ -160,17 +191,21 @@ def model_sequences(ctx: Any) -> Iterator[Failure]:
     equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
     from hypothesis import settings
     from hypothesis.errors import Flaky
-    from hypothesis.stateful import run_state_machine_as_test
 
     base = ctx.profile.hypothesis_settings()
     try:
-        run_state_machine_as_test(machine(ctx), settings=settings(
-            base, max_examples=min(base.max_examples, 5 if ctx.profile.derandomize else 25),
-            stateful_step_count=8 if ctx.profile.derandomize else 15))
+        with sequence.recording(ctx) as recorder:
+            try:
+                sequence.run_machine(ctx, machine(ctx), settings(
+                    base, max_examples=min(base.max_examples, 5 if ctx.profile.derandomize else 25),
+                    stateful_step_count=8 if ctx.profile.derandomize else 15))
+            finally:
+                jepsen.record_sequences(ctx, ctx.cache.get("memorizz.stateful-models") or [])
     except Divergence as exc:
         models = ctx.cache.get("memorizz.stateful-models") or [Model()]
         yield Failure(f"after a sequence of operations the namespace left the model: {exc}", models[-1].steps,
-                      "the records the conflict policies and validation leave", detail=" -> ".join(models[-1].steps))
+                      "the records the conflict policies and validation leave",
+                      detail=" -> ".join(models[-1].steps) + "\n" + sequence.failure_detail(ctx, recorder))
         return
     except SkipCheck:
         raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memoryai as mai
@@ -92,7 +93,7 @@ SUITE = register_suite(SuiteSpec(
     document_source=c.seed_and_export,
     detect=mai.detect,
     routes=mai.ROUTES,
-    reference=_reference, mutants=_mutants, serve=_serve, replay=_replay, probe=_probe,
+    reference=_reference, mutants=_mutants, serve=_serve, replay=_replay, probe=_probe, run_notes=jepsen.with_counts(),
     hints=("generator", "exported_at", "chunks", "memory_edges", "entities", "l2_sessions", "mood_states", "agents"),
 ))
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.formats import memoryai as mai
 
@@ -29,39 +30,79 @@ class Model:
     entities: dict[str, dict[str, Any]] = field(default_factory=dict)
     bundles: list[dict[str, Any]] = field(default_factory=list)  # accepted bundles, to import again
     steps: list[str] = field(default_factory=list)
+    acknowledged: int = 0  # chunks in accepted imports
+    tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
 class Divergence(AssertionError):
     """The target's export left the model: hypothesis shrinks the sequence that caused it (outside ci)."""
 
 
-def compare(ctx: Any, model: Model) -> None:
-    doc = c.export(ctx, "full")
+def expected_of(model: Model) -> dict[str, Any]:
+    """What the model says the export holds of this sequence: language-neutral, for the sequence file."""
+    return {"prefix": model.prefix, "deleted": sorted(model.deleted),
+            "chunks": {h: {k: ch.get(k) for k in ("content", "tags", "importance", "zone", "memory_type")}
+                       for h, ch in model.chunks.items()},
+            "entities": {n: {"is_dna": e["is_dna"], "last_seen": e["last_seen"]} for n, e in model.entities.items()}}
+
+
+def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
+    """What differs between an export and the model's expectation (None: nothing)."""
+    if not isinstance(doc, dict):
+        return f"the export is {type(doc).__name__}, not a bundle"
     rows = {h: r for h, r in c.by_hash(doc).items()
-            if any(isinstance(x.get("content"), str) and x["content"].startswith(model.prefix) for x in r)}
-    if set(rows) != set(model.chunks):
-        raise Divergence(f"the export holds {len(set(rows) - set(model.chunks))} chunk(s) it should not "
-                         f"({'deleted or rejected' if set(rows) & (model.deleted | set()) else 'unexpected'}) and lacks "
-                         f"{len(set(model.chunks) - set(rows))}")
-    for h, want in model.chunks.items():
+            if any(isinstance(x.get("content"), str) and x["content"].startswith(want["prefix"]) for x in r)}
+    chunks = want["chunks"]
+    if set(rows) != set(chunks):
+        return (f"the export holds {len(set(rows) - set(chunks))} chunk(s) it should not "
+                f"({'deleted or rejected' if set(rows) & set(want['deleted']) else 'unexpected'}) and lacks "
+                f"{len(set(chunks) - set(rows))}")
+    for h, ch in chunks.items():
         got = rows[h]
         if len(got) != 1:
-            raise Divergence(f"a chunk is present {len(got)} times: {want['content'][:60]!r}")
+            return f"a chunk is present {len(got)} times: {ch['content'][:60]!r}"
         for name in ("tags", "importance", "zone", "memory_type"):
-            if got[0].get(name) != want[name]:
-                raise Divergence(f"the stored row's {name} is {got[0].get(name)!r}, not the first import's {want[name]!r}")
+            if got[0].get(name) != ch[name]:
+                return f"the stored row's {name} is {got[0].get(name)!r}, not the first import's {ch[name]!r}"
     entities = c.entities_by_name(doc)
-    for name, want in model.entities.items():
-        got = entities.get(name)
-        if got is None:
-            raise Divergence(f"entity {name[-12:]!r} is missing")
-        if got.get("is_dna") is not want["is_dna"] or c.instant(got.get("last_seen")) != c.instant(want["last_seen"]):
-            raise Divergence(f"entity {name[-12:]!r} is {got}, the model says {want}")
+    for name, e in want["entities"].items():
+        got_e = entities.get(name)
+        if got_e is None:
+            return f"entity {name[-12:]!r} is missing"
+        if got_e.get("is_dna") is not e["is_dna"] or c.instant(got_e.get("last_seen")) != c.instant(e["last_seen"]):
+            return f"entity {name[-12:]!r} is {got_e}, the model says {e}"
+    return None
+
+
+@sequence.comparator("memoryai.export")
+def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+    return export_differs(reply.json() if reply is not None else None, want)
+
+
+def tally(doc: Any, model: Model) -> dict[str, int]:
+    """Jepsen-style counts of the sequence's chunks in one export."""
+    rows = {h: r for h, r in c.by_hash(doc).items()
+            if any(isinstance(x.get("content"), str) and x["content"].startswith(model.prefix) for x in r)}
+    return jepsen.counts(
+        acknowledged=model.acknowledged,
+        lost=len(set(model.chunks) - set(rows)),
+        duplicated=sum(1 for h in model.chunks if len(rows.get(h, ())) > 1),
+        resurrected=len(set(rows) & model.deleted),
+        corrupted=sum(1 for h, ch in model.chunks.items() if h in rows and any(
+            rows[h][0].get(k) != ch[k] for k in ("tags", "importance", "zone", "memory_type"))))
+
+
+def compare(ctx: Any, model: Model) -> None:
+    doc = c.export(ctx, "full")
+    model.tally = tally(doc, model)
+    problem = export_differs(doc, expected_of(model))
+    if problem:
+        raise Divergence(sequence.expect(ctx, "memoryai.export", expected_of(model), problem))
 
 
 def machine(ctx: Any, can_delete: bool) -> type:
     from hypothesis import strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
     types = st.sampled_from(mai.CORE_TYPES)
 
@@ -72,6 +113,7 @@ def machine(ctx: Any, can_delete: bool) -> type:
             self.names = [f"{self.model.prefix}-entity-{i}" for i in range(2)]
             self.n = 0
             ctx.cache.setdefault("memoryai.stateful-models", []).append(self.model)
+            sequence.begin(ctx)
 
         def new_chunk(self, memory_type: str, zone: str, pinned: bool) -> dict[str, Any]:
             self.n += 1
@@ -82,6 +124,7 @@ def machine(ctx: Any, can_delete: bool) -> type:
             reply = c.import_bundle(ctx, bundle)
             if not reply.ok:
                 raise TargetError(f"{what}: a conformant bundle was refused: {reply.raw[:200]!r}")
+            self.model.acknowledged += len(bundle["chunks"])
             for ch in bundle["chunks"]:
                 if ch["content_hash"] not in self.model.chunks and ch["content_hash"] not in self.model.deleted:
                     self.model.chunks[ch["content_hash"]] = dict(ch)
@@ -94,6 +137,13 @@ def machine(ctx: Any, can_delete: bool) -> type:
                     self.model.entities[e["name"]] = dict(old, last_seen=later, is_dna=old["is_dna"] or e["is_dna"])
             self.model.bundles.append(bundle)
             self.model.steps.append(what)
+
+        @initialize()
+        def two_bundles(self) -> None:
+            """Every sequence starts with two imports and the first imported again (not the latest)."""
+            self.import_new([("fact", "standard", False)], 0, 60, False)
+            self.import_new([("decision", "critical", True)], 1, 30, True)
+            self.accept(self.model.bundles[0], "import the first bundle again")
 
         @rule(kinds=st.lists(st.tuples(types, st.sampled_from(mai.ZONES), st.booleans()), min_size=1, max_size=3),
               entity=st.sampled_from([0, 1]), age=st.integers(1, 5000), dna=st.booleans())
@@ -121,7 +171,7 @@ def machine(ctx: Any, can_delete: bool) -> type:
             probe = self.new_chunk("fact", "standard", False)
             reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=mai.MAX_VERSION + 998))
             if reply.ok:
-                raise Divergence("a bundle of version 999 was accepted")
+                raise Divergence(sequence.expect(ctx, "reply", {"ok": False}, "a bundle of version 999 was accepted"))
             self.model.steps.append("import a bundle of version 999 (rejected)")
 
         @precondition(lambda self: bool(self.model.chunks) and can_delete)
@@ -154,7 +204,6 @@ def model_sequences(ctx: Any) -> Iterator[Failure]:
     deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
     content absent, entities merged)."""
     from hypothesis import settings
-    from hypothesis.stateful import run_state_machine_as_test
 
     c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "sm-probe")]), "sequences of imports")
     try:
@@ -164,14 +213,19 @@ def model_sequences(ctx: Any) -> Iterator[Failure]:
         can_delete = False
     base = ctx.profile.hypothesis_settings()
     try:
-        run_state_machine_as_test(machine(ctx, can_delete), settings=settings(
-            base, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 20),
-            stateful_step_count=8 if ctx.profile.derandomize else 20))
+        with sequence.recording(ctx) as recorder:
+            try:
+                sequence.run_machine(ctx, machine(ctx, can_delete), settings(
+                    base, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 20),
+                    stateful_step_count=8 if ctx.profile.derandomize else 20))
+            finally:
+                jepsen.record_sequences(ctx, ctx.cache.get("memoryai.stateful-models") or [])
     except Divergence as exc:
         models = ctx.cache.get("memoryai.stateful-models") or [Model("")]
         steps = models[-1].steps
         yield Failure(f"after a sequence of operations the brain left the model: {exc}", steps,
-                      "the export as §3.8, §3.1 and §6 resolve the sequence", detail=" -> ".join(steps))
+                      "the export as §3.8, §3.1 and §6 resolve the sequence",
+                      detail=" -> ".join(steps) + "\n" + sequence.failure_detail(ctx, recorder))
         return
     except SkipCheck:
         raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.core import jepsen
 from memconform.core.model import HarnessError
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import omp
@@ -124,7 +125,7 @@ SUITE = register_suite(SuiteSpec(
         Level("security", "§7 Security considerations"),
     ],
     claimed_levels=claimed_levels,
-    run_notes=c.run_notes,
+    run_notes=jepsen.with_counts(c.run_notes),
     preflight=preflight,
     reference=_reference, mutants=_mutants, serve=_serve,
 ))
