@@ -111,6 +111,8 @@ class Recorder:
     def expect(self, name: str, expected: Any, message: str) -> None:
         if name not in COMPARATORS:
             raise HarnessError(f"no comparator {name!r} is registered")
+        if self.diverged_at is not None:
+            return  # the first divergence of an example is the one its file reproduces
         self.diverged_at = len(self.steps)
         self.steps.append({"by": "check", "op": name, "expected": expected, "message": str(message)[:1000]})
 
@@ -161,6 +163,12 @@ def begin(ctx: Any) -> None:
     recorder = active(ctx)
     if recorder is not None:
         recorder.begin()
+
+
+def diverged(ctx: Any) -> bool:
+    """Has the example running now left the model already? (a teardown then compares no more)"""
+    recorder = active(ctx)
+    return recorder is not None and recorder.diverged_at is not None
 
 
 def expect(ctx: Any, name: str, expected: Any, message: str) -> str:

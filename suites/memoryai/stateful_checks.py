@@ -191,7 +191,7 @@ def machine(ctx: Any, can_delete: bool) -> type:
             compare(ctx, self.model)
 
         def teardown(self) -> None:
-            if self.model.steps:
+            if self.model.steps and not sequence.diverged(ctx):
                 compare(ctx, self.model)
 
     return Brain
