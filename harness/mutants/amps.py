@@ -285,3 +285,22 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
     "PythonJsonParser": {"amps.hostile_json_refused": "import_export:"},
     "ArtifactsReplacedPerImport": {"amps.model_sequences": "the subject left the model"},
 }
+
+
+class ImportBodyCap(ReferenceAmpsStore):
+    """Issue 13: the import refuses exports over 2 MiB (a request body cap), so a subject's own export cannot
+    be imported back once its transcripts grow; every small import passes."""
+
+    CAP = 2 * 1024 * 1024
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        import json
+
+        size = len(doc) if isinstance(doc, (bytes, bytearray)) else len(json.dumps(doc).encode("utf-8"))
+        if size > self.CAP:
+            raise Rejected({"error": "payload too large", "bytes": size}, "payload too large")
+        return super().import_export(doc, **params)
+
+
+MUTANTS["ImportBodyCap"] = ImportBodyCap
+EXPECTED_KILLS["ImportBodyCap"] = {"amps.own_export_imported_back_large": "was refused when imported back"}

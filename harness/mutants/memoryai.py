@@ -687,3 +687,24 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 # checks killed by a test of their own, {check id: the test}
 KILLED_ELSEWHERE = {"memoryai.rejection_status": "tests/test_mutants_memoryai.py::test_every_check_is_killed (HTTP_ONLY "
                     "mutants served on loopback must fail it)"}
+
+
+class ImportBodyCap(ReferenceBrain):
+    """§5 Level 3 (issue 13): the import refuses bodies over 2 MiB (a web framework's default cap), so the
+    brain's own export cannot be imported back once it grows; small imports all pass."""
+
+    CAP = 2 * 1024 * 1024
+
+    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        import json
+
+        size = len(body) if isinstance(body, (bytes, bytearray)) else len(json.dumps(body).encode("utf-8"))
+        if size > self.CAP:
+            raise Rejected({"error": "payload_too_large", "message": f"request body of {size} bytes over {self.CAP}"},
+                           "payload too large")
+        return super().import_bundle(body, **params)
+
+
+MUTANTS["ImportBodyCap"] = ImportBodyCap
+EXPECTED_KILLS["ImportBodyCap"] = {"memoryai.own_export_imported_back_large"}
+EXPECTED_FAILURES["ImportBodyCap"] = {"own_export_imported_back_large": "was refused when imported back"}

@@ -21,7 +21,7 @@ from memconform.core import jepsen
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import amps
 
-from . import document_checks, hostile_input, import_checks, privacy_checks, stateful_checks  # noqa: F401
+from . import document_checks, hostile_input, import_checks, privacy_checks, roundtrip_checks, stateful_checks  # noqa: F401
 from .client import seed_and_export
 
 SPEC = amps.SPEC

@@ -20,7 +20,15 @@ from memconform.core import jepsen
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memorizz as mz
 
-from . import consumer_checks, document_checks, hostile_input, producer_checks, reject_checks, stateful_checks  # noqa: F401  (register checks)
+from . import (  # noqa: F401  (register checks)
+    consumer_checks,
+    document_checks,
+    hostile_input,
+    producer_checks,
+    reject_checks,
+    roundtrip_checks,
+    stateful_checks,
+)
 from .client import exported_graph
 
 SPEC = mz.SPEC

@@ -99,7 +99,7 @@ SUITE = register_suite(SuiteSpec(
 
 target_check = document_checks.target_check
 
-from . import consumer_checks, hostile_input, profile_checks, stateful_checks  # noqa: E402,F401  (register their checks after the SuiteSpec)
+from . import consumer_checks, hostile_input, profile_checks, roundtrip_checks, stateful_checks  # noqa: E402,F401  (register their checks after the SuiteSpec)
 
 __all__ = ["SUITE", "document_checks"]
 

@@ -1,0 +1,60 @@
+"""The implementation's own export, at several MB, imported back (issue 13 item 3): memoryai, amps and
+memorizz. The reference passes, seeding in small steps and cleaning up; a mutant that caps import bodies
+or cuts its export short fails the check, and nothing else does it in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from memconform.core.profile import Profile
+from memconform.session import execute_run
+
+CHECK = "own_export_imported_back_large"
+# suite -> (mutant, a fragment of the failure title it must raise)
+MUTANTS = {
+    "memoryai": ("ImportBodyCap", "was refused when imported back"),
+    "amps": ("ImportBodyCap", "was refused when imported back"),
+    "memorizz": ("ExportTruncatesPastN", "records restored"),
+}
+
+
+def size_note(transcript: list[str]) -> float:
+    notes = [line for line in transcript if line.endswith(" MB") and "export holds" in line]
+    assert notes, transcript
+    return float(notes[0].rsplit(" ", 2)[-2])
+
+
+@pytest.mark.parametrize("suite", sorted(MUTANTS))
+def test_reference_round_trips_several_mb(suite: str, tmp_path: Path) -> None:
+    outcome = execute_run([suite], None, Profile.named("ci"), report_dir=tmp_path, check_ids=[f"{suite}.{CHECK}"])
+    (result,) = outcome.results
+    assert result.outcome.value == "passed", (result.reason, [f.to_json() for f in result.failures])
+    assert size_note(result.transcript) >= 3.0  # several MB, not a token size
+    notes = [n["note"] for n in outcome.notes if n["suite"] == suite]
+    assert any("lost 0, duplicated 0, resurrected 0, corrupted 0" in n and f"{suite}.{CHECK}: " in n for n in notes), notes
+    assert not any(n.startswith("could not remove") for n in notes), notes  # what it wrote was removed
+
+
+@pytest.mark.parametrize("suite", sorted(MUTANTS))
+def test_broken_round_trip_is_caught(suite: str) -> None:
+    mutant, title = MUTANTS[suite]
+    outcome = execute_run([suite], f"python:memconform.mutants.{suite}:{mutant}", Profile.named("ci"), report_dir=None,
+                          check_ids=[f"{suite}.{CHECK}"])
+    (result,) = outcome.results
+    assert result.outcome.value == "failed", result.reason
+    assert any(title in f.title for f in result.failures), [f.title for f in result.failures]
+
+
+@pytest.mark.parametrize("suite", sorted(MUTANTS))
+def test_mapped_and_in_the_expected_kills(suite: str) -> None:
+    from memconform.core.suite import get_suite
+
+    spec = get_suite(suite)
+    assert spec.mutants is not None
+    module = spec.mutants()
+    mutant, _ = MUTANTS[suite]
+    assert f"{suite}.{CHECK}" in set(module.EXPECTED_KILLS[mutant]) and mutant in module.MUTANTS
+    statements = json.loads((Path(__file__).parents[1] / "fixtures" / suite / "requirements.json").read_text("utf-8"))
+    assert [s["id"] for s in statements["statements"] if f"{suite}.{CHECK}" in s["checks"]]
