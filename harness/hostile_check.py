@@ -74,6 +74,7 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
     if not reply.ok:
         raise ControlRefused(f"{surface.op}: a valid document, sent the way the battery sends its inputs, was refused: "
                              f"{reply.status} {bytes(reply.raw[:200])!r}")
+    exported_before = _export_answers(surface)  # so an export broken by the battery is told from one never working
     inputs = battery(surface.make, ctx.unique("hb"), http=surface.http, seed=ctx.profile.seed)
     total = len(inputs)
     if ctx.profile.name == "ci":
@@ -88,7 +89,11 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
         verdict, detail = answer(surface, item)
         hung += verdict == "hung"
         answers.append((item, verdict, detail))
-    answers = _stored(ctx, surface, control_marker, answers)
+    answers, broken = _stored(ctx, surface, control_marker, answers)
+    if broken and exported_before:
+        # what the target accepted broke its own export: every memory of the user is now unexportable
+        yield Failure(f"{surface.op}: the export fails after the battery, though it answered before it", broken,
+                      "the export still answers after bad inputs were refused or stored", path=f"{surface.op} then the export")
     counts = {a: sum(1 for _, v, _ in answers if v == a) for a in ANSWERS}
     ctx.note(f"hostile battery on {surface.op}: {len(answers)} bad inputs"
              + (f" (a sample of the {total}; all of them under the default and thorough profiles)" if len(answers) < total else "")
@@ -109,16 +114,28 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
         )
 
 
-def _stored(ctx: Any, surface: Surface, control_marker: str, answers: list[tuple[BadInput, str, str]]) -> list[tuple[BadInput, str, str]]:
-    """Mark must-reject inputs whose marker a later export holds as stored anyway."""
+def _export_answers(surface: Surface) -> bool:
+    if surface.stored is None:
+        return False
+    try:
+        surface.stored()
+    except (TargetError, SkipCheck):
+        return False
+    return True
+
+
+def _stored(ctx: Any, surface: Surface, control_marker: str,
+            answers: list[tuple[BadInput, str, str]]) -> tuple[list[tuple[BadInput, str, str]], str]:
+    """Mark must-reject inputs whose marker a later export holds as stored anyway; and why the export
+    after the battery failed ("" when it answered)."""
     if surface.stored is None:
         ctx.note(f"hostile battery on {surface.op}: what it stores is not observed (the operation stores nothing, or the target has no export)")
-        return answers
+        return answers, ""
     try:
         exported = surface.stored()
     except (TargetError, SkipCheck) as exc:
         ctx.note(f"hostile battery on {surface.op}: the export after the battery failed ({exc}); storage not observed")
-        return answers
+        return answers, str(exc)
     if control_marker.encode() not in exported:
         ctx.note(f"hostile battery on {surface.op}: the accepted control is not in the export; storage not observed")
         accepted = [item for item, verdict, _ in answers if item.must_reject and verdict == "accepted"]
@@ -126,14 +143,14 @@ def _stored(ctx: Any, surface: Surface, control_marker: str, answers: list[tuple
             # accepted, and where they went cannot be seen: "nothing stored" is not shown (never a pass)
             raise Inconclusive(f"{surface.op}: {len(accepted)} must-reject inputs were accepted and the accepted control "
                                "is not in the export, so whether they were stored cannot be seen")
-        return answers
+        return answers, ""
     out = []
     for item, verdict, detail in answers:
         if item.must_reject and verdict != "not sent" and item.category != "empty" and item.marker.encode() in exported:
             out.append((item, "stored anyway", f"{verdict}, and its marker {item.marker} is in the export"))
         else:
             out.append((item, verdict, detail))
-    return out
+    return out, ""
 
 
 def require_surfaces(surfaces: list[Surface]) -> list[Surface]:

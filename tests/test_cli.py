@@ -198,9 +198,11 @@ def test_run_without_suite_runs_what_the_target_speaks(capsys, tmp_path):
     code, out, _ = run(capsys, "run", "--target", "python:memconform.reference.memoryai:ReferenceBrain",
                        "--report-dir", str(tmp_path))
     assert code == 0 and "the target speaks memoryai" in out and "suites memoryai;" in out
-    code, _, err = run(capsys, "run", "--target", "python:memconform.reference.amps:ReferenceAmpsStore",
+    code, out, _ = run(capsys, "run", "--target", "python:memconform.reference.amps:ReferenceAmpsStore",
                        "--report-dir", str(tmp_path))
-    assert code == 2 and "speaks none of the suites that can be probed" in err and "--suite" in err
+    assert code == 0 and "the target speaks amps" in out
+    code, _, err = run(capsys, "run", "--target", "python:builtins:object", "--report-dir", str(tmp_path))
+    assert code == 2 and "speaks none of the suites that can be probed" in err
 
 
 def test_serve_omp_prints_a_run_line_argparse_accepts():
@@ -266,3 +268,26 @@ def test_a_cmd_template_with_relative_paths_runs_from_the_callers_folder(capsys,
     code, out, err = run(capsys, "run", "--suite", "emp", "--target", "cmd:./impl.sh {op} {input} {output}",
                          "--check", "reader_newest_ts_wins", "--report-dir", str(tmp_path / "r"))
     assert code == 0 and "1 passed" in out, out + err
+
+
+def test_run_without_suite_finds_an_omp_server(capsys):
+    """`GET /v1/health` tells an OMP server; a MemoryAI server is not one, nor an OMP one a MemoryAI one."""
+    from memconform.cli import probe_suites
+    from memconform.core.profile import Profile
+    from memconform.reference.memoryai import ReferenceBrain
+    from memconform.reference.memoryai_http import make_app
+    from memconform.reference.omp_serve import reference_target
+    from memconform.reference.server import serve_in_thread
+
+    omp = reference_target()
+    try:
+        assert probe_suites(omp.base_url, Profile.named("ci"), omp.api_key) == ["omp"]
+        assert probe_suites(omp.base_url + "/v1", Profile.named("ci"), omp.api_key) == ["omp"]
+    finally:
+        omp.close()
+    url, stop = serve_in_thread(make_app(ReferenceBrain()))
+    try:
+        assert probe_suites(url, Profile.named("ci"), None) == ["memoryai"]
+    finally:
+        stop()
+    assert "the target speaks omp" in capsys.readouterr().out

@@ -223,18 +223,50 @@ class AddsInternalUserId(ReferenceAmpsStore):
         return doc
 
 
+class CountsBytesForMaxLength(ReferenceAmpsStore):
+    """Counts the 500-character text limit in UTF-8 bytes (len(text.encode())), as a byte-minded validator does."""
+
+    def problems(self, doc: Any) -> list[str]:
+        out = super().problems(doc)
+        for i, atom in amps.atoms(doc):
+            text = atom.get("text")
+            if isinstance(text, str) and len(text.encode("utf-8")) > 500:
+                out.append(f"$.atoms[{i}].text: longer than 500")
+        return out
+
+
+class BoolIsNumber(ReferenceAmpsStore):
+    """Checks `confidence` with isinstance(value, (int, float)): in Python a boolean passes."""
+
+    def problems(self, doc: Any) -> list[str]:
+        bools = {i for i, atom in amps.atoms(doc) if isinstance(atom.get("confidence"), bool)}
+        return [p for p in super().problems(doc) if not any(p.startswith(f"$.atoms[{i}].confidence") or
+                                                          (f"atoms/{i}/confidence" in p) for i in bools)]
+
+
+class EmptySourcesCount(ReferenceAmpsStore):
+    """Treats `artifact_ids: []` as sourced: only an absent key counts as "no artifact_ids"."""
+
+    def problems(self, doc: Any) -> list[str]:
+        empty = {i for i, atom in amps.atoms(doc) if amps.provenance(atom).get("artifact_ids") == []}
+        return [p for p in super().problems(doc) if not any(p.startswith(f"$.atoms[{i}]: ") and "cites no" in p for i in empty)]
+
+
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     AcceptsUnsourcedInferred, ImportsPartOfRejected, FlattensSensitivity, DropsLabels, ForgetsPrivate, NoCascade,
     BindsInternalId, FetchesMedia, SanitisesText, ObeysAtomText, RejectsExtensions, NoExtractor, DropsObservedSources,
     InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts, LenientValidator, WritesBeforeValidating,
     ClearsSubjectFirst, ClassifiesSensitivity, PrivateOnlyForChats, TrustsOwnExports, CascadeByBacklinks,
     NormalisesSubjectId, AddsInternalUserId, RequiresLabels, PythonJsonParser,
-    ArtifactsReplacedPerImport,
+    ArtifactsReplacedPerImport, CountsBytesForMaxLength, BoolIsNumber, EmptySourcesCount,
 )}
 
 # mutant -> {check id: a fragment of the failure title it must raise}: kills are keyed by failure branch,
 # so each way a check can fail is shown to fire (the shared kill test reads the check ids, the keys)
 EXPECTED_KILLS: dict[str, dict[str, str]] = {
+    "CountsBytesForMaxLength": {"amps.accepts_schema_edges": "an export valid at the schema's edges was refused"},
+    "BoolIsNumber": {"amps.rejects_malformed_export": "an export with confidence true (a boolean) was accepted"},
+    "EmptySourcesCount": {"amps.rejects_unsourced_inferred": "the unsourced inferred atom was imported (artifact_ids [])"},
     "AcceptsUnsourcedInferred": {
         "amps.rejects_unsourced_inferred": "an export with an unsourced inferred atom was accepted",
     },

@@ -105,8 +105,9 @@ class KeepsEmbeddings(ReferenceArchiveStore):
 
     def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
         rid, data = super().incoming(store, record, mapping)
-        for key in mz.EMBEDDING_KEYS & set(record["data"]):
-            data[key] = record["data"][key]
+        for key in record["data"]:
+            if mz.embedding_key(key) is not None:
+                data[key] = record["data"][key]
         return rid, data
 
 
@@ -116,10 +117,17 @@ class LeaksCredentials(ReferenceArchiveStore):
     def clean(self, data: Any, omitted: list[str], where: str, keep_embeddings: bool = False, parent: str = "") -> Any:
         if isinstance(data, dict):
             return {k: self.clean(v, omitted, where, keep_embeddings, k) for k, v in data.items()
-                    if keep_embeddings or k not in mz.EMBEDDING_KEYS}
+                    if keep_embeddings or mz.embedding_key(k) is None}
         if isinstance(data, list):
             return [self.clean(v, omitted, where, keep_embeddings, parent) for v in data]
         return data
+
+
+class StripsSchemaCredentials(ReferenceArchiveStore):
+    """Strips every key named like a credential at any depth, a tool schema's `properties.api_key` too."""
+
+    def clean(self, data: Any, omitted: list[str], where: str, keep_embeddings: bool = False, parent: str = "") -> Any:
+        return super().clean(data, omitted, where, keep_embeddings, "")  # never "inside properties"
 
 
 class KeepsAutomations(ReferenceArchiveStore):
@@ -127,8 +135,10 @@ class KeepsAutomations(ReferenceArchiveStore):
 
     def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
         rid, data = super().incoming(store, record, mapping)
-        if store == "agents" and "automations_enabled" in record["data"]:
-            data["automations_enabled"] = record["data"]["automations_enabled"]
+        if store == "agents":
+            for key in ("automations_enabled", "automations"):
+                if key in record["data"]:
+                    data[key] = record["data"][key]
         return rid, data
 
 
@@ -215,7 +225,8 @@ class ExportsEmbeddings(ReferenceArchiveStore):
 
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     PreviewWrites, PreviewHidesConflicts, OverwritesOnConflict, RenumbersOnRestore, CloneForgetsLinks,
-    CloneRewritesProse, CloneMergesNamespaces, KeepsEmbeddings, LeaksCredentials, KeepsAutomations, ClaimsRollback,
+    CloneRewritesProse, CloneMergesNamespaces, KeepsEmbeddings, LeaksCredentials, StripsSchemaCredentials,
+    KeepsAutomations, ClaimsRollback,
     AcceptsBadChecksum, NoExternalReferences, SelectionIgnored, DropsEmptyStores, AsciiChecksum,
     PythonNumbersChecksum, CountsSkipZeros, LocalTimestamps, ExportsEmbeddings, AcceptsOtherVersions,
     AcceptsUnknownEnvelopeFields, TaxonomyKeysOnly, FillsMissingStores, LastDuplicateWins, OnlyDataIdChecked,
@@ -237,6 +248,7 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
     "CloneMergesNamespaces": {"memorizz.clone_keeps_namespaces_separate": "merged or split in the clone"},
     "KeepsEmbeddings": {"memorizz.import_discards_embeddings": "an embedding survived a standard import"},
     "LeaksCredentials": {"memorizz.credentials_never_exported": "a credential field is in the export"},
+    "StripsSchemaCredentials": {"memorizz.tool_schemas_remain_data": "a restored tool's parameter schema changed"},
     "KeepsAutomations": {"memorizz.imported_automations_disabled": "automations are not disabled"},
     "ClaimsRollback": {"memorizz.failed_import_reports_progress": "imported count is not the progress committed"},
     "AcceptsBadChecksum": {"memorizz.rejects_checksum_mismatch": "with a record edited after sealing was accepted"},

@@ -148,7 +148,7 @@ class NarrowCredentialFilter(ReferenceArchiveStore):
         if isinstance(data, dict):
             return {k: self.clean(v, omitted, where, keep_embeddings, k) for k, v in data.items()
                     if not (k in ("api_key", "password", "secret") and parent != "properties")
-                    and (keep_embeddings or k not in mz.EMBEDDING_KEYS)}
+                    and (keep_embeddings or mz.embedding_key(k) is None)}
         if isinstance(data, list):
             return [self.clean(v, omitted, where, keep_embeddings, parent) for v in data]
         return data

@@ -131,7 +131,7 @@ class ReferenceArchiveStore:
                 if mz.CREDENTIAL_KEY.search(k) and parent != "properties" and v not in (None, ""):
                     omitted.append(f"{where}.{k}")
                     continue
-                if k in mz.EMBEDDING_KEYS and not keep_embeddings:
+                if mz.embedding_key(k) is not None and not keep_embeddings:  # every reading's (errata M8)
                     continue
                 out[k] = self.clean(v, omitted, f"{where}.{k}", keep_embeddings, k)
             return out
@@ -199,6 +199,8 @@ class ReferenceArchiveStore:
                 data[key] = rid
         if store == "agents":
             data["automations_enabled"] = False
+            if isinstance(data.get("automations"), list):  # errata M10: the list spelling too
+                data["automations"] = [dict(a, enabled=False) if isinstance(a, dict) else a for a in data["automations"]]
         return rid, data
 
     def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from .client import seed_and_export
 
 SPEC = amps.SPEC
 PRODUCER_CLAUSE = ("schema_valid", "inferred_has_sources", "observed_has_sources")
-CONSUMER_CLAUSE = ("rejects_malformed_export", "sensitivity_travels", "private_stays_private", "delete_cascades",
+CONSUMER_CLAUSE = ("rejects_malformed_export", "accepts_schema_edges", "sensitivity_travels", "private_stays_private", "delete_cascades",
                    "subject_id_unchanged")
 
 
@@ -35,6 +35,18 @@ def _reference() -> Any:
     from memconform.reference.amps import ReferenceAmpsStore
 
     return ReferenceAmpsStore()
+
+
+def _probe(target: Any) -> bool:
+    """`memconform run` without --suite: an AMPS implementation answers `export` of a subject with an
+    AMPS export (an unknown subject may also be refused: then it cannot tell, and says no)."""
+    import uuid
+
+    try:
+        reply = target.call("export", {"subject_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"})
+    except Exception:  # noqa: BLE001  refused, absent, garbage: not an AMPS implementation
+        return False
+    return bool(reply.ok and amps.detect(reply.body))
 
 
 def _mutants() -> Any:
@@ -50,6 +62,6 @@ SUITE = register_suite(SuiteSpec(
     levels=[Level("producer", "Producer", clause=PRODUCER_CLAUSE), Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
     document_source=seed_and_export,
     detect=amps.detect,
-    reference=_reference, mutants=_mutants, run_notes=jepsen.with_counts(),
+    reference=_reference, mutants=_mutants, probe=_probe, run_notes=jepsen.with_counts(),
     hints=("subject", "atoms", "artifacts", "export_version"),
 ))

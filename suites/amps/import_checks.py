@@ -91,9 +91,15 @@ def rejects_malformed_export(ctx: Any) -> Iterator[Failure]:
         "no subject_id": _drop("subject", "subject_id"),
         "an atom kind outside the enum": _set("atoms", 0, "kind", value="opinion"),
         "confidence 1.5": _set("atoms", 0, "confidence", value=1.5),
+        # the type confusions of languages where a bool is a number or a string is parsed leniently
+        "confidence true (a boolean)": _set("atoms", 0, "confidence", value=True),
+        "confidence \"0.5\" (a string)": _set("atoms", 0, "confidence", value="0.5"),
+        "atom text 42 (a number)": _set("atoms", 0, "text", value=42),
         "sensitivity 'secret'": _set("atoms", 0, "sensitivity", value="secret"),
         "atom text of 501 characters": _set("atoms", 0, "text", value="x" * 501),
         "created_at without a time zone": _set("atoms", 0, "created_at", value="2026-07-13T14:22:00"),
+        "created_at as a date alone": _set("atoms", 0, "created_at", value="2026-07-13"),
+        "created_at in the compact ISO form": _set("atoms", 0, "created_at", value="20260713T142200Z"),
         "captured_at on 30 February": _set("artifacts", 0, "captured_at", value="2026-02-30T10:00:00Z"),
         "media_url that is not a URI": _set("artifacts", 0, "media_url", value="voice note 7.m4a"),
         "provenance without derivation": _drop("atoms", 0, "provenance", "derivation"),
@@ -112,23 +118,30 @@ def rejects_unsourced_inferred(ctx: Any) -> Iterator[Failure]:
     reply = import_export(ctx, make_export(subject_id, [anchor], [anchor_art]))
     if not reply.ok:
         raise ControlRefused(f"the same export with the inferred atom's artifact_ids was refused: {reply.raw[:200]!r}")
+    # "no artifact_ids": the key absent, and an empty list (zero ids), each in an export of its own
+    for what, ids in (("no artifact_ids", None), ("artifact_ids []", [])):
+        yield from _unsourced_variant(ctx, subject_id, anchor, whole, what, ids)
+
+
+def _unsourced_variant(ctx: Any, subject_id: str, anchor: dict[str, Any], whole: bool, what: str,
+                       ids: list[str] | None) -> Iterator[Failure]:
     good, art = sourced(ctx, "good")
-    bad = make_atom(ctx, "laundered", "inferred")  # inferred, no artifact_ids
+    bad = make_atom(ctx, "laundered", "inferred", ids)  # inferred, and no artifact id
     reply = import_export(ctx, make_export(subject_id, [good, bad], [art]))
     if whole and reply.ok:
-        yield Failure("an export with an unsourced inferred atom was accepted", f"{reply.status} {reply.raw[:200]!r}",
-                      "rejected", readings=("A4:reject-export",))
+        yield Failure(f"an export with an unsourced inferred atom was accepted ({what})",
+                      f"{reply.status} {reply.raw[:200]!r}", "rejected", readings=("A4:reject-export",))
     after = export(ctx, subject_id)
     stored = atoms_by_id(after)
     if bad["atom_id"] in stored:
-        yield Failure("the unsourced inferred atom was imported", bad["text"], "absent", "$.atoms")
+        yield Failure(f"the unsourced inferred atom was imported ({what})", bad["text"], "absent", "$.atoms")
     if not reply.ok and good["atom_id"] in stored:
-        yield Failure("part of a rejected export was imported", good["text"], "nothing from the rejected export",
+        yield Failure(f"part of a rejected export was imported ({what})", good["text"], "nothing from the rejected export",
                       "$.atoms")
     if not reply.ok and art["artifact_id"] in artifacts_by_id(after):
-        yield Failure("an artifact of a rejected export was imported", art["artifact_id"], "absent", "$.artifacts")
+        yield Failure(f"an artifact of a rejected export was imported ({what})", art["artifact_id"], "absent", "$.artifacts")
     if not reply.ok and anchor["atom_id"] not in stored:
-        yield Failure("a rejected export lost the subject's earlier atom", "absent", anchor["atom_id"], "$.atoms")
+        yield Failure(f"a rejected export lost the subject's earlier atom ({what})", "absent", anchor["atom_id"], "$.atoms")
 
 
 def _spec_example(ctx: Any) -> dict[str, Any]:
@@ -155,6 +168,33 @@ def accepts_valid_export(ctx: Any) -> Iterator[Failure]:
         if atom["atom_id"] not in stored:
             yield Failure("an atom of an accepted export is not in the subject's export", "absent", atom["atom_id"],
                           "$.atoms")
+
+
+# valid at the schema's edges: maxLength counts characters (code points), not UTF-8 bytes; confidence
+# takes its bounds; an x- field anywhere is allowed
+EDGE_TEXTS = {"500 characters of é (1,000 UTF-8 bytes)": "é" * 500, "500 characters, astral ones among them": "𝄞" * 250 + "a" * 250}
+
+
+@consumer_check(section="Schema", keyword="MUST", sentence='"text": { "type": "string", "maxLength": 500 },')
+def accepts_schema_edges(ctx: Any) -> Iterator[Failure]:
+    """A valid export at the schema's edges is accepted and kept: 500 characters of non-ASCII text (a
+    limit counted in UTF-8 bytes refuses it), astral characters, confidence 0 and integer 1."""
+    subject_id = ctx.unique("subject")
+    atoms = []
+    for label, text in EDGE_TEXTS.items():
+        atoms.append((label, make_atom(ctx, "edge", text=text, confidence=1)))
+    atoms.append(("confidence 0", make_atom(ctx, "edge-zero", confidence=0)))
+    reply = import_export(ctx, make_export(subject_id, [a for _, a in atoms], []))
+    if not reply.ok:
+        yield Failure("an export valid at the schema's edges was refused (" + "; ".join(label for label, _ in atoms) + ")",
+                      f"{reply.status} {reply.raw[:200]!r}", "accepted")
+        return
+    stored = _stored_atoms(ctx, subject_id)
+    for label, atom in atoms:
+        got = stored.get(atom["atom_id"])
+        if got is None or got.get("text") != atom["text"]:
+            yield Failure(f"an atom valid at the schema's edges ({label}) is not in the export as imported",
+                          None if got is None else got.get("text"), atom["text"], "$.atoms")
 
 
 class _Canary:

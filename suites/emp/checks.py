@@ -26,6 +26,20 @@ from . import hostile_input as _hostile_input  # noqa: F401  (registers the host
 from .writer_checks import written_file
 
 
+def _probe(target: Any) -> bool:
+    """`memconform run` without --suite: an EMP app resolves a memory.jsonl (here one that does not
+    exist yet, in a folder of its own) to a list of entries."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="memconform-probe-") as folder:
+        try:
+            reply = target.call("resolve", {"path": str(Path(folder) / "memory.jsonl")})
+        except Exception:  # noqa: BLE001  refused, absent, garbage: not an EMP app
+            return False
+    return bool(reply.ok and isinstance(reply.body, list) and reply.body == [])
+
+
 def _parse(raw: bytes) -> Any:
     return list(emp.iter_text(raw))
 
@@ -62,6 +76,6 @@ SUITE = register_suite(SuiteSpec(
     levels=[Level("file", "File", clause=FILE_CLAUSE), Level("reader", "Reader", clause=READER_CLAUSE),
             Level("writer", "Writer", clause=WRITER_CLAUSE)],
     document_source=written_file, detect=emp.detect, parse=_parse, stream=emp.LineStream,
-    reference=_reference, mutants=_mutants, run_notes=jepsen.with_counts(),
+    reference=_reference, mutants=_mutants, probe=_probe, run_notes=jepsen.with_counts(),
     hints=("v", "id", "ts", "src", "content"),
 ))

@@ -52,6 +52,18 @@ def _reference() -> Any:
     return ReferenceArchiveStore()
 
 
+def _probe(target: Any) -> bool:
+    """`memconform run` without --suite: a MemoRizz implementation exports an archive (here of a
+    namespace no one uses, so the probe reads nothing of the store)."""
+    import uuid
+
+    try:
+        reply = target.call("export", {"memory_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"})
+    except Exception:  # noqa: BLE001  refused, absent, garbage: not a MemoRizz implementation
+        return False
+    return bool(reply.ok and mz.detect(reply.body))
+
+
 def _mutants() -> Any:
     from memconform.mutants import memorizz as mutants
 
@@ -64,6 +76,6 @@ SUITE = register_suite(SuiteSpec(
             Level("producer", "Producer", ("archive",), clause=PRODUCER_CLAUSE),
             Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
     document_source=exported_graph, detect=mz.detect, stream=mz.open_file,
-    reference=_reference, mutants=_mutants, run_notes=jepsen.with_counts(),
+    reference=_reference, mutants=_mutants, probe=_probe, run_notes=jepsen.with_counts(),
     hints=("taxonomy", "stores", "integrity"),
 ))

@@ -102,9 +102,11 @@ class Seed:
             self.archive["stores"][store].append({"id": rid, "data": record})
 
         add("agents", self.owner, memory_ids=[ns], delegates=[self.delegate], instruction="Coordinate the launch.",
-            automations_enabled=True, llm_config={"model": "local", "api_key": "sk-memconformsecret0001"})
+            automations_enabled=True, automations=[{"name": u("nightly-digest"), "enabled": True}],
+            llm_config={"model": "local", "api_key": "sk-memconformsecret0001"})
         add("agents", self.delegate, memory_ids=[self.ns_delegate], delegates=[], instruction="Check facts.",
-            automations_enabled=True, webhook={"url": "http://127.0.0.1:9/hook", "github_token": "ghp-memconform01"})
+            automations_enabled=True, automations=[{"name": u("fact-check"), "enabled": True}],
+            webhook={"url": "http://127.0.0.1:9/hook", "github_token": "ghp-memconform01"})
         add("conversation_memory", self.msg1, memory_id=ns, role="user", importance=1.0, score=1e-7)
         add("conversation_memory", self.msg2, memory_id=ns, role="assistant", embedding=[0.25, -0.5, 1.0])
         add("summaries", self.summary, memory_id=ns, source_message_ids=[self.msg1, self.msg2, self.gone])

@@ -107,12 +107,30 @@ def restore_keeps_ids(ctx: Any) -> Iterator[Failure]:
         if got[1].get("id") != record["id"]:
             yield Failure("a restored record has a new id", got[1].get("id"), record["id"], f"$.stores.{store}")
         data = got[1].get("data") or {}
-        # scope and links stay explicit fields; tool schemas stay data (their api_key property is interface)
-        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", "parameters",
-                    mz.NATURAL_IDS_IMPLIED.get(store)):
+        # scope and links stay explicit fields (tool schemas: tool_schemas_remain_data)
+        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", mz.NATURAL_IDS_IMPLIED.get(store)):
             if key and key in record["data"] and data.get(key) != record["data"][key]:
                 yield Failure(f"a restored record changed its {key}", data.get(key), record["data"][key],
                               f"$.stores.{store}[id={record['id']}].data.{key}")
+
+
+@consumer_check(section="What is portable", keyword="MUST",
+                sentence="Tool schemas and import references remain data")
+def tool_schemas_remain_data(ctx: Any) -> Iterator[Failure]:
+    """A restored tool keeps its parameter schema as it was, a property named `api_key` included: a
+    schema describes an interface, it holds no secret (errata M10), so credential stripping must not
+    reach into it."""
+    seed = seeded(ctx)
+    after = by_content(export(ctx, agent_id=seed.owner))
+    schemas = [(store, r) for store, r in mz.records_of(seed.archive) if "parameters" in r["data"]]
+    for store, record in schemas:
+        got = after.get(record["data"]["content"])
+        if got is None:
+            raise TargetError(f"the restored {store} record {record['id']} is not in the export")
+        data = got[1].get("data") or {}
+        if data.get("parameters") != record["data"]["parameters"]:
+            yield Failure("a restored tool's parameter schema changed", data.get("parameters", "<absent>"),
+                          record["data"]["parameters"], f"$.stores.{store}[id={record['id']}].data.parameters")
 
 
 def cloned(ctx: Any) -> tuple[Seed, dict[str, Any], dict[str, Any]]:
@@ -225,7 +243,8 @@ def import_discards_embeddings(ctx: Any) -> Iterator[Failure]:
     includes = manifest.get("includes") if isinstance(manifest.get("includes"), dict) else {}
     if includes.get("embeddings") is not True:
         raise Inconclusive("the target cannot export embeddings on request, so what an import kept is not visible")
-    for path in mz.embedding_paths(archive.get("stores")):
+    # errata M8: `vector` is an embedding only under the pinned memorizz reading
+    for path in mz.embedding_paths(archive.get("stores"), with_vector=ctx.option("embedding_fields") == "with-vector"):
         yield Failure("an embedding survived a standard import", path, "discarded", "$.stores" + path[1:])
 
 
@@ -234,18 +253,36 @@ def imported_automations_disabled(ctx: Any) -> Iterator[Failure]:
     seed = seeded(ctx)
     agents = export(ctx, agent_id=seed.owner).get("stores", {}).get("agents") or []
     found = {r.get("id"): r.get("data") or {} for r in agents if isinstance(r, dict)}
+    # errata M10: the page names no field. The seed says "enabled" both ways: memorizz's
+    # `automations_enabled: true` and a list `automations: [{"enabled": true}]`; a target that disabled
+    # either has shown it starts imported automations disabled (the reading it took is recorded)
+    pinned = ctx.option("automations_field")
     seen = 0
     for rid in (seed.owner, seed.delegate):
         if rid not in found:
             raise TargetError(f"the restored agent {rid} is not in the export")
-        if "automations_enabled" not in found[rid]:
-            continue  # errata M10: the field is memorizz's; a target without it shows nothing here
+        data = found[rid]
+        flag = data.get("automations_enabled", "<absent>")
+        listed = data.get("automations")
+        states = [a.get("enabled") for a in listed if isinstance(a, dict) and "enabled" in a] if isinstance(listed, list) else []
+        if flag == "<absent>" and not states:
+            continue
         seen += 1
-        if found[rid]["automations_enabled"] is not False:
-            yield Failure("an imported agent's automations are not disabled", found[rid]["automations_enabled"],
-                          False, f"$.stores.agents[id={rid}].data.automations_enabled")
+        flag_off, list_off = flag is False, bool(states) and all(s is False for s in states)
+        if flag_off:
+            ctx.reading("M10", "automations_enabled")
+        if list_off:
+            ctx.reading("M10", "automations[].enabled")
+        wanted_off = {"either": flag_off or list_off, "automations_enabled": flag_off, "automations-list": list_off}[pinned]
+        if not wanted_off:
+            where = "automations_enabled" if pinned != "automations-list" else "automations"
+            yield Failure("an imported agent's automations are not disabled", {"automations_enabled": flag, "automations": states},
+                          "automations_enabled false or every automations[].enabled false" if pinned == "either"
+                          else f"{where} disabled", f"$.stores.agents[id={rid}].data.{where}",
+                          readings=() if pinned == "either" else (pinned,))
     if not seen:
-        raise Inconclusive("the exported agents carry no automations_enabled field (they were imported with true)")
+        raise Inconclusive("the exported agents carry neither automations_enabled nor automations (both were imported "
+                           "enabled): nothing shows whether imported automations start disabled")
 
 
 @consumer_check(section="What is portable", keyword="MUST",

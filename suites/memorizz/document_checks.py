@@ -75,7 +75,8 @@ def readable(doc: Any, ctx: Any) -> mz.Archive:
 # ---- the rule table, one check per key ------------------------------------------------------------
 
 PINNED = {"M4:implied": ("natural_ids", "implied"),  # a reading -> the option value that pins it
-          "M5:memorizz-includes-keys": ("includes_keys", "memorizz")}
+          "M5:memorizz-includes-keys": ("includes_keys", "memorizz"),
+          "M8:with-vector": ("embedding_fields", "with-vector")}
 
 
 def pinned(ctx: Any, reading: str) -> bool:

@@ -40,7 +40,7 @@ LEVEL_2_CLAUSE = (
     # "handle embedding model mismatch per § 3.5"
     "embedding_mismatch_dropped",
 )
-LEVEL_3_CLAUSE = ("roundtrip_equivalent",)
+LEVEL_3_CLAUSE = ("roundtrip_equivalent", "own_export_imported_back_large")
 # §4 "Conforming HTTP implementations SHOULD expose at least:" the five endpoints of its table
 HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equivalent", "import_file_multipart",
                "spec_endpoint", "import_report_shape")

@@ -145,9 +145,17 @@ def export_scope_since(ctx: Any) -> Iterator[Failure]:
                           "$.chunks", f"since={spelling}", readings=(wanted,))
 
 
+# errata E3: the key a stream line names its section or kind by (the spec says only "NDJSON stream")
+STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
+STREAM_RECORD_KEYS = ("record", "data")
+
+
 def parse_stream(ctx: Any, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
-    """Reassemble a bundle from the NDJSON stream. Errata E3 accepts two line shapes: the envelope line
-    then `{"section": ..., "record": {...}}` lines, or `{"_kind": "<header|chunk|memory_edge|...>", ...fields}`."""
+    """Reassemble a bundle from the NDJSON stream. Errata E3 accepts every line shape that says what it
+    is: the bundle envelope (`format`, with record arrays absent, empty or full), and lines naming their
+    section or kind under one of STREAM_KIND_KEYS (`{"section": "chunks", "record": {...}}`,
+    `{"_kind": "chunk", ...fields}`, `{"kind": "header", "format": ...}`, `{"type": "end"}`), the
+    record under `record`/`data` or inline."""
     failures: list[Failure] = []
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
@@ -163,26 +171,26 @@ def parse_stream(ctx: Any, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
             continue
         if not isinstance(item, dict):
             failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
-        elif "_kind" in item:
-            kind = item["_kind"]
-            section = mai.STREAM_KINDS.get(kind) if isinstance(kind, str) else None
-            ctx.reading("E3", "_kind lines")
-            if section in mai.RECORD_SECTIONS:
-                doc[section].append({k: v for k, v in item.items() if k != "_kind"})
-            elif section == "envelope":
-                doc.update({k: v for k, v in item.items() if k != "_kind" and k not in mai.RECORD_SECTIONS})
-            elif section != "trailer":
-                failures.append(Failure("a stream line has an unknown _kind", kind, sorted(mai.STREAM_KINDS), f"line {n}"))
-        elif item.get("format") == mai.FORMAT:
-            doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS})
+            continue
+        key = next((k for k in STREAM_KIND_KEYS if isinstance(item.get(k), str) and item[k] in mai.STREAM_KINDS), None)
+        section = mai.STREAM_KINDS[item[key]] if key else None
+        if item.get("format") == mai.FORMAT and section in (None, "envelope"):
+            doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS and k != key})
             for s in mai.RECORD_SECTIONS:
                 doc[s].extend(item.get(s) or [])
-        elif item.get("section") in mai.RECORD_SECTIONS and "record" in item:
-            ctx.reading("E3", "section/record lines")
-            doc[item["section"]].append(item["record"])
-        else:
-            failures.append(Failure("a stream line is neither the envelope, {section, record} nor {_kind, ...}", item,
-                                    "a line shape of errata E3", f"line {n}"))
+            continue
+        if section is None:
+            failures.append(Failure("a stream line says neither that it is the envelope nor which section it belongs to",
+                                    item, f"the envelope, or a line naming its kind under one of {list(STREAM_KIND_KEYS)}",
+                                    f"line {n}"))
+            continue
+        wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
+        ctx.reading("E3", f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}")
+        fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
+        if section in mai.RECORD_SECTIONS:
+            doc[section].append(fields)
+        elif section == "envelope":
+            doc.update({k: v for k, v in fields.items() if k not in mai.RECORD_SECTIONS})
     if doc.get("format") != mai.FORMAT and not failures:
         failures.append(Failure("the stream carries no bundle envelope", sorted(doc)[:8], "{format, version, manifest, ...}", "line 1"))
     return doc, failures

@@ -65,6 +65,23 @@ def preflight(ctx: Any) -> None:
                            f"{answer.raw[:120]!r}; pass the right one with --api-key")
 
 
+def _probe(target: Any) -> bool:
+    """`memconform run` without --suite: an OMP server answers `GET /v1/health` (no key, §3.3) with
+    its status and the protocol version."""
+    from memconform.targets.base import Request, Route
+
+    if not isinstance(target, HttpTarget):
+        return False
+    path = ("" if target.base_url.endswith(omp.BASE) else omp.BASE) + "/health"
+    try:
+        reply = target.call(Request("GET /health", route=Route("GET", path, statuses="returned"), auth=False))
+    except Exception:  # noqa: BLE001  refused, absent, garbage: not an OMP server
+        return False
+    body = reply.body
+    return bool(reply.status == 200 and isinstance(body, dict) and isinstance(body.get("status"), str)
+                and isinstance(body.get("version"), str))
+
+
 def _reference() -> Any:
     """`reference:omp`: the embedded implementation."""
     from memconform.reference.omp_serve import reference_target
@@ -127,7 +144,7 @@ SUITE = register_suite(SuiteSpec(
     claimed_levels=claimed_levels,
     run_notes=jepsen.with_counts(c.run_notes),
     preflight=preflight,
-    reference=_reference, mutants=_mutants, serve=_serve,
+    reference=_reference, mutants=_mutants, serve=_serve, probe=_probe,
 ))
 
 

@@ -30,8 +30,13 @@ def _send(ctx: Any, path: str, item: BadInput) -> Any:
     target = c.http(ctx)
     prefix = "" if target.base_url.endswith(omp.BASE) else omp.BASE
     headers = {"Content-Type": item.content_type if item.content_type is not None else "application/json"}
-    return target.call(Request(f"POST {path}", raw=item.data, headers=headers,
-                               route=Route("POST", prefix + path, statuses="returned")))
+    reply = target.call(Request(f"POST {path}", raw=item.data, headers=headers,
+                                route=Route("POST", prefix + path, statuses="returned")))
+    mem_id = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) else None
+    if isinstance(mem_id, str) and path == "/memories":
+        # what a bad input created must not stay to trouble later checks (isolation)
+        ctx.cleanup(f"delete hostile memory {mem_id}", lambda: c.delete(ctx, mem_id, record=False, quiet=True))
+    return reply
 
 
 def _stored(ctx: Any) -> bytes:

@@ -44,7 +44,18 @@ REFERENCE_FIELDS = frozenset({"id", "_id", "memory_id", "memory_ids", "agent_id"
                               "record_id", "knowledge_base_id", "knowledge_base_ids", "thread_id", "run_id",
                               *LINK_FIELDS, *NATURAL_IDS_IMPLIED.values()})
 NAMESPACE_FIELDS = ("memory_id", "memory_ids")
-EMBEDDING_KEYS = frozenset({"embedding", "embeddings", "vector"})
+# errata M8: the page names no embedding field. `embedding`, `embeddings` and `*_embedding(s)` are
+# embeddings under every reading; `vector` (memorizz's own tool_log field) only under `with-vector`
+EMBEDDING_KEYS = frozenset({"embedding", "embeddings"})
+EMBEDDING_SUFFIXES = ("_embedding", "_embeddings")
+VECTOR_KEYS = frozenset({"vector"})
+
+
+def embedding_key(key: str) -> str | None:
+    """The reading under which `key` names an embedding: "" every reading, "M8:with-vector", or None."""
+    if key in EMBEDDING_KEYS or key.endswith(EMBEDDING_SUFFIXES):
+        return ""
+    return "M8:with-vector" if key in VECTOR_KEYS else None
 CREDENTIAL_KEY = re.compile(
     r"(?i)(^|[_-])(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token"
     r"|token|authorization|private[_-]?key|credentials?|client[_-]?secret|cookie|session[_-]?(?:id|key|token)"
@@ -72,6 +83,12 @@ declare_option(SUITE, "export_agent_id", "", (),
                "the agent (agent_id) a producer should export for the archive checks, with its delegates")
 declare_option(SUITE, "clone_namespaces", "either", ("either", "rewrite", "keep"),
                "a clone with new ids gives each namespace a new one, or keeps the namespaces (errata M9)")
+declare_option(SUITE, "automations_field", "either", ("either", "automations_enabled", "automations-list"),
+               "how imported automations show they start disabled: either spelling (default), memorizz's "
+               "automations_enabled false, or every automations[].enabled false (errata M10)")
+declare_option(SUITE, "embedding_fields", "named", ("named", "with-vector"),
+               "which data fields are embeddings: embedding, embeddings and *_embedding(s) (default), or also "
+               "memorizz's `vector` (errata M8)")
 declare_option(SUITE, "includes_keys", "any", ("any", "memorizz"),
                "manifest.includes: any boolean-valued keys (default), or memorizz's four keys delegates, history, "
                "context, embeddings required (errata M5)")

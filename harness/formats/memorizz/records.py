@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .constants import CREDENTIAL_KEY, EMBEDDING_KEYS, LINK_FIELDS
+from .constants import CREDENTIAL_KEY, LINK_FIELDS, embedding_key
 
 LINK_SET = frozenset(LINK_FIELDS)
 # errata M6: an external reference is an id string, or an object naming the id under one of these keys
-REFERENCE_ID_KEYS = ("id", "target_id", "record_id", "ref")
+REFERENCE_ID_KEYS = ("id", "target_id", "target", "target_record_id", "record_id", "ref", "ref_id", "to")
 
 
 def reported_ids(entries: Any) -> set[str]:
@@ -70,16 +70,18 @@ def credential_paths(value: Any, path: str = "$") -> Iterator[str]:
             yield from credential_paths(v, f"{path}[{i}]")
 
 
-def embedding_paths(value: Any, path: str = "$") -> Iterator[str]:
+def embedding_paths(value: Any, path: str = "$", with_vector: bool = False) -> Iterator[str]:
+    """Paths of non-empty embedding fields (errata M8: `vector` only `with_vector`)."""
     if isinstance(value, dict):
         for k, v in value.items():
-            if k in EMBEDDING_KEYS and v not in (None, [], ""):
+            reading = embedding_key(k)
+            if reading is not None and (not reading or with_vector) and v not in (None, [], ""):
                 yield f"{path}.{k}"
             else:
-                yield from embedding_paths(v, f"{path}.{k}")
+                yield from embedding_paths(v, f"{path}.{k}", with_vector)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from embedding_paths(v, f"{path}[{i}]")
+            yield from embedding_paths(v, f"{path}[{i}]", with_vector)
 
 
 def records_of(archive: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..common import parse_datetime
 from .constants import (
-    EMBEDDING_KEYS,
     ENVELOPE,
     FORMAT,
     HEX64,
@@ -26,6 +25,7 @@ from .constants import (
     STORES,
     TAXONOMY,
     VERSION,
+    embedding_key,
     is_int,
 )
 from .records import LINK_SET, refs_in, reported_ids
@@ -171,7 +171,7 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
     seen: set[str] = set()
     remember = seen.add
     named = NATURAL_IDS_NAMED
-    link_set, embedding_keys = LINK_SET, EMBEDDING_KEYS
+    link_set = LINK_SET
     for i, record in enumerate(records):
         if type(record) is not dict or len(record) != 2 or "id" not in record or "data" not in record:
             add("record_shape", "a record is not exactly {id, data}",
@@ -207,11 +207,13 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
                     f"$.stores.{store}[{i}].data.{natural}", () if store in named else ("M4:implied",))
         if "record_id" in data and type(data["record_id"]) is str:
             all_ids.add(data["record_id"])
-        if no_embeddings and not embedding_keys.isdisjoint(data):
-            for key in sorted(embedding_keys.intersection(data)):
-                if data[key] not in (None, [], ""):
+        if no_embeddings:
+            for key in sorted(data):
+                reading = embedding_key(key)
+                if reading is not None and data[key] not in (None, [], ""):
                     add("embeddings_follow_includes", f"data.{key} is exported while includes.embeddings is not true",
-                        f"{key} ({type(data[key]).__name__})", "no embedding", f"$.stores.{store}[{i}].data.{key}")
+                        f"{key} ({type(data[key]).__name__})", "no embedding", f"$.stores.{store}[{i}].data.{key}",
+                        (reading,) if reading else ())
         if not link_set.isdisjoint(data):
             linking.append(data)
         content = data.get("content")

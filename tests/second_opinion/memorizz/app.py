@@ -146,19 +146,22 @@ def walk_links(store: str, data: dict[str, Any], fields: tuple[str, ...]) -> Ite
     yield from walk(data, "", True)
 
 
-def strip_fields(node: Any, match: Any, path: str, removed: set[str]) -> Any:
+def strip_fields(node: Any, match: Any, path: str, removed: set[str], parent: str = "") -> Any:
     """A copy of node without the keys `match` accepts (recursively); their paths go to `removed`."""
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
             sub = f"{path}.{key}" if path else key
-            if match(key):
+            # added after memconform's run found it (not planted): a JSON Schema's property names are
+            # interface, not secrets ("Tool schemas and import references remain data")
+            in_schema = parent == "properties" and match is is_credential_field and not bug("schema_properties_stripped")
+            if match(key) and not in_schema:
                 removed.add(sub)
                 continue
-            out[key] = strip_fields(value, match, sub, removed)
+            out[key] = strip_fields(value, match, sub, removed, key)
         return out
     if isinstance(node, list):
-        return [strip_fields(item, match, path, removed) for item in node]
+        return [strip_fields(item, match, path, removed, parent) for item in node]
     return node
 
 
@@ -168,7 +171,11 @@ def is_embedding_field(key: str) -> bool:
 
 
 def is_credential_field(key: str) -> bool:
-    return key.lower() in CREDENTIAL_FIELDS
+    k = key.lower()
+    if bug("credential_suffix_missed"):
+        return k in CREDENTIAL_FIELDS
+    # added after memconform's run found it (not planted): `github_token`, `openai_api_key` are credentials too
+    return k in CREDENTIAL_FIELDS or any(k.endswith(("_" + name, "-" + name)) for name in CREDENTIAL_FIELDS)
 
 
 def now_utc() -> str:

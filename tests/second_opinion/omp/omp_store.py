@@ -38,6 +38,7 @@ KNOWN_BUGS = frozenset({
     "delete_cross_user",
     "tool_key_list_unscoped",
     "error_envelope_bare",
+    "stores_lone_surrogates",  # not planted: found by memconform's first run (bugs.json says so)
 })
 
 

@@ -163,8 +163,13 @@ class Handler(BaseHTTPRequestHandler):
             text = raw.decode("utf-8")
             if text.startswith("\ufeff"):
                 raise ValueError("byte order mark")
-            return json.loads(text, parse_constant=_refuse_constant)
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            value = json.loads(text, parse_constant=_refuse_constant)
+            if not store.bug("stores_lone_surrogates"):
+                # added after memconform's run found it (not planted): a lone surrogate escape was stored,
+                # then every list and export of the user failed to encode (500)
+                json.dumps(value, ensure_ascii=False).encode("utf-8")
+            return value
+        except (UnicodeDecodeError, UnicodeEncodeError, ValueError, RecursionError) as exc:
             raise store.invalid("the request body is not valid JSON", None, reason=str(exc)[:200]) from None
 
     def _drain(self) -> None:

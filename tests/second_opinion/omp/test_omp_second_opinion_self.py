@@ -263,6 +263,15 @@ def test_bug_error_envelope_bare(servers):
     assert api.call("GET", "/v1/memories/mem_0000000000000000") == (404, {"error": "memory_not_found"})
 
 
+def test_bug_stores_lone_surrogates(servers):
+    """Not planted: memconform's first run found it; the clean server now refuses the body."""
+    body = {"content": "\ud800 lone", "type": "semantic", "source": {"tool": "claude", "timestamp": "2026-06-29T12:00:00Z"}}
+    assert servers[""].call("POST", "/v1/memories", body)[0] == 422
+    api = servers["stores_lone_surrogates"]
+    assert api.call("POST", "/v1/memories", body)[0] == 500
+    assert api.call("GET", "/v1/memories")[0] == 500
+
+
 def test_every_bug_has_a_test():
     names = {n[len("test_bug_"):] for n in globals() if n.startswith("test_bug_")}
     assert names == set(BUG_NAMES)
