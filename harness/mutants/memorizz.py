@@ -58,6 +58,25 @@ class OverwritesOnConflict(ReferenceArchiveStore):
         return super().import_archive(body, **params)
 
 
+class WritesUntilFirstConflict(ReferenceArchiveStore):
+    """A restore with conflict=error writes records in order and refuses only when it meets the first
+    that exists: what was before it stays written."""
+
+    def conflicts(self, planned: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, str]]:
+        found = super().conflicts(planned)
+        if found and not getattr(self, "_previewing", False):
+            for store, rid, data in planned:
+                if self.exists(store, rid):
+                    break
+                self.write(store, rid, data)
+        return found
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        mode = body.get("mode", "preview") if isinstance(body, dict) else None
+        self._previewing = mode == "preview"
+        return super().import_archive(body, **params)
+
+
 class RenumbersOnRestore(ReferenceArchiveStore):
     """A restore gives every record but the agents a new id (as if preserving ids were a clone)."""
 
@@ -224,7 +243,8 @@ class ExportsEmbeddings(ReferenceArchiveStore):
 
 
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
-    PreviewWrites, PreviewHidesConflicts, OverwritesOnConflict, RenumbersOnRestore, CloneForgetsLinks,
+    PreviewWrites, PreviewHidesConflicts, OverwritesOnConflict, WritesUntilFirstConflict, RenumbersOnRestore,
+    CloneForgetsLinks,
     CloneRewritesProse, CloneMergesNamespaces, KeepsEmbeddings, LeaksCredentials, StripsSchemaCredentials,
     KeepsAutomations, ClaimsRollback,
     AcceptsBadChecksum, NoExternalReferences, SelectionIgnored, DropsEmptyStores, AsciiChecksum,
@@ -241,6 +261,9 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
     "PreviewHidesConflicts": {"memorizz.preview_reports_conflicts": "does not list them as conflicts"},
     "OverwritesOnConflict": {
         "memorizz.restore_refuses_conflicts": "a restore refused for conflicts overwrote existing records",
+    },
+    "WritesUntilFirstConflict": {
+        "memorizz.restore_refuses_conflicts": "wrote the records it met before the first conflict",
     },
     "RenumbersOnRestore": {"memorizz.restore_keeps_ids": "a restored record has a new id"},
     "CloneForgetsLinks": {"memorizz.clone_rewrites_ids": "does not point at the cloned records"},

@@ -78,10 +78,24 @@ def preview_reports_conflicts(ctx: Any) -> Iterator[Failure]:
 @consumer_check(section="Integrity and validation", keyword="MUST",
                 sentence="Imports preview conflicts before writing")
 def restore_refuses_conflicts(ctx: Any) -> Iterator[Failure]:
+    """Every record of the seed again, changed, so each conflicts; and in every store a new record first,
+    so an importer that writes records until it meets the first conflict (whatever order it walks the
+    stores in) has written one: "preview conflicts before writing" means a refused restore writes nothing.
+    (The agents are left out: the new records are found in the owner agent's namespace, which the
+    seed's cleanup removes with whatever was written.)"""
     seed = imports_visible(ctx)  # the positive control: the same archive, without conflicts, was restored
     changed = seed.sealed_copy()
-    for _, record in mz.records_of(changed):
-        record["data"]["content"] = record["data"]["content"] + " (changed)"
+    changed["stores"]["agents"] = []
+    fresh: list[str] = []
+    for store, records in changed["stores"].items():
+        for record in records:
+            record["data"]["content"] = record["data"]["content"] + " (changed)"
+        if records and store != "agents":
+            rid = ctx.unique(f"fresh-{store}")
+            data = {k: v for k, v in records[0]["data"].items() if k not in mz.REFERENCE_FIELDS or k == "memory_id"}
+            data.update({"content": ctx.unique("fresh-prose"), **({k: rid} if (k := mz.NATURAL_IDS_IMPLIED.get(store)) else {})})
+            records.insert(0, {"id": rid, "data": data})
+            fresh.append(data["content"])
     mz.seal(changed)
     accepted, body = import_archive(ctx, changed, "restore", "error")
     if accepted:
@@ -91,6 +105,10 @@ def restore_refuses_conflicts(ctx: Any) -> Iterator[Failure]:
     overwritten = [t for t in after if t.endswith(" (changed)")]
     if overwritten:
         yield Failure("a restore refused for conflicts overwrote existing records", len(overwritten), 0, "$")
+    written = [t for t in fresh if t in after]
+    if not accepted and written:
+        yield Failure("a restore refused for conflicts wrote the records it met before the first conflict",
+                      f"{len(written)} of the archive's {len(fresh)} new records", "none written", "$")
 
 
 @consumer_check(section="Records and relationships", keyword="MUST",
