@@ -64,7 +64,8 @@ class Implementation:
                 self.server.wait()
 
 
-def run(spec: str, bugs: str = "", checks: tuple[str, ...] = (), profile: str = "ci") -> dict[str, Any]:
+def run(spec: str, bugs: str = "", checks: tuple[str, ...] = (), profile: str = "ci",
+        options: tuple[str, ...] = ()) -> dict[str, Any]:
     """memconform run against the implementation; the report's results and level verdicts."""
     work = Path(tempfile.mkdtemp(prefix=f"memconform-so-{spec}-"))
     impl = Implementation(spec, bugs, work)
@@ -72,7 +73,7 @@ def run(spec: str, bugs: str = "", checks: tuple[str, ...] = (), profile: str = 
     try:
         argv = [str(Path(sys.executable).with_name("memconform")), "run", "--suite", spec, "--target", impl.target,
                 "--profile", profile, "--report-dir", str(work / "report"), *impl.args,
-                *(a for c in checks for a in ("--check", c))]
+                *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))]
         done = subprocess.run(argv, env=impl.env, capture_output=True, text=True, timeout=1200)
     finally:
         impl.close()
@@ -114,12 +115,13 @@ def catcher(verdict: dict[str, Any]) -> str | None:
     return (quick or found or [None])[0]
 
 
-def record(spec: str, verdicts: list[dict[str, Any]]) -> None:
+def record(spec: str, verdicts: list[dict[str, Any]], options: tuple[str, ...] = ()) -> None:
     table = json.loads(CAUGHT.read_text("utf-8")) if CAUGHT.exists() else {}
     entry = table.setdefault(spec, {})
     for v in verdicts:
         entry[v["bug"]] = ({"check": catcher(v), "caught_by": v["new_failures"] + v["new_warnings"],
-                            "levels": v["levels_not_conformant"]} if v["caught"] else
+                            "levels": v["levels_not_conformant"], **({"options": list(options)} if options else {})}
+                           if v["caught"] else
                            {"missed": "not caught by the suite: " + ", ".join(v["new_failures"] + v["new_warnings"] or ["no check failed"])})
     CAUGHT.write_text(json.dumps(table, indent=1, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
 
@@ -130,18 +132,21 @@ def main() -> int:
     parser.add_argument("--bug", action="append", default=[])
     parser.add_argument("--out")
     parser.add_argument("--profile", default="ci")
+    parser.add_argument("--option", action="append", default=[],
+                        help="a pinned reading (NAME=VALUE), for a bug that breaks the spec only under one reading")
     parser.add_argument("--record", action="store_true",
                         help="write what caught each bug to tests/second_opinion/caught.json (the regression table)")
     args = parser.parse_args()
     bugs = json.loads((SO / args.spec / "bugs.json").read_text("utf-8"))
     bugs = [b for b in bugs if not args.bug or b["name"] in args.bug]
-    clean = run(args.spec, profile=args.profile)
+    options = tuple(args.option)
+    clean = run(args.spec, profile=args.profile, options=options)
     clean_failed, clean_warned = failing(clean)
     print(f"{args.spec} clean: exit {clean['exit']} in {clean['seconds']} s; levels {clean['levels']}")
     print(f"  failed: {sorted(clean_failed)}; warnings: {sorted(clean_warned)}")
     verdicts = []
     for bug in bugs:
-        verdict = judge(bug, clean, run(args.spec, bug["name"], profile=args.profile))
+        verdict = judge(bug, clean, run(args.spec, bug["name"], profile=args.profile, options=options))
         verdicts.append(verdict)
         mark = "caught" if verdict["caught"] else "MISSED"
         print(f"  {mark:6} {bug['name']} ({bug.get('keyword')}, {bug.get('level')}): new failures "
@@ -152,7 +157,7 @@ def main() -> int:
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=1) + "\n", "utf-8")
     if args.record:
-        record(args.spec, verdicts)
+        record(args.spec, verdicts, options)
     print(f"{args.spec}: {sum(v['caught'] for v in verdicts)} of {len(verdicts)} planted bugs caught")
     return 0
 

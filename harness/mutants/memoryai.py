@@ -141,6 +141,22 @@ class VersionNotRejected(ReferenceBrain):
         return 10**6
 
 
+class VersionGateOffByOne(ReferenceBrain):
+    """§3.1: the gate is `version > MAX + 1` (or `>=` on the wrong side): version 2 gets in, 999 does not."""
+
+    def _max_version(self) -> int:
+        return super()._max_version() + 1
+
+
+class FileUploadLatin1(ReferenceBrain):
+    """§4: the uploaded file is decoded as ISO-8859-1 (a framework's default for a part without a charset)."""
+
+    def import_file(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if isinstance(body, bytes):
+            body = body.decode("latin-1").encode("utf-8")
+        return super().import_file(body, **params)
+
+
 class DuplicatesOnReimport(ReferenceBrain):
     """§3.8: every import inserts its chunks again."""
 
@@ -583,7 +599,7 @@ MUTANTS: dict[str, type[ReferenceBrain]] = {
     cls.__name__: cls for cls in ReferenceBrain.__subclasses__() if cls not in NOT_MUTANTS
 }
 # mutants only an HTTP target can reveal (a 404 is an absent endpoint there); served over loopback in the tests
-HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected", "ExportFilenameNotJson"}
+HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected", "VersionGateOffByOne", "ExportFilenameNotJson"}
 
 
 def http_app(name: str) -> Any:
@@ -608,6 +624,8 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "WrongContentHash": ["content_hash_matches"],
     "ExportsDeleted": ["deleted_not_exported"],
     "VersionNotRejected": ["rejects_newer_version"],
+    "VersionGateOffByOne": ["rejects_newer_version"],
+    "FileUploadLatin1": ["import_file_multipart"],
     "DuplicatesOnReimport": ["reimport_inserts_nothing"],
     "OverwritesExistingRow": ["existing_row_preserved"],
     "EdgesNotAccumulated": ["edges_upserted"],
@@ -662,6 +680,8 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "ScopedChecksumStale": {"checksum_valid_scoped": "(export scope"},
     "StreamExportsDeleted": {"deleted_not_exported": "still exported (export/stream)"},
     "FileImportSkipsVersionGate": {"rejects_newer_version": "(import_file) was accepted"},
+    "VersionGateOffByOne": {"rejects_newer_version": "a bundle of version 2 (import_bundle) was accepted"},
+    "FileUploadLatin1": {"import_file_multipart": "the chunk uploaded as a file"},
     "EdgeKeepFirst": {"edges_upserted": "weight is not the MAX of the two imports (smaller weight first)"},
     "EdgeWeightLastWins": {"edges_upserted": "weight is not the MAX of the two imports (larger weight first)"},
     "EdgeUpdatedAtKept": {"edges_upserted": "updated_at was not refreshed"},

@@ -49,6 +49,13 @@ class WrongErrorEnvelope(OmpApi):
         return {"detail": err.message}
 
 
+class ErrorWithoutMessage(OmpApi):
+    """§4: errors answer {"error": code} alone, as the §3.3 404 example shows (allowed by default, errata O15)."""
+
+    def error_body(self, err: ApiError) -> dict[str, Any]:
+        return {"error": super().error_body(err)["error"]}
+
+
 class NotFoundAs200(OmpApi):
     """§3.3 get/update/delete: an unknown id answers 200 (with the error body) instead of 404."""
 
@@ -236,6 +243,7 @@ MUTANTS: dict[str, Callable[[], Target]] = {
     "health_requires_auth": _factory("health_requires_auth", HealthRequiresAuth),
     "wrong_error_envelope": _factory("wrong_error_envelope", WrongErrorEnvelope),
     "not_found_as_200": _factory("not_found_as_200", NotFoundAs200),
+    "error_without_message": _factory("error_without_message", ErrorWithoutMessage),
     "limit_not_capped": _factory("limit_not_capped", LimitNotCapped),
     "limit_default_50": _factory("limit_default_50", LimitDefault50),
     "offset_ignored": _factory("offset_ignored", OffsetIgnored),
@@ -357,6 +365,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
 # broken only under a pinned reading: killed when the option pins it, accepted by default (errata O2)
 OPTION_KILLS: dict[str, tuple[dict[str, str], set[str]]] = {
     "keyword_any_word": ({"keyword_match": "all-words"}, {"omp.search_keyword_all_words"}),
+    "error_without_message": ({"error_message": "required"}, {"omp.get_unknown_id_404"}),
 }
 
 

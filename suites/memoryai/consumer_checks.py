@@ -25,11 +25,14 @@ def rejects_newer_version(ctx: Any) -> Iterator[Failure]:
                 raise
             ctx.note("import_file is not offered: the version gate is tried on import only")
             continue
-        probe = c.chunk(ctx, f"future-{op}")
-        reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=mai.MAX_VERSION + 998), op)
-        yield from c.expect_rejected(reply, f"a bundle of version 999 ({op})")
-        if probe["content_hash"] in c.by_hash(c.export(ctx, "full")):
-            yield Failure(f"content of a rejected bundle was stored ({op})", probe["content"], "nothing imported", "$.chunks")
+        # the next version (an off-by-one gate lets it in) and a far one
+        for version in (mai.MAX_VERSION + 1, mai.MAX_VERSION + 998):
+            probe = c.chunk(ctx, f"future-{version}-{op}")
+            reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=version), op)
+            yield from c.expect_rejected(reply, f"a bundle of version {version} ({op})")
+            if probe["content_hash"] in c.by_hash(c.export(ctx, "full")):
+                yield Failure(f"content of a rejected bundle of version {version} was stored ({op})", probe["content"],
+                              "nothing imported", "$.chunks")
 
 
 @target_check(section="§3.8", keyword="MUST", level="2",

@@ -239,8 +239,14 @@ def import_file_multipart(ctx: Any) -> Iterator[Failure]:
         yield Failure("the multipart import was refused", f"{reply.status} {reply.raw[:200]!r}", "an ImportReport")
         return
     yield from shape_failures(reply.json())
-    if ch["content_hash"] not in c.by_hash(c.export(ctx, "full")):
+    found = c.by_hash(c.export(ctx, "full")).get(ch["content_hash"]) or []
+    if not found:
         yield Failure("the chunk uploaded as a file is not in the export", "absent", ch["content"], "$.chunks")
+    elif not any(got.get("content") == ch["content"] for got in found):
+        got = found[0]
+        # the upload is UTF-8 JSON (§3); an upload decoded as Latin-1 garbles every non-ASCII character
+        yield Failure("the chunk uploaded as a file is exported with other content", got.get("content"), ch["content"],
+                      "$.chunks[].content")
 
 
 @target_check(section="§4", keyword="SHOULD", level="http",

@@ -128,6 +128,9 @@ def description(ctx: Any) -> dict[str, Any]:
         post = doc["paths"]["/v1/import"]["post"]
         conflict = next(p for p in post.pop("parameters") if p["name"] == "conflict")
         doc["components"]["schemas"]["ImportRequest"]["properties"]["conflict"] = conflict["schema"]
+    if ctx.option("error_message") == "required":
+        # errata O15 pinned: every error carries its message
+        doc["components"]["schemas"]["Error"]["required"] = ["error", "message"]
     if ctx.option("malformed_json_status") == "422":
         for item in doc["paths"].values():
             for method in BODY_METHODS:

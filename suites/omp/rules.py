@@ -79,6 +79,11 @@ def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
             yield Failure(f"source.{name} is not a string", source[name], "string", f"{where}.source.{name}")
 
 
+# errata O15, option error_message: set from the run's options by the suite's preflight (a run's setting,
+# the same for every check of it)
+MESSAGE_REQUIRED = False
+
+
 def envelope_failures(answer: Answer, code: str | None = None) -> Iterator[Failure]:
     """§4: a JSON {error, message, details?} whose code is a §4 code with its status (errata O15)."""
     body = answer.body
@@ -90,7 +95,10 @@ def envelope_failures(answer: Answer, code: str | None = None) -> Iterator[Failu
     if "json" not in answer.content_type.lower():
         yield Failure(f"{answer.method} {answer.path}: the error is not served as JSON", answer.content_type or "<none>",
                       "application/json", "$")
-    if "message" in body and body["message"] is not None and not isinstance(body["message"], str):
+    if MESSAGE_REQUIRED and not isinstance(body.get("message"), str):
+        yield Failure(f"{answer.method} {answer.path}: the error has no message", body.get("message", "<absent>"),
+                      "a human-readable message (§4)", "$.message", readings=("O15:message-required",))
+    elif "message" in body and body["message"] is not None and not isinstance(body["message"], str):
         # message may be left out: the §3.3 404 example is { "error": "memory_not_found" } alone (errata O15)
         yield Failure(f"{answer.method} {answer.path}: the error message is not a string", body["message"], "a string", "$.message")
     if "details" in body and body["details"] is not None and not isinstance(body["details"], dict):

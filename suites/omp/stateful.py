@@ -178,13 +178,13 @@ def machine_class(ctx: Any, log: list[str]) -> type:
         # every sequence starts with two memories, the first edited once (its new words must be what search
         # finds): updates, deletes and rivals have something to work on
         @initialize(target=ids, word=st.integers(0, 2), kind=st.sampled_from(omp.TYPES))
-        def first_memory(self, word: int, kind: str) -> str:
+        def first_memory(self, word: int, kind: str) -> Any:  # a bundle member: hypothesis types rules' results so
             mem_id = self.create(word, kind, [0], False, False)
             self.update(mem_id, (word + 1) % 3, None, "keep", "keep")
             return mem_id
 
         @initialize(target=ids, word=st.integers(0, 2), kind=st.sampled_from(omp.TYPES))
-        def second_memory(self, word: int, kind: str) -> str:
+        def second_memory(self, word: int, kind: str) -> Any:
             return self.create(word, kind, [1], True, False)
 
         @rule(mem_id=ids, word=st.integers(0, 2) | st.none(), picks=st.none() | st.lists(st.integers(0, 2), max_size=2),

@@ -75,6 +75,9 @@ declare_option(SUITE, "char_unit", "either", ("either", "code-points", "utf-16")
                "what the §2.1 'chars' limits count: Unicode code points or UTF-16 code units (default either)")
 declare_option(SUITE, "tool_key_status", "either", ("either", "403", "404"),
                "a per-tool key touching another tool's memory: 403 forbidden or 404 memory_not_found (default either)")
+declare_option(SUITE, "error_message", "optional", ("optional", "required"),
+               "§4 envelope: `message` may be left out, as the §3.3 404 example does (default), or is required "
+               "(\"All errors use a consistent envelope\") (errata O15)")
 declare_option(SUITE, "malformed_json_status", "any-4xx", ("any-4xx", "422", "400"),
                "the status for a body that is not JSON: any 4xx with the error envelope (default), or exactly 422 / 400")
 declare_option(SUITE, "cross_user_status", "either", ("either", "404", "403"),
