@@ -14,6 +14,7 @@ from typing import Any
 
 from memconform.core.model import Failure, HarnessError, Inconclusive, SkipCheck
 from memconform.core.registry import REGISTRY, CheckFn, check
+from memconform.core.runner import Context
 from memconform.formats import amps
 
 doc_check = partial(check, suite=amps.SUITE, spec=amps.SPEC, kind="document", level="producer")
@@ -21,12 +22,12 @@ PINNED = {"A7:strictly-after": ("validity_order", "strictly-after")}  # a readin
 
 
 @doc_check(section="Schema", keyword="MUST", sentence="Draft v0.1. Compatible with JSON Schema 2020-12.")
-def schema_valid(doc: Any, ctx: Any) -> Iterator[Failure]:
+def schema_valid(doc: Any, ctx: Context) -> Iterator[Failure]:
     for path, message, instance in amps.schema_errors(doc):
         yield Failure("export does not validate against the published schema", instance, message, path)
 
 
-def rule_failures(doc: Any, ctx: Any, rule: amps.Rule) -> Iterator[Failure]:
+def rule_failures(doc: Any, ctx: Context, rule: amps.Rule) -> Iterator[Failure]:
     if rule.gate is not None:
         option, value, runs_when_equal = rule.gate
         if (ctx.option(option) == value) != runs_when_equal:
@@ -43,7 +44,7 @@ def rule_failures(doc: Any, ctx: Any, rule: amps.Rule) -> Iterator[Failure]:
 
 
 def _rule_check(rule: amps.Rule) -> CheckFn:
-    def run(doc: Any, ctx: Any) -> Iterator[Failure]:
+    def run(doc: Any, ctx: Context) -> Iterator[Failure]:
         yield from rule_failures(doc, ctx, rule)
 
     run.__name__ = run.__qualname__ = rule.key

@@ -12,6 +12,7 @@ from typing import Any
 
 from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import amps
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
 
@@ -20,7 +21,7 @@ from .client import forget_subject_at_end, make_atom, make_export
 
 @check(suite=amps.SUITE, spec=amps.SPEC, section="Reference implementation", keyword="SHOULD", level="consumer",
        sentence="Enough to reject malformed exports and hand you a typed payload.")
-def hostile_json_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
     subject = ctx.unique("hostile-subject")
     forget_subject_at_end(ctx, subject)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from memconform.core.model import Failure, Inconclusive
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import amps
 
 from .client import (
@@ -40,7 +41,7 @@ _LABELLED = {
 }
 
 
-def downstream_copy(ctx: Any, doc: dict[str, Any], label: str) -> tuple[str, dict[str, Any]]:
+def downstream_copy(ctx: Context, doc: dict[str, Any], label: str) -> tuple[str, dict[str, Any]]:
     """The target's own export imported again as another subject, and that subject's export."""
     copy_doc = copy.deepcopy(doc)
     subject_id = ctx.unique(label)
@@ -52,7 +53,7 @@ def downstream_copy(ctx: Any, doc: dict[str, Any], label: str) -> tuple[str, dic
 @consumer_check(section="Privacy invariants", keyword="MUST",
                 sentence="Sensitivity travels. An atom marked medical in the source must remain medical in every "
                          "downstream copy.")
-def sensitivity_travels(ctx: Any) -> Iterator[Failure]:
+def sensitivity_travels(ctx: Context) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
     sent = [make_atom(ctx, f"sens-{label}", sensitivity=label, text=f"{text} ({ctx.unique('t')})")
             for label, text in _LABELLED.items()]
@@ -78,7 +79,7 @@ def sensitivity_travels(ctx: Any) -> Iterator[Failure]:
 @consumer_check(section="Privacy invariants", keyword="MUST",
                 sentence="Private is private. Artifacts with private: true are excluded from any AI training corpus "
                          "regardless of importer default.")
-def private_stays_private(ctx: Any) -> Iterator[Failure]:
+def private_stays_private(ctx: Context) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
     atoms, arts = [], []
     for kind in ("chat", "voice", "email", "document"):
@@ -110,7 +111,7 @@ def private_stays_private(ctx: Any) -> Iterator[Failure]:
                 sentence="Delete cascades. Deleting an artifact must re-evaluate every atom whose provenance depends "
                          "on it. Atoms that drop below a minimum-source threshold are deleted or re-flagged as "
                          "unsourced.")
-def delete_cascades(ctx: Any) -> Iterator[Failure]:
+def delete_cascades(ctx: Context) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
     doomed, other = make_artifact(ctx, "doomed", []), make_artifact(ctx, "other", [])
     only = make_atom(ctx, "only-doomed", "inferred", [doomed["artifact_id"]])
@@ -159,7 +160,7 @@ _INTERNAL_ID = re.compile(r"(?i)(^|[_\-])(user_?|account_?|internal_?|provider_?
 @consumer_check(section="Privacy invariants", keyword="MUST",
                 sentence="Subject controls the ID. subject_id is opaque and controlled by the user. Providers cannot "
                          "bind their internal user IDs to the portable format.")
-def subject_id_unchanged(ctx: Any) -> Iterator[Failure]:
+def subject_id_unchanged(ctx: Context) -> Iterator[Failure]:
     # opaque: upper case, spaces, a slash, a decomposed é, an astral character; nothing to normalise
     subject_id = ctx.unique("Subject") + " Opaque/ID e\u0301 ✓ 𝄞"
     subject = {"subject_id": subject_id, "display_name": "memconform probe", "locale": "en-US"}

@@ -17,6 +17,7 @@ from typing import Any
 from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import amps
 
 from .client import (
@@ -37,7 +38,7 @@ ATOM_FIELDS = ("text", "kind", "sensitivity", "confidence")
 ARTIFACT_FIELDS = ("body", "title", "kind", "private")
 
 
-def pair(ctx: Any, i: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def pair(ctx: Context, i: int) -> tuple[dict[str, Any], dict[str, Any]]:
     art = make_artifact(ctx, f"rt{i}", [], body=(f"transcript {i}: Größe ✓ 記憶 🧠 " * (SIZE // 24 + 1))[:SIZE],
                         private=i % 5 == 0)
     atom = make_atom(ctx, f"rt{i}", "inferred", [art["artifact_id"]], sensitivity=amps.SENSITIVITIES[i % len(amps.SENSITIVITIES)])
@@ -54,7 +55,7 @@ def view(doc: dict[str, Any]) -> dict[str, dict[Any, Any]]:
 @consumer_check(section="Why we need a standard", keyword="MUST",
                 sentence="It gives third-party sidecar vaults (Konshus is one; anyone can build another) a stable "
                          "target to write into and read from.")
-def own_export_imported_back_large(ctx: Any) -> Iterator[Failure]:
+def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
     """The subject's own export, several MB (hundreds of atoms, long transcripts), imported back: accepted,
     and the subject's export afterwards holds every atom and artifact as before."""
     subject_id = ctx.unique("subject-rt-mb")
@@ -74,7 +75,7 @@ def own_export_imported_back_large(ctx: Any) -> Iterator[Failure]:
             ctx.note("no delete_subject: the subject stays until the run's cleanup")
 
 
-def _round_trip(ctx: Any, subject_id: str) -> Iterator[Failure]:
+def _round_trip(ctx: Context, subject_id: str) -> Iterator[Failure]:
     doc = export(ctx, subject_id)
     before = view(doc)
     size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))

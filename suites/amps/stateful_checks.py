@@ -17,6 +17,7 @@ from typing import Any
 from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import amps
 
 from .client import (
@@ -87,7 +88,7 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
 
 
 @sequence.comparator("amps.export")
-def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
     return export_differs(reply.json() if reply is not None else None, want)
 
 
@@ -102,7 +103,7 @@ def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
                       and any(atoms[i].get(k) != a.get(k) for k in ("text", "sensitivity"))))
 
 
-def compare(ctx: Any, subject_id: str, model: Model) -> None:
+def compare(ctx: Context, subject_id: str, model: Model) -> None:
     doc = export(ctx, subject_id)
     model.tally = tally(doc, model)
     problem = export_differs(doc, expected_of(subject_id, model))
@@ -110,7 +111,7 @@ def compare(ctx: Any, subject_id: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "amps.export", expected_of(subject_id, model), problem))
 
 
-def machine(ctx: Any, merge: bool) -> type:
+def machine(ctx: Context, merge: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
@@ -198,7 +199,7 @@ def machine(ctx: Any, merge: bool) -> type:
 
 @consumer_check(section="Privacy invariants", keyword="MUST",
                 sentence="Deleting an artifact must re-evaluate every atom whose provenance depends on it.")
-def model_sequences(ctx: Any) -> Iterator[Failure]:
+def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
     from hypothesis import settings

@@ -17,17 +17,18 @@ import json
 from typing import Any
 
 from memconform.core.model import Inconclusive, TargetError, Unsupported
+from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
 
-def export(ctx: Any, **selection: Any) -> dict[str, Any]:
+def export(ctx: Context, **selection: Any) -> dict[str, Any]:
     reply = ctx.target.call("export", selection)
     ctx.note(f"export {json.dumps(selection)[:200]} -> {reply.status} {len(reply.raw)} bytes")
     archive: dict[str, Any] = reply.accepted_json(dict, "export")
     return archive
 
 
-def import_archive(ctx: Any, archive: dict[str, Any], mode: str, conflict: str = "error") -> tuple[bool, Any]:
+def import_archive(ctx: Context, archive: dict[str, Any], mode: str, conflict: str = "error") -> tuple[bool, Any]:
     """(accepted, report or error body) of one import. Accepted means the reply was ok and did not say ok: false."""
     reply = ctx.target.call("import_archive", {"archive": archive, "mode": mode, "conflict": conflict})
     body = reply.body if reply.body is not None else reply.raw[:300].decode("utf-8", "replace")
@@ -61,7 +62,7 @@ def ids_in(archive: dict[str, Any]) -> set[tuple[str, str]]:
     return {(store, r.get("id")) for store, r in mz.records_of(archive)}
 
 
-def forget_namespaces_at_end(ctx: Any, *namespaces: str) -> None:
+def forget_namespaces_at_end(ctx: Context, *namespaces: str) -> None:
     """Ask the target to remove the run's namespaces after the suite (only where it offers a delete)."""
     pending: list[str] = ctx.cache.setdefault("memorizz-namespaces", [])
     if not pending:
@@ -69,7 +70,7 @@ def forget_namespaces_at_end(ctx: Any, *namespaces: str) -> None:
     pending.extend(ns for ns in namespaces if ns not in pending)
 
 
-def _delete_all(ctx: Any, namespaces: list[str]) -> bool:
+def _delete_all(ctx: Context, namespaces: list[str]) -> bool:
     try:
         for ns in namespaces:
             if not ctx.target.call("delete_namespace", {"memory_id": ns}).ok:
@@ -82,7 +83,7 @@ def _delete_all(ctx: Any, namespaces: list[str]) -> bool:
 class Seed:
     """Two agents (the owner and its delegate, each with a private namespace) and records in all 13 stores."""
 
-    def __init__(self, ctx: Any, label: str = "seed") -> None:
+    def __init__(self, ctx: Context, label: str = "seed") -> None:
         u = ctx.unique
         self.ns, self.ns_delegate = u(f"{label}-ns"), u(f"{label}-private-ns")
         self.owner, self.delegate = u(f"{label}-agent"), u(f"{label}-delegate")
@@ -137,7 +138,7 @@ class Seed:
         return copy.deepcopy(self.archive)
 
 
-def small_archive(ctx: Any, label: str) -> tuple[dict[str, Any], str]:
+def small_archive(ctx: Context, label: str) -> tuple[dict[str, Any], str]:
     """A sealed archive of three records (an agent, its persona, a knowledge-base note) in a fresh
     namespace: what the rejection checks break one rule of. (archive, namespace)"""
     u = ctx.unique
@@ -153,12 +154,12 @@ def small_archive(ctx: Any, label: str) -> tuple[dict[str, Any], str]:
     return mz.seal(archive), ns
 
 
-def restore(ctx: Any, archive: dict[str, Any], what: str) -> dict[str, Any]:
+def restore(ctx: Context, archive: dict[str, Any], what: str) -> dict[str, Any]:
     accepted, body = import_archive(ctx, archive, "restore")
     return report_of(accepted, body, what)
 
 
-def seeded(ctx: Any) -> Seed:
+def seeded(ctx: Context) -> Seed:
     """One graph restored into the target, shared by the checks that only read it. A refused seed makes
     those checks inconclusive (memorizz.accepts_valid_archive is the one that fails for it)."""
 
@@ -175,7 +176,7 @@ def seeded(ctx: Any) -> Seed:
     return value
 
 
-def named_selection(ctx: Any) -> dict[str, str]:
+def named_selection(ctx: Context) -> dict[str, str]:
     """The selection the user named for a producer's export (options export_memory_id, export_agent_id)."""
     out = {}
     if ctx.option("export_memory_id"):
@@ -185,7 +186,7 @@ def named_selection(ctx: Any) -> dict[str, str]:
     return out
 
 
-def exported_graph(ctx: Any) -> dict[str, Any]:
+def exported_graph(ctx: Context) -> dict[str, Any]:
     """The archive checks' document from a target: the user's named selection, else the seeded owner
     agent with its delegate, else (a producer that cannot import) its whole export."""
     named = named_selection(ctx)

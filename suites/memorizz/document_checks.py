@@ -15,6 +15,7 @@ from typing import Any
 
 from memconform.core.model import Failure, HarnessError, Inconclusive
 from memconform.core.registry import REGISTRY, CheckFn, check
+from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
 doc_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, kind="document", level="archive")
@@ -22,11 +23,11 @@ doc_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, kind="document", level=
 
 # ---- the document an archive check looks at ---------------------------------------------------
 
-def limits(ctx: Any) -> tuple[int, int]:
+def limits(ctx: Context) -> tuple[int, int]:
     return mz.SIZES[ctx.option("max_bytes")], int(ctx.option("max_records"))
 
 
-def archive_state(doc: Any, ctx: Any) -> mz.Archive:
+def archive_state(doc: Any, ctx: Context) -> mz.Archive:
     """The archive with its limits applied and (for a parsed document) its canonical bytes, once per run."""
 
     def make() -> mz.Archive:
@@ -49,11 +50,11 @@ def archive_state(doc: Any, ctx: Any) -> mz.Archive:
     return state
 
 
-def _key_order(ctx: Any) -> str:
+def _key_order(ctx: Context) -> str:
     return "utf16" if ctx.option("key_order") == "utf16" else "codepoint"
 
 
-def canonical(arc: mz.Archive, ctx: Any) -> bytes | None:
+def canonical(arc: mz.Archive, ctx: Context) -> bytes | None:
     if arc.canonical is None and not arc.canonical_error:
         if not isinstance(arc.value, dict):
             arc.canonical_error = "the archive is not an object"
@@ -65,7 +66,7 @@ def canonical(arc: mz.Archive, ctx: Any) -> bytes | None:
     return arc.canonical
 
 
-def readable(doc: Any, ctx: Any) -> mz.Archive:
+def readable(doc: Any, ctx: Context) -> mz.Archive:
     arc = archive_state(doc, ctx)
     if arc.refused:
         raise Inconclusive(f"the archive is refused before this rule applies: {arc.refused}")
@@ -79,12 +80,12 @@ PINNED = {"M4:implied": ("natural_ids", "implied"),  # a reading -> the option v
           "M8:with-vector": ("embedding_fields", "with-vector")}
 
 
-def pinned(ctx: Any, reading: str) -> bool:
+def pinned(ctx: Context, reading: str) -> bool:
     option, value = PINNED[reading]
     return bool(ctx.option(option) == value)
 
 
-def rule_failures(doc: Any, ctx: Any, key: str) -> Iterator[Failure]:
+def rule_failures(doc: Any, ctx: Context, key: str) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     problems: dict[str, list[mz.Problem]] = ctx.once("memorizz-scan", lambda: mz.scan(arc.value))
     if ctx.document is None and key in mz.RECORD_RULES and mz.record_total(arc.value) == 0:
@@ -100,7 +101,7 @@ def rule_failures(doc: Any, ctx: Any, key: str) -> Iterator[Failure]:
 
 
 def _rule_check(rule: mz.Rule) -> CheckFn:
-    def run(doc: Any, ctx: Any) -> Iterator[Failure]:
+    def run(doc: Any, ctx: Context) -> Iterator[Failure]:
         yield from rule_failures(doc, ctx, rule.key)
 
     run.__name__ = run.__qualname__ = rule.key
@@ -129,7 +130,7 @@ CHECKSUM = ("The checksum covers canonical UTF-8 JSON of every field except inte
 
 
 @doc_check(section="Integrity and validation", keyword="MUST", sentence=CHECKSUM)
-def numbers_finite(doc: Any, ctx: Any) -> Iterator[Failure]:
+def numbers_finite(doc: Any, ctx: Context) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     canonical(arc, ctx)
     if arc.canonical_error:
@@ -137,7 +138,7 @@ def numbers_finite(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 @doc_check(section="Integrity and validation", keyword="MUST", sentence=CHECKSUM)
-def integrity_digest(doc: Any, ctx: Any) -> Iterator[Failure]:
+def integrity_digest(doc: Any, ctx: Context) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     integ = arc.value.get("integrity") if isinstance(arc.value, dict) else None
     claimed = integ.get("digest") if isinstance(integ, dict) else None
@@ -176,7 +177,7 @@ def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
 
 @doc_check(section="Integrity and validation", keyword="SHOULD",
            sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
-def integers_safe(doc: Any, ctx: Any) -> Iterator[Failure]:
+def integers_safe(doc: Any, ctx: Context) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     if arc.long_digits is False:  # the file has no run of 16 digits: no integer can be that large
         return
@@ -187,7 +188,7 @@ def integers_safe(doc: Any, ctx: Any) -> Iterator[Failure]:
 
 @doc_check(section="Integrity and validation", keyword="MUST",
            sentence="The default archive limits are 50 MiB and 100,000 records.")
-def within_limits(doc: Any, ctx: Any) -> Iterator[Failure]:
+def within_limits(doc: Any, ctx: Context) -> Iterator[Failure]:
     arc = archive_state(doc, ctx)
     if arc.refused:
         max_bytes, max_records = limits(ctx)

@@ -15,6 +15,7 @@ from typing import Any
 
 from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 from memconform.hostile import BadInput
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
@@ -26,7 +27,7 @@ ENVELOPE = b'{"mode": "restore", "conflict": "error", "archive": '
 
 
 @check(suite=mz.SUITE, spec=mz.SPEC, section="Validation", keyword="SHOULD", level="consumer", sentence=REJECTS)
-def hostile_json_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
     ns = ctx.unique("hostile-ns")
     forget_namespaces_at_end(ctx, ns)
 

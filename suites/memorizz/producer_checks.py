@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.model import Failure, Inconclusive, Unsupported
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
 from .client import export, named_selection, seeded
@@ -15,7 +16,7 @@ from .client import export, named_selection, seeded
 producer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="producer")
 
 
-def _one_type_selection(ctx: Any) -> tuple[dict[str, Any], str, str]:
+def _one_type_selection(ctx: Context) -> tuple[dict[str, Any], str, str]:
     """(selection, the one store to select, a record id it must hold): the seed's namespace and its summary,
     or, for a producer that cannot import, the user's named selection and one of its non-empty stores."""
     try:
@@ -39,7 +40,7 @@ def _one_type_selection(ctx: Any) -> tuple[dict[str, Any], str, str]:
 @producer_check(section="Envelope", keyword="MUST",
                 sentence="Version 1 requires all 13 store keys and their taxonomy mappings, even when an export "
                          "selects only one type. Unselected or empty stores contain [].")
-def selected_export_only_selected(ctx: Any) -> Iterator[Failure]:
+def selected_export_only_selected(ctx: Context) -> Iterator[Failure]:
     selection, store, must_hold = _one_type_selection(ctx)
     archive = export(ctx, **selection, types=[store])
     problems = mz.scan(archive)
@@ -58,7 +59,7 @@ def selected_export_only_selected(ctx: Any) -> Iterator[Failure]:
 @producer_check(section="Records and relationships", keyword="SHOULD",
                 sentence="A link does not imply that its target is included: deleted or unselected targets are "
                          "reported as external references.")
-def unselected_links_reported(ctx: Any) -> Iterator[Failure]:
+def unselected_links_reported(ctx: Context) -> Iterator[Failure]:
     seed = seeded(ctx)
     archive = export(ctx, memory_id=seed.ns, types=["summaries"])
     manifest = archive.get("manifest") if isinstance(archive.get("manifest"), dict) else {}
@@ -74,7 +75,7 @@ def unselected_links_reported(ctx: Any) -> Iterator[Failure]:
 
 @producer_check(section="What is portable", keyword="MUST",
                 sentence="Credentials and executable runtime objects are omitted.")
-def credentials_never_exported(ctx: Any) -> Iterator[Failure]:
+def credentials_never_exported(ctx: Context) -> Iterator[Failure]:
     try:
         seed = seeded(ctx)
         archive = export(ctx, agent_id=seed.owner)

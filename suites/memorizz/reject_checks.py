@@ -16,6 +16,7 @@ from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.fixtures_loader import fixture_root
 from memconform.formats import memorizz as mz
 
@@ -27,11 +28,11 @@ REJECTS = ("Validation rejects unsupported versions, unknown envelope fields, in
 Breaker = Callable[[dict[str, Any]], Any]
 
 
-def _namespace_records(ctx: Any, ns: str) -> int:
+def _namespace_records(ctx: Context, ns: str) -> int:
     return len(by_content(export(ctx, memory_id=ns)))
 
 
-def rejected_variants(ctx: Any, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
+def rejected_variants(ctx: Context, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
     control, control_ns = small_archive(ctx, f"{label}-control")
     forget_namespaces_at_end(ctx, control_ns)
     accepted, body = import_archive(ctx, control, "restore")
@@ -72,7 +73,7 @@ def _first(store: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_unsupported_version(ctx: Any) -> Iterator[Failure]:
+def rejects_unsupported_version(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "version", {
         "version 2": _set(("version",), 2),
         'version "1" (a string)': _set(("version",), "1"),
@@ -80,7 +81,7 @@ def rejects_unsupported_version(ctx: Any) -> Iterator[Failure]:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_unknown_envelope_field(ctx: Any) -> Iterator[Failure]:
+def rejects_unknown_envelope_field(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "envelope", {"an unknown envelope field": _set(("comment",), "x")})
 
 
@@ -90,7 +91,7 @@ def _rename_taxonomy_key(archive: dict[str, Any]) -> None:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_incorrect_taxonomy(ctx: Any) -> Iterator[Failure]:
+def rejects_incorrect_taxonomy(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "taxonomy", {
         "agents filed under long_term.semantic": _set(("taxonomy", "agents"), "long_term.semantic"),
         "a taxonomy key memagent instead of agents": _rename_taxonomy_key,
@@ -104,7 +105,7 @@ def _drop_store(archive: dict[str, Any]) -> None:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_missing_store_key(ctx: Any) -> Iterator[Failure]:
+def rejects_missing_store_key(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "stores", {"the empty store shared_memory missing": _drop_store})
 
 
@@ -125,7 +126,7 @@ def _differ(store: str, key: str) -> Breaker:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_duplicate_or_inconsistent_ids(ctx: Any) -> Iterator[Failure]:
+def rejects_duplicate_or_inconsistent_ids(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "ids", {
         "a record id twice in one store": _duplicate,
         "data.id not the record id": _differ("knowledge_base", "id"),
@@ -142,7 +143,7 @@ def _count_and_total(archive: dict[str, Any]) -> None:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_incorrect_counts(ctx: Any) -> Iterator[Failure]:
+def rejects_incorrect_counts(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "counts", {
         "a store count that is not the store's length": _count_and_total,
         "a record_count that is not the number of records": _set(("manifest", "record_count"), 7),
@@ -160,7 +161,7 @@ def _flip_digit(archive: dict[str, Any]) -> None:
 
 
 @consumer_check(section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_checksum_mismatch(ctx: Any) -> Iterator[Failure]:
+def rejects_checksum_mismatch(ctx: Context) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "checksum", {
         "a record edited after sealing": _stale,
         "one digest digit changed": _flip_digit,
@@ -169,7 +170,7 @@ def rejects_checksum_mismatch(ctx: Any) -> Iterator[Failure]:
 
 @consumer_check(section="Records and relationships", keyword="MUST",
                 sentence="Restoring with preserved IDs keeps those identities.")
-def accepts_valid_archive(ctx: Any) -> Iterator[Failure]:
+def accepts_valid_archive(ctx: Context) -> Iterator[Failure]:
     """The seed (valid, all 13 stores, links, Unicode, special numbers) must restore."""
     try:
         seeded(ctx)
@@ -179,7 +180,7 @@ def accepts_valid_archive(ctx: Any) -> Iterator[Failure]:
 
 @consumer_check(section="Complete example", keyword="MUST",
                 sentence="You can preview this file through the UI or CLI before importing it.")
-def previews_spec_example(ctx: Any) -> Iterator[Failure]:
+def previews_spec_example(ctx: Context) -> Iterator[Failure]:
     example = json.loads((fixture_root() / "memorizz" / "valid" / "spec-example.json").read_text("utf-8"))["document"]
     accepted, body = import_archive(ctx, example, "preview", "skip")  # a preloaded harbor-demo is no refusal
     if not accepted:

@@ -16,6 +16,7 @@ from typing import Any
 from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
 from .client import export, forget_namespaces_at_end, import_archive
@@ -31,7 +32,7 @@ def records(doc: dict[str, Any]) -> dict[Any, Any]:
 
 @consumer_check(section="Introduction", keyword="MUST",
                 sentence="MemoRizz Memory Archive v1 is a portable JSON format for exporting and importing a memory graph.")
-def own_export_imported_back_large(ctx: Any) -> Iterator[Failure]:
+def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
     """The namespace's own export, several MB (well inside the 50 MiB and 100,000-record limits), restored
     back: accepted, and the namespace's export afterwards holds every record as before."""
     ns = ctx.unique("rt-mb-ns")

@@ -17,6 +17,7 @@ from typing import Any
 from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
 from .client import by_content, export, forget_namespaces_at_end, import_archive
@@ -54,11 +55,11 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
 
 
 @sequence.comparator("memorizz.export")
-def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
     return export_differs(reply.json() if reply is not None else None, want)
 
 
-def compare(ctx: Any, ns: str, model: Model) -> None:
+def compare(ctx: Context, ns: str, model: Model) -> None:
     doc = export(ctx, memory_id=ns)
     got = records_in(doc)
     model.tally = jepsen.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
@@ -69,7 +70,7 @@ def compare(ctx: Any, ns: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
 
 
-def machine(ctx: Any) -> type:
+def machine(ctx: Context) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -186,7 +187,7 @@ def machine(ctx: Any) -> type:
 
 
 @consumer_check(section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
-def model_sequences(ctx: Any) -> Iterator[Failure]:
+def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of restores, previews and refused archives: after every step the namespace's export
     equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
     from hypothesis import settings

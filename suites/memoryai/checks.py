@@ -11,6 +11,7 @@ from typing import Any
 
 from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.runner import Context
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import memoryai as mai
 
@@ -74,7 +75,7 @@ def _serve(**where: Any) -> None:
     serve_reference(**where)
 
 
-def _replay(ctx: Any, doc: Any) -> Iterator[Failure]:
+def _replay(ctx: Context, doc: Any) -> Iterator[Failure]:
     from .profile_checks import roundtrip_once
 
     return roundtrip_once(ctx, doc)
@@ -106,7 +107,7 @@ __all__ = ["SUITE", "document_checks"]
 
 # ---- Level 1 Producer, on the live target ---------------------------------------------------
 
-def _deletion_views(ctx: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+def _deletion_views(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every way a producer lets data out: full, dna_only and since exports, and the stream."""
     yield "export scope full", c.export(ctx, "full")
     for scope, since in (("dna_only", None), ("since", "2000-01-01T00:00:00Z")):
@@ -125,7 +126,7 @@ def _deletion_views(ctx: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 
 @target_check(section="§6", keyword="MUST", level="1",
               sentence="Producers MUST NOT export memory data the user has marked deleted.")
-def deleted_not_exported(ctx: Any) -> Iterator[Failure]:
+def deleted_not_exported(ctx: Context) -> Iterator[Failure]:
     doomed, doomed_dna, kept = c.chunk(ctx, "doomed"), c.chunk(ctx, "doomed-dna", "decision"), c.chunk(ctx, "kept")
     c.seed(ctx, c.bundle(ctx, [doomed, doomed_dna, kept]), "deletion")
     if doomed["content_hash"] not in c.by_hash(c.export(ctx, "full")):
@@ -141,7 +142,7 @@ def deleted_not_exported(ctx: Any) -> Iterator[Failure]:
             yield Failure("deleting one chunk also removed another from the export", "absent", kept["content"], "$.chunks")
 
 
-def _scoped_exports(ctx: Any) -> dict[str, dict[str, Any]]:
+def _scoped_exports(ctx: Context) -> dict[str, dict[str, Any]]:
     """dna_only and since exports of a seeded target (once per run); scopes the producer refuses are left out."""
     def make() -> dict[str, dict[str, Any]]:
         try:
@@ -164,7 +165,7 @@ def _scoped_exports(ctx: Any) -> dict[str, dict[str, Any]]:
 
 
 @target_check(section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
-def counts_accurate_scoped(ctx: Any) -> Iterator[Failure]:
+def counts_accurate_scoped(ctx: Context) -> Iterator[Failure]:
     """Counts describe the bundle as sent: a scoped export counts its own records, not the whole store."""
     for scope, doc in _scoped_exports(ctx).items():
         for f in document_checks.counts_of(doc):
@@ -173,7 +174,7 @@ def counts_accurate_scoped(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§3.6", keyword="SHOULD", level="1", sentence="`manifest.checksum` is the SHA-256 hex digest of:")
-def checksum_valid_scoped(ctx: Any) -> Iterator[Failure]:
+def checksum_valid_scoped(ctx: Context) -> Iterator[Failure]:
     """§5 Level 1 "includes a valid `checksum`" holds for every bundle the producer emits, scoped ones too."""
     for scope, doc in _scoped_exports(ctx).items():
         for f in document_checks.checksum_of(doc, ctx):

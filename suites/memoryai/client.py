@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.runner import Context
 from memconform.formats import memoryai as mai
 from memconform.formats.common import now_iso, parse_datetime
 from memconform.targets.base import Reply
@@ -31,7 +32,7 @@ def iso(at: dt.datetime, offset_s: int = 0, zone: str = "Z", fraction: bool = Fa
     return text + ("Z" if zone == "Z" else zone)
 
 
-def export_body(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+def export_body(ctx: Context, scope: str = "full", since: str | None = None) -> dict[str, Any]:
     """The export request (§4 `{scope, since?}`), naming the tenant when the user chose one."""
     body: dict[str, Any] = {"scope": scope}
     if since is not None:
@@ -41,14 +42,14 @@ def export_body(ctx: Any, scope: str = "full", since: str | None = None) -> dict
     return body
 
 
-def export(ctx: Any, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+def export(ctx: Context, scope: str = "full", since: str | None = None) -> dict[str, Any]:
     reply = ctx.target.call("export", export_body(ctx, scope, since))
     ctx.note(f"export scope={scope} -> {reply.status} {reply.http_status or ''} {len(reply.raw)} bytes")
     doc: dict[str, Any] = reply.accepted_json(dict, f"export (scope {scope})")
     return doc
 
 
-def import_bundle(ctx: Any, bundle: Any, op: str = "import_bundle", remember: bool = True) -> Reply:
+def import_bundle(ctx: Context, bundle: Any, op: str = "import_bundle", remember: bool = True) -> Reply:
     """Import a bundle; its chunks are deleted at the end of the run where the target offers deletion
     (`remember=False` for a bundle the target itself exported: the run must not delete the target's data)."""
     if remember:
@@ -62,7 +63,7 @@ def import_bundle(ctx: Any, bundle: Any, op: str = "import_bundle", remember: bo
     return reply
 
 
-def import_file(ctx: Any, raw: bytes) -> Reply:
+def import_file(ctx: Context, raw: bytes) -> Reply:
     """POST /v1/brain/import/file; the multipart field name is open (errata E4): `file`, else `bundle`.
 
     The name a target accepted once is used from then on, so a negative request is read by the same field."""
@@ -79,7 +80,7 @@ def import_file(ctx: Any, raw: bytes) -> Reply:
     return replies[0]
 
 
-def remember_written(ctx: Any, bundle: Any) -> None:
+def remember_written(ctx: Context, bundle: Any) -> None:
     """Every chunk the run writes is removed at the end, where the target offers deletion (isolation)."""
     if not isinstance(bundle, dict) or not isinstance(bundle.get("chunks"), list):
         return
@@ -92,7 +93,7 @@ def remember_written(ctx: Any, bundle: Any) -> None:
                    if isinstance(c, dict) and (isinstance(c.get("content_hash"), str) or isinstance(c.get("content"), str)))
 
 
-def _delete_written(ctx: Any, written: list[str]) -> bool:
+def _delete_written(ctx: Context, written: list[str]) -> bool:
     try:
         for h in dict.fromkeys(written):
             if not ctx.target.call("delete_chunk", {"content_hash": h}).ok:
@@ -132,7 +133,7 @@ def control(reply: Reply, what: str) -> None:
         raise ControlRefused(f"{what}: {reply.status} {reply.http_status or ''} {reply.raw[:200]!r}")
 
 
-def hook(ctx: Any, op: str, body: Any, why: str) -> Reply:
+def hook(ctx: Context, op: str, body: Any, why: str) -> Reply:
     """Call an x-memconform hook (errata E13); without it the behaviour cannot be observed: inconclusive."""
     try:
         reply = ctx.target.call(op, body)
@@ -143,7 +144,7 @@ def hook(ctx: Any, op: str, body: Any, why: str) -> Reply:
     return reply
 
 
-def seed(ctx: Any, bundle: dict[str, Any], why: str) -> Reply:
+def seed(ctx: Context, bundle: dict[str, Any], why: str) -> Reply:
     """Import the data a check observes; a refused or absent import leaves nothing to observe."""
     try:
         reply = import_bundle(ctx, bundle)
@@ -154,7 +155,7 @@ def seed(ctx: Any, bundle: dict[str, Any], why: str) -> Reply:
     return reply
 
 
-def profile_call(ctx: Any, op: str, body: Any = None, **kw: Any) -> Reply | Failure:
+def profile_call(ctx: Context, op: str, body: Any = None, **kw: Any) -> Reply | Failure:
     """An endpoint of the §4 table: on an HTTP target a 404/405/501 is the profile's endpoint missing."""
     try:
         return ctx.target.call(op, body, **kw) if body is not None or not kw else ctx.target.call(op, **kw)
@@ -199,7 +200,7 @@ def counter(report: dict[str, Any], section: str, name: str) -> Any:
     return value.get(name) if isinstance(value, dict) else None
 
 
-def target_model(ctx: Any) -> tuple[str, int]:
+def target_model(ctx: Context) -> tuple[str, int]:
     """The target's own embedding model and dimension, read from an export of it."""
     def probe() -> tuple[str, int]:
         try:
@@ -213,7 +214,7 @@ def target_model(ctx: Any) -> tuple[str, int]:
     return ctx.once("target_model", probe)
 
 
-def chunk(ctx: Any, label: str, memory_type: str = "fact", **fields: Any) -> dict[str, Any]:
+def chunk(ctx: Context, label: str, memory_type: str = "fact", **fields: Any) -> dict[str, Any]:
     content = fields.pop("content", None) or f"{ctx.unique(label)} — unique memory ✓ 記憶 🧠"
     record = {
         "id": fields.pop("id", 0),
@@ -236,7 +237,7 @@ def chunk(ctx: Any, label: str, memory_type: str = "fact", **fields: Any) -> dic
     return record
 
 
-def bundle(ctx: Any, chunks: list[dict[str, Any]], *, model: str | None = None, dim: int | None = None,
+def bundle(ctx: Context, chunks: list[dict[str, Any]], *, model: str | None = None, dim: int | None = None,
            edges: list[dict[str, Any]] | None = None, entities: list[dict[str, Any]] | None = None,
            version: int = 1, tenant_id: str | None = None) -> dict[str, Any]:
     if model is None or dim is None:
@@ -302,7 +303,7 @@ def expect_accepted(reply: Reply, what: str) -> list[Failure]:
     return [Failure(f"{what}: the consumer refused a conformant bundle", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "accepted")]
 
 
-def seed_and_export(ctx: Any) -> dict[str, Any]:
+def seed_and_export(ctx: Context) -> dict[str, Any]:
     """The document producer checks read: seed known records (where the target imports), then export."""
     ctx.cache["memoryai-seed"] = "not tried"
     try:
@@ -326,7 +327,7 @@ def seed_and_export(ctx: Any) -> dict[str, Any]:
     return export(ctx, "full")
 
 
-def nothing_to_examine(ctx: Any, what: str) -> Inconclusive:
+def nothing_to_examine(ctx: Context, what: str) -> Inconclusive:
     """Why a producer check saw no records: an empty export it could not seed, or an export that lost the seed."""
     state = ctx.cache.get("memoryai-seed", "not tried")
     if state == "accepted":

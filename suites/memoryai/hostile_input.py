@@ -14,6 +14,7 @@ from typing import Any
 
 from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import memoryai as mai
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
 
@@ -21,7 +22,7 @@ from . import client as c
 from .document_checks import SPEC
 
 
-def _maker(ctx: Any) -> Any:
+def _maker(ctx: Context) -> Any:
     def make(marker: str) -> dict[str, Any]:
         doc = c.bundle(ctx, [c.chunk(ctx, "hostile", content=f"{marker} — unique memory ✓ 記憶 🧠")])
         c.remember_written(ctx, doc)
@@ -29,7 +30,7 @@ def _maker(ctx: Any) -> Any:
     return make
 
 
-def _stored(ctx: Any) -> bytes:
+def _stored(ctx: Context) -> bytes:
     reply = ctx.target.call("export", c.export_body(ctx, "full"))
     if not reply.ok:
         raise TargetError(f"export was refused: {reply.raw[:200]!r}")
@@ -38,14 +39,14 @@ def _stored(ctx: Any) -> bytes:
 
 @check(suite=mai.SUITE, spec=SPEC, section="§3", keyword="SHOULD", level="2",
        sentence="A Bundle is a single JSON document with this top-level shape:")
-def hostile_json_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
     yield from run_battery(ctx, Surface("import_bundle", _maker(ctx), lambda item: send_bytes(ctx, "import_bundle", item),
                                         lambda: _stored(ctx), http=speaks_http(ctx)))
 
 
 @check(suite=mai.SUITE, spec=SPEC, section="§3", keyword="SHOULD", level="http",
        sentence="A Bundle is a single JSON document with this top-level shape:")
-def hostile_json_file_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_file_refused(ctx: Context) -> Iterator[Failure]:
     def send(item: Any) -> Any:
         field = ctx.cache.get("memoryai-multipart") or ctx.option("multipart_field")
         field = "file" if field == "either" else field

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import Failure, SkipCheck
+from memconform.core.runner import Context
 from memconform.core.suite import replay_command
 from memconform.formats import memoryai as mai
 
@@ -18,7 +19,7 @@ from .document_checks import target_check
 
 @target_check(section="§5 Level 3", keyword="MAY", level="3",
               sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same `chunks` set by `content_hash`, same `entities` by name)")
-def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
+def roundtrip_equivalent(ctx: Context) -> Iterator[Failure]:
     from hypothesis import given, seed
     from memconform.formats.memoryai import strategies
 
@@ -51,7 +52,7 @@ def roundtrip_equivalent(ctx: Any) -> Iterator[Failure]:
         yield from found
 
 
-def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
+def roundtrip_once(ctx: Context, doc: dict[str, Any]) -> Iterator[Failure]:
     """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
     from memconform.formats.memoryai.equivalence import roundtrip_differences
 
@@ -64,7 +65,7 @@ def roundtrip_once(ctx: Any, doc: dict[str, Any]) -> Iterator[Failure]:
     yield from roundtrip_differences(doc, first, c.export(ctx, "full"))
 
 
-def _save_example(ctx: Any, doc: Any) -> str | None:
+def _save_example(ctx: Context, doc: Any) -> str | None:
     if doc is None or ctx.report_dir is None:
         return None
     folder = ctx.report_dir / "examples"
@@ -76,7 +77,7 @@ def _save_example(ctx: Any, doc: Any) -> str | None:
 
 # ---- HTTP profile (RECOMMENDED) -------------------------------------------------------------------
 
-def _export_or_missing(ctx: Any, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
+def _export_or_missing(ctx: Context, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
     reply = c.profile_call(ctx, "export", c.export_body(ctx, scope, since))
     if isinstance(reply, Failure):
         return reply
@@ -89,7 +90,7 @@ def _export_or_missing(ctx: Any, scope: str, since: str | None = None) -> dict[s
 
 @target_check(section="§3.1", keyword="SHOULD", level="http",
               sentence='"scope": "full" | "dna_only" | "since",')
-def export_scope_dna_only(ctx: Any) -> Iterator[Failure]:
+def export_scope_dna_only(ctx: Context) -> Iterator[Failure]:
     """Seeded with DNA chunks of every kind (type, zone critical/important, pinned) and non-DNA look-alikes."""
     dna = [c.chunk(ctx, "scope-dna", "decision"), c.chunk(ctx, "scope-critical", "fact", zone="critical"),
            c.chunk(ctx, "scope-important", "episodic", zone="important"), c.chunk(ctx, "scope-pinned", "goal", is_pinned=True)]
@@ -116,7 +117,7 @@ def export_scope_dna_only(ctx: Any) -> Iterator[Failure]:
 
 @target_check(section="§3.1", keyword="SHOULD", level="http",
               sentence='"since": "<ISO-8601 datetime|null>",')
-def export_scope_since(ctx: Any) -> Iterator[Failure]:
+def export_scope_since(ctx: Context) -> Iterator[Failure]:
     """`since` in three spellings of one instant (Z, +00:00 with fractions, +05:30); chunks one second either
     side of it, and one exactly at it (errata E10: at-or-after or strictly after, either by default)."""
     cut = c.now_iso(-600)
@@ -150,7 +151,7 @@ STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
 STREAM_RECORD_KEYS = ("record", "data")
 
 
-def parse_stream(ctx: Any, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
+def parse_stream(ctx: Context, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
     """Reassemble a bundle from the NDJSON stream. Errata E3 accepts every line shape that says what it
     is: the bundle envelope (`format`, with record arrays absent, empty or full), and lines naming their
     section or kind under one of STREAM_KIND_KEYS (`{"section": "chunks", "record": {...}}`,
@@ -198,7 +199,7 @@ def parse_stream(ctx: Any, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
 
 @target_check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
-def export_stream_equivalent(ctx: Any) -> Iterator[Failure]:
+def export_stream_equivalent(ctx: Context) -> Iterator[Failure]:
     """POST /v1/brain/export/stream: the same export as an NDJSON stream."""
     c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "stream")], entities=[{"name": ctx.unique("stream-entity"), "frequency": 1}]),
            "the stream")
@@ -223,7 +224,7 @@ def export_stream_equivalent(ctx: Any) -> Iterator[Failure]:
 
 @target_check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
-def import_file_multipart(ctx: Any) -> Iterator[Failure]:
+def import_file_multipart(ctx: Context) -> Iterator[Failure]:
     """POST /v1/brain/import/file: a bundle as a multipart upload, answered with an ImportReport (errata E4)."""
     ch = c.chunk(ctx, "multipart")
     doc = c.bundle(ctx, [ch])
@@ -251,7 +252,7 @@ def import_file_multipart(ctx: Any) -> Iterator[Failure]:
 
 @target_check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
-def spec_endpoint(ctx: Any) -> Iterator[Failure]:
+def spec_endpoint(ctx: Context) -> Iterator[Failure]:
     """GET /v1/spec answers this protocol document (errata E5)."""
     reply = c.profile_call(ctx, "spec")
     if isinstance(reply, Failure):
@@ -265,7 +266,7 @@ def spec_endpoint(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§4", keyword="SHOULD", level="http", sentence='{ "success": bool,')
-def rejection_status(ctx: Any) -> Iterator[Failure]:
+def rejection_status(ctx: Context) -> Iterator[Failure]:
     """Over HTTP, a rejection is a 4xx with an ImportReport saying success false (errata E7); control first."""
     if ctx.target.kind != "http":
         raise SkipCheck("status codes exist only on HTTP targets", not_applicable=True)
@@ -298,7 +299,7 @@ def shape_failures(body: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§4", keyword="SHOULD", level="http", sentence="`ImportReport` shape:")
-def import_report_shape(ctx: Any) -> Iterator[Failure]:
+def import_report_shape(ctx: Context) -> Iterator[Failure]:
     reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "shape")]))
     yield from c.expect_accepted(reply, "import")
     if not reply.ok:
@@ -310,7 +311,7 @@ def import_report_shape(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§6", keyword="SHOULD", level="http", sentence="Bundle filenames SHOULD use `.json` extension.")
-def export_filename_json(ctx: Any) -> Iterator[Failure]:
+def export_filename_json(ctx: Context) -> Iterator[Failure]:
     """Observable where an HTTP export names its file (Content-Disposition); otherwise not applicable."""
     import re
 

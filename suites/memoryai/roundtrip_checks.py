@@ -17,6 +17,7 @@ from typing import Any
 
 from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core.runner import Context
 
 from . import client as c
 from .document_checks import target_check
@@ -37,7 +38,7 @@ def ours(doc: dict[str, Any], prefix: str) -> dict[str, list[dict[str, Any]]]:
 @target_check(section="§5 Level 3", keyword="MAY", level="3",
               sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same "
                        "`chunks` set by `content_hash`, same `entities` by name)")
-def own_export_imported_back_large(ctx: Any) -> Iterator[Failure]:
+def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
     """The target's own full export, several MB, imported back: accepted, and afterwards every seeded chunk
     is there once, as it was (nothing lost, duplicated or changed)."""
     prefix = ctx.unique("rt-mb")
@@ -55,7 +56,7 @@ def own_export_imported_back_large(ctx: Any) -> Iterator[Failure]:
             ctx.note("no delete_chunk hook: the seeded chunks stay until the run's cleanup")
 
 
-def _round_trip(ctx: Any, prefix: str, chunks: list[dict[str, Any]]) -> Iterator[Failure]:
+def _round_trip(ctx: Context, prefix: str, chunks: list[dict[str, Any]]) -> Iterator[Failure]:
     sent = {ch["content_hash"]: ch for ch in chunks}
     doc = c.export(ctx, "full")
     before = ours(doc, prefix)

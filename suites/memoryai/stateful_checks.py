@@ -16,6 +16,7 @@ from typing import Any
 
 from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.runner import Context
 from memconform.formats import memoryai as mai
 
 from . import client as c
@@ -75,7 +76,7 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
 
 
 @sequence.comparator("memoryai.export")
-def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
     return export_differs(reply.json() if reply is not None else None, want)
 
 
@@ -92,7 +93,7 @@ def tally(doc: Any, model: Model) -> dict[str, int]:
             rows[h][0].get(k) != ch[k] for k in ("tags", "importance", "zone", "memory_type"))))
 
 
-def compare(ctx: Any, model: Model) -> None:
+def compare(ctx: Context, model: Model) -> None:
     doc = c.export(ctx, "full")
     model.tally = tally(doc, model)
     problem = export_differs(doc, expected_of(model))
@@ -100,7 +101,7 @@ def compare(ctx: Any, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memoryai.export", expected_of(model), problem))
 
 
-def machine(ctx: Any, can_delete: bool) -> type:
+def machine(ctx: Context, can_delete: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -199,7 +200,7 @@ def machine(ctx: Any, can_delete: bool) -> type:
 
 @target_check(section="§3.8", keyword="MUST", level="2",
               sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
-def model_sequences(ctx: Any) -> Iterator[Failure]:
+def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of imports, re-imports of earlier bundles, rival rows, rejected bundles and
     deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
     content absent, entities merged)."""

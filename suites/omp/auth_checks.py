@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
 
 from memconform.core.model import Failure
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -17,7 +17,7 @@ from . import rules
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 
 
-def protected_calls(ctx: Any, key: str | None) -> Iterator[tuple[c.Answer, str]]:
+def protected_calls(ctx: Context, key: str | None) -> Iterator[tuple[c.Answer, str]]:
     """Every endpoint but health with the given (missing or wrong) key; each write carries a marker."""
     from .security import ai_reason
 
@@ -46,7 +46,7 @@ class _Tampered(Exception):
         self.answer = answer
 
 
-def auth_failures(ctx: Any, key: str | None) -> Iterator[Failure]:
+def auth_failures(ctx: Context, key: str | None) -> Iterator[Failure]:
     # the positive control: the same reads with the valid key are served
     probe = c.created(ctx, c.memory(ctx, "auth-control"))
     for what, answer in (("get", c.get(ctx, probe["id"])), ("list", c.list_(ctx, {"limit": "1"})),
@@ -65,11 +65,11 @@ def auth_failures(ctx: Any, key: str | None) -> Iterator[Failure]:
 
 @omp_check(section="§3.2", keyword="MUST", level="core",
            sentence='`unauthorized` 401 Missing or invalid API key')
-def auth_missing_key_401(ctx: Any) -> Iterator[Failure]:
+def auth_missing_key_401(ctx: Context) -> Iterator[Failure]:
     yield from auth_failures(ctx, None)
 
 
 @omp_check(section="§3.2", keyword="MUST", level="core",
            sentence='`unauthorized` 401 Missing or invalid API key')
-def auth_wrong_key_401(ctx: Any) -> Iterator[Failure]:
+def auth_wrong_key_401(ctx: Context) -> Iterator[Failure]:
     yield from auth_failures(ctx, "memconform-wrong-key-" + c.word() + c.word())

@@ -13,6 +13,7 @@ from typing import Any
 
 from memconform.core import jepsen
 from memconform.core.model import HarnessError
+from memconform.core.runner import Context
 from memconform.core.suite import Level, SuiteSpec, register_suite
 from memconform.formats import omp
 from memconform.targets.http import HttpTarget
@@ -34,7 +35,7 @@ def declared_level(body: Any) -> str | None:
     return None
 
 
-def claimed_levels(ctx: Any) -> set[str] | None:
+def claimed_levels(ctx: Context) -> set[str] | None:
     """Levels are cumulative: OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 checks always apply."""
     if not isinstance(ctx.target, HttpTarget):
         return None  # every check then says it needs an http:// target
@@ -52,7 +53,7 @@ def claimed_levels(ctx: Any) -> set[str] | None:
     return {*omp.LEVEL_ORDER[:upto], "ai", "security"}
 
 
-def preflight(ctx: Any) -> None:
+def preflight(ctx: Context) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
     from . import rules
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.core.model import ControlRefused, Inconclusive, TargetError
+from memconform.core.runner import Context
 
 from . import client as c
 
 
-def reading(ctx: Any, point: str, seen: str) -> None:
+def reading(ctx: Context, point: str, seen: str) -> None:
     """The implementation was seen to follow reading `seen` of open point `point` (errata/omp.md)."""
     record = getattr(ctx, "reading", None)
     if callable(record):
@@ -41,7 +42,7 @@ def absent(answer: c.Answer) -> bool:
     return answer.status in (404, 405, 501)
 
 
-def _sweep(ctx: Any) -> bool:
+def _sweep(ctx: Context) -> bool:
     """Delete every memory of this run the harness's keys can see; raise naming what stayed."""
     keys: list[str | None] = [c.GLOBAL]
     creds = c.facts(ctx).credentials
@@ -66,7 +67,7 @@ def _sweep(ctx: Any) -> bool:
     return True
 
 
-def track(ctx: Any) -> None:
+def track(ctx: Context) -> None:
     """Register, once per run, the sweep that removes what this run wrote (ctx.cleanup)."""
     register = getattr(ctx, "cleanup", None)
     if not callable(register) or ctx.cache.get("omp_cleanup_registered"):

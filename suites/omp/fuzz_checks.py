@@ -36,10 +36,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
 
 from memconform.core.model import Failure, Inconclusive, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from .fuzzer import (  # noqa: F401  (description and fuzzer: what the tests drive directly)
@@ -63,7 +63,7 @@ target_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 # ---- the checks ---------------------------------------------------------------------------------
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
-def fuzz_no_server_error(ctx: Any) -> Iterator[Failure]:
+def fuzz_no_server_error(ctx: Context) -> Iterator[Failure]:
     """schemathesis not_a_server_error over valid and invalid generated requests."""
     from schemathesis.checks import not_a_server_error
 
@@ -77,7 +77,7 @@ def fuzz_no_server_error(ctx: Any) -> Iterator[Failure]:
                         "a status below 500")
 
 
-def reached_handlers(ctx: Any, exchanges: list[Exchange]) -> bool:
+def reached_handlers(ctx: Context, exchanges: list[Exchange]) -> bool:
     """Whether any valid generated request got a 2xx whose body matches the description."""
     from schemathesis.core.failures import FailureGroup
     from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
@@ -101,7 +101,7 @@ def reached_handlers(ctx: Any, exchanges: list[Exchange]) -> bool:
 
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
-def fuzz_status_codes(ctx: Any) -> Iterator[Failure]:
+def fuzz_status_codes(ctx: Context) -> Iterator[Failure]:
     """schemathesis status_code_conformance: every status is one the description lists for the route."""
     from schemathesis.specs.openapi.checks import status_code_conformance
 
@@ -111,7 +111,7 @@ def fuzz_status_codes(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_SCHEMAS)
-def fuzz_response_schemas(ctx: Any) -> Iterator[Failure]:
+def fuzz_response_schemas(ctx: Context) -> Iterator[Failure]:
     """schemathesis response_schema_conformance (and content_type_conformance: §3 bodies are JSON) on non-errors."""
     from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
@@ -122,7 +122,7 @@ def fuzz_response_schemas(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
-def fuzz_error_envelopes(ctx: Any) -> Iterator[Failure]:
+def fuzz_error_envelopes(ctx: Context) -> Iterator[Failure]:
     """schemathesis response_schema_conformance (and content_type_conformance) on errors: the §4 JSON envelope."""
     from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
@@ -135,7 +135,7 @@ def fuzz_error_envelopes(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
-def fuzz_negative_data_rejected(ctx: Any) -> Iterator[Failure]:
+def fuzz_negative_data_rejected(ctx: Context) -> Iterator[Failure]:
     """schemathesis negative_data_rejection: data breaking the §2.1/§3.3 limits gets a 4xx, not a 2xx."""
     from schemathesis.specs.openapi.checks import negative_data_rejection
 
@@ -144,7 +144,7 @@ def fuzz_negative_data_rejected(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_AUTH)
-def fuzz_ignored_auth(ctx: Any) -> Iterator[Failure]:
+def fuzz_ignored_auth(ctx: Context) -> Iterator[Failure]:
     """schemathesis ignored_auth: accepted requests (a few per route) re-sent without a key and with a wrong one."""
     from schemathesis.specs.openapi.checks import ignored_auth
 
@@ -163,7 +163,7 @@ def fuzz_ignored_auth(ctx: Any) -> Iterator[Failure]:
 
 
 @target_check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
-def fuzz_stateful_crud(ctx: Any) -> Iterator[Failure]:
+def fuzz_stateful_crud(ctx: Context) -> Iterator[Failure]:
     """schemathesis stateful run over the description's links: create -> get/update -> delete -> get."""
     fuzz = fuzzer(ctx)
     run: PhaseRun = ctx.once("omp.fuzz.stateful", fuzz.run_stateful)

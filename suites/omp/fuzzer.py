@@ -15,6 +15,7 @@ from http import HTTPStatus
 from typing import Any
 
 from memconform.core.model import Failure, TargetError
+from memconform.core.runner import Context
 from memconform.formats import omp
 from memconform.targets.base import Reply, Request, Route
 
@@ -85,7 +86,7 @@ class PhaseRun:
 class Fuzzer:
     """One schemathesis schema bound to the target: the transport, the auth header, the bounds."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.target = c.http(ctx)
         if not self.target.api_key:
@@ -425,18 +426,18 @@ def _bound_schema_class(base: type, transport: Any) -> type:
     return type(f"Omp{base.__name__}", (base,), {"transport": property(lambda self: transport)})
 
 
-def fuzzer(ctx: Any) -> Fuzzer:
+def fuzzer(ctx: Context) -> Fuzzer:
     return ctx.once("omp.fuzz", lambda: Fuzzer(ctx))
 
 
-def phase(ctx: Any, negative: bool) -> PhaseRun:
+def phase(ctx: Context, negative: bool) -> PhaseRun:
     fuzz = fuzzer(ctx)
     run: PhaseRun = ctx.once(f"omp.fuzz.{'negative' if negative else 'positive'}", lambda: fuzz.run_phase(negative))
     ctx.note(run.summary(fuzz))
     return run
 
 
-def evaluate(ctx: Any, name: str, exchanges: list[Exchange], check_fn: Any, expected: str) -> Iterator[Failure]:
+def evaluate(ctx: Context, name: str, exchanges: list[Exchange], check_fn: Any, expected: str) -> Iterator[Failure]:
     """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind."""
     from schemathesis.core.failures import FailureGroup
 

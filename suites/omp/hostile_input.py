@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import Failure, TargetError
+from memconform.core.runner import Context
 from memconform.formats import omp
 from memconform.hostile import BadInput
 from memconform.hostile_check import Surface, run_battery
@@ -26,7 +27,7 @@ from .bad_input import omp_check
 SENTENCE = "Request body failed schema validation"
 
 
-def _send(ctx: Any, path: str, item: BadInput) -> Any:
+def _send(ctx: Context, path: str, item: BadInput) -> Any:
     target = c.http(ctx)
     prefix = "" if target.base_url.endswith(omp.BASE) else omp.BASE
     headers = {"Content-Type": item.content_type if item.content_type is not None else "application/json"}
@@ -39,25 +40,25 @@ def _send(ctx: Any, path: str, item: BadInput) -> Any:
     return reply
 
 
-def _stored(ctx: Any) -> bytes:
+def _stored(ctx: Context) -> bytes:
     reply = c.export(ctx, record=False, quiet=True)
     if not reply.ok:
         raise TargetError(f"GET /export answered {reply.status}: {reply.raw[:200]!r}")
     return bytes(reply.raw)
 
 
-def _battery(ctx: Any, path: str, make: Any, stores: bool) -> Iterator[Failure]:
+def _battery(ctx: Context, path: str, make: Any, stores: bool) -> Iterator[Failure]:
     yield from run_battery(ctx, Surface(f"POST {path}", make, lambda item: _send(ctx, path, item),
                                         (lambda: _stored(ctx)) if stores else None, http=True))
 
 
 @omp_check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
-def hostile_json_create_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_create_refused(ctx: Context) -> Iterator[Failure]:
     yield from _battery(ctx, "/memories", lambda marker: c.memory(ctx, "hostile", content=f"{marker} memconform probe ✓"), True)
 
 
 @omp_check(section="§4", keyword="SHOULD", level="full", sentence=SENTENCE)
-def hostile_json_import_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_import_refused(ctx: Context) -> Iterator[Failure]:
     def make(marker: str) -> dict[str, Any]:
         return c.export_file([c.full_memory(ctx, "hostile", content=f"{marker} memconform probe ✓")])
 
@@ -65,5 +66,5 @@ def hostile_json_import_refused(ctx: Any) -> Iterator[Failure]:
 
 
 @omp_check(section="§4", keyword="SHOULD", level="search", sentence=SENTENCE)
-def hostile_json_search_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_search_refused(ctx: Context) -> Iterator[Failure]:
     yield from _battery(ctx, "/memories/search", lambda marker: {"q": f"{marker} probe", "limit": 5}, False)

@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.model import Failure
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -16,7 +17,7 @@ from . import rules
 from .list_checks import ids
 
 
-def import_with(ctx: Any, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> c.Answer:
+def import_with(ctx: Context, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> c.Answer:
     """POST /v1/import; under conflict_in=both (default) the strategy goes in the query and the body (errata O1)."""
     doc = c.export_file(memories)
     if conflict is not None and ctx.option("conflict_in") == "both":
@@ -28,7 +29,7 @@ omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='Export all memories as a portable JSON file.')
-def export_envelope(ctx: Any) -> Iterator[Failure]:
+def export_envelope(ctx: Context) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "export"))
     answer = c.export(ctx, record=False)
     body = answer.body
@@ -61,7 +62,7 @@ def import_report_failures(answer: c.Answer) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='Import memories from an OMP export file.')
-def import_report_shape(ctx: Any) -> Iterator[Failure]:
+def import_report_shape(ctx: Context) -> Iterator[Failure]:
     memories = [c.full_memory(ctx, f"imp{i}") for i in range(2)]
     answer = import_with(ctx, memories)
     yield from import_report_failures(answer)
@@ -74,21 +75,21 @@ def import_report_shape(ctx: Any) -> Iterator[Failure]:
         yield Failure("the imported memories are not in the export exactly once each", len(stored), 2, "$.memories")
 
 
-def conflict_case(ctx: Any, label: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def conflict_case(ctx: Context, label: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """An existing memory, a rival with its id and other content, and a new memory, for one import."""
     existing = c.created(ctx, c.memory(ctx, f"{label}-existing"))
     rival = dict(c.full_memory(ctx, f"{label}-rival"), id=existing["id"])
     return existing, rival, c.full_memory(ctx, f"{label}-new")
 
 
-def by_content(ctx: Any, *contents: str) -> dict[str, list[dict[str, Any]]]:
+def by_content(ctx: Context, *contents: str) -> dict[str, list[dict[str, Any]]]:
     everything = c.exported(ctx)
     return {text: c.with_marker(everything, text) for text in contents}
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='skip — skip memories whose ID already exists (default)')
-def import_skip_default(ctx: Any) -> Iterator[Failure]:
+def import_skip_default(ctx: Context) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "skip")
     answer = import_with(ctx, [rival, new])
     yield from import_report_failures(answer)
@@ -105,7 +106,7 @@ def import_skip_default(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='overwrite — overwrite existing memories')
-def import_overwrite(ctx: Any) -> Iterator[Failure]:
+def import_overwrite(ctx: Context) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "overwrite")
     yield from import_report_failures(import_with(ctx, [rival, new], "overwrite"))
     got = c.ok_json(c.get(ctx, existing["id"]), dict, "getting the overwritten memory")
@@ -120,7 +121,7 @@ def import_overwrite(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='duplicate — always create new IDs')
-def import_duplicate(ctx: Any) -> Iterator[Failure]:
+def import_duplicate(ctx: Context) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "duplicate")
     yield from import_report_failures(import_with(ctx, [rival, new], "duplicate"))
     found = by_content(ctx, existing["content"], rival["content"], new["content"])
@@ -136,7 +137,7 @@ def import_duplicate(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='conflict strategies (query param):')
-def import_unknown_conflict_rejected(ctx: Any) -> Iterator[Failure]:
+def import_unknown_conflict_rejected(ctx: Context) -> Iterator[Failure]:
     ev.control(import_with(ctx, [c.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
     new = c.full_memory(ctx, "bad-conflict")
     yield from rules.validation_failures(import_with(ctx, [new], "replace-all"))
@@ -146,7 +147,7 @@ def import_unknown_conflict_rejected(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='Server health check. No authentication required.')
-def health_without_key(ctx: Any) -> Iterator[Failure]:
+def health_without_key(ctx: Context) -> Iterator[Failure]:
     answer = c.health(ctx, key=None)
     body = answer.body
     if answer.status != 200 or not isinstance(body, dict):
@@ -162,7 +163,7 @@ def health_without_key(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§5", keyword="MUST", level="core",
            sentence='Implementations declare their compliance level in /v1/health:')
-def health_declares_level(ctx: Any) -> Iterator[Failure]:
+def health_declares_level(ctx: Context) -> Iterator[Failure]:
     if "omp_level_note" in ctx.cache:
         ctx.note(ctx.cache["omp_level_note"])
     body = c.health(ctx).body

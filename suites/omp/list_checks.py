@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -20,7 +21,7 @@ omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 DATASET = 101  # one more than the maximum page
 
 
-def _dataset(ctx: Any) -> dict[str, Any]:
+def _dataset(ctx: Context) -> dict[str, Any]:
     """101 memories in one import, with known types, tools, tags, namespaces and distinct created_at;
     the ids are those the target stored (read back by content), not the file's (issue 10 item 6)."""
     ds: dict[str, Any] = {"tag": f"ds-{ctx.run_id}", "word": c.word(), "tool": f"mc-alt-{ctx.run_id}", "a": f"a-{ctx.run_id}",
@@ -51,7 +52,7 @@ def _dataset(ctx: Any) -> dict[str, Any]:
     return ds
 
 
-def dataset(ctx: Any) -> dict[str, Any]:
+def dataset(ctx: Context) -> dict[str, Any]:
     return ctx.once("omp_dataset", lambda: _dataset(ctx))
 
 
@@ -59,7 +60,7 @@ def count(ds: dict[str, Any], test: Any) -> int:
     return sum(1 for m in ds["memories"] if test(m))
 
 
-def page(ctx: Any, params: dict[str, str]) -> dict[str, Any]:
+def page(ctx: Context, params: dict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = c.ok_json(c.list_(ctx, params), dict, f"listing {params}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a list answer has no memories array: {body!r:.200}")
@@ -72,7 +73,7 @@ def ids(memories: list[Any]) -> list[Any]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='List memories with optional filters.')
-def list_response_shape(ctx: Any) -> Iterator[Failure]:
+def list_response_shape(ctx: Context) -> Iterator[Failure]:
     ds = dataset(ctx)
     answer = c.list_(ctx, {"tags": ds["tag"], "limit": "5", "offset": "2"})
     if answer.status != 200 or not isinstance(answer.body, dict):
@@ -90,7 +91,7 @@ def list_response_shape(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='`limit` integer Max results (default 20, max 100)')
-def list_default_limit_20(ctx: Any) -> Iterator[Failure]:
+def list_default_limit_20(ctx: Context) -> Iterator[Failure]:
     body = page(ctx, {"tags": dataset(ctx)["tag"]})
     if len(body["memories"]) != omp.DEFAULT_LIMIT:
         yield Failure("without limit the page does not hold 20 memories (101 match)", len(body["memories"]), 20, "$.memories")
@@ -100,7 +101,7 @@ def list_default_limit_20(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='`limit` integer Max results (default 20, max 100)')
-def list_limit_max_100(ctx: Any) -> Iterator[Failure]:
+def list_limit_max_100(ctx: Context) -> Iterator[Failure]:
     tag = dataset(ctx)["tag"]
     body = page(ctx, {"tags": tag, "limit": "100"})
     if len(body["memories"]) != omp.MAX_LIMIT:
@@ -124,7 +125,7 @@ def list_limit_max_100(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='`offset` integer Pagination offset')
-def list_offset_pages(ctx: Any) -> Iterator[Failure]:
+def list_offset_pages(ctx: Context) -> Iterator[Failure]:
     tag = dataset(ctx)["tag"]
     base = {"tags": tag, "sort": "created_at_asc"}
     whole = ids(page(ctx, {**base, "limit": "20"})["memories"])
@@ -141,7 +142,7 @@ def list_offset_pages(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='{ "memories": [...], "total": 142, "limit": 20, "offset": 0 }')
-def list_total_counts_matches(ctx: Any) -> Iterator[Failure]:
+def list_total_counts_matches(ctx: Context) -> Iterator[Failure]:
     ds = dataset(ctx)
     for params, wanted in (({"tags": ds["tag"], "limit": "5", "offset": "3"}, DATASET),
                            ({"tags": ds["b"], "limit": "2"}, count(ds, lambda m: ds["b"] in m["tags"]))):
@@ -150,7 +151,7 @@ def list_total_counts_matches(ctx: Any) -> Iterator[Failure]:
             yield Failure(f"total is not the number of matches for {params}", body.get("total", "<absent>"), wanted, "$.total")
 
 
-def filter_failures(ctx: Any, params: dict[str, str], test: Any, wanted: list[dict[str, Any]], what: str) -> Iterator[Failure]:
+def filter_failures(ctx: Context, params: dict[str, str], test: Any, wanted: list[dict[str, Any]], what: str) -> Iterator[Failure]:
     body = page(ctx, {**params, "limit": "100"})
     wrong = [m.get("content", "")[:60] for m in body["memories"] if not test(m)]
     if wrong:
@@ -166,21 +167,21 @@ def filter_failures(ctx: Any, params: dict[str, str], test: Any, wanted: list[di
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core", sentence='`type` string Filter by memory type')
-def list_filter_type(ctx: Any) -> Iterator[Failure]:
+def list_filter_type(ctx: Context) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m["type"] == "procedural"]
     yield from filter_failures(ctx, {"tags": ds["tag"], "type": "procedural"}, lambda m: m.get("type") == "procedural", wanted, "type")
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core", sentence='`tool` string Filter by source tool')
-def list_filter_tool(ctx: Any) -> Iterator[Failure]:
+def list_filter_tool(ctx: Context) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m["source"]["tool"] == ds["tool"]]
     yield from filter_failures(ctx, {"tool": ds["tool"]}, lambda m: (m.get("source") or {}).get("tool") == ds["tool"], wanted, "tool")
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core", sentence='`tags` string Comma-separated tags (AND logic)')
-def list_filter_tags_and(ctx: Any) -> Iterator[Failure]:
+def list_filter_tags_and(ctx: Context) -> Iterator[Failure]:
     ds = dataset(ctx)
     both = [m for m in ds["memories"] if ds["a"] in m["tags"] and ds["b"] in m["tags"]]
     yield from filter_failures(ctx, {"tags": f"{ds['a']},{ds['b']}"},

@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.model import Failure, SkipCheck, TargetError
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -18,7 +19,7 @@ from .list_checks import DATASET, dataset, ids
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 
 
-def search_body(ctx: Any, query: dict[str, Any]) -> dict[str, Any]:
+def search_body(ctx: Context, query: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = c.ok_json(c.search(ctx, query), dict, f"searching {query}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a search answer has no memories array: {body!r:.200}")
@@ -27,7 +28,7 @@ def search_body(ctx: Any, query: dict[str, Any]) -> dict[str, Any]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
-def search_keyword(ctx: Any) -> Iterator[Failure]:
+def search_keyword(ctx: Context) -> Iterator[Failure]:
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
     answer = c.search(ctx, {"q": key, "mode": "keyword"})
@@ -47,7 +48,7 @@ def search_keyword(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
-def search_keyword_case_insensitive(ctx: Any) -> Iterator[Failure]:
+def search_keyword_case_insensitive(ctx: Context) -> Iterator[Failure]:
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "case", content=f"{ctx.unique('case')} prefers {key.capitalize()} mode"))
     hits = ids(search_body(ctx, {"q": key.upper(), "mode": "keyword"})["memories"])
@@ -60,7 +61,7 @@ KEYWORD_READINGS = ("all-words", "substring", "any-word")
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
-def search_keyword_all_words(ctx: Any) -> Iterator[Failure]:
+def search_keyword_all_words(ctx: Context) -> Iterator[Failure]:
     """Which words of q must a memory hold? Every plausible reading is accepted by default (errata O2):
     every word, q as a substring, or any one word; a memory holding none is never a match."""
     w1, w2 = c.word(), c.word()
@@ -91,7 +92,7 @@ def search_keyword_all_words(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='"q": "coding preferences", "type": "semantic", "tags": ["preferences"],')
-def search_filters(ctx: Any) -> Iterator[Failure]:
+def search_filters(ctx: Context) -> Iterator[Failure]:
     """type and tags filter the matches; tags AND (like list) or any one tag (errata O2): a filter that is
     ignored returns the memory holding neither tag, and the one of another type."""
     key, x, y = c.word(), f"x-{c.word()}", f"y-{c.word()}"
@@ -123,7 +124,7 @@ def search_filters(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
-def search_limit_and_total(ctx: Any) -> Iterator[Failure]:
+def search_limit_and_total(ctx: Context) -> Iterator[Failure]:
     """limit caps the matches (default 20 like list, or 10 like the request example); total counts the
     matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2)."""
     ds = dataset(ctx)
@@ -151,7 +152,7 @@ def search_limit_and_total(ctx: Any) -> Iterator[Failure]:
                       allowed, "$.total", readings=() if pinned == "either" else (f"search_total={pinned}",))
 
 
-def overlap_pair(ctx: Any) -> tuple[dict[str, Any], dict[str, Any], str, str]:
+def overlap_pair(ctx: Context) -> tuple[dict[str, Any], dict[str, Any], str, str]:
     """A memory sharing two of three query words and one sharing none: only similarity finds the first."""
     w = [c.word() for _ in range(6)]
     tag = f"sem-{c.word()}"
@@ -162,7 +163,7 @@ def overlap_pair(ctx: Any) -> tuple[dict[str, Any], dict[str, Any], str, str]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='semantic — vector similarity search (OPTIONAL, requires embeddings)')
-def search_mode_used_honest(ctx: Any) -> Iterator[Failure]:
+def search_mode_used_honest(ctx: Context) -> Iterator[Failure]:
     near, far, query, tag = overlap_pair(ctx)
     refused: list[str] = []
     for mode in ("semantic", "hybrid"):

@@ -13,6 +13,7 @@ from typing import Any
 
 from memconform.core.model import Failure, SkipCheck
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -22,7 +23,7 @@ omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 MIN_KEY_LEN = 32
 
 
-def ai_reason(ctx: Any) -> str | None:
+def ai_reason(ctx: Context) -> str | None:
     """Why extract/compress must not be called (None: the target has no AI key, calling is safe)."""
     mode = ctx.option("ai_endpoints")
     if mode == "skip":
@@ -38,7 +39,7 @@ def ai_reason(ctx: Any) -> str | None:
             "Pass --option omp.ai_endpoints=no-key if it has none")
 
 
-def no_key_failures(ctx: Any, send: Any, endpoint: str) -> Iterator[Failure]:
+def no_key_failures(ctx: Context, send: Any, endpoint: str) -> Iterator[Failure]:
     reason = ai_reason(ctx)
     if reason:
         raise SkipCheck(reason)
@@ -56,19 +57,19 @@ def no_key_failures(ctx: Any, send: Any, endpoint: str) -> Iterator[Failure]:
 
 @omp_check(section="§3.3 (0.2)", keyword="MUST", level="ai",
            sentence='Error 422: no_api_key — no AI API key configured')
-def extract_without_ai_key(ctx: Any) -> Iterator[Failure]:
+def extract_without_ai_key(ctx: Context) -> Iterator[Failure]:
     yield from no_key_failures(ctx, c.extract, "extract")
 
 
 @omp_check(section="§3.3 (0.2)", keyword="MUST", level="ai",
            sentence='Error 422: no_api_key — no AI API key configured')
-def compress_without_ai_key(ctx: Any) -> Iterator[Failure]:
+def compress_without_ai_key(ctx: Context) -> Iterator[Failure]:
     yield from no_key_failures(ctx, c.compress, "compress")
 
 
 @omp_check(section="§7", keyword="MUST", level="security",
            sentence='API keys MUST be at least 32 characters of cryptographic randomness')
-def api_keys_at_least_32_chars(ctx: Any) -> Iterator[Failure]:
+def api_keys_at_least_32_chars(ctx: Context) -> Iterator[Failure]:
     named: dict[str, str] = {}
     if getattr(c.http(ctx), "api_key", None):
         named["the global key (--api-key)"] = ctx.target.api_key
@@ -86,7 +87,7 @@ def api_keys_at_least_32_chars(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§7", keyword="SHOULD", level="security",
            sentence='Implementations SHOULD rate-limit per API key')
-def rate_limited_per_key(ctx: Any) -> Iterator[Failure]:
+def rate_limited_per_key(ctx: Context) -> Iterator[Failure]:
     creds = c.facts(ctx).credentials
     if creds is None or not creds.tool_keys:
         raise SkipCheck("needs a key other than the global one (--option omp.credentials=FILE), so the burst never "

@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.model import Failure
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -18,7 +19,7 @@ from .list_checks import ids
 omp_check = partial(check, suite=omp.SUITE, spec=omp.SPEC)
 
 
-def _sample(ctx: Any) -> list[tuple[str, dict[str, Any]]]:
+def _sample(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
     """One rich memory as create, get, list, search and export return it."""
     key = c.word()
     request = c.memory(ctx, "sample", content=f"{ctx.unique('sample')} {key} — ✓ 記憶", type="procedural",
@@ -36,42 +37,42 @@ def _sample(ctx: Any) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def sample(ctx: Any) -> list[tuple[str, dict[str, Any]]]:
+def sample(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
     return ctx.once("omp_sample", lambda: _sample(ctx))
 
 
-def _each(ctx: Any, rule: Any) -> Iterator[Failure]:
+def _each(ctx: Context, rule: Any) -> Iterator[Failure]:
     for where, mem in sample(ctx):
         yield from rule(mem, where)
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
            sentence='id: string // Unique ID, format: "mem_" + 16 char alphanumeric')
-def memory_id_format(ctx: Any) -> Iterator[Failure]:
+def memory_id_format(ctx: Context) -> Iterator[Failure]:
     yield from _each(ctx, rules.id_failures)
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
            sentence='content: string // The memory text. Plain natural language. Max 10,000 chars.')
-def memory_content_and_type(ctx: Any) -> Iterator[Failure]:
+def memory_content_and_type(ctx: Context) -> Iterator[Failure]:
     yield from _each(ctx, rules.content_type_failures)
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def memory_tags_namespace_metadata(ctx: Any) -> Iterator[Failure]:
+def memory_tags_namespace_metadata(ctx: Context) -> Iterator[Failure]:
     yield from _each(ctx, rules.organisation_failures)
 
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
            sentence='created_at: string // ISO 8601 UTC timestamp')
-def memory_timestamps_utc(ctx: Any) -> Iterator[Failure]:
+def memory_timestamps_utc(ctx: Context) -> Iterator[Failure]:
     yield from _each(ctx, rules.timestamp_failures)
 
 
 @omp_check(section="§2.3", keyword="MUST", level="core",
            sentence='source: MemorySource // Where this memory came from (see §2.3)')
-def memory_source_object(ctx: Any) -> Iterator[Failure]:
+def memory_source_object(ctx: Context) -> Iterator[Failure]:
     yield from _each(ctx, rules.source_failures)
 
 
@@ -96,7 +97,7 @@ def echo_failures(request: dict[str, Any], mem: dict[str, Any], where: str) -> I
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='Create a new memory.')
-def create_returns_201(ctx: Any) -> Iterator[Failure]:
+def create_returns_201(ctx: Context) -> Iterator[Failure]:
     request = c.memory(ctx, "create", tags=["create"])
     answer = c.create(ctx, request)
     if answer.status != 201:
@@ -109,7 +110,7 @@ def create_returns_201(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='session_id?: string // Optional session/conversation ID from the source tool')
-def memory_reads_as_written(ctx: Any) -> Iterator[Failure]:
+def memory_reads_as_written(ctx: Context) -> Iterator[Failure]:
     points = sample(ctx)
     request = ctx.cache["omp_sample_request"]
     seen = {where.split(".")[0] for where, _ in points}
@@ -122,7 +123,7 @@ def memory_reads_as_written(ctx: Any) -> Iterator[Failure]:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='Response 404 Not Found: { "error": "memory_not_found" }')
-def get_unknown_id_404(ctx: Any) -> Iterator[Failure]:
+def get_unknown_id_404(ctx: Context) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "known"))
     ev.control(c.get(ctx, made["id"]), "getting a memory that exists")
     yield from rules.error_failures(c.get(ctx, c.new_id()), 404, "memory_not_found")
@@ -134,7 +135,7 @@ ARBITRARY_TAGS = ["Zürich Team", "UPPER case", "résumé", "e\u0301t\u00e9", "�
 
 @omp_check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def accepts_arbitrary_strings(ctx: Any) -> Iterator[Failure]:
+def accepts_arbitrary_strings(ctx: Context) -> Iterator[Failure]:
     """"Arbitrary tags": upper case, spaces, accents, combining marks, CJK, astral characters and
     punctuation are stored as written, and a list filter by such a tag finds the memory (issue 13)."""
     request = c.memory(ctx, "arbitrary", tags=ARBITRARY_TAGS, namespace="Project: Ünïcode 🧠",

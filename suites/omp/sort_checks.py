@@ -10,6 +10,7 @@ from typing import Any
 
 from memconform.core.model import Failure
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -23,7 +24,7 @@ SORT_SEED = 4
 DISTINCT_WAIT_S = 1.2  # a server stamping whole seconds needs a new second; bounded, never a verdict
 
 
-def _distinct_creates(ctx: Any, tag: str) -> list[dict[str, Any]]:
+def _distinct_creates(ctx: Context, tag: str) -> list[dict[str, Any]]:
     """SORT_SEED memories, each with a created_at strictly later than the one before (as the target says)."""
     made: list[dict[str, Any]] = []
     deadline = time.monotonic() + SORT_SEED * 2 * DISTINCT_WAIT_S
@@ -39,14 +40,14 @@ def _distinct_creates(ctx: Any, tag: str) -> list[dict[str, Any]]:
     return made
 
 
-def _order(ctx: Any, tag: str, sort: str | None) -> list[Any]:
+def _order(ctx: Context, tag: str, sort: str | None) -> list[Any]:
     params = {"tags": tag, "limit": "100", **({"sort": sort} if sort else {})}
     return ids(page(ctx, params)["memories"])
 
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='`sort` string `created_at_desc` (default), `created_at_asc`, `updated_at_desc`')
-def list_sort_orders(ctx: Any) -> Iterator[Failure]:
+def list_sort_orders(ctx: Context) -> Iterator[Failure]:
     tag = f"sort-{c.word()}"
     made = _distinct_creates(ctx, tag)
     oldest_first = [m["id"] for m in made]
@@ -67,7 +68,7 @@ def list_sort_orders(ctx: Any) -> Iterator[Failure]:
     yield from _dataset_order(ctx)
 
 
-def _dataset_order(ctx: Any) -> Iterator[Failure]:
+def _dataset_order(ctx: Context) -> Iterator[Failure]:
     """The 101 imported memories carry distinct historical created_at; where the target kept them, 100 in order."""
     ds = dataset(ctx)
     asc = page(ctx, {"tags": ds["tag"], "sort": "created_at_asc", "limit": "100"})["memories"]
@@ -83,7 +84,7 @@ def _dataset_order(ctx: Any) -> Iterator[Failure]:
                       "created_at ascending", f"$.memories[{i}]")
 
 
-def _raw_list(ctx: Any, query: str) -> c.Answer:
+def _raw_list(ctx: Context, query: str) -> c.Answer:
     return c.send(ctx, "GET", f"/memories?{query}")
 
 
@@ -96,7 +97,7 @@ def _served_ids(answer: c.Answer) -> set[Any] | None:
 
 @omp_check(section="§3.3", keyword="MUST", level="core",
            sentence='`tags` string Comma-separated tags (AND logic)')
-def list_empty_and_repeated_parameters(ctx: Any) -> Iterator[Failure]:
+def list_empty_and_repeated_parameters(ctx: Context) -> Iterator[Failure]:
     """Empty (`type=`) and repeated (`tags=a&tags=b`) parameters: a 4xx with the envelope, or a sane page
     under one of the plausible readings (absent; last, first or all values); never a 5xx (errata O30)."""
     ds = dataset(ctx)

@@ -20,6 +20,7 @@ from typing import Any
 from memconform.core import jepsen, sequence
 from memconform.core.model import Failure
 from memconform.core.registry import check
+from memconform.core.runner import Context
 from memconform.formats import omp
 
 from . import client as c
@@ -78,14 +79,14 @@ def _model_fields(model: dict[str, Any]) -> dict[str, Any]:
 
 
 @sequence.comparator("omp.memory")
-def _replayed_memory(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_memory(ctx: Context, reply: Any, want: Any) -> str | None:
     if reply is None or reply.status != 200 or not isinstance(reply.body, dict):
         return f"answered {getattr(reply, 'status', None)}, the model expected 200 with the memory"
     return "; ".join(_same(reply.body, want)) or None
 
 
 @sequence.comparator("omp.export")
-def _replayed_export(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
     body = reply.body if reply is not None and reply.ok else None
     if not isinstance(body, dict) or not isinstance(body.get("memories"), list):
         return f"the export answered {getattr(reply, 'status', None)} without a memories array"
@@ -122,7 +123,7 @@ def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str 
     return None
 
 
-def machine_class(ctx: Any, log: list[str]) -> type:
+def machine_class(ctx: Context, log: list[str]) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
 
@@ -372,7 +373,7 @@ def machine_class(ctx: Any, log: list[str]) -> type:
 
 @omp_check(section="§8", keyword="MUST", level="core",
            sentence="Implements all endpoints in §3.3 with correct HTTP methods and status codes")
-def model_based_sequences(ctx: Any) -> Iterator[Failure]:
+def model_based_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of every operation compared with the model; the shrunk failing sequence is the detail."""
     from hypothesis import HealthCheck, Phase, settings
 
