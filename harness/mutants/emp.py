@@ -384,45 +384,201 @@ class RewriteReencodes(ReferenceEmpApp):
 
 
 class MissingFileTruncates(ReferenceEmpApp):
-    """Creates a missing file by truncating it before taking the lock (another app's first entry is wiped)."""
+    """Creates a missing file by truncating it before taking the lock (another app's first entry is wiped).
 
-    WINDOW_S = 0.5
-    _arrivals: dict[str, int] = {}
-    _arrivals_lock = threading.Lock()
+    The interleaving a busy phone produces by chance is forced with events, so it happens on every
+    run whatever the machine's load: the first app to find the file missing waits until a second one
+    has found it missing too, then creates it and appends; the others truncate once it has appended.
+    (Sleeps staggered by arrival lost nothing when a loaded machine ran the truncations first.)"""
+
+    WAIT_S = 10.0  # a bound on each wait, never a window the verdict depends on
+    _state: dict[str, dict[str, Any]] = {}
+    _state_lock = threading.Lock()
 
     def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
         if not os.path.exists(path):
-            # the window between "is it there?" and "create it", staggered by arrival so the second app
-            # truncates after the first has appended (a plain shared sleep let every truncation land
-            # before every append on a busy machine, and the mutant then lost nothing)
-            with self._arrivals_lock:
-                order = self._arrivals[path] = self._arrivals.get(path, -1) + 1
-            time.sleep(self.WINDOW_S * (1 + order))
+            with self._state_lock:
+                state = self._state.setdefault(path, {"arrived": 0, "second": threading.Event(),
+                                                      "appended": threading.Event()})
+                state["arrived"] += 1
+                first = state["arrived"] == 1
+                if state["arrived"] == 2:
+                    state["second"].set()
+            if first:
+                state["second"].wait(self.WAIT_S)  # "is it there?" ... (another app asks the same now)
+                open(path, "w").close()
+                super().locked_append(path, lines)
+                state["appended"].set()
+                return
+            state["appended"].wait(self.WAIT_S)  # ... "create it": truncating what the first app appended
             open(path, "w").close()
         super().locked_append(path, lines)
 
 
 class CheckThenCreateLock(ReferenceEmpApp):
-    """Looks for the lock, then creates it in a second step: two apps can both believe they hold it."""
+    """Looks for the lock, then creates it in a second step: two apps can both believe they hold it.
+
+    The race is forced with events for the first two apps that find a file's lock free, so it shows on
+    every run whatever the load: both take "the" lock, the first writes and removes it, and only then
+    the second writes, with no lock in place (the app's other writers wait until the pair is done)."""
+
+    WAIT_S = 2.0  # a bound on each wait, never a window the verdict depends on
+    _pairs: dict[str, dict[str, Any]] = {}
+    _pairs_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._mine = threading.local()  # which of the pair this call is (one object serves every thread)
+        self._active, self._active_lock = 0, threading.Lock()  # write calls in flight: apps at work now
+
+    def _counted(self, op: Any, body: Any) -> Any:
+        with self._active_lock:
+            self._active += 1
+        try:
+            return op(body)
+        finally:
+            with self._active_lock:
+                self._active -= 1
+
+    def append(self, body: Any) -> dict[str, Any]:
+        return self._counted(super().append, body)  # type: ignore[no-any-return]
+
+    def delete(self, body: Any) -> dict[str, Any]:
+        return self._counted(super().delete, body)  # type: ignore[no-any-return]
 
     def acquire(self, path: str) -> None:
         delay, deadline = 0.002, time.monotonic() + self.MAX_WAIT_S
-        while os.path.exists(self.lock_path(path)):
-            if time.monotonic() > deadline:
-                raise TimeoutError("lock held too long")
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
-        time.sleep(0.01)  # the window between "is it free?" and "take it"
+        while True:
+            while os.path.exists(self.lock_path(path)):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("lock held too long")
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+            # the window between "is it free?" and "take it": idle -> waiting (a first app found it free
+            # while another app is at work) -> paired (a second found it free too) -> done
+            with self._pairs_lock:
+                pair = self._pairs.setdefault(path, {"state": "idle", "both": threading.Event(),
+                                                     "released": threading.Event(), "done": threading.Event()})
+                self._mine.pair, self._mine.rank = pair, 0
+                if pair["state"] == "idle" and self._active > 1:
+                    pair["state"], self._mine.rank = "waiting", 1
+                elif pair["state"] == "waiting":
+                    pair["state"], self._mine.rank = "paired", 2
+                    pair["both"].set()
+                paired = pair["state"] == "paired" and self._mine.rank == 0
+            if not paired:
+                break
+            pair["done"].wait(self.WAIT_S)  # the app's other writers come after the pair (a forced order)
+        if self._mine.rank == 1 and not pair["both"].wait(self.WAIT_S):
+            with self._pairs_lock:  # nobody else came: an ordinary write
+                pair["state"], self._mine.rank = "idle", 0
         with open(self.lock_path(path), "w") as fh:
             fh.write(f"{os.getpid()}\n")
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        time.sleep(0.01)  # a write that takes a moment, as on a phone's storage
+        if getattr(self._mine, "rank", 0) == 2:
+            self._mine.pair["released"].wait(self.WAIT_S)  # the other holder is done and has removed the lock
         super().write_lines(path, lines)
 
     def release(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):  # the other holder may have removed "its" lock
             super().release(path)
+        rank = getattr(self._mine, "rank", 0)
+        if rank == 1:
+            self._mine.pair["released"].set()
+        elif rank == 2:
+            self._mine.pair["state"] = "done"
+            self._mine.pair["done"].set()
+        self._mine.rank = 0
+
+
+class UpdateSkipsLock(ReferenceEmpApp):
+    """Locks appends and deletes, but writes an update without the lock (a second code path that
+    forgot it)."""
+
+    def update(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        current = {e["id"]: e for e in self.view(path)}.get(body["id"])
+        if current is None:
+            raise Rejected({"error": "no such entry"}, "no such entry")
+        entry = {**current, **body.get("entry", {}), "id": body["id"], "ts": max(int(time.time() * 1000), current["ts"] + 1)}
+        self.write_lines(path, [entry])
+        return {"ok": True, "id": body["id"]}
+
+
+class LockLeftOnRefusal(ReferenceEmpApp):
+    """Takes the lock before it looks the id up; refusing an update or delete of an unknown id, the
+    early exit skips the release."""
+
+    def _known_under_lock(self, path: str, entry_id: str) -> None:
+        self.acquire(path)
+        if entry_id not in {e["id"] for e in self.view(path)}:
+            raise Rejected({"error": f"no entry {entry_id!r}"}, "no such entry")  # the lock stays
+        self.release(path)
+
+    def update(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._known_under_lock(body["path"], body["id"])
+        return super().update(body)
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._known_under_lock(body["path"], body["id"])
+        return super().delete(body)
+
+
+class TombstoneFinal(ReferenceEmpApp):
+    """Any tombstone hides its id for good, even behind a line with a newer ts."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        lines = self.lines(path)
+        gone = {e["id"] for _, _, e in lines if emp.readable(e) and emp.is_tombstone(e)}
+        return [e for e in emp.resolve(lines) if e["id"] not in gone]
+
+
+class WholeFileDecode(ReferenceEmpApp):
+    """Decodes the whole file as UTF-8 at once: one invalid byte in any line fails every read."""
+
+    def lines(self, path: str) -> list[tuple[int, str, Any]]:
+        if not os.path.exists(path):
+            return []
+        text = open(path, "rb").read().decode("utf-8")  # UnicodeDecodeError: the whole read fails
+        return list(emp.iter_text(text.replace("\r\n", "\n")))
+
+
+class QueryFiltersRawLines(ReferenceEmpApp):
+    """query filters the raw lines first, then resolves what matched: a superseded version that matches
+    comes back, and so does an entry whose tombstone does not match."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        return emp.resolve([(n, raw, e) for n, raw, e in self.lines(body["path"]) if emp.readable(e) and _matches(body, e)])
+
+
+def _matches(body: dict[str, Any], e: dict[str, Any]) -> bool:
+    """The reference's query filters, applied to one line."""
+    if body.get("start") is not None and e["ts"] < body["start"]:
+        return False
+    if body.get("end") is not None and e["ts"] > body["end"]:
+        return False
+    if body.get("tags") and not set(body["tags"]) <= set(e.get("tags") or []):
+        return False
+    if body.get("type") is not None and e.get("type") != body["type"]:
+        return False
+    return body.get("text") is None or body["text"].lower() in e["content"].lower()
+
+
+class AcceptsAnyStringId(ReferenceEmpApp):
+    """Validates every field but the id, which only has to be a non-empty string ("note-1" is written)."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
+        entry = {"v": emp.VERSION, "src": self.SRC, "ts": int(time.time() * 1000), **body["entry"]}
+        if not (isinstance(entry.get("id"), str) and entry["id"]):
+            raise Rejected({"errors": ["id must be a non-empty string"]}, "bad id")
+        errors = emp.hard_errors({**entry, "id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93"})  # every rule but the id's
+        if errors:
+            raise Rejected({"errors": errors}, "entry does not validate")
+        self.locked_append(body["path"], [entry])
+        return {"ok": True, "id": entry["id"]}
 
 
 # caught only under a reading the profile pins (option -> mutant -> checks): tests/test_emp_readings.py
@@ -435,7 +591,8 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps,
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
-    CheckThenCreateLock)}
+    CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
+    AcceptsAnyStringId)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -469,11 +626,18 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "RewriteReencodes": {"emp.writer_delete_keeps_foreign"},
     "MissingFileTruncates": {"emp.writer_missing_file_contention"},
     "CheckThenCreateLock": {"emp.writer_concurrent_no_loss"},
+    "UpdateSkipsLock": {"emp.writer_locks_around_write", "emp.writer_waits_for_lock"},
+    "LockLeftOnRefusal": {"emp.writer_lock_removed"},
+    "TombstoneFinal": {"emp.reader_newer_after_tombstone"},
+    "WholeFileDecode": {"emp.reader_corrupt_line_isolated", "emp.writer_delete_keeps_foreign"},
+    "QueryFiltersRawLines": {"emp.query_time", "emp.query_tags", "emp.query_type", "emp.query_content"},
+    "AcceptsAnyStringId": {"emp.id_uuid4", "emp.writer_validates_before_writing"},
 }
 
 # caught only when run as a command the harness can kill mid-operation (emp.writer_killed_mid_write)
 COMMAND_MUTANTS: dict[str, type] = {"RewritesInPlace": RewritesInPlace}
-COMMAND_KILLS: dict[str, set[str]] = {"RewritesInPlace": {"emp.writer_killed_mid_write"}}  # tests/test_emp_crash.py
+COMMAND_KILLS: dict[str, set[str]] = {"RewritesInPlace": {"emp.writer_killed_mid_write"},  # tests/test_emp_crash.py
+                                      "UpdateInPlace": {"emp.writer_killed_mid_write"}}
 
 # the failure branch each mutant is written to reach: (check id, failure title), all of which must fire
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
@@ -483,7 +647,8 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "CaseSensitiveSearch": {("emp.query_content", "query left out a matching entry")},
     "CheckThenCreateLock": {("emp.writer_concurrent_no_loss",
                              "under contention memory.jsonl was written while no memory.jsonl.lock existed")},
-    "CorruptAborts": {("emp.reader_corrupt_line_isolated", "the read was refused because of corrupt lines")},
+    "CorruptAborts": {("emp.reader_corrupt_line_isolated", "resolve was refused on a file with torn, non-JSON and non-UTF-8 "
+                                                           "lines, though it works on the same file without it")},
     "ExactVersionOnly": {("emp.reader_unknown_ignored", "an entry with unknown fields, type or newer minor was not read")},
     "FileOrderWins": {("emp.reader_newest_ts_wins", "an older line written later won over the newer ts")},
     "FiltersIgnored": {("emp.query_tags", "query returned an entry that does not match"),
@@ -493,7 +658,7 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                         ("emp.writer_after_killed_writer", "after a killed writer's stale lock and torn line, an entry is unreadable")},
     "Latin1Writer": {("emp.lines_utf8", "line is not valid UTF-8")},
     "LenientJson": set(),  # the battery's titles count inputs; its check id is enough (EXPECTED_KILLS)
-    "LockLeftBehind": {("emp.writer_lock_removed", "memory.jsonl.lock is left behind after the write")},
+    "LockLeftBehind": {("emp.writer_lock_removed", "memory.jsonl.lock is left behind after an append")},
     "MissingFileTruncates": {("emp.writer_missing_file_contention", "3 apps starting on a missing file lost or damaged a first entry")},
     "NeverCreatesLock": {("emp.writer_locks_around_write", "append wrote memory.jsonl while no memory.jsonl.lock existed"),
                          ("emp.writer_locks_around_write", "delete wrote memory.jsonl while no memory.jsonl.lock existed")},
@@ -519,6 +684,20 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "UpdateInPlace": {("emp.writer_update_same_id", "an update changed lines already in the file instead of appending"),
                       ("emp.writer_update_same_id", "the update's ts is not newer than the entry it updates")},
     "WritesVersion2": {("emp.writer_version_1x", "a 1.0 writer wrote a line of another major version")},
+    "UpdateSkipsLock": {("emp.writer_locks_around_write", "update wrote memory.jsonl while no memory.jsonl.lock existed"),
+                        ("emp.writer_waits_for_lock", "the app wrote while another app held memory.jsonl.lock")},
+    "LockLeftOnRefusal": {("emp.writer_lock_removed", "memory.jsonl.lock is left behind after a refused update (an id nobody wrote)"),
+                          ("emp.writer_lock_removed", "memory.jsonl.lock is left behind after a refused delete (an id nobody wrote)")},
+    "TombstoneFinal": {("emp.reader_newer_after_tombstone", "a line newer than the tombstone did not take precedence: the id stays deleted")},
+    "WholeFileDecode": {("emp.reader_corrupt_line_isolated", "resolve failed on a file with torn, non-JSON and non-UTF-8 lines, "
+                                                             "though it works on the same file without it"),
+                        ("emp.writer_delete_keeps_foreign", "delete failed on a file with a corrupt line and a line of invalid "
+                                                            "UTF-8 (another app's), though it works on the same file without it")},
+    "QueryFiltersRawLines": {(f"emp.query_{kind}", title) for kind in ("time", "tags", "type", "content") for title in (
+        "query returned a superseded version: it filtered lines before resolving",
+        "query returned a deleted entry: it filtered lines before resolving")},
+    "AcceptsAnyStringId": {("emp.id_uuid4", "id must be a UUID"),
+                           ("emp.writer_validates_before_writing", "an entry with id not a UUID was written as given")},
 }
 
 
@@ -531,4 +710,4 @@ if __name__ == "__main__":  # a mutant as a command, one process per operation: 
 
 
 # checks killed by a test of their own (a mutant that only a real process shows), {check id: the test}
-KILLED_ELSEWHERE = {"emp.writer_killed_mid_write": "tests/test_emp_crash.py (RewritesInPlace, run as a command)"}
+KILLED_ELSEWHERE = {"emp.writer_killed_mid_write": "tests/test_emp_crash.py (RewritesInPlace and UpdateInPlace, run as commands)"}

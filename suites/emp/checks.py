@@ -2,7 +2,7 @@
 
 file_checks (each line, from the rule table in memconform.formats.emp) · reader_checks ·
 writer_checks · lock_checks · concurrency_checks · stateful_checks (model-based sequences) ·
-crash_checks (a cmd: writer killed mid-operation). Operations: see common.py and errata/emp.md.
+crash_checks (a cmd: writer's write cut short mid-operation). Operations: see common.py and errata/emp.md.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _mutants() -> Any:
 # corrupting the file." and the write operations.
 FILE_CLAUSE = tuple(name for name, rule in emp.RULES.items() if rule.keyword == "MUST")
 READER_CLAUSE = ("reader_newest_ts_wins", "reader_tombstone_deletes", "reader_deleted_stays_deleted",
-                 "reader_equal_ts_tie", "reader_corrupt_line_isolated", "reader_unknown_ignored",
+                 "reader_newer_after_tombstone", "reader_equal_ts_tie", "reader_corrupt_line_isolated", "reader_unknown_ignored",
                  "reader_newer_major_refused", "reader_long_content")
 WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_lock_removed",
                  "writer_concurrent_no_loss", "writer_missing_file_contention", "writer_after_torn_line",

@@ -16,7 +16,7 @@ import uuid
 from functools import partial
 from typing import Any
 
-from memconform.core.model import TargetError, Unsupported
+from memconform.core.model import ControlRefused, Failure, TargetError, Unsupported
 from memconform.core.registry import check
 from memconform.formats import emp
 
@@ -107,3 +107,46 @@ def target_view(ctx: Any, path: str) -> list[dict[str, Any]] | None:
 
 def by_id(entries: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     return {e.get("id"): e for e in entries if isinstance(e, dict)}
+
+
+def offers_update(ctx: Any) -> bool:
+    """Does the target offer the optional update operation? Asked once per run, on a file of its own
+    (a refusal still says yes: the checks then show what the update does)."""
+    def ask() -> bool:
+        first = entry(ctx, "update-probe")
+        try:
+            call(ctx, "update", {"path": new_file(ctx, [first]), "id": first["id"], "entry": {"content": ctx.unique("p")}})
+        except Unsupported:
+            return False
+        return True
+    offered: bool = ctx.once("emp.offers-update", ask)
+    return offered
+
+
+# ---- robustness to a bad line: the same operation on the same file without it is the control ----
+
+def control_without_bad_lines(ctx: Any, op: str, body: dict[str, Any]) -> Any:
+    """The positive control of a check about bad lines: `op` on the same file without its bad lines.
+    Refused: the control failed (the check is not assessed); an error escapes (the target errored)."""
+    reply = call(ctx, op, body)
+    if not reply.ok:
+        raise ControlRefused(f"{op} of the same file without its bad lines was refused: {reply.raw[:200]!r}")
+    return reply
+
+
+def despite_bad_lines(ctx: Any, op: str, body: dict[str, Any], bad: str) -> tuple[Any, Failure | None]:
+    """`op` on a file holding `bad` (say "one line that is not valid UTF-8"), after its control passed:
+    an error or a refusal is the rule broken ("Corruption affects only individual lines, not entire
+    file"), a failure, not the target erroring. (reply, None) when it went through."""
+    try:
+        reply = call(ctx, op, body)
+    except TargetError as exc:
+        return None, Failure(f"{op} failed on a file with {bad}, though it works on the same file without it",
+                             str(exc)[:300], "done, with only the bad line left out", detail=RESILIENT)
+    if not reply.ok:
+        return None, Failure(f"{op} was refused on a file with {bad}, though it works on the same file without it",
+                             reply.raw[:300], "done, with only the bad line left out", detail=RESILIENT)
+    return reply, None
+
+
+RESILIENT = '"Resilient: Corruption affects only individual lines, not entire file"'

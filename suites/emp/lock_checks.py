@@ -9,14 +9,15 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from memconform.core.model import ControlRefused, Failure, SkipCheck, TargetError
+from memconform.core.model import ControlRefused, Failure, SkipCheck
 from memconform.formats import emp
 
 from . import fswatch
-from .common import by_id, call, entry, new_file, read_bytes, writer_check, written_id
+from .common import by_id, call, entry, new_file, offers_update, read_bytes, writer_check, written_id
 
 
 class Pending:
@@ -70,21 +71,53 @@ def hold_window(ctx: Any) -> float:
     return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
 
 
+def write_ops(ctx: Any) -> tuple[str, ...]:
+    """The write operations the target offers: append, update (optional) and delete."""
+    return ("append", "update", "delete") if offers_update(ctx) else ("append", "delete")
+
+
+def write_body(ctx: Any, op: str, path: str, existing: str) -> dict[str, Any]:
+    """A request for `op` on `path`, whose entry `existing` it updates or deletes."""
+    if op == "append":
+        return {"path": path, "entry": entry(ctx, "waiter")}
+    if op == "update":
+        return {"path": path, "id": existing, "entry": {"content": ctx.unique("updated-waiter")}}
+    return {"path": path, "id": existing}
+
+
+def landed(ctx: Any, op: str, body: dict[str, Any], reply: Any, before: bytes, after: bytes) -> bool:
+    """Is the acknowledged operation in the file? An append or update must resolve as written; a
+    delete (a tombstone of any form, or a rewrite) must at least have changed the file."""
+    if op == "delete":
+        return after != before
+    view = by_id(emp.resolve(emp.iter_text(after)))
+    if op == "append":
+        return written_id(ctx, reply, body["entry"]) in view
+    return bool(view.get(body["id"], {}).get("content") == body["entry"]["content"])
+
+
 @writer_check(section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
 def writer_waits_for_lock(ctx: Any) -> Iterator[Failure]:
-    """The harness holds memory.jsonl.lock as another app would; the append must not land (nor be
-    acknowledged) while it is held, and must land once it is released. A writer whose own wait
-    times out may give up (a rejected reply) but must then not write at all (errata E6)."""
+    """The harness holds memory.jsonl.lock as another app would, while the target appends, updates
+    (when it offers update) and deletes; none may land (nor be acknowledged) while it is held, and
+    each must land once it is released. A writer whose own wait times out may give up (a rejected
+    reply) but must then not write at all (errata E6)."""
     hold = hold_window(ctx)
-    path = new_file(ctx, [entry(ctx, "seed")])
+    for op in write_ops(ctx):
+        yield from wait_while_held(ctx, op, hold)
+
+
+def wait_while_held(ctx: Any, op: str, hold: float) -> Iterator[Failure]:
+    seed = entry(ctx, "seed")
+    path = new_file(ctx, [seed])
     lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder")
     with open(lock, "w") as fh:
         fh.write(token)
     before = read_bytes(path)
     state = file_state(path)
-    e = entry(ctx, "waiter")
-    pending = Pending(ctx, "append", {"path": path, "entry": e})
+    body = write_body(ctx, op, path, seed["id"])
+    pending = Pending(ctx, op, body)
     deadline = time.monotonic() + hold
     while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
         pass
@@ -98,26 +131,27 @@ def writer_waits_for_lock(ctx: Any) -> Iterator[Failure]:
     if still_ours:
         os.unlink(lock)
     else:
-        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept")
+        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept", op)
     reply = pending.result(ctx.profile.limits.call_deadline_s)
-    ctx.note(f"held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} before release")
+    ctx.note(f"{op}: held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} "
+             "before release")
     if during != before:
-        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes")
+        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes", op)
     if reply is None:
-        yield Failure("the append did not finish after the lock was released", "still waiting",
-                      f"done within {ctx.profile.limits.call_deadline_s} s")
+        yield Failure(f"the {op} did not finish after the lock was released", "still waiting",
+                      f"done within {ctx.profile.limits.call_deadline_s} s", op)
         return
     if returned_while_held:
         ctx.reading("E6", "gives up while the lock is held" if not reply.ok else "acknowledged while held")
     if returned_while_held and reply.ok:
-        yield Failure("the append was acknowledged while another app held the lock", reply.status,
-                      "wait for the lock, or give up with a rejected reply")
+        yield Failure(f"the {op} was acknowledged while another app held the lock", reply.status,
+                      "wait for the lock, or give up with a rejected reply", op)
     after = read_bytes(path)
-    landed = written_id(ctx, reply, e) in by_id(emp.resolve(emp.iter_text(after))) if reply.ok else False
-    if reply.ok and not landed:
-        yield Failure("the append was acknowledged but the entry is not in the file", None, e["id"])
+    if reply.ok and not landed(ctx, op, body, reply, before, after):
+        yield Failure(f"the {op} was acknowledged but is not in the file", after[len(before):][:300].decode("utf-8", "replace"),
+                      body.get("id") or body["entry"]["id"], op)
     if not reply.ok and after != before:
-        yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes")
+        yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
 
 
 def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
@@ -138,8 +172,8 @@ def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
               sentence="Create lock file (memory.jsonl.lock) before writing")
 def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
     """The kernel's own record of file events (a hook no target can race) shows memory.jsonl.lock
-    present at every write of memory.jsonl, by an append and by a delete (errata E5; its removal
-    afterwards is emp.writer_lock_removed)."""
+    present at every write of memory.jsonl, by an append, an update (when offered) and a delete
+    (errata E5; its removal afterwards is emp.writer_lock_removed)."""
     path = new_file(ctx, [entry(ctx, "seed")])
     try:
         watch = fswatch.FolderEvents.open(os.path.dirname(path))
@@ -151,10 +185,17 @@ def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
         if not reply.ok:
             raise ControlRefused(f"append was refused: {reply.raw[:200]!r}")
         steps = [("append", watch.read())]
-        reply = call(ctx, "delete", {"path": path, "id": written_id(ctx, reply, e)})
-        if not reply.ok:
-            raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
-        steps.append(("delete", watch.read()))
+        written = written_id(ctx, reply, e)
+        for op, body in (("update", {"path": path, "id": written, "entry": {"content": ctx.unique("watched-update")}}),
+                         ("delete", {"path": path, "id": written})):
+            if op == "update" and not offers_update(ctx):
+                continue
+            reply = call(ctx, op, body)
+            events = watch.read()
+            if reply.ok:
+                steps.append((op, events))
+            else:  # what a refused write does to the file is judged elsewhere: nothing to watch here
+                ctx.note(f"{op} was refused ({reply.raw[:120]!r}): its writes are not watched")
     for op, events in steps:
         ctx.note(f"{op}: file events {events[:12]}")
         writes, unlocked = unlocked_writes(events)
@@ -167,13 +208,33 @@ def writer_locks_around_write(ctx: Any) -> Iterator[Failure]:
 
 @writer_check(section="Concurrency Control", keyword="SHOULD", sentence="Remove lock file")
 def writer_lock_removed(ctx: Any) -> Iterator[Failure]:
+    """No memory.jsonl.lock is left behind after an append, an update or a delete, nor after an
+    update or delete the target refuses (an id nobody wrote): a lock left on an early exit stops
+    every other app until it is stale."""
     path = new_file(ctx)
     e = entry(ctx, "one")
     reply = call(ctx, "append", {"path": path, "entry": e})
     if not reply.ok:
         raise ControlRefused(f"append was refused: {reply.raw[:200]!r}")
-    if os.path.exists(path + emp.LOCK_SUFFIX):
-        yield Failure("memory.jsonl.lock is left behind after the write", "present", "removed", emp.FILE_NAME + emp.LOCK_SUFFIX)
+    yield from lock_left(path, "an append")
+    written, unknown = written_id(ctx, reply, e), str(uuid.uuid4())
+    for op in write_ops(ctx)[1:]:
+        for target_id, what in ((unknown, f"an {op} of an id nobody wrote"), (written, f"an {op}")):
+            body: dict[str, Any] = {"path": path, "id": target_id}
+            if op == "update":
+                body["entry"] = {"content": ctx.unique("updated")}
+            reply = call(ctx, op, body)
+            yield from lock_left(path, what if reply.ok else f"a refused {op} (an id nobody wrote)"
+                                 if target_id == unknown else f"a refused {op}")
+
+
+def lock_left(path: str, after: str) -> Iterator[Failure]:
+    """A failure if memory.jsonl.lock is there after the call; the harness then removes it (the
+    next call must not wait for a lock the check already blamed)."""
+    lock = path + emp.LOCK_SUFFIX
+    if os.path.exists(lock):
+        yield Failure(f"memory.jsonl.lock is left behind after {after}", "present", "removed", emp.FILE_NAME + emp.LOCK_SUFFIX)
+        os.unlink(lock)
 
 
 def stale_lock(ctx: Any, path: str) -> str:

@@ -8,7 +8,18 @@ from typing import Any
 from memconform.core.model import ControlRefused, Failure, Inconclusive
 from memconform.formats import emp
 
-from .common import OTHER, by_id, call, entry, new_file, reader_check, view
+from .common import (
+    BASE_TS,
+    OTHER,
+    by_id,
+    call,
+    control_without_bad_lines,
+    despite_bad_lines,
+    entry,
+    new_file,
+    reader_check,
+    view,
+)
 
 TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 
@@ -66,6 +77,26 @@ def reader_deleted_stays_deleted(ctx: Any) -> Iterator[Failure]:
                       got[gone["id"]], "absent (the tombstone has the newest ts)", f"id {gone['id']}")
 
 
+TOMBSTONE_ORDERED = "E4: a tombstone is ordered by its ts like any other line"
+
+
+@reader_check(section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def reader_newer_after_tombstone(ctx: Any) -> Iterator[Failure]:
+    """A line of a deleted id with a ts newer than its tombstone (the entry written again after the
+    delete) is the id's newest line, so it is in the view (errata E4: the two ways to delete agree;
+    after a rewrite that newer line would be the only one left)."""
+    form = tombstone_form(ctx)
+    if form is None:
+        raise Inconclusive("the reader honours no tombstone form the harness knows (emp.reader_tombstone_deletes)")
+    gone = entry(ctx, "deleted-then-rewritten")
+    again = dict(gone, ts=gone["ts"] + 2000, content=ctx.unique("written-again"))
+    got = by_id(view(ctx, new_file(ctx, [gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form), again])))
+    if got.get(gone["id"], {}).get("content") != again["content"]:
+        yield Failure("a line newer than the tombstone did not take precedence: the id stays deleted",
+                      got.get(gone["id"]), again, f"id {gone['id']}", readings=(TOMBSTONE_ORDERED,))
+
+
 @reader_check(section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
 def reader_equal_ts_tie(ctx: Any) -> Iterator[Failure]:
@@ -92,13 +123,16 @@ def reader_equal_ts_tie(ctx: Any) -> Iterator[Failure]:
 @reader_check(section="Storage Format: JSONL", keyword="MUST",
               sentence="Resilient: Corruption affects only individual lines, not entire file")
 def reader_corrupt_line_isolated(ctx: Any) -> Iterator[Failure]:
-    """Lines that are torn, not JSON, or not valid UTF-8 cost only themselves."""
+    """Lines that are torn, not JSON, or not valid UTF-8 cost only themselves. The same file without
+    them must be read first (the control): then an error or a refusal on the corrupt file is the rule
+    broken, not the target erroring."""
     a, b, c = entry(ctx, "before"), entry(ctx, "after"), entry(ctx, "after-bad-bytes")
     bad_bytes = b'{"v":"1.0","id":"' + str(c["id"]).encode() + b'x","ts":1,"src":"com.a.b","content":"\xff\xfe"}'
+    control_without_bad_lines(ctx, "resolve", {"path": new_file(ctx, [a, b, c])})
     path = new_file(ctx, [a, '{"v":"1.0","id":', "not json at all", bad_bytes, b, c, '{"v":"1.0","id":"trunc'])
-    reply = call(ctx, "resolve", {"path": path})
-    if not reply.ok:
-        yield Failure("the read was refused because of corrupt lines", reply.raw[:200], "the good lines")
+    reply, failure = despite_bad_lines(ctx, "resolve", {"path": path}, "torn, non-JSON and non-UTF-8 lines")
+    if failure is not None:
+        yield failure
         return
     got = by_id(reply.accepted_json(list, "resolve"))
     for e in (a, b, c):
@@ -147,8 +181,24 @@ def reader_newer_major_refused(ctx: Any) -> Iterator[Failure]:
         yield Failure("an entry of an unknown major version was read as if it were 1.x", got[future["id"]], "refused or left out")
 
 
-def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]]) -> Iterator[Failure]:
-    got = by_id(view(ctx, new_file(ctx, [*want, *other]), "query", **filters))
+def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],
+           superseded: tuple[dict[str, Any], dict[str, Any]] | None = None) -> Iterator[Failure]:
+    """Query the resolved view: `want` match, `other` do not. `superseded` is (an older version that
+    matches, its newer version that does not): the id must be absent. When the reader honours a
+    tombstone form, an entry that matches but was deleted by a tombstone that does not is absent too
+    (filtering raw lines before resolving returns both)."""
+    lines: list[dict[str, Any]] = [*want, *other]
+    if superseded is not None:
+        lines += list(superseded)
+    deleted = None
+    form = tombstone_form(ctx)
+    if form is None:
+        ctx.note("the reader honours no tombstone form the harness knows: no deleted entry in this query")
+    else:
+        deleted = dict(want[0], id=entry(ctx, "x")["id"], content=want[0]["content"] + ctx.unique("deleted"))
+        tomb = emp.tombstone(deleted["id"], max(e["ts"] for e in lines) + 1000, OTHER, form)
+        lines += [deleted, tomb]
+    got = by_id(view(ctx, new_file(ctx, lines), "query", **filters))
     for e in want:
         if e["id"] not in got:
             yield Failure("query left out a matching entry", sorted(got, key=str), e, f"id {e['id']}",
@@ -157,29 +207,53 @@ def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other:
         if e["id"] in got:
             yield Failure("query returned an entry that does not match", got[e["id"]], "absent", f"id {e['id']}",
                           detail=f"query {filters}")
+    if superseded is not None:
+        old, new = superseded
+        shown = got.get(old["id"])
+        if shown is not None and shown.get("content") == old["content"]:
+            yield Failure("query returned a superseded version: it filtered lines before resolving", shown,
+                          f"absent: the newest line of the id ({new['content']!r}, ts {new['ts']}) does not match",
+                          f"id {old['id']}", detail=f"query {filters}")
+        elif shown is not None:
+            yield Failure("query returned an entry that does not match", shown, "absent", f"id {old['id']}",
+                          detail=f"query {filters}")
+    if deleted is not None and deleted["id"] in got:
+        yield Failure("query returned a deleted entry: it filtered lines before resolving", got[deleted["id"]],
+                      "absent: its tombstone is the newest line of the id", f"id {deleted['id']}",
+                      detail=f"query {filters}")
+
+
+def versions(ctx: Any, label: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An entry's older version (fields `old`, matching a query) and a newer one (fields `new`, not matching)."""
+    first = entry(ctx, label + "-old", **old)
+    return first, dict(first, content=ctx.unique(label + "-new"), **new)
 
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Filter by Time: Read entries where ts >= startTime && ts <= endTime")
 def query_time(ctx: Any) -> Iterator[Failure]:
-    """Both bounds are inclusive: entries exactly at start and end are in, one millisecond outside is out."""
+    """Both bounds are inclusive: entries exactly at start and end are in, one millisecond outside is out;
+    an entry whose newest version lies outside is out though an older one lies inside."""
     yield from _query(ctx, {"start": 2000, "end": 3000},
                       [entry(ctx, "at-start", ts=2000), entry(ctx, "at-end", ts=3000)],
-                      [entry(ctx, "before", ts=1999), entry(ctx, "after", ts=3001)])
+                      [entry(ctx, "before", ts=1999), entry(ctx, "after", ts=3001)],
+                      versions(ctx, "moved", {"ts": 2500}, {"ts": 3500}))
 
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Filter by Tags: Read entries where tags includes specified tag(s)")
 def query_tags(ctx: Any) -> Iterator[Failure]:
     yield from _query(ctx, {"tags": ["calendar"]}, [entry(ctx, "in", tags=["ui", "calendar"])],
-                      [entry(ctx, "out", tags=["ui", "calendars"]), entry(ctx, "untagged")])
+                      [entry(ctx, "out", tags=["ui", "calendars"]), entry(ctx, "untagged")],
+                      versions(ctx, "retagged", {"tags": ["calendar"]}, {"tags": ["ui"], "ts": BASE_TS + 1000}))
 
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Filter by Type: Read entries where type matches specified type")
 def query_type(ctx: Any) -> Iterator[Failure]:
     yield from _query(ctx, {"type": "event"}, [entry(ctx, "in", type="event")],
-                      [entry(ctx, "out", type="fact"), entry(ctx, "untyped")])
+                      [entry(ctx, "out", type="fact"), entry(ctx, "untyped")],
+                      versions(ctx, "retyped", {"type": "event"}, {"type": "fact", "ts": BASE_TS + 1000}))
 
 
 @reader_check(section="Read Operations", keyword="MUST",
@@ -187,4 +261,5 @@ def query_type(ctx: Any) -> Iterator[Failure]:
 def query_content(ctx: Any) -> Iterator[Failure]:
     word = ctx.unique("kw").lower()
     want = [entry(ctx, "in", content=f"Note about {word.upper()} here"), entry(ctx, "in-lower", content=f"x{word}y")]
-    yield from _query(ctx, {"text": word}, want, [entry(ctx, "out")])
+    yield from _query(ctx, {"text": word}, want, [entry(ctx, "out")],
+                      versions(ctx, "reworded", {"content": f"once about {word}"}, {"ts": BASE_TS + 1000}))

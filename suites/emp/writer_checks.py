@@ -15,6 +15,8 @@ from .common import (
     append,
     by_id,
     call,
+    control_without_bad_lines,
+    despite_bad_lines,
     entry,
     new_file,
     read_bytes,
@@ -60,14 +62,28 @@ def in_order(wanted: list[bytes], lines: list[bytes]) -> list[int]:
     return missing
 
 
+def good_only(lines: list[bytes]) -> list[bytes]:
+    """The lines any reader can use (valid UTF-8, JSON): the same file without its bad lines, for a control."""
+    return [raw for raw in lines if not isinstance(emp.decode(raw), emp.Replaced)
+            and isinstance(emp.parse_line(emp.decode(raw)), dict)]
+
+
 @writer_check(section="Write Operations", keyword="MUST", sentence="Append: Add new entry to end of file")
 def writer_append_keeps_foreign(ctx: Any) -> Iterator[Failure]:
     """An append leaves every byte already in the file where it was, including other apps' CRLF
-    line ends, spellings and invalid UTF-8, and adds the entry after them."""
+    line ends, spellings and invalid UTF-8, and adds the entry after them. The same append to the
+    file without its line of invalid UTF-8 is the control."""
     foreign = foreign_lines(ctx)
-    path = new_file(ctx, [*foreign[:2], foreign[2] + b"\r", *foreign[3:]])
+    lines = [*foreign[:2], foreign[2] + b"\r", *foreign[3:]]
+    control_without_bad_lines(ctx, "append", {"path": new_file(ctx, good_only(lines)), "entry": entry(ctx, "control")})
+    path = new_file(ctx, lines)
     before = read_bytes(path)
-    written = append(ctx, path, entry(ctx, "appended"))
+    e = entry(ctx, "appended")
+    reply, failure = despite_bad_lines(ctx, "append", {"path": path, "entry": e}, "another app's line of invalid UTF-8")
+    if failure is not None:
+        yield failure
+        return
+    written = written_id(ctx, reply, e)
     after = read_bytes(path)
     if not after.startswith(before):
         yield Failure("an append changed or moved lines already in the file", after[:600], before[:600],
@@ -80,15 +96,22 @@ def writer_append_keeps_foreign(ctx: Any) -> Iterator[Failure]:
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
 def writer_delete_keeps_foreign(ctx: Any) -> Iterator[Failure]:
     """A delete, by tombstone or by rewrite (errata E1, E13), keeps every other app's line byte for
-    byte and in order, and the target's own view no longer shows the entry."""
+    byte and in order, and the target's own view no longer shows the entry. The same delete on the
+    file without its corrupt and non-UTF-8 lines is the control."""
     victim = entry(ctx, "victim")
     foreign = foreign_lines(ctx)
     corrupt = b"{corrupt but someone's"
-    path = new_file(ctx, [victim, *foreign[:2], corrupt, *foreign[2:]])
+    lines = [json.dumps(victim).encode(), *foreign[:2], corrupt, *foreign[2:]]
+    twin = entry(ctx, "victim-control")
+    control_without_bad_lines(ctx, "delete", {"path": new_file(ctx, [json.dumps(twin).encode(), *good_only(lines[1:])]),
+                                              "id": twin["id"]})
+    path = new_file(ctx, lines)
     before = read_bytes(path)
-    reply = call(ctx, "delete", {"path": path, "id": victim["id"]})
-    if not reply.ok:
-        raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
+    reply, failure = despite_bad_lines(ctx, "delete", {"path": path, "id": victim["id"]},
+                                       "a corrupt line and a line of invalid UTF-8 (another app's)")
+    if failure is not None:
+        yield failure
+        return
     after = read_bytes(path)
     lines = after.split(b"\n")
     if after.startswith(before):
@@ -214,7 +237,9 @@ def writer_validates_before_writing(ctx: Any) -> Iterator[Failure]:
 
 
 def written_file(ctx: Any) -> list[tuple[int, str, Any]]:
-    """The file the target writes: a few appends (with tags, type, meta, emb), an update and a delete."""
+    """The file the target writes: a few appends (with tags, type, meta, emb), an update and a delete,
+    and the entries of INVALID_ENTRIES, which the writer must refuse or write valid: written as given,
+    they make the file break the File level's rules (an id that is no UUID fails emp.id_uuid4)."""
     path = new_file(ctx)
     # non-ASCII and astral content: a writer that encodes other than UTF-8 shows in emp.lines_utf8
     first = entry(ctx, "doc-a", type="preference", tags=["ui", "theme"])
@@ -232,6 +257,13 @@ def written_file(ctx: Any) -> list[tuple[int, str, Any]]:
     reply = call(ctx, "delete", {"path": path, "id": ids[0]})
     if not reply.ok:
         raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
+    for label, broken in INVALID_ENTRIES.items():
+        before = len(read_bytes(path))
+        reply = call(ctx, "append", {"path": path, "entry": {**entry(ctx, "doc-" + label.replace(" ", "-")), **broken}})
+        written = [e for _, _, e in emp.iter_text(read_bytes(path)[before:])]
+        as_given = [e for e in written if isinstance(e, dict) and all(e.get(k) == v for k, v in broken.items())]
+        ctx.note(f"an entry with {label}: " + ("written as given (the file checks judge it)" if as_given
+                                               else "written repaired" if written else f"not written ({reply.status})"))
     return list(emp.iter_lines(path))
 
 
