@@ -60,7 +60,10 @@ class OwnIdsRewriteDelete(ReferenceEmpApp):
 
     def delete(self, body: dict[str, Any]) -> dict[str, Any]:
         path, gone = body["path"], body["id"]
-        self.acquire(path)
+        try:
+            self.acquire(path)
+        except TimeoutError as exc:  # gives up cleanly on a held lock: refused, nothing written
+            raise Rejected({"error": str(exc)}, "lock busy") from None
         try:
             with open(path, "rb") as fh:
                 raws = fh.read().split(b"\n")

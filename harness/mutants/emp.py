@@ -491,6 +491,20 @@ class CheckThenCreateLock(ReferenceEmpApp):
         self._mine.rank = 0
 
 
+class StrictFileBeforeAppend(ReferenceEmpApp):
+    """Reads the whole file before an append and refuses to touch it when any line is bad (torn, not
+    JSON, not valid UTF-8): one app's broken line stops every app's appends."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        path = body.get("path") if isinstance(body, dict) else None
+        if isinstance(path, str) and os.path.exists(path):
+            for _, raw, e in self.lines(path):
+                if isinstance(e, emp.LineError) or isinstance(raw, emp.Replaced):
+                    raise Rejected({"error": "memory.jsonl is corrupt"}, "corrupt file")
+        return super().append(body)
+
+
 class UpdateSkipsLock(ReferenceEmpApp):
     """Locks appends and deletes, but writes an update without the lock (a second code path that
     forgot it)."""
@@ -592,7 +606,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
-    AcceptsAnyStringId)}
+    AcceptsAnyStringId, StrictFileBeforeAppend)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -632,6 +646,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "WholeFileDecode": {"emp.reader_corrupt_line_isolated", "emp.writer_delete_keeps_foreign"},
     "QueryFiltersRawLines": {"emp.query_time", "emp.query_tags", "emp.query_type", "emp.query_content"},
     "AcceptsAnyStringId": {"emp.id_uuid4", "emp.writer_validates_before_writing"},
+    "StrictFileBeforeAppend": {"emp.writer_after_torn_line", "emp.writer_append_keeps_foreign"},
 }
 
 # caught only when run as a command the harness can kill mid-operation (emp.writer_killed_mid_write)
@@ -658,7 +673,8 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                         ("emp.writer_after_killed_writer", "after a killed writer's stale lock and torn line, an entry is unreadable")},
     "Latin1Writer": {("emp.lines_utf8", "line is not valid UTF-8")},
     "LenientJson": set(),  # the battery's titles count inputs; its check id is enough (EXPECTED_KILLS)
-    "LockLeftBehind": {("emp.writer_lock_removed", "memory.jsonl.lock is left behind after an append")},
+    "LockLeftBehind": {("emp.writer_lock_removed", f"memory.jsonl.lock is left behind after {what}")
+                       for what in ("an append", "an update", "a delete")},
     "MissingFileTruncates": {("emp.writer_missing_file_contention", "3 apps starting on a missing file lost or damaged a first entry")},
     "NeverCreatesLock": {("emp.writer_locks_around_write", "append wrote memory.jsonl while no memory.jsonl.lock existed"),
                          ("emp.writer_locks_around_write", "delete wrote memory.jsonl while no memory.jsonl.lock existed")},
@@ -696,6 +712,11 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "QueryFiltersRawLines": {(f"emp.query_{kind}", title) for kind in ("time", "tags", "type", "content") for title in (
         "query returned a superseded version: it filtered lines before resolving",
         "query returned a deleted entry: it filtered lines before resolving")},
+    "StrictFileBeforeAppend": {
+        ("emp.writer_after_torn_line", "append was refused on a file with a torn last line, though it works on the same "
+                                       "file without it"),
+        ("emp.writer_append_keeps_foreign", "append was refused on a file with another app's line of invalid UTF-8, "
+                                            "though it works on the same file without it")},
     "AcceptsAnyStringId": {("emp.id_uuid4", "id must be a UUID"),
                            ("emp.writer_validates_before_writing", "an entry with id not a UUID was written as given")},
 }
