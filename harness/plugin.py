@@ -123,6 +123,11 @@ def _session(config: pytest.Config) -> Any:
         from .session import Session
 
         report_dir = Path(state["report_dir"]) if state["report_dir"] else None
+        worker = _xdist_worker(config)
+        if worker and report_dir is not None:  # pytest-xdist: each worker its own stream, merged at the end
+            from .session import WORKERS_DIR
+
+            report_dir = report_dir / WORKERS_DIR / worker
         state["session"] = Session(state["suites"], state["target"], state["profile"], report_dir, state["api_key"],
                                    command="pytest (memconform plugin)")
     return state["session"]
@@ -180,9 +185,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
         state["other_failed"] = True
 
 
+def _xdist_worker(config: pytest.Config) -> str | None:
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
+def _merge_xdist(session: pytest.Session, state: dict[str, Any]) -> None:
+    """The xdist controller runs no check: it merges the workers' streams into the one report."""
+    from pathlib import Path
+
+    from .session import merge_worker_reports
+
+    if _xdist_worker(session.config) or not state.get("report_dir") or "profile" not in state:
+        return
+    outcome = merge_worker_reports(Path(state["report_dir"]), state["target"], state["profile"], state["api_key"],
+                                   "pytest (memconform plugin, xdist)")
+    if outcome is None:
+        return
+    state["outcome"] = outcome
+    state["merged"] = outcome
+    if int(session.exitstatus) in (0, 1):
+        session.exitstatus = 1 if int(session.exitstatus) == 1 and outcome.exit_code == 0 else outcome.exit_code
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STASH_KEY, None)
+    if state and state["session"] is None:
+        _merge_xdist(session, state)
     if not state or state["session"] is None:
         return
     sess = state["session"]
@@ -199,9 +228,15 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     state = terminalreporter.config.stash.get(STASH_KEY, None)
     if not state or state.get("outcome") is None:
         return
-    sess = state["session"]
     terminalreporter.section("memconform verdicts")
-    terminalreporter.write(sess.redactor.text(sess.summary()))
+    if state["session"] is not None:
+        terminalreporter.write(state["session"].redactor.text(state["session"].summary()))
+    elif state.get("merged") is not None and state["merged"].report is not None:
+        from .core.redact import Redactor
+        from .core.report import render_summary
+
+        redactor = Redactor([state["api_key"]] if state["api_key"] else [])
+        terminalreporter.write(redactor.text(render_summary(state["merged"].report)))
     if state["report_dir"]:
         terminalreporter.write_line(f"report: {state['report_dir']}/report.jsonl (junit.xml, summary.md beside it)")
     terminalreporter.write_line(f"memconform exit code: {state['outcome'].exit_code}")

@@ -248,6 +248,38 @@ class Session:
         return render_summary(report) if report is not None else ""
 
 
+WORKERS_DIR = ".workers"
+
+
+def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile, api_key: str | None,
+                         command: str) -> RunOutcome | None:
+    """pytest-xdist: each worker wrote its checks' results under `<report_dir>/.workers/<id>/`; one report
+    of them all, with the level verdicts, notes and readings of the whole run (None: no worker wrote one)."""
+    import shutil
+
+    folders = sorted(p for p in (report_dir / WORKERS_DIR).glob("*") if (p / "report.jsonl").is_file())
+    if not folders:
+        return None
+    reports = [Report.from_path(p / "report.jsonl", allow_truncated=True, allow_empty=True) for p in folders]
+    lines = {line["check_id"]: line for r in reports for line in r.results}
+    order = {c.id: i for i, c in enumerate(REGISTRY.all())}  # the serial run's order
+    ranked = sorted(lines.values(), key=lambda line: order.get(line["check_id"], len(order)))
+    suites = list(dict.fromkeys(line["suite"] for line in ranked))
+    session = Session(suites, target, profile, report_dir, api_key, command=command)
+    session.start()
+    for line in ranked:
+        session.record(Result.from_json(line, strict=profile.strict))
+    for r in reports:
+        footer = r.footer or {}
+        session.outcome.notes += [n for n in footer.get("notes", []) if n not in session.outcome.notes]
+        session.outcome.readings += [x for x in footer.get("readings", []) if x not in session.outcome.readings]
+        if r.footer is None:
+            session.outcome.notes.append({"suite": suites[0] if suites else "", "note": "a worker's report was cut off"})
+    outcome = session.finish()
+    shutil.rmtree(report_dir / WORKERS_DIR, ignore_errors=True)
+    return outcome
+
+
 def write_rendered(report_dir: Path, report: Report) -> None:
     """junit.xml, summary.md, report.html and badges/ (memconform.render)."""
     from .render import write_rendered as render_files

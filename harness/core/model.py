@@ -158,6 +158,19 @@ class Result:
         """A failure of a SHOULD/MAY rule that no level's clause requires (outside strict)."""
         return self.outcome is Outcome.FAILED and not self.deciding
 
+    @classmethod
+    def from_json(cls, line: dict[str, Any], strict: bool = False) -> Result:
+        """A result line of a report read back (what the pytest plugin merges from xdist workers)."""
+        return cls(
+            check_id=line["check_id"], suite=line["suite"], spec=line["spec"], section=line["section"],
+            keyword=line["keyword"], level=line["level"], sentence=line["sentence"], outcome=Outcome(line["outcome"]),
+            reason=line.get("reason", ""), duration_s=float(line.get("duration_s", 0.0)), reproduce=line.get("reproduce", ""),
+            failures=[Failure(f["title"], f.get("received"), f.get("expected"), f.get("path", "$"), f.get("detail", ""),
+                              tuple(f.get("readings", ()))) for f in line.get("failures", [])],
+            transcript=list(line.get("transcript", [])), not_applicable=bool(line.get("not_applicable")),
+            inconclusive=bool(line.get("inconclusive")), in_clause=bool(line.get("in_clause")), strict=strict,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "type": "result",
