@@ -321,8 +321,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "timestamps_not_utc": {"omp.memory_timestamps_utc", "omp.export_envelope"},
     "no_validation": {"omp.rejects_content_over_max", "omp.rejects_too_many_tags", "omp.rejects_long_tag",
                       "omp.rejects_too_many_metadata_keys", "omp.rejects_long_namespace", "omp.rejects_unknown_type",
-                      "omp.update_invalid_changes_nothing", "omp.import_bad_memory_reported",
-                      "omp.fuzz_negative_data_rejected"},
+                      "omp.update_invalid_changes_nothing", "omp.import_bad_memory_reported"},
     "server_error_on_bad_input": {"omp.malformed_json_rejected", "omp.rejects_wrong_types", "omp.list_rejects_bad_paging",
                                   "omp.search_rejects_bad_input", "omp.fuzz_no_server_error",
                                   # plain json.loads: 500s, and duplicate names and UTF-16 bodies stored
@@ -363,6 +362,12 @@ EXPECTED_KILLS: dict[str, set[str]] = {
 }
 
 # broken only under a pinned reading: killed when the option pins it, accepted by default (errata O2)
+# checks killed by a test of their own, {check id: the test}. no_validation only drops the §2.1 limits: whether
+# hypothesis's random negative data hits one of them depends on the derandomized seed (an installed and an
+# editable copy of the package draw differently), so the deterministic killer is the toy server that accepts
+# every body
+KILLED_ELSEWHERE = {"omp.fuzz_negative_data_rejected": "tests/test_omp_openapi.py (toy `lenient`: accepts every body)"}
+
 OPTION_KILLS: dict[str, tuple[dict[str, str], set[str]]] = {
     "keyword_any_word": ({"keyword_match": "all-words"}, {"omp.search_keyword_all_words"}),
     "error_without_message": ({"error_message": "required"}, {"omp.get_unknown_id_404"}),

@@ -113,7 +113,7 @@ def compare(ctx: Context, subject_id: str, model: Model) -> None:
 
 def machine(ctx: Context, merge: bool) -> type:
     from hypothesis import strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
     sensitivities = st.sampled_from(amps.SENSITIVITIES)
 
@@ -144,9 +144,7 @@ def machine(ctx: Context, merge: bool) -> type:
                 atoms.append(atom)
             return atoms, arts
 
-        @rule(data=st.data())
-        def import_valid(self, data: Any) -> None:
-            atoms, arts = self.built(data)
+        def imported(self, atoms: list[dict[str, Any]], arts: list[dict[str, Any]]) -> None:
             reply = import_export(ctx, make_export(self.subject_id, atoms, arts))
             if not reply.ok:
                 raise TargetError(f"a conformant export was refused: {reply.raw[:200]!r}")
@@ -156,6 +154,20 @@ def machine(ctx: Context, merge: bool) -> type:
             self.model.atoms.update({a["atom_id"]: a for a in atoms})
             self.model.artifacts.update({a["artifact_id"]: a["private"] for a in arts})
             self.step(f"import {len(atoms)} atoms, {len(arts)} artifacts")
+
+        # every sequence opens with two imports of one sourced atom each, so what a second import does to
+        # the first one's atoms and artifacts is seen whatever the random steps after it draw
+        @initialize()
+        def two_imports(self) -> None:
+            for label in ("first", "second"):
+                art = make_artifact(ctx, f"m-{label}", [], private=label == "second")
+                atom = make_atom(ctx, f"m-{label}", "observed", [art["artifact_id"]])
+                art["atom_ids"] = [atom["atom_id"]]
+                self.imported([atom], [art])
+
+        @rule(data=st.data())
+        def import_valid(self, data: Any) -> None:
+            self.imported(*self.built(data))
 
         @rule(data=st.data(), broken=st.sampled_from(["confidence", "kind", "unzoned", "no-subject-id"]))
         def import_refused(self, data: Any, broken: str) -> None:

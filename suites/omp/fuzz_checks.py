@@ -18,7 +18,7 @@ apps of tests/test_omp_openapi.py, then the mutants of harness/mutants/omp.py.
   omp.fuzz_error_envelopes        every 4xx/5xx body the §4 JSON envelope with the code of its status
                                   toy `bad_envelope` ({"detail": ...}, HTML 404); wrong_error_envelope
   omp.fuzz_negative_data_rejected invalid data (schemathesis coverage cases, then random) refused
-                                  toy `lenient`; no_validation, limit_not_capped, not_found_as_200
+                                  toy `lenient` (random negative data hits no_validation's limits only by luck)
   omp.fuzz_ignored_auth           accepted requests refused without a key and with a wrong one
                                   toy `no_auth`; auth_skipped
   omp.fuzz_stateful_crud          create -> get/update -> delete -> get through the description's links
