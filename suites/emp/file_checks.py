@@ -12,25 +12,26 @@ from typing import Any
 
 from memconform.core.model import Failure, HarnessError
 from memconform.core.registry import REGISTRY
+from memconform.core.runner import Context
 from memconform.formats import emp
 
 from .common import doc_check
 
 
-def findings(doc: Any, ctx: Any) -> emp.Findings:
+def findings(doc: Any, ctx: Context) -> emp.Findings:
     """One pass over the file shared by every file check of the run (a streamed file is read once)."""
     found: emp.Findings = ctx.once("emp.findings", lambda: emp.scan(emp.as_lines(doc)))
     ctx.note(f"{found.lines} non-blank lines read in one pass")
     return found
 
 
-def pinned(ctx: Any, reading: str) -> bool:
+def pinned(ctx: Context, reading: str) -> bool:
     """Does the profile pin this reading (an errata option), making the problem a failure?"""
     option, value = emp.PINNED[reading]
     return bool(ctx.option(option) == value)
 
 
-def rule_failures(rule: emp.Rule, doc: Any, ctx: Any) -> Iterator[Failure]:
+def rule_failures(rule: emp.Rule, doc: Any, ctx: Context) -> Iterator[Failure]:
     found = findings(doc, ctx)
     offenders = found.offenders.get(rule.key, [])
     listed = 0
@@ -50,7 +51,7 @@ def rule_failures(rule: emp.Rule, doc: Any, ctx: Any) -> Iterator[Failure]:
 
 
 def _file_check(rule: emp.Rule) -> Callable[[Any, Any], Iterator[Failure]]:
-    def run(doc: Any, ctx: Any) -> Iterator[Failure]:
+    def run(doc: Any, ctx: Context) -> Iterator[Failure]:
         yield from rule_failures(rule, doc, ctx)
 
     run.__name__ = run.__qualname__ = rule.key

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from memconform.core.model import Failure
+from memconform.core.runner import Context
 from memconform.formats import emp
 from memconform.hostile import BadInput, StrictJsonError, strict_loads
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
@@ -40,7 +41,7 @@ def bad_lines(raw: bytes) -> bytes:
 
 
 @writer_check(section="Best Practices", keyword="SHOULD", sentence="Validate entries: Check schema before writing")
-def hostile_json_refused(ctx: Any) -> Iterator[Failure]:
+def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
     path = new_file(ctx)
     head = b'{"path": ' + json.dumps(path).encode() + b', "entry": '
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive
+from memconform.core.runner import Context
 from memconform.formats import emp
 
 from .common import (
@@ -26,7 +27,7 @@ TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 
 @reader_check(section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def reader_newest_ts_wins(ctx: Any) -> Iterator[Failure]:
+def reader_newest_ts_wins(ctx: Context) -> Iterator[Failure]:
     new = entry(ctx, "newer", ts=1701234569000)
     old = dict(new, ts=1701234568000, content=ctx.unique("older"))
     got = by_id(view(ctx, new_file(ctx, [new, old]))).get(new["id"])
@@ -34,7 +35,7 @@ def reader_newest_ts_wins(ctx: Any) -> Iterator[Failure]:
         yield Failure("an older line written later won over the newer ts", got, new, f"id {new['id']}")
 
 
-def tombstone_form(ctx: Any) -> str | None:
+def tombstone_form(ctx: Context) -> str | None:
     """The tombstone form this reader honours (errata E1): the pinned one, else the first of both that works."""
     def learn() -> str | None:
         forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
@@ -53,7 +54,7 @@ def tombstone_form(ctx: Any) -> str | None:
 
 @reader_check(section="Write Operations", keyword="MUST",
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
-def reader_tombstone_deletes(ctx: Any) -> Iterator[Failure]:
+def reader_tombstone_deletes(ctx: Context) -> Iterator[Failure]:
     """A tombstone line (either form of errata E1 by default) removes its id from the view."""
     if tombstone_form(ctx) is None:
         forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
@@ -63,7 +64,7 @@ def reader_tombstone_deletes(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Write Operations", keyword="MUST",
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
-def reader_deleted_stays_deleted(ctx: Any) -> Iterator[Failure]:
+def reader_deleted_stays_deleted(ctx: Context) -> Iterator[Failure]:
     """An older update of a deleted id, appended after the tombstone (say, synced late), does not revive it."""
     form = tombstone_form(ctx)
     if form is None:
@@ -82,7 +83,7 @@ TOMBSTONE_ORDERED = "E4: a tombstone is ordered by its ts like any other line"
 
 @reader_check(section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def reader_newer_after_tombstone(ctx: Any) -> Iterator[Failure]:
+def reader_newer_after_tombstone(ctx: Context) -> Iterator[Failure]:
     """A line of a deleted id with a ts newer than its tombstone (the entry written again after the
     delete) is the id's newest line, so it is in the view (errata E4: the two ways to delete agree;
     after a rewrite that newer line would be the only one left)."""
@@ -99,7 +100,7 @@ def reader_newer_after_tombstone(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def reader_equal_ts_tie(ctx: Any) -> Iterator[Failure]:
+def reader_equal_ts_tie(ctx: Context) -> Iterator[Failure]:
     """Two lines of one id with equal ts: exactly one wins, with one line's content (errata E3);
     under emp.ts_tie=later-line, the later line."""
     first = entry(ctx, "tie-first")
@@ -122,7 +123,7 @@ def reader_equal_ts_tie(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Storage Format: JSONL", keyword="MUST",
               sentence="Resilient: Corruption affects only individual lines, not entire file")
-def reader_corrupt_line_isolated(ctx: Any) -> Iterator[Failure]:
+def reader_corrupt_line_isolated(ctx: Context) -> Iterator[Failure]:
     """Lines that are torn, not JSON, or not valid UTF-8 cost only themselves. The same file without
     them must be read first (the control): then an error or a refusal on the corrupt file is the rule
     broken, not the target erroring."""
@@ -141,7 +142,7 @@ def reader_corrupt_line_isolated(ctx: Any) -> Iterator[Failure]:
 
 
 @reader_check(section="Required Fields", keyword="MUST", sentence="No length limit (but keep reasonable for mobile)")
-def reader_long_content(ctx: Any) -> Iterator[Failure]:
+def reader_long_content(ctx: Context) -> Iterator[Failure]:
     """A 1 MiB content of multi-byte and astral characters is read back whole (no line-buffer limit)."""
     big = ("\u00e9\U0001F600abc" * 200_000)[: 1 << 20]
     e = entry(ctx, "long", content=big)
@@ -154,7 +155,7 @@ def reader_long_content(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Backward Compatibility", keyword="MUST",
               sentence="Ignore unknown fields in newer versions")
-def reader_unknown_ignored(ctx: Any) -> Iterator[Failure]:
+def reader_unknown_ignored(ctx: Context) -> Iterator[Failure]:
     lines = [entry(ctx, "minor", v="1.7", novel={"x": 1}), entry(ctx, "custom", type="x-custom-type", meta={"z": [1]})]
     got = by_id(view(ctx, new_file(ctx, lines)))
     for e in lines:
@@ -164,7 +165,7 @@ def reader_unknown_ignored(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Versioning", keyword="MUST",
               sentence="MAJOR: Breaking changes (incompatible format)")
-def reader_newer_major_refused(ctx: Any) -> Iterator[Failure]:
+def reader_newer_major_refused(ctx: Context) -> Iterator[Failure]:
     """A line of a newer major is refused or left out (errata E8); the same file with that line at
     1.0 must first be read in full (the positive control)."""
     ok, future = entry(ctx, "v1"), entry(ctx, "v2", v="2.0")
@@ -181,7 +182,7 @@ def reader_newer_major_refused(ctx: Any) -> Iterator[Failure]:
         yield Failure("an entry of an unknown major version was read as if it were 1.x", got[future["id"]], "refused or left out")
 
 
-def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],
+def _query(ctx: Context, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],
            superseded: tuple[dict[str, Any], dict[str, Any]] | None = None) -> Iterator[Failure]:
     """Query the resolved view: `want` match, `other` do not. `superseded` is (an older version that
     matches, its newer version that does not): the id must be absent. When the reader honours a
@@ -223,7 +224,7 @@ def _query(ctx: Any, filters: dict[str, Any], want: list[dict[str, Any]], other:
                       detail=f"query {filters}")
 
 
-def versions(ctx: Any, label: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def versions(ctx: Context, label: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """An entry's older version (fields `old`, matching a query) and a newer one (fields `new`, not matching)."""
     first = entry(ctx, label + "-old", **old)
     return first, dict(first, content=ctx.unique(label + "-new"), **new)
@@ -231,7 +232,7 @@ def versions(ctx: Any, label: str, old: dict[str, Any], new: dict[str, Any]) -> 
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Filter by Time: Read entries where ts >= startTime && ts <= endTime")
-def query_time(ctx: Any) -> Iterator[Failure]:
+def query_time(ctx: Context) -> Iterator[Failure]:
     """Both bounds are inclusive: entries exactly at start and end are in, one millisecond outside is out;
     an entry whose newest version lies outside is out though an older one lies inside."""
     yield from _query(ctx, {"start": 2000, "end": 3000},
@@ -242,7 +243,7 @@ def query_time(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Filter by Tags: Read entries where tags includes specified tag(s)")
-def query_tags(ctx: Any) -> Iterator[Failure]:
+def query_tags(ctx: Context) -> Iterator[Failure]:
     yield from _query(ctx, {"tags": ["calendar"]}, [entry(ctx, "in", tags=["ui", "calendar"])],
                       [entry(ctx, "out", tags=["ui", "calendars"]), entry(ctx, "untagged")],
                       versions(ctx, "retagged", {"tags": ["calendar"]}, {"tags": ["ui"], "ts": BASE_TS + 1000}))
@@ -250,7 +251,7 @@ def query_tags(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Filter by Type: Read entries where type matches specified type")
-def query_type(ctx: Any) -> Iterator[Failure]:
+def query_type(ctx: Context) -> Iterator[Failure]:
     yield from _query(ctx, {"type": "event"}, [entry(ctx, "in", type="event")],
                       [entry(ctx, "out", type="fact"), entry(ctx, "untyped")],
                       versions(ctx, "retyped", {"type": "event"}, {"type": "fact", "ts": BASE_TS + 1000}))
@@ -258,7 +259,7 @@ def query_type(ctx: Any) -> Iterator[Failure]:
 
 @reader_check(section="Read Operations", keyword="MUST",
               sentence="Search by Content: Read entries where content contains keyword (case-insensitive)")
-def query_content(ctx: Any) -> Iterator[Failure]:
+def query_content(ctx: Context) -> Iterator[Failure]:
     word = ctx.unique("kw").lower()
     want = [entry(ctx, "in", content=f"Note about {word.upper()} here"), entry(ctx, "in-lower", content=f"x{word}y")]
     yield from _query(ctx, {"text": word}, want, [entry(ctx, "out")],

@@ -19,6 +19,7 @@ from typing import Any
 
 from memconform.core import jepsen, sequence
 from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
+from memconform.core.runner import Context
 from memconform.formats import emp
 
 from .common import by_id, call, entry, new_file, read_bytes, target_view, writer_check, written_id
@@ -67,7 +68,7 @@ def expected_of(path: str, model: Model) -> dict[str, Any]:
     return {"path": path, "live": dict(model.live), "foreign": [raw.decode("utf-8") for _, raw in model.foreign]}
 
 
-def foreign_intact(ctx: Any, path: str, model: Model) -> None:
+def foreign_intact(ctx: Context, path: str, model: Model) -> None:
     want = expected_of(path, model)
     problem = foreign_missing(path, want["foreign"])
     if problem:
@@ -91,22 +92,22 @@ def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, A
 
 
 @sequence.comparator("emp.foreign_lines")
-def _replayed_foreign(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_foreign(ctx: Context, reply: Any, want: Any) -> str | None:
     return foreign_missing(want["path"], want["foreign"])
 
 
 @sequence.comparator("emp.view")
-def _replayed_view(ctx: Any, reply: Any, want: Any) -> str | None:
+def _replayed_view(ctx: Context, reply: Any, want: Any) -> str | None:
     seen = reply.body if reply is not None and reply.ok and isinstance(reply.body, list) else None
     return view_differs(want["path"], seen, want)
 
 
-def _new_file_again(ctx: Any, body: Any) -> dict[str, str]:
+def _new_file_again(ctx: Context, body: Any) -> dict[str, str]:
     path = new_file(ctx)
     return {body["path"]: path, os.path.dirname(body["path"]): os.path.dirname(path)}
 
 
-def _append_again(ctx: Any, body: Any) -> dict[str, str]:
+def _append_again(ctx: Context, body: Any) -> dict[str, str]:
     with open(body["path"], "ab") as fh:
         fh.write(body["line"].encode("utf-8") + b"\n")
     return {}
@@ -116,7 +117,7 @@ sequence.harness_action("emp.new_file", lambda b: [f"mkdir -p {shlex.quote(os.pa
 sequence.harness_action("emp.append_line", lambda b: [f"printf '%s\\n' {shlex.quote(b['line'])} >> {shlex.quote(b['path'])}"])(_append_again)
 
 
-def compare(ctx: Any, path: str, model: Model) -> None:
+def compare(ctx: Context, path: str, model: Model) -> None:
     seen = target_view(ctx, path)
     got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
     live_lines = [e for _, _, e in emp.iter_lines(path)]
@@ -132,7 +133,7 @@ def compare(ctx: Any, path: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "emp.view", want, problem))
 
 
-def machine(ctx: Any, offers_update: bool) -> type:
+def machine(ctx: Context, offers_update: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
@@ -231,7 +232,7 @@ def machine(ctx: Any, offers_update: bool) -> type:
 
 @writer_check(section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def writer_model_sequences(ctx: Any) -> Iterator[Failure]:
+def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of appends, updates and deletes by the target and by other apps: after every
     step every other app's line is where it was, and at the end the target's view equals the model."""
     from hypothesis import settings
