@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
-from memconform.fixtures_loader import fixture_root, iter_cases
+from memconform.fixtures_loader import iter_cases
 from memconform.formats import amps
 from memconform.formats.amps import strategies
 from memconform.mutants.amps import EXPECTED_KILLS, MUTANTS
@@ -110,15 +110,14 @@ def test_fixture_cases_are_well_formed():
 
 
 def test_spec_example_is_a_fixture_and_schema_is_published_one():
-    spec = (fixture_root().parent.parent / "shared" / "specs" / "ai-memory-portability-standard-v0.1.md")
+    spec = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "ai-memory-portability-standard-v0.1.md"
     example = next(c for _, c in CASES if c["id"] == "spec-worked-example")["document"]
     assert example["atoms"][0]["provenance"]["artifact_ids"] == ["art_101", "art_144"]
     assert amps.schema()["$id"] == "https://konshus.ai/schemas/ai-memory-portability/v0.1.json"
-    if spec.exists():  # the published text, when the shared specs sit beside the repo
-        text = spec.read_text("utf-8")
-        start = text.index("ai-memory-portability.v0.1.json\n\n") + len("ai-memory-portability.v0.1.json\n\n")
-        published = json.loads(text[start:text.index("\nExample\n", start)])
-        assert published == amps.schema()
+    text = spec.read_text("utf-8")  # the published text (fixtures/specs)
+    start = text.index("ai-memory-portability.v0.1.json\n\n") + len("ai-memory-portability.v0.1.json\n\n")
+    published = json.loads(text[start:text.index("\nExample\n", start)])
+    assert published == amps.schema()
 
 
 def test_validator_formats():
