@@ -76,6 +76,20 @@ class SuiteSpec:
     hints: tuple[str, ...] = ()
 
 
+def answers_with(op: str, body: Callable[[], Any], recognise: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """A probe (SuiteSpec.probe): the target answers `op` with `body()` by a document `recognise` knows.
+    Refused, absent or garbage: not this suite (a probe never raises)."""
+
+    def probe(target: Any) -> bool:
+        try:
+            reply = target.call(op, body())
+        except Exception:  # noqa: BLE001  refused, absent, garbage: not a target of this suite
+            return False
+        return bool(reply.ok and recognise(reply.body))
+
+    return probe
+
+
 def replay_command(reproduce_base: str, suite: str, path: str) -> str:
     """The `memconform replay` line for a saved example: the run's target, and its key as the variable."""
     parts = shlex.split(reproduce_base) if reproduce_base else []

@@ -15,10 +15,11 @@ malformed exports") that keeps the four invariants "the standard enforces".
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from memconform.core import jepsen
-from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.core.suite import Level, SuiteSpec, answers_with, register_suite
 from memconform.formats import amps
 
 from . import document_checks, hostile_input, import_checks, privacy_checks, roundtrip_checks, stateful_checks  # noqa: F401
@@ -37,16 +38,9 @@ def _reference() -> Any:
     return ReferenceAmpsStore()
 
 
-def _probe(target: Any) -> bool:
-    """`memconform run` without --suite: an AMPS implementation answers `export` of a subject with an
-    AMPS export (an unknown subject may also be refused: then it cannot tell, and says no)."""
-    import uuid
-
-    try:
-        reply = target.call("export", {"subject_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"})
-    except Exception:  # noqa: BLE001  refused, absent, garbage: not an AMPS implementation
-        return False
-    return bool(reply.ok and amps.detect(reply.body))
+# `memconform run` without --suite: an AMPS implementation answers `export` of a subject with an AMPS
+# export (an unknown subject may also be refused: then it cannot tell, and says no)
+_probe = answers_with("export", lambda: {"subject_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, amps.detect)
 
 
 def _mutants() -> Any:

@@ -14,10 +14,11 @@ consumer (the archives it refuses) and, for a producer, the one sentence that sa
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from memconform.core import jepsen
-from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.core.suite import Level, SuiteSpec, answers_with, register_suite
 from memconform.formats import memorizz as mz
 
 from . import (  # noqa: F401  (register checks)
@@ -52,16 +53,9 @@ def _reference() -> Any:
     return ReferenceArchiveStore()
 
 
-def _probe(target: Any) -> bool:
-    """`memconform run` without --suite: a MemoRizz implementation exports an archive (here of a
-    namespace no one uses, so the probe reads nothing of the store)."""
-    import uuid
-
-    try:
-        reply = target.call("export", {"memory_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"})
-    except Exception:  # noqa: BLE001  refused, absent, garbage: not a MemoRizz implementation
-        return False
-    return bool(reply.ok and mz.detect(reply.body))
+# `memconform run` without --suite: a MemoRizz implementation exports an archive (here of a namespace
+# no one uses, so the probe reads nothing of the store)
+_probe = answers_with("export", lambda: {"memory_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, mz.detect)
 
 
 def _mutants() -> Any:

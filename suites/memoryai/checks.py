@@ -12,7 +12,7 @@ from typing import Any
 from memconform.core import jepsen
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.core.runner import Context
-from memconform.core.suite import Level, SuiteSpec, register_suite
+from memconform.core.suite import Level, SuiteSpec, answers_with, register_suite
 from memconform.formats import memoryai as mai
 
 from . import client as c
@@ -46,13 +46,8 @@ LEVEL_3_CLAUSE = ("roundtrip_equivalent", "own_export_imported_back_large")
 HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equivalent", "import_file_multipart",
                "spec_endpoint", "import_report_shape")
 
-def _probe(target: Any) -> bool:
-    """`memconform run` without --suite: a MemoryAI target exports a memoryai-bundle."""
-    try:
-        reply = target.call("export", {"scope": "full"})
-    except Exception:  # refused, absent, garbage: not a MemoryAI target
-        return False
-    return bool(reply.ok and mai.detect(reply.body))
+# `memconform run` without --suite: a MemoryAI target exports a memoryai-bundle
+_probe = answers_with("export", lambda: {"scope": "full"}, mai.detect)
 
 
 def _reference() -> Any:
