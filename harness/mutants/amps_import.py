@@ -29,7 +29,8 @@ class WritesBeforeValidating(ReferenceAmpsStore):
         doc = parse_or_reject(doc)
         if self.problems(doc) and isinstance(doc, dict) and isinstance(doc.get("subject"), dict):
             sid = doc["subject"].get("subject_id")
-            for atom in doc.get("atoms") if isinstance(doc.get("atoms"), list) else []:
+            atoms = doc.get("atoms")
+            for atom in atoms if isinstance(atoms, list) else []:
                 if isinstance(sid, str) and isinstance(atom, dict) and isinstance(atom.get("atom_id"), str):
                     with self.db:
                         self.db.execute("INSERT OR REPLACE INTO atoms VALUES (?, ?, ?, ?)",

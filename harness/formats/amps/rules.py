@@ -75,9 +75,18 @@ class Scan:
             self.observed[rule] = self.observed.get(rule, 0) + 1
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object as it is, anything else as an empty one (absent or malformed: nothing to check)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: Any) -> list[Any]:
+    """A JSON array as it is, anything else as an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def _items(doc: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
-    items = doc.get(key) if isinstance(doc, dict) else None
-    return [(i, a) for i, a in enumerate(items if isinstance(items, list) else []) if isinstance(a, dict)]
+    return [(i, a) for i, a in enumerate(_array(_object(doc).get(key))) if isinstance(a, dict)]
 
 
 def scan(doc: Any) -> Scan:
@@ -87,8 +96,8 @@ def scan(doc: Any) -> Scan:
     atom_ids = {a.get("atom_id") for _, a in atoms}
     artifact_ids = {a.get("artifact_id") for _, a in artifacts}
     for i, atom in atoms:
-        prov = atom.get("provenance") if isinstance(atom.get("provenance"), dict) else {}
-        refs = prov.get("artifact_ids") if isinstance(prov.get("artifact_ids"), list) else []
+        prov = _object(atom.get("provenance"))
+        refs = _array(prov.get("artifact_ids"))
         derivation = prov.get("derivation")
         if derivation in ("inferred", "observed"):
             rule = f"{derivation}_has_sources"
@@ -127,8 +136,7 @@ def scan(doc: Any) -> Scan:
                 out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,
                         "an id present in this export", f"$.atoms[{i}].provenance.artifact_ids[{j}]")
     for i, art in artifacts:
-        back = art.get("atom_ids")
-        for j, ref in enumerate(back if isinstance(back, list) else []):
+        for j, ref in enumerate(_array(art.get("atom_ids"))):
             out.saw("references_resolve")
             if ref not in atom_ids:
                 out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,

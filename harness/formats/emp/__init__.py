@@ -114,9 +114,8 @@ def decode(rawb: bytes) -> str:
 
 
 def iter_text(text: str | bytes) -> Iterator[tuple[int, str, Any]]:
-    chunks = text.split(b"\n") if isinstance(text, bytes) else text.split("\n")
-    for n, chunk in enumerate(chunks, 1):
-        raw = decode(chunk) if isinstance(chunk, bytes) else chunk
+    lines: Iterable[str] = (decode(c) for c in text.split(b"\n")) if isinstance(text, bytes) else text.split("\n")
+    for n, raw in enumerate(lines, 1):
         if raw.strip():
             yield n, raw, parse_line(raw)
 

@@ -8,9 +8,8 @@ verifies that at import), so the two cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..common import parse_datetime
 from .constants import (
@@ -86,6 +85,13 @@ class Problem:
     expected: Any
     path: str
     readings: tuple[str, ...] = ()  # the readings (errata points) under which this is a problem; () = all
+
+
+class AddProblem(Protocol):
+    """How the scanner's helpers report a problem (`readings`: the errata readings it holds under)."""
+
+    def __call__(self, rule: str, title: str, received: Any, expected: Any, path: str,
+                 readings: tuple[str, ...] = ()) -> None: ...
 
 
 def scan(value: Any, natural_ids: dict[str, str] = NATURAL_IDS_IMPLIED) -> dict[str, list[Problem]]:
@@ -165,7 +171,7 @@ def scan(value: Any, natural_ids: dict[str, str] = NATURAL_IDS_IMPLIED) -> dict[
 
 
 def _scan_store(store: str, records: list[Any], natural: str | None,
-                add: Callable[[str, str, Any, Any, str], None], all_ids: set[str], no_embeddings: bool,
+                add: AddProblem, all_ids: set[str], no_embeddings: bool,
                 linking: list[dict[str, Any]]) -> None:
     """The per-record rules; the hot loop of validating a big archive, so it stays flat."""
     seen: set[str] = set()
@@ -223,7 +229,7 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
 
 
 def _scan_manifest(manifest: Any, present: bool, sizes: dict[str, int],
-                   add: Callable[[str, str, Any, Any, str], None]) -> None:
+                   add: AddProblem) -> None:
     if not present:
         return
     if not isinstance(manifest, dict):
@@ -284,7 +290,7 @@ def is_utc_timestamp(text: str) -> bool:
 
 
 def _scan_links(manifest: dict[str, Any], linking: list[dict[str, Any]], ids: set[str],
-                add: Callable[[str, str, Any, Any, str], None]) -> None:
+                add: AddProblem) -> None:
     reported = reported_ids(manifest.get("external_references"))
     missing = sorted({ref for node in linking for ref in refs_in(node) if ref not in ids} - reported)
     if missing:
