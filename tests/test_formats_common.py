@@ -6,8 +6,10 @@ import datetime as dt
 
 import pytest
 from memconform.formats.common import (
+    AJV_DATE_TIME,
     READINGS,
     audit_key,
+    is_datetime,
     is_int,
     now_iso,
     parse_datetime,
@@ -49,6 +51,34 @@ def test_instants_are_aware_and_equal_across_spellings():
     leap = parse_datetime("2026-12-31T23:59:60.5Z", "amps")
     assert leap == dt.datetime(2026, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)
     assert parse_datetime(20260101, "amps") is None and parse_datetime("2026-01-01T00:00:00Z" * 10, "amps") is None
+
+
+# AMPS schema validation's reading (errata/amps.md A13): ajv-formats 3, not RFC 3339 to the letter
+AJV_ACCEPTS = ["2026-01-01t00:00:00z", "2026-01-01 00:00:00+0100", "2026-01-01\u00a000:00:00Z",
+               "2026-12-31T23:59:60Z", "2026-01-01T00:59:60+01:00", "2026-01-01T00:00:00+01",
+               "2026-01-01T00:00:00.123456789Z"]
+AJV_REFUSES = ["2026-01-01T00:00:00", "2026-02-30T00:00:00Z", "2026-01-01T00:00:00+24:00", "2026-01-01T12:00:60Z",
+               "2026-01-01T00:00:00Z\n", "2026-01-01TT00:00:00Z", "２０２６-01-01T00:00:00Z", 20260101]
+
+
+@pytest.mark.parametrize("value", AJV_ACCEPTS)
+def test_ajv_formats_reading_accepts(value):
+    assert is_datetime(value, AJV_DATE_TIME) and parse_datetime(value, AJV_DATE_TIME) is not None
+
+
+@pytest.mark.parametrize("value", AJV_REFUSES)
+def test_ajv_formats_reading_refuses(value):
+    assert not is_datetime(value, AJV_DATE_TIME) and parse_datetime(value, AJV_DATE_TIME) is None
+
+
+def test_ajv_formats_reading_against_the_amps_rfc3339_one():
+    assert parse_datetime("2026-01-01 00:00:00+0100", AJV_DATE_TIME) == dt.datetime(2025, 12, 31, 23, tzinfo=UTC)
+    assert parse_datetime("2026-01-01 00:00:00Z", "amps") is None and not is_datetime("2026-01-01 00:00:00Z", "amps")
+    # a leap second orders as :59, its fraction dropped (the rfc3339 reading keeps it)
+    assert parse_datetime("2026-12-31T23:59:60.5Z", AJV_DATE_TIME) == dt.datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
+    # accepted, but no instant Python can hold: a date-time to the schema, nothing to order
+    for value in ("0000-01-01T00:00:00Z", "2026-01-01T23:60:60+00:01"):
+        assert is_datetime(value, AJV_DATE_TIME) and parse_datetime(value, AJV_DATE_TIME) is None
 
 
 def test_now_iso_and_is_int():

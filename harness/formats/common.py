@@ -1,23 +1,33 @@
 """What every spec's format shares: one date-time parser, one list of what a credential looks like,
 `is_int` and `now_iso`. Suites import these; none keeps a private copy.
 
-Date-times: one parser, `parse_datetime(value, spec)`, with one documented reading per spec
-(`READINGS`; the errata file of each spec says why):
+Date-times: one parser, `parse_datetime(value, reading)`, with one documented reading per spec
+(`READINGS`; the errata file of each spec says why), and `is_datetime(value, reading)`, whether a
+string is one under a reading:
 
-    spec      syntax    zone      the spec's words
-    omp       rfc3339   utc       "ISO 8601 UTC timestamp" (errata/omp.md O6): Z or +00:00, "T" and "Z"
-                                  upper case as ISO 8601 writes them
-    memorizz  iso8601   utc       "Export timestamp in UTC" (errata/memorizz.md): a zero UTC offset
-    memoryai  iso8601   optional  "<ISO-8601 datetime>"
-    amps      rfc3339   required  JSON Schema `"format": "date-time"` = RFC 3339 §5.6. The AMPS suite's
-                                  schema validation uses the ajv-formats 3 reading of the same format
-                                  (harness/formats/amps/formats.py, errata A13: the published validator's)
+    spec      syntax       zone      the spec's words
+    omp       rfc3339      utc       "ISO 8601 UTC timestamp" (errata/omp.md O6): Z or +00:00, "T" and "Z"
+                                     upper case as ISO 8601 writes them
+    memorizz  iso8601      utc       "Export timestamp in UTC" (errata/memorizz.md): a zero UTC offset
+    memoryai  iso8601      optional  "<ISO-8601 datetime>"
+    amps      rfc3339      required  JSON Schema `"format": "date-time"` = RFC 3339 §5.6
+    amps      ajv-formats  required  `AJV_DATE_TIME`, what the AMPS suite's schema validation uses: the same
+    (schema)                         format as the spec's reference validator, ajv + ajv-formats 3, reads it
+                                     (errata/amps.md A13: the published validator's reading)
 
     rfc3339   YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm), ASCII digits only; "T" and "Z" in either
               case (RFC 3339 §5.6 NOTE); no space separator, no week or ordinal dates; a leap second
               (:60) is read as :59 of the same minute, so it orders; fractions past microseconds are cut.
     iso8601   every ISO 8601 date or date-time Python reads (calendar, week and ordinal dates, basic
               or extended form, "T" or another one-character separator), "Z" in either case.
+    ajv-formats  ajv-formats 3 `date-time` (src/formats.ts, `getDateTime(strictTimeZone=true)`): the
+              string splits on one "T", "t" or JavaScript whitespace (JavaScript's set, not Python's) into
+              a full-date, a real calendar day, and hh:mm:ss[.fraction] with a zone "Z"/"z", +hh, +hhmm or
+              +hh:mm (hours <= 23, minutes <= 59); ASCII digits, whole-string anchors, no length cap;
+              seconds below 60, or 60 to below 61 when the time is 23:59 in UTC (a leap second, read as
+              :59 with no fraction); fractions are rounded to microseconds. A few strings it accepts
+              name no instant Python holds (year 0000, the leap second "23:60:60+00:01"): for those
+              `is_datetime` is true and `parse_datetime` None.
     required  an offset must be written; optional: no offset is read as UTC;
     utc       the offset must be zero, written Z or +00:00 (not -00:00: RFC 3339 §4.3 "unknown
               local offset").
@@ -25,6 +35,7 @@ Date-times: one parser, `parse_datetime(value, spec)`, with one documented readi
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass
@@ -45,7 +56,7 @@ def now_iso(offset_s: float = 0) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    syntax: str  # "rfc3339" | "iso8601"
+    syntax: str  # "rfc3339" | "iso8601" | "ajv-formats"
     zone: str  # "required" | "optional" | "utc"
     upper: bool = False  # rfc3339: "T" and "Z" in upper case only
 
@@ -56,6 +67,8 @@ READINGS: dict[str, Reading] = {
     "memorizz": Reading("iso8601", "utc"),
     "memoryai": Reading("iso8601", "optional"),
 }
+
+AJV_DATE_TIME = Reading("ajv-formats", "required")
 
 _RFC3339 = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?")
@@ -68,6 +81,9 @@ def parse_datetime(value: Any, reading: Reading | str) -> dt.datetime | None:
     The result is always timezone-aware; with zone "optional", a string without offset is UTC."""
     if isinstance(reading, str):
         reading = READINGS[reading]
+    if reading.syntax == "ajv-formats":
+        fields = _ajv_fields(value, reading.zone)
+        return None if fields is None else _ajv_instant(*fields)
     if not isinstance(value, str) or len(value) > 64:
         return None
     if reading.syntax == "rfc3339":
@@ -83,6 +99,16 @@ def parse_datetime(value: Any, reading: Reading | str) -> dt.datetime | None:
     if reading.zone == "utc" and (offset not in _ZERO_OFFSETS or when.utcoffset() != dt.timedelta(0)):
         return None
     return when
+
+
+def is_datetime(value: Any, reading: Reading | str) -> bool:
+    """Is a value a date-time string under a reading? Under ajv-formats also when Python cannot hold
+    the instant it names (the module docstring); under the others, when `parse_datetime` reads it."""
+    if isinstance(reading, str):
+        reading = READINGS[reading]
+    if reading.syntax == "ajv-formats":
+        return _ajv_fields(value, reading.zone) is not None
+    return parse_datetime(value, reading) is not None
 
 
 def _rfc3339(value: str) -> tuple[dt.datetime | None, str | None]:
@@ -123,6 +149,72 @@ def _iso8601(value: str) -> tuple[dt.datetime | None, str | None]:
         return when, None
     offset = "Z" if text is not value else value[-6:]
     return when, offset
+
+
+# ajv-formats 3 `date-time`, ported from its src/formats.ts (`date`, `getTime(strictTimeZone)`, `getDateTime`).
+# JavaScript's \s (String.prototype.split(/t|\s/i)): Python's \s differs (U+FEFF, U+001C-U+001F)
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_AJV_SEPARATOR = re.compile(f"[tT{_JS_SPACE}]")
+_AJV_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})", re.ASCII)
+_AJV_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?)(z|([+-])([0-9]{2})(?::?([0-9]{2}))?)?",
+                       re.ASCII | re.IGNORECASE)
+_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_AjvDay = tuple[int, int, int]  # year, month, day
+_AjvClock = tuple[int, int, float, int]  # hour, minute, second, zone offset in minutes
+
+
+def _ajv_fields(value: Any, zone: str) -> tuple[_AjvDay, _AjvClock] | None:
+    """The date and time ajv-formats reads in a string, or None when it refuses it."""
+    if not isinstance(value, str):
+        return None
+    parts = _AJV_SEPARATOR.split(value)
+    if len(parts) != 2:
+        return None
+    day, clock = _ajv_date(parts[0]), _ajv_time(parts[1], zone)
+    return None if day is None or clock is None else (day, clock)
+
+
+def _ajv_date(text: str) -> _AjvDay | None:
+    m = _AJV_DATE.fullmatch(text)
+    if not m:
+        return None
+    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    if not (1 <= month <= 12 and 1 <= day <= (29 if month == 2 and calendar.isleap(year) else _DAYS[month])):
+        return None
+    return year, month, day
+
+
+def _ajv_time(text: str, zone: str) -> _AjvClock | None:
+    m = _AJV_TIME.fullmatch(text)
+    if not m or (not m[4] and zone != "optional"):
+        return None  # ajv-formats 3: the zone is required (2.x let it be absent: errata A13)
+    if zone == "utc" and m[4] not in _ZERO_OFFSETS:
+        return None
+    hour, minute, second = int(m[1]), int(m[2]), float(m[3])
+    sign = -1 if m[5] == "-" else 1
+    tz_h, tz_m = int(m[6] or 0), int(m[7] or 0)
+    if tz_h > 23 or tz_m > 59:
+        return None
+    offset = sign * (tz_h * 60 + tz_m)
+    if hour <= 23 and minute <= 59 and second < 60:
+        return hour, minute, second, offset
+    utc_min = minute - tz_m * sign  # a leap second: 23:59:60 once the offset is taken off
+    utc_hour = hour - tz_h * sign - (1 if utc_min < 0 else 0)
+    if utc_hour in (23, -1) and utc_min in (59, -1) and second < 61:
+        return hour, minute, second, offset
+    return None
+
+
+def _ajv_instant(day: _AjvDay, clock: _AjvClock) -> dt.datetime | None:
+    """The instant (a leap second as :59 with no fraction), or None where Python holds none."""
+    hour, minute, second, offset = clock
+    whole = min(int(second), 59)
+    micro = 0 if second >= 60 else round((second - int(second)) * 1_000_000)
+    try:
+        return dt.datetime(*day, hour, minute, whole, min(micro, 999_999),
+                           tzinfo=dt.timezone(dt.timedelta(minutes=offset)))
+    except ValueError:  # year 0000, or a leap second spelled 23:60:60+00:01
+        return None
 
 
 # ---- credentials ----------------------------------------------------------------------------------
