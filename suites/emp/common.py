@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -32,11 +33,15 @@ writer_check = partial(check, suite=emp.SUITE, spec=SPEC, level="writer")
 
 def new_folder(ctx: Context) -> str:
     folder = tempfile.mkdtemp(prefix="memconform-emp-")
-    ctx.cleanup(f"folder {folder}", lambda: shutil.rmtree(folder, ignore_errors=True) or not os.path.exists(folder))
+
+    def remove() -> bool:
+        shutil.rmtree(folder, ignore_errors=True)
+        return not os.path.exists(folder)
+    ctx.cleanup(f"folder {folder}", remove)
     return folder
 
 
-def new_file(ctx: Context, lines: list[Any] = ()) -> str:
+def new_file(ctx: Context, lines: Sequence[dict[str, Any] | str | bytes] = ()) -> str:
     """A memory.jsonl in a fresh folder; a line is an entry (dict), a text line (str) or raw bytes."""
     path = os.path.join(new_folder(ctx), emp.FILE_NAME)
     with open(path, "wb") as fh:

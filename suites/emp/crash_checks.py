@@ -59,7 +59,8 @@ def children_of(pid: int) -> set[int]:
                     parents[int(name)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-    out, frontier = set(), {pid}
+    out: set[int] = set()
+    frontier = {pid}
     while frontier:
         frontier = {p for p, parent in parents.items() if parent in frontier} - out
         out |= frontier

@@ -207,7 +207,7 @@ def writer_version_1x(ctx: Context) -> Iterator[Failure]:
         yield Failure("a 1.0 writer wrote a line of another major version", got.get("v"), '"1.x"', f"id {written}")
 
 
-INVALID_ENTRIES = {
+INVALID_ENTRIES: dict[str, dict[str, Any]] = {  # label -> the fields that break the schema
     "content a number": {"content": 42},
     "tags in upper case": {"tags": ["UI"]},
     "id not a UUID": {"id": "not-a-uuid"},

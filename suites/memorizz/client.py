@@ -58,8 +58,21 @@ def by_content(archive: dict[str, Any], avoid_ids: set[str] | frozenset[str] = f
     return out
 
 
-def ids_in(archive: dict[str, Any]) -> set[tuple[str, str]]:
+def ids_in(archive: dict[str, Any]) -> set[tuple[str, object]]:
+    """(store, id) of every record, the id as the archive holds it (absent: None)."""
     return {(store, r.get("id")) for store, r in mz.records_of(archive)}
+
+
+def object_at(value: dict[str, Any], key: str) -> dict[str, Any]:
+    """value[key] when it is an object, else {}: a malformed member reads as empty (the document checks judge it)."""
+    member = value.get(key)
+    return member if isinstance(member, dict) else {}
+
+
+def list_at(value: dict[str, Any], key: str) -> list[Any]:
+    """value[key] when it is an array, else []."""
+    member = value.get(key)
+    return member if isinstance(member, list) else []
 
 
 def forget_namespaces_at_end(ctx: Context, *namespaces: str) -> None:

@@ -19,6 +19,7 @@ from .client import (
     forget_namespaces_at_end,
     ids_in,
     import_archive,
+    object_at,
     report_of,
     seeded,
 )
@@ -258,8 +259,8 @@ def import_discards_embeddings(ctx: Context) -> Iterator[Failure]:
     except TargetError as exc:
         raise Inconclusive(f"the target cannot export embeddings on request ({exc}), so what an import kept is "
                            "not visible") from None
-    manifest = archive.get("manifest") if isinstance(archive.get("manifest"), dict) else {}
-    includes = manifest.get("includes") if isinstance(manifest.get("includes"), dict) else {}
+    manifest = object_at(archive, "manifest")
+    includes = object_at(manifest, "includes")
     if includes.get("embeddings") is not True:
         raise Inconclusive("the target cannot export embeddings on request, so what an import kept is not visible")
     # errata M8: `vector` is an embedding only under the pinned memorizz reading

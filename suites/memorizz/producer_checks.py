@@ -11,14 +11,15 @@ from memconform.core.registry import check
 from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
-from .client import export, named_selection, seeded
+from .client import export, list_at, named_selection, object_at, seeded
 
 producer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="producer")
 
 
-def _one_type_selection(ctx: Context) -> tuple[dict[str, Any], str, str]:
-    """(selection, the one store to select, a record id it must hold): the seed's namespace and its summary,
-    or, for a producer that cannot import, the user's named selection and one of its non-empty stores."""
+def _one_type_selection(ctx: Context) -> tuple[dict[str, Any], str, object]:
+    """(selection, the one store to select, a record id it must hold, as the export wrote it): the seed's
+    namespace and its summary, or, for a producer that cannot import, the user's named selection and one
+    of its non-empty stores."""
     try:
         seed = seeded(ctx)
         return {"memory_id": seed.ns}, "summaries", seed.summary
@@ -28,7 +29,7 @@ def _one_type_selection(ctx: Context) -> tuple[dict[str, Any], str, str]:
             raise Inconclusive("the target cannot import and no selection was named (options export_memory_id, "
                                "export_agent_id), so there is nothing known to select") from None
         full = export(ctx, **named)
-        stores = full.get("stores") if isinstance(full.get("stores"), dict) else {}
+        stores = object_at(full, "stores")
         filled = [s for s in mz.STORES if isinstance(stores.get(s), list) and stores[s]]
         if len(filled) < 2:
             raise Inconclusive(f"the named selection holds records of {len(filled)} store(s): a one-type export "
@@ -47,11 +48,11 @@ def selected_export_only_selected(ctx: Context) -> Iterator[Failure]:
     for rule in ("stores_complete", "taxonomy_canonical", "manifest_counts", "manifest_record_count"):
         for p in problems.get(rule, []):
             yield Failure(f"a one-type export: {p.title}", p.received, p.expected, p.path)
-    stores = archive.get("stores") if isinstance(archive.get("stores"), dict) else {}
+    stores = object_at(archive, "stores")
     for other, records in stores.items():
         if other != store and records:
             yield Failure(f"an export of {store} only holds {other} records", len(records), [], f"$.stores.{other}")
-    held = stores.get(store) if isinstance(stores.get(store), list) else []
+    held = list_at(stores, store)
     if not any(isinstance(r, dict) and r.get("id") == must_hold for r in held):
         yield Failure(f"the selected {store} record is not in the export", None, must_hold, f"$.stores.{store}")
 
@@ -62,7 +63,7 @@ def selected_export_only_selected(ctx: Context) -> Iterator[Failure]:
 def unselected_links_reported(ctx: Context) -> Iterator[Failure]:
     seed = seeded(ctx)
     archive = export(ctx, memory_id=seed.ns, types=["summaries"])
-    manifest = archive.get("manifest") if isinstance(archive.get("manifest"), dict) else {}
+    manifest = object_at(archive, "manifest")
     reported = mz.reported_ids(manifest.get("external_references"))
     if not any(isinstance(r, dict) and r.get("id") == seed.summary for r in
                (archive.get("stores") or {}).get("summaries") or []):

@@ -195,6 +195,13 @@ def instant(value: Any) -> dt.datetime | None:
     return parse_datetime(value, "memoryai")
 
 
+def own_instant(text: str) -> dt.datetime:
+    """An instant from a time this suite wrote (now_iso, iso): always readable."""
+    moment = instant(text)
+    assert moment is not None, f"the suite wrote a time it cannot read: {text!r}"
+    return moment
+
+
 def counter(report: dict[str, Any], section: str, name: str) -> Any:
     value = report.get(section, {})
     return value.get(name) if isinstance(value, dict) else None
@@ -273,12 +280,20 @@ def vector(dim: int, seed: int) -> list[float]:
     return [((seed * 31 + i * 17) % 97) / 97.0 - 0.5 for i in range(dim)]
 
 
+# The key of exported chunks that have neither a content_hash nor text: keys are lower-cased, so this one
+# (with capitals) equals no hash, and such chunks group together, matching nothing this suite wrote.
+NO_HASH = "<NO CONTENT HASH>"
+
+
 def by_hash(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Chunks keyed by their content_hash lower-cased ("<sha256 hex>" of either case; one that is not a
+    string is kept as exported); a chunk without one by the hash of its text, else under NO_HASH."""
     out: dict[str, list[dict[str, Any]]] = {}
     for c in doc.get("chunks", []) or []:
         if isinstance(c, dict):
             h = c.get("content_hash") or (mai.content_hash(c["content"]) if isinstance(c.get("content"), str) else None)
-            out.setdefault(h.lower() if isinstance(h, str) else h, []).append(c)  # "<sha256 hex>" of either case
+            key = NO_HASH if h is None else h.lower() if isinstance(h, str) else h
+            out.setdefault(key, []).append(c)
     return out
 
 
@@ -286,10 +301,11 @@ def entities_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {e["name"]: e for e in doc.get("entities", []) or [] if isinstance(e, dict) and isinstance(e.get("name"), str)}
 
 
-def edges_by_hash(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """Edges keyed by the content hashes of their ends: ids are local to each implementation."""
+def edges_by_hash(doc: dict[str, Any]) -> dict[tuple[str | None, str | None, object], dict[str, Any]]:
+    """Edges keyed by the content hashes of their ends (None: no exported chunk has that id) and their
+    edge_type as exported: ids are local to each implementation."""
     id_to_hash = {c.get("id"): h for h, cs in by_hash(doc).items() for c in cs}
-    out = {}
+    out: dict[tuple[str | None, str | None, object], dict[str, Any]] = {}
     for e in doc.get("memory_edges", []) or []:
         if isinstance(e, dict):
             key = (id_to_hash.get(e.get("chunk_a")), id_to_hash.get(e.get("chunk_b")), e.get("edge_type"))

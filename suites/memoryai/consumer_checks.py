@@ -62,7 +62,8 @@ def reimport_inserts_nothing(ctx: Context) -> Iterator[Failure]:
             yield Failure("after two imports a chunk is not present exactly once", n, 1, "$.chunks", ch["content"])
     entity = c.entities_by_name(exported).get(name)
     if entity is not None:  # errata E6: the same bundle again either adds its counters again or leaves them
-        seen = {4: "accumulate", 2: "stable"}.get(entity.get("frequency"))
+        reading_of: dict[object, str] = {4: "accumulate", 2: "stable"}  # 2 + 2 again, or 2 left as it was
+        seen = reading_of.get(entity.get("frequency"))
         wanted = ctx.option("reimport_counters")
         if seen:
             ctx.reading("E6", seen)
@@ -117,7 +118,7 @@ def edges_upserted(ctx: Context) -> Iterator[Failure]:
         if edge.get("weight") != 0.75:
             yield Failure(f"weight is not the MAX of the two imports ({label})", edge.get("weight"), 0.75, "$.memory_edges[?].weight")
         updated = c.instant(edge.get("updated_at"))
-        if updated is None or updated < min(c.instant(second_ts), c.instant(started)):  # type: ignore[type-var]
+        if updated is None or updated < min(c.own_instant(second_ts), c.own_instant(started)):
             yield Failure(f"updated_at was not refreshed by the second import ({label})", edge.get("updated_at"),
                           f">= {second_ts} (the incoming edge's) or the import time", "$.memory_edges[?].updated_at")
     other = edges.get((a["content_hash"], b["content_hash"], "contradicts"))
@@ -204,8 +205,8 @@ def dna_never_decayed(ctx: Context) -> Iterator[Failure]:
         readings = ("union",) if ch["memory_type"] not in mai.DNA_TYPES else ()
         if not rows:
             yield Failure("a DNA chunk was deleted by decay", "absent", ch["content"], "$.chunks", _why(ch), readings=readings)
-        elif was is not None and (score(rows) is None or score(rows) < was):  # type: ignore[operator]
-            yield Failure("a DNA chunk's decay_score was lowered", score(rows), f">= {was} (its score before decay)",
+        elif was is not None and ((now := score(rows)) is None or now < was):
+            yield Failure("a DNA chunk's decay_score was lowered", now, f">= {was} (its score before decay)",
                           "$.chunks[?].decay_score", _why(ch), readings=readings)
 
 

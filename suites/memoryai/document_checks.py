@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, TypeGuard
 
 from memconform.core.model import Failure, Inconclusive, SkipCheck
 from memconform.core.registry import check
@@ -24,7 +24,8 @@ target_check = partial(check, suite=mai.SUITE, spec=SPEC)  # checks on a live ta
 
 def canonical(doc: Any, ctx: Context) -> bytes:
     """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
-    return ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))  # type: ignore[no-any-return]
+    literal: bytes = ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))
+    return literal
 
 
 def embedding_sizes(doc: Any, ctx: Context) -> dict[int, int | ValueError]:
@@ -40,10 +41,11 @@ def embedding_sizes(doc: Any, ctx: Context) -> dict[int, int | ValueError]:
                     sizes[i] = exc
         return sizes
 
-    return ctx.once("embedding-sizes", decode_all)  # type: ignore[no-any-return]
+    sizes: dict[int, int | ValueError] = ctx.once("embedding-sizes", decode_all)
+    return sizes
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -123,8 +125,10 @@ def chunk_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
             yield Failure("chunk memory_type is missing or not a string", chunk.get("memory_type", "<absent>"), "string", path + ".memory_type")
 
 
+# A field's type: (what it must be, in words; the test a value of it passes).
+FieldType = tuple[str, Callable[[Any], bool]]
 _SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")  # "<sha256 hex>": hex of either case (errata E2)
-_CHUNK_TYPES: dict[str, tuple[str, Any]] = {
+_CHUNK_TYPES: dict[str, FieldType] = {
     "id": ("integer", is_int),
     "content_hash": ("sha256 hex string", lambda v: isinstance(v, str) and _SHA256_HEX.fullmatch(v) is not None),
     "embedding_model": ("string", lambda v: isinstance(v, str)),
@@ -183,9 +187,10 @@ def memory_type_known_or_vendor(doc: Any, ctx: Context) -> Iterator[Failure]:
 @doc_check(section="§3.3", keyword="MUST", level="1",
            sentence='{ "chunk_a": <int>, "chunk_b": <int>, "edge_type": "<string>",')
 def edge_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
-    checks = {"chunk_a": ("integer", is_int), "chunk_b": ("integer", is_int), "edge_type": ("string", lambda v: isinstance(v, str)),
-              "weight": ("number", is_number), "co_activation_count": ("integer", is_int),
-              "created_at": ("ISO-8601 string", iso_ok), "updated_at": ("ISO-8601 string", iso_ok)}
+    checks: dict[str, FieldType] = {
+        "chunk_a": ("integer", is_int), "chunk_b": ("integer", is_int), "edge_type": ("string", lambda v: isinstance(v, str)),
+        "weight": ("number", is_number), "co_activation_count": ("integer", is_int),
+        "created_at": ("ISO-8601 string", iso_ok), "updated_at": ("ISO-8601 string", iso_ok)}
     for i, edge in optional_records(doc, ctx, "memory_edges"):
         if not isinstance(edge, dict):
             yield Failure("edge is not an object", edge, "object", f"$.memory_edges[{i}]")
