@@ -1,17 +1,11 @@
-"""Known-broken Edge Memory Protocol apps, each breaking one rule of the reference."""
+"""The EMP mutants module (SuiteSpec.mutants): the tables MUTANTS, EXPECTED_KILLS, EXPECTED_TITLES,
+PINNED_KILLS, COMMAND_MUTANTS/COMMAND_KILLS and KILLED_ELSEWHERE, and a mutant as a command
+(`python -m memconform.mutants.emp NAME OP IN OUT`). The mutants, each breaking one rule of the reference,
+live in emp_writers.py, emp_readers.py and emp_paths.py (failure paths); every one is re-exported here,
+so `python:memconform.mutants.emp:<Name>` names it.
+"""
 
 from __future__ import annotations
-
-import contextlib
-import json
-import os
-import time
-from typing import Any
-
-from memconform.formats import emp
-from memconform.hostile import parse_or_reject
-from memconform.reference.emp import ReferenceEmpApp
-from memconform.targets.base import Rejected
 
 from .emp_paths import (  # noqa: F401  (mutants by name: python:memconform.mutants.emp:<Name>)
     AcceptsAnyStringId,
@@ -31,256 +25,33 @@ from .emp_paths import (  # noqa: F401  (mutants by name: python:memconform.muta
     UpdateSkipsLock,
     WholeFileDecode,
 )
-
-
-class NoLock(ReferenceEmpApp):
-    """Ignores memory.jsonl.lock and rewrites the whole file (read, pause, write back)."""
-
-    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
-        old = open(path, "rb").read() if os.path.exists(path) else b""
-        time.sleep(0.002)
-        new = "".join(json.dumps(e) + "\n" for e in lines).encode()
-        with open(path, "wb") as fh:
-            fh.write(old + new)
-
-
-class LockLeftBehind(ReferenceEmpApp):
-    """Takes the lock but never removes it (nor waits for it)."""
-
-    def acquire(self, path: str) -> None:
-        open(self.lock_path(path), "w").close()
-
-    def release(self, path: str) -> None:
-        pass
-
-
-class StaleLockForever(ReferenceEmpApp):
-    """Never takes over a lock, however old."""
-
-    STALE_S = float("inf")
-
-
-class RewriteDropsForeign(ReferenceEmpApp):
-    """Deletes by rewriting the file with only the lines it understands."""
-
-    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
-        path = body["path"]
-        keep = [e for e in self.view(path) if e["id"] != body["id"]]
-        self.acquire(path)
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write("".join(json.dumps(e) + "\n" for e in keep))
-        finally:
-            self.release(path)
-        return {"ok": True}
-
-
-class FileOrderWins(ReferenceEmpApp):
-    """The last line for an id wins, whatever its ts."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        last: dict[str, dict[str, Any]] = {}
-        for _, _, e in self.lines(path):
-            if emp.readable(e):
-                last[e["id"]] = e
-        return [e for e in last.values() if not emp.is_tombstone(e)]
-
-
-class CorruptAborts(ReferenceEmpApp):
-    """One bad line refuses the whole read."""
-
-    def resolve(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        lines = self.lines(body["path"])
-        if any(isinstance(e, emp.LineError) for _, _, e in lines):
-            raise Rejected({"error": "corrupt file"}, "corrupt file")
-        return emp.resolve(lines)
-
-
-class NewerMajorAccepted(ReferenceEmpApp):
-    """Reads entries of any major version as if they were 1.x."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        lines = [(n, r, dict(e, v="1.0") if isinstance(e, dict) else e) for n, r, e in self.lines(path)]
-        return emp.resolve(lines)
-
-
-class ExactVersionOnly(ReferenceEmpApp):
-    """Drops every line whose v is not exactly "1.0" (newer minors are lost)."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        return emp.resolve([(n, r, e) for n, r, e in self.lines(path) if isinstance(e, dict) and e.get("v") == "1.0"])
-
-
-class TombstoneIgnored(ReferenceEmpApp):
-    """Treats tombstones as ordinary entries."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        return emp.resolve(self.lines(path), keep_tombstones=True)
-
-
-class FiltersIgnored(ReferenceEmpApp):
-    """query returns everything, ignoring time, tag and type filters."""
-
-    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        return super().query({"path": body["path"], "text": body.get("text")})
-
-
-class CaseSensitiveSearch(ReferenceEmpApp):
-    """Content search compares case-sensitively."""
-
-    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        rest = {k: v for k, v in body.items() if k != "text"}
-        return [e for e in super().query(rest) if body.get("text") is None or body["text"] in e["content"]]
-
-
-class SecondsTimestamps(ReferenceEmpApp):
-    """Stamps ts as Unix seconds (a float), whatever it is given."""
-
-    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        super().write_lines(path, [dict(e, ts=time.time()) for e in lines])
-
-
-class TieKeepsFirstLine(ReferenceEmpApp):
-    """On equal ts the line read first stays (a strict > where the reading says later line wins)."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        best: dict[str, dict[str, Any]] = {}
-        for _, _, e in self.lines(path):
-            if emp.readable(e) and (e["id"] not in best or e["ts"] > best[e["id"]]["ts"]):
-                best[e["id"]] = e
-        return [e for e in best.values() if not emp.is_tombstone(e)]
-
-
-class TieKeepsBoth(ReferenceEmpApp):
-    """Keeps every line of an id that has its newest ts: two lines with equal ts both show."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        lines = [e for _, _, e in self.lines(path) if emp.readable(e)]
-        newest: dict[str, Any] = {}
-        for e in lines:
-            newest[e["id"]] = max(newest.get(e["id"], e["ts"]), e["ts"])
-        return [e for e in lines if e["ts"] == newest[e["id"]] and not emp.is_tombstone(e)]
-
-
-class TombstoneByFileOrder(ReferenceEmpApp):
-    """A tombstone deletes what came before it in the file; any later line revives the id, whatever its ts."""
-
-    def view(self, path: str) -> list[dict[str, Any]]:
-        best: dict[str, dict[str, Any]] = {}
-        for _, _, e in self.lines(path):
-            if not emp.readable(e):
-                continue
-            if emp.is_tombstone(e):
-                best.pop(e["id"], None)
-            elif e["id"] not in best or e["ts"] >= best[e["id"]]["ts"]:
-                best[e["id"]] = e
-        return list(best.values())
-
-
-class GluesToTornLine(ReferenceEmpApp):
-    """Appends right after a torn last line, so the new entry is glued onto it and lost."""
-
-    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(e) + "\n" for e in lines))
-            fh.flush()
-            os.fsync(fh.fileno())
-
-
-class BreaksLockOnTimeout(ReferenceEmpApp):
-    """Waits 0.2 s for the lock, then deletes another app's fresh lock and writes anyway."""
-
-    MAX_WAIT_S = 0.2
-
-    def acquire(self, path: str) -> None:
-        try:
-            super().acquire(path)
-        except TimeoutError:
-            # another of its own writers may have broken the same lock first: not a crash
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.lock_path(path))
-            super().acquire(path)
-
-    def release(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):  # its own lock may have been broken the same way
-            super().release(path)
-
-
-class NeverCreatesLock(ReferenceEmpApp):
-    """Waits while another app's lock exists, but never creates one of its own."""
-
-    def acquire(self, path: str) -> None:
-        delay, deadline = 0.002, time.monotonic() + self.MAX_WAIT_S
-        while os.path.exists(self.lock_path(path)):
-            if time.monotonic() > deadline:
-                raise TimeoutError("lock held too long")
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
-
-    def release(self, path: str) -> None:
-        pass
-
-
-class Latin1Writer(ReferenceEmpApp):
-    """Writes lines in Latin-1 (the platform's default encoding on some systems), not UTF-8."""
-
-    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in lines).encode("latin-1", "replace")
-        with open(path, "ab") as fh:
-            fh.write(data)
-
-
-class NoValidation(ReferenceEmpApp):
-    """Writes whatever entry it is given, without checking the schema."""
-
-    def append(self, body: Any) -> dict[str, Any]:
-        body = parse_or_reject(body)
-        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
-            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
-        self.locked_append(body["path"], [body["entry"]])
-        return {"ok": True, "id": body["entry"].get("id")}
-
-
-class LenientJson(ReferenceEmpApp):
-    """Reads a request with a lenient JSON parser (NaN, Infinity, lone surrogates) and writes what it got."""
-
-    def append(self, body: Any) -> dict[str, Any]:
-        if isinstance(body, (bytes, bytearray)):
-            body = json.loads(body.decode("utf-8", "surrogatepass"))
-        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
-            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
-        entry = body["entry"]
-        line = json.dumps(entry, ensure_ascii=True) + "\n"  # NaN and lone surrogates written as they came
-        self.acquire(body["path"])
-        try:
-            with open(body["path"], "a", encoding="utf-8") as fh:
-                fh.write(line)
-        finally:
-            self.release(body["path"])
-        return {"ok": True, "id": entry.get("id")}
-
-
-class ShortLineBuffer(ReferenceEmpApp):
-    """Reads lines through a 64 KiB buffer: a longer line is cut and lost as corrupt."""
-
-    def lines(self, path: str) -> list[tuple[int, str, Any]]:
-        if not os.path.exists(path):
-            return []
-        out = []
-        with open(path, "rb") as fh:
-            for n, raw in enumerate(fh, 1):
-                text = emp.decode(raw[:65536].rstrip(b"\r\n"))
-                if text.strip():
-                    out.append((n, text, emp.parse_line(text)))
-        return out
-
-
-class WritesVersion2(ReferenceEmpApp):
-    """Stamps every line it writes with v "2.0"."""
-
-    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
-        super().write_lines(path, [dict(e, v="2.0") for e in lines])
-
+from .emp_readers import (  # noqa: F401  (mutants by name: python:memconform.mutants.emp:<Name>)
+    CaseSensitiveSearch,
+    CorruptAborts,
+    ExactVersionOnly,
+    FileOrderWins,
+    FiltersIgnored,
+    NewerMajorAccepted,
+    ShortLineBuffer,
+    TieKeepsBoth,
+    TieKeepsFirstLine,
+    TombstoneByFileOrder,
+    TombstoneIgnored,
+)
+from .emp_writers import (  # noqa: F401  (mutants by name: python:memconform.mutants.emp:<Name>)
+    BreaksLockOnTimeout,
+    GluesToTornLine,
+    Latin1Writer,
+    LenientJson,
+    LockLeftBehind,
+    NeverCreatesLock,
+    NoLock,
+    NoValidation,
+    RewriteDropsForeign,
+    SecondsTimestamps,
+    StaleLockForever,
+    WritesVersion2,
+)
 
 # caught only under a reading the profile pins (option -> mutant -> checks): tests/test_emp_readings.py
 PINNED_KILLS: dict[str, dict[str, set[str]]] = {
@@ -409,13 +180,13 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
 }
 
 
+# checks killed by a test of their own (a mutant that only a real process shows), {check id: the test}
+KILLED_ELSEWHERE = {"emp.writer_killed_mid_write": "tests/test_emp_crash.py (RewritesInPlace and UpdateInPlace, run as commands)"}
+
+
 if __name__ == "__main__":  # a mutant as a command, one process per operation: python -m ... NAME OP IN OUT
     import sys
 
     from memconform.reference.emp import main
 
     sys.exit(main(sys.argv[2:], app={**MUTANTS, **COMMAND_MUTANTS}[sys.argv[1]]))
-
-
-# checks killed by a test of their own (a mutant that only a real process shows), {check id: the test}
-KILLED_ELSEWHERE = {"emp.writer_killed_mid_write": "tests/test_emp_crash.py (RewritesInPlace and UpdateInPlace, run as commands)"}

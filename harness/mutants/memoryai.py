@@ -1,4 +1,7 @@
-"""Known-broken variants of the MemoryAI reference, one broken rule each.
+"""The MemoryAI mutants module (SuiteSpec.mutants): the tables MUTANTS, EXPECTED_KILLS, EXPECTED_FAILURES,
+HTTP_ONLY and KILLED_ELSEWHERE, and three targets that misbehave without breaking a rule. The mutants live
+in memoryai_export.py (producer side), memoryai_import.py (consumer side) and memoryai_branches.py (one
+failure branch each); every one is re-exported here, so `python:memconform.mutants.memoryai:<Name>` names it.
 
 EXPECTED_KILLS names, for every mutant, the checks that must fail on it; tests/test_mutants_memoryai.py
 asserts that, and that every check of the suite is killed by some mutant or invalid fixture.
@@ -6,11 +9,9 @@ asserts that, and that every check of the suite is killed by some mutant or inva
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from ..core.model import Unsupported
-from ..formats import memoryai as mai
 from ..reference.memoryai import ReferenceBrain
 from ..targets.base import Rejected
 from .memoryai_branches import (  # noqa: F401  (mutants by name: python:memconform.mutants.memoryai:<Name>)
@@ -39,304 +40,47 @@ from .memoryai_branches import (  # noqa: F401  (mutants by name: python:memconf
     SinceIgnoresOffset,
     StreamExportsDeleted,
 )
-
-
-class WrongChecksum(ReferenceBrain):
-    """§3.6: the checksum is not over the canonical body."""
-
-    def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        sealed = mai.seal(bundle)
-        sealed["manifest"]["checksum"] = mai.checksum(dict(bundle, generator="other"))
-        return sealed
-
-
-class CountsOff(ReferenceBrain):
-    """§5 Level 1: manifest.counts is off by one."""
-
-    def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        mai.seal(bundle)
-        bundle["manifest"]["counts"]["chunks"] += 1
-        bundle["manifest"].pop("checksum")
-        bundle["manifest"]["checksum"] = mai.checksum(bundle)
-        return bundle
-
-
-class BadEmbeddingLength(ReferenceBrain):
-    """§3.5: exported embeddings are one float short of embedding_dim."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, embedding=mai.encode_embedding([0.25] * 383))
-
-
-class EmbeddingNotBase64(ReferenceBrain):
-    """§3.5: embeddings exported as a JSON list of floats instead of base64 float32."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, embedding="[0.1, 0.2]")
-
-
-class FormatWrong(ReferenceBrain):
-    """§3.1: format is not the literal memoryai-bundle."""
-
-    def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        return mai.seal(dict(bundle, format="memoryai"))
-
-
-class VersionBool(ReferenceBrain):
-    """§3.1: version is JSON true, not an integer."""
-
-    def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        return mai.seal(dict(bundle, version=True))
-
-
-class ManifestMissingModel(ReferenceBrain):
-    """§3.1: the manifest has no embedding_model (and so no scope either)."""
-
-    def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        bundle["manifest"] = {k: v for k, v in bundle["manifest"].items() if k not in ("embedding_model",)}
-        return mai.seal(bundle)
-
-    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        doc = super().export(body)
-        if (body or {}).get("scope") == "dna_only":  # let the suite learn the model; break the full export
-            doc["manifest"]["embedding_model"] = "memconform-hash-384"
-        return doc
-
-
-class BadZoneAndRange(ReferenceBrain):
-    """§3.2: exports zone "hot" and importance 2."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, zone="hot", importance=2.0)
-
-
-class WrongFieldTypes(ReferenceBrain):
-    """§3.2: is_pinned as a string, tags as a string, content dropped from one record."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        out = dict(chunk, is_pinned="no", tags=",".join(chunk.get("tags") or []))
-        if chunk.get("memory_type") == "preference":
-            out.pop("content")
-        return out
-
-
-class VendorTypeUnprefixed(ReferenceBrain):
-    """§3.7: vendor memory types without the x_ prefix."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        mtype = chunk.get("memory_type", "")
-        return dict(chunk, memory_type=mtype[2:] if mtype.startswith("x_") else mtype)
-
-
-class BrokenEdgesAndEntities(ReferenceBrain):
-    """§3.3/§3.4: edges with string chunk ids, entities without names."""
-
-    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        doc = super().export(body)
-        for e in doc["memory_edges"]:
-            e["chunk_a"] = str(e["chunk_a"])
-        doc["entities"] = [{k: v for k, v in e.items() if k != "name"} | {"label": e["name"]} for e in doc["entities"]]
-        return mai.seal(doc)
-
-
-class ExportsCredentials(ReferenceBrain):
-    """§6: the bundle carries an API key."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, metadata=dict(chunk.get("metadata") or {}, api_key="sk-live-0123456789abcdef"))
-
-
-class WrongContentHash(ReferenceBrain):
-    """§3.2: content_hash is not sha256 of the content."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, content_hash=mai.content_hash(chunk["content"].upper() + "!"))
-
-
-class ExportsDeleted(ReferenceBrain):
-    """§6: chunks marked deleted are still exported."""
-
-    def _exportable(self, chunk: dict[str, Any], deleted: bool, scope: str, since: str | None) -> bool:
-        return super()._exportable(chunk, False, scope, since)
-
-
-class VersionNotRejected(ReferenceBrain):
-    """§3.1: a bundle of a newer version is imported."""
-
-    def _max_version(self) -> int:
-        return 10**6
-
-
-class VersionGateOffByOne(ReferenceBrain):
-    """§3.1: the gate is `version > MAX + 1` (or `>=` on the wrong side): version 2 gets in, 999 does not."""
-
-    def _max_version(self) -> int:
-        return super()._max_version() + 1
-
-
-class FileUploadLatin1(ReferenceBrain):
-    """§4: the uploaded file is decoded as ISO-8859-1 (a framework's default for a part without a charset)."""
-
-    def import_file(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        if isinstance(body, bytes):
-            body = body.decode("latin-1").encode("utf-8")
-        return super().import_file(body, **params)
-
-
-class DuplicatesOnReimport(ReferenceBrain):
-    """§3.8: every import inserts its chunks again."""
-
-    def _existing(self, content_hash: str) -> int | None:
-        return None
-
-    def _storage_key(self, record: dict[str, Any]) -> str:
-        return f"{record['content_hash']}:{uuid.uuid4()}"
-
-
-class OverwritesExistingRow(ReferenceBrain):
-    """§3.8: a duplicate overwrites the existing row instead of being skipped."""
-
-    def _existing(self, content_hash: str) -> int | None:
-        found = super()._existing(content_hash)
-        if found is not None:
-            self.db.execute("DELETE FROM chunks WHERE id = ?", (found,))
-        return None
-
-
-class EdgesNotAccumulated(ReferenceBrain):
-    """§3.8: edges keep their first co_activation_count and weight."""
-
-    def _merge_edge(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        return old
-
-
-class EdgeWeightLastWins(ReferenceBrain):
-    """§3.8: the last import's weight wins instead of the MAX."""
-
-    def _merge_edge(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        return dict(super()._merge_edge(old, new), weight=new.get("weight"))
-
-
-class EntitiesReplaced(ReferenceBrain):
-    """§3.8: an entity re-import replaces it (no accumulated frequency, no OR of is_dna)."""
-
-    def _merge_entity(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        return dict(new)
-
-
-class DnaDecayed(ReferenceBrain):
-    """§3.7: DNA chunks decay like any other (only memory_type protects)."""
-
-    def _protect(self, chunk: dict[str, Any]) -> bool:
-        return False
-
-
-class DnaTypeOnly(ReferenceBrain):
-    """§3.7: zone critical/important and is_pinned do not protect (the §2 reading only)."""
-
-    def _protect(self, chunk: dict[str, Any]) -> bool:
-        return mai.is_dna(chunk, "type-only")
-
-
-class TenantIdAdopted(ReferenceBrain):
-    """§3.8: the consumer takes the bundle's tenant_id as its own."""
-
-    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        report = super().import_bundle(body)
-        if isinstance(body, dict) and body.get("manifest", {}).get("tenant_id"):
-            self.tenant_id = body["manifest"]["tenant_id"]
-        return report
-
-
-class MismatchEmbeddingsKept(ReferenceBrain):
-    """§3.5: embeddings of a different model are kept."""
-
-    def _handle_model_mismatch(self, record: dict[str, Any]) -> dict[str, Any]:
-        return record
-
-
-class InvalidChunksAbort(ReferenceBrain):
-    """§5 Level 2: one invalid chunk makes the whole import fail."""
-
-    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        if isinstance(body, dict) and any(not self._valid_chunk(c, body.get("manifest") or {}) for c in body.get("chunks") or []):
-            from ..targets.base import Rejected
-
-            raise Rejected(self._report(body, warnings=["invalid chunk"], success=False))
-        return super().import_bundle(body)
-
-
-class ReportShapeWrong(ReferenceBrain):
-    """§4: the ImportReport lacks its counters."""
-
-    def _report(self, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
-        report = super()._report(body, **kw)
-        report["report"].pop("memory_edges")
-        report["report"]["chunks"].pop("skipped_invalid")
-        return report
-
-
-class ChecksumMismatchRejected(ReferenceBrain):
-    """§3.6: a checksum mismatch is rejected instead of warned about."""
-
-    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        if isinstance(body, dict) and not mai.checksum_matches(body, "either"):
-            from ..targets.base import Rejected
-
-            raise Rejected(self._report(body, warnings=["bad checksum"], success=False))
-        return super().import_bundle(body)
-
-
-class DnaOnlyLeaks(ReferenceBrain):
-    """§4: the dna_only scope exports every chunk."""
-
-    def _exportable(self, chunk: dict[str, Any], deleted: bool, scope: str, since: str | None) -> bool:
-        return super()._exportable(chunk, deleted, "full" if scope == "dna_only" else scope, since)
-
-
-class SinceIgnored(ReferenceBrain):
-    """§4: the since scope exports everything."""
-
-    def _exportable(self, chunk: dict[str, Any], deleted: bool, scope: str, since: str | None) -> bool:
-        return super()._exportable(chunk, deleted, "full" if scope == "since" else scope, since)
-
-
-class BrokenStream(ReferenceBrain):
-    """§4: stream lines are not JSON."""
-
-    def _stream_lines(self, bundle: dict[str, Any]) -> list[bytes]:
-        return [line[:-1] for line in super()._stream_lines(bundle)]
-
-
-class StreamDropsRecords(ReferenceBrain):
-    """§4: the stream carries the envelope only."""
-
-    def _stream_lines(self, bundle: dict[str, Any]) -> list[bytes]:
-        return super()._stream_lines(bundle)[:1]
-
-
-class NoImportFile(ReferenceBrain):
-    """§4: import/file answers nothing useful."""
-
-    def import_file(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        return {"ok": True}
-
-
-class SpecEmpty(ReferenceBrain):
-    """§4: /v1/spec answers an empty document."""
-
-    def spec(self, body: Any = None, **params: Any) -> bytes:
-        return b""
-
-
-class RoundtripLosesData(ReferenceBrain):
-    """§5 Level 3: tags and entities do not survive the round trip."""
-
-    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, tags=[])
-
-    def _exported_entities(self, entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return []
+from .memoryai_export import (  # noqa: F401  (mutants by name: python:memconform.mutants.memoryai:<Name>)
+    BadEmbeddingLength,
+    BadZoneAndRange,
+    BrokenEdgesAndEntities,
+    BrokenStream,
+    CountsOff,
+    DnaOnlyLeaks,
+    EmbeddingNotBase64,
+    ExportsCredentials,
+    ExportsDeleted,
+    FormatWrong,
+    ManifestMissingModel,
+    RoundtripLosesData,
+    SinceIgnored,
+    SpecEmpty,
+    StreamDropsRecords,
+    VendorTypeUnprefixed,
+    VersionBool,
+    WrongChecksum,
+    WrongContentHash,
+    WrongFieldTypes,
+)
+from .memoryai_import import (  # noqa: F401  (mutants by name: python:memconform.mutants.memoryai:<Name>)
+    ChecksumMismatchRejected,
+    DnaDecayed,
+    DnaTypeOnly,
+    DuplicatesOnReimport,
+    EdgesNotAccumulated,
+    EdgeWeightLastWins,
+    EntitiesReplaced,
+    FileUploadLatin1,
+    ImportBodyCap,
+    InvalidChunksAbort,
+    MismatchEmbeddingsKept,
+    NoImportFile,
+    OverwritesExistingRow,
+    ReportShapeWrong,
+    TenantIdAdopted,
+    VersionGateOffByOne,
+    VersionNotRejected,
+)
 
 
 class CrashesOnImport(ReferenceBrain):
@@ -344,10 +88,6 @@ class CrashesOnImport(ReferenceBrain):
 
     def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
         raise RuntimeError("simulated crash")
-
-
-def _id(name: str) -> str:
-    return f"memoryai.{name}"
 
 
 class RefusesEverything(ReferenceBrain):
@@ -377,10 +117,20 @@ class EmptyExportOnly(ReferenceBrain):
         raise Unsupported("delete_chunk")
 
 
-NOT_MUTANTS = (CrashesOnImport, RefusesEverything, EmptyExportOnly)
-MUTANTS: dict[str, type[ReferenceBrain]] = {
-    cls.__name__: cls for cls in ReferenceBrain.__subclasses__() if cls not in NOT_MUTANTS
-}
+# by name, in the order they were written; the three targets above are not mutants (no rule broken)
+MUTANTS: dict[str, type[ReferenceBrain]] = {cls.__name__: cls for cls in (
+    ChecksumBeforeExportedAt, NoChecksum, ScopedCountsOfWholeStore, ScopedChecksumStale, StreamExportsDeleted,
+    FileImportSkipsVersionGate, EdgeKeepFirst, EdgeUpdatedAtKept, EdgeUpsertIgnoresType, EntityKeepFirst,
+    ResetsDecayThenDecaysDna, DnaOnlyByTypeOnly, SinceIgnoresOffset, ExportsNamedSecrets, ExportsAuditSection,
+    OldMemoryTypeList, RejectsVendorTypes, NoSpecNoStream, DedupAgainstLastImportOnly,
+    RequiresOptionalChunkFields, RejectsUnknownFields, ExportedAtNotIso, ExportFilenameNotJson, PythonJsonLoads,
+    WrongChecksum, CountsOff, BadEmbeddingLength, EmbeddingNotBase64, FormatWrong, VersionBool,
+    ManifestMissingModel, BadZoneAndRange, WrongFieldTypes, VendorTypeUnprefixed, BrokenEdgesAndEntities,
+    ExportsCredentials, WrongContentHash, ExportsDeleted, VersionNotRejected, VersionGateOffByOne,
+    FileUploadLatin1, DuplicatesOnReimport, OverwritesExistingRow, EdgesNotAccumulated, EdgeWeightLastWins,
+    EntitiesReplaced, DnaDecayed, DnaTypeOnly, TenantIdAdopted, MismatchEmbeddingsKept, InvalidChunksAbort,
+    ReportShapeWrong, ChecksumMismatchRejected, DnaOnlyLeaks, SinceIgnored, BrokenStream, StreamDropsRecords,
+    NoImportFile, SpecEmpty, RoundtripLosesData, ImportBodyCap)}
 # mutants only an HTTP target can reveal (a 404 is an absent endpoint there); served over loopback in the tests
 HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected", "VersionGateOffByOne", "ExportFilenameNotJson"}
 
@@ -390,6 +140,11 @@ def http_app(name: str) -> Any:
     from ..reference.memoryai_http import make_app
 
     return make_app(MUTANTS[name]())
+
+
+def _id(name: str) -> str:
+    return f"memoryai.{name}"
+
 
 EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, checks in {
     "WrongChecksum": ["checksum_present_and_valid"],
@@ -452,6 +207,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "RequiresOptionalChunkFields": ["ingests_conformant_bundles"],
     "RejectsUnknownFields": ["ingests_conformant_bundles"],
     "PythonJsonLoads": ["hostile_json_refused", "hostile_json_file_refused"],
+    "ImportBodyCap": ["own_export_imported_back_large"],
 }.items()}
 
 # issue 12: kills per failure branch. For these mutants the named check must fail with a failure whose
@@ -484,30 +240,10 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "ExportedAtNotIso": {"envelope_optional_fields": "exported_at is not a ISO-8601 datetime"},
     "RequiresOptionalChunkFields": {"ingests_conformant_bundles": "chunks of a conformant bundle were not stored (chunk_only_required_fields)"},
     "RejectsUnknownFields": {"ingests_conformant_bundles": "a conformant bundle was refused (unknown_extension_fields)"},
+    "ImportBodyCap": {"own_export_imported_back_large": "was refused when imported back"},
 }
 
 
 # checks killed by a test of their own, {check id: the test}
 KILLED_ELSEWHERE = {"memoryai.rejection_status": "tests/test_mutants_memoryai.py::test_every_check_is_killed (HTTP_ONLY "
                     "mutants served on loopback must fail it)"}
-
-
-class ImportBodyCap(ReferenceBrain):
-    """§5 Level 3 (issue 13): the import refuses bodies over 2 MiB (a web framework's default cap), so the
-    brain's own export cannot be imported back once it grows; small imports all pass."""
-
-    CAP = 2 * 1024 * 1024
-
-    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        import json
-
-        size = len(body) if isinstance(body, (bytes, bytearray)) else len(json.dumps(body).encode("utf-8"))
-        if size > self.CAP:
-            raise Rejected({"error": "payload_too_large", "message": f"request body of {size} bytes over {self.CAP}"},
-                           "payload too large")
-        return super().import_bundle(body, **params)
-
-
-MUTANTS["ImportBodyCap"] = ImportBodyCap
-EXPECTED_KILLS["ImportBodyCap"] = {"memoryai.own_export_imported_back_large"}
-EXPECTED_FAILURES["ImportBodyCap"] = {"own_export_imported_back_large": "was refused when imported back"}

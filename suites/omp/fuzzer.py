@@ -1,36 +1,33 @@
-"""The OMP fuzzer: memconform's OpenAPI description handed to schemathesis, every request through the
-target's one seam (call and run deadlines, raw and decoded caps, no redirects, no cookies, the key
-redacted), phases of valid and invalid data bounded by count and time, and `evaluate` running one
-schemathesis check family over what was recorded. The checks built on it are in fuzz_checks.py.
+"""The OMP fuzzer: memconform's OpenAPI description handed to schemathesis and bound to the target (the
+transport, the auth header, pacing, cleanup of what it created), failures as memconform Failures with
+their curl lines, and `evaluate` running one schemathesis check family over what was recorded. Its
+requests travel through fuzz_wire.py, its phases run in fuzz_phases.py; the checks built on it are in
+fuzz_checks.py.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
 
 from memconform.core.model import Failure, TargetError
 from memconform.core.runner import Context
 from memconform.formats import omp
-from memconform.targets.base import Reply, Request, Route
 
 from . import client as c
+from .fuzz_phases import Exchange, PhaseRun, run_phase, run_stateful
+from .fuzz_wire import bound_schema_class, send_serialized, target_transport
 from .openapi_description import AI_PATHS, ai_allowed, closed_requests, description  # noqa: F401
 
 # Requests sent before pacing starts, then at most this many per second: a ci run never waits,
 # a thorough run stays under a per-key limit like the reference's 1000 per 10 s (errata O12).
 PACE_BURST = 300
 PACE_PER_S = 50.0
-STATEFUL_STEPS = 6
 # enforcement is per route: a few accepted requests per operation are re-sent without / with a wrong key
 AUTH_PROBES_PER_OPERATION = 3
 MAX_FAILURES_PER_CHECK = 10
-METHOD_RE = re.compile(r"HTTP method: \S+")
 MAX_CURL_SHOWN = 2000
 EXAMPLES = "<report-dir>/examples/"
 
@@ -38,49 +35,6 @@ SENTENCE_STATUS = "Implements all endpoints in §3.3 with correct HTTP methods a
 SENTENCE_SCHEMAS = "Returns responses matching the schemas in §2.1 and §3.3"
 SENTENCE_ERRORS = "Returns errors in the format described in §4"
 SENTENCE_AUTH = "Implements Bearer token authentication as described in §3.2"
-
-
-class _Stop(BaseException):
-    """Ends a Hypothesis run early (time budget, rate limit, target error) without a shrink or replay."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass
-class Exchange:
-    case: Any
-    response: Any  # schemathesis Response
-    negative: bool
-
-
-@dataclass
-class PhaseRun:
-    """What one generation phase sent and got back: shared by the checks of the run."""
-
-    name: str
-    exchanges: list[Exchange] = field(default_factory=list)
-    operations: int = 0
-    stopped: str = ""
-    cleaned: int = 0
-    coverage: int = 0
-    skipped_ai: bool = False
-    failures: list[tuple[str, list[Any], Exchange]] = field(default_factory=list)  # stateful only
-
-    def summary(self, fuzz: Fuzzer) -> str:
-        text = (f"{self.name}: {len(self.exchanges)} requests over {self.operations} operations, "
-                f"at most {fuzz.examples} random examples each, seed {fuzz.seed}")
-        if self.coverage:
-            text += f", {self.coverage} of them coverage cases (one per described constraint)"
-        if self.stopped:
-            text += f"; stopped early: {self.stopped}"
-        if self.cleaned:
-            text += f"; deleted {self.cleaned} memories the fuzzer had created"
-        if self.skipped_ai:
-            text += ("; extract/compress not fuzzed: the target does not state it has no AI key "
-                     "(--option omp.ai_endpoints=no-key says so)")
-        return text
 
 
 class Fuzzer:
@@ -105,7 +59,7 @@ class Fuzzer:
         self.created: set[str] = set()
         self.curls: list[str] = []
         self.ai_fuzzed = ai_allowed(ctx)
-        self.transport = _target_transport(self)
+        self.transport = target_transport(self.send)
         # hypothesis builds its table of UTF-8 characters once per process (seconds; more on a busy machine,
         # and its on-disk cache lives in a fresh folder per run): before the phases' time budgets start
         import hypothesis.strategies as st
@@ -123,7 +77,7 @@ class Fuzzer:
 
         # an explicit config: a schemathesis.toml in the working folder must not change a conformance run
         schema = schemathesis.openapi.from_dict(doc, config=SchemathesisConfig())
-        schema.__class__ = _bound_schema_class(type(schema), self.transport)
+        schema.__class__ = bound_schema_class(type(schema), self.transport)
         if positive_only:
             schema.config.generation.update(modes=[GenerationMode.POSITIVE])
         return schema
@@ -149,26 +103,7 @@ class Fuzzer:
 
     def send(self, data: dict[str, Any]) -> Any:
         """Send one serialized case through the target's seam; return it as a schemathesis Response."""
-        url: str = data["url"]
-        if not url.startswith(self.target.base_url):
-            raise TargetError(f"schemathesis built a URL outside the target: {self.ctx.redactor.text(url)}")
-        headers = {str(k): str(v) for k, v in (data.get("headers") or {}).items()
-                   if str(k).lower() not in ("connection", "content-length")}
-        content: bytes | None = None
-        if "json" in data:
-            content = json.dumps(data["json"], ensure_ascii=False).encode("utf-8")
-        elif data.get("data") is not None:
-            raw = data["data"]
-            content = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
-        params = data.get("params")
-        if isinstance(params, dict):
-            params = {k: v for k, v in params.items() if v is not None}
-        self.pace()
-        path = url[len(self.target.base_url):]
-        route = Route(data["method"], path, body="json", response="text", statuses="returned")
-        reply = self.target.call(Request(f"fuzz {data['method']} {path}", raw=content, params=params or None,
-                                         headers=headers, route=route, auth=False))
-        return _as_schemathesis(reply, data["method"], url, headers, params or {}, content)
+        return send_serialized(self.target, self.ctx.redactor, data, self.pace)
 
     def transport_kwargs(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "headers": dict(self.auth)}
@@ -210,143 +145,10 @@ class Fuzzer:
         return [r.ok() for r in schema.get_all_operations() if isinstance(r, Ok)]
 
     def run_phase(self, negative: bool) -> PhaseRun:
-        from hypothesis import given
-        from schemathesis import GenerationMode
-
-        mode = GenerationMode.NEGATIVE if negative else GenerationMode.POSITIVE
-        run = PhaseRun("negative data" if negative else "valid data", skipped_ai=not self.ai_fuzzed)
-        deadline = time.monotonic() + self.phase_budget_s
-        error: list[TargetError] = []
-        for operation in self.operations(negative):
-            if negative and not _has_inputs(operation):
-                continue  # nothing to make invalid (GET /v1/export, GET /v1/health)
-            run.operations += 1
-            if negative:
-                # schemathesis's coverage cases first: one per constraint (maxLength + 1, maxItems + 1,
-                # a value outside an enum, a missing required field), which random data rarely hits
-                try:
-                    for case in self.coverage_cases(operation):
-                        if time.monotonic() > deadline:
-                            raise _Stop(f"the phase's time budget of {self.phase_budget_s:.0f} s ran out")
-                        run.coverage += 1
-                        response = self.call(case)
-                        run.exchanges.append(Exchange(case, response, negative))
-                        if response.status_code == 429:
-                            raise _Stop(f"{case.operation.label} answered 429: the target rate-limits this key")
-                except _Stop as stop:
-                    run.stopped = stop.reason
-                    break
-
-            @self.settings()
-            # the key is fixed, not generated: negative data is in the request, never in the key
-            # (fuzz_ignored_auth sends the keyless and wrong-key probes itself)
-            @given(case=operation.as_strategy(generation_mode=mode, headers=dict(self.auth)))
-            def one(case: Any) -> None:
-                if time.monotonic() > deadline:
-                    raise _Stop(f"the phase's time budget of {self.phase_budget_s:.0f} s ran out")
-                try:
-                    response = self.call(case)
-                except TargetError as exc:
-                    error.append(exc)
-                    raise _Stop(str(exc)) from None
-                run.exchanges.append(Exchange(case, response, negative))
-                if response.status_code == 429:
-                    raise _Stop(f"{case.operation.label} answered 429: the target rate-limits this key")
-
-            try:
-                self.seeded(one)()
-            except _Stop as stop:
-                run.stopped = stop.reason
-                break
-        run.cleaned = self.cleanup()
-        if error:
-            raise error[0]
-        if not run.exchanges:
-            raise TargetError(f"the {run.name} phase sent no request within its budget ({run.stopped or 'no operation'})")
-        return run
-
-    def coverage_cases(self, operation: Any) -> Iterator[Any]:
-        """schemathesis's systematic negative cases for one operation, but none about the key:
-        fuzz_ignored_auth probes that, and the key is always sent as given."""
-        from schemathesis import GenerationMode
-        from schemathesis.generation.drivers import CoverageGenerator
-        from schemathesis.generation.feedback import NO_FEEDBACK
-        from schemathesis.generation.overrides import Override
-
-        generator = CoverageGenerator(
-            operation=operation, generation_modes=[GenerationMode.NEGATIVE],
-            generation_config=self.schema.config.generation_for(operation=operation, phase="coverage"),
-            auth_storage=None, override=Override(headers=dict(self.auth)), feedback=NO_FEEDBACK,
-        )
-        seen: set[str] = set()
-        for case in generator:
-            data = getattr(getattr(case.meta, "phase", None), "data", None)
-            about = f"{getattr(data, 'parameter', '') or ''} {getattr(data, 'description', '') or ''}"
-            # one case per broken constraint: five wrong JSON types of a field, or seven methods a
-            # route does not have, tell a server's validation nothing the first one did not
-            kind = METHOD_RE.sub("HTTP method", about)
-            if "authorization" in about.lower() or kind in seen:
-                continue
-            seen.add(kind)
-            if len(seen) > self.coverage_cap:
-                return
-            yield case
+        return run_phase(self, negative)
 
     def run_stateful(self) -> PhaseRun:
-        from schemathesis.checks import not_a_server_error
-        from schemathesis.core.failures import FailureGroup
-        from schemathesis.specs.openapi.checks import (
-            content_type_conformance,
-            ensure_resource_availability,
-            response_schema_conformance,
-            status_code_conformance,
-            use_after_free,
-        )
-
-        fuzz = self
-        run = PhaseRun("stateful create/get/update/delete", operations=4)
-        deadline = time.monotonic() + self.phase_budget_s
-        checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
-                  use_after_free, ensure_resource_availability]
-        error: list[TargetError] = []
-        # only the memory routes the links join, with valid data: the sequence is the point here
-        doc = description(self.ctx)
-        doc["paths"] = {"/v1/memories": {"post": doc["paths"]["/v1/memories"]["post"]},
-                        "/v1/memories/{id}": doc["paths"]["/v1/memories/{id}"]}
-        machine = self.load(closed_requests(doc), positive_only=True).as_state_machine()
-
-        class Machine(machine):  # type: ignore[misc, valid-type]
-            def call(self, case: Any, **kwargs: Any) -> Any:
-                if time.monotonic() > deadline:
-                    raise _Stop(f"the phase's time budget of {fuzz.phase_budget_s:.0f} s ran out")
-                try:
-                    return fuzz.call(case)
-                except TargetError as exc:
-                    error.append(exc)
-                    raise _Stop(str(exc)) from None
-
-            def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
-                exchange = Exchange(case, response, False)
-                run.exchanges.append(exchange)
-                if response.status_code == 429:
-                    raise _Stop(f"{case.operation.label} answered 429: the target rate-limits this key")
-                try:
-                    case.validate_response(response, checks=checks, headers=dict(fuzz.auth),
-                                           transport_kwargs=fuzz.transport_kwargs(),
-                                           recorder=getattr(self, "recorder", None))
-                except FailureGroup as group:
-                    run.failures.append((case.operation.label, list(group.exceptions), exchange))
-
-        try:
-            Machine.run(settings=self.settings(stateful_step_count=STATEFUL_STEPS))
-        except _Stop as stop:
-            run.stopped = stop.reason
-        run.cleaned = self.cleanup()
-        if error:
-            raise error[0]
-        if not run.exchanges:
-            raise TargetError(f"the stateful phase sent no request within its budget ({run.stopped or 'no link'})")
-        return run
+        return run_stateful(self)
 
     # -- verdicts ----------------------------------------------------------------------------
 
@@ -384,46 +186,6 @@ class Fuzzer:
         path.write_text("".join(f"{line}\n" for line in self.curls), encoding="utf-8")
         self.ctx.note(f"the failing requests, as curl lines: {path}")
         self.curls.clear()
-
-
-def _has_inputs(operation: Any) -> bool:
-    definition = operation.definition.raw
-    return "{" in operation.path or bool(definition.get("parameters") or definition.get("requestBody"))
-
-
-def _as_schemathesis(reply: Reply, method: str, url: str, headers: dict[str, str], params: dict[str, Any],
-                     content: bytes | None) -> Any:
-    """A target's Reply in the shape schemathesis checks read (the request as sent, for curl lines)."""
-    import requests
-    from schemathesis.core.transport import Response
-
-    sent = requests.Request(method=method, url=url, headers=headers, params=params, data=content).prepare()
-    charset = reply.content_type.partition("charset=")[2].split(";")[0].strip() or "utf-8"
-    try:
-        phrase = HTTPStatus(reply.status).phrase
-    except ValueError:
-        phrase = ""
-    return Response(status_code=reply.status, headers={k: [v] for k, v in reply.headers.items()}, content=reply.raw,
-                    request=sent, elapsed=reply.elapsed_s, message=phrase, encoding=charset, http_version="1.1",
-                    verify=True)
-
-
-def _target_transport(fuzz: Fuzzer) -> Any:
-    """The schemathesis transport for OMP: requests serialized as schemathesis does, sent by the target."""
-    from schemathesis.transport.requests import REQUESTS_TRANSPORT, RequestsTransport
-
-    class TargetTransport(RequestsTransport):
-        def send(self, case: Any, *, session: Any = None, **kwargs: Any) -> Any:
-            return fuzz.send(self.serialize_case(case, **kwargs))
-
-    transport = TargetTransport()
-    transport._copy_serializers_from(REQUESTS_TRANSPORT)
-    return transport
-
-
-def _bound_schema_class(base: type, transport: Any) -> type:
-    """The loaded schema's class with `transport` fixed to ours: probes and stateful steps use it too."""
-    return type(f"Omp{base.__name__}", (base,), {"transport": property(lambda self: transport)})
 
 
 def fuzzer(ctx: Context) -> Fuzzer:
