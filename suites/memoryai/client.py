@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
@@ -283,32 +284,69 @@ def vector(dim: int, seed: int) -> list[float]:
 # The key of exported chunks that have neither a content_hash nor text: keys are lower-cased, so this one
 # (with capitals) equals no hash, and such chunks group together, matching nothing this suite wrote.
 NO_HASH = "<NO CONTENT HASH>"
+# The key of exported chunks whose content_hash is there but not a string (a number, array, object,
+# boolean): it matches no hash either, so comparisons by hash skip them; mistyped_hashes reports them.
+MISTYPED_HASH = "<CONTENT HASH NOT A STRING>"
+
+
+def array_at(doc: dict[str, Any], key: str) -> list[Any]:
+    """doc[key] when it is an array, else [] (absent, null or another type: nothing to iterate)."""
+    value = doc.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _scalar(value: object) -> bool:
+    """A JSON scalar (hashable, so usable as a key); an array or object is not."""
+    return value is None or isinstance(value, str | int | float)
 
 
 def by_hash(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Chunks keyed by their content_hash lower-cased ("<sha256 hex>" of either case; one that is not a
-    string is kept as exported); a chunk without one by the hash of its text, else under NO_HASH."""
+    """Chunks keyed by their content_hash lower-cased ("<sha256 hex>" of either case); a chunk without one
+    (absent, null or "") by the hash of its text, else under NO_HASH; one whose content_hash is not a
+    string under MISTYPED_HASH."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for c in doc.get("chunks", []) or []:
+    for c in array_at(doc, "chunks"):
         if isinstance(c, dict):
-            h = c.get("content_hash") or (mai.content_hash(c["content"]) if isinstance(c.get("content"), str) else None)
-            key = NO_HASH if h is None else h.lower() if isinstance(h, str) else h
+            h = c.get("content_hash")
+            if h is None or h == "":
+                key = mai.content_hash(c["content"]) if isinstance(c.get("content"), str) else NO_HASH
+            else:
+                key = h.lower() if isinstance(h, str) else MISTYPED_HASH
             out.setdefault(key, []).append(c)
     return out
 
 
+def mistyped_hashes(contents: Iterable[str], *exports: dict[str, list[dict[str, Any]]]) -> Iterator[Failure]:
+    """A Failure for each exported chunk holding one of `contents` (what the check wrote) whose content_hash
+    is not a string: by_hash keys it under MISTYPED_HASH, so the check's comparisons by hash skip it. Each
+    content is reported once over the given by_hash results."""
+    wanted, seen = set(contents), set()
+    for rows in exports:
+        for row in rows.get(MISTYPED_HASH, []):
+            text = row.get("content")
+            if isinstance(text, str) and text in wanted and text not in seen:
+                seen.add(text)
+                value = row.get("content_hash")
+                yield Failure("an exported chunk's content_hash is not a string", value,
+                              "a string (sha256 hex)", "$.chunks[?].content_hash",
+                              f"{type(value).__name__}, for the chunk {text[:60]!r}")
+
+
 def entities_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {e["name"]: e for e in doc.get("entities", []) or [] if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    return {e["name"]: e for e in array_at(doc, "entities") if isinstance(e, dict) and isinstance(e.get("name"), str)}
 
 
 def edges_by_hash(doc: dict[str, Any]) -> dict[tuple[str | None, str | None, object], dict[str, Any]]:
-    """Edges keyed by the content hashes of their ends (None: no exported chunk has that id) and their
-    edge_type as exported: ids are local to each implementation."""
-    id_to_hash = {c.get("id"): h for h, cs in by_hash(doc).items() for c in cs}
+    """Edges keyed by the content hashes of their ends (None: no exported chunk has that id, or the id is an
+    array or object) and their edge_type as exported (None for an array or object): ids are local to each
+    implementation."""
+    id_to_hash = {c.get("id"): h for h, cs in by_hash(doc).items() for c in cs if _scalar(c.get("id"))}
     out: dict[tuple[str | None, str | None, object], dict[str, Any]] = {}
-    for e in doc.get("memory_edges", []) or []:
+    for e in array_at(doc, "memory_edges"):
         if isinstance(e, dict):
-            key = (id_to_hash.get(e.get("chunk_a")), id_to_hash.get(e.get("chunk_b")), e.get("edge_type"))
+            a, b, kind = e.get("chunk_a"), e.get("chunk_b"), e.get("edge_type")
+            key = (id_to_hash.get(a) if _scalar(a) else None, id_to_hash.get(b) if _scalar(b) else None,
+                   kind if _scalar(kind) else None)
             out[key] = e
     return out
 

@@ -31,7 +31,9 @@ def rejects_newer_version(ctx: Context) -> Iterator[Failure]:
             probe = c.chunk(ctx, f"future-{version}-{op}")
             reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=version), op)
             yield from c.expect_rejected(reply, f"a bundle of version {version} ({op})")
-            if probe["content_hash"] in c.by_hash(c.export(ctx, "full")):
+            rows = c.by_hash(c.export(ctx, "full"))
+            yield from c.mistyped_hashes([probe["content"]], rows)
+            if probe["content_hash"] in rows:
                 yield Failure(f"content of a rejected bundle of version {version} was stored ({op})", probe["content"],
                               "nothing imported", "$.chunks")
 
@@ -56,6 +58,7 @@ def reimport_inserts_nothing(ctx: Context) -> Iterator[Failure]:
                       len(chunks), "$.report.chunks.skipped_duplicate")
     exported = c.export(ctx, "full")
     rows = c.by_hash(exported)
+    yield from c.mistyped_hashes([ch["content"] for ch in chunks], rows)
     for ch in chunks:
         n = len(rows.get(ch["content_hash"], []))
         if n != 1:
@@ -63,12 +66,13 @@ def reimport_inserts_nothing(ctx: Context) -> Iterator[Failure]:
     entity = c.entities_by_name(exported).get(name)
     if entity is not None:  # errata E6: the same bundle again either adds its counters again or leaves them
         reading_of: dict[object, str] = {4: "accumulate", 2: "stable"}  # 2 + 2 again, or 2 left as it was
-        seen = reading_of.get(entity.get("frequency"))
+        frequency = entity.get("frequency")  # an array or object is no reading's count (and no dict key)
+        seen = reading_of.get(frequency) if isinstance(frequency, int | float) else None
         wanted = ctx.option("reimport_counters")
         if seen:
             ctx.reading("E6", seen)
         if seen is None or wanted not in ("either", seen):
-            yield Failure("re-importing the same bundle left an entity frequency no reading explains", entity.get("frequency"),
+            yield Failure("re-importing the same bundle left an entity frequency no reading explains", frequency,
                           {"either": "4 (accumulate) or 2 (stable)", "accumulate": 4, "stable": 2}[wanted],
                           "$.entities[?].frequency", readings=() if wanted == "either" else (wanted,))
 
@@ -80,7 +84,9 @@ def existing_row_preserved(ctx: Context) -> Iterator[Failure]:
     yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [original])), "first import")
     rival = dict(original, tags=["rival"], importance=0.75, metadata={"rival": True}, zone="important")
     yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [rival])), "import of a rival row")
-    rows = c.by_hash(c.export(ctx, "full")).get(original["content_hash"], [])
+    exported = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([original["content"]], exported)
+    rows = exported.get(original["content_hash"], [])
     if len(rows) != 1:
         yield Failure("the chunk is not present exactly once", len(rows), 1, "$.chunks")
         return
@@ -106,7 +112,9 @@ def edges_upserted(ctx: Context) -> Iterator[Failure]:
     started = c.now_iso(-1)
     yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [a, b, d], edges=first)), "first import")
     yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [dict(a), dict(b), dict(d)], edges=second)), "second import")
-    edges = c.edges_by_hash(c.export(ctx, "full"))
+    doc = c.export(ctx, "full")
+    yield from c.mistyped_hashes([a["content"], b["content"], d["content"]], c.by_hash(doc))
+    edges = c.edges_by_hash(doc)
     for end, label, second_ts in ((b, "smaller weight first", newer), (d, "larger weight first", older)):
         key = (a["content_hash"], end["content_hash"], "co_recall")
         edge = edges.get(key)
@@ -139,7 +147,11 @@ def entities_upserted(ctx: Context) -> Iterator[Failure]:
     for n in (0, 1):
         ents = [dict(pair[n], name=name) for name, pair in names.items()]
         yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, f"ent{n}")], entities=ents)), f"import {n + 1}")
-    found = c.export(ctx, "full").get("entities", [])
+    exported = c.export(ctx, "full")
+    if not isinstance(exported.get("entities", []), list):
+        yield Failure("the export's entities is not an array", exported["entities"], "an array of entities", "$.entities")
+        return
+    found = c.array_at(exported, "entities")
     for name in names:
         matches = [e for e in found if isinstance(e, dict) and e.get("name") == name]
         if len(matches) != 1:
@@ -162,7 +174,8 @@ def tenant_id_not_adopted(ctx: Context) -> Iterator[Failure]:
     foreign = str(uuid.uuid4())
     yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "tenant")], tenant_id=foreign)), "import")
     exported = c.export(ctx, "full")
-    if exported.get("manifest", {}).get("tenant_id") == foreign:
+    manifest = exported.get("manifest")
+    if isinstance(manifest, dict) and manifest.get("tenant_id") == foreign:
         yield Failure("the consumer adopted the bundle's tenant_id", foreign, "the consumer's own tenant_id", "$.manifest.tenant_id")
     if foreign in json.dumps(exported.get("chunks", []), ensure_ascii=False):
         yield Failure("the bundle's tenant_id leaked into stored records", foreign, "absent", "$.chunks")
@@ -191,6 +204,7 @@ def dna_never_decayed(ctx: Context) -> Iterator[Failure]:
     before = c.by_hash(c.export(ctx, "full"))
     c.hook(ctx, "decay", {"rounds": 3}, "DNA protection")
     after = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"] for ch in dna + plains], before, after)
 
     def score(rows: Any) -> float | None:
         value = rows[0].get("decay_score") if rows else None
@@ -217,6 +231,7 @@ def core_memory_types_recognized(ctx: Context) -> Iterator[Failure]:
     reply = c.import_bundle(ctx, c.bundle(ctx, chunks))
     yield from c.expect_accepted(reply, "import of one chunk of each core memory_type")
     rows = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"] for ch in chunks], rows)
     for ch in chunks:
         got = rows.get(ch["content_hash"])
         if not got:
@@ -239,7 +254,9 @@ def embedding_mismatch_dropped(ctx: Context) -> Iterator[Failure]:
     if report is not None and report.get("embedding_model_match") is not False:
         yield Failure("the report does not say the embedding model differs", report.get("embedding_model_match"), False,
                       "$.report.embedding_model_match")
-    rows = c.by_hash(c.export(ctx, "full")).get(ch["content_hash"], [])
+    exported = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"]], exported)
+    rows = exported.get(ch["content_hash"], [])
     if not rows:
         yield Failure("the chunk with a foreign embedding was not imported", "absent", ch["content"], "$.chunks")
     elif ctx.option("embedding_mismatch") == "drop" and rows[0].get("embedding") == ch["embedding"]:
@@ -282,6 +299,7 @@ def invalid_chunks_skipped(ctx: Context) -> Iterator[Failure]:
             yield Failure("invalid chunks not counted as skipped_invalid", c.counter(report, "chunks", "skipped_invalid"), 2,
                           "$.report.chunks.skipped_invalid")
     exported = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"] for ch in good], exported)
     for ch in good:
         if ch["content_hash"] not in exported:
             yield Failure("a valid chunk was lost because another chunk was invalid", "absent", ch["content"], "$.chunks")
@@ -321,6 +339,7 @@ def ingests_conformant_bundles(ctx: Context) -> Iterator[Failure]:
             yield Failure(f"a conformant bundle was refused ({case_id})", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "accepted")
             continue
         rows = c.by_hash(c.export(ctx, "full"))
+        yield from c.mistyped_hashes([ch["content"] for ch in doc.get("chunks") or []], rows)
         lost = [ch["content"] for ch in doc.get("chunks") or [] if mai.content_hash(ch["content"]) not in rows]
         if lost:
             yield Failure(f"chunks of a conformant bundle were not stored ({case_id})", lost[:3], "every chunk", "$.chunks")
