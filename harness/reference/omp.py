@@ -7,17 +7,15 @@ limiting (§7), an audit log of writes without content, and extract/compress thr
 Provider (none by default: 422 no_api_key). Readings of ambiguous text: errata/omp.md (O1..O14).
 
 Each rule sits in a small overridable method or class attribute so that a mutant
-(harness/mutants/omp.py) breaks exactly one of them.
+(harness/mutants/omp.py) breaks exactly one of them. This module holds the endpoints of §3.3;
+authentication, rate limits and access are omp_access.py's, extract/compress omp_ai.py's.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import secrets
-import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from memconform.formats.omp import (
@@ -31,144 +29,21 @@ from memconform.formats.omp import (
     VERSION,
 )
 
+from .omp_ai import OmpAiEndpoints
 from .omp_parts import *  # noqa: F403  (re-exported: the mutants and tests import them from here)
-from .omp_parts import (
-    ID_ALPHABET,
-    MAX_TRANSCRIPT,
-    SERVER_NAME,
-    SUITE_RATE_LIMITS,
-    ApiError,
-    KeySet,
-    Out,
-    Principal,
-    Provider,
-    ProviderError,
-    RateLimit,
-    Req,
-    SlidingWindow,
-)
-from .omp_store import EMBED_LABEL, Filters, OmpStore, Scope, format_utc, sort_key
-from .omp_validate import OmpValidation
+from .omp_parts import SERVER_NAME, ApiError, Out, Principal, Req
+from .omp_store import EMBED_LABEL, Filters, Scope
 
 
-class OmpApi(OmpValidation):
-    """The protocol: authentication, validation, the endpoints. Storage is the OmpStore's."""
+class OmpApi(OmpAiEndpoints):
+    """The protocol's endpoints. Authentication and access are OmpAccess's (omp_access.py),
+    extract/compress OmpAiEndpoints's (omp_ai.py), validation OmpValidation's, storage the OmpStore's."""
 
     compliance = "OMP-Full"
-    public_ops: frozenset[str] = frozenset({"health", "root"})
     default_limit = DEFAULT_LIMIT
     max_limit = MAX_LIMIT
     tags_match = "all"
     enforce_limits = True
-
-    def __init__(self, store: OmpStore, keys: KeySet, *, provider: Provider | None = None,
-                 rate_limits: Mapping[str, RateLimit] | None = None) -> None:
-        self.store = store
-        self.keys = keys
-        self.principals = keys.principals()
-        self.provider = provider
-        self.rate_limits = dict(SUITE_RATE_LIMITS if rate_limits is None else rate_limits)
-        self.windows: dict[str, SlidingWindow] = {}
-        self.windows_lock = threading.Lock()
-
-    # --- errors, auth, rate limit --------------------------------------------------------------
-
-    def error_body(self, err: ApiError) -> dict[str, Any]:
-        return {"error": err.code, "message": err.message, "details": err.details}
-
-    def error_status(self, err: ApiError) -> int:
-        return err.status
-
-    def error_out(self, err: ApiError) -> Out:
-        return self.error_status(err), self.error_body(err), err.headers
-
-    def authenticate(self, headers: Mapping[str, str]) -> Principal:
-        scheme, _, token = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            for key, principal in self.principals.items():
-                if secrets.compare_digest(token.strip().encode(), key.encode()):
-                    return principal
-        raise ApiError("unauthorized", "missing or invalid API key: send Authorization: Bearer <api-key>",
-                       headers={"WWW-Authenticate": "Bearer"})
-
-    def check_rate(self, who: Principal) -> None:
-        limit = self.rate_limits.get(who.name, self.rate_limits.get("*"))
-        if limit is None:
-            return
-        with self.windows_lock:
-            window = self.windows.setdefault(who.name, SlidingWindow(limit))
-        wait = window.take()
-        if wait:
-            retry = max(1, math.ceil(wait))
-            raise ApiError("rate_limited", f"over {limit.requests} requests per {limit.per_s:g} s for this key",
-                           {"retry_after_s": retry}, headers={"Retry-After": str(retry)})
-
-    def dispatch(self, op: str, handler: Callable[[Principal | None, Req], Out], req: Req) -> Out:
-        try:
-            who = None
-            if op not in self.public_ops:
-                who = self.authenticate(req.headers)
-                self.check_rate(who)
-            return handler(who, req)
-        except ApiError as err:
-            return self.error_out(err)
-        except Exception as exc:  # never an HTML page or a dropped connection; content is not logged (§7)
-            return self.error_out(ApiError("internal_error", f"the server failed: {type(exc).__name__}"))
-
-    # --- identity, time, access ----------------------------------------------------------------
-
-    def new_id(self) -> str:
-        return "mem_" + "".join(secrets.choice(ID_ALPHABET) for _ in range(16))
-
-    def fresh_id(self, user: str) -> str:
-        while True:
-            candidate = self.new_id()
-            if not self.store.exists(user, candidate):
-                return candidate
-
-    def timestamp(self, micros: int) -> str:
-        return format_utc(micros)
-
-    def scope(self, who: Principal) -> Scope:
-        return Scope(who.user, who.tool)
-
-    def check_write_tool(self, who: Principal, tool: str) -> None:
-        if who.tool is not None and tool != who.tool:
-            raise ApiError("forbidden", f"this key may only write memories of tool {who.tool!r}", {"tool": tool})
-
-    def visible(self, who: Principal, memory_id: str) -> dict[str, Any]:
-        """The memory, or 404 (also for another user's: existence is not leaked) or 403 (another tool's)."""
-        doc = self.store.get(who.user, memory_id)
-        if doc is None:
-            raise ApiError("memory_not_found", f"no memory with id {memory_id[:80]!r}", {"id": memory_id[:80]})
-        if who.tool is not None and (doc.get("source") or {}).get("tool") != who.tool:
-            raise ApiError("forbidden", f"this key may only read and write memories of tool {who.tool!r}")
-        return doc
-
-    def audit(self, who: Principal, op: str, memory_id: str | None) -> None:
-        self.store.audit(format_utc(int(time.time() * 1_000_000)), who.user, who.name, op, memory_id)
-
-    @staticmethod
-    def ordered(doc: dict[str, Any]) -> dict[str, Any]:
-        """The §2.1 field order, optional fields only when set."""
-        out: dict[str, Any] = {k: doc[k] for k in ("id", "content", "type", "source", "tags") if k in doc}
-        if doc.get("namespace") is not None:
-            out["namespace"] = doc["namespace"]
-        out.update({k: doc.get(k) for k in ("created_at", "updated_at", "expires_at")})
-        out["metadata"] = doc.get("metadata") or {}
-        if doc.get("embedding") is not None:
-            out["embedding"] = doc["embedding"]
-        return out
-
-    def new_doc(self, memory_id: str, fields: dict[str, Any], created: str | None = None, updated: str | None = None) -> dict[str, Any]:
-        now = self.timestamp(self.store.next_micros()) if created is None or updated is None else ""
-        return self.ordered({"tags": [], "expires_at": None, "metadata": {}, **fields, "id": memory_id,
-                             "created_at": created or now, "updated_at": updated or now})
-
-    def apply_update(self, doc: dict[str, Any], fields: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-        """Only the given fields change; id and created_at never; updated_at strictly moves forward (O6, O8)."""
-        updated = self.timestamp(self.store.next_micros(after=sort_key(doc.get("updated_at"))))
-        return self.ordered({**doc, **fields, "updated_at": updated})
 
     # --- endpoints -----------------------------------------------------------------------------
 
@@ -334,68 +209,6 @@ class OmpApi(OmpValidation):
             except ApiError as err:
                 self.import_failed(errors, index, given, err)
         return 200, {**counts, "errors": errors}, {}
-
-    def provider_for(self, body: dict[str, Any]) -> Provider:
-        """The configured provider; never a real AI call the operator did not configure (errata O11)."""
-        if self.provider is not None:
-            return self.provider
-        if body.get("api_key"):
-            raise ApiError("ai_error", "this reference server calls no external AI provider; configure a Provider", status=502)
-        raise ApiError("no_api_key", "no AI API key is configured for extract/compress; nothing was stored")
-
-    def ai_request(self, who: Principal, body: dict[str, Any]) -> tuple[str, str]:
-        transcript = self.check_string(body.get("transcript"), "transcript", MAX_TRANSCRIPT)
-        for name in ("provider", "api_key"):
-            if body.get(name) is not None and not isinstance(body[name], str):
-                raise self.invalid("type", name, f"{name} must be a string")
-        default_tool = who.tool or "omp-extract"
-        tool = self.check_string(body["source_tool"], "source_tool") if body.get("source_tool") is not None else default_tool
-        self.check_write_tool(who, tool)
-        return transcript, tool
-
-    def generated_doc(self, who: Principal, item: dict[str, Any], tool: str) -> dict[str, Any]:
-        now = self.timestamp(self.store.next_micros())
-        try:
-            fields = self.validate_memory({**item, "source": {"tool": tool, "timestamp": now}}, partial=False)
-        except ApiError as err:
-            raise ApiError("ai_error", f"the AI provider returned an unusable memory: {err.message}", status=502) from None
-        return self.new_doc(self.fresh_id(who.user), fields)
-
-    def call_provider(self, fn: Callable[[str], Any], transcript: str) -> Any:
-        try:
-            return fn(transcript)
-        except ProviderError as exc:
-            raise ApiError("ai_error", f"the AI provider returned an error: {exc}", status=502) from None
-
-    def extracted(self, who: Principal, docs: list[dict[str, Any]]) -> Out:
-        return 201, {"extracted": len(docs), "memories": docs}, {}
-
-    def compressed(self, who: Principal, doc: dict[str, Any]) -> Out:
-        return 201, {"memory": doc}, {}
-
-    def op_extract(self, who: Principal, req: Req) -> Out:
-        body = self.json_object(req)
-        transcript, tool = self.ai_request(who, body)
-        provider = self.provider_for(body)
-        items = self.call_provider(provider.extract, transcript)
-        with self.store.transaction():
-            docs = [self.generated_doc(who, item, tool) for item in items]
-            for doc in docs:
-                self.store.insert(who.user, doc)
-        for doc in docs:
-            self.audit(who, "extract", doc["id"])
-        return self.extracted(who, docs)
-
-    def op_compress(self, who: Principal, req: Req) -> Out:
-        body = self.json_object(req)
-        transcript, tool = self.ai_request(who, body)
-        provider = self.provider_for(body)
-        summary = self.call_provider(provider.compress, transcript)
-        with self.store.transaction():
-            doc = self.generated_doc(who, {"content": summary, "type": "episodic", "tags": ["session-summary"]}, tool)
-            self.store.insert(who.user, doc)
-        self.audit(who, "compress", doc["id"])
-        return self.compressed(who, doc)
 
     # --- HTTP ----------------------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+"""What the `memconform` subcommands share: the profile built from the command line, the installed
+suites, and reading a document from disk."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from .core.model import HarnessError
+from .core.profile import Profile
+from .core.suite import SuiteSpec, all_suites
+
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+
+def installed() -> dict[str, SuiteSpec]:
+    """Every suite installed (entry points `memconform.suites`), by name."""
+    return {s.name: s for s in all_suites()}
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    """`--option NAME=VALUE` pairs as a dict."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise HarnessError(f"--option takes NAME=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def profile_from_args(args: argparse.Namespace) -> Profile:
+    """The named profile with the seed, options and deadlines given on the command line."""
+    profile = Profile.named(args.profile, seed=getattr(args, "seed", None), options=parse_options(args.option))
+    bounds = {"run_deadline_s": getattr(args, "run_deadline", None), "call_deadline_s": getattr(args, "call_deadline", None)}
+    if any(v is not None for v in bounds.values()):
+        profile.limits = dataclasses.replace(profile.limits, **{k: v for k, v in bounds.items() if v is not None})
+    return profile
+
+
+def read_document(path: Path, max_bytes: int) -> tuple[bytes, Any]:
+    """(bytes, parsed JSON) of a file, or (bytes, NotWellFormed) when it is not one JSON text."""
+    from .validate import NotWellFormed, parse_json, read_all
+
+    raw = read_all(path, max_bytes)
+    try:
+        return raw, parse_json(raw)
+    except NotWellFormed as exc:
+        return raw, exc

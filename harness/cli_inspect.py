@@ -1,0 +1,107 @@
+"""The `memconform` subcommands that need no target: `validate` (one document), `list` (the checks
+and profile options), `coverage` (the requirement maps)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .cli_common import profile_from_args
+from .core.model import Outcome, Result
+from .core.profile import OPTIONS
+from .core.registry import REGISTRY
+from .core.suite import all_suites, get_suite
+
+
+def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
+    """validate.open_stream, imported when first used (it reads the suites' stream formats)."""
+    from .validate import open_stream as opened
+
+    return opened(path, wanted)
+
+
+def _same_cause(r: Result) -> tuple[Any, ...]:
+    first = r.failures[0].to_json() if r.failures else {}
+    return (r.outcome, r.reason, first.get("title"), first.get("path"), len(r.failures))
+
+
+def _print_validation(results: list[Result], warnings: list[Result]) -> None:
+    """Each problem with received, expected and path; checks that share one cause are printed once."""
+    groups: dict[tuple[Any, ...], list[Result]] = {}
+    for r in results:
+        if r.outcome in (Outcome.FAILED, Outcome.ERRORED):
+            groups.setdefault(_same_cause(r), []).append(r)
+    for same in groups.values():
+        r = same[0]
+        tag = "WARN " if r in warnings else ("ERROR" if r.outcome is Outcome.ERRORED else "FAIL ")
+        print(f"{tag} {r.check_id} [{r.section} {r.keyword}]")
+        if len(same) > 1:
+            print(f"      the same cause in {len(same) - 1} more: {', '.join(x.check_id for x in same[1:])}")
+        for f in r.failures[:20]:
+            j = f.to_json()
+            print(f"      {j['title']}")
+            print(f"        at {j['path']}")
+            print(f"        received {json.dumps(j['received'], ensure_ascii=False)}")
+            print(f"        expected {json.dumps(j['expected'], ensure_ascii=False)}")
+        if len(r.failures) > 20:
+            print(f"      ... and {len(r.failures) - 20} more")
+        if r.reason:
+            print(f"      {r.reason}")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import validate_file
+
+    profile = profile_from_args(args)
+    suite, how, results = validate_file(Path(args.file), args.format, profile, args.check or None, args.max_bytes)
+    invalid = [r for r in results if r.blocking and r.outcome is Outcome.FAILED]
+    errored = [r for r in results if r.outcome is Outcome.ERRORED]
+    warnings = [r for r in results if r.outcome is Outcome.FAILED and not r.blocking]
+    verdict = "invalid" if invalid else "not assessed" if errored else "valid"
+    if args.json:
+        print(json.dumps({
+            "file": args.file, "format": suite.name, "named_by": how, "verdict": verdict, "profile": profile.name,
+            "failed": [r.check_id for r in invalid], "warnings": [r.check_id for r in warnings],
+            "errored": [r.check_id for r in errored],
+            "results": [r.to_json() for r in results if r.outcome is not Outcome.PASSED],
+        }, ensure_ascii=False, indent=1))
+    else:
+        _print_validation(results, warnings)
+        named = "" if how in ("detected", "--format") else f" (named by {how})"
+        print(f"{args.file}: {suite.name}{named} {verdict} ({len(invalid)} failed, {len(errored)} errored, "
+              f"{len(warnings)} warnings, {len(results)} checks)")
+    return 0 if verdict == "valid" else 1
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    checks = REGISTRY.for_suite(args.suite) if args.suite else REGISTRY.all()
+    if args.options:
+        for suite, opts in sorted(OPTIONS.items()):
+            for name, o in opts.items():
+                print(f"{suite}.{name} = {o.default}  (choices: {', '.join(o.choices)})  {o.help}")
+        return 0
+    if args.json:
+        print(json.dumps([ch.to_json() for ch in checks], ensure_ascii=False, indent=1))
+        return 0
+    for ch in checks:
+        print(f"{ch.id:<48} {ch.section:<12} {ch.keyword.value:<6} L{ch.level:<5} {ch.sentence[:90]}")
+    print(f"{len(checks)} checks")
+    return 0
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """Per spec: statements covered / testable (MUST and SHOULD apart), uncovered, unobservable."""
+    from .coverage import coverage, render_text
+
+    suites = [get_suite(args.suite)] if args.suite else all_suites()
+    reports = [coverage(s) for s in suites]
+    if args.json:
+        print(json.dumps([r.to_json() for r in reports], ensure_ascii=False, indent=1))
+    else:
+        for r in reports:
+            print("\n".join(render_text(r)))
+    broken = [r for r in reports if r.map_file is not None and (r.problems or r.unknown_checks)]
+    return 1 if broken else 0
+

@@ -1,0 +1,158 @@
+"""The `memconform` subcommands that drive a target: `run` (with the probe that picks the suites a
+target speaks) and `replay` (a saved fuzz example or sequence of operations, once more)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from .cli_common import MAX_DOCUMENT_BYTES, installed, parse_options, profile_from_args, read_document
+from .core.model import HarnessError, Outcome, Result
+from .core.profile import Profile
+from .core.registry import REGISTRY, load_suite
+from .core.report import render_failure_text
+from .core.suite import all_suites, get_suite
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .session import Session
+
+    profile = profile_from_args(args)
+    api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+    expect = None
+    if getattr(args, "expect", None):  # read before the run: a bad file is a usage error, not a finding
+        from .expectations import Expectations
+
+        expect = Expectations.from_path(Path(args.expect))
+    if args.suite:
+        suites = args.suite
+        for name in suites:
+            load_suite(name)
+    elif args.target:  # the suites this target speaks
+        suites = probe_suites(args.target, profile, api_key)
+    else:  # every suite this installation carries, each against its embedded reference
+        suites = list(installed())
+    report_dir = Path(args.report_dir)
+    target = args.target
+    session = Session(suites, target, profile, report_dir, api_key, args.check or None,
+                      command=" ".join(shlex.quote(a) for a in sys.argv))
+    say = session.printer  # every terminal line goes through the run's redactor
+    from .render.progress import Progress
+    from .session import select_checks
+
+    progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
+
+    def print_result(result: Result) -> None:
+        progress.on_result(result)
+        if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
+            label = "WARN " if result.warning else "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
+            say(f"{label} {result.check_id}")
+            say(render_failure_text(result.to_json()))
+
+    session.on_result = print_result
+    say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
+        f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
+    with progress:  # a live status line on a terminal, plain lines otherwise
+        outcome = session.run()
+    say("")
+    say(session.summary(), end="")  # rendered from the report's records, as summary.md is
+    say(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")
+    if outcome.exit_code == 2:
+        say("memconform: error: no check ran", file=sys.stderr)
+    if expect is not None:  # the report keeps its own exit code; the expectations decide the process's
+        from .expectations import apply, print_verdict
+
+        known = {c.id for name in suites for c in REGISTRY.for_suite(name)}
+        verdict = apply(expect, outcome.results, [v for vs in outcome.levels.values() for v in vs], known, outcome.exit_code)
+        print_verdict(verdict, say)
+        return verdict.exit_code
+    return outcome.exit_code
+
+
+def probe_suites(target: str, profile: Profile, api_key: str | None) -> list[str]:
+    """The installed suites whose `probe` says the target speaks them (run without --suite)."""
+    from .targets import open_target
+
+    spoken, unprobed = [], []
+    for suite in all_suites():
+        if suite.probe is None:
+            unprobed.append(suite.name)
+            continue
+        with open_target(target, suite.routes, profile.limits, api_key) as tgt:
+            tgt.preflight()  # a target that does not answer is one start-up error, not "speaks nothing"
+            try:
+                if suite.probe(tgt):
+                    spoken.append(suite.name)
+            except Exception:  # noqa: BLE001  a probe that cannot tell: not this suite
+                pass
+    probed = ", ".join(s.name for s in all_suites() if s.probe is not None)
+    not_probed = f"; suites without a probe, name them with --suite: {', '.join(unprobed)}" if unprobed else ""
+    if not spoken:
+        raise HarnessError(f"{target} speaks none of the suites that can be probed ({probed}){not_probed}")
+    print(f"memconform run: the target speaks {', '.join(spoken)} (probed: {probed}){not_probed}")
+    return spoken
+
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Run a saved failing fuzz example, or a saved failing sequence of operations, once more against a target."""
+    raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
+    if isinstance(doc, Exception):
+        raise HarnessError(f"{args.file} is not JSON: {doc}")
+    from .core import sequence
+
+    if sequence.is_sequence(doc):
+        return replay_sequence(args, doc)
+    args.suite = args.suite or "memoryai"
+    suite = get_suite(args.suite)
+    replay = suite.replay
+    if replay is None:
+        raise HarnessError(f"suite {args.suite!r} has no replay")
+    profile = profile_from_args(args)
+    from .core.runner import redact_failure
+    from .session import Session  # the same target opening and preflights as `run`
+
+    with Session([args.suite], args.target, profile, None, args.api_key) as session:
+        ctx = session.context(args.suite)
+        failures = [redact_failure(f, ctx.redactor).to_json() for f in replay(ctx, doc)]
+        say = session.printer
+    for f in failures:
+        say(f"FAIL {f['title']} at {f['path']}\n     received: {f['received']}\n     expected: {f['expected']}")
+    say(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
+    return 1 if failures else 0
+
+
+def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
+    """A saved sequence (core/sequence.py): each step printed; 1 when the divergence reproduces, 0 when not."""
+    from .core import sequence
+    from .core.runner import run_cleanups
+    from .session import Session
+
+    sequence.check_document(doc)
+    name = str(doc.get("suite"))
+    if args.suite and args.suite != name:
+        raise HarnessError(f"{args.file} is a sequence of suite {name!r}, not {args.suite!r}")
+    load_suite(name)  # its comparators and harness actions register with its checks
+    target = args.target or (doc.get("target") or {}).get("string")
+    if not target:
+        raise HarnessError(f"{args.file} names no target: give --target")
+    options = {**{str(k): str(v) for k, v in (doc.get("options") or {}).items()}, **parse_options(args.option)}
+    profile = Profile.named(args.profile, seed=doc.get("seed"), options=options)
+    with Session([name], target, profile, None, args.api_key, command="memconform replay") as session:
+        ctx = session.context(name)
+        ctx.check_id = str(doc.get("check") or "")
+        say = session.printer
+        say(f"memconform replay: {args.file}: {doc.get('check')} ({len(doc['steps'])} steps, recorded against "
+            f"{(doc.get('target') or {}).get('string')}); target {target}")
+        try:
+            reproduced = sequence.replay(ctx, doc, say)
+        finally:
+            for left in run_cleanups(ctx):
+                say(left)
+    say(f"{args.file}: " + ("the divergence reproduced" if reproduced else "no divergence on this target: every step as the model expects"))
+    return 1 if reproduced else 0
+
