@@ -91,6 +91,9 @@ def test_now_iso_and_is_int():
     ("session_cookie", True, False), ("client_secret", True, False), ("password", True, False),
     ("max_tokens", False, False), ("token_count", False, False), ("sort_key", False, False), ("key", False, False),
     ("audit_log", False, True), ("accessLog", False, True), ("content", False, False),
+    # any service's token is a credential; a pager's, a tokenizer's or a limit's is not
+    ("webhook_token", True, False), ("foo_token", True, False), ("my-token", True, False), ("csrfToken", True, False),
+    ("next_page_token", False, False), ("eos_token", False, False), ("max_token", False, False),
 ])
 def test_credential_names(key, secret, audit):
     assert (secret_key(key), audit_key(key)) == (secret, audit)

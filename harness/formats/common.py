@@ -234,6 +234,11 @@ SECRET_TAILS = frozenset({"token", "key", "secret", "password", "cookie", "crede
 KEY_OWNERS = frozenset({"api", "private", "secret", "access", "signing", "encryption", "master", "license", "client",
                         "openai", "anthropic", "aws", "gcp", "azure", "stripe", "github", "gitlab", "slack", "ssh",
                         "session", "auth", "refresh", "bearer", "oauth", "personal", "bot", "service"})
+# "<word> token" names a credential whatever service the word is (webhook_token, hf_token, user_token: the
+# owners are open-ended), unless this word says it is a pager's cursor, a tokenizer's symbol or a limit
+NOT_SECRET_TOKENS = frozenset({"page", "next", "prev", "previous", "cursor", "continuation", "pagination",
+                               "eos", "bos", "pad", "unk", "sep", "cls", "mask", "stop", "start", "end", "special",
+                               "max", "min"})
 # words that name an audit log
 AUDIT_WORDS = frozenset({"audit", "audits", "auditlog", "auditlogs", "audittrail"})
 _LOG_WORDS = frozenset({"log", "logs", "trail", "trails"})
@@ -263,6 +268,8 @@ def secret_key(key: str) -> bool:
     if "".join(words) in SECRET_WORDS or any(w in SECRET_WORDS for w in words):
         return True
     if words[-1] in SECRET_TAILS and (len(words) == 1 and words[0] != "key" or any(w in KEY_OWNERS for w in words[:-1])):
+        return True
+    if words[-1] == "token" and len(words) >= 2 and words[-2] not in NOT_SECRET_TOKENS:
         return True
     return len(words) >= 2 and "".join(words[-2:]) in SECRET_WORDS
 

@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from memconform.formats import memorizz as mz
+from memconform.formats.common import secret_key
 from memconform.hostile import parse_or_reject
 from memconform.targets.base import Rejected
 
@@ -128,7 +129,7 @@ class ReferenceArchiveStore:
         if isinstance(data, dict):
             out = {}
             for k, v in data.items():
-                if mz.CREDENTIAL_KEY.search(k) and parent != "properties" and v not in (None, ""):
+                if secret_key(k) and parent != "properties" and v not in (None, ""):
                     omitted.append(f"{where}.{k}")
                     continue
                 if mz.embedding_key(k) is not None and not keep_embeddings:  # every reading's (errata M8)

@@ -22,7 +22,6 @@ from .canonical import (
     without_integrity,
 )
 from .constants import (
-    CREDENTIAL_KEY,
     EMBEDDING_KEYS,
     ENVELOPE,
     FORMAT,
@@ -58,7 +57,7 @@ from .records import (
 from .rules import RECORD_RULES, RULES, Problem, Rule, is_utc_timestamp, scan
 
 __all__ = [
-    "CREDENTIAL_KEY", "EMBEDDING_KEYS", "VECTOR_KEYS", "embedding_key", "ENVELOPE", "FORMAT", "HEX64", "INCLUDES", "LINK_FIELDS", "MANIFEST_REQUIRED",
+    "EMBEDDING_KEYS", "VECTOR_KEYS", "embedding_key", "ENVELOPE", "FORMAT", "HEX64", "INCLUDES", "LINK_FIELDS", "MANIFEST_REQUIRED",
     "MAX_ID_CHARS", "MIB", "NAMESPACE_FIELDS", "NATURAL_IDS_IMPLIED", "NATURAL_IDS_NAMED", "RECORD_RULES",
     "REFERENCE_FIELDS", "RULES", "SIZES", "SPEC", "STORES", "SUITE", "TAXONOMY", "VERSION", "Archive", "Problem",
     "Rule", "canonical_bytes", "canonical_text", "canonical_text_exact", "canonical_text_marked",

@@ -56,10 +56,6 @@ def embedding_key(key: str) -> str | None:
     if key in EMBEDDING_KEYS or key.endswith(EMBEDDING_SUFFIXES):
         return ""
     return "M8:with-vector" if key in VECTOR_KEYS else None
-CREDENTIAL_KEY = re.compile(
-    r"(?i)(^|[_-])(api[_-]?key|apikey|secret|password|passwd|access[_-]?token|refresh[_-]?token|auth[_-]?token"
-    r"|token|authorization|private[_-]?key|credentials?|client[_-]?secret|cookie|session[_-]?(?:id|key|token)"
-    r"|bearer|passphrase|pwd)$")
 HEX64 = re.compile(r"[0-9a-f]{64}")  # used with fullmatch: "$" would let a final newline in
 MIB = 1024 * 1024
 SIZES = {"50MiB": 50 * MIB, "100MiB": 100 * MIB, "4MiB": 4 * MIB, "1MiB": MIB, "256KiB": 256 * 1024, "4KiB": 4096}

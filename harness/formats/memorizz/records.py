@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .constants import CREDENTIAL_KEY, LINK_FIELDS, embedding_key
+from ..common import secret_key
+from .constants import LINK_FIELDS, embedding_key
 
 LINK_SET = frozenset(LINK_FIELDS)
 # errata M6: an external reference is an id string, or an object naming the id under one of these keys
@@ -59,10 +60,11 @@ def refs_in(node: dict[str, Any]) -> Iterator[str]:
 
 
 def credential_paths(value: Any, path: str = "$") -> Iterator[str]:
-    """Paths of credential-named keys (a JSON Schema's `properties` names are interface, not secrets)."""
+    """Paths of credential-named keys (common.secret_key, errata M10; a JSON Schema's `properties` names are
+    interface, not secrets)."""
     if isinstance(value, dict):
         for k, v in value.items():
-            if CREDENTIAL_KEY.search(k) and not path.endswith((".properties", ".$defs")) and v not in (None, ""):
+            if secret_key(k) and not path.endswith((".properties", ".$defs")) and v not in (None, ""):
                 yield f"{path}.{k}"
             yield from credential_paths(v, f"{path}.{k}")
     elif isinstance(value, list):
