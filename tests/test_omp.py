@@ -177,10 +177,27 @@ def test_envelope_rules() -> None:
     def answer(status: int, body: Any) -> c.Answer:
         return c.Answer(status=status, body=body, raw=b"{}", content_type="application/json", method="GET", path="/x")
 
-    assert list(rules.error_failures(answer(404, {"error": "memory_not_found", "message": "m", "details": {}}), 404, "memory_not_found")) == []
-    assert [f.title for f in rules.error_failures(answer(404, {"detail": "x"}), 404, "memory_not_found")]
-    assert [f.title for f in rules.error_failures(answer(500, None), 422, "validation_error")]
-    assert [f.title for f in rules.error_failures(answer(422, {"error": "forbidden", "message": "m"}), None, None)]
+    ctx = options_of("any")
+    assert list(rules.error_failures(ctx, answer(404, {"error": "memory_not_found", "message": "m", "details": {}}), 404, "memory_not_found")) == []
+    assert [f.title for f in rules.error_failures(ctx, answer(404, {"detail": "x"}), 404, "memory_not_found")]
+    assert [f.title for f in rules.error_failures(ctx, answer(500, None), 422, "validation_error")]
+    assert [f.title for f in rules.error_failures(ctx, answer(422, {"error": "forbidden", "message": "m"}), None, None)]
+
+
+def options_of(error_message: str) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(option=lambda name: {"error_message": error_message}[name])
+
+
+def test_message_reading_belongs_to_each_run() -> None:
+    """Errata O15: a bare {"error": code} passes by default and fails only where a run pins "required";
+    two runs with different options see each their own (the reading is no module-level setting)."""
+    bare = c.Answer(status=404, body={"error": "memory_not_found"}, raw=b"{}", content_type="application/json",
+                    method="GET", path="/x")
+    pinned, default = options_of("required"), options_of("any")
+    assert [f.readings for f in rules.error_failures(pinned, bare, 404, "memory_not_found")] == [("O15:message-required",)]
+    assert list(rules.error_failures(default, bare, 404, "memory_not_found")) == []
 
 
 def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch) -> None:

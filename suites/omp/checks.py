@@ -55,9 +55,6 @@ def claimed_levels(ctx: Context) -> set[str] | None:
 
 def preflight(ctx: Context) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
-    from . import rules
-
-    rules.MESSAGE_REQUIRED = ctx.option("error_message") == "required"
     if not isinstance(ctx.target, HttpTarget):
         return  # every check says it needs an http:// target
     if not ctx.target.api_key:

@@ -140,7 +140,7 @@ def import_duplicate(ctx: Context) -> Iterator[Failure]:
 def import_unknown_conflict_rejected(ctx: Context) -> Iterator[Failure]:
     ev.control(import_with(ctx, [c.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
     new = c.full_memory(ctx, "bad-conflict")
-    yield from rules.validation_failures(import_with(ctx, [new], "replace-all"))
+    yield from rules.validation_failures(ctx, import_with(ctx, [new], "replace-all"))
     if c.with_marker(c.exported(ctx), new["content"]):
         yield Failure("an import with an unknown conflict strategy stored memories", new["content"], "nothing imported", "$.memories")
 
