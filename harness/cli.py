@@ -253,6 +253,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     """A saved sequence (core/sequence_files.py): each step printed; 1 when the divergence reproduces, 0 when not."""
+    from . import sequence_replay
     from .core import sequence_files
     from .core.runner import run_cleanups
     from .session import Session
@@ -274,7 +275,7 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
         say(f"memconform replay: {args.file}: {doc.get('check')} ({len(doc['steps'])} steps, recorded against "
             f"{(doc.get('target') or {}).get('string')}); target {target}")
         try:
-            reproduced = sequence_files.replay(ctx, doc, say)
+            reproduced = sequence_replay.replay(ctx, doc, say)
         finally:
             for left in run_cleanups(ctx):
                 say(left)

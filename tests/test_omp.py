@@ -25,7 +25,6 @@ from memconform.mutants.omp_paths import EXPECTED_TITLES
 from memconform.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks import declared_level
 from mutant_kit import assert_mutant_caught
 
 
@@ -167,10 +166,10 @@ def test_levels_not_claimed_are_not_applicable() -> None:
 
 
 def test_declared_level_fields() -> None:
-    assert declared_level({"compliance": "OMP-Full"}) == "full"
-    assert declared_level({"compliance_level": "OMP-Search"}) == "search"
-    assert declared_level({"level": "omp-core"}) == "core"
-    assert declared_level({"status": "ok"}) is None
+    assert rules.declared_level({"compliance": "OMP-Full"}) == "full"
+    assert rules.declared_level({"compliance_level": "OMP-Search"}) == "search"
+    assert rules.declared_level({"level": "omp-core"}) == "core"
+    assert rules.declared_level({"status": "ok"}) is None
 
 
 def test_envelope_rules() -> None:

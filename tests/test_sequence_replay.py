@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from memconform import sequence_replay
 from memconform.cli import main
 from memconform.core import sequence, sequence_files
 from memconform.core.profile import Profile
@@ -115,6 +116,6 @@ def test_reply_comparator() -> None:
 
 
 def test_renames_follow_ids_and_folders() -> None:
-    rp = sequence_files.Replay(ctx=None, say=print, renames={"mem_old": "mem_new", "/tmp/a": "/tmp/b"})
+    rp = sequence_replay.Replay(ctx=None, say=print, renames={"mem_old": "mem_new", "/tmp/a": "/tmp/b"})
     assert rp.rename({"id": "mem_old", "path": "/tmp/a/memory.jsonl", "x": ["mem_old", "other"]}) == {
         "id": "mem_new", "path": "/tmp/b/memory.jsonl", "x": ["mem_new", "other"]}

@@ -20,19 +20,7 @@ from memconform.targets.http import HttpTarget
 
 from . import client as c
 from . import evidence as ev
-
-
-def declared_level(body: Any) -> str | None:
-    """The level /v1/health names in the first of compliance / compliance_level / level (errata O4)."""
-    if not isinstance(body, dict):
-        return None
-    for name in omp.HEALTH_LEVEL_FIELDS:
-        value = body.get(name)
-        if isinstance(value, str):
-            for title, key in omp.LEVEL_NAMES.items():
-                if value.strip().lower() in (title.lower(), key):
-                    return key
-    return None
+from .rules import declared_level
 
 
 def claimed_levels(ctx: Context) -> set[str] | None:

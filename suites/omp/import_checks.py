@@ -167,8 +167,6 @@ def health_declares_level(ctx: Context) -> Iterator[Failure]:
     if "omp_level_note" in ctx.cache:
         ctx.note(ctx.cache["omp_level_note"])
     body = c.health(ctx).body
-    from .checks import declared_level
-
-    if declared_level(body) is None:
+    if rules.declared_level(body) is None:
         named = {k: body.get(k) for k in omp.HEALTH_LEVEL_FIELDS if isinstance(body, dict) and k in body}
         yield Failure("health names no compliance level", named or "<absent>", list(omp.LEVEL_NAMES), "$.compliance")

@@ -124,3 +124,16 @@ def error_failures(ctx: Context, answer: Answer, status: int | None, code: str |
 
 def validation_failures(ctx: Context, answer: Answer) -> Iterator[Failure]:
     yield from error_failures(ctx, answer, 422, "validation_error")
+
+
+def declared_level(body: Any) -> str | None:
+    """The level /v1/health names in the first of compliance / compliance_level / level (errata O4)."""
+    if not isinstance(body, dict):
+        return None
+    for name in omp.HEALTH_LEVEL_FIELDS:
+        value = body.get(name)
+        if isinstance(value, str):
+            for title, key in omp.LEVEL_NAMES.items():
+                if value.strip().lower() in (title.lower(), key):
+                    return key
+    return None
