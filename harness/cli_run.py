@@ -103,9 +103,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
     if isinstance(doc, Exception):
         raise HarnessError(f"{args.file} is not JSON: {doc}")
-    from .core import sequence
+    from .core import sequence_files
 
-    if sequence.is_sequence(doc):
+    if sequence_files.is_sequence(doc):
         return replay_sequence(args, doc)
     args.suite = args.suite or "memoryai"
     suite = get_suite(args.suite)
@@ -127,12 +127,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
-    """A saved sequence (core/sequence.py): each step printed; 1 when the divergence reproduces, 0 when not."""
-    from .core import sequence
+    """A saved sequence (core/sequence_files.py): each step printed; 1 when the divergence reproduces, 0 when not."""
+    from . import sequence_replay
+    from .core import sequence_files
     from .core.runner import run_cleanups
     from .session import Session
 
-    sequence.check_document(doc)
+    sequence_files.check_document(doc)
     name = str(doc.get("suite"))
     if args.suite and args.suite != name:
         raise HarnessError(f"{args.file} is a sequence of suite {name!r}, not {args.suite!r}")
@@ -149,7 +150,7 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
         say(f"memconform replay: {args.file}: {doc.get('check')} ({len(doc['steps'])} steps, recorded against "
             f"{(doc.get('target') or {}).get('string')}); target {target}")
         try:
-            reproduced = sequence.replay(ctx, doc, say)
+            reproduced = sequence_replay.replay(ctx, doc, say)
         finally:
             for left in run_cleanups(ctx):
                 say(left)

@@ -25,7 +25,6 @@ from memconform.mutants.omp_paths import EXPECTED_TITLES
 from memconform.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks import declared_level
 from mutant_kit import assert_mutant_caught
 
 
@@ -167,20 +166,37 @@ def test_levels_not_claimed_are_not_applicable() -> None:
 
 
 def test_declared_level_fields() -> None:
-    assert declared_level({"compliance": "OMP-Full"}) == "full"
-    assert declared_level({"compliance_level": "OMP-Search"}) == "search"
-    assert declared_level({"level": "omp-core"}) == "core"
-    assert declared_level({"status": "ok"}) is None
+    assert rules.declared_level({"compliance": "OMP-Full"}) == "full"
+    assert rules.declared_level({"compliance_level": "OMP-Search"}) == "search"
+    assert rules.declared_level({"level": "omp-core"}) == "core"
+    assert rules.declared_level({"status": "ok"}) is None
 
 
 def test_envelope_rules() -> None:
     def answer(status: int, body: Any) -> c.Answer:
         return c.Answer(status=status, body=body, raw=b"{}", content_type="application/json", method="GET", path="/x")
 
-    assert list(rules.error_failures(answer(404, {"error": "memory_not_found", "message": "m", "details": {}}), 404, "memory_not_found")) == []
-    assert [f.title for f in rules.error_failures(answer(404, {"detail": "x"}), 404, "memory_not_found")]
-    assert [f.title for f in rules.error_failures(answer(500, None), 422, "validation_error")]
-    assert [f.title for f in rules.error_failures(answer(422, {"error": "forbidden", "message": "m"}), None, None)]
+    ctx = options_of("any")
+    assert list(rules.error_failures(ctx, answer(404, {"error": "memory_not_found", "message": "m", "details": {}}), 404, "memory_not_found")) == []
+    assert [f.title for f in rules.error_failures(ctx, answer(404, {"detail": "x"}), 404, "memory_not_found")]
+    assert [f.title for f in rules.error_failures(ctx, answer(500, None), 422, "validation_error")]
+    assert [f.title for f in rules.error_failures(ctx, answer(422, {"error": "forbidden", "message": "m"}), None, None)]
+
+
+def options_of(error_message: str) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(option=lambda name: {"error_message": error_message}[name])
+
+
+def test_message_reading_belongs_to_each_run() -> None:
+    """Errata O15: a bare {"error": code} passes by default and fails only where a run pins "required";
+    two runs with different options see each their own (the reading is no module-level setting)."""
+    bare = c.Answer(status=404, body={"error": "memory_not_found"}, raw=b"{}", content_type="application/json",
+                    method="GET", path="/x")
+    pinned, default = options_of("required"), options_of("any")
+    assert [f.readings for f in rules.error_failures(pinned, bare, 404, "memory_not_found")] == [("O15:message-required",)]
+    assert list(rules.error_failures(default, bare, 404, "memory_not_found")) == []
 
 
 def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch) -> None:

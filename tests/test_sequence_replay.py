@@ -12,8 +12,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from memconform import sequence_replay
 from memconform.cli import main
-from memconform.core import sequence
+from memconform.core import sequence, sequence_files
 from memconform.core.profile import Profile
 from memconform.session import execute_run
 
@@ -85,7 +86,7 @@ def test_command_script_lists_the_command_lines() -> None:
     doc = {"check": "emp.writer_model_sequences", "target": {"kind": "cmd", "string": "cmd:impl {op} {input} {output}"},
            "steps": [{"by": "target", "op": "append", "body": {"path": "/tmp/x/memory.jsonl", "entry": {"id": "a"}}},
                      {"by": "check", "op": "reply", "expected": {"ok": True}, "message": "append refused"}]}
-    lines = sequence.script_lines(ctx, doc)
+    lines = sequence_files.script_lines(ctx, doc)
     text = "\n".join(lines)
     assert "cat > \"$W/0\"/input.json <<'MEMCONFORM_EOF'" in text and '"entry": {"id": "a"}' in text
     assert 'impl append "$W/0/input.json" "$W/0/output.json"' in text and "# step 1: the model expected here" in text
@@ -115,6 +116,6 @@ def test_reply_comparator() -> None:
 
 
 def test_renames_follow_ids_and_folders() -> None:
-    rp = sequence.Replay(ctx=None, say=print, renames={"mem_old": "mem_new", "/tmp/a": "/tmp/b"})
+    rp = sequence_replay.Replay(ctx=None, say=print, renames={"mem_old": "mem_new", "/tmp/a": "/tmp/b"})
     assert rp.rename({"id": "mem_old", "path": "/tmp/a/memory.jsonl", "x": ["mem_old", "other"]}) == {
         "id": "mem_new", "path": "/tmp/b/memory.jsonl", "x": ["mem_new", "other"]}

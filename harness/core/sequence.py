@@ -1,20 +1,12 @@
-"""Replayable sequences of operations: the shrunk failing sequence of a model-based check, as data.
+"""Replayable sequences of operations, while they run: what a model-based check records.
 
 While a state machine runs, `recording(ctx)` records every exchange with the target (`ctx.target.call`
 goes through the target's one `send`), each harness action that stands for another app (`harness_step`)
-and, where the target left the model, what the model expected there (`expect`). A failing check saves
-the last example (hypothesis runs the shrunk failing example last) as a language-neutral JSON file
-under the report folder, `sequences/<check>-<run>.json`:
-
-    {"format": "memconform-sequence", "version": 1, "suite", "check", "target": {"kind", "string"},
-     "profile", "seed", "options", "steps": [{"by": "target"|"harness"|"check", "op", "body", "params",
-     ..., "reply": {"status", "body"}, "expected", "message"}], "diverged_at": N}
-
-beside a human script of the same steps (curl lines for http:// targets, the command lines for cmd:).
-`memconform replay FILE --target T` sends the steps again through `ctx.target.call` and asks the named
-comparator whether the target still leaves the model where it did (`replay`). Ids the target assigned
-and folders the harness made are renamed as the replay meets them (`Replay.rename`).
-No pytest, CLI or transport in here: comparators and harness actions are registered by the suites.
+and, where the target left the model, what the model expected there (`expect`). Suites register here how
+a divergence is judged again (`comparator`) and which harness actions a replay can do again
+(`harness_action`). Saving a sequence as a file and replaying it is core/sequence_files.py; the frame
+a model-based check runs its machine in is core/model_based.py.
+No pytest, CLI or transport in here.
 """
 
 from __future__ import annotations
@@ -23,17 +15,11 @@ import base64
 import contextlib
 import dataclasses
 import json
-import re
-import shlex
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from .model import HarnessError, SkipCheck, TargetError
 
-FORMAT = "memconform-sequence"
-VERSION = 1
 REPLY_CHARS = 2000  # a recorded reply is a hint for the reader, not what replay compares
 
 # name -> fn(ctx, last target reply or None, expected) -> what differs ("" or None: as the model says)
@@ -194,242 +180,6 @@ def run_machine(ctx: Any, machine: type, config: Any) -> None:
 
     machine._hypothesis_internal_use_seed = ctx.profile.seed  # type: ignore[attr-defined]
     run_state_machine_as_test(machine, settings=config)
-
-
-# ---- saving ----------------------------------------------------------------------------------------
-
-def target_string(ctx: Any) -> str:
-    parts = shlex.split(ctx.reproduce_base) if ctx.reproduce_base else []
-    if "--target" in parts[:-1]:
-        return parts[parts.index("--target") + 1]
-    return str(getattr(ctx.target, "description", "") or f"reference:{ctx.suite.name}")
-
-
-def target_kind(spec: str) -> str:
-    return spec.split(":", 1)[0] if ":" in spec else "unknown"
-
-
-def document(ctx: Any, recorder: Recorder) -> dict[str, Any]:
-    """The sequence file's content: the steps up to the divergence, secrets redacted."""
-    steps = recorder.steps if recorder.diverged_at is None else recorder.steps[:recorder.diverged_at + 1]
-    spec = target_string(ctx)
-    return ctx.redactor.deep({
-        "format": FORMAT, "version": VERSION, "suite": ctx.suite.name, "check": ctx.check_id,
-        "target": {"kind": target_kind(spec), "string": spec},
-        "profile": ctx.profile.name, "seed": ctx.profile.seed, "options": dict(ctx.profile.options),
-        "steps": steps, "diverged_at": recorder.diverged_at,
-    })
-
-
-def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:
-    """Write the sequence file (and its human script) under the report folder; None without one."""
-    if ctx.report_dir is None:
-        return None
-    doc = document(ctx, recorder)
-    folder = Path(ctx.report_dir) / "sequences"
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', ctx.check_id or ctx.suite.name)}-{ctx.run_id}"
-    path = folder / f"{stem}.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    lines = script_lines(ctx, doc)
-    script = None
-    if lines:
-        script = folder / f"{stem}.sh"
-        script.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        script.chmod(0o755)
-    return path, script
-
-
-def replay_line(ctx: Any, path: Path) -> str:
-    words = ["memconform", "replay", str(path), "--target", target_string(ctx)]
-    line = " ".join(shlex.quote(w) for w in words)
-    if "$MEMCONFORM_API_KEY" in ctx.reproduce_base:
-        line += ' --api-key "$MEMCONFORM_API_KEY"'
-    return line
-
-
-def failure_detail(ctx: Any, recorder: Recorder) -> str:
-    """Save the sequence and say how to rerun it: the failure's "Reproduce with:" line."""
-    saved = save(ctx, recorder)
-    if saved is None:
-        return "(no report folder: the sequence was not saved)"
-    path, script = saved
-    shown = f"Reproduce with: {replay_line(ctx, path)}"
-    return shown + (f" (or read and run {script})" if script else "")
-
-
-def script_lines(ctx: Any, doc: dict[str, Any]) -> list[str]:
-    """curl lines for an HTTP target (a served reference too), the command lines for a cmd: target;
-    nothing for in-process ones."""
-    target = ctx.target
-    kind = doc["target"]["kind"]
-    http, command = hasattr(target, "base_url"), kind == "cmd" and hasattr(target, "templates")
-    if not (http or command):
-        return []  # an in-process target: the JSON file is the script
-    head = ["#!/bin/sh", f"# {doc['check']}: the sequence of operations that left the target different from the model",
-            f"# replay: memconform replay <this file's .json> --target {shlex.quote(doc['target']['string'])}", "set -u"]
-    body: list[str] = []
-    for i, step in enumerate(doc["steps"]):
-        if step["by"] == "check":
-            body.append(f"# step {i}: the model expected here: {step['message'][:300]}".replace("\n", " "))
-        elif step["by"] == "harness":
-            body.append(f"# step {i}: the harness ({step['op']})")
-            body += HARNESS_ACTIONS[step["op"]][1](step["body"]) if step["op"] in HARNESS_ACTIONS else []
-        elif http:
-            body.append(_curl(target, step))
-        else:
-            body += _command(target, step, i)
-    return head + body if body else []
-
-
-def _curl(target: Any, step: dict[str, Any]) -> str:
-    routes = getattr(target, "routes", {})
-    route = step.get("route") or (dataclasses.asdict(routes[step["op"]]) if step["op"] in routes else None)
-    if route is None:
-        return f"# {step['op']}: no HTTP route known"
-    path = route["path"].format_map({k: str(v) for k, v in (step.get("path_params") or {}).items()})
-    url = target.base_url.rstrip("/") + path + ("?" + urlencode(step["params"]) if step.get("params") else "")
-    auth = ' -H "Authorization: Bearer $API_KEY"' if step.get("auth", True) else ""
-    data = ""
-    if "body" in step:
-        data = f" -H 'Content-Type: application/json' --data {shlex.quote(json.dumps(step['body'], ensure_ascii=False))}"
-    elif "raw_text" in step:
-        data = f" --data-binary {shlex.quote(step['raw_text'])}"
-    return f"curl -sS -X {route['method']}{auth} {shlex.quote(url)}{data}; echo"
-
-
-def _command(target: Any, step: dict[str, Any], i: int) -> list[str]:
-    template = target.templates.get(step["op"], target.default_template)
-    if template is None:
-        return [f"# {step['op']}: no command template"]
-    payload = step.get("raw_text") if "raw_text" in step else json.dumps(step.get("body", step.get("params") or {}), ensure_ascii=False)
-    work = f'"$W/{i}"'
-    values = {"op": step["op"], "input": f"$W/{i}/input.json", "output": f"$W/{i}/output.json", "workdir": f"$W/{i}"}
-    argv = " ".join(_sh_word(tok.format(**values)) for tok in shlex.split(template))
-    lines = [f"W=${{W:-$(mktemp -d)}}; mkdir -p {work}",
-             f"cat > {work}/input.json <<'MEMCONFORM_EOF'", str(payload), "MEMCONFORM_EOF"]
-    env = " ".join(f"MEMCONFORM_PARAM_{k.upper()}={shlex.quote(str(v))}" for k, v in (step.get("params") or {}).items())
-    lines.append(f"(cd {work} && MEMCONFORM_OP={shlex.quote(step['op'])} {env + ' ' if env else ''}{argv}); "
-                 f"echo \"exit $?\"; cat {work}/output.json 2>/dev/null; echo")
-    return lines
-
-
-def _sh_word(word: str) -> str:
-    """Quote a word but let $W expand (the script's work folder)."""
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") + '"' if "$W" in word else shlex.quote(word)
-
-
-# ---- replay ----------------------------------------------------------------------------------------
-
-def is_sequence(doc: Any) -> bool:
-    return isinstance(doc, dict) and doc.get("format") == FORMAT
-
-
-@dataclasses.dataclass
-class Replay:
-    """One replay: the renames learned so far, the last target reply, and the printed lines."""
-
-    ctx: Any
-    say: Callable[[str], None]
-    renames: dict[str, str] = dataclasses.field(default_factory=dict)
-    last: Any = None
-
-    def rename(self, value: Any) -> Any:
-        """Recorded ids and folders replaced by the ones this replay got (whole strings, or folder prefixes)."""
-        if isinstance(value, str):
-            if value in self.renames:
-                return self.renames[value]
-            for old, new in self.renames.items():
-                if old.startswith("/") and value.startswith(old + "/"):
-                    return new + value[len(old):]
-            return value
-        if isinstance(value, list):
-            return [self.rename(v) for v in value]
-        if isinstance(value, dict):
-            return {self.rename(k): self.rename(v) for k, v in value.items()}
-        return value
-
-    def learn(self, recorded: Any, reply: Any) -> None:
-        """An id the target assigned then and now: later steps use the new one."""
-        old = recorded.get("body") if isinstance(recorded, dict) else None
-        new = reply.body if reply is not None else None
-        if isinstance(old, dict) and isinstance(new, dict):
-            for key in ("id", "memory_id", "artifact_id"):
-                if isinstance(old.get(key), str) and isinstance(new.get(key), str) and old[key] != new[key]:
-                    self.renames[old[key]] = new[key]
-
-
-def request_of(step: dict[str, Any], rp: Replay) -> Any:
-    from ..targets.base import Request, Route
-
-    raw = None
-    if "raw_text" in step:
-        raw = rp.rename(step["raw_text"]).encode("utf-8")
-    elif "raw_base64" in step:
-        raw = base64.b64decode(step["raw_base64"])
-    route = None
-    if step.get("route"):
-        fields = dict(step["route"])
-        for old, new in rp.renames.items():  # an id the route's path holds (PUT /memories/<id>)
-            fields["path"] = fields["path"].replace(old, new)
-        route = Route(**fields)
-    return Request(op=step["op"], body=rp.rename(step.get("body")), params=rp.rename(step.get("params")),
-                   headers=step.get("headers"), path_params=rp.rename(step.get("path_params")), raw=raw,
-                   filename=step.get("filename"), route=route, auth=step.get("auth", True))
-
-
-def check_document(doc: Any) -> list[dict[str, Any]]:
-    if not is_sequence(doc):
-        raise HarnessError(f"not a memconform sequence file (format {FORMAT!r})")
-    if doc.get("version") != VERSION:
-        raise HarnessError(f"sequence file version {doc.get('version')!r}; this harness reads version {VERSION}")
-    steps = doc.get("steps")
-    if not isinstance(steps, list) or not all(isinstance(s, dict) and s.get("by") in ("target", "harness", "check") for s in steps):
-        raise HarnessError("the sequence file's steps are not a list of target, harness and check steps")
-    if not any(s["by"] == "check" for s in steps):
-        raise HarnessError("the sequence file names no divergence (no check step): nothing to reproduce")
-    return steps
-
-
-def replay(ctx: Any, doc: Any, say: Callable[[str], None]) -> bool:
-    """Send the steps again; True when the target leaves the model where the file says it did."""
-    steps = check_document(doc)
-    rp = Replay(ctx, say)
-    n = len(steps)
-    for i, step in enumerate(steps):
-        where = f"step {i + 1}/{n}"
-        if step["by"] == "harness":
-            action = HARNESS_ACTIONS.get(step["op"])
-            if action is None:
-                raise HarnessError(f"{where}: no harness action {step['op']!r} in this installation")
-            renames = action[0](ctx, rp.rename(step["body"]))
-            for old, new in (renames or {}).items():
-                rp.renames.setdefault(old, new)
-            say(f"{where} harness {step['op']}{': ' + step['note'] if step.get('note') else ''}")
-        elif step["by"] == "target":
-            request = request_of(step, rp)
-            try:
-                reply = ctx.target.call(request)
-            except SkipCheck as exc:  # not offered now: what the machine did then too, when it was recorded so
-                say(f"{where} {step['op']}: {exc.reason}")
-                rp.last = None
-                continue
-            except TargetError as exc:
-                raise HarnessError(f"{where} {step['op']}: the target errored: {exc}") from None
-            rp.learn(step.get("reply"), reply)
-            rp.last = reply
-            say(f"{where} {step['op']} -> {reply.status}")
-        else:
-            fn = COMPARATORS.get(step["op"])
-            if fn is None:
-                raise HarnessError(f"{where}: no comparator {step['op']!r} in this installation")
-            differs = fn(ctx, rp.last, rp.rename(step.get("expected")))
-            if differs:
-                say(f"{where} DIVERGED: {differs}")
-                say(f"         (recorded: {step.get('message', '')})")
-                return True
-            say(f"{where} as the model expects ({step['op']})")
-    return False
 
 
 # ---- a comparator every suite can use: one reply against what the model expected -------------------

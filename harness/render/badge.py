@@ -11,7 +11,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from ..core.report import Report
-from . import clean
+from .common import clean
 
 COLORS = {"conformant": "#1a7f37", "not conformant": "#cf222e", "not assessed": "#9a6700", "not applicable": "#6e7781"}
 _CHAR_W = 6.6  # Verdana 11px, roughly: badges need no font metrics to be readable

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..core.report import Report
-from . import clean, outcome_label, spec_versions
+from .common import clean, outcome_label, spec_versions
 
 MAX_VALUE_CHARS = 20_000  # one received/expected value on the page; the report keeps it whole
 

@@ -18,7 +18,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..core.report import Report, render_failure_text
-from . import clean, spec_versions
+from .common import clean, spec_versions
 
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 

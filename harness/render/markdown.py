@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.report import Report, render_failure_text
-from . import clean, outcome_label
+from .common import clean, outcome_label
 
 LIMIT = 65_000
 FAILURE_CHARS = 4_000  # one failure's block in the comment; report.html has it whole

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from memconform.core import jepsen, sequence
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core import jepsen, model_based, sequence
+from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
 from memconform.core.runner import Context
 from memconform.formats import amps
@@ -46,7 +46,7 @@ class Model:
     tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
-class Divergence(AssertionError):
+class Divergence(model_based.Divergence):
     """The subject's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
@@ -215,28 +215,15 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
     from hypothesis import settings
-    from hypothesis.errors import Flaky
 
     merge = import_semantics(ctx) == "merge"
     base = ctx.profile.hypothesis_settings()
-    try:
-        with sequence.recording(ctx) as recorder:
-            try:
-                sequence.run_machine(ctx, machine(ctx, merge), settings(
-                    base, max_examples=min(base.max_examples, 4 if ctx.profile.derandomize else 25),
-                    stateful_step_count=6 if ctx.profile.derandomize else 15))
-            finally:
-                jepsen.record_sequences(ctx, ctx.cache.get("amps.stateful-models") or [])
-    except Divergence as exc:
-        models = ctx.cache.get("amps.stateful-models") or [Model()]
-        yield Failure(f"after a sequence of operations the subject left the model: {exc}", models[-1].steps,
+    diverged = model_based.run_sequences(ctx, machine(ctx, merge), settings(
+        base, max_examples=min(base.max_examples, 4 if ctx.profile.derandomize else 25),
+        stateful_step_count=6 if ctx.profile.derandomize else 15), "amps.stateful-models")
+    if diverged is not None:
+        steps = diverged.models[-1].steps if diverged.models else []
+        yield Failure(f"after a sequence of operations the subject left the model: {diverged.error}", steps,
                       "the export the spec and the import semantics (A12) describe",
-                      detail=" -> ".join(models[-1].steps) + "\n" + sequence.failure_detail(ctx, recorder),
+                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail,
                       readings=(f"A12:{'merge' if merge else 'replace'}",))
-        return
-    except SkipCheck:
-        raise
-    except Flaky as exc:  # the same sequence answered differently on replay: the target, not the harness
-        raise TargetError(f"the target answered the same sequence of operations differently twice: {exc}") from None
-    if not ctx.cache.get("amps.stateful-models"):
-        raise Inconclusive("no sequence ran")

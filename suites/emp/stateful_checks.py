@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.core import jepsen, sequence
-from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
+from memconform.core import jepsen, model_based, sequence
+from memconform.core.model import Failure, TargetError, Unsupported
 from memconform.core.runner import Context
 from memconform.formats import emp
 
@@ -41,7 +41,7 @@ class Model:
 ONE_MACHINE_AT_A_TIME = threading.Lock()
 
 
-class Divergence(AssertionError):
+class Divergence(model_based.Divergence):
     """The target's file or view left the model: hypothesis shrinks the sequence that caused it."""
 
 
@@ -236,7 +236,6 @@ def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of appends, updates and deletes by the target and by other apps: after every
     step every other app's line is where it was, and at the end the target's view equals the model."""
     from hypothesis import settings
-    from hypothesis.errors import Flaky
 
     first = entry(ctx, "probe")
     try:  # is update offered at all? (a refusal still says yes: the sequences then show what it does)
@@ -246,28 +245,12 @@ def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
         offers_update = False
     base = ctx.profile.hypothesis_settings()
     steps = 6 if ctx.profile.derandomize else 20
-    try:
-        with ONE_MACHINE_AT_A_TIME, sequence.recording(ctx) as recorder:
-            try:
-                sequence.run_machine(ctx, machine(ctx, offers_update), settings(base, stateful_step_count=steps, max_examples=min(
-                                              base.max_examples, 3 if ctx.profile.derandomize else 25)))
-            finally:
-                jepsen.record_sequences(ctx, ctx.cache.get("emp.stateful-models") or [])
-    except Flaky as exc:  # the same steps behaved differently when replayed: a divergence that did not repeat
-        diverged = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, Divergence)]
-        if not diverged:
-            raise TargetError(f"a sequence behaved differently when replayed: {exc}") from None
-        models = ctx.cache.get("emp.stateful-models") or [Model()]
-        yield Failure("after a sequence of operations the file left the model", str(diverged[0]),
+    with ONE_MACHINE_AT_A_TIME:
+        diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), settings(
+            base, stateful_step_count=steps, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 25)),
+            "emp.stateful-models")
+    if diverged is not None:
+        yield Failure("after a sequence of operations the file left the model", str(diverged.error),
                       "the view and other apps' lines as the spec resolves them",
-                      detail="(did not repeat on every replay) steps: " + " -> ".join(models[-1].steps)
-                      + "\n" + sequence.failure_detail(ctx, recorder))
-        return
-    except Divergence as exc:
-        models = ctx.cache.get("emp.stateful-models") or [Model()]
-        yield Failure("after a sequence of operations the file left the model", str(exc),
-                      "the view and other apps' lines as the spec resolves them",
-                      detail="steps: " + " -> ".join(models[-1].steps) + "\n" + sequence.failure_detail(ctx, recorder))
-        return
-    if not ctx.cache.get("emp.stateful-models"):
-        raise Inconclusive("no sequence ran")
+                      detail=diverged.again + "steps: " + " -> ".join(diverged.models[-1].steps if diverged.models else [])
+                      + "\n" + diverged.detail)

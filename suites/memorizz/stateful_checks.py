@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from memconform.core import jepsen, sequence
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core import jepsen, model_based, sequence
+from memconform.core.model import Failure, TargetError
 from memconform.core.registry import check
 from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
@@ -33,7 +33,7 @@ class Model:
     tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
-class Divergence(AssertionError):
+class Divergence(model_based.Divergence):
     """The namespace's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
@@ -191,26 +191,13 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of restores, previews and refused archives: after every step the namespace's export
     equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
     from hypothesis import settings
-    from hypothesis.errors import Flaky
 
     base = ctx.profile.hypothesis_settings()
-    try:
-        with sequence.recording(ctx) as recorder:
-            try:
-                sequence.run_machine(ctx, machine(ctx), settings(
-                    base, max_examples=min(base.max_examples, 5 if ctx.profile.derandomize else 25),
-                    stateful_step_count=8 if ctx.profile.derandomize else 15))
-            finally:
-                jepsen.record_sequences(ctx, ctx.cache.get("memorizz.stateful-models") or [])
-    except Divergence as exc:
-        models = ctx.cache.get("memorizz.stateful-models") or [Model()]
-        yield Failure(f"after a sequence of operations the namespace left the model: {exc}", models[-1].steps,
+    diverged = model_based.run_sequences(ctx, machine(ctx), settings(
+        base, max_examples=min(base.max_examples, 5 if ctx.profile.derandomize else 25),
+        stateful_step_count=8 if ctx.profile.derandomize else 15), "memorizz.stateful-models")
+    if diverged is not None:
+        steps = diverged.models[-1].steps if diverged.models else []
+        yield Failure(f"after a sequence of operations the namespace left the model: {diverged.error}", steps,
                       "the records the conflict policies and validation leave",
-                      detail=" -> ".join(models[-1].steps) + "\n" + sequence.failure_detail(ctx, recorder))
-        return
-    except SkipCheck:
-        raise
-    except Flaky as exc:  # the same sequence answered differently on replay: the target, not the harness
-        raise TargetError(f"the target answered the same sequence of operations differently twice: {exc}") from None
-    if not ctx.cache.get("memorizz.stateful-models"):
-        raise Inconclusive("no sequence ran")
+                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)

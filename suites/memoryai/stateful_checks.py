@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.core import jepsen, sequence
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core import jepsen, model_based, sequence
+from memconform.core.model import Failure, TargetError, Unsupported
 from memconform.core.runner import Context
 from memconform.formats import memoryai as mai
 
@@ -35,7 +35,7 @@ class Model:
     tally: dict[str, int] = field(default_factory=jepsen.counts)  # the last comparison's counts
 
 
-class Divergence(AssertionError):
+class Divergence(model_based.Divergence):
     """The target's export left the model: hypothesis shrinks the sequence that caused it (outside ci)."""
 
 
@@ -213,22 +213,11 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     except Unsupported:
         can_delete = False
     base = ctx.profile.hypothesis_settings()
-    try:
-        with sequence.recording(ctx) as recorder:
-            try:
-                sequence.run_machine(ctx, machine(ctx, can_delete), settings(
-                    base, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 20),
-                    stateful_step_count=8 if ctx.profile.derandomize else 20))
-            finally:
-                jepsen.record_sequences(ctx, ctx.cache.get("memoryai.stateful-models") or [])
-    except Divergence as exc:
-        models = ctx.cache.get("memoryai.stateful-models") or [Model("")]
-        steps = models[-1].steps
-        yield Failure(f"after a sequence of operations the brain left the model: {exc}", steps,
+    diverged = model_based.run_sequences(ctx, machine(ctx, can_delete), settings(
+        base, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 20),
+        stateful_step_count=8 if ctx.profile.derandomize else 20), "memoryai.stateful-models")
+    if diverged is not None:
+        steps = diverged.models[-1].steps if diverged.models else []
+        yield Failure(f"after a sequence of operations the brain left the model: {diverged.error}", steps,
                       "the export as §3.8, §3.1 and §6 resolve the sequence",
-                      detail=" -> ".join(steps) + "\n" + sequence.failure_detail(ctx, recorder))
-        return
-    except SkipCheck:
-        raise
-    if not ctx.cache.get("memoryai.stateful-models"):
-        raise Inconclusive("no sequence ran")
+                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)

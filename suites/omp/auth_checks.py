@@ -56,7 +56,7 @@ def auth_failures(ctx: Context, key: str | None) -> Iterator[Failure]:
     try:
         for answer, marker in protected_calls(ctx, key):
             markers.append(marker)
-            yield from rules.error_failures(answer, 401, "unauthorized")
+            yield from rules.error_failures(ctx, answer, 401, "unauthorized")
     except _Tampered as exc:
         yield Failure("a request without a valid key changed or deleted a memory", exc.answer.brief(), "the memory unchanged", "$")
     if markers and c.with_marker(c.exported(ctx), markers[0]):

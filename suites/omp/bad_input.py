@@ -29,7 +29,7 @@ def refused_create(ctx: Context, label: str, repaired: dict[str, Any], **fields:
     First the positive control: the same memory with the one rule repaired must be accepted."""
     ev.control(c.create(ctx, c.memory(ctx, label + "-ok", **repaired)), f"the same create with the rule repaired ({label})")
     before = c.run_state(ctx)
-    yield from rules.validation_failures(c.create(ctx, c.memory(ctx, label, **fields)))
+    yield from rules.validation_failures(ctx, c.create(ctx, c.memory(ctx, label, **fields)))
     yield from c.state_changes(before, c.run_state(ctx), f"a refused create ({label})")
 
 
@@ -123,7 +123,7 @@ def case_failures(ctx: Context, check_name: str, lenient: tuple[str, ...] = ()) 
                 yield Failure(f"{case['id']}: served, but not as a sane page", answer.raw[:160], "a page of <= 100 memories",
                               "$.memories", f"fixture {case['id']}: {case['description']}")
             continue
-        for failure in rules.validation_failures(answer):
+        for failure in rules.validation_failures(ctx, answer):
             failure.detail = f"fixture {case['id']}: {case['description']}"
             if case["id"].startswith(lenient):
                 failure.readings = ("bad_params=reject",) if answer.ok else ()
@@ -185,7 +185,7 @@ def malformed_json_rejected(ctx: Context) -> Iterator[Failure]:
     broken = ('{"content": "' + marker + '", "type": "semantic", "tags": [').encode()
     status, code = malformed_status(ctx)
     for method, path in (("POST", "/memories"), ("PUT", f"/memories/{made['id']}"), ("POST", "/memories/search"), ("POST", "/import")):
-        yield from rules.error_failures(c.send(ctx, method, path, raw=broken), status, code)
+        yield from rules.error_failures(ctx, c.send(ctx, method, path, raw=broken), status, code)
     yield from c.state_changes(before, c.run_state(ctx), "requests with a malformed JSON body")
 
 
@@ -210,8 +210,8 @@ def unknown_id_every_route(ctx: Context) -> Iterator[Failure]:
     marker = ctx.unique("ghost")
     known = c.created(ctx, c.memory(ctx, "known-id"))
     ev.control(c.get(ctx, known["id"]), "getting a memory that exists")
-    yield from rules.error_failures(c.get(ctx, missing), 404, "memory_not_found")
-    yield from rules.error_failures(c.update(ctx, missing, {"content": f"{marker} upserted?"}), 404, "memory_not_found")
-    yield from rules.error_failures(c.delete(ctx, missing), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.get(ctx, missing), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.update(ctx, missing, {"content": f"{marker} upserted?"}), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.delete(ctx, missing), 404, "memory_not_found")
     if c.get(ctx, missing, quiet=True).status != 404 or c.with_marker(c.exported(ctx), marker):
         yield Failure("an update of an unknown id stored a memory", marker, "nothing stored", "$.memories")

@@ -20,19 +20,7 @@ from memconform.targets.http import HttpTarget
 
 from . import client as c
 from . import evidence as ev
-
-
-def declared_level(body: Any) -> str | None:
-    """The level /v1/health names in the first of compliance / compliance_level / level (errata O4)."""
-    if not isinstance(body, dict):
-        return None
-    for name in omp.HEALTH_LEVEL_FIELDS:
-        value = body.get(name)
-        if isinstance(value, str):
-            for title, key in omp.LEVEL_NAMES.items():
-                if value.strip().lower() in (title.lower(), key):
-                    return key
-    return None
+from .rules import declared_level
 
 
 def claimed_levels(ctx: Context) -> set[str] | None:
@@ -55,9 +43,6 @@ def claimed_levels(ctx: Context) -> set[str] | None:
 
 def preflight(ctx: Context) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
-    from . import rules
-
-    rules.MESSAGE_REQUIRED = ctx.option("error_message") == "required"
     if not isinstance(ctx.target, HttpTarget):
         return  # every check says it needs an http:// target
     if not ctx.target.api_key:

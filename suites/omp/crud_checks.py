@@ -61,7 +61,7 @@ def update_keeps_id_and_created_at(ctx: Context) -> Iterator[Failure]:
     other = c.new_id()
     answer = c.update(ctx, before["id"], {"id": other, "created_at": "2001-01-01T00:00:00Z", "tags": [c.run_tag(ctx), "immutable2"]})
     if not answer.ok:
-        yield from rules.validation_failures(answer)  # refusing the fields is a careful reading too
+        yield from rules.validation_failures(ctx, answer)  # refusing the fields is a careful reading too
     after = c.get(ctx, before["id"])
     if after.status != 200 or not isinstance(after.body, dict):
         yield Failure("the memory is gone from its id after an update that named another id", after.status, 200, "$")
@@ -81,7 +81,7 @@ def update_invalid_changes_nothing(ctx: Context) -> Iterator[Failure]:
                "the same update with valid content, tags and type")
     before = c.ok_json(c.get(ctx, made["id"]), dict, "getting the memory")
     for patch in ({"content": "x" * (omp.MAX_CONTENT + 1)}, {"tags": "not-a-list"}, {"type": "opinion"}):
-        yield from rules.validation_failures(c.update(ctx, before["id"], patch))
+        yield from rules.validation_failures(ctx, c.update(ctx, before["id"], patch))
     after = c.ok_json(c.get(ctx, before["id"]), dict, "getting the memory")
     changed = {k: after.get(k) for k in before if after.get(k) != before[k]}
     if changed:
@@ -97,8 +97,8 @@ def delete_then_gone(ctx: Context) -> Iterator[Failure]:
         yield Failure("delete did not answer 204 No Content", answer.status, 204, "$")
     if answer.raw.strip():
         yield Failure("204 No Content came with a body", answer.raw[:100], "no body", "$")
-    yield from rules.error_failures(c.get(ctx, made["id"]), 404, "memory_not_found")
-    yield from rules.error_failures(c.delete(ctx, made["id"]), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.get(ctx, made["id"]), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.delete(ctx, made["id"]), 404, "memory_not_found")
     if made["id"] in ids(c.exported(ctx)):
         yield Failure("a deleted memory is still exported", made["id"], "absent", "$.memories")
 
@@ -125,6 +125,6 @@ def update_clears_nullable(ctx: Context) -> Iterator[Failure]:
                           "absent or null", "$.namespace")
     else:
         ev.reading(ctx, "O8", f"namespace null refused ({answer.status})")
-        yield from rules.validation_failures(answer)
+        yield from rules.validation_failures(ctx, answer)
         if got.get("namespace") != made.get("namespace"):
             yield Failure("a refused update changed namespace", got.get("namespace"), made.get("namespace"), "$.namespace")

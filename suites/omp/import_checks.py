@@ -140,7 +140,7 @@ def import_duplicate(ctx: Context) -> Iterator[Failure]:
 def import_unknown_conflict_rejected(ctx: Context) -> Iterator[Failure]:
     ev.control(import_with(ctx, [c.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
     new = c.full_memory(ctx, "bad-conflict")
-    yield from rules.validation_failures(import_with(ctx, [new], "replace-all"))
+    yield from rules.validation_failures(ctx, import_with(ctx, [new], "replace-all"))
     if c.with_marker(c.exported(ctx), new["content"]):
         yield Failure("an import with an unknown conflict strategy stored memories", new["content"], "nothing imported", "$.memories")
 
@@ -167,8 +167,6 @@ def health_declares_level(ctx: Context) -> Iterator[Failure]:
     if "omp_level_note" in ctx.cache:
         ctx.note(ctx.cache["omp_level_note"])
     body = c.health(ctx).body
-    from .checks import declared_level
-
-    if declared_level(body) is None:
+    if rules.declared_level(body) is None:
         named = {k: body.get(k) for k in omp.HEALTH_LEVEL_FIELDS if isinstance(body, dict) and k in body}
         yield Failure("health names no compliance level", named or "<absent>", list(omp.LEVEL_NAMES), "$.compliance")

@@ -60,7 +60,7 @@ def import_bad_memory_reported(ctx: Context) -> Iterator[Failure]:
                     yield Failure(f"{label}: a good memory beside an invalid one was not imported", len(stored), len(good), "$.memories")
             else:
                 ev.reading(ctx, "O7", "whole file refused")
-                yield from rules.error_failures(answer, None, None)
+                yield from rules.error_failures(ctx, answer, None, None)
                 if stored:
                     yield Failure(f"{label}: a refused import stored part of the batch", f"{answer.status}, {len(stored)} stored",
                                   "nothing imported", "$.memories")
@@ -82,7 +82,7 @@ def import_failed_overwrite_keeps_old(ctx: Context) -> Iterator[Failure]:
     rival = dict(invalid_memory(ctx, "ow-bad"), id=existing["id"])
     answer = import_with(ctx, [rival], "overwrite")
     if answer.status >= 500:
-        yield from rules.error_failures(answer, None, None)
+        yield from rules.error_failures(ctx, answer, None, None)
     after = c.get(ctx, existing["id"])
     if after.status != 200 or not isinstance(after.body, dict):
         yield Failure("a failed overwrite lost the existing memory", after.brief(), "the memory as before", "$")

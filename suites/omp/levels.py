@@ -88,10 +88,10 @@ def tool_status_failures(ctx: Context, answer: c.Answer, creating: bool = False)
     """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
     wanted = ctx.option("tool_key_status")
     if creating or wanted == "403" or (wanted == "either" and answer.status != 404):
-        yield from rules.error_failures(answer, 403, "forbidden")
+        yield from rules.error_failures(ctx, answer, 403, "forbidden")
     else:
         ev.reading(ctx, "O17", "another tool's memory answers 404")
-        yield from rules.error_failures(answer, 404, "memory_not_found")
+        yield from rules.error_failures(ctx, answer, 404, "memory_not_found")
 
 
 @omp_check(section="§3.2", keyword="MAY", level="full",
@@ -138,13 +138,13 @@ def tool_key_forbidden_other_read(ctx: Context) -> Iterator[Failure]:
 
 # ---- OMP-Full: multi-user -------------------------------------------------------------------------
 
-def cross_user_failures(answer: c.Answer, wanted: str) -> Iterator[Failure]:
+def cross_user_failures(ctx: Context, answer: c.Answer, wanted: str) -> Iterator[Failure]:
     if wanted == "either" and answer.status == 403:
         wanted = "403"
     if wanted in ("either", "404"):
-        yield from rules.error_failures(answer, 404, "memory_not_found")
+        yield from rules.error_failures(ctx, answer, 404, "memory_not_found")
     else:
-        yield from rules.error_failures(answer, 403, "forbidden")
+        yield from rules.error_failures(ctx, answer, 403, "forbidden")
 
 
 @omp_check(section="§5", keyword="MUST", level="full",
@@ -158,7 +158,7 @@ def users_isolated(ctx: Context) -> Iterator[Failure]:
     wanted = ctx.option("cross_user_status")
     for answer in (c.get(ctx, mine["id"], other_key), c.update(ctx, mine["id"], {"tags": ["stolen"]}, other_key),
                    c.delete(ctx, mine["id"], other_key), c.get(ctx, theirs["id"])):
-        yield from cross_user_failures(answer, wanted)
+        yield from cross_user_failures(ctx, answer, wanted)
     for who, key, foreign in (("the second user", other_key, mine["id"]), ("the first user", c.GLOBAL, theirs["id"])):
         for view, memories in (("list", c.listed(ctx, {"tags": c.run_tag(ctx), "limit": "100"}, key)),
                                ("search", c.found(ctx, {"q": word, "mode": "keyword"}, key)), ("export", c.exported(ctx, key))):

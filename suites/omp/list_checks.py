@@ -111,7 +111,7 @@ def list_limit_max_100(ctx: Context) -> Iterator[Failure]:
     served = answer.ok and isinstance(answer.body, dict)
     ev.reading(ctx, "O9", "limit=101 clamped" if served else f"limit=101 refused ({answer.status})")
     if wanted == "reject" or (wanted == "either" and not served):
-        for failure in rules.validation_failures(answer):
+        for failure in rules.validation_failures(ctx, answer):
             failure.readings = ("limit_over_max=reject",) if wanted == "reject" else ()
             yield failure
     elif not served:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import Failure
+from memconform.core.runner import Context
 from memconform.formats import omp
 from memconform.formats.common import is_int as is_int  # re-exported: rules.is_int
 from memconform.formats.common import parse_datetime
@@ -79,13 +80,9 @@ def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
             yield Failure(f"source.{name} is not a string", source[name], "string", f"{where}.source.{name}")
 
 
-# errata O15, option error_message: set from the run's options by the suite's preflight (a run's setting,
-# the same for every check of it)
-MESSAGE_REQUIRED = False
-
-
-def envelope_failures(answer: Answer, code: str | None = None) -> Iterator[Failure]:
-    """§4: a JSON {error, message, details?} whose code is a §4 code with its status (errata O15)."""
+def envelope_failures(ctx: Context, answer: Answer, code: str | None = None) -> Iterator[Failure]:
+    """§4: a JSON {error, message, details?} whose code is a §4 code with its status (errata O15: `message`
+    may be absent unless option error_message=required pins that reading)."""
     body = answer.body
     if not isinstance(body, dict) or not isinstance(body.get("error"), str):
         yield Failure(f"{answer.method} {answer.path}: the error is not the §4 envelope",
@@ -95,7 +92,7 @@ def envelope_failures(answer: Answer, code: str | None = None) -> Iterator[Failu
     if "json" not in answer.content_type.lower():
         yield Failure(f"{answer.method} {answer.path}: the error is not served as JSON", answer.content_type or "<none>",
                       "application/json", "$")
-    if MESSAGE_REQUIRED and not isinstance(body.get("message"), str):
+    if ctx.option("error_message") == "required" and not isinstance(body.get("message"), str):
         yield Failure(f"{answer.method} {answer.path}: the error has no message", body.get("message", "<absent>"),
                       "a human-readable message (§4)", "$.message", readings=("O15:message-required",))
     elif "message" in body and body["message"] is not None and not isinstance(body["message"], str):
@@ -110,7 +107,7 @@ def envelope_failures(answer: Answer, code: str | None = None) -> Iterator[Failu
                       f"{omp.ERRORS[body['error']]} {body['error']}", "$.error")
 
 
-def error_failures(answer: Answer, status: int | None, code: str | None) -> Iterator[Failure]:
+def error_failures(ctx: Context, answer: Answer, status: int | None, code: str | None) -> Iterator[Failure]:
     """An error answer: never 5xx or HTML, the status (None: any 4xx) and the §4 envelope."""
     if answer.status >= 500:
         yield Failure(f"{answer.method} {answer.path}: a server error instead of a 4xx", answer.status,
@@ -122,8 +119,21 @@ def error_failures(answer: Answer, status: int | None, code: str | None) -> Iter
         return
     if status is not None and answer.status != status or not 400 <= answer.status < 500:
         yield Failure(f"{answer.method} {answer.path}: wrong status", answer.status, status or "4xx", "$")
-    yield from envelope_failures(answer, code)
+    yield from envelope_failures(ctx, answer, code)
 
 
-def validation_failures(answer: Answer) -> Iterator[Failure]:
-    yield from error_failures(answer, 422, "validation_error")
+def validation_failures(ctx: Context, answer: Answer) -> Iterator[Failure]:
+    yield from error_failures(ctx, answer, 422, "validation_error")
+
+
+def declared_level(body: Any) -> str | None:
+    """The level /v1/health names in the first of compliance / compliance_level / level (errata O4)."""
+    if not isinstance(body, dict):
+        return None
+    for name in omp.HEALTH_LEVEL_FIELDS:
+        value = body.get(name)
+        if isinstance(value, str):
+            for title, key in omp.LEVEL_NAMES.items():
+                if value.strip().lower() in (title.lower(), key):
+                    return key
+    return None

@@ -169,7 +169,7 @@ def search_mode_used_honest(ctx: Context) -> Iterator[Failure]:
     for mode in ("semantic", "hybrid"):
         answer = c.search(ctx, {"q": query, "mode": mode, "tags": [c.run_tag(ctx), tag]})
         if not answer.ok:
-            yield from rules.error_failures(answer, None, None)  # an optional mode may be refused, with the envelope
+            yield from rules.error_failures(ctx, answer, None, None)  # an optional mode may be refused, with the envelope
             refused.append(f"{mode}: {answer.status}")
             continue
         body = answer.body if isinstance(answer.body, dict) else {}

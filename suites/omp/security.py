@@ -48,7 +48,7 @@ def no_key_failures(ctx: Context, send: Any, endpoint: str) -> Iterator[Failure]
     answer = send(ctx, {"transcript": f"{marker}. Alice: I always use TypeScript. Bob: What about Python?", "source_tool": tool})
     if answer.status in (404, 405, 501):
         raise SkipCheck(f"{endpoint} is not offered ({answer.status}): a 0.2 endpoint a v0.1 server need not have", not_applicable=True)
-    yield from rules.error_failures(answer, 422, "no_api_key")
+    yield from rules.error_failures(ctx, answer, 422, "no_api_key")
     stored = [m for m in c.exported(ctx) if (m.get("source") or {}).get("tool") == tool or marker in str(m.get("content"))]
     if stored:
         yield Failure(f"{endpoint} without an AI key stored memories", [m.get("content", "")[:60] for m in stored[:3]],
@@ -110,7 +110,7 @@ def rate_limited_per_key(ctx: Context) -> Iterator[Failure]:
                       "429 rate_limited within the burst", "$", "option omp.rate_limit_burst sets the burst")
         return
     ctx.note(f"rate-limited after {sent} requests; Retry-After: {limited.headers.get('retry-after', '<absent>')}")
-    yield from rules.error_failures(limited, 429, "rate_limited")
+    yield from rules.error_failures(ctx, limited, 429, "rate_limited")
     other = c.list_(ctx, {"limit": "1"})
     if other.status == 429:
         yield Failure("the limit of one key throttled another key: not per API key", other.status, 200, "$")

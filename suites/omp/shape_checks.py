@@ -126,7 +126,7 @@ def memory_reads_as_written(ctx: Context) -> Iterator[Failure]:
 def get_unknown_id_404(ctx: Context) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "known"))
     ev.control(c.get(ctx, made["id"]), "getting a memory that exists")
-    yield from rules.error_failures(c.get(ctx, c.new_id()), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.get(ctx, c.new_id()), 404, "memory_not_found")
 
 
 ARBITRARY_TAGS = ["Zürich Team", "UPPER case", "résumé", "e\u0301t\u00e9", "日本語", "emoji 🧠🚀", "with/slash:colon",

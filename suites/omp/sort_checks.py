@@ -115,7 +115,7 @@ def list_empty_and_repeated_parameters(ctx: Context) -> Iterator[Failure]:
     for query, kind in cases:
         answer = _raw_list(ctx, query)
         if not answer.ok:
-            yield from rules.error_failures(answer, None, None)
+            yield from rules.error_failures(ctx, answer, None, None)
             ev.reading(ctx, "O30", f"{kind} parameter: refused {answer.status}")
             continue
         served = _served_ids(answer)

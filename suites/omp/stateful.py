@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from memconform.core import jepsen, sequence
+from memconform.core import jepsen, model_based, sequence
 from memconform.core.model import Failure
 from memconform.core.registry import check
 from memconform.core.runner import Context
@@ -34,7 +34,7 @@ DEFAULT_BUDGET = (12, 25)
 TAG_POOL = ("red", "green", "blue")
 
 
-class Mismatch(AssertionError):
+class Mismatch(model_based.Divergence):
     """The target's answer differs from the model's."""
 
 
@@ -385,14 +385,9 @@ def model_based_sequences(ctx: Context) -> Iterator[Failure]:
     phases = (Phase.explicit, Phase.generate) if ci else (Phase.explicit, Phase.generate, Phase.shrink)
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None, phases=phases,
                       derandomize=ci, suppress_health_check=list(HealthCheck), print_blob=False)
-    try:
-        with sequence.recording(ctx) as recorder:
-            try:
-                sequence.run_machine(ctx, machine, config)
-            finally:
-                jepsen.record_sequences(ctx, ctx.cache.get("omp.stateful-models") or [])
-    except Mismatch as exc:
-        yield Failure("a sequence of operations left the target different from the model", str(exc)[:400],
+    diverged = model_based.run_sequences(ctx, machine, config, "omp.stateful-models")
+    if diverged is not None:
+        yield Failure("a sequence of operations left the target different from the model", str(diverged.error)[:400],
                       "every answer as the model says", "$",
-                      "steps: " + " | ".join(log[-20:]) + "\n" + sequence.failure_detail(ctx, recorder))
+                      diverged.again + "steps: " + " | ".join(log[-20:]) + "\n" + diverged.detail)
     ctx.note(f"{examples} sequences of up to {steps} steps compared with the model")

@@ -1,0 +1,64 @@
+"""The frame every model-based (state machine) check runs its machine in.
+
+`run_sequences` runs the suite's hypothesis state machine with the profile's seed while every exchange
+is recorded (core/sequence.py), adds the run's Jepsen-style counts (core/jepsen.py) from the models the
+machine kept in `ctx.cache[models_key]`, and says what happened in one of four ways:
+- every sequence kept to the model: None;
+- the target left the model: a `Diverged` holding the divergence, the models, whether the divergence
+  repeated when hypothesis replayed the sequence, and where the sequence was saved (the failure's
+  "Reproduce with:" line, core/sequence_files.py);
+- the same steps answered differently on replay and none of the answers left the model: TargetError
+  (the target is unsteady; no rule is shown broken);
+- no sequence ran at all: Inconclusive.
+The check turns a `Diverged` into its own Failure (its words, its reading).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import jepsen, sequence
+from .model import Inconclusive, TargetError
+from .sequence_files import failure_detail
+
+
+class Divergence(AssertionError):
+    """The target left the model; a suite's machine raises it (or a subclass) and hypothesis shrinks
+    the sequence that caused it."""
+
+
+@dataclass(frozen=True)
+class Diverged:
+    error: Divergence
+    models: list[Any]  # the machine's models, the failing sequence's last
+    repeated: bool  # False: seen on one run of the sequence, not on every replay of it
+    detail: str  # where the sequence was saved and how to rerun it
+
+    @property
+    def again(self) -> str:
+        return "" if self.repeated else "(did not repeat on every replay) "
+
+
+def run_sequences(ctx: Any, machine: type, config: Any, models_key: str) -> Diverged | None:
+    from hypothesis.errors import Flaky
+
+    found: tuple[Divergence, bool] | None = None
+    with sequence.recording(ctx) as recorder:
+        try:
+            sequence.run_machine(ctx, machine, config)
+        except Divergence as exc:
+            found = exc, True
+        except Flaky as exc:
+            diverged = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, Divergence)]
+            if not diverged:
+                raise TargetError(f"the target answered the same sequence of operations differently twice: {exc}") from None
+            found = diverged[0], False
+        finally:
+            jepsen.record_sequences(ctx, ctx.cache.get(models_key) or [])
+    models = list(ctx.cache.get(models_key) or [])
+    if found is not None:
+        return Diverged(found[0], models, found[1], failure_detail(ctx, recorder))
+    if not models:
+        raise Inconclusive("no sequence ran")
+    return None

@@ -1,0 +1,171 @@
+"""A sequence of operations as a file: saved when a model-based check fails, read back for replay.
+
+A failing check saves the last example (hypothesis runs the shrunk failing example last) as a
+language-neutral JSON file under the report folder, `sequences/<check>-<run>.json`:
+
+    {"format": "memconform-sequence", "version": 1, "suite", "check", "target": {"kind", "string"},
+     "profile", "seed", "options", "steps": [{"by": "target"|"harness"|"check", "op", "body", "params",
+     ..., "reply": {"status", "body"}, "expected", "message"}], "diverged_at": N}
+
+beside a human script of the same steps (curl lines for http:// targets, the command lines for cmd:).
+`check_document` reads such a file back; harness/sequence_replay.py sends its steps again
+(`memconform replay FILE`). No pytest, CLI or transport in here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from .model import HarnessError
+from .sequence import HARNESS_ACTIONS, Recorder
+
+FORMAT = "memconform-sequence"
+VERSION = 1
+
+
+# ---- saving ----------------------------------------------------------------------------------------
+
+def target_string(ctx: Any) -> str:
+    parts = shlex.split(ctx.reproduce_base) if ctx.reproduce_base else []
+    if "--target" in parts[:-1]:
+        return parts[parts.index("--target") + 1]
+    return str(getattr(ctx.target, "description", "") or f"reference:{ctx.suite.name}")
+
+
+def target_kind(spec: str) -> str:
+    return spec.split(":", 1)[0] if ":" in spec else "unknown"
+
+
+def document(ctx: Any, recorder: Recorder) -> dict[str, Any]:
+    """The sequence file's content: the steps up to the divergence, secrets redacted."""
+    steps = recorder.steps if recorder.diverged_at is None else recorder.steps[:recorder.diverged_at + 1]
+    spec = target_string(ctx)
+    return ctx.redactor.deep({
+        "format": FORMAT, "version": VERSION, "suite": ctx.suite.name, "check": ctx.check_id,
+        "target": {"kind": target_kind(spec), "string": spec},
+        "profile": ctx.profile.name, "seed": ctx.profile.seed, "options": dict(ctx.profile.options),
+        "steps": steps, "diverged_at": recorder.diverged_at,
+    })
+
+
+def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:
+    """Write the sequence file (and its human script) under the report folder; None without one."""
+    if ctx.report_dir is None:
+        return None
+    doc = document(ctx, recorder)
+    folder = Path(ctx.report_dir) / "sequences"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', ctx.check_id or ctx.suite.name)}-{ctx.run_id}"
+    path = folder / f"{stem}.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    lines = script_lines(ctx, doc)
+    script = None
+    if lines:
+        script = folder / f"{stem}.sh"
+        script.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        script.chmod(0o755)
+    return path, script
+
+
+def replay_line(ctx: Any, path: Path) -> str:
+    words = ["memconform", "replay", str(path), "--target", target_string(ctx)]
+    line = " ".join(shlex.quote(w) for w in words)
+    if "$MEMCONFORM_API_KEY" in ctx.reproduce_base:
+        line += ' --api-key "$MEMCONFORM_API_KEY"'
+    return line
+
+
+def failure_detail(ctx: Any, recorder: Recorder) -> str:
+    """Save the sequence and say how to rerun it: the failure's "Reproduce with:" line."""
+    saved = save(ctx, recorder)
+    if saved is None:
+        return "(no report folder: the sequence was not saved)"
+    path, script = saved
+    shown = f"Reproduce with: {replay_line(ctx, path)}"
+    return shown + (f" (or read and run {script})" if script else "")
+
+
+def script_lines(ctx: Any, doc: dict[str, Any]) -> list[str]:
+    """curl lines for an HTTP target (a served reference too), the command lines for a cmd: target;
+    nothing for in-process ones."""
+    target = ctx.target
+    kind = doc["target"]["kind"]
+    http, command = hasattr(target, "base_url"), kind == "cmd" and hasattr(target, "templates")
+    if not (http or command):
+        return []  # an in-process target: the JSON file is the script
+    head = ["#!/bin/sh", f"# {doc['check']}: the sequence of operations that left the target different from the model",
+            f"# replay: memconform replay <this file's .json> --target {shlex.quote(doc['target']['string'])}", "set -u"]
+    body: list[str] = []
+    for i, step in enumerate(doc["steps"]):
+        if step["by"] == "check":
+            body.append(f"# step {i}: the model expected here: {step['message'][:300]}".replace("\n", " "))
+        elif step["by"] == "harness":
+            body.append(f"# step {i}: the harness ({step['op']})")
+            body += HARNESS_ACTIONS[step["op"]][1](step["body"]) if step["op"] in HARNESS_ACTIONS else []
+        elif http:
+            body.append(_curl(target, step))
+        else:
+            body += _command(target, step, i)
+    return head + body if body else []
+
+
+def _curl(target: Any, step: dict[str, Any]) -> str:
+    routes = getattr(target, "routes", {})
+    route = step.get("route") or (dataclasses.asdict(routes[step["op"]]) if step["op"] in routes else None)
+    if route is None:
+        return f"# {step['op']}: no HTTP route known"
+    path = route["path"].format_map({k: str(v) for k, v in (step.get("path_params") or {}).items()})
+    url = target.base_url.rstrip("/") + path + ("?" + urlencode(step["params"]) if step.get("params") else "")
+    auth = ' -H "Authorization: Bearer $API_KEY"' if step.get("auth", True) else ""
+    data = ""
+    if "body" in step:
+        data = f" -H 'Content-Type: application/json' --data {shlex.quote(json.dumps(step['body'], ensure_ascii=False))}"
+    elif "raw_text" in step:
+        data = f" --data-binary {shlex.quote(step['raw_text'])}"
+    return f"curl -sS -X {route['method']}{auth} {shlex.quote(url)}{data}; echo"
+
+
+def _command(target: Any, step: dict[str, Any], i: int) -> list[str]:
+    template = target.templates.get(step["op"], target.default_template)
+    if template is None:
+        return [f"# {step['op']}: no command template"]
+    payload = step.get("raw_text") if "raw_text" in step else json.dumps(step.get("body", step.get("params") or {}), ensure_ascii=False)
+    work = f'"$W/{i}"'
+    values = {"op": step["op"], "input": f"$W/{i}/input.json", "output": f"$W/{i}/output.json", "workdir": f"$W/{i}"}
+    argv = " ".join(_sh_word(tok.format(**values)) for tok in shlex.split(template))
+    lines = [f"W=${{W:-$(mktemp -d)}}; mkdir -p {work}",
+             f"cat > {work}/input.json <<'MEMCONFORM_EOF'", str(payload), "MEMCONFORM_EOF"]
+    env = " ".join(f"MEMCONFORM_PARAM_{k.upper()}={shlex.quote(str(v))}" for k, v in (step.get("params") or {}).items())
+    lines.append(f"(cd {work} && MEMCONFORM_OP={shlex.quote(step['op'])} {env + ' ' if env else ''}{argv}); "
+                 f"echo \"exit $?\"; cat {work}/output.json 2>/dev/null; echo")
+    return lines
+
+
+def _sh_word(word: str) -> str:
+    """Quote a word but let $W expand (the script's work folder)."""
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") + '"' if "$W" in word else shlex.quote(word)
+
+
+# ---- reading a sequence file back -----------------------------------------------------------------
+
+def is_sequence(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
+
+
+def check_document(doc: Any) -> list[dict[str, Any]]:
+    if not is_sequence(doc):
+        raise HarnessError(f"not a memconform sequence file (format {FORMAT!r})")
+    if doc.get("version") != VERSION:
+        raise HarnessError(f"sequence file version {doc.get('version')!r}; this harness reads version {VERSION}")
+    steps = doc.get("steps")
+    if not isinstance(steps, list) or not all(isinstance(s, dict) and s.get("by") in ("target", "harness", "check") for s in steps):
+        raise HarnessError("the sequence file's steps are not a list of target, harness and check steps")
+    if not any(s["by"] == "check" for s in steps):
+        raise HarnessError("the sequence file names no divergence (no check step): nothing to reproduce")
+    return steps

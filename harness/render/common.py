@@ -1,0 +1,42 @@
+"""What every renderer shares: text UTF-8 can carry, the spec versions a report names, the outcome word."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.report import Report
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: Any) -> str:
+    """A str that UTF-8 can encode: a lone surrogate (JSON allows "\\ud800") becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", str(text))
+
+
+def spec_versions(report: Report) -> dict[str, str]:
+    """suite -> "<spec title> <version>" of the installed suites the report names (best effort)."""
+    from ..core.suite import get_suite
+
+    out: dict[str, str] = {}
+    for name in report.header.get("suites", []):
+        try:
+            suite = get_suite(name)
+        except Exception:  # noqa: BLE001 - a report from another installation: the spec named by results
+            spec = next((r["spec"] for r in report.results if r["suite"] == name), "")
+            out[name] = spec or "unknown"
+            continue
+        out[name] = f"{suite.spec_title} {suite.version}".strip()
+    return out
+
+
+def outcome_label(r: dict[str, Any]) -> str:
+    """The one word a reader sees: warning and inconclusive and not applicable are told apart."""
+    if r["outcome"] == "failed" and r.get("warning"):
+        return "warning"
+    if r["outcome"] == "skipped" and r.get("inconclusive"):
+        return "inconclusive"
+    if r["outcome"] == "skipped" and r.get("not_applicable"):
+        return "not applicable"
+    return str(r["outcome"])

@@ -1,0 +1,116 @@
+"""Every check's verdict on every embedded reference and every mutant, as one JSON matrix.
+
+A move of code (a file split, a helper made one) must not change a verdict. Take a snapshot
+before, one after, and compare them:
+
+    python scripts/verdict_snapshot.py --out before.json
+    ... move code ...
+    python scripts/verdict_snapshot.py --out after.json --compare before.json
+
+The matrix is {suite: {row: {check id: outcome}}}, a row being "reference" or a mutant's name;
+timings and messages are left out, so only verdicts are compared. Each row runs in its own
+process (two at a time), with the `ci` profile (its fixed seed). `--suite` limits it to some
+suites. Exit 0 when nothing differs (or nothing was compared), 1 when a verdict changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+
+def rows(suites: list[str]) -> list[tuple[str, str]]:
+    from memconform.core.suite import all_suites
+
+    found = []
+    for spec in all_suites():
+        if spec.name not in suites and suites:
+            continue
+        found.append((spec.name, "reference"))
+        if spec.mutants is not None:
+            found.extend((spec.name, name) for name in sorted(spec.mutants().MUTANTS))
+    return found
+
+
+def verdicts(suite: str, row: str) -> dict[str, str]:
+    from memconform.core.profile import Profile
+    from memconform.core.suite import get_suite
+    from memconform.session import execute_run
+
+    stop = None
+    target = None
+    if row != "reference":
+        make = get_suite(suite).mutants
+        assert make is not None
+        module = make()
+        if row in getattr(module, "HTTP_ONLY", ()):
+            from memconform.reference.server import serve_in_thread
+
+            target, stop = serve_in_thread(module.http_app(row))
+        else:
+            target = f"python:{module.__name__}:{row}"
+    try:
+        outcome = execute_run([suite], target, Profile.named("ci"), report_dir=None)
+    finally:
+        if stop is not None:
+            stop()
+    return {r.check_id: r.outcome.value for r in outcome.results}
+
+
+def _job(args: tuple[str, str]) -> tuple[str, str, dict[str, str]]:
+    suite, row = args
+    try:
+        return suite, row, verdicts(suite, row)
+    except Exception as exc:  # a row that cannot run is itself a result to compare
+        return suite, row, {"<run>": f"raised {type(exc).__name__}"}
+
+
+def snapshot(suites: list[str], workers: int) -> dict[str, dict[str, dict[str, str]]]:
+    matrix: dict[str, dict[str, dict[str, str]]] = {}
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1) as pool:
+        for suite, row, found in pool.map(_job, rows(suites)):
+            matrix.setdefault(suite, {})[row] = dict(sorted(found.items()))
+            print(f"{suite}:{row} {sum(v == 'failed' for v in found.values())} failed", file=sys.stderr)
+    return matrix
+
+
+def differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    lines = []
+    for suite in sorted(set(before) | set(after)):
+        old_rows, new_rows = before.get(suite, {}), after.get(suite, {})
+        for row in sorted(set(old_rows) | set(new_rows)):
+            old, new = old_rows.get(row), new_rows.get(row)
+            if old is None or new is None:
+                lines.append(f"{suite}:{row} only {'after' if old is None else 'before'}")
+                continue
+            for check in sorted(set(old) | set(new)):
+                if old.get(check) != new.get(check):
+                    lines.append(f"{suite}:{row} {check}: {old.get(check, 'absent')} -> {new.get(check, 'absent')}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--compare", type=Path, help="an earlier snapshot to compare with")
+    parser.add_argument("--suite", action="append", default=[])
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    matrix = snapshot(args.suite, args.workers)
+    args.out.write_text(json.dumps(matrix, indent=1, sort_keys=True) + "\n")
+    total = sum(len(r) for s in matrix.values() for r in s.values())
+    print(f"{sum(len(s) for s in matrix.values())} rows, {total} verdicts -> {args.out}")
+    if args.compare is None:
+        return 0
+    changed = differences(json.loads(args.compare.read_text()), matrix)
+    print("\n".join(changed) or "no verdict changed")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
