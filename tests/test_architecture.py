@@ -193,3 +193,9 @@ def test_readme_says_how_to_drive_every_suite():
         found = [p for p in paragraphs if ("operations" in p or "runs against" in p)
                  and all(f"`{w}`" in p or w in p for w in words)]
         assert found, f"README.md: no paragraph gives the {name} target operations {words}"
+
+
+def test_no_module_over_400_lines():
+    """A module a reader cannot hold in mind at once is split along its own seams (issue: one house)."""
+    long = {str(p.relative_to(ROOT)): n for p in MODULES.values() if (n := len(p.read_text("utf-8").splitlines())) > 400}
+    assert long == {}

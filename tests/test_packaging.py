@@ -46,8 +46,8 @@ def test_every_entry_point_loads_a_suite_of_its_name():
         assert suite.name == name and suite.levels and suite.reference is not None and suite.mutants is not None
 
 
-def test_mypy_debt_list_does_not_grow():
-    """Modules excused from mypy are debt to pay off; a new module must type-check."""
+def test_no_module_is_excused_from_mypy():
+    """Every module type-checks (the last of the suite rewrites' typing debt was paid off): a new one must too."""
     overrides = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"].get("overrides", [])
-    excused = [m for o in overrides if o.get("ignore_errors") for m in o["module"]]
-    assert len(excused) <= 15, "fix the new module's types instead of excusing it"
+    excused = [m for o in overrides if o.get("ignore_errors") or o.get("disable_error_code") for m in o["module"]]
+    assert excused == [], "fix the module's types instead of excusing it"

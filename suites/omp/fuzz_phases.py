@@ -10,14 +10,33 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memconform.core.model import TargetError
+from memconform.core.runner import Context
 
 from .openapi_description import closed_requests, description
 
-if TYPE_CHECKING:
-    from .fuzzer import Fuzzer
+
+class Fuzzer(Protocol):
+    """What the phases use of fuzzer.Fuzzer (the phases do not import it: it imports them)."""
+
+    ctx: Context
+    auth: dict[str, str]
+    examples: int
+    seed: int
+    phase_budget_s: float
+    coverage_cap: int
+    ai_fuzzed: bool
+    schema: Any
+
+    def load(self, doc: dict[str, Any], positive_only: bool = False) -> Any: ...
+    def settings(self, **overrides: Any) -> Any: ...
+    def seeded(self, fn: Any) -> Any: ...
+    def transport_kwargs(self) -> dict[str, Any]: ...
+    def call(self, case: Any) -> Any: ...
+    def cleanup(self) -> int: ...
+    def operations(self, negative: bool = True) -> list[Any]: ...
 
 STATEFUL_STEPS = 6
 METHOD_RE = re.compile(r"HTTP method: \S+")
