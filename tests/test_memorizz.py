@@ -21,6 +21,7 @@ from memconform.fixtures_loader import fixture_root, iter_cases
 from memconform.formats import memorizz as mz
 from memconform.formats.memorizz import strategies
 from memconform.mutants.memorizz import EXPECTED_KILLS, MUTANTS
+from memconform.reference.memorizz import ReferenceArchiveStore
 from memconform.session import execute_run, validate_document
 from mutant_kit import assert_mutant_caught
 
@@ -228,3 +229,19 @@ def test_marked_writer_falls_back_when_the_data_holds_a_marker(monkeypatch) -> N
     value = {"a": 1.0, "b": marker, "c": [1e-7, 2.5]}
     assert mz.canonical_text_marked(value) == mz.canonical_text_exact(value)
     assert value == {"a": 1.0, "b": marker, "c": [1e-7, 2.5]}  # the swap is undone
+
+
+class SmallTransport(ReferenceArchiveStore):
+    """A MemoRizz consumer whose transport refuses archives over 1 MiB (the record limit's archives are 8 MB)."""
+
+    MAX_BYTES = 1024 * 1024
+
+
+def test_record_limit_behind_a_smaller_transport_limit_is_inconclusive() -> None:
+    """'Transport limits can be smaller': refusing one record fewer too shows the byte limit refused, not the
+    record count, so the boundary check cannot conclude (the negative control of the off-by-one branch)."""
+    outcome = execute_run(["memorizz"], "python:test_memorizz:SmallTransport", Profile.named("ci"), report_dir=None,
+                          check_ids=["memorizz.record_limit_at_the_boundary"])
+    (result,) = outcome.results
+    assert result.outcome.value == "skipped" and result.inconclusive, result.reason
+    assert "transport limit" in result.reason

@@ -19,9 +19,11 @@ from .memorizz_import import (  # noqa: F401  (named by the mutant table below)
     LastDuplicateWins,
     NarrowCharacterSet,
     NarrowCredentialFilter,
+    NoRecordLimit,
     OnlyDataIdChecked,
     PreviewNeedsAgent,
     PythonJsonParser,
+    RecordLimitExclusive,
     RecountsStores,
     SkipMeansAbort,
     TaxonomyKeysOnly,
@@ -251,7 +253,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     PythonNumbersChecksum, CountsSkipZeros, LocalTimestamps, ExportsEmbeddings, AcceptsOtherVersions,
     AcceptsUnknownEnvelopeFields, TaxonomyKeysOnly, FillsMissingStores, LastDuplicateWins, OnlyDataIdChecked,
     RecountsStores, WritesBeforeValidating, NarrowCredentialFilter, NarrowCharacterSet, PreviewNeedsAgent,
-    PythonJsonParser, SkipMeansAbort, BigIntegersAsNumbers,
+    PythonJsonParser, SkipMeansAbort, BigIntegersAsNumbers, RecordLimitExclusive, NoRecordLimit,
 )}
 
 # mutant -> {check id: a fragment of the failure title it must raise}: kills are keyed by failure branch,
@@ -311,6 +313,8 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
     "CountsSkipZeros": {"memorizz.selected_export_only_selected": "a one-type export: manifest.counts"},
     "LocalTimestamps": {"memorizz.created_at_utc": "is not a UTC timestamp"},
     "ExportsEmbeddings": {"memorizz.embeddings_follow_includes": "is exported while includes.embeddings is not true"},
+    "RecordLimitExclusive": {"memorizz.record_limit_at_the_boundary": "an archive of exactly 100000 records was refused"},
+    "NoRecordLimit": {"memorizz.record_limit_at_the_boundary": "an archive of 100001 records was restored"},
 }
 
 

@@ -152,3 +152,18 @@ class NarrowCredentialFilter(ReferenceArchiveStore):
         if isinstance(data, list):
             return [self.clean(v, omitted, where, keep_embeddings, parent) for v in data]
         return data
+
+
+class RecordLimitExclusive(ReferenceArchiveStore):
+    """Reads "limits are ... 100,000 records" as exclusive (`>=`): an archive of exactly 100,000 is refused."""
+
+    def problems(self, archive: Any) -> list[str]:
+        if isinstance(archive, dict) and mz.record_total(archive) >= self.MAX_RECORDS:
+            return [f"{mz.record_total(archive)} records, at or over the limit of {self.MAX_RECORDS}"]
+        return super().problems(archive)
+
+
+class NoRecordLimit(ReferenceArchiveStore):
+    """Enforces the byte limit only: any number of records is imported."""
+
+    MAX_RECORDS = 10**12

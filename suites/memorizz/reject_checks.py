@@ -188,3 +188,45 @@ def previews_spec_example(ctx: Context) -> Iterator[Failure]:
     elif isinstance(body, dict) and body.get("imported") not in (0, None):
         yield Failure("a preview of the spec's example reports imported records", body.get("imported"), 0,
                       "$.imported")
+
+
+LIMITS = "The default archive limits are 50 MiB and 100,000 records."
+
+
+def archive_of(ctx: Context, label: str, records: int) -> dict[str, Any]:
+    """A sealed archive of `records` one-line knowledge-base notes in a fresh namespace (about 80 bytes
+    each: 100,000 of them are 8 MB, well inside the 50 MiB byte limit)."""
+    ns = ctx.unique(f"{label}-ns")
+    archive = mz.empty_archive(source_provider="memconform-probe")
+    archive["stores"]["knowledge_base"] = [
+        {"id": f"{ns}-{i}", "data": {"id": f"{ns}-{i}", "memory_id": ns, "content": f"n{i}"}} for i in range(records)]
+    forget_namespaces_at_end(ctx, ns)
+    return mz.seal(archive)
+
+
+@consumer_check(section="Integrity and validation", keyword="MUST", sentence=LIMITS)
+def record_limit_at_the_boundary(ctx: Context) -> Iterator[Failure]:
+    """An archive of exactly the record limit (option max_records, the spec's 100,000 by default) is accepted
+    and one record more is refused. Previewed, so nothing is written; an over-limit archive a preview accepts
+    is tried with restore too (a preview that does not validate the count is no failure of the limit).
+    A target that refuses one record fewer as well has a smaller transport limit ("Transport limits can be
+    smaller"): the record limit cannot be seen, inconclusive."""
+    limit = int(ctx.option("max_records"))
+    reading = (f"max_records={limit}",)
+    accepted, body = import_archive(ctx, archive_of(ctx, "limit-at", limit), "preview")
+    if not accepted:
+        below, _ = import_archive(ctx, archive_of(ctx, "limit-below", limit - 1), "preview")
+        if not below:
+            raise Inconclusive(f"archives of {limit - 1} and {limit} records were both refused: a transport limit "
+                               "smaller than the record limit hides it (option memorizz.max_records names another)")
+        yield Failure(f"an archive of exactly {limit} records was refused (one of {limit - 1} was accepted)",
+                      json.dumps(body, default=str)[:300], f"accepted: the limit is {limit} records, inclusive",
+                      "$.stores", readings=reading)
+        return
+    over = archive_of(ctx, "limit-over", limit + 1)
+    for mode in ("preview", "restore"):
+        accepted, body = import_archive(ctx, over, mode)
+        if not accepted:
+            return
+    yield Failure(f"an archive of {limit + 1} records was restored", json.dumps(body, default=str)[:300],
+                  f"refused: over the limit of {limit} records", "$.stores", readings=reading)
