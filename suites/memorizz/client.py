@@ -53,14 +53,21 @@ def by_content(archive: dict[str, Any], avoid_ids: set[str] | frozenset[str] = f
     for store, record in mz.records_of(archive):
         data = record.get("data")
         text = data.get("content") if isinstance(data, dict) else None
-        if isinstance(text, str) and (text not in out or record.get("id") not in avoid_ids):
+        rid = record.get("id")  # an array or object id is in no avoid_ids (and no set member)
+        if isinstance(text, str) and (text not in out or not (_scalar(rid) and rid in avoid_ids)):
             out[text] = (store, record)
     return out
 
 
 def ids_in(archive: dict[str, Any]) -> set[tuple[str, object]]:
-    """(store, id) of every record, the id as the archive holds it (absent: None)."""
-    return {(store, r.get("id")) for store, r in mz.records_of(archive)}
+    """(store, id) of every record, the id as the archive holds it (absent: None); a record whose id is an
+    array or object is left out (no (store, id) pair names it)."""
+    return {(store, r.get("id")) for store, r in mz.records_of(archive) if _scalar(r.get("id"))}
+
+
+def _scalar(value: object) -> bool:
+    """A JSON scalar (hashable, so usable as a set member or key); an array or object is not."""
+    return value is None or isinstance(value, str | int | float)
 
 
 def object_at(value: dict[str, Any], key: str) -> dict[str, Any]:

@@ -124,12 +124,23 @@ def _deletion_views(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
 def deleted_not_exported(ctx: Context) -> Iterator[Failure]:
     doomed, doomed_dna, kept = c.chunk(ctx, "doomed"), c.chunk(ctx, "doomed-dna", "decision"), c.chunk(ctx, "kept")
     c.seed(ctx, c.bundle(ctx, [doomed, doomed_dna, kept]), "deletion")
-    if doomed["content_hash"] not in c.by_hash(c.export(ctx, "full")):
+    texts = [doomed["content"], doomed_dna["content"], kept["content"]]
+    rows = c.by_hash(c.export(ctx, "full"))
+    if doomed["content_hash"] not in rows:
+        mistyped = list(c.mistyped_hashes(texts, rows))
+        if mistyped:  # the chunk is there, with a content_hash that is not a string: no deletion can be asked
+            yield from mistyped
+            return
         raise Inconclusive("the chunk to delete never appeared in the export, so its deletion cannot be observed")
     for ch in (doomed, doomed_dna):
         c.hook(ctx, "delete_chunk", {"content_hash": ch["content_hash"]}, "deletion")
+    reported: set[str] = set()  # texts whose mistyped content_hash was reported (once over the views)
     for view, doc in _deletion_views(ctx):
         rows = c.by_hash(doc)
+        for f in c.mistyped_hashes([t for t in texts if t not in reported], rows):
+            f.title = f"{f.title} ({view})"
+            yield f
+        reported |= {r["content"] for r in rows.get(c.MISTYPED_HASH, []) if r.get("content") in texts}
         for ch in (doomed, doomed_dna):
             if ch["content_hash"] in rows:
                 yield Failure(f"a chunk marked deleted is still exported ({view})", ch["content"], "absent", "$.chunks")

@@ -103,15 +103,27 @@ def export_scope_dna_only(ctx: Context) -> Iterator[Failure]:
         yield doc
         return
     rows = c.by_hash(doc)
-    if doc.get("manifest", {}).get("scope") != "dna_only":
-        yield Failure("manifest.scope does not say dna_only", doc.get("manifest", {}).get("scope"), "dna_only", "$.manifest.scope")
+    manifest = doc.get("manifest", {})
+    if not isinstance(manifest, dict):
+        yield Failure("the dna_only export's manifest is not an object", type(manifest).__name__, "object", "$.manifest")
+    elif manifest.get("scope") != "dna_only":
+        yield Failure("manifest.scope does not say dna_only", manifest.get("scope"), "dna_only", "$.manifest.scope")
     rule = ctx.option("dna_rule")
+    yield from c.mistyped_hashes([ch["content"] for ch in dna], rows)
     for ch in dna:
         if mai.is_dna(ch, rule) and ch["content_hash"] not in rows:
             yield Failure("a DNA chunk is missing from the dna_only export", "absent", ch["content"], "$.chunks",
                           f"memory_type={ch['memory_type']} zone={ch['zone']} is_pinned={ch['is_pinned']}",
                           readings=("union",) if ch["memory_type"] not in mai.DNA_TYPES else ())
-    leaked = [r[0].get("content") for r in rows.values() if not mai.is_dna(r[0], rule)]
+    judged = []  # the first row of each hash whose memory_type and zone are strings (or absent): DNA or not
+    for r in rows.values():
+        wrong = [name for name in ("memory_type", "zone") if r[0].get(name) is not None and not isinstance(r[0][name], str)]
+        if wrong:  # an array, object, number or boolean is no type or zone: whether the chunk is DNA is unknown
+            yield Failure(f"an exported chunk's {wrong[0]} is not a string", r[0][wrong[0]], "a string",
+                          f"$.chunks[?].{wrong[0]}", f"for the chunk {str(r[0].get('content'))[:60]!r}")
+        else:
+            judged.append(r[0])
+    leaked = [r.get("content") for r in judged if not mai.is_dna(r, rule)]
     if leaked:
         yield Failure("the dna_only export contains non-DNA chunks", leaked[:3], "only DNA chunks", "$.chunks")
 
@@ -130,16 +142,22 @@ def export_scope_since(ctx: Context) -> Iterator[Failure]:
                             for n, o in (("before", -1), ("exact", 0), ("after", 1)))
     c.seed(ctx, c.bundle(ctx, [before, exact, after]), "the since scope")
     wanted = ctx.option("since_boundary")
+    reported: set[str] = set()  # texts whose mistyped content_hash was reported (once over the three exports)
     for spelling in (cut, c.iso(at, 0, "+00:00", fraction=True), c.iso(at, 0, "+05:30")):
         doc = _export_or_missing(ctx, "since", spelling)
         if isinstance(doc, Failure):
             yield doc
             return
         rows = c.by_hash(doc)
+        mistyped = {r["content"] for r in rows.get(c.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
+        yield from c.mistyped_hashes({ch["content"] for ch in (before, exact, after)} - reported, rows)
+        reported |= mistyped & {ch["content"] for ch in (before, exact, after)}
         if after["content_hash"] not in rows:
             yield Failure("a chunk created after `since` is missing", "absent", after["created_at"], "$.chunks", f"since={spelling}")
         if before["content_hash"] in rows:
             yield Failure("a chunk created before `since` was exported", before["created_at"], f">= {spelling}", "$.chunks")
+        if exact["content"] in mistyped:  # whether the chunk at `since` is there cannot be told by its hash
+            continue
         seen = "inclusive" if exact["content_hash"] in rows else "exclusive"
         ctx.reading("E10", seen)
         if wanted not in ("either", seen):
@@ -179,7 +197,12 @@ def parse_stream(ctx: Context, raw: bytes) -> tuple[dict[str, Any], list[Failure
         if item.get("format") == mai.FORMAT and section in (None, "envelope"):
             doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS and k != key})
             for s in mai.RECORD_SECTIONS:
-                doc[s].extend(item.get(s) or [])
+                records = item.get(s)
+                if isinstance(records, list):
+                    doc[s].extend(records)
+                elif records is not None:  # a number, string, object: no records (null, as before, is none)
+                    failures.append(Failure(f"the stream envelope's {s} is not an array", type(records).__name__, "array",
+                                            f"line {n}: $.{s}"))
             continue
         if section is None:
             failures.append(Failure("a stream line says neither that it is the envelope nor which section it belongs to",
@@ -218,9 +241,14 @@ def export_stream_equivalent(ctx: Context) -> Iterator[Failure]:
     full = c.export(ctx, "full")
     # only this run's records are compared: on a shared instance others write and delete between the two exports
     mine = f"memconform-{ctx.run_id}"
-    own = {h for h, rows in {**c.by_hash(full), **c.by_hash(streamed)}.items()
-           if any(mine in str(r.get("content", "")) for r in rows)}
-    differ = own & (set(c.by_hash(full)) ^ set(c.by_hash(streamed)))
+    full_rows, streamed_rows = c.by_hash(full), c.by_hash(streamed)
+    # this run's chunks whose content_hash is not a string: reported, and left out of the comparison
+    ours_mistyped = {r["content"] for rows in (full_rows, streamed_rows) for r in rows.get(c.MISTYPED_HASH, [])
+                     if isinstance(r.get("content"), str) and mine in r["content"]}
+    yield from c.mistyped_hashes(sorted(ours_mistyped), full_rows, streamed_rows)
+    own = {h for h, rows in {**full_rows, **streamed_rows}.items()
+           if h != c.MISTYPED_HASH and any(mine in str(r.get("content", "")) for r in rows)}
+    differ = own & (set(full_rows) ^ set(streamed_rows))
     if differ:
         yield Failure("the stream does not carry the same chunks as the export", f"{len(differ)} differ", "the same content_hash set", "$.chunks")
     names_full = {n for n in c.entities_by_name(full) if mine in n}
@@ -248,7 +276,9 @@ def import_file_multipart(ctx: Context) -> Iterator[Failure]:
         yield Failure("the multipart import was refused", f"{reply.status} {reply.raw[:200]!r}", "an ImportReport")
         return
     yield from shape_failures(reply.json())
-    found = c.by_hash(c.export(ctx, "full")).get(ch["content_hash"]) or []
+    rows = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"]], rows)
+    found = rows.get(ch["content_hash"]) or []
     if not found:
         yield Failure("the chunk uploaded as a file is not in the export", "absent", ch["content"], "$.chunks")
     elif not any(got.get("content") == ch["content"] for got in found):

@@ -51,7 +51,14 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
     """What differs between an export and the model's expectation (None: nothing)."""
     if not isinstance(doc, dict):
         return f"the export is {type(doc).__name__}, not a bundle"
-    rows = {h: r for h, r in c.by_hash(doc).items()
+    by_hash = c.by_hash(doc)
+    wrong = next((x for x in by_hash.get(c.MISTYPED_HASH, [])
+                  if isinstance(x.get("content"), str) and x["content"].startswith(want["prefix"])), None)
+    if wrong is not None:  # a chunk of the sequence under c.MISTYPED_HASH matches no chunk of the model
+        value = wrong["content_hash"]
+        return (f"an exported chunk's content_hash is not a string ({type(value).__name__} {c.dumps(value)[:40]}): "
+                f"{wrong['content'][:60]!r}")
+    rows = {h: r for h, r in by_hash.items()
             if any(isinstance(x.get("content"), str) and x["content"].startswith(want["prefix"]) for x in r)}
     chunks = want["chunks"]
     if set(rows) != set(chunks):

@@ -87,7 +87,13 @@ def embedding_paths(value: Any, path: str = "$", with_vector: bool = False) -> I
 
 
 def records_of(archive: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    for store, records in archive.get("stores", {}).items():
+    """(store, record) of every record object in the archive's stores. Stores that are not an object (an
+    array, null, a string), a store that is not an array and a record that is not an object are walked as
+    empty: a check reading records never meets a value of another JSON type (the archive checks judge it)."""
+    stores = archive.get("stores") if isinstance(archive, dict) else None
+    if not isinstance(stores, dict):
+        return
+    for store, records in stores.items():
         for record in records if isinstance(records, list) else []:
             if isinstance(record, dict):
                 yield store, record

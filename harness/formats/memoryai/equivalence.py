@@ -20,17 +20,44 @@ from . import content_hash
 PRESERVED_CHUNK_FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned", "valid_until", "metadata")
 
 
-def _chunks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    out = {}
-    for ch in doc.get("chunks") or []:
+def _array(doc: dict[str, Any], key: str) -> list[Any]:
+    """doc[key] when it is an array, else [] (absent, null or another JSON type)."""
+    value = doc.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _chunks(doc: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[tuple[int, dict[str, Any]]]]:
+    """(chunks with text keyed by their content_hash lower-cased, or by the hash of their text when it is
+    absent, null or ""; (index, chunk) of those whose content_hash is there but not a string). The latter
+    are left out of every comparison: a number, array, object or boolean is no hash (and no dict key)."""
+    out, mistyped = {}, []
+    for i, ch in enumerate(_array(doc, "chunks")):
         if isinstance(ch, dict) and isinstance(ch.get("content"), str):
-            h = ch.get("content_hash") or content_hash(ch["content"])
-            out[h.lower() if isinstance(h, str) else h] = ch  # hex of either case
-    return out
+            h = ch.get("content_hash")
+            if h is None or h == "":
+                out[content_hash(ch["content"])] = ch
+            elif isinstance(h, str):
+                out[h.lower()] = ch  # hex of either case
+            else:
+                mistyped.append((i, ch))
+    return out, mistyped
 
 
 def _entities(doc: dict[str, Any]) -> set[str]:
-    return {e["name"] for e in doc.get("entities") or [] if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    return {e["name"] for e in _array(doc, "entities") if isinstance(e, dict) and isinstance(e.get("name"), str)}
+
+
+def _shape(doc: dict[str, Any], which: str) -> Iterator[Failure]:
+    """A Failure for each of an export's chunks, entities (arrays) and manifest (an object) that is there
+    but of another JSON type: it is read as empty."""
+    for key, kind, name in (("chunks", list, "array"), ("entities", list, "array"), ("manifest", dict, "object")):
+        if key in doc and not isinstance(doc[key], kind):
+            yield Failure(f"the {which}'s {key} is not an {name}", type(doc[key]).__name__, name, f"$.{key}")
+
+
+def _embedding_model(doc: dict[str, Any]) -> Any:
+    manifest = doc.get("manifest")
+    return manifest.get("embedding_model") if isinstance(manifest, dict) else None
 
 
 def roundtrip_differences(original: dict[str, Any], first: dict[str, Any], second: dict[str, Any],
@@ -40,11 +67,26 @@ def roundtrip_differences(original: dict[str, Any], first: dict[str, Any], secon
     `mine`: a marker in every record this run wrote. Given, only records carrying it are compared between
     the two exports: on a shared instance (checks run in parallel, other users) others write and delete
     their own records meanwhile."""
-    orig, one, two = _chunks(original), _chunks(first), _chunks(second)
-    missing = sorted(set(orig) - set(one))
+    # a chunk of the original whose content_hash is not a string (a replayed file) is compared with nothing
+    (orig, _), (one, one_bad), (two, two_bad) = _chunks(original), _chunks(first), _chunks(second)
+    yield from _shape(first, "export")
+    yield from _shape(second, "re-export")
+    written = {ch["content"] for ch in _array(original, "chunks") if isinstance(ch, dict) and isinstance(ch.get("content"), str)}
+    skipped: set[str] = set()  # texts of exported chunks whose content_hash is not a string: left out below
+    for which, title, bad in (("export", "an exported chunk's content_hash is not a string", one_bad),
+                              ("re-export", "a re-exported chunk's content_hash is not a string", two_bad)):
+        for i, ch in bad:
+            text = ch["content"]
+            if text in skipped or (text not in written and mine and mine not in text):
+                continue  # reported once; another user's chunk is in no comparison
+            skipped.add(text)
+            value = ch["content_hash"]
+            yield Failure(title, value, "a string (sha256 hex)", f"$.chunks[{i}].content_hash",
+                          f"{type(value).__name__}, in the {which}, for the chunk {text[:60]!r}")
+    missing = sorted(h for h in set(orig) - set(one) if orig[h]["content"] not in skipped)
     if missing:
         yield Failure(f"{len(missing)} imported chunk(s) missing from the export", [orig[h]["content"] for h in missing[:3]], "every imported chunk", "$.chunks")
-    same_model = original.get("manifest", {}).get("embedding_model") == first.get("manifest", {}).get("embedding_model")
+    same_model = _embedding_model(original) == _embedding_model(first)
     fields = PRESERVED_CHUNK_FIELDS + (("embedding",) if same_model else ())
     for h in sorted(set(orig) & set(one)):
         want = {k: orig[h].get(k) for k in fields if k in orig[h]}
@@ -56,7 +98,8 @@ def roundtrip_differences(original: dict[str, Any], first: dict[str, Any], secon
     lost = sorted(_entities(original) - _entities(first))
     if lost:
         yield Failure("imported entities missing from the export", lost[:5], "every imported entity name", "$.entities")
-    differ = {h for h in set(one) ^ set(two) if not mine or mine in {**one, **two}[h]["content"]}
+    both = {**one, **two}
+    differ = {h for h in set(one) ^ set(two) if (not mine or mine in both[h]["content"]) and both[h]["content"] not in skipped}
     if differ:
         yield Failure("re-export after re-import has a different chunk set", f"{len(differ)} differ",
                       "the same content_hash set", "$.chunks")
