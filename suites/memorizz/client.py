@@ -54,7 +54,7 @@ def by_content(archive: dict[str, Any], avoid_ids: set[str] | frozenset[str] = f
         data = record.get("data")
         text = data.get("content") if isinstance(data, dict) else None
         rid = record.get("id")  # an array or object id is in no avoid_ids (and no set member)
-        if isinstance(text, str) and (text not in out or not (_scalar(rid) and rid in avoid_ids)):
+        if isinstance(text, str) and (text not in out or not (scalar(rid) and rid in avoid_ids)):
             out[text] = (store, record)
     return out
 
@@ -62,10 +62,10 @@ def by_content(archive: dict[str, Any], avoid_ids: set[str] | frozenset[str] = f
 def ids_in(archive: dict[str, Any]) -> set[tuple[str, object]]:
     """(store, id) of every record, the id as the archive holds it (absent: None); a record whose id is an
     array or object is left out (no (store, id) pair names it)."""
-    return {(store, r.get("id")) for store, r in mz.records_of(archive) if _scalar(r.get("id"))}
+    return {(store, r.get("id")) for store, r in mz.records_of(archive) if scalar(r.get("id"))}
 
 
-def _scalar(value: object) -> bool:
+def scalar(value: object) -> bool:
     """A JSON scalar (hashable, so usable as a set member or key); an array or object is not."""
     return value is None or isinstance(value, str | int | float)
 

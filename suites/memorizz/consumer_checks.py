@@ -21,6 +21,7 @@ from .client import (
     import_archive,
     object_at,
     report_of,
+    scalar,
     seeded,
 )
 
@@ -240,7 +241,13 @@ def clone_keeps_namespaces_separate(ctx: Context) -> Iterator[Failure]:
     for _, record in mz.records_of(seed.archive):
         old_ns, text = record["data"].get("memory_id"), record["data"]["content"]
         if old_ns in spaces and text in after:
-            spaces[old_ns].add((after[text][1].get("data") or {}).get("memory_id"))
+            store, got = after[text]
+            new_ns = got["data"].get("memory_id")  # by_content holds only records whose data is an object
+            if not scalar(new_ns):  # an array or object names no namespace: left out, and said
+                yield Failure("a cloned record's memory_id is not a string", new_ns, "a namespace id",
+                              f"$.stores.{store}[id={got.get('id')}].data.memory_id")
+                continue
+            spaces[old_ns].add(new_ns)
     owner, private = spaces[seed.ns], spaces[seed.ns_delegate]
     if not owner or not private:
         raise Inconclusive("the export of the cloned agent lacks the records of one of its two namespaces")
@@ -271,8 +278,19 @@ def import_discards_embeddings(ctx: Context) -> Iterator[Failure]:
 @consumer_check(section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
 def imported_automations_disabled(ctx: Context) -> Iterator[Failure]:
     seed = seeded(ctx)
-    agents = export(ctx, agent_id=seed.owner).get("stores", {}).get("agents") or []
-    found = {r.get("id"): r.get("data") or {} for r in agents if isinstance(r, dict)}
+    archive = export(ctx, agent_id=seed.owner)
+    stores = archive.get("stores", {})
+    problems: list[Failure] = []  # stores, the agents store or an agent id of the wrong type: said, and those agents left out
+    if not isinstance(stores, dict):
+        problems.append(Failure("the export's stores is not an object", type(stores).__name__, "object", "$.stores"))
+    elif not isinstance(stores.get("agents", []), list):
+        problems.append(Failure("the export's agents store is not an array", type(stores["agents"]).__name__, "array",
+                                "$.stores.agents"))
+    agents = [r for store, r in mz.records_of(archive) if store == "agents"]
+    problems += [Failure("an exported agent's id is not a string", r.get("id"), "a string id", "$.stores.agents[].id")
+                 for r in agents if not scalar(r.get("id"))]
+    yield from problems
+    found = {r.get("id"): r.get("data") for r in agents if scalar(r.get("id"))}
     # errata M10: the page names no field. The seed says "enabled" both ways: memorizz's
     # `automations_enabled: true` and a list `automations: [{"enabled": true}]`; a target that disabled
     # either has shown it starts imported automations disabled (the reading it took is recorded)
@@ -280,8 +298,15 @@ def imported_automations_disabled(ctx: Context) -> Iterator[Failure]:
     seen = 0
     for rid in (seed.owner, seed.delegate):
         if rid not in found:
+            if problems:
+                return
             raise TargetError(f"the restored agent {rid} is not in the export")
         data = found[rid]
+        if not isinstance(data, dict):
+            problems.append(Failure("an exported agent's data is not an object", type(data).__name__, "object",
+                                    f"$.stores.agents[id={rid}].data"))
+            yield problems[-1]
+            continue
         flag = data.get("automations_enabled", "<absent>")
         listed = data.get("automations")
         states = [a.get("enabled") for a in listed if isinstance(a, dict) and "enabled" in a] if isinstance(listed, list) else []
@@ -300,7 +325,7 @@ def imported_automations_disabled(ctx: Context) -> Iterator[Failure]:
                           "automations_enabled false or every automations[].enabled false" if pinned == "either"
                           else f"{where} disabled", f"$.stores.agents[id={rid}].data.{where}",
                           readings=() if pinned == "either" else (pinned,))
-    if not seen:
+    if not seen and not problems:
         raise Inconclusive("the exported agents carry neither automations_enabled nor automations (both were imported "
                            "enabled): nothing shows whether imported automations start disabled")
 

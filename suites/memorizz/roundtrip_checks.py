@@ -19,7 +19,7 @@ from memconform.core.registry import check
 from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
-from .client import export, forget_namespaces_at_end, import_archive
+from .client import export, forget_namespaces_at_end, import_archive, scalar
 
 consumer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="consumer")
 
@@ -27,7 +27,15 @@ RECORDS, BATCH, SIZE = 240, 30, 10_000  # knowledge of ~10,000 mixed UTF-8 chara
 
 
 def records(doc: dict[str, Any]) -> dict[Any, Any]:
-    return {r.get("id"): r.get("data") for store, r in mz.records_of(doc) if store == "knowledge_base"}
+    """knowledge_base id -> data; a record whose id is an array or object is left out (mistyped_ids names it)."""
+    return {r.get("id"): r.get("data") for store, r in mz.records_of(doc) if store == "knowledge_base" and scalar(r.get("id"))}
+
+
+def mistyped_ids(doc: dict[str, Any], when: str) -> Iterator[Failure]:
+    bad = [r.get("id") for store, r in mz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
+    if bad:
+        yield Failure(f"{len(bad)} knowledge_base record id(s) in the namespace's export {when} are not strings",
+                      bad[0], "a string id", "$.stores.knowledge_base[].id")
 
 
 @consumer_check(section="Introduction", keyword="MUST",
@@ -48,6 +56,7 @@ def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
             raise Inconclusive(f"the seed of the several-MB round trip was refused: {json.dumps(body, default=str)[:200]}")
     doc = export(ctx, memory_id=ns)
     before = records(doc)
+    yield from mistyped_ids(doc, "before the round trip")
     size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
     ctx.note(f"the namespace's export holds {len(before)} of {RECORDS} records; {size / 1e6:.1f} MB")
     if len(before) < RECORDS:
@@ -59,7 +68,9 @@ def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
         yield Failure(f"the namespace's own export ({size / 1e6:.1f} MB) was refused when restored back",
                       json.dumps(body, default=str)[:300], "accepted", "$")
         return
-    after = records(export(ctx, memory_id=ns))
+    doc_after = export(ctx, memory_id=ns)
+    after = records(doc_after)
+    yield from mistyped_ids(doc_after, "after the round trip")
     lost = [i for i in before if i not in after]
     changed = [i for i in before if i in after and after[i] != before[i]]
     extra = [i for i in after if i not in before]

@@ -20,7 +20,7 @@ from memconform.core.registry import check
 from memconform.core.runner import Context
 from memconform.formats import memorizz as mz
 
-from .client import by_content, export, forget_namespaces_at_end, import_archive
+from .client import by_content, export, forget_namespaces_at_end, import_archive, scalar
 
 consumer_check = partial(check, suite=mz.SUITE, spec=mz.SPEC, level="consumer")
 
@@ -38,13 +38,23 @@ class Divergence(model_based.Divergence):
 
 
 def records_in(doc: Any) -> dict[Any, str]:
-    return {record.get("id"): text for text, (store, record) in by_content(doc).items() if store == "knowledge_base"}
+    """knowledge_base id -> prose; a record whose id is an array or object is left out (export_differs names it)."""
+    return {record.get("id"): text for text, (store, record) in by_content(doc).items()
+            if store == "knowledge_base" and scalar(record.get("id"))}
+
+
+def mistyped_ids(doc: Any) -> list[Any]:
+    """The knowledge_base record ids that are an array or an object."""
+    return [r.get("id") for store, r in mz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
 
 
 def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
     """What differs between the namespace's export and the model's records (None: nothing)."""
     if not isinstance(doc, dict):
         return f"the export is {type(doc).__name__}, not an archive"
+    bad = mistyped_ids(doc)
+    if bad:
+        return f"knowledge_base record ids (`$.stores.knowledge_base[].id`) that are not strings: {str(bad)[:200]}"
     got, records = records_in(doc), want["records"]
     if got != records:
         extra = sorted(map(str, set(got) - set(records)))

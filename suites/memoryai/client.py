@@ -215,6 +215,9 @@ def target_model(ctx: Context) -> tuple[str, int]:
             manifest = export(ctx, "dna_only").get("manifest", {})
         except TargetError:  # a producer without the dna_only scope: the full export says the same
             manifest = export(ctx, "full").get("manifest", {})
+        if not isinstance(manifest, dict):
+            raise TargetError(f"cannot learn the target's embedding model: its export manifest is {type(manifest).__name__}, "
+                              "not an object")
         model, dim = manifest.get("embedding_model"), manifest.get("embedding_dim")
         if not isinstance(model, str) or not isinstance(dim, int) or isinstance(dim, bool):
             raise TargetError(f"cannot learn the target's embedding model from its export manifest: {model!r}, {dim!r}")
