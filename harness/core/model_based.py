@@ -36,8 +36,23 @@ class Diverged:
     detail: str  # where the sequence was saved and how to rerun it
 
     @property
+    def steps(self) -> list[str]:
+        """The failing sequence's steps, as its model wrote them (none when no model was kept)."""
+        return list(getattr(self.models[-1], "steps", [])) if self.models else []
+
+    @property
     def again(self) -> str:
         return "" if self.repeated else "(did not repeat on every replay) "
+
+
+def budget(ctx: Any, derandomized: tuple[int, int], otherwise: tuple[int, int]) -> Any:
+    """The machine's hypothesis settings: (examples, steps per example) for a derandomized profile (`ci`:
+    few and short, a bounded gate) or otherwise, examples never above the profile's own."""
+    from hypothesis import settings
+
+    base = ctx.profile.hypothesis_settings()
+    examples, steps = derandomized if ctx.profile.derandomize else otherwise
+    return settings(base, max_examples=min(base.max_examples, examples), stateful_step_count=steps)
 
 
 def run_sequences(ctx: Any, machine: type, config: Any, models_key: str) -> Diverged | None:

@@ -214,15 +214,12 @@ def machine(ctx: Context, merge: bool) -> type:
 def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
-    from hypothesis import settings
 
     merge = import_semantics(ctx) == "merge"
-    base = ctx.profile.hypothesis_settings()
-    diverged = model_based.run_sequences(ctx, machine(ctx, merge), settings(
-        base, max_examples=min(base.max_examples, 4 if ctx.profile.derandomize else 25),
-        stateful_step_count=6 if ctx.profile.derandomize else 15), "amps.stateful-models")
+    diverged = model_based.run_sequences(ctx, machine(ctx, merge), model_based.budget(ctx, (4, 6), (25, 15)),
+                                         "amps.stateful-models")
     if diverged is not None:
-        steps = diverged.models[-1].steps if diverged.models else []
+        steps = diverged.steps
         yield Failure(f"after a sequence of operations the subject left the model: {diverged.error}", steps,
                       "the export the spec and the import semantics (A12) describe",
                       detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail,

@@ -235,7 +235,6 @@ def machine(ctx: Context, offers_update: bool) -> type:
 def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of appends, updates and deletes by the target and by other apps: after every
     step every other app's line is where it was, and at the end the target's view equals the model."""
-    from hypothesis import settings
 
     first = entry(ctx, "probe")
     try:  # is update offered at all? (a refusal still says yes: the sequences then show what it does)
@@ -243,14 +242,10 @@ def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
         offers_update = True
     except Unsupported:
         offers_update = False
-    base = ctx.profile.hypothesis_settings()
-    steps = 6 if ctx.profile.derandomize else 20
     with ONE_MACHINE_AT_A_TIME:
-        diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), settings(
-            base, stateful_step_count=steps, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 25)),
-            "emp.stateful-models")
+        diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
+                                             "emp.stateful-models")
     if diverged is not None:
         yield Failure("after a sequence of operations the file left the model", str(diverged.error),
                       "the view and other apps' lines as the spec resolves them",
-                      detail=diverged.again + "steps: " + " -> ".join(diverged.models[-1].steps if diverged.models else [])
-                      + "\n" + diverged.detail)
+                      detail=diverged.again + "steps: " + " -> ".join(diverged.steps) + "\n" + diverged.detail)

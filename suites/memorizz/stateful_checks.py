@@ -200,14 +200,11 @@ def machine(ctx: Context) -> type:
 def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of restores, previews and refused archives: after every step the namespace's export
     equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
-    from hypothesis import settings
 
-    base = ctx.profile.hypothesis_settings()
-    diverged = model_based.run_sequences(ctx, machine(ctx), settings(
-        base, max_examples=min(base.max_examples, 5 if ctx.profile.derandomize else 25),
-        stateful_step_count=8 if ctx.profile.derandomize else 15), "memorizz.stateful-models")
+    diverged = model_based.run_sequences(ctx, machine(ctx), model_based.budget(ctx, (5, 8), (25, 15)),
+                                         "memorizz.stateful-models")
     if diverged is not None:
-        steps = diverged.models[-1].steps if diverged.models else []
+        steps = diverged.steps
         yield Failure(f"after a sequence of operations the namespace left the model: {diverged.error}", steps,
                       "the records the conflict policies and validation leave",
                       detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)

@@ -211,7 +211,6 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of imports, re-imports of earlier bundles, rival rows, rejected bundles and
     deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
     content absent, entities merged)."""
-    from hypothesis import settings
 
     c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "sm-probe")]), "sequences of imports")
     try:
@@ -219,12 +218,10 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
         can_delete = True
     except Unsupported:
         can_delete = False
-    base = ctx.profile.hypothesis_settings()
-    diverged = model_based.run_sequences(ctx, machine(ctx, can_delete), settings(
-        base, max_examples=min(base.max_examples, 3 if ctx.profile.derandomize else 20),
-        stateful_step_count=8 if ctx.profile.derandomize else 20), "memoryai.stateful-models")
+    diverged = model_based.run_sequences(ctx, machine(ctx, can_delete), model_based.budget(ctx, (3, 8), (20, 20)),
+                                         "memoryai.stateful-models")
     if diverged is not None:
-        steps = diverged.models[-1].steps if diverged.models else []
+        steps = diverged.steps
         yield Failure(f"after a sequence of operations the brain left the model: {diverged.error}", steps,
                       "the export as §3.8, §3.1 and §6 resolve the sequence",
                       detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)
