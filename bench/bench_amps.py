@@ -23,8 +23,8 @@ from pathlib import Path
 
 from _measure import best, phase_in_child, report_phase
 from memconform.core.profile import Profile
-from memconform.formats import amps
 from memconform.session import validate_document
+from memconform.suites.amps import format as amps
 
 PHASES = ("floor", "floor-rs", "validate", "cli")
 

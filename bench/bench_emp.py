@@ -9,7 +9,7 @@
    own. The same phases on a file a tenth as long show whether memory grows with the file.
 2. Appends per second through memory.jsonl.lock from --writers concurrent processes: (a) each
    process loops the reference store's append --appends times, (b) each writer runs the reference
-   CLI (`python -m memconform.reference.emp append ...`, one process per append) --cli-appends times.
+   CLI (`python -m memconform.suites.emp.reference append ...`, one process per append) --cli-appends times.
    Afterwards the file is checked: every acknowledged append present once, no torn line.
 """
 
@@ -28,8 +28,8 @@ from pathlib import Path
 
 from _measure import phase_in_child, report_phase
 from memconform.core.profile import Profile
-from memconform.formats import emp
 from memconform.session import validate_document
+from memconform.suites.emp import format as emp
 
 PHASES = ("floor", "validate", "resolve", "cli")
 TIMEOUT_S = 600
@@ -76,7 +76,7 @@ def run_phase(phase: str, path: Path) -> float:
 
 WRITER = """
 import sys, uuid
-from memconform.reference.emp import ReferenceEmpApp
+from memconform.suites.emp.reference import ReferenceEmpApp
 app, path, n, w = ReferenceEmpApp(), sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for i in range(n):
     eid = str(uuid.uuid4())
@@ -118,7 +118,7 @@ def bench_cli_writers(folder: Path, writers: int, appends: int) -> None:
         for i in range(appends):
             eid = str(uuid.uuid4())
             (work / "in.json").write_text(json.dumps({"path": str(path), "entry": {"id": eid, "content": f"cli {w} {i}"}}))
-            done = subprocess.run([sys.executable, "-m", "memconform.reference.emp", "append", str(work / "in.json"),
+            done = subprocess.run([sys.executable, "-m", "memconform.suites.emp.reference", "append", str(work / "in.json"),
                                    str(work / "out.json")], timeout=60)
             if done.returncode == 0:
                 with mutex:
@@ -169,7 +169,7 @@ def main() -> None:
     if args.phase:  # a child: one phase, then its time and its own peak RSS
         report_phase(args.phase, run_phase(args.phase, args.file))
         return
-    command = f"cmd:{sys.executable} -m memconform.reference.emp {{op}} {{input}} {{output}}"
+    command = f"cmd:{sys.executable} -m memconform.suites.emp.reference {{op}} {{input}} {{output}}"
     bench_model_steps("ci", {"in process": "reference:emp", "command": command})
     if args.model_only:
         return

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memconform.cli import main as memconform_main  # noqa: E402
-from memconform.formats import memorizz as mz  # noqa: E402
+from memconform.suites.memorizz import format as mz  # noqa: E402
 
 WORDS = ("harbor launch release owner mira window deploy check note agent memory summary tool result "
          "context review plan after before schedule ticket customer follow up verify").split()

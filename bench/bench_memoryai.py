@@ -21,8 +21,8 @@ from pathlib import Path
 
 from _measure import best
 from memconform.core.profile import Profile
-from memconform.formats import memoryai as mai
 from memconform.session import execute_run, validate_document
+from memconform.suites.memoryai import format as mai
 
 
 def make_bundle(n: int, dim: int) -> dict:

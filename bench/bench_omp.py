@@ -27,8 +27,8 @@ from typing import Any
 
 import httpx
 from memconform.core.profile import Limits, Profile
-from memconform.reference.omp_serve import ServedTarget, reference_target
-from memconform.reference.server import serve_in_thread
+from memconform.loopback import serve_in_thread
+from memconform.suites.omp.reference.serve import ServedTarget, reference_target
 from memconform.targets.base import Reply, Request
 from memconform.targets.base import Route as HttpRoute
 from memconform.targets.http import HttpTarget
@@ -167,7 +167,7 @@ def main() -> None:
     finally:
         ref.close()
 
-    from memconform.mutants.omp import MUTANTS
+    from memconform.suites.omp.mutants import MUTANTS
 
     stalled = MUTANTS["nagle_stall"]()
     try:

@@ -25,3 +25,8 @@ def iter_cases(suite: str) -> Iterator[tuple[Path, dict[str, Any]]]:
     for path in sorted((fixture_root() / suite).rglob("*.json")):
         if path.parent.name in ("valid", "invalid"):
             yield path, json.loads(path.read_text("utf-8"))
+
+
+def spec_text_path(file_name: str) -> Path:
+    """A spec as published (fixtures/specs/): every check's sentence is verified against it when it registers."""
+    return fixture_root() / "specs" / file_name

@@ -19,7 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memconform.formats import memorizz as mz  # noqa: E402
+from memconform.suites.memorizz import format as mz  # noqa: E402
 
 OUT = ROOT / "fixtures" / "memorizz"
 SPEC = mz.SPEC

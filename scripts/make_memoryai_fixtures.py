@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from memconform.formats import memoryai as mai
+from memconform.suites.memoryai import format as mai
 
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "memoryai"
 SPEC = "MemoryAI Protocol v1"

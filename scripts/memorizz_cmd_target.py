@@ -2,7 +2,7 @@
 
     python scripts/memorizz_cmd_target.py --root DIR [--memorizz PATH] {op} {input} {output}
 
-Operations (errata/memorizz.md, "Target operations") map onto the real commands:
+Operations (suites/memorizz/errata.md, "Target operations") map onto the real commands:
     export          -> memorizz memory export OUT [--memory-id M] [--agent-id A] [--types a,b]
                        (include_embeddings has no CLI flag: exit 4, the check is skipped)
     import_archive  -> memorizz memory import FILE [--apply] [--new-ids] [--conflict C]

@@ -49,7 +49,7 @@ def verdicts(suite: str, row: str) -> dict[str, str]:
         assert make is not None
         module = make()
         if row in getattr(module, "HTTP_ONLY", ()):
-            from memconform.reference.server import serve_in_thread
+            from memconform.loopback import serve_in_thread
 
             target, stop = serve_in_thread(module.http_app(row))
         else:

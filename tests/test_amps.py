@@ -17,10 +17,10 @@ from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases
-from memconform.formats import amps
-from memconform.formats.amps import strategies
-from memconform.mutants.amps import EXPECTED_KILLS, MUTANTS
 from memconform.session import execute_run, validate_document
+from memconform.suites.amps import format as amps
+from memconform.suites.amps.format import strategies
+from memconform.suites.amps.mutants import EXPECTED_KILLS, MUTANTS
 from mutant_kit import assert_mutant_caught
 
 CASES = [(p, c) for p, c in iter_cases("amps") if isinstance(c, dict) and "document" in c]
@@ -39,7 +39,7 @@ def mutant_runs() -> dict[str, dict[str, tuple[str, list[str]]]]:
     """Each mutant against the checks named for it: (outcome, failure titles) per check."""
     runs = {}
     for name in MUTANTS:  # the checks named for it only: a whole-suite run per mutant triples the time
-        outcome = execute_run(["amps"], f"python:memconform.mutants.amps:{name}", Profile.named("ci"), report_dir=None,
+        outcome = execute_run(["amps"], f"python:memconform.suites.amps.mutants:{name}", Profile.named("ci"), report_dir=None,
                               check_ids=sorted(EXPECTED_KILLS[name]))
         runs[name] = {r.check_id: (r.outcome.value, [f.title for f in r.failures]) for r in outcome.results}
     return runs
@@ -147,7 +147,7 @@ class _FlagsUnsourced:
     """A store that keeps an atom whose only source was deleted, flagged x-unsourced (errata A5)."""
 
     def __new__(cls):
-        from memconform.reference.amps import ReferenceAmpsStore
+        from memconform.suites.amps.reference import ReferenceAmpsStore
 
         class FlagsUnsourced(ReferenceAmpsStore):
             def delete_artifact(self, body=None, **params):

@@ -8,10 +8,10 @@ from typing import Any
 
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.formats import amps
 from memconform.hostile import parse_or_reject
-from memconform.reference.amps import ReferenceAmpsStore
 from memconform.session import execute_run
+from memconform.suites.amps import format as amps
+from memconform.suites.amps.reference import ReferenceAmpsStore
 from memconform.targets.base import Rejected
 
 

@@ -101,7 +101,7 @@ def cycles(graph: dict[str, set[str]] = GRAPH) -> list[list[str]]:
 
 
 def test_the_scan_sees_the_package():
-    assert "memconform.core.runner" in MODULES and "memconform.suites.memoryai.checks" in MODULES
+    assert "memconform.core.runner" in MODULES and "memconform.suites.memoryai.suite" in MODULES
     assert "memconform.core.model" in GRAPH["memconform.core.runner"]
 
 

@@ -10,7 +10,7 @@ import pytest
 from memconform.certify import digest, verify_bundle
 from memconform.cli import main
 
-MUTANT = "python:memconform.mutants.memoryai:WrongChecksum"  # Level 1 and 3 not conformant, Level 2 conformant
+MUTANT = "python:memconform.suites.memoryai.mutants:WrongChecksum"  # Level 1 and 3 not conformant, Level 2 conformant
 
 
 @pytest.fixture(scope="module")

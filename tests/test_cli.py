@@ -80,7 +80,7 @@ def test_validate_detects_the_format_without_being_told(capsys, tmp_path):
 
 
 def test_failing_fuzz_example_is_saved_and_replays(capsys, tmp_path):
-    target = "python:memconform.mutants.memoryai:RoundtripLosesData"
+    target = "python:memconform.suites.memoryai.mutants:RoundtripLosesData"
     code, out, _ = run(capsys, "run", "--suite", "memoryai", "--target", target, "--check", "roundtrip_equivalent",
                        "--report-dir", str(tmp_path))
     assert code == 1 and "replay with: memconform replay" in out
@@ -195,10 +195,10 @@ def test_list_into_a_closed_pipe_is_quiet():
 
 
 def test_run_without_suite_runs_what_the_target_speaks(capsys, tmp_path):
-    code, out, _ = run(capsys, "run", "--target", "python:memconform.reference.memoryai:ReferenceBrain",
+    code, out, _ = run(capsys, "run", "--target", "python:memconform.suites.memoryai.reference.brain:ReferenceBrain",
                        "--report-dir", str(tmp_path))
     assert code == 0 and "the target speaks memoryai" in out and "suites memoryai;" in out
-    code, out, _ = run(capsys, "run", "--target", "python:memconform.reference.amps:ReferenceAmpsStore",
+    code, out, _ = run(capsys, "run", "--target", "python:memconform.suites.amps.reference:ReferenceAmpsStore",
                        "--report-dir", str(tmp_path))
     assert code == 0 and "the target speaks amps" in out
     code, _, err = run(capsys, "run", "--target", "python:builtins:object", "--report-dir", str(tmp_path))
@@ -242,8 +242,8 @@ def test_serve_omp_prints_a_run_line_argparse_accepts():
 
 
 def test_reproduce_lines_name_the_key_variable_never_the_key(capsys, tmp_path):
-    from memconform.mutants.memoryai import http_app
-    from memconform.reference.server import serve_in_thread
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.memoryai.mutants import http_app
 
     url, stop = serve_in_thread(http_app("VersionNotRejected"))
     key = "canary-key-7f3a9c1e"
@@ -262,7 +262,7 @@ def test_a_cmd_template_with_relative_paths_runs_from_the_callers_folder(capsys,
     import sys
 
     impl = tmp_path / "impl.sh"
-    impl.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memconform.reference.emp "$@"\n')
+    impl.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memconform.suites.emp.reference "$@"\n')
     impl.chmod(impl.stat().st_mode | stat.S_IXUSR)
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "run", "--suite", "emp", "--target", "cmd:./impl.sh {op} {input} {output}",
@@ -274,10 +274,10 @@ def test_run_without_suite_finds_an_omp_server(capsys):
     """`GET /v1/health` tells an OMP server; a MemoryAI server is not one, nor an OMP one a MemoryAI one."""
     from memconform.cli import probe_suites
     from memconform.core.profile import Profile
-    from memconform.reference.memoryai import ReferenceBrain
-    from memconform.reference.memoryai_http import make_app
-    from memconform.reference.omp_serve import reference_target
-    from memconform.reference.server import serve_in_thread
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.memoryai.reference.brain import ReferenceBrain
+    from memconform.suites.memoryai.reference.http_app import make_app
+    from memconform.suites.omp.reference.serve import reference_target
 
     omp = reference_target()
     try:

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases
-from memconform.formats import emp
-from memconform.formats.emp import strategies
-from memconform.mutants.emp import COMMAND_KILLS, EXPECTED_KILLS, EXPECTED_TITLES, MUTANTS
 from memconform.session import execute_run, validate_document
+from memconform.suites.emp import format as emp
+from memconform.suites.emp.format import strategies
+from memconform.suites.emp.mutants import COMMAND_KILLS, EXPECTED_KILLS, EXPECTED_TITLES, MUTANTS
 
 pytest_plugins = ["pytester"]
 
@@ -27,7 +27,7 @@ FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
 
 
 # the reference as a command: one real process per operation, so writers contend as separate apps
-REFERENCE_CLI = f"cmd:{shlex.quote(sys.executable)} -m memconform.reference.emp {{op}} {{input}} {{output}}"
+REFERENCE_CLI = f"cmd:{shlex.quote(sys.executable)} -m memconform.suites.emp.reference {{op}} {{input}} {{output}}"
 
 
 TITLES: dict[str, set[tuple[str, str]]] = {}  # target -> (check id, failure title) seen, for branch kills
@@ -68,7 +68,7 @@ REASONS: dict[str, dict[str, str]] = {}  # target -> check id -> why it errored 
 def all_outcomes() -> dict[str, dict[str, str]]:
     # each run works in its own temporary files and mostly waits on locks: run them side by side,
     # each in its own process (the threads here only wait for them)
-    targets = {name: f"python:memconform.mutants.emp:{name}" for name in MUTANTS}
+    targets = {name: f"python:memconform.suites.emp.mutants:{name}" for name in MUTANTS}
     targets |= {"reference": "reference:emp", "reference-cli": REFERENCE_CLI}
     with ThreadPoolExecutor(max_workers=len(targets)) as pool:
         runs = {name: pool.submit(run_in_process, target) for name, target in targets.items()}
@@ -99,7 +99,7 @@ def test_reference_passes_under_other_readings(options: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("options, verdict", [({}, "passed"), ({"emp.ts_tie": "later-line"}, "failed")])
 def test_tie_reading_any_accepts_either_line(options: dict[str, str], verdict: str) -> None:
-    outcome = execute_run(["emp"], "python:memconform.mutants.emp:TieKeepsFirstLine",
+    outcome = execute_run(["emp"], "python:memconform.suites.emp.mutants:TieKeepsFirstLine",
                           Profile.named("ci", options=options), report_dir=None,
                           check_ids=["emp.reader_equal_ts_tie"])
     assert [r.outcome.value for r in outcome.results] == [verdict]
@@ -108,7 +108,7 @@ def test_tie_reading_any_accepts_either_line(options: dict[str, str], verdict: s
 @pytest.mark.parametrize("name", sorted(EXPECTED_KILLS))
 def test_mutant_is_killed(name: str, mutant_outcomes: dict[str, dict[str, str]]) -> None:
     assert set(MUTANTS) == set(EXPECTED_KILLS)
-    outcomes, reasons = mutant_outcomes[name], REASONS[f"python:memconform.mutants.emp:{name}"]
+    outcomes, reasons = mutant_outcomes[name], REASONS[f"python:memconform.suites.emp.mutants:{name}"]
     assert {c: reasons.get(c) for c in EXPECTED_KILLS[name] if outcomes.get(c) != "failed"} == {}
     assert {c: reasons.get(c) for c, o in outcomes.items() if o == "errored"} == {}
 
@@ -116,7 +116,7 @@ def test_mutant_is_killed(name: str, mutant_outcomes: dict[str, dict[str, str]])
 @pytest.mark.parametrize("name", sorted(EXPECTED_TITLES))
 def test_mutant_reaches_its_failure_branch(name: str, mutant_outcomes: dict[str, dict[str, str]]) -> None:
     assert set(EXPECTED_TITLES) == set(MUTANTS)
-    seen = TITLES[f"python:memconform.mutants.emp:{name}"]
+    seen = TITLES[f"python:memconform.suites.emp.mutants:{name}"]
     assert EXPECTED_TITLES[name] - seen == set()
 
 
@@ -211,7 +211,7 @@ def test_file_checks_list_a_bounded_number_of_offenders() -> None:
 
 
 def test_reference_writer_starts_a_new_line_after_a_torn_one(tmp_path) -> None:
-    from memconform.reference.emp import ReferenceEmpApp
+    from memconform.suites.emp.reference import ReferenceEmpApp
 
     path = tmp_path / "memory.jsonl"
     path.write_text('{"v":"1.0","id":"')
@@ -237,7 +237,7 @@ def test_a_writer_that_gives_up_cleanly_on_a_held_lock_passes() -> None:
     """errata: after its own timeout a writer may refuse the append, as long as it writes nothing."""
     from memconform.core.runner import Context, run_one
     from memconform.core.suite import get_suite
-    from memconform.reference.emp import ReferenceEmpApp
+    from memconform.suites.emp.reference import ReferenceEmpApp
     from memconform.targets.pyobj import PythonTarget
 
     class GivesUpQuickly(ReferenceEmpApp):

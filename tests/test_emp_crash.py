@@ -7,8 +7,8 @@ import sys
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.mutants.emp import COMMAND_KILLS
 from memconform.session import execute_run
+from memconform.suites.emp.mutants import COMMAND_KILLS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer's process in /proc")
 
@@ -23,7 +23,7 @@ def killed(target: str) -> object:
 
 
 def test_reference_cut_at_every_point_keeps_every_line() -> None:
-    result = killed(command("memconform.reference.emp"))
+    result = killed(command("memconform.suites.emp.reference"))
     assert result.outcome.value == "passed", (result.reason, [f.title for f in result.failures])
     assert "cuts=6 lost=0 corrupted=0" in result.transcript  # append, update, delete: each cut twice
 
@@ -33,7 +33,7 @@ def test_a_rewrite_in_place_loses_lines_when_cut(name: str, op: str) -> None:
     assert set(COMMAND_KILLS) == {"RewritesInPlace", "UpdateInPlace"}
     assert COMMAND_KILLS[name] == {"emp.writer_killed_mid_write"}
     for _ in range(2):  # the cut is at a byte, not a moment: the same verdict every time
-        result = killed(command("memconform.mutants.emp", name))
+        result = killed(command("memconform.suites.emp.mutants", name))
         assert result.outcome.value == "failed"
         assert [f.title for f in result.failures] == [f"a write cut short during {op} lost other apps' lines"]
 

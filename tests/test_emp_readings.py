@@ -1,6 +1,6 @@
 """Edge Memory Protocol: every plausible reading passes, nothing passes without evidence, runs repeat.
 
-Faithful variants of the reference take the other readings of errata/emp.md (a writer that picks
+Faithful variants of the reference take the other readings of suites/emp/errata.md (a writer that picks
 its own UUID v1 ids, fractional ms, deletes by rewriting, honours only one tombstone form, lets the
 earlier of two equal-ts lines win, refuses a newer-major file, gives up on a held lock, offers no
 update): zero failures, zero warnings. A target that refuses everything passes no check.
@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
-from memconform.formats import emp
 from memconform.hostile import parse_or_reject
-from memconform.mutants.emp import PINNED_KILLS
-from memconform.reference.emp import ReferenceEmpApp
 from memconform.session import execute_run
-from memconform.suites.emp import file_checks
+from memconform.suites.emp import format as emp
+from memconform.suites.emp.checks import file as file_checks
+from memconform.suites.emp.mutants import PINNED_KILLS
+from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected
 
 
@@ -151,7 +151,7 @@ def test_two_runs_in_a_row_give_the_same_verdicts() -> None:
 def test_pinned_reading_catches_its_mutant(option: str) -> None:
     key, value = option.split("=")
     for mutant, checks in PINNED_KILLS[option].items():
-        outcome = execute_run(["emp"], f"python:memconform.mutants.emp:{mutant}", Profile.named("ci", options={key: value}),
+        outcome = execute_run(["emp"], f"python:memconform.suites.emp.mutants:{mutant}", Profile.named("ci", options={key: value}),
                               report_dir=None, check_ids=sorted(checks))
         assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "failed")
 

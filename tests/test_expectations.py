@@ -12,7 +12,7 @@ from memconform.core.model import Outcome, Result
 from memconform.core.report import Report
 from memconform.expectations import Expectations, apply
 
-MUTANT = "python:memconform.mutants.memoryai:WrongChecksum"  # fails the two checksum checks, nothing else here
+MUTANT = "python:memconform.suites.memoryai.mutants:WrongChecksum"  # fails the two checksum checks, nothing else here
 FAILING = ["memoryai.checksum_present_and_valid", "memoryai.checksum_valid_scoped"]
 PASSING = "memoryai.envelope_format_literal"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from memconform.formats.common import (
+from memconform.formats import (
     AJV_DATE_TIME,
     READINGS,
     audit_key,
@@ -53,7 +53,7 @@ def test_instants_are_aware_and_equal_across_spellings():
     assert parse_datetime(20260101, "amps") is None and parse_datetime("2026-01-01T00:00:00Z" * 10, "amps") is None
 
 
-# AMPS schema validation's reading (errata/amps.md A13): ajv-formats 3, not RFC 3339 to the letter
+# AMPS schema validation's reading (suites/amps/errata.md A13): ajv-formats 3, not RFC 3339 to the letter
 AJV_ACCEPTS = ["2026-01-01t00:00:00z", "2026-01-01 00:00:00+0100", "2026-01-01\u00a000:00:00Z",
                "2026-12-31T23:59:60Z", "2026-01-01T00:59:60+01:00", "2026-01-01T00:00:00+01",
                "2026-01-01T00:00:00.123456789Z"]

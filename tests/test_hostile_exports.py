@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.formats import memorizz as mz
-from memconform.reference.memorizz import ReferenceArchiveStore
-from memconform.reference.memoryai import ReferenceBrain
 from memconform.session import execute_run
+from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import by_content, ids_in
+from memconform.suites.memorizz.reference import ReferenceArchiveStore
+from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
 
 def run_check(check_id: str, fake: str) -> Any:
@@ -313,8 +313,8 @@ def test_memoryai_roundtrip_equivalent_with_numeric_chunks_fails_naming_them() -
 def test_memoryai_roundtrip_differences_mixed_hash_types_and_a_list_manifest() -> None:
     """An original holding a numeric content_hash (a replayed file) beside a string one, an export with a
     list manifest: before the fix sorted() mixed int and str, h[:12] sliced an int, .get hit a list."""
-    from memconform.formats.memoryai import content_hash
-    from memconform.formats.memoryai.equivalence import roundtrip_differences
+    from memconform.suites.memoryai.format import content_hash
+    from memconform.suites.memoryai.format.equivalence import roundtrip_differences
 
     def doc(manifest: Any, *chunks: dict[str, Any]) -> dict[str, Any]:
         return {"manifest": manifest, "chunks": list(chunks), "entities": []}

@@ -111,7 +111,7 @@ def test_references_pass_the_battery_quickly_under_ci(suite):
 # ---- known-broken targets: caught, never passed -------------------------------------------------
 
 def _lenient_amps():
-    from memconform.reference.amps import ReferenceAmpsStore
+    from memconform.suites.amps.reference import ReferenceAmpsStore
 
     class Lenient(ReferenceAmpsStore):
         """Reads request bytes with plain json.loads: the last duplicate wins, NaN passes, deep nesting raises."""
@@ -143,7 +143,7 @@ def test_a_target_that_stores_a_duplicate_key_document_anyway_is_caught():
 
 
 def test_a_target_that_hangs_is_caught_and_the_battery_stays_bounded():
-    from memconform.reference.amps import ReferenceAmpsStore
+    from memconform.suites.amps.reference import ReferenceAmpsStore
 
     release = threading.Event()
 
@@ -178,7 +178,7 @@ def test_a_target_that_refuses_everything_gets_no_pass():
 
 def test_the_battery_reaches_a_drop_folder_implementation_byte_for_byte(tmp_path):
     """dir: splices the battery's bytes into the request file: the implementation's own reader meets them."""
-    from memconform.reference.amps import ReferenceAmpsStore
+    from memconform.suites.amps.reference import ReferenceAmpsStore
     from memconform.targets import open_target
 
     (tmp_path / "inbox").mkdir()
@@ -217,7 +217,7 @@ def test_the_battery_reaches_a_drop_folder_implementation_byte_for_byte(tmp_path
 
 
 def test_an_in_process_object_that_takes_parsed_values_only_is_not_applicable():
-    from memconform.reference.amps import ReferenceAmpsStore
+    from memconform.suites.amps.reference import ReferenceAmpsStore
 
     class ParsedOnly(ReferenceAmpsStore):
         def import_export(self, doc, **params):

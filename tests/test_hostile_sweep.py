@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.formats import memorizz as mz
-from memconform.reference.memorizz import ReferenceArchiveStore
-from memconform.reference.memoryai import ReferenceBrain
 from memconform.session import execute_run
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.reference import ReferenceArchiveStore
+from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
 
 def harness_errors(suite: str, fake: str) -> list[tuple[str, str]]:

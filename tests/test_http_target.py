@@ -442,9 +442,9 @@ def memoryai_verdicts(url: str) -> dict[str, str]:
 
 
 def test_a_404_that_leaves_the_body_unread_does_not_leak_into_the_next_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memconform.reference.memoryai import ReferenceBrain
-    from memconform.reference.memoryai_http import make_app
-    from memconform.reference.server import serve_in_thread
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.memoryai.reference.brain import ReferenceBrain
+    from memconform.suites.memoryai.reference.http_app import make_app
 
     upstreams = [serve_in_thread(make_app(ReferenceBrain())) for _ in range(3)]
     fronts = [keep_alive_front(upstreams[0][0], drains_404=False), keep_alive_front(upstreams[1][0], drains_404=True)]

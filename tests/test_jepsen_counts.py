@@ -1,4 +1,4 @@
-"""Jepsen-style counts (memconform.core.jepsen): every suite's stateful and failure-path checks put
+"""Jepsen-style counts (memconform.core.history_counts): every suite's stateful and failure-path checks put
 acknowledged, lost, duplicated, resurrected and corrupted into the run's notes, one line per suite."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from memconform.core import jepsen
+from memconform.core import history_counts as jepsen
 from memconform.core.profile import Profile
 from memconform.core.report import Report
 from memconform.session import execute_run

@@ -18,11 +18,11 @@ from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import fixture_root, iter_cases
-from memconform.formats import memorizz as mz
-from memconform.formats.memorizz import strategies
-from memconform.mutants.memorizz import EXPECTED_KILLS, MUTANTS
-from memconform.reference.memorizz import ReferenceArchiveStore
 from memconform.session import execute_run, validate_document
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.format import strategies
+from memconform.suites.memorizz.mutants import EXPECTED_KILLS, MUTANTS
+from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from mutant_kit import assert_mutant_caught
 
 CASES = [(p, c) for p, c in iter_cases("memorizz") if isinstance(c, dict) and "document" in c]
@@ -41,7 +41,7 @@ def mutant_runs() -> dict[str, dict[str, tuple[str, list[str]]]]:
     """Each mutant against the checks named for it: (outcome, failure titles) per check."""
     runs = {}
     for name in MUTANTS:  # the checks named for it only: a whole-suite run per mutant triples the time
-        outcome = execute_run(["memorizz"], f"python:memconform.mutants.memorizz:{name}", Profile.named("ci"),
+        outcome = execute_run(["memorizz"], f"python:memconform.suites.memorizz.mutants:{name}", Profile.named("ci"),
                               report_dir=None, check_ids=sorted(EXPECTED_KILLS[name]))
         runs[name] = {r.check_id: (r.outcome.value, [f.title for f in r.failures]) for r in outcome.results}
     return runs
@@ -222,7 +222,7 @@ def test_generic_read_path_applies_the_size_limit(tmp_path, capsys) -> None:
 
 
 def test_marked_writer_falls_back_when_the_data_holds_a_marker(monkeypatch) -> None:
-    from memconform.formats.memorizz import canonical
+    from memconform.suites.memorizz.format import canonical
 
     monkeypatch.setattr(canonical.os, "urandom", lambda n: b"\x00" * n)
     marker = "\u2063mz" + "00" * 8 + "-0"

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from memconform.cli import main as cli_main  # noqa: E402
 from memconform.core.profile import Profile  # noqa: E402
 from memconform.fixtures_loader import fixture_root, iter_cases  # noqa: E402
-from memconform.formats import memorizz as mz  # noqa: E402
-from memconform.formats.memorizz import strategies  # noqa: E402
 from memconform.session import execute_run  # noqa: E402
+from memconform.suites.memorizz import format as mz  # noqa: E402
+from memconform.suites.memorizz.format import strategies  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [(p, c) for p, c in iter_cases("memorizz") if isinstance(c, dict) and "document" in c]
@@ -33,7 +33,7 @@ FUZZ = settings(max_examples=300, deadline=None, database=None, derandomize=True
 
 
 def listed_disagreements() -> set[str]:
-    """The fixture ids errata/memorizz.md lists under 'Disagreements with memorizz's validate_archive'."""
+    """The fixture ids suites/memorizz/errata.md lists under 'Disagreements with memorizz's validate_archive'."""
     text = (ROOT / "errata" / "memorizz.md").read_text("utf-8")
     section = text[text.index("## Disagreements with memorizz"):]
     return set(re.findall(r"^\| `(?:valid|invalid)/([a-z0-9-]+)` \|", section, re.M))
@@ -64,7 +64,7 @@ def test_validate_agrees_with_memorizz(path, case, tmp_path, capsys) -> None:
     assert code == (0 if ours == "valid" else 1)
     theirs, why = memorizz_verdict(text, options)
     if case["id"] in listed_disagreements():
-        assert ours != theirs, f"{case['id']} is listed in errata/memorizz.md as a disagreement, but both say {ours}"
+        assert ours != theirs, f"{case['id']} is listed in suites/memorizz/errata.md as a disagreement, but both say {ours}"
     else:
         assert ours == theirs, f"memconform says {ours}, memorizz says {theirs} ({why}): fix it or list it in the errata"
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.formats import memorizz as mz
-from memconform.reference.memorizz import ReferenceArchiveStore
 from memconform.session import execute_run
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.targets.base import Rejected
 
 

@@ -11,7 +11,7 @@ from memconform.core.profile import Profile
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.suites.memoryai import credentials
-from memconform.suites.memoryai import document_checks as dc
+from memconform.suites.memoryai.checks import document as dc
 
 PIECES = st.sampled_from(["sk-", "sk_live_", "ghp_", "AKIA", "xoxb-", "xoxp-", "Bearer ", "Bearer\n", "api_key",
                           "ABCDEFGHIJKLMNOP0123456789abcdef", "-", "/", "+", "\n", "é", " ", "_", "\x00", "\""])

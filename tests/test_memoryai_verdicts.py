@@ -7,12 +7,12 @@ import json
 import pytest
 from memconform.core.profile import Profile
 from memconform.fixtures_loader import iter_cases
-from memconform.mutants import memoryai as mutants
-from memconform.reference.memoryai import ReferenceBrain
-from memconform.reference.memoryai_http import make_app
-from memconform.reference.memoryai_readings import OtherReadingsBrain
-from memconform.reference.server import serve_in_thread
+from memconform.loopback import serve_in_thread
 from memconform.session import execute_run
+from memconform.suites.memoryai import mutants
+from memconform.suites.memoryai.reference.brain import ReferenceBrain
+from memconform.suites.memoryai.reference.http_app import make_app
+from memconform.suites.memoryai.reference.readings import OtherReadingsBrain
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
@@ -36,7 +36,7 @@ def served(app):
 
 
 def test_other_readings_pass_with_no_failure_and_no_warning():
-    out = run("python:memconform.reference.memoryai_readings:OtherReadingsBrain")
+    out = run("python:memconform.suites.memoryai.reference.readings:OtherReadingsBrain")
     failed = {r.check_id: [f.title for f in r.failures] for r in out.results if r.outcome.value in ("failed", "errored")}
     assert failed == {}
     assert [v.status for v in out.levels["memoryai"]][:3] == ["conformant"] * 3
@@ -59,7 +59,7 @@ def test_other_readings_pass_over_http():
 
 
 def test_a_target_that_refuses_everything_passes_nothing():
-    out = run("python:memconform.mutants.memoryai:RefusesEverything")
+    out = run("python:memconform.suites.memoryai.mutants:RefusesEverything")
     assert [c for c, o in outcomes(out).items() if o == "passed"] == []
     assert outcomes(out)["memoryai.rejects_newer_version"] == "errored"
     assert out.exit_code == 1
@@ -98,7 +98,7 @@ def test_an_html_400_to_everything_passes_nothing():
 
 
 def test_an_empty_export_only_producer_is_not_assessed():
-    out = run("python:memconform.mutants.memoryai:EmptyExportOnly")
+    out = run("python:memconform.suites.memoryai.mutants:EmptyExportOnly")
     level1 = levels(out)["1"]
     assert level1.status == "not assessed"
     assert any("no chunks to examine: the target exported an empty brain and could not be seeded" in w for w in level1.why)
@@ -107,13 +107,13 @@ def test_an_empty_export_only_producer_is_not_assessed():
 
 
 def test_a_checksum_computed_before_exported_at_is_not_level_1():
-    out = run("python:memconform.mutants.memoryai:ChecksumBeforeExportedAt")
+    out = run("python:memconform.suites.memoryai.mutants:ChecksumBeforeExportedAt")
     assert levels(out)["1"].status == "not conformant"
     assert out.exit_code == 1
 
 
 def test_no_checksum_is_not_level_1():
-    assert levels(run("python:memconform.mutants.memoryai:NoChecksum"))["1"].status == "not conformant"
+    assert levels(run("python:memconform.suites.memoryai.mutants:NoChecksum"))["1"].status == "not conformant"
 
 
 class NoHooks(ReferenceBrain):

@@ -68,7 +68,7 @@ def test_mutant_is_caught_by_its_checks(suite: str, name: str) -> None:
     expected = set(module.EXPECTED_KILLS[name])
     stop = None
     if name in getattr(module, "HTTP_ONLY", ()):  # only HTTP shows it (a status code, an absent route)
-        from memconform.reference.server import serve_in_thread
+        from memconform.loopback import serve_in_thread
 
         target, stop = serve_in_thread(module.http_app(name))
     else:

@@ -11,8 +11,8 @@ from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.fixtures_loader import iter_cases
-from memconform.mutants.memoryai import EXPECTED_FAILURES, EXPECTED_KILLS, MUTANTS
 from memconform.session import execute_run
+from memconform.suites.memoryai.mutants import EXPECTED_FAILURES, EXPECTED_KILLS, MUTANTS
 from mutant_kit import assert_mutant_caught
 
 # in process an absent operation is not applicable; only HTTP shows a 404 on a profile endpoint
@@ -30,7 +30,7 @@ def run_against(target: str, name: str = "") -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def mutant_outcomes() -> dict[str, dict[str, str]]:
-    return {name: run_against(f"python:memconform.mutants.memoryai:{cls.__name__}", name) for name, cls in MUTANTS.items()}
+    return {name: run_against(f"python:memconform.suites.memoryai.mutants:{cls.__name__}", name) for name, cls in MUTANTS.items()}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
@@ -51,9 +51,9 @@ def test_reference_passes_every_check():
 def http_kills() -> set[str]:
     """Checks only an HTTP target can fail: run those mutants over real loopback HTTP
     (tests/test_memoryai_verdicts.py asserts each is caught by its expected checks)."""
-    from memconform.mutants.memoryai import HTTP_ONLY
-    from memconform.reference.memoryai_http import make_app
-    from memconform.reference.server import serve_in_thread
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.memoryai.mutants import HTTP_ONLY
+    from memconform.suites.memoryai.reference.http_app import make_app
 
     killed: set[str] = set()
     for name in sorted(HTTP_ONLY):

@@ -7,7 +7,7 @@ mutant runs only the checks it must fail plus SANITY, a dozen cheap checks that 
 test). The schemathesis phase (~4 s), the rate-limit burst and the concurrent writers run only on
 the mutants expected to fail them; the racy store (a 20 ms pause a write) runs its kill alone. The
 40 ms stall (nagle_stall) breaks no spec rule: test_nodelay_stall_noted checks that it is noted.
-The broken servers and EXPECTED_KILLS live in harness/mutants/omp.py.
+The broken servers and EXPECTED_KILLS live in suites/omp/mutants.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from memconform.core.model import Outcome, Result
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.report import read_report
-from memconform.mutants.omp import EXPECTED_KILLS, KILLED_ELSEWHERE, MUTANTS, NOTE_ONLY, OPTION_KILLS
-from memconform.mutants.omp_paths import EXPECTED_TITLES
 from memconform.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
+from memconform.suites.omp.mutants import EXPECTED_KILLS, KILLED_ELSEWHERE, MUTANTS, NOTE_ONLY, OPTION_KILLS
+from memconform.suites.omp.mutants.paths import EXPECTED_TITLES
 from mutant_kit import assert_mutant_caught
 
 
 def target_of(name: str) -> str:
-    return f"python:memconform.mutants.omp:{name}"
+    return f"python:memconform.suites.omp.mutants:{name}"
 
 
 def omp_ids() -> list[str]:
@@ -201,7 +201,7 @@ def test_message_reading_belongs_to_each_run() -> None:
 
 def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch) -> None:
     """An external target that says nothing about its AI key: extract/compress are skipped, not called."""
-    from memconform.reference import omp as ref
+    from memconform.suites.omp.reference import api as ref
 
     sent: list[str] = []
     original = ref.OmpApi.op_extract
@@ -211,7 +211,7 @@ def test_ai_endpoints_never_called_without_word(monkeypatch: pytest.MonkeyPatch)
         return original(self, who, req)
 
     monkeypatch.setattr(ref.OmpApi, "op_extract", spy)
-    from memconform.reference.omp_serve import reference_target
+    from memconform.suites.omp.reference.serve import reference_target
 
     target = reference_target()
     try:
@@ -234,7 +234,7 @@ def test_short_key_length_not_leaked() -> None:
 def test_refused_or_missing_key_is_one_harness_error() -> None:
     """A wrong --api-key is the user's mistake, not 48 errored checks: one line, exit 2 from the CLI."""
     from memconform.core.model import HarnessError
-    from memconform.reference.omp_serve import reference_target
+    from memconform.suites.omp.reference.serve import reference_target
 
     target = reference_target()
     try:

@@ -2,7 +2,7 @@
 
 The description validates as OpenAPI 3.1 and names every §3.3 route. Each fuzz check passes on a
 small conforming OMP app and on the reference, and fails on a throwaway app that breaks its rule
-(served on loopback; the mutants in harness/mutants/omp.py do the same against the reference).
+(served on loopback; the mutants in suites/omp/mutants do the same against the reference).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from memconform.core.registry import REGISTRY
 from memconform.core.runner import Context, run_one
 from memconform.core.suite import get_suite
 from memconform.fixtures_loader import fixture_root
-from memconform.formats import omp
-from memconform.reference.server import serve_in_thread
-from memconform.suites.omp import fuzz_checks
+from memconform.loopback import serve_in_thread
+from memconform.suites.omp import format as omp
+from memconform.suites.omp.checks import fuzz as fuzz_checks
+from memconform.suites.omp.fuzzing import openapi_description
 from memconform.targets.http import HttpTarget
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -361,7 +362,7 @@ def adapted(facts: omp.TargetFacts | None = None, **options: str) -> dict[str, A
         target.state_facts("omp", facts)
     ctx = Context(suite=get_suite("omp"), target=target, profile=Profile.named("ci", options=options))
     try:
-        return fuzz_checks.description(ctx)
+        return openapi_description.description(ctx)
     finally:
         target.close()
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from memconform.core.registry import REGISTRY
-from memconform.suites.omp.checks import CORE_CLAUSE, FULL_CLAUSE, SEARCH_CLAUSE, SUITE
+from memconform.suites.omp.suite import CORE_CLAUSE, FULL_CLAUSE, SEARCH_CLAUSE, SUITE
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "fixtures" / "specs" / "open-memory-protocol-v0.1.md"

@@ -15,7 +15,7 @@ def test_suite_passes_on_the_reference(pytester):
 def test_mutant_fails_and_reproduce_line_is_printed(pytester):
     result = pytester.runpytest_subprocess(
         "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider",
-        "--mc-target", "python:memconform.mutants.memoryai:TenantIdAdopted", "-k", "tenant_id_not_adopted",
+        "--mc-target", "python:memconform.suites.memoryai.mutants:TenantIdAdopted", "-k", "tenant_id_not_adopted",
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*Reproduce with: memconform run --suite memoryai*--check memoryai.tenant_id_not_adopted*"])
@@ -24,7 +24,7 @@ def test_mutant_fails_and_reproduce_line_is_printed(pytester):
 def test_crashing_target_is_an_error_not_a_failure(pytester):
     result = pytester.runpytest_subprocess(
         "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider",
-        "--mc-target", "python:memconform.mutants.memoryai:CrashesOnImport", "-k", "reimport_inserts_nothing",
+        "--mc-target", "python:memconform.suites.memoryai.mutants:CrashesOnImport", "-k", "reimport_inserts_nothing",
     )
     result.assert_outcomes(errors=1)
 
@@ -46,7 +46,7 @@ def test_report_footer_carries_level_verdicts(pytester, tmp_path):
 
     result = pytester.runpytest_subprocess(
         "--pyargs", "memconform.suites.memoryai", "-q", "-p", "no:cacheprovider", "--mc-report-dir", str(tmp_path),
-        "--mc-target", "python:memconform.mutants.memoryai:TenantIdAdopted",
+        "--mc-target", "python:memconform.suites.memoryai.mutants:TenantIdAdopted",
     )
     result.assert_outcomes(failed=1, passed=len(_ids()) - 3, skipped=2)
     _, results, footer = read_report(tmp_path / "report.jsonl")

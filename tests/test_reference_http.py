@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.reference.memoryai import ReferenceBrain
-from memconform.reference.memoryai_http import make_app
-from memconform.reference.server import serve_in_thread
+from memconform.loopback import serve_in_thread
 from memconform.session import execute_run
+from memconform.suites.memoryai.reference.brain import ReferenceBrain
+from memconform.suites.memoryai.reference.http_app import make_app
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import json
 
 import httpx
 import pytest
-from memconform.formats import memoryai as mai
-from memconform.reference.memoryai import ReferenceBrain
-from memconform.reference.memoryai_http import make_app
-from memconform.reference.server import serve_in_thread
+from memconform.loopback import serve_in_thread
+from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.reference.brain import ReferenceBrain
+from memconform.suites.memoryai.reference.http_app import make_app
 from memconform.targets.base import Rejected
 
 

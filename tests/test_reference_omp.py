@@ -19,16 +19,11 @@ from typing import Any
 
 import httpx
 import pytest
-from memconform.formats.omp import ID_RE, UTC_RE
-from memconform.mutants.omp import MUTANTS
-from memconform.reference.omp import (
-    TOOL_A,
-    TOOL_B,
-    OfflineProvider,
-    OmpApi,
-    RateLimit,
-)
-from memconform.reference.omp_serve import (
+from memconform.suites.omp.format import ID_RE, UTC_RE
+from memconform.suites.omp.mutants import MUTANTS
+from memconform.suites.omp.reference.api import OmpApi
+from memconform.suites.omp.reference.parts import TOOL_A, TOOL_B, OfflineProvider, RateLimit
+from memconform.suites.omp.reference.serve import (
     ServedTarget,
     ServerSpec,
     reference_target,
@@ -614,7 +609,7 @@ def test_the_racy_mutant_loses_writes_under_the_same_load():
 
 def mutant_serves_health(name: str) -> str | None:
     """None when the mutant starts, serves health and shuts down; else what went wrong."""
-    target = open_target(f"python:memconform.mutants.omp:{name}")
+    target = open_target(f"python:memconform.suites.omp.mutants:{name}")
     try:
         if not isinstance(target, ServedTarget) or target.omp_facts.credentials is None or not MUTANTS[name].__doc__:
             return "not a ServedTarget with credentials and a docstring"

@@ -72,7 +72,7 @@ def test_omp_sequence_has_a_curl_script(tmp_path: Path) -> None:
 def test_emp_sequence_replays_through_a_command_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The reference as one process per operation (cmd:): the same file, the same verdict, the same Target interface."""
     path, _ = failing_sequence("emp", tmp_path)
-    cmd = f"cmd:{shlex.quote(sys.executable)} -m memconform.reference.emp {{op}} {{input}} {{output}}"
+    cmd = f"cmd:{shlex.quote(sys.executable)} -m memconform.suites.emp.reference {{op}} {{input}} {{output}}"
     assert main(["replay", str(path), "--target", cmd]) == 0
     assert "no divergence on this target" in capsys.readouterr().out
 

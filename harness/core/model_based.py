@@ -1,7 +1,7 @@
 """The frame every model-based (state machine) check runs its machine in.
 
 `run_sequences` runs the suite's hypothesis state machine with the profile's seed while every exchange
-is recorded (core/sequence.py), adds the run's Jepsen-style counts (core/jepsen.py) from the models the
+is recorded (core/sequence.py), adds the run's Jepsen-style counts (core/history_counts.py) from the models the
 machine kept in `ctx.cache[models_key]`, and says what happened in one of four ways:
 - every sequence kept to the model: None;
 - the target left the model: a `Diverged` holding the divergence, the models, whether the divergence
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import jepsen, sequence
+from . import history_counts, sequence
 from .model import Inconclusive, TargetError
 from .sequence_files import failure_detail
 
@@ -70,7 +70,7 @@ def run_sequences(ctx: Any, machine: type, config: Any, models_key: str) -> Dive
                 raise TargetError(f"the target answered the same sequence of operations differently twice: {exc}") from None
             found = diverged[0], False
         finally:
-            jepsen.record_sequences(ctx, ctx.cache.get(models_key) or [])
+            history_counts.record_sequences(ctx, ctx.cache.get(models_key) or [])
     models = list(ctx.cache.get(models_key) or [])
     if found is not None:
         return Diverged(found[0], models, found[1], failure_detail(ctx, recorder))

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .check import Check, CheckFn, declaration_problems, parse_keyword, squash
 from .model import HarnessError
 
 ENTRY_POINT_GROUP = "memconform.suites"
@@ -74,6 +75,50 @@ class SuiteSpec:
     # `memconform validate`: top-level keys of the format's envelope; a document with two or more of
     # one suite's hints (and fewer of any other's) is named as that format even when `detect` says no
     hints: tuple[str, ...] = ()
+    # the spec as published: every check's sentence must be verbatim in it (None: not verified)
+    spec_text: Path | None = None
+    _checks: dict[str, Check] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _text: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def check(self, *, section: str, keyword: str, level: str, sentence: str, kind: str = "target",
+              needs: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+        """Register a generator of failures under its function name, which is the stable check id
+        `<suite>.<name>`; a wrong declaration is refused here, when the suite loads (core/check.py)."""
+
+        def register(fn: CheckFn) -> CheckFn:
+            check_id = f"{self.name}.{fn.__name__}"
+            declared = Check(id=check_id, suite=self.name, spec=self.spec_title, section=section,
+                             keyword=parse_keyword(keyword, check_id), level=level, sentence=squash(sentence),
+                             kind=kind, fn=fn, needs=needs)
+            self.add_check(declared)
+            return fn
+
+        return register
+
+    def add_check(self, check: Check) -> None:
+        problems = declaration_problems(check, {lv.key for lv in self.levels}, self.spec_words())
+        known = self._checks.get(check.id)
+        # the same function registering again is its module being re-imported (pytester restores
+        # sys.modules between tests): keep the newer one; two different functions is a clash
+        if known is not None and (known.fn.__module__, known.fn.__qualname__) != (check.fn.__module__, check.fn.__qualname__):
+            problems.append(f"the id is registered already, by {known.fn.__module__}.{known.fn.__qualname__}")
+        if problems:
+            raise HarnessError(f"check {check.id} ({check.fn.__module__}) refused: " + "; ".join(problems))
+        self._checks[check.id] = check
+
+    def registered(self) -> dict[str, Check]:
+        """The suite's checks by id, in the order they registered (the order they run in)."""
+        return self._checks
+
+    def spec_words(self) -> str | None:
+        if self.spec_text is None:
+            return None
+        if not self._text:
+            try:
+                self._text.append(squash(self.spec_text.read_text("utf-8")))
+            except OSError as exc:
+                raise HarnessError(f"suite {self.name}: spec text {self.spec_text} cannot be read ({exc})") from None
+        return self._text[0]
 
 
 def answers_with(op: str, body: Callable[[], Any], recognise: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -100,11 +145,6 @@ def replay_command(reproduce_base: str, suite: str, path: str) -> str:
     if "$MEMCONFORM_API_KEY" in reproduce_base:
         line += ' --api-key "$MEMCONFORM_API_KEY"'
     return line
-
-
-def register_suite(spec: SuiteSpec) -> SuiteSpec:
-    """Kept for suite modules written before entry points: the entry point is what makes a suite known."""
-    return spec
 
 
 _LOADED: dict[str, SuiteSpec] = {}

@@ -1,6 +1,6 @@
 """Talking to an AMPS target: its operations, exports built with content unique to the run, cleanup.
 
-Operations a target offers (errata/amps.md A11 explains the bodies):
+Operations a target offers (suites/amps/errata.md A11 explains the bodies):
     import_export   body: an export document          -> ok, or rejected
     export          body: {"subject_id": S}            -> the export of that subject's memory
     delete_artifact body: {"subject_id": S, "artifact_id": A}
@@ -13,7 +13,7 @@ from typing import Any
 
 from memconform.core.model import Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.core.runner import Context
-from memconform.formats import amps
+from memconform.suites.amps import format as amps
 from memconform.targets.base import Reply
 
 

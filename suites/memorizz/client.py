@@ -1,6 +1,6 @@
 """Talking to a MemoRizz target: its operations, a seeded memory graph unique to the run, and cleanup.
 
-Operations a target offers (errata/memorizz.md, "Target operations"):
+Operations a target offers (suites/memorizz/errata.md, "Target operations"):
     export            {"memory_id"?, "agent_id"?, "types"?: [store keys], "include_embeddings"?: bool} -> archive
     import_archive    {"archive": {...}, "mode": "preview"|"restore"|"clone", "conflict"?: "error"|"skip"|"replace"}
                       -> report {"ok", "dry_run", "planned", "imported", "skipped", "conflicts": [{"memory_type",
@@ -18,7 +18,7 @@ from typing import Any
 
 from memconform.core.model import Inconclusive, TargetError, Unsupported
 from memconform.core.runner import Context
-from memconform.formats import memorizz as mz
+from memconform.suites.memorizz import format as mz
 
 
 def export(ctx: Context, **selection: Any) -> dict[str, Any]:

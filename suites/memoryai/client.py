@@ -10,8 +10,8 @@ from typing import Any
 
 from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.core.runner import Context
-from memconform.formats import memoryai as mai
-from memconform.formats.common import now_iso, parse_datetime
+from memconform.formats import now_iso, parse_datetime
+from memconform.suites.memoryai import format as mai
 from memconform.targets.base import Reply
 
 REPORT_COUNTERS = {

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.model import Failure
-from memconform.formats.common import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
+from memconform.formats import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
 
 # the one list of what a credential looks like, shared by every suite (formats/common.py)
 CREDENTIAL_VALUES = SECRET_VALUE

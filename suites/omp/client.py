@@ -19,8 +19,8 @@ from typing import Any
 
 from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
 from memconform.core.runner import Context
-from memconform.formats import omp
-from memconform.formats.common import now_iso
+from memconform.formats import now_iso
+from memconform.suites.omp import format as omp
 from memconform.targets.base import Reply, Request, Route
 from memconform.targets.http import HttpTarget
 from memconform.targets.nodelay import judge_stall

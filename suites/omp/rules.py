@@ -8,11 +8,10 @@ from typing import Any
 
 from memconform.core.model import Failure
 from memconform.core.runner import Context
-from memconform.formats import omp
-from memconform.formats.common import is_int as is_int  # re-exported: rules.is_int
-from memconform.formats.common import parse_datetime
-
-from .client import Answer
+from memconform.formats import is_int as is_int  # re-exported: rules.is_int
+from memconform.formats import parse_datetime
+from memconform.suites.omp import format as omp
+from memconform.suites.omp.client import Answer
 
 
 def instant(value: Any) -> dt.datetime | None:

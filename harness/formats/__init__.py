@@ -1,1 +1,0 @@
-"""One module per spec: constants, canonical form, validators' helpers, strategies, equivalence."""

@@ -1,1 +1,0 @@
-"""Known-broken implementations: subclasses of a reference that each break exactly one rule."""

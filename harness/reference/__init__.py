@@ -1,1 +1,0 @@
-"""Reference implementations: real producers/consumers each suite's checks must pass against."""

@@ -1,0 +1,45 @@
+"""Producer level: the export document. `schema_valid` checks the published schema (its own table);
+every prose rule is one key of the scanner's table (amps.RULES), registered here as one check.
+
+Against a target, a rule with nothing to look at in the export (no inferred atom, no interval) is
+inconclusive, not passed; a document given to `memconform validate` is judged as it is.
+`verify_rule_registration` (run at import) fails loudly if the table and the registered checks differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, Inconclusive, SkipCheck
+from memconform.core.rules import register_rules
+from memconform.core.runner import Context
+from memconform.suites.amps import format as amps
+from memconform.suites.amps.suite import SUITE
+
+PINNED = {"A7:strictly-after": ("validity_order", "strictly-after")}  # a reading -> the option value pinning it
+
+
+@SUITE.check(kind="document", level="producer", section="Schema", keyword="MUST", sentence="Draft v0.1. Compatible with JSON Schema 2020-12.")
+def schema_valid(doc: Any, ctx: Context) -> Iterator[Failure]:
+    for path, message, instance in amps.schema_errors(doc):
+        yield Failure("export does not validate against the published schema", instance, message, path)
+
+
+def rule_failures(doc: Any, ctx: Context, rule: amps.Rule) -> Iterator[Failure]:
+    if rule.gate is not None:
+        option, value, runs_when_equal = rule.gate
+        if (ctx.option(option) == value) != runs_when_equal:
+            raise SkipCheck(f"option {option}={ctx.option(option)}: this rule is not applied", not_applicable=True)
+    found: amps.Scan = ctx.once("amps-scan", lambda: amps.scan(doc))
+    if not found.observed.get(rule.key) and ctx.document is None:
+        raise Inconclusive(f"the target's export holds no {rule.observes}, so the rule could not be observed")
+    if rule.key == "valid_to_not_before_valid_from" and found.zero_length:
+        ctx.reading("A7", "zero-length interval")
+    for p in found.problems.get(rule.key, []):
+        if any(ctx.option(PINNED[r][0]) != PINNED[r][1] for r in p.readings):
+            continue  # a problem only under a reading the profile does not pin
+        yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
+
+
+RULE_CHECKS = register_rules(SUITE, amps.RULES, lambda rule, doc, ctx: rule_failures(doc, ctx, rule), level="producer")

@@ -1,0 +1,178 @@
+"""Consumer level, its clause: the four privacy invariants, with data that tells right from wrong.
+
+Labels contradict the text they sit on (a classifier re-deriving them gets them wrong); private
+artifacts come in several kinds; a cascade must follow provenance, not the artifact's back-links;
+every invariant is checked again on a downstream copy (the re-export imported as another subject).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, Inconclusive
+from memconform.core.runner import Context
+from memconform.suites.amps import format as amps
+from memconform.suites.amps.client import (
+    artifacts_by_id,
+    atoms_by_id,
+    delete_artifact,
+    export,
+    make_artifact,
+    make_atom,
+    make_export,
+    seed,
+)
+from memconform.suites.amps.suite import SUITE
+
+# each label on a text that suggests another one
+_LABELLED = {
+    "public": "Takes insulin twice a day for type 1 diabetes.",
+    "medical": "Enjoys hiking on weekends.",
+    "financial": "Likes jazz more than rock.",
+    "legal": "Prefers tea to coffee.",
+    "private": "Owes the bank 40,000 dollars on a mortgage.",
+}
+
+
+def downstream_copy(ctx: Context, doc: dict[str, Any], label: str) -> tuple[str, dict[str, Any]]:
+    """The target's own export imported again as another subject, and that subject's export."""
+    copy_doc = copy.deepcopy(doc)
+    subject_id = ctx.unique(label)
+    copy_doc["subject"] = {**(copy_doc.get("subject") or {}), "subject_id": subject_id}
+    seed(ctx, copy_doc, "its own export, as another subject")
+    return subject_id, export(ctx, subject_id)
+
+
+@SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
+                sentence="Sensitivity travels. An atom marked medical in the source must remain medical in every "
+                         "downstream copy.")
+def sensitivity_travels(ctx: Context) -> Iterator[Failure]:
+    subject_id = ctx.unique("subject")
+    sent = [make_atom(ctx, f"sens-{label}", sensitivity=label, text=f"{text} ({ctx.unique('t')})")
+            for label, text in _LABELLED.items()]
+    seed(ctx, make_export(subject_id, sent, []))
+    first = export(ctx, subject_id)
+    _copy_id, second = downstream_copy(ctx, first, "subject-copy")
+    compared = 0
+    for hop, doc in (("the re-export", first), ("a downstream copy", second)):
+        stored = atoms_by_id(doc)
+        for atom in sent:
+            got = stored.get(atom["atom_id"])
+            if got is None:
+                ctx.reading("A9", f"{atom['sensitivity']} atoms withheld from an export")
+                continue
+            compared += 1
+            if got.get("sensitivity") != atom["sensitivity"]:
+                yield Failure(f"sensitivity changed between import and {hop}", got.get("sensitivity", "<absent>"),
+                              atom["sensitivity"], "$.atoms[?].sensitivity", atom["atom_id"])
+    if not compared:
+        raise Inconclusive("no imported atom came back in an export: there is no copy to compare")
+
+
+@SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
+                sentence="Private is private. Artifacts with private: true are excluded from any AI training corpus "
+                         "regardless of importer default.")
+def private_stays_private(ctx: Context) -> Iterator[Failure]:
+    subject_id = ctx.unique("subject")
+    atoms, arts = [], []
+    for kind in ("chat", "voice", "email", "document"):
+        art = make_artifact(ctx, f"private-{kind}", [], kind=kind, private=True)
+        atom = make_atom(ctx, f"private-{kind}", "observed", [art["artifact_id"]])
+        art["atom_ids"] = [atom["atom_id"]]
+        atoms.append(atom)
+        arts.append(art)
+    seed(ctx, make_export(subject_id, atoms, arts))
+    first = export(ctx, subject_id)
+    _copy_id, second = downstream_copy(ctx, first, "subject-copy")
+    compared = 0
+    for hop, doc in (("the re-export", first), ("a downstream copy", second)):
+        stored = artifacts_by_id(doc)
+        for art in arts:
+            got = stored.get(art["artifact_id"])
+            if got is None:
+                ctx.reading("A9", "private artifacts withheld from an export")
+                continue
+            compared += 1
+            if got.get("private") is not True:
+                yield Failure(f"a private {art['kind']} artifact lost private: true in {hop}",
+                              got.get("private", "<absent>"), True, "$.artifacts[?].private", art["artifact_id"])
+    if not compared:
+        raise Inconclusive("no private artifact came back in an export: whether the flag travels is not visible")
+
+
+@SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
+                sentence="Delete cascades. Deleting an artifact must re-evaluate every atom whose provenance depends "
+                         "on it. Atoms that drop below a minimum-source threshold are deleted or re-flagged as "
+                         "unsourced.")
+def delete_cascades(ctx: Context) -> Iterator[Failure]:
+    subject_id = ctx.unique("subject")
+    doomed, other = make_artifact(ctx, "doomed", []), make_artifact(ctx, "other", [])
+    only = make_atom(ctx, "only-doomed", "inferred", [doomed["artifact_id"]])
+    # depends on the artifact through its provenance only: the artifact's atom_ids does not list it
+    watched = make_atom(ctx, "only-doomed-observed", "observed", [doomed["artifact_id"]])
+    both = make_atom(ctx, "both", "inferred", [doomed["artifact_id"], other["artifact_id"]])
+    said = make_atom(ctx, "stated-cites-doomed", "stated", [doomed["artifact_id"]])
+    doomed["atom_ids"] = [only["atom_id"], both["atom_id"], said["atom_id"]]
+    other["atom_ids"] = [both["atom_id"]]
+    seed(ctx, make_export(subject_id, [only, watched, both, said], [doomed, other]))
+    if len(atoms_by_id(export(ctx, subject_id)).keys() & {only["atom_id"], watched["atom_id"], both["atom_id"]}) < 3:
+        raise Inconclusive("the imported atoms are not all in the subject's export before the delete")
+    delete_artifact(ctx, subject_id, doomed["artifact_id"])
+    after = export(ctx, subject_id)
+    stored = atoms_by_id(after)
+    if doomed["artifact_id"] in artifacts_by_id(after):
+        yield Failure("the deleted artifact is still exported", doomed["artifact_id"], "absent", "$.artifacts")
+    flag_ok = ctx.option("unsourced_after_delete") == "delete-or-flag"
+    for atom in (only, watched):
+        got = stored.get(atom["atom_id"])
+        if got is None:
+            ctx.reading("A5", "deleted")
+            continue
+        flagged = amps.is_flagged_unsourced(got) and not amps.has_sources(got)
+        if flagged:
+            ctx.reading("A5", "re-flagged unsourced")
+        if not (flag_ok and flagged):
+            yield Failure("an atom whose only source was deleted is neither deleted nor re-flagged unsourced",
+                          got.get("provenance"), "deleted" + (", or no artifact_ids and an x-…unsourced flag" if flag_ok else ""),
+                          "$.atoms[?]", atom["atom_id"], readings=("A5:delete",) if flagged else ())
+    kept = stored.get(both["atom_id"])
+    if kept is None:
+        yield Failure("an atom that still has a source was deleted", "absent", both["atom_id"], "$.atoms")
+    elif doomed["artifact_id"] in amps.artifact_ids_of(kept):
+        yield Failure("an atom still cites the deleted artifact", amps.artifact_ids_of(kept), [other["artifact_id"]],
+                      "$.atoms[?].provenance.artifact_ids")
+    stated = stored.get(said["atom_id"])  # a stated atom needs no source: kept (re-evaluated) or dropped, both fine
+    if stated is not None and doomed["artifact_id"] in amps.artifact_ids_of(stated):
+        yield Failure("a stated atom still cites the deleted artifact", amps.artifact_ids_of(stated), [],
+                      "$.atoms[?].provenance.artifact_ids", said["atom_id"])
+
+
+_INTERNAL_ID = re.compile(r"(?i)(^|[_\-])(user_?|account_?|internal_?|provider_?)?id$")
+
+
+@SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
+                sentence="Subject controls the ID. subject_id is opaque and controlled by the user. Providers cannot "
+                         "bind their internal user IDs to the portable format.")
+def subject_id_unchanged(ctx: Context) -> Iterator[Failure]:
+    # opaque: upper case, spaces, a slash, a decomposed é, an astral character; nothing to normalise
+    subject_id = ctx.unique("Subject") + " Opaque/ID e\u0301 ✓ 𝄞"
+    subject = {"subject_id": subject_id, "display_name": "memconform probe", "locale": "en-US"}
+    doc = make_export(subject_id, [make_atom(ctx, "subject")], [])
+    doc["subject"] = dict(subject)
+    seed(ctx, doc)
+    exported = export(ctx, subject_id)
+    if doc["atoms"][0]["atom_id"] not in atoms_by_id(exported):
+        yield Failure("the subject's memory is not found under the user's own subject_id", subject_id,
+                      "the imported atom", "$.atoms")
+    got = exported.get("subject")
+    got = got if isinstance(got, dict) else {}
+    if got.get("subject_id") != subject_id:
+        yield Failure("the re-export does not carry the user's subject_id unchanged", got.get("subject_id"), subject_id,
+                      "$.subject.subject_id")
+    for key in sorted(set(got) - set(subject)):
+        if _INTERNAL_ID.search(key):
+            yield Failure("the re-export binds another identifier to the subject", {key: got[key]}, "only subject_id",
+                          f"$.subject.{key}")

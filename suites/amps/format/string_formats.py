@@ -1,0 +1,66 @@
+"""The schema's `date-time` and `uri` formats as ajv-formats 3 (full mode) defines them.
+
+The AMPS spec validates with ajv + ajv-formats (its "Reference implementation"), so an export that
+validator accepts is accepted here, and one it refuses is refused (errata A13 lists where that
+differs from a strict reading of RFC 3339 / RFC 3986, and why we follow ajv-formats there).
+
+date-time: the shared parser's `ajv-formats` reading (formats/common.py, `AJV_DATE_TIME`, described
+in its module docstring).
+uri: an RFC 3986 URI (scheme, hier-part, query, fragment; ASCII only, percent-encoding), with ajv's
+two liberties: "scheme:/" may introduce an authority like "//", and no path-empty form.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from memconform.formats import AJV_DATE_TIME, is_datetime, parse_datetime
+
+
+def is_date_time(value: object) -> bool:
+    """ajv-formats 3 `date-time`; a non-string is not this format's business (the `type` keyword's)."""
+    return not isinstance(value, str) or is_datetime(value, AJV_DATE_TIME)
+
+
+def parse_date_time(value: object) -> dt.datetime | None:
+    """The instant an ajv-formats date-time names (a leap second as :59), or None when it is not one."""
+    return parse_datetime(value, AJV_DATE_TIME)
+
+
+# ---- RFC 3986 URI, assembled from its grammar (Appendix A) -------------------------------------
+_UNRESERVED = r"a-z0-9\-._~"
+_SUB_DELIMS = r"!$&'()*+,;="
+_PCT = r"%[0-9a-f]{2}"
+_PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)"  # ajv's: leading zeros allowed
+_IPV4 = rf"(?:{_DEC_OCTET}\.){{3}}{_DEC_OCTET}"
+_H16 = r"[0-9a-f]{1,4}"
+_LS32 = rf"(?:{_H16}:{_H16}|{_IPV4})"
+_IPV6 = "(?:" + "|".join([
+    rf"(?:{_H16}:){{6}}{_LS32}",
+    rf"::(?:{_H16}:){{5}}{_LS32}",
+    rf"(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}",
+    rf"(?:(?:{_H16}:){{0,1}}{_H16})?::(?:{_H16}:){{3}}{_LS32}",
+    rf"(?:(?:{_H16}:){{0,2}}{_H16})?::(?:{_H16}:){{2}}{_LS32}",
+    rf"(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}",
+    rf"(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}",
+    rf"(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}",
+    rf"(?:(?:{_H16}:){{0,6}}{_H16})?::",
+]) + ")"
+_IPVFUTURE = rf"v[0-9a-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+"
+_HOST = rf"(?:\[(?:{_IPV6}|{_IPVFUTURE})\]|{_IPV4}|(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*)"
+_AUTHORITY = rf"(?:(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*@)?{_HOST}(?::[0-9]*)?"
+_SEGMENT, _SEGMENT_NZ = rf"{_PCHAR}*", rf"{_PCHAR}+"
+_HIER = (rf"(?:/?/{_AUTHORITY}(?:/{_SEGMENT})*"  # "//" authority (ajv: also a single "/")
+         rf"|/(?:{_SEGMENT_NZ}(?:/{_SEGMENT})*)?"  # path-absolute
+         rf"|{_SEGMENT_NZ}(?:/{_SEGMENT})*)")  # path-rootless
+_URI = re.compile(rf"[a-z][a-z0-9+\-.]*:{_HIER}(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?",
+                  re.ASCII | re.IGNORECASE)
+
+
+def is_uri(value: object) -> bool:
+    """ajv-formats 3 `uri`: a full URI with a scheme (a relative reference is not one)."""
+    if not isinstance(value, str):
+        return True
+    return ("/" in value or ":" in value) and _URI.fullmatch(value) is not None

@@ -1,0 +1,62 @@
+"""AI Memory Portability Standard v0.1 suite: the SuiteSpec and its levels; the checks live in topic modules.
+
+    document_checks  Producer: the export document (published schema, provenance, time, text)
+    import_checks    Consumer: accepts a valid export, refuses malformed ones (positive controls first),
+                     treats an export as data
+    privacy_checks   Consumer: the four privacy invariants, on the re-export and on a downstream copy
+    stateful_checks  Consumer: random sequences of imports and deletions against a model of the subject
+    client           the target's operations, exports unique to the run, cleanup, the import-semantics probe
+
+The spec has no conformance section. The levels' clauses are read from what it calls binding
+(suites/amps/errata.md, "Levels"): a producer "ships this exact format" (the schema) with every atom declaring
+how it came to exist (provenance rules); a consumer is the reference importer ("Enough to reject
+malformed exports") that keeps the four invariants "the standard enforces".
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from memconform.core import history_counts
+from memconform.core.suite import Level, SuiteSpec, answers_with
+from memconform.fixtures_loader import spec_text_path
+from memconform.suites.amps import format as amps
+from memconform.suites.amps.client import seed_and_export
+
+SPEC = amps.SPEC
+PRODUCER_CLAUSE = ("schema_valid", "inferred_has_sources", "observed_has_sources")
+CONSUMER_CLAUSE = ("rejects_malformed_export", "accepts_schema_edges", "sensitivity_travels", "private_stays_private", "delete_cascades",
+                   "subject_id_unchanged")
+
+
+def _reference() -> Any:
+    """`reference:amps`: the embedded implementation."""
+    from memconform.suites.amps.reference import ReferenceAmpsStore
+
+    return ReferenceAmpsStore()
+
+
+# `memconform run` without --suite: an AMPS implementation answers `export` of a subject with an AMPS
+# export (an unknown subject may also be refused: then it cannot tell, and says no)
+_probe = answers_with("export", lambda: {"subject_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, amps.detect)
+
+
+def _mutants() -> Any:
+    from memconform.suites.amps import mutants
+
+    return mutants
+
+
+SUITE = SuiteSpec(
+    spec_text=spec_text_path('ai-memory-portability-standard-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
+    name=amps.SUITE,
+    spec_title=SPEC,
+    version="0.1.0",
+    levels=[Level("producer", "Producer", clause=PRODUCER_CLAUSE), Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
+    document_source=seed_and_export,
+    detect=amps.detect,
+    reference=_reference, mutants=_mutants, probe=_probe, run_notes=history_counts.with_counts(),
+    hints=("subject", "atoms", "artifacts", "export_version"),
+)

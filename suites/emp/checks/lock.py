@@ -1,0 +1,333 @@
+"""Writer checks of the lock file: taken around every write, waited for while another app holds it,
+removed afterwards, taken over only when stale (errata E2, E5, E6, E7).
+
+The lock file is the spec's "Recommended approach" (SHOULD); the Writer level's clause lists the
+checks of it all the same, because the lock file is the only lock other apps can see (errata E5)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import ControlRefused, Failure, SkipCheck
+from memconform.core.runner import Context
+from memconform.suites.emp import format as emp
+from memconform.suites.emp import fswatch
+from memconform.suites.emp.checks.common import (
+    by_id,
+    call,
+    control_without_bad_lines,
+    despite_bad_lines,
+    entry,
+    new_file,
+    offers_update,
+    read_bytes,
+    written_id,
+)
+from memconform.suites.emp.suite import SUITE
+
+
+class Pending:
+    """A target call running in a thread while the check holds the lock; its error is re-raised, never lost."""
+
+    def __init__(self, ctx: Context, op: str, body: dict[str, Any]) -> None:
+        self.reply: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(ctx, op, body), daemon=True)
+        self.thread.start()
+
+    def _run(self, ctx: Context, op: str, body: dict[str, Any]) -> None:
+        try:
+            self.reply = call(ctx, op, body)
+        except BaseException as exc:  # handed to the check's thread by result()
+            self.error = exc
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to seconds for the call to return; True if it has."""
+        self.thread.join(seconds)
+        return self.done()
+
+    def result(self, timeout: float) -> Any:
+        """The reply, or None if the call is still running after timeout seconds."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            return None
+        if self.error is not None:
+            raise self.error
+        return self.reply
+
+
+def file_state(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def hold_window(ctx: Context) -> float:
+    """How long to hold the lock: 1 s, or 5 times one uncontended append if the target is slower (at most 8 s).
+
+    Scaling by the target's own speed keeps the verdict independent of how fast it starts. The
+    uncontended append is also the positive control of the checks that hold the lock."""
+    path = new_file(ctx)
+    started = time.monotonic()
+    reply = call(ctx, "append", {"path": path, "entry": entry(ctx, "timing")})
+    if not reply.ok:
+        raise ControlRefused(f"an uncontended append was refused: {reply.raw[:200]!r}")
+    return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
+
+
+def write_ops(ctx: Context) -> tuple[str, ...]:
+    """The write operations the target offers: append, update (optional) and delete."""
+    return ("append", "update", "delete") if offers_update(ctx) else ("append", "delete")
+
+
+def write_body(ctx: Context, op: str, path: str, existing: str) -> dict[str, Any]:
+    """A request for `op` on `path`, whose entry `existing` it updates or deletes."""
+    if op == "append":
+        return {"path": path, "entry": entry(ctx, "waiter")}
+    if op == "update":
+        return {"path": path, "id": existing, "entry": {"content": ctx.unique("updated-waiter")}}
+    return {"path": path, "id": existing}
+
+
+def landed(ctx: Context, op: str, body: dict[str, Any], reply: Any, before: bytes, after: bytes) -> bool:
+    """Is the acknowledged operation in the file? An append or update must resolve as written; a
+    delete (a tombstone of any form, or a rewrite) must at least have changed the file."""
+    if op == "delete":
+        return after != before
+    view = by_id(emp.resolve(emp.iter_text(after)))
+    if op == "append":
+        return written_id(ctx, reply, body["entry"]) in view
+    return bool(view.get(body["id"], {}).get("content") == body["entry"]["content"])
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_waits_for_lock(ctx: Context) -> Iterator[Failure]:
+    """The harness holds memory.jsonl.lock as another app would, while the target appends, updates
+    (when it offers update) and deletes; none may land (nor be acknowledged) while it is held, and
+    each must land once it is released. A writer whose own wait times out may give up (a rejected
+    reply) but must then not write at all (errata E6)."""
+    hold = hold_window(ctx)
+    for op in write_ops(ctx):
+        yield from wait_while_held(ctx, op, hold)
+
+
+def wait_while_held(ctx: Context, op: str, hold: float) -> Iterator[Failure]:
+    seed = entry(ctx, "seed")
+    path = new_file(ctx, [seed])
+    lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder")
+    with open(lock, "w") as fh:
+        fh.write(token)
+    before = read_bytes(path)
+    state = file_state(path)
+    body = write_body(ctx, op, path, seed["id"])
+    pending = Pending(ctx, op, body)
+    deadline = time.monotonic() + hold
+    while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
+        pass
+    during = read_bytes(path)
+    returned_while_held = pending.done()
+    try:
+        with open(lock) as fh:
+            still_ours = fh.read() == token
+    except FileNotFoundError:
+        still_ours = False
+    if still_ours:
+        os.unlink(lock)
+    else:
+        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept", op)
+    reply = pending.result(ctx.profile.limits.call_deadline_s)
+    ctx.note(f"{op}: held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} "
+             "before release")
+    if during != before:
+        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes", op)
+    if reply is None:
+        yield Failure(f"the {op} did not finish after the lock was released", "still waiting",
+                      f"done within {ctx.profile.limits.call_deadline_s} s", op)
+        return
+    if returned_while_held:
+        ctx.reading("E6", "gives up while the lock is held" if not reply.ok else "acknowledged while held")
+    if returned_while_held and reply.ok:
+        yield Failure(f"the {op} was acknowledged while another app held the lock", reply.status,
+                      "wait for the lock, or give up with a rejected reply", op)
+    after = read_bytes(path)
+    if reply.ok and not landed(ctx, op, body, reply, before, after):
+        yield Failure(f"the {op} was acknowledged but is not in the file", after[len(before):][:300].decode("utf-8", "replace"),
+                      body.get("id") or body["entry"]["id"], op)
+    if not reply.ok and after != before:
+        yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
+
+
+def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
+    """(writes to memory.jsonl, indexes of those made while no memory.jsonl.lock existed)."""
+    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
+    held, writes, unlocked = False, 0, []
+    for i, (name, kind) in enumerate(events):
+        if name == lock_name and kind != "written":
+            held = kind == "appeared"
+        elif name == emp.FILE_NAME:
+            writes += 1
+            if not held:
+                unlocked.append(i)
+    return writes, unlocked
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
+              sentence="Create lock file (memory.jsonl.lock) before writing")
+def writer_locks_around_write(ctx: Context) -> Iterator[Failure]:
+    """The kernel's own record of file events (a hook no target can race) shows memory.jsonl.lock
+    present at every write of memory.jsonl, by an append, an update (when offered) and a delete
+    (errata E5; its removal afterwards is emp.writer_lock_removed)."""
+    path = new_file(ctx, [entry(ctx, "seed")])
+    try:
+        watch = fswatch.FolderEvents.open(os.path.dirname(path))
+    except fswatch.Unavailable as exc:
+        raise SkipCheck(f"cannot observe the order of file events on this system: {exc}", not_applicable=True) from None
+    e = entry(ctx, "watched")
+    with watch:
+        reply = call(ctx, "append", {"path": path, "entry": e})
+        if not reply.ok:
+            raise ControlRefused(f"append was refused: {reply.raw[:200]!r}")
+        steps = [("append", watch.read())]
+        written = written_id(ctx, reply, e)
+        for op, body in (("update", {"path": path, "id": written, "entry": {"content": ctx.unique("watched-update")}}),
+                         ("delete", {"path": path, "id": written})):
+            if op == "update" and not offers_update(ctx):
+                continue
+            reply = call(ctx, op, body)
+            events = watch.read()
+            if reply.ok:
+                steps.append((op, events))
+            else:  # what a refused write does to the file is judged elsewhere: nothing to watch here
+                ctx.note(f"{op} was refused ({reply.raw[:120]!r}): its writes are not watched")
+    for op, events in steps:
+        ctx.note(f"{op}: file events {events[:12]}")
+        writes, unlocked = unlocked_writes(events)
+        if not writes:
+            yield Failure(f"{op} was acknowledged but memory.jsonl was never written", events, "a write under the lock")
+        if unlocked:
+            yield Failure(f"{op} wrote memory.jsonl while no memory.jsonl.lock existed", events,
+                          "lock appeared, file written, lock gone", f"event {unlocked[0] + 1} of {len(events)}")
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD", sentence="Remove lock file")
+def writer_lock_removed(ctx: Context) -> Iterator[Failure]:
+    """No memory.jsonl.lock is left behind after an append, an update or a delete, nor after an
+    update or delete the target refuses (an id nobody wrote): a lock left on an early exit stops
+    every other app until it is stale."""
+    path = new_file(ctx)
+    e = entry(ctx, "one")
+    reply = call(ctx, "append", {"path": path, "entry": e})
+    if not reply.ok:
+        raise ControlRefused(f"append was refused: {reply.raw[:200]!r}")
+    yield from lock_left(path, "an append")
+    written, unknown = written_id(ctx, reply, e), str(uuid.uuid4())
+    for op in write_ops(ctx)[1:]:
+        one = "an update" if op == "update" else "a delete"
+        for target_id, what in ((unknown, f"{one} of an id nobody wrote"), (written, one)):
+            body: dict[str, Any] = {"path": path, "id": target_id}
+            if op == "update":
+                body["entry"] = {"content": ctx.unique("updated")}
+            reply = call(ctx, op, body)
+            yield from lock_left(path, what if reply.ok else f"a refused {op} (an id nobody wrote)"
+                                 if target_id == unknown else f"a refused {op}")
+
+
+def lock_left(path: str, after: str) -> Iterator[Failure]:
+    """A failure if memory.jsonl.lock is there after the call; the harness then removes it (the
+    next call must not wait for a lock the check already blamed)."""
+    lock = path + emp.LOCK_SUFFIX
+    if os.path.exists(lock):
+        yield Failure(f"memory.jsonl.lock is left behind after {after}", "present", "removed", emp.FILE_NAME + emp.LOCK_SUFFIX)
+        os.unlink(lock)
+
+
+def stale_lock(ctx: Context, path: str) -> str:
+    """Leave the lock a crashed writer leaves, aged past the stale limit of errata emp.stale_lock_s."""
+    lock = path + emp.LOCK_SUFFIX
+    with open(lock, "w") as fh:
+        fh.write("999999\n")
+    old = time.time() - float(ctx.option("stale_lock_s")) - 5
+    os.utime(lock, (old, old))
+    return lock
+
+
+def stale_reading(ctx: Context) -> tuple[str, ...]:
+    return (f"a lock is stale after {ctx.option('stale_lock_s')} s",)
+
+
+def append_past_stale_lock(ctx: Context, path: str, e: dict[str, Any]) -> Iterator[Failure]:
+    lock = stale_lock(ctx, path)
+    pending = Pending(ctx, "append", {"path": path, "entry": e})
+    reply = pending.result(5)
+    if reply is None:
+        if os.path.exists(lock):
+            os.unlink(lock)  # let the waiting app finish before the folder goes
+        pending.result(ctx.profile.limits.call_deadline_s)
+        yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
+                      f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))
+    elif not reply.ok:
+        yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written",
+                      readings=stale_reading(ctx))
+    else:
+        e["id"] = written_id(ctx, reply, e)
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_stale_lock(ctx: Context) -> Iterator[Failure]:
+    yield from append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-crash"))
+
+
+TORN = '{"v":"1.0","id":"'  # what a writer killed mid-line leaves: no closing brace, no newline
+
+
+@SUITE.check(level="writer", section="Storage Format: JSONL", keyword="MUST",
+              sentence="Resilient: Corruption affects only individual lines, not entire file")
+def writer_after_torn_line(ctx: Context) -> Iterator[Failure]:
+    """An append to a file whose last line is torn starts a new line instead of gluing onto it (errata E7).
+    The same append to the file without the torn line is the control."""
+    good, e = entry(ctx, "good"), entry(ctx, "after-torn")
+    control_without_bad_lines(ctx, "append", {"path": new_file(ctx, [entry(ctx, "good-control")]),
+                                              "entry": entry(ctx, "control")})
+    path = new_file(ctx, [good])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(TORN)
+    reply, failure = despite_bad_lines(ctx, "append", {"path": path, "entry": e}, "a torn last line")
+    if failure is not None:
+        yield failure
+        return
+    got = by_id(emp.resolve(emp.iter_lines(path)))
+    for want in (good["id"], written_id(ctx, reply, e)):
+        if want not in got:
+            yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
+                          [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_after_killed_writer(ctx: Context) -> Iterator[Failure]:
+    """What a writer killed mid-append leaves, a stale lock and a torn last line, stops neither the
+    next append nor the lines already there."""
+    good, e = entry(ctx, "good"), entry(ctx, "after-kill")
+    path = new_file(ctx, [good])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(TORN)
+    failures = list(append_past_stale_lock(ctx, path, e))
+    yield from failures
+    if failures:
+        return
+    got = by_id(emp.resolve(emp.iter_lines(path)))
+    for want in (good["id"], e["id"]):
+        if want not in got:
+            yield Failure("after a killed writer's stale lock and torn line, an entry is unreadable", None, want,
+                          f"id {want}")
+    if os.path.exists(path + emp.LOCK_SUFFIX):
+        yield Failure("the stale lock was taken over but never removed", "present", "removed")

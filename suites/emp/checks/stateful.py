@@ -1,0 +1,259 @@
+"""A model-based check: random sequences of appends, updates and deletes by the target and by other
+apps on one file, each step compared with what the spec says the file must resolve to.
+
+The model (`Model`) is the spec's state: for each id, the content of its newest line, or absent once
+deleted. Other apps' lines, written by the harness between the target's operations, must stay byte
+for byte and in order whatever the target does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.core import history_counts, model_based, sequence
+from memconform.core.model import Failure, TargetError, Unsupported
+from memconform.core.runner import Context
+from memconform.suites.emp import format as emp
+from memconform.suites.emp.checks.common import (
+    by_id,
+    call,
+    entry,
+    new_file,
+    read_bytes,
+    target_view,
+    written_id,
+)
+from memconform.suites.emp.suite import SUITE
+
+
+@dataclass
+class Model:
+    live: dict[str, str] = field(default_factory=dict)  # id -> content of its newest line
+    # other apps' lines, in file order, with their ids (a delete of that id may remove them by a rewrite)
+    foreign: list[tuple[str, bytes]] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)  # ids the target deleted
+    acknowledged: int = 0  # the target's acknowledged appends, updates and deletes
+    tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
+
+
+# hypothesis keeps per-run state in globals: runs in several threads of one process (suites run side
+# by side) would mix their examples, so one state machine runs at a time
+ONE_MACHINE_AT_A_TIME = threading.Lock()
+
+
+class Divergence(model_based.Divergence):
+    """The target's file or view left the model: hypothesis shrinks the sequence that caused it."""
+
+
+def now_ms(path: str) -> int:
+    """A ts newer than every line in the file and than the clock (other apps write 'now')."""
+    newest = max((e["ts"] for _, _, e in emp.iter_lines(path) if emp.readable(e)), default=0)
+    return max(int(time.time() * 1000), int(newest) + 1)
+
+
+def foreign_missing(path: str, foreign: list[str]) -> str | None:
+    """The first of other apps' lines (in order) that is not in the file where it should be."""
+    lines = read_bytes(path).split(b"\n")
+    pos = 0
+    for text in foreign:
+        raw = text.encode("utf-8")
+        try:
+            pos = lines.index(raw, pos) + 1
+        except ValueError:
+            return f"another app's line was dropped, changed or moved: {raw[:120]!r}"
+    return None
+
+
+def expected_of(path: str, model: Model) -> dict[str, Any]:
+    return {"path": path, "live": dict(model.live), "foreign": [raw.decode("utf-8") for _, raw in model.foreign]}
+
+
+def foreign_intact(ctx: Context, path: str, model: Model) -> None:
+    want = expected_of(path, model)
+    problem = foreign_missing(path, want["foreign"])
+    if problem:
+        raise Divergence(sequence.expect(ctx, "emp.foreign_lines", want, problem))
+
+
+def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, Any]) -> str | None:
+    """What differs between the view (the target's, else the file resolved) and the model (None: nothing)."""
+    problem = foreign_missing(path, want["foreign"])
+    if problem:
+        return problem
+    got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
+    live = want["live"]
+    if set(got) != set(live):
+        return (f"the view holds ids {sorted(map(str, set(got) - set(live)))} it should not and lacks "
+                f"{sorted(set(live) - set(got))}")
+    for i, content in live.items():
+        if got[i].get("content") != content:
+            return f"id {i} resolves to {got[i].get('content')!r}, not its newest content {content!r}"
+    return None
+
+
+@sequence.comparator("emp.foreign_lines")
+def _replayed_foreign(ctx: Context, reply: Any, want: Any) -> str | None:
+    return foreign_missing(want["path"], want["foreign"])
+
+
+@sequence.comparator("emp.view")
+def _replayed_view(ctx: Context, reply: Any, want: Any) -> str | None:
+    seen = reply.body if reply is not None and reply.ok and isinstance(reply.body, list) else None
+    return view_differs(want["path"], seen, want)
+
+
+def _new_file_again(ctx: Context, body: Any) -> dict[str, str]:
+    path = new_file(ctx)
+    return {body["path"]: path, os.path.dirname(body["path"]): os.path.dirname(path)}
+
+
+def _append_again(ctx: Context, body: Any) -> dict[str, str]:
+    with open(body["path"], "ab") as fh:
+        fh.write(body["line"].encode("utf-8") + b"\n")
+    return {}
+
+
+sequence.harness_action("emp.new_file", lambda b: [f"mkdir -p {shlex.quote(os.path.dirname(b['path']))} && : > {shlex.quote(b['path'])}"])(_new_file_again)
+sequence.harness_action("emp.append_line", lambda b: [f"printf '%s\\n' {shlex.quote(b['line'])} >> {shlex.quote(b['path'])}"])(_append_again)
+
+
+def compare(ctx: Context, path: str, model: Model) -> None:
+    seen = target_view(ctx, path)
+    got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
+    live_lines = [e for _, _, e in emp.iter_lines(path)]
+    model.tally = history_counts.counts(
+        acknowledged=model.acknowledged, lost=len(set(model.live) - set(got)),
+        duplicated=sum(1 for i in model.live if sum(1 for e in (seen or []) if isinstance(e, dict) and e.get("id") == i) > 1),
+        resurrected=len(model.deleted & set(got)),
+        corrupted=sum(1 for i, text in model.live.items() if i in got and got[i].get("content") != text)
+        + sum(1 for e in live_lines if not emp.readable(e)))
+    want = expected_of(path, model)
+    problem = view_differs(path, seen, want)
+    if problem:
+        raise Divergence(sequence.expect(ctx, "emp.view", want, problem))
+
+
+def machine(ctx: Context, offers_update: bool) -> type:
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+    class EmpFile(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            sequence.begin(ctx)
+            self.path = new_file(ctx)
+            sequence.harness_step(ctx, "emp.new_file", {"path": self.path}, "a fresh memory.jsonl", done=True)
+            self.model = Model()
+            ctx.cache.setdefault("emp.stateful-models", []).append(self.model)
+
+        def step(self, text: str) -> None:
+            self.model.steps.append(text)
+
+        @initialize()
+        def both_apps_start(self) -> None:  # every sequence starts with one entry of each app in the file
+            self.target_appends(0)
+            self.other_app_appends(0)
+
+        # one rule choosing among the operations: hypothesis's simplest choice (the first) is the one
+        # most likely to expose a writer's own state, a delete by the target
+        @rule(op=st.sampled_from(["target_deletes", "other_app_appends", "target_updates", "target_appends",
+                                  "other_app_updates"]), pick=st.integers(0, 63))
+        def act(self, op: str, pick: int) -> None:
+            if op in ("target_deletes", "target_updates", "other_app_updates") and not self.model.live:
+                op = "target_appends"
+            if op == "target_updates" and not offers_update:
+                op = "other_app_updates"
+            getattr(self, op)(pick)
+
+        def chosen(self, pick: int) -> str:
+            ids = list(self.model.live)
+            return ids[pick % len(ids)]
+
+        def target_appends(self, pick: int) -> None:
+            e = entry(ctx, "t")
+            reply = call(ctx, "append", {"path": self.path, "entry": e})
+            if not reply.ok:
+                raise TargetError(f"append was refused: {reply.raw[:200]!r}")
+            self.model.live[written_id(ctx, reply, e)] = e["content"]
+            self.model.acknowledged += 1
+            self.step("the target appends an entry")
+
+        def target_updates(self, pick: int) -> None:
+            i, content = self.chosen(pick), ctx.unique("t-upd")
+            reply = call(ctx, "update", {"path": self.path, "id": i, "entry": {"content": content}})
+            if not reply.ok:
+                raise TargetError(f"update was refused: {reply.raw[:200]!r}")
+            self.model.live[i] = content
+            self.model.acknowledged += 1
+            self.step(f"the target updates {i}")
+
+        def target_deletes(self, pick: int) -> None:
+            i = self.chosen(pick)
+            reply = call(ctx, "delete", {"path": self.path, "id": i})
+            if not reply.ok:
+                raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
+            del self.model.live[i]
+            self.model.deleted.add(i)
+            self.model.acknowledged += 1
+            self.model.foreign = [(j, raw) for j, raw in self.model.foreign if j != i]
+            self.step(f"the target deletes {i}")
+
+        def other_app_appends(self, pick: int) -> None:
+            e = entry(ctx, "o", ts=now_ms(self.path))
+            self.write_foreign(e)
+            self.model.live[e["id"]] = e["content"]
+            self.step("another app appends an entry")
+
+        def other_app_updates(self, pick: int) -> None:
+            i = self.chosen(pick)
+            e = dict(entry(ctx, "o-upd", ts=now_ms(self.path)), id=i)
+            self.write_foreign(e)
+            self.model.live[i] = e["content"]
+            self.step(f"another app updates {i}")
+
+        def write_foreign(self, e: dict[str, Any]) -> None:
+            raw = json.dumps(e, ensure_ascii=False, separators=(", ", ": ")).encode()
+            # between the target's operations: no lock contention
+            sequence.harness_step(ctx, "emp.append_line", {"path": self.path, "line": raw.decode("utf-8")}, "another app writes")
+            self.model.foreign.append((e["id"], raw))
+            while time.time() * 1000 <= e["ts"]:  # a target stamping "now" next is newer, as in real time
+                time.sleep(0.001)
+
+        @invariant()
+        def other_apps_lines_intact(self) -> None:  # after every step: read from the file, no target call
+            foreign_intact(ctx, self.path, self.model)
+
+        def teardown(self) -> None:  # the target's view, once per sequence (one process per call is slow)
+            if self.model.steps and not sequence.diverged(ctx):
+                compare(ctx, self.path, self.model)
+
+    return EmpFile
+
+
+@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
+    """Random sequences of appends, updates and deletes by the target and by other apps: after every
+    step every other app's line is where it was, and at the end the target's view equals the model."""
+
+    first = entry(ctx, "probe")
+    try:  # is update offered at all? (a refusal still says yes: the sequences then show what it does)
+        call(ctx, "update", {"path": new_file(ctx, [first]), "id": first["id"], "entry": {"content": ctx.unique("p")}})
+        offers_update = True
+    except Unsupported:
+        offers_update = False
+    with ONE_MACHINE_AT_A_TIME:
+        diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
+                                             "emp.stateful-models")
+    if diverged is not None:
+        yield Failure("after a sequence of operations the file left the model", str(diverged.error),
+                      "the view and other apps' lines as the spec resolves them",
+                      detail=diverged.again + "steps: " + " -> ".join(diverged.steps) + "\n" + diverged.detail)

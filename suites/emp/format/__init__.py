@@ -1,0 +1,374 @@
+"""Edge Memory Protocol v1.0: the line rules as one table, a one-pass scanner, a streaming reader and the resolved view.
+
+Each line rule is one small function registered in `RULES` with its spec sentence; the suite turns
+every rule into a file check (suites/emp/checks/file.py) and checks that the two sets of names are
+equal. `scan` reads a file once and runs every rule on every line. A problem that holds only under
+one reading of open spec text carries that reading (suites/emp/errata.md); the check decides, from the
+profile's options, whether it is a failure or only a reading seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from memconform.core import rules
+from memconform.core.profile import declare_option
+from memconform.formats import is_int as is_int  # re-exported
+
+SUITE = "emp"
+SPEC = "Edge Memory Protocol v1.0"
+VERSION = "1.0"
+MAJOR = 1
+LOCK_SUFFIX = ".lock"
+FILE_NAME = "memory.jsonl"
+REQUIRED = ("v", "id", "ts", "src", "content")
+# A file check lists at most this many offending lines, then one failure saying how many more there
+# are, so a million bad lines cost bounded memory (and the runner's cap of 200 failures is never hit).
+REPORT_CAP = 199
+
+VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\Z", re.I)
+UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z", re.I)
+REVDOMAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)+\Z")
+ENCRYPTED_RE = re.compile(r"^encrypted:([A-Za-z0-9_-]+):([A-Za-z0-9+/]*={0,2})\Z")
+
+declare_option(SUITE, "tombstone", "either", ("either", "deleted-flag", "type-tombstone"),
+               "tombstone lines a reader must honour: either form (default), or only meta {\"deleted\": true}, "
+               "or only type \"tombstone\"")
+declare_option(SUITE, "stale_lock_s", "30", ("10", "30", "60"),
+               "age in seconds after which a lock file may be taken over as stale")
+declare_option(SUITE, "ts_tie", "any", ("any", "later-line"),
+               "equal ts for one id: either line may win (default) or the later line must")
+declare_option(SUITE, "id_version", "any", ("any", "v4"),
+               "ids: any RFC 4122 UUID, as the spec's own examples (default), or UUID v4 only")
+declare_option(SUITE, "ts_form", "number", ("number", "integer"),
+               "ts: any non-negative number of milliseconds (default) or whole milliseconds only")
+declare_option(SUITE, "encrypted_prefix", "declared", ("declared", "reserved"),
+               "content starting with \"encrypted:\": may be plain text (default) or must be encrypted:ALGORITHM:base64")
+
+# reading "<errata point>:<option value>" -> (option, value): a problem carrying a reading is a
+# failure only when the profile pins that reading (the same shape as memconform.suites.memorizz.format)
+PINNED: dict[str, tuple[str, str]] = {
+    "E10:v4": ("id_version", "v4"),
+    "E11:integer": ("ts_form", "integer"),
+    "E12:reserved": ("encrypted_prefix", "reserved"),
+}
+
+
+class LineError(ValueError):
+    pass
+
+
+class Replaced(str):
+    """A line whose bytes were not valid UTF-8, decoded with U+FFFD replacement characters."""
+
+
+def is_ts(value: Any) -> bool:
+    """A number a reader can order by: an int or a finite float, not a bool (errata E11)."""
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+def parse_version(v: Any) -> tuple[int, int] | None:
+    if isinstance(v, str) and (m := VERSION_RE.match(v)):
+        return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def is_tombstone(entry: dict[str, Any]) -> bool:
+    meta = entry.get("meta")
+    return entry.get("type") == "tombstone" or (isinstance(meta, dict) and meta.get("deleted") is True)
+
+
+def tombstone(entry_id: str, ts: int, src: str, style: str = "deleted-flag") -> dict[str, Any]:
+    line: dict[str, Any] = {"v": VERSION, "id": entry_id, "ts": ts, "src": src, "content": ""}
+    if style == "type-tombstone":
+        line["type"] = "tombstone"
+    else:
+        line["meta"] = {"deleted": True}
+    return line
+
+
+def parse_line(raw: str) -> dict[str, Any] | LineError:
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return LineError(f"not JSON: {exc}")
+    if not isinstance(value, dict):
+        return LineError(f"a line must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def decode(rawb: bytes) -> str:
+    """A line's text; a line that is not valid UTF-8 comes back as `Replaced` (U+FFFD in place of bad bytes)."""
+    try:
+        return rawb.decode("utf-8")
+    except UnicodeDecodeError:
+        return Replaced(rawb.decode("utf-8", "replace"))
+
+
+def iter_text(text: str | bytes) -> Iterator[tuple[int, str, Any]]:
+    lines: Iterable[str] = (decode(c) for c in text.split(b"\n")) if isinstance(text, bytes) else text.split("\n")
+    for n, raw in enumerate(lines, 1):
+        if raw.strip():
+            yield n, raw, parse_line(raw)
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str, Any]]:
+    """Stream a file: (line number, raw text, parsed object or LineError); never loads it whole."""
+    with open(path, "rb") as fh:
+        for n, rawb in enumerate(fh, 1):
+            raw = decode(rawb.rstrip(b"\r\n"))
+            if raw.strip():
+                yield n, raw, parse_line(raw)
+
+
+class LineStream:
+    """A memory.jsonl file as a document that is read again on each iteration, never held whole."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __iter__(self) -> Iterator[tuple[int, str, Any]]:
+        return iter_lines(self.path)
+
+    def __repr__(self) -> str:
+        return f"LineStream({str(self.path)!r})"
+
+
+def as_lines(doc: Any) -> Iterable[tuple[int, str, Any]]:
+    """(line number, raw, parsed) for text, bytes, a LineStream or an already parsed list of lines."""
+    if isinstance(doc, (str, bytes)):
+        return iter_text(doc)
+    return doc
+
+
+# ---- the rule table --------------------------------------------------------------------------
+
+# (message, offending value, readings under which it is a failure: () means under every reading)
+Problem = tuple[str, Any, tuple[str, ...]]
+LineRuleFn = Callable[[dict[str, Any]], Iterator[Problem]]
+
+
+@dataclass(frozen=True)
+class Rule(rules.Rule):
+    expected: str
+    fn: LineRuleFn | None  # None: a rule on the raw line, applied by scan itself
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(section: str, keyword: str, sentence: str, expected: str) -> Callable[[LineRuleFn], LineRuleFn]:
+    def register(fn: LineRuleFn) -> LineRuleFn:
+        RULES[fn.__name__] = Rule(fn.__name__, section, keyword, sentence, expected, fn)
+        return fn
+    return register
+
+
+RULES["lines_are_json_objects"] = Rule(
+    "lines_are_json_objects", "Storage Format: JSONL", "MUST", "Each memory entry is a single line of JSON",
+    "one JSON object per line", None)
+RULES["lines_utf8"] = Rule(
+    "lines_utf8", "Required Fields", "MUST", "UTF-8 encoded", "valid UTF-8", None)
+
+
+@rule("Required Fields", "MUST", "Required Fields", "v, id, ts, src and content present")
+def required_fields(entry: dict[str, Any]) -> Iterator[Problem]:
+    for name in REQUIRED:
+        if name not in entry:
+            yield f"required field {name!r} missing", None, ()
+
+
+@rule("Required Fields", "MUST", 'Format: "MAJOR.MINOR" (e.g., "1.0")', '"MAJOR.MINOR"')
+def version_format(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "v" in entry and parse_version(entry["v"]) is None:
+        yield 'v must be "MAJOR.MINOR"', entry["v"], ()
+
+
+@rule("Required Fields", "MUST", "Must be a valid UUID v4", "a UUID (v4 under emp.id_version=v4)")
+def id_uuid4(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "id" not in entry:
+        return
+    entry_id = entry["id"]
+    if not (isinstance(entry_id, str) and UUID_RE.match(entry_id)):
+        yield "id must be a UUID", entry_id, ()
+    elif not UUID4_RE.match(entry_id):  # the spec's own examples are UUID v1 (errata E10)
+        yield "id is a UUID but not version 4", entry_id, ("E10:v4",)
+
+
+@rule("Required Fields", "MUST", "Unix timestamp in milliseconds", "a non-negative number of milliseconds")
+def ts_millis(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "ts" not in entry:
+        return
+    ts = entry["ts"]
+    if not is_ts(ts) or ts < 0:
+        yield "ts must be a non-negative Unix time in milliseconds", ts, ()
+    elif type(ts) is float and not ts.is_integer():  # JSON has one number type: 5.0 is 5 (errata E11)
+        yield "ts is not a whole number of milliseconds", ts, ("E11:integer",)
+
+
+@rule("Required Fields", "MUST", 'Reverse domain notation (e.g., "com.company.appname")', "reverse domain notation")
+def src_reverse_domain(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "src" in entry and not (isinstance(entry["src"], str) and REVDOMAIN_RE.match(entry["src"])):
+        yield "src must be reverse domain notation", entry["src"], ()
+
+
+@rule("Required Fields", "MUST", "content (string): Memory content", "a string")
+def content_string(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "content" in entry and not isinstance(entry["content"], str):
+        yield "content must be a string", entry["content"], ()
+
+
+@rule("Optional Fields", "MUST", "Array of lowercase strings", "an array of lowercase strings")
+def tags_lowercase(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "tags" in entry:
+        t = entry["tags"]
+        if not (isinstance(t, list) and all(isinstance(x, str) and x == x.lower() for x in t)):
+            yield "tags must be an array of lowercase strings", t, ()
+
+
+@rule("Schema", "MUST", "type?: string; // Memory type (optional)", "type a string, meta an object, emb numbers")
+def optional_field_types(entry: dict[str, Any]) -> Iterator[Problem]:
+    if "type" in entry and not isinstance(entry["type"], str):
+        yield "type must be a string", entry["type"], ()
+    if "meta" in entry and not isinstance(entry["meta"], dict):
+        yield "meta must be an object", entry["meta"], ()
+    if "emb" in entry:
+        e = entry["emb"]
+        if not (isinstance(e, list) and all(_is_number(x) for x in e)):
+            yield "emb must be an array of numbers", e, ()
+
+
+@rule("Encryption (Optional)", "MAY", "Prefix: encrypted:ALGORITHM:", "encrypted:ALGORITHM:base64")
+def encrypted_content_form(entry: dict[str, Any]) -> Iterator[Problem]:
+    c = entry.get("content")
+    if isinstance(c, str) and c.startswith("encrypted:") and not ENCRYPTED_RE.match(c):
+        # plain text may start with "encrypted:" too (errata E12): a failure only when the prefix is reserved
+        yield "content starts with encrypted: but is not encrypted:ALGORITHM:base64", c, ("E12:reserved",)
+
+
+LINE_RULES: tuple[tuple[str, LineRuleFn], ...] = tuple((r.key, r.fn) for r in RULES.values() if r.fn is not None)
+
+
+# ---- one pass over a file --------------------------------------------------------------------
+
+@dataclass
+class Findings:
+    """Every line rule broken in one pass over a file: up to REPORT_CAP offenders per rule, and counts."""
+
+    offenders: dict[str, list[tuple[int, str, Any, tuple[str, ...]]]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+
+    def add(self, rule: str, n: int, message: str, value: Any, readings: tuple[str, ...] = ()) -> None:
+        self.counts[rule] = self.counts.get(rule, 0) + 1
+        kept = self.offenders.setdefault(rule, [])
+        if len(kept) < REPORT_CAP:
+            kept.append((n, message, value, readings))
+
+
+def scan(lines: Iterable[tuple[int, str, Any]]) -> Findings:
+    """One streaming pass: a corrupt line is recorded under lines_are_json_objects and the rest go on."""
+    found = Findings()
+    for n, raw, entry in lines:
+        found.lines += 1
+        if isinstance(raw, Replaced):
+            found.add("lines_utf8", n, "line is not valid UTF-8", raw)
+        if isinstance(entry, LineError):
+            found.add("lines_are_json_objects", n, f"line is not a JSON object: {entry}", raw)
+            continue
+        if not line_is_clean(entry):
+            for name, problem in field_errors(entry):
+                found.add(name, n, *problem)
+    return found
+
+
+def field_errors(entry: dict[str, Any]) -> Iterator[tuple[str, Problem]]:
+    """(rule name, problem) for each rule the line breaks, under some reading."""
+    for name, fn in LINE_RULES:
+        for problem in fn(entry):
+            yield name, problem
+
+
+def hard_errors(entry: dict[str, Any]) -> list[str]:
+    """Messages of the problems that hold under every reading (what a writer must refuse to write)."""
+    return [message for _, (message, _, readings) in field_errors(entry) if not readings]
+
+
+@functools.lru_cache(maxsize=4096)  # the few src values of a file repeat on every line
+def _src_ok(src: str) -> bool:
+    return REVDOMAIN_RE.match(src) is not None
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) is float or type(x) is int
+
+
+def line_is_clean(entry: dict[str, Any]) -> bool:
+    """A fast path for the common, valid line: True only if field_errors(entry) yields nothing (for
+    parsed JSON, exactly then); False sends the line to field_errors for the messages."""
+    try:
+        v, entry_id, ts, src, content = entry["v"], entry["id"], entry["ts"], entry["src"], entry["content"]
+    except KeyError:
+        return False
+    if not (v == VERSION or (type(v) is str and VERSION_RE.match(v))):
+        return False
+    if type(entry_id) is not str or not UUID4_RE.match(entry_id) or type(ts) is not int or ts < 0:
+        return False
+    if type(src) is not str or not _src_ok(src):
+        return False
+    if type(content) is not str or (content.startswith("encrypted:") and not ENCRYPTED_RE.match(content)):
+        return False
+    if "type" in entry and type(entry["type"]) is not str:
+        return False
+    if "tags" in entry:
+        tags = entry["tags"]
+        if type(tags) is not list or not all(type(t) is str and t == t.lower() for t in tags):
+            return False
+    if "meta" in entry and type(entry["meta"]) is not dict:
+        return False
+    return "emb" not in entry or (type(entry["emb"]) is list and all(map(_is_number, entry["emb"])))
+
+
+# ---- the resolved view -----------------------------------------------------------------------
+
+def readable(entry: Any) -> bool:
+    """A line a 1.x reader uses: an object with sane required fields and a major it understands."""
+    if not isinstance(entry, dict):
+        return False
+    v = entry.get("v")
+    if v != VERSION:  # the common case skips the regex
+        ver = parse_version(v)
+        if ver is None or ver[0] != MAJOR:
+            return False
+    return isinstance(entry.get("id"), str) and is_ts(entry.get("ts")) and isinstance(entry.get("content"), str)
+
+
+def resolve(lines: Iterable[tuple[int, str, Any]], keep_tombstones: bool = False) -> list[dict[str, Any]]:
+    """Newest ts wins per id (a later line wins a tie); tombstones delete; bad lines are skipped."""
+    best: dict[str, tuple[Any, int, dict[str, Any]]] = {}
+    for n, _, entry in lines:
+        if not readable(entry):
+            continue
+        key = (entry["ts"], n)
+        cur = best.get(entry["id"])
+        if cur is None or key >= cur[:2]:
+            best[entry["id"]] = (entry["ts"], n, entry)
+    out = [e for _, _, e in sorted(best.values(), key=lambda t: (t[0], t[1]))]
+    return out if keep_tombstones else [e for e in out if not is_tombstone(e)]
+
+
+def detect(doc: Any) -> bool:
+    if isinstance(doc, dict):  # a one-line file parses as a single JSON object
+        return "v" in doc and "id" in doc and "ts" in doc
+    if not isinstance(doc, (str, bytes, list, LineStream)):
+        return False
+    return any(isinstance(e, dict) and "v" in e and "id" in e and "ts" in e for _, _, e in islice(as_lines(doc), 20))

@@ -1,0 +1,155 @@
+"""Known-broken EMP writers, one rule each: the lock (taken, waited for, removed, stale), rewrites that drop
+or damage other apps' lines, an append after a torn line, the ts and v written, the encoding, and the
+validation of what is written. MUTANTS and the expected kills are in emp.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from typing import Any
+
+from memconform.hostile import parse_or_reject
+from memconform.suites.emp.reference import ReferenceEmpApp
+from memconform.targets.base import Rejected
+
+
+class NoLock(ReferenceEmpApp):
+    """Ignores memory.jsonl.lock and rewrites the whole file (read, pause, write back)."""
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        old = open(path, "rb").read() if os.path.exists(path) else b""
+        time.sleep(0.002)
+        new = "".join(json.dumps(e) + "\n" for e in lines).encode()
+        with open(path, "wb") as fh:
+            fh.write(old + new)
+
+
+class LockLeftBehind(ReferenceEmpApp):
+    """Takes the lock but never removes it (nor waits for it)."""
+
+    def acquire(self, path: str) -> None:
+        open(self.lock_path(path), "w").close()
+
+    def release(self, path: str) -> None:
+        pass
+
+
+class StaleLockForever(ReferenceEmpApp):
+    """Never takes over a lock, however old."""
+
+    STALE_S = float("inf")
+
+
+class BreaksLockOnTimeout(ReferenceEmpApp):
+    """Waits 0.2 s for the lock, then deletes another app's fresh lock and writes anyway."""
+
+    MAX_WAIT_S = 0.2
+
+    def acquire(self, path: str) -> None:
+        try:
+            super().acquire(path)
+        except TimeoutError:
+            # another of its own writers may have broken the same lock first: not a crash
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.lock_path(path))
+            super().acquire(path)
+
+    def release(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):  # its own lock may have been broken the same way
+            super().release(path)
+
+
+class NeverCreatesLock(ReferenceEmpApp):
+    """Waits while another app's lock exists, but never creates one of its own."""
+
+    def acquire(self, path: str) -> None:
+        delay, deadline = 0.002, time.monotonic() + self.MAX_WAIT_S
+        while os.path.exists(self.lock_path(path)):
+            if time.monotonic() > deadline:
+                raise TimeoutError("lock held too long")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def release(self, path: str) -> None:
+        pass
+
+
+class RewriteDropsForeign(ReferenceEmpApp):
+    """Deletes by rewriting the file with only the lines it understands."""
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        keep = [e for e in self.view(path) if e["id"] != body["id"]]
+        self.acquire(path)
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("".join(json.dumps(e) + "\n" for e in keep))
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+
+class GluesToTornLine(ReferenceEmpApp):
+    """Appends right after a torn last line, so the new entry is glued onto it and lost."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(e) + "\n" for e in lines))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+class SecondsTimestamps(ReferenceEmpApp):
+    """Stamps ts as Unix seconds (a float), whatever it is given."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        super().write_lines(path, [dict(e, ts=time.time()) for e in lines])
+
+
+class Latin1Writer(ReferenceEmpApp):
+    """Writes lines in Latin-1 (the platform's default encoding on some systems), not UTF-8."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in lines).encode("latin-1", "replace")
+        with open(path, "ab") as fh:
+            fh.write(data)
+
+
+class WritesVersion2(ReferenceEmpApp):
+    """Stamps every line it writes with v "2.0"."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        super().write_lines(path, [dict(e, v="2.0") for e in lines])
+
+
+class NoValidation(ReferenceEmpApp):
+    """Writes whatever entry it is given, without checking the schema."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
+        self.locked_append(body["path"], [body["entry"]])
+        return {"ok": True, "id": body["entry"].get("id")}
+
+
+class LenientJson(ReferenceEmpApp):
+    """Reads a request with a lenient JSON parser (NaN, Infinity, lone surrogates) and writes what it got."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        if isinstance(body, (bytes, bytearray)):
+            body = json.loads(body.decode("utf-8", "surrogatepass"))
+        if not isinstance(body, dict) or not isinstance(body.get("entry"), dict):
+            raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
+        entry = body["entry"]
+        line = json.dumps(entry, ensure_ascii=True) + "\n"  # NaN and lone surrogates written as they came
+        self.acquire(body["path"])
+        try:
+            with open(body["path"], "a", encoding="utf-8") as fh:
+                fh.write(line)
+        finally:
+            self.release(body["path"])
+        return {"ok": True, "id": entry.get("id")}

@@ -1,0 +1,72 @@
+"""Edge Memory Protocol v1.0 suite: the SuiteSpec and its levels; the checks live by topic beside it.
+
+file_checks (each line, from the rule table in memconform.suites.emp.format) · reader_checks ·
+writer_checks · lock_checks · concurrency_checks · stateful_checks (model-based sequences) ·
+crash_checks (a cmd: writer's write cut short mid-operation). Operations: see common.py and suites/emp/errata.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memconform.core import history_counts
+from memconform.core.suite import Level, SuiteSpec
+from memconform.fixtures_loader import spec_text_path
+from memconform.suites.emp import format as emp
+
+
+def _probe(target: Any) -> bool:
+    """`memconform run` without --suite: an EMP app resolves a memory.jsonl (here one that does not
+    exist yet, in a folder of its own) to a list of entries."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="memconform-probe-") as folder:
+        try:
+            reply = target.call("resolve", {"path": str(Path(folder) / "memory.jsonl")})
+        except Exception:  # noqa: BLE001  refused, absent, garbage: not an EMP app
+            return False
+    return bool(reply.ok and isinstance(reply.body, list) and reply.body == [])
+
+
+def _parse(raw: bytes) -> Any:
+    return list(emp.iter_text(raw))
+
+
+def _reference() -> Any:
+    """`reference:emp`: the embedded implementation."""
+    from memconform.suites.emp.reference import ReferenceEmpApp
+
+    return ReferenceEmpApp()
+
+
+def _mutants() -> Any:
+    from memconform.suites.emp import mutants
+
+    return mutants
+
+
+# The spec has no conformance section (errata "Levels"). Each clause lists the rules the spec states
+# with "must" or as the schema of every entry: File, "Validate entries: Check schema before writing";
+# Reader, "Apps must handle entries with different protocol versions" and the write operations a
+# reader resolves; Writer, "Apps must implement file locking to prevent concurrent writes from
+# corrupting the file." and the write operations.
+FILE_CLAUSE = tuple(name for name, rule in emp.RULES.items() if rule.keyword == "MUST")
+READER_CLAUSE = ("reader_newest_ts_wins", "reader_tombstone_deletes", "reader_deleted_stays_deleted",
+                 "reader_newer_after_tombstone", "reader_equal_ts_tie", "reader_corrupt_line_isolated", "reader_unknown_ignored",
+                 "reader_newer_major_refused", "reader_long_content")
+WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_lock_removed",
+                 "writer_concurrent_no_loss", "writer_missing_file_contention", "writer_after_torn_line",
+                 "writer_append_keeps_foreign", "writer_delete_keeps_foreign", "writer_update_same_id",
+                 "writer_ts_millis", "writer_version_1x", "writer_model_sequences", "writer_killed_mid_write")
+
+SUITE = SuiteSpec(
+    spec_text=spec_text_path('edge-memory-protocol-v1.0.md'), requirements=Path(__file__).with_name("requirements.json"),
+    name=emp.SUITE, spec_title=emp.SPEC, version="1.0",
+    levels=[Level("file", "File", clause=FILE_CLAUSE), Level("reader", "Reader", clause=READER_CLAUSE),
+            Level("writer", "Writer", clause=WRITER_CLAUSE)],
+    detect=emp.detect, parse=_parse, stream=emp.LineStream,
+    reference=_reference, mutants=_mutants, probe=_probe, run_notes=history_counts.with_counts(),
+    hints=("v", "id", "ts", "src", "content"),
+)

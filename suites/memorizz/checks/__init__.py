@@ -1,0 +1,15 @@
+"""The memorizz checks, registered by topic in run order; the entry point names SUITE here, so loading the
+suite registers every check (and a wrong declaration is refused then, core/check.py)."""
+
+from memconform.suites.memorizz.checks import (  # noqa: F401  (each module registers its checks)
+    consumer,
+    document,
+    hostile_input,
+    producer,
+    reject,
+    roundtrip,
+    stateful,
+)
+from memconform.suites.memorizz.suite import SUITE
+
+__all__ = ["SUITE"]

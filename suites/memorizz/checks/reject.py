@@ -1,0 +1,236 @@
+"""Consumer level, its conformance clause: "Validation rejects ..." seven classes, each with its positive control.
+
+Every check first restores a valid three-record archive of its own (the same shape, nothing broken):
+a target that refuses it refuses everything, and the check errors (ControlRefused) instead of
+passing. Then each broken variant, built fresh in its own namespace, must be refused, and nothing of
+it may be written. Whatever the harness wrote is handed to cleanup.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from memconform.core.model import ControlRefused, Failure, Inconclusive
+from memconform.core.runner import Context
+from memconform.fixtures_loader import fixture_root
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.client import (
+    by_content,
+    export,
+    forget_namespaces_at_end,
+    import_archive,
+    seeded,
+    small_archive,
+)
+from memconform.suites.memorizz.suite import SUITE
+
+REJECTS = ("Validation rejects unsupported versions, unknown envelope fields, incorrect taxonomy, missing store "
+           "keys, duplicate or inconsistent IDs, incorrect counts, and checksum mismatches.")
+Breaker = Callable[[dict[str, Any]], Any]
+
+
+def _namespace_records(ctx: Context, ns: str) -> int:
+    return len(by_content(export(ctx, memory_id=ns)))
+
+
+def rejected_variants(ctx: Context, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
+    control, control_ns = small_archive(ctx, f"{label}-control")
+    forget_namespaces_at_end(ctx, control_ns)
+    accepted, body = import_archive(ctx, control, "restore")
+    if not accepted:
+        raise ControlRefused(f"a valid archive of the same shape was refused: {json.dumps(body, default=str)[:200]}")
+    # absence is evidence only if an accepted import shows up in an export of its namespace
+    visible = _namespace_records(ctx, control_ns) > 0
+    if not visible:
+        ctx.note("the restored control archive is not visible in an export of its namespace: "
+                 "whether a refused archive wrote anything is not checked")
+    for what, breaker in variants.items():
+        bad, ns = small_archive(ctx, label)
+        breaker(bad)
+        accepted, body = import_archive(ctx, bad, "restore")
+        if accepted:
+            forget_namespaces_at_end(ctx, ns)  # the harness wrote invalid data: remove it where the target can
+            yield Failure(f"an archive with {what} was accepted",
+                          body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
+        elif visible and _namespace_records(ctx, ns):
+            forget_namespaces_at_end(ctx, ns)
+            yield Failure(f"an archive with {what} was refused, but its records were written", ns,
+                          "nothing written", f"$ (namespace {ns})")
+
+
+def _set(path: tuple[str, ...], value: Any, seal: bool = True) -> Breaker:
+    def brk(archive: dict[str, Any]) -> None:
+        node = archive
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        if seal:
+            mz.reseal(archive)
+    return brk
+
+
+def _first(store: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda a: a["stores"][store][0]
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_unsupported_version(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "version", {
+        "version 2": _set(("version",), 2),
+        'version "1" (a string)': _set(("version",), "1"),
+    })
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_unknown_envelope_field(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "envelope", {"an unknown envelope field": _set(("comment",), "x")})
+
+
+def _rename_taxonomy_key(archive: dict[str, Any]) -> None:
+    archive["taxonomy"]["memagent"] = archive["taxonomy"].pop("agents")
+    mz.reseal(archive)
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_incorrect_taxonomy(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "taxonomy", {
+        "agents filed under long_term.semantic": _set(("taxonomy", "agents"), "long_term.semantic"),
+        "a taxonomy key memagent instead of agents": _rename_taxonomy_key,
+    })
+
+
+def _drop_store(archive: dict[str, Any]) -> None:
+    del archive["stores"]["shared_memory"]
+    del archive["manifest"]["counts"]["shared_memory"]
+    mz.reseal(archive)
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_missing_store_key(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "stores", {"the empty store shared_memory missing": _drop_store})
+
+
+def _duplicate(archive: dict[str, Any]) -> None:
+    twin = copy.deepcopy(archive["stores"]["knowledge_base"][0])
+    twin["data"]["content"] += " (twin)"
+    twin["data"].pop("id", None)
+    archive["stores"]["knowledge_base"].append(twin)
+    mz.seal(archive)
+
+
+def _differ(store: str, key: str) -> Breaker:
+    def brk(archive: dict[str, Any]) -> None:
+        record = archive["stores"][store][0]
+        record["data"][key] = record["id"] + "-other"
+        mz.reseal(archive)
+    return brk
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_duplicate_or_inconsistent_ids(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "ids", {
+        "a record id twice in one store": _duplicate,
+        "data.id not the record id": _differ("knowledge_base", "id"),
+        "data._id not the record id": _differ("knowledge_base", "_id"),
+        "agent_id not the agent's record id": _differ("agents", "agent_id"),
+        "persona_id not the persona's record id": _differ("personas", "persona_id"),
+    })
+
+
+def _count_and_total(archive: dict[str, Any]) -> None:
+    archive["manifest"]["counts"]["knowledge_base"] = 2  # the store holds 1; record_count agrees with counts
+    archive["manifest"]["record_count"] = 4
+    mz.reseal(archive)
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_incorrect_counts(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "counts", {
+        "a store count that is not the store's length": _count_and_total,
+        "a record_count that is not the number of records": _set(("manifest", "record_count"), 7),
+        "a zero count missing": lambda a: (a["manifest"]["counts"].pop("tool_log"), mz.reseal(a)),
+    })
+
+
+def _stale(archive: dict[str, Any]) -> None:
+    archive["stores"]["knowledge_base"][0]["data"]["content"] += " (edited after sealing)"
+
+
+def _flip_digit(archive: dict[str, Any]) -> None:
+    digest = archive["integrity"]["digest"]
+    archive["integrity"]["digest"] = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def rejects_checksum_mismatch(ctx: Context) -> Iterator[Failure]:
+    yield from rejected_variants(ctx, "checksum", {
+        "a record edited after sealing": _stale,
+        "one digest digit changed": _flip_digit,
+    })
+
+
+@SUITE.check(level="consumer", section="Records and relationships", keyword="MUST",
+                sentence="Restoring with preserved IDs keeps those identities.")
+def accepts_valid_archive(ctx: Context) -> Iterator[Failure]:
+    """The seed (valid, all 13 stores, links, Unicode, special numbers) must restore."""
+    try:
+        seeded(ctx)
+    except Inconclusive as exc:
+        yield Failure("a valid archive was refused", exc.reason, "restored")
+
+
+@SUITE.check(level="consumer", section="Complete example", keyword="MUST",
+                sentence="You can preview this file through the UI or CLI before importing it.")
+def previews_spec_example(ctx: Context) -> Iterator[Failure]:
+    example = json.loads((fixture_root() / "memorizz" / "valid" / "spec-example.json").read_text("utf-8"))["document"]
+    accepted, body = import_archive(ctx, example, "preview", "skip")  # a preloaded harbor-demo is no refusal
+    if not accepted:
+        yield Failure("a preview of the spec's own complete example was refused", body, "a preview report")
+    elif isinstance(body, dict) and body.get("imported") not in (0, None):
+        yield Failure("a preview of the spec's example reports imported records", body.get("imported"), 0,
+                      "$.imported")
+
+
+LIMITS = "The default archive limits are 50 MiB and 100,000 records."
+
+
+def archive_of(ctx: Context, label: str, records: int) -> dict[str, Any]:
+    """A sealed archive of `records` one-line knowledge-base notes in a fresh namespace (about 80 bytes
+    each: 100,000 of them are 8 MB, well inside the 50 MiB byte limit)."""
+    ns = ctx.unique(f"{label}-ns")
+    archive = mz.empty_archive(source_provider="memconform-probe")
+    archive["stores"]["knowledge_base"] = [
+        {"id": f"{ns}-{i}", "data": {"id": f"{ns}-{i}", "memory_id": ns, "content": f"n{i}"}} for i in range(records)]
+    forget_namespaces_at_end(ctx, ns)
+    return mz.seal(archive)
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=LIMITS)
+def record_limit_at_the_boundary(ctx: Context) -> Iterator[Failure]:
+    """An archive of exactly the record limit (option max_records, the spec's 100,000 by default) is accepted
+    and one record more is refused. Previewed, so nothing is written; an over-limit archive a preview accepts
+    is tried with restore too (a preview that does not validate the count is no failure of the limit).
+    A target that refuses one record fewer as well has a smaller transport limit ("Transport limits can be
+    smaller"): the record limit cannot be seen, inconclusive."""
+    limit = int(ctx.option("max_records"))
+    reading = (f"max_records={limit}",)
+    accepted, body = import_archive(ctx, archive_of(ctx, "limit-at", limit), "preview")
+    if not accepted:
+        below, _ = import_archive(ctx, archive_of(ctx, "limit-below", limit - 1), "preview")
+        if not below:
+            raise Inconclusive(f"archives of {limit - 1} and {limit} records were both refused: a transport limit "
+                               "smaller than the record limit hides it (option memorizz.max_records names another)")
+        yield Failure(f"an archive of exactly {limit} records was refused (one of {limit - 1} was accepted)",
+                      json.dumps(body, default=str)[:300], f"accepted: the limit is {limit} records, inclusive",
+                      "$.stores", readings=reading)
+        return
+    over = archive_of(ctx, "limit-over", limit + 1)
+    for mode in ("preview", "restore"):
+        accepted, body = import_archive(ctx, over, mode)
+        if not accepted:
+            return
+    yield Failure(f"an archive of {limit + 1} records was restored", json.dumps(body, default=str)[:300],
+                  f"refused: over the limit of {limit} records", "$.stores", readings=reading)

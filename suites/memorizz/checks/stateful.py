@@ -1,0 +1,212 @@
+"""A model-based check: random sequences of restores (every conflict policy), previews and refused archives
+into one namespace, the namespace's export compared with the model after every step.
+
+The model is what the namespace must hold: each record's id and prose. A preview writes nothing; a
+restore with conflict=error over an existing record is refused before writing anything (its new records
+too); skip keeps the existing records and adds the new ones; replace overwrites and adds; an archive
+validation rejects changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.core import history_counts, model_based, sequence
+from memconform.core.model import Failure, TargetError
+from memconform.core.runner import Context
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.client import (
+    by_content,
+    export,
+    forget_namespaces_at_end,
+    import_archive,
+    scalar,
+)
+from memconform.suites.memorizz.suite import SUITE
+
+
+@dataclass
+class Model:
+    records: dict[str, str] = field(default_factory=dict)  # knowledge_base id -> content
+    steps: list[str] = field(default_factory=list)
+    acknowledged: int = 0  # records in accepted restores
+    tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
+
+
+class Divergence(model_based.Divergence):
+    """The namespace's export left the model: hypothesis shrinks the sequence that caused it."""
+
+
+def records_in(doc: Any) -> dict[Any, str]:
+    """knowledge_base id -> prose; a record whose id is an array or object is left out (export_differs names it)."""
+    return {record.get("id"): text for text, (store, record) in by_content(doc).items()
+            if store == "knowledge_base" and scalar(record.get("id"))}
+
+
+def mistyped_ids(doc: Any) -> list[Any]:
+    """The knowledge_base record ids that are an array or an object."""
+    return [r.get("id") for store, r in mz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
+
+
+def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
+    """What differs between the namespace's export and the model's records (None: nothing)."""
+    if not isinstance(doc, dict):
+        return f"the export is {type(doc).__name__}, not an archive"
+    bad = mistyped_ids(doc)
+    if bad:
+        return f"knowledge_base record ids (`$.stores.knowledge_base[].id`) that are not strings: {str(bad)[:200]}"
+    got, records = records_in(doc), want["records"]
+    if got != records:
+        extra = sorted(map(str, set(got) - set(records)))
+        missing = sorted(set(records) - set(got))
+        changed = sorted(k for k in set(got) & set(records) if got[k] != records[k])
+        return f"the namespace holds records {extra} it should not, lacks {missing}, and has other prose in {changed}"
+    return None
+
+
+@sequence.comparator("memorizz.export")
+def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
+    return export_differs(reply.json() if reply is not None else None, want)
+
+
+def compare(ctx: Context, ns: str, model: Model) -> None:
+    doc = export(ctx, memory_id=ns)
+    got = records_in(doc)
+    model.tally = history_counts.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
+                                corrupted=sum(1 for k in set(got) & set(model.records) if got[k] != model.records[k]))
+    want = {"memory_id": ns, "records": dict(model.records)}
+    problem = export_differs(doc, want)
+    if problem:
+        raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
+
+
+def machine(ctx: Context) -> type:
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+    class Namespace(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = Model()
+            ctx.cache.setdefault("memorizz.stateful-models", []).append(self.model)
+            sequence.begin(ctx)
+            self.ns = ctx.unique("model-ns")
+            forget_namespaces_at_end(ctx, self.ns)
+
+        def archive(self, ids: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+            archive = mz.empty_archive(source_provider="memconform-model")
+            texts = {rid: ctx.unique("prose") for rid in ids}
+            archive["stores"]["knowledge_base"] = [{"id": rid, "data": {"memory_id": self.ns, "content": text}}
+                                                   for rid, text in texts.items()]
+            agent = ctx.unique("model-agent")  # an archive of notes usually travels with its agent
+            archive["stores"]["agents"] = [{"id": agent, "data": {"agent_id": agent, "memory_ids": [self.ns],
+                                                                  "delegates": []}}]
+            return mz.seal(archive), texts
+
+        def fresh(self, data: Any) -> list[str]:
+            return [ctx.unique("kb") for _ in range(data.draw(st.integers(1, 3), label="new records"))]
+
+        def step(self, text: str) -> None:
+            self.model.steps.append(text)
+            compare(ctx, self.ns, self.model)
+
+        @initialize()
+        def some_records(self) -> None:  # every sequence starts with records a later restore can meet
+            archive, texts = self.archive([ctx.unique("kb"), ctx.unique("kb")])
+            accepted, body = import_archive(ctx, archive, "restore")
+            if not accepted:
+                raise TargetError(f"a restore of new records was refused: {str(body)[:200]}")
+            self.model.records.update(texts)
+            self.model.acknowledged += len(texts)
+            self.step("restore 2 new records")
+
+        @rule(data=st.data(), conflict=st.sampled_from(["error", "skip", "replace"]))
+        def restore_new(self, data: Any, conflict: str) -> None:
+            archive, texts = self.archive(self.fresh(data))
+            accepted, body = import_archive(ctx, archive, "restore", conflict)
+            if not accepted:
+                raise TargetError(f"a restore of new records was refused: {str(body)[:200]}")
+            self.model.records.update(texts)
+            self.model.acknowledged += len(texts)
+            self.step(f"restore {len(texts)} new records (conflict={conflict})")
+
+        def over_existing(self, data: Any, conflict: str) -> None:
+            old = data.draw(st.lists(st.sampled_from(sorted(self.model.records)), min_size=1, max_size=2, unique=True),
+                            label="existing")
+            new = self.fresh(data)  # always some: conflict=skip must still add them
+            archive, texts = self.archive(old + new)
+            accepted, _body = import_archive(ctx, archive, "restore", conflict)
+            if conflict == "error":
+                if accepted:
+                    raise Divergence(sequence.expect(ctx, "reply", {"refused": True},
+                                                     "a restore over existing records with conflict=error was accepted"))
+            elif not accepted:
+                raise TargetError(f"a restore with conflict={conflict} was refused")
+            elif conflict == "skip":
+                self.model.records.update({k: v for k, v in texts.items() if k in new})
+                self.model.acknowledged += len(new)
+            else:
+                self.model.records.update(texts)
+                self.model.acknowledged += len(texts)
+            self.step(f"restore {len(old)} existing and {len(new)} new records (conflict={conflict})")
+
+        # one rule per policy: each is drawn as often as the other operations
+        @precondition(lambda self: bool(self.model.records))
+        @rule(data=st.data())
+        def restore_over_existing_error(self, data: Any) -> None:
+            self.over_existing(data, "error")
+
+        @precondition(lambda self: bool(self.model.records))
+        @rule(data=st.data())
+        def restore_over_existing_skip(self, data: Any) -> None:
+            self.over_existing(data, "skip")
+
+        @precondition(lambda self: bool(self.model.records))
+        @rule(data=st.data())
+        def restore_over_existing_replace(self, data: Any) -> None:
+            self.over_existing(data, "replace")
+
+        @rule(data=st.data())
+        def preview(self, data: Any) -> None:
+            ids = self.fresh(data) + sorted(self.model.records)[:1]
+            archive, _texts = self.archive(ids)
+            import_archive(ctx, archive, "preview")
+            self.step(f"preview {len(ids)} records")
+
+        @rule(data=st.data(), broken=st.sampled_from(["version", "count", "checksum", "duplicate"]))
+        def restore_refused(self, data: Any, broken: str) -> None:
+            archive, _texts = self.archive(self.fresh(data))
+            kb = archive["stores"]["knowledge_base"]
+            if broken == "version":
+                archive["version"] = 2
+                mz.reseal(archive)
+            elif broken == "count":
+                archive["manifest"]["counts"]["knowledge_base"] += 1
+                mz.reseal(archive)
+            elif broken == "checksum":
+                kb[0]["data"]["content"] += " (edited after sealing)"
+            else:
+                kb.append({"id": kb[0]["id"], "data": {"memory_id": self.ns, "content": ctx.unique("twin")}})
+                mz.seal(archive)
+            accepted, _body = import_archive(ctx, archive, "restore", "replace")
+            if accepted:
+                raise Divergence(sequence.expect(ctx, "reply", {"refused": True}, f"an archive with a broken {broken} was accepted"))
+            self.step(f"restore refused ({broken})")
+
+    return Namespace
+
+
+@SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
+def model_sequences(ctx: Context) -> Iterator[Failure]:
+    """Random sequences of restores, previews and refused archives: after every step the namespace's export
+    equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
+
+    diverged = model_based.run_sequences(ctx, machine(ctx), model_based.budget(ctx, (5, 8), (25, 15)),
+                                         "memorizz.stateful-models")
+    if diverged is not None:
+        steps = diverged.steps
+        yield Failure(f"after a sequence of operations the namespace left the model: {diverged.error}", steps,
+                      "the records the conflict policies and validation leave",
+                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)

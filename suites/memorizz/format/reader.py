@@ -1,0 +1,100 @@
+"""Reading an archive file once, within limits, and recognising the format."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memconform.suites.memorizz.format.canonical import float_is_plain
+from memconform.suites.memorizz.format.constants import FORMAT
+
+
+@dataclass
+class Archive:
+    """A parsed archive and what reading it found. A plain dict given to the checks is wrapped in one."""
+
+    value: Any
+    file_bytes: int | None = None  # size of the file it came from; None: a document given parsed
+    refused: str = ""  # why it was not (fully) read: over a limit
+    exact: bool | None = None  # a float needing the special number rules was seen while parsing
+    long_digits: bool | None = None  # 16+ digits in a row somewhere in the file (None: not known)
+    canonical: bytes | None = None
+    canonical_error: str = ""
+    path: str | None = None  # a file opened for `memconform validate`, read when a check first needs it
+
+    @property
+    def unread(self) -> bool:
+        return self.path is not None and self.value is None and not self.refused
+
+
+def open_file(path: str | os.PathLike[str]) -> Archive:
+    """The document `memconform validate` hands the checks: read later, once, within the profile's limits."""
+    return Archive(value=None, path=os.fspath(path))
+
+
+def sniff(head: bytes) -> bool:
+    """Does the start of a file name this format? (memorizz and canonical writers put format first)"""
+    return re.search(rb'"format"\s*:\s*"memorizz\.memory"', head) is not None
+
+
+def detect(doc: Any) -> bool:
+    if isinstance(doc, bytes):
+        return sniff(doc)  # the head of a file
+    if isinstance(doc, Archive) and doc.unread:
+        return True
+    value = doc.value if isinstance(doc, Archive) else doc
+    return isinstance(value, dict) and value.get("format") == FORMAT
+
+
+def record_total(value: Any) -> int:
+    stores = value.get("stores") if isinstance(value, dict) else None
+    if not isinstance(stores, dict):
+        return 0
+    return sum(len(v) for v in stores.values() if isinstance(v, list))
+
+
+def parse_bytes(raw: bytes, file_bytes: int | None = None) -> Archive:
+    """Parse once; the float hook notes whether the fast canonical writer is exact for this archive."""
+    special: list[bool] = []
+
+    def parse_float(text: str) -> float:
+        value = float(text)
+        if not special and not float_is_plain(value):
+            special.append(True)
+        return value
+
+    collecting = gc.isenabled()
+    gc.disable()  # parsed JSON holds no cycles: collecting while millions of objects appear is wasted time
+    try:
+        value = json.loads(raw, parse_float=parse_float)
+    finally:
+        if collecting:
+            gc.enable()
+    # an integer beyond 2**53 - 1 is a number token of 16 digits or more, with no fraction or exponent:
+    # without one in the text, no walk is needed (a match inside a string only costs the walk)
+    long_digits = re.search(rb"[:\[,]\s*-?[0-9]{16,}\s*[,\]}]", raw) is not None
+    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=bool(special),
+                   long_digits=long_digits)
+
+
+def load_file(path: str | os.PathLike[str], max_bytes: int, max_records: int) -> Archive:
+    """Read an archive file: its size is checked before reading, records counted right after parsing."""
+    size = os.stat(path).st_size
+    if size > max_bytes:
+        return Archive(value=None, file_bytes=size, refused=f"file is {size} bytes, over the limit of {max_bytes}",
+                       path=os.fspath(path))
+    with open(path, "rb") as fh:
+        raw = fh.read(max_bytes + 1)  # bounded even if the file grew since stat
+    if len(raw) > max_bytes:
+        return Archive(value=None, file_bytes=len(raw), refused=f"file grew past the limit of {max_bytes} bytes")
+    archive = parse_bytes(raw, len(raw))
+    archive.path = os.fspath(path)
+    del raw
+    total = record_total(archive.value)
+    if total > max_records:
+        archive.refused = f"{total} records, over the limit of {max_records}"
+    return archive

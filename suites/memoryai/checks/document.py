@@ -1,0 +1,380 @@
+"""Level 1 checks on a bundle document: run by `memconform validate` and on a target's export."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from typing import Any, TypeGuard
+
+from memconform.core.model import Failure, Inconclusive, SkipCheck
+from memconform.core.runner import Context
+from memconform.formats import is_int, parse_datetime
+from memconform.suites.memoryai import credentials
+from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.suite import SUITE
+
+
+def canonical(doc: Any, ctx: Context) -> bytes:
+    """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
+    literal: bytes = ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))
+    return literal
+
+
+def embedding_sizes(doc: Any, ctx: Context) -> dict[int, int | ValueError]:
+    """Decoded byte length of every string embedding (or why it does not decode), once per document."""
+
+    def decode_all() -> dict[int, int | ValueError]:
+        sizes: dict[int, int | ValueError] = {}
+        for i, chunk in records(doc, "chunks"):
+            if isinstance(chunk, dict) and isinstance(chunk.get("embedding"), str):
+                try:
+                    sizes[i] = len(mai.decode_embedding(chunk["embedding"]))
+                except ValueError as exc:
+                    sizes[i] = exc
+        return sizes
+
+    sizes: dict[int, int | ValueError] = ctx.once("embedding-sizes", decode_all)
+    return sizes
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def records(doc: dict[str, Any], section: str) -> list[tuple[int, Any]]:
+    value = doc.get(section) if isinstance(doc, dict) else None
+    return list(enumerate(value)) if isinstance(value, list) else []
+
+
+def examined(doc: Any, ctx: Context, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
+    """The records a producer check examines. A given file with none is vacuously fine; a target's
+    export with none is no evidence about the producer: inconclusive (errata E15)."""
+    found = records(doc, section)
+    if not found and ctx.document is None:
+        from memconform.suites.memoryai.client import nothing_to_examine
+
+        raise nothing_to_examine(ctx, what)
+    return found
+
+
+def optional_records(doc: Any, ctx: Context, section: str) -> list[tuple[int, Any]]:
+    """Edges and entities are optional content: a producer that exported none has nothing of §3.3/§3.4 to break."""
+    found = records(doc, section)
+    if not found and ctx.document is None:
+        raise SkipCheck(f"the target's export has no {section}: nothing of their record shape to check", not_applicable=True)
+    return found
+
+
+def iso_ok(value: Any) -> bool:
+    return parse_datetime(value, "memoryai") is not None
+
+
+@SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
+           sentence='The `format` field MUST equal the literal string `"memoryai-bundle"`.')
+def envelope_format_literal(doc: Any, ctx: Context) -> Iterator[Failure]:
+    if not isinstance(doc, dict):
+        yield Failure("bundle is not a JSON object", type(doc).__name__, "object")
+    elif doc.get("format") != mai.FORMAT:
+        yield Failure("format is not the literal memoryai-bundle", doc.get("format", "<absent>"), mai.FORMAT, "$.format")
+
+
+@SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1", sentence="The `version` field MUST be an integer ≥ 1.")
+def envelope_version_integer(doc: Any, ctx: Context) -> Iterator[Failure]:
+    version = doc.get("version", "<absent>") if isinstance(doc, dict) else "<no object>"
+    if not is_int(version) or version < 1:
+        yield Failure("version is not an integer >= 1 (a JSON true or 1.0 is not an integer)", version, "integer >= 1", "$.version")
+
+
+@SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
+           sentence="The `manifest` object MUST contain `scope`, `embedding_model`, and `embedding_dim`.")
+def manifest_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+    manifest = doc.get("manifest") if isinstance(doc, dict) else None
+    if not isinstance(manifest, dict):
+        yield Failure("manifest is missing or not an object", manifest, "object", "$.manifest")
+        return
+    for name in ("scope", "embedding_model", "embedding_dim"):
+        if name not in manifest:
+            yield Failure(f"manifest.{name} is missing", "<absent>", name, f"$.manifest.{name}")
+    if "scope" in manifest and manifest["scope"] not in mai.SCOPES:
+        yield Failure("manifest.scope is not one of full, dna_only, since", manifest["scope"], list(mai.SCOPES), "$.manifest.scope")
+    if "embedding_model" in manifest and not isinstance(manifest["embedding_model"], str):
+        yield Failure("manifest.embedding_model is not a string", manifest["embedding_model"], "string", "$.manifest.embedding_model")
+    if "embedding_dim" in manifest and (not is_int(manifest["embedding_dim"]) or manifest["embedding_dim"] < 0):
+        yield Failure("manifest.embedding_dim is not a non-negative integer", manifest["embedding_dim"], "integer", "$.manifest.embedding_dim")
+
+
+@SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
+           sentence='"content": "<string>", (REQUIRED) "content_hash": "<sha256 hex>", "memory_type": "<string>", (REQUIRED, see § 3.7)')
+def chunk_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+    for i, chunk in examined(doc, ctx):
+        path = f"$.chunks[{i}]"
+        if not isinstance(chunk, dict):
+            yield Failure("chunk is not an object", chunk, "object", path)
+            continue
+        if not isinstance(chunk.get("content"), str):
+            yield Failure("chunk content is missing or not a string", chunk.get("content", "<absent>"), "string", path + ".content")
+        if not isinstance(chunk.get("memory_type"), str):
+            yield Failure("chunk memory_type is missing or not a string", chunk.get("memory_type", "<absent>"), "string", path + ".memory_type")
+
+
+# A field's type: (what it must be, in words; the test a value of it passes).
+FieldType = tuple[str, Callable[[Any], bool]]
+_SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")  # "<sha256 hex>": hex of either case (errata E2)
+_CHUNK_TYPES: dict[str, FieldType] = {
+    "id": ("integer", is_int),
+    "content_hash": ("sha256 hex string", lambda v: isinstance(v, str) and _SHA256_HEX.fullmatch(v) is not None),
+    "embedding_model": ("string", lambda v: isinstance(v, str)),
+    "tags": ("array of strings", lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v)),
+    "importance": ("number", is_number),
+    "is_pinned": ("boolean", lambda v: isinstance(v, bool)),
+    "decay_score": ("number", is_number),
+    "created_at": ("ISO-8601 string", iso_ok),
+    "accessed_at": ("ISO-8601 string", iso_ok),
+    "valid_until": ("ISO-8601 string or null", lambda v: v is None or iso_ok(v)),
+    "metadata": ("object", lambda v: isinstance(v, dict)),
+}
+
+
+@SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
+           sentence='"tags": [<string>, ...],')
+def chunk_field_types(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """The types of the ChunkRecord shape (id integer, tags strings, is_pinned bool, ISO-8601 times, metadata object)."""
+    for i, chunk in examined(doc, ctx):
+        if not isinstance(chunk, dict):
+            continue
+        for name, (expected, ok) in _CHUNK_TYPES.items():
+            if name in chunk and not ok(chunk[name]):
+                yield Failure(f"chunk {name} is not a {expected}", chunk[name], expected, f"$.chunks[{i}].{name}")
+
+
+@SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
+           sentence='"zone": "standard" | "important" | "critical" | "ephemeral", "importance": <float 0..1>,')
+def chunk_enums_and_ranges(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """zone and tier enums; importance and decay_score in 0..1."""
+    for i, chunk in examined(doc, ctx):
+        if not isinstance(chunk, dict):
+            continue
+        path = f"$.chunks[{i}]"
+        if "zone" in chunk and chunk["zone"] not in mai.ZONES:
+            yield Failure("zone is not one of the four zones", chunk["zone"], list(mai.ZONES), path + ".zone")
+        if "tier" in chunk and chunk["tier"] not in mai.TIERS:
+            yield Failure("tier is not hot, warm or cold", chunk["tier"], list(mai.TIERS), path + ".tier")
+        for name in ("importance", "decay_score"):
+            value = chunk.get(name)
+            if is_number(value) and not 0 <= value <= 1:
+                yield Failure(f"{name} is outside 0..1", value, "0 <= x <= 1", f"{path}.{name}")
+
+
+@SUITE.check(kind="document", section="§3.7", keyword="MAY", level="1",
+           sentence="they MAY define additional vendor-specific values prefixed with `x_`")
+def memory_type_known_or_vendor(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """An informational finding, never a blocking one: the spec permits x_ vendor types and forbids nothing else."""
+    for i, chunk in examined(doc, ctx):
+        mtype = chunk.get("memory_type") if isinstance(chunk, dict) else None
+        if isinstance(mtype, str) and mtype not in mai.CORE_TYPES and not mtype.startswith("x_"):
+            yield Failure("memory_type is neither a core type nor an x_-prefixed vendor type (other consumers may not know it)",
+                          mtype, "core type or x_*", f"$.chunks[{i}].memory_type")
+
+
+@SUITE.check(kind="document", section="§3.3", keyword="MUST", level="1",
+           sentence='{ "chunk_a": <int>, "chunk_b": <int>, "edge_type": "<string>",')
+def edge_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+    checks: dict[str, FieldType] = {
+        "chunk_a": ("integer", is_int), "chunk_b": ("integer", is_int), "edge_type": ("string", lambda v: isinstance(v, str)),
+        "weight": ("number", is_number), "co_activation_count": ("integer", is_int),
+        "created_at": ("ISO-8601 string", iso_ok), "updated_at": ("ISO-8601 string", iso_ok)}
+    for i, edge in optional_records(doc, ctx, "memory_edges"):
+        if not isinstance(edge, dict):
+            yield Failure("edge is not an object", edge, "object", f"$.memory_edges[{i}]")
+            continue
+        for name, (expected, ok) in checks.items():
+            if name in edge and not ok(edge[name]):
+                yield Failure(f"edge {name} is not a {expected}", edge[name], expected, f"$.memory_edges[{i}].{name}")
+        for name in ("chunk_a", "chunk_b", "edge_type"):
+            if name not in edge:
+                yield Failure(f"edge {name} is missing (edges upsert on it, §3.8)", "<absent>", name, f"$.memory_edges[{i}]")
+
+
+@SUITE.check(kind="document", section="§3.4", keyword="MUST", level="1",
+           sentence='{ "name": "<string>", (REQUIRED)')
+def entity_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+    for i, entity in optional_records(doc, ctx, "entities"):
+        path = f"$.entities[{i}]"
+        if not isinstance(entity, dict) or not isinstance(entity.get("name"), str):
+            yield Failure("entity has no string name", entity.get("name", "<absent>") if isinstance(entity, dict) else entity, "string", path + ".name")
+            continue
+        if "frequency" in entity and not is_int(entity["frequency"]):
+            yield Failure("entity frequency is not an integer", entity["frequency"], "integer", path + ".frequency")
+        if "is_dna" in entity and not isinstance(entity["is_dna"], bool):
+            yield Failure("entity is_dna is not a boolean", entity["is_dna"], "boolean", path + ".is_dna")
+        for name in ("first_seen", "last_seen"):
+            if name in entity and not iso_ok(entity[name]):
+                yield Failure(f"entity {name} is not ISO-8601", entity[name], "ISO-8601", f"{path}.{name}")
+
+
+@SUITE.check(kind="document", section="§3.5", keyword="MUST", level="1",
+           sentence="`embedding` fields MUST be one of:")
+def embedding_base64_float32(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """null, or a base64-encoded little-endian array of float32 values."""
+    for i, chunk in examined(doc, ctx):
+        if not isinstance(chunk, dict) or chunk.get("embedding") is None:
+            continue
+        value = chunk["embedding"]
+        path = f"$.chunks[{i}].embedding"
+        if not isinstance(value, str):
+            yield Failure("embedding is neither null nor a base64 string", value, "null or base64 string", path)
+            continue
+        size = embedding_sizes(doc, ctx)[i]
+        if isinstance(size, ValueError):
+            yield Failure("embedding is not valid base64", value, "base64 of float32 values", path, str(size))
+            continue
+        if size % 4:
+            yield Failure("embedding byte length is not a multiple of 4 (float32)", size, "multiple of 4", path)
+
+
+@SUITE.check(kind="document", section="§3.5", keyword="MUST", level="1",
+           sentence="The array length MUST equal `manifest.embedding_dim`.")
+def embedding_length_matches_dim(doc: Any, ctx: Context) -> Iterator[Failure]:
+    manifest = doc.get("manifest") if isinstance(doc, dict) else None
+    dim = manifest.get("embedding_dim") if isinstance(manifest, dict) else None
+    examined(doc, ctx)
+    for i, size in embedding_sizes(doc, ctx).items():
+        if isinstance(size, ValueError):
+            continue  # embedding_base64_float32 reports it
+        if not is_int(dim):
+            yield Failure("chunk has an embedding but manifest.embedding_dim is not an integer", dim, "integer", "$.manifest.embedding_dim")
+            return
+        if size != 4 * dim:
+            yield Failure("embedding length differs from manifest.embedding_dim", size / 4, dim, f"$.chunks[{i}].embedding")
+
+
+@SUITE.check(kind="document", section="§3.6", keyword="SHOULD", level="1",
+           sentence="`manifest.checksum` is the SHA-256 hex digest of:")
+def checksum_present_and_valid(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """§5 Level 1 "includes a valid `checksum` per § 3.6": a SHOULD in §3.6, but the Level 1 clause requires it.
+
+    Every plausible reading of the canonical form is accepted by default (errata E1): non-ASCII literal or
+    \\u-escaped, numbers as Python's json or JSON.stringify writes them."""
+    yield from checksum_of(doc, ctx, canonical)
+
+
+def checksum_of(doc: Any, ctx: Context, literal: Any = None) -> Iterator[Failure]:
+    """The checksum rule on one bundle; `literal(doc, ctx)` may supply its cached literal canonical bytes."""
+    manifest = doc.get("manifest") if isinstance(doc, dict) else None
+    if not isinstance(manifest, dict):
+        # manifest_required_fields reports it; with no manifest there is no checksum to judge, and
+        # nothing observed is no pass (an answer that is no bundle at all must not pass this check)
+        raise Inconclusive("the document has no manifest object: there is no checksum to check")
+    claimed = manifest.get("checksum")
+    if not isinstance(claimed, str):
+        yield Failure("manifest.checksum is missing (Level 1 requires a valid checksum)", claimed, "sha256 hex digest", "$.manifest.checksum")
+        return
+    unicode, numbers = ctx.option("checksum_unicode"), ctx.option("checksum_numbers")
+    try:
+        if unicode != "ascii" and numbers != "ecmascript":
+            data = literal(doc, ctx) if literal else mai.canonical_bytes(doc, "literal")
+            if hashlib.sha256(data).hexdigest() == claimed.lower():
+                ctx.reading("E1", "utf8-literal")
+                return
+        seen = mai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
+    except ValueError as exc:
+        yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
+        return
+    if seen is not None:
+        ctx.reading("E1", seen)
+        return
+    accepted = mai.checksum_readings(unicode, numbers)
+    yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
+                  mai.checksum(doc, *mai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
+                  "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (suites/memoryai/errata.md E1); "
+                  f"readings tried: {', '.join(accepted)}",
+                  readings=tuple(accepted) if len(accepted) < len(mai.CHECKSUM_READINGS) else ())
+
+
+@SUITE.check(kind="document", section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
+def counts_accurate(doc: Any, ctx: Context) -> Iterator[Failure]:
+    if ctx.document is None and not any(records(doc, s) for s in mai.RECORD_SECTIONS):
+        from memconform.suites.memoryai.client import nothing_to_examine
+
+        raise nothing_to_examine(ctx, "records")  # zero declared for zero present shows nothing
+    yield from counts_of(doc)
+
+
+def counts_of(doc: Any) -> Iterator[Failure]:
+    manifest = doc.get("manifest") if isinstance(doc, dict) else None
+    counts = manifest.get("counts") if isinstance(manifest, dict) else None
+    if not isinstance(counts, dict):
+        yield Failure("manifest.counts is missing or not an object", counts, "object of section counts", "$.manifest.counts")
+        return
+    for section in mai.RECORD_SECTIONS:
+        actual = len(doc[section]) if isinstance(doc.get(section), list) else 0
+        declared = counts.get(section, 0 if actual == 0 else "<absent>")
+        if declared != actual:
+            yield Failure(f"manifest.counts.{section} differs from the records present", declared, actual, f"$.manifest.counts.{section}")
+
+
+@SUITE.check(kind="document", section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
+def no_credentials_in_bundle(doc: Any, ctx: Context) -> Iterator[Failure]:
+    if not isinstance(doc, dict) or not credentials.suspicious(doc):
+        return
+    for key, value in doc.items():
+        if key == "chunks":
+            # embeddings are base64 noise: scan everything else in chunks
+            for i, chunk in records(doc, "chunks"):
+                if isinstance(chunk, dict):
+                    yield from credentials.scan({k: v for k, v in chunk.items() if k != "embedding"}, f"$.chunks[{i}]")
+                else:
+                    yield from credentials.scan(chunk, f"$.chunks[{i}]")
+        else:
+            yield from credentials.scan({key: value}, "$")
+
+
+@SUITE.check(kind="document", section="§3.2", keyword="SHOULD", level="1",
+           sentence='"content_hash": "<sha256 hex>",')
+def content_hash_matches(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """Reading (errata E2): sha256 of the content's UTF-8 bytes, as written or NFC-normalised; hex of either case."""
+    if ctx.option("content_hash") == "unchecked":
+        raise SkipCheck("option memoryai.content_hash=unchecked", not_applicable=True)
+    for i, chunk in examined(doc, ctx):
+        if isinstance(chunk, dict) and isinstance(chunk.get("content"), str) and isinstance(chunk.get("content_hash"), str):
+            claimed, content = chunk["content_hash"].lower(), chunk["content"]
+            if claimed == mai.content_hash(content):
+                continue
+            if claimed == mai.content_hash(unicodedata.normalize("NFC", content)):
+                ctx.reading("E2", "nfc-normalised")
+                continue
+            yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], mai.content_hash(content),
+                          f"$.chunks[{i}].content_hash")
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_ENVELOPE_SHAPE: dict[str, tuple[str, Any]] = {
+    "generator": ("string", lambda v: isinstance(v, str)),
+    "exported_at": ("ISO-8601 datetime", iso_ok),
+}
+_MANIFEST_SHAPE: dict[str, tuple[str, Any]] = {
+    "tenant_id": ("uuid or null", lambda v: v is None or (isinstance(v, str) and _UUID.fullmatch(v) is not None)),
+    "tenant_name": ("string or null", lambda v: v is None or isinstance(v, str)),
+    "tenant_plan": ("string or null", lambda v: v is None or isinstance(v, str)),
+    "since": ("ISO-8601 datetime or null", lambda v: v is None or iso_ok(v)),
+    "counts": ("object of integer counts", lambda v: isinstance(v, dict) and all(is_int(n) and n >= 0 for n in v.values())),
+}
+
+
+@SUITE.check(kind="document", section="§3", keyword="SHOULD", level="1", sentence='"exported_at": "<ISO-8601 datetime>",')
+def envelope_optional_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+    """The §3 shape of the fields §3.1 does not require: present ones have the type the shape gives
+    (generator, exported_at, tenant_id uuid|null, since, counts), and record sections are arrays."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("manifest"), dict):
+        # not a bundle (manifest_required_fields reports it): its absent optional fields show nothing
+        raise Inconclusive("the document is not a bundle with a manifest object: no envelope to check")
+    manifest = doc["manifest"]
+    for where, shape, node in (("$", _ENVELOPE_SHAPE, doc), ("$.manifest", _MANIFEST_SHAPE, manifest)):
+        for name, (expected, ok) in shape.items():
+            if name in node and not ok(node[name]):
+                yield Failure(f"{name} is not a {expected}", node[name], expected, f"{where}.{name}")
+    for section in mai.RECORD_SECTIONS:
+        if section in doc and not isinstance(doc[section], list):
+            yield Failure(f"{section} is not an array of records", type(doc[section]).__name__, "array", f"$.{section}")

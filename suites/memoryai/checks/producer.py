@@ -1,0 +1,99 @@
+"""Level 1 Producer checks on a live target: deletion honoured in every export view, and the scoped
+exports' counts and checksums (the document checks judge the full export)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.runner import Context
+from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai.checks import document as document_checks
+from memconform.suites.memoryai.suite import SUITE
+
+
+def _deletion_views(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every way a producer lets data out: full, dna_only and since exports, and the stream."""
+    yield "export scope full", c.export(ctx, "full")
+    for scope, since in (("dna_only", None), ("since", "2000-01-01T00:00:00Z")):
+        reply = ctx.target.call("export", c.export_body(ctx, scope, since))
+        if reply.ok and isinstance(reply.json(), dict):
+            yield f"export scope {scope}", reply.json()
+    try:
+        reply = ctx.target.call("export_stream", c.export_body(ctx, "full"))
+    except Unsupported:
+        return
+    if reply.ok:
+        from memconform.suites.memoryai.checks.profile import parse_stream
+
+        yield "export/stream", parse_stream(ctx, reply.raw)[0]
+
+
+@SUITE.check(section="§6", keyword="MUST", level="1",
+              sentence="Producers MUST NOT export memory data the user has marked deleted.")
+def deleted_not_exported(ctx: Context) -> Iterator[Failure]:
+    doomed, doomed_dna, kept = c.chunk(ctx, "doomed"), c.chunk(ctx, "doomed-dna", "decision"), c.chunk(ctx, "kept")
+    c.seed(ctx, c.bundle(ctx, [doomed, doomed_dna, kept]), "deletion")
+    texts = [doomed["content"], doomed_dna["content"], kept["content"]]
+    rows = c.by_hash(c.export(ctx, "full"))
+    if doomed["content_hash"] not in rows:
+        mistyped = list(c.mistyped_hashes(texts, rows))
+        if mistyped:  # the chunk is there, with a content_hash that is not a string: no deletion can be asked
+            yield from mistyped
+            return
+        raise Inconclusive("the chunk to delete never appeared in the export, so its deletion cannot be observed")
+    for ch in (doomed, doomed_dna):
+        c.hook(ctx, "delete_chunk", {"content_hash": ch["content_hash"]}, "deletion")
+    reported: set[str] = set()  # texts whose mistyped content_hash was reported (once over the views)
+    for view, doc in _deletion_views(ctx):
+        rows = c.by_hash(doc)
+        for f in c.mistyped_hashes([t for t in texts if t not in reported], rows):
+            f.title = f"{f.title} ({view})"
+            yield f
+        reported |= {r["content"] for r in rows.get(c.MISTYPED_HASH, []) if r.get("content") in texts}
+        for ch in (doomed, doomed_dna):
+            if ch["content_hash"] in rows:
+                yield Failure(f"a chunk marked deleted is still exported ({view})", ch["content"], "absent", "$.chunks")
+        if view == "export scope full" and kept["content_hash"] not in rows:
+            yield Failure("deleting one chunk also removed another from the export", "absent", kept["content"], "$.chunks")
+
+
+def _scoped_exports(ctx: Context) -> dict[str, dict[str, Any]]:
+    """dna_only and since exports of a seeded target (once per run); scopes the producer refuses are left out."""
+    def make() -> dict[str, dict[str, Any]]:
+        try:
+            c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "scoped-dna", "identity"), c.chunk(ctx, "scoped-plain"),
+                                                 c.chunk(ctx, "scoped-new", created_at=c.now_iso(-5))]))
+        except (SkipCheck, TargetError) as exc:
+            ctx.note(f"could not seed before the scoped exports: {exc}")
+        out = {}
+        for scope, since in (("dna_only", None), ("since", c.now_iso(-600))):
+            reply = ctx.target.call("export", c.export_body(ctx, scope, since))
+            if reply.ok and isinstance(reply.json(), dict):
+                out[scope] = reply.json()
+        return out
+    found: dict[str, dict[str, Any]] = ctx.once("memoryai-scoped-exports", make)
+    if not found:
+        raise SkipCheck("the producer offers no dna_only or since scope", not_applicable=True)
+    if not any(d.get("chunks") for d in found.values()):
+        raise c.nothing_to_examine(ctx, "chunks in scoped exports")
+    return found
+
+
+@SUITE.check(section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
+def counts_accurate_scoped(ctx: Context) -> Iterator[Failure]:
+    """Counts describe the bundle as sent: a scoped export counts its own records, not the whole store."""
+    for scope, doc in _scoped_exports(ctx).items():
+        for f in document_checks.counts_of(doc):
+            f.title = f"{f.title} (export scope {scope})"
+            yield f
+
+
+@SUITE.check(section="§3.6", keyword="SHOULD", level="1", sentence="`manifest.checksum` is the SHA-256 hex digest of:")
+def checksum_valid_scoped(ctx: Context) -> Iterator[Failure]:
+    """§5 Level 1 "includes a valid `checksum`" holds for every bundle the producer emits, scoped ones too."""
+    for scope, doc in _scoped_exports(ctx).items():
+        for f in document_checks.checksum_of(doc, ctx):
+            f.title = f"{f.title} (export scope {scope})"
+            yield f

@@ -1,0 +1,361 @@
+"""Level 3 round trip and the §4 HTTP profile (RECOMMENDED): scopes, stream, file import, /v1/spec, reports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, SkipCheck
+from memconform.core.runner import Context
+from memconform.core.suite import replay_command
+from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.suite import SUITE
+
+# ---- Level 3 Bidirectional ----------------------------------------------------------------------
+
+
+@SUITE.check(section="§5 Level 3", keyword="MAY", level="3",
+              sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same `chunks` set by `content_hash`, same `entities` by name)")
+def roundtrip_equivalent(ctx: Context) -> Iterator[Failure]:
+    from hypothesis import given, seed
+    from memconform.suites.memoryai.format import strategies
+
+    model, dim = c.target_model(ctx)
+    found: list[Failure] = []
+    failing: dict[str, Any] = {}
+    seen: dict[str, list[Failure]] = {}
+
+    @seed(ctx.profile.seed)
+    @ctx.profile.hypothesis_settings()
+    @given(strategies.bundles(dim=dim, model=model, unique_prefix=ctx.unique("rt")))
+    def prop(doc: dict[str, Any]) -> None:
+        prefix = doc["chunks"][0]["content"].split("#", 1)[0]
+        if prefix in seen:  # hypothesis replays a failing example: the target already holds it, so
+            problems = seen[prefix]  # give the verdict of the first run instead of importing again
+        else:
+            problems = seen[prefix] = list(roundtrip_once(ctx, doc))
+        if problems:
+            found[:] = problems
+            failing["bundle"] = doc
+            raise AssertionError(problems[0].title)
+
+    try:
+        prop()
+    except AssertionError:
+        path = _save_example(ctx, failing.get("bundle"))
+        for f in found:
+            if path:
+                f.detail = (f.detail + f"; failing bundle saved; replay with: {replay_command(ctx.reproduce_base, 'memoryai', str(path))}").strip("; ")
+        yield from found
+
+
+def roundtrip_once(ctx: Context, doc: dict[str, Any]) -> Iterator[Failure]:
+    """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
+    from memconform.suites.memoryai.format.equivalence import roundtrip_differences
+
+    reply = c.import_bundle(ctx, doc)
+    if not reply.ok:
+        yield Failure("a conformant bundle was refused", reply.raw[:300], "accepted")
+        return
+    first = c.export(ctx, "full")
+    c.import_bundle(ctx, first, remember=False)
+    # checks of other runs may write to the same instance meanwhile: only this run's records decide extras
+    yield from roundtrip_differences(doc, first, c.export(ctx, "full"), mine=f"memconform-{ctx.run_id}")
+
+
+def _save_example(ctx: Context, doc: Any) -> str | None:
+    if doc is None or ctx.report_dir is None:
+        return None
+    folder = ctx.report_dir / "examples"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"memoryai-roundtrip-{ctx.run_id}.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
+    return str(path)
+
+
+# ---- HTTP profile (RECOMMENDED) -------------------------------------------------------------------
+
+def _export_or_missing(ctx: Context, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
+    reply = c.profile_call(ctx, "export", c.export_body(ctx, scope, since))
+    if isinstance(reply, Failure):
+        return reply
+    if not reply.ok:
+        return Failure(f"the export with scope {scope} was refused", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}",
+                       "a Bundle", readings=())
+    doc: dict[str, Any] = reply.accepted_json(dict, f"export (scope {scope})")
+    return doc
+
+
+@SUITE.check(section="§3.1", keyword="SHOULD", level="http",
+              sentence='"scope": "full" | "dna_only" | "since",')
+def export_scope_dna_only(ctx: Context) -> Iterator[Failure]:
+    """Seeded with DNA chunks of every kind (type, zone critical/important, pinned) and non-DNA look-alikes."""
+    dna = [c.chunk(ctx, "scope-dna", "decision"), c.chunk(ctx, "scope-critical", "fact", zone="critical"),
+           c.chunk(ctx, "scope-important", "episodic", zone="important"), c.chunk(ctx, "scope-pinned", "goal", is_pinned=True)]
+    plain = [c.chunk(ctx, "scope-plain", "fact"), c.chunk(ctx, "scope-life", "life_event", zone="ephemeral"),
+             c.chunk(ctx, "scope-vendor", "x_memconform_note")]
+    c.seed(ctx, c.bundle(ctx, dna + plain), "the dna_only scope")
+    doc = _export_or_missing(ctx, "dna_only")
+    if isinstance(doc, Failure):
+        yield doc
+        return
+    rows = c.by_hash(doc)
+    manifest = doc.get("manifest", {})
+    if not isinstance(manifest, dict):
+        yield Failure("the dna_only export's manifest is not an object", type(manifest).__name__, "object", "$.manifest")
+    elif manifest.get("scope") != "dna_only":
+        yield Failure("manifest.scope does not say dna_only", manifest.get("scope"), "dna_only", "$.manifest.scope")
+    rule = ctx.option("dna_rule")
+    yield from c.mistyped_hashes([ch["content"] for ch in dna], rows)
+    for ch in dna:
+        if mai.is_dna(ch, rule) and ch["content_hash"] not in rows:
+            yield Failure("a DNA chunk is missing from the dna_only export", "absent", ch["content"], "$.chunks",
+                          f"memory_type={ch['memory_type']} zone={ch['zone']} is_pinned={ch['is_pinned']}",
+                          readings=("union",) if ch["memory_type"] not in mai.DNA_TYPES else ())
+    judged = []  # the first row of each hash whose memory_type and zone are strings (or absent): DNA or not
+    for r in rows.values():
+        wrong = [name for name in ("memory_type", "zone") if r[0].get(name) is not None and not isinstance(r[0][name], str)]
+        if wrong:  # an array, object, number or boolean is no type or zone: whether the chunk is DNA is unknown
+            yield Failure(f"an exported chunk's {wrong[0]} is not a string", r[0][wrong[0]], "a string",
+                          f"$.chunks[?].{wrong[0]}", f"for the chunk {str(r[0].get('content'))[:60]!r}")
+        else:
+            judged.append(r[0])
+    leaked = [r.get("content") for r in judged if not mai.is_dna(r, rule)]
+    if leaked:
+        yield Failure("the dna_only export contains non-DNA chunks", leaked[:3], "only DNA chunks", "$.chunks")
+
+
+@SUITE.check(section="§3.1", keyword="SHOULD", level="http",
+              sentence='"since": "<ISO-8601 datetime|null>",')
+def export_scope_since(ctx: Context) -> Iterator[Failure]:
+    """`since` in three spellings of one instant (Z, +00:00 with fractions, +05:30); chunks one second either
+    side of it, and one exactly at it (errata E10: at-or-after or strictly after, either by default)."""
+    cut = c.now_iso(-600)
+    at = c.instant(cut)
+    assert at is not None
+    def stamp(offset: int) -> str:
+        return c.iso(at, offset)
+    before, exact, after = (c.chunk(ctx, f"since-{n}", created_at=stamp(o), accessed_at=stamp(o))
+                            for n, o in (("before", -1), ("exact", 0), ("after", 1)))
+    c.seed(ctx, c.bundle(ctx, [before, exact, after]), "the since scope")
+    wanted = ctx.option("since_boundary")
+    reported: set[str] = set()  # texts whose mistyped content_hash was reported (once over the three exports)
+    for spelling in (cut, c.iso(at, 0, "+00:00", fraction=True), c.iso(at, 0, "+05:30")):
+        doc = _export_or_missing(ctx, "since", spelling)
+        if isinstance(doc, Failure):
+            yield doc
+            return
+        rows = c.by_hash(doc)
+        mistyped = {r["content"] for r in rows.get(c.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
+        yield from c.mistyped_hashes({ch["content"] for ch in (before, exact, after)} - reported, rows)
+        reported |= mistyped & {ch["content"] for ch in (before, exact, after)}
+        if after["content_hash"] not in rows:
+            yield Failure("a chunk created after `since` is missing", "absent", after["created_at"], "$.chunks", f"since={spelling}")
+        if before["content_hash"] in rows:
+            yield Failure("a chunk created before `since` was exported", before["created_at"], f">= {spelling}", "$.chunks")
+        if exact["content"] in mistyped:  # whether the chunk at `since` is there cannot be told by its hash
+            continue
+        seen = "inclusive" if exact["content_hash"] in rows else "exclusive"
+        ctx.reading("E10", seen)
+        if wanted not in ("either", seen):
+            yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,
+                          "$.chunks", f"since={spelling}", readings=(wanted,))
+
+
+# errata E3: the key a stream line names its section or kind by (the spec says only "NDJSON stream")
+STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
+STREAM_RECORD_KEYS = ("record", "data")
+
+
+def parse_stream(ctx: Context, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
+    """Reassemble a bundle from the NDJSON stream. Errata E3 accepts every line shape that says what it
+    is: the bundle envelope (`format`, with record arrays absent, empty or full), and lines naming their
+    section or kind under one of STREAM_KIND_KEYS (`{"section": "chunks", "record": {...}}`,
+    `{"_kind": "chunk", ...fields}`, `{"kind": "header", "format": ...}`, `{"type": "end"}`), the
+    record under `record`/`data` or inline."""
+    failures: list[Failure] = []
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    doc: dict[str, Any] = {s: [] for s in mai.RECORD_SECTIONS}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            failures.append(Failure("a stream line is not JSON", line[:200].decode("utf-8", "replace"), "one JSON object per line", f"line {n}"))
+            continue
+        if not isinstance(item, dict):
+            failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
+            continue
+        key = next((k for k in STREAM_KIND_KEYS if isinstance(item.get(k), str) and item[k] in mai.STREAM_KINDS), None)
+        section = mai.STREAM_KINDS[item[key]] if key else None
+        if item.get("format") == mai.FORMAT and section in (None, "envelope"):
+            doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS and k != key})
+            for s in mai.RECORD_SECTIONS:
+                records = item.get(s)
+                if isinstance(records, list):
+                    doc[s].extend(records)
+                elif records is not None:  # a number, string, object: no records (null, as before, is none)
+                    failures.append(Failure(f"the stream envelope's {s} is not an array", type(records).__name__, "array",
+                                            f"line {n}: $.{s}"))
+            continue
+        if section is None:
+            failures.append(Failure("a stream line says neither that it is the envelope nor which section it belongs to",
+                                    item, f"the envelope, or a line naming its kind under one of {list(STREAM_KIND_KEYS)}",
+                                    f"line {n}"))
+            continue
+        wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
+        ctx.reading("E3", f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}")
+        fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
+        if section in mai.RECORD_SECTIONS:
+            doc[section].append(fields)
+        elif section == "envelope":
+            doc.update({k: v for k, v in fields.items() if k not in mai.RECORD_SECTIONS})
+    if doc.get("format") != mai.FORMAT and not failures:
+        failures.append(Failure("the stream carries no bundle envelope", sorted(doc)[:8], "{format, version, manifest, ...}", "line 1"))
+    return doc, failures
+
+
+@SUITE.check(section="§4", keyword="SHOULD", level="http",
+              sentence="Conforming HTTP implementations SHOULD expose at least:")
+def export_stream_equivalent(ctx: Context) -> Iterator[Failure]:
+    """POST /v1/brain/export/stream: the same export as an NDJSON stream."""
+    c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "stream")], entities=[{"name": ctx.unique("stream-entity"), "frequency": 1}]),
+           "the stream")
+    reply = c.profile_call(ctx, "export_stream", c.export_body(ctx, "full"))
+    if isinstance(reply, Failure):
+        yield reply
+        return
+    if not reply.ok:
+        yield Failure("the stream export was refused", reply.status, "an NDJSON stream")
+        return
+    streamed, failures = parse_stream(ctx, reply.raw)
+    yield from failures
+    if failures:
+        return
+    full = c.export(ctx, "full")
+    # only this run's records are compared: on a shared instance others write and delete between the two exports
+    mine = f"memconform-{ctx.run_id}"
+    full_rows, streamed_rows = c.by_hash(full), c.by_hash(streamed)
+    # this run's chunks whose content_hash is not a string: reported, and left out of the comparison
+    ours_mistyped = {r["content"] for rows in (full_rows, streamed_rows) for r in rows.get(c.MISTYPED_HASH, [])
+                     if isinstance(r.get("content"), str) and mine in r["content"]}
+    yield from c.mistyped_hashes(sorted(ours_mistyped), full_rows, streamed_rows)
+    own = {h for h, rows in {**full_rows, **streamed_rows}.items()
+           if h != c.MISTYPED_HASH and any(mine in str(r.get("content", "")) for r in rows)}
+    differ = own & (set(full_rows) ^ set(streamed_rows))
+    if differ:
+        yield Failure("the stream does not carry the same chunks as the export", f"{len(differ)} differ", "the same content_hash set", "$.chunks")
+    names_full = {n for n in c.entities_by_name(full) if mine in n}
+    names_streamed = {n for n in c.entities_by_name(streamed) if mine in n}
+    if names_full != names_streamed:
+        yield Failure("the stream does not carry the same entities as the export", sorted(names_streamed)[:5],
+                      sorted(names_full)[:5], "$.entities")
+
+
+@SUITE.check(section="§4", keyword="SHOULD", level="http",
+              sentence="Conforming HTTP implementations SHOULD expose at least:")
+def import_file_multipart(ctx: Context) -> Iterator[Failure]:
+    """POST /v1/brain/import/file: a bundle as a multipart upload, answered with an ImportReport (errata E4)."""
+    ch = c.chunk(ctx, "multipart")
+    doc = c.bundle(ctx, [ch])
+    c.remember_written(ctx, doc)
+    try:
+        reply = c.import_file(ctx, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+    except SkipCheck as exc:
+        if ctx.target.kind == "http":
+            yield Failure("an endpoint of the HTTP profile is not exposed", exc.reason, "POST /v1/brain/import/file")
+            return
+        raise
+    if not reply.ok:
+        yield Failure("the multipart import was refused", f"{reply.status} {reply.raw[:200]!r}", "an ImportReport")
+        return
+    yield from shape_failures(reply.json())
+    rows = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"]], rows)
+    found = rows.get(ch["content_hash"]) or []
+    if not found:
+        yield Failure("the chunk uploaded as a file is not in the export", "absent", ch["content"], "$.chunks")
+    elif not any(got.get("content") == ch["content"] for got in found):
+        got = found[0]
+        # the upload is UTF-8 JSON (§3); an upload decoded as Latin-1 garbles every non-ASCII character
+        yield Failure("the chunk uploaded as a file is exported with other content", got.get("content"), ch["content"],
+                      "$.chunks[].content")
+
+
+@SUITE.check(section="§4", keyword="SHOULD", level="http",
+              sentence="Conforming HTTP implementations SHOULD expose at least:")
+def spec_endpoint(ctx: Context) -> Iterator[Failure]:
+    """GET /v1/spec answers this protocol document (errata E5)."""
+    reply = c.profile_call(ctx, "spec")
+    if isinstance(reply, Failure):
+        yield reply
+        return
+    text = reply.raw.decode("utf-8", "replace")
+    if not reply.ok or not text.strip():
+        yield Failure("GET /v1/spec answered no document", f"{reply.status} {text[:100]!r}", "the protocol document")
+    elif "memoryai" not in text.lower().replace(" ", ""):
+        yield Failure("the /v1/spec document does not name the MemoryAI Protocol", text[:200], "a document naming MemoryAI Protocol v1")
+
+
+@SUITE.check(section="§4", keyword="SHOULD", level="http", sentence='{ "success": bool,')
+def rejection_status(ctx: Context) -> Iterator[Failure]:
+    """Over HTTP, a rejection is a 4xx with an ImportReport saying success false (errata E7); control first."""
+    if ctx.target.kind != "http":
+        raise SkipCheck("status codes exist only on HTTP targets", not_applicable=True)
+    c.control(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "status-control")])), "import of a version 1 bundle")
+    reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "reject-status")], version=mai.MAX_VERSION + 998))
+    wanted = ctx.option("rejection_status")
+    status = reply.http_status or 0
+    if not (400 <= status < 500) or (wanted != "any-4xx" and str(status) != wanted):
+        yield Failure("a rejected bundle was not answered with the expected status", status, wanted,
+                      readings=() if wanted == "any-4xx" else (wanted,))
+    body = c.report_body(reply)
+    if not isinstance(body, dict) or body.get("success") is not False:
+        yield Failure("a rejected bundle's answer does not say success: false", body if body is not None else reply.raw[:200],
+                      {"success": False})
+
+
+def shape_failures(body: Any) -> Iterator[Failure]:
+    if not isinstance(body, dict) or not isinstance(body.get("success"), bool) or not isinstance(body.get("report"), dict):
+        yield Failure("the import answer is not {success: bool, report: {...}}", body, "ImportReport", "$")
+        return
+    report = body["report"]
+    for name, kind in (("bundle_format", str), ("bundle_version", int), ("embedding_model_match", bool), ("warnings", list)):
+        if not isinstance(report.get(name), kind):
+            yield Failure(f"report.{name} is missing or not a {kind.__name__}", report.get(name, "<absent>"), kind.__name__, f"$.report.{name}")
+    for section, names in c.REPORT_COUNTERS.items():
+        for name in names:
+            value = c.counter(report, section, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                yield Failure(f"report.{section}.{name} is missing or not a count", value, "integer >= 0", f"$.report.{section}.{name}")
+
+
+@SUITE.check(section="§4", keyword="SHOULD", level="http", sentence="`ImportReport` shape:")
+def import_report_shape(ctx: Context) -> Iterator[Failure]:
+    reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "shape")]))
+    yield from c.expect_accepted(reply, "import")
+    if not reply.ok:
+        return
+    body = reply.json()
+    yield from shape_failures(body)
+    if isinstance(body, dict) and body.get("success") is not True:
+        yield Failure("success is not true for an accepted import", body.get("success"), True, "$.success")
+
+
+@SUITE.check(section="§6", keyword="SHOULD", level="http", sentence="Bundle filenames SHOULD use `.json` extension.")
+def export_filename_json(ctx: Context) -> Iterator[Failure]:
+    """Observable where an HTTP export names its file (Content-Disposition); otherwise not applicable."""
+    import re
+
+    reply = ctx.target.call("export", c.export_body(ctx, "dna_only"))
+    disposition = {k.lower(): v for k, v in (reply.headers or {}).items()}.get("content-disposition", "")
+    match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.IGNORECASE)
+    if not match:
+        raise SkipCheck("the export names no file (no Content-Disposition filename)", not_applicable=True)
+    if not match.group(1).strip().lower().endswith(".json"):
+        yield Failure("the exported bundle's filename does not end in .json", match.group(1), "*.json")

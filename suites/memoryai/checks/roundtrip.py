@@ -1,0 +1,109 @@
+"""The implementation's own export, at a size of several MB, imported back (issue 13 item 3).
+
+Level 3's clause at the size real brains reach: the round trip §5 names, and the Abstract's promise that
+a brain "can move between cloud services, on-prem installations, and third-party implementations".
+
+Seeded through the target's own import in bounded steps (a few hundred kB each), so only the export
+imported back is large: a consumer that caps request bodies, or a producer whose export is cut short
+once it grows, fails here and nowhere else. What it wrote is deleted at once (megabytes would slow
+every later export of the run); the run's cleanup removes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core import history_counts
+from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core.runner import Context
+from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai.suite import SUITE
+
+RECORDS, BATCH, SIZE = 240, 30, 10_000  # ~10,000 characters of mixed UTF-8 each: an export of about 3.5 MB
+FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned")
+
+
+def filler(i: int) -> str:
+    return (f"record {i}: Größe ✓ 記憶 🧠 " * (SIZE // 20 + 1))[:SIZE]
+
+
+def ours(rows_by_hash: dict[str, list[dict[str, Any]]], prefix: str) -> dict[str, list[dict[str, Any]]]:
+    """The groups of c.by_hash holding a seeded chunk; those whose content_hash is not a string are left out
+    (c.mistyped_hashes reports them): every key is then a string, so the keys sort."""
+    return {h: rows for h, rows in rows_by_hash.items()
+            if h != c.MISTYPED_HASH and any(isinstance(r.get("content"), str) and r["content"].startswith(prefix) for r in rows)}
+
+
+def text_of(rows: list[dict[str, Any]]) -> str:
+    """The first 60 characters of a group's seeded text (a group may also hold rows whose content is not text)."""
+    return next((r["content"][:60] for r in rows if isinstance(r.get("content"), str)), "")
+
+
+@SUITE.check(section="§5 Level 3", keyword="MAY", level="3",
+              sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same "
+                       "`chunks` set by `content_hash`, same `entities` by name)")
+def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
+    """The target's own full export, several MB, imported back: accepted, and afterwards every seeded chunk
+    is there once, as it was (nothing lost, duplicated or changed)."""
+    prefix = ctx.unique("rt-mb")
+    chunks = [c.chunk(ctx, "rt-mb", content=f"{prefix} #{i} {filler(i)}", tags=["memconform", f"t{i % 7}"],
+                      importance=round((i % 10) / 10, 1)) for i in range(RECORDS)]
+    try:
+        for start in range(0, RECORDS, BATCH):  # small imports: only the export imported back is large
+            c.seed(ctx, c.bundle(ctx, chunks[start:start + BATCH]), "the several-MB round trip")
+        yield from _round_trip(ctx, prefix, chunks)
+    finally:
+        try:
+            for ch in chunks:
+                ctx.target.call("delete_chunk", {"content_hash": ch["content_hash"]})
+        except (SkipCheck, TargetError):
+            ctx.note("no delete_chunk hook: the seeded chunks stay until the run's cleanup")
+
+
+def _round_trip(ctx: Context, prefix: str, chunks: list[dict[str, Any]]) -> Iterator[Failure]:
+    sent = {ch["content_hash"]: ch for ch in chunks}
+    texts = [ch["content"] for ch in chunks]
+    doc = c.export(ctx, "full")
+    exported = c.by_hash(doc)
+    mistyped = list(c.mistyped_hashes(texts, exported))
+    yield from mistyped
+    before = ours(exported, prefix)
+    if not before:
+        if mistyped:  # the seeded chunks are there, each with a content_hash that is not a string
+            return
+        raise Inconclusive("none of the seeded chunks is in the export: nothing to import back")
+    size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+    ctx.note(f"the export holds {len(before)} of {RECORDS} seeded chunks; {size / 1e6:.1f} MB")
+    lost_at_export = sorted(set(sent) - set(before))
+    if lost_at_export:
+        yield Failure(f"the export holds {len(before)} of the {RECORDS} chunks imported (it grew to {size / 1e6:.1f} MB)",
+                      len(before), RECORDS, "$.chunks", f"first missing: {sent[lost_at_export[0]]['content'][:60]!r}")
+    reply = c.import_bundle(ctx, doc, remember=False)  # the target's own export, unchanged
+    if not reply.ok:
+        history_counts.record(ctx, history_counts.counts(acknowledged=len(before)))
+        yield Failure(f"the target's own export ({size / 1e6:.1f} MB) was refused when imported back",
+                      f"{reply.status} {reply.raw[:200].decode('utf-8', 'replace')}", "accepted", "$")
+        return
+    exported_again = c.by_hash(c.export(ctx, "full"))
+    reported = {r["content"] for r in exported.get(c.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
+    yield from c.mistyped_hashes(set(texts) - reported, exported_again)  # only those new after the import back
+    after = ours(exported_again, prefix)
+    lost = sorted(set(before) - set(after))
+    duplicated = sorted(h for h, rows in after.items() if len(rows) > 1)
+    changed = sorted(h for h in set(before) & set(after)
+                     if any(after[h][0].get(k) != before[h][0].get(k) for k in FIELDS))
+    history_counts.record(ctx, history_counts.counts(acknowledged=len(before), lost=len(lost), duplicated=len(duplicated),
+                                     corrupted=len(changed)))
+    if lost:
+        yield Failure("chunks were lost by importing the target's own export back", len(lost), 0, "$.chunks",
+                      f"first: {text_of(before[lost[0]])!r}")
+    if duplicated:
+        yield Failure("importing the target's own export back duplicated chunks (§3.8: skip existing content_hash)",
+                      len(duplicated), 0, "$.chunks")
+    if changed:
+        h = changed[0]
+        yield Failure("importing the target's own export back changed stored chunks",
+                      {k: after[h][0].get(k) for k in FIELDS if after[h][0].get(k) != before[h][0].get(k)},
+                      {k: before[h][0].get(k) for k in FIELDS if after[h][0].get(k) != before[h][0].get(k)}, "$.chunks")

@@ -1,0 +1,226 @@
+"""A model-based check (issue 13): random sequences of imports, re-imports of earlier bundles, rival rows,
+rejected bundles, deletions and exports, each export compared with what §3.8, §3.1 and §6 say the
+brain must hold.
+
+The model (`Model`) is the spec's state for the sequence's own chunks: content_hash -> the fields of
+the first row imported (§3.8: later duplicates are skipped, the existing row is preserved), minus the
+chunks deleted (§6); entities by name with accumulated frequency, latest last_seen and OR of is_dna.
+A rejected bundle (version 999) must leave everything as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.core import history_counts, model_based, sequence
+from memconform.core.model import Failure, TargetError, Unsupported
+from memconform.core.runner import Context
+from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.suite import SUITE
+
+
+@dataclass
+class Model:
+    prefix: str
+    chunks: dict[str, dict[str, Any]] = field(default_factory=dict)  # live: content_hash -> first row
+    deleted: set[str] = field(default_factory=set)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bundles: list[dict[str, Any]] = field(default_factory=list)  # accepted bundles, to import again
+    steps: list[str] = field(default_factory=list)
+    acknowledged: int = 0  # chunks in accepted imports
+    tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
+
+
+class Divergence(model_based.Divergence):
+    """The target's export left the model: hypothesis shrinks the sequence that caused it (outside ci)."""
+
+
+def expected_of(model: Model) -> dict[str, Any]:
+    """What the model says the export holds of this sequence: language-neutral, for the sequence file."""
+    return {"prefix": model.prefix, "deleted": sorted(model.deleted),
+            "chunks": {h: {k: ch.get(k) for k in ("content", "tags", "importance", "zone", "memory_type")}
+                       for h, ch in model.chunks.items()},
+            "entities": {n: {"is_dna": e["is_dna"], "last_seen": e["last_seen"]} for n, e in model.entities.items()}}
+
+
+def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
+    """What differs between an export and the model's expectation (None: nothing)."""
+    if not isinstance(doc, dict):
+        return f"the export is {type(doc).__name__}, not a bundle"
+    by_hash = c.by_hash(doc)
+    wrong = next((x for x in by_hash.get(c.MISTYPED_HASH, [])
+                  if isinstance(x.get("content"), str) and x["content"].startswith(want["prefix"])), None)
+    if wrong is not None:  # a chunk of the sequence under c.MISTYPED_HASH matches no chunk of the model
+        value = wrong["content_hash"]
+        return (f"an exported chunk's content_hash is not a string ({type(value).__name__} {c.dumps(value)[:40]}): "
+                f"{wrong['content'][:60]!r}")
+    rows = {h: r for h, r in by_hash.items()
+            if any(isinstance(x.get("content"), str) and x["content"].startswith(want["prefix"]) for x in r)}
+    chunks = want["chunks"]
+    if set(rows) != set(chunks):
+        return (f"the export holds {len(set(rows) - set(chunks))} chunk(s) it should not "
+                f"({'deleted or rejected' if set(rows) & set(want['deleted']) else 'unexpected'}) and lacks "
+                f"{len(set(chunks) - set(rows))}")
+    for h, ch in chunks.items():
+        got = rows[h]
+        if len(got) != 1:
+            return f"a chunk is present {len(got)} times: {ch['content'][:60]!r}"
+        for name in ("tags", "importance", "zone", "memory_type"):
+            if got[0].get(name) != ch[name]:
+                return f"the stored row's {name} is {got[0].get(name)!r}, not the first import's {ch[name]!r}"
+    entities = c.entities_by_name(doc)
+    for name, e in want["entities"].items():
+        got_e = entities.get(name)
+        if got_e is None:
+            return f"entity {name[-12:]!r} is missing"
+        if got_e.get("is_dna") is not e["is_dna"] or c.instant(got_e.get("last_seen")) != c.instant(e["last_seen"]):
+            return f"entity {name[-12:]!r} is {got_e}, the model says {e}"
+    return None
+
+
+@sequence.comparator("memoryai.export")
+def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
+    return export_differs(reply.json() if reply is not None else None, want)
+
+
+def tally(doc: Any, model: Model) -> dict[str, int]:
+    """Jepsen-style counts of the sequence's chunks in one export."""
+    rows = {h: r for h, r in c.by_hash(doc).items()
+            if any(isinstance(x.get("content"), str) and x["content"].startswith(model.prefix) for x in r)}
+    return history_counts.counts(
+        acknowledged=model.acknowledged,
+        lost=len(set(model.chunks) - set(rows)),
+        duplicated=sum(1 for h in model.chunks if len(rows.get(h, ())) > 1),
+        resurrected=len(set(rows) & model.deleted),
+        corrupted=sum(1 for h, ch in model.chunks.items() if h in rows and any(
+            rows[h][0].get(k) != ch[k] for k in ("tags", "importance", "zone", "memory_type"))))
+
+
+def compare(ctx: Context, model: Model) -> None:
+    doc = c.export(ctx, "full")
+    model.tally = tally(doc, model)
+    problem = export_differs(doc, expected_of(model))
+    if problem:
+        raise Divergence(sequence.expect(ctx, "memoryai.export", expected_of(model), problem))
+
+
+def machine(ctx: Context, can_delete: bool) -> type:
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+    types = st.sampled_from(mai.CORE_TYPES)
+
+    class Brain(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = Model(prefix=ctx.unique("sm"))
+            self.names = [f"{self.model.prefix}-entity-{i}" for i in range(2)]
+            self.n = 0
+            ctx.cache.setdefault("memoryai.stateful-models", []).append(self.model)
+            sequence.begin(ctx)
+
+        def new_chunk(self, memory_type: str, zone: str, pinned: bool) -> dict[str, Any]:
+            self.n += 1
+            return c.chunk(ctx, "sm", memory_type, content=f"{self.model.prefix} #{self.n} ✓", zone=zone, is_pinned=pinned,
+                           importance=round(0.1 * (self.n % 10), 1), tags=[f"t{self.n}"])
+
+        def accept(self, bundle: dict[str, Any], what: str) -> None:
+            reply = c.import_bundle(ctx, bundle)
+            if not reply.ok:
+                raise TargetError(f"{what}: a conformant bundle was refused: {reply.raw[:200]!r}")
+            self.model.acknowledged += len(bundle["chunks"])
+            for ch in bundle["chunks"]:
+                if ch["content_hash"] not in self.model.chunks and ch["content_hash"] not in self.model.deleted:
+                    self.model.chunks[ch["content_hash"]] = dict(ch)
+            for e in bundle["entities"]:
+                old = self.model.entities.get(e["name"])
+                if old is None:
+                    self.model.entities[e["name"]] = dict(e)
+                else:
+                    later = max((old["last_seen"], e["last_seen"]), key=lambda t: c.instant(t))  # type: ignore[arg-type,return-value]
+                    self.model.entities[e["name"]] = dict(old, last_seen=later, is_dna=old["is_dna"] or e["is_dna"])
+            self.model.bundles.append(bundle)
+            self.model.steps.append(what)
+
+        @initialize()
+        def two_bundles(self) -> None:
+            """Every sequence starts with two imports and the first imported again (not the latest)."""
+            self.import_new([("fact", "standard", False)], 0, 60, False)
+            self.import_new([("decision", "critical", True)], 1, 30, True)
+            self.accept(self.model.bundles[0], "import the first bundle again")
+
+        @rule(kinds=st.lists(st.tuples(types, st.sampled_from(mai.ZONES), st.booleans()), min_size=1, max_size=3),
+              entity=st.sampled_from([0, 1]), age=st.integers(1, 5000), dna=st.booleans())
+        def import_new(self, kinds: list[Any], entity: int, age: int, dna: bool) -> None:
+            chunks = [self.new_chunk(*k) for k in kinds]
+            ent = {"name": self.names[entity], "frequency": 1, "first_seen": c.now_iso(-9000),
+                   "last_seen": c.now_iso(-age), "is_dna": dna}
+            self.accept(c.bundle(ctx, chunks, entities=[ent]), f"import {len(chunks)} new chunk(s) and entity {entity}")
+
+        @precondition(lambda self: bool(self.model.bundles))
+        @rule(data=st.data())
+        def import_earlier_again(self, data: Any) -> None:
+            bundle = data.draw(st.sampled_from(self.model.bundles))
+            self.accept(bundle, "import an earlier bundle again")
+
+        @precondition(lambda self: bool(self.model.chunks))
+        @rule(data=st.data())
+        def import_rival_row(self, data: Any) -> None:
+            h = data.draw(st.sampled_from(sorted(self.model.chunks)))
+            rival = dict(self.model.chunks[h], tags=["rival"], importance=0.95, zone="ephemeral")
+            self.accept(c.bundle(ctx, [rival]), "import a rival row of a stored chunk")
+
+        @rule()
+        def import_rejected(self) -> None:
+            probe = self.new_chunk("fact", "standard", False)
+            reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=mai.MAX_VERSION + 998))
+            if reply.ok:
+                raise Divergence(sequence.expect(ctx, "reply", {"ok": False}, "a bundle of version 999 was accepted"))
+            self.model.steps.append("import a bundle of version 999 (rejected)")
+
+        @precondition(lambda self: bool(self.model.chunks) and can_delete)
+        @rule(data=st.data())
+        def delete(self, data: Any) -> None:
+            h = data.draw(st.sampled_from(sorted(self.model.chunks)))
+            c.hook(ctx, "delete_chunk", {"content_hash": h}, "deletion in sequences")
+            del self.model.chunks[h]
+            self.model.deleted.add(h)
+            # whether importing a deleted chunk again restores it is open: never ask
+            self.model.bundles = [b for b in self.model.bundles if all(ch["content_hash"] != h for ch in b["chunks"])]
+            self.model.steps.append("delete a stored chunk")
+
+        @rule()
+        def export_matches(self) -> None:
+            self.model.steps.append("export")
+            compare(ctx, self.model)
+
+        def teardown(self) -> None:
+            if self.model.steps and not sequence.diverged(ctx):
+                compare(ctx, self.model)
+
+    return Brain
+
+
+@SUITE.check(section="§3.8", keyword="MUST", level="2",
+              sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
+def model_sequences(ctx: Context) -> Iterator[Failure]:
+    """Random sequences of imports, re-imports of earlier bundles, rival rows, rejected bundles and
+    deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
+    content absent, entities merged)."""
+
+    c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "sm-probe")]), "sequences of imports")
+    try:
+        ctx.target.call("delete_chunk", {"content_hash": "0" * 64})
+        can_delete = True
+    except Unsupported:
+        can_delete = False
+    diverged = model_based.run_sequences(ctx, machine(ctx, can_delete), model_based.budget(ctx, (3, 8), (20, 20)),
+                                         "memoryai.stateful-models")
+    if diverged is not None:
+        steps = diverged.steps
+        yield Failure(f"after a sequence of operations the brain left the model: {diverged.error}", steps,
+                      "the export as §3.8, §3.1 and §6 resolve the sequence",
+                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)

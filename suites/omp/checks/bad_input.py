@@ -1,0 +1,213 @@
+"""Bad input and nothing lost: every refusal is a 4xx with the §4 envelope, never a 5xx or a page,
+and the run's memories in the export are the same before and after (nothing stored, nothing lost).
+
+The requests with wrong types and bad parameters are data: fixtures/omp/requests/invalid/*.json,
+each naming the check it breaks. Limits (10,001 characters, 21 tags, ...) are one check each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, HarnessError
+from memconform.core.runner import Context
+from memconform.fixtures_loader import iter_cases
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.suite import SUITE
+
+
+def refused_create(ctx: Context, label: str, repaired: dict[str, Any], **fields: Any) -> Iterator[Failure]:
+    """Create a memory that breaks one rule: 422 validation_error, and nothing of the run changes.
+    First the positive control: the same memory with the one rule repaired must be accepted."""
+    ev.control(c.create(ctx, c.memory(ctx, label + "-ok", **repaired)), f"the same create with the rule repaired ({label})")
+    before = c.run_state(ctx)
+    yield from rules.validation_failures(ctx, c.create(ctx, c.memory(ctx, label, **fields)))
+    yield from c.state_changes(before, c.run_state(ctx), f"a refused create ({label})")
+
+
+def padded(ctx: Context, label: str, size: int, fill: str = "x") -> str:
+    head = ctx.unique(label)
+    return head + fill * (size - len(head))
+
+
+@SUITE.check(section="§2.1", keyword="MUST", level="core",
+           sentence='content: string // The memory text. Plain natural language. Max 10,000 chars.')
+def rejects_content_over_max(ctx: Context) -> Iterator[Failure]:
+    yield from refused_create(ctx, "long", {"content": padded(ctx, "long", omp.MAX_CONTENT)},
+                              content=padded(ctx, "long", omp.MAX_CONTENT + 1))
+
+
+@SUITE.check(section="§2.1", keyword="MUST", level="core",
+           sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
+def rejects_too_many_tags(ctx: Context) -> Iterator[Failure]:
+    yield from refused_create(ctx, "tags21", {"tags": [f"t{i}" for i in range(omp.MAX_TAGS - 1)]},
+                              tags=[f"t{i}" for i in range(omp.MAX_TAGS)])  # plus the run tag: 20 and 21
+
+
+@SUITE.check(section="§2.1", keyword="MUST", level="core",
+           sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
+def rejects_long_tag(ctx: Context) -> Iterator[Failure]:
+    yield from refused_create(ctx, "tag51", {"tags": ["t" * omp.MAX_TAG_LEN]}, tags=["t" * (omp.MAX_TAG_LEN + 1)])
+
+
+@SUITE.check(section="§2.1", keyword="MUST", level="core",
+           sentence='metadata?: Record<string, unknown> // Max 10 keys, values must be JSON-serialisable')
+def rejects_too_many_metadata_keys(ctx: Context) -> Iterator[Failure]:
+    yield from refused_create(ctx, "meta11", {"metadata": {f"k{i}": i for i in range(omp.MAX_METADATA_KEYS)}},
+                              metadata={f"k{i}": i for i in range(omp.MAX_METADATA_KEYS + 1)})
+
+
+@SUITE.check(section="§2.1", keyword="MUST", level="core",
+           sentence='namespace?: string // Optional grouping (e.g. "project:myapp"). Max 100 chars.')
+def rejects_long_namespace(ctx: Context) -> Iterator[Failure]:
+    yield from refused_create(ctx, "ns101", {"namespace": "n" * omp.MAX_NAMESPACE}, namespace="n" * (omp.MAX_NAMESPACE + 1))
+
+
+@SUITE.check(section="§2.2", keyword="MUST", level="core",
+           sentence='type: MemoryType // Classification of memory (see §2.2)')
+def rejects_unknown_type(ctx: Context) -> Iterator[Failure]:
+    yield from refused_create(ctx, "type", {"type": "procedural"}, type="opinion")
+
+
+def request_cases(check_name: str) -> list[dict[str, Any]]:
+    """The bad requests of fixtures/omp/requests/invalid/ that break this check (data, not code)."""
+    cases = [case for path, case in iter_cases("omp") if path.parent.parent.name == "requests"
+             and f"{omp.SUITE}.{check_name}" in case.get("breaks", [])]
+    if not cases:
+        raise HarnessError(f"no request fixtures for omp.{check_name} under fixtures/omp/requests/invalid/")
+    return cases
+
+
+def send_case(ctx: Context, case: dict[str, Any]) -> c.Answer:
+    """One fixture request; a create body is a fresh run-unique memory with the case's change applied."""
+    doc = case["document"]
+    body = doc.get("body")
+    if "merge" in doc or "drop" in doc:
+        body = c.memory(ctx, case["id"])
+        body.update(doc.get("merge", {}))
+        for name in doc.get("drop", []):
+            body.pop(name, None)
+    return c.send(ctx, doc["method"], doc["path"], body=body, params=doc.get("params"))
+
+
+def sane_page(answer: c.Answer) -> bool:
+    """A bad parameter served under the lenient reading: a page of at most 100 memories (and an honest mode)."""
+    body = answer.body if isinstance(answer.body, dict) else {}
+    memories = body.get("memories")
+    if not (isinstance(memories, list) and len(memories) <= omp.MAX_LIMIT
+            and body.get("mode_used", "keyword") in omp.SEARCH_MODES):
+        return False
+    # a page of memories, not any 200 with a "memories" key: a server answering everything with junk
+    # must not pass as one that clamps bad paging (the hostile zoo showed it)
+    return all(isinstance(m, dict) and not any(rules.id_failures(m, "$")) and not any(rules.content_type_failures(m, "$"))
+               for m in memories)
+
+
+def case_failures(ctx: Context, check_name: str, lenient: tuple[str, ...] = ()) -> Iterator[Failure]:
+    """Each fixture is refused with 422; cases whose id starts with a `lenient` prefix may instead be
+    served sanely unless option bad_params=reject (errata O9)."""
+    strict = ctx.option("bad_params") == "reject"
+    for case in request_cases(check_name):
+        answer = send_case(ctx, case)
+        if answer.ok and not strict and case["id"].startswith(lenient):
+            ev.reading(ctx, "O9", f"{case['id']}: served")
+            if not sane_page(answer):
+                yield Failure(f"{case['id']}: served, but not as a sane page", answer.raw[:160], "a page of <= 100 memories",
+                              "$.memories", f"fixture {case['id']}: {case['description']}")
+            continue
+        for failure in rules.validation_failures(ctx, answer):
+            failure.detail = f"fixture {case['id']}: {case['description']}"
+            if case["id"].startswith(lenient):
+                failure.readings = ("bad_params=reject",) if answer.ok else ()
+            yield failure
+
+
+@SUITE.check(section="§4", keyword="MUST", level="core",
+           sentence='`validation_error` 422 Request body failed schema validation')
+def rejects_wrong_types(ctx: Context) -> Iterator[Failure]:
+    ev.control(c.create(ctx, c.memory(ctx, "types-ok")), "a create with every field of the right type")
+    before = c.run_state(ctx)
+    yield from case_failures(ctx, "rejects_wrong_types")
+    yield from c.state_changes(before, c.run_state(ctx), "refused creates with wrong types")
+
+
+@SUITE.check(section="§2.1", keyword="MUST", level="core",
+           sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
+def accepts_values_at_limits(ctx: Context) -> Iterator[Failure]:
+    """Every value exactly at its limit, in ASCII, in a non-ASCII BMP letter (2 bytes in UTF-8) and in an
+    astral character (2 UTF-16 code units): limits count characters, not bytes (errata O19)."""
+    unit = ctx.option("char_unit")
+    for fill, name in (("y", "ASCII"), ("é", "non-ASCII"), ("🧠", "astral")):
+        request = c.memory(ctx, f"limits-{name}", content=padded(ctx, f"limits-{name}", omp.MAX_CONTENT, fill),
+                           tags=[f"{i:02d}".ljust(omp.MAX_TAG_LEN, fill) for i in range(omp.MAX_TAGS - 1)],
+                           namespace=fill * omp.MAX_NAMESPACE, metadata={f"k{i}": i for i in range(omp.MAX_METADATA_KEYS)})
+        answer = c.create(ctx, request)
+        if not answer.ok or not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
+            if name == "astral" and unit != "code-points" and 400 <= answer.status < 500:
+                ev.reading(ctx, "O19", "chars are UTF-16 code units")
+                continue
+            yield Failure(f"a memory with every value at its limit ({name} characters) was refused", answer.brief(), 201, "$",
+                          readings=("char_unit=code-points",) if name == "astral" else ())
+            continue
+        if name == "astral":
+            ev.reading(ctx, "O19", "chars are code points")
+        got = c.ok_json(c.get(ctx, answer.body["id"]), dict, "getting the memory at the limits")
+        for field in ("content", "namespace", "metadata"):
+            if got.get(field) != request[field]:
+                yield Failure(f"{field} at its limit ({name}) was not stored as written", str(got.get(field))[:80],
+                              str(request[field])[:80], f"$.{field}")
+        if sorted(got.get("tags") or []) != sorted(request["tags"]):
+            yield Failure(f"20 tags of up to 50 characters ({name}) were not stored as written", len(got.get("tags") or []), 20, "$.tags")
+
+
+def malformed_status(ctx: Context) -> tuple[int | None, str | None]:
+    wanted = ctx.option("malformed_json_status")
+    if wanted == "any-4xx":
+        return None, None
+    return int(wanted), ("validation_error" if wanted == "422" else None)
+
+
+@SUITE.check(section="§4", keyword="MUST", level="core",
+           sentence='All request and response bodies are JSON.')
+def malformed_json_rejected(ctx: Context) -> Iterator[Failure]:
+    made = c.created(ctx, c.memory(ctx, "malformed"))
+    ev.control(c.send(ctx, "PUT", f"/memories/{made['id']}", raw=b'{"tags": ["malformed-ok"]}'), "the same PUT with a JSON body")
+    before = c.run_state(ctx)
+    marker = ctx.unique("malformed")
+    broken = ('{"content": "' + marker + '", "type": "semantic", "tags": [').encode()
+    status, code = malformed_status(ctx)
+    for method, path in (("POST", "/memories"), ("PUT", f"/memories/{made['id']}"), ("POST", "/memories/search"), ("POST", "/import")):
+        yield from rules.error_failures(ctx, c.send(ctx, method, path, raw=broken), status, code)
+    yield from c.state_changes(before, c.run_state(ctx), "requests with a malformed JSON body")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`limit` integer Max results (default 20, max 100)')
+def list_rejects_bad_paging(ctx: Context) -> Iterator[Failure]:
+    ev.control(c.list_(ctx, {"limit": "1", "offset": "0", "sort": "created_at_asc", "type": "semantic"}), "a list with valid paging")
+    yield from case_failures(ctx, "list_rejects_bad_paging", lenient=("list-",))
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`validation_error` 422 Request body failed schema validation')
+def search_rejects_bad_input(ctx: Context) -> Iterator[Failure]:
+    ev.control(c.search(ctx, {"q": "memconform", "mode": "keyword", "limit": 1, "tags": [c.run_tag(ctx)]}), "a valid search")
+    yield from case_failures(ctx, "search_rejects_bad_input", lenient=("search-limit-negative", "search-mode-unknown"))
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='Response 404 Not Found: { "error": "memory_not_found" }')
+def unknown_id_every_route(ctx: Context) -> Iterator[Failure]:
+    missing = c.new_id()
+    marker = ctx.unique("ghost")
+    known = c.created(ctx, c.memory(ctx, "known-id"))
+    ev.control(c.get(ctx, known["id"]), "getting a memory that exists")
+    yield from rules.error_failures(ctx, c.get(ctx, missing), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.update(ctx, missing, {"content": f"{marker} upserted?"}), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, c.delete(ctx, missing), 404, "memory_not_found")
+    if c.get(ctx, missing, quiet=True).status != 404 or c.with_marker(c.exported(ctx), marker):
+        yield Failure("an update of an unknown id stored a memory", marker, "nothing stored", "$.memories")

@@ -1,0 +1,127 @@
+"""Import failure paths and the round trip (§3.3 `POST /v1/import`, issue 13): one bad memory at the
+start, middle or end of a batch under every strategy, a failed overwrite that must keep the old
+row, and the target's own export, grown to megabytes, imported back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks.imports import import_report_failures, import_with
+from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.suite import SUITE
+
+ROUND_TRIP = 60  # memories of ~10,000 characters (~1.5 UTF-8 bytes each): an export of about 0.9 MB
+ROUND_TRIP_GONE = 3
+SEED_BATCH = 10  # about 150 KB an import
+
+
+def invalid_memory(ctx: Context, label: str) -> dict[str, Any]:
+    """A memory that breaks one §2.1 rule (content over 10,000 characters); never stored on purpose."""
+    bad = c.full_memory(ctx, label)
+    bad["content"] += "z" * omp.MAX_CONTENT
+    return bad
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='{ "imported": 142, "skipped": 3, "errors": [] }')
+def import_bad_memory_reported(ctx: Context) -> Iterator[Failure]:
+    """An invalid memory at the start, middle or end of a batch, under each strategy: it is reported in
+    errors and the rest imported, or the whole file is refused with a 4xx and nothing imported; never a
+    5xx, never the first items kept and the rest dropped, and no existing memory lost (errata O7)."""
+    ev.control(import_with(ctx, [c.full_memory(ctx, "batch-ok")], "skip"), "an import of one valid memory")
+    for strategy in omp.CONFLICTS:
+        for where in (0, 1, 2):
+            existing = c.created(ctx, c.memory(ctx, f"keep-{strategy}-{where}"))
+            good = [c.full_memory(ctx, f"good-{strategy}-{where}-{i}") for i in range(2)]
+            bad = invalid_memory(ctx, f"bad-{strategy}-{where}")
+            batch = [*good[:where], bad, *good[where:]]
+            answer = import_with(ctx, batch, strategy)
+            everything = c.exported(ctx)
+            label = f"conflict={strategy}, invalid memory at index {where}"
+            stored = [m for m in good if c.with_marker(everything, m["content"])]
+            if answer.ok:
+                ev.reading(ctx, "O7", "invalid memory reported, the rest imported")
+                errors = answer.body.get("errors") if isinstance(answer.body, dict) else None
+                named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad["id"])]
+                if not named:
+                    yield Failure(f"{label}: the report does not name the invalid memory", errors, f'[{{"index": {where}, ...}}]', "$.errors")
+                if len(stored) != len(good):
+                    yield Failure(f"{label}: a good memory beside an invalid one was not imported", len(stored), len(good), "$.memories")
+            else:
+                ev.reading(ctx, "O7", "whole file refused")
+                yield from rules.error_failures(ctx, answer, None, None)
+                if stored:
+                    yield Failure(f"{label}: a refused import stored part of the batch", f"{answer.status}, {len(stored)} stored",
+                                  "nothing imported", "$.memories")
+            if c.with_marker(everything, bad["content"][:60]):
+                yield Failure(f"{label}: the invalid memory was stored", bad["content"][:60], "not stored", "$.memories")
+            if existing["id"] not in ids(everything):
+                yield Failure(f"{label}: an existing memory was lost", existing["id"], "still there", "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='overwrite — overwrite existing memories')
+def import_failed_overwrite_keeps_old(ctx: Context) -> Iterator[Failure]:
+    """An overwrite whose new memory is invalid must leave the existing one as it was: a server that
+    deletes the old row first and then fails to insert loses the memory."""
+    existing = c.created(ctx, c.memory(ctx, "ow-keep"))
+    valid = dict(c.full_memory(ctx, "ow-valid"), id=existing["id"])
+    ev.control(import_with(ctx, [valid], "overwrite"), "the same overwrite with a valid memory")
+    before = c.ok_json(c.get(ctx, existing["id"]), dict, "getting the memory to overwrite")
+    rival = dict(invalid_memory(ctx, "ow-bad"), id=existing["id"])
+    answer = import_with(ctx, [rival], "overwrite")
+    if answer.status >= 500:
+        yield from rules.error_failures(ctx, answer, None, None)
+    after = c.get(ctx, existing["id"])
+    if after.status != 200 or not isinstance(after.body, dict):
+        yield Failure("a failed overwrite lost the existing memory", after.brief(), "the memory as before", "$")
+    elif after.body.get("content") != before.get("content"):
+        yield Failure("a failed overwrite changed the existing memory", str(after.body.get("content"))[:80],
+                      str(before.get("content"))[:80], "$.content")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='Import memories from an OMP export file.')
+def export_import_round_trip(ctx: Context) -> Iterator[Failure]:
+    """The target's own export, at about 0.9 MB, imported back: memories deleted meanwhile come back as
+    they were, the others are skipped, no errors."""
+    word = c.word()
+    seed = [c.full_memory(ctx, f"rt{i}", content=f"{ctx.unique(f'rt{i}')} {word} " + ("Größe ✓ " * 1250)[:9_900])
+            for i in range(ROUND_TRIP)]
+    for start in range(0, ROUND_TRIP, SEED_BATCH):  # small imports: only the export back is large
+        seeded = import_with(ctx, seed[start:start + SEED_BATCH])
+        ev.need(seeded.ok and isinstance(seeded.body, dict) and seeded.body.get("imported") == len(seed[start:start + SEED_BATCH]),
+                f"the {ROUND_TRIP} memories of the round trip could not be seeded: {seeded.brief()}")
+    made: list[str] = []
+    try:
+        yield from _round_trip(ctx, word, made)
+    finally:  # megabytes would slow every later export of the run: remove them now (the sweep gets the rest)
+        for mem_id in made:
+            c.delete(ctx, mem_id, record=False, quiet=True)
+
+
+def _round_trip(ctx: Context, word: str, made: list[str]) -> Iterator[Failure]:
+    mine = c.with_marker(c.exported(ctx), word)
+    made.extend(str(m.get("id")) for m in mine)
+    ev.need(len(mine) == ROUND_TRIP, f"the export holds {len(mine)} of the {ROUND_TRIP} seeded memories")
+    gone = mine[:ROUND_TRIP_GONE]
+    for mem in gone:
+        ev.control(c.delete(ctx, mem["id"]), "deleting a memory of the round trip")
+    answer = c.import_(ctx, c.export_file(mine))  # the target's own memory objects, unchanged; default skip
+    yield from import_report_failures(answer)
+    body = answer.body if isinstance(answer.body, dict) else {}
+    if answer.ok and (body.get("imported"), body.get("skipped"), body.get("errors")) != (ROUND_TRIP_GONE, ROUND_TRIP - ROUND_TRIP_GONE, []):
+        yield Failure("the target's own export did not import back", {k: body.get(k) for k in ("imported", "skipped", "errors")},
+                      {"imported": ROUND_TRIP_GONE, "skipped": ROUND_TRIP - ROUND_TRIP_GONE, "errors": []}, "$")
+    back = c.with_marker(c.exported(ctx), word)
+    for mem in gone:
+        if len(c.with_marker(back, mem["content"])) != 1:
+            yield Failure("a memory deleted and imported back from the export is not there once", len(c.with_marker(back, mem["content"])),
+                          1, "$.memories", mem["id"])

@@ -1,0 +1,169 @@
+"""Export, import with every conflict strategy, and health (§3.3, §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.suite import SUITE
+
+
+def import_with(ctx: Context, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> c.Answer:
+    """POST /v1/import; under conflict_in=both (default) the strategy goes in the query and the body (errata O1)."""
+    doc = c.export_file(memories)
+    if conflict is not None and ctx.option("conflict_in") == "both":
+        doc["conflict"] = conflict
+    return c.import_(ctx, doc, conflict, key=key)
+
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='Export all memories as a portable JSON file.')
+def export_envelope(ctx: Context) -> Iterator[Failure]:
+    made = c.created(ctx, c.memory(ctx, "export"))
+    answer = c.export(ctx, record=False)
+    body = answer.body
+    if answer.status != 200 or not isinstance(body, dict):
+        yield Failure("export did not answer 200 with an object", answer.status, 200, "$")
+        return
+    if body.get("omp_version") != omp.VERSION:
+        yield Failure("omp_version is not \"0.1\"", body.get("omp_version", "<absent>"), omp.VERSION, "$.omp_version")
+    if rules.instant(body.get("exported_at")) is None:
+        yield Failure("exported_at is not an ISO 8601 UTC timestamp", body.get("exported_at", "<absent>"), "ISO 8601 UTC", "$.exported_at")
+    if not isinstance(body.get("server"), str):
+        yield Failure("server is missing or not a string", body.get("server", "<absent>"), "a string", "$.server")
+    if not isinstance(body.get("memories"), list):
+        yield Failure("memories is not an array", body.get("memories", "<absent>"), "Memory[]", "$.memories")
+    elif made["id"] not in ids(body["memories"]):
+        yield Failure("export does not hold a memory just created", "absent", made["id"], "$.memories")
+
+
+def import_report_failures(answer: c.Answer) -> Iterator[Failure]:
+    body = answer.body
+    if answer.status != 200 or not isinstance(body, dict):
+        yield Failure("import did not answer 200 with a report", f"{answer.status} {answer.raw[:160]!r}", 200, "$")
+        return
+    for name in ("imported", "skipped"):
+        if not rules.is_int(body.get(name)):
+            yield Failure(f"{name} is missing or not an integer", body.get(name, "<absent>"), "integer", f"$.{name}")
+    if not isinstance(body.get("errors"), list):
+        yield Failure("errors is missing or not an array", body.get("errors", "<absent>"), "[]", "$.errors")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='Import memories from an OMP export file.')
+def import_report_shape(ctx: Context) -> Iterator[Failure]:
+    memories = [c.full_memory(ctx, f"imp{i}") for i in range(2)]
+    answer = import_with(ctx, memories)
+    yield from import_report_failures(answer)
+    if isinstance(answer.body, dict) and (answer.body.get("imported"), answer.body.get("skipped"), answer.body.get("errors")) != (2, 0, []):
+        yield Failure("two new memories did not report imported 2, skipped 0, no errors",
+                      {k: answer.body.get(k) for k in ("imported", "skipped", "errors")}, {"imported": 2, "skipped": 0, "errors": []}, "$")
+    everything = c.exported(ctx)
+    stored = [m for mem in memories for m in c.with_marker(everything, mem["content"])]
+    if len(stored) != 2:
+        yield Failure("the imported memories are not in the export exactly once each", len(stored), 2, "$.memories")
+
+
+def conflict_case(ctx: Context, label: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """An existing memory, a rival with its id and other content, and a new memory, for one import."""
+    existing = c.created(ctx, c.memory(ctx, f"{label}-existing"))
+    rival = dict(c.full_memory(ctx, f"{label}-rival"), id=existing["id"])
+    return existing, rival, c.full_memory(ctx, f"{label}-new")
+
+
+def by_content(ctx: Context, *contents: str) -> dict[str, list[dict[str, Any]]]:
+    everything = c.exported(ctx)
+    return {text: c.with_marker(everything, text) for text in contents}
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='skip — skip memories whose ID already exists (default)')
+def import_skip_default(ctx: Context) -> Iterator[Failure]:
+    existing, rival, new = conflict_case(ctx, "skip")
+    answer = import_with(ctx, [rival, new])
+    yield from import_report_failures(answer)
+    if isinstance(answer.body, dict) and answer.body.get("skipped") != 1:
+        yield Failure("the memory whose id exists was not counted as skipped", answer.body.get("skipped"), 1, "$.skipped")
+    found = by_content(ctx, existing["content"], rival["content"], new["content"])
+    if len(found[existing["content"]]) != 1:
+        yield Failure("without a conflict parameter the existing memory was not kept", len(found[existing["content"]]), 1, "$.memories")
+    if found[rival["content"]]:
+        yield Failure("without a conflict parameter a memory with an existing id was imported", rival["content"], "skipped", "$.memories")
+    if len(found[new["content"]]) != 1:
+        yield Failure("a new memory next to a skipped one was not imported", len(found[new["content"]]), 1, "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='overwrite — overwrite existing memories')
+def import_overwrite(ctx: Context) -> Iterator[Failure]:
+    existing, rival, new = conflict_case(ctx, "overwrite")
+    yield from import_report_failures(import_with(ctx, [rival, new], "overwrite"))
+    got = c.ok_json(c.get(ctx, existing["id"]), dict, "getting the overwritten memory")
+    if got.get("content") != rival["content"]:
+        yield Failure("conflict=overwrite did not replace the existing memory", got.get("content"), rival["content"], "$.content")
+    found = by_content(ctx, existing["content"], new["content"])
+    if found[existing["content"]]:
+        yield Failure("conflict=overwrite kept the old content as well", len(found[existing["content"]]), 0, "$.memories")
+    if len(found[new["content"]]) != 1:
+        yield Failure("conflict=overwrite did not import the new memory once", len(found[new["content"]]), 1, "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='duplicate — always create new IDs')
+def import_duplicate(ctx: Context) -> Iterator[Failure]:
+    existing, rival, new = conflict_case(ctx, "duplicate")
+    yield from import_report_failures(import_with(ctx, [rival, new], "duplicate"))
+    found = by_content(ctx, existing["content"], rival["content"], new["content"])
+    if len(found[existing["content"]]) != 1:
+        yield Failure("conflict=duplicate did not keep the existing memory", len(found[existing["content"]]), 1, "$.memories")
+    for mem in (rival, new):
+        copies = found[mem["content"]]
+        if len(copies) != 1:
+            yield Failure("conflict=duplicate did not import the memory once", len(copies), 1, "$.memories")
+        elif copies[0].get("id") == mem["id"]:
+            yield Failure("conflict=duplicate kept the file's id instead of a new one", copies[0].get("id"), "a new id", "$.memories[?].id")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='conflict strategies (query param):')
+def import_unknown_conflict_rejected(ctx: Context) -> Iterator[Failure]:
+    ev.control(import_with(ctx, [c.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
+    new = c.full_memory(ctx, "bad-conflict")
+    yield from rules.validation_failures(ctx, import_with(ctx, [new], "replace-all"))
+    if c.with_marker(c.exported(ctx), new["content"]):
+        yield Failure("an import with an unknown conflict strategy stored memories", new["content"], "nothing imported", "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='Server health check. No authentication required.')
+def health_without_key(ctx: Context) -> Iterator[Failure]:
+    answer = c.health(ctx, key=None)
+    body = answer.body
+    if answer.status != 200 or not isinstance(body, dict):
+        yield Failure("health without a key did not answer 200 with an object", f"{answer.status} {answer.raw[:120]!r}", 200, "$")
+        return
+    if body.get("status") != "ok":
+        yield Failure("status is not \"ok\"", body.get("status", "<absent>"), "ok", "$.status")
+    if not isinstance(body.get("version"), str):
+        yield Failure("version is missing or not a string", body.get("version", "<absent>"), "0.1", "$.version")
+    if not rules.is_int(body.get("memories_count")) or body["memories_count"] < 0:
+        yield Failure("memories_count is missing or not a count", body.get("memories_count", "<absent>"), "integer >= 0", "$.memories_count")
+
+
+@SUITE.check(section="§5", keyword="MUST", level="core",
+           sentence='Implementations declare their compliance level in /v1/health:')
+def health_declares_level(ctx: Context) -> Iterator[Failure]:
+    if "omp_level_note" in ctx.cache:
+        ctx.note(ctx.cache["omp_level_note"])
+    body = c.health(ctx).body
+    if rules.declared_level(body) is None:
+        named = {k: body.get(k) for k in omp.HEALTH_LEVEL_FIELDS if isinstance(body, dict) and k in body}
+        yield Failure("health names no compliance level", named or "<absent>", list(omp.LEVEL_NAMES), "$.compliance")

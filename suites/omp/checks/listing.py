@@ -1,0 +1,183 @@
+"""GET /v1/memories (§3.3): paging, total, filters and sort, over a run-unique data set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, TargetError
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.suite import SUITE
+
+DATASET = 101  # one more than the maximum page
+
+
+def _dataset(ctx: Context) -> dict[str, Any]:
+    """101 memories in one import, with known types, tools, tags, namespaces and distinct created_at;
+    the ids are those the target stored (read back by content), not the file's (issue 10 item 6)."""
+    ds: dict[str, Any] = {"tag": f"ds-{ctx.run_id}", "word": c.word(), "tool": f"mc-alt-{ctx.run_id}", "a": f"a-{ctx.run_id}",
+          "b": f"b-{ctx.run_id}", "namespace": f"project:mc-{ctx.run_id}"}
+    memories = []
+    for i in range(DATASET):
+        tags = [ds["tag"]] + ([ds["a"]] if i % 2 == 0 else []) + ([ds["b"]] if i % 3 == 0 else [])
+        mem = c.full_memory(ctx, f"ds{i}", type=omp.TYPES[i % 3], tool=ds["tool"] if i % 5 == 0 else c.OWN_TOOL,
+                            created_at=f"2026-01-{1 + i // 24:02d}T{i % 24:02d}:00:00Z")
+        mem["content"] += f" {ds['word']}"
+        mem["tags"] += tags
+        if i % 4 == 0:
+            mem["namespace"] = ds["namespace"]
+        memories.append(mem)
+    answer = c.import_(ctx, c.export_file(memories))
+    report = answer.body if answer.ok and isinstance(answer.body, dict) else None
+    ev.need(report is not None and report.get("imported") == DATASET,
+            f"the 101-memory data set could not be seeded by one import: {answer.brief()}")
+    stored = {m.get("content"): m for m in c.with_marker(c.exported(ctx), ds["word"])}
+    missing = [m["content"] for m in memories if m["content"] not in stored]
+    if missing:
+        raise TargetError(f"import reported 101 memories imported, yet {len(missing)} are not in the export")
+    for mem in memories:
+        mem["id"] = stored[mem["content"]].get("id")
+    kept = sum(1 for m in memories if rules.instant(stored[m["content"]].get("created_at")) == rules.instant(m["created_at"]))
+    ev.reading(ctx, "O26", "import keeps created_at" if kept == DATASET else "import stamps created_at")
+    ds["memories"] = memories
+    return ds
+
+
+def dataset(ctx: Context) -> dict[str, Any]:
+    return ctx.once("omp_dataset", lambda: _dataset(ctx))
+
+
+def count(ds: dict[str, Any], test: Any) -> int:
+    return sum(1 for m in ds["memories"] if test(m))
+
+
+def page(ctx: Context, params: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = c.ok_json(c.list_(ctx, params), dict, f"listing {params}")
+    if not isinstance(body.get("memories"), list):
+        raise TargetError(f"a list answer has no memories array: {body!r:.200}")
+    return body
+
+
+def ids(memories: list[Any]) -> list[Any]:
+    return [m.get("id") for m in memories if isinstance(m, dict)]
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='List memories with optional filters.')
+def list_response_shape(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    answer = c.list_(ctx, {"tags": ds["tag"], "limit": "5", "offset": "2"})
+    if answer.status != 200 or not isinstance(answer.body, dict):
+        yield Failure("list did not answer 200 with an object", answer.status, 200, "$")
+        return
+    body = answer.body
+    if not isinstance(body.get("memories"), list) or not all(isinstance(m, dict) for m in body["memories"]):
+        yield Failure("memories is not an array of Memory objects", body.get("memories", "<absent>"), "Memory[]", "$.memories")
+    for name, wanted in (("total", DATASET), ("limit", 5), ("offset", 2)):
+        if not rules.is_int(body.get(name)):
+            yield Failure(f"{name} is missing or not an integer", body.get(name, "<absent>"), wanted, f"$.{name}")
+        elif name != "total" and body[name] != wanted:
+            yield Failure(f"{name} does not echo what was applied (errata O3)", body[name], wanted, f"$.{name}")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`limit` integer Max results (default 20, max 100)')
+def list_default_limit_20(ctx: Context) -> Iterator[Failure]:
+    body = page(ctx, {"tags": dataset(ctx)["tag"]})
+    if len(body["memories"]) != omp.DEFAULT_LIMIT:
+        yield Failure("without limit the page does not hold 20 memories (101 match)", len(body["memories"]), 20, "$.memories")
+    if body.get("limit") != omp.DEFAULT_LIMIT:
+        yield Failure("without limit the answer does not say limit 20", body.get("limit", "<absent>"), 20, "$.limit")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`limit` integer Max results (default 20, max 100)')
+def list_limit_max_100(ctx: Context) -> Iterator[Failure]:
+    tag = dataset(ctx)["tag"]
+    body = page(ctx, {"tags": tag, "limit": "100"})
+    if len(body["memories"]) != omp.MAX_LIMIT:
+        yield Failure("limit=100 over 101 matches does not give 100 memories", len(body["memories"]), 100, "$.memories")
+    answer = c.list_(ctx, {"tags": tag, "limit": "101"})
+    wanted = ctx.option("limit_over_max")
+    served = answer.ok and isinstance(answer.body, dict)
+    ev.reading(ctx, "O9", "limit=101 clamped" if served else f"limit=101 refused ({answer.status})")
+    if wanted == "reject" or (wanted == "either" and not served):
+        for failure in rules.validation_failures(ctx, answer):
+            failure.readings = ("limit_over_max=reject",) if wanted == "reject" else ()
+            yield failure
+    elif not served:
+        yield Failure("limit=101 was not served as 100", answer.status, 200, "$", readings=("limit_over_max=clamp",))
+    else:
+        memories = answer.body.get("memories") or []
+        if len(memories) > omp.MAX_LIMIT or answer.body.get("limit") not in (omp.MAX_LIMIT, None):
+            yield Failure("limit=101 was served with more than 100 memories", f"{len(memories)} memories, limit {answer.body.get('limit')}",
+                          "at most 100 (max 100)", "$.limit")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`offset` integer Pagination offset')
+def list_offset_pages(ctx: Context) -> Iterator[Failure]:
+    tag = dataset(ctx)["tag"]
+    base = {"tags": tag, "sort": "created_at_asc"}
+    whole = ids(page(ctx, {**base, "limit": "20"})["memories"])
+    first = page(ctx, {**base, "limit": "10", "offset": "0"})
+    second = page(ctx, {**base, "limit": "10", "offset": "10"})
+    if ids(first["memories"]) + ids(second["memories"]) != whole:
+        yield Failure("offset 0 and offset 10 (limit 10) are not the first 20 in order", ids(second["memories"])[:3], whole[10:13], "$.memories")
+    if second.get("offset") != 10:
+        yield Failure("offset is not echoed (errata O3)", second.get("offset", "<absent>"), 10, "$.offset")
+    beyond = page(ctx, {**base, "offset": "500"})
+    if beyond["memories"]:
+        yield Failure("an offset past the last match still returns memories", len(beyond["memories"]), 0, "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='{ "memories": [...], "total": 142, "limit": 20, "offset": 0 }')
+def list_total_counts_matches(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    for params, wanted in (({"tags": ds["tag"], "limit": "5", "offset": "3"}, DATASET),
+                           ({"tags": ds["b"], "limit": "2"}, count(ds, lambda m: ds["b"] in m["tags"]))):
+        body = page(ctx, params)
+        if body.get("total") != wanted:
+            yield Failure(f"total is not the number of matches for {params}", body.get("total", "<absent>"), wanted, "$.total")
+
+
+def filter_failures(ctx: Context, params: dict[str, str], test: Any, wanted: list[dict[str, Any]], what: str) -> Iterator[Failure]:
+    body = page(ctx, {**params, "limit": "100"})
+    wrong = [m.get("content", "")[:60] for m in body["memories"] if not test(m)]
+    if wrong:
+        yield Failure(f"the {what} filter returned memories that do not match", wrong[:3], f"only memories with {params}", "$.memories")
+    missing = sorted(set(ids(wanted)) - set(ids(body["memories"])))
+    if missing:
+        yield Failure(f"the {what} filter left out matching memories", f"{len(missing)} missing, e.g. {missing[0]}", f"all {len(wanted)}", "$.memories")
+    # a filter applied to the page after paging serves short pages: 10 asked, 10 matches exist
+    small = page(ctx, {**params, "limit": "10"})
+    if len(wanted) >= 10 and len(small["memories"]) != 10:
+        yield Failure(f"the {what} filter with limit 10 served {len(small['memories'])} of {len(wanted)} matches "
+                      "(filtered after paging?)", len(small["memories"]), 10, "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`type` string Filter by memory type')
+def list_filter_type(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    wanted = [m for m in ds["memories"] if m["type"] == "procedural"]
+    yield from filter_failures(ctx, {"tags": ds["tag"], "type": "procedural"}, lambda m: m.get("type") == "procedural", wanted, "type")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`tool` string Filter by source tool')
+def list_filter_tool(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    wanted = [m for m in ds["memories"] if m["source"]["tool"] == ds["tool"]]
+    yield from filter_failures(ctx, {"tool": ds["tool"]}, lambda m: (m.get("source") or {}).get("tool") == ds["tool"], wanted, "tool")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`tags` string Comma-separated tags (AND logic)')
+def list_filter_tags_and(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    both = [m for m in ds["memories"] if ds["a"] in m["tags"] and ds["b"] in m["tags"]]
+    yield from filter_failures(ctx, {"tags": f"{ds['a']},{ds['b']}"},
+                               lambda m: {ds["a"], ds["b"]} <= set(m.get("tags") or []), both, "tags (AND)")

@@ -1,0 +1,182 @@
+"""POST /v1/memories/search (§3.3): keyword matching, filters, limit and total, mode_used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks.listing import DATASET, dataset, ids
+from memconform.suites.omp.suite import SUITE
+
+
+def search_body(ctx: Context, query: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = c.ok_json(c.search(ctx, query), dict, f"searching {query}")
+    if not isinstance(body.get("memories"), list):
+        raise TargetError(f"a search answer has no memories array: {body!r:.200}")
+    return body
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
+def search_keyword(ctx: Context) -> Iterator[Failure]:
+    key = c.word()
+    made = c.created(ctx, c.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
+    answer = c.search(ctx, {"q": key, "mode": "keyword"})
+    if answer.status != 200 or not isinstance(answer.body, dict):
+        yield Failure("keyword search did not answer 200 with an object", answer.status, 200, "$")
+        return
+    body = answer.body
+    if not isinstance(body.get("memories"), list):
+        yield Failure("memories is not an array", body.get("memories", "<absent>"), "Memory[]", "$.memories")
+    elif made["id"] not in ids(body["memories"]):
+        yield Failure("keyword search does not find a memory holding the word", ids(body["memories"])[:3], made["id"], "$.memories")
+    if not rules.is_int(body.get("total")):
+        yield Failure("total is missing or not an integer", body.get("total", "<absent>"), "integer", "$.total")
+    if body.get("mode_used") != "keyword":
+        yield Failure("mode_used does not say keyword", body.get("mode_used", "<absent>"), "keyword", "$.mode_used")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
+def search_keyword_case_insensitive(ctx: Context) -> Iterator[Failure]:
+    key = c.word()
+    made = c.created(ctx, c.memory(ctx, "case", content=f"{ctx.unique('case')} prefers {key.capitalize()} mode"))
+    hits = ids(search_body(ctx, {"q": key.upper(), "mode": "keyword"})["memories"])
+    if made["id"] not in hits:
+        yield Failure("keyword search is case-sensitive", f"q={key.upper()!r} found {len(hits)}", made["content"], "$.memories")
+
+
+KEYWORD_READINGS = ("all-words", "substring", "any-word")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
+def search_keyword_all_words(ctx: Context) -> Iterator[Failure]:
+    """Which words of q must a memory hold? Every plausible reading is accepted by default (errata O2):
+    every word, q as a substring, or any one word; a memory holding none is never a match."""
+    w1, w2 = c.word(), c.word()
+    made = {
+        "phrase": c.created(ctx, c.memory(ctx, "kw-both", content=f"{ctx.unique('kw')} {w2} then {w1} {w2}")),
+        "apart": c.created(ctx, c.memory(ctx, "kw-apart", content=f"{ctx.unique('kw')} {w2} far from {w1}")),
+        "one": c.created(ctx, c.memory(ctx, "kw-one", content=f"{ctx.unique('kw')} only {w1}")),
+        "none": c.created(ctx, c.memory(ctx, "kw-none", content=f"{ctx.unique('kw')} only {c.word()}")),
+    }
+    hits = set(ids(search_body(ctx, {"q": f"{w1} {w2}", "mode": "keyword", "limit": 100})["memories"]))
+    found = {name for name, mem in made.items() if mem["id"] in hits}
+    expected = {"all-words": {"phrase", "apart"}, "substring": {"phrase"}, "any-word": {"phrase", "apart", "one"}}
+    seen = [name for name, wanted in expected.items() if found == wanted]
+    if seen:
+        ev.reading(ctx, "O2", f"keyword match: {seen[0]}")
+    pinned = ctx.option("keyword_match")
+    if "none" in found:
+        yield Failure("a memory holding no word of q was found", made["none"]["content"], "not found", "$.memories")
+    elif "phrase" not in found:
+        yield Failure("a memory holding q as a phrase is not found", sorted(found), "found", "$.memories")
+    elif pinned == "any" and not seen:
+        yield Failure("keyword matches fit no reading (every word, substring, any word)", sorted(found),
+                      {k: sorted(v) for k, v in expected.items()}, "$.memories")
+    elif pinned != "any" and found != expected[pinned]:
+        yield Failure(f"keyword matches do not follow keyword_match={pinned}", sorted(found), sorted(expected[pinned]),
+                      "$.memories", readings=(f"keyword_match={pinned}",))
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='"q": "coding preferences", "type": "semantic", "tags": ["preferences"],')
+def search_filters(ctx: Context) -> Iterator[Failure]:
+    """type and tags filter the matches; tags AND (like list) or any one tag (errata O2): a filter that is
+    ignored returns the memory holding neither tag, and the one of another type."""
+    key, x, y = c.word(), f"x-{c.word()}", f"y-{c.word()}"
+    a = c.created(ctx, c.memory(ctx, "sf-a", content=f"{ctx.unique('sf')} {key}", tags=[x, y], type="procedural"))
+    b = c.created(ctx, c.memory(ctx, "sf-b", content=f"{ctx.unique('sf')} {key}", tags=[x], type="procedural"))
+    d = c.created(ctx, c.memory(ctx, "sf-d", content=f"{ctx.unique('sf')} {key}", tags=[x, y], type="episodic"))
+    e = c.created(ctx, c.memory(ctx, "sf-e", content=f"{ctx.unique('sf')} {key}", tags=[], type="semantic"))
+    every = {m["id"] for m in (a, b, d, e)}
+    unfiltered = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "limit": 100})["memories"]))
+    ev.need(every <= unfiltered, "the four memories holding the word are not all found without filters: nothing to filter")
+    hits = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "type": "procedural", "limit": 100})["memories"]))
+    if hits != {a["id"], b["id"]}:
+        yield Failure("search with type did not return exactly the matches of that type", sorted(hits), sorted({a["id"], b["id"]}), "$.memories")
+    hits = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "tags": [x, y], "limit": 100})["memories"]))
+    readings = {"all": {a["id"], d["id"]}, "any": {a["id"], b["id"], d["id"]}}
+    pinned = ctx.option("search_tags_match")
+    allowed = readings if pinned == "either" else {pinned: readings[pinned]}
+    match = [name for name, wanted in allowed.items() if hits == wanted]
+    if match:
+        ev.reading(ctx, "O2", f"search tags: {match[0]}")
+    else:
+        yield Failure("search with tags did not return exactly the memories with both tags (or, reading any, either tag)",
+                      sorted(hits), {k: sorted(v) for k, v in allowed.items()}, "$.memories",
+                      readings=() if pinned == "either" else (f"search_tags_match={pinned}",))
+    hits = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "type": "procedural", "tags": [y], "limit": 100})["memories"]))
+    if hits != {a["id"]}:
+        yield Failure("search with type and tags did not apply both", sorted(hits), [a["id"]], "$.memories")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
+def search_limit_and_total(ctx: Context) -> Iterator[Failure]:
+    """limit caps the matches (default 20 like list, or 10 like the request example); total counts the
+    matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2)."""
+    ds = dataset(ctx)
+    default = ctx.option("search_default_limit")
+    sizes = {"either": (10, omp.DEFAULT_LIMIT), "20": (omp.DEFAULT_LIMIT,), "10": (10,)}[default]
+    body = search_body(ctx, {"q": ds["word"], "mode": "keyword"})
+    ev.need(body["memories"], "search for a word 101 memories hold found none: nothing to count")
+    n = len(body["memories"])
+    if n in (10, omp.DEFAULT_LIMIT):
+        ev.reading(ctx, "O2", f"search default limit {n}")
+    if n not in sizes:
+        yield Failure("search without limit over 101 matches did not return the default page", n, " or ".join(map(str, sizes)),
+                      "$.memories", readings=() if default == "either" else (f"search_default_limit={default}",))
+    body = search_body(ctx, {"q": ds["word"], "mode": "keyword", "limit": 5})
+    if len(body["memories"]) != 5:
+        yield Failure("search with limit 5 over 101 matches did not return 5", len(body["memories"]), 5, "$.memories")
+    pinned = ctx.option("search_total")
+    totals = {"matches": DATASET, "page": len(body["memories"])}
+    allowed = totals if pinned == "either" else {pinned: totals[pinned]}
+    match = [name for name, value in allowed.items() if body.get("total") == value]
+    if match:
+        ev.reading(ctx, "O2", f"search total: {match[0]}")
+    else:
+        yield Failure("search total is neither the number of matches nor the page size", body.get("total", "<absent>"),
+                      allowed, "$.total", readings=() if pinned == "either" else (f"search_total={pinned}",))
+
+
+def overlap_pair(ctx: Context) -> tuple[dict[str, Any], dict[str, Any], str, str]:
+    """A memory sharing two of three query words and one sharing none: only similarity finds the first."""
+    w = [c.word() for _ in range(6)]
+    tag = f"sem-{c.word()}"
+    near = c.created(ctx, c.memory(ctx, "sem-near", content=f"{ctx.unique('sem')} {w[0]} {w[1]} {w[2]}", tags=[tag]))
+    far = c.created(ctx, c.memory(ctx, "sem-far", content=f"{ctx.unique('sem')} {w[3]} {w[4]}", tags=[tag]))
+    return near, far, f"{w[0]} {w[1]} {w[5]}", tag
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='semantic — vector similarity search (OPTIONAL, requires embeddings)')
+def search_mode_used_honest(ctx: Context) -> Iterator[Failure]:
+    near, far, query, tag = overlap_pair(ctx)
+    refused: list[str] = []
+    for mode in ("semantic", "hybrid"):
+        answer = c.search(ctx, {"q": query, "mode": mode, "tags": [c.run_tag(ctx), tag]})
+        if not answer.ok:
+            yield from rules.error_failures(ctx, answer, None, None)  # an optional mode may be refused, with the envelope
+            refused.append(f"{mode}: {answer.status}")
+            continue
+        body = answer.body if isinstance(answer.body, dict) else {}
+        used = body.get("mode_used")
+        if used not in omp.SEARCH_MODES:
+            yield Failure(f"mode={mode}: mode_used is not a mode", used, list(omp.SEARCH_MODES), "$.mode_used")
+        elif used in ("semantic", "hybrid") and near["id"] not in ids(body.get("memories") or []):
+            yield Failure(f"mode_used says {used} but the memory sharing two of three words was not found",
+                          ids(body.get("memories") or []), near["id"], "$.memories", "a keyword search presented as semantic?")
+        elif used == "keyword" and near["id"] in ids(body.get("memories") or []) and ctx.option("keyword_match") in ("all-words", "substring"):
+            yield Failure(f"mode={mode}: mode_used says keyword but a memory lacking a word of q was returned",
+                          near["content"], "keyword results only", "$.mode_used", readings=(f"keyword_match={ctx.option('keyword_match')}",))
+    if len(refused) == 2:
+        raise SkipCheck(f"semantic and hybrid search are not offered ({', '.join(refused)}): optional at OMP-Core", not_applicable=True)

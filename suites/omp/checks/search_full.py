@@ -1,0 +1,165 @@
+"""OMP-Search (semantic search) and OMP-Full (namespacing, per-tool keys, multi-user) checks (§5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from memconform.core.model import Failure
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks.listing import dataset, filter_failures, ids
+from memconform.suites.omp.checks.search import overlap_pair, search_body
+from memconform.suites.omp.suite import SUITE
+
+# ---- OMP-Search ----------------------------------------------------------------------------------
+
+@SUITE.check(section="§5", keyword="MUST", level="search",
+           sentence='OMP-Search OMP-Core + semantic search with embeddings')
+def semantic_search(ctx: Context) -> Iterator[Failure]:
+    near, far, query, tag = overlap_pair(ctx)
+    answer = c.search(ctx, {"q": query, "mode": "semantic", "tags": [c.run_tag(ctx), tag]})
+    if answer.status != 200 or not isinstance(answer.body, dict):
+        yield Failure("a target declaring OMP-Search did not serve mode semantic", f"{answer.status} {answer.raw[:160]!r}", 200, "$")
+        return
+    if answer.body.get("mode_used") != "semantic":
+        yield Failure("mode semantic was not used", answer.body.get("mode_used", "<absent>"), "semantic", "$.mode_used")
+    hits = ids(answer.body.get("memories") or [])
+    if near["id"] not in hits:
+        yield Failure("semantic search does not find a memory sharing two of three words", hits, near["id"], "$.memories")
+    elif far["id"] in hits and hits.index(far["id"]) < hits.index(near["id"]):
+        yield Failure("semantic search ranks an unrelated memory above a similar one", hits, [near["id"], far["id"]], "$.memories")
+
+
+# ---- OMP-Full: namespacing ----------------------------------------------------------------------
+
+@SUITE.check(section="§5", keyword="MUST", level="full",
+           sentence='`namespace` string Filter by namespace')
+def list_filter_namespace(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    wanted = [m for m in ds["memories"] if m.get("namespace") == ds["namespace"]]
+    yield from filter_failures(ctx, {"namespace": ds["namespace"]}, lambda m: m.get("namespace") == ds["namespace"], wanted, "namespace")
+
+
+@SUITE.check(section="§5", keyword="MUST", level="full",
+           sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
+def search_filter_namespace(ctx: Context) -> Iterator[Failure]:
+    ds = dataset(ctx)
+    wanted = {m["id"] for m in ds["memories"] if m.get("namespace") == ds["namespace"]}
+    hits = set(ids(search_body(ctx, {"q": ds["word"], "mode": "keyword", "namespace": ds["namespace"], "limit": 100})["memories"]))
+    if hits != wanted:
+        yield Failure("search with a namespace did not return exactly that namespace's matches",
+                      f"{len(hits)} ({len(hits - wanted)} outside it)", f"{len(wanted)}", "$.memories")
+
+
+# ---- OMP-Full: per-tool keys ----------------------------------------------------------------------
+
+def tool_pair(ctx: Context) -> tuple[str, str, str]:
+    """A tool with its key, and another tool (a second keyed tool, or one no key is bound to)."""
+    keys = c.credentials(ctx).tool_keys
+    tools = sorted(keys)
+    return tools[0], keys[tools[0]], tools[1] if len(tools) > 1 else f"mc-unkeyed-{ctx.run_id}"
+
+
+@SUITE.check(section="§3.2", keyword="MAY", level="full",
+           sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
+def tool_key_own_tool(ctx: Context) -> Iterator[Failure]:
+    tool, key, _ = tool_pair(ctx)
+    answer = c.create(ctx, c.memory(ctx, "own-tool", tool=tool), key)
+    if answer.status != 201 or not isinstance(answer.body, dict) or "id" not in answer.body:
+        yield Failure("a tool's key may not create a memory of its own tool", f"{answer.status} {answer.raw[:160]!r}", 201, "$")
+        return
+    mem_id = answer.body["id"]
+    for what, reply, status in (("get", c.get(ctx, mem_id, key), 200),
+                                ("update", c.update(ctx, mem_id, {"tags": [c.run_tag(ctx), "own-tool-2"]}, key), 200),
+                                ("delete", c.delete(ctx, mem_id, key), 204)):
+        if reply.status != status:
+            yield Failure(f"a tool's key may not {what} its own tool's memory", reply.status, status, "$")
+
+
+def tool_status_failures(ctx: Context, answer: c.Answer, creating: bool = False) -> Iterator[Failure]:
+    """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
+    wanted = ctx.option("tool_key_status")
+    if creating or wanted == "403" or (wanted == "either" and answer.status != 404):
+        yield from rules.error_failures(ctx, answer, 403, "forbidden")
+    else:
+        ev.reading(ctx, "O17", "another tool's memory answers 404")
+        yield from rules.error_failures(ctx, answer, 404, "memory_not_found")
+
+
+@SUITE.check(section="§3.2", keyword="MAY", level="full",
+           sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
+def tool_key_forbidden_other_write(ctx: Context) -> Iterator[Failure]:
+    tool, key, other = tool_pair(ctx)
+    marker = ctx.unique("foreign-write")
+    ev.control(c.create(ctx, c.memory(ctx, "own-w", tool=tool), key), "the same create for the key's own tool")
+    yield from tool_status_failures(ctx, c.create(ctx, c.memory(ctx, "foreign", content=f"{marker} x", tool=other), key), creating=True)
+    theirs = c.created(ctx, c.memory(ctx, "theirs-w", tool=other))
+    yield from tool_status_failures(ctx, c.update(ctx, theirs["id"], {"content": f"{marker} overwritten"}, key))
+    yield from tool_status_failures(ctx, c.delete(ctx, theirs["id"], key))
+    after = c.get(ctx, theirs["id"])
+    if after.status != 200 or (isinstance(after.body, dict) and after.body.get("content") != theirs["content"]):
+        yield Failure("another tool's key changed or deleted the memory", after.brief(), "unchanged", "$")
+    if c.with_marker(c.exported(ctx), marker):
+        yield Failure("a forbidden write stored content", marker, "nothing stored", "$.memories")
+
+
+@SUITE.check(section="§3.2", keyword="MAY", level="full",
+           sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
+def tool_key_forbidden_other_read(ctx: Context) -> Iterator[Failure]:
+    tool, key, other = tool_pair(ctx)
+    word = c.word()
+    theirs = c.created(ctx, c.memory(ctx, "theirs-r", tool=other, content=f"{ctx.unique('theirs')} {word}"))
+    mine = c.created(ctx, c.memory(ctx, "mine-r", tool=tool, content=f"{ctx.unique('mine')} {word}"))
+    ev.control(c.get(ctx, mine["id"], key), "getting the key's own tool's memory")
+    yield from tool_status_failures(ctx, c.get(ctx, theirs["id"], key))
+    views = {
+        "list": c.listed(ctx, {"tags": c.run_tag(ctx), "limit": "100"}, key),
+        "search": c.found(ctx, {"q": word, "mode": "keyword"}, key),
+        "export": c.exported(ctx, key),
+    }
+    for view, memories in views.items():
+        seen = ids(memories)
+        if theirs["id"] in seen:
+            yield Failure(f"a tool's key sees another tool's memory in {view}", theirs["id"], "absent", "$.memories")
+        if view != "list" and mine["id"] not in seen:
+            yield Failure(f"a tool's key does not see its own memory in {view}", seen[:3], mine["id"], "$.memories")
+        strangers = sorted({str((m.get("source") or {}).get("tool")) for m in memories} - {tool})
+        if strangers:
+            yield Failure(f"{view} with a tool's key shows memories of other tools", strangers[:3], [tool], "$.memories[*].source.tool")
+
+
+# ---- OMP-Full: multi-user -------------------------------------------------------------------------
+
+def cross_user_failures(ctx: Context, answer: c.Answer, wanted: str) -> Iterator[Failure]:
+    if wanted == "either" and answer.status == 403:
+        wanted = "403"
+    if wanted in ("either", "404"):
+        yield from rules.error_failures(ctx, answer, 404, "memory_not_found")
+    else:
+        yield from rules.error_failures(ctx, answer, 403, "forbidden")
+
+
+@SUITE.check(section="§5", keyword="MUST", level="full",
+           sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
+def users_isolated(ctx: Context) -> Iterator[Failure]:
+    other_key = c.credentials(ctx, need_other_user=True).other_user_key
+    word = c.word()
+    mine = c.created(ctx, c.memory(ctx, "user-a", content=f"{ctx.unique('ua')} {word}"))
+    theirs = c.created(ctx, c.memory(ctx, "user-b", content=f"{ctx.unique('ub')} {word}"), other_key)
+    ev.control(c.get(ctx, theirs["id"], other_key), "the second user getting their own memory")
+    wanted = ctx.option("cross_user_status")
+    for answer in (c.get(ctx, mine["id"], other_key), c.update(ctx, mine["id"], {"tags": ["stolen"]}, other_key),
+                   c.delete(ctx, mine["id"], other_key), c.get(ctx, theirs["id"])):
+        yield from cross_user_failures(ctx, answer, wanted)
+    for who, key, foreign in (("the second user", other_key, mine["id"]), ("the first user", c.GLOBAL, theirs["id"])):
+        for view, memories in (("list", c.listed(ctx, {"tags": c.run_tag(ctx), "limit": "100"}, key)),
+                               ("search", c.found(ctx, {"q": word, "mode": "keyword"}, key)), ("export", c.exported(ctx, key))):
+            if foreign in ids(memories):
+                yield Failure(f"{who} sees the other user's memory in {view}", foreign, "absent", "$.memories")
+    after = c.get(ctx, mine["id"])
+    if after.status != 200 or not isinstance(after.body, dict):
+        yield Failure("the second user deleted the first user's memory", after.brief(), "still there", "$")
+    elif after.body.get("tags") != mine.get("tags"):
+        yield Failure("the second user changed the first user's memory", after.body.get("tags"), mine.get("tags"), "$.tags")

@@ -1,0 +1,112 @@
+"""The 0.2 AI endpoints without an AI key, and §7 security considerations that show over the API.
+
+§7 audit logging and "content not logged" are not observable over the API: no check pretends to
+test them (suites/omp/errata.md). The rate-limit probe is registered last so its burst, sent with a tool
+key, never throttles a check that comes after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure, SkipCheck
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import rules
+from memconform.suites.omp.suite import SUITE
+
+MIN_KEY_LEN = 32
+
+
+def ai_reason(ctx: Context) -> str | None:
+    """Why extract/compress must not be called (None: the target has no AI key, calling is safe)."""
+    mode = ctx.option("ai_endpoints")
+    if mode == "skip":
+        return "option omp.ai_endpoints=skip: extract and compress are never called"
+    if mode == "no-key":
+        return None
+    configured = c.facts(ctx).ai_key_configured
+    if configured is False:
+        return None
+    if configured:
+        return "the target states it has an AI key configured: calling extract/compress would reach a real AI provider"
+    return ("unknown whether the target has an AI key; a call could reach a real AI provider. "
+            "Pass --option omp.ai_endpoints=no-key if it has none")
+
+
+def no_key_failures(ctx: Context, send: Any, endpoint: str) -> Iterator[Failure]:
+    reason = ai_reason(ctx)
+    if reason:
+        raise SkipCheck(reason)
+    tool = f"mc-ai-{ctx.run_id}"
+    marker = ctx.unique("ai")
+    answer = send(ctx, {"transcript": f"{marker}. Alice: I always use TypeScript. Bob: What about Python?", "source_tool": tool})
+    if answer.status in (404, 405, 501):
+        raise SkipCheck(f"{endpoint} is not offered ({answer.status}): a 0.2 endpoint a v0.1 server need not have", not_applicable=True)
+    yield from rules.error_failures(ctx, answer, 422, "no_api_key")
+    stored = [m for m in c.exported(ctx) if (m.get("source") or {}).get("tool") == tool or marker in str(m.get("content"))]
+    if stored:
+        yield Failure(f"{endpoint} without an AI key stored memories", [m.get("content", "")[:60] for m in stored[:3]],
+                      "nothing stored", "$.memories")
+
+
+@SUITE.check(section="§3.3 (0.2)", keyword="MUST", level="ai",
+           sentence='Error 422: no_api_key — no AI API key configured')
+def extract_without_ai_key(ctx: Context) -> Iterator[Failure]:
+    yield from no_key_failures(ctx, c.extract, "extract")
+
+
+@SUITE.check(section="§3.3 (0.2)", keyword="MUST", level="ai",
+           sentence='Error 422: no_api_key — no AI API key configured')
+def compress_without_ai_key(ctx: Context) -> Iterator[Failure]:
+    yield from no_key_failures(ctx, c.compress, "compress")
+
+
+@SUITE.check(section="§7", keyword="MUST", level="security",
+           sentence='API keys MUST be at least 32 characters of cryptographic randomness')
+def api_keys_at_least_32_chars(ctx: Context) -> Iterator[Failure]:
+    named: dict[str, str] = {}
+    if getattr(c.http(ctx), "api_key", None):
+        named["the global key (--api-key)"] = ctx.target.api_key
+    creds = c.facts(ctx).credentials
+    if creds:
+        named.update({f"the key of tool {tool!r}": key for tool, key in creds.tool_keys.items()})
+        if creds.other_user_key:
+            named["the second user's key"] = creds.other_user_key
+    if not named:
+        raise SkipCheck("the harness was given no API key to measure")
+    for who, key in named.items():
+        if len(key) < MIN_KEY_LEN:  # the key itself never reaches the report: only its length
+            yield Failure(f"{who} is shorter than 32 characters", f"{len(key)} characters", f">= {MIN_KEY_LEN}", "$")
+
+
+@SUITE.check(section="§7", keyword="SHOULD", level="security",
+           sentence='Implementations SHOULD rate-limit per API key')
+def rate_limited_per_key(ctx: Context) -> Iterator[Failure]:
+    creds = c.facts(ctx).credentials
+    if creds is None or not creds.tool_keys:
+        raise SkipCheck("needs a key other than the global one (--option omp.credentials=FILE), so the burst never "
+                        "throttles the run's own key")
+    key = creds.tool_keys[sorted(creds.tool_keys)[-1]]
+    burst = int(ctx.option("rate_limit_burst"))
+    limited, sent = None, 0
+    while sent < burst:
+        sent += 1
+        answer = c.list_(ctx, {"limit": "1"}, key, quiet=True)
+        if answer.status == 429:
+            limited = answer
+            break
+        if not answer.ok:
+            yield Failure("the rate-limit probe was refused before any limit", answer.brief(), "200 or 429", "$")
+            return
+    c.latency_note(ctx)
+    if limited is None:
+        yield Failure("no request of a burst was rate-limited", f"{burst} requests with one key, all served",
+                      "429 rate_limited within the burst", "$", "option omp.rate_limit_burst sets the burst")
+        return
+    ctx.note(f"rate-limited after {sent} requests; Retry-After: {limited.headers.get('retry-after', '<absent>')}")
+    yield from rules.error_failures(ctx, limited, 429, "rate_limited")
+    other = c.list_(ctx, {"limit": "1"})
+    if other.status == 429:
+        yield Failure("the limit of one key throttled another key: not per API key", other.status, 200, "$")

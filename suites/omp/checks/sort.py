@@ -1,0 +1,133 @@
+"""GET /v1/memories `sort` (§3.3), judged against the order the harness knows, on memories created at
+distinct times, and the query-parameter spellings real clients send (empty and repeated parameters)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from memconform.core.model import Failure
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks.listing import dataset, ids, page
+from memconform.suites.omp.suite import SUITE
+
+SORT_SEED = 4
+DISTINCT_WAIT_S = 1.2  # a server stamping whole seconds needs a new second; bounded, never a verdict
+
+
+def _distinct_creates(ctx: Context, tag: str) -> list[dict[str, Any]]:
+    """SORT_SEED memories, each with a created_at strictly later than the one before (as the target says)."""
+    made: list[dict[str, Any]] = []
+    deadline = time.monotonic() + SORT_SEED * 2 * DISTINCT_WAIT_S
+    while len(made) < SORT_SEED and time.monotonic() < deadline:
+        mem = c.created(ctx, c.memory(ctx, f"sort{len(made)}", tags=[tag]))
+        now, before = rules.instant(mem.get("created_at")), rules.instant(made[-1].get("created_at")) if made else None
+        if made and (now is None or before is None or not now > before):
+            c.delete(ctx, mem["id"], quiet=True)  # same stamp as the one before: wait for the clock and make it again
+            time.sleep(DISTINCT_WAIT_S / 4)
+            continue
+        made.append(mem)
+    ev.need(len(made) == SORT_SEED, "could not create memories with distinct created_at: order cannot be observed")
+    return made
+
+
+def _order(ctx: Context, tag: str, sort: str | None) -> list[Any]:
+    params = {"tags": tag, "limit": "100", **({"sort": sort} if sort else {})}
+    return ids(page(ctx, params)["memories"])
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`sort` string `created_at_desc` (default), `created_at_asc`, `updated_at_desc`')
+def list_sort_orders(ctx: Context) -> Iterator[Failure]:
+    tag = f"sort-{c.word()}"
+    made = _distinct_creates(ctx, tag)
+    oldest_first = [m["id"] for m in made]
+    for sort, wanted in (("created_at_asc", oldest_first), ("created_at_desc", oldest_first[::-1]),
+                         (None, oldest_first[::-1])):
+        seen = _order(ctx, tag, sort)
+        if seen != wanted:
+            yield Failure(f"sort={sort or '(default: created_at_desc)'}: memories created one after the other are out of order",
+                          seen, wanted, "$.memories[*].id")
+    # updated_at_desc: touch the oldest, then the second: the second comes first, then the oldest
+    for mem in (made[0], made[1]):
+        c.ok_json(c.update(ctx, mem["id"], {"metadata": {"memconform_run": ctx.run_id, "touched": mem["id"]}}), dict,
+                  "updating a memory of the sort data")
+    seen = _order(ctx, tag, "updated_at_desc")
+    if seen[:2] != [made[1]["id"], made[0]["id"]]:
+        yield Failure("sort=updated_at_desc: the memories updated last are not first, latest first", seen[:2],
+                      [made[1]["id"], made[0]["id"]], "$.memories[*].id")
+    yield from _dataset_order(ctx)
+
+
+def _dataset_order(ctx: Context) -> Iterator[Failure]:
+    """The 101 imported memories carry distinct historical created_at; where the target kept them, 100 in order."""
+    ds = dataset(ctx)
+    asc = page(ctx, {"tags": ds["tag"], "sort": "created_at_asc", "limit": "100"})["memories"]
+    stamps = [rules.instant(m.get("created_at")) for m in asc]
+    if len({s for s in stamps if s is not None}) < 2:
+        ctx.note("the imported data set reports one created_at for all: only the created memories judged the order")
+        return
+    pairs = [(i, a, b) for i, (a, b) in enumerate(zip(stamps, stamps[1:], strict=False)) if a is not None and b is not None]
+    bad = [i for i, a, b in pairs if a > b]
+    if bad:
+        i = bad[0]
+        yield Failure("sort=created_at_asc over 100 imported memories: out of order", [asc[i].get("created_at"), asc[i + 1].get("created_at")],
+                      "created_at ascending", f"$.memories[{i}]")
+
+
+def _raw_list(ctx: Context, query: str) -> c.Answer:
+    return c.send(ctx, "GET", f"/memories?{query}")
+
+
+def _served_ids(answer: c.Answer) -> set[Any] | None:
+    body = answer.body if answer.ok and isinstance(answer.body, dict) else None
+    if body is None or not isinstance(body.get("memories"), list):
+        return None
+    return set(ids(body["memories"]))
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+           sentence='`tags` string Comma-separated tags (AND logic)')
+def list_empty_and_repeated_parameters(ctx: Context) -> Iterator[Failure]:
+    """Empty (`type=`) and repeated (`tags=a&tags=b`) parameters: a 4xx with the envelope, or a sane page
+    under one of the plausible readings (absent; last, first or all values); never a 5xx (errata O30)."""
+    ds = dataset(ctx)
+    ev.control(_raw_list(ctx, f"tags={ds['a']}&limit=100"), "the same list with one tags parameter")
+    a = {m["id"] for m in ds["memories"] if ds["a"] in m["tags"]}
+    b = {m["id"] for m in ds["memories"] if ds["b"] in m["tags"]}
+    everything = {m["id"] for m in ds["memories"]}
+    cases = (
+        (f"tags={ds['tag']}&type=&limit=100", "empty"),
+        (f"tags={ds['a']}&tags={ds['b']}&limit=100", "repeated"),
+        (f"tags={ds['tag']}&limit=", "empty-limit"),
+        (f"tags={ds['tag']}&namespace=&tool=&limit=100", "empty"),
+    )
+    readings = {"all values (AND)": a & b, "last value": b, "first value": a}
+    for query, kind in cases:
+        answer = _raw_list(ctx, query)
+        if not answer.ok:
+            yield from rules.error_failures(ctx, answer, None, None)
+            ev.reading(ctx, "O30", f"{kind} parameter: refused {answer.status}")
+            continue
+        served = _served_ids(answer)
+        if served is None:
+            yield Failure(f"GET /v1/memories?{query}: no memories array", answer.raw[:160], "a list page", "$.memories")
+        elif kind == "repeated":
+            match = [name for name, wanted in readings.items() if served == wanted]
+            if not match:
+                yield Failure(f"GET /v1/memories?{query}: the page fits none of the readings", f"{len(served)} memories",
+                              {k: len(v) for k, v in readings.items()}, "$.memories")
+            else:
+                ev.reading(ctx, "O30", f"repeated tags: {match[0]}")
+        elif kind == "empty-limit" and len(served) not in (10, omp.DEFAULT_LIMIT, omp.MAX_LIMIT):
+            yield Failure("an empty limit was served as neither the default nor another sane page", len(served), 20, "$.memories")
+        elif kind == "empty" and not served <= everything:
+            yield Failure(f"GET /v1/memories?{query}: memories outside the tags filter were served", f"{len(served)} memories",
+                          "the page without the empty parameter, or none", "$.memories")
+        else:
+            ev.reading(ctx, "O30", f"{kind} parameter: served {'as absent' if served else 'as a value matching nothing'}")

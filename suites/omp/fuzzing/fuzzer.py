@@ -1,0 +1,231 @@
+"""The OMP fuzzer: memconform's OpenAPI description handed to schemathesis and bound to the target (the
+transport, the auth header, pacing, cleanup of what it created), failures as memconform Failures with
+their curl lines, and `evaluate` running one schemathesis check family over what was recorded. Its
+requests travel through fuzz_wire.py, its phases run in fuzz_phases.py; the checks built on it are in
+fuzz_checks.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from memconform.core.model import Failure, TargetError
+from memconform.core.runner import Context
+from memconform.suites.omp import client as c
+from memconform.suites.omp import format as omp
+from memconform.suites.omp.fuzzing.openapi_description import (
+    ai_allowed,
+    closed_requests,
+    description,
+)
+from memconform.suites.omp.fuzzing.phases import Exchange, PhaseRun, run_phase, run_stateful
+from memconform.suites.omp.fuzzing.wire import bound_schema_class, send_serialized, target_transport
+
+# Requests sent before pacing starts, then at most this many per second: a ci run never waits,
+# a thorough run stays under a per-key limit like the reference's 1000 per 10 s (errata O12).
+PACE_BURST = 300
+PACE_PER_S = 50.0
+# enforcement is per route: a few accepted requests per operation are re-sent without / with a wrong key
+AUTH_PROBES_PER_OPERATION = 3
+MAX_FAILURES_PER_CHECK = 10
+MAX_CURL_SHOWN = 2000
+EXAMPLES = "<report-dir>/examples/"
+
+SENTENCE_STATUS = "Implements all endpoints in §3.3 with correct HTTP methods and status codes"
+SENTENCE_SCHEMAS = "Returns responses matching the schemas in §2.1 and §3.3"
+SENTENCE_ERRORS = "Returns errors in the format described in §4"
+SENTENCE_AUTH = "Implements Bearer token authentication as described in §3.2"
+
+
+class Fuzzer:
+    """One schemathesis schema bound to the target: the transport, the auth header, the bounds."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.target = c.http(ctx)
+        if not self.target.api_key:
+            raise TargetError("the OMP fuzz checks need the target's API key (--api-key)")
+        self.auth = {"Authorization": f"Bearer {self.target.api_key}"}
+        base = self.target.base_url
+        # the description's paths carry /v1 (§3.1); a target given as http://host/v1 is the same server
+        self.base_url = base[: -len(omp.BASE)] if base.endswith(omp.BASE) else base
+        profile = ctx.profile
+        self.examples = max(1, profile.examples)
+        self.seed = profile.seed
+        # a bound for slow targets, not the expected time (a ci run takes a few seconds on loopback)
+        self.phase_budget_s = min(300.0, 20.0 + 2.0 * profile.examples)
+        self.coverage_cap = 10 * self.examples  # coverage cases per operation
+        self.sent = 0
+        self.created: set[str] = set()
+        self.curls: list[str] = []
+        self.ai_fuzzed = ai_allowed(ctx)
+        self.transport = target_transport(self.send)
+        # hypothesis builds its table of UTF-8 characters once per process (seconds; more on a busy machine,
+        # and its on-disk cache lives in a fresh folder per run): before the phases' time budgets start
+        import hypothesis.strategies as st
+
+        st.characters(codec="utf-8").validate()
+        self.schema = self.load(description(ctx))
+        # valid data holds only described fields: the spec neither allows nor forbids unknown ones, so a
+        # server may refuse them (422) and a "valid" request carrying one would show nothing (O28)
+        self.positive_schema = self.load(closed_requests(description(ctx)), positive_only=True)
+
+    def load(self, doc: dict[str, Any], positive_only: bool = False) -> Any:
+        import schemathesis
+        from schemathesis import GenerationMode
+        from schemathesis.config import SchemathesisConfig
+
+        # an explicit config: a schemathesis.toml in the working folder must not change a conformance run
+        schema = schemathesis.openapi.from_dict(doc, config=SchemathesisConfig())
+        schema.__class__ = bound_schema_class(type(schema), self.transport)
+        if positive_only:
+            schema.config.generation.update(modes=[GenerationMode.POSITIVE])
+        return schema
+
+    # -- bounds ------------------------------------------------------------------------------
+
+    def settings(self, **overrides: Any) -> Any:
+        from hypothesis import settings
+
+        return settings(self.ctx.profile.hypothesis_settings(), max_examples=self.examples, **overrides)
+
+    def seeded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        from hypothesis import seed
+
+        # always the profile's seed: under derandomize hypothesis would derive one from the function's source,
+        # so moving the code (or its indentation) would change what is drawn
+        return seed(self.seed)(fn)
+
+    def pace(self) -> None:
+        self.sent += 1
+        if self.sent > PACE_BURST:
+            time.sleep(1.0 / PACE_PER_S)
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def send(self, data: dict[str, Any]) -> Any:
+        """Send one serialized case through the target's seam; return it as a schemathesis Response."""
+        return send_serialized(self.target, self.ctx.redactor, data, self.pace)
+
+    def transport_kwargs(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "headers": dict(self.auth)}
+
+    def call(self, case: Any) -> Any:
+        """One generated request; what a 201 created is remembered so it can be deleted afterwards."""
+        response = case.call(base_url=self.base_url, headers=dict(self.auth))
+        if response.status_code == 201:
+            try:
+                body = json.loads(response.content)
+            except ValueError:
+                body = None
+            if isinstance(body, dict):
+                # create answers a Memory, extract {"memories": [...]}, compress {"memory": {...}}
+                listed = body.get("memories")
+                found = [body, body.get("memory"), *(listed if isinstance(listed, list) else [])]
+                self.created.update(m["id"] for m in found if isinstance(m, dict) and isinstance(m.get("id"), str)
+                                    and omp.ID_RE.match(m["id"]))
+        return response
+
+    def cleanup(self) -> int:
+        """Delete what the fuzzer created (best effort: a vendor's instance keeps no fuzz debris)."""
+        removed = 0
+        for mem_id in sorted(self.created):
+            try:
+                answer = c.delete(self.ctx, mem_id, quiet=True, record=False)
+            except TargetError:
+                break
+            removed += answer.status == 204
+        self.created.clear()
+        return removed
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def operations(self, negative: bool = True) -> list[Any]:
+        from schemathesis.core.result import Ok
+
+        schema = self.schema if negative else self.positive_schema
+        return [r.ok() for r in schema.get_all_operations() if isinstance(r, Ok)]
+
+    def run_phase(self, negative: bool) -> PhaseRun:
+        return run_phase(self, negative)
+
+    def run_stateful(self) -> PhaseRun:
+        return run_stateful(self)
+
+    # -- verdicts ----------------------------------------------------------------------------
+
+    def failure(self, label: str, found: Any, exchange: Exchange, expected: str) -> Failure:
+        """One schemathesis failure as a memconform Failure: what, where, the curl line, the seed."""
+        response = exchange.response
+        try:
+            curl = exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url)
+        except Exception as exc:  # curl rendering is best effort; the failure itself stands
+            curl = f"(no curl line: {type(exc).__name__})"
+        curl = self.ctx.redactor.text(curl)
+        self.curls.append(curl)
+        shown = curl if len(curl) <= MAX_CURL_SHOWN else f"{curl[:MAX_CURL_SHOWN]}... ({len(curl)} chars; whole line in {EXAMPLES})"
+        title = str(getattr(found, "title", "") or type(found).__name__)
+        message = str(getattr(found, "message", "") or "").strip()
+        seed = (f"schemathesis seed {self.seed} (profile {self.ctx.profile.name}, "
+                f"{'derandomized' if self.ctx.profile.derandomize else 'seeded'})")
+        body = response.content[:300].decode("utf-8", "replace")
+        return Failure(
+            title=title if label in title else f"{label}: {title}",
+            received=self.ctx.redactor.text(f"{response.status_code} {body}"),
+            expected=expected,
+            path=label,
+            detail=self.ctx.redactor.text("\n".join(p for p in (message, f"Reproduce with: {shown}", seed) if p)),
+        )
+
+    def save_curls(self, check_name: str) -> None:
+        """Every failing request of a check as a shell file beside the report (reports/.../examples/)."""
+        if not self.curls or self.ctx.report_dir is None:
+            self.curls.clear()
+            return
+        folder = self.ctx.report_dir / "examples"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"omp-{check_name}-{self.ctx.run_id}.sh"
+        path.write_text("".join(f"{line}\n" for line in self.curls), encoding="utf-8")
+        self.ctx.note(f"the failing requests, as curl lines: {path}")
+        self.curls.clear()
+
+
+def fuzzer(ctx: Context) -> Fuzzer:
+    return ctx.once("omp.fuzz", lambda: Fuzzer(ctx))
+
+
+def phase(ctx: Context, negative: bool) -> PhaseRun:
+    fuzz = fuzzer(ctx)
+    run: PhaseRun = ctx.once(f"omp.fuzz.{'negative' if negative else 'positive'}", lambda: fuzz.run_phase(negative))
+    ctx.note(run.summary(fuzz))
+    return run
+
+
+def evaluate(ctx: Context, name: str, exchanges: list[Exchange], check_fn: Any, expected: str) -> Iterator[Failure]:
+    """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind."""
+    from schemathesis.core.failures import FailureGroup
+
+    fuzz = fuzzer(ctx)
+    seen: set[tuple[str, str, str]] = set()
+    reported = 0
+    for exchange in exchanges:
+        try:
+            checks = list(check_fn) if isinstance(check_fn, list | tuple) else [check_fn]
+            exchange.case.validate_response(exchange.response, checks=checks, headers=dict(fuzz.auth),
+                                            transport_kwargs=fuzz.transport_kwargs())
+        except FailureGroup as group:
+            for found in group.exceptions:
+                label = exchange.case.operation.label
+                key = (label, type(found).__name__, str(getattr(found, "title", "")))
+                if key in seen:
+                    continue
+                seen.add(key)
+                reported += 1
+                if reported <= MAX_FAILURES_PER_CHECK:
+                    yield fuzz.failure(label, found, exchange, expected)
+    if reported > MAX_FAILURES_PER_CHECK:
+        ctx.note(f"{reported - MAX_FAILURES_PER_CHECK} more distinct failures not listed")
+    fuzz.save_curls(name)
