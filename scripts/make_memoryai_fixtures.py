@@ -14,6 +14,7 @@ from typing import Any
 from memconform.suites.memoryai import format as mai
 
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "memoryai"
+TOKEN_TEXT = "my token is sk-proj-AAAAAAAAAAAAAAAAAAAA"
 SPEC = "MemoryAI Protocol v1"
 
 
@@ -147,12 +148,20 @@ INVALID: list[tuple[str, str, str, Any, str]] = [
     ("audit_top_level", "The bundle carries a top-level audit section.", "§6",
      lambda d: d.update(audit={"events": [{"who": "admin"}]}), "no_credentials_in_bundle"),
     ("token_in_content", "A chunk's content carries a bearer token.", "§6",
-     setp(("chunks", 0, "content"), "my token is sk-proj-AAAAAAAAAAAAAAAAAAAA"), "no_credentials_in_bundle"),
+     lambda d: d["chunks"][0].update(content=TOKEN_TEXT, content_hash=mai.content_hash(TOKEN_TEXT)), "no_credentials_in_bundle"),
 ]
+
+# every other invalid case changes one thing and is sealed again; these break the seal itself
+def miscount(doc: dict[str, Any]) -> None:
+    """One chunk too many in manifest.counts, under a checksum computed over the wrong count."""
+    doc["manifest"]["counts"].update(chunks=2)
+    doc["manifest"].pop("checksum")
+    doc["manifest"]["checksum"] = mai.checksum(doc)
+
 
 NOT_RESEALED = {
     "counts_off_by_one": ("manifest.counts.chunks is one more than the chunks present.", "§5 Level 1",
-                          lambda d: d["manifest"]["counts"].update(chunks=2), "counts_accurate", None),
+                          miscount, "counts_accurate", None),
     "checksum_bit_flipped": ("One hex digit of the checksum flipped: Level 1 requires a valid checksum.", "§3.6",
                              lambda d: d["manifest"].update(checksum=("1" if d["manifest"]["checksum"][0] != "1" else "2") + d["manifest"]["checksum"][1:]),
                              "checksum_present_and_valid", None),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from memconform.core.model import Failure, Outcome, SkipCheck, TargetError
+from memconform.core.check import Check
+from memconform.core.model import Failure, Keyword, Outcome, SkipCheck, TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
-from memconform.core.registry import Check, Keyword
 from memconform.core.report import (
     Report,
     ReportWriter,

@@ -188,6 +188,7 @@ class NagleStall(OmpApi):
 # ---- response shapes, limits, filters, import strategies, search, keys ----------------------------
 
 from memconform.suites.omp.mutants.paths import EXPECTED_KILLS as PATH_KILLS  # noqa: E402
+from memconform.suites.omp.mutants.paths import EXPECTED_TITLES as EXPECTED_TITLES  # noqa: E402  (the failure branch each must fire)
 from memconform.suites.omp.mutants.paths import MUTANT_CLASSES as PATH_CLASSES  # noqa: E402
 from memconform.suites.omp.mutants.replies import (  # noqa: E402
     CreateReturns200,
@@ -298,6 +299,15 @@ MUTANTS: dict[str, Callable[[], Target]] = {
 
 # not a spec rule: the ~40 ms stall is a note, never a failure (tests/test_omp.py test_nodelay_stall_noted)
 NOTE_ONLY = {"nagle_stall"}
+
+# cheap, and between them every endpoint and every set-up helper of the suite: every mutant runs them
+# too, so a mutant that breaks the suite's own set-up steps shows as an errored check
+ALSO_RUN = {"omp.memory_id_format", "omp.create_returns_201", "omp.memory_reads_as_written", "omp.list_response_shape",
+            "omp.update_partial", "omp.delete_then_gone", "omp.search_keyword", "omp.export_envelope",
+            "omp.import_skip_default", "omp.health_without_key", "omp.auth_wrong_key_401", "omp.rejects_unknown_type",
+            "omp.tool_key_own_tool", "omp.users_isolated", "omp.extract_without_ai_key"}
+# a slow server (a 20 ms pause a write) runs only the check it must fail
+KILLS_ONLY = {"lost_update_under_concurrency"}
 
 # what each broken server must fail (tests/test_omp.py runs them; every OMP check is killed by one)
 EXPECTED_KILLS: dict[str, set[str]] = {
