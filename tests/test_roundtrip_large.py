@@ -1,4 +1,4 @@
-"""The implementation's own export, at several MB, imported back (issue 13 item 3): memoryai, amps and
+"""The implementation's own export, at several MB, imported back: memoryai, amps and
 memorizz. The reference passes, seeding in small steps and cleaning up; a mutant that caps import bodies
 or cuts its export short fails the check, and nothing else does it in."""
 

@@ -213,7 +213,7 @@ def test_dir_target_needs_its_folders(tmp_path):
         open_target(f"dir:{tmp_path}")
 
 
-# ---- cmd: processes and files (issue 14 items 1 and 4) ------------------------------------------
+# ---- cmd: processes and files ------------------------------------------
 
 HOSTILE_CMD = Path(__file__).parent / "hostile" / "cmd_impl.py"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import history_counts, sequence
-from .model import Inconclusive, TargetError
+from .model import Failure, Inconclusive, TargetError
 from .sequence_files import failure_detail
 
 
@@ -43,6 +43,13 @@ class Diverged:
     @property
     def again(self) -> str:
         return "" if self.repeated else "(did not repeat on every replay) "
+
+    def failure(self, what: str, expected: str, readings: tuple[str, ...] = (), steps: list[str] | None = None) -> Failure:
+        """The check's one Failure: what left the model and why, the shrunk steps, where the sequence was
+        saved and how to replay it; `steps` when the machine logs its steps itself."""
+        steps = self.steps if steps is None else steps
+        return Failure(f"after a sequence of operations {what}: {self.error}", steps, expected,
+                       detail=self.again + " -> ".join(steps) + "\n" + self.detail, readings=readings)
 
 
 def budget(ctx: Any, derandomized: tuple[int, int], otherwise: tuple[int, int]) -> Any:

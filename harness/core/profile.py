@@ -36,7 +36,7 @@ class Limits:
     max_response_bytes: int = 64 * 1024 * 1024
     dir_wait_s: float = 30.0
     # the whole run against one target: past it every remaining call errors at once and the report
-    # is completed (issue 14: a target that never answers bounds each call, this bounds the run)
+    # is completed (a target that never answers bounds each call, this bounds the run)
     run_deadline_s: float = 1800.0
 
 

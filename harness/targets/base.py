@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,19 +119,6 @@ class Reply:
     def http_status(self) -> int | None:
         return self.status if isinstance(self.status, int) else None
 
-    # httpx.Response's names, so code written against a response reads a Reply unchanged
-    @property
-    def status_code(self) -> int | None:
-        return self.http_status
-
-    @property
-    def content(self) -> bytes:
-        return self.raw
-
-    @property
-    def text(self) -> str:
-        return self.raw.decode("utf-8", "replace")
-
     def json(self) -> Any:
         """The parsed body; a parse that failed once fails the same way without parsing again."""
         if self.body is not None:
@@ -174,15 +161,6 @@ class Target:
     def send(self, request: Request) -> Reply:
         raise NotImplementedError
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A target written against the old `call(op, body, *, params, raw, filename)` keeps working:
-        its `call` becomes its `send`, and `call` takes a Request as well."""
-        super().__init_subclass__(**kwargs)
-        legacy = cls.__dict__.get("call")
-        if legacy is not None and "send" not in cls.__dict__:
-            cls.send = _legacy_send(legacy)  # type: ignore[method-assign,assignment]
-            cls.call = Target.call  # type: ignore[method-assign]
-
     def begin_check(self) -> None:
         """Called by the runner before each check: start from a fresh connection (HTTP), so a framing
         error or an unread body cannot leak into the next check. Default: nothing to reset."""
@@ -211,11 +189,3 @@ class Target:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _legacy_send(legacy: Callable[..., Reply]) -> Callable[[Target, Request], Reply]:
-    def send(self: Target, request: Request) -> Reply:
-        return legacy(self, request.op, request.body, params=dict(request.params) if request.params else None,
-                      raw=request.raw, filename=request.filename)
-
-    return send

@@ -34,7 +34,6 @@ CONTROL_BYTES = 4096
 MIN_STALL_SAMPLES = 20
 _LOCK = threading.Lock()
 
-Answer = Reply  # the name the OMP modules use for a reply: one type, memconform.targets.Reply
 
 
 def http(ctx: Context) -> HttpTarget:
@@ -83,16 +82,6 @@ def _query(params: dict[str, str]) -> str:
     return "&".join(f"{k}={v}" for k, v in params.items())
 
 
-def ok_json(answer: Reply, kind: type, what: str) -> Any:
-    """The body of a set-up step that must succeed; anything else means the check cannot go on."""
-    if not answer.ok:
-        raise TargetError(f"{what} failed: {answer.brief()}")
-    if not isinstance(answer.body, kind):
-        why = f" ({answer.parse_error})" if answer.parse_error else ""
-        raise TargetError(f"{what} answered {answer.status} without a JSON {kind.__name__}{why}: {answer.raw[:200]!r}")
-    return answer.body
-
-
 # ---- endpoints ---------------------------------------------------------------------------------
 
 def create(ctx: Context, memory: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
@@ -100,7 +89,7 @@ def create(ctx: Context, memory: dict[str, Any], key: str | None = GLOBAL, **kw:
 
 
 def created(ctx: Context, memory: dict[str, Any], key: str | None = GLOBAL) -> dict[str, Any]:
-    body: dict[str, Any] = ok_json(create(ctx, memory, key), dict, "creating a memory")
+    body: dict[str, Any] = create(ctx, memory, key).accepted_json(dict, "creating a memory")
     if not isinstance(body.get("id"), str):
         raise TargetError(f"a created memory has no string id: {body!r:.200}")
     return body
@@ -124,7 +113,7 @@ def list_(ctx: Context, params: dict[str, str] | None = None, key: str | None = 
 
 def page_memories(answer: Reply, what: str) -> list[dict[str, Any]]:
     """The memories of a list or search page that must succeed; anything else stops the check."""
-    body = ok_json(answer, dict, what)
+    body = answer.accepted_json(dict, what)
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"{what} answered no memories array: {body!r:.200}")
     return [m for m in body["memories"] if isinstance(m, dict)]
@@ -147,7 +136,7 @@ def export(ctx: Context, key: str | None = GLOBAL, **kw: Any) -> Reply:
 
 
 def exported(ctx: Context, key: str | None = GLOBAL) -> list[dict[str, Any]]:
-    body = ok_json(export(ctx, key, record=False), dict, "exporting")
+    body = export(ctx, key, record=False).accepted_json(dict, "exporting")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"the export has no memories array: {body!r:.200}")
     return [m for m in body["memories"] if isinstance(m, dict)]

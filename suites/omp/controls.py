@@ -1,4 +1,4 @@
-"""Evidence rules of the OMP suite (issue 10): positive controls, inconclusive outcomes, readings,
+"""Evidence rules of the OMP suite: positive controls, inconclusive outcomes, readings,
 and removing what the run wrote.
 
 Every memory the suite writes holds the run id in its content (`ctx.unique`) and the run tag, so
@@ -12,6 +12,7 @@ from typing import Any
 from memconform.core.model import ControlRefused, Inconclusive, TargetError
 from memconform.core.runner import Context
 from memconform.suites.omp import client as c
+from memconform.targets.base import Reply
 
 
 def reading(ctx: Context, point: str, seen: str) -> None:
@@ -29,15 +30,15 @@ def need(condition: Any, reason: str) -> None:
         raise Inconclusive(reason)
 
 
-def control(answer: c.Answer, what: str) -> c.Answer:
+def control(answer: Reply, what: str) -> Reply:
     """The positive control of a negative check: the same request with the broken rule repaired must be accepted."""
     if not answer.ok:
         raise ControlRefused(f"{what}: {answer.brief()}")
     return answer
 
 
-def absent(answer: c.Answer) -> bool:
-    """An optional operation not offered: 404, 405 or 501 (issue 10 item 2)."""
+def absent(answer: Reply) -> bool:
+    """An optional operation not offered: 404, 405 or 501."""
     return answer.status in (404, 405, 501)
 
 

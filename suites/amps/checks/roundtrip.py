@@ -1,4 +1,4 @@
-"""The implementation's own export, at a size of several MB, imported back (issue 13 item 3).
+"""The implementation's own export, at a size of several MB, imported back.
 
 One subject seeded through the target's own import in bounded steps (a few hundred kB each; under the
 replace reading of A12 in one import, since each import is then the subject's whole snapshot), its

@@ -215,8 +215,5 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     diverged = model_based.run_sequences(ctx, machine(ctx, merge), model_based.budget(ctx, (4, 6), (25, 15)),
                                          "amps.stateful-models")
     if diverged is not None:
-        steps = diverged.steps
-        yield Failure(f"after a sequence of operations the subject left the model: {diverged.error}", steps,
-                      "the export the spec and the import semantics (A12) describe",
-                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail,
-                      readings=(f"A12:{'merge' if merge else 'replace'}",))
+        yield diverged.failure("the subject left the model", "the export the spec and the import semantics (A12) describe",
+                               readings=(f"A12:{'merge' if merge else 'replace'}",))

@@ -254,6 +254,4 @@ def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
         diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
                                              "emp.stateful-models")
     if diverged is not None:
-        yield Failure("after a sequence of operations the file left the model", str(diverged.error),
-                      "the view and other apps' lines as the spec resolves them",
-                      detail=diverged.again + "steps: " + " -> ".join(diverged.steps) + "\n" + diverged.detail)
+        yield diverged.failure("the file left the model", "the view and other apps' lines as the spec resolves them")

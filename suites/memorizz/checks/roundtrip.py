@@ -1,4 +1,4 @@
-"""The implementation's own export, at a size of several MB, imported back (issue 13 item 3).
+"""The implementation's own export, at a size of several MB, imported back.
 
 One namespace seeded through the target's own restore in bounded steps (a few hundred kB each), its
 export restored back as it is (conflict=replace: every record written again), and the namespace's

@@ -206,7 +206,4 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     diverged = model_based.run_sequences(ctx, machine(ctx), model_based.budget(ctx, (5, 8), (25, 15)),
                                          "memorizz.stateful-models")
     if diverged is not None:
-        steps = diverged.steps
-        yield Failure(f"after a sequence of operations the namespace left the model: {diverged.error}", steps,
-                      "the records the conflict policies and validation leave",
-                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)
+        yield diverged.failure("the namespace left the model", "the records the conflict policies and validation leave")

@@ -1,4 +1,4 @@
-"""The implementation's own export, at a size of several MB, imported back (issue 13 item 3).
+"""The implementation's own export, at a size of several MB, imported back.
 
 Level 3's clause at the size real brains reach: the round trip §5 names, and the Abstract's promise that
 a brain "can move between cloud services, on-prem installations, and third-party implementations".

@@ -1,4 +1,4 @@
-"""A model-based check (issue 13): random sequences of imports, re-imports of earlier bundles, rival rows,
+"""A model-based check: random sequences of imports, re-imports of earlier bundles, rival rows,
 rejected bundles, deletions and exports, each export compared with what §3.8, §3.1 and §6 say the
 brain must hold.
 
@@ -220,7 +220,4 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     diverged = model_based.run_sequences(ctx, machine(ctx, can_delete), model_based.budget(ctx, (3, 8), (20, 20)),
                                          "memoryai.stateful-models")
     if diverged is not None:
-        steps = diverged.steps
-        yield Failure(f"after a sequence of operations the brain left the model: {diverged.error}", steps,
-                      "the export as §3.8, §3.1 and §6 resolve the sequence",
-                      detail=diverged.again + " -> ".join(steps) + "\n" + diverged.detail)
+        yield diverged.failure("the brain left the model", "the export as §3.8, §3.1 and §6 resolve the sequence")

@@ -210,7 +210,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "ImportBodyCap": ["own_export_imported_back_large"],
 }.items()}
 
-# issue 12: kills per failure branch. For these mutants the named check must fail with a failure whose
+# kills per failure branch. For these mutants the named check must fail with a failure whose
 # title contains the given words (the branch that the old test data could not reach).
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "ChecksumBeforeExportedAt": {"checksum_present_and_valid": "does not match the canonical body under any accepted reading"},

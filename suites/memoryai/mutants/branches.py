@@ -1,4 +1,4 @@
-"""MemoryAI mutants that reach one failure branch each (issue 12: kills per branch, not per check): the
+"""MemoryAI mutants that reach one failure branch each (kills per branch, not per check): the
 ways real implementers break a rule that the first mutants of memoryai.py did not reach. MUTANTS and the
 expected kills are in memoryai.py.
 """

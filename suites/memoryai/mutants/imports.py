@@ -145,7 +145,7 @@ class NoImportFile(ReferenceBrain):
 
 
 class ImportBodyCap(ReferenceBrain):
-    """§5 Level 3 (issue 13): the import refuses bodies over 2 MiB (a web framework's default cap), so the
+    """§5 Level 3: the import refuses bodies over 2 MiB (a web framework's default cap), so the
     brain's own export cannot be imported back once it grows; small imports all pass."""
 
     CAP = 2 * 1024 * 1024

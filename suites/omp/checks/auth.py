@@ -10,9 +10,10 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
+from memconform.targets.base import Reply
 
 
-def protected_calls(ctx: Context, key: str | None) -> Iterator[tuple[c.Answer, str]]:
+def protected_calls(ctx: Context, key: str | None) -> Iterator[tuple[Reply, str]]:
     """Every endpoint but health with the given (missing or wrong) key; each write carries a marker."""
     from memconform.suites.omp.checks.security_ai import ai_reason
 
@@ -36,7 +37,7 @@ def protected_calls(ctx: Context, key: str | None) -> Iterator[tuple[c.Answer, s
 
 
 class _Tampered(Exception):
-    def __init__(self, answer: c.Answer) -> None:
+    def __init__(self, answer: Reply) -> None:
         super().__init__(answer.brief())
         self.answer = answer
 

@@ -18,6 +18,7 @@ from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
+from memconform.targets.base import Reply
 
 
 def refused_create(ctx: Context, label: str, repaired: dict[str, Any], **fields: Any) -> Iterator[Failure]:
@@ -82,7 +83,7 @@ def request_cases(check_name: str) -> list[dict[str, Any]]:
     return cases
 
 
-def send_case(ctx: Context, case: dict[str, Any]) -> c.Answer:
+def send_case(ctx: Context, case: dict[str, Any]) -> Reply:
     """One fixture request; a create body is a fresh run-unique memory with the case's change applied."""
     doc = case["document"]
     body = doc.get("body")
@@ -94,7 +95,7 @@ def send_case(ctx: Context, case: dict[str, Any]) -> c.Answer:
     return c.send(ctx, doc["method"], doc["path"], body=body, params=doc.get("params"))
 
 
-def sane_page(answer: c.Answer) -> bool:
+def sane_page(answer: Reply) -> bool:
     """A bad parameter served under the lenient reading: a page of at most 100 memories (and an honest mode)."""
     body = answer.body if isinstance(answer.body, dict) else {}
     memories = body.get("memories")
@@ -155,7 +156,7 @@ def accepts_values_at_limits(ctx: Context) -> Iterator[Failure]:
             continue
         if name == "astral":
             ev.reading(ctx, "O19", "chars are code points")
-        got = c.ok_json(c.get(ctx, answer.body["id"]), dict, "getting the memory at the limits")
+        got = c.get(ctx, answer.body["id"]).accepted_json(dict, "getting the memory at the limits")
         for field in ("content", "namespace", "metadata"):
             if got.get(field) != request[field]:
                 yield Failure(f"{field} at its limit ({name}) was not stored as written", str(got.get(field))[:80],

@@ -30,7 +30,7 @@ def update_partial(ctx: Context) -> Iterator[Failure]:
     if answer.status != 200 or not isinstance(answer.body, dict):
         yield Failure("a partial update did not answer 200 with the memory", answer.status, 200, "$")
         return
-    after = c.ok_json(c.get(ctx, before["id"]), dict, "getting the updated memory")
+    after = c.get(ctx, before["id"]).accepted_json(dict, "getting the updated memory")
     for where, mem in (("$(put)", answer.body), ("$(get)", after)):
         if sorted(mem.get("tags") or []) != sorted(new_tags):
             yield Failure("the given field was not updated", mem.get("tags"), new_tags, f"{where}.tags")
@@ -75,10 +75,10 @@ def update_invalid_changes_nothing(ctx: Context) -> Iterator[Failure]:
     # the positive control: the same update with a valid value is accepted (then the refusals are judged)
     ev.control(c.update(ctx, made["id"], {"content": made["content"], "tags": made["tags"], "type": made["type"]}),
                "the same update with valid content, tags and type")
-    before = c.ok_json(c.get(ctx, made["id"]), dict, "getting the memory")
+    before = c.get(ctx, made["id"]).accepted_json(dict, "getting the memory")
     for patch in ({"content": "x" * (omp.MAX_CONTENT + 1)}, {"tags": "not-a-list"}, {"type": "opinion"}):
         yield from rules.validation_failures(ctx, c.update(ctx, before["id"], patch))
-    after = c.ok_json(c.get(ctx, before["id"]), dict, "getting the memory")
+    after = c.get(ctx, before["id"]).accepted_json(dict, "getting the memory")
     changed = {k: after.get(k) for k in before if after.get(k) != before[k]}
     if changed:
         yield Failure("a refused update changed the memory", changed, "unchanged", "$")
@@ -107,13 +107,13 @@ def update_clears_nullable(ctx: Context) -> Iterator[Failure]:
     _, made = _created_rich(ctx, "nullable")
     ev.control(c.update(ctx, made["id"], {"expires_at": c.now_iso(86400 * 30)}), "setting expires_at by update")
     answer = c.update(ctx, made["id"], {"expires_at": None})
-    got = c.ok_json(c.get(ctx, made["id"]), dict, "getting the memory")
+    got = c.get(ctx, made["id"]).accepted_json(dict, "getting the memory")
     if not answer.ok:
         yield Failure("an update giving expires_at null was refused", answer.brief(), "200, expires_at null", "$.expires_at")
     elif got.get("expires_at") is not None:
         yield Failure("an update giving expires_at null did not clear it", got.get("expires_at"), None, "$.expires_at")
     answer = c.update(ctx, made["id"], {"namespace": None})
-    got = c.ok_json(c.get(ctx, made["id"]), dict, "getting the memory")
+    got = c.get(ctx, made["id"]).accepted_json(dict, "getting the memory")
     if answer.ok:
         ev.reading(ctx, "O8", "namespace null clears it")
         if got.get("namespace") is not None:

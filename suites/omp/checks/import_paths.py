@@ -1,4 +1,4 @@
-"""Import failure paths and the round trip (§3.3 `POST /v1/import`, issue 13): one bad memory at the
+"""Import failure paths and the round trip (§3.3 `POST /v1/import`): one bad memory at the
 start, middle or end of a batch under every strategy, a failed overwrite that must keep the old
 row, and the target's own export, grown to megabytes, imported back."""
 
@@ -74,7 +74,7 @@ def import_failed_overwrite_keeps_old(ctx: Context) -> Iterator[Failure]:
     existing = c.created(ctx, c.memory(ctx, "ow-keep"))
     valid = dict(c.full_memory(ctx, "ow-valid"), id=existing["id"])
     ev.control(import_with(ctx, [valid], "overwrite"), "the same overwrite with a valid memory")
-    before = c.ok_json(c.get(ctx, existing["id"]), dict, "getting the memory to overwrite")
+    before = c.get(ctx, existing["id"]).accepted_json(dict, "getting the memory to overwrite")
     rival = dict(invalid_memory(ctx, "ow-bad"), id=existing["id"])
     answer = import_with(ctx, [rival], "overwrite")
     if answer.status >= 500:

@@ -13,9 +13,10 @@ from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import ids
 from memconform.suites.omp.suite import SUITE
+from memconform.targets.base import Reply
 
 
-def import_with(ctx: Context, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> c.Answer:
+def import_with(ctx: Context, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
     """POST /v1/import; under conflict_in=both (default) the strategy goes in the query and the body (errata O1)."""
     doc = c.export_file(memories)
     if conflict is not None and ctx.option("conflict_in") == "both":
@@ -45,7 +46,7 @@ def export_envelope(ctx: Context) -> Iterator[Failure]:
         yield Failure("export does not hold a memory just created", "absent", made["id"], "$.memories")
 
 
-def import_report_failures(answer: c.Answer) -> Iterator[Failure]:
+def import_report_failures(answer: Reply) -> Iterator[Failure]:
     body = answer.body
     if answer.status != 200 or not isinstance(body, dict):
         yield Failure("import did not answer 200 with a report", f"{answer.status} {answer.raw[:160]!r}", 200, "$")
@@ -106,7 +107,7 @@ def import_skip_default(ctx: Context) -> Iterator[Failure]:
 def import_overwrite(ctx: Context) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "overwrite")
     yield from import_report_failures(import_with(ctx, [rival, new], "overwrite"))
-    got = c.ok_json(c.get(ctx, existing["id"]), dict, "getting the overwritten memory")
+    got = c.get(ctx, existing["id"]).accepted_json(dict, "getting the overwritten memory")
     if got.get("content") != rival["content"]:
         yield Failure("conflict=overwrite did not replace the existing memory", got.get("content"), rival["content"], "$.content")
     found = by_content(ctx, existing["content"], new["content"])

@@ -18,7 +18,7 @@ DATASET = 101  # one more than the maximum page
 
 def _dataset(ctx: Context) -> dict[str, Any]:
     """101 memories in one import, with known types, tools, tags, namespaces and distinct created_at;
-    the ids are those the target stored (read back by content), not the file's (issue 10 item 6)."""
+    the ids are those the target stored (read back by content), not the file's."""
     ds: dict[str, Any] = {"tag": f"ds-{ctx.run_id}", "word": c.word(), "tool": f"mc-alt-{ctx.run_id}", "a": f"a-{ctx.run_id}",
           "b": f"b-{ctx.run_id}", "namespace": f"project:mc-{ctx.run_id}"}
     memories = []
@@ -56,7 +56,7 @@ def count(ds: dict[str, Any], test: Any) -> int:
 
 
 def page(ctx: Context, params: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = c.ok_json(c.list_(ctx, params), dict, f"listing {params}")
+    body: dict[str, Any] = c.list_(ctx, params).accepted_json(dict, f"listing {params}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a list answer has no memories array: {body!r:.200}")
     return body

@@ -16,7 +16,7 @@ from memconform.suites.omp.suite import SUITE
 
 
 def search_body(ctx: Context, query: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = c.ok_json(c.search(ctx, query), dict, f"searching {query}")
+    body: dict[str, Any] = c.search(ctx, query).accepted_json(dict, f"searching {query}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a search answer has no memories array: {body!r:.200}")
     return body

@@ -12,6 +12,7 @@ from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import dataset, filter_failures, ids
 from memconform.suites.omp.checks.search import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
+from memconform.targets.base import Reply
 
 # ---- OMP-Search ----------------------------------------------------------------------------------
 
@@ -78,7 +79,7 @@ def tool_key_own_tool(ctx: Context) -> Iterator[Failure]:
             yield Failure(f"a tool's key may not {what} its own tool's memory", reply.status, status, "$")
 
 
-def tool_status_failures(ctx: Context, answer: c.Answer, creating: bool = False) -> Iterator[Failure]:
+def tool_status_failures(ctx: Context, answer: Reply, creating: bool = False) -> Iterator[Failure]:
     """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
     wanted = ctx.option("tool_key_status")
     if creating or wanted == "403" or (wanted == "either" and answer.status != 404):
@@ -132,7 +133,7 @@ def tool_key_forbidden_other_read(ctx: Context) -> Iterator[Failure]:
 
 # ---- OMP-Full: multi-user -------------------------------------------------------------------------
 
-def cross_user_failures(ctx: Context, answer: c.Answer, wanted: str) -> Iterator[Failure]:
+def cross_user_failures(ctx: Context, answer: Reply, wanted: str) -> Iterator[Failure]:
     if wanted == "either" and answer.status == 403:
         wanted = "403"
     if wanted in ("either", "404"):

@@ -23,7 +23,7 @@ def _sample(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
     request["source"]["session_id"] = "memconform-session"
     made = c.created(ctx, request)
     out = [("$(create)", made)]
-    got = c.ok_json(c.get(ctx, made["id"]), dict, "getting the sample memory")
+    got = c.get(ctx, made["id"]).accepted_json(dict, "getting the sample memory")
     out.append(("$(get)", got))
     out += [("$(list).memories[?]", m) for m in c.listed(ctx, {"tags": c.run_tag(ctx) + ",sample"}) if m.get("id") == made["id"]]
     out += [("$(search).memories[?]", m) for m in c.found(ctx, {"q": key, "mode": "keyword"}) if m.get("id") == made["id"]]
@@ -132,7 +132,7 @@ ARBITRARY_TAGS = ["Zürich Team", "UPPER case", "résumé", "e\u0301t\u00e9", "�
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
 def accepts_arbitrary_strings(ctx: Context) -> Iterator[Failure]:
     """"Arbitrary tags": upper case, spaces, accents, combining marks, CJK, astral characters and
-    punctuation are stored as written, and a list filter by such a tag finds the memory (issue 13)."""
+    punctuation are stored as written, and a list filter by such a tag finds the memory."""
     request = c.memory(ctx, "arbitrary", tags=ARBITRARY_TAGS, namespace="Project: Ünïcode 🧠",
                        content=f"{ctx.unique('arbitrary')} Ça va? 你好 — 🧠 e\u0301 \u200d «quotes» <b>&amp;</b>",
                        metadata={"memconform_run": ctx.run_id, "Schlüssel": "wert 🚀"})
@@ -141,7 +141,7 @@ def accepts_arbitrary_strings(ctx: Context) -> Iterator[Failure]:
     if not answer.ok or not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
         yield Failure("a memory with arbitrary Unicode tags, namespace and content was refused", answer.brief(), 201, "$")
         return
-    got = c.ok_json(c.get(ctx, answer.body["id"]), dict, "getting the memory with arbitrary strings")
+    got = c.get(ctx, answer.body["id"]).accepted_json(dict, "getting the memory with arbitrary strings")
     yield from echo_failures(request, got, "$(get)")
     for tag in (ARBITRARY_TAGS[0], ARBITRARY_TAGS[5]):
         listed = ids(c.listed(ctx, {"tags": tag + "," + c.run_tag(ctx), "limit": "100"}))

@@ -15,6 +15,7 @@ from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import dataset, ids, page
 from memconform.suites.omp.suite import SUITE
+from memconform.targets.base import Reply
 
 SORT_SEED = 4
 DISTINCT_WAIT_S = 1.2  # a server stamping whole seconds needs a new second; bounded, never a verdict
@@ -55,7 +56,7 @@ def list_sort_orders(ctx: Context) -> Iterator[Failure]:
                           seen, wanted, "$.memories[*].id")
     # updated_at_desc: touch the oldest, then the second: the second comes first, then the oldest
     for mem in (made[0], made[1]):
-        c.ok_json(c.update(ctx, mem["id"], {"metadata": {"memconform_run": ctx.run_id, "touched": mem["id"]}}), dict,
+        c.update(ctx, mem["id"], {"metadata": {"memconform_run": ctx.run_id, "touched": mem["id"]}}).accepted_json(dict,
                   "updating a memory of the sort data")
     seen = _order(ctx, tag, "updated_at_desc")
     if seen[:2] != [made[1]["id"], made[0]["id"]]:
@@ -80,11 +81,11 @@ def _dataset_order(ctx: Context) -> Iterator[Failure]:
                       "created_at ascending", f"$.memories[{i}]")
 
 
-def _raw_list(ctx: Context, query: str) -> c.Answer:
+def _raw_list(ctx: Context, query: str) -> Reply:
     return c.send(ctx, "GET", f"/memories?{query}")
 
 
-def _served_ids(answer: c.Answer) -> set[Any] | None:
+def _served_ids(answer: Reply) -> set[Any] | None:
     body = answer.body if answer.ok and isinstance(answer.body, dict) else None
     if body is None or not isinstance(body.get("memories"), list):
         return None

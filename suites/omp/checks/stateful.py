@@ -1,4 +1,4 @@
-"""Model-based stateful testing of OMP (issue 13): a hypothesis RuleBasedStateMachine drives random
+"""Model-based stateful testing of OMP: a hypothesis RuleBasedStateMachine drives random
 sequences of create, update (null on the nullable fields), delete, get, list (filters, sort, limit,
 offset), search, export and import (every strategy, with one invalid memory at times) against the
 target, and compares every answer with an in-harness model of what the spec says the state must be.
@@ -25,8 +25,6 @@ from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
 
 # (examples, steps per example) by profile: ci is small and derandomized
-BUDGET = {"ci": (3, 12), "quick": (3, 10)}
-DEFAULT_BUDGET = (12, 25)
 TAG_POOL = ("red", "green", "blue")
 
 
@@ -371,19 +369,9 @@ def machine_class(ctx: Context, log: list[str]) -> type:
            sentence="Implements all endpoints in §3.3 with correct HTTP methods and status codes")
 def model_based_sequences(ctx: Context) -> Iterator[Failure]:
     """Random sequences of every operation compared with the model; the shrunk failing sequence is the detail."""
-    from hypothesis import HealthCheck, Phase, settings
-
-    examples, steps = BUDGET.get(ctx.profile.name, DEFAULT_BUDGET)
     log: list[str] = []
-    machine = machine_class(ctx, log)
-    ci = ctx.profile.name == "ci"
-    # ci does not shrink: against a live server each shrink step replays a sequence, which can take minutes
-    phases = (Phase.explicit, Phase.generate) if ci else (Phase.explicit, Phase.generate, Phase.shrink)
-    config = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None, phases=phases,
-                      derandomize=ci, suppress_health_check=list(HealthCheck), print_blob=False)
-    diverged = model_based.run_sequences(ctx, machine, config, "omp.stateful-models")
+    config = model_based.budget(ctx, (3, 12), (12, 25))
+    diverged = model_based.run_sequences(ctx, machine_class(ctx, log), config, "omp.stateful-models")
     if diverged is not None:
-        yield Failure("a sequence of operations left the target different from the model", str(diverged.error)[:400],
-                      "every answer as the model says", "$",
-                      diverged.again + "steps: " + " | ".join(log[-20:]) + "\n" + diverged.detail)
-    ctx.note(f"{examples} sequences of up to {steps} steps compared with the model")
+        yield diverged.failure("the target left the model", "every answer as the model says", steps=log[-20:])
+    ctx.note(f"{config.max_examples} sequences of up to {config.stateful_step_count} steps compared with the model")

@@ -1,4 +1,4 @@
-"""Known-broken OMP servers of the kinds issue 13 found in real implementations: filters after paging,
+"""Known-broken OMP servers of the kinds found in real implementations: filters after paging,
 nulls that cannot clear, half-done imports, narrow character sets, limits in bytes, parameters that
 crash, sort ignored where import restamps. One broken rule each; registered in mutants/omp.py."""
 
@@ -201,7 +201,7 @@ EXPECTED_KILLS["lenient_json"] = {"omp.hostile_json_create_refused", "omp.hostil
                                   "omp.hostile_json_search_refused"}
 
 
-# the failure branch each mutant must reach: (check id, a fragment of the failure's title) (issue 12 item 4)
+# the failure branch each mutant must reach: (check id, a fragment of the failure's title)
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "filter_after_paging": {("omp.list_filter_type", "filtered after paging"), ("omp.list_total_counts_matches", "total is not")},
     "put_ignores_null": {("omp.update_clears_nullable", "did not clear")},

@@ -1,15 +1,14 @@
-"""Toy Counter checks and the SuiteSpec the `memconform.suites` entry point names."""
+"""Toy Counter checks and the SuiteSpec the `memconform.suites` entry point names: each check is declared
+through SUITE.check, which refuses a wrong level, keyword or signature and a sentence not in SPEC.md."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from memconform.core.model import Failure, TargetError
-from memconform.core.registry import check
 from memconform.core.runner import Context
 from memconform.core.suite import Level, SuiteSpec
 from memconform.targets.base import Target
@@ -49,12 +48,11 @@ SUITE = SuiteSpec(
     detect=lambda doc: isinstance(doc, dict) and doc.get("toy") == "counter",
     reference=_reference, mutants=_mutants, probe=_probe,
     requirements=Path(__file__).with_name("requirements.json"),
+    spec_text=Path(__file__).with_name("SPEC.md"),  # every check's sentence must be verbatim in it
 )
 
-toy_check = partial(check, suite="toy", spec=SPEC)
 
-
-@toy_check(section="1", keyword="MUST", level="document", kind="document",
+@SUITE.check(section="1", keyword="MUST", level="document", kind="document",
            sentence="`count`, a non-negative integer.")
 def count_non_negative(doc: Any, ctx: Context) -> Iterator[Failure]:
     count = doc.get("count") if isinstance(doc, dict) else None
@@ -70,7 +68,7 @@ def _count(ctx: Context) -> int:
     return count
 
 
-@toy_check(section="Operations", keyword="MUST", level="implementation",
+@SUITE.check(section="Operations", keyword="MUST", level="implementation",
            sentence="`add` MUST increase `count` by exactly K.")
 def add_increases_by_k(ctx: Context) -> Iterator[Failure]:
     before = _count(ctx)
@@ -82,7 +80,7 @@ def add_increases_by_k(ctx: Context) -> Iterator[Failure]:
         yield Failure("add did not increase count by K", after - before, 2, "$.count")
 
 
-@toy_check(section="Operations", keyword="SHOULD", level="implementation",
+@SUITE.check(section="Operations", keyword="SHOULD", level="implementation",
            sentence="An implementation SHOULD reject an `add` whose K is negative, and leave `count` unchanged.")
 def rejects_negative_k(ctx: Context) -> Iterator[Failure]:
     # positive control: the same request with K repaired must be accepted first
