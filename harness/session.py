@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .core.check_context import NoTarget
 from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
 from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
@@ -311,5 +312,5 @@ def validate_document(doc: Any, suite_name: str, profile: Profile, check_ids: li
     checks = [c for c in select_checks(suite_name, check_ids) if c.kind == "document"]
     if not checks:
         raise HarnessError(f"suite {suite_name!r} has no document checks")
-    ctx = Context(suite=suite, target=None, profile=profile, document=doc)
+    ctx = Context(suite=suite, target=NoTarget(), profile=profile, document=doc)
     return list(run_checks(checks, ctx))

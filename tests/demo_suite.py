@@ -18,7 +18,7 @@ from typing import Any
 
 from memconform.core import suite as suite_module
 from memconform.core.model import ControlRefused, Failure, Inconclusive, Keyword, SkipCheck
-from memconform.core.registry import REGISTRY, Check
+from memconform.core.registry import Check
 from memconform.core.suite import Level, SuiteSpec
 from memconform.targets.base import Rejected
 
@@ -201,10 +201,9 @@ def make_check(fn: Any, keyword: str, level: str) -> Check:
 def install(extra: list[tuple[Any, str, str]] | None = None) -> None:
     suite_module._LOADED["demo"] = SUITE
     for fn, keyword, level in CHECKS + (extra or []):
-        REGISTRY.add(make_check(fn, keyword, level))
+        SUITE.add_check(make_check(fn, keyword, level))
 
 
 def uninstall() -> None:
     suite_module._LOADED.pop("demo", None)
-    for check_id in [c for c in REGISTRY._checks if c.startswith("demo.")]:
-        del REGISTRY._checks[check_id]
+    SUITE.registered().clear()

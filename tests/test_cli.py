@@ -159,13 +159,14 @@ def test_errored_stays_errored_in_every_output(capsys, tmp_path, monkeypatch):
     import dataclasses
 
     from memconform.core.registry import REGISTRY
+    from memconform.core.suite import get_suite
 
     def boom(doc, ctx):
         raise RuntimeError("simulated harness bug")
         yield
 
     check = REGISTRY.get("amps.schema_valid")
-    monkeypatch.setitem(REGISTRY._checks, check.id, dataclasses.replace(check, fn=boom))
+    monkeypatch.setitem(get_suite("amps").registered(), check.id, dataclasses.replace(check, fn=boom))
     doc = tmp_path / "ok.json"
     doc.write_text(json.dumps(AMPS))
     code, out, _ = run(capsys, "validate", str(doc), "--json")

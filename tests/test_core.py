@@ -104,10 +104,10 @@ def test_report_stream_validates_and_renders(tmp_path):
 def test_report_schema_refuses_a_pass_with_failures():
     line = run_one(make(fails), ctx()).to_json()
     line["outcome"] = "passed"
-    import jsonschema
-
-    with pytest.raises(jsonschema.ValidationError):
+    # by name: a pytester run earlier in the same process may have re-imported jsonschema (another class object)
+    with pytest.raises(Exception) as refused:
         validate_line(line)
+    assert type(refused.value).__name__ == "ValidationError"
 
 
 def test_truncated_stream_is_said(tmp_path):

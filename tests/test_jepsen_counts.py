@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from memconform.core import history_counts as jepsen
@@ -51,7 +52,7 @@ def test_every_suite_reports_its_counts_in_the_footer(tmp_path: Path) -> None:
     ("memoryai", "DedupAgainstLastImportOnly", "memoryai.model_sequences", "duplicated"),
 ])
 def test_a_broken_implementation_shows_in_the_counts(suite: str, mutant: str, check: str, kind: str) -> None:
-    outcome = execute_run([suite], f"python:memconform.mutants.{suite}:{mutant}", Profile.named("ci"), report_dir=None,
+    outcome = execute_run([suite], f"python:memconform.suites.{suite}.mutants:{mutant}", Profile.named("ci"), report_dir=None,
                           check_ids=[check])
     assert outcome.results[0].outcome.value == "failed"
     found = dict(zip(jepsen.KINDS, counts_note(outcome.notes, suite), strict=True))
@@ -59,7 +60,7 @@ def test_a_broken_implementation_shows_in_the_counts(suite: str, mutant: str, ch
 
 
 def test_counts_add_up_per_check_and_render_in_one_line() -> None:
-    ctx = SimpleNamespace(cache={}, check_id="s.a")
+    ctx = SimpleNamespace(state=_states(), check_id="s.a")
     jepsen.record(ctx, jepsen.counts(acknowledged=3, lost=1))
     jepsen.record(ctx, jepsen.counts(acknowledged=2, corrupted=1))
     jepsen.record(ctx, jepsen.counts(acknowledged=5), check_id="s.b")
@@ -67,5 +68,11 @@ def test_counts_add_up_per_check_and_render_in_one_line() -> None:
     (line,) = jepsen.with_counts(lambda c: [])(ctx)
     assert "acknowledged 10, lost 1, duplicated 0, resurrected 0, corrupted 1" in line
     assert "s.a: 5/1/0/0/1" in line and "s.b: 5/0/0/0/0" in line
-    assert jepsen.with_counts(lambda c: ["other"])(SimpleNamespace(cache={})) == ["other"]
+    assert jepsen.with_counts(lambda c: ["other"])(SimpleNamespace(state=_states())) == ["other"]
     assert jepsen.anomalies(jepsen.counts(4, lost=2)) == {"lost": 2}
+
+
+def _states() -> Any:
+    """A context's `state(kind)`: one instance per kind, as runner.Context keeps them."""
+    kept: dict[type, Any] = {}
+    return lambda kind: kept.setdefault(kind, kind())

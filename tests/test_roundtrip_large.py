@@ -40,7 +40,7 @@ def test_reference_round_trips_several_mb(suite: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("suite", sorted(MUTANTS))
 def test_broken_round_trip_is_caught(suite: str) -> None:
     mutant, title = MUTANTS[suite]
-    outcome = execute_run([suite], f"python:memconform.mutants.{suite}:{mutant}", Profile.named("ci"), report_dir=None,
+    outcome = execute_run([suite], f"python:memconform.suites.{suite}.mutants:{mutant}", Profile.named("ci"), report_dir=None,
                           check_ids=[f"{suite}.{CHECK}"])
     (result,) = outcome.results
     assert result.outcome.value == "failed", result.reason

@@ -30,7 +30,7 @@ MACHINES = {
 
 def failing_sequence(suite: str, tmp_path: Path) -> tuple[Path, str]:
     mutant, check = MACHINES[suite]
-    target = f"python:memconform.mutants.{suite}:{mutant}"
+    target = f"python:memconform.suites.{suite}.mutants:{mutant}"
     outcome = execute_run([suite], target, Profile.named("ci"), report_dir=tmp_path / "report", check_ids=[check])
     (result,) = outcome.results
     assert result.outcome.value == "failed", (result.outcome, result.reason)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("acknowledged", "lost", "duplicated", "resurrected", "corrupted")
@@ -26,11 +27,16 @@ def anomalies(found: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in found.items() if k != "acknowledged" and v}
 
 
+@dataclass
+class _Table:
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)  # check id -> its counts
+
+
 def record(ctx: Any, found: dict[str, int], check_id: str | None = None) -> None:
     """Add a check's counts to the run's (per check, summed)."""
     check_id = check_id or ctx.check_id or "?"
     with _LOCK:
-        table: dict[str, dict[str, int]] = ctx.cache.setdefault("jepsen-counts", {})
+        table = ctx.state(_Table).rows
         row = table.setdefault(check_id, counts())
         for kind in KINDS:
             row[kind] += int(found.get(kind, 0))
@@ -38,7 +44,7 @@ def record(ctx: Any, found: dict[str, int], check_id: str | None = None) -> None
 
 def totals(ctx: Any) -> dict[str, dict[str, int]]:
     """check id -> its counts, as recorded in this run."""
-    return {k: dict(v) for k, v in ctx.cache.get("jepsen-counts", {}).items()}
+    return {k: dict(v) for k, v in ctx.state(_Table).rows.items()}
 
 
 def render(rows: dict[str, dict[str, int]]) -> str:

@@ -2,7 +2,7 @@
 
 `run_sequences` runs the suite's hypothesis state machine with the profile's seed while every exchange
 is recorded (core/sequence.py), adds the run's Jepsen-style counts (core/history_counts.py) from the models the
-machine kept in `ctx.cache[models_key]`, and says what happened in one of four ways:
+machine kept in the list it is given (a suite's run state), and says what happened in one of four ways:
 - every sequence kept to the model: None;
 - the target left the model: a `Diverged` holding the divergence, the models, whether the divergence
   repeated when hypothesis replayed the sequence, and where the sequence was saved (the failure's
@@ -62,7 +62,8 @@ def budget(ctx: Any, derandomized: tuple[int, int], otherwise: tuple[int, int]) 
     return settings(base, max_examples=min(base.max_examples, examples), stateful_step_count=steps)
 
 
-def run_sequences(ctx: Any, machine: type, config: Any, models_key: str) -> Diverged | None:
+def run_sequences(ctx: Any, machine: type, config: Any, models: list[Any]) -> Diverged | None:
+    """Run the machine as recorded; `models` is the list its examples append their models to."""
     from hypothesis.errors import Flaky
 
     found: tuple[Divergence, bool] | None = None
@@ -77,10 +78,9 @@ def run_sequences(ctx: Any, machine: type, config: Any, models_key: str) -> Dive
                 raise TargetError(f"the target answered the same sequence of operations differently twice: {exc}") from None
             found = diverged[0], False
         finally:
-            history_counts.record_sequences(ctx, ctx.cache.get(models_key) or [])
-    models = list(ctx.cache.get(models_key) or [])
+            history_counts.record_sequences(ctx, models)
     if found is not None:
-        return Diverged(found[0], models, found[1], failure_detail(ctx, recorder))
+        return Diverged(found[0], list(models), found[1], failure_detail(ctx, recorder))
     if not models:
         raise Inconclusive("no sequence ran")
     return None

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from .check import Check, CheckFn
 from .model import HarnessError
-from .suite import all_suites, get_suite, is_stale, suite_names
+from .suite import all_suites, get_suite, is_stale
 
 __all__ = ["REGISTRY", "Check", "CheckFn", "Registry", "load_suite"]
 
 
 class Registry:
     def get(self, check_id: str) -> Check:
-        suite = check_id.split(".", 1)[0]
-        if suite in suite_names():
-            load_suite(suite)
-            found = get_suite(suite).registered().get(check_id)
-            if found is not None:
-                return found
-        raise HarnessError(f"unknown check id {check_id!r}; `memconform list` shows them")
+        try:
+            found = get_suite(check_id.split(".", 1)[0]).registered().get(check_id)
+        except HarnessError:  # no such suite
+            found = None
+        if found is None:
+            raise HarnessError(f"unknown check id {check_id!r}; `memconform list` shows them")
+        return found
 
     def for_suite(self, suite: str) -> list[Check]:
         return list(get_suite(suite).registered().values())

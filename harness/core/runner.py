@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from .check_context import TargetPort
 from .model import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .profile import Profile
 from .redact import Redactor
@@ -19,19 +20,21 @@ from .verdicts import LevelVerdict, level_verdicts
 
 __all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "redact_failure", "run_checks", "run_cleanups", "run_one"]
 
+S = TypeVar("S")
+
 MAX_FAILURES = 200  # per result: a target that breaks a rule a million times needs no million lines
 
 
 @dataclass
 class Context:
-    """What a check may use: the target, the profile, unique names, and a per-run cache."""
+    """One run of one suite: what checks may use (core/check_context.py says which part), and what
+    the runner keeps for the report (transcript, redactor, cleanups)."""
 
     suite: SuiteSpec
-    target: Any
+    target: TargetPort
     profile: Profile
     report_dir: Path | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    cache: dict[str, Any] = field(default_factory=dict)
     transcript: list[str] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
     document: Any = None  # set when validating a given document instead of a target
@@ -40,6 +43,8 @@ class Context:
     # open point -> {"seen": [readings], "checks": [check ids]}, in the order first seen
     readings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     cleanups: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
+    _memo: dict[str, tuple[str, Any]] = field(default_factory=dict, repr=False)
+    _states: dict[type, Any] = field(default_factory=dict, repr=False)
 
     def unique(self, label: str = "x") -> str:
         """Content no other run and no other check writes: suites work on non-empty instances."""
@@ -65,15 +70,43 @@ class Context:
 
     def once(self, key: str, make: Any) -> Any:
         """Compute a shared value once per run (e.g. the exported bundle), remembering errors too."""
-        if key not in self.cache:
+        if key not in self._memo:
             try:
-                self.cache[key] = ("ok", make())
+                self._memo[key] = ("ok", make())
             except (TargetError, SkipCheck) as exc:
-                self.cache[key] = ("raise", exc)
-        state, value = self.cache[key]
+                self._memo[key] = ("raise", exc)
+        state, value = self._memo[key]
         if state == "raise":
             raise value
         return value
+
+    def state(self, kind: type[S]) -> S:
+        """The run's one instance of a state class (a dataclass whose fields all have defaults): what a
+        suite's checks share during a run, typed, instead of keys in a dict."""
+        if kind not in self._states:
+            self._states[kind] = kind()
+        found: S = self._states[kind]
+        return found
+
+    def attach(self, name: str, data: bytes) -> Path | None:
+        """A file of the report (a saved example, a curl script), redacted and written under
+        <report folder>/examples/ (None without a report folder): checks never write files themselves."""
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            raise HarnessError(f"attachment name {name!r}: a plain file name, with no folder")
+        if self.report_dir is None:
+            return None
+        folder = self.report_dir / "examples"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / name
+        path.write_bytes(self.redactor.text(data.decode("utf-8", "replace")).encode("utf-8"))
+        return path
+
+    def redact(self, text: str) -> str:
+        return self.redactor.text(text)
+
+    def add_secret(self, secret: str | None) -> None:
+        """A secret learned during the run (a key the target issued): redacted from everything after."""
+        self.redactor.add(secret)
 
 
 def _document_for(check: Check, ctx: Context) -> Any:
@@ -156,18 +189,24 @@ def _safe_str(exc: BaseException) -> str:
         return "(unprintable)"
 
 
+@dataclass
+class _Claimed:
+    asked: bool = False
+    levels: set[str] | None = None
+
+
 def claimed_levels(ctx: Context) -> set[str] | None:
     """The levels the target claims, asked once per context (the plugin runs checks one at a time)."""
     if ctx.suite.claimed_levels is None or ctx.document is not None:
         return None
-    if "claimed-levels" not in ctx.cache:
+    claimed = ctx.state(_Claimed)
+    if not claimed.asked:
+        claimed.asked = True
         try:
-            ctx.cache["claimed-levels"] = ("ok", ctx.suite.claimed_levels(ctx))
+            claimed.levels = ctx.suite.claimed_levels(ctx)
         except TargetError as exc:
-            ctx.cache["claimed-levels"] = ("ok", None)
             ctx.note(f"could not read the levels the target claims: {exc}")
-    claimed: set[str] | None = ctx.cache["claimed-levels"][1]
-    return claimed
+    return claimed.levels
 
 
 def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:

@@ -82,7 +82,7 @@ class Recorder:
         if error is not None:
             step["reply"] = {"error": type(error).__name__, "detail": str(error)[:300]}
         elif reply is not None:
-            step["reply"] = {"status": reply.status, "body": _cut(reply.body if reply.body is not None else reply.text)}
+            step["reply"] = {"status": reply.status, "body": _cut(reply.body if reply.body is not None else reply.raw.decode("utf-8", "replace"))}
             if reply.method:
                 step["reply"]["http"] = f"{reply.method} {reply.path}"
         self.steps.append(step)
@@ -130,18 +130,22 @@ def recording(ctx: Any) -> Iterator[Recorder]:
         return reply
 
     target.send = send
-    ctx.cache["sequence-recorder"] = recorder
+    ctx.state(_Recording).recorder = recorder
     try:
         yield recorder
     finally:
-        ctx.cache.pop("sequence-recorder", None)
+        ctx.state(_Recording).recorder = None
         with contextlib.suppress(AttributeError):
             del target.send
 
 
+@dataclasses.dataclass
+class _Recording:
+    recorder: Recorder | None = None  # the recorder of the state machine running now
+
+
 def active(ctx: Any) -> Recorder | None:
-    recorder: Recorder | None = ctx.cache.get("sequence-recorder")
-    return recorder
+    return ctx.state(_Recording).recorder
 
 
 def begin(ctx: Any) -> None:

@@ -9,15 +9,16 @@ Operations a target offers (suites/amps/errata.md A11 explains the bodies):
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Inconclusive, SkipCheck, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.amps import format as amps
 from memconform.targets.base import Reply
 
 
-def import_export(ctx: Context, doc: Any) -> Reply:
+def import_export(ctx: CheckContext, doc: Any) -> Reply:
     subject = doc.get("subject") if isinstance(doc, dict) else None
     if isinstance(subject, dict) and isinstance(subject.get("subject_id"), str):
         forget_subject_at_end(ctx, subject["subject_id"])
@@ -26,7 +27,7 @@ def import_export(ctx: Context, doc: Any) -> Reply:
     return reply
 
 
-def seed(ctx: Context, doc: dict[str, Any], what: str = "a conformant export") -> None:
+def seed(ctx: CheckContext, doc: dict[str, Any], what: str = "a conformant export") -> None:
     """Import data a check then reads: refused, the check has nothing to observe (amps.accepts_valid_export
     is the check that fails for it)."""
     reply = import_export(ctx, doc)
@@ -34,14 +35,14 @@ def seed(ctx: Context, doc: dict[str, Any], what: str = "a conformant export") -
         raise Inconclusive(f"the target refused to import {what}: {reply.status} {reply.raw[:200]!r}")
 
 
-def export(ctx: Context, subject_id: str) -> dict[str, Any]:
+def export(ctx: CheckContext, subject_id: str) -> dict[str, Any]:
     reply = ctx.target.call("export", {"subject_id": subject_id})
     ctx.note(f"export subject_id={subject_id} -> {reply.status} {len(reply.raw)} bytes")
     doc: dict[str, Any] = reply.accepted_json(dict, "export")
     return doc
 
 
-def delete_artifact(ctx: Context, subject_id: str, artifact_id: str) -> None:
+def delete_artifact(ctx: CheckContext, subject_id: str, artifact_id: str) -> None:
     try:
         reply = ctx.target.call("delete_artifact", {"subject_id": subject_id, "artifact_id": artifact_id})
     except Unsupported:
@@ -51,16 +52,24 @@ def delete_artifact(ctx: Context, subject_id: str, artifact_id: str) -> None:
         raise TargetError(f"delete_artifact was refused: {reply.raw[:200]!r}")
 
 
-def forget_subject_at_end(ctx: Context, subject_id: str) -> None:
+@dataclass
+class AmpsRun:
+    """What the AMPS checks share during one run (ctx.state(AmpsRun))."""
+
+    subjects: list[str] = field(default_factory=list)  # this run's subjects, removed at the end
+    models: list[Any] = field(default_factory=list)  # the state machine's models, one per example
+
+
+def forget_subject_at_end(ctx: CheckContext, subject_id: str) -> None:
     """Ask the target to remove the run's subjects after the suite (only where it offers a delete)."""
-    pending: list[str] = ctx.cache.setdefault("amps-subjects", [])
+    pending = ctx.state(AmpsRun).subjects
     if not pending:
         ctx.cleanup("amps run data (the subjects this run imported)", lambda: _delete_all(ctx, pending))
     if subject_id not in pending:
         pending.append(subject_id)
 
 
-def _delete_all(ctx: Context, subjects: list[str]) -> bool:
+def _delete_all(ctx: CheckContext, subjects: list[str]) -> bool:
     try:
         return all(ctx.target.call("delete_subject", {"subject_id": s}).ok for s in subjects)
     except Unsupported:
@@ -77,7 +86,7 @@ def artifacts_by_id(doc: dict[str, Any]) -> dict[Any, dict[str, Any]]:
 
 # ---- building exports with unique content ------------------------------------------------------
 
-def make_atom(ctx: Context, label: str, derivation: str = "stated", artifact_ids: list[str] | None = None,
+def make_atom(ctx: CheckContext, label: str, derivation: str = "stated", artifact_ids: list[str] | None = None,
               **fields: Any) -> dict[str, Any]:
     prov: dict[str, Any] = {"derivation": derivation}
     if artifact_ids is not None:
@@ -99,7 +108,7 @@ def make_atom(ctx: Context, label: str, derivation: str = "stated", artifact_ids
     return atom
 
 
-def make_artifact(ctx: Context, label: str, atom_ids: list[str], **fields: Any) -> dict[str, Any]:
+def make_artifact(ctx: CheckContext, label: str, atom_ids: list[str], **fields: Any) -> dict[str, Any]:
     art = {
         "artifact_id": ctx.unique(f"art-{label}"),
         "kind": "chat",
@@ -125,7 +134,7 @@ def make_export(subject_id: str, atoms: list[dict[str, Any]], artifacts: list[di
     }
 
 
-def sourced(ctx: Context, label: str, derivation: str = "inferred", **atom_fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def sourced(ctx: CheckContext, label: str, derivation: str = "inferred", **atom_fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """One atom and the artifact it cites, linked both ways."""
     art = make_artifact(ctx, label, [])
     atom = make_atom(ctx, label, derivation, [art["artifact_id"]], **atom_fields)
@@ -133,7 +142,7 @@ def sourced(ctx: Context, label: str, derivation: str = "inferred", **atom_field
     return atom, art
 
 
-def seed_and_export(ctx: Context) -> dict[str, Any]:
+def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
     """The document Producer checks read: the subject the user named, else a seed covering every
     derivation imported and exported again (a producer that cannot import then needs the option)."""
     named = ctx.option("export_subject_id")
@@ -157,7 +166,7 @@ def seed_and_export(ctx: Context) -> dict[str, Any]:
     return export(ctx, subject_id)
 
 
-def import_semantics(ctx: Context) -> str:
+def import_semantics(ctx: CheckContext) -> str:
     """Errata A12, seen once per run: does a second import for a subject add to it ("merge") or replace its
     snapshot ("replace")? Two exports of one atom each, then the subject's export."""
 

@@ -14,21 +14,22 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Inconclusive, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.memorizz import format as mz
 
 
-def export(ctx: Context, **selection: Any) -> dict[str, Any]:
+def export(ctx: CheckContext, **selection: Any) -> dict[str, Any]:
     reply = ctx.target.call("export", selection)
     ctx.note(f"export {json.dumps(selection)[:200]} -> {reply.status} {len(reply.raw)} bytes")
     archive: dict[str, Any] = reply.accepted_json(dict, "export")
     return archive
 
 
-def import_archive(ctx: Context, archive: dict[str, Any], mode: str, conflict: str = "error") -> tuple[bool, Any]:
+def import_archive(ctx: CheckContext, archive: dict[str, Any], mode: str, conflict: str = "error") -> tuple[bool, Any]:
     """(accepted, report or error body) of one import. Accepted means the reply was ok and did not say ok: false."""
     reply = ctx.target.call("import_archive", {"archive": archive, "mode": mode, "conflict": conflict})
     body = reply.body if reply.body is not None else reply.raw[:300].decode("utf-8", "replace")
@@ -82,15 +83,23 @@ def list_at(value: dict[str, Any], key: str) -> list[Any]:
     return member if isinstance(member, list) else []
 
 
-def forget_namespaces_at_end(ctx: Context, *namespaces: str) -> None:
+@dataclass
+class MemorizzRun:
+    """What the MemoRizz checks share during one run (ctx.state(MemorizzRun))."""
+
+    namespaces: list[str] = field(default_factory=list)  # this run's namespaces, removed at the end
+    models: list[Any] = field(default_factory=list)  # the state machine's models, one per example
+
+
+def forget_namespaces_at_end(ctx: CheckContext, *namespaces: str) -> None:
     """Ask the target to remove the run's namespaces after the suite (only where it offers a delete)."""
-    pending: list[str] = ctx.cache.setdefault("memorizz-namespaces", [])
+    pending = ctx.state(MemorizzRun).namespaces
     if not pending:
         ctx.cleanup("memorizz run data (the namespaces this run imported)", lambda: _delete_all(ctx, pending))
     pending.extend(ns for ns in namespaces if ns not in pending)
 
 
-def _delete_all(ctx: Context, namespaces: list[str]) -> bool:
+def _delete_all(ctx: CheckContext, namespaces: list[str]) -> bool:
     try:
         for ns in namespaces:
             if not ctx.target.call("delete_namespace", {"memory_id": ns}).ok:
@@ -103,7 +112,7 @@ def _delete_all(ctx: Context, namespaces: list[str]) -> bool:
 class Seed:
     """Two agents (the owner and its delegate, each with a private namespace) and records in all 13 stores."""
 
-    def __init__(self, ctx: Context, label: str = "seed") -> None:
+    def __init__(self, ctx: CheckContext, label: str = "seed") -> None:
         u = ctx.unique
         self.ns, self.ns_delegate = u(f"{label}-ns"), u(f"{label}-private-ns")
         self.owner, self.delegate = u(f"{label}-agent"), u(f"{label}-delegate")
@@ -158,7 +167,7 @@ class Seed:
         return copy.deepcopy(self.archive)
 
 
-def small_archive(ctx: Context, label: str) -> tuple[dict[str, Any], str]:
+def small_archive(ctx: CheckContext, label: str) -> tuple[dict[str, Any], str]:
     """A sealed archive of three records (an agent, its persona, a knowledge-base note) in a fresh
     namespace: what the rejection checks break one rule of. (archive, namespace)"""
     u = ctx.unique
@@ -174,12 +183,12 @@ def small_archive(ctx: Context, label: str) -> tuple[dict[str, Any], str]:
     return mz.seal(archive), ns
 
 
-def restore(ctx: Context, archive: dict[str, Any], what: str) -> dict[str, Any]:
+def restore(ctx: CheckContext, archive: dict[str, Any], what: str) -> dict[str, Any]:
     accepted, body = import_archive(ctx, archive, "restore")
     return report_of(accepted, body, what)
 
 
-def seeded(ctx: Context) -> Seed:
+def seeded(ctx: CheckContext) -> Seed:
     """One graph restored into the target, shared by the checks that only read it. A refused seed makes
     those checks inconclusive (memorizz.accepts_valid_archive is the one that fails for it)."""
 
@@ -196,7 +205,7 @@ def seeded(ctx: Context) -> Seed:
     return value
 
 
-def named_selection(ctx: Context) -> dict[str, str]:
+def named_selection(ctx: CheckContext) -> dict[str, str]:
     """The selection the user named for a producer's export (options export_memory_id, export_agent_id)."""
     out = {}
     if ctx.option("export_memory_id"):
@@ -206,7 +215,7 @@ def named_selection(ctx: Context) -> dict[str, str]:
     return out
 
 
-def exported_graph(ctx: Context) -> dict[str, Any]:
+def exported_graph(ctx: CheckContext) -> dict[str, Any]:
     """The archive checks' document from a target: the user's named selection, else the seeded owner
     agent with its delegate, else (a producer that cannot import) its whole export."""
     named = named_selection(ctx)

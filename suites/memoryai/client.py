@@ -6,13 +6,26 @@ import datetime as dt
 import json
 import uuid
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.formats import now_iso, parse_datetime
 from memconform.suites.memoryai import format as mai
 from memconform.targets.base import Reply
+
+
+@dataclass
+class MemoryaiRun:
+    """What the MemoryAI checks share during one run (ctx.state(MemoryaiRun))."""
+
+    multipart: str | None = None  # the multipart field name the target accepted (E4)
+    written: list[str] = field(default_factory=list)  # content hashes this run imported, deleted at the end
+    cleanup_registered: bool = False
+    seed: str = "not tried"  # what became of the seed import before the producer checks' export
+    models: list[Any] = field(default_factory=list)  # the state machine's models, one per example
+
 
 REPORT_COUNTERS = {
     "chunks": ("inserted", "skipped_duplicate", "skipped_invalid"),
@@ -33,7 +46,7 @@ def iso(at: dt.datetime, offset_s: int = 0, zone: str = "Z", fraction: bool = Fa
     return text + ("Z" if zone == "Z" else zone)
 
 
-def export_body(ctx: Context, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+def export_body(ctx: CheckContext, scope: str = "full", since: str | None = None) -> dict[str, Any]:
     """The export request (§4 `{scope, since?}`), naming the tenant when the user chose one."""
     body: dict[str, Any] = {"scope": scope}
     if since is not None:
@@ -43,14 +56,14 @@ def export_body(ctx: Context, scope: str = "full", since: str | None = None) -> 
     return body
 
 
-def export(ctx: Context, scope: str = "full", since: str | None = None) -> dict[str, Any]:
+def export(ctx: CheckContext, scope: str = "full", since: str | None = None) -> dict[str, Any]:
     reply = ctx.target.call("export", export_body(ctx, scope, since))
     ctx.note(f"export scope={scope} -> {reply.status} {reply.http_status or ''} {len(reply.raw)} bytes")
     doc: dict[str, Any] = reply.accepted_json(dict, f"export (scope {scope})")
     return doc
 
 
-def import_bundle(ctx: Context, bundle: Any, op: str = "import_bundle", remember: bool = True) -> Reply:
+def import_bundle(ctx: CheckContext, bundle: Any, op: str = "import_bundle", remember: bool = True) -> Reply:
     """Import a bundle; its chunks are deleted at the end of the run where the target offers deletion
     (`remember=False` for a bundle the target itself exported: the run must not delete the target's data)."""
     if remember:
@@ -64,37 +77,38 @@ def import_bundle(ctx: Context, bundle: Any, op: str = "import_bundle", remember
     return reply
 
 
-def import_file(ctx: Context, raw: bytes) -> Reply:
+def import_file(ctx: CheckContext, raw: bytes) -> Reply:
     """POST /v1/brain/import/file; the multipart field name is open (errata E4): `file`, else `bundle`.
 
     The name a target accepted once is used from then on, so a negative request is read by the same field."""
-    wanted = ctx.cache.get("memoryai-multipart") or ctx.option("multipart_field")
+    wanted = ctx.state(MemoryaiRun).multipart or ctx.option("multipart_field")
     names = ("file", "bundle") if wanted == "either" else (wanted,)
     replies = []
     for name in names:
         reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
         if reply.ok:
-            ctx.cache["memoryai-multipart"] = name
+            ctx.state(MemoryaiRun).multipart = name
             ctx.reading("E4", name)
             return reply
         replies.append(reply)
     return replies[0]
 
 
-def remember_written(ctx: Context, bundle: Any) -> None:
+def remember_written(ctx: CheckContext, bundle: Any) -> None:
     """Every chunk the run writes is removed at the end, where the target offers deletion (isolation)."""
     if not isinstance(bundle, dict) or not isinstance(bundle.get("chunks"), list):
         return
-    written: list[str] | None = ctx.cache.get("memoryai-written")
-    if written is None:
-        written = ctx.cache["memoryai-written"] = []
+    run = ctx.state(MemoryaiRun)
+    written = run.written
+    if not run.cleanup_registered:
+        run.cleanup_registered = True
         ctx.cleanup("memoryai chunks this run imported", lambda: _delete_written(ctx, written))
     written.extend(c["content_hash"] if isinstance(c.get("content_hash"), str) else mai.content_hash(c["content"])
                    for c in bundle["chunks"]
                    if isinstance(c, dict) and (isinstance(c.get("content_hash"), str) or isinstance(c.get("content"), str)))
 
 
-def _delete_written(ctx: Context, written: list[str]) -> bool:
+def _delete_written(ctx: CheckContext, written: list[str]) -> bool:
     try:
         for h in dict.fromkeys(written):
             if not ctx.target.call("delete_chunk", {"content_hash": h}).ok:
@@ -134,7 +148,7 @@ def control(reply: Reply, what: str) -> None:
         raise ControlRefused(f"{what}: {reply.status} {reply.http_status or ''} {reply.raw[:200]!r}")
 
 
-def hook(ctx: Context, op: str, body: Any, why: str) -> Reply:
+def hook(ctx: CheckContext, op: str, body: Any, why: str) -> Reply:
     """Call an x-memconform hook (errata E13); without it the behaviour cannot be observed: inconclusive."""
     try:
         reply = ctx.target.call(op, body)
@@ -145,7 +159,7 @@ def hook(ctx: Context, op: str, body: Any, why: str) -> Reply:
     return reply
 
 
-def seed(ctx: Context, bundle: dict[str, Any], why: str) -> Reply:
+def seed(ctx: CheckContext, bundle: dict[str, Any], why: str) -> Reply:
     """Import the data a check observes; a refused or absent import leaves nothing to observe."""
     try:
         reply = import_bundle(ctx, bundle)
@@ -156,7 +170,7 @@ def seed(ctx: Context, bundle: dict[str, Any], why: str) -> Reply:
     return reply
 
 
-def profile_call(ctx: Context, op: str, body: Any = None, **kw: Any) -> Reply | Failure:
+def profile_call(ctx: CheckContext, op: str, body: Any = None, **kw: Any) -> Reply | Failure:
     """An endpoint of the §4 table: on an HTTP target a 404/405/501 is the profile's endpoint missing."""
     try:
         return ctx.target.call(op, body, **kw) if body is not None or not kw else ctx.target.call(op, **kw)
@@ -208,7 +222,7 @@ def counter(report: dict[str, Any], section: str, name: str) -> Any:
     return value.get(name) if isinstance(value, dict) else None
 
 
-def target_model(ctx: Context) -> tuple[str, int]:
+def target_model(ctx: CheckContext) -> tuple[str, int]:
     """The target's own embedding model and dimension, read from an export of it."""
     def probe() -> tuple[str, int]:
         try:
@@ -225,7 +239,7 @@ def target_model(ctx: Context) -> tuple[str, int]:
     return ctx.once("target_model", probe)
 
 
-def chunk(ctx: Context, label: str, memory_type: str = "fact", **fields: Any) -> dict[str, Any]:
+def chunk(ctx: CheckContext, label: str, memory_type: str = "fact", **fields: Any) -> dict[str, Any]:
     content = fields.pop("content", None) or f"{ctx.unique(label)} — unique memory ✓ 記憶 🧠"
     record = {
         "id": fields.pop("id", 0),
@@ -248,7 +262,7 @@ def chunk(ctx: Context, label: str, memory_type: str = "fact", **fields: Any) ->
     return record
 
 
-def bundle(ctx: Context, chunks: list[dict[str, Any]], *, model: str | None = None, dim: int | None = None,
+def bundle(ctx: CheckContext, chunks: list[dict[str, Any]], *, model: str | None = None, dim: int | None = None,
            edges: list[dict[str, Any]] | None = None, entities: list[dict[str, Any]] | None = None,
            version: int = 1, tenant_id: str | None = None) -> dict[str, Any]:
     if model is None or dim is None:
@@ -360,9 +374,9 @@ def expect_accepted(reply: Reply, what: str) -> list[Failure]:
     return [Failure(f"{what}: the consumer refused a conformant bundle", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "accepted")]
 
 
-def seed_and_export(ctx: Context) -> dict[str, Any]:
+def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
     """The document producer checks read: seed known records (where the target imports), then export."""
-    ctx.cache["memoryai-seed"] = "not tried"
+    ctx.state(MemoryaiRun).seed = "not tried"
     try:
         model, dim = target_model(ctx)
         records = [
@@ -377,16 +391,16 @@ def seed_and_export(ctx: Context) -> dict[str, Any]:
                                 "last_seen": now_iso(-50), "is_dna": False}])
         reply = import_bundle(ctx, doc)
         ctx.note(f"seeded the target before exporting: {reply.status}")
-        ctx.cache["memoryai-seed"] = "accepted" if reply.ok else f"refused ({reply.status} {reply.http_status or ''})"
+        ctx.state(MemoryaiRun).seed = "accepted" if reply.ok else f"refused ({reply.status} {reply.http_status or ''})"
     except (TargetError, SkipCheck) as exc:  # best effort: a producer-only target still gets its export checked
         ctx.note(f"could not seed the target: {exc}")
-        ctx.cache["memoryai-seed"] = f"not possible: {getattr(exc, 'reason', exc)}"
+        ctx.state(MemoryaiRun).seed = f"not possible: {getattr(exc, 'reason', exc)}"
     return export(ctx, "full")
 
 
-def nothing_to_examine(ctx: Context, what: str) -> Inconclusive:
+def nothing_to_examine(ctx: CheckContext, what: str) -> Inconclusive:
     """Why a producer check saw no records: an empty export it could not seed, or an export that lost the seed."""
-    state = ctx.cache.get("memoryai-seed", "not tried")
+    state = ctx.state(MemoryaiRun).seed
     if state == "accepted":
         return Inconclusive(f"no {what} to examine: the target exported none, although it accepted the seed import")
     return Inconclusive(f"no {what} to examine: the target exported an empty brain and could not be seeded ({state})")

@@ -15,10 +15,11 @@ import statistics
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
-from memconform.core.runner import Context
 from memconform.formats import now_iso
 from memconform.suites.omp import format as omp
 from memconform.targets.base import Reply, Request, Route
@@ -35,8 +36,20 @@ MIN_STALL_SAMPLES = 20
 _LOCK = threading.Lock()
 
 
+@dataclass
+class OmpRun:
+    """What the OMP checks share during one run (ctx.state(OmpRun))."""
 
-def http(ctx: Context) -> HttpTarget:
+    exchanges: list[tuple[float, int, int]] = field(default_factory=list)  # (seconds, bytes sent, got): stalls
+    sample_request: Any = None  # the sample memory's create request, for the shape checks
+    level_note: str | None = None  # what health said of the level claimed
+    cleanup_counts: tuple[int, int] | None = None  # (removed, left) by the sweep
+    cleanup_registered: bool = False
+    models: list[Any] = field(default_factory=list)  # the state machine's models, one per example
+
+
+
+def http(ctx: CheckContext) -> HttpTarget:
     target = ctx.target
     if not isinstance(target, HttpTarget):
         raise SkipCheck(f"OMP is an HTTP API: it needs an http:// target (or reference:omp), not {target.kind!r} "
@@ -48,7 +61,7 @@ def _prefix(target: HttpTarget) -> str:
     return "" if target.base_url.endswith(omp.BASE) else omp.BASE
 
 
-def send(ctx: Context, method: str, path: str, *, body: Any = None, raw: bytes | None = None,
+def send(ctx: CheckContext, method: str, path: str, *, body: Any = None, raw: bytes | None = None,
          params: dict[str, str] | None = None, key: str | None = GLOBAL, record: bool = True,
          quiet: bool = False) -> Reply:
     """One request. key=GLOBAL uses the target's key, None sends no Authorization, a string sends that key."""
@@ -64,13 +77,13 @@ def send(ctx: Context, method: str, path: str, *, body: Any = None, raw: bytes |
     if record:
         sent = len(raw) if raw is not None else len(json.dumps(body)) if body is not None else 0
         with _LOCK:
-            ctx.cache.setdefault("omp_exchanges", []).append((reply.elapsed_s, sent, len(reply.raw)))
+            ctx.state(OmpRun).exchanges.append((reply.elapsed_s, sent, len(reply.raw)))
     if not quiet:
         ctx.note(reply.brief())
     return reply
 
 
-def preflight_send(ctx: Context, method: str, path: str, **kw: Any) -> Reply:
+def preflight_send(ctx: CheckContext, method: str, path: str, **kw: Any) -> Reply:
     """A request of the suite's preflight: a target that cannot answer it is one harness error line."""
     try:
         return send(ctx, method, path, **kw)
@@ -84,30 +97,30 @@ def _query(params: dict[str, str]) -> str:
 
 # ---- endpoints ---------------------------------------------------------------------------------
 
-def create(ctx: Context, memory: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
+def create(ctx: CheckContext, memory: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "POST", "/memories", body=memory, key=key, **kw)
 
 
-def created(ctx: Context, memory: dict[str, Any], key: str | None = GLOBAL) -> dict[str, Any]:
+def created(ctx: CheckContext, memory: dict[str, Any], key: str | None = GLOBAL) -> dict[str, Any]:
     body: dict[str, Any] = create(ctx, memory, key).accepted_json(dict, "creating a memory")
     if not isinstance(body.get("id"), str):
         raise TargetError(f"a created memory has no string id: {body!r:.200}")
     return body
 
 
-def get(ctx: Context, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Reply:
+def get(ctx: CheckContext, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "GET", f"/memories/{mem_id}", key=key, **kw)
 
 
-def update(ctx: Context, mem_id: str, patch: Any, key: str | None = GLOBAL, **kw: Any) -> Reply:
+def update(ctx: CheckContext, mem_id: str, patch: Any, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "PUT", f"/memories/{mem_id}", body=patch, key=key, **kw)
 
 
-def delete(ctx: Context, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Reply:
+def delete(ctx: CheckContext, mem_id: str, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "DELETE", f"/memories/{mem_id}", key=key, **kw)
 
 
-def list_(ctx: Context, params: dict[str, str] | None = None, key: str | None = GLOBAL, **kw: Any) -> Reply:
+def list_(ctx: CheckContext, params: dict[str, str] | None = None, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "GET", "/memories", params=params, key=key, **kw)
 
 
@@ -119,30 +132,30 @@ def page_memories(answer: Reply, what: str) -> list[dict[str, Any]]:
     return [m for m in body["memories"] if isinstance(m, dict)]
 
 
-def listed(ctx: Context, params: dict[str, str], key: str | None = GLOBAL) -> list[dict[str, Any]]:
+def listed(ctx: CheckContext, params: dict[str, str], key: str | None = GLOBAL) -> list[dict[str, Any]]:
     return page_memories(list_(ctx, params, key), f"listing memories {params}")
 
 
-def search(ctx: Context, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
+def search(ctx: CheckContext, query: dict[str, Any], key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "POST", "/memories/search", body=query, key=key, **kw)
 
 
-def found(ctx: Context, query: dict[str, Any], key: str | None = GLOBAL) -> list[dict[str, Any]]:
+def found(ctx: CheckContext, query: dict[str, Any], key: str | None = GLOBAL) -> list[dict[str, Any]]:
     return page_memories(search(ctx, query, key), f"searching {query}")
 
 
-def export(ctx: Context, key: str | None = GLOBAL, **kw: Any) -> Reply:
+def export(ctx: CheckContext, key: str | None = GLOBAL, **kw: Any) -> Reply:
     return send(ctx, "GET", "/export", key=key, **kw)
 
 
-def exported(ctx: Context, key: str | None = GLOBAL) -> list[dict[str, Any]]:
+def exported(ctx: CheckContext, key: str | None = GLOBAL) -> list[dict[str, Any]]:
     body = export(ctx, key, record=False).accepted_json(dict, "exporting")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"the export has no memories array: {body!r:.200}")
     return [m for m in body["memories"] if isinstance(m, dict)]
 
 
-def import_(ctx: Context, doc: Any, conflict: str | None = None, key: str | None = GLOBAL, **kw: Any) -> Reply:
+def import_(ctx: CheckContext, doc: Any, conflict: str | None = None, key: str | None = GLOBAL, **kw: Any) -> Reply:
     """POST /v1/import; the strategy goes where option conflict_in says (errata O1)."""
     params = None
     if conflict is not None:
@@ -153,7 +166,7 @@ def import_(ctx: Context, doc: Any, conflict: str | None = None, key: str | None
     return send(ctx, "POST", "/import", body=doc, params=params, key=key, record=False, **kw)
 
 
-def health(ctx: Context, key: str | None = None) -> Reply:
+def health(ctx: CheckContext, key: str | None = None) -> Reply:
     return send(ctx, "GET", "/health", key=key)
 
 
@@ -164,18 +177,18 @@ def _no_provider_key(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def extract(ctx: Context, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
+def extract(ctx: CheckContext, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
     return send(ctx, "POST", "/extract", body=_no_provider_key(body), key=key)
 
 
-def compress(ctx: Context, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
+def compress(ctx: CheckContext, body: dict[str, Any], key: str | None = GLOBAL) -> Reply:
     return send(ctx, "POST", "/compress", body=_no_provider_key(body), key=key)
 
 
 # ---- memories the suite writes: run-unique content and a run tag -------------------------------
 
 
-def run_tag(ctx: Context) -> str:
+def run_tag(ctx: CheckContext) -> str:
     return f"mc-{ctx.run_id}"
 
 
@@ -188,7 +201,7 @@ def new_id() -> str:
     return "mem_" + uuid.uuid4().hex[:16]
 
 
-def memory(ctx: Context, label: str, *, tool: str = OWN_TOOL, tags: list[str] | None = None, **fields: Any) -> dict[str, Any]:
+def memory(ctx: CheckContext, label: str, *, tool: str = OWN_TOOL, tags: list[str] | None = None, **fields: Any) -> dict[str, Any]:
     """A create body whose content no other run and no other check writes."""
     body: dict[str, Any] = {
         "content": fields.pop("content", None) or f"{ctx.unique(label)} memconform probe",
@@ -202,7 +215,7 @@ def memory(ctx: Context, label: str, *, tool: str = OWN_TOOL, tags: list[str] | 
     return body
 
 
-def full_memory(ctx: Context, label: str, **fields: Any) -> dict[str, Any]:
+def full_memory(ctx: CheckContext, label: str, **fields: Any) -> dict[str, Any]:
     """A whole Memory object (with id and timestamps) for import files."""
     stamp = fields.pop("created_at", now_iso(-3600))
     body = memory(ctx, label, **fields)
@@ -217,7 +230,7 @@ def with_marker(memories: list[dict[str, Any]], marker: str) -> list[dict[str, A
     return [m for m in memories if isinstance(m.get("content"), str) and marker in m["content"]]
 
 
-def run_state(ctx: Context) -> dict[str, str]:
+def run_state(ctx: CheckContext) -> dict[str, str]:
     """This run's memories in the export, id -> canonical JSON: what `nothing stored/lost` compares."""
     return {str(m.get("id")): json.dumps(m, sort_keys=True) for m in with_marker(exported(ctx), ctx.run_id)}
 
@@ -237,7 +250,7 @@ def state_changes(before: dict[str, str], after: dict[str, str], what: str) -> I
 
 # ---- what a target states about itself ---------------------------------------------------------
 
-def facts(ctx: Context) -> omp.TargetFacts:
+def facts(ctx: CheckContext) -> omp.TargetFacts:
     """The target's own facts (reference, mutants) or the user's options; every key is redacted."""
     def build() -> omp.TargetFacts:
         stated = ctx.target.stated_facts("omp")
@@ -248,12 +261,12 @@ def facts(ctx: Context) -> omp.TargetFacts:
             stated = omp.TargetFacts(ai_key_configured=False if ai == "no-key" else None, credentials=creds)
         if stated.credentials:
             for secret in stated.credentials.secrets():
-                ctx.redactor.add(secret)
+                ctx.add_secret(secret)
         return stated
     return ctx.once("omp_facts", build)
 
 
-def credentials(ctx: Context, need_other_user: bool = False) -> omp.Credentials:
+def credentials(ctx: CheckContext, need_other_user: bool = False) -> omp.Credentials:
     creds = facts(ctx).credentials
     if creds is None or not creds.tool_keys:
         raise SkipCheck("no per-tool keys known: pass --option omp.credentials=FILE with {\"tool_keys\": {TOOL: KEY}}")
@@ -271,22 +284,22 @@ def nodelay_stall(latencies: list[float], control: list[float] | None = None) ->
     return note.text() if note else None
 
 
-def stall_samples(ctx: Context) -> tuple[list[float], list[float]]:
+def stall_samples(ctx: CheckContext) -> tuple[list[float], list[float]]:
     """(small exchanges, large answers) of this run, in seconds."""
     with _LOCK:
-        exchanges = list(ctx.cache.get("omp_exchanges", []))
+        exchanges = list(ctx.state(OmpRun).exchanges)
     small = [e for e, sent, got in exchanges if sent + got <= SMALL_BYTES and e]
     control = [e for e, _, got in exchanges if got >= CONTROL_BYTES and e]
     return small, control
 
 
-def run_notes(ctx: Context) -> list[str]:
+def run_notes(ctx: CheckContext) -> list[str]:
     """The run-level note for the report footer: the stall over every request of the run."""
     stall = nodelay_stall(*stall_samples(ctx))
     return [stall] if stall else []
 
 
-def latency_note(ctx: Context) -> None:
+def latency_note(ctx: CheckContext) -> None:
     small, control = stall_samples(ctx)
     if small:
         ctx.note(f"median latency of {len(small)} small requests so far: {statistics.median(small) * 1000:.1f} ms")

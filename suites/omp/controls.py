@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Inconclusive, TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.targets.base import Reply
 
 
-def reading(ctx: Context, point: str, seen: str) -> None:
+def reading(ctx: CheckContext, point: str, seen: str) -> None:
     """The implementation was seen to follow reading `seen` of open point `point` (suites/omp/errata.md)."""
     record = getattr(ctx, "reading", None)
     if callable(record):
@@ -42,7 +42,7 @@ def absent(answer: Reply) -> bool:
     return answer.status in (404, 405, 501)
 
 
-def _sweep(ctx: Context) -> bool:
+def _sweep(ctx: CheckContext) -> bool:
     """Delete every memory of this run the harness's keys can see; raise naming what stayed."""
     keys: list[str | None] = [c.GLOBAL]
     creds = c.facts(ctx).credentials
@@ -61,16 +61,16 @@ def _sweep(ctx: Context) -> bool:
                 removed += 1
             else:
                 left.append(mem_id)
-    ctx.cache["omp_cleanup_counts"] = (removed, len(left))
+    ctx.state(c.OmpRun).cleanup_counts = (removed, len(left))
     if left:
         raise TargetError(f"{len(left)} memories of run {ctx.run_id} could not be deleted, e.g. {left[:3]}")
     return True
 
 
-def track(ctx: Context) -> None:
+def track(ctx: CheckContext) -> None:
     """Register, once per run, the sweep that removes what this run wrote (ctx.cleanup)."""
     register = getattr(ctx, "cleanup", None)
-    if not callable(register) or ctx.cache.get("omp_cleanup_registered"):
+    if not callable(register) or ctx.state(c.OmpRun).cleanup_registered:
         return
-    ctx.cache["omp_cleanup_registered"] = True
+    ctx.state(c.OmpRun).cleanup_registered = True
     register(f"the memories of run {ctx.run_id}", lambda: _sweep(ctx))

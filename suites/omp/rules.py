@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.formats import is_int as is_int  # re-exported: rules.is_int
 from memconform.formats import parse_datetime
 from memconform.suites.omp import format as omp
@@ -79,7 +79,7 @@ def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
             yield Failure(f"source.{name} is not a string", source[name], "string", f"{where}.source.{name}")
 
 
-def envelope_failures(ctx: Context, answer: Reply, code: str | None = None) -> Iterator[Failure]:
+def envelope_failures(ctx: CheckContext, answer: Reply, code: str | None = None) -> Iterator[Failure]:
     """§4: a JSON {error, message, details?} whose code is a §4 code with its status (errata O15: `message`
     may be absent unless option error_message=required pins that reading)."""
     body = answer.body
@@ -106,7 +106,7 @@ def envelope_failures(ctx: Context, answer: Reply, code: str | None = None) -> I
                       f"{omp.ERRORS[body['error']]} {body['error']}", "$.error")
 
 
-def error_failures(ctx: Context, answer: Reply, status: int | None, code: str | None) -> Iterator[Failure]:
+def error_failures(ctx: CheckContext, answer: Reply, status: int | None, code: str | None) -> Iterator[Failure]:
     """An error answer: never 5xx or HTML, the status (None: any 4xx) and the §4 envelope."""
     if answer.status >= 500:
         yield Failure(f"{answer.method} {answer.path}: a server error instead of a 4xx", answer.status,
@@ -121,7 +121,7 @@ def error_failures(ctx: Context, answer: Reply, status: int | None, code: str | 
     yield from envelope_failures(ctx, answer, code)
 
 
-def validation_failures(ctx: Context, answer: Reply) -> Iterator[Failure]:
+def validation_failures(ctx: CheckContext, answer: Reply) -> Iterator[Failure]:
     yield from error_failures(ctx, answer, 422, "validation_error")
 
 

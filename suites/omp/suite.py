@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from memconform.core import history_counts
+from memconform.core.check_context import CheckContext
 from memconform.core.model import HarnessError
-from memconform.core.runner import Context
 from memconform.core.suite import Level, SuiteSpec
 from memconform.fixtures_loader import spec_text_path
 from memconform.suites.omp import client as c
@@ -24,7 +24,7 @@ from memconform.suites.omp.rules import declared_level
 from memconform.targets.http import HttpTarget
 
 
-def claimed_levels(ctx: Context) -> set[str] | None:
+def claimed_levels(ctx: CheckContext) -> set[str] | None:
     """Levels are cumulative: OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 checks always apply."""
     if not isinstance(ctx.target, HttpTarget):
         return None  # every check then says it needs an http:// target
@@ -33,16 +33,16 @@ def claimed_levels(ctx: Context) -> set[str] | None:
     level = declared_level(answer.body)
     if level is None and ctx.option("assume_level") != "none":
         level = ctx.option("assume_level")
-        ctx.cache["omp_level_note"] = f"health names no level; option assume_level={level} applies"
+        ctx.state(c.OmpRun).level_note = f"health names no level; option assume_level={level} applies"
     elif level is None:
-        ctx.cache["omp_level_note"] = "health names no level: only the OMP-Core checks run (option omp.assume_level)"
+        ctx.state(c.OmpRun).level_note = "health names no level: only the OMP-Core checks run (option omp.assume_level)"
     else:
-        ctx.cache["omp_level_note"] = f"health declares {level!r}"
+        ctx.state(c.OmpRun).level_note = f"health declares {level!r}"
     upto = omp.LEVEL_ORDER.index(level) + 1 if level else 1
     return {*omp.LEVEL_ORDER[:upto], "ai", "security"}
 
 
-def preflight(ctx: Context) -> None:
+def preflight(ctx: CheckContext) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
     if not isinstance(ctx.target, HttpTarget):
         return  # every check says it needs an http:// target

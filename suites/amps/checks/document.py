@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck
 from memconform.core.rules import register_rules
-from memconform.core.runner import Context
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.suite import SUITE
 
@@ -21,12 +21,12 @@ PINNED = {"A7:strictly-after": ("validity_order", "strictly-after")}  # a readin
 
 
 @SUITE.check(kind="document", level="producer", section="Schema", keyword="MUST", sentence="Draft v0.1. Compatible with JSON Schema 2020-12.")
-def schema_valid(doc: Any, ctx: Context) -> Iterator[Failure]:
+def schema_valid(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     for path, message, instance in amps.schema_errors(doc):
         yield Failure("export does not validate against the published schema", instance, message, path)
 
 
-def rule_failures(doc: Any, ctx: Context, rule: amps.Rule) -> Iterator[Failure]:
+def rule_failures(doc: Any, ctx: CheckContext, rule: amps.Rule) -> Iterator[Failure]:
     if rule.gate is not None:
         option, value, runs_when_equal = rule.gate
         if (ctx.option(option) == value) != runs_when_equal:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.amps.client import forget_subject_at_end, make_atom, make_export
 from memconform.suites.amps.suite import SUITE
@@ -19,7 +19,7 @@ from memconform.suites.amps.suite import SUITE
 
 @SUITE.check(section="Reference implementation", keyword="SHOULD", level="consumer",
        sentence="Enough to reject malformed exports and hand you a typed payload.")
-def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
     subject = ctx.unique("hostile-subject")
     forget_subject_at_end(ctx, subject)
 

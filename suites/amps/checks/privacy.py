@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
-from memconform.core.runner import Context
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.client import (
     artifacts_by_id,
@@ -37,7 +37,7 @@ _LABELLED = {
 }
 
 
-def downstream_copy(ctx: Context, doc: dict[str, Any], label: str) -> tuple[str, dict[str, Any]]:
+def downstream_copy(ctx: CheckContext, doc: dict[str, Any], label: str) -> tuple[str, dict[str, Any]]:
     """The target's own export imported again as another subject, and that subject's export."""
     copy_doc = copy.deepcopy(doc)
     subject_id = ctx.unique(label)
@@ -49,7 +49,7 @@ def downstream_copy(ctx: Context, doc: dict[str, Any], label: str) -> tuple[str,
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
                 sentence="Sensitivity travels. An atom marked medical in the source must remain medical in every "
                          "downstream copy.")
-def sensitivity_travels(ctx: Context) -> Iterator[Failure]:
+def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
     sent = [make_atom(ctx, f"sens-{label}", sensitivity=label, text=f"{text} ({ctx.unique('t')})")
             for label, text in _LABELLED.items()]
@@ -75,7 +75,7 @@ def sensitivity_travels(ctx: Context) -> Iterator[Failure]:
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
                 sentence="Private is private. Artifacts with private: true are excluded from any AI training corpus "
                          "regardless of importer default.")
-def private_stays_private(ctx: Context) -> Iterator[Failure]:
+def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
     atoms, arts = [], []
     for kind in ("chat", "voice", "email", "document"):
@@ -107,7 +107,7 @@ def private_stays_private(ctx: Context) -> Iterator[Failure]:
                 sentence="Delete cascades. Deleting an artifact must re-evaluate every atom whose provenance depends "
                          "on it. Atoms that drop below a minimum-source threshold are deleted or re-flagged as "
                          "unsourced.")
-def delete_cascades(ctx: Context) -> Iterator[Failure]:
+def delete_cascades(ctx: CheckContext) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
     doomed, other = make_artifact(ctx, "doomed", []), make_artifact(ctx, "other", [])
     only = make_atom(ctx, "only-doomed", "inferred", [doomed["artifact_id"]])
@@ -156,7 +156,7 @@ _INTERNAL_ID = re.compile(r"(?i)(^|[_\-])(user_?|account_?|internal_?|provider_?
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
                 sentence="Subject controls the ID. subject_id is opaque and controlled by the user. Providers cannot "
                          "bind their internal user IDs to the portable format.")
-def subject_id_unchanged(ctx: Context) -> Iterator[Failure]:
+def subject_id_unchanged(ctx: CheckContext) -> Iterator[Failure]:
     # opaque: upper case, spaces, a slash, a decomposed é, an astral character; nothing to normalise
     subject_id = ctx.unique("Subject") + " Opaque/ID e\u0301 ✓ 𝄞"
     subject = {"subject_id": subject_id, "display_name": "memconform probe", "locale": "en-US"}

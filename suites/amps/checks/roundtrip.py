@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core import history_counts
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
-from memconform.core.runner import Context
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.client import (
     artifacts_by_id,
@@ -34,7 +34,7 @@ ATOM_FIELDS = ("text", "kind", "sensitivity", "confidence")
 ARTIFACT_FIELDS = ("body", "title", "kind", "private")
 
 
-def pair(ctx: Context, i: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def pair(ctx: CheckContext, i: int) -> tuple[dict[str, Any], dict[str, Any]]:
     art = make_artifact(ctx, f"rt{i}", [], body=(f"transcript {i}: Größe ✓ 記憶 🧠 " * (SIZE // 24 + 1))[:SIZE],
                         private=i % 5 == 0)
     atom = make_atom(ctx, f"rt{i}", "inferred", [art["artifact_id"]], sensitivity=amps.SENSITIVITIES[i % len(amps.SENSITIVITIES)])
@@ -51,7 +51,7 @@ def view(doc: dict[str, Any]) -> dict[str, dict[Any, Any]]:
 @SUITE.check(level="consumer", section="Why we need a standard", keyword="MUST",
                 sentence="It gives third-party sidecar vaults (Konshus is one; anyone can build another) a stable "
                          "target to write into and read from.")
-def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
+def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     """The subject's own export, several MB (hundreds of atoms, long transcripts), imported back: accepted,
     and the subject's export afterwards holds every atom and artifact as before."""
     subject_id = ctx.unique("subject-rt-mb")
@@ -71,7 +71,7 @@ def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
             ctx.note("no delete_subject: the subject stays until the run's cleanup")
 
 
-def _round_trip(ctx: Context, subject_id: str) -> Iterator[Failure]:
+def _round_trip(ctx: CheckContext, subject_id: str) -> Iterator[Failure]:
     doc = export(ctx, subject_id)
     before = view(doc)
     size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))

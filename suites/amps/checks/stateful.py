@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.client import (
+    AmpsRun,
     artifacts_by_id,
     atoms_by_id,
     delete_artifact,
@@ -84,7 +85,7 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
 
 
 @sequence.comparator("amps.export")
-def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     return export_differs(reply.json() if reply is not None else None, want)
 
 
@@ -99,7 +100,7 @@ def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
                       and any(atoms[i].get(k) != a.get(k) for k in ("text", "sensitivity"))))
 
 
-def compare(ctx: Context, subject_id: str, model: Model) -> None:
+def compare(ctx: CheckContext, subject_id: str, model: Model) -> None:
     doc = export(ctx, subject_id)
     model.tally = tally(doc, model)
     problem = export_differs(doc, expected_of(subject_id, model))
@@ -107,7 +108,7 @@ def compare(ctx: Context, subject_id: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "amps.export", expected_of(subject_id, model), problem))
 
 
-def machine(ctx: Context, merge: bool) -> type:
+def machine(ctx: CheckContext, merge: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -118,7 +119,7 @@ def machine(ctx: Context, merge: bool) -> type:
             super().__init__()
             self.subject_id = ctx.unique("subject-model")
             self.model = Model()
-            ctx.cache.setdefault("amps.stateful-models", []).append(self.model)
+            ctx.state(AmpsRun).models.append(self.model)
             sequence.begin(ctx)
 
         def step(self, text: str) -> None:
@@ -207,13 +208,13 @@ def machine(ctx: Context, merge: bool) -> type:
 
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
                 sentence="Deleting an artifact must re-evaluate every atom whose provenance depends on it.")
-def model_sequences(ctx: Context) -> Iterator[Failure]:
+def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
 
     merge = import_semantics(ctx) == "merge"
     diverged = model_based.run_sequences(ctx, machine(ctx, merge), model_based.budget(ctx, (4, 6), (25, 15)),
-                                         "amps.stateful-models")
+                                         ctx.state(AmpsRun).models)
     if diverged is not None:
         yield diverged.failure("the subject left the model", "the export the spec and the import semantics (A12) describe",
                                readings=(f"A12:{'merge' if merge else 'replace'}",))

@@ -14,11 +14,20 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
+
+
+@dataclass
+class EmpRun:
+    """What the EMP checks share during one run (ctx.state(EmpRun))."""
+
+    models: list[Any] = field(default_factory=list)  # the state machine's models, one per example
+
 
 SPEC = emp.SPEC
 OTHER = "com.example.other"
@@ -26,7 +35,7 @@ BASE_TS = 1701234567890
 
 
 
-def new_folder(ctx: Context) -> str:
+def new_folder(ctx: CheckContext) -> str:
     folder = tempfile.mkdtemp(prefix="memconform-emp-")
 
     def remove() -> bool:
@@ -36,7 +45,7 @@ def new_folder(ctx: Context) -> str:
     return folder
 
 
-def new_file(ctx: Context, lines: Sequence[dict[str, Any] | str | bytes] = ()) -> str:
+def new_file(ctx: CheckContext, lines: Sequence[dict[str, Any] | str | bytes] = ()) -> str:
     """A memory.jsonl in a fresh folder; a line is an entry (dict), a text line (str) or raw bytes."""
     path = os.path.join(new_folder(ctx), emp.FILE_NAME)
     with open(path, "wb") as fh:
@@ -55,19 +64,19 @@ def read_bytes(path: str) -> bytes:
         return b""
 
 
-def entry(ctx: Context, label: str, ts: int = BASE_TS, **fields: Any) -> dict[str, Any]:
+def entry(ctx: CheckContext, label: str, ts: int = BASE_TS, **fields: Any) -> dict[str, Any]:
     e = {"v": emp.VERSION, "id": str(uuid.uuid4()), "ts": ts, "src": OTHER, "content": ctx.unique(label)}
     e.update(fields)
     return e
 
 
-def call(ctx: Context, op: str, body: dict[str, Any]) -> Any:
+def call(ctx: CheckContext, op: str, body: dict[str, Any]) -> Any:
     reply = ctx.target.call(op, body)
     ctx.note(f"{op} {json.dumps({k: v for k, v in body.items() if k != 'path'})[:200]} -> {reply.status}")
     return reply
 
 
-def append(ctx: Context, path: str, e: dict[str, Any]) -> str:
+def append(ctx: CheckContext, path: str, e: dict[str, Any]) -> str:
     """Append through the target and return the id it wrote: the one it reports, else the one given
     (a writer may pick its own UUID for a new entry, errata E14)."""
     reply = call(ctx, "append", {"path": path, "entry": e})
@@ -76,7 +85,7 @@ def append(ctx: Context, path: str, e: dict[str, Any]) -> str:
     return written_id(ctx, reply, e)
 
 
-def written_id(ctx: Context, reply: Any, e: dict[str, Any]) -> str:
+def written_id(ctx: CheckContext, reply: Any, e: dict[str, Any]) -> str:
     body = reply.body if isinstance(reply.body, dict) else {}
     reported = body.get("id")
     if isinstance(reported, str) and reported:
@@ -86,13 +95,13 @@ def written_id(ctx: Context, reply: Any, e: dict[str, Any]) -> str:
     return str(e.get("id"))
 
 
-def view(ctx: Context, path: str, op: str = "resolve", **filters: Any) -> list[dict[str, Any]]:
+def view(ctx: CheckContext, path: str, op: str = "resolve", **filters: Any) -> list[dict[str, Any]]:
     reply = call(ctx, op, {"path": path, **filters})
     body: list[dict[str, Any]] = reply.accepted_json(list, op)
     return body
 
 
-def target_view(ctx: Context, path: str) -> list[dict[str, Any]] | None:
+def target_view(ctx: CheckContext, path: str) -> list[dict[str, Any]] | None:
     """The target's own resolved view, or None when it offers none (a writer-only app) or refuses
     this file (a reader's own rule, judged by the reader checks, not here)."""
     try:
@@ -110,7 +119,7 @@ def by_id(entries: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     return {e.get("id"): e for e in entries if isinstance(e, dict)}
 
 
-def offers_update(ctx: Context) -> bool:
+def offers_update(ctx: CheckContext) -> bool:
     """Does the target offer the optional update operation? Asked once per run, on a file of its own
     (a refusal still says yes: the checks then show what the update does)."""
     def ask() -> bool:
@@ -126,7 +135,7 @@ def offers_update(ctx: Context) -> bool:
 
 # ---- robustness to a bad line: the same operation on the same file without it is the control ----
 
-def control_without_bad_lines(ctx: Context, op: str, body: dict[str, Any]) -> Any:
+def control_without_bad_lines(ctx: CheckContext, op: str, body: dict[str, Any]) -> Any:
     """The positive control of a check about bad lines: `op` on the same file without its bad lines.
     Refused: the control failed (the check is not assessed); an error escapes (the target errored)."""
     reply = call(ctx, op, body)
@@ -135,7 +144,7 @@ def control_without_bad_lines(ctx: Context, op: str, body: dict[str, Any]) -> An
     return reply
 
 
-def despite_bad_lines(ctx: Context, op: str, body: dict[str, Any], bad: str) -> tuple[Any, Failure | None]:
+def despite_bad_lines(ctx: CheckContext, op: str, body: dict[str, Any], bad: str) -> tuple[Any, Failure | None]:
     """`op` on a file holding `bad` (say "one line that is not valid UTF-8"), after its control passed:
     an error or a refusal is the rule broken ("Corruption affects only individual lines, not entire
     file"), a failure, not the target erroring. (reply, None) when it went through."""

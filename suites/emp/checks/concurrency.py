@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable, Iterator
 
 from memconform.core import history_counts
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch
 from memconform.suites.emp.checks.common import by_id, entry, new_folder, target_view, written_id
@@ -39,7 +39,7 @@ def run_apps(n: int, work: Callable[[int], None]) -> list[BaseException]:
     return errors
 
 
-def counts(ctx: Context, path: str, appended: set[str], deleted: set[str]) -> dict[str, int]:
+def counts(ctx: CheckContext, path: str, appended: set[str], deleted: set[str]) -> dict[str, int]:
     lines = list(emp.iter_lines(path)) if os.path.exists(path) else []
     readable = [e for _, _, e in lines if emp.readable(e)]
     shown = target_view(ctx, path)
@@ -56,7 +56,7 @@ def counts(ctx: Context, path: str, appended: set[str], deleted: set[str]) -> di
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="MUST",
               sentence="Apps must implement file locking to prevent concurrent writes from corrupting the file.")
-def writer_concurrent_no_loss(ctx: Context) -> Iterator[Failure]:
+def writer_concurrent_no_loss(ctx: CheckContext) -> Iterator[Failure]:
     """Five apps append four entries each at once, then each deletes its first; nothing acknowledged is
     lost, duplicated, resurrected or corrupted, and (where the kernel shows it) no write of the
     file happens while no lock exists."""
@@ -115,7 +115,7 @@ def writer_concurrent_no_loss(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="MUST",
               sentence="Apps must implement file locking to prevent concurrent writes from corrupting the file.")
-def writer_missing_file_contention(ctx: Context) -> Iterator[Failure]:
+def writer_missing_file_contention(ctx: CheckContext) -> Iterator[Failure]:
     """Apps starting at once on a folder without memory.jsonl: each one's first entry survives
     (nobody creates the file by truncating what another just wrote)."""
     rounds, apps = 3, 3

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core import history_counts
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import (
     append,
@@ -144,7 +144,7 @@ def stop_before_writing(pending: Pending, folder: str, known: set[int]) -> list[
     return stopped
 
 
-def cut_short(ctx: Context, op: str, body: dict[str, Any], limit: int) -> str:
+def cut_short(ctx: CheckContext, op: str, body: dict[str, Any], limit: int) -> str:
     """Run op with its writes cut at `limit` bytes of file size. "cut" when the limit was in place
     before the process touched the folder; "early" when it wrote (or ended) before it could be stopped."""
     folder = os.path.dirname(body["path"])
@@ -171,7 +171,7 @@ def cut_short(ctx: Context, op: str, body: dict[str, Any], limit: int) -> str:
 CUT_PAST_END = 40  # bytes of a new last line written before the cut
 
 
-def crash_file(ctx: Context) -> tuple[dict[str, Any], list[bytes], str]:
+def crash_file(ctx: CheckContext) -> tuple[dict[str, Any], list[bytes], str]:
     """A victim entry, then other apps' lines (with one long one, so that half the file is more than any
     lock file an app writes): the file the cut operations work on."""
     victim = entry(ctx, "victim")
@@ -179,7 +179,7 @@ def crash_file(ctx: Context) -> tuple[dict[str, Any], list[bytes], str]:
     return victim, foreign, new_file(ctx, [victim, *foreign])
 
 
-def cut_body(ctx: Context, op: str, path: str, victim: dict[str, Any]) -> dict[str, Any]:
+def cut_body(ctx: CheckContext, op: str, path: str, victim: dict[str, Any]) -> dict[str, Any]:
     if op == "append":
         return {"path": path, "entry": entry(ctx, "cut")}
     if op == "update":
@@ -189,7 +189,7 @@ def cut_body(ctx: Context, op: str, path: str, victim: dict[str, Any]) -> dict[s
 
 @SUITE.check(level="writer", section="Storage Format: JSONL", keyword="MUST",
               sentence="Resilient: Corruption affects only individual lines, not entire file")
-def writer_killed_mid_write(ctx: Context) -> Iterator[Failure]:
+def writer_killed_mid_write(ctx: CheckContext) -> Iterator[Failure]:
     """A write cut short at a chosen byte (a crash, a full disk) during an append, an update and a
     delete costs at most a torn last line: a rewrite made in place, not through a temporary file
     renamed into place, loses other apps' lines (errata E7)."""
@@ -238,7 +238,7 @@ def writer_killed_mid_write(ctx: Context) -> Iterator[Failure]:
         raise Inconclusive("no write could be cut: every operation touched the file before it could be stopped")
 
 
-def after_the_cut(ctx: Context, op: str, path: str, victim: dict[str, Any], missing: list[int]) -> Iterator[Failure]:
+def after_the_cut(ctx: CheckContext, op: str, path: str, victim: dict[str, Any], missing: list[int]) -> Iterator[Failure]:
     """The next app goes on: a leftover lock cleared (what the stale rule, errata E2, does without the
     wait), the next append works and the target still reads the victim (unless it deleted it)."""
     lock = path + emp.LOCK_SUFFIX

@@ -10,27 +10,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
 from memconform.core.rules import register_rules
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.suite import SUITE
 
 
-def findings(doc: Any, ctx: Context) -> emp.Findings:
+def findings(doc: Any, ctx: CheckContext) -> emp.Findings:
     """One pass over the file shared by every file check of the run (a streamed file is read once)."""
     found: emp.Findings = ctx.once("emp.findings", lambda: emp.scan(emp.as_lines(doc)))
     ctx.note(f"{found.lines} non-blank lines read in one pass")
     return found
 
 
-def pinned(ctx: Context, reading: str) -> bool:
+def pinned(ctx: CheckContext, reading: str) -> bool:
     """Does the profile pin this reading (an errata option), making the problem a failure?"""
     option, value = emp.PINNED[reading]
     return bool(ctx.option(option) == value)
 
 
-def rule_failures(rule: emp.Rule, doc: Any, ctx: Context) -> Iterator[Failure]:
+def rule_failures(rule: emp.Rule, doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     found = findings(doc, ctx)
     offenders = found.offenders.get(rule.key, [])
     listed = 0

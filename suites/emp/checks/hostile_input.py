@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.hostile import BadInput, StrictJsonError, strict_loads
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.emp import format as emp
@@ -41,7 +41,7 @@ def bad_lines(raw: bytes) -> bytes:
 
 
 @SUITE.check(level="writer", section="Best Practices", keyword="SHOULD", sentence="Validate entries: Check schema before writing")
-def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx)
     head = b'{"path": ' + json.dumps(path).encode() + b', "entry": '
 

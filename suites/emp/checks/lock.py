@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, SkipCheck
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch
 from memconform.suites.emp.checks.common import (
@@ -34,13 +34,13 @@ from memconform.suites.emp.suite import SUITE
 class Pending:
     """A target call running in a thread while the check holds the lock; its error is re-raised, never lost."""
 
-    def __init__(self, ctx: Context, op: str, body: dict[str, Any]) -> None:
+    def __init__(self, ctx: CheckContext, op: str, body: dict[str, Any]) -> None:
         self.reply: Any = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, args=(ctx, op, body), daemon=True)
         self.thread.start()
 
-    def _run(self, ctx: Context, op: str, body: dict[str, Any]) -> None:
+    def _run(self, ctx: CheckContext, op: str, body: dict[str, Any]) -> None:
         try:
             self.reply = call(ctx, op, body)
         except BaseException as exc:  # handed to the check's thread by result()
@@ -69,7 +69,7 @@ def file_state(path: str) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def hold_window(ctx: Context) -> float:
+def hold_window(ctx: CheckContext) -> float:
     """How long to hold the lock: 1 s, or 5 times one uncontended append if the target is slower (at most 8 s).
 
     Scaling by the target's own speed keeps the verdict independent of how fast it starts. The
@@ -82,12 +82,12 @@ def hold_window(ctx: Context) -> float:
     return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
 
 
-def write_ops(ctx: Context) -> tuple[str, ...]:
+def write_ops(ctx: CheckContext) -> tuple[str, ...]:
     """The write operations the target offers: append, update (optional) and delete."""
     return ("append", "update", "delete") if offers_update(ctx) else ("append", "delete")
 
 
-def write_body(ctx: Context, op: str, path: str, existing: str) -> dict[str, Any]:
+def write_body(ctx: CheckContext, op: str, path: str, existing: str) -> dict[str, Any]:
     """A request for `op` on `path`, whose entry `existing` it updates or deletes."""
     if op == "append":
         return {"path": path, "entry": entry(ctx, "waiter")}
@@ -96,7 +96,7 @@ def write_body(ctx: Context, op: str, path: str, existing: str) -> dict[str, Any
     return {"path": path, "id": existing}
 
 
-def landed(ctx: Context, op: str, body: dict[str, Any], reply: Any, before: bytes, after: bytes) -> bool:
+def landed(ctx: CheckContext, op: str, body: dict[str, Any], reply: Any, before: bytes, after: bytes) -> bool:
     """Is the acknowledged operation in the file? An append or update must resolve as written; a
     delete (a tombstone of any form, or a rewrite) must at least have changed the file."""
     if op == "delete":
@@ -109,7 +109,7 @@ def landed(ctx: Context, op: str, body: dict[str, Any], reply: Any, before: byte
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
-def writer_waits_for_lock(ctx: Context) -> Iterator[Failure]:
+def writer_waits_for_lock(ctx: CheckContext) -> Iterator[Failure]:
     """The harness holds memory.jsonl.lock as another app would, while the target appends, updates
     (when it offers update) and deletes; none may land (nor be acknowledged) while it is held, and
     each must land once it is released. A writer whose own wait times out may give up (a rejected
@@ -119,7 +119,7 @@ def writer_waits_for_lock(ctx: Context) -> Iterator[Failure]:
         yield from wait_while_held(ctx, op, hold)
 
 
-def wait_while_held(ctx: Context, op: str, hold: float) -> Iterator[Failure]:
+def wait_while_held(ctx: CheckContext, op: str, hold: float) -> Iterator[Failure]:
     seed = entry(ctx, "seed")
     path = new_file(ctx, [seed])
     lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder")
@@ -181,7 +181,7 @@ def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="Create lock file (memory.jsonl.lock) before writing")
-def writer_locks_around_write(ctx: Context) -> Iterator[Failure]:
+def writer_locks_around_write(ctx: CheckContext) -> Iterator[Failure]:
     """The kernel's own record of file events (a hook no target can race) shows memory.jsonl.lock
     present at every write of memory.jsonl, by an append, an update (when offered) and a delete
     (errata E5; its removal afterwards is emp.writer_lock_removed)."""
@@ -218,7 +218,7 @@ def writer_locks_around_write(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD", sentence="Remove lock file")
-def writer_lock_removed(ctx: Context) -> Iterator[Failure]:
+def writer_lock_removed(ctx: CheckContext) -> Iterator[Failure]:
     """No memory.jsonl.lock is left behind after an append, an update or a delete, nor after an
     update or delete the target refuses (an id nobody wrote): a lock left on an early exit stops
     every other app until it is stale."""
@@ -249,7 +249,7 @@ def lock_left(path: str, after: str) -> Iterator[Failure]:
         os.unlink(lock)
 
 
-def stale_lock(ctx: Context, path: str) -> str:
+def stale_lock(ctx: CheckContext, path: str) -> str:
     """Leave the lock a crashed writer leaves, aged past the stale limit of errata emp.stale_lock_s."""
     lock = path + emp.LOCK_SUFFIX
     with open(lock, "w") as fh:
@@ -259,11 +259,11 @@ def stale_lock(ctx: Context, path: str) -> str:
     return lock
 
 
-def stale_reading(ctx: Context) -> tuple[str, ...]:
+def stale_reading(ctx: CheckContext) -> tuple[str, ...]:
     return (f"a lock is stale after {ctx.option('stale_lock_s')} s",)
 
 
-def append_past_stale_lock(ctx: Context, path: str, e: dict[str, Any]) -> Iterator[Failure]:
+def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any]) -> Iterator[Failure]:
     lock = stale_lock(ctx, path)
     pending = Pending(ctx, "append", {"path": path, "entry": e})
     reply = pending.result(5)
@@ -282,7 +282,7 @@ def append_past_stale_lock(ctx: Context, path: str, e: dict[str, Any]) -> Iterat
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
-def writer_stale_lock(ctx: Context) -> Iterator[Failure]:
+def writer_stale_lock(ctx: CheckContext) -> Iterator[Failure]:
     yield from append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-crash"))
 
 
@@ -291,7 +291,7 @@ TORN = '{"v":"1.0","id":"'  # what a writer killed mid-line leaves: no closing b
 
 @SUITE.check(level="writer", section="Storage Format: JSONL", keyword="MUST",
               sentence="Resilient: Corruption affects only individual lines, not entire file")
-def writer_after_torn_line(ctx: Context) -> Iterator[Failure]:
+def writer_after_torn_line(ctx: CheckContext) -> Iterator[Failure]:
     """An append to a file whose last line is torn starts a new line instead of gluing onto it (errata E7).
     The same append to the file without the torn line is the control."""
     good, e = entry(ctx, "good"), entry(ctx, "after-torn")
@@ -313,7 +313,7 @@ def writer_after_torn_line(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
-def writer_after_killed_writer(ctx: Context) -> Iterator[Failure]:
+def writer_after_killed_writer(ctx: CheckContext) -> Iterator[Failure]:
     """What a writer killed mid-append leaves, a stale lock and a torn last line, stops neither the
     next append nor the lines already there."""
     good, e = entry(ctx, "good"), entry(ctx, "after-kill")

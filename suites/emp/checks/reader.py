@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, Inconclusive
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import (
     BASE_TS,
@@ -26,7 +26,7 @@ TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def reader_newest_ts_wins(ctx: Context) -> Iterator[Failure]:
+def reader_newest_ts_wins(ctx: CheckContext) -> Iterator[Failure]:
     new = entry(ctx, "newer", ts=1701234569000)
     old = dict(new, ts=1701234568000, content=ctx.unique("older"))
     got = by_id(view(ctx, new_file(ctx, [new, old]))).get(new["id"])
@@ -34,7 +34,7 @@ def reader_newest_ts_wins(ctx: Context) -> Iterator[Failure]:
         yield Failure("an older line written later won over the newer ts", got, new, f"id {new['id']}")
 
 
-def tombstone_form(ctx: Context) -> str | None:
+def tombstone_form(ctx: CheckContext) -> str | None:
     """The tombstone form this reader honours (errata E1): the pinned one, else the first of both that works."""
     def learn() -> str | None:
         forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
@@ -53,7 +53,7 @@ def tombstone_form(ctx: Context) -> str | None:
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
-def reader_tombstone_deletes(ctx: Context) -> Iterator[Failure]:
+def reader_tombstone_deletes(ctx: CheckContext) -> Iterator[Failure]:
     """A tombstone line (either form of errata E1 by default) removes its id from the view."""
     if tombstone_form(ctx) is None:
         forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
@@ -63,7 +63,7 @@ def reader_tombstone_deletes(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
-def reader_deleted_stays_deleted(ctx: Context) -> Iterator[Failure]:
+def reader_deleted_stays_deleted(ctx: CheckContext) -> Iterator[Failure]:
     """An older update of a deleted id, appended after the tombstone (say, synced late), does not revive it."""
     form = tombstone_form(ctx)
     if form is None:
@@ -82,7 +82,7 @@ TOMBSTONE_ORDERED = "E4: a tombstone is ordered by its ts like any other line"
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def reader_newer_after_tombstone(ctx: Context) -> Iterator[Failure]:
+def reader_newer_after_tombstone(ctx: CheckContext) -> Iterator[Failure]:
     """A line of a deleted id with a ts newer than its tombstone (the entry written again after the
     delete) is the id's newest line, so it is in the view (errata E4: the two ways to delete agree;
     after a rewrite that newer line would be the only one left)."""
@@ -99,7 +99,7 @@ def reader_newer_after_tombstone(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def reader_equal_ts_tie(ctx: Context) -> Iterator[Failure]:
+def reader_equal_ts_tie(ctx: CheckContext) -> Iterator[Failure]:
     """Two lines of one id with equal ts: exactly one wins, with one line's content (errata E3);
     under emp.ts_tie=later-line, the later line."""
     first = entry(ctx, "tie-first")
@@ -122,7 +122,7 @@ def reader_equal_ts_tie(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Storage Format: JSONL", keyword="MUST",
               sentence="Resilient: Corruption affects only individual lines, not entire file")
-def reader_corrupt_line_isolated(ctx: Context) -> Iterator[Failure]:
+def reader_corrupt_line_isolated(ctx: CheckContext) -> Iterator[Failure]:
     """Lines that are torn, not JSON, or not valid UTF-8 cost only themselves. The same file without
     them must be read first (the control): then an error or a refusal on the corrupt file is the rule
     broken, not the target erroring."""
@@ -141,7 +141,7 @@ def reader_corrupt_line_isolated(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(level="reader", section="Required Fields", keyword="MUST", sentence="No length limit (but keep reasonable for mobile)")
-def reader_long_content(ctx: Context) -> Iterator[Failure]:
+def reader_long_content(ctx: CheckContext) -> Iterator[Failure]:
     """A 1 MiB content of multi-byte and astral characters is read back whole (no line-buffer limit)."""
     big = ("\u00e9\U0001F600abc" * 200_000)[: 1 << 20]
     e = entry(ctx, "long", content=big)
@@ -154,7 +154,7 @@ def reader_long_content(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Backward Compatibility", keyword="MUST",
               sentence="Ignore unknown fields in newer versions")
-def reader_unknown_ignored(ctx: Context) -> Iterator[Failure]:
+def reader_unknown_ignored(ctx: CheckContext) -> Iterator[Failure]:
     lines = [entry(ctx, "minor", v="1.7", novel={"x": 1}), entry(ctx, "custom", type="x-custom-type", meta={"z": [1]})]
     got = by_id(view(ctx, new_file(ctx, lines)))
     for e in lines:
@@ -164,7 +164,7 @@ def reader_unknown_ignored(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Versioning", keyword="MUST",
               sentence="MAJOR: Breaking changes (incompatible format)")
-def reader_newer_major_refused(ctx: Context) -> Iterator[Failure]:
+def reader_newer_major_refused(ctx: CheckContext) -> Iterator[Failure]:
     """A line of a newer major is refused or left out (errata E8); the same file with that line at
     1.0 must first be read in full (the positive control)."""
     ok, future = entry(ctx, "v1"), entry(ctx, "v2", v="2.0")
@@ -181,7 +181,7 @@ def reader_newer_major_refused(ctx: Context) -> Iterator[Failure]:
         yield Failure("an entry of an unknown major version was read as if it were 1.x", got[future["id"]], "refused or left out")
 
 
-def _query(ctx: Context, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],
+def _query(ctx: CheckContext, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],
            superseded: tuple[dict[str, Any], dict[str, Any]] | None = None) -> Iterator[Failure]:
     """Query the resolved view: `want` match, `other` do not. `superseded` is (an older version that
     matches, its newer version that does not): the id must be absent. When the reader honours a
@@ -223,7 +223,7 @@ def _query(ctx: Context, filters: dict[str, Any], want: list[dict[str, Any]], ot
                       detail=f"query {filters}")
 
 
-def versions(ctx: Context, label: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def versions(ctx: CheckContext, label: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """An entry's older version (fields `old`, matching a query) and a newer one (fields `new`, not matching)."""
     first = entry(ctx, label + "-old", **old)
     return first, dict(first, content=ctx.unique(label + "-new"), **new)
@@ -231,7 +231,7 @@ def versions(ctx: Context, label: str, old: dict[str, Any], new: dict[str, Any])
 
 @SUITE.check(level="reader", section="Read Operations", keyword="MUST",
               sentence="Filter by Time: Read entries where ts >= startTime && ts <= endTime")
-def query_time(ctx: Context) -> Iterator[Failure]:
+def query_time(ctx: CheckContext) -> Iterator[Failure]:
     """Both bounds are inclusive: entries exactly at start and end are in, one millisecond outside is out;
     an entry whose newest version lies outside is out though an older one lies inside."""
     yield from _query(ctx, {"start": 2000, "end": 3000},
@@ -242,7 +242,7 @@ def query_time(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Read Operations", keyword="MUST",
               sentence="Filter by Tags: Read entries where tags includes specified tag(s)")
-def query_tags(ctx: Context) -> Iterator[Failure]:
+def query_tags(ctx: CheckContext) -> Iterator[Failure]:
     yield from _query(ctx, {"tags": ["calendar"]}, [entry(ctx, "in", tags=["ui", "calendar"])],
                       [entry(ctx, "out", tags=["ui", "calendars"]), entry(ctx, "untagged")],
                       versions(ctx, "retagged", {"tags": ["calendar"]}, {"tags": ["ui"], "ts": BASE_TS + 1000}))
@@ -250,7 +250,7 @@ def query_tags(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Read Operations", keyword="MUST",
               sentence="Filter by Type: Read entries where type matches specified type")
-def query_type(ctx: Context) -> Iterator[Failure]:
+def query_type(ctx: CheckContext) -> Iterator[Failure]:
     yield from _query(ctx, {"type": "event"}, [entry(ctx, "in", type="event")],
                       [entry(ctx, "out", type="fact"), entry(ctx, "untyped")],
                       versions(ctx, "retyped", {"type": "event"}, {"type": "fact", "ts": BASE_TS + 1000}))
@@ -258,7 +258,7 @@ def query_type(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="reader", section="Read Operations", keyword="MUST",
               sentence="Search by Content: Read entries where content contains keyword (case-insensitive)")
-def query_content(ctx: Context) -> Iterator[Failure]:
+def query_content(ctx: CheckContext) -> Iterator[Failure]:
     word = ctx.unique("kw").lower()
     want = [entry(ctx, "in", content=f"Note about {word.upper()} here"), entry(ctx, "in-lower", content=f"x{word}y")]
     yield from _query(ctx, {"text": word}, want, [entry(ctx, "out")],

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import (
+    EmpRun,
     by_id,
     call,
     entry,
@@ -76,7 +77,7 @@ def expected_of(path: str, model: Model) -> dict[str, Any]:
     return {"path": path, "live": dict(model.live), "foreign": [raw.decode("utf-8") for _, raw in model.foreign]}
 
 
-def foreign_intact(ctx: Context, path: str, model: Model) -> None:
+def foreign_intact(ctx: CheckContext, path: str, model: Model) -> None:
     want = expected_of(path, model)
     problem = foreign_missing(path, want["foreign"])
     if problem:
@@ -100,22 +101,22 @@ def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, A
 
 
 @sequence.comparator("emp.foreign_lines")
-def _replayed_foreign(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_foreign(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     return foreign_missing(want["path"], want["foreign"])
 
 
 @sequence.comparator("emp.view")
-def _replayed_view(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_view(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     seen = reply.body if reply is not None and reply.ok and isinstance(reply.body, list) else None
     return view_differs(want["path"], seen, want)
 
 
-def _new_file_again(ctx: Context, body: Any) -> dict[str, str]:
+def _new_file_again(ctx: CheckContext, body: Any) -> dict[str, str]:
     path = new_file(ctx)
     return {body["path"]: path, os.path.dirname(body["path"]): os.path.dirname(path)}
 
 
-def _append_again(ctx: Context, body: Any) -> dict[str, str]:
+def _append_again(ctx: CheckContext, body: Any) -> dict[str, str]:
     with open(body["path"], "ab") as fh:
         fh.write(body["line"].encode("utf-8") + b"\n")
     return {}
@@ -125,7 +126,7 @@ sequence.harness_action("emp.new_file", lambda b: [f"mkdir -p {shlex.quote(os.pa
 sequence.harness_action("emp.append_line", lambda b: [f"printf '%s\\n' {shlex.quote(b['line'])} >> {shlex.quote(b['path'])}"])(_append_again)
 
 
-def compare(ctx: Context, path: str, model: Model) -> None:
+def compare(ctx: CheckContext, path: str, model: Model) -> None:
     seen = target_view(ctx, path)
     got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
     live_lines = [e for _, _, e in emp.iter_lines(path)]
@@ -141,7 +142,7 @@ def compare(ctx: Context, path: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "emp.view", want, problem))
 
 
-def machine(ctx: Context, offers_update: bool) -> type:
+def machine(ctx: CheckContext, offers_update: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
@@ -152,7 +153,7 @@ def machine(ctx: Context, offers_update: bool) -> type:
             self.path = new_file(ctx)
             sequence.harness_step(ctx, "emp.new_file", {"path": self.path}, "a fresh memory.jsonl", done=True)
             self.model = Model()
-            ctx.cache.setdefault("emp.stateful-models", []).append(self.model)
+            ctx.state(EmpRun).models.append(self.model)
 
         def step(self, text: str) -> None:
             self.model.steps.append(text)
@@ -240,7 +241,7 @@ def machine(ctx: Context, offers_update: bool) -> type:
 
 @SUITE.check(level="writer", section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
+def writer_model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of appends, updates and deletes by the target and by other apps: after every
     step every other app's line is where it was, and at the end the target's view equals the model."""
 
@@ -252,6 +253,6 @@ def writer_model_sequences(ctx: Context) -> Iterator[Failure]:
         offers_update = False
     with ONE_MACHINE_AT_A_TIME:
         diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
-                                             "emp.stateful-models")
+                                             ctx.state(EmpRun).models)
     if diverged is not None:
         yield diverged.failure("the file left the model", "the view and other apps' lines as the spec resolves them")

@@ -7,8 +7,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import (
     BASE_TS,
@@ -26,7 +26,7 @@ from memconform.suites.emp.checks.common import (
 from memconform.suites.emp.suite import SUITE
 
 
-def foreign_lines(ctx: Context) -> list[bytes]:
+def foreign_lines(ctx: CheckContext) -> list[bytes]:
     """Other apps' lines, each spelled in a way a writer that re-serialises or re-decodes would change."""
     plain = entry(ctx, "plain")
     spaced = entry(ctx, "spaced", content=ctx.unique("caf\u00e9 \U0001F600 e\u0301"), tags=["ui"])
@@ -69,7 +69,7 @@ def good_only(lines: list[bytes]) -> list[bytes]:
 
 
 @SUITE.check(level="writer", section="Write Operations", keyword="MUST", sentence="Append: Add new entry to end of file")
-def writer_append_keeps_foreign(ctx: Context) -> Iterator[Failure]:
+def writer_append_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
     """An append leaves every byte already in the file where it was, including other apps' CRLF
     line ends, spellings and invalid UTF-8, and adds the entry after them. The same append to the
     file without its line of invalid UTF-8 is the control."""
@@ -94,7 +94,7 @@ def writer_append_keeps_foreign(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="writer", section="Write Operations", keyword="MUST",
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
-def writer_delete_keeps_foreign(ctx: Context) -> Iterator[Failure]:
+def writer_delete_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
     """A delete, by tombstone or by rewrite (errata E1, E13), keeps every other app's line byte for
     byte and in order, and the target's own view no longer shows the entry. The same delete on the
     file without its corrupt and non-UTF-8 lines is the control."""
@@ -145,7 +145,7 @@ def tombstone_kind(e: Any) -> str:
 
 @SUITE.check(level="writer", section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def writer_update_same_id(ctx: Context) -> Iterator[Failure]:
+def writer_update_same_id(ctx: CheckContext) -> Iterator[Failure]:
     """An update appends a line with the same id and a newer ts; never a new id, never in place."""
     old = entry(ctx, "to-update", ts=BASE_TS)
     foreign = foreign_lines(ctx)[:2]
@@ -180,7 +180,7 @@ DAY_MS = 86_400_000
 
 
 @SUITE.check(level="writer", section="Required Fields", keyword="MUST", sentence="Unix timestamp in milliseconds")
-def writer_ts_millis(ctx: Context) -> Iterator[Failure]:
+def writer_ts_millis(ctx: CheckContext) -> Iterator[Failure]:
     """An entry appended now carries a ts within a day of now in milliseconds (a writer may stamp its
     own): seconds, microseconds or a fixed number are a thousand times off."""
     path = new_file(ctx)
@@ -195,7 +195,7 @@ def writer_ts_millis(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(level="writer", section="Versioning", keyword="MUST", sentence="Current version: 1.0")
-def writer_version_1x(ctx: Context) -> Iterator[Failure]:
+def writer_version_1x(ctx: CheckContext) -> Iterator[Failure]:
     """A writer of this version writes lines of major 1, whatever it adds."""
     path = new_file(ctx)
     written = append(ctx, path, entry(ctx, "version"))
@@ -215,7 +215,7 @@ INVALID_ENTRIES: dict[str, dict[str, Any]] = {  # label -> the fields that break
 
 
 @SUITE.check(level="writer", section="Best Practices", keyword="SHOULD", sentence="Validate entries: Check schema before writing")
-def writer_validates_before_writing(ctx: Context) -> Iterator[Failure]:
+def writer_validates_before_writing(ctx: CheckContext) -> Iterator[Failure]:
     """An entry that breaks the schema is refused, or written repaired; never written as given. The
     same entry with the one broken field repaired must be accepted first (the positive control)."""
     path = new_file(ctx)
@@ -236,7 +236,7 @@ def writer_validates_before_writing(ctx: Context) -> Iterator[Failure]:
                           "refused, or written valid", label)
 
 
-def written_file(ctx: Context) -> list[tuple[int, str, Any]]:
+def written_file(ctx: CheckContext) -> list[tuple[int, str, Any]]:
     """The file the target writes: a few appends (with tags, type, meta, emb), an update and a delete,
     and the entries of INVALID_ENTRIES, which the writer must refuse or write valid: written as given,
     they make the file break the File level's rules (an id that is no UUID fails emp.id_uuid4)."""

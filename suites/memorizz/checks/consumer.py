@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import (
     Seed,
@@ -24,7 +24,7 @@ from memconform.suites.memorizz.client import (
 from memconform.suites.memorizz.suite import SUITE
 
 
-def imports_visible(ctx: Context) -> Seed:
+def imports_visible(ctx: CheckContext) -> Seed:
     """The seed, shown to come back in an export of its namespace: only then does an empty export mean
     "nothing was written" (a target whose export never shows imports would pass every such check)."""
     seed = seeded(ctx)
@@ -33,7 +33,7 @@ def imports_visible(ctx: Context) -> Seed:
     return seed
 
 
-def _namespace_untouched(ctx: Context, seed: Seed) -> Iterator[Failure]:
+def _namespace_untouched(ctx: CheckContext, seed: Seed) -> Iterator[Failure]:
     after = by_content(export(ctx, memory_id=seed.ns))
     leaked = sorted(set(after) & set(seed.texts.values()))
     if leaked:
@@ -42,7 +42,7 @@ def _namespace_untouched(ctx: Context, seed: Seed) -> Iterator[Failure]:
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
-def preview_writes_nothing(ctx: Context) -> Iterator[Failure]:
+def preview_writes_nothing(ctx: CheckContext) -> Iterator[Failure]:
     imports_visible(ctx)
     seed = Seed(ctx, "preview")
     forget_namespaces_at_end(ctx, *seed.namespaces)
@@ -63,7 +63,7 @@ def _listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
-def preview_reports_conflicts(ctx: Context) -> Iterator[Failure]:
+def preview_reports_conflicts(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     _accepted, body = import_archive(ctx, seed.sealed_copy(), "preview")
     if not isinstance(body, dict):
@@ -76,7 +76,7 @@ def preview_reports_conflicts(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST",
                 sentence="Imports preview conflicts before writing")
-def restore_refuses_conflicts(ctx: Context) -> Iterator[Failure]:
+def restore_refuses_conflicts(ctx: CheckContext) -> Iterator[Failure]:
     """Every record of the seed again, changed, so each conflicts; and in every store a new record first,
     so an importer that writes records until it meets the first conflict (whatever order it walks the
     stores in) has written one: "preview conflicts before writing" means a refused restore writes nothing.
@@ -112,7 +112,7 @@ def restore_refuses_conflicts(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="Records and relationships", keyword="MUST",
                 sentence="Restoring with preserved IDs keeps those identities.")
-def restore_keeps_ids(ctx: Context) -> Iterator[Failure]:
+def restore_keeps_ids(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     after = by_content(export(ctx, agent_id=seed.owner))
     for store, record in mz.records_of(seed.archive):
@@ -133,7 +133,7 @@ def restore_keeps_ids(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST",
                 sentence="Tool schemas and import references remain data")
-def tool_schemas_remain_data(ctx: Context) -> Iterator[Failure]:
+def tool_schemas_remain_data(ctx: CheckContext) -> Iterator[Failure]:
     """A restored tool keeps its parameter schema as it was, a property named `api_key` included: a
     schema describes an interface, it holds no secret (errata M10), so credential stripping must not
     reach into it."""
@@ -150,7 +150,7 @@ def tool_schemas_remain_data(ctx: Context) -> Iterator[Failure]:
                           record["data"]["parameters"], f"$.stores.{store}[id={record['id']}].data.parameters")
 
 
-def cloned(ctx: Context) -> tuple[Seed, dict[str, Any], dict[str, Any]]:
+def cloned(ctx: CheckContext) -> tuple[Seed, dict[str, Any], dict[str, Any]]:
     """(the seed, the clone report's id_map, the export of the cloned owner agent), once per run. The new
     ids are the ones the target returned (its id_map), never guessed."""
 
@@ -174,7 +174,7 @@ def _clone_records(seed: Seed, archive: dict[str, Any]) -> dict[str, tuple[str, 
 
 @SUITE.check(level="consumer", section="Records and relationships", keyword="MUST",
                 sentence="Cloning with new IDs rewrites documented identity and reference fields")
-def clone_rewrites_ids(ctx: Context) -> Iterator[Failure]:
+def clone_rewrites_ids(ctx: CheckContext) -> Iterator[Failure]:
     seed, id_map, archive = cloned(ctx)
     after = _clone_records(seed, archive)
     new_ids = {rid: after[text][1].get("id") for rid, text in seed.texts.items() if text in after}
@@ -218,7 +218,7 @@ def clone_rewrites_ids(ctx: Context) -> Iterator[Failure]:
 @SUITE.check(level="consumer", section="Records and relationships", keyword="MUST",
                 sentence="Cloning with new IDs rewrites documented identity and reference fields, while preserving "
                          "memory prose")
-def clone_keeps_prose(ctx: Context) -> Iterator[Failure]:
+def clone_keeps_prose(ctx: CheckContext) -> Iterator[Failure]:
     seed, _id_map, archive = cloned(ctx)
     after = _clone_records(seed, archive)
     for rid, text in seed.texts.items():
@@ -230,7 +230,7 @@ def clone_keeps_prose(ctx: Context) -> Iterator[Failure]:
 @SUITE.check(level="consumer", section="Records and relationships", keyword="MUST",
                 sentence="Cloning with new IDs rewrites documented identity and reference fields, while preserving "
                          "memory prose and keeping delegate-private namespaces separate.")
-def clone_keeps_namespaces_separate(ctx: Context) -> Iterator[Failure]:
+def clone_keeps_namespaces_separate(ctx: CheckContext) -> Iterator[Failure]:
     seed, _id_map, archive = cloned(ctx)
     after = _clone_records(seed, archive)
     spaces: dict[str, set[Any]] = {seed.ns: set(), seed.ns_delegate: set()}
@@ -255,7 +255,7 @@ def clone_keeps_namespaces_separate(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST",
                 sentence="Embeddings are excluded by default and discarded on standard import")
-def import_discards_embeddings(ctx: Context) -> Iterator[Failure]:
+def import_discards_embeddings(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     try:
         archive = export(ctx, agent_id=seed.owner, include_embeddings=True)
@@ -272,7 +272,7 @@ def import_discards_embeddings(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
-def imported_automations_disabled(ctx: Context) -> Iterator[Failure]:
+def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     archive = export(ctx, agent_id=seed.owner)
     stores = archive.get("stores", {})
@@ -329,7 +329,7 @@ def imported_automations_disabled(ctx: Context) -> Iterator[Failure]:
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST",
                 sentence="restore is not atomic across stores: a provider failure can leave a partial import, with "
                          "committed progress reported.")
-def failed_import_reports_progress(ctx: Context) -> Iterator[Failure]:
+def failed_import_reports_progress(ctx: CheckContext) -> Iterator[Failure]:
     seed = Seed(ctx, "partial")
     forget_namespaces_at_end(ctx, *seed.namespaces)
     try:

@@ -12,19 +12,19 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
 from memconform.core.rules import register_rules
-from memconform.core.runner import Context
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.suite import SUITE
 
 # ---- the document an archive check looks at ---------------------------------------------------
 
-def limits(ctx: Context) -> tuple[int, int]:
+def limits(ctx: CheckContext) -> tuple[int, int]:
     return mz.SIZES[ctx.option("max_bytes")], int(ctx.option("max_records"))
 
 
-def archive_state(doc: Any, ctx: Context) -> mz.Archive:
+def archive_state(doc: Any, ctx: CheckContext) -> mz.Archive:
     """The archive with its limits applied and (for a parsed document) its canonical bytes, once per run."""
 
     def make() -> mz.Archive:
@@ -47,11 +47,11 @@ def archive_state(doc: Any, ctx: Context) -> mz.Archive:
     return state
 
 
-def _key_order(ctx: Context) -> str:
+def _key_order(ctx: CheckContext) -> str:
     return "utf16" if ctx.option("key_order") == "utf16" else "codepoint"
 
 
-def canonical(arc: mz.Archive, ctx: Context) -> bytes | None:
+def canonical(arc: mz.Archive, ctx: CheckContext) -> bytes | None:
     if arc.canonical is None and not arc.canonical_error:
         if not isinstance(arc.value, dict):
             arc.canonical_error = "the archive is not an object"
@@ -63,7 +63,7 @@ def canonical(arc: mz.Archive, ctx: Context) -> bytes | None:
     return arc.canonical
 
 
-def readable(doc: Any, ctx: Context) -> mz.Archive:
+def readable(doc: Any, ctx: CheckContext) -> mz.Archive:
     arc = archive_state(doc, ctx)
     if arc.refused:
         raise Inconclusive(f"the archive is refused before this rule applies: {arc.refused}")
@@ -77,12 +77,12 @@ PINNED = {"M4:implied": ("natural_ids", "implied"),  # a reading -> the option v
           "M8:with-vector": ("embedding_fields", "with-vector")}
 
 
-def pinned(ctx: Context, reading: str) -> bool:
+def pinned(ctx: CheckContext, reading: str) -> bool:
     option, value = PINNED[reading]
     return bool(ctx.option(option) == value)
 
 
-def rule_failures(doc: Any, ctx: Context, key: str) -> Iterator[Failure]:
+def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     problems: dict[str, list[mz.Problem]] = ctx.once("memorizz-scan", lambda: mz.scan(arc.value))
     if ctx.document is None and key in mz.RECORD_RULES and mz.record_total(arc.value) == 0:
@@ -107,7 +107,7 @@ CHECKSUM = ("The checksum covers canonical UTF-8 JSON of every field except inte
 
 
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="MUST", sentence=CHECKSUM)
-def numbers_finite(doc: Any, ctx: Context) -> Iterator[Failure]:
+def numbers_finite(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     canonical(arc, ctx)
     if arc.canonical_error:
@@ -115,7 +115,7 @@ def numbers_finite(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="MUST", sentence=CHECKSUM)
-def integrity_digest(doc: Any, ctx: Context) -> Iterator[Failure]:
+def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     integ = arc.value.get("integrity") if isinstance(arc.value, dict) else None
     claimed = integ.get("digest") if isinstance(integ, dict) else None
@@ -154,7 +154,7 @@ def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
 
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="SHOULD",
            sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
-def integers_safe(doc: Any, ctx: Context) -> Iterator[Failure]:
+def integers_safe(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
     if arc.long_digits is False:  # the file has no run of 16 digits: no integer can be that large
         return
@@ -165,7 +165,7 @@ def integers_safe(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="MUST",
            sentence="The default archive limits are 50 MiB and 100,000 records.")
-def within_limits(doc: Any, ctx: Context) -> Iterator[Failure]:
+def within_limits(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = archive_state(doc, ctx)
     if arc.refused:
         max_bytes, max_records = limits(ctx)

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.hostile import BadInput
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.memorizz import format as mz
@@ -26,7 +26,7 @@ ENVELOPE = b'{"mode": "restore", "conflict": "error", "archive": '
 
 
 @SUITE.check(section="Validation", keyword="SHOULD", level="consumer", sentence=REJECTS)
-def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
     ns = ctx.unique("hostile-ns")
     forget_namespaces_at_end(ctx, ns)
 

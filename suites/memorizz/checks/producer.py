@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import export, list_at, named_selection, object_at, seeded
 from memconform.suites.memorizz.suite import SUITE
 
 
-def _one_type_selection(ctx: Context) -> tuple[dict[str, Any], str, object]:
+def _one_type_selection(ctx: CheckContext) -> tuple[dict[str, Any], str, object]:
     """(selection, the one store to select, a record id it must hold, as the export wrote it): the seed's
     namespace and its summary, or, for a producer that cannot import, the user's named selection and one
     of its non-empty stores."""
@@ -37,7 +37,7 @@ def _one_type_selection(ctx: Context) -> tuple[dict[str, Any], str, object]:
 @SUITE.check(level="producer", section="Envelope", keyword="MUST",
                 sentence="Version 1 requires all 13 store keys and their taxonomy mappings, even when an export "
                          "selects only one type. Unselected or empty stores contain [].")
-def selected_export_only_selected(ctx: Context) -> Iterator[Failure]:
+def selected_export_only_selected(ctx: CheckContext) -> Iterator[Failure]:
     selection, store, must_hold = _one_type_selection(ctx)
     archive = export(ctx, **selection, types=[store])
     problems = mz.scan(archive)
@@ -56,7 +56,7 @@ def selected_export_only_selected(ctx: Context) -> Iterator[Failure]:
 @SUITE.check(level="producer", section="Records and relationships", keyword="SHOULD",
                 sentence="A link does not imply that its target is included: deleted or unselected targets are "
                          "reported as external references.")
-def unselected_links_reported(ctx: Context) -> Iterator[Failure]:
+def unselected_links_reported(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     archive = export(ctx, memory_id=seed.ns, types=["summaries"])
     manifest = object_at(archive, "manifest")
@@ -75,7 +75,7 @@ def unselected_links_reported(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="producer", section="What is portable", keyword="MUST",
                 sentence="Credentials and executable runtime objects are omitted.")
-def credentials_never_exported(ctx: Context) -> Iterator[Failure]:
+def credentials_never_exported(ctx: CheckContext) -> Iterator[Failure]:
     try:
         seed = seeded(ctx)
         archive = export(ctx, agent_id=seed.owner)

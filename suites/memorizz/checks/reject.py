@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, Inconclusive
-from memconform.core.runner import Context
 from memconform.fixtures_loader import fixture_root
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import (
@@ -32,11 +32,11 @@ REJECTS = ("Validation rejects unsupported versions, unknown envelope fields, in
 Breaker = Callable[[dict[str, Any]], Any]
 
 
-def _namespace_records(ctx: Context, ns: str) -> int:
+def _namespace_records(ctx: CheckContext, ns: str) -> int:
     return len(by_content(export(ctx, memory_id=ns)))
 
 
-def rejected_variants(ctx: Context, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
+def rejected_variants(ctx: CheckContext, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
     control, control_ns = small_archive(ctx, f"{label}-control")
     forget_namespaces_at_end(ctx, control_ns)
     accepted, body = import_archive(ctx, control, "restore")
@@ -77,7 +77,7 @@ def _first(store: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_unsupported_version(ctx: Context) -> Iterator[Failure]:
+def rejects_unsupported_version(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "version", {
         "version 2": _set(("version",), 2),
         'version "1" (a string)': _set(("version",), "1"),
@@ -85,7 +85,7 @@ def rejects_unsupported_version(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_unknown_envelope_field(ctx: Context) -> Iterator[Failure]:
+def rejects_unknown_envelope_field(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "envelope", {"an unknown envelope field": _set(("comment",), "x")})
 
 
@@ -95,7 +95,7 @@ def _rename_taxonomy_key(archive: dict[str, Any]) -> None:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_incorrect_taxonomy(ctx: Context) -> Iterator[Failure]:
+def rejects_incorrect_taxonomy(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "taxonomy", {
         "agents filed under long_term.semantic": _set(("taxonomy", "agents"), "long_term.semantic"),
         "a taxonomy key memagent instead of agents": _rename_taxonomy_key,
@@ -109,7 +109,7 @@ def _drop_store(archive: dict[str, Any]) -> None:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_missing_store_key(ctx: Context) -> Iterator[Failure]:
+def rejects_missing_store_key(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "stores", {"the empty store shared_memory missing": _drop_store})
 
 
@@ -130,7 +130,7 @@ def _differ(store: str, key: str) -> Breaker:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_duplicate_or_inconsistent_ids(ctx: Context) -> Iterator[Failure]:
+def rejects_duplicate_or_inconsistent_ids(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "ids", {
         "a record id twice in one store": _duplicate,
         "data.id not the record id": _differ("knowledge_base", "id"),
@@ -147,7 +147,7 @@ def _count_and_total(archive: dict[str, Any]) -> None:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_incorrect_counts(ctx: Context) -> Iterator[Failure]:
+def rejects_incorrect_counts(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "counts", {
         "a store count that is not the store's length": _count_and_total,
         "a record_count that is not the number of records": _set(("manifest", "record_count"), 7),
@@ -165,7 +165,7 @@ def _flip_digit(archive: dict[str, Any]) -> None:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
-def rejects_checksum_mismatch(ctx: Context) -> Iterator[Failure]:
+def rejects_checksum_mismatch(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "checksum", {
         "a record edited after sealing": _stale,
         "one digest digit changed": _flip_digit,
@@ -174,7 +174,7 @@ def rejects_checksum_mismatch(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="Records and relationships", keyword="MUST",
                 sentence="Restoring with preserved IDs keeps those identities.")
-def accepts_valid_archive(ctx: Context) -> Iterator[Failure]:
+def accepts_valid_archive(ctx: CheckContext) -> Iterator[Failure]:
     """The seed (valid, all 13 stores, links, Unicode, special numbers) must restore."""
     try:
         seeded(ctx)
@@ -184,7 +184,7 @@ def accepts_valid_archive(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="Complete example", keyword="MUST",
                 sentence="You can preview this file through the UI or CLI before importing it.")
-def previews_spec_example(ctx: Context) -> Iterator[Failure]:
+def previews_spec_example(ctx: CheckContext) -> Iterator[Failure]:
     example = json.loads((fixture_root() / "memorizz" / "valid" / "spec-example.json").read_text("utf-8"))["document"]
     accepted, body = import_archive(ctx, example, "preview", "skip")  # a preloaded harbor-demo is no refusal
     if not accepted:
@@ -197,7 +197,7 @@ def previews_spec_example(ctx: Context) -> Iterator[Failure]:
 LIMITS = "The default archive limits are 50 MiB and 100,000 records."
 
 
-def archive_of(ctx: Context, label: str, records: int) -> dict[str, Any]:
+def archive_of(ctx: CheckContext, label: str, records: int) -> dict[str, Any]:
     """A sealed archive of `records` one-line knowledge-base notes in a fresh namespace (about 80 bytes
     each: 100,000 of them are 8 MB, well inside the 50 MiB byte limit)."""
     ns = ctx.unique(f"{label}-ns")
@@ -209,7 +209,7 @@ def archive_of(ctx: Context, label: str, records: int) -> dict[str, Any]:
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=LIMITS)
-def record_limit_at_the_boundary(ctx: Context) -> Iterator[Failure]:
+def record_limit_at_the_boundary(ctx: CheckContext) -> Iterator[Failure]:
     """An archive of exactly the record limit (option max_records, the spec's 100,000 by default) is accepted
     and one record more is refused. Previewed, so nothing is written; an over-limit archive a preview accepts
     is tried with restore too (a preview that does not validate the count is no failure of the limit).

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core import history_counts
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
-from memconform.core.runner import Context
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, scalar
 from memconform.suites.memorizz.suite import SUITE
@@ -36,7 +36,7 @@ def mistyped_ids(doc: dict[str, Any], when: str) -> Iterator[Failure]:
 
 @SUITE.check(level="consumer", section="Introduction", keyword="MUST",
                 sentence="MemoRizz Memory Archive v1 is a portable JSON format for exporting and importing a memory graph.")
-def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
+def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     """The namespace's own export, several MB (well inside the 50 MiB and 100,000-record limits), restored
     back: accepted, and the namespace's export afterwards holds every record as before."""
     ns = ctx.unique("rt-mb-ns")

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import (
+    MemorizzRun,
     by_content,
     export,
     forget_namespaces_at_end,
@@ -67,11 +68,11 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
 
 
 @sequence.comparator("memorizz.export")
-def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     return export_differs(reply.json() if reply is not None else None, want)
 
 
-def compare(ctx: Context, ns: str, model: Model) -> None:
+def compare(ctx: CheckContext, ns: str, model: Model) -> None:
     doc = export(ctx, memory_id=ns)
     got = records_in(doc)
     model.tally = history_counts.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
@@ -82,7 +83,7 @@ def compare(ctx: Context, ns: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
 
 
-def machine(ctx: Context) -> type:
+def machine(ctx: CheckContext) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -90,7 +91,7 @@ def machine(ctx: Context) -> type:
         def __init__(self) -> None:
             super().__init__()
             self.model = Model()
-            ctx.cache.setdefault("memorizz.stateful-models", []).append(self.model)
+            ctx.state(MemorizzRun).models.append(self.model)
             sequence.begin(ctx)
             self.ns = ctx.unique("model-ns")
             forget_namespaces_at_end(ctx, self.ns)
@@ -199,11 +200,11 @@ def machine(ctx: Context) -> type:
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
-def model_sequences(ctx: Context) -> Iterator[Failure]:
+def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of restores, previews and refused archives: after every step the namespace's export
     equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
 
     diverged = model_based.run_sequences(ctx, machine(ctx), model_based.budget(ctx, (5, 8), (25, 15)),
-                                         "memorizz.stateful-models")
+                                         ctx.state(MemorizzRun).models)
     if diverged is not None:
         yield diverged.failure("the namespace left the model", "the records the conflict policies and validation leave")

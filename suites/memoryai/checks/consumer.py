@@ -6,8 +6,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.suite import SUITE
@@ -15,7 +15,7 @@ from memconform.suites.memoryai.suite import SUITE
 
 @SUITE.check(section="§3.1", keyword="MUST", level="2",
               sentence="A consumer MUST reject a Bundle whose `version` is greater than the maximum it supports.")
-def rejects_newer_version(ctx: Context) -> Iterator[Failure]:
+def rejects_newer_version(ctx: CheckContext) -> Iterator[Failure]:
     """On /import and on /import/file: each first accepts the same bundle at version 1 (the positive control)."""
     for op in ("import_bundle", "import_file"):
         try:
@@ -39,7 +39,7 @@ def rejects_newer_version(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.8", keyword="MUST", level="2",
               sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
-def reimport_inserts_nothing(ctx: Context) -> Iterator[Failure]:
+def reimport_inserts_nothing(ctx: CheckContext) -> Iterator[Failure]:
     chunks = [c.chunk(ctx, f"idem{i}") for i in range(3)]
     name = ctx.unique("idem-entity")
     doc = c.bundle(ctx, chunks, entities=[{"name": name, "frequency": 2, "first_seen": c.now_iso(-900),
@@ -78,7 +78,7 @@ def reimport_inserts_nothing(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.8", keyword="MUST", level="2",
               sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
-def existing_row_preserved(ctx: Context) -> Iterator[Failure]:
+def existing_row_preserved(ctx: CheckContext) -> Iterator[Failure]:
     original = c.chunk(ctx, "keep", tags=["original"], importance=0.25)
     yield from c.expect_accepted(c.import_bundle(ctx, c.bundle(ctx, [original])), "first import")
     rival = dict(original, tags=["rival"], importance=0.75, metadata={"rival": True}, zone="important")
@@ -101,7 +101,7 @@ def _edge(a: int, b: int, weight: float, count: int, ts: str, edge_type: str = "
 
 @SUITE.check(section="§3.8", keyword="MUST", level="2",
               sentence="UPSERT memory_edges on `(source, target, edge_type)` — accumulate `co_activation_count`, take MAX of `weight`, refresh `updated_at`.")
-def edges_upserted(ctx: Context) -> Iterator[Failure]:
+def edges_upserted(ctx: CheckContext) -> Iterator[Failure]:
     """Two pairs merged in opposite orders (smaller weight first, then larger first), so keep-first and
     last-wins both fail; a second edge type on one pair must stay a separate edge."""
     a, b, d = c.chunk(ctx, "edge-a"), c.chunk(ctx, "edge-b"), c.chunk(ctx, "edge-d")
@@ -136,7 +136,7 @@ def edges_upserted(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.8", keyword="MUST", level="2",
               sentence="UPSERT entities on `(tenant_id, entity_name)` — accumulate `frequency`, take latest `last_seen`, OR `is_dna`.")
-def entities_upserted(ctx: Context) -> Iterator[Failure]:
+def entities_upserted(ctx: CheckContext) -> Iterator[Failure]:
     """Two entities merged in opposite orders: the first gets the later last_seen and is_dna true second,
     the other first, so keep-first and last-wins both fail."""
     early, late = c.now_iso(-7200), c.now_iso(-60)
@@ -167,7 +167,7 @@ def entities_upserted(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.8", keyword="MUST", level="2",
               sentence="The Consumer MUST NOT modify the source tenant's `tenant_id`.")
-def tenant_id_not_adopted(ctx: Context) -> Iterator[Failure]:
+def tenant_id_not_adopted(ctx: CheckContext) -> Iterator[Failure]:
     import json
 
     foreign = str(uuid.uuid4())
@@ -180,7 +180,7 @@ def tenant_id_not_adopted(ctx: Context) -> Iterator[Failure]:
         yield Failure("the bundle's tenant_id leaked into stored records", foreign, "absent", "$.chunks")
 
 
-def _dna_chunks(ctx: Context) -> list[dict[str, Any]]:
+def _dna_chunks(ctx: CheckContext) -> list[dict[str, Any]]:
     dna = [c.chunk(ctx, f"dna-{t}", t, decay_score=0.06) for t in sorted(mai.DNA_TYPES)]
     if ctx.option("dna_rule") == "union":
         dna += [c.chunk(ctx, "dna-critical", "fact", zone="critical", decay_score=0.06),
@@ -194,7 +194,7 @@ def _why(ch: dict[str, Any]) -> str:
 
 
 @SUITE.check(section="§3.7", keyword="MUST", level="2", sentence="conforming implementations MUST NOT auto-decay or auto-delete.")
-def dna_never_decayed(ctx: Context) -> Iterator[Failure]:
+def dna_never_decayed(ctx: CheckContext) -> Iterator[Failure]:
     """Protection is measured against the consumer's own decay_score before decay (an implementation may
     reset it on import), and the decay hook must visibly decay a plain chunk (the positive control)."""
     dna = _dna_chunks(ctx)
@@ -225,7 +225,7 @@ def dna_never_decayed(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.7", keyword="MUST", level="2",
               sentence="Conforming implementations MUST recognize at least these `memory_type` values")
-def core_memory_types_recognized(ctx: Context) -> Iterator[Failure]:
+def core_memory_types_recognized(ctx: CheckContext) -> Iterator[Failure]:
     chunks = [c.chunk(ctx, f"type-{t}", t) for t in mai.CORE_TYPES]
     reply = c.import_bundle(ctx, c.bundle(ctx, chunks))
     yield from c.expect_accepted(reply, "import of one chunk of each core memory_type")
@@ -241,7 +241,7 @@ def core_memory_types_recognized(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.5", keyword="SHOULD", level="2",
               sentence="When the consumer's local `embedding_model` differs from the manifest's, the consumer SHOULD drop embeddings (use `null`) and re-embed lazily on next recall.")
-def embedding_mismatch_dropped(ctx: Context) -> Iterator[Failure]:
+def embedding_mismatch_dropped(ctx: CheckContext) -> Iterator[Failure]:
     _, dim = c.target_model(ctx)
     dim = dim or 4
     ch = c.chunk(ctx, "foreign-model", embedding=mai.encode_embedding(c.vector(dim, 7)), embedding_model="x-memconform-foreign-model")
@@ -264,7 +264,7 @@ def embedding_mismatch_dropped(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.6", keyword="SHOULD", level="2",
               sentence="A consumer SHOULD verify the checksum on import and warn (not reject) on mismatch.")
-def checksum_mismatch_warned(ctx: Context) -> Iterator[Failure]:
+def checksum_mismatch_warned(ctx: CheckContext) -> Iterator[Failure]:
     c.control(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "good-checksum")])), "import of the same bundle with its checksum right")
     doc = c.bundle(ctx, [c.chunk(ctx, "bad-checksum")])
     doc["manifest"]["checksum"] = "0" * 64
@@ -281,7 +281,7 @@ def checksum_mismatch_warned(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§4", keyword="SHOULD", level="2",
               sentence='"chunks": { "inserted": N, "skipped_duplicate": N, "skipped_invalid": N },')
-def invalid_chunks_skipped(ctx: Context) -> Iterator[Failure]:
+def invalid_chunks_skipped(ctx: CheckContext) -> Iterator[Failure]:
     """Errata E9: invalid chunks are skipped and counted; valid chunks of the same bundle are imported."""
     good = [c.chunk(ctx, f"good{i}") for i in range(2)]
     c.control(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "good-control")])), "the same bundle without its invalid chunks")
@@ -304,7 +304,7 @@ def invalid_chunks_skipped(ctx: Context) -> Iterator[Failure]:
             yield Failure("a valid chunk was lost because another chunk was invalid", "absent", ch["content"], "$.chunks")
 
 
-def _conformant_bundles(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
+def _conformant_bundles(ctx: CheckContext) -> Iterator[tuple[str, dict[str, Any]]]:
     """The valid fixtures, made unique to the run, sealed in turn under each reading of §3.6 (errata E1)."""
     import copy
 
@@ -329,7 +329,7 @@ def _conformant_bundles(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
 
 @SUITE.check(section="§5 Level 2", keyword="MUST", level="2",
               sentence="if it can ingest any spec-conformant Bundle")
-def ingests_conformant_bundles(ctx: Context) -> Iterator[Failure]:
+def ingests_conformant_bundles(ctx: CheckContext) -> Iterator[Failure]:
     """Every valid fixture (vendor types, every DNA kind, astral text, values at their limits, all sections),
     with checksums written under every reading of §3.6, is accepted and its chunks are stored."""
     for case_id, doc in _conformant_bundles(ctx):

@@ -8,21 +8,21 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any, TypeGuard
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck
-from memconform.core.runner import Context
 from memconform.formats import is_int, parse_datetime
 from memconform.suites.memoryai import credentials
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.suite import SUITE
 
 
-def canonical(doc: Any, ctx: Context) -> bytes:
+def canonical(doc: Any, ctx: CheckContext) -> bytes:
     """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
     literal: bytes = ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))
     return literal
 
 
-def embedding_sizes(doc: Any, ctx: Context) -> dict[int, int | ValueError]:
+def embedding_sizes(doc: Any, ctx: CheckContext) -> dict[int, int | ValueError]:
     """Decoded byte length of every string embedding (or why it does not decode), once per document."""
 
     def decode_all() -> dict[int, int | ValueError]:
@@ -48,7 +48,7 @@ def records(doc: dict[str, Any], section: str) -> list[tuple[int, Any]]:
     return list(enumerate(value)) if isinstance(value, list) else []
 
 
-def examined(doc: Any, ctx: Context, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
+def examined(doc: Any, ctx: CheckContext, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
     """The records a producer check examines. A given file with none is vacuously fine; a target's
     export with none is no evidence about the producer: inconclusive (errata E15)."""
     found = records(doc, section)
@@ -59,7 +59,7 @@ def examined(doc: Any, ctx: Context, section: str = "chunks", what: str = "chunk
     return found
 
 
-def optional_records(doc: Any, ctx: Context, section: str) -> list[tuple[int, Any]]:
+def optional_records(doc: Any, ctx: CheckContext, section: str) -> list[tuple[int, Any]]:
     """Edges and entities are optional content: a producer that exported none has nothing of §3.3/§3.4 to break."""
     found = records(doc, section)
     if not found and ctx.document is None:
@@ -73,7 +73,7 @@ def iso_ok(value: Any) -> bool:
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
            sentence='The `format` field MUST equal the literal string `"memoryai-bundle"`.')
-def envelope_format_literal(doc: Any, ctx: Context) -> Iterator[Failure]:
+def envelope_format_literal(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     if not isinstance(doc, dict):
         yield Failure("bundle is not a JSON object", type(doc).__name__, "object")
     elif doc.get("format") != mai.FORMAT:
@@ -81,7 +81,7 @@ def envelope_format_literal(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1", sentence="The `version` field MUST be an integer ≥ 1.")
-def envelope_version_integer(doc: Any, ctx: Context) -> Iterator[Failure]:
+def envelope_version_integer(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     version = doc.get("version", "<absent>") if isinstance(doc, dict) else "<no object>"
     if not is_int(version) or version < 1:
         yield Failure("version is not an integer >= 1 (a JSON true or 1.0 is not an integer)", version, "integer >= 1", "$.version")
@@ -89,7 +89,7 @@ def envelope_version_integer(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
            sentence="The `manifest` object MUST contain `scope`, `embedding_model`, and `embedding_dim`.")
-def manifest_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+def manifest_required_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     if not isinstance(manifest, dict):
         yield Failure("manifest is missing or not an object", manifest, "object", "$.manifest")
@@ -107,7 +107,7 @@ def manifest_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
            sentence='"content": "<string>", (REQUIRED) "content_hash": "<sha256 hex>", "memory_type": "<string>", (REQUIRED, see § 3.7)')
-def chunk_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+def chunk_required_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     for i, chunk in examined(doc, ctx):
         path = f"$.chunks[{i}]"
         if not isinstance(chunk, dict):
@@ -139,7 +139,7 @@ _CHUNK_TYPES: dict[str, FieldType] = {
 
 @SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
            sentence='"tags": [<string>, ...],')
-def chunk_field_types(doc: Any, ctx: Context) -> Iterator[Failure]:
+def chunk_field_types(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """The types of the ChunkRecord shape (id integer, tags strings, is_pinned bool, ISO-8601 times, metadata object)."""
     for i, chunk in examined(doc, ctx):
         if not isinstance(chunk, dict):
@@ -151,7 +151,7 @@ def chunk_field_types(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
            sentence='"zone": "standard" | "important" | "critical" | "ephemeral", "importance": <float 0..1>,')
-def chunk_enums_and_ranges(doc: Any, ctx: Context) -> Iterator[Failure]:
+def chunk_enums_and_ranges(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """zone and tier enums; importance and decay_score in 0..1."""
     for i, chunk in examined(doc, ctx):
         if not isinstance(chunk, dict):
@@ -169,7 +169,7 @@ def chunk_enums_and_ranges(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.7", keyword="MAY", level="1",
            sentence="they MAY define additional vendor-specific values prefixed with `x_`")
-def memory_type_known_or_vendor(doc: Any, ctx: Context) -> Iterator[Failure]:
+def memory_type_known_or_vendor(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """An informational finding, never a blocking one: the spec permits x_ vendor types and forbids nothing else."""
     for i, chunk in examined(doc, ctx):
         mtype = chunk.get("memory_type") if isinstance(chunk, dict) else None
@@ -180,7 +180,7 @@ def memory_type_known_or_vendor(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.3", keyword="MUST", level="1",
            sentence='{ "chunk_a": <int>, "chunk_b": <int>, "edge_type": "<string>",')
-def edge_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+def edge_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     checks: dict[str, FieldType] = {
         "chunk_a": ("integer", is_int), "chunk_b": ("integer", is_int), "edge_type": ("string", lambda v: isinstance(v, str)),
         "weight": ("number", is_number), "co_activation_count": ("integer", is_int),
@@ -199,7 +199,7 @@ def edge_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.4", keyword="MUST", level="1",
            sentence='{ "name": "<string>", (REQUIRED)')
-def entity_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+def entity_required_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     for i, entity in optional_records(doc, ctx, "entities"):
         path = f"$.entities[{i}]"
         if not isinstance(entity, dict) or not isinstance(entity.get("name"), str):
@@ -216,7 +216,7 @@ def entity_required_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.5", keyword="MUST", level="1",
            sentence="`embedding` fields MUST be one of:")
-def embedding_base64_float32(doc: Any, ctx: Context) -> Iterator[Failure]:
+def embedding_base64_float32(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """null, or a base64-encoded little-endian array of float32 values."""
     for i, chunk in examined(doc, ctx):
         if not isinstance(chunk, dict) or chunk.get("embedding") is None:
@@ -236,7 +236,7 @@ def embedding_base64_float32(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.5", keyword="MUST", level="1",
            sentence="The array length MUST equal `manifest.embedding_dim`.")
-def embedding_length_matches_dim(doc: Any, ctx: Context) -> Iterator[Failure]:
+def embedding_length_matches_dim(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     dim = manifest.get("embedding_dim") if isinstance(manifest, dict) else None
     examined(doc, ctx)
@@ -252,7 +252,7 @@ def embedding_length_matches_dim(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.6", keyword="SHOULD", level="1",
            sentence="`manifest.checksum` is the SHA-256 hex digest of:")
-def checksum_present_and_valid(doc: Any, ctx: Context) -> Iterator[Failure]:
+def checksum_present_and_valid(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """§5 Level 1 "includes a valid `checksum` per § 3.6": a SHOULD in §3.6, but the Level 1 clause requires it.
 
     Every plausible reading of the canonical form is accepted by default (errata E1): non-ASCII literal or
@@ -260,7 +260,7 @@ def checksum_present_and_valid(doc: Any, ctx: Context) -> Iterator[Failure]:
     yield from checksum_of(doc, ctx, canonical)
 
 
-def checksum_of(doc: Any, ctx: Context, literal: Any = None) -> Iterator[Failure]:
+def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Failure]:
     """The checksum rule on one bundle; `literal(doc, ctx)` may supply its cached literal canonical bytes."""
     manifest = doc.get("manifest") if isinstance(doc, dict) else None
     if not isinstance(manifest, dict):
@@ -294,7 +294,7 @@ def checksum_of(doc: Any, ctx: Context, literal: Any = None) -> Iterator[Failure
 
 
 @SUITE.check(kind="document", section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
-def counts_accurate(doc: Any, ctx: Context) -> Iterator[Failure]:
+def counts_accurate(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     if ctx.document is None and not any(records(doc, s) for s in mai.RECORD_SECTIONS):
         from memconform.suites.memoryai.client import nothing_to_examine
 
@@ -316,7 +316,7 @@ def counts_of(doc: Any) -> Iterator[Failure]:
 
 
 @SUITE.check(kind="document", section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
-def no_credentials_in_bundle(doc: Any, ctx: Context) -> Iterator[Failure]:
+def no_credentials_in_bundle(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     if not isinstance(doc, dict) or not credentials.suspicious(doc):
         return
     for key, value in doc.items():
@@ -333,7 +333,7 @@ def no_credentials_in_bundle(doc: Any, ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§3.2", keyword="SHOULD", level="1",
            sentence='"content_hash": "<sha256 hex>",')
-def content_hash_matches(doc: Any, ctx: Context) -> Iterator[Failure]:
+def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """Reading (errata E2): sha256 of the content's UTF-8 bytes, as written or NFC-normalised; hex of either case."""
     if ctx.option("content_hash") == "unchecked":
         raise SkipCheck("option memoryai.content_hash=unchecked", not_applicable=True)
@@ -364,7 +364,7 @@ _MANIFEST_SHAPE: dict[str, tuple[str, Any]] = {
 
 
 @SUITE.check(kind="document", section="§3", keyword="SHOULD", level="1", sentence='"exported_at": "<ISO-8601 datetime>",')
-def envelope_optional_fields(doc: Any, ctx: Context) -> Iterator[Failure]:
+def envelope_optional_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """The §3 shape of the fields §3.1 does not require: present ones have the type the shape gives
     (generator, exported_at, tenant_id uuid|null, since, counts), and record sections are arrays."""
     if not isinstance(doc, dict) or not isinstance(doc.get("manifest"), dict):

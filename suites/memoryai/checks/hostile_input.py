@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.suite import SUITE
 
 
-def _maker(ctx: Context) -> Any:
+def _maker(ctx: CheckContext) -> Any:
     def make(marker: str) -> dict[str, Any]:
         doc = c.bundle(ctx, [c.chunk(ctx, "hostile", content=f"{marker} — unique memory ✓ 記憶 🧠")])
         c.remember_written(ctx, doc)
@@ -27,7 +27,7 @@ def _maker(ctx: Context) -> Any:
     return make
 
 
-def _stored(ctx: Context) -> bytes:
+def _stored(ctx: CheckContext) -> bytes:
     reply = ctx.target.call("export", c.export_body(ctx, "full"))
     if not reply.ok:
         raise TargetError(f"export was refused: {reply.raw[:200]!r}")
@@ -36,16 +36,16 @@ def _stored(ctx: Context) -> bytes:
 
 @SUITE.check(section="§3", keyword="SHOULD", level="2",
        sentence="A Bundle is a single JSON document with this top-level shape:")
-def hostile_json_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from run_battery(ctx, Surface("import_bundle", _maker(ctx), lambda item: send_bytes(ctx, "import_bundle", item),
                                         lambda: _stored(ctx), http=speaks_http(ctx)))
 
 
 @SUITE.check(section="§3", keyword="SHOULD", level="http",
        sentence="A Bundle is a single JSON document with this top-level shape:")
-def hostile_json_file_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_file_refused(ctx: CheckContext) -> Iterator[Failure]:
     def send(item: Any) -> Any:
-        field = ctx.cache.get("memoryai-multipart") or ctx.option("multipart_field")
+        field = ctx.state(c.MemoryaiRun).multipart or ctx.option("multipart_field")
         field = "file" if field == "either" else field
         return send_bytes(ctx, "import_file", item, filename="bundle.json", params={"_field": field})
 

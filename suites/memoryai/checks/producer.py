@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai.checks import document as document_checks
+from memconform.suites.memoryai.checks.document import checksum_of, counts_of
 from memconform.suites.memoryai.suite import SUITE
 
 
-def _deletion_views(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
+def _deletion_views(ctx: CheckContext) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every way a producer lets data out: full, dna_only and since exports, and the stream."""
     yield "export scope full", c.export(ctx, "full")
     for scope, since in (("dna_only", None), ("since", "2000-01-01T00:00:00Z")):
@@ -32,7 +32,7 @@ def _deletion_views(ctx: Context) -> Iterator[tuple[str, dict[str, Any]]]:
 
 @SUITE.check(section="§6", keyword="MUST", level="1",
               sentence="Producers MUST NOT export memory data the user has marked deleted.")
-def deleted_not_exported(ctx: Context) -> Iterator[Failure]:
+def deleted_not_exported(ctx: CheckContext) -> Iterator[Failure]:
     doomed, doomed_dna, kept = c.chunk(ctx, "doomed"), c.chunk(ctx, "doomed-dna", "decision"), c.chunk(ctx, "kept")
     c.seed(ctx, c.bundle(ctx, [doomed, doomed_dna, kept]), "deletion")
     texts = [doomed["content"], doomed_dna["content"], kept["content"]]
@@ -59,7 +59,7 @@ def deleted_not_exported(ctx: Context) -> Iterator[Failure]:
             yield Failure("deleting one chunk also removed another from the export", "absent", kept["content"], "$.chunks")
 
 
-def _scoped_exports(ctx: Context) -> dict[str, dict[str, Any]]:
+def _scoped_exports(ctx: CheckContext) -> dict[str, dict[str, Any]]:
     """dna_only and since exports of a seeded target (once per run); scopes the producer refuses are left out."""
     def make() -> dict[str, dict[str, Any]]:
         try:
@@ -82,18 +82,18 @@ def _scoped_exports(ctx: Context) -> dict[str, dict[str, Any]]:
 
 
 @SUITE.check(section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
-def counts_accurate_scoped(ctx: Context) -> Iterator[Failure]:
+def counts_accurate_scoped(ctx: CheckContext) -> Iterator[Failure]:
     """Counts describe the bundle as sent: a scoped export counts its own records, not the whole store."""
     for scope, doc in _scoped_exports(ctx).items():
-        for f in document_checks.counts_of(doc):
+        for f in counts_of(doc):
             f.title = f"{f.title} (export scope {scope})"
             yield f
 
 
 @SUITE.check(section="§3.6", keyword="SHOULD", level="1", sentence="`manifest.checksum` is the SHA-256 hex digest of:")
-def checksum_valid_scoped(ctx: Context) -> Iterator[Failure]:
+def checksum_valid_scoped(ctx: CheckContext) -> Iterator[Failure]:
     """§5 Level 1 "includes a valid `checksum`" holds for every bundle the producer emits, scoped ones too."""
     for scope, doc in _scoped_exports(ctx).items():
-        for f in document_checks.checksum_of(doc, ctx):
+        for f in checksum_of(doc, ctx):
             f.title = f"{f.title} (export scope {scope})"
             yield f

@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, SkipCheck
-from memconform.core.runner import Context
 from memconform.core.suite import replay_command
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
@@ -18,7 +18,7 @@ from memconform.suites.memoryai.suite import SUITE
 
 @SUITE.check(section="§5 Level 3", keyword="MAY", level="3",
               sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same `chunks` set by `content_hash`, same `entities` by name)")
-def roundtrip_equivalent(ctx: Context) -> Iterator[Failure]:
+def roundtrip_equivalent(ctx: CheckContext) -> Iterator[Failure]:
     from hypothesis import given, seed
     from memconform.suites.memoryai.format import strategies
 
@@ -51,7 +51,7 @@ def roundtrip_equivalent(ctx: Context) -> Iterator[Failure]:
         yield from found
 
 
-def roundtrip_once(ctx: Context, doc: dict[str, Any]) -> Iterator[Failure]:
+def roundtrip_once(ctx: CheckContext, doc: dict[str, Any]) -> Iterator[Failure]:
     """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
     from memconform.suites.memoryai.format.equivalence import roundtrip_differences
 
@@ -65,19 +65,16 @@ def roundtrip_once(ctx: Context, doc: dict[str, Any]) -> Iterator[Failure]:
     yield from roundtrip_differences(doc, first, c.export(ctx, "full"), mine=f"memconform-{ctx.run_id}")
 
 
-def _save_example(ctx: Context, doc: Any) -> str | None:
-    if doc is None or ctx.report_dir is None:
+def _save_example(ctx: CheckContext, doc: Any) -> str | None:
+    if doc is None:
         return None
-    folder = ctx.report_dir / "examples"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"memoryai-roundtrip-{ctx.run_id}.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
-    return str(path)
+    path = ctx.attach(f"memoryai-roundtrip-{ctx.run_id}.json", json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
+    return str(path) if path is not None else None
 
 
 # ---- HTTP profile (RECOMMENDED) -------------------------------------------------------------------
 
-def _export_or_missing(ctx: Context, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
+def _export_or_missing(ctx: CheckContext, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
     reply = c.profile_call(ctx, "export", c.export_body(ctx, scope, since))
     if isinstance(reply, Failure):
         return reply
@@ -90,7 +87,7 @@ def _export_or_missing(ctx: Context, scope: str, since: str | None = None) -> di
 
 @SUITE.check(section="§3.1", keyword="SHOULD", level="http",
               sentence='"scope": "full" | "dna_only" | "since",')
-def export_scope_dna_only(ctx: Context) -> Iterator[Failure]:
+def export_scope_dna_only(ctx: CheckContext) -> Iterator[Failure]:
     """Seeded with DNA chunks of every kind (type, zone critical/important, pinned) and non-DNA look-alikes."""
     dna = [c.chunk(ctx, "scope-dna", "decision"), c.chunk(ctx, "scope-critical", "fact", zone="critical"),
            c.chunk(ctx, "scope-important", "episodic", zone="important"), c.chunk(ctx, "scope-pinned", "goal", is_pinned=True)]
@@ -129,7 +126,7 @@ def export_scope_dna_only(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.1", keyword="SHOULD", level="http",
               sentence='"since": "<ISO-8601 datetime|null>",')
-def export_scope_since(ctx: Context) -> Iterator[Failure]:
+def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
     """`since` in three spellings of one instant (Z, +00:00 with fractions, +05:30); chunks one second either
     side of it, and one exactly at it (errata E10: at-or-after or strictly after, either by default)."""
     cut = c.now_iso(-600)
@@ -169,7 +166,7 @@ STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
 STREAM_RECORD_KEYS = ("record", "data")
 
 
-def parse_stream(ctx: Context, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
+def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
     """Reassemble a bundle from the NDJSON stream. Errata E3 accepts every line shape that says what it
     is: the bundle envelope (`format`, with record arrays absent, empty or full), and lines naming their
     section or kind under one of STREAM_KIND_KEYS (`{"section": "chunks", "record": {...}}`,
@@ -222,7 +219,7 @@ def parse_stream(ctx: Context, raw: bytes) -> tuple[dict[str, Any], list[Failure
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
-def export_stream_equivalent(ctx: Context) -> Iterator[Failure]:
+def export_stream_equivalent(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/brain/export/stream: the same export as an NDJSON stream."""
     c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "stream")], entities=[{"name": ctx.unique("stream-entity"), "frequency": 1}]),
            "the stream")
@@ -259,7 +256,7 @@ def export_stream_equivalent(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
-def import_file_multipart(ctx: Context) -> Iterator[Failure]:
+def import_file_multipart(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/brain/import/file: a bundle as a multipart upload, answered with an ImportReport (errata E4)."""
     ch = c.chunk(ctx, "multipart")
     doc = c.bundle(ctx, [ch])
@@ -289,7 +286,7 @@ def import_file_multipart(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
-def spec_endpoint(ctx: Context) -> Iterator[Failure]:
+def spec_endpoint(ctx: CheckContext) -> Iterator[Failure]:
     """GET /v1/spec answers this protocol document (errata E5)."""
     reply = c.profile_call(ctx, "spec")
     if isinstance(reply, Failure):
@@ -303,7 +300,7 @@ def spec_endpoint(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http", sentence='{ "success": bool,')
-def rejection_status(ctx: Context) -> Iterator[Failure]:
+def rejection_status(ctx: CheckContext) -> Iterator[Failure]:
     """Over HTTP, a rejection is a 4xx with an ImportReport saying success false (errata E7); control first."""
     if ctx.target.kind != "http":
         raise SkipCheck("status codes exist only on HTTP targets", not_applicable=True)
@@ -336,7 +333,7 @@ def shape_failures(body: Any) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http", sentence="`ImportReport` shape:")
-def import_report_shape(ctx: Context) -> Iterator[Failure]:
+def import_report_shape(ctx: CheckContext) -> Iterator[Failure]:
     reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "shape")]))
     yield from c.expect_accepted(reply, "import")
     if not reply.ok:
@@ -348,7 +345,7 @@ def import_report_shape(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§6", keyword="SHOULD", level="http", sentence="Bundle filenames SHOULD use `.json` extension.")
-def export_filename_json(ctx: Context) -> Iterator[Failure]:
+def export_filename_json(ctx: CheckContext) -> Iterator[Failure]:
     """Observable where an HTTP export names its file (Content-Disposition); otherwise not applicable."""
     import re
 

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core import history_counts
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
-from memconform.core.runner import Context
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.suite import SUITE
 
@@ -44,7 +44,7 @@ def text_of(rows: list[dict[str, Any]]) -> str:
 @SUITE.check(section="§5 Level 3", keyword="MAY", level="3",
               sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same "
                        "`chunks` set by `content_hash`, same `entities` by name)")
-def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
+def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     """The target's own full export, several MB, imported back: accepted, and afterwards every seeded chunk
     is there once, as it was (nothing lost, duplicated or changed)."""
     prefix = ctx.unique("rt-mb")
@@ -62,7 +62,7 @@ def own_export_imported_back_large(ctx: Context) -> Iterator[Failure]:
             ctx.note("no delete_chunk hook: the seeded chunks stay until the run's cleanup")
 
 
-def _round_trip(ctx: Context, prefix: str, chunks: list[dict[str, Any]]) -> Iterator[Failure]:
+def _round_trip(ctx: CheckContext, prefix: str, chunks: list[dict[str, Any]]) -> Iterator[Failure]:
     sent = {ch["content_hash"]: ch for ch in chunks}
     texts = [ch["content"] for ch in chunks]
     doc = c.export(ctx, "full")

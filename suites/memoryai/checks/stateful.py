@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError, Unsupported
-from memconform.core.runner import Context
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.suite import SUITE
@@ -82,7 +82,7 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
 
 
 @sequence.comparator("memoryai.export")
-def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     return export_differs(reply.json() if reply is not None else None, want)
 
 
@@ -99,7 +99,7 @@ def tally(doc: Any, model: Model) -> dict[str, int]:
             rows[h][0].get(k) != ch[k] for k in ("tags", "importance", "zone", "memory_type"))))
 
 
-def compare(ctx: Context, model: Model) -> None:
+def compare(ctx: CheckContext, model: Model) -> None:
     doc = c.export(ctx, "full")
     model.tally = tally(doc, model)
     problem = export_differs(doc, expected_of(model))
@@ -107,7 +107,7 @@ def compare(ctx: Context, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memoryai.export", expected_of(model), problem))
 
 
-def machine(ctx: Context, can_delete: bool) -> type:
+def machine(ctx: CheckContext, can_delete: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -119,7 +119,7 @@ def machine(ctx: Context, can_delete: bool) -> type:
             self.model = Model(prefix=ctx.unique("sm"))
             self.names = [f"{self.model.prefix}-entity-{i}" for i in range(2)]
             self.n = 0
-            ctx.cache.setdefault("memoryai.stateful-models", []).append(self.model)
+            ctx.state(c.MemoryaiRun).models.append(self.model)
             sequence.begin(ctx)
 
         def new_chunk(self, memory_type: str, zone: str, pinned: bool) -> dict[str, Any]:
@@ -206,7 +206,7 @@ def machine(ctx: Context, can_delete: bool) -> type:
 
 @SUITE.check(section="§3.8", keyword="MUST", level="2",
               sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
-def model_sequences(ctx: Context) -> Iterator[Failure]:
+def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of imports, re-imports of earlier bundles, rival rows, rejected bundles and
     deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
     content absent, entities merged)."""
@@ -218,6 +218,6 @@ def model_sequences(ctx: Context) -> Iterator[Failure]:
     except Unsupported:
         can_delete = False
     diverged = model_based.run_sequences(ctx, machine(ctx, can_delete), model_based.budget(ctx, (3, 8), (20, 20)),
-                                         "memoryai.stateful-models")
+                                         ctx.state(c.MemoryaiRun).models)
     if diverged is not None:
         yield diverged.failure("the brain left the model", "the export as §3.8, §3.1 and §6 resolve the sequence")

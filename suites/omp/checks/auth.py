@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
@@ -13,7 +13,7 @@ from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 
-def protected_calls(ctx: Context, key: str | None) -> Iterator[tuple[Reply, str]]:
+def protected_calls(ctx: CheckContext, key: str | None) -> Iterator[tuple[Reply, str]]:
     """Every endpoint but health with the given (missing or wrong) key; each write carries a marker."""
     from memconform.suites.omp.checks.security_ai import ai_reason
 
@@ -42,7 +42,7 @@ class _Tampered(Exception):
         self.answer = answer
 
 
-def auth_failures(ctx: Context, key: str | None) -> Iterator[Failure]:
+def auth_failures(ctx: CheckContext, key: str | None) -> Iterator[Failure]:
     # the positive control: the same reads with the valid key are served
     probe = c.created(ctx, c.memory(ctx, "auth-control"))
     for what, answer in (("get", c.get(ctx, probe["id"])), ("list", c.list_(ctx, {"limit": "1"})),
@@ -61,11 +61,11 @@ def auth_failures(ctx: Context, key: str | None) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.2", keyword="MUST", level="core",
            sentence='`unauthorized` 401 Missing or invalid API key')
-def auth_missing_key_401(ctx: Context) -> Iterator[Failure]:
+def auth_missing_key_401(ctx: CheckContext) -> Iterator[Failure]:
     yield from auth_failures(ctx, None)
 
 
 @SUITE.check(section="§3.2", keyword="MUST", level="core",
            sentence='`unauthorized` 401 Missing or invalid API key')
-def auth_wrong_key_401(ctx: Context) -> Iterator[Failure]:
+def auth_wrong_key_401(ctx: CheckContext) -> Iterator[Failure]:
     yield from auth_failures(ctx, "memconform-wrong-key-" + c.word() + c.word())

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, HarnessError
-from memconform.core.runner import Context
 from memconform.fixtures_loader import iter_cases
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
@@ -21,7 +21,7 @@ from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 
-def refused_create(ctx: Context, label: str, repaired: dict[str, Any], **fields: Any) -> Iterator[Failure]:
+def refused_create(ctx: CheckContext, label: str, repaired: dict[str, Any], **fields: Any) -> Iterator[Failure]:
     """Create a memory that breaks one rule: 422 validation_error, and nothing of the run changes.
     First the positive control: the same memory with the one rule repaired must be accepted."""
     ev.control(c.create(ctx, c.memory(ctx, label + "-ok", **repaired)), f"the same create with the rule repaired ({label})")
@@ -30,47 +30,47 @@ def refused_create(ctx: Context, label: str, repaired: dict[str, Any], **fields:
     yield from c.state_changes(before, c.run_state(ctx), f"a refused create ({label})")
 
 
-def padded(ctx: Context, label: str, size: int, fill: str = "x") -> str:
+def padded(ctx: CheckContext, label: str, size: int, fill: str = "x") -> str:
     head = ctx.unique(label)
     return head + fill * (size - len(head))
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='content: string // The memory text. Plain natural language. Max 10,000 chars.')
-def rejects_content_over_max(ctx: Context) -> Iterator[Failure]:
+def rejects_content_over_max(ctx: CheckContext) -> Iterator[Failure]:
     yield from refused_create(ctx, "long", {"content": padded(ctx, "long", omp.MAX_CONTENT)},
                               content=padded(ctx, "long", omp.MAX_CONTENT + 1))
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def rejects_too_many_tags(ctx: Context) -> Iterator[Failure]:
+def rejects_too_many_tags(ctx: CheckContext) -> Iterator[Failure]:
     yield from refused_create(ctx, "tags21", {"tags": [f"t{i}" for i in range(omp.MAX_TAGS - 1)]},
                               tags=[f"t{i}" for i in range(omp.MAX_TAGS)])  # plus the run tag: 20 and 21
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def rejects_long_tag(ctx: Context) -> Iterator[Failure]:
+def rejects_long_tag(ctx: CheckContext) -> Iterator[Failure]:
     yield from refused_create(ctx, "tag51", {"tags": ["t" * omp.MAX_TAG_LEN]}, tags=["t" * (omp.MAX_TAG_LEN + 1)])
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='metadata?: Record<string, unknown> // Max 10 keys, values must be JSON-serialisable')
-def rejects_too_many_metadata_keys(ctx: Context) -> Iterator[Failure]:
+def rejects_too_many_metadata_keys(ctx: CheckContext) -> Iterator[Failure]:
     yield from refused_create(ctx, "meta11", {"metadata": {f"k{i}": i for i in range(omp.MAX_METADATA_KEYS)}},
                               metadata={f"k{i}": i for i in range(omp.MAX_METADATA_KEYS + 1)})
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='namespace?: string // Optional grouping (e.g. "project:myapp"). Max 100 chars.')
-def rejects_long_namespace(ctx: Context) -> Iterator[Failure]:
+def rejects_long_namespace(ctx: CheckContext) -> Iterator[Failure]:
     yield from refused_create(ctx, "ns101", {"namespace": "n" * omp.MAX_NAMESPACE}, namespace="n" * (omp.MAX_NAMESPACE + 1))
 
 
 @SUITE.check(section="§2.2", keyword="MUST", level="core",
            sentence='type: MemoryType // Classification of memory (see §2.2)')
-def rejects_unknown_type(ctx: Context) -> Iterator[Failure]:
+def rejects_unknown_type(ctx: CheckContext) -> Iterator[Failure]:
     yield from refused_create(ctx, "type", {"type": "procedural"}, type="opinion")
 
 
@@ -83,7 +83,7 @@ def request_cases(check_name: str) -> list[dict[str, Any]]:
     return cases
 
 
-def send_case(ctx: Context, case: dict[str, Any]) -> Reply:
+def send_case(ctx: CheckContext, case: dict[str, Any]) -> Reply:
     """One fixture request; a create body is a fresh run-unique memory with the case's change applied."""
     doc = case["document"]
     body = doc.get("body")
@@ -108,7 +108,7 @@ def sane_page(answer: Reply) -> bool:
                for m in memories)
 
 
-def case_failures(ctx: Context, check_name: str, lenient: tuple[str, ...] = ()) -> Iterator[Failure]:
+def case_failures(ctx: CheckContext, check_name: str, lenient: tuple[str, ...] = ()) -> Iterator[Failure]:
     """Each fixture is refused with 422; cases whose id starts with a `lenient` prefix may instead be
     served sanely unless option bad_params=reject (errata O9)."""
     strict = ctx.option("bad_params") == "reject"
@@ -129,7 +129,7 @@ def case_failures(ctx: Context, check_name: str, lenient: tuple[str, ...] = ()) 
 
 @SUITE.check(section="§4", keyword="MUST", level="core",
            sentence='`validation_error` 422 Request body failed schema validation')
-def rejects_wrong_types(ctx: Context) -> Iterator[Failure]:
+def rejects_wrong_types(ctx: CheckContext) -> Iterator[Failure]:
     ev.control(c.create(ctx, c.memory(ctx, "types-ok")), "a create with every field of the right type")
     before = c.run_state(ctx)
     yield from case_failures(ctx, "rejects_wrong_types")
@@ -138,7 +138,7 @@ def rejects_wrong_types(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def accepts_values_at_limits(ctx: Context) -> Iterator[Failure]:
+def accepts_values_at_limits(ctx: CheckContext) -> Iterator[Failure]:
     """Every value exactly at its limit, in ASCII, in a non-ASCII BMP letter (2 bytes in UTF-8) and in an
     astral character (2 UTF-16 code units): limits count characters, not bytes (errata O19)."""
     unit = ctx.option("char_unit")
@@ -165,7 +165,7 @@ def accepts_values_at_limits(ctx: Context) -> Iterator[Failure]:
             yield Failure(f"20 tags of up to 50 characters ({name}) were not stored as written", len(got.get("tags") or []), 20, "$.tags")
 
 
-def malformed_status(ctx: Context) -> tuple[int | None, str | None]:
+def malformed_status(ctx: CheckContext) -> tuple[int | None, str | None]:
     wanted = ctx.option("malformed_json_status")
     if wanted == "any-4xx":
         return None, None
@@ -174,7 +174,7 @@ def malformed_status(ctx: Context) -> tuple[int | None, str | None]:
 
 @SUITE.check(section="§4", keyword="MUST", level="core",
            sentence='All request and response bodies are JSON.')
-def malformed_json_rejected(ctx: Context) -> Iterator[Failure]:
+def malformed_json_rejected(ctx: CheckContext) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "malformed"))
     ev.control(c.send(ctx, "PUT", f"/memories/{made['id']}", raw=b'{"tags": ["malformed-ok"]}'), "the same PUT with a JSON body")
     before = c.run_state(ctx)
@@ -188,21 +188,21 @@ def malformed_json_rejected(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`limit` integer Max results (default 20, max 100)')
-def list_rejects_bad_paging(ctx: Context) -> Iterator[Failure]:
+def list_rejects_bad_paging(ctx: CheckContext) -> Iterator[Failure]:
     ev.control(c.list_(ctx, {"limit": "1", "offset": "0", "sort": "created_at_asc", "type": "semantic"}), "a list with valid paging")
     yield from case_failures(ctx, "list_rejects_bad_paging", lenient=("list-",))
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`validation_error` 422 Request body failed schema validation')
-def search_rejects_bad_input(ctx: Context) -> Iterator[Failure]:
+def search_rejects_bad_input(ctx: CheckContext) -> Iterator[Failure]:
     ev.control(c.search(ctx, {"q": "memconform", "mode": "keyword", "limit": 1, "tags": [c.run_tag(ctx)]}), "a valid search")
     yield from case_failures(ctx, "search_rejects_bad_input", lenient=("search-limit-negative", "search-mode-unknown"))
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Response 404 Not Found: { "error": "memory_not_found" }')
-def unknown_id_every_route(ctx: Context) -> Iterator[Failure]:
+def unknown_id_every_route(ctx: CheckContext) -> Iterator[Failure]:
     missing = c.new_id()
     marker = ctx.unique("ghost")
     known = c.created(ctx, c.memory(ctx, "known-id"))

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.suite import SUITE
@@ -25,7 +25,7 @@ SHARED = 3
 JOIN_S = 120.0  # every request is bounded by the target's limits; this bounds the whole phase
 
 
-def field_value(ctx: Context, thread: int, op: int, marker: str) -> tuple[str, Any]:
+def field_value(ctx: CheckContext, thread: int, op: int, marker: str) -> tuple[str, Any]:
     """The field thread `thread` owns on the shared memories, and a value only (thread, op) writes."""
     stamp = f"t{thread}o{op}"
     return [
@@ -48,7 +48,7 @@ class Ledger:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def worker(ctx: Context, thread: int, shared: list[str], marker: str, ledger: Ledger, start: threading.Barrier) -> None:
+def worker(ctx: CheckContext, thread: int, shared: list[str], marker: str, ledger: Ledger, start: threading.Barrier) -> None:
     own: list[str] = []
     start.wait(timeout=30)
     for op in range(OPS):
@@ -89,7 +89,7 @@ def worker(ctx: Context, thread: int, shared: list[str], marker: str, ledger: Le
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Implements all endpoints in §3.3 with correct HTTP methods and status codes')
-def concurrent_writers_nothing_lost(ctx: Context) -> Iterator[Failure]:
+def concurrent_writers_nothing_lost(ctx: CheckContext) -> Iterator[Failure]:
     marker = ctx.unique("conc")  # in every content and as a tag: this run's writers only
     shared = [c.created(ctx, c.memory(ctx, "conc-shared", content=f"{marker} shared seed {i}", tags=[marker]))["id"]
               for i in range(SHARED)]

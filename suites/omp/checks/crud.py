@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
@@ -15,7 +15,7 @@ from memconform.suites.omp.checks.listing import ids
 from memconform.suites.omp.suite import SUITE
 
 
-def _created_rich(ctx: Context, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _created_rich(ctx: CheckContext, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
     request = c.memory(ctx, label, tags=[label], namespace=f"project:{ctx.run_id}", type="episodic",
                        metadata={"memconform_run": ctx.run_id, "k": "v"})
     return request, c.created(ctx, request)
@@ -23,7 +23,7 @@ def _created_rich(ctx: Context, label: str) -> tuple[dict[str, Any], dict[str, A
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='updated_at: string // ISO 8601 UTC timestamp')
-def update_partial(ctx: Context) -> Iterator[Failure]:
+def update_partial(ctx: CheckContext) -> Iterator[Failure]:
     _, before = _created_rich(ctx, "update")
     new_tags = [c.run_tag(ctx), "updated"]
     answer = c.update(ctx, before["id"], {"tags": new_tags})
@@ -52,7 +52,7 @@ def updated_at_failures(old: Any, new: Any) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Request body: Partial Memory object (excluding id, created_at)')
-def update_keeps_id_and_created_at(ctx: Context) -> Iterator[Failure]:
+def update_keeps_id_and_created_at(ctx: CheckContext) -> Iterator[Failure]:
     _, before = _created_rich(ctx, "immutable")
     other = c.new_id()
     answer = c.update(ctx, before["id"], {"id": other, "created_at": "2001-01-01T00:00:00Z", "tags": [c.run_tag(ctx), "immutable2"]})
@@ -70,7 +70,7 @@ def update_keeps_id_and_created_at(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`validation_error` 422 Request body failed schema validation')
-def update_invalid_changes_nothing(ctx: Context) -> Iterator[Failure]:
+def update_invalid_changes_nothing(ctx: CheckContext) -> Iterator[Failure]:
     _, made = _created_rich(ctx, "update-bad")
     # the positive control: the same update with a valid value is accepted (then the refusals are judged)
     ev.control(c.update(ctx, made["id"], {"content": made["content"], "tags": made["tags"], "type": made["type"]}),
@@ -86,7 +86,7 @@ def update_invalid_changes_nothing(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Response 404 Not Found: { "error": "memory_not_found" }')
-def delete_then_gone(ctx: Context) -> Iterator[Failure]:
+def delete_then_gone(ctx: CheckContext) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "delete"))
     answer = c.delete(ctx, made["id"])
     if answer.status != 204:
@@ -101,7 +101,7 @@ def delete_then_gone(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='expires_at: string | null // ISO 8601 UTC or null (never expires)')
-def update_clears_nullable(ctx: Context) -> Iterator[Failure]:
+def update_clears_nullable(ctx: CheckContext) -> Iterator[Failure]:
     """expires_at is `string | null`: an update giving null clears it (null is provided, and a value).
     namespace is optional: null clears it, or is refused with 422 and changes nothing (errata O8)."""
     _, made = _created_rich(ctx, "nullable")

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp.fuzzing.fuzzer import (
     AUTH_PROBES_PER_OPERATION,
     MAX_FAILURES_PER_CHECK,
@@ -56,7 +56,7 @@ from memconform.suites.omp.suite import SUITE
 # ---- the checks ---------------------------------------------------------------------------------
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
-def fuzz_no_server_error(ctx: Context) -> Iterator[Failure]:
+def fuzz_no_server_error(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis not_a_server_error over valid and invalid generated requests."""
     from schemathesis.checks import not_a_server_error
 
@@ -70,7 +70,7 @@ def fuzz_no_server_error(ctx: Context) -> Iterator[Failure]:
                         "a status below 500")
 
 
-def reached_handlers(ctx: Context, exchanges: list[Exchange]) -> bool:
+def reached_handlers(ctx: CheckContext, exchanges: list[Exchange]) -> bool:
     """Whether any valid generated request got a 2xx whose body matches the description."""
     from schemathesis.core.failures import FailureGroup
     from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
@@ -94,7 +94,7 @@ def reached_handlers(ctx: Context, exchanges: list[Exchange]) -> bool:
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
-def fuzz_status_codes(ctx: Context) -> Iterator[Failure]:
+def fuzz_status_codes(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis status_code_conformance: every status is one the description lists for the route."""
     from schemathesis.specs.openapi.checks import status_code_conformance
 
@@ -104,7 +104,7 @@ def fuzz_status_codes(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_SCHEMAS)
-def fuzz_response_schemas(ctx: Context) -> Iterator[Failure]:
+def fuzz_response_schemas(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis response_schema_conformance (and content_type_conformance: §3 bodies are JSON) on non-errors."""
     from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
@@ -115,7 +115,7 @@ def fuzz_response_schemas(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
-def fuzz_error_envelopes(ctx: Context) -> Iterator[Failure]:
+def fuzz_error_envelopes(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis response_schema_conformance (and content_type_conformance) on errors: the §4 JSON envelope."""
     from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
@@ -128,7 +128,7 @@ def fuzz_error_envelopes(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
-def fuzz_negative_data_rejected(ctx: Context) -> Iterator[Failure]:
+def fuzz_negative_data_rejected(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis negative_data_rejection: data breaking the §2.1/§3.3 limits gets a 4xx, not a 2xx."""
     from schemathesis.specs.openapi.checks import negative_data_rejection
 
@@ -137,7 +137,7 @@ def fuzz_negative_data_rejected(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_AUTH)
-def fuzz_ignored_auth(ctx: Context) -> Iterator[Failure]:
+def fuzz_ignored_auth(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis ignored_auth: accepted requests (a few per route) re-sent without a key and with a wrong one."""
     from schemathesis.specs.openapi.checks import ignored_auth
 
@@ -156,7 +156,7 @@ def fuzz_ignored_auth(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
-def fuzz_stateful_crud(ctx: Context) -> Iterator[Failure]:
+def fuzz_stateful_crud(ctx: CheckContext) -> Iterator[Failure]:
     """schemathesis stateful run over the description's links: create -> get/update -> delete -> get."""
     fuzz = fuzzer(ctx)
     run: PhaseRun = ctx.once("omp.fuzz.stateful", fuzz.run_stateful)

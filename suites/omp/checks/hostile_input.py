@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.hostile import BadInput
 from memconform.hostile_check import Surface, run_battery
 from memconform.suites.omp import client as c
@@ -26,7 +26,7 @@ from memconform.targets.base import Request, Route
 SENTENCE = "Request body failed schema validation"
 
 
-def _send(ctx: Context, path: str, item: BadInput) -> Any:
+def _send(ctx: CheckContext, path: str, item: BadInput) -> Any:
     target = c.http(ctx)
     prefix = "" if target.base_url.endswith(omp.BASE) else omp.BASE
     headers = {"Content-Type": item.content_type if item.content_type is not None else "application/json"}
@@ -39,25 +39,25 @@ def _send(ctx: Context, path: str, item: BadInput) -> Any:
     return reply
 
 
-def _stored(ctx: Context) -> bytes:
+def _stored(ctx: CheckContext) -> bytes:
     reply = c.export(ctx, record=False, quiet=True)
     if not reply.ok:
         raise TargetError(f"GET /export answered {reply.status}: {reply.raw[:200]!r}")
     return bytes(reply.raw)
 
 
-def _battery(ctx: Context, path: str, make: Any, stores: bool) -> Iterator[Failure]:
+def _battery(ctx: CheckContext, path: str, make: Any, stores: bool) -> Iterator[Failure]:
     yield from run_battery(ctx, Surface(f"POST {path}", make, lambda item: _send(ctx, path, item),
                                         (lambda: _stored(ctx)) if stores else None, http=True))
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
-def hostile_json_create_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_create_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from _battery(ctx, "/memories", lambda marker: c.memory(ctx, "hostile", content=f"{marker} memconform probe ✓"), True)
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="full", sentence=SENTENCE)
-def hostile_json_import_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_import_refused(ctx: CheckContext) -> Iterator[Failure]:
     def make(marker: str) -> dict[str, Any]:
         return c.export_file([c.full_memory(ctx, "hostile", content=f"{marker} memconform probe ✓")])
 
@@ -65,5 +65,5 @@ def hostile_json_import_refused(ctx: Context) -> Iterator[Failure]:
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="search", sentence=SENTENCE)
-def hostile_json_search_refused(ctx: Context) -> Iterator[Failure]:
+def hostile_json_search_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from _battery(ctx, "/memories/search", lambda marker: {"q": f"{marker} probe", "limit": 5}, False)

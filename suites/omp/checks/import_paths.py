@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
@@ -22,7 +22,7 @@ ROUND_TRIP_GONE = 3
 SEED_BATCH = 10  # about 150 KB an import
 
 
-def invalid_memory(ctx: Context, label: str) -> dict[str, Any]:
+def invalid_memory(ctx: CheckContext, label: str) -> dict[str, Any]:
     """A memory that breaks one §2.1 rule (content over 10,000 characters); never stored on purpose."""
     bad = c.full_memory(ctx, label)
     bad["content"] += "z" * omp.MAX_CONTENT
@@ -31,7 +31,7 @@ def invalid_memory(ctx: Context, label: str) -> dict[str, Any]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='{ "imported": 142, "skipped": 3, "errors": [] }')
-def import_bad_memory_reported(ctx: Context) -> Iterator[Failure]:
+def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
     """An invalid memory at the start, middle or end of a batch, under each strategy: it is reported in
     errors and the rest imported, or the whole file is refused with a 4xx and nothing imported; never a
     5xx, never the first items kept and the rest dropped, and no existing memory lost (errata O7)."""
@@ -68,7 +68,7 @@ def import_bad_memory_reported(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='overwrite — overwrite existing memories')
-def import_failed_overwrite_keeps_old(ctx: Context) -> Iterator[Failure]:
+def import_failed_overwrite_keeps_old(ctx: CheckContext) -> Iterator[Failure]:
     """An overwrite whose new memory is invalid must leave the existing one as it was: a server that
     deletes the old row first and then fails to insert loses the memory."""
     existing = c.created(ctx, c.memory(ctx, "ow-keep"))
@@ -89,7 +89,7 @@ def import_failed_overwrite_keeps_old(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Import memories from an OMP export file.')
-def export_import_round_trip(ctx: Context) -> Iterator[Failure]:
+def export_import_round_trip(ctx: CheckContext) -> Iterator[Failure]:
     """The target's own export, at about 0.9 MB, imported back: memories deleted meanwhile come back as
     they were, the others are skipped, no errors."""
     word = c.word()
@@ -107,7 +107,7 @@ def export_import_round_trip(ctx: Context) -> Iterator[Failure]:
             c.delete(ctx, mem_id, record=False, quiet=True)
 
 
-def _round_trip(ctx: Context, word: str, made: list[str]) -> Iterator[Failure]:
+def _round_trip(ctx: CheckContext, word: str, made: list[str]) -> Iterator[Failure]:
     mine = c.with_marker(c.exported(ctx), word)
     made.extend(str(m.get("id")) for m in mine)
     ev.need(len(mine) == ROUND_TRIP, f"the export holds {len(mine)} of the {ROUND_TRIP} seeded memories")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
@@ -16,7 +16,7 @@ from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 
-def import_with(ctx: Context, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
+def import_with(ctx: CheckContext, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
     """POST /v1/import; under conflict_in=both (default) the strategy goes in the query and the body (errata O1)."""
     doc = c.export_file(memories)
     if conflict is not None and ctx.option("conflict_in") == "both":
@@ -27,7 +27,7 @@ def import_with(ctx: Context, memories: list[dict[str, Any]], conflict: str | No
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Export all memories as a portable JSON file.')
-def export_envelope(ctx: Context) -> Iterator[Failure]:
+def export_envelope(ctx: CheckContext) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "export"))
     answer = c.export(ctx, record=False)
     body = answer.body
@@ -60,7 +60,7 @@ def import_report_failures(answer: Reply) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Import memories from an OMP export file.')
-def import_report_shape(ctx: Context) -> Iterator[Failure]:
+def import_report_shape(ctx: CheckContext) -> Iterator[Failure]:
     memories = [c.full_memory(ctx, f"imp{i}") for i in range(2)]
     answer = import_with(ctx, memories)
     yield from import_report_failures(answer)
@@ -73,21 +73,21 @@ def import_report_shape(ctx: Context) -> Iterator[Failure]:
         yield Failure("the imported memories are not in the export exactly once each", len(stored), 2, "$.memories")
 
 
-def conflict_case(ctx: Context, label: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def conflict_case(ctx: CheckContext, label: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """An existing memory, a rival with its id and other content, and a new memory, for one import."""
     existing = c.created(ctx, c.memory(ctx, f"{label}-existing"))
     rival = dict(c.full_memory(ctx, f"{label}-rival"), id=existing["id"])
     return existing, rival, c.full_memory(ctx, f"{label}-new")
 
 
-def by_content(ctx: Context, *contents: str) -> dict[str, list[dict[str, Any]]]:
+def by_content(ctx: CheckContext, *contents: str) -> dict[str, list[dict[str, Any]]]:
     everything = c.exported(ctx)
     return {text: c.with_marker(everything, text) for text in contents}
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='skip — skip memories whose ID already exists (default)')
-def import_skip_default(ctx: Context) -> Iterator[Failure]:
+def import_skip_default(ctx: CheckContext) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "skip")
     answer = import_with(ctx, [rival, new])
     yield from import_report_failures(answer)
@@ -104,7 +104,7 @@ def import_skip_default(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='overwrite — overwrite existing memories')
-def import_overwrite(ctx: Context) -> Iterator[Failure]:
+def import_overwrite(ctx: CheckContext) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "overwrite")
     yield from import_report_failures(import_with(ctx, [rival, new], "overwrite"))
     got = c.get(ctx, existing["id"]).accepted_json(dict, "getting the overwritten memory")
@@ -119,7 +119,7 @@ def import_overwrite(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='duplicate — always create new IDs')
-def import_duplicate(ctx: Context) -> Iterator[Failure]:
+def import_duplicate(ctx: CheckContext) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "duplicate")
     yield from import_report_failures(import_with(ctx, [rival, new], "duplicate"))
     found = by_content(ctx, existing["content"], rival["content"], new["content"])
@@ -135,7 +135,7 @@ def import_duplicate(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='conflict strategies (query param):')
-def import_unknown_conflict_rejected(ctx: Context) -> Iterator[Failure]:
+def import_unknown_conflict_rejected(ctx: CheckContext) -> Iterator[Failure]:
     ev.control(import_with(ctx, [c.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
     new = c.full_memory(ctx, "bad-conflict")
     yield from rules.validation_failures(ctx, import_with(ctx, [new], "replace-all"))
@@ -145,7 +145,7 @@ def import_unknown_conflict_rejected(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Server health check. No authentication required.')
-def health_without_key(ctx: Context) -> Iterator[Failure]:
+def health_without_key(ctx: CheckContext) -> Iterator[Failure]:
     answer = c.health(ctx, key=None)
     body = answer.body
     if answer.status != 200 or not isinstance(body, dict):
@@ -161,9 +161,9 @@ def health_without_key(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§5", keyword="MUST", level="core",
            sentence='Implementations declare their compliance level in /v1/health:')
-def health_declares_level(ctx: Context) -> Iterator[Failure]:
-    if "omp_level_note" in ctx.cache:
-        ctx.note(ctx.cache["omp_level_note"])
+def health_declares_level(ctx: CheckContext) -> Iterator[Failure]:
+    if ctx.state(c.OmpRun).level_note is not None:
+        ctx.note(str(ctx.state(c.OmpRun).level_note))
     body = c.health(ctx).body
     if rules.declared_level(body) is None:
         named = {k: body.get(k) for k in omp.HEALTH_LEVEL_FIELDS if isinstance(body, dict) and k in body}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
@@ -16,7 +16,7 @@ from memconform.suites.omp.suite import SUITE
 DATASET = 101  # one more than the maximum page
 
 
-def _dataset(ctx: Context) -> dict[str, Any]:
+def _dataset(ctx: CheckContext) -> dict[str, Any]:
     """101 memories in one import, with known types, tools, tags, namespaces and distinct created_at;
     the ids are those the target stored (read back by content), not the file's."""
     ds: dict[str, Any] = {"tag": f"ds-{ctx.run_id}", "word": c.word(), "tool": f"mc-alt-{ctx.run_id}", "a": f"a-{ctx.run_id}",
@@ -47,7 +47,7 @@ def _dataset(ctx: Context) -> dict[str, Any]:
     return ds
 
 
-def dataset(ctx: Context) -> dict[str, Any]:
+def dataset(ctx: CheckContext) -> dict[str, Any]:
     return ctx.once("omp_dataset", lambda: _dataset(ctx))
 
 
@@ -55,7 +55,7 @@ def count(ds: dict[str, Any], test: Any) -> int:
     return sum(1 for m in ds["memories"] if test(m))
 
 
-def page(ctx: Context, params: dict[str, str]) -> dict[str, Any]:
+def page(ctx: CheckContext, params: dict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = c.list_(ctx, params).accepted_json(dict, f"listing {params}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a list answer has no memories array: {body!r:.200}")
@@ -68,7 +68,7 @@ def ids(memories: list[Any]) -> list[Any]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='List memories with optional filters.')
-def list_response_shape(ctx: Context) -> Iterator[Failure]:
+def list_response_shape(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     answer = c.list_(ctx, {"tags": ds["tag"], "limit": "5", "offset": "2"})
     if answer.status != 200 or not isinstance(answer.body, dict):
@@ -86,7 +86,7 @@ def list_response_shape(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`limit` integer Max results (default 20, max 100)')
-def list_default_limit_20(ctx: Context) -> Iterator[Failure]:
+def list_default_limit_20(ctx: CheckContext) -> Iterator[Failure]:
     body = page(ctx, {"tags": dataset(ctx)["tag"]})
     if len(body["memories"]) != omp.DEFAULT_LIMIT:
         yield Failure("without limit the page does not hold 20 memories (101 match)", len(body["memories"]), 20, "$.memories")
@@ -96,7 +96,7 @@ def list_default_limit_20(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`limit` integer Max results (default 20, max 100)')
-def list_limit_max_100(ctx: Context) -> Iterator[Failure]:
+def list_limit_max_100(ctx: CheckContext) -> Iterator[Failure]:
     tag = dataset(ctx)["tag"]
     body = page(ctx, {"tags": tag, "limit": "100"})
     if len(body["memories"]) != omp.MAX_LIMIT:
@@ -120,7 +120,7 @@ def list_limit_max_100(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`offset` integer Pagination offset')
-def list_offset_pages(ctx: Context) -> Iterator[Failure]:
+def list_offset_pages(ctx: CheckContext) -> Iterator[Failure]:
     tag = dataset(ctx)["tag"]
     base = {"tags": tag, "sort": "created_at_asc"}
     whole = ids(page(ctx, {**base, "limit": "20"})["memories"])
@@ -137,7 +137,7 @@ def list_offset_pages(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='{ "memories": [...], "total": 142, "limit": 20, "offset": 0 }')
-def list_total_counts_matches(ctx: Context) -> Iterator[Failure]:
+def list_total_counts_matches(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     for params, wanted in (({"tags": ds["tag"], "limit": "5", "offset": "3"}, DATASET),
                            ({"tags": ds["b"], "limit": "2"}, count(ds, lambda m: ds["b"] in m["tags"]))):
@@ -146,7 +146,7 @@ def list_total_counts_matches(ctx: Context) -> Iterator[Failure]:
             yield Failure(f"total is not the number of matches for {params}", body.get("total", "<absent>"), wanted, "$.total")
 
 
-def filter_failures(ctx: Context, params: dict[str, str], test: Any, wanted: list[dict[str, Any]], what: str) -> Iterator[Failure]:
+def filter_failures(ctx: CheckContext, params: dict[str, str], test: Any, wanted: list[dict[str, Any]], what: str) -> Iterator[Failure]:
     body = page(ctx, {**params, "limit": "100"})
     wrong = [m.get("content", "")[:60] for m in body["memories"] if not test(m)]
     if wrong:
@@ -162,21 +162,21 @@ def filter_failures(ctx: Context, params: dict[str, str], test: Any, wanted: lis
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`type` string Filter by memory type')
-def list_filter_type(ctx: Context) -> Iterator[Failure]:
+def list_filter_type(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m["type"] == "procedural"]
     yield from filter_failures(ctx, {"tags": ds["tag"], "type": "procedural"}, lambda m: m.get("type") == "procedural", wanted, "type")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`tool` string Filter by source tool')
-def list_filter_tool(ctx: Context) -> Iterator[Failure]:
+def list_filter_tool(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m["source"]["tool"] == ds["tool"]]
     yield from filter_failures(ctx, {"tool": ds["tool"]}, lambda m: (m.get("source") or {}).get("tool") == ds["tool"], wanted, "tool")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`tags` string Comma-separated tags (AND logic)')
-def list_filter_tags_and(ctx: Context) -> Iterator[Failure]:
+def list_filter_tags_and(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     both = [m for m in ds["memories"] if ds["a"] in m["tags"] and ds["b"] in m["tags"]]
     yield from filter_failures(ctx, {"tags": f"{ds['a']},{ds['b']}"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, SkipCheck, TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
@@ -15,7 +15,7 @@ from memconform.suites.omp.checks.listing import DATASET, dataset, ids
 from memconform.suites.omp.suite import SUITE
 
 
-def search_body(ctx: Context, query: dict[str, Any]) -> dict[str, Any]:
+def search_body(ctx: CheckContext, query: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = c.search(ctx, query).accepted_json(dict, f"searching {query}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a search answer has no memories array: {body!r:.200}")
@@ -24,7 +24,7 @@ def search_body(ctx: Context, query: dict[str, Any]) -> dict[str, Any]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
-def search_keyword(ctx: Context) -> Iterator[Failure]:
+def search_keyword(ctx: CheckContext) -> Iterator[Failure]:
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
     answer = c.search(ctx, {"q": key, "mode": "keyword"})
@@ -44,7 +44,7 @@ def search_keyword(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
-def search_keyword_case_insensitive(ctx: Context) -> Iterator[Failure]:
+def search_keyword_case_insensitive(ctx: CheckContext) -> Iterator[Failure]:
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "case", content=f"{ctx.unique('case')} prefers {key.capitalize()} mode"))
     hits = ids(search_body(ctx, {"q": key.upper(), "mode": "keyword"})["memories"])
@@ -57,7 +57,7 @@ KEYWORD_READINGS = ("all-words", "substring", "any-word")
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
-def search_keyword_all_words(ctx: Context) -> Iterator[Failure]:
+def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
     """Which words of q must a memory hold? Every plausible reading is accepted by default (errata O2):
     every word, q as a substring, or any one word; a memory holding none is never a match."""
     w1, w2 = c.word(), c.word()
@@ -88,7 +88,7 @@ def search_keyword_all_words(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='"q": "coding preferences", "type": "semantic", "tags": ["preferences"],')
-def search_filters(ctx: Context) -> Iterator[Failure]:
+def search_filters(ctx: CheckContext) -> Iterator[Failure]:
     """type and tags filter the matches; tags AND (like list) or any one tag (errata O2): a filter that is
     ignored returns the memory holding neither tag, and the one of another type."""
     key, x, y = c.word(), f"x-{c.word()}", f"y-{c.word()}"
@@ -120,7 +120,7 @@ def search_filters(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
-def search_limit_and_total(ctx: Context) -> Iterator[Failure]:
+def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
     """limit caps the matches (default 20 like list, or 10 like the request example); total counts the
     matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2)."""
     ds = dataset(ctx)
@@ -148,7 +148,7 @@ def search_limit_and_total(ctx: Context) -> Iterator[Failure]:
                       allowed, "$.total", readings=() if pinned == "either" else (f"search_total={pinned}",))
 
 
-def overlap_pair(ctx: Context) -> tuple[dict[str, Any], dict[str, Any], str, str]:
+def overlap_pair(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Any], str, str]:
     """A memory sharing two of three query words and one sharing none: only similarity finds the first."""
     w = [c.word() for _ in range(6)]
     tag = f"sem-{c.word()}"
@@ -159,7 +159,7 @@ def overlap_pair(ctx: Context) -> tuple[dict[str, Any], dict[str, Any], str, str
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='semantic — vector similarity search (OPTIONAL, requires embeddings)')
-def search_mode_used_honest(ctx: Context) -> Iterator[Failure]:
+def search_mode_used_honest(ctx: CheckContext) -> Iterator[Failure]:
     near, far, query, tag = overlap_pair(ctx)
     refused: list[str] = []
     for mode in ("semantic", "hybrid"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
@@ -18,7 +18,7 @@ from memconform.targets.base import Reply
 
 @SUITE.check(section="§5", keyword="MUST", level="search",
            sentence='OMP-Search OMP-Core + semantic search with embeddings')
-def semantic_search(ctx: Context) -> Iterator[Failure]:
+def semantic_search(ctx: CheckContext) -> Iterator[Failure]:
     near, far, query, tag = overlap_pair(ctx)
     answer = c.search(ctx, {"q": query, "mode": "semantic", "tags": [c.run_tag(ctx), tag]})
     if answer.status != 200 or not isinstance(answer.body, dict):
@@ -37,7 +37,7 @@ def semantic_search(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§5", keyword="MUST", level="full",
            sentence='`namespace` string Filter by namespace')
-def list_filter_namespace(ctx: Context) -> Iterator[Failure]:
+def list_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = [m for m in ds["memories"] if m.get("namespace") == ds["namespace"]]
     yield from filter_failures(ctx, {"namespace": ds["namespace"]}, lambda m: m.get("namespace") == ds["namespace"], wanted, "namespace")
@@ -45,7 +45,7 @@ def list_filter_namespace(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§5", keyword="MUST", level="full",
            sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
-def search_filter_namespace(ctx: Context) -> Iterator[Failure]:
+def search_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     wanted = {m["id"] for m in ds["memories"] if m.get("namespace") == ds["namespace"]}
     hits = set(ids(search_body(ctx, {"q": ds["word"], "mode": "keyword", "namespace": ds["namespace"], "limit": 100})["memories"]))
@@ -56,7 +56,7 @@ def search_filter_namespace(ctx: Context) -> Iterator[Failure]:
 
 # ---- OMP-Full: per-tool keys ----------------------------------------------------------------------
 
-def tool_pair(ctx: Context) -> tuple[str, str, str]:
+def tool_pair(ctx: CheckContext) -> tuple[str, str, str]:
     """A tool with its key, and another tool (a second keyed tool, or one no key is bound to)."""
     keys = c.credentials(ctx).tool_keys
     tools = sorted(keys)
@@ -65,7 +65,7 @@ def tool_pair(ctx: Context) -> tuple[str, str, str]:
 
 @SUITE.check(section="§3.2", keyword="MAY", level="full",
            sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
-def tool_key_own_tool(ctx: Context) -> Iterator[Failure]:
+def tool_key_own_tool(ctx: CheckContext) -> Iterator[Failure]:
     tool, key, _ = tool_pair(ctx)
     answer = c.create(ctx, c.memory(ctx, "own-tool", tool=tool), key)
     if answer.status != 201 or not isinstance(answer.body, dict) or "id" not in answer.body:
@@ -79,7 +79,7 @@ def tool_key_own_tool(ctx: Context) -> Iterator[Failure]:
             yield Failure(f"a tool's key may not {what} its own tool's memory", reply.status, status, "$")
 
 
-def tool_status_failures(ctx: Context, answer: Reply, creating: bool = False) -> Iterator[Failure]:
+def tool_status_failures(ctx: CheckContext, answer: Reply, creating: bool = False) -> Iterator[Failure]:
     """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
     wanted = ctx.option("tool_key_status")
     if creating or wanted == "403" or (wanted == "either" and answer.status != 404):
@@ -91,7 +91,7 @@ def tool_status_failures(ctx: Context, answer: Reply, creating: bool = False) ->
 
 @SUITE.check(section="§3.2", keyword="MAY", level="full",
            sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
-def tool_key_forbidden_other_write(ctx: Context) -> Iterator[Failure]:
+def tool_key_forbidden_other_write(ctx: CheckContext) -> Iterator[Failure]:
     tool, key, other = tool_pair(ctx)
     marker = ctx.unique("foreign-write")
     ev.control(c.create(ctx, c.memory(ctx, "own-w", tool=tool), key), "the same create for the key's own tool")
@@ -108,7 +108,7 @@ def tool_key_forbidden_other_write(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.2", keyword="MAY", level="full",
            sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
-def tool_key_forbidden_other_read(ctx: Context) -> Iterator[Failure]:
+def tool_key_forbidden_other_read(ctx: CheckContext) -> Iterator[Failure]:
     tool, key, other = tool_pair(ctx)
     word = c.word()
     theirs = c.created(ctx, c.memory(ctx, "theirs-r", tool=other, content=f"{ctx.unique('theirs')} {word}"))
@@ -133,7 +133,7 @@ def tool_key_forbidden_other_read(ctx: Context) -> Iterator[Failure]:
 
 # ---- OMP-Full: multi-user -------------------------------------------------------------------------
 
-def cross_user_failures(ctx: Context, answer: Reply, wanted: str) -> Iterator[Failure]:
+def cross_user_failures(ctx: CheckContext, answer: Reply, wanted: str) -> Iterator[Failure]:
     if wanted == "either" and answer.status == 403:
         wanted = "403"
     if wanted in ("either", "404"):
@@ -144,7 +144,7 @@ def cross_user_failures(ctx: Context, answer: Reply, wanted: str) -> Iterator[Fa
 
 @SUITE.check(section="§5", keyword="MUST", level="full",
            sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
-def users_isolated(ctx: Context) -> Iterator[Failure]:
+def users_isolated(ctx: CheckContext) -> Iterator[Failure]:
     other_key = c.credentials(ctx, need_other_user=True).other_user_key
     word = c.word()
     mine = c.created(ctx, c.memory(ctx, "user-a", content=f"{ctx.unique('ua')} {word}"))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, SkipCheck
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
@@ -19,7 +19,7 @@ from memconform.suites.omp.suite import SUITE
 MIN_KEY_LEN = 32
 
 
-def ai_reason(ctx: Context) -> str | None:
+def ai_reason(ctx: CheckContext) -> str | None:
     """Why extract/compress must not be called (None: the target has no AI key, calling is safe)."""
     mode = ctx.option("ai_endpoints")
     if mode == "skip":
@@ -35,7 +35,7 @@ def ai_reason(ctx: Context) -> str | None:
             "Pass --option omp.ai_endpoints=no-key if it has none")
 
 
-def no_key_failures(ctx: Context, send: Any, endpoint: str) -> Iterator[Failure]:
+def no_key_failures(ctx: CheckContext, send: Any, endpoint: str) -> Iterator[Failure]:
     reason = ai_reason(ctx)
     if reason:
         raise SkipCheck(reason)
@@ -53,22 +53,23 @@ def no_key_failures(ctx: Context, send: Any, endpoint: str) -> Iterator[Failure]
 
 @SUITE.check(section="§3.3 (0.2)", keyword="MUST", level="ai",
            sentence='Error 422: no_api_key — no AI API key configured')
-def extract_without_ai_key(ctx: Context) -> Iterator[Failure]:
+def extract_without_ai_key(ctx: CheckContext) -> Iterator[Failure]:
     yield from no_key_failures(ctx, c.extract, "extract")
 
 
 @SUITE.check(section="§3.3 (0.2)", keyword="MUST", level="ai",
            sentence='Error 422: no_api_key — no AI API key configured')
-def compress_without_ai_key(ctx: Context) -> Iterator[Failure]:
+def compress_without_ai_key(ctx: CheckContext) -> Iterator[Failure]:
     yield from no_key_failures(ctx, c.compress, "compress")
 
 
 @SUITE.check(section="§7", keyword="MUST", level="security",
            sentence='API keys MUST be at least 32 characters of cryptographic randomness')
-def api_keys_at_least_32_chars(ctx: Context) -> Iterator[Failure]:
+def api_keys_at_least_32_chars(ctx: CheckContext) -> Iterator[Failure]:
     named: dict[str, str] = {}
-    if getattr(c.http(ctx), "api_key", None):
-        named["the global key (--api-key)"] = ctx.target.api_key
+    global_key = getattr(c.http(ctx), "api_key", None)
+    if global_key:
+        named["the global key (--api-key)"] = global_key
     creds = c.facts(ctx).credentials
     if creds:
         named.update({f"the key of tool {tool!r}": key for tool, key in creds.tool_keys.items()})
@@ -83,7 +84,7 @@ def api_keys_at_least_32_chars(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§7", keyword="SHOULD", level="security",
            sentence='Implementations SHOULD rate-limit per API key')
-def rate_limited_per_key(ctx: Context) -> Iterator[Failure]:
+def rate_limited_per_key(ctx: CheckContext) -> Iterator[Failure]:
     creds = c.facts(ctx).credentials
     if creds is None or not creds.tool_keys:
         raise SkipCheck("needs a key other than the global one (--option omp.credentials=FILE), so the burst never "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
@@ -14,7 +14,7 @@ from memconform.suites.omp.checks.listing import ids
 from memconform.suites.omp.suite import SUITE
 
 
-def _sample(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+def _sample(ctx: CheckContext) -> list[tuple[str, dict[str, Any]]]:
     """One rich memory as create, get, list, search and export return it."""
     key = c.word()
     request = c.memory(ctx, "sample", content=f"{ctx.unique('sample')} {key} — ✓ 記憶", type="procedural",
@@ -28,46 +28,46 @@ def _sample(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
     out += [("$(list).memories[?]", m) for m in c.listed(ctx, {"tags": c.run_tag(ctx) + ",sample"}) if m.get("id") == made["id"]]
     out += [("$(search).memories[?]", m) for m in c.found(ctx, {"q": key, "mode": "keyword"}) if m.get("id") == made["id"]]
     out += [("$(export).memories[?]", m) for m in c.exported(ctx) if m.get("id") == made["id"]]
-    ctx.cache["omp_sample_request"] = request
+    ctx.state(c.OmpRun).sample_request = request
     return out
 
 
-def sample(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+def sample(ctx: CheckContext) -> list[tuple[str, dict[str, Any]]]:
     return ctx.once("omp_sample", lambda: _sample(ctx))
 
 
-def _each(ctx: Context, rule: Any) -> Iterator[Failure]:
+def _each(ctx: CheckContext, rule: Any) -> Iterator[Failure]:
     for where, mem in sample(ctx):
         yield from rule(mem, where)
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='id: string // Unique ID, format: "mem_" + 16 char alphanumeric')
-def memory_id_format(ctx: Context) -> Iterator[Failure]:
+def memory_id_format(ctx: CheckContext) -> Iterator[Failure]:
     yield from _each(ctx, rules.id_failures)
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='content: string // The memory text. Plain natural language. Max 10,000 chars.')
-def memory_content_and_type(ctx: Context) -> Iterator[Failure]:
+def memory_content_and_type(ctx: CheckContext) -> Iterator[Failure]:
     yield from _each(ctx, rules.content_type_failures)
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def memory_tags_namespace_metadata(ctx: Context) -> Iterator[Failure]:
+def memory_tags_namespace_metadata(ctx: CheckContext) -> Iterator[Failure]:
     yield from _each(ctx, rules.organisation_failures)
 
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='created_at: string // ISO 8601 UTC timestamp')
-def memory_timestamps_utc(ctx: Context) -> Iterator[Failure]:
+def memory_timestamps_utc(ctx: CheckContext) -> Iterator[Failure]:
     yield from _each(ctx, rules.timestamp_failures)
 
 
 @SUITE.check(section="§2.3", keyword="MUST", level="core",
            sentence='source: MemorySource // Where this memory came from (see §2.3)')
-def memory_source_object(ctx: Context) -> Iterator[Failure]:
+def memory_source_object(ctx: CheckContext) -> Iterator[Failure]:
     yield from _each(ctx, rules.source_failures)
 
 
@@ -92,7 +92,7 @@ def echo_failures(request: dict[str, Any], mem: dict[str, Any], where: str) -> I
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Create a new memory.')
-def create_returns_201(ctx: Context) -> Iterator[Failure]:
+def create_returns_201(ctx: CheckContext) -> Iterator[Failure]:
     request = c.memory(ctx, "create", tags=["create"])
     answer = c.create(ctx, request)
     if answer.status != 201:
@@ -105,9 +105,9 @@ def create_returns_201(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='session_id?: string // Optional session/conversation ID from the source tool')
-def memory_reads_as_written(ctx: Context) -> Iterator[Failure]:
+def memory_reads_as_written(ctx: CheckContext) -> Iterator[Failure]:
     points = sample(ctx)
-    request = ctx.cache["omp_sample_request"]
+    request = ctx.state(c.OmpRun).sample_request
     seen = {where.split(".")[0] for where, _ in points}
     for where in ("$(get)", "$(list)", "$(search)", "$(export)"):
         if where not in seen:
@@ -118,7 +118,7 @@ def memory_reads_as_written(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Response 404 Not Found: { "error": "memory_not_found" }')
-def get_unknown_id_404(ctx: Context) -> Iterator[Failure]:
+def get_unknown_id_404(ctx: CheckContext) -> Iterator[Failure]:
     made = c.created(ctx, c.memory(ctx, "known"))
     ev.control(c.get(ctx, made["id"]), "getting a memory that exists")
     yield from rules.error_failures(ctx, c.get(ctx, c.new_id()), 404, "memory_not_found")
@@ -130,7 +130,7 @@ ARBITRARY_TAGS = ["Zürich Team", "UPPER case", "résumé", "e\u0301t\u00e9", "�
 
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
-def accepts_arbitrary_strings(ctx: Context) -> Iterator[Failure]:
+def accepts_arbitrary_strings(ctx: CheckContext) -> Iterator[Failure]:
     """"Arbitrary tags": upper case, spaces, accents, combining marks, CJK, astral characters and
     punctuation are stored as written, and a list filter by such a tag finds the memory."""
     request = c.memory(ctx, "arbitrary", tags=ARBITRARY_TAGS, namespace="Project: Ünïcode 🧠",

@@ -7,8 +7,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
@@ -21,7 +21,7 @@ SORT_SEED = 4
 DISTINCT_WAIT_S = 1.2  # a server stamping whole seconds needs a new second; bounded, never a verdict
 
 
-def _distinct_creates(ctx: Context, tag: str) -> list[dict[str, Any]]:
+def _distinct_creates(ctx: CheckContext, tag: str) -> list[dict[str, Any]]:
     """SORT_SEED memories, each with a created_at strictly later than the one before (as the target says)."""
     made: list[dict[str, Any]] = []
     deadline = time.monotonic() + SORT_SEED * 2 * DISTINCT_WAIT_S
@@ -37,14 +37,14 @@ def _distinct_creates(ctx: Context, tag: str) -> list[dict[str, Any]]:
     return made
 
 
-def _order(ctx: Context, tag: str, sort: str | None) -> list[Any]:
+def _order(ctx: CheckContext, tag: str, sort: str | None) -> list[Any]:
     params = {"tags": tag, "limit": "100", **({"sort": sort} if sort else {})}
     return ids(page(ctx, params)["memories"])
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`sort` string `created_at_desc` (default), `created_at_asc`, `updated_at_desc`')
-def list_sort_orders(ctx: Context) -> Iterator[Failure]:
+def list_sort_orders(ctx: CheckContext) -> Iterator[Failure]:
     tag = f"sort-{c.word()}"
     made = _distinct_creates(ctx, tag)
     oldest_first = [m["id"] for m in made]
@@ -65,7 +65,7 @@ def list_sort_orders(ctx: Context) -> Iterator[Failure]:
     yield from _dataset_order(ctx)
 
 
-def _dataset_order(ctx: Context) -> Iterator[Failure]:
+def _dataset_order(ctx: CheckContext) -> Iterator[Failure]:
     """The 101 imported memories carry distinct historical created_at; where the target kept them, 100 in order."""
     ds = dataset(ctx)
     asc = page(ctx, {"tags": ds["tag"], "sort": "created_at_asc", "limit": "100"})["memories"]
@@ -81,7 +81,7 @@ def _dataset_order(ctx: Context) -> Iterator[Failure]:
                       "created_at ascending", f"$.memories[{i}]")
 
 
-def _raw_list(ctx: Context, query: str) -> Reply:
+def _raw_list(ctx: CheckContext, query: str) -> Reply:
     return c.send(ctx, "GET", f"/memories?{query}")
 
 
@@ -94,7 +94,7 @@ def _served_ids(answer: Reply) -> set[Any] | None:
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`tags` string Comma-separated tags (AND logic)')
-def list_empty_and_repeated_parameters(ctx: Context) -> Iterator[Failure]:
+def list_empty_and_repeated_parameters(ctx: CheckContext) -> Iterator[Failure]:
     """Empty (`type=`) and repeated (`tags=a&tags=b`) parameters: a 4xx with the envelope, or a sane page
     under one of the plausible readings (absent; last, first or all values); never a 5xx (errata O30)."""
     ds = dataset(ctx)

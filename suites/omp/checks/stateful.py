@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
@@ -73,14 +73,14 @@ def _model_fields(model: dict[str, Any]) -> dict[str, Any]:
 
 
 @sequence.comparator("omp.memory")
-def _replayed_memory(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_memory(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     if reply is None or reply.status != 200 or not isinstance(reply.body, dict):
         return f"answered {getattr(reply, 'status', None)}, the model expected 200 with the memory"
     return "; ".join(_same(reply.body, want)) or None
 
 
 @sequence.comparator("omp.export")
-def _replayed_export(ctx: Context, reply: Any, want: Any) -> str | None:
+def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     body = reply.body if reply is not None and reply.ok else None
     if not isinstance(body, dict) or not isinstance(body.get("memories"), list):
         return f"the export answered {getattr(reply, 'status', None)} without a memories array"
@@ -117,7 +117,7 @@ def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str 
     return None
 
 
-def machine_class(ctx: Context, log: list[str]) -> type:
+def machine_class(ctx: CheckContext, log: list[str]) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
 
@@ -132,7 +132,7 @@ def machine_class(ctx: Context, log: list[str]) -> type:
             self.counter = 0
             log.clear()
             sequence.begin(ctx)
-            ctx.cache.setdefault("omp.stateful-models", []).append(self.model)
+            ctx.state(c.OmpRun).models.append(self.model)
 
         def step(self, line: str, *_request: Any, **_fields: Any) -> None:
             log.append(line)
@@ -367,11 +367,11 @@ def machine_class(ctx: Context, log: list[str]) -> type:
 
 @SUITE.check(section="§8", keyword="MUST", level="core",
            sentence="Implements all endpoints in §3.3 with correct HTTP methods and status codes")
-def model_based_sequences(ctx: Context) -> Iterator[Failure]:
+def model_based_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of every operation compared with the model; the shrunk failing sequence is the detail."""
     log: list[str] = []
     config = model_based.budget(ctx, (3, 12), (12, 25))
-    diverged = model_based.run_sequences(ctx, machine_class(ctx, log), config, "omp.stateful-models")
+    diverged = model_based.run_sequences(ctx, machine_class(ctx, log), config, ctx.state(c.OmpRun).models)
     if diverged is not None:
         yield diverged.failure("the target left the model", "every answer as the model says", steps=log[-20:])
     ctx.note(f"{config.max_examples} sequences of up to {config.stateful_step_count} steps compared with the model")

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.fuzzing.openapi_description import (
@@ -43,7 +43,7 @@ SENTENCE_AUTH = "Implements Bearer token authentication as described in §3.2"
 class Fuzzer:
     """One schemathesis schema bound to the target: the transport, the auth header, the bounds."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.target = c.http(ctx)
         if not self.target.api_key:
@@ -108,7 +108,7 @@ class Fuzzer:
 
     def send(self, data: dict[str, Any]) -> Any:
         """Send one serialized case through the target's seam; return it as a schemathesis Response."""
-        return send_serialized(self.target, self.ctx.redactor, data, self.pace)
+        return send_serialized(self.target, self.ctx.redact, data, self.pace)
 
     def transport_kwargs(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "headers": dict(self.auth)}
@@ -164,7 +164,7 @@ class Fuzzer:
             curl = exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url)
         except Exception as exc:  # curl rendering is best effort; the failure itself stands
             curl = f"(no curl line: {type(exc).__name__})"
-        curl = self.ctx.redactor.text(curl)
+        curl = self.ctx.redact(curl)
         self.curls.append(curl)
         shown = curl if len(curl) <= MAX_CURL_SHOWN else f"{curl[:MAX_CURL_SHOWN]}... ({len(curl)} chars; whole line in {EXAMPLES})"
         title = str(getattr(found, "title", "") or type(found).__name__)
@@ -174,37 +174,33 @@ class Fuzzer:
         body = response.content[:300].decode("utf-8", "replace")
         return Failure(
             title=title if label in title else f"{label}: {title}",
-            received=self.ctx.redactor.text(f"{response.status_code} {body}"),
+            received=self.ctx.redact(f"{response.status_code} {body}"),
             expected=expected,
             path=label,
-            detail=self.ctx.redactor.text("\n".join(p for p in (message, f"Reproduce with: {shown}", seed) if p)),
+            detail=self.ctx.redact("\n".join(p for p in (message, f"Reproduce with: {shown}", seed) if p)),
         )
 
     def save_curls(self, check_name: str) -> None:
         """Every failing request of a check as a shell file beside the report (reports/.../examples/)."""
-        if not self.curls or self.ctx.report_dir is None:
-            self.curls.clear()
-            return
-        folder = self.ctx.report_dir / "examples"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"omp-{check_name}-{self.ctx.run_id}.sh"
-        path.write_text("".join(f"{line}\n" for line in self.curls), encoding="utf-8")
-        self.ctx.note(f"the failing requests, as curl lines: {path}")
+        if self.curls:
+            path = self.ctx.attach(f"omp-{check_name}-{self.ctx.run_id}.sh", "".join(f"{line}\n" for line in self.curls).encode())
+            if path is not None:
+                self.ctx.note(f"the failing requests, as curl lines: {path}")
         self.curls.clear()
 
 
-def fuzzer(ctx: Context) -> Fuzzer:
+def fuzzer(ctx: CheckContext) -> Fuzzer:
     return ctx.once("omp.fuzz", lambda: Fuzzer(ctx))
 
 
-def phase(ctx: Context, negative: bool) -> PhaseRun:
+def phase(ctx: CheckContext, negative: bool) -> PhaseRun:
     fuzz = fuzzer(ctx)
     run: PhaseRun = ctx.once(f"omp.fuzz.{'negative' if negative else 'positive'}", lambda: fuzz.run_phase(negative))
     ctx.note(run.summary(fuzz))
     return run
 
 
-def evaluate(ctx: Context, name: str, exchanges: list[Exchange], check_fn: Any, expected: str) -> Iterator[Failure]:
+def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: Any, expected: str) -> Iterator[Failure]:
     """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind."""
     from schemathesis.core.failures import FailureGroup
 

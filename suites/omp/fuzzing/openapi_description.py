@@ -9,7 +9,7 @@ import copy
 import functools
 from typing import Any
 
-from memconform.core.runner import Context
+from memconform.core.check_context import CheckContext
 from memconform.fixtures_loader import fixture_root
 from memconform.suites.omp import client as c
 
@@ -18,7 +18,7 @@ AI_PATHS = ("/v1/extract", "/v1/compress")
 BODY_METHODS = ("post", "put")
 
 
-def ai_allowed(ctx: Context) -> bool:
+def ai_allowed(ctx: CheckContext) -> bool:
     """Extract/compress only where the target states it has no AI key (errata O11)."""
     return ctx.option("ai_endpoints") != "skip" and c.facts(ctx).ai_key_configured is False
 
@@ -45,7 +45,7 @@ def closed_requests(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def description(ctx: Context) -> dict[str, Any]:
+def description(ctx: CheckContext) -> dict[str, Any]:
     """The shipped description, adapted to the run's readings (options) and to what may be called."""
     doc = copy.deepcopy(shipped_description())
     if not ai_allowed(ctx):

@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from memconform.core.check_context import CheckContext
 from memconform.core.model import TargetError
-from memconform.core.runner import Context
 from memconform.suites.omp.fuzzing.openapi_description import closed_requests, description
 
 
 class Fuzzer(Protocol):
     """What the phases use of fuzzer.Fuzzer (the phases do not import it: it imports them)."""
 
-    ctx: Context
+    ctx: CheckContext
     auth: dict[str, str]
     examples: int
     seed: int

@@ -11,16 +11,15 @@ from http import HTTPStatus
 from typing import Any
 
 from memconform.core.model import TargetError
-from memconform.core.redact import Redactor
 from memconform.targets.base import Reply, Request, Route
 from memconform.targets.http import HttpTarget
 
 
-def send_serialized(target: HttpTarget, redactor: Redactor, data: dict[str, Any], pace: Callable[[], None]) -> Any:
+def send_serialized(target: HttpTarget, redact: Callable[[str], str], data: dict[str, Any], pace: Callable[[], None]) -> Any:
     """Send one serialized case through the target's seam; return it as a schemathesis Response."""
     url: str = data["url"]
     if not url.startswith(target.base_url):
-        raise TargetError(f"schemathesis built a URL outside the target: {redactor.text(url)}")
+        raise TargetError(f"schemathesis built a URL outside the target: {redact(url)}")
     headers = {str(k): str(v) for k, v in (data.get("headers") or {}).items()
                if str(k).lower() not in ("connection", "content-length")}
     content: bytes | None = None

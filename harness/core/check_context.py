@@ -1,0 +1,82 @@
+"""The door a check goes through: what a check may use during a run, and nothing of the runner's own
+(the redactor, the transcript, the cleanups list, the report folder). `runner.Context` implements it.
+
+Check functions are typed `ctx: CheckContext`; a suite keeps what its checks share during a run in its
+own state class (`ctx.state(OmpRun)`), and gives the report files through `ctx.attach`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from .model import HarnessError
+from .profile import Profile
+from .suite import SuiteSpec
+
+S = TypeVar("S")
+
+
+class TargetPort(Protocol):
+    """The implementation under test as a check sees it (memconform.targets.base.Target implements it)."""
+
+    kind: str
+    description: str
+
+    def call(self, request: Any, body: Any = None, **fields: Any) -> Any: ...
+
+    def stated_facts(self, suite: str) -> Any: ...
+
+    def begin_check(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class NoTarget:
+    """The target of a run that validates a document: there is none, and a check that calls it is a bug."""
+
+    kind = "none"
+    description = "no target (a document is validated)"
+
+    def call(self, request: Any, body: Any = None, **fields: Any) -> Any:
+        raise HarnessError("this run validates a document: a check called a target")
+
+    def stated_facts(self, suite: str) -> Any:
+        return None
+
+    def begin_check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class CheckContext(Protocol):
+    suite: SuiteSpec
+    target: TargetPort
+    profile: Profile
+    run_id: str
+    document: Any  # the document under validation, when there is no target
+    check_id: str
+    reproduce_base: str  # the `memconform run ...` line of this run, to build replay lines
+
+    def unique(self, label: str = "x") -> str: ...
+
+    def option(self, name: str) -> str: ...
+
+    def note(self, line: str) -> None: ...
+
+    def reading(self, point: str, seen: str) -> None: ...
+
+    def cleanup(self, label: str, fn: Callable[[], Any]) -> None: ...
+
+    def once(self, key: str, make: Any) -> Any: ...
+
+    def state(self, kind: type[S]) -> S: ...
+
+    def attach(self, name: str, data: bytes) -> Path | None: ...
+
+    def redact(self, text: str) -> str: ...
+
+    def add_secret(self, secret: str | None) -> None: ...
