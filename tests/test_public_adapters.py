@@ -1,8 +1,8 @@
 """The adapters for the public implementations (adapters/omp-server, adapters/emp-sdk) and the registry
 entries that run them.
 
-Unit tests need only a `node` (MEMCONFORM_NODE, else PATH): the loopback preload is loaded into small
-scripts of our own, and the EMP `cmd:` adapter is driven against a fake SDK written here. The suite
+Unit tests need only a `node` (MEMCONFORM_NODE, else PATH): the loopback and fresh-key preloads are
+loaded into small scripts of our own (the EMP adapter's own tests: test_emp_sdk_adapter.py). The suite
 runs against the real implementations are skipped unless MEMCONFORM_OMP_SERVER_HOME /
 MEMCONFORM_EMP_SDK_HOME name copies built from their sources (none ships with memconform); they check
 that a run completes with a full report, not what the implementations' verdicts are.
@@ -13,15 +13,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
 import tomllib
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
+from node_kit import NODE, NODE_TIMEOUT_S, needs_node, node_major, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 ADAPTERS = ROOT / "adapters"
@@ -30,27 +31,6 @@ EMP_CMD = ADAPTERS / "emp-sdk" / "emp-cmd.cjs"
 REGISTRY = ADAPTERS / "public-implementations.toml"
 MEMCONFORM = Path(sys.executable).parent / "memconform"
 OUTCOMES = {"passed", "failed", "errored", "skipped"}
-NODE_TIMEOUT_S = 30
-
-
-def node_binary() -> str | None:
-    return os.environ.get("MEMCONFORM_NODE") or shutil.which("node")
-
-
-def node_major(node: str) -> int:
-    done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
-    match = re.match(r"v(\d+)\.(\d+)", done.stdout.strip())
-    return int(match.group(1)) if match else 0
-
-
-NODE = node_binary()
-needs_node = pytest.mark.skipif(NODE is None, reason="no node found (set MEMCONFORM_NODE or put node on PATH)")
-
-
-def run_node(script: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    assert NODE is not None
-    return subprocess.run([NODE, "-e", script, *args], capture_output=True, text=True, timeout=NODE_TIMEOUT_S,
-                          env={**os.environ, **(env or {})}, cwd=cwd)
 
 
 # ---- the loopback preload -------------------------------------------------------------------------
@@ -117,143 +97,6 @@ def test_loopback_preload_refuses_fetch_beyond_loopback() -> None:
     assert result["calls"] == ["http://127.0.0.1:9/x", "http://localhost:9/y"]
     for outside in ("https://api.anthropic.com/v1/messages", "http://192.0.2.1/"):
         assert result["outcome"][outside].startswith("refused: refused by the loopback preload")
-
-
-# ---- the EMP cmd: adapter against a fake SDK --------------------------------------------------------
-
-# A stand-in with the SDK's store surface, so the adapter's mapping, exit codes and fs handler are
-# exercised without the SDK. It records what it was asked through the platform handler it is given.
-FAKE_STORE = r"""
-'use strict';
-class EdgeMemoryStore {
-  constructor(config, platform) {
-    if (!/^[a-z][a-z0-9]*(\.[a-z][a-z0-9]*)+$/.test(config.appId)) {
-      const error = new Error('bad app id'); error.name = 'ValidationError'; throw error;
-    }
-    this.config = config; this.platform = platform;
-  }
-  async initialize() {
-    const dir = this.config.filePath.substring(0, this.config.filePath.lastIndexOf('/'));
-    await this.platform.ensureDirectory(dir);
-    if (!(await this.platform.fileExists(this.config.filePath))) await this.platform.writeFile(this.config.filePath, '');
-  }
-  async write(input) {
-    if (input.content === 'invalid') { const e = new Error('content'); e.name = 'ValidationError'; throw e; }
-    const line = { id: 'picked-by-fake', src: this.config.appId, ...input };
-    await this.platform.appendFile(this.config.filePath, JSON.stringify(line) + '\n');
-    return line;
-  }
-  async read(filter) {
-    const text = await this.platform.readFile(this.config.filePath);
-    return [{ lines: text.split('\n').filter(Boolean).length, filter: filter === undefined ? null : filter }];
-  }
-  async search(text, filter) { return [{ text, filter }]; }
-  async update(id, updates) {
-    if (id === 'missing') throw new Error(`Entry with id ${id} not found`);
-    return this.write({ ...updates });
-  }
-  async delete(id) {
-    if (id === 'boom') throw new Error('disk on fire');
-    if (id === 'busy') { const e = new Error('lock'); e.name = 'LockTimeoutError'; throw e; }
-  }
-}
-module.exports = { EdgeMemoryStore };
-"""
-
-
-@pytest.fixture
-def fake_sdk(tmp_path: Path) -> Path:
-    home = tmp_path / "fake-sdk"
-    (home / "dist").mkdir(parents=True)
-    (home / "dist" / "MemoryStore.js").write_text(FAKE_STORE)
-    return home
-
-
-def emp_call(op: str, body: object, work: Path, sdk_home: Path | None) -> tuple[int, object, str]:
-    """One adapter process: (exit code, reply JSON or None, stderr)."""
-    assert NODE is not None
-    request, reply = work / f"{op}.in.json", work / f"{op}.out.json"
-    request.write_text(body if isinstance(body, str) else json.dumps(body))
-    reply.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "MEMCONFORM_EMP_SDK_HOME"}
-    if sdk_home is not None:
-        env["MEMCONFORM_EMP_SDK_HOME"] = str(sdk_home)
-    done = subprocess.run([NODE, str(EMP_CMD), op, str(request), str(reply)], capture_output=True, text=True,
-                          timeout=NODE_TIMEOUT_S, env=env, cwd=work)
-    return done.returncode, json.loads(reply.read_text()) if reply.exists() else None, done.stderr
-
-
-@needs_node
-def test_emp_adapter_append_creates_the_file_and_reports_the_sdk_id(tmp_path: Path, fake_sdk: Path) -> None:
-    memory = tmp_path / "new-folder" / "memory.jsonl"
-    entry = {"v": "1.0", "id": "given", "ts": 5, "src": "com.example.other", "content": "hi", "tags": ["a"], "x": 1}
-    code, reply, _ = emp_call("append", {"path": str(memory), "entry": entry}, tmp_path, fake_sdk)
-    assert (code, reply) == (0, {"ok": True, "id": "picked-by-fake"})
-    written = json.loads(memory.read_text())
-    # only the SDK's input fields reach it; the app is the entry's src
-    assert written == {"id": "picked-by-fake", "src": "com.example.other", "content": "hi", "ts": 5, "tags": ["a"]}
-
-
-@needs_node
-def test_emp_adapter_resolve_and_query_map_onto_read_and_search(tmp_path: Path, fake_sdk: Path) -> None:
-    memory = tmp_path / "memory.jsonl"
-    memory.write_text('{"a":1}\n{"b":2}\n')
-    assert emp_call("resolve", {"path": str(memory)}, tmp_path, fake_sdk)[:2] == (0, [{"lines": 2, "filter": None}])
-    query = {"path": str(memory), "start": 1, "end": 9, "tags": ["t"], "type": "note"}
-    assert emp_call("query", query, tmp_path, fake_sdk)[1] == [
-        {"lines": 2, "filter": {"since": 1, "until": 9, "type": "note", "tags": ["t"]}}]
-    assert emp_call("query", {**query, "text": "kw"}, tmp_path, fake_sdk)[1] == [
-        {"text": "kw", "filter": {"since": 1, "until": 9, "type": "note", "tags": ["t"]}}]
-
-
-@needs_node
-def test_emp_adapter_exit_codes(tmp_path: Path, fake_sdk: Path) -> None:
-    memory = str(tmp_path / "memory.jsonl")
-    refused = [
-        ("append", "not json"),
-        ("append", {"path": memory, "entry": [1]}),
-        ("append", {"path": memory, "entry": {"content": "invalid"}}),
-        ("append", {"path": memory, "entry": {"content": "x", "src": "Not An App"}}),
-        ("update", {"path": memory, "id": "missing", "entry": {"content": "x"}}),
-        ("delete", {"path": memory, "id": "busy"}),
-        ("resolve", {"entry": {}}),
-    ]
-    for op, body in refused:
-        code, reply, _ = emp_call(op, body, tmp_path, fake_sdk)
-        assert code == 3 and isinstance(reply, dict) and reply["errors"], (op, body, code, reply)
-    code, reply, stderr = emp_call("delete", {"path": memory, "id": "boom"}, tmp_path, fake_sdk)
-    assert (code, reply) == (1, None) and "disk on fire" in stderr
-    assert emp_call("delete", {"path": memory, "id": "fine"}, tmp_path, fake_sdk)[:2] == (0, {"ok": True})
-    assert emp_call("export", {"path": memory}, tmp_path, fake_sdk)[0] == 4
-    code, _, stderr = emp_call("append", {"path": memory, "entry": {"content": "x"}}, tmp_path, None)
-    assert code == 2 and "MEMCONFORM_EMP_SDK_HOME" in stderr
-
-
-@needs_node
-def test_fs_platform_handler(tmp_path: Path) -> None:
-    script = """
-const { FsPlatformHandler } = require(process.argv[1]);
-const dir = process.argv[2];
-(async () => {
-  const h = new FsPlatformHandler(dir + '/m.jsonl');
-  const out = { missing: await h.readFile(dir + '/none'), access: await h.hasAccess(), path: await h.getFilePath() };
-  await h.ensureDirectory(dir + '/a/b');
-  await h.appendFile(dir + '/a/b/f', 'one\\n'); await h.appendFile(dir + '/a/b/f', 'two\\n');
-  out.appended = await h.readFile(dir + '/a/b/f');
-  await h.writeFile(dir + '/a/b/f', 'three\\n'); out.written = await h.readFile(dir + '/a/b/f');
-  await h.deleteFile(dir + '/a/b/f'); await h.deleteFile(dir + '/a/b/f');
-  out.exists = await h.fileExists(dir + '/a/b/f');
-  let refused = '';
-  try { await new FsPlatformHandler(undefined).getFilePath(); } catch (e) { refused = e.message; }
-  out.refused = refused;
-  console.log(JSON.stringify(out));
-})();
-"""
-    done = run_node(script, str(ADAPTERS / "emp-sdk" / "fs-platform.cjs"), str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {
-        "missing": "", "access": True, "path": f"{tmp_path}/m.jsonl", "appended": "one\ntwo\n",
-        "written": "three\n", "exists": False, "refused": "no memory file path was configured"}
 
 
 # ---- the registry entries -----------------------------------------------------------------------------
@@ -326,21 +169,43 @@ OMP_CHECKS = ["omp.list_response_shape", "omp.create_returns_201", "omp.search_k
 EMP_CHECKS = ["emp.writer_append_keeps_foreign", "emp.reader_corrupt_line_isolated", "emp.writer_update_same_id"]
 
 
+def registry_entry(entry_id: str) -> dict[str, Any]:
+    entries = {e["id"]: e for e in tomllib.loads(REGISTRY.read_text())["implementation"]}
+    entry: dict[str, Any] = entries[entry_id]
+    return entry
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        template = template.replace("{" + name + "}", value)
+    return template
+
+
+def read_key(spec: str) -> str:
+    """The key a started server published (api_key_from = FILE#MEMBER); the preload writes it before
+    the server listens, so it is there once health answers."""
+    path, _, member = spec.rpartition("#")
+    return str(json.loads(Path(path).read_text())[member])
+
+
 def test_short_omp_run_against_the_built_server(tmp_path: Path) -> None:
     home = built_home("MEMCONFORM_OMP_SERVER_HOME", "dist/index.js")
     if home is None:
         pytest.skip("MEMCONFORM_OMP_SERVER_HOME does not name a built OMP server (dist/index.js); none ships here")
     if NODE is None or node_major(NODE) < 22:
         pytest.skip("the OMP server needs Node 22 (node:sqlite): set MEMCONFORM_NODE")
-    port, key = free_port(), "k" * 40
-    env = {**os.environ, "PORT": str(port), "OMP_DB_PATH": str(tmp_path / "omp.db"), "OMP_API_KEY": key}
-    for variable in ("OMP_AI_API_KEY", "OMP_AI_PROVIDER"):
-        env.pop(variable, None)
-    proc = subprocess.Popen([NODE, "-r", str(LOOPBACK), str(home / "dist" / "index.js")], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    entry = registry_entry("omp-server-smjai")
+    port = free_port()
+    values = {"node": NODE, "repo": str(ROOT), "home": str(home), "port": str(port), "workdir": str(tmp_path)}
+    argv = [fill(word, values) for word in entry["start"]]
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_AI_API_KEY", "OMP_AI_PROVIDER", "OMP_API_KEY")}
+    env.update({k: fill(v, values) for k, v in entry["env"].items()})
+    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for_health(f"http://127.0.0.1:{port}/v1/health", proc)
-        args = ["--suite", "omp", "--target", f"http://127.0.0.1:{port}", "--api-key", key]
+        wait_for_health(fill(str(entry["target"]), values) + str(entry["health"]), proc)
+        key = read_key(fill(str(entry["api_key_from"]), values))
+        args = ["--suite", "omp", "--target", fill(str(entry["target"]), values), "--api-key", key,
+                *(f"--option={option}" for option in entry["options"])]
         code, records = run_suite([*args, *(a for c in OMP_CHECKS for a in ("--check", c))], tmp_path / "report")
         assert_full_report(code, records, OMP_CHECKS, tmp_path / "report")
     finally:
@@ -361,3 +226,38 @@ def test_short_emp_run_against_the_built_sdk(tmp_path: Path) -> None:
     code, records = run_suite(["--suite", "emp", "--target", target, *(a for c in EMP_CHECKS for a in ("--check", c))],
                               tmp_path / "report")
     assert_full_report(code, records, EMP_CHECKS, tmp_path / "report")
+
+
+# ---- the fresh-key preload ------------------------------------------------------------------------
+
+FRESH_KEY = ADAPTERS / "omp-server" / "fresh-key.cjs"
+
+
+@needs_node
+def test_fresh_key_preload_sets_and_publishes_a_random_key(tmp_path: Path) -> None:
+    assert NODE is not None
+    keys = []
+    for name in ("a.json", "b.json"):
+        key_file = tmp_path / name
+        env = {k: v for k, v in os.environ.items() if k != "OMP_API_KEY"} | {"MEMCONFORM_KEY_FILE": str(key_file)}
+        done = subprocess.run([NODE, "-r", str(FRESH_KEY), "-e", "console.log(process.env.OMP_API_KEY)"],
+                              capture_output=True, text=True, timeout=NODE_TIMEOUT_S, env=env)
+        assert done.returncode == 0, done.stderr
+        key = done.stdout.strip()
+        assert re.fullmatch(r"[0-9a-f]{64}", key)
+        assert json.loads(key_file.read_text()) == {"api_key": key}
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        keys.append(key)
+    assert keys[0] != keys[1]
+
+
+@needs_node
+def test_fresh_key_preload_keeps_a_given_key_and_never_overwrites_a_file(tmp_path: Path) -> None:
+    assert NODE is not None
+    key_file = tmp_path / "k.json"
+    env = {**os.environ, "MEMCONFORM_KEY_FILE": str(key_file), "OMP_API_KEY": "given-" + "x" * 40}
+    script = ["-e", "console.log(process.env.OMP_API_KEY)"]
+    done = subprocess.run([NODE, "-r", str(FRESH_KEY), *script], capture_output=True, text=True, timeout=NODE_TIMEOUT_S, env=env)
+    assert done.stdout.strip() == env["OMP_API_KEY"] and json.loads(key_file.read_text())["api_key"] == env["OMP_API_KEY"]
+    again = subprocess.run([NODE, "-r", str(FRESH_KEY), *script], capture_output=True, text=True, timeout=NODE_TIMEOUT_S, env=env)
+    assert again.returncode != 0 and "EEXIST" in again.stderr
