@@ -20,7 +20,9 @@ DONE, FAILED, USAGE, REFUSED, NO_SUCH_OPERATION = 0, 1, 2, 3, 4
 OPERATIONS = {
     "append": lambda request, bugs: writer.append(request["path"], request.get("entry"), bugs),
     "delete": lambda request, bugs: writer.delete(request["path"], request.get("id"), bugs),
-    "update": lambda request, bugs: writer.update(request["path"], request.get("id"), request.get("entry"), bugs),
+    "update": lambda request, bugs: writer.update(
+        request["path"], request.get("id"), request.get("entry"), bugs
+    ),
     "resolve": lambda request, bugs: store.resolve(request["path"], bugs),
     "query": lambda request, bugs: store.query(request["path"], request, bugs),
 }
@@ -33,7 +35,7 @@ def write_reply(path: str, reply: object) -> None:
 def read_request(path: str) -> dict:
     request = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(request, dict) or not isinstance(request.get("path"), str) or not request["path"]:
-        raise ValueError("the input must be a JSON object with a \"path\" string")
+        raise ValueError('the input must be a JSON object with a "path" string')
     return request
 
 

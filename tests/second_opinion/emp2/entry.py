@@ -42,7 +42,7 @@ def is_encrypted(content: str) -> bool:
 def check_for_writing(entry: dict, lowercase_tags: bool = True) -> dict:
     """Refuse anything that is not a valid v1.0 entry (Best Practices 1: check schema before writing)."""
     if major_version(entry.get("v")) != 1:
-        raise Refused(f"v must be \"1.MINOR\", got {entry.get('v')!r}")
+        raise Refused(f'v must be "1.MINOR", got {entry.get("v")!r}')
     if not is_uuid4(entry.get("id")):
         raise Refused(f"id must be a UUID v4, got {entry.get('id')!r}")
     if not is_number(entry.get("ts")) or entry["ts"] < 0:

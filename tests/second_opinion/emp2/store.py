@@ -61,7 +61,11 @@ def winners(path: str, bugs: frozenset = frozenset()) -> dict[str, tuple[int, di
 
 def resolve(path: str, bugs: frozenset = frozenset()) -> list[dict]:
     """The live entries (tombstoned ids left out), oldest ts first."""
-    live = [(entry["ts"], number, entry) for number, entry in winners(path, bugs).values() if not is_tombstone(entry)]
+    live = [
+        (entry["ts"], number, entry)
+        for number, entry in winners(path, bugs).values()
+        if not is_tombstone(entry)
+    ]
     live.sort(key=lambda item: (item[0], item[1]))
     return [entry for _, _, entry in live]
 

@@ -110,7 +110,9 @@ def delete(path: str, entry_id: object, bugs: frozenset) -> dict:
     with locked(path, bugs):
         winner = live_entry(path, entry_id, bugs)
         lines = raw_lines(path)
-        kept = [line for number, line in enumerate(lines) if not drops_line(line, number, entry_id, winner, bugs)]
+        kept = [
+            line for number, line in enumerate(lines) if not drops_line(line, number, entry_id, winner, bugs)
+        ]
         rewrite(path, kept)
     return {"deleted": entry_id}
 

@@ -128,23 +128,36 @@ class Api:
         offset = integer_param(query, "offset", 0, minimum=0)
         sort = query.get("sort", "created_at_desc")
         if sort not in SORTS and not (sort == "updated_at_desc" and "updated_sort_falls_back" in self.bugs):
-            raise ApiError(422, "validation_error", f"sort must be one of {', '.join(SORTS)}", {"field": "sort"})
+            raise ApiError(
+                422, "validation_error", f"sort must be one of {', '.join(SORTS)}", {"field": "sort"}
+            )
         if sort == "updated_at_desc" and "updated_sort_falls_back" in self.bugs:
             sort = "created_at_desc"
         memory_type = query.get("type")
         if memory_type is not None and memory_type not in MEMORY_TYPES:
-            raise ApiError(422, "validation_error", f"type must be one of {', '.join(MEMORY_TYPES)}", {"field": "type"})
+            raise ApiError(
+                422, "validation_error", f"type must be one of {', '.join(MEMORY_TYPES)}", {"field": "type"}
+            )
         tags = [t.strip() for t in query.get("tags", "").split(",") if t.strip()]
         records = [
             r
             for r in self.readable_records(call.principal)
-            if matches(r, memory_type, tags, query.get("namespace"), query.get("tool"), any_tag="tags_or_logic" in self.bugs)
+            if matches(
+                r,
+                memory_type,
+                tags,
+                query.get("namespace"),
+                query.get("tool"),
+                any_tag="tags_or_logic" in self.bugs,
+            )
         ]
         key, descending = SORTS[sort]
         records.sort(key=key, reverse=descending)
         page = records[offset : offset + limit]
         total = len(page) if "total_is_page_count" in self.bugs else len(records)
-        return Reply(200, {"memories": [public(r) for r in page], "total": total, "limit": limit, "offset": offset})
+        return Reply(
+            200, {"memories": [public(r) for r in page], "total": total, "limit": limit, "offset": offset}
+        )
 
     def get(self, call: Call, memory_id: str) -> Reply:
         return Reply(200, public(self.find(call, memory_id)))
@@ -185,16 +198,22 @@ class Api:
     def search(self, call: Call) -> Reply:
         body = call.body
         if not isinstance(body, dict):
-            raise ApiError(422, "validation_error", "the request body must be a JSON object", {"field": "body"})
+            raise ApiError(
+                422, "validation_error", "the request body must be a JSON object", {"field": "body"}
+            )
         q = body.get("q")
         if not isinstance(q, str) or not q.strip():
             raise ApiError(422, "validation_error", "q must be a non-empty string", {"field": "q"})
         mode = body.get("mode", "keyword")
         if mode not in SEARCH_MODES:
-            raise ApiError(422, "validation_error", f"mode must be one of {', '.join(SEARCH_MODES)}", {"field": "mode"})
+            raise ApiError(
+                422, "validation_error", f"mode must be one of {', '.join(SEARCH_MODES)}", {"field": "mode"}
+            )
         memory_type = body.get("type")
         if memory_type is not None and memory_type not in MEMORY_TYPES:
-            raise ApiError(422, "validation_error", f"type must be one of {', '.join(MEMORY_TYPES)}", {"field": "type"})
+            raise ApiError(
+                422, "validation_error", f"type must be one of {', '.join(MEMORY_TYPES)}", {"field": "type"}
+            )
         tags = search_tags(body.get("tags"))
         namespace = body.get("namespace")
         if namespace is not None and not isinstance(namespace, str):
@@ -207,7 +226,9 @@ class Api:
         if not (mode != "keyword" and "semantic_ignores_filters" in self.bugs):
             records = [r for r in records if matches(r, memory_type, tags, namespace, body.get("tool"))]
         ranked = search.rank(records, q, mode)
-        return Reply(200, {"memories": [public(r) for _, r in ranked[:limit]], "total": len(ranked), "mode_used": mode})
+        return Reply(
+            200, {"memories": [public(r) for _, r in ranked[:limit]], "total": len(ranked), "mode_used": mode}
+        )
 
     # -- export / import -----------------------------------------------------------------------------
     def export(self, call: Call) -> Reply:
@@ -237,10 +258,14 @@ class Api:
     def ai_endpoint(self, call: Call, name: str) -> Reply:
         body = call.body
         if not isinstance(body, dict):
-            raise ApiError(422, "validation_error", "the request body must be a JSON object", {"field": "body"})
+            raise ApiError(
+                422, "validation_error", "the request body must be a JSON object", {"field": "body"}
+            )
         transcript = body.get("transcript")
         if not isinstance(transcript, str) or not transcript.strip():
-            raise ApiError(422, "validation_error", "transcript must be a non-empty string", {"field": "transcript"})
+            raise ApiError(
+                422, "validation_error", "transcript must be a non-empty string", {"field": "transcript"}
+            )
         for optional in ("provider", "api_key", "source_tool"):
             if body.get(optional) is not None and not isinstance(body[optional], str):
                 raise ApiError(422, "validation_error", f"{optional} must be a string", {"field": optional})
@@ -275,7 +300,9 @@ class Api:
 
     def health(self) -> Reply:
         count = self.store.count_live()
-        return Reply(200, {"status": "ok", "version": "0.1", "memories_count": count, "compliance_level": "OMP-Full"})
+        return Reply(
+            200, {"status": "ok", "version": "0.1", "memories_count": count, "compliance_level": "OMP-Full"}
+        )
 
 
 def public(record: Record) -> dict:

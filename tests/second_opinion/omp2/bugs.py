@@ -4,7 +4,9 @@ import json
 import os
 from pathlib import Path
 
-KNOWN_BUGS = frozenset(entry["name"] for entry in json.loads(Path(__file__).with_name("bugs.json").read_text()))
+KNOWN_BUGS = frozenset(
+    entry["name"] for entry in json.loads(Path(__file__).with_name("bugs.json").read_text())
+)
 
 
 class UnknownBug(ValueError):

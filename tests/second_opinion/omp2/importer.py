@@ -15,7 +15,12 @@ class ItemRefused(Exception):
 def run_import(api, call: Call) -> Reply:
     conflict = call.query.get("conflict", "skip")
     if conflict not in CONFLICT_STRATEGIES:
-        raise ApiError(422, "validation_error", f"conflict must be one of {', '.join(CONFLICT_STRATEGIES)}", {"field": "conflict"})
+        raise ApiError(
+            422,
+            "validation_error",
+            f"conflict must be one of {', '.join(CONFLICT_STRATEGIES)}",
+            {"field": "conflict"},
+        )
     items = export_items(call.body)
     imported, skipped, errors = 0, 0, []
     for index, item in enumerate(items):
@@ -23,7 +28,9 @@ def run_import(api, call: Call) -> Reply:
             outcome = import_one(api, call, item, conflict)
         except ItemRefused as refusal:
             if "import_aborts_midway" in api.bugs:
-                raise ApiError(422, "validation_error", f"memories[{index}]: {refusal}", {"index": index}) from None
+                raise ApiError(
+                    422, "validation_error", f"memories[{index}]: {refusal}", {"index": index}
+                ) from None
             item_id = item.get("id") if isinstance(item, dict) else None
             errors.append({"index": index, "id": item_id, "error": refusal.code, "message": str(refusal)})
             continue
@@ -31,7 +38,15 @@ def run_import(api, call: Call) -> Reply:
             skipped += 1
         else:
             imported += 1
-    api.audit(call.principal, "import", None, imported=imported, skipped=skipped, errors=len(errors), conflict=conflict)
+    api.audit(
+        call.principal,
+        "import",
+        None,
+        imported=imported,
+        skipped=skipped,
+        errors=len(errors),
+        conflict=conflict,
+    )
     return Reply(200, {"imported": imported, "skipped": skipped, "errors": errors})
 
 
@@ -40,12 +55,16 @@ def export_items(body: object) -> list:
         raise ApiError(422, "validation_error", "the body must be an OMP export object", {"field": "body"})
     version = body.get("omp_version")
     if version is not None and version not in ("0.1", "0.2"):
-        raise ApiError(422, "validation_error", f"unsupported omp_version {version!r}", {"field": "omp_version"})
+        raise ApiError(
+            422, "validation_error", f"unsupported omp_version {version!r}", {"field": "omp_version"}
+        )
     items = body.get("memories")
     if not isinstance(items, list):
         raise ApiError(422, "validation_error", "memories must be an array", {"field": "memories"})
     if len(items) > MAX_IMPORT:
-        raise ApiError(422, "validation_error", f"at most {MAX_IMPORT} memories per import", {"field": "memories"})
+        raise ApiError(
+            422, "validation_error", f"at most {MAX_IMPORT} memories per import", {"field": "memories"}
+        )
     return items
 
 
@@ -66,7 +85,11 @@ def import_one(api, call: Call, item: object, conflict: str) -> str:
     with api.store.lock:
         existing = api.store.get(call.principal.user, given_id) if given_id else None
         if conflict == "duplicate":
-            keep = given_id if "import_duplicate_reuses_id" in api.bugs and given_id and existing is None else None
+            keep = (
+                given_id
+                if "import_duplicate_reuses_id" in api.bugs and given_id and existing is None
+                else None
+            )
             api.store.put(api.new_record(call.principal, memory, keep))
             return "imported"
         if existing is not None and conflict == "skip":

@@ -4,7 +4,7 @@ import math
 import re
 import secrets
 import string
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")
 MAX_CONTENT_CHARS = 10_000
@@ -30,11 +30,11 @@ def new_memory_id() -> str:
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def format_timestamp(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_timestamp(value: object, field: str) -> datetime:
@@ -73,7 +73,9 @@ def check_source(value: object, default_timestamp: str) -> dict:
         raise Invalid("source", "source must be an object with at least a tool")
     tool = value.get("tool")
     if not isinstance(tool, str) or not tool.strip() or len(tool) > MAX_TOOL_CHARS:
-        raise Invalid("source.tool", f"source.tool must be a non-empty string of at most {MAX_TOOL_CHARS} characters")
+        raise Invalid(
+            "source.tool", f"source.tool must be a non-empty string of at most {MAX_TOOL_CHARS} characters"
+        )
     source = {"tool": tool}
     for optional in ("session_id", "user_id"):
         if value.get(optional) is not None:
@@ -97,7 +99,9 @@ def check_tags(value: object) -> list:
         raise Invalid("tags", f"at most {MAX_TAGS} tags")
     for tag in value:
         if not isinstance(tag, str) or not tag or len(tag) > MAX_TAG_CHARS:
-            raise Invalid("tags", f"each tag must be a non-empty string of at most {MAX_TAG_CHARS} characters")
+            raise Invalid(
+                "tags", f"each tag must be a non-empty string of at most {MAX_TAG_CHARS} characters"
+            )
     return list(value)
 
 
@@ -105,7 +109,9 @@ def check_namespace(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value or len(value) > MAX_NAMESPACE_CHARS:
-        raise Invalid("namespace", f"namespace must be a non-empty string of at most {MAX_NAMESPACE_CHARS} characters")
+        raise Invalid(
+            "namespace", f"namespace must be a non-empty string of at most {MAX_NAMESPACE_CHARS} characters"
+        )
     return value
 
 

@@ -42,7 +42,7 @@ def embed(text: str) -> list[float]:
 
 
 def cosine(left: list[float], right: list[float]) -> float:
-    return sum(a * b for a, b in zip(left, right))
+    return sum(a * b for a, b in zip(left, right, strict=True))
 
 
 def keyword_score(query: str, content: str) -> int:
@@ -58,7 +58,9 @@ def keyword_score(query: str, content: str) -> int:
 def rank(records: list, query: str, mode: str) -> list[tuple[float, object]]:
     """(score, record) pairs that match, best first; ties keep the newest first."""
     query_vector = embed(query) if mode != "keyword" else None
-    keyword = {id(r): keyword_score(query, r.memory["content"]) for r in records} if mode != "semantic" else {}
+    keyword = (
+        {id(r): keyword_score(query, r.memory["content"]) for r in records} if mode != "semantic" else {}
+    )
     best_keyword = max(keyword.values(), default=0) or 1
     scored = []
     for record in records:

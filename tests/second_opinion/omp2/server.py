@@ -113,7 +113,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             reply = self.dispatch(method)
         except ApiError as error:
-            reply = Reply(error.status, {"error": error.code, "message": error.message, "details": error.details})
+            reply = Reply(
+                error.status, {"error": error.code, "message": error.message, "details": error.details}
+            )
         except Exception as error:  # noqa: BLE001 - any fault must still answer in the §4 envelope
             print(f"internal error: {type(error).__name__}", file=sys.stderr, flush=True)
             reply = Reply(500, {"error": "internal_error", "message": "server-side failure", "details": {}})
@@ -200,7 +202,9 @@ def parse_json_body(raw: bytes) -> object:
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
     except (UnicodeDecodeError, ValueError) as error:
-        raise ApiError(422, "validation_error", f"the body is not valid JSON: {error}", {"field": "body"}) from None
+        raise ApiError(
+            422, "validation_error", f"the body is not valid JSON: {error}", {"field": "body"}
+        ) from None
 
 
 def reject_constant(name: str):
@@ -215,8 +219,12 @@ class OmpServer(ThreadingHTTPServer):
 def parse_arguments(argv: list) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free port)")
-    parser.add_argument("--credentials", required=True, help="file to write the API keys to (JSON, mode 0600)")
-    parser.add_argument("--rate-limit", type=int, default=6000, help="requests per minute per key; 0 turns it off")
+    parser.add_argument(
+        "--credentials", required=True, help="file to write the API keys to (JSON, mode 0600)"
+    )
+    parser.add_argument(
+        "--rate-limit", type=int, default=6000, help="requests per minute per key; 0 turns it off"
+    )
     return parser.parse_args(argv)
 
 
