@@ -20,14 +20,15 @@ def is_number(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def is_uuid4(value: object) -> bool:
+def is_uuid4(value: object, any_version: bool = False) -> bool:
     if not isinstance(value, str) or len(value) != 36:
         return False
     try:
         parsed = uuid.UUID(value)
     except ValueError:
         return False
-    return parsed.version == 4 and parsed.variant == uuid.RFC_4122 and str(parsed) == value.lower()
+    version_ok = any_version or (parsed.version == 4 and parsed.variant == uuid.RFC_4122)
+    return version_ok and str(parsed) == value.lower()
 
 
 def major_version(value: object) -> int | None:
@@ -39,11 +40,11 @@ def is_encrypted(content: str) -> bool:
     return content.startswith("encrypted:")
 
 
-def check_for_writing(entry: dict, lowercase_tags: bool = True) -> dict:
+def check_for_writing(entry: dict, lowercase_tags: bool = True, any_uuid_version: bool = False) -> dict:
     """Refuse anything that is not a valid v1.0 entry (Best Practices 1: check schema before writing)."""
     if major_version(entry.get("v")) != 1:
         raise Refused(f'v must be "1.MINOR", got {entry.get("v")!r}')
-    if not is_uuid4(entry.get("id")):
+    if not is_uuid4(entry.get("id"), any_uuid_version):
         raise Refused(f"id must be a UUID v4, got {entry.get('id')!r}")
     if not is_number(entry.get("ts")) or entry["ts"] < 0:
         raise Refused(f"ts must be a non-negative Unix time in milliseconds, got {entry.get('ts')!r}")

@@ -50,7 +50,12 @@ def append_line(path: str, line: bytes, bugs: frozenset) -> None:
 
 
 def checked(entry: dict, bugs: frozenset) -> dict:
-    return check_for_writing(entry, lowercase_tags="tags_not_lowercased" not in bugs)
+    return check_for_writing(
+        entry,
+        lowercase_tags="tags_not_lowercased" not in bugs,
+        # The uuid_not_v4 fault is a writer that mints version-1 ids and so only checks "is a UUID".
+        any_uuid_version="uuid_not_v4" in bugs,
+    )
 
 
 def append(path: str, entry: object, bugs: frozenset) -> dict:
