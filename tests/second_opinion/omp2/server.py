@@ -106,6 +106,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_PATCH(self):
         self.handle_call("PATCH")
 
+    def do_HEAD(self):
+        self.handle_call("HEAD")
+
+    def do_OPTIONS(self):
+        self.handle_call("OPTIONS")
+
     def log_message(self, format, *args):
         """No access log: request lines could carry query text, and content must stay out of logs."""
 
