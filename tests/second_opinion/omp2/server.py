@@ -16,7 +16,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -148,7 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         if match and path != "/v1/memories/search":
             handlers = {"GET": api.get, "PUT": api.update, "DELETE": api.delete}
             if method in handlers:
-                return handlers[method](call, match.group(1))
+                return handlers[method](call, unquote(match.group(1)))
             raise ApiError(405, "method_not_allowed", f"{method} is not allowed on {path}")
         if any(known == path for _, known in table):
             raise ApiError(405, "method_not_allowed", f"{method} is not allowed on {path}")
