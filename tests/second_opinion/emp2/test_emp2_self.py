@@ -319,11 +319,13 @@ def test_delete_keeps_unreadable_lines_byte_for_byte(tmp_path):
     assert Path(path).read_text().splitlines() == ["garbage line {", kept]
 
 
-def test_operations_and_switch(tmp_path):
-    assert run(tmp_path, "compact", {"path": str(tmp_path / "m.jsonl")})[0] == 4
+def test_command_line_contract(tmp_path):
+    """Real processes: exit codes 0, 3, 4, and an unknown bug name refused before any work."""
+    path = str(tmp_path / "memory.jsonl")
+    code, made = run(tmp_path, "append", {"path": path, "entry": {"content": "via a process"}}, process=True)
+    assert code == 0 and uuid.UUID(made["id"]).version == 4
+    assert run(tmp_path, "resolve", {"path": path}, process=True)[1][0]["content"] == "via a process"
+    assert run(tmp_path, "delete", {"path": path, "id": str(uuid.uuid4())}, process=True)[0] == 3
+    assert run(tmp_path, "compact", {"path": path}, process=True)[0] == 4
+    assert run(tmp_path, "resolve", {"path": path}, bugs="no_such_bug", process=True)[0] not in (0, 3, 4)
     assert run(tmp_path, "resolve", {"path": str(tmp_path / "missing.jsonl")}) == (0, [])
-    assert run(tmp_path, "resolve", {"path": str(tmp_path / "m.jsonl")}, bugs="no_such_bug")[0] not in (
-        0,
-        3,
-        4,
-    )
