@@ -3,6 +3,9 @@ each planted bug switched on, and say which checks and levels caught each bug.
 
     python scripts/second_opinion.py SPEC [--bug NAME]... [--out FILE.json] [--profile ci]
 
+SPEC is a folder of tests/second_opinion/: a suite's name, or the name followed by a number for another
+independent implementation of it (omp2, emp2).
+
 The implementations were written from the spec text alone by someone who had not read the suite;
 bugs.json lists each planted bug with the sentence it breaks and the level it should fail. A bug is
 caught when, compared with the clean run, some check newly fails (a warning counts for a SHOULD bug)
@@ -27,18 +30,24 @@ SO = ROOT / "tests" / "second_opinion"
 HTTP_SPECS = ("memoryai", "omp")
 
 
+def suite_of(folder: str) -> str:
+    """omp2 -> omp: a second independent implementation of the same spec."""
+    return folder.rstrip("0123456789")
+
+
 class Implementation:
     """One second-opinion implementation with a set of bugs on: a target string and extra run arguments."""
 
-    def __init__(self, spec: str, bugs: str, work: Path) -> None:
+    def __init__(self, folder: str, bugs: str, work: Path) -> None:
+        spec = suite_of(folder)
         self.spec, self.work = spec, work
         self.env = dict(os.environ, SECOND_OPINION_BUGS=bugs, SECOND_OPINION_STATE=str(work / "state"))
         self.server: subprocess.Popen[str] | None = None
         self.args: list[str] = []
         if spec not in HTTP_SPECS:
-            self.target = f"cmd:{sys.executable} {SO / spec / 'app.py'} {{op}} {{input}} {{output}}"
+            self.target = f"cmd:{sys.executable} {SO / folder / 'app.py'} {{op}} {{input}} {{output}}"
             return
-        cmd = [sys.executable, str(SO / spec / "server.py"), "--port", "0"]
+        cmd = [sys.executable, str(SO / folder / "server.py"), "--port", "0"]
         if spec == "omp":
             cmd += ["--credentials", str(work / "credentials.json")]
         self.server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env, text=True)
@@ -71,7 +80,7 @@ def run(spec: str, bugs: str = "", checks: tuple[str, ...] = (), profile: str = 
     impl = Implementation(spec, bugs, work)
     started = time.monotonic()
     try:
-        argv = [str(Path(sys.executable).with_name("memconform")), "run", "--suite", spec, "--target", impl.target,
+        argv = [str(Path(sys.executable).with_name("memconform")), "run", "--suite", suite_of(spec), "--target", impl.target,
                 "--profile", profile, "--report-dir", str(work / "report"), *impl.args,
                 *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))]
         done = subprocess.run(argv, env=impl.env, capture_output=True, text=True, timeout=1200)

@@ -49,7 +49,7 @@ def test_every_quote_is_verbatim_in_the_spec(name):
 @pytest.mark.parametrize("name", sorted(SUITES))
 def test_every_check_maps_to_a_statement(name):
     doc = load_map(name)
-    assert doc is not None, f"{name}: no requirement map (fixtures/{name}/requirements.json)"
+    assert doc is not None, f"{name}: no requirement map (suites/{name}/requirements.json)"
     mapped = {c for s in doc["statements"] for c in s["checks"]}
     assert sorted(c.id for c in REGISTRY.for_suite(name) if c.id not in mapped) == []
 

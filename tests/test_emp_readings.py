@@ -21,7 +21,6 @@ from memconform.core.registry import REGISTRY
 from memconform.hostile import parse_or_reject
 from memconform.session import execute_run
 from memconform.suites.emp import format as emp
-from memconform.suites.emp.checks import file as file_checks
 from memconform.suites.emp.mutants import PINNED_KILLS
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected
@@ -157,7 +156,6 @@ def test_pinned_reading_catches_its_mutant(option: str) -> None:
 
 
 def test_rule_table_equals_registered_file_checks() -> None:
-    file_checks.verify_rule_registration()
     assert {c.id for c in REGISTRY.for_suite("emp") if c.kind == "document"} == {f"emp.{n}" for n in emp.RULES}
     for name, rule in emp.RULES.items():  # one spelling: the check carries the rule's own sentence
         assert REGISTRY.get(f"emp.{name}").sentence == " ".join(rule.sentence.split())
@@ -174,10 +172,12 @@ def test_invalid_utf8_line_fails_lines_utf8_only_there(tmp_path) -> None:
     assert {c for c, r in results.items() if r.outcome.value != "passed"} == {"emp.lines_utf8"}
 
 
-def test_registration_check_fires_when_table_and_checks_differ(monkeypatch) -> None:
+def test_a_rule_table_row_under_another_key_is_refused() -> None:
     from memconform.core.model import HarnessError
+    from memconform.core.rules import register_rules
+    from memconform.core.suite import Level, SuiteSpec
 
-    extra = emp.Rule("not_a_check", "Schema", "MUST", "Required Fields", "x", None)
-    monkeypatch.setitem(emp.RULES, "not_a_check", extra)
-    with pytest.raises(HarnessError, match="not_a_check"):
-        file_checks.verify_rule_registration()
+    toy = SuiteSpec(name="toy", spec_title="Toy", version="1", levels=[Level("file", "File")])
+    row = emp.Rule("not_a_check", "Schema", "MUST", "Required Fields", "x", None)
+    with pytest.raises(HarnessError, match="row 'other' holds the rule 'not_a_check'"):
+        register_rules(toy, {"other": row}, lambda rule, doc, ctx: iter(()), level="file")

@@ -155,7 +155,7 @@ def test_every_check_sentence_is_a_verbatim_quote_of_the_spec() -> None:
     from memconform.core.registry import REGISTRY
 
     specs = Path(__file__).resolve().parents[1] / "fixtures" / "specs"
-    source = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "memorizz" / "requirements.json").read_text())["source"]
+    source = json.loads((Path(__file__).resolve().parents[1] / "suites" / "memorizz" / "requirements.json").read_text())["source"]
     text = " ".join((specs / source).read_text("utf-8").split())
     assert [c.id for c in REGISTRY.for_suite("memorizz") if " ".join(c.sentence.split()) not in text] == []
 

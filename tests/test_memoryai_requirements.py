@@ -10,10 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from memconform.core.registry import REGISTRY
-from memconform.fixtures_loader import fixture_root
 
 SPEC_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "memoryai-protocol-v1.md"
-MAP = json.loads((fixture_root() / "memoryai" / "requirements.json").read_text("utf-8"))
+MAP = json.loads((Path(__file__).resolve().parents[1] / "suites" / "memoryai" / "requirements.json").read_text("utf-8"))
 CHECKS = {c.id: c for c in REGISTRY.for_suite("memoryai")}
 
 

@@ -11,7 +11,7 @@ from memconform.suites.omp.suite import CORE_CLAUSE, FULL_CLAUSE, SEARCH_CLAUSE,
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "fixtures" / "specs" / "open-memory-protocol-v0.1.md"
-MAP = json.loads((ROOT / "fixtures" / "omp" / "requirements.json").read_text("utf-8"))
+MAP = json.loads((ROOT / "suites" / "omp" / "requirements.json").read_text("utf-8"))
 
 
 def squash(text: str) -> str:

@@ -30,6 +30,7 @@ from memconform.suites.omp.reference.serve import (
     serve_target,
 )
 from memconform.targets import open_target
+from memconform.targets.base import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,12 +58,12 @@ def body(content: str, **extra: Any) -> dict[str, Any]:
 
 def create(ref: ServedTarget, content: str, headers: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
     r = ref.request("POST", "/v1/memories", json_body=body(content, **extra), headers=headers)
-    assert r.status_code == 201, r.text
+    assert r.status == 201, r.raw.decode()
     return r.json()
 
 
-def assert_error(r: httpx.Response, status: int, code: str) -> None:
-    assert r.status_code == status, r.text
+def assert_error(r: Reply, status: int, code: str) -> None:
+    assert r.status == status, r.raw.decode()
     doc = r.json()
     assert set(doc) == ENVELOPE_KEYS and doc["error"] == code, doc
     assert isinstance(doc["message"], str) and doc["message"] and isinstance(doc["details"], dict), doc
@@ -70,7 +71,7 @@ def assert_error(r: httpx.Response, status: int, code: str) -> None:
 
 def export_ids(ref: ServedTarget, headers: dict[str, str] | None = None) -> list[str]:
     r = ref.request("GET", "/v1/export", headers=headers)
-    assert r.status_code == 200
+    assert r.status == 200
     return [m["id"] for m in r.json()["memories"]]
 
 
@@ -84,7 +85,7 @@ def ns() -> str:
 def test_health_needs_no_key_and_declares_omp_full(ref):
     r = ref.request("GET", "/v1/health", auth=False)
     doc = r.json()
-    assert r.status_code == 200 and doc["status"] == "ok" and doc["version"] == "0.1" and doc["compliance"] == "OMP-Full"
+    assert r.status == 200 and doc["status"] == "ok" and doc["version"] == "0.1" and doc["compliance"] == "OMP-Full"
     before = doc["memories_count"]
     create(ref, "counted in health")
     assert ref.request("GET", "/v1/health", auth=False).json()["memories_count"] == before + 1
@@ -127,7 +128,7 @@ def test_unknown_routes_methods_and_crashes_answer_the_envelope(ref):
     try:
         r = crashing.request("GET", "/v1/memories")
         assert_error(r, 500, "internal_error")
-        assert "secret" not in r.text
+        assert "secret" not in r.raw.decode()
     finally:
         crashing.close()
 
@@ -139,7 +140,7 @@ def test_create_answers_201_with_the_memory(ref):
     sent = body("User prefers dark mode", tags=["ui", "preferences"], namespace="project:myapp", expires_at=None,
                 metadata={"k": [1, {"x": None}]})
     r = ref.request("POST", "/v1/memories", json_body=sent)
-    assert r.status_code == 201
+    assert r.status == 201
     doc = r.json()
     assert ID_RE.match(doc["id"]) and r.headers["location"] == f"/v1/memories/{doc['id']}"
     assert {k: doc[k] for k in sent} == sent
@@ -220,7 +221,7 @@ def test_unknown_id_is_404_memory_not_found(ref, method):
 
 def list_(ref: ServedTarget, headers: dict[str, str] | None = None, **params: Any) -> dict[str, Any]:
     r = ref.request("GET", "/v1/memories", params={k: str(v) for k, v in params.items()}, headers=headers)
-    assert r.status_code == 200, r.text
+    assert r.status == 200, r.raw.decode()
     return r.json()
 
 
@@ -279,7 +280,7 @@ def test_update_changes_only_given_fields(ref):
     doc = create(ref, "before", tags=["keep"], namespace="ns:keep", metadata={"m": 1})
     r = ref.request("PUT", f"/v1/memories/{doc['id']}",
                     json_body={"content": "after", "id": "mem_BBBBBBBBBBBBBBBB", "created_at": "2001-01-01T00:00:00Z"})
-    assert r.status_code == 200
+    assert r.status == 200
     new = r.json()
     assert new["content"] == "after" and new["id"] == doc["id"] and new["created_at"] == doc["created_at"]
     assert {k: new[k] for k in ("tags", "namespace", "metadata", "source", "type")} == \
@@ -304,7 +305,7 @@ def test_invalid_update_is_422_and_changes_nothing(ref):
 def test_delete_is_204_then_404(ref):
     doc = create(ref, "to delete")
     r = ref.request("DELETE", f"/v1/memories/{doc['id']}")
-    assert r.status_code == 204 and r.content == b""
+    assert r.status == 204 and r.raw == b""
     assert_error(ref.request("GET", f"/v1/memories/{doc['id']}"), 404, "memory_not_found")
     assert_error(ref.request("DELETE", f"/v1/memories/{doc['id']}"), 404, "memory_not_found")
     assert doc["id"] not in export_ids(ref)
@@ -315,7 +316,7 @@ def test_delete_is_204_then_404(ref):
 
 def search(ref: ServedTarget, **req: Any) -> dict[str, Any]:
     r = ref.request("POST", "/v1/memories/search", json_body=req)
-    assert r.status_code == 200, r.text
+    assert r.status == 200, r.raw.decode()
     return r.json()
 
 
@@ -360,11 +361,11 @@ def test_export_envelope(ref):
     doc = create(ref, "exported")
     r = ref.request("GET", "/v1/export")
     env = r.json()
-    assert r.status_code == 200 and env["omp_version"] == "0.1" and UTC_RE.match(env["exported_at"])
+    assert r.status == 200 and env["omp_version"] == "0.1" and UTC_RE.match(env["exported_at"])
     assert isinstance(env["server"], str) and doc in env["memories"]
 
 
-def import_(ref: ServedTarget, memories: list[Any], conflict: str | None = None, **extra: Any) -> httpx.Response:
+def import_(ref: ServedTarget, memories: list[Any], conflict: str | None = None, **extra: Any) -> Reply:
     params = {"conflict": conflict} if conflict else None
     return ref.request("POST", "/v1/import", json_body={"omp_version": "0.1", "memories": memories, **extra}, params=params)
 
@@ -399,7 +400,7 @@ def test_import_reports_bad_memories_and_keeps_the_good_and_the_existing(ref):
     bad = [body("x" * 10_001), "not an object", dict(body("bad id"), id="42"), dict(body("bad type"), type="opinion")]
     r = import_(ref, [good1, *bad, good2], "overwrite")
     report = r.json()
-    assert r.status_code == 200 and report["imported"] == 2 and report["skipped"] == 0
+    assert r.status == 200 and report["imported"] == 2 and report["skipped"] == 0
     assert [e["index"] for e in report["errors"]] == [1, 2, 3, 4]
     assert all(e["error"] == "validation_error" and e["message"] for e in report["errors"])
     assert report["errors"][2]["id"] == "42"
@@ -465,7 +466,7 @@ def test_tool_keys_see_and_write_only_their_tool(ref):
     assert ref.request("GET", f"/v1/memories/{theirs['id']}").json() == theirs
     assert_error(ref.request("PUT", f"/v1/memories/{mine['id']}", json_body={"source": {"tool": TOOL_B, "timestamp": STAMP}},
                              headers=a), 403, "forbidden")
-    assert ref.request("PUT", f"/v1/memories/{mine['id']}", json_body={"content": "edited"}, headers=a).status_code == 200
+    assert ref.request("PUT", f"/v1/memories/{mine['id']}", json_body={"content": "edited"}, headers=a).status == 200
     assert set(export_ids(ref, a)) <= {m["id"] for m in ref.request("GET", "/v1/export").json()["memories"]
                                        if m["source"]["tool"] == TOOL_A}
     token = uuid.uuid4().hex[:10]
@@ -499,14 +500,14 @@ def test_rate_limit_per_key_with_retry_after_and_health_exempt():
     target = reference_target(rate_limits={"global": RateLimit(10_000, 10.0), "*": RateLimit(5, 60.0)})
     try:
         a = key(target, "a")
-        statuses = [target.request("GET", "/v1/memories", headers=a).status_code for _ in range(7)]
+        statuses = [target.request("GET", "/v1/memories", headers=a).status for _ in range(7)]
         assert statuses[:5] == [200] * 5 and statuses[5:] == [429, 429]
         r = target.request("GET", "/v1/memories", headers=a)
         assert_error(r, 429, "rate_limited")
         assert int(r.headers["retry-after"]) >= 1
-        assert target.request("GET", "/v1/memories", headers=key(target, "b")).status_code == 200  # its own bucket
-        assert target.request("GET", "/v1/memories").status_code == 200
-        assert all(target.request("GET", "/v1/health", auth=False).status_code == 200 for _ in range(10))
+        assert target.request("GET", "/v1/memories", headers=key(target, "b")).status == 200  # its own bucket
+        assert target.request("GET", "/v1/memories").status == 200
+        assert all(target.request("GET", "/v1/health", auth=False).status == 200 for _ in range(10))
     finally:
         target.close()
 
@@ -532,14 +533,14 @@ def test_ai_endpoints_with_the_offline_provider():
     try:
         assert target.omp_facts.ai_key_configured is True
         r = target.request("POST", "/v1/extract", json_body={"transcript": TRANSCRIPT, "source_tool": "claude"})
-        assert r.status_code == 201
+        assert r.status == 201
         out = r.json()
         assert out["extracted"] == 3 == len(out["memories"])
         assert [m["content"] for m in out["memories"]] == ["I always use TypeScript.", "What about Python?", "Only for scripts."]
         assert all(m["type"] == "semantic" and m["source"]["tool"] == "claude" and ID_RE.match(m["id"]) for m in out["memories"])
         r = target.request("POST", "/v1/compress", json_body={"transcript": TRANSCRIPT})
         memory = r.json()["memory"]
-        assert r.status_code == 201 and memory["type"] == "episodic" and memory["tags"] == ["session-summary"]
+        assert r.status == 201 and memory["type"] == "episodic" and memory["tags"] == ["session-summary"]
         assert memory["source"]["tool"] == "omp-extract"
         assert len(export_ids(target)) == 4
         r = target.request("POST", "/v1/extract", json_body={"transcript": TRANSCRIPT}, headers=key(target, "a"))
@@ -613,7 +614,7 @@ def mutant_serves_health(name: str) -> str | None:
     try:
         if not isinstance(target, ServedTarget) or target.omp_facts.credentials is None or not MUTANTS[name].__doc__:
             return "not a ServedTarget with credentials and a docstring"
-        status = target.request("GET", "/v1/health", auth=False).status_code
+        status = target.request("GET", "/v1/health", auth=False).status
         if status != (401 if name == "health_requires_auth" else 200):
             return f"health without a key answered {status}"
         level = target.request("GET", "/v1/health").json().get("compliance")

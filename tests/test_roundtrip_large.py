@@ -56,5 +56,5 @@ def test_mapped_and_in_the_expected_kills(suite: str) -> None:
     module = spec.mutants()
     mutant, _ = MUTANTS[suite]
     assert f"{suite}.{CHECK}" in set(module.EXPECTED_KILLS[mutant]) and mutant in module.MUTANTS
-    statements = json.loads((Path(__file__).parents[1] / "fixtures" / suite / "requirements.json").read_text("utf-8"))
+    statements = json.loads((Path(__file__).parents[1] / "suites" / suite / "requirements.json").read_text("utf-8"))
     assert [s["id"] for s in statements["statements"] if f"{suite}.{CHECK}" in s["checks"]]

@@ -47,5 +47,6 @@ def _rule_fn(rule: R, run: Callable[[R, Any, Any], Iterator[Failure]]) -> CheckF
         yield from run(rule, doc, ctx)
 
     check.__name__ = check.__qualname__ = rule.key
+    check.__module__ = run.__module__  # the check module that registered the table
     check.__doc__ = rule.sentence
     return check

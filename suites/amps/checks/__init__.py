@@ -1,7 +1,14 @@
-"""The amps checks, registered by topic in run order; the entry point names SUITE here, so loading the
-suite registers every check (and a wrong declaration is refused then, core/check.py)."""
+"""The amps checks, registered by topic: checks run in the order they register, which is the order of
+the imports below (kept as written: sorting them would reorder the run). The entry point names SUITE
+here, so loading the suite registers every check, and a wrong declaration is refused then (core/check.py)."""
+# ruff: noqa: F401, I001
 
-from memconform.suites.amps.checks import document, hostile_input, imports, privacy, roundtrip, stateful  # noqa: F401  (each module registers its checks)
+from memconform.suites.amps.checks import document
+from memconform.suites.amps.checks import hostile_input
+from memconform.suites.amps.checks import imports
+from memconform.suites.amps.checks import privacy
+from memconform.suites.amps.checks import roundtrip
+from memconform.suites.amps.checks import stateful
 from memconform.suites.amps.suite import SUITE
 
 __all__ = ["SUITE"]

@@ -1,16 +1,16 @@
-"""The emp checks, registered by topic in run order; the entry point names SUITE here, so loading the
-suite registers every check (and a wrong declaration is refused then, core/check.py)."""
+"""The emp checks, registered by topic: checks run in the order they register, which is the order of
+the imports below (kept as written: sorting them would reorder the run). The entry point names SUITE
+here, so loading the suite registers every check, and a wrong declaration is refused then (core/check.py)."""
+# ruff: noqa: F401, I001
 
-from memconform.suites.emp.checks import (  # noqa: F401  (each module registers its checks)
-    concurrency,
-    crash,
-    file,
-    hostile_input,
-    lock,
-    reader,
-    stateful,
-    writer,
-)
+from memconform.suites.emp.checks import concurrency
+from memconform.suites.emp.checks import crash
+from memconform.suites.emp.checks import file
+from memconform.suites.emp.checks import lock
+from memconform.suites.emp.checks import reader
+from memconform.suites.emp.checks import stateful
+from memconform.suites.emp.checks import writer
+from memconform.suites.emp.checks import hostile_input
 from memconform.suites.emp.suite import SUITE
 
 # the document a run against a target judges is the file the writer checks have it write

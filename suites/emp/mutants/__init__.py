@@ -182,11 +182,3 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
 
 # checks killed by a test of their own (a mutant that only a real process shows), {check id: the test}
 KILLED_ELSEWHERE = {"emp.writer_killed_mid_write": "tests/test_emp_crash.py (RewritesInPlace and UpdateInPlace, run as commands)"}
-
-
-if __name__ == "__main__":  # a mutant as a command, one process per operation: python -m ... NAME OP IN OUT
-    import sys
-
-    from memconform.suites.emp.reference import main
-
-    sys.exit(main(sys.argv[2:], app={**MUTANTS, **COMMAND_MUTANTS}[sys.argv[1]]))

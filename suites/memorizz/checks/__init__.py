@@ -1,15 +1,15 @@
-"""The memorizz checks, registered by topic in run order; the entry point names SUITE here, so loading the
-suite registers every check (and a wrong declaration is refused then, core/check.py)."""
+"""The memorizz checks, registered by topic: checks run in the order they register, which is the order of
+the imports below (kept as written: sorting them would reorder the run). The entry point names SUITE
+here, so loading the suite registers every check, and a wrong declaration is refused then (core/check.py)."""
+# ruff: noqa: F401, I001
 
-from memconform.suites.memorizz.checks import (  # noqa: F401  (each module registers its checks)
-    consumer,
-    document,
-    hostile_input,
-    producer,
-    reject,
-    roundtrip,
-    stateful,
-)
+from memconform.suites.memorizz.checks import consumer
+from memconform.suites.memorizz.checks import document
+from memconform.suites.memorizz.checks import hostile_input
+from memconform.suites.memorizz.checks import producer
+from memconform.suites.memorizz.checks import reject
+from memconform.suites.memorizz.checks import roundtrip
+from memconform.suites.memorizz.checks import stateful
 from memconform.suites.memorizz.suite import SUITE
 
 __all__ = ["SUITE"]

@@ -1,15 +1,15 @@
-"""The memoryai checks, registered by topic in run order; the entry point names SUITE here, so loading the
-suite registers every check (and a wrong declaration is refused then, core/check.py)."""
+"""The memoryai checks, registered by topic: checks run in the order they register, which is the order of
+the imports below (kept as written: sorting them would reorder the run). The entry point names SUITE
+here, so loading the suite registers every check, and a wrong declaration is refused then (core/check.py)."""
+# ruff: noqa: F401, I001
 
-from memconform.suites.memoryai.checks import (  # noqa: F401  (each module registers its checks)
-    consumer,
-    document,
-    hostile_input,
-    producer,
-    profile,
-    roundtrip,
-    stateful,
-)
+from memconform.suites.memoryai.checks import document
+from memconform.suites.memoryai.checks import consumer
+from memconform.suites.memoryai.checks import hostile_input
+from memconform.suites.memoryai.checks import profile
+from memconform.suites.memoryai.checks import roundtrip
+from memconform.suites.memoryai.checks import stateful
+from memconform.suites.memoryai.checks import producer
 from memconform.suites.memoryai.suite import SUITE
 
 # `memconform replay FILE --suite memoryai`: a saved bundle is round-tripped again

@@ -1,23 +1,23 @@
-"""The omp checks, registered by topic in run order; the entry point names SUITE here, so loading the
-suite registers every check (and a wrong declaration is refused then, core/check.py)."""
+"""The omp checks, registered by topic: checks run in the order they register, which is the order of
+the imports below (kept as written: sorting them would reorder the run). The entry point names SUITE
+here, so loading the suite registers every check, and a wrong declaration is refused then (core/check.py)."""
+# ruff: noqa: F401, I001
 
-from memconform.suites.omp.checks import (  # noqa: F401  (each module registers its checks)
-    auth,
-    bad_input,
-    concurrency,
-    crud,
-    fuzz,
-    hostile_input,
-    import_paths,
-    imports,
-    listing,
-    search,
-    search_full,
-    security_ai,
-    shape,
-    sort,
-    stateful,
-)
+from memconform.suites.omp.checks import shape
+from memconform.suites.omp.checks import listing
+from memconform.suites.omp.checks import sort
+from memconform.suites.omp.checks import crud
+from memconform.suites.omp.checks import search
+from memconform.suites.omp.checks import imports
+from memconform.suites.omp.checks import import_paths
+from memconform.suites.omp.checks import auth
+from memconform.suites.omp.checks import stateful
+from memconform.suites.omp.checks import bad_input
+from memconform.suites.omp.checks import concurrency
+from memconform.suites.omp.checks import hostile_input
+from memconform.suites.omp.checks import search_full
+from memconform.suites.omp.checks import security_ai
+from memconform.suites.omp.checks import fuzz
 from memconform.suites.omp.suite import SUITE
 
 __all__ = ["SUITE"]

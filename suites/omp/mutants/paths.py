@@ -213,7 +213,7 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "limits_in_bytes": {("omp.accepts_values_at_limits", "(non-ASCII characters) was refused")},
     "query_edges_500": {("omp.list_empty_and_repeated_parameters", "a server error")},
     "import_restamps_sort_ignored": {("omp.list_sort_orders", "out of order")},
-    "stale_search_index": {("omp.model_based_sequences", "different from the model")},
+    "stale_search_index": {("omp.model_based_sequences", "the target left the model")},
     "keyword_whole_query": {("omp.search_keyword_all_words", "as a phrase is not found")},
     "lenient_json": {("omp.hostile_json_create_refused", ""), ("omp.hostile_json_search_refused", "")},
 }
