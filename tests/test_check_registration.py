@@ -105,46 +105,44 @@ def test_the_five_suites_loaded_every_check_through_this_gate() -> None:
         assert s.registered(), s.name
 
 
-def test_checks_run_in_the_order_their_package_imports_them() -> None:
-    """Run order is registration order: the imports of suites/<spec>/checks/__init__.py, in the order written,
-    each module after the sibling check modules it imports itself (Python's own order). A sorter that
-    reorders those lines reorders the run, and verdicts that depend on what ran before change."""
+def expected_run_order(folder: Path, prefix: str) -> list[str]:
+    """The check modules of a checks package in the order Python loads them: the imports of its
+    __init__.py as written, each module after the sibling check modules it imports at its top."""
     import ast
     import re
 
+    listed = re.findall(rf"^from {re.escape(prefix)} import (\w+)$", (folder / "__init__.py").read_text("utf-8"), re.M)
+    order: list[str] = []
+
+    def load(module: str) -> None:
+        if module in order or not (folder / f"{module}.py").is_file():
+            return
+        for node in ast.parse((folder / f"{module}.py").read_text("utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(prefix + "."):
+                load(node.module.rsplit(".", 1)[-1])
+            elif isinstance(node, ast.ImportFrom) and node.module == prefix:
+                for alias in node.names:
+                    load(alias.name)
+        order.append(module)
+
+    for module in listed:
+        load(module)
+    return order
+
+
+def test_checks_run_in_the_order_their_package_imports_them() -> None:
+    """Run order is registration order. A sorter that reorders the imports of suites/<spec>/checks/__init__.py
+    reorders the run, and verdicts that depend on what ran before change."""
     from memconform.core.suite import all_suites
 
     for s in all_suites():
         folder = Path(__file__).resolve().parents[1] / "suites" / s.name / "checks"
         if not (folder / "__init__.py").is_file():
             continue
-        prefix = f"memconform.suites.{s.name}.checks"
-        listed = re.findall(rf"^from {re.escape(prefix)} import (\w+)$", (folder / "__init__.py").read_text("utf-8"), re.M)
-
-        def siblings(module: str) -> list[str]:
-            tree = ast.parse((folder / f"{module}.py").read_text("utf-8"))
-            found = []
-            for node in tree.body:  # top-level imports only: they run when the module loads
-                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(prefix + "."):
-                    found.append(node.module.rsplit(".", 1)[-1])
-                elif isinstance(node, ast.ImportFrom) and node.module == prefix:
-                    found += [a.name for a in node.names]
-            return found
-
-        expected: list[str] = []
-
-        def load(module: str) -> None:
-            if module in expected or not (folder / f"{module}.py").is_file():
-                return
-            for dependency in siblings(module):
-                load(dependency)
-            expected.append(module)
-
-        for module in listed:
-            load(module)
         seen: list[str] = []
         for check in s.registered().values():
             module = check.fn.__module__.rsplit(".", 1)[-1]
             if module not in seen:
                 seen.append(module)
+        expected = expected_run_order(folder, f"memconform.suites.{s.name}.checks")
         assert seen == [m for m in expected if m in seen], s.name
