@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     session.on_result = print_result
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
-        f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
+        f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; report {report_dir}")
     with progress:  # a live status line on a terminal, plain lines otherwise
         outcome = session.run()
     say("")
