@@ -12,8 +12,6 @@ from typing import Any
 
 from ..core.model import TargetError
 
-MAX_SHARED_VISITS = 1000  # one container met this often is a cycle, or sharing no target needs
-
 
 def serialized(op: str, value: Any, cap: int) -> bytes:
     """`value` as UTF-8 JSON bytes (bytes pass through), or TargetError when over `cap` or not JSON data."""
@@ -21,7 +19,10 @@ def serialized(op: str, value: Any, cap: int) -> bytes:
         if len(value) > cap:
             raise TargetError(f"{op}: answered {len(value)} bytes, over the cap of {cap} bytes")
         return bytes(value)
-    least = least_size(value, cap)
+    try:
+        least = least_size(value, cap)
+    except ValueError as exc:
+        raise TargetError(f"{op}: answered a value that is not JSON data ({exc})") from None
     if least > cap:
         raise TargetError(f"{op}: the reply exceeds the cap of {cap} bytes once serialized "
                           "(refused before serializing it)")
@@ -39,28 +40,51 @@ def serialized(op: str, value: Any, cap: int) -> bytes:
 
 
 def least_size(value: Any, cap: int) -> int:
-    """A lower bound of the bytes of `value`'s JSON text, counted no further than just past `cap`."""
+    """A lower bound of the bytes of `value`'s JSON text, counted no further than just past `cap`.
+    A container met again is counted again from memory (sharing is legal JSON data, and costs its
+    size each time it is written); one that contains itself raises ValueError. Memory: the depth."""
+    if not isinstance(value, (dict, list, tuple)):
+        return _scalar_size(value)
+    known: dict[int, int] = {}
+    open_ids: set[int] = set()
+    frames: list[list[Any]] = []  # [container, iterator over its values, its size so far]
     total = 0
-    stack = [value]
-    visits: dict[int, int] = {}
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (dict, list, tuple)):
-            visits[id(item)] = visits.get(id(item), 0) + 1
-            if visits[id(item)] > MAX_SHARED_VISITS:
-                return total  # a cycle (or a value shared this often): json.dumps says which
-        if isinstance(item, str):
-            total += len(item) + 3  # quotes and a separator
-        elif isinstance(item, dict):
-            total += 2 + len(item)
-            for key, val in item.items():
-                stack.append(val)
-                total += len(key) + 3 if isinstance(key, str) else 1
-        elif isinstance(item, (list, tuple)):
-            total += 2 + len(item)
-            stack.extend(item)
+
+    def enter(container: Any) -> int:
+        overhead = 2 + len(container)
+        if isinstance(container, dict):
+            overhead += sum(len(k) + 3 if isinstance(k, str) else 1 for k in container)
+        open_ids.add(id(container))
+        frames.append([container, iter(container.values() if isinstance(container, dict) else container), overhead])
+        return overhead
+
+    total += enter(value)
+    while frames and total <= cap:
+        frame = frames[-1]
+        child = next(frame[1], _END)
+        if child is _END:
+            frames.pop()
+            known[id(frame[0])] = frame[2]
+            open_ids.discard(id(frame[0]))
+            if frames:
+                frames[-1][2] += frame[2]
+        elif isinstance(child, (dict, list, tuple)):
+            if id(child) in open_ids:
+                raise ValueError("the value contains itself")
+            if id(child) in known:
+                frame[2] += known[id(child)]
+                total += known[id(child)]
+            else:
+                total += enter(child)
         else:
-            total += 1
-        if total > cap or len(stack) > cap:
-            return cap + 1
-    return total
+            size = _scalar_size(child)
+            frame[2] += size
+            total += size
+    return total if total <= cap else cap + 1
+
+
+_END = object()
+
+
+def _scalar_size(value: Any) -> int:
+    return len(value) + 2 if isinstance(value, str) else 1
