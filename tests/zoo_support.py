@@ -26,11 +26,12 @@ LEAK_RUN = 16
 _U_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
-def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str = KEY) -> dict:
-    """`memconform ARGV --api-key KEY --report-dir rep` in `cwd`; exit code, seconds, stdout, stderr."""
+def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = KEY) -> dict:
+    """`memconform ARGV --api-key KEY --report-dir rep` (key None: ARGV alone) in `cwd`; exit code,
+    seconds, memconform's peak memory, stdout, stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM", "HYPOTHESIS"))}
     env["PYTHONPATH"] = str(HERE)
-    full = [str(MEMCONFORM), *argv, "--api-key", key, "--report-dir", "rep"]
+    full = [str(MEMCONFORM), *argv, *(["--api-key", key, "--report-dir", "rep"] if key is not None else [])]
     started = time.monotonic()
     peak = 0
     with open(cwd / "out.txt", "wb") as out, open(cwd / "err.txt", "wb") as err:
