@@ -59,9 +59,13 @@ def _high_water_kib(pid: int) -> int:
 
 def decodings(text: str) -> list[str]:
     """`text` and what it reads as once url-, JSON- or HTML-decoded: a key in any of those forms shows in one."""
-    unescaped = _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text).replace("\\/", "/").replace('\\"', '"')
-    return [text, urllib.parse.unquote(text), urllib.parse.unquote_plus(text), unescaped, html.unescape(text),
-            html.unescape(unescaped)]
+    def unescape(t: str) -> str:
+        return _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), t).replace("\\/", "/").replace('\\"', '"')
+
+    unescaped = unescape(text)
+    twice = unescape(text.replace("\\\\", "\\"))  # an escape inside a JSON string of a JSON file
+    return [text, urllib.parse.unquote(text), urllib.parse.unquote_plus(text), unescaped, twice,
+            html.unescape(text), html.unescape(unescaped)]
 
 
 def key_leaks(texts: dict[str, str], key: str = KEY, run: int = LEAK_RUN) -> list[tuple[str, str]]:

@@ -24,12 +24,13 @@ def _char_pattern(ch: str) -> str:
     forms = [re.escape(ch)]
     utf8 = ch.encode("utf-8")
     forms.append("".join(f"%(?i:{b:02x})" for b in utf8))
+    # one backslash, or several: an escape inside a string that was escaped again (repr, JSON in JSON)
     if code < 0x10000:
-        forms.append(rf"\\u(?i:{code:04x})")
+        forms.append(rf"\\+u(?i:{code:04x})")
     if ch == " ":
         forms.append(r"\+")
     if ch in '/"\\':
-        forms.append(re.escape("\\" + ch))
+        forms.append(r"\\+" + re.escape(ch))
     return "(?:" + "|".join(forms) + ")"
 
 
@@ -45,6 +46,7 @@ def encoded_forms(secret: str) -> list[str]:
         every_char, every_char.upper().replace("\\U", "\\u"),
     ]
     forms += [_lower_hex(f) for f in forms[1:3]]
+    forms += [f.replace("\\", "\\\\") for f in forms if "\\" in f]  # escaped again (repr, JSON in JSON)
     return list(dict.fromkeys(f for f in forms if f))
 
 
