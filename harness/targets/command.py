@@ -44,8 +44,8 @@ from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
-from . import contain
 from .base import Reply, Request, Target, parse_json
+from .contain import TOKEN_VARIABLE, Call, become_subreaper, stopped, sweep
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -56,17 +56,38 @@ PLACEHOLDERS = ("op", "input", "output", "workdir")
 
 
 class Captured:
-    """One output stream of a command: the first `cap` bytes and the last TAIL_BYTES kept, the total counted."""
+    """One output stream of a command: the first `cap` bytes and the last TAIL_BYTES kept, the total counted.
+    With a `secret`, the stream is redacted before it is bounded: no cut can fall inside the secret
+    (the last len(secret) - 1 bytes wait until the next chunk shows whether the secret goes on)."""
 
     TAIL_BYTES = 4096
+    MASK = b"***"
 
-    def __init__(self, cap: int = CAPTURE_BYTES) -> None:
+    def __init__(self, cap: int = CAPTURE_BYTES, secret: str | None = None) -> None:
         self.cap = cap
         self.head = bytearray()
         self.tail = b""
         self.total = 0
+        self.secret = secret.encode("utf-8") if secret else b""
+        self.pending = b""
 
     def add(self, chunk: bytes) -> None:
+        if self.secret:
+            chunk = self._redacted(self.pending + chunk)
+        self._keep(chunk)
+
+    def _redacted(self, data: bytes) -> bytes:
+        data = data.replace(self.secret, self.MASK)
+        hold = len(self.secret) - 1
+        self.pending = data[-hold:] if hold and len(data) > hold else (data if hold else b"")
+        return data[: len(data) - len(self.pending)]
+
+    def finish(self) -> None:
+        """The stream ended: what was held back is kept too."""
+        pending, self.pending = self.pending, b""
+        self._keep(pending)
+
+    def _keep(self, chunk: bytes) -> None:
         self.total += len(chunk)
         room = self.cap - len(self.head)
         if room > 0:
@@ -232,9 +253,9 @@ class CommandTarget(Target):
     def _supervised(self, argv: list[str], work: Path, env: dict[str, str], timeout_s: float) -> tuple[dict[str, Any], Captured, Captured]:
         """Run argv under the supervisor; drain its output within the deadline; its status line. Whatever
         happens to the supervisor, memconform then ends every process of the call itself (contain.py)."""
-        contain.become_subreaper()
+        become_subreaper()
         token = uuid.uuid4().hex
-        env = {**env, contain.TOKEN_VARIABLE: token}
+        env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()
         try:
             proc = subprocess.Popen(
@@ -247,13 +268,15 @@ class CommandTarget(Target):
             raise TargetError(f"cannot start the command supervisor: {exc}") from None
         finally:
             os.close(status_w)
-        call = contain.Call(supervisor=proc.pid, token=token)
-        stdout, stderr, status_buf = Captured(), Captured(), Captured(4096)
+        call = Call(supervisor=proc.pid, token=token)
+        stdout, stderr, status_buf = Captured(secret=self.api_key), Captured(secret=self.api_key), Captured(4096)
         try:
             lost = self._drain(proc, status_r, stdout, stderr, status_buf, call, time.monotonic() + timeout_s + GRACE_S)
         finally:
             self._end(proc)
-            killed, left = contain.sweep(call)
+            killed, left = sweep(call)
+            stdout.finish()
+            stderr.finish()
         status = _status_of(bytes(status_buf.head))
         status["swept"], status["left_pids"] = killed, left
         if lost or not status:
@@ -261,7 +284,7 @@ class CommandTarget(Target):
         return status, stdout, stderr
 
     def _drain(self, proc: subprocess.Popen[bytes], status_r: int, stdout: Captured, stderr: Captured,
-               status_buf: Captured, call: contain.Call, deadline: float) -> bool:
+               status_buf: Captured, call: Call, deadline: float) -> bool:
         """Read the command's output and the supervisor's status until the supervisor reports, is lost
         (killed or stopped by the command) or the deadline passes; whether it was lost."""
         status_file = os.fdopen(status_r, "rb", buffering=0)
@@ -288,7 +311,7 @@ class CommandTarget(Target):
                             lost = not _status_of(bytes(status_buf.head))
                             deadline = min(deadline, time.monotonic() + 0.5)
                     call.command = call.command or _command_pid(bytes(status_buf.head))
-                    if not lost and contain.stopped(proc.pid):
+                    if not lost and stopped(proc.pid):
                         lost = True  # stopped by the command: it will never report
                         deadline = time.monotonic()
         finally:
@@ -305,7 +328,7 @@ class CommandTarget(Target):
             return
         except subprocess.TimeoutExpired:
             pass
-        if not contain.stopped(proc.pid):
+        if not stopped(proc.pid):
             proc.send_signal(signal.SIGTERM)  # the supervisor kills the command's whole tree, then exits
             try:
                 proc.wait(timeout=GRACE_S)
