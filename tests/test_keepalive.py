@@ -34,14 +34,14 @@ def test_a_4xx_to_a_request_with_a_body_is_noted_and_one_without_a_body_is_not()
     assert "new connection" in target.notes[0]
 
 
-def test_a_sloppy_keep_alive_server_answers_a_model_based_sequence_as_its_careful_twin():
+def test_a_sloppy_keep_alive_server_answers_a_model_based_sequence_as_its_careful_twin(monkeypatch):
     """The faithful MemoryAI reference behind a front that answers 404 to the memconform test hooks
     without reading their bodies: model_sequences must not see "the same sequence answered differently"."""
     from memconform.reference.memoryai import ReferenceBrain
     from memconform.reference.memoryai_http import make_app
     from memconform.reference.server import serve_in_thread
 
-    upstreams = [serve_in_thread(make_app(ReferenceBrain())) for _ in range(2)]
+    upstreams = [serve_in_thread(make_app(ReferenceBrain())) for _ in range(3)]
     fronts = [keep_alive_front(upstreams[0][0], drains_404=False), keep_alive_front(upstreams[1][0], drains_404=True)]
     try:
         outcomes = []
@@ -51,6 +51,12 @@ def test_a_sloppy_keep_alive_server_answers_a_model_based_sequence_as_its_carefu
         sloppy, twin = outcomes
         assert sloppy == twin, (sloppy, twin)
         assert all("differently twice" not in reason for _, reason in sloppy)
+        # the control: with the connection kept after such an answer, the leftovers do change the verdict
+        monkeypatch.setattr(HttpTarget, "_drop_connections", lambda self, why: None)
+        reused = keep_alive_front(upstreams[2][0], drains_404=False)
+        fronts.append(reused)
+        outcome = execute_run(["memoryai"], reused[0], Profile.named("ci"), None, check_ids=["model_sequences"])
+        assert [(r.outcome.value, r.reason) for r in outcome.results] != twin
     finally:
         for _, stop in fronts + upstreams:
             stop()
