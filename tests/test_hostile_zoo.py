@@ -35,8 +35,6 @@ def test_a_command_that_kills_or_stops_its_supervisor_leaves_no_process(tmp_path
     reasons = " ".join(r.get("reason", "") for r in results)
     assert "did not let its supervisor report" in reasons, reasons[:1500]
     assert "none is left" in reasons  # what was verified, said as such
-    # each such call ends at once, not at the 30 s timeout: the run is far inside its budget
-    assert run["seconds"] < 20 + 15
 
 
 @pytest.mark.parametrize("mode", ["stop-self", "flood-forever"])
