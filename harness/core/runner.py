@@ -21,7 +21,7 @@ from .verdicts import LevelVerdict, level_verdicts
 __all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "redact_failure", "run_checks", "run_cleanups", "run_one"]
 
 MAX_FAILURES = 200  # per result: a target that breaks a rule a million times needs no million lines
-MAX_TARGET_NOTES = 20
+MAX_TARGET_NOTES = 3
 
 
 @dataclass
@@ -149,14 +149,25 @@ def run_one(check: Check, ctx: Context) -> Result:
         if isinstance(clock, Clock):
             clock.end_check()
     result.duration_s = time.monotonic() - started
-    seen_on_the_wire = getattr(ctx.target, "notes", None)  # what the target's connections went through
-    if isinstance(seen_on_the_wire, list) and seen_on_the_wire:
-        ctx.transcript += list(dict.fromkeys(seen_on_the_wire))[:MAX_TARGET_NOTES]
-        seen_on_the_wire.clear()
+    ctx.transcript += target_notes(ctx.target)
     result.transcript = [ctx.redactor.text(t) for t in ctx.transcript]
     result.reason = ctx.redactor.text(result.reason)
     ctx.check_id = ""
     return result
+
+
+def target_notes(target: Any) -> list[str]:
+    """What the target's connections went through during the check (`target.notes`, then emptied):
+    the first few distinct notes, and how many more there were."""
+    notes = getattr(target, "notes", None)
+    if not isinstance(notes, list) or not notes:
+        return []
+    distinct = list(dict.fromkeys(str(n) for n in notes))
+    notes.clear()
+    kept = distinct[:MAX_TARGET_NOTES]
+    if len(distinct) > len(kept):
+        kept.append(f"... and {len(distinct) - len(kept)} more notes like these in this check")
+    return kept
 
 
 def collect_failures(check: Check, found: Iterable[Any], redactor: Redactor, clock: Clock | None = None) -> list[Failure]:
