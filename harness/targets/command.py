@@ -45,7 +45,7 @@ from typing import Any
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Reply, Request, Target, parse_json
-from .contain import TOKEN_VARIABLE, Call, become_subreaper, stopped, sweep
+from .contain import LIVE_SUPERVISORS, TOKEN_VARIABLE, Call, become_subreaper, started, stopped, sweep
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -268,13 +268,15 @@ class CommandTarget(Target):
             raise TargetError(f"cannot start the command supervisor: {exc}") from None
         finally:
             os.close(status_w)
-        call = Call(supervisor=proc.pid, token=token)
+        call = Call(supervisor=proc.pid, token=token, since=started(proc.pid))
+        LIVE_SUPERVISORS.add(proc.pid)
         stdout, stderr, status_buf = Captured(secret=self.api_key), Captured(secret=self.api_key), Captured(4096)
         try:
             lost = self._drain(proc, status_r, stdout, stderr, status_buf, call, time.monotonic() + timeout_s + GRACE_S)
         finally:
             self._end(proc)
             killed, left = sweep(call)
+            LIVE_SUPERVISORS.discard(proc.pid)
             stdout.finish()
             stderr.finish()
         status = _status_of(bytes(status_buf.head))

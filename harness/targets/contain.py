@@ -40,6 +40,12 @@ class Proc:
     pgid: int
     sid: int
     state: str
+    start: int  # clock ticks after boot
+
+
+# the supervisors of the calls running now (calls may run in parallel threads): an orphan that
+# came to memconform during a call is that call's unless it is one of these
+LIVE_SUPERVISORS: set[int] = set()
 
 
 def process_table() -> dict[int, Proc]:
@@ -58,8 +64,9 @@ def process_table() -> dict[int, Proc]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
-        if len(fields) > 4:
-            table[int(name)] = Proc(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode())
+        if len(fields) > 19:
+            table[int(name)] = Proc(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
+                                    int(fields[19]))
     return table
 
 
@@ -93,6 +100,7 @@ class Call:
     supervisor: int
     token: str
     command: int | None = None  # the command's pid = its process group (the supervisor reports it)
+    since: int = 0  # the supervisor's start (clock ticks): orphans adopted since then may be the call's
 
     def members(self, table: dict[int, Proc]) -> set[int]:
         me = os.getpid()
@@ -104,7 +112,37 @@ class Call:
             if (self.command is not None and proc.pgid == self.command) or proc.sid == self.supervisor \
                     or carries(pid, tagged):
                 found.add(pid)
+        for orphan in self.adopted(table, me):  # setsid() and a cleared environment leave only this
+            found |= {orphan} | below(table, orphan)
         return {pid for pid in found if pid != me}
+
+    def adopted(self, table: dict[int, Proc], me: int) -> list[int]:
+        """memconform's direct children started since this call's supervisor that are no call's
+        supervisor: what the subreaper adopted (memconform itself starts no other process)."""
+        if not self.since:
+            return []
+        others = LIVE_SUPERVISORS - {self.supervisor}
+        return [p.pid for p in table.values()
+                if p.ppid == me and p.start >= self.since and p.pid not in others and p.pid != self.supervisor
+                and not any(p.pid in below(table, other) for other in others)]
+
+
+def started(pid: int) -> int:
+    """The start of `pid` in clock ticks after boot (0 when unknown)."""
+    proc = process_table_entry(pid)
+    return proc.start if proc else 0
+
+
+def process_table_entry(pid: int) -> Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    if len(fields) <= 19:
+        return None
+    return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), int(fields[19]))
 
 
 def sweep(call: Call) -> tuple[int, list[int]]:

@@ -36,6 +36,7 @@ def stray(setsid: bool, clear_env: bool) -> None:
 def spawn_strays() -> None:
     stray(setsid=False, clear_env=False)
     stray(setsid=True, clear_env=False)
+    stray(setsid=True, clear_env=True)  # no group, no session, no variable: only the adoption ties it
     time.sleep(0.2)  # the strays are on their own before the supervisor is attacked
 
 
