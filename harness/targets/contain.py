@@ -6,8 +6,10 @@ prctl PR_SET_CHILD_SUBREAPER): whatever the command leaves when its supervisor i
 re-parented to memconform, not to init, and after every call memconform kills what belongs to the
 call and reaps it. A process belongs to the call when it is the supervisor or below it, or is
 memconform's own descendant and carries the call's token in its environment, or sits in the
-command's process group or the supervisor's session. Only that is verified and reported: a process
-that left all four (setsid, a cleared environment, and its supervisor killed first) is not seen.
+command's process group or the supervisor's session, or was adopted by memconform during the call
+(a direct child started after the call's supervisor that is no running call's supervisor; memconform
+starts no other process, but a program embedding it that starts processes from another thread
+while a `cmd:` call runs would see them ended too). Only that is verified and reported.
 """
 
 from __future__ import annotations
