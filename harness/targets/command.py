@@ -45,7 +45,16 @@ from typing import Any
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Reply, Request, Target, parse_json
-from .contain import LIVE_SUPERVISORS, TOKEN_VARIABLE, Call, become_subreaper, started, stopped, sweep
+from .contain import (
+    LIVE_SUPERVISORS,
+    STARTING,
+    TOKEN_VARIABLE,
+    Call,
+    become_subreaper,
+    started,
+    stopped,
+    sweep,
+)
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -258,18 +267,19 @@ class CommandTarget(Target):
         env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
-            )
+            with STARTING:  # registered before any sweep of a parallel call can see it
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
+                )
+                LIVE_SUPERVISORS.add(proc.pid)
         except OSError as exc:
             os.close(status_r)
             raise TargetError(f"cannot start the command supervisor: {exc}") from None
         finally:
             os.close(status_w)
         call = Call(supervisor=proc.pid, token=token, since=started(proc.pid))
-        LIVE_SUPERVISORS.add(proc.pid)
         stdout, stderr, status_buf = Captured(secret=self.api_key), Captured(secret=self.api_key), Captured(4096)
         try:
             lost = self._drain(proc, status_r, stdout, stderr, status_buf, call, time.monotonic() + timeout_s + GRACE_S)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -46,8 +47,11 @@ class Proc:
 
 
 # the supervisors of the calls running now (calls may run in parallel threads): an orphan that
-# came to memconform during a call is that call's unless it is one of these
+# came to memconform during a call is that call's unless it is one of these. STARTING is held while a
+# supervisor is started and registered, and while a sweep looks for adopted orphans, so no sweep
+# mistakes a supervisor started a moment ago for an orphan.
 LIVE_SUPERVISORS: set[int] = set()
+STARTING = threading.Lock()
 
 
 def process_table() -> dict[int, Proc]:
@@ -153,8 +157,10 @@ def sweep(call: Call) -> tuple[int, list[int]]:
     killed: set[int] = set()
     left: set[int] = set()
     for _ in range(SWEEP_ROUNDS):
-        table = process_table()
-        left = {pid for pid in call.members(table) if not _reap_if_dead(pid, table[pid], me)}
+        with STARTING:
+            table = process_table()
+            members = call.members(table)
+        left = {pid for pid in members if not _reap_if_dead(pid, table[pid], me)}
         if not left:
             break
         for pid in left:
