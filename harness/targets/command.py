@@ -51,7 +51,7 @@ from .contain import (
     TOKEN_VARIABLE,
     Call,
     become_subreaper,
-    started,
+    start_ticks,
     stopped,
     sweep,
 )
@@ -279,7 +279,7 @@ class CommandTarget(Target):
             raise TargetError(f"cannot start the command supervisor: {exc}") from None
         finally:
             os.close(status_w)
-        call = Call(supervisor=proc.pid, token=token, since=started(proc.pid))
+        call = Call(supervisor=proc.pid, token=token, since=start_ticks(proc.pid))
         stdout, stderr, status_buf = Captured(secret=self.api_key), Captured(secret=self.api_key), Captured(4096)
         try:
             lost = self._drain(proc, status_r, stdout, stderr, status_buf, call, time.monotonic() + timeout_s + GRACE_S)

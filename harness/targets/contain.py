@@ -133,7 +133,7 @@ class Call:
                 and not any(p.pid in below(table, other) for other in others)]
 
 
-def started(pid: int) -> int:
+def start_ticks(pid: int) -> int:
     """The start of `pid` in clock ticks after boot (0 when unknown)."""
     proc = process_table_entry(pid)
     return proc.start if proc else 0
