@@ -50,9 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="hypothesis seed (printed in every run header)")
     run.add_argument("--expect", metavar="FILE", help="known failures and flaky checks (JSON, "
                      "schemas/expectations.schema.json): listed checks may fail without failing the run")
-    run.add_argument("--run-deadline", type=float, metavar="SECONDS",
-                     help="bound on the run against one target (default 1800): after it every remaining check "
-                          "errors with \"run deadline reached\" and the report is completed")
+    run.add_argument("--run-budget", "--run-deadline", dest="run_deadline", type=float, metavar="SECONDS",
+                     help="bound on the whole run (default per profile: ci 240, default and strict 900, thorough "
+                          "3600), shared by every check and call: after it every remaining call errors at once "
+                          "and the report is completed")
+    run.add_argument("--check-budget", dest="check_deadline", type=float, metavar="SECONDS",
+                     help="bound on one check, shared by all its calls (default per profile: ci 60, default and "
+                          "strict 180, thorough 600)")
     run.add_argument("--call-deadline", type=float, metavar="SECONDS",
                      help="bound on one exchange with the target, from connecting to the last byte (default 60)")
     profile_args(run)

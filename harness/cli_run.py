@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli_common import MAX_DOCUMENT_BYTES, installed, parse_options, profile_from_args, read_document
+from .core.clock import Clock
 from .core.model import HarnessError, Outcome, Result
 from .core.profile import Profile
 from .core.registry import REGISTRY, load_suite
@@ -23,6 +24,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     profile = profile_from_args(args)
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+    clock = Clock.starting_now(profile.limits.run_deadline_s, profile.limits.check_deadline_s)
     expect = None
     if getattr(args, "expect", None):  # read before the run: a bad file is a usage error, not a finding
         from .expectations import Expectations
@@ -32,14 +34,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         suites = args.suite
         for name in suites:
             load_suite(name)
-    elif args.target:  # the suites this target speaks
-        suites = probe_suites(args.target, profile, api_key)
+    elif args.target:  # the suites this target speaks (the probe's calls count against the run's budget)
+        suites = probe_suites(args.target, profile, api_key, clock)
     else:  # every suite this installation carries, each against its embedded reference
         suites = list(installed())
     report_dir = Path(args.report_dir)
     target = args.target
     session = Session(suites, target, profile, report_dir, api_key, args.check or None,
                       command=" ".join(shlex.quote(a) for a in sys.argv))
+    session.clock = clock
     say = session.printer  # every terminal line goes through the run's redactor
     from .render.progress import Progress
     from .session import select_checks
@@ -55,7 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     session.on_result = print_result
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
-        f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
+        f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; report {report_dir}")
     with progress:  # a live status line on a terminal, plain lines otherwise
         outcome = session.run()
     say("")
@@ -73,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def probe_suites(target: str, profile: Profile, api_key: str | None) -> list[str]:
+def probe_suites(target: str, profile: Profile, api_key: str | None, clock: Clock | None = None) -> list[str]:
     """The installed suites whose `probe` says the target speaks them (run without --suite)."""
     from .targets import open_target
 
@@ -83,6 +86,8 @@ def probe_suites(target: str, profile: Profile, api_key: str | None) -> list[str
             unprobed.append(suite.name)
             continue
         with open_target(target, suite.routes, profile.limits, api_key) as tgt:
+            if clock is not None:
+                tgt.clock = clock.sibling()
             tgt.preflight()  # a target that does not answer is one start-up error, not "speaks nothing"
             try:
                 if suite.probe(tgt):

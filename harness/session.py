@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.check_context import NoTarget
+from .core.clock import Clock
 from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
 from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
@@ -62,6 +63,15 @@ def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
     return checks
 
 
+def budget_of(profile: Profile) -> dict[str, float]:
+    """What bounds the run, for the report header: seconds for the run, each check, each call."""
+    limits = profile.limits
+    budget = {"run_s": limits.run_deadline_s, "call_s": limits.call_deadline_s}
+    if limits.check_deadline_s:
+        budget["check_s"] = limits.check_deadline_s
+    return budget
+
+
 def default_target(suite: str) -> str:
     return f"reference:{suite}"
 
@@ -96,6 +106,8 @@ class Session:
         self._closed: set[str] = set()
         self.outcome = RunOutcome(report_dir=report_dir)
         self.writer: ReportWriter | None = None
+        limits = profile.limits
+        self.clock = Clock.starting_now(limits.run_deadline_s, limits.check_deadline_s)  # every target of the run
 
     # --- the stream -------------------------------------------------------------------------
     def start(self) -> None:
@@ -106,6 +118,7 @@ class Session:
         self.writer.header(
             target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
+            budget=budget_of(self.profile),
         )
 
     def context(self, suite_name: str) -> Context:
@@ -118,6 +131,7 @@ class Session:
         suite = get_suite(suite_name)
         target_str = self.target or default_target(suite_name)
         tgt = open_target(target_str, suite.routes, self.profile.limits, self.api_key)
+        tgt.clock = self.clock.sibling()
         try:
             tgt.preflight()
             ctx = Context(suite=suite, target=tgt, profile=self.profile, report_dir=self.report_dir, redactor=self.redactor)

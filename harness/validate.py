@@ -9,7 +9,9 @@ failed check, `<suite>.well_formed` (exit 1), and no other check runs on it: one
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,24 +201,53 @@ def json_syntax(suite: SuiteSpec) -> bool:
     return suite.parse is None
 
 
-def read_head(path: Path) -> bytes:
+def open_regular(path: Path) -> int:
+    """A descriptor of `path`, refused before anything is read unless it is a regular file: a FIFO
+    would block the reader forever, a device (/dev/zero) never ends. Checked by stat before opening,
+    and by fstat of what was opened (non-blocking, so a FIFO swapped in between cannot block the open)."""
     try:
-        with path.open("rb") as fh:
-            return fh.read(HEAD_BYTES)
+        _refuse_unless_regular(path, os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        _refuse_unless_regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refuse_unless_regular(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "not a file")
+    raise HarnessError(f"cannot read {path}: it is {kind}, not a regular file")
+
+
+def read_head(path: Path) -> bytes:
+    with os.fdopen(open_regular(path), "rb") as fh:
+        try:
+            return fh.read(HEAD_BYTES)
+        except OSError as exc:
+            raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def read_all(path: Path, max_bytes: int) -> bytes:
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise HarnessError(f"cannot read {path}: not a regular file")
-        if size > max_bytes:
-            raise HarnessError(f"{path} is {size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
-        return path.read_bytes()
-    except OSError as exc:
-        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with os.fdopen(open_regular(path), "rb") as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise HarnessError(f"{path} is {size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
+            data = fh.read(max_bytes + 1)  # a file that grows while read is still cut at the limit
+        except OSError as exc:
+            raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise HarnessError(f"{path} is over the limit of {max_bytes} bytes (raise it with --max-bytes)")
+    return data
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
@@ -240,6 +271,7 @@ def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: l
     """(suite, how it was named, results) for one file."""
     from .session import validate_document
 
+    os.close(open_regular(path))  # a FIFO, device or folder is refused before any reader opens it
     streamed = open_stream(path, wanted)
     if streamed is not None:
         suite = get_suite(streamed[0])

@@ -277,7 +277,7 @@ def test_run_deadline_refuses_every_call_at_once() -> None:
     t = mock(lambda r: calls.append("sent") or json_response(200, {}), run_deadline_s=0.0)
     started = time.monotonic()
     for _ in range(50):
-        with pytest.raises(TargetError, match="run deadline reached"):
+        with pytest.raises(TargetError, match="run budget .* is spent"):
             t.call("ok", {})
     assert calls == [] and time.monotonic() - started < 5
 
@@ -433,15 +433,20 @@ def test_a_404_that_leaves_the_body_unread_does_not_leak_into_the_next_check(mon
     from memconform.suites.memoryai.reference.brain import ReferenceBrain
     from memconform.suites.memoryai.reference.http_app import make_app
 
-    upstreams = [serve_in_thread(make_app(ReferenceBrain())) for _ in range(3)]
+    upstreams = [serve_in_thread(make_app(ReferenceBrain())) for _ in range(4)]
     fronts = [keep_alive_front(upstreams[0][0], drains_404=False), keep_alive_front(upstreams[1][0], drains_404=True)]
     try:
         sloppy, twin = (memoryai_verdicts(url) for url, _ in fronts)
         assert sloppy == twin
         assert any(o == "skipped" for o in twin.values()) and any(o == "passed" for o in twin.values())
-        # the test can tell: on one reused connection the sloppy server's leftovers change verdicts
+        # inside one check too (no fresh pool per check): a 4xx to a request with a body ends its connection
         monkeypatch.setattr(HttpTarget, "begin_check", lambda self: None)
-        reused = keep_alive_front(upstreams[2][0], drains_404=False)
+        within = keep_alive_front(upstreams[2][0], drains_404=False)
+        fronts.append(within)
+        assert memoryai_verdicts(within[0]) == twin
+        # the test can tell: on one reused connection the sloppy server's leftovers change verdicts
+        monkeypatch.setattr(HttpTarget, "_drop_connections", lambda self, why: None)
+        reused = keep_alive_front(upstreams[3][0], drains_404=False)
         fronts.append(reused)
         assert memoryai_verdicts(reused[0]) != twin
     finally:

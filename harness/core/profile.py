@@ -35,9 +35,10 @@ class Limits:
     call_deadline_s: float = 60.0
     max_response_bytes: int = 64 * 1024 * 1024
     dir_wait_s: float = 30.0
-    # the whole run against one target: past it every remaining call errors at once and the report
-    # is completed (a target that never answers bounds each call, this bounds the run)
+    # the whole run (every target of it): past it every remaining call errors at once and the report
+    # is completed; each check has its own budget inside it (None: only the run's)
     run_deadline_s: float = 1800.0
+    check_deadline_s: float | None = None
 
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -50,6 +51,14 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 CI_SEED = 20260528
+
+# (run budget, check budget) in seconds: every call of a run and of a check draws on them
+BUDGETS: dict[str, tuple[float, float]] = {
+    "ci": (240.0, 60.0),
+    "default": (900.0, 180.0),
+    "thorough": (3600.0, 600.0),
+    "strict": (900.0, 180.0),
+}
 
 
 @dataclass
@@ -69,7 +78,9 @@ class Profile:
         base = PROFILES[name]
         if seed is None:
             seed = CI_SEED if base["derandomize"] else random.randrange(2**31)
-        return cls(name=name, seed=seed, options=dict(options or {}), **base)
+        run_s, check_s = BUDGETS.get(name, (Limits.run_deadline_s, None))
+        return cls(name=name, seed=seed, options=dict(options or {}),
+                   limits=Limits(run_deadline_s=run_s, check_deadline_s=check_s), **base)
 
     def option(self, suite: str, name: str) -> str:
         spec = OPTIONS.get(suite, {}).get(name)

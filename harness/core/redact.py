@@ -13,6 +13,8 @@ import re
 import sys
 from typing import IO, Any
 
+from .secret_forms import SecretForms
+
 MASK = "***"
 MASKS = ("***", "###", "~~~", "%%%", "^^^")  # one that shares no character with the secret
 MIN_LEARNED_SECRET = 3  # a secret met during the run (a key in a target's file): shorter is ordinary text
@@ -102,11 +104,18 @@ class Redactor:
 
     def __init__(self, secrets: list[str] | None = None) -> None:
         self.secrets = sorted({_text(s) for s in (secrets or []) if s}, key=len, reverse=True)
+        self._forms: dict[str, SecretForms] = {}
 
     def add(self, secret: str | None) -> None:
         """Learn a secret met during the run (a per-tool key from a credentials file, say)."""
         if secret and len(secret) >= MIN_LEARNED_SECRET and _text(secret) not in self.secrets:
             self.secrets = sorted([*self.secrets, _text(secret)], key=len, reverse=True)
+
+    def forms(self, secret: str) -> SecretForms:
+        """Every form of `secret` to mask (encoded, and runs of it), compiled once."""
+        if secret not in self._forms:
+            self._forms[secret] = SecretForms(secret)
+        return self._forms[secret]
 
     def text(self, value: str) -> str:
         value = _text(value)
@@ -115,6 +124,7 @@ class Redactor:
             for secret in self.secrets:
                 while secret in value:  # deleting (no mask fits) can join two halves into a new one
                     value = value.replace(secret, _mask_for(secret))
+                value = self.forms(secret).mask(value, _mask_for(secret))
             value = _BEARER.sub(lambda m: m.group(1) + MASK if all(s not in m.group(1) + MASK for s in self.secrets)
                                 else m.group(1), value)
             if value == before:

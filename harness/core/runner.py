@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .check_context import TargetPort
+from .clock import Clock
 from .model import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .profile import Profile
 from .redact import Redactor
@@ -23,6 +24,7 @@ __all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "redac
 S = TypeVar("S")
 
 MAX_FAILURES = 200  # per result: a target that breaks a rule a million times needs no million lines
+MAX_TARGET_NOTES = 3
 
 
 @dataclass
@@ -146,22 +148,23 @@ def run_one(check: Check, ctx: Context) -> Result:
     ctx.check_id = check.id
     result = _blank(check, ctx, Outcome.ERRORED)
     result.reproduce = f"{ctx.reproduce_base} --check {check.id}".strip()
+    clock = getattr(ctx.target, "clock", None)
+    if isinstance(clock, Clock):
+        clock.start_check()
+        spent = clock.spent()
+        if spent and check.kind != "document":  # a document check may still read the document fetched before
+            clock.end_check()
+            result.reason = f"not run: {spent}"
+            result.transcript = []
+            ctx.check_id = ""
+            return result
     try:
         begin = getattr(ctx.target, "begin_check", None)
         if callable(begin):
             begin()  # a fresh connection: one check's framing error cannot leak into the next
-        if check.kind == "document":
-            failures = list(check.fn(_document_for(check, ctx), ctx))
-        else:
-            failures = list(check.fn(ctx))
-        bad = [f for f in failures if not isinstance(f, Failure)]
-        if bad:
-            raise HarnessError(f"check {check.id} yielded {type(bad[0]).__name__}, not Failure")
-        if len(failures) > MAX_FAILURES:
-            more = len(failures) - MAX_FAILURES
-            failures = [*failures[:MAX_FAILURES], Failure(f"... and {more} more failures of this check", path="$")]
-        result.failures = [redact_failure(f, ctx.redactor) for f in failures]
-        result.outcome = Outcome.FAILED if failures else Outcome.PASSED
+        found = check.fn(_document_for(check, ctx), ctx) if check.kind == "document" else check.fn(ctx)
+        result.failures = collect_failures(check, found, ctx.redactor, clock if isinstance(clock, Clock) else None)
+        result.outcome = Outcome.FAILED if result.failures else Outcome.PASSED
     except SkipCheck as exc:
         result.outcome = Outcome.SKIPPED
         result.reason = str(exc.reason) or type(exc).__name__
@@ -175,11 +178,50 @@ def run_one(check: Check, ctx: Context) -> Result:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
         result.reason = f"harness error: {type(exc).__name__}: {_safe_str(exc)}{where}"
+    finally:
+        if isinstance(clock, Clock):
+            clock.end_check()
     result.duration_s = time.monotonic() - started
+    ctx.transcript += target_notes(ctx.target)
     result.transcript = [ctx.redactor.text(t) for t in ctx.transcript]
     result.reason = ctx.redactor.text(result.reason)
     ctx.check_id = ""
     return result
+
+
+def target_notes(target: Any) -> list[str]:
+    """What the target's connections went through during the check (`target.notes`, then emptied):
+    the first few distinct notes, and how many more there were."""
+    notes = getattr(target, "notes", None)
+    if not isinstance(notes, list) or not notes:
+        return []
+    distinct = list(dict.fromkeys(str(n) for n in notes))
+    notes.clear()
+    kept = distinct[:MAX_TARGET_NOTES]
+    if len(distinct) > len(kept):
+        kept.append(f"... and {len(distinct) - len(kept)} more notes like these in this check")
+    return kept
+
+
+def collect_failures(check: Check, found: Iterable[Any], redactor: Redactor, clock: Clock | None = None) -> list[Failure]:
+    """The check's failures, each redacted as it comes; past MAX_FAILURES only counted, never kept, and
+    counted only while the check's budget lasts."""
+    kept: list[Failure] = []
+    more = 0
+    stopped = ""
+    for failure in found:
+        if not isinstance(failure, Failure):
+            raise HarnessError(f"check {check.id} yielded {type(failure).__name__}, not Failure")
+        if len(kept) < MAX_FAILURES:
+            kept.append(redact_failure(failure, redactor))
+            continue
+        more += 1
+        if clock is not None and more % 1000 == 0 and clock.spent():
+            stopped = f" (counting stopped: {clock.spent()})"
+            break
+    if more:
+        kept.append(Failure(f"... and {'at least ' if stopped else ''}{more} more failures of this check{stopped}", path="$"))
+    return kept
 
 
 def _safe_str(exc: BaseException) -> str:

@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.clock import Clock
 from ..core.model import TargetError
+from ..core.profile import Limits
 
 # No answer a spec describes nests anywhere near this; deeper JSON from a target is refused before
 # it can raise RecursionError in a check, a schema validator or the report writer.
@@ -160,6 +162,19 @@ class Target:
 
     def send(self, request: Request) -> Reply:
         raise NotImplementedError
+
+    @property
+    def clock(self) -> Clock:
+        """The budgets this target's calls draw on; a session hands every target of a run one run deadline."""
+        clock: Clock | None = self.__dict__.get("_clock")
+        if clock is None:
+            limits = getattr(self, "limits", None) or Limits()
+            clock = self._clock = Clock.starting_now(limits.run_deadline_s, limits.check_deadline_s)
+        return clock
+
+    @clock.setter
+    def clock(self, value: Clock) -> None:
+        self._clock = value
 
     def begin_check(self) -> None:
         """Called by the runner before each check: start from a fresh connection (HTTP), so a framing

@@ -38,12 +38,23 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Reply, Request, Target, parse_json
+from .contain import (
+    LIVE_SUPERVISORS,
+    STARTING,
+    TOKEN_VARIABLE,
+    Call,
+    become_subreaper,
+    start_ticks,
+    stopped,
+    sweep,
+)
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -54,17 +65,38 @@ PLACEHOLDERS = ("op", "input", "output", "workdir")
 
 
 class Captured:
-    """One output stream of a command: the first `cap` bytes and the last TAIL_BYTES kept, the total counted."""
+    """One output stream of a command: the first `cap` bytes and the last TAIL_BYTES kept, the total counted.
+    With a `secret`, the stream is redacted before it is bounded: no cut can fall inside the secret
+    (the last len(secret) - 1 bytes wait until the next chunk shows whether the secret goes on)."""
 
     TAIL_BYTES = 4096
+    MASK = b"***"
 
-    def __init__(self, cap: int = CAPTURE_BYTES) -> None:
+    def __init__(self, cap: int = CAPTURE_BYTES, secret: str | None = None) -> None:
         self.cap = cap
         self.head = bytearray()
         self.tail = b""
         self.total = 0
+        self.secret = secret.encode("utf-8") if secret else b""
+        self.pending = b""
 
     def add(self, chunk: bytes) -> None:
+        if self.secret:
+            chunk = self._redacted(self.pending + chunk)
+        self._keep(chunk)
+
+    def _redacted(self, data: bytes) -> bytes:
+        data = data.replace(self.secret, self.MASK)
+        hold = len(self.secret) - 1
+        self.pending = data[-hold:] if hold and len(data) > hold else (data if hold else b"")
+        return data[: len(data) - len(self.pending)]
+
+    def finish(self) -> None:
+        """The stream ended: what was held back is kept too."""
+        pending, self.pending = self.pending, b""
+        self._keep(pending)
+
+    def _keep(self, chunk: bytes) -> None:
         self.total += len(chunk)
         room = self.cap - len(self.head)
         if room > 0:
@@ -156,7 +188,6 @@ class CommandTarget(Target):
             self.default_template = resolve_template(self.default_template, self.base)
         self.description = "cmd:" + spec
         self.last_stderr = ""
-        self.run_deadline = time.monotonic() + limits.run_deadline_s
 
     def preflight(self) -> None:
         for template in {*self.templates.values(), *([self.default_template] if self.default_template else [])}:
@@ -173,10 +204,7 @@ class CommandTarget(Target):
         template = self.templates.get(op, self.default_template)
         if template is None:
             raise Unsupported(op, "no command template for it")
-        left = self.run_deadline - time.monotonic()
-        if left <= 0:
-            raise TargetError(f"{op}: not started: the run deadline ({self.limits.run_deadline_s:.0f} s) was reached")
-        timeout_s = min(self.timeout_s, left)
+        timeout_s = self.clock.left(op, self.timeout_s)
         with tempfile.TemporaryDirectory(prefix="memconform-cmd-", ignore_cleanup_errors=True) as workdir:
             work = Path(workdir)
             dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -211,7 +239,15 @@ class CommandTarget(Target):
         if status.get("start_error"):
             raise TargetError(f"{op}: cannot start {argv[0]!r}: {status['start_error']}")
         if status.get("timed_out"):
-            raise TargetError(f"{op}: command did not finish within {timeout_s:.3g}s; it and every process it started were killed")
+            self.clock.timed_out(f"{op} (command)")
+            if status.get("supervisor_lost"):
+                raise TargetError(f"{op}: the command did not let its supervisor report; {self._ended_text(status)}")
+            bound = self.clock.cut_short(started + timeout_s, self.timeout_s)
+            raise TargetError(f"{op}: command did not finish within {timeout_s:.3g}s (bounded by {bound}); "
+                              f"{self._ended_text(status)}")
+        if status.get("left_pids"):
+            raise TargetError(f"{op}: {self._ended_text(status)}")
+        self.clock.answered()
         code = status.get("code")
         if code == EXIT_UNSUPPORTED:
             raise Unsupported(op, "command exited 4")
@@ -224,67 +260,125 @@ class CommandTarget(Target):
         return reply
 
     def _supervised(self, argv: list[str], work: Path, env: dict[str, str], timeout_s: float) -> tuple[dict[str, Any], Captured, Captured]:
-        """Run argv under the supervisor; drain its output within the deadline; its status line."""
+        """Run argv under the supervisor; drain its output within the deadline; its status line. Whatever
+        happens to the supervisor, memconform then ends every process of the call itself (contain.py)."""
+        become_subreaper()
+        token = uuid.uuid4().hex
+        env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
-            )
+            with STARTING:  # registered before any sweep of a parallel call can see it
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
+                )
+                LIVE_SUPERVISORS.add(proc.pid)
         except OSError as exc:
             os.close(status_r)
             raise TargetError(f"cannot start the command supervisor: {exc}") from None
         finally:
             os.close(status_w)
-        stdout, stderr, status_buf = Captured(), Captured(), Captured(4096)
-        streams: dict[Any, Captured] = {proc.stdout: stdout, proc.stderr: stderr}
-        status_file = os.fdopen(status_r, "rb", buffering=0)
-        deadline = time.monotonic() + timeout_s + GRACE_S
-        with selectors.DefaultSelector() as sel:
-            for stream in (proc.stdout, proc.stderr, status_file):
-                assert stream is not None
-                os.set_blocking(stream.fileno(), False)
-                sel.register(stream, selectors.EVENT_READ)
-            open_streams = 3
-            while open_streams and time.monotonic() < deadline:
-                for key, _ in sel.select(timeout=max(0.0, min(1.0, deadline - time.monotonic()))):
-                    try:
-                        chunk = os.read(key.fd, 65536)
-                    except BlockingIOError:
-                        continue
-                    if not chunk:
-                        sel.unregister(key.fileobj)
-                        open_streams -= 1
-                        continue
-                    streams.get(key.fileobj, status_buf).add(chunk)
-                    if key.fileobj is status_file and b"\n" in status_buf.head:
-                        # the supervisor is done; only an escaped process could hold the pipes open now
-                        deadline = min(deadline, time.monotonic() + 0.5)
-        self._end(proc)
-        for stream in (proc.stdout, proc.stderr, status_file):
-            if stream is not None:
-                stream.close()
+        call = Call(supervisor=proc.pid, token=token, since=start_ticks(proc.pid))
+        stdout, stderr, status_buf = Captured(secret=self.api_key), Captured(secret=self.api_key), Captured(4096)
         try:
-            status: dict[str, Any] = json.loads(bytes(status_buf.head).splitlines()[0])
-        except (IndexError, ValueError):
-            status = {"timed_out": True}  # the supervisor never reported: treat it as the call not finishing
+            lost = self._drain(proc, status_r, stdout, stderr, status_buf, call, time.monotonic() + timeout_s + GRACE_S)
+        finally:
+            self._end(proc)
+            killed, left = sweep(call)
+            LIVE_SUPERVISORS.discard(proc.pid)
+            stdout.finish()
+            stderr.finish()
+        status = _status_of(bytes(status_buf.head))
+        status["swept"], status["left_pids"] = killed, left
+        if lost or not status:
+            status.update(timed_out=True, supervisor_lost=True)  # it never reported: the call did not finish
         return status, stdout, stderr
+
+    def _drain(self, proc: subprocess.Popen[bytes], status_r: int, stdout: Captured, stderr: Captured,
+               status_buf: Captured, call: Call, deadline: float) -> bool:
+        """Read the command's output and the supervisor's status until the supervisor reports, is lost
+        (killed or stopped by the command) or the deadline passes; whether it was lost."""
+        status_file = os.fdopen(status_r, "rb", buffering=0)
+        streams: dict[Any, Captured] = {proc.stdout: stdout, proc.stderr: stderr, status_file: status_buf}
+        lost = False
+        try:
+            with selectors.DefaultSelector() as sel:
+                for stream in streams:
+                    os.set_blocking(stream.fileno(), False)
+                    sel.register(stream, selectors.EVENT_READ)
+                while sel.get_map() and time.monotonic() < deadline:
+                    for key, _ in sel.select(timeout=max(0.0, min(0.2, deadline - time.monotonic()))):
+                        try:
+                            chunk = os.read(key.fd, 65536)
+                        except BlockingIOError:
+                            continue
+                        if chunk:
+                            streams[key.fileobj].add(chunk)
+                            continue
+                        sel.unregister(key.fileobj)
+                        if key.fileobj is status_file:
+                            # the supervisor is done, or gone without a word: only an escaped process
+                            # could hold the other pipes open now
+                            lost = not _status_of(bytes(status_buf.head))
+                            deadline = min(deadline, time.monotonic() + 0.5)
+                    call.command = call.command or _command_pid(bytes(status_buf.head))
+                    if not lost and stopped(proc.pid):
+                        lost = True  # stopped by the command: it will never report
+                        deadline = time.monotonic()
+        finally:
+            for stream in (proc.stdout, proc.stderr, status_file):
+                if stream is not None:
+                    stream.close()
+        return lost
 
     @staticmethod
     def _end(proc: subprocess.Popen[bytes]) -> None:
-        """The supervisor has reported (or overrun): make sure it and its group are gone."""
+        """The supervisor has reported (or overrun, or was stopped): make sure it and its group are gone."""
         try:
             proc.wait(timeout=0.5)
             return
         except subprocess.TimeoutExpired:
             pass
-        proc.send_signal(signal.SIGTERM)  # the supervisor kills the command's whole tree, then exits
-        try:
-            proc.wait(timeout=GRACE_S)
-        except subprocess.TimeoutExpired:
+        if not stopped(proc.pid):
+            proc.send_signal(signal.SIGTERM)  # the supervisor kills the command's whole tree, then exits
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
+                proc.wait(timeout=GRACE_S)
+                return
+            except subprocess.TimeoutExpired:
                 pass
-            proc.wait()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # a stopped supervisor dies too; its tree is swept after
+        except OSError:
+            pass
+        proc.wait()
+
+    @staticmethod
+    def _ended_text(status: dict[str, Any]) -> str:
+        """What was verified about the call's processes after it (never more)."""
+        lost = ("the command killed or stopped its supervisor, so memconform ended the call's processes itself; "
+                if status.get("supervisor_lost") else "")
+        left = status.get("left_pids") or []
+        if left:
+            return f"{lost}{len(left)} process(es) of the call could not be ended (pids {left[:10]})"
+        return f"{lost}it and every process it started were killed (checked after the call: none is left)"
+
+
+def _status_of(head: bytes) -> dict[str, Any]:
+    """The supervisor's final JSON status line ({} when it never wrote one)."""
+    for line in head.splitlines():
+        if line.startswith(b"{"):
+            try:
+                status = json.loads(line)
+            except ValueError:
+                return {}
+            return status if isinstance(status, dict) else {}
+    return {}
+
+
+def _command_pid(head: bytes) -> int | None:
+    """The command's pid (= its process group), which the supervisor writes first: `pid N`."""
+    for line in head.splitlines():
+        if line.startswith(b"pid ") and line[4:].isdigit():
+            return int(line[4:])
+    return None

@@ -54,7 +54,6 @@ class DropDirTarget(Target):
         finally:
             os.close(root_fd)
         self.closed = False
-        self.run_deadline = time.monotonic() + limits.run_deadline_s
 
     @staticmethod
     def _config(file: str, limits: Limits) -> tuple[str, Limits]:
@@ -83,10 +82,7 @@ class DropDirTarget(Target):
         body = request.body
         params = dict(request.params) if request.params else None
         raw = request.raw
-        left = self.run_deadline - time.monotonic()
-        if left <= 0:
-            raise TargetError(f"{op}: not sent: the run deadline ({self.limits.run_deadline_s:.0f} s) was reached")
-        wait_s = min(self.limits.dir_wait_s, left)
+        wait_s = self.clock.left(op, self.limits.dir_wait_s)
         request_id = uuid.uuid4().hex
         head = json.dumps({"op": op, "params": params or {}}, ensure_ascii=False).encode("utf-8")[:-1]
         value = raw if raw is not None else json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -97,9 +93,12 @@ class DropDirTarget(Target):
         while not self._present(reply_name):
             if time.monotonic() - started > wait_s:
                 self._unlink(self.inbox_fd, f"{request_id}.{op}.json")  # never picked up: take it back
-                raise TargetError(f"{op}: no reply in {self.root}/outbox within {wait_s:.3g}s")
-            time.sleep(delay)
+                self.clock.timed_out(f"{op} (drop folder)")
+                bound = self.clock.cut_short(started + wait_s, self.limits.dir_wait_s)
+                raise TargetError(f"{op}: no reply in {self.root}/outbox within {wait_s:.3g}s (bounded by {bound})")
+            time.sleep(min(delay, max(0.0, started + wait_s - time.monotonic()) + 0.001))
             delay = min(delay * 2, 0.25)
+        self.clock.answered()
         try:
             text = read_regular(self.outbox_fd, reply_name, self.limits.max_response_bytes, what=f"{op}: reply file {reply_name}")
         finally:

@@ -50,7 +50,7 @@ class HttpTarget(Target):
         self.api_key = api_key
         self._injected = transport
         self._transport = transport or socket_transport()
-        self.run_deadline = time.monotonic() + self.limits.run_deadline_s
+        self.notes: list[str] = []  # what happened on the connection that a check's transcript should say
 
     # -- the seam --------------------------------------------------------------------------
 
@@ -68,14 +68,12 @@ class HttpTarget(Target):
         shown = path + (f"?{urlencode(dict(request.params), errors='backslashreplace')}" if request.params else "")
         what = f"{route.method} {shown}"
         now = time.monotonic()
-        if now >= self.run_deadline:
-            raise TargetError(f"{what}: run deadline reached (the run may take {self.limits.run_deadline_s:.0f} s); "
-                              "not sent")
-        deadline = min(now + self.limits.call_deadline_s, self.run_deadline)
-        if route.response == "none":
-            deadline = min(deadline, now + PROBE_DEADLINE_S)
+        call_s = PROBE_DEADLINE_S if route.response == "none" else self.limits.call_deadline_s
+        deadline = self.clock.deadline(what, min(call_s, self.limits.call_deadline_s))
         outgoing = self._build(route, path, request, deadline)
-        raw, status, headers = self._exchange(outgoing, what, deadline, read_body=route.response != "none")
+        sends_body = outgoing.headers.get("content-length", "0") != "0" or "transfer-encoding" in outgoing.headers
+        raw, status, headers = self._exchange(outgoing, what, deadline, read_body=route.response != "none",
+                                              sends_body=sends_body)
         reply = Reply(status=status, raw=raw, content_type=headers.get("content-type", ""), headers=headers,
                       elapsed_s=time.monotonic() - now, method=route.method, path=shown)
         return self._judge(route, request.op, reply)
@@ -112,24 +110,43 @@ class HttpTarget(Target):
                               "the path, query or headers carry data the target answered earlier") from None
 
     def _exchange(self, outgoing: httpx.Request, what: str, deadline: float,
-                  read_body: bool = True) -> tuple[bytes, int, dict[str, str]]:
+                  read_body: bool = True, sends_body: bool = False) -> tuple[bytes, int, dict[str, str]]:
         cap = self.limits.max_response_bytes
         _CALL.deadline = deadline
         response: httpx.Response | None = None
+        clean = False
         try:
             response = self._transport.handle_request(outgoing)
             headers = dict(response.headers)
             raw = _read_capped(response, what, deadline, cap) if read_body else b""
+            clean = True
+            self.clock.answered()
+            if sends_body and response.status_code >= 400:
+                self._drop_connections(f"{what} answered {response.status_code} to a request with a body: the "
+                                       "target may not have read that body, so the next request goes on a new "
+                                       "connection (an unread body left on a kept-alive connection would be read "
+                                       "as the start of the next request)")
             return raw, response.status_code, headers
-        except httpx.TimeoutException:
-            raise TargetError(f"{what}: no answer in time ({self.limits.request_timeout_s:g} s per step, "
-                              f"{self.limits.call_deadline_s:g} s for the whole call)") from None
+        except (httpx.TimeoutException, _Overdue):
+            self.clock.timed_out(what)
+            raise TargetError(f"{what}: no answer in time (bounded by "
+                              f"{self.clock.cut_short(deadline, self.limits.call_deadline_s)}; "
+                              f"{self.limits.request_timeout_s:g} s per step)") from None
         except httpx.HTTPError as exc:
             raise TargetError(f"{what}: {type(exc).__name__}: {str(exc)[:200]}") from None
         finally:
             _CALL.deadline = None
             if response is not None:
                 response.close()
+            if not clean:  # whatever the connection still holds (an unread body, half an answer) dies with it
+                self._drop_connections("")
+
+    def _drop_connections(self, why: str) -> None:
+        if why and len(self.notes) < 100:  # the runner shows a few per check; a fuzzer may cause thousands
+            self.notes.append(why)
+        if self._injected is None:
+            old, self._transport = self._transport, socket_transport()
+            old.close()
 
     def _judge(self, route: Route, op: str, reply: Reply) -> Reply:
         what = f"{reply.method} {reply.path}"
@@ -191,9 +208,13 @@ def _read_capped(response: httpx.Response, what: str, deadline: float, cap: int)
             raise TargetError(f"{what}: response exceeds the cap of {cap} bytes (raw)")
         out += decoder.feed(chunk, cap - len(out), cap)
         if time.monotonic() > deadline:
-            raise TargetError(f"{what}: response not complete within the call deadline")
+            raise _Overdue()
     out += decoder.flush(cap - len(out), cap)
     return bytes(out)
+
+
+class _Overdue(Exception):
+    """The body was still arriving when the call's deadline passed (a trickle): a timeout."""
 
 
 class _Decoder:

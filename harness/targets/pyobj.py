@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import os
 import sys
 import threading
@@ -27,6 +26,7 @@ from typing import Any
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Rejected, Reply, Request, Target
+from .replycap import serialized
 
 
 class PythonTarget(Target):
@@ -37,8 +37,6 @@ class PythonTarget(Target):
         self.description = description
         self.limits = limits or Limits()
         self.deadline_s = self.limits.call_deadline_s
-        self.run_deadline = time.monotonic() + self.limits.run_deadline_s
-        self.hung: str | None = None
 
     @classmethod
     def from_path(cls, path: str, description: str | None = None, limits: Limits | None = None) -> Target:
@@ -72,53 +70,49 @@ class PythonTarget(Target):
         body = request.body
         params = dict(request.params) if request.params else None
         raw = request.raw
-        if self.hung:
-            raise TargetError(f"{op}: not called: {self.hung}")
         method = getattr(self.impl, op, None)
         if method is None:
             raise Unsupported(op)
         if raw is not None:
             body = raw
         started = time.monotonic()
-        if started >= self.run_deadline:
-            raise TargetError(f"{op}: not called: the run deadline ({self.limits.run_deadline_s:.0f} s) was reached")
-        deadline_s = min(self.deadline_s, self.run_deadline - started)
+        deadline_s = self.clock.left(op, self.deadline_s)
         outcome: list[Any] = []
+        cap = self.limits.max_response_bytes
 
         def work() -> None:
             try:
-                outcome.append(("ok", method(body, **(params or {}))))
+                result = method(body, **(params or {}))
+                outcome.append(("ok", result, serialized(op, result, cap)))  # in this thread: bounded by the deadline
             except Rejected as exc:
-                outcome.append(("rejected", exc.body))
+                outcome.append(("rejected", exc.body, serialized(op, exc.body, cap)))
             except BaseException as exc:  # noqa: BLE001 - SystemExit too: the implementation crashed
-                outcome.append(("raised", exc))
+                outcome.append(("raised", exc, None))
 
         worker = threading.Thread(target=work, name=f"memconform-{op}", daemon=True)
         worker.start()
         worker.join(deadline_s)
         if worker.is_alive():
-            self.hung = f"an earlier call ({op}) did not return within {deadline_s:.3g}s and cannot be stopped in process"
-            raise TargetError(f"{op}: did not return within {deadline_s:.3g}s; later calls to this target error at once")
-        status, result = outcome[0]
+            bound = self.clock.cut_short(started + deadline_s, self.deadline_s)
+            self.clock.hang(f"an earlier call ({op}) did not return within {deadline_s:.3g}s (bounded by {bound}) "
+                            "and cannot be stopped in process")
+            raise TargetError(f"{op}: did not return within {deadline_s:.3g}s (bounded by {bound}); "
+                              "later calls to this target error at once")
+        self.clock.answered()
+        status, result, raw_out = outcome[0]
         if status == "raised":
             if isinstance(result, Unsupported):
                 raise result
+            if isinstance(result, TargetError):  # the reply was refused (not JSON data, over the cap)
+                raise result
             raise TargetError(f"{op}: implementation raised {type(result).__name__}: {result}") from None
-        return self._reply(op, status, result, time.monotonic() - started)
-
-    @staticmethod
-    def _reply(op: str, status: str, result: Any, elapsed: float) -> Reply:
         if isinstance(result, (bytes, bytearray)):
-            return Reply(status=status, raw=bytes(result), elapsed_s=elapsed)
-        try:
-            text = json.dumps(result, ensure_ascii=False)
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise TargetError(f"{op}: answered a value that is not JSON data ({type(exc).__name__}: {exc})"[:300]) from None
-        try:
-            raw_out = text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: escaped, so the bytes stay valid UTF-8
-            raw_out = json.dumps(result).encode("ascii")
-        return Reply(status=status, body=result, raw=raw_out, elapsed_s=elapsed)
+            return Reply(status=status, raw=raw_out, elapsed_s=time.monotonic() - started)
+        return Reply(status=status, body=result, raw=raw_out, elapsed_s=time.monotonic() - started)
+
+    @property
+    def hung(self) -> str | None:
+        return self.clock.hung
 
     def close(self) -> None:
         close = getattr(self.impl, "close", None)

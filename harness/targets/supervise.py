@@ -178,6 +178,10 @@ def main(argv: list[str]) -> int:
         if problem:
             status["start_error"] = problem
         else:
+            try:
+                os.write(status_fd, f"pid {pid}\n".encode())  # the harness sweeps the command's group too
+            except OSError:
+                pass
             code = wait_for(pid, time.monotonic() + timeout_s)
             if code is None:
                 status["timed_out"] = True

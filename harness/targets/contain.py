@@ -1,0 +1,199 @@
+"""memconform as the supervisor of last resort of every `cmd:` call.
+
+The per-call supervisor (supervise.py) ends the command's tree, but the command can kill or stop
+it (it is the command's parent, same user). So memconform itself is a child subreaper (Linux
+prctl PR_SET_CHILD_SUBREAPER): whatever the command leaves when its supervisor is gone is
+re-parented to memconform, not to init, and after every call memconform kills what belongs to the
+call and reaps it. A process belongs to the call when it is the supervisor or below it, or is
+memconform's own descendant and carries the call's token in its environment, or sits in the
+command's process group or the supervisor's session, or was adopted by memconform during the call
+(a direct child started after the call's supervisor that is no running call's supervisor; memconform
+starts no other process, but a program embedding it that starts processes from another thread
+while a `cmd:` call runs would see them ended too). Only that is verified and reported.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+TOKEN_VARIABLE = "MEMCONFORM_CALL"
+SWEEP_ROUNDS = 200
+SWEEP_PAUSE_S = 0.005
+_SUBREAPER: list[bool] = []
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper, once per process; whether it is one."""
+    if not _SUBREAPER:
+        from .supervise import become_subreaper as prctl_subreaper
+
+        _SUBREAPER.append(prctl_subreaper())
+    return _SUBREAPER[0]
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+    start: int  # clock ticks after boot
+
+
+# the supervisors of the calls running now (calls may run in parallel threads): an orphan that
+# came to memconform during a call is that call's unless it is one of these. STARTING is held while a
+# supervisor is started and registered, and while a sweep looks for adopted orphans, so no sweep
+# mistakes a supervisor started a moment ago for an orphan.
+LIVE_SUPERVISORS: set[int] = set()
+STARTING = threading.Lock()
+
+
+def process_table() -> dict[int, Proc]:
+    """Every process visible in /proc (pid, parent, group, session, state)."""
+    table: dict[int, Proc] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
+        if len(fields) > 19:
+            table[int(name)] = Proc(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
+                                    int(fields[19]))
+    return table
+
+
+def below(table: dict[int, Proc], root: int) -> set[int]:
+    """Every process under `root` through the parent links."""
+    children: dict[int, list[int]] = {}
+    for proc in table.values():
+        children.setdefault(proc.ppid, []).append(proc.pid)
+    out: set[int] = set()
+    todo = [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            if kid not in out:
+                out.add(kid)
+                todo.append(kid)
+    return out
+
+
+def carries(pid: int, token: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return token in fh.read(1 << 20).split(b"\0")
+    except OSError:
+        return False
+
+
+@dataclass
+class Call:
+    """What identifies one call's processes: its supervisor, the command's group, the call's token."""
+
+    supervisor: int
+    token: str
+    command: int | None = None  # the command's pid = its process group (the supervisor reports it)
+    since: int = 0  # the supervisor's start (clock ticks): orphans adopted since then may be the call's
+
+    def members(self, table: dict[int, Proc]) -> set[int]:
+        me = os.getpid()
+        mine = below(table, me)
+        found = {self.supervisor} & set(table) | below(table, self.supervisor)
+        tagged = f"{TOKEN_VARIABLE}={self.token}".encode()
+        for pid in mine - found:
+            proc = table[pid]
+            if (self.command is not None and proc.pgid == self.command) or proc.sid == self.supervisor \
+                    or carries(pid, tagged):
+                found.add(pid)
+        for orphan in self.adopted(table, me):  # setsid() and a cleared environment leave only this
+            found |= {orphan} | below(table, orphan)
+        return {pid for pid in found if pid != me}
+
+    def adopted(self, table: dict[int, Proc], me: int) -> list[int]:
+        """memconform's direct children started since this call's supervisor that are no call's
+        supervisor: what the subreaper adopted (memconform itself starts no other process)."""
+        if not self.since:
+            return []
+        others = LIVE_SUPERVISORS - {self.supervisor}
+        return [p.pid for p in table.values()
+                if p.ppid == me and p.start >= self.since and p.pid not in others and p.pid != self.supervisor
+                and not any(p.pid in below(table, other) for other in others)]
+
+
+def start_ticks(pid: int) -> int:
+    """The start of `pid` in clock ticks after boot (0 when unknown)."""
+    proc = process_table_entry(pid)
+    return proc.start if proc else 0
+
+
+def process_table_entry(pid: int) -> Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    if len(fields) <= 19:
+        return None
+    return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), int(fields[19]))
+
+
+def sweep(call: Call) -> tuple[int, list[int]]:
+    """Kill and reap every process of the call; (how many were killed, the pids still there after)."""
+    me = os.getpid()
+    killed: set[int] = set()
+    left: set[int] = set()
+    for _ in range(SWEEP_ROUNDS):
+        with STARTING:
+            table = process_table()
+            members = call.members(table)
+        left = {pid for pid in members if not _reap_if_dead(pid, table[pid], me)}
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)  # a stopped process dies too
+                killed.add(pid)
+            except OSError:
+                pass
+        time.sleep(SWEEP_PAUSE_S)
+    return len(killed), sorted(left)
+
+
+def _reap_if_dead(pid: int, proc: Proc, me: int) -> bool:
+    """True when `pid` is gone for good: a zombie of ours reaped now, or someone else's zombie."""
+    if proc.state != "Z":
+        return False
+    if proc.ppid == me:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    return True
+
+
+def stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (SIGSTOP, SIGTSTP) or traced: it will not report until woken."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] in (b"T", b"t")
+
+
+def available() -> bool:
+    return sys.platform.startswith("linux") and os.path.isdir("/proc")
