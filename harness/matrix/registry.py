@@ -60,8 +60,9 @@ class Implementation:
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any], root: Path) -> Implementation:
-        tuples = {k: tuple(entry[k]) for k in ("suites", "start", "requires", "independent_of", "options") if k in entry}
-        return cls(**{**entry, **tuples, "root": str(root)})
+        tuples: dict[str, Any] = {k: tuple(entry[k]) for k in ("suites", "start", "requires", "independent_of", "options") if k in entry}
+        fields: dict[str, Any] = {**entry, **tuples, "root": str(root)}
+        return cls(**fields)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as it was written (what a shard records beside its report)."""
