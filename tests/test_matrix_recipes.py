@@ -85,6 +85,7 @@ def test_workflow_steps_run_locally_plan_shards_combine_gate(tmp_path: Path) -> 
         assert done.returncode == 0, (step, done.stderr)
     doc = json.loads((tmp_path / "matrix" / "matrix.json").read_text("utf-8"))
     assert [i["id"] for i in doc["implementations"]] == ["memconform-reference-amps", "memconform-reference-emp"]
+    assert [r["status"] for i in doc["implementations"] for r in i["runs"]] == ["ran", "ran"]
     assert (tmp_path / "summary.md").read_text("utf-8").startswith("# memconform matrix")
     (tmp_path / ".memconform").mkdir()  # the gate with an earlier matrix: the same one passes
     shutil.copy(tmp_path / "matrix" / "matrix.json", tmp_path / ".memconform" / "matrix.json")

@@ -42,6 +42,7 @@ def shard_folder(out: Path, shard: Shard) -> Path:
 
 def run_shard(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings) -> dict[str, Any]:
     """Run one shard into `folder`; its shard.json record (status ran, skipped or errored, with the reason)."""
+    folder = folder.resolve()  # the run's own working folder is the shard's: a relative path would point inside it
     folder.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {**shard.to_json(), "implementation_entry": impl.to_json(),
                               "harness_version": __version__, "suite_version": get_suite(shard.suite).version,
