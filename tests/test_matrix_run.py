@@ -164,3 +164,49 @@ def test_shared_code_counts_once(tombstone_shards: dict[str, Path]) -> None:
     doc = combine(shards)
     assert not any(r["needs_erratum"] for r in doc["readings"])
     assert not any(x["class"] == "split" for x in doc["sentences"])
+
+
+# --- started processes: errors named, nothing left behind ----------------------------------------------
+def started_entry(id_: str, code: str) -> str:
+    text = entry(id_, "amps", "http://127.0.0.1:{port}")
+    return text + f'start = ["{sys.executable}", "-c", {json.dumps(code)}, "{{workdir}}", "{{port}}"]\n'
+
+
+def test_an_implementation_that_exits_at_start_is_an_errored_shard_with_its_output(tmp_path: Path) -> None:
+    registry = tmp_path / "implementations.toml"
+    registry.write_text(started_entry("crashes", "import sys; print('no config file', file=sys.stderr); sys.exit(3)"), "utf-8")
+    done = memconform("matrix", "run", "--implementations", str(registry), "--all", "--out", str(tmp_path / "m"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "m" / "matrix.json").read_text("utf-8"))
+    [run] = doc["implementations"][0]["runs"]
+    assert run["status"] == "errored" and "exited with 3" in run["reason"] and "no config file" in run["reason"]
+    assert all(x["class"] == "not assessed" for x in doc["sentences"])
+
+
+def test_a_terminated_run_stops_the_implementations_it_started(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    sleeper = "import os, sys, time; open(os.path.join(sys.argv[1], 'pid'), 'w').write(str(os.getpid())); time.sleep(120)"
+    registry = tmp_path / "implementations.toml"
+    registry.write_text(started_entry("never-answers", sleeper), "utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "matrix", "run", "--implementations", str(registry),
+                             "--all", "--out", str(tmp_path / "m")], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (found := list(tmp_path.glob("m/shards/*/work/pid"))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert found, "the implementation never started"
+    time.sleep(0.3)  # its pid written whole
+    child = int(found[0].read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError("the started implementation outlived the run")

@@ -76,6 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .run import RunSettings, run_shards
 
     entries, shards = _plan(args)
+    _stop_started_on_sigterm()
     settings = RunSettings(profile=args.profile, checks=tuple(args.check))
     out = Path(args.out)
     chosen = shards if args.all else [shard_at(shards, args.shard)]
@@ -84,6 +85,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"shard folder: {folders[0]}")
         return 0
     return write_matrix(folders, by_id(entries), out)
+
+
+def _stop_started_on_sigterm() -> None:
+    """A terminated run stops the implementations its shards started (they run in sessions of their own)."""
+    import os
+    import signal
+
+    from .launch import RUNNING
+
+    def handler(signum: int, frame: Any) -> None:
+        RUNNING.stop_all()
+        os._exit(128 + signum)  # the pool's threads cannot be joined mid-shard: leave at once, nothing left behind
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def cmd_combine(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +25,31 @@ from .registry import Implementation
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 _PROBE_BYTES = 65536
+
+
+class Started:
+    """The processes shards have started and not yet stopped, so an interrupted run can stop them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.add(proc)
+
+    def discard(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            stop(proc)
+
+
+RUNNING = Started()
 
 
 class StartFailed(HarnessError):
@@ -54,11 +80,13 @@ def started(impl: Implementation, port: int | None, workdir: Path, env: dict[str
     except OSError as exc:
         log.close()
         raise StartFailed(f"{impl.id}: cannot start {argv[0]}: {exc}") from None
+    RUNNING.add(proc)
     try:
         _wait_ready(impl, proc, port, workdir)
         yield
     finally:
         stop(proc)
+        RUNNING.discard(proc)
         log.close()
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from .. import __version__
 from ..core.model import HarnessError
 from ..core.suite import get_suite
-from .launch import environment, free_port, read_api_key, started
+from .launch import RUNNING, environment, free_port, read_api_key, started, stop
 from .plan import Shard
 from .registry import Implementation
 
@@ -71,17 +71,29 @@ def _run(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings
         if key is not None:
             env["MEMCONFORM_API_KEY"] = key  # by environment, never argv; the report redacts it
         argv = _argv(shard, impl, folder, settings, port, workdir)
-        with (folder / "run.log").open("wb") as log:
-            try:
-                done = subprocess.run(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                      stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                return {"status": "errored", "reason": f"memconform run did not finish within {RUN_TIMEOUT_S} s"}
+        code = _run_memconform(argv, workdir, env, folder / "run.log")
+    if code is None:
+        return {"status": "errored", "reason": f"memconform run did not finish within {RUN_TIMEOUT_S} s"}
     report = folder / "report" / "report.jsonl"
     if not report.is_file():
-        return {"status": "errored", "exit_code": done.returncode,
-                "reason": f"memconform run wrote no report (exit {done.returncode}): {_tail(folder / 'run.log')}"}
-    return {"status": "ran", "exit_code": done.returncode}
+        return {"status": "errored", "exit_code": code,
+                "reason": f"memconform run wrote no report (exit {code}): {_tail(folder / 'run.log')}"}
+    return {"status": "ran", "exit_code": code}
+
+
+def _run_memconform(argv: list[str], workdir: Path, env: dict[str, str], log_path: Path) -> int | None:
+    """The run's exit code, or None when it outlived RUN_TIMEOUT_S (then it is stopped)."""
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        RUNNING.add(proc)
+        try:
+            return proc.wait(RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            stop(proc)
+            RUNNING.discard(proc)
 
 
 def _argv(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings, port: int | None,
