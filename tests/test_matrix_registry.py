@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from memconform.core.suite import suite_names
 from memconform.matrix.plan import github_matrix, index_table, plan, shard_at
-from memconform.matrix.registry import Implementation, RegistryError, load_registry, registry_from_data
+from memconform.matrix.registry import Implementation, RegistryError, Slot, load_registry, registry_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "implementations.toml"
@@ -89,7 +89,7 @@ def test_placeholders_are_filled_and_cmd_placeholders_kept(tmp_path: Path, monke
     monkeypatch.setenv("MEMCONFORM_TEST_HOME", "/opt/built")
     impl = Implementation.from_entry(minimal(home_env="MEMCONFORM_TEST_HOME"), tmp_path)
     text = "cmd:{python} {home}/x.js --port {port} --db {workdir}/db {op} {input} {output} {root}"
-    assert impl.expand(text, port=4242, workdir=tmp_path / "w") == (
+    assert impl.expand(text, Slot(tmp_path / "w", 4242)) == (
         f"cmd:{sys.executable} /opt/built/x.js --port 4242 --db {tmp_path / 'w'}/db {{op}} {{input}} {{output}} {tmp_path}")
 
 

@@ -210,3 +210,20 @@ def test_a_terminated_run_stops_the_implementations_it_started(tmp_path: Path) -
         time.sleep(0.1)
     os.kill(child, signal.SIGKILL)
     raise AssertionError("the started implementation outlived the run")
+
+
+def test_a_fresh_key_per_shard_reaches_the_implementation_and_the_run_and_no_report(tmp_path: Path) -> None:
+    keeper = "import sys, time; open(sys.argv[1] + '/key', 'w').write(sys.argv[2]); time.sleep(60)"
+    registry = tmp_path / "implementations.toml"
+    registry.write_text(entry("keyed", "amps", "reference:amps")
+                        + f'start = ["{sys.executable}", "-c", {json.dumps(keeper)}, "{{workdir}}", "{{key}}"]\n', "utf-8")
+    done = memconform("matrix", "run", "--implementations", str(registry), "--all", "--out", str(tmp_path / "m"),
+                      "--check", "amps.schema_valid", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [shard] = list((tmp_path / "m" / "shards").iterdir())
+    key = (shard / "work" / "key").read_text()
+    assert len(key) >= 24
+    report = (shard / "report" / "report.jsonl").read_text("utf-8")
+    assert '--api-key \\"$MEMCONFORM_API_KEY\\"' in report  # the run was keyed
+    for path in [*tmp_path.rglob("*.json*"), *tmp_path.rglob("*.md"), *tmp_path.rglob("*.html"), shard / "run.log"]:
+        assert key not in path.read_text("utf-8", "replace"), path

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.model import HarnessError
-from .registry import Implementation
+from .registry import Implementation, Slot
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -62,17 +62,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def environment(impl: Implementation, port: int | None, workdir: Path) -> dict[str, str]:
-    return {**os.environ, **{k: impl.expand(v, port=port, workdir=workdir) for k, v in impl.env.items()}}
+def environment(impl: Implementation, slot: Slot) -> dict[str, str]:
+    return {**os.environ, **{k: impl.expand(v, slot) for k, v in impl.env.items()}}
 
 
 @contextlib.contextmanager
-def started(impl: Implementation, port: int | None, workdir: Path, env: dict[str, str]) -> Iterator[None]:
+def started(impl: Implementation, slot: Slot, env: dict[str, str]) -> Iterator[None]:
     """The entry's `start` process running and answering (nothing to do when it has none)."""
     if not impl.start:
         yield
         return
-    argv = [impl.expand(a, port=port, workdir=workdir) for a in impl.start]
+    argv = [impl.expand(a, slot) for a in impl.start]
+    workdir = slot.workdir
     log = (workdir / "implementation.log").open("wb")
     try:
         proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -82,7 +83,7 @@ def started(impl: Implementation, port: int | None, workdir: Path, env: dict[str
         raise StartFailed(f"{impl.id}: cannot start {argv[0]}: {exc}") from None
     RUNNING.add(proc)
     try:
-        _wait_ready(impl, proc, port, workdir)
+        _wait_ready(impl, proc, slot.port, workdir)
         yield
     finally:
         stop(proc)
@@ -132,11 +133,13 @@ def _answers(impl: Implementation, port: int | None) -> bool:
         return False
 
 
-def read_api_key(impl: Implementation, port: int | None, workdir: Path) -> str | None:
-    """The key the started process wrote (`api_key_from = "FILE#MEMBER"`), or None."""
+def read_api_key(impl: Implementation, slot: Slot) -> str | None:
+    """The shard's own key ({key}), else the key the started process wrote (`api_key_from = "FILE#MEMBER"`), or None."""
+    if slot.key is not None:
+        return slot.key
     if impl.api_key_from is None:
         return None
-    path, member = impl.expand(impl.api_key_from, port=port, workdir=workdir).rsplit("#", 1)
+    path, member = impl.expand(impl.api_key_from, slot).rsplit("#", 1)
     try:
         data = json.loads(Path(path).read_bytes()[:_PROBE_BYTES])
     except (OSError, ValueError) as exc:

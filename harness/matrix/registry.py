@@ -22,7 +22,16 @@ from typing import Any
 from ..core.model import HarnessError
 
 DEFAULT_FILE = "implementations.toml"
-_PLACEHOLDER = re.compile(r"\{(port|home|workdir|python|root)\}")
+_PLACEHOLDER = re.compile(r"\{(port|home|workdir|python|root|key)\}")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What one shard gives its implementation: a loopback port, a private folder, a fresh API key."""
+
+    workdir: Path
+    port: int | None = None
+    key: str | None = None
 
 
 class RegistryError(HarnessError):
@@ -92,15 +101,22 @@ class Implementation:
             return f"{self.id}: not installed here ({', '.join(missing)} not found)"
         return None
 
-    def expand(self, text: str, *, port: int | None, workdir: Path) -> str:
-        """`text` with {port} {home} {workdir} {python} {root} filled in; other braces kept (cmd:'s {op})."""
-        values = {"port": str(port) if port is not None else "", "home": self.home() or "",
-                  "workdir": str(workdir), "python": sys.executable, "root": self.root}
+    def expand(self, text: str, slot: Slot) -> str:
+        """`text` with {port} {home} {workdir} {python} {root} {key} filled in; other braces kept (cmd:'s {op})."""
+        values = {"port": str(slot.port) if slot.port is not None else "", "home": self.home() or "",
+                  "workdir": str(slot.workdir), "python": sys.executable, "root": self.root, "key": slot.key or ""}
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
+    def _uses(self, placeholder: str) -> bool:
+        texts = [self.target, *self.start, *self.env.values(), *self.options]
+        return any(placeholder in t for t in texts)
+
     def needs_port(self) -> bool:
-        texts = [self.target, *self.start, *self.env.values()]
-        return any("{port}" in t for t in texts)
+        return self._uses("{port}")
+
+    def needs_key(self) -> bool:
+        """A fresh API key per shard, handed to the implementation ({key}) and sent by the run (redacted)."""
+        return self._uses("{key}")
 
 
 def find_executable(name: str) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from ..core.model import HarnessError
 from ..core.suite import get_suite
 from .launch import RUNNING, environment, free_port, read_api_key, started, stop
 from .plan import Shard
-from .registry import Implementation
+from .registry import Implementation, Slot
 
 SHARD_FILE = "shard.json"
 RUN_TIMEOUT_S = 2400  # above memconform run's own default run deadline (1800 s), so its report completes
@@ -64,13 +65,14 @@ def run_shard(shard: Shard, impl: Implementation, folder: Path, settings: RunSet
 def _run(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings) -> dict[str, Any]:
     workdir = folder / "work"
     workdir.mkdir(parents=True, exist_ok=True)
-    port = free_port() if impl.needs_port() else None
-    env = environment(impl, port, workdir)
-    with started(impl, port, workdir, env):
-        key = read_api_key(impl, port, workdir)
+    slot = Slot(workdir, free_port() if impl.needs_port() else None,
+                secrets.token_urlsafe(24) if impl.needs_key() else None)
+    env = environment(impl, slot)
+    with started(impl, slot, env):
+        key = read_api_key(impl, slot)
         if key is not None:
             env["MEMCONFORM_API_KEY"] = key  # by environment, never argv; the report redacts it
-        argv = _argv(shard, impl, folder, settings, port, workdir)
+        argv = _argv(shard, impl, folder, settings, slot)
         code = _run_memconform(argv, workdir, env, folder / "run.log")
     if code is None:
         return {"status": "errored", "reason": f"memconform run did not finish within {RUN_TIMEOUT_S} s"}
@@ -96,13 +98,12 @@ def _run_memconform(argv: list[str], workdir: Path, env: dict[str, str], log_pat
             RUNNING.discard(proc)
 
 
-def _argv(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings, port: int | None,
-          workdir: Path) -> list[str]:
+def _argv(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings, slot: Slot) -> list[str]:
     argv = [sys.executable, "-m", "memconform.cli", "run", "--suite", shard.suite,
-            "--target", impl.expand(impl.target, port=port, workdir=workdir), "--profile", settings.profile,
+            "--target", impl.expand(impl.target, slot), "--profile", settings.profile,
             "--seed", str(shard.seed), "--report-dir", str(folder / "report")]
     for option in (*impl.options, *settings.extra_options):
-        argv += ["--option", impl.expand(option, port=port, workdir=workdir)]
+        argv += ["--option", impl.expand(option, slot)]
     for check in settings.checks:
         argv += ["--check", check]
     return argv
