@@ -147,3 +147,12 @@ def test_markdown_opens_with_the_editors_queue_and_escapes_target_text(base_repo
     first_section = text.split("\n## ")[1]
     assert first_section.startswith("The editor's queue")
     assert "a \\| b" in text and "\n```\n<script>" not in text
+
+
+def test_one_point_holding_several_questions_is_read_as_one_row_each() -> None:
+    from memconform.matrix.combine import sub_point
+
+    assert sub_point("O2", "keyword match: all-words") == ("O2 keyword match", "all-words")
+    assert sub_point("O2", "search default limit 20") == ("O2", "search default limit 20")
+    assert sub_point("E1", "deleted-flag") == ("E1", "deleted-flag")
+    assert sub_point("X", "trailing: ") == ("X", "trailing: ")

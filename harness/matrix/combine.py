@@ -27,6 +27,13 @@ MATRIX_VERSION = 1
 TRANSCRIPT_LINES = 12
 
 
+def sub_point(point: str, seen: str) -> tuple[str, str]:
+    """One open point can hold several questions ("keyword match: all-words", "search tags: all" under O2):
+    each "question: answer" is a point of its own, so one differing answer does not hide the agreeing ones."""
+    question, sep, answer = seen.partition(": ")
+    return (f"{point} {question}", answer) if sep and answer else (point, seen)
+
+
 @lru_cache(maxsize=1)
 def matrix_schema() -> dict[str, Any]:
     text = resources.files("memconform").joinpath("schemas/matrix.schema.json").read_text("utf-8")
@@ -53,7 +60,9 @@ class Cell:
             self.results.setdefault(line["check_id"], []).append(line)
         footer = shard.report.footer or {}
         for x in footer.get("readings", []):
-            self.readings.setdefault(x["point"], []).append(x)
+            for value in x["seen"]:
+                point, reading = sub_point(x["point"], value)
+                self.readings.setdefault(point, []).append({"seen": [reading], "checks": x["checks"]})
         for lv in footer.get("levels", []):
             kept = self.levels.get(lv["level"])
             if kept is None or kept.get("status") == "conformant":  # a level holds only if it holds on every seed
@@ -193,7 +202,7 @@ def _readings_table(suites: list[str], cells: dict[tuple[str, str], Cell], clust
             for impl, seen in by_impl.items():
                 followers.setdefault(" + ".join(seen), []).append(impl)
             contested = sum(1 for impls in followers.values() if clusters.count(impls) >= 2) >= 2
-            rows.append({"suite": suite, "point": point, "erratum": errata.link(suite, point),
+            rows.append({"suite": suite, "point": point, "erratum": errata.link(suite, point.split(" ", 1)[0]),
                          "by_implementation": by_impl, "readings": dict(sorted(followers.items())),
                          "needs_erratum": contested})
     return rows
