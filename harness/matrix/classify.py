@@ -65,12 +65,15 @@ class Group:
 
 
 def groups_of(outcomes: dict[str, str], readings: dict[str, dict[str, list[str]]], clusters: Clusters) -> list[Group]:
+    """Deciding implementations grouped by side and by the readings of the points every one of them was seen
+    on (a point one implementation gave no evidence on separates nobody: absence is not a reading)."""
+    deciding = [i for i in sorted(outcomes) if side(outcomes[i]) is not None]
+    common = set.intersection(*(set(readings.get(i, {})) for i in deciding)) if deciding else set()
     by_key: dict[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], Group] = {}
-    for impl in sorted(outcomes):
+    for impl in deciding:
         taken = side(outcomes[impl])
-        if taken is None:
-            continue
-        seen = readings.get(impl, {})
+        assert taken is not None
+        seen = {p: v for p, v in readings.get(impl, {}).items() if p in common}
         key = (taken, tuple(sorted((p, tuple(sorted(v))) for p, v in seen.items())))
         group = by_key.setdefault(key, Group(taken, {p: sorted(v) for p, v in sorted(seen.items())}))
         group.implementations.append(impl)

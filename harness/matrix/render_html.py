@@ -21,7 +21,7 @@ th{background:#f3f4f6}pre{font:12px/1.35 ui-monospace,monospace;background:#f6f8
 word-break:break-all;max-height:24em;overflow:auto}.o{display:inline-block;padding:0 5px;border-radius:3px;color:#fff;font-size:12px}
 .o-passed{background:#1a7f37}.o-failed{background:#cf222e}.o-warning{background:#bf8700}.o-errored{background:#9a6700}
 .o-not-applicable,.o-not-assessed{background:#6e7781}.c-split,.flag{color:#cf222e;font-weight:600}
-.side{display:flex;gap:1em}.side>div{flex:1;min-width:0;border:1px solid #ddd;padding:.4em}.quote{font-style:italic}
+.rd{color:#57606a;font-size:12px}.side{display:flex;gap:1em}.side>div{flex:1;min-width:0;border:1px solid #ddd;padding:.4em}.quote{font-style:italic}
 """
 
 _JS = """
@@ -59,7 +59,6 @@ def _outcome(outcome: str) -> str:
 
 
 def render_html(doc: dict[str, Any]) -> str:
-    impls = [i["id"] for i in doc["implementations"]]
     suites = ", ".join(f"{s['name']} {s['version']}" for s in doc["suites"])
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -69,7 +68,7 @@ def render_html(doc: dict[str, Any]) -> str:
         f"<p>harness {_e(doc['harness_version'])}, profile <code>{_e(doc['profile'])}</code>, {_e(doc['generated_at'])}; "
         f"{_e(suites)}</p>",
         "<p>" + ", ".join(f"{_e(k)} <b>{v}</b>" for k, v in doc["counts"].items()) + "</p>",
-        _sentences(doc["sentences"], impls, [s["name"] for s in doc["suites"]]),
+        _sentences(doc["sentences"], [s["name"] for s in doc["suites"]]),
         _readings(doc["readings"]), _implementations(doc["implementations"]),
         _splits([x for x in doc["sentences"] if x["class"] == "split"]),
         f'<script type="application/json" id="matrix-counts">{_e(json.dumps(doc["counts"]))}</script>',
@@ -83,21 +82,35 @@ def _select(name: str, values: list[str]) -> str:
     return f'<label>{name} <select id="f-{name}"><option value="">all</option>{options}</select></label> '
 
 
-def _sentences(sentences: list[dict[str, Any]], impls: list[str], suites: list[str]) -> str:
+def _sentences(sentences: list[dict[str, Any]], suites: list[str]) -> str:
     from .classify import CLASSES
 
-    head = "".join(f"<th>{_e(i)}</th>" for i in impls)
     rows = []
     for x in sentences:
-        cells = "".join(f"<td>{_outcome(x['outcomes'][i]) if i in x['outcomes'] else ''}</td>" for i in impls)
         rows.append(f'<tr data-class="{_e(x["class"])}" data-suite="{_e(x["suite"])}"><td>{x["rank"]}</td>'
                     f'<td>{_e(x["id"])} {_e(x["keyword"])}</td><td class="c-{_e(x["class"])}">{_e(x["class"])}</td>'
-                    f'<td>{x["disagreement"]:.2f}</td><td class="quote">{_e(x["quote"])}</td>{cells}</tr>')
+                    f'<td>{x["disagreement"]:.2f}</td><td class="quote">{_e(x["quote"])}</td>'
+                    f"<td>{_groups_cell(x)}</td></tr>")
     return ("<h2>The editor's queue: sentences ranked by disagreement</h2>"
             f'<div class="filters">{_select("class", list(CLASSES))}{_select("suite", suites)}'
             f'<span id="shown">{len(sentences)}</span> shown</div>'
             f'<table id="sentences"><thead><tr><th>rank</th><th>sentence</th><th>class</th><th>disagreement</th>'
-            f"<th>spec text</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+            f"<th>spec text</th><th>implementations (by group; readings seen)</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _groups_cell(x: dict[str, Any]) -> str:
+    """Each implementation that ran the suite with its outcome, grouped as classified, readings beside."""
+    grouped = {i for g in x["groups"] for i in g["implementations"]}
+    lines = []
+    for g in x["groups"]:
+        readings = "; ".join(f"{p}: {', '.join(v)}" for p, v in g["readings"].items())
+        chips = " ".join(f"{_e(i)} {_outcome(x['outcomes'][i])}" for i in g["implementations"])
+        lines.append(chips + (f' <span class="rd">({_e(readings)})</span>' if readings else ""))
+    rest = [i for i in x["outcomes"] if i not in grouped]
+    if rest:
+        lines.append(" ".join(f"{_e(i)} {_outcome(x['outcomes'][i])}" for i in rest))
+    return "<br>".join(lines)
 
 
 def _readings(rows: list[dict[str, Any]]) -> str:

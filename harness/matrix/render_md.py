@@ -35,12 +35,24 @@ def render_markdown(doc: dict[str, Any]) -> str:
 
 def _queue(top: list[dict[str, Any]], impls: list[str]) -> list[str]:
     out = [f"## The editor's queue: top {len(top)} sentences by disagreement", "",
-           "| rank | sentence | class | disagreement | spec text | outcomes |", "|---|---|---|---|---|---|"]
+           "| rank | sentence | class | disagreement | spec text | implementations by group (readings they differ on) |", "|---|---|---|---|---|---|"]
     for x in top:
-        seen = ", ".join(f"{i}: {_MARK[x['outcomes'][i]]}" for i in impls if i in x["outcomes"])
+        seen = groups_text(x)
         out.append(f"| {x['rank']} | {x['id']} ({x['keyword']}) | **{x['class']}** | {x['disagreement']:.2f} | "
                    f"{cell(x['quote'])} | {cell(seen)} |")
     return out + [""]
+
+
+def groups_text(x: dict[str, Any]) -> str:
+    """The implementations by group, each with its outcome, the group's readings after it; then the rest."""
+    parts, grouped = [], set()
+    for g in x["groups"]:
+        grouped.update(g["implementations"])
+        names = ", ".join(f"{i}: {_MARK[x['outcomes'][i]]}" for i in g["implementations"])
+        readings = "; ".join(f"{p}: {', '.join(v)}" for p, v in g["readings"].items())
+        parts.append(names + (f" ({readings})" if readings and x["disagreement"] else ""))
+    rest = [f"{i}: {_MARK[o]}" for i, o in x["outcomes"].items() if i not in grouped]
+    return " / ".join(parts + ([", ".join(rest)] if rest else []))
 
 
 def _readings(rows: list[dict[str, Any]]) -> list[str]:
@@ -86,9 +98,8 @@ def _splits(splits: list[dict[str, Any]]) -> list[str]:
 
 def _all_sentences(sentences: list[dict[str, Any]], impls: list[str]) -> list[str]:
     out = ["## Every sentence", "", "<details><summary>all ranked sentences</summary>", "",
-           "| rank | sentence | class | " + " | ".join(cell(i) for i in impls) + " |",
-           "|---|---|---|" + "---|" * len(impls)]
+           "| rank | sentence | class | outcomes |", "|---|---|---|---|"]
     for x in sentences:
-        marks = " | ".join(_MARK[x["outcomes"][i]] if i in x["outcomes"] else "" for i in impls)
-        out.append(f"| {x['rank']} | {x['id']} | {x['class']} | {marks} |")
+        marks = ", ".join(f"{i}: {_MARK[x['outcomes'][i]]}" for i in impls if i in x["outcomes"])
+        out.append(f"| {x['rank']} | {x['id']} | {x['class']} | {cell(marks)} |")
     return out + ["", "</details>", ""]
