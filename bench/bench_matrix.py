@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -116,9 +115,7 @@ def bench_pool(suites: list[str], jobs: int) -> None:
                                    "--jobs", str(j), "--out", str(out), *selection], cwd=ROOT, capture_output=True,
                                   text=True, timeout=7200)
             walls[j] = time.perf_counter() - started
-            children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            print(f"matrix run --all --jobs {j}: {walls[j]:.1f} s wall (exit {done.returncode}; "
-                  f"peak RSS of one child so far {children:.0f} MB)")
+            print(f"matrix run --all --jobs {j}: {walls[j]:.1f} s wall (exit {done.returncode})")
             print("  " + (done.stdout.strip().splitlines() or ["(no output)"])[-2])
             shutil.rmtree(out, ignore_errors=True)
     print(f"serial / pool wall ratio with --jobs {jobs}: {walls[1] / walls[jobs]:.2f}")

@@ -143,6 +143,9 @@ def test_two_readings_each_followed_twice_make_a_split_and_a_flagged_row(tombsto
     groups = split[0]["groups"]
     assert [g["readings"] for g in groups] == [{"E1": ["deleted-flag"]}, {"E1": ["type-tombstone"]}]
     assert all(g["side"] == "pass" and g["independent"] == 2 for g in groups)
+    exchanges = [g["exchange"] for g in groups]  # one exchange per group, side by side
+    assert all(e and e["check"] == "emp.reader_tombstone_deletes" and e["transcript"] for e in exchanges), exchanges
+    assert {e["implementation"] for e in exchanges} <= {i for g in groups for i in g["implementations"]}
 
 
 def test_one_implementation_per_reading_is_no_split(tombstone_shards: dict[str, Path]) -> None:
