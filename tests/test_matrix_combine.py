@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from memconform.cli import main
+from memconform.core.model import HarnessError
 from memconform.core.profile import Profile
 from memconform.matrix import shards as sh
 from memconform.matrix.badges import badges
@@ -156,3 +157,17 @@ def test_one_point_holding_several_questions_is_read_as_one_row_each() -> None:
     assert sub_point("O2", "search default limit 20") == ("O2", "search default limit 20")
     assert sub_point("E1", "deleted-flag") == ("E1", "deleted-flag")
     assert sub_point("X", "trailing: ") == ("X", "trailing: ")
+
+
+@pytest.mark.parametrize("meta, words", [
+    ("[1, 2]", "not an object"),
+    ('{"implementation": "../../etc", "suite": "amps", "status": "ran", "seed": 1}', "implementation is not an id"),
+    ('{"implementation": "a", "suite": "amps", "status": "passed", "seed": 1}', "status"),
+    ('{"implementation": "a", "suite": "amps", "status": "ran", "seed": "1"}', "seed"),
+    ("{" + " " * (1 << 20) + "}", "larger than"),
+])
+def test_a_shard_record_from_elsewhere_is_checked_before_use(tmp_path: Path, meta: str, words: str) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "shard.json").write_text(meta, "utf-8")
+    with pytest.raises(HarnessError, match=words):
+        read_all([tmp_path / "s"])

@@ -8,6 +8,7 @@ implementation's own entry sets. Anything else is refused with a named error, ne
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,11 +99,38 @@ def read_input(path: Path) -> ShardResult:
                        seed=report.header["seed"], report=report)
 
 
-def _read_shard_folder(folder: Path) -> ShardResult:
+MAX_SHARD_FILE_BYTES = 1 << 20  # a shard.json from another machine is data to check, not to trust
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
     try:
-        meta = json.loads((folder / SHARD_FILE).read_text("utf-8"))
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_SHARD_FILE_BYTES + 1)
+        if len(raw) > MAX_SHARD_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_SHARD_FILE_BYTES} bytes")
+        meta = json.loads(raw)
     except (OSError, ValueError) as exc:
-        raise HarnessError(f"{folder / SHARD_FILE}: cannot be read as JSON: {exc}") from None
+        raise HarnessError(f"{path}: cannot be read as JSON: {exc}") from None
+    problems = [] if isinstance(meta, dict) else ["not an object"]
+    if not problems:
+        if not isinstance(meta.get("implementation"), str) or not _ID.match(meta["implementation"]):
+            problems.append("implementation is not an id")
+        if not isinstance(meta.get("suite"), str) or not meta["suite"].isidentifier():
+            problems.append("suite is not a name")
+        if meta.get("status") not in ("ran", "skipped", "errored"):
+            problems.append("status is not ran, skipped or errored")
+        if not isinstance(meta.get("seed"), int | None) or isinstance(meta.get("seed"), bool):
+            problems.append("seed is not an integer")
+        if not isinstance(meta.get("implementation_entry", {}), dict):
+            problems.append("implementation_entry is not an object")
+    if problems:
+        raise HarnessError(f"{path}: not a shard record: {'; '.join(problems)}")
+    return dict(meta)
+
+
+def _read_shard_folder(folder: Path) -> ShardResult:
+    meta = _read_meta(folder / SHARD_FILE)
     report = None
     if meta.get("status") == "ran":
         try:
