@@ -171,3 +171,24 @@ def test_a_shard_record_from_elsewhere_is_checked_before_use(tmp_path: Path, met
     (tmp_path / "s" / "shard.json").write_text(meta, "utf-8")
     with pytest.raises(HarnessError, match=words):
         read_all([tmp_path / "s"])
+
+
+def test_without_a_transcript_the_exchange_is_the_saved_sequence(base_report: Path, tmp_path: Path) -> None:
+    from memconform.matrix.combine import Cell
+
+    report = published(base_report, tmp_path, "vendor-a")
+    [shard] = read_all([report])
+    assert shard.report is not None
+    line = next(r for r in shard.report.results if r["check_id"] == "amps.delete_cascades")
+    line.update(outcome="failed", transcript=[], failures=[{"title": "cascade lost", "received": 1, "expected": 2, "path": "$"}])
+    steps = [{"op": f"step {n}", "body": {"x": "y" * 1000}} for n in range(20)]
+    (report.parent / "sequences").mkdir()
+    (report.parent / "sequences" / "amps.delete_cascades-0123456789ab.json").write_text(
+        json.dumps({"format": "memconform-sequence", "steps": steps, "diverged_at": 15}), "utf-8")
+    cell = Cell()
+    cell.add(shard)
+    shown = cell.exchange(["amps.delete_cascades"])
+    assert shown is not None and shown["sequence"] == "amps.delete_cascades-0123456789ab.json"
+    assert shown["failure"] == "cascade lost" and shown["outcome"] == "failed"
+    assert len(shown["transcript"]) == 12 and '"step 15"' in shown["transcript"][-1]  # up to the divergence
+    assert all(len(t) <= 400 for t in shown["transcript"])

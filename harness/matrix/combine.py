@@ -25,6 +25,8 @@ from .shards import ShardResult, check_aligned, find_inputs, read_input
 
 MATRIX_VERSION = 1
 TRANSCRIPT_LINES = 12
+MAX_SEQUENCE_BYTES = 4 << 20  # a larger file is cut, so it reads as not JSON and says so
+STEP_CHARS = 400
 
 
 def sub_point(point: str, seen: str) -> tuple[str, str]:
@@ -53,9 +55,13 @@ class Cell:
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # check id -> result lines
     readings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # point -> footer entries
     levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # level key -> worst footer level
+    sequences: dict[str, Path] = field(default_factory=dict)  # check id -> a saved failing sequence
 
     def add(self, shard: ShardResult) -> None:
         assert shard.report is not None
+        if shard.report_dir is not None:
+            for path in sorted((shard.report_dir / "sequences").glob("*.json")):
+                self.sequences.setdefault(path.name.rsplit("-", 1)[0], path)
         for line in shard.report.results:
             self.results.setdefault(line["check_id"], []).append(line)
         footer = shard.report.footer or {}
@@ -83,13 +89,28 @@ class Cell:
 
     def exchange(self, checks: list[str]) -> dict[str, Any] | None:
         """One exchange that shows this implementation's behaviour: a failing check's transcript first."""
-        lines = [r for c in checks for r in self.results.get(c, []) if r.get("transcript")]
-        lines.sort(key=lambda r: (r["outcome"] != "failed", r["check_id"]))
+        lines = [r for c in checks for r in self.results.get(c, []) if r.get("transcript") or c in self.sequences]
+        lines.sort(key=lambda r: (r["outcome"] != "failed", not r.get("transcript"), r["check_id"]))
         if not lines:
             return None
         r = lines[0]
-        return {"check": r["check_id"], "outcome": outcomes.of_result(r), "transcript": r["transcript"][:TRANSCRIPT_LINES],
-                "failure": r["failures"][0]["title"] if r["failures"] else ""}
+        shown = {"check": r["check_id"], "outcome": outcomes.of_result(r),
+                 "failure": r["failures"][0]["title"] if r["failures"] else ""}
+        if r.get("transcript"):
+            return {**shown, "transcript": r["transcript"][:TRANSCRIPT_LINES]}
+        path = self.sequences[r["check_id"]]
+        return {**shown, "transcript": sequence_lines(path), "sequence": path.name}
+
+
+def sequence_lines(path: Path) -> list[str]:
+    """The last steps of a saved sequence, up to the divergence, one compact JSON line each (bounded)."""
+    try:
+        with path.open("rb") as fh:
+            doc = json.loads(fh.read(MAX_SEQUENCE_BYTES))
+        steps = doc["steps"][: (doc.get("diverged_at") or len(doc["steps"])) + 1]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"(the saved sequence {path.name} cannot be read: {exc})"]
+    return [json.dumps(step, ensure_ascii=False)[:STEP_CHARS] for step in steps[-TRANSCRIPT_LINES:]]
 
 
 def read_all(paths: Iterable[Path]) -> list[ShardResult]:

@@ -151,7 +151,3 @@ def run_shards(shards: list[Shard], entries: dict[str, Implementation], out: Pat
         return [one(p) for p in zip(shards, folders, strict=True)]
     with ThreadPoolExecutor(max_workers=workers) as pool:  # each worker drives its own processes
         return list(pool.map(one, zip(shards, folders, strict=True)))
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -57,6 +57,7 @@ class ShardResult:
     reason: str = ""
     report: Report | None = None
     suite_version: str | None = None
+    report_dir: Path | None = None  # where the run's saved sequences are (sequences/<check>-<run>.json)
 
     @property
     def spec_title(self) -> str | None:
@@ -96,7 +97,7 @@ def read_input(path: Path) -> ShardResult:
     if len(suites) != 1:
         raise HarnessError(f"{report_path}: a matrix report covers one suite, this one {len(suites)}: {suites}")
     return ShardResult(implementation=owner.name, suite=suites[0], status="ran", source=str(report_path),
-                       seed=report.header["seed"], report=report)
+                       seed=report.header["seed"], report=report, report_dir=report_path.parent)
 
 
 MAX_SHARD_FILE_BYTES = 1 << 20  # a shard.json from another machine is data to check, not to trust
@@ -139,7 +140,8 @@ def _read_shard_folder(folder: Path) -> ShardResult:
             meta.update(status="errored", reason=f"its report cannot be read: {exc}")
     return ShardResult(implementation=str(meta["implementation"]), suite=str(meta["suite"]), status=str(meta["status"]),
                        source=str(folder), entry=dict(meta.get("implementation_entry") or {}), seed=meta.get("seed"),
-                       reason=str(meta.get("reason") or ""), report=report, suite_version=meta.get("suite_version"))
+                       reason=str(meta.get("reason") or ""), report=report, suite_version=meta.get("suite_version"),
+                       report_dir=folder / "report")
 
 
 def check_aligned(shards: list[ShardResult]) -> None:
