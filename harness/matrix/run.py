@@ -8,7 +8,6 @@ on its own port with its own working folder, so shards can run on any machine an
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
