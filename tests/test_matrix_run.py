@@ -230,3 +230,14 @@ def test_a_fresh_key_per_shard_reaches_the_implementation_and_the_run_and_no_rep
     assert '--api-key \\"$MEMCONFORM_API_KEY\\"' in report  # the run was keyed
     for path in [*tmp_path.rglob("*.json*"), *tmp_path.rglob("*.md"), *tmp_path.rglob("*.html"), shard / "run.log"]:
         assert key not in path.read_text("utf-8", "replace"), path
+
+
+def test_a_suite_not_installed_here_is_a_skipped_shard_saying_so(tmp_path: Path) -> None:
+    registry = tmp_path / "implementations.toml"
+    registry.write_text(entry("elsewhere", "nosuchsuite", "reference:nosuchsuite"), "utf-8")
+    done = memconform("matrix", "run", "--implementations", str(registry), "--all", "--out", str(tmp_path / "m"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "m" / "matrix.json").read_text("utf-8"))
+    assert doc["implementations"][0]["runs"] == [{"suite": "nosuchsuite", "seed": 20260528, "status": "skipped",
+                                                  "reason": "suite 'nosuchsuite' is not installed here"}]
+    assert doc["suites"] == [] and doc["sentences"] == []

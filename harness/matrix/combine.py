@@ -126,7 +126,7 @@ def combine(shards: list[ShardResult], registry: dict[str, Implementation] | Non
         if s.report is not None:
             cells.setdefault((s.implementation, s.suite), Cell()).add(s)
     clusters = Clusters({i: list(e.get("independent_of", [])) for i, e in entries.items()})
-    suites = sorted({s.suite for s in shards})
+    suites = sorted({s.suite for s in shards if s.report is not None or _installed(s.suite)})
     sentences = [x for suite in suites for x in _sentences(suite, cells, clusters)]
     sentences.sort(key=rank_key)
     for n, x in enumerate(sentences, 1):
@@ -145,6 +145,17 @@ def combine(shards: list[ShardResult], registry: dict[str, Implementation] | Non
     }
     validate_matrix(doc)
     return doc
+
+
+def _installed(suite: str) -> bool:
+    """A shard skipped for a suite this installation lacks has no sentences to show (its run says why)."""
+    from ..core.model import HarnessError
+
+    try:
+        get_suite(suite)
+    except HarnessError:
+        return False
+    return True
 
 
 def _entries(shards: list[ShardResult], registry: dict[str, Implementation]) -> dict[str, dict[str, Any]]:

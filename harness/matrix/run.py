@@ -45,10 +45,10 @@ def run_shard(shard: Shard, impl: Implementation, folder: Path, settings: RunSet
     folder = folder.resolve()  # the run's own working folder is the shard's: a relative path would point inside it
     folder.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {**shard.to_json(), "implementation_entry": impl.to_json(),
-                              "harness_version": __version__, "suite_version": get_suite(shard.suite).version,
+                              "harness_version": __version__, "suite_version": _suite_version(shard.suite),
                               "profile": settings.profile}
     started_at = time.monotonic()
-    reason = impl.skip_reason()
+    reason = impl.skip_reason() if record["suite_version"] is not None else f"suite {shard.suite!r} is not installed here"
     if reason is not None:
         record.update(status="skipped", reason=reason)
     else:
@@ -59,6 +59,13 @@ def run_shard(shard: Shard, impl: Implementation, folder: Path, settings: RunSet
     record["seconds"] = round(time.monotonic() - started_at, 2)
     (folder / SHARD_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
     return record
+
+
+def _suite_version(name: str) -> str | None:
+    try:
+        return get_suite(name).version
+    except HarnessError:
+        return None
 
 
 def _run(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings) -> dict[str, Any]:
