@@ -1,0 +1,102 @@
+"""matrix.html: self-contained, hostile text kept as text, filters work in a real browser (headless chromium)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memconform.matrix.combine import validate_matrix
+from memconform.matrix.render_html import render_html
+from test_report_html import _chromium, needs_chromium
+
+HOSTILE = "<script>alert(1)</script>\x00 ]]> & \"' `|` </td></table> \ud800"
+IMPLS = ["impl-a", "impl-b", "impl-c", "impl-d"]
+
+
+def _sentence(sid: str, cls: str, outcomes: list[str], rank: int, suite: str = "omp") -> dict[str, Any]:
+    sides = {"passed": "pass", "failed": "fail"}
+    groups: dict[str, list[str]] = {}
+    for impl, outcome in zip(IMPLS, outcomes, strict=True):
+        if outcome in sides:
+            groups.setdefault(sides[outcome], []).append(impl)
+    return {"id": sid, "suite": suite, "section": "3.3", "quote": f"The text of {sid} {HOSTILE}", "keyword": "MUST",
+            "level": "core", "checks": [f"{suite}.x"], "class": cls, "disagreement": 1.0 if cls == "split" else 0.0,
+            "outcomes": dict(zip(IMPLS, outcomes, strict=True)), "readings": {},
+            "groups": [{"side": s, "readings": {"O2": [HOSTILE]}, "implementations": ids, "independent": len(ids),
+                        **({"exchange": {"implementation": ids[0], "check": f"{suite}.x", "outcome": "failed" if s == "fail"
+                                         else "passed", "failure": HOSTILE, "transcript": [f"POST /v1/x -> 200 {HOSTILE}"]}}
+                           if cls == "split" else {})}
+                       for s, ids in groups.items()], "rank": rank}
+
+
+def matrix_doc() -> dict[str, Any]:
+    sentences = [_sentence("OMP-1-01", "split", ["passed", "passed", "failed", "failed"], 1),
+                 _sentence("OMP-1-02", "lone-fail", ["passed", "passed", "passed", "failed"], 2),
+                 _sentence("EMP-1-01", "all-pass", ["passed", "passed", "passed", "passed"], 3, suite="emp"),
+                 _sentence("OMP-1-03", "all-pass", ["passed", "passed", "passed", "not applicable"], 4)]
+    doc = {"matrix_version": 1, "harness_version": "0.1.0", "profile": "ci", "generated_at": "2026-12-03T10:00:00Z",
+           "suites": [{"name": "omp", "title": "OMP", "version": "0.1", "seeds": [1]},
+                      {"name": "emp", "title": "EMP", "version": "1.0", "seeds": [1]}],
+           "implementations": [{"id": i, "name": f"{i} {HOSTILE}", "version": "1", "source": "", "issues": "",
+                                "license": "", "independent_of": [], "claims": {}, "levels": [],
+                                "runs": [{"suite": "omp", "seed": 1, "status": "ran", "reason": ""}]} for i in IMPLS],
+           "sentences": sentences,
+           "readings": [{"suite": "omp", "point": "O2", "erratum": {"href": "suites/omp/errata.md#o2", "title": HOSTILE},
+                         "by_implementation": {"impl-a": ["x"], "impl-b": ["x"], "impl-c": ["y"], "impl-d": ["y"]},
+                         "readings": {"x": ["impl-a", "impl-b"], "y": ["impl-c", "impl-d"]}, "needs_erratum": True}],
+           "counts": {"split": 1, "lone-fail": 1, "all-pass": 2}}
+    validate_matrix(doc)
+    return doc
+
+
+def _rows(dom: str) -> list[tuple[str, str, bool]]:
+    body = dom[dom.index('id="sentences"'):]
+    body = body[: body.index("</table>")]
+    return [(m.group(1), m.group(2), "hidden" in m.group(0))
+            for m in re.finditer(r'<tr data-class="([^"]*)" data-suite="([^"]*)"[^>]*>', body)]
+
+
+def test_every_piece_of_target_text_is_escaped() -> None:
+    page = render_html(matrix_doc())
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count("<script") == 2  # the counts (JSON, escaped) and the filters, nothing else
+    assert "\ud800" not in page and "needs an erratum" in page
+    assert "http" not in page.split("<body>", 1)[1].replace("suites/omp/errata.md", "")  # nothing fetched at view time
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Path:
+    path = tmp_path / "matrix.html"
+    path.write_text(render_html(matrix_doc()), encoding="utf-8")
+    return path
+
+
+@needs_chromium
+def test_matrix_renders_in_chromium_without_console_errors(tmp_path: Path, page: Path) -> None:
+    dom, console = _chromium(tmp_path, page.as_uri(), "--dump-dom")
+    assert console == []
+    rows = _rows(dom)
+    assert [c for c, _, _ in rows] == ["split", "lone-fail", "all-pass", "all-pass"] and not any(h for *_, h in rows)
+    assert dom.count('class="side"') == 1 and "POST /v1/x" in dom  # the split's exchanges side by side
+    shot = tmp_path / "matrix.png"
+    _, console = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", "--window-size=1400,1600", "--hide-scrollbars")
+    assert console == [] and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+@needs_chromium
+@pytest.mark.parametrize(("fragment", "visible"), [
+    ("class=split", [("split", "omp")]),
+    ("class=all-pass", [("all-pass", "emp"), ("all-pass", "omp")]),
+    ("suite=emp", [("all-pass", "emp")]),
+    ("class=all-pass&suite=omp", [("all-pass", "omp")]),
+    ("class=all-fail", []),
+])
+def test_filters_work_in_chromium(tmp_path: Path, page: Path, fragment: str, visible: list[tuple[str, str]]) -> None:
+    dom, console = _chromium(tmp_path, page.as_uri() + "#" + fragment, "--dump-dom")
+    assert console == []
+    rows = _rows(dom)
+    assert [(c, s) for c, s, hidden in rows if not hidden] == visible, rows
+    count = re.search(r'<span id="shown">(\d+)</span>', dom)
+    assert count is not None and int(count.group(1)) == len(visible)
