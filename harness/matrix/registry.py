@@ -22,7 +22,7 @@ from typing import Any
 from ..core.model import HarnessError
 
 DEFAULT_FILE = "implementations.toml"
-_PLACEHOLDER = re.compile(r"\{(port|home|workdir|python|root|key)\}")
+_PLACEHOLDER = re.compile(r"\{(port|home|workdir|python|node|root|key)\}")
 
 
 @dataclass(frozen=True)
@@ -102,9 +102,10 @@ class Implementation:
         return None
 
     def expand(self, text: str, slot: Slot) -> str:
-        """`text` with {port} {home} {workdir} {python} {root} {key} filled in; other braces kept (cmd:'s {op})."""
+        """`text` with {port} {home} {workdir} {python} {node} {root} {key} filled in; other braces kept (cmd:'s {op})."""
         values = {"port": str(slot.port) if slot.port is not None else "", "home": self.home() or "",
-                  "workdir": str(slot.workdir), "python": sys.executable, "root": self.root, "key": slot.key or ""}
+                  "workdir": str(slot.workdir), "python": sys.executable, "root": self.root, "key": slot.key or "",
+                  "node": os.environ.get("MEMCONFORM_NODE") or "node"}
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
     def _uses(self, placeholder: str) -> bool:
