@@ -33,7 +33,8 @@ TYPES = (
     "summaries", "tool_log", "short_term_memory", "semantic_cache", "shared_memory", "agents",
 )
 
-HATCH_KEY = "memconform_port"  # the one key a translation adds to a format's escape hatch
+HATCH_KEY = "memconform_port"
+NO_ID = "#"  # a record with no id of its own is named "#<position>": never a native id, never compared  # the one key a translation adds to a format's escape hatch
 
 
 @dataclass

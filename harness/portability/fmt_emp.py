@@ -13,7 +13,7 @@ from memconform.formats import emp
 from .canonical import HATCH_KEY, Document, Record, digest, from_millis, instant, now_canonical, to_millis
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, Refused, note_document
+from .placement import Placement, note_document
 from .tables import table
 
 FORMAT = "emp"
@@ -54,7 +54,8 @@ def _record(t: Any, entry: dict[str, Any]) -> Record:
 
 def _entry_id(r: Record, source: str, used: set[str]) -> tuple[str, bool]:
     for candidate in (r.ids.get(FORMAT), r.key(source)):
-        if isinstance(candidate, str) and emp.UUID_RE.match(candidate) and candidate[14] == "4" and candidate not in used:
+        # an id EMP readers accept (any UUID: errata E10) is kept; a new one is always a v4
+        if isinstance(candidate, str) and emp.UUID_RE.match(candidate) and candidate not in used:
             return candidate, True
     salt = 0
     while True:
@@ -94,11 +95,12 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
         p.handled |= {name for name in r.values}  # a tombstone says nothing else
         return line
     text = r.get("text") or ""
-    if text.startswith("encrypted:") and not emp.ENCRYPTED_RE.match(text):
-        raise Refused(f"record {rid!r}: its text begins `encrypted:` but is not encrypted:ALGORITHM:base64; an EMP reader "
-                      "would take it for ciphertext (mapping table emp, row text)")
     line: dict[str, Any] = {"v": emp.VERSION, "id": entry_id, "ts": ts, "src": PORT_SRC, "content": text}
-    p.keep("text")
+    if text.startswith("encrypted:") and not emp.ENCRYPTED_RE.match(text):
+        p.keep("text", "begins `encrypted:` without being ciphertext: a reader that reserves the prefix takes it for "
+                       "ciphertext (errata E12)")
+    else:
+        p.keep("text")
     if isinstance(src, str) and emp.REVDOMAIN_RE.match(src):
         line["src"] = src
         p.keep("origin_tool")

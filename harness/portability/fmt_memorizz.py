@@ -11,7 +11,7 @@ from memconform.formats import memorizz as mz
 from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, note_document
+from .placement import Placement, Refused, note_document
 from .tables import table
 
 FORMAT = "memorizz"
@@ -94,6 +94,13 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         ledger.note_document("subject", "lost", 1)
     note_document(ledger, t, "graph", len(doc.graph))
     note_document(ledger, t, "other_objects", len(doc.other_objects))
+    limit = int(t.limit("id", "max_items"))
+    if sum(len(v) for v in archive["stores"].values()) > limit:
+        raise Refused(f"{sum(len(v) for v in archive['stores'].values())} records: over the archive limit of {limit} "
+                      "(mapping table memorizz, row id)")
+    external = sorted(mz.external_references(archive))
+    if external:
+        archive["manifest"]["external_references"] = external
     _declare(archive, ledger)
     return mz.seal(archive)
 

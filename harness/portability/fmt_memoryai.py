@@ -9,7 +9,7 @@ from typing import Any
 
 from memconform.formats import memoryai as mai
 
-from .canonical import HATCH_KEY, Document, Record, instant, seconds_form
+from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, seconds_form
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document
@@ -31,15 +31,16 @@ def read(doc: dict[str, Any]) -> Document:
         out.graph += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
     for section in OTHERS:
         out.other_objects += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
-    for chunk in doc.get("chunks") or []:
+    for i, chunk in enumerate(doc.get("chunks") or []):
         if isinstance(chunk, dict):
-            out.records.append(_record(t, chunk, manifest.get("embedding_model")))
+            out.records.append(_record(t, chunk, manifest.get("embedding_model"), i))
     return out
 
 
-def _record(t: Any, chunk: dict[str, Any], bundle_model: Any) -> Record:
+def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Record:
     found, rest = split(chunk.get("metadata"))
-    r = Record(ids={FORMAT: str(chunk.get("id"))} if "id" in chunk else {})
+    # an id is optional in a chunk: one without is named by its position (the id it gets elsewhere is invented)
+    r = Record(ids={FORMAT: str(chunk["id"]) if "id" in chunk else f"{NO_ID}{index + 1}"})
     v = r.values
     v["text"] = chunk.get("content")
     if isinstance(chunk.get("memory_type"), str):

@@ -23,6 +23,7 @@ class Ledger:
     id_map: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     declared_in_target: list[str] = field(default_factory=list)
     refused: str | None = None
+    warnings: list[str] = field(default_factory=list)  # SHOULD-level findings on the output, and notes
 
     def note(self, rid: str, name: str, status: str, detail: str = "") -> None:
         """Field `name` of record `rid` was kept/carried/lost; the worst status of a field wins for a record."""
@@ -77,6 +78,7 @@ class Ledger:
             "id_map": {k: list(v) for k, v in sorted(self.id_map.items())},
             "per_record": {k: dict(sorted(v.items())) for k, v in sorted(self.per_record.items())},
             "declared_in_target": list(self.declared_in_target),
+            "warnings": list(self.warnings),
         }
 
     def summary(self) -> str:
@@ -92,6 +94,8 @@ class Ledger:
             lines.append(f"  invented {row['native']:<16} {row['count']:>5}   {row['rule']}")
         for row in doc["document"]:
             lines.append(f"  {row['status']:<8} {row['field']:<16} {row['count']:>5}   (document-level)")
+        for line in doc["warnings"]:
+            lines.append(f"  warning: {line}")
         if doc["declared_in_target"]:
             lines.append(f"  declared in the output: {', '.join(doc['declared_in_target'])}")
         return "\n".join(lines)

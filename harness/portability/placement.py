@@ -50,6 +50,8 @@ class Placement:
         """A required native value made up by the table's rule; its canonical field is dropped on reading."""
         if canonical:
             self.invented_fields.append(canonical)
+            if canonical not in self.handled and self.record.get(canonical) is not None:
+                self.carry(canonical, "a value the target cannot hold in its own field")
         self.ledger.invent(self.rid, native, self.table.invented_rule(native))
 
     def new_id(self, native: str) -> None:

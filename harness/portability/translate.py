@@ -17,7 +17,7 @@ from . import fmt_amps, fmt_emp, fmt_memoryai, fmt_memorizz, fmt_omp
 from .canonical import FORMATS, Document
 from .ledger import Ledger
 from .placement import Refused
-from .validation import problems
+from .validation import judge
 
 Reader = Callable[[Any], Document]
 Writer = Callable[[Document, Ledger], Any]
@@ -59,7 +59,8 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
         ledger.refused = str(exc)
         return Translation(source, target, canonical, None, ledger)
     if validate:
-        found = problems(target, output)
+        found, warnings = judge(target, output)
+        ledger.warnings += warnings
         if found:
             ledger.refused = f"the {target} output does not pass memconform's checks: " + " | ".join(found[:5])
             return Translation(source, target, canonical, None, ledger)

@@ -11,17 +11,25 @@ from memconform.core.profile import Profile
 
 
 def problems(fmt: str, doc: Any) -> list[str]:
-    """Every failed or errored check, one line each; empty when the document passes."""
+    """What makes the output not conformant: every errored check, and every failed check that decides a
+    level (MUST, or listed in a conformance clause); empty when the document passes."""
+    return judge(fmt, doc)[0]
+
+
+def judge(fmt: str, doc: Any) -> tuple[list[str], list[str]]:
+    """(blocking problems, warnings): a failed SHOULD check is a warning the ledger repeats, as `run` does."""
     if fmt == "omp":
-        return omp_export_problems(doc)
+        return omp_export_problems(doc), []
     from memconform.session import validate_document
 
-    out = []
+    blocking, warnings = [], []
     for result in validate_document(doc, fmt, Profile.named("ci")):
-        if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
-            detail = "; ".join(f"{f.title} at {f.path}" for f in result.failures[:3]) or result.message or ""
-            out.append(f"{result.check_id} {result.outcome.value}: {detail}")
-    return out
+        if result.outcome not in (Outcome.FAILED, Outcome.ERRORED):
+            continue
+        detail = "; ".join(f"{f.title} at {f.path}" for f in result.failures[:3]) or result.message or ""
+        line = f"{result.check_id} {result.outcome.value}: {detail}"
+        (blocking if result.outcome is Outcome.ERRORED or result.deciding else warnings).append(line)
+    return blocking, warnings
 
 
 def omp_export_problems(doc: Any) -> list[str]:
