@@ -149,6 +149,8 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
     if isinstance(r.get("tags"), list) and all(isinstance(x, str) for x in r.get("tags")):
         chunk["tags"] = list(r.get("tags"))
         p.keep("tags")
+    elif r.get("tags") is not None:
+        p.carry("tags", "not a list of strings")
     _protection(p, chunk)
     for name in ("created_at", "accessed_at", "valid_until"):
         if isinstance(r.get(name), str) and instant(r.get(name)):

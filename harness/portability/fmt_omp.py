@@ -207,6 +207,9 @@ def _organisation(p: Placement, mem: dict[str, Any]) -> None:
         p.keep("tags") if fitting == tags else p.carry("tags", "over 20 tags or 50 characters")
     else:
         mem["tags"] = []
+        if tags is not None:
+            p.carry("tags", "not a list of strings")
+        p.invent("tags", "memories[].tags")
     namespace = p.value("namespace")
     if isinstance(namespace, str):
         if fits(namespace, int(t.limit("namespace", "max_chars"))):
@@ -214,3 +217,5 @@ def _organisation(p: Placement, mem: dict[str, Any]) -> None:
             p.keep("namespace")
         else:
             p.carry("namespace", "longer than 100 characters")
+    elif namespace is not None:
+        p.carry("namespace", "not a string")
