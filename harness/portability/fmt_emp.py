@@ -91,9 +91,8 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     src = r.get("origin_tool")
     if r.get("deleted"):
         p.keep("deleted", "a tombstone line")
-        line = emp.tombstone(entry_id, ts, src if isinstance(src, str) and emp.REVDOMAIN_RE.match(src) else PORT_SRC)
         p.handled |= {name for name in r.values}  # a tombstone says nothing else
-        return line
+        return emp.tombstone(entry_id, ts, src if isinstance(src, str) and emp.REVDOMAIN_RE.match(src) else PORT_SRC)
     text = r.get("text") or ""
     line: dict[str, Any] = {"v": emp.VERSION, "id": entry_id, "ts": ts, "src": PORT_SRC, "content": text}
     if text.startswith("encrypted:") and not emp.ENCRYPTED_RE.match(text):

@@ -24,7 +24,7 @@ def key(store: str, rid: str) -> str:
 
 def read(doc: dict[str, Any]) -> Document:
     t = table(FORMAT)
-    manifest = doc.get("manifest") if isinstance(doc.get("manifest"), dict) else {}
+    manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     out = Document(FORMAT, producer=manifest.get("source_provider"), exported_at=instant(manifest.get("created_at")))
     if isinstance(manifest.get("scope"), dict):
         out.subject = {"format": FORMAT, "scope": copy.deepcopy(manifest["scope"])}

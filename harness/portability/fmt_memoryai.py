@@ -23,7 +23,7 @@ OTHERS = ("l2_sessions", "mood_states", "agents")
 
 def read(doc: dict[str, Any]) -> Document:
     t = table(FORMAT)
-    manifest = doc.get("manifest") if isinstance(doc.get("manifest"), dict) else {}
+    manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     out = Document(FORMAT, producer=doc.get("generator"), exported_at=instant(doc.get("exported_at")))
     tenant = {k: manifest[k] for k in ("tenant_id", "tenant_name", "tenant_plan") if manifest.get(k) is not None}
     out.subject = {"format": FORMAT, **tenant} if tenant else None

@@ -45,7 +45,7 @@ def _record(t: Any, mem: dict[str, Any]) -> Record:
     v["text"] = mem.get("content")
     if isinstance(mem.get("type"), str):
         v["type"] = t.type_to_canonical(mem["type"])
-    source = mem.get("source") if isinstance(mem.get("source"), dict) else {}
+    source: dict[str, Any] = mem["source"] if isinstance(mem.get("source"), dict) else {}
     for native, name in (("tool", "origin_tool"), ("session_id", "origin_session"), ("user_id", "origin_user")):
         if source.get(native) is not None:
             v[name] = source[native]

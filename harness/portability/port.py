@@ -17,9 +17,9 @@ from memconform.core.model import HarnessError
 
 from .canonical import Document, Record
 from .endpoints import Endpoint, export, import_, open_endpoint
+from .matrix import sample_files
 from .roundtrip import hop_violations, roundtrip_violations
 from .translate import Translation, read, translate
-from .matrix import sample_files
 
 KEPT = ("kept", "carried")
 # what a consumer may drop on import by its own spec, with the sentence that allows it: such a difference

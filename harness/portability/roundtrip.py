@@ -90,8 +90,8 @@ def roundtrip_violations(doc: Any, a: str, b: str, writers: dict[str, Writer] | 
         rid = r.key(a)
         if r.get("deleted"):
             continue
-        mid = (there.ledger.id_map.get(rid) or [None])[0]
-        home = (back.ledger.id_map.get(mid) or [None])[0] if mid else None
+        mid = next(iter(there.ledger.id_map.get(rid, [])), None)
+        home = next(iter(back.ledger.id_map.get(mid, [])), None) if mid else None
         came = final.get(home) if home else None
         if came is None:
             problems.append(f"{a} -> {b} -> {a}: record {rid!r} did not come back")

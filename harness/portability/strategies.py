@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from hypothesis import strategies as st
-
 from memconform.formats import omp
 
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

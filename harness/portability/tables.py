@@ -110,7 +110,7 @@ def table_problems(fmt: str, doc: Any) -> list[str]:
     return problems
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def table(fmt: str) -> Table:
     if fmt not in FORMATS:
         raise HarnessError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")

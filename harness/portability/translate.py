@@ -13,7 +13,7 @@ from typing import Any
 
 from memconform.core.model import HarnessError
 
-from . import fmt_amps, fmt_emp, fmt_memoryai, fmt_memorizz, fmt_omp
+from . import fmt_amps, fmt_emp, fmt_memorizz, fmt_memoryai, fmt_omp
 from .canonical import FORMATS, Document
 from .ledger import Ledger
 from .placement import Refused
@@ -69,7 +69,7 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
 
 def detect(doc: Any) -> str | None:
     """The format of a parsed document (EMP: the file's text), by the suites' own detectors."""
-    from memconform.formats import amps, emp, memoryai, memorizz
+    from memconform.formats import amps, emp, memorizz, memoryai
 
     if isinstance(doc, dict) and isinstance(doc.get("memories"), list) and "omp_version" in doc:
         return "omp"

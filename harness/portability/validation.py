@@ -22,11 +22,12 @@ def judge(fmt: str, doc: Any) -> tuple[list[str], list[str]]:
         return omp_export_problems(doc), []
     from memconform.session import validate_document
 
-    blocking, warnings = [], []
+    blocking: list[str] = []
+    warnings: list[str] = []
     for result in validate_document(doc, fmt, Profile.named("ci")):
         if result.outcome not in (Outcome.FAILED, Outcome.ERRORED):
             continue
-        detail = "; ".join(f"{f.title} at {f.path}" for f in result.failures[:3]) or result.message or ""
+        detail = "; ".join(f"{f.title} at {f.path}" for f in result.failures[:3]) or result.reason
         line = f"{result.check_id} {result.outcome.value}: {detail}"
         (blocking if result.outcome is Outcome.ERRORED or result.deciding else warnings).append(line)
     return blocking, warnings
