@@ -28,7 +28,7 @@ def read(doc: dict[str, Any]) -> Document:
     out = Document(FORMAT, producer=manifest.get("source_provider"), exported_at=instant(manifest.get("created_at")))
     if isinstance(manifest.get("scope"), dict):
         out.subject = {"format": FORMAT, "scope": copy.deepcopy(manifest["scope"])}
-    stores = doc.get("stores") if isinstance(doc.get("stores"), dict) else {}
+    stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
     for store in mz.STORES:
         for rec in stores.get(store) or []:
             if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
