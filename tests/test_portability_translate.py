@@ -147,3 +147,15 @@ def test_cli_portability_writes_markdown_and_html(tmp_path):
     assert "| from \\ to | memoryai | omp | memorizz | amps | emp |" in text
     assert text.count("\n| **") == 5
     assert "<table>" in page.read_text()
+
+
+def test_a_credential_named_field_is_left_out_of_a_bundle_and_declared():
+    from memconform.formats import memorizz as mz
+
+    archive = mz.empty_archive(created_at="2026-05-01T12:00:00+00:00")
+    archive["stores"]["knowledge_base"].append({"id": "r1", "data": {"content": "c", "extra": {"CREDENTIAL": 1, "ok": 2}}})
+    tr = translate(mz.seal(archive), "memorizz", "memoryai")
+    assert tr.refused is None
+    assert "CREDENTIAL" not in json.dumps(tr.output)
+    assert tr.ledger.status("knowledge_base/r1", "extensions") == "lost"
+    assert read("memoryai", tr.output).records[0].get("extensions")["value"] == {"extra": {"ok": 2}}

@@ -164,8 +164,36 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
     found = p.finish({FORMAT: str(cid)})
     if found:
         metadata[HATCH_KEY] = found
+    metadata, dropped = without_credentials(metadata)
+    if dropped:
+        ledger.note(rid, "extensions", "lost", f"{dropped} credential-named field(s) left out: \"{NO_CREDENTIALS}\"")
     chunk["metadata"] = metadata
     return chunk
+
+
+NO_CREDENTIALS = "Bundles MUST NOT include API keys, audit logs, or other credentials."
+
+
+def without_credentials(value: Any) -> tuple[Any, int]:
+    """The value with every field the MemoryAI suite reads as a credential left out, and how many were."""
+    from memconform.suites.memoryai.credentials import CREDENTIAL_VALUES, credential_key
+
+    if isinstance(value, dict):
+        out, dropped = {}, 0
+        for key, item in value.items():
+            if isinstance(key, str) and credential_key(key) and item not in (None, "", [], {}, False, 0):
+                dropped += 1
+                continue
+            if isinstance(item, str) and CREDENTIAL_VALUES.search(item):
+                dropped += 1
+                continue
+            out[key], n = without_credentials(item)
+            dropped += n
+        return out, dropped
+    if isinstance(value, list):
+        pairs = [without_credentials(item) for item in value if not (isinstance(item, str) and CREDENTIAL_VALUES.search(item))]
+        return [v for v, _ in pairs], sum(n for _, n in pairs) + len(value) - len(pairs)
+    return value, 0
 
 
 def _type(p: Placement, chunk: dict[str, Any]) -> None:
