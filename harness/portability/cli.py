@@ -49,7 +49,13 @@ def cmd_portability(args: argparse.Namespace) -> int:
         Path(args.html).write_text(html_page(cells), encoding="utf-8")
     if args.json:
         Path(args.json).write_text(json.dumps(as_json(cells), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    if not (args.md or args.html or args.json):
+    if args.errata:
+        from .errata import BEGIN, generated
+
+        path = Path(args.errata)
+        head = path.read_text(encoding="utf-8").split(BEGIN)[0] if path.exists() else ""
+        path.write_text(head + generated() + "\n", encoding="utf-8")
+    if not (args.md or args.html or args.json or args.errata):
         print(md)
     refused = sum(len(c.refused) for c in cells.values())
     if refused:
@@ -103,6 +109,7 @@ def add_portability_parsers(sub: Any) -> None:
     mat.add_argument("--md", help="write the Markdown report here")
     mat.add_argument("--html", help="write the HTML report here")
     mat.add_argument("--json", help="write the matrix as JSON here")
+    mat.add_argument("--errata", help="rewrite the generated part of this errata file (errata/portability.md)")
     mat.set_defaults(func=cmd_portability)
 
     port = sub.add_parser("port", help="export from one target, translate, import into another, and back")
