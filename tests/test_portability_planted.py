@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-
 from memconform.portability.planted import PLANTED
 from memconform.portability.roundtrip import roundtrip_violations
 from memconform.portability.strategies import documents

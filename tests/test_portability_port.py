@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-
 from memconform.cli import main
 from memconform.portability.canonical import FORMATS
 from memconform.portability.port import port

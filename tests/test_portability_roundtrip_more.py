@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-
 from memconform.portability.canonical import FORMATS
 from memconform.portability.roundtrip import roundtrip_violations
 from memconform.portability.strategies import documents

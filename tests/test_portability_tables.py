@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from memconform.portability.canonical import FIELDS, FORMATS, TYPES
 from memconform.portability.tables import MAPPINGS, table, table_problems
 

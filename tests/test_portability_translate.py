@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from memconform.cli import main
 from memconform.formats import memoryai as mai
 from memconform.portability.canonical import FORMATS
