@@ -158,3 +158,16 @@ def test_a_credential_named_field_is_left_out_of_a_bundle_and_declared():
     assert "CREDENTIAL" not in json.dumps(tr.output)
     assert tr.ledger.status("knowledge_base/r1", "extensions") == "lost"
     assert read("memoryai", tr.output).records[0].get("extensions")["value"] == {"extra": {"ok": 2}}
+
+
+def test_over_the_archive_record_limit_the_translation_is_refused(monkeypatch):
+    """The memorizz table refuses an archive over its record limit (100,000 by default; 1 here, to keep it fast)."""
+    from memconform.portability.tables import Table
+
+    original = Table.limit
+    monkeypatch.setattr(Table, "limit", lambda self, name, key: 1 if (self.format, name, key) == ("memorizz", "id", "max_items")
+                        else original(self, name, key))
+    _, doc = load(ROOT / "fixtures" / "amps" / "valid" / "linked-complete.json")
+    tr = translate(doc, "amps", "memorizz")
+    assert tr.output is None and "over the archive limit of 1" in (tr.refused or "")
+    assert translate(doc, "amps", "omp").output is not None
