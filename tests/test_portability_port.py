@@ -64,3 +64,10 @@ def test_cli_port_exit_codes(capsys):
                  "--to-format", "emp", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False and out["findings"] and len(out["ledgers"]) == 2
+
+
+def test_portability_live_matrix(tmp_path):
+    md = tmp_path / "m.md"
+    assert main(["portability", "--live", "--md", str(md)]) == 0
+    live = md.read_text().split("## Live ports between the embedded references")[1]
+    assert live.count("every loss predicted") == 20

@@ -55,6 +55,14 @@ def cmd_portability(args: argparse.Namespace) -> int:
         path = Path(args.errata)
         head = path.read_text(encoding="utf-8").split(BEGIN)[0] if path.exists() else ""
         path.write_text(head + generated() + "\n", encoding="utf-8")
+    if args.live:
+        from .port import port
+        from .report import live_markdown
+
+        live = live_markdown({(a, b): port(f"reference:{a}", f"reference:{b}") for a in FORMATS for b in FORMATS if a != b})
+        md += "\n\n" + live
+        if args.md:
+            Path(args.md).write_text(md + "\n", encoding="utf-8")
     if not (args.md or args.html or args.json or args.errata):
         print(md)
     refused = sum(len(c.refused) for c in cells.values())
@@ -109,6 +117,7 @@ def add_portability_parsers(sub: Any) -> None:
     mat.add_argument("--md", help="write the Markdown report here")
     mat.add_argument("--html", help="write the HTML report here")
     mat.add_argument("--json", help="write the matrix as JSON here")
+    mat.add_argument("--live", action="store_true", help="also port between every pair of embedded references")
     mat.add_argument("--errata", help="rewrite the generated part of this errata file (errata/portability.md)")
     mat.set_defaults(func=cmd_portability)
 

@@ -62,3 +62,23 @@ def html_page(cells: dict[tuple[str, str], Cell]) -> str:
             f"<style>{style}</style></head><body><h1>Portability between the five formats</h1><p>{esc(LEGEND)}</p>"
             f"<table><tr><th>from \\ to</th>{head}</tr>{''.join(rows)}</table><h2>Each pair, field by field</h2>"
             f"{''.join(pairs)}</body></html>\n")
+
+
+def live_markdown(results: dict[tuple[str, str], object]) -> str:
+    """`portability --live`: each directed port between the embedded references, predicted or not."""
+    out = ["## Live ports between the embedded references", "",
+           "Each cell: `memconform port --from reference:ROW --to reference:COLUMN` (A -> B -> A).", "",
+           "| from \\ to | " + " | ".join(FORMATS) + " |", "|---|" + "---|" * len(FORMATS)]
+    for a in FORMATS:
+        cells = []
+        for b in FORMATS:
+            r = results.get((a, b))
+            if r is None:
+                cells.append("—")
+                continue
+            findings, notes = getattr(r, "findings"), getattr(r, "notes")
+            text = "every loss predicted" if not findings else f"{len(findings)} unpredicted: " + ", ".join(
+                sorted({f"{f.where}:{f.field}" for f in findings}))
+            cells.append(text + (f" ({len(notes)} allowed by the consumer's spec)" if notes else ""))
+        out.append(f"| **{a}** | " + " | ".join(cells) + " |")
+    return "\n".join(out)
