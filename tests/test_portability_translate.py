@@ -120,11 +120,14 @@ def test_a_live_record_typed_tombstone_is_not_written_as_a_tombstone():
 
 
 def test_an_output_that_fails_a_must_check_is_refused_not_written(tmp_path):
-    bundle = _bundle(metadata={"api_key": "secret-value"})  # a credential: MemoryAI §6 forbids it in a bundle
-    tr = translate(bundle, "memoryai", "memoryai")
+    """A token-shaped secret in an atom's text: AMPS holds it, a MemoryAI bundle MUST NOT (§6); text is never cut."""
+    _, doc = load(ROOT / "fixtures" / "amps" / "valid" / "linked-complete.json")
+    doc["atoms"][0]["text"] = "the deploy key is sk-abcdefgh12345678"
+    tr = translate(doc, "amps", "memoryai")
     assert tr.output is None and "no_credentials_in_bundle" in (tr.refused or "")
-    src = tmp_path / "b.json"
-    src.write_text(json.dumps(bundle))
+    assert translate(doc, "amps", "emp").output is not None, "the control: EMP has no such rule"
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps(doc))
     assert main(["translate", str(src), "--to", "memoryai", "--out", str(tmp_path / "o.json")]) == 1
     assert not (tmp_path / "o.json").exists()
 

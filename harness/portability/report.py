@@ -76,7 +76,7 @@ def live_markdown(results: dict[tuple[str, str], object]) -> str:
             if r is None:
                 cells.append("—")
                 continue
-            findings, notes = getattr(r, "findings"), getattr(r, "notes")
+            findings, notes = r.findings, r.notes
             text = "every loss predicted" if not findings else f"{len(findings)} unpredicted: " + ", ".join(
                 sorted({f"{f.where}:{f.field}" for f in findings}))
             cells.append(text + (f" ({len(notes)} allowed by the consumer's spec)" if notes else ""))
