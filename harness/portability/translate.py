@@ -48,6 +48,12 @@ def read(fmt: str, doc: Any) -> Document:
 
 def translate(doc: Any, source: str, target: str, validate: bool = True,
               writers: dict[str, Writer] | None = None) -> Translation:
+    if validate:
+        wrong, _ = judge(source, doc)
+        if wrong:  # a translation of a document its own format refuses would only spread the fault
+            ledger = Ledger(source, target)
+            ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
+            return Translation(source, target, Document(source), None, ledger)
     canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
     writer = (writers or {}).get(target) or WRITERS.get(target)
@@ -83,7 +89,10 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
     """(format, document) of a file: JSON, or JSON Lines for EMP; a fixture case file gives its document."""
     from memconform.validate import NotWellFormed, parse_json
 
-    raw = path.read_bytes()
+    from memconform.cli_common import MAX_DOCUMENT_BYTES
+    from memconform.validate import read_all
+
+    raw = read_all(path, MAX_DOCUMENT_BYTES)
     try:
         doc: Any = parse_json(raw)
     except NotWellFormed:
