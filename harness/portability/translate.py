@@ -87,10 +87,8 @@ def detect(doc: Any) -> str | None:
 
 def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
     """(format, document) of a file: JSON, or JSON Lines for EMP; a fixture case file gives its document."""
-    from memconform.validate import NotWellFormed, parse_json
-
     from memconform.cli_common import MAX_DOCUMENT_BYTES
-    from memconform.validate import read_all
+    from memconform.validate import NotWellFormed, parse_json, read_all
 
     raw = read_all(path, MAX_DOCUMENT_BYTES)
     try:
