@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from .canonical import FORMATS
 from .matrix import Cell, predicted_lost
@@ -64,7 +65,7 @@ def html_page(cells: dict[tuple[str, str], Cell]) -> str:
             f"{''.join(pairs)}</body></html>\n")
 
 
-def live_markdown(results: dict[tuple[str, str], object]) -> str:
+def live_markdown(results: dict[tuple[str, str], Any]) -> str:
     """`portability --live`: each directed port between the embedded references, predicted or not."""
     out = ["## Live ports between the embedded references", "",
            "Each cell: `memconform port --from reference:ROW --to reference:COLUMN` (A -> B -> A).", "",
