@@ -71,3 +71,11 @@ def test_portability_live_matrix(tmp_path):
     assert main(["portability", "--live", "--md", str(md)]) == 0
     live = md.read_text().split("## Live ports between the embedded references")[1]
     assert live.count("every loss predicted") == 20
+
+
+def test_a_planted_translation_bug_is_named_as_the_translation():
+    from memconform.portability.planted import dna_dropped
+
+    result = port("reference:memoryai", "reference:omp", writers={"omp": dna_dropped("omp")})
+    assert any(f.where == "translation" and "DNA" in str(f.got) for f in result.findings)
+    assert port("reference:memoryai", "reference:omp").ok, "the control: the real translator"

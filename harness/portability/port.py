@@ -19,7 +19,7 @@ from .canonical import Document, Record
 from .endpoints import Endpoint, export, import_, open_endpoint
 from .matrix import sample_files
 from .roundtrip import hop_violations, roundtrip_violations
-from .translate import Translation, read, translate
+from .translate import Translation, Writer, read, translate
 
 KEPT = ("kept", "carried")
 # what a consumer may drop on import by its own spec, with the sentence that allows it: such a difference
@@ -121,14 +121,15 @@ def seed_document(fmt: str, seed: Path | None) -> Any:
 
 
 def port(spec_a: str, spec_b: str, fmt_a: str | None = None, fmt_b: str | None = None, seed: Path | None = None,
-         seed_a: bool = True) -> PortResult:
+         seed_a: bool = True, writers: dict[str, Writer] | None = None) -> PortResult:
+    """A -> B -> A through two live targets; `writers` replaces translators (the planted-bug controls)."""
     a_fmt, b_fmt = format_of(spec_a, fmt_a), format_of(spec_b, fmt_b)
     result = PortResult(a_fmt, b_fmt)
     a = open_endpoint(spec_a, a_fmt)
     try:
         b = open_endpoint(spec_b, b_fmt)
         try:
-            _run(a, b, a_fmt, b_fmt, seed, seed_a, result)
+            _run(a, b, a_fmt, b_fmt, seed, seed_a, result, writers)
         finally:
             b.close()
     finally:
@@ -136,7 +137,8 @@ def port(spec_a: str, spec_b: str, fmt_a: str | None = None, fmt_b: str | None =
     return result
 
 
-def _run(a: Endpoint, b: Endpoint, a_fmt: str, b_fmt: str, seed: Path | None, seed_a: bool, result: PortResult) -> None:
+def _run(a: Endpoint, b: Endpoint, a_fmt: str, b_fmt: str, seed: Path | None, seed_a: bool, result: PortResult,
+         writers: dict[str, Writer] | None) -> None:
     if seed_a:
         given = seed_document(a_fmt, seed)
         import_(a, given)
@@ -144,14 +146,14 @@ def _run(a: Endpoint, b: Endpoint, a_fmt: str, b_fmt: str, seed: Path | None, se
         _add(result, compare(a_fmt, read(a_fmt, given), read(a_fmt, exported_a), "A"), a_fmt)
     else:
         exported_a = export(a)
-    there = translate(exported_a, a_fmt, b_fmt)
+    there = translate(exported_a, a_fmt, b_fmt, writers=writers)
     result.there = there
     if there.output is None:
         result.findings.append(Finding("translation", "(document)", "(refused)", "a translation", there.refused))
         return
     result.findings += [Finding("translation", "", "(property)", "holds", v) for v in hop_violations(there)]
     result.findings += [Finding("translation", "", "(round trip offline)", "holds", v)
-                        for v in roundtrip_violations(exported_a, a_fmt, b_fmt)]
+                        for v in roundtrip_violations(exported_a, a_fmt, b_fmt, writers=writers)]
     import_(b, there.output)
     exported_b = export(b)
     written_b, read_b = read(b_fmt, there.output), read(b_fmt, exported_b)
@@ -159,7 +161,7 @@ def _run(a: Endpoint, b: Endpoint, a_fmt: str, b_fmt: str, seed: Path | None, se
     mine = {match_key(b_fmt, r) for r in written_b.records}
     theirs = Document(b_fmt, [r for r in read_b.records if match_key(b_fmt, r) in mine], read_b.subject, read_b.producer,
                       read_b.exported_at)
-    back = translate(_document_of(b_fmt, exported_b, theirs), b_fmt, a_fmt)
+    back = translate(_document_of(b_fmt, exported_b, theirs), b_fmt, a_fmt, writers=writers)
     result.back = back
     if back.output is None:
         result.findings.append(Finding("back", "(document)", "(refused)", "a translation", back.refused))
