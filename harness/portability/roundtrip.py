@@ -69,7 +69,7 @@ def _record_problems(tr: Translation, r: Record, rid: str, b: Record | None) -> 
         problems.append(f"sensitivity {r.get('sensitivity')!r} became {b.get('sensitivity')!r}, and the ledger says "
                         f"{status(rid, 'sensitivity')!r}, not lost")
     for name, value in r.values.items():
-        if value is not None and status(rid, name) in KEPT and b.get(name) != value and name != "extensions":
+        if value is not None and status(rid, name) in KEPT and b.get(name) != value:
             problems.append(f"{name}: the ledger says {status(rid, name)} but it reads back as {b.get(name)!r:.80}, "
                             f"not {value!r:.80}")
     return problems
