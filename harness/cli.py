@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_matrix_parser(sub)
 
+    from .portability.cli import add_portability_parsers  # translate, portability, port
+
+    add_portability_parsers(sub)
+
     srv = sub.add_parser("serve", help="serve an embedded reference over HTTP on loopback")
     srv.add_argument("spec", help="a suite with an HTTP reference, e.g. memoryai, omp")
     srv.add_argument("--host", default="127.0.0.1")

@@ -1,0 +1,133 @@
+"""`memconform translate`, `memconform portability` and `memconform port` (added to the parser by cli.py).
+
+translate: exit 0 written, 1 refused (the ledger says why), 2 the file could not be read.
+portability: the 5 x 5 loss matrix (Markdown on stdout, --md / --html / --json files).
+port: exit 0 when every loss was predicted by the ledger, 1 when one was not, 2 when a target failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .canonical import FORMATS
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from .translate import dump, load, translate
+
+    source, doc = load(Path(args.file), args.source)
+    tr = translate(doc, source, args.to)
+    if args.ledger:
+        Path(args.ledger).write_text(json.dumps(tr.ledger.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    summary = tr.ledger.summary()
+    if tr.output is None:
+        print(summary, file=sys.stderr)
+        return 1
+    text = dump(args.to, tr.output)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(summary)
+    else:
+        sys.stdout.write(text)
+        print(summary, file=sys.stderr)
+    return 0
+
+
+def cmd_portability(args: argparse.Namespace) -> int:
+    from .matrix import as_json, matrix
+    from .report import html_page, markdown
+
+    cells = matrix()
+    md = markdown(cells)
+    if args.md:
+        Path(args.md).write_text(md + "\n", encoding="utf-8")
+    if args.html:
+        Path(args.html).write_text(html_page(cells), encoding="utf-8")
+    if args.json:
+        Path(args.json).write_text(json.dumps(as_json(cells), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    if args.errata:
+        from .errata import BEGIN, generated
+
+        path = Path(args.errata)
+        head = path.read_text(encoding="utf-8").split(BEGIN)[0] if path.exists() else ""
+        path.write_text(head + generated() + "\n", encoding="utf-8")
+    if args.live:
+        from .port import port
+        from .report import live_markdown
+
+        live = live_markdown({(a, b): port(f"reference:{a}", f"reference:{b}") for a in FORMATS for b in FORMATS if a != b})
+        md += "\n\n" + live
+        if args.md:
+            Path(args.md).write_text(md + "\n", encoding="utf-8")
+    if not (args.md or args.html or args.json or args.errata):
+        print(md)
+    refused = sum(len(c.refused) for c in cells.values())
+    if refused:
+        print(f"memconform: {refused} translations of reference fixtures were refused (listed in the report)", file=sys.stderr)
+    return 0
+
+
+def cmd_port(args: argparse.Namespace) -> int:
+    from .port import port
+
+    result = port(args.source, args.to, args.from_format, args.to_format, Path(args.seed) if args.seed else None,
+                  seed_a=not args.no_seed)
+    if args.ledger_dir:
+        folder = Path(args.ledger_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, tr in (("there", result.there), ("back", result.back)):
+            if tr is not None:
+                (folder / f"{name}.ledger.json").write_text(json.dumps(tr.ledger.to_json(), indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(_port_json(result), ensure_ascii=False, indent=2))
+    else:
+        for tr in (result.there, result.back):
+            if tr is not None:
+                print(tr.ledger.summary())
+        for note in result.notes:
+            print(f"note: {note}")
+        for f in result.findings:
+            print(f"unpredicted loss: {f.line()}")
+        print(f"{result.source} -> {result.target} -> {result.source}: "
+              + ("every loss was predicted by the ledger" if result.ok else f"{len(result.findings)} unpredicted losses"))
+    return 0 if result.ok else 1
+
+
+def _port_json(result: Any) -> dict[str, Any]:
+    return {"from": result.source, "to": result.target, "ok": result.ok, "notes": result.notes,
+            "findings": [{"where": f.where, "record": f.record, "field": f.field, "expected": repr(f.expected),
+                          "got": repr(f.got)} for f in result.findings],
+            "ledgers": [tr.ledger.to_json() for tr in (result.there, result.back) if tr is not None]}
+
+
+def add_portability_parsers(sub: Any) -> None:
+    tr = sub.add_parser("translate", help="translate a document into another format, with a loss ledger")
+    tr.add_argument("file")
+    tr.add_argument("--to", required=True, choices=FORMATS)
+    tr.add_argument("--from", dest="source", choices=FORMATS, help="the document's format (default: detected)")
+    tr.add_argument("--out", help="write the translation here (default: stdout, the ledger summary on stderr)")
+    tr.add_argument("--ledger", help="write the loss ledger here as JSON (schemas/ledger.schema.json)")
+    tr.set_defaults(func=cmd_translate)
+
+    mat = sub.add_parser("portability", help="the 5 x 5 loss matrix of the five formats (Markdown, HTML, JSON)")
+    mat.add_argument("--md", help="write the Markdown report here")
+    mat.add_argument("--html", help="write the HTML report here")
+    mat.add_argument("--json", help="write the matrix as JSON here")
+    mat.add_argument("--live", action="store_true", help="also port between every pair of embedded references")
+    mat.add_argument("--errata", help="rewrite the generated part of this errata file (harness/portability/errata.md)")
+    mat.set_defaults(func=cmd_portability)
+
+    port = sub.add_parser("port", help="export from one target, translate, import into another, and back")
+    port.add_argument("--from", dest="source", required=True, help="target A, e.g. reference:memoryai or http://...")
+    port.add_argument("--to", required=True, help="target B")
+    port.add_argument("--from-format", choices=FORMATS, help="A's format (default: from reference:NAME)")
+    port.add_argument("--to-format", choices=FORMATS, help="B's format (default: from reference:NAME)")
+    port.add_argument("--seed", help="a document imported into A first (default: a reference fixture of A's format)")
+    port.add_argument("--no-seed", action="store_true", help="port what A already holds")
+    port.add_argument("--ledger-dir", help="write both ledgers here")
+    port.add_argument("--json", action="store_true")
+    port.set_defaults(func=cmd_port)

@@ -1,0 +1,211 @@
+"""AMPS exports to and from the canonical record. An atom is a record; the artifacts it cites travel with
+it inside its provenance (so they survive a hop through a format with no artifacts); uncited artifacts are
+the document's graph."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from memconform.suites.amps import format as amps
+
+from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical, seconds_form
+from .hatch import apply, split
+from .ledger import Ledger
+from .placement import Placement, note_document
+from .tables import table
+
+FORMAT = "amps"
+ARTIFACTS = "artifacts"  # inside a canonical provenance: the cited artifacts, without their atom_ids
+
+
+def read(doc: dict[str, Any]) -> Document:
+    t = table(FORMAT)
+    out = Document(FORMAT, producer=doc.get("source_provider"), exported_at=instant(doc.get("exported_at")))
+    if isinstance(doc.get("subject"), dict):
+        out.subject = {"format": FORMAT, **doc["subject"]}
+    artifacts = {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}
+    cited: set[Any] = set()
+    for _, atom in amps.atoms(doc):
+        record = _record(t, atom, artifacts)
+        cited |= set(amps.artifact_ids_of(atom))
+        out.records.append(record)
+    out.graph = [{"kind": f"{FORMAT}.artifacts", "item": a} for aid, a in artifacts.items() if aid not in cited]
+    return out
+
+
+def _record(t: Any, atom: dict[str, Any], artifacts: dict[Any, dict[str, Any]]) -> Record:
+    found, rest = split(atom.get("x-provider"))
+    r = Record(ids={FORMAT: str(atom.get("atom_id"))})
+    v = r.values
+    v["text"] = atom.get("text")
+    if isinstance(atom.get("kind"), str):
+        v["type"] = t.type_to_canonical(atom["kind"])
+    for native, name in (("created_at", "created_at"), ("valid_from", "valid_from"), ("valid_to", "valid_until")):
+        if atom.get(native) is not None:
+            v[name] = instant(atom[native]) or atom[native]
+    for name in ("sensitivity", "confidence"):
+        if atom.get(name) is not None:
+            v[name] = atom[name]
+    if isinstance(atom.get("provenance"), dict):
+        prov = copy.deepcopy(atom["provenance"])
+        cites = [copy.deepcopy(artifacts[a]) for a in amps.artifact_ids_of(atom) if a in artifacts]
+        for art in cites:
+            art.pop("atom_ids", None)
+        if cites:
+            prov[ARTIFACTS] = cites
+        v["provenance"] = prov
+    if rest:
+        v["extensions"] = {"format": FORMAT, "value": rest}
+    apply(r, found, FORMAT)
+    return r
+
+
+def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
+    t = table(FORMAT)
+    exported = doc.exported_at or now_canonical()
+    atoms: list[dict[str, Any]] = []
+    artifacts: dict[str, dict[str, Any]] = {}
+    used: set[str] = set()
+    for r in doc.records:
+        rid = r.key(doc.source)
+        if r.get("deleted"):
+            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
+            continue
+        atoms.append(_atom(t, doc, r, rid, used, exported, ledger, artifacts))
+    own = [g["item"] for g in doc.graph if g["kind"] == f"{FORMAT}.artifacts"]
+    for art in own:
+        artifacts.setdefault(str(art.get("artifact_id")), copy.deepcopy(art))
+    for aid, art in artifacts.items():
+        if aid not in {str(a.get("artifact_id")) for a in own}:
+            art["atom_ids"] = [a["atom_id"] for a in atoms if aid in map(str, amps.artifact_ids_of(a))]
+    note_document(ledger, t, "graph", len(doc.graph), len(own))
+    note_document(ledger, t, "other_objects", len(doc.other_objects))
+    out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported)}
+    if doc.producer:
+        out["source_provider"] = str(doc.producer)
+    out["subject"] = _subject(doc, ledger, t)
+    out["atoms"], out["artifacts"] = atoms, list(artifacts.values())
+    return out
+
+
+def _subject(doc: Document, ledger: Ledger, t: Any) -> dict[str, Any]:
+    if doc.subject and doc.subject.get("format") == FORMAT and isinstance(doc.subject.get("subject_id"), str):
+        ledger.note_document("subject", "kept", 1)
+        return {k: copy.deepcopy(v) for k, v in doc.subject.items() if k != "format"}
+    if doc.subject:
+        ledger.note_document("subject", "lost", 1)
+    ledger.invent("(document)", "subject.subject_id", t.invented_rule("subject.subject_id"))
+    return {"subject_id": "subject-" + digest(FORMAT, sorted(sorted(r.ids.items()) for r in doc.records)).hex()[:16]}
+
+
+def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger,
+          artifacts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    p = Placement(t, r, ledger, rid)
+    atom_id = next((c for c in (r.ids.get(FORMAT), rid) if isinstance(c, str) and c and c not in used), None)
+    if atom_id is None:
+        atom_id = "atom-" + digest(FORMAT, sorted(r.ids.items()), len(used)).hex()[:16]
+        p.new_id("atoms[].atom_id")
+    else:
+        p.keep("id")
+    used.add(atom_id)
+    ledger.map_id(rid, atom_id)
+    atom: dict[str, Any] = {"atom_id": atom_id}
+    _kind(p, atom)
+    _text(p, atom)
+    _times(p, atom, exported)
+    _provenance(p, atom, artifacts)
+    _labels(p, atom)
+    ext = r.get("extensions")
+    hatch: dict[str, Any] = {}
+    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
+        hatch = copy.deepcopy(ext["value"])
+        p.keep_extensions(ext.get("format"))
+    elif ext is not None:
+        p.carry("extensions", "not an object")
+    found = p.finish({FORMAT: atom_id})
+    if found:
+        hatch[HATCH_KEY] = found
+    if hatch:
+        atom["x-provider"] = hatch
+    return atom
+
+
+def _kind(p: Placement, atom: dict[str, Any]) -> None:
+    canonical = p.value("type")
+    if not isinstance(canonical, str):
+        atom["kind"] = "fact"
+        p.invent("type", "atoms[].kind")
+        return
+    atom["kind"] = p.table.type_from_canonical(canonical)
+    p.keep("type") if p.table.type_exact(canonical) else p.carry("type", f"{canonical} written as {atom['kind']}")
+
+
+def _text(p: Placement, atom: dict[str, Any]) -> None:
+    text = p.value("text") or ""
+    limit = int(p.table.limit("text", "max_chars"))
+    atom["text"] = text[:limit]  # maxLength counts code points (JSON Schema 2020-12, ajv alike)
+    if len(text) > limit:
+        p.lose("text", f"cut to {limit} characters")
+    else:
+        p.keep("text")
+
+
+def _instant(p: Placement, name: str) -> str | None:
+    value = p.value(name)
+    return value if isinstance(value, str) and instant(value) else None
+
+
+def _times(p: Placement, atom: dict[str, Any], exported: str) -> None:
+    created = _instant(p, "created_at")
+    if created:
+        p.keep("created_at")
+    else:
+        created = _instant(p, "updated_at") or exported
+        p.invent("created_at", "atoms[].created_at")
+    atom["created_at"] = seconds_form(created)
+    until = _instant(p, "valid_until")
+    start = _instant(p, "valid_from")
+    if start:
+        p.keep("valid_from")
+    else:
+        start = min(created, until) if until else created
+        p.invent("valid_from", "atoms[].valid_from")
+    atom["valid_from"] = seconds_form(start)
+    if until:
+        atom["valid_to"] = seconds_form(until)
+        p.keep("valid_until")
+
+
+def _provenance(p: Placement, atom: dict[str, Any], artifacts: dict[str, dict[str, Any]]) -> None:
+    prov = p.value("provenance")
+    if isinstance(prov, dict) and prov.get("derivation") in amps.DERIVATIONS:
+        native = {k: copy.deepcopy(v) for k, v in prov.items() if k != ARTIFACTS}
+        for art in prov.get(ARTIFACTS) or []:
+            if isinstance(art, dict) and isinstance(art.get("artifact_id"), str):
+                artifacts.setdefault(art["artifact_id"], {**copy.deepcopy(art), "atom_ids": []})
+        atom["provenance"] = native
+        p.keep("provenance")
+        return
+    if prov is not None:
+        p.carry("provenance", "not an AMPS provenance")
+    atom["provenance"] = {"derivation": "stated"}
+    p.invent("provenance", "atoms[].provenance.derivation")
+
+
+def _labels(p: Placement, atom: dict[str, Any]) -> None:
+    sensitivity = p.value("sensitivity")
+    if sensitivity in amps.SENSITIVITIES:
+        atom["sensitivity"] = sensitivity
+        p.keep("sensitivity")
+    else:
+        if sensitivity is not None:
+            p.carry("sensitivity", "not one of the five labels")
+        atom["sensitivity"] = "private"
+        p.invent("sensitivity", "atoms[].sensitivity")
+    confidence = p.value("confidence")
+    if isinstance(confidence, (int, float)) and not isinstance(confidence, bool) and 0 <= confidence <= 1:
+        atom["confidence"] = confidence
+        p.keep("confidence")
+    elif confidence is not None:
+        p.carry("confidence", "not a number in 0..1")

@@ -1,0 +1,162 @@
+"""EMP memory.jsonl files to and from the canonical record: the resolved view (newest ts per id) is the
+set of records, a tombstone is a deleted record."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from typing import Any
+
+from memconform.suites.emp import format as emp
+
+from .canonical import HATCH_KEY, Document, Record, digest, from_millis, instant, now_canonical, to_millis
+from .hatch import apply, split
+from .ledger import Ledger
+from .placement import Placement, note_document
+from .tables import table
+
+FORMAT = "emp"
+PORT_SRC = "org.memconform.port"
+
+
+def read(doc: Any) -> Document:
+    t = table(FORMAT)
+    out = Document(FORMAT)
+    for entry in emp.resolve(emp.as_lines(doc), keep_tombstones=True):
+        out.records.append(_record(t, entry))
+    return out
+
+
+def _record(t: Any, entry: dict[str, Any]) -> Record:
+    r = Record(ids={FORMAT: str(entry["id"])})
+    v = r.values
+    if emp.is_tombstone(entry):
+        v["deleted"] = True
+        v["updated_at"] = from_millis(entry.get("ts"))
+        return r
+    found, rest = split(entry.get("meta"))
+    v["text"] = entry.get("content")
+    v["updated_at"] = from_millis(entry.get("ts"))
+    if isinstance(entry.get("src"), str):
+        v["origin_tool"] = entry["src"]
+    if isinstance(entry.get("type"), str):
+        v["type"] = t.type_to_canonical(entry["type"])
+    if isinstance(entry.get("tags"), list):
+        v["tags"] = list(entry["tags"])
+    if isinstance(entry.get("emb"), list):
+        v["embedding"] = list(entry["emb"])
+    if rest:
+        v["extensions"] = {"format": FORMAT, "value": rest}
+    apply(r, found, FORMAT)
+    return r
+
+
+def _entry_id(r: Record, source: str, used: set[str]) -> tuple[str, bool]:
+    for candidate in (r.ids.get(FORMAT), r.key(source)):
+        # an id EMP readers accept (any UUID: errata E10) is kept; a new one is always a v4
+        if isinstance(candidate, str) and emp.UUID_RE.match(candidate) and candidate not in used:
+            return candidate, True
+    salt = 0
+    while True:
+        made = str(uuid.UUID(bytes=digest(FORMAT, sorted(r.ids.items()), salt)[:16], version=4))
+        if made not in used:
+            return made, False
+        salt += 1
+
+
+def write(doc: Document, ledger: Ledger) -> str:
+    t = table(FORMAT)
+    exported = doc.exported_at or now_canonical()
+    used: set[str] = set()
+    lines = []
+    for r in doc.records:
+        rid = r.key(doc.source)
+        lines.append(_line(t, doc, r, rid, used, exported, ledger))
+    for name in ("subject", "graph", "other_objects"):
+        count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
+        note_document(ledger, t, name, count)
+    if doc.producer:
+        ledger.note_document("producer", "lost", 1)
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+
+
+def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> dict[str, Any]:
+    p = Placement(t, r, ledger, rid)
+    entry_id, kept = _entry_id(r, doc.source, used)
+    used.add(entry_id)
+    ledger.map_id(rid, entry_id)
+    p.keep("id") if kept else p.new_id("id")
+    ts = _ts(p, exported)
+    src = r.get("origin_tool")
+    if r.get("deleted"):
+        p.keep("deleted", "a tombstone line")
+        p.handled |= {name for name in r.values}  # a tombstone says nothing else
+        return emp.tombstone(entry_id, ts, src if isinstance(src, str) and emp.REVDOMAIN_RE.match(src) else PORT_SRC)
+    text = r.get("text") or ""
+    line: dict[str, Any] = {"v": emp.VERSION, "id": entry_id, "ts": ts, "src": PORT_SRC, "content": text}
+    if text.startswith("encrypted:") and not emp.ENCRYPTED_RE.match(text):
+        p.keep("text", "begins `encrypted:` without being ciphertext: a reader that reserves the prefix takes it for "
+                       "ciphertext (errata E12)")
+    else:
+        p.keep("text")
+    if isinstance(src, str) and emp.REVDOMAIN_RE.match(src):
+        line["src"] = src
+        p.keep("origin_tool")
+    else:
+        if src is not None:
+            p.carry("origin_tool", "not in reverse domain notation")
+        else:
+            p.invented_fields.append("origin_tool")
+        p.ledger.invent(rid, "src", t.invented_rule("src"))
+    _type(p, line)
+    _tags(p, line)
+    if isinstance(r.get("embedding"), list):
+        line["emb"] = list(r.get("embedding"))
+        p.keep("embedding")
+    meta: dict[str, Any] = {}
+    ext = r.get("extensions")
+    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"] and "deleted" not in ext["value"]:
+        meta = copy.deepcopy(ext["value"])
+        p.keep_extensions(ext.get("format"))
+    elif ext is not None:
+        p.carry("extensions", "a `deleted` key in meta would make the line a tombstone")
+    found = p.finish({FORMAT: entry_id})
+    if found:
+        meta[HATCH_KEY] = found
+    if meta:
+        line["meta"] = meta
+    return line
+
+
+def _ts(p: Placement, exported: str) -> int:
+    updated = p.value("updated_at")
+    if isinstance(updated, str) and instant(updated):
+        p.keep("updated_at")
+        return to_millis(instant(updated) or updated)
+    created = p.value("created_at")
+    p.invent("updated_at", "ts")
+    return to_millis(instant(created) or exported) if isinstance(created, str) and instant(created) else to_millis(exported)
+
+
+def _type(p: Placement, line: dict[str, Any]) -> None:
+    canonical = p.value("type")
+    if not isinstance(canonical, str):
+        return
+    if canonical == "tombstone":
+        line["type"] = "note"
+        p.carry("type", "a live record typed `tombstone` would read as deleted")
+        return
+    line["type"] = canonical
+    p.keep("type")
+
+
+def _tags(p: Placement, line: dict[str, Any]) -> None:
+    tags = p.value("tags")
+    if not isinstance(tags, list) or not all(isinstance(x, str) for x in tags):
+        if tags is not None:
+            p.carry("tags", "not a list of strings")
+        return
+    lower = list(dict.fromkeys(x.lower() for x in tags))
+    line["tags"] = lower
+    p.keep("tags") if lower == tags else p.carry("tags", "written lower-cased")

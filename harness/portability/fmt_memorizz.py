@@ -1,0 +1,156 @@
+"""MemoRizz archives to and from the canonical record: every {id, data} record of the 13 stores is a
+record, its store is its type. `data` is MemoRizz's own place for portable fields, so it is the hatch."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from memconform.suites.memorizz import format as mz
+
+from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical
+from .hatch import apply, split
+from .ledger import Ledger
+from .placement import Placement, Refused, note_document
+from .tables import table
+
+FORMAT = "memorizz"
+
+
+def key(store: str, rid: str) -> str:
+    """A record's id across the archive (ids are unique only within a store)."""
+    return f"{store}/{rid}"
+
+
+def read(doc: dict[str, Any]) -> Document:
+    t = table(FORMAT)
+    manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
+    out = Document(FORMAT, producer=manifest.get("source_provider"), exported_at=instant(manifest.get("created_at")))
+    if isinstance(manifest.get("scope"), dict):
+        out.subject = {"format": FORMAT, "scope": copy.deepcopy(manifest["scope"])}
+    stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
+    for store in mz.STORES:
+        for rec in stores.get(store) or []:
+            if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
+                out.records.append(_record(t, store, rec))
+    return out
+
+
+def _record(t: Any, store: str, rec: dict[str, Any]) -> Record:
+    found, rest = split(rec["data"])
+    rest = dict(rest or {})
+    r = Record(ids={FORMAT: key(store, str(rec.get("id")))})
+    v = r.values
+    v["type"] = t.type_to_canonical(store)
+    if isinstance(rest.get("content"), str):
+        v["text"] = rest.pop("content")
+    if "memory_id" in rest and rest["memory_id"] is not None:
+        v["namespace"] = rest.pop("memory_id")
+    if isinstance(rest.get("user_id"), str):
+        v["origin_user"] = rest.pop("user_id")
+    emb = rest.get("embedding")
+    if isinstance(emb, list) and emb and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in emb):
+        v["embedding"] = rest.pop("embedding")
+    if rest:
+        v["extensions"] = {"format": FORMAT, "value": rest}
+    apply(r, found, FORMAT)
+    return r
+
+
+def _record_id(r: Record, source: str, store: str, used: set[tuple[str, str]]) -> tuple[str, bool]:
+    own = r.ids.get(FORMAT)
+    candidates = []
+    if isinstance(own, str) and "/" in own and own.split("/", 1)[0] == store:
+        candidates.append(own.split("/", 1)[1])
+    if source != FORMAT:
+        candidates.append(r.key(source))
+    for c in candidates:
+        if c and len(c) <= mz.MAX_ID_CHARS and (store, c) not in used:
+            return c, True
+    salt = 0
+    while (store, made := digest(FORMAT, sorted(r.ids.items()), salt).hex()) in used:
+        salt += 1
+    return made, False
+
+
+def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
+    t = table(FORMAT)
+    exported = doc.exported_at or now_canonical()
+    archive = mz.empty_archive(created_at=exported, memorizz_version="memconform-port",
+                               source_provider=str(doc.producer or "memconform-port"))
+    ledger.invent("(document)", "manifest.memorizz_version", t.invented_rule("manifest.memorizz_version"))
+    used: set[tuple[str, str]] = set()
+    for r in doc.records:
+        rid = r.key(doc.source)
+        if r.get("deleted"):
+            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
+            continue
+        store, rec = _rec(t, doc, r, rid, used, ledger)
+        archive["stores"][store].append(rec)
+    if doc.subject and doc.subject.get("format") == FORMAT:
+        archive["manifest"]["scope"] = copy.deepcopy(doc.subject["scope"])
+        ledger.note_document("subject", "kept", 1)
+    elif doc.subject:
+        ledger.note_document("subject", "lost", 1)
+    note_document(ledger, t, "graph", len(doc.graph))
+    note_document(ledger, t, "other_objects", len(doc.other_objects))
+    limit = int(t.limit("id", "max_items"))
+    if sum(len(v) for v in archive["stores"].values()) > limit:
+        raise Refused(f"{sum(len(v) for v in archive['stores'].values())} records: over the archive limit of {limit} "
+                      "(mapping table memorizz, row id)")
+    external = sorted(mz.external_references(archive))
+    if external:
+        archive["manifest"]["external_references"] = external
+    _declare(archive, ledger)
+    return mz.seal(archive)
+
+
+def _rec(t: Any, doc: Document, r: Record, rid: str, used: set[tuple[str, str]], ledger: Ledger) -> tuple[str, dict[str, Any]]:
+    p = Placement(t, r, ledger, rid)
+    canonical = r.get("type")
+    if isinstance(canonical, str):
+        store = t.type_from_canonical(canonical)
+        p.keep("type") if t.type_exact(canonical) else p.carry("type", f"{canonical} written to store {store}")
+    else:
+        store = str(t.raw["types"]["default"])
+        p.invent("type", "the store of a record")
+    rec_id, kept = _record_id(r, doc.source, store, used)
+    used.add((store, rec_id))
+    p.keep("id") if kept else p.new_id("id")
+    ledger.map_id(rid, key(store, rec_id))
+    data: dict[str, Any] = {}
+    ext = r.get("extensions")
+    if isinstance(ext, dict) and ext.get("format") == FORMAT and isinstance(ext.get("value"), dict):
+        data.update(copy.deepcopy(ext["value"]))
+        p.keep("extensions")
+    elif ext is not None:
+        p.carry("extensions", f"{ext.get('format') if isinstance(ext, dict) else '?'}'s extension object, inside data")
+    data["content"] = r.get("text") or ""
+    p.keep("text")
+    if r.get("namespace") is not None:
+        data["memory_id"] = copy.deepcopy(r.get("namespace"))
+        p.keep("namespace")
+    if isinstance(r.get("origin_user"), str):
+        data["user_id"] = r.get("origin_user")
+        p.keep("origin_user")
+    elif r.get("origin_user") is not None:
+        p.carry("origin_user", "not a string")
+    found = p.finish({FORMAT: key(store, rec_id)})
+    if found:
+        data[HATCH_KEY] = found
+    return store, {"id": rec_id, "data": data}
+
+
+def _declare(archive: dict[str, Any], ledger: Ledger) -> None:
+    """MemoRizz alone can say what an export left out: every lost field goes to omitted_fields and warnings."""
+    lost = {name: c["lost"] for name, c in ledger.counts().items() if c["lost"]}
+    for (name, status), n in ledger.document.items():
+        if status == "lost":
+            lost[name] = lost.get(name, 0) + n
+    if not lost:
+        return
+    manifest = archive["manifest"]
+    manifest["omitted_fields"] = sorted(lost)
+    manifest["warnings"] = [f"memconform translate from {ledger.source}: {name} lost for {n} "
+                            f"{'record' if n == 1 else 'records'}" for name, n in sorted(lost.items())]
+    ledger.declared_in_target += ["manifest.omitted_fields", "manifest.warnings"]

@@ -1,0 +1,253 @@
+"""MemoryAI bundles to and from the canonical record (chunks are the records; edges and entities the graph)."""
+
+from __future__ import annotations
+
+import copy
+import struct
+from collections import Counter
+from typing import Any
+
+from memconform.suites.memoryai import format as mai
+
+from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, seconds_form
+from .hatch import apply, split
+from .ledger import Ledger
+from .placement import Placement, note_document
+from .tables import table
+
+FORMAT = "memoryai"
+PROTECTION = ("zone", "importance", "is_pinned", "decay_score", "tier")
+GRAPH = ("memory_edges", "entities")
+OTHERS = ("l2_sessions", "mood_states", "agents")
+
+
+def read(doc: dict[str, Any]) -> Document:
+    t = table(FORMAT)
+    manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
+    out = Document(FORMAT, producer=doc.get("generator"), exported_at=instant(doc.get("exported_at")))
+    tenant = {k: manifest[k] for k in ("tenant_id", "tenant_name", "tenant_plan") if manifest.get(k) is not None}
+    out.subject = {"format": FORMAT, **tenant} if tenant else None
+    for section in GRAPH:
+        out.graph += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
+    for section in OTHERS:
+        out.other_objects += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
+    for i, chunk in enumerate(doc.get("chunks") or []):
+        if isinstance(chunk, dict):
+            out.records.append(_record(t, chunk, manifest.get("embedding_model"), i))
+    return out
+
+
+def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Record:
+    found, rest = split(chunk.get("metadata"))
+    # an id is optional in a chunk: one without is named by its position (the id it gets elsewhere is invented)
+    r = Record(ids={FORMAT: str(chunk["id"]) if "id" in chunk else f"{NO_ID}{index + 1}"})
+    v = r.values
+    v["text"] = chunk.get("content")
+    if isinstance(chunk.get("memory_type"), str):
+        v["type"] = t.type_to_canonical(chunk["memory_type"])
+    for name in ("created_at", "accessed_at", "valid_until"):
+        if chunk.get(name) is not None:
+            v[name] = instant(chunk[name]) or chunk[name]
+    if isinstance(chunk.get("tags"), list):
+        v["tags"] = list(chunk["tags"])
+    protection = {k: chunk[k] for k in PROTECTION if k in chunk}
+    if protection:
+        v["protection"] = protection
+    v["dna"] = mai.is_dna(chunk)
+    if isinstance(chunk.get("embedding"), str):
+        try:
+            v["embedding"] = list(mai.embedding_floats(chunk["embedding"]))
+        except ValueError:
+            pass
+    model = chunk.get("embedding_model") or (bundle_model if "embedding" in v else None)
+    if model is not None:
+        v["embedding_model"] = model
+    if chunk.get("content_hash") is not None:
+        v["content_hash"] = chunk["content_hash"]
+    if rest:
+        v["extensions"] = {"format": FORMAT, "value": rest}
+    apply(r, found, FORMAT)
+    return r
+
+
+def _float32_exact(values: list[float]) -> bool:
+    try:
+        packed = struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values))
+    except (struct.error, OverflowError, TypeError):
+        return False
+    return list(packed) == [float(x) for x in values]
+
+
+def _int_id(text: str | None) -> int | None:
+    if text is None or not text.isdigit() or len(text) > 15:
+        return None
+    return int(text)
+
+
+def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
+    t = table(FORMAT)
+    live = [r for r in doc.records if not r.get("deleted")]
+    for r in doc.records:
+        if r.get("deleted"):
+            ledger.note(r.key(doc.source), "deleted", "lost", "a deleted record is not written")
+    dims = Counter(len(r.get("embedding")) for r in live if isinstance(r.get("embedding"), list) and r.get("embedding"))
+    dim = dims.most_common(1)[0][0] if dims else 0
+    models = Counter(str(r.get("embedding_model")) for r in live if r.has("embedding_model"))
+    model = models.most_common(1)[0][0] if models else None
+    used: set[int] = set()
+    wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
+    hashes = Counter(mai.content_hash(r.get("text") or "") for r in live)
+    chunks = []
+    for r, want in zip(live, wanted, strict=True):
+        chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
+    bundle: dict[str, Any] = {
+        "format": mai.FORMAT, "version": 1, "generator": doc.producer or "memconform-port/1",
+        "exported_at": seconds_form(doc.exported_at) if doc.exported_at else "1970-01-01T00:00:00Z",
+        "manifest": {"tenant_id": None, "tenant_name": None, "tenant_plan": None, "scope": "full", "since": None,
+                     "embedding_model": model or "none", "embedding_dim": dim},
+        "chunks": chunks,
+    }
+    if doc.subject and doc.subject.get("format") == FORMAT:
+        bundle["manifest"].update({k: v for k, v in doc.subject.items() if k != "format"})
+        ledger.note_document("subject", "kept", 1)
+    elif doc.subject:
+        ledger.note_document("subject", "lost", 1)
+    for section in GRAPH + OTHERS:
+        bundle[section] = [copy.deepcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
+    note_document(ledger, t, "graph", len(doc.graph), sum(1 for g in doc.graph if g["kind"].startswith(FORMAT + ".")))
+    note_document(ledger, t, "other_objects", len(doc.other_objects),
+                  sum(1 for g in doc.other_objects if g["kind"].startswith(FORMAT + ".")))
+    if model is None or not dims:
+        ledger.invent("(document)", "manifest.scope, embedding_model, embedding_dim",
+                      t.invented_rule("manifest.scope, embedding_model, embedding_dim"))
+    return mai.seal(bundle)
+
+
+def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], dim: int, ledger: Ledger,
+           hashes: Counter[str]) -> dict[str, Any]:
+    rid = r.key(doc.source)
+    p = Placement(t, r, ledger, rid)
+    if want is not None and want not in used:
+        cid = want
+        p.keep("id", "" if str(want) == rid else "its earlier MemoryAI id, from the hatch")
+    else:
+        cid = max(used | {len(used)}) + 1
+        p.new_id("chunks[].id")
+    used.add(cid)
+    ledger.map_id(rid, str(cid))
+    text = r.get("text") or ""
+    chunk: dict[str, Any] = {"id": cid, "content": text}
+    p.keep("text")
+    if hashes[mai.content_hash(text)] > 1:
+        ledger.note(rid, "text", "lost", "another record has the same content: a consumer skips it (§3.8)")
+    _type(p, chunk)
+    _hash(p, chunk, text)
+    _embedding(p, chunk, dim)
+    if r.has("embedding_model"):
+        chunk["embedding_model"] = r.get("embedding_model")
+        p.keep("embedding_model")
+    if isinstance(r.get("tags"), list) and all(isinstance(x, str) for x in r.get("tags")):
+        chunk["tags"] = list(r.get("tags"))
+        p.keep("tags")
+    elif r.get("tags") is not None:
+        p.carry("tags", "not a list of strings")
+    _protection(p, chunk)
+    for name in ("created_at", "accessed_at", "valid_until"):
+        if isinstance(r.get(name), str) and instant(r.get(name)):
+            chunk[name] = seconds_form(r.get(name))
+            p.keep(name)
+    metadata = {}
+    ext = r.get("extensions")
+    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
+        metadata = copy.deepcopy(ext["value"])
+        p.keep_extensions(ext.get("format"))
+    found = p.finish({FORMAT: str(cid)})
+    if found:
+        metadata[HATCH_KEY] = found
+    metadata, dropped = without_credentials(metadata)
+    if dropped:
+        ledger.note(rid, "extensions", "lost", f"{dropped} credential-named field(s) left out: \"{NO_CREDENTIALS}\"")
+    chunk["metadata"] = metadata
+    return chunk
+
+
+NO_CREDENTIALS = "Bundles MUST NOT include API keys, audit logs, or other credentials."
+
+
+def without_credentials(value: Any) -> tuple[Any, int]:
+    """The value with every field the MemoryAI suite reads as a credential left out, and how many were."""
+    from memconform.suites.memoryai.credentials import CREDENTIAL_VALUES, credential_key
+
+    if isinstance(value, dict):
+        out, dropped = {}, 0
+        for key, item in value.items():
+            if isinstance(key, str) and credential_key(key) and item not in (None, "", [], {}, False, 0):
+                dropped += 1
+                continue
+            if isinstance(item, str) and CREDENTIAL_VALUES.search(item):
+                dropped += 1
+                continue
+            out[key], n = without_credentials(item)
+            dropped += n
+        return out, dropped
+    if isinstance(value, list):
+        pairs = [without_credentials(item) for item in value if not (isinstance(item, str) and CREDENTIAL_VALUES.search(item))]
+        return [v for v, _ in pairs], sum(n for _, n in pairs) + len(value) - len(pairs)
+    return value, 0
+
+
+def _type(p: Placement, chunk: dict[str, Any]) -> None:
+    canonical = p.value("type")
+    if not isinstance(canonical, str):
+        chunk["memory_type"] = "fact"
+        p.invent("type", "chunks[].memory_type")
+        return
+    chunk["memory_type"] = p.table.type_from_canonical(canonical)
+    p.keep("type") if p.table.type_exact(canonical) else p.carry("type", f"{canonical} written as {chunk['memory_type']}")
+
+
+def _hash(p: Placement, chunk: dict[str, Any], text: str) -> None:
+    computed = mai.content_hash(text)
+    given = p.value("content_hash")
+    chunk["content_hash"] = computed
+    if given == computed:
+        p.keep("content_hash")
+    elif given is not None:
+        p.carry("content_hash", "not the sha256 of the content as written")
+    else:
+        p.invent("content_hash", "chunks[].content_hash")
+
+
+def _embedding(p: Placement, chunk: dict[str, Any], dim: int) -> None:
+    values = p.value("embedding")
+    if not isinstance(values, list) or not values or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
+        if values is not None:
+            chunk["embedding"] = None
+            p.carry("embedding", "not a non-empty list of numbers")
+        return
+    if len(values) != dim:
+        chunk["embedding"] = None
+        p.carry("embedding", "a dimension other than the bundle's")
+    elif not _float32_exact(values):
+        chunk["embedding"] = None
+        p.carry("embedding", "float32 cannot hold the values exactly")
+    else:
+        chunk["embedding"] = mai.encode_embedding([float(x) for x in values])
+        p.keep("embedding")
+
+
+def _protection(p: Placement, chunk: dict[str, Any]) -> None:
+    protection = p.value("protection")
+    if isinstance(protection, dict):
+        chunk.update({k: protection[k] for k in PROTECTION if k in protection})
+        p.keep("protection")
+    dna = p.value("dna")
+    if dna is True and not mai.is_dna(chunk):
+        chunk["is_pinned"] = True
+        p.keep("dna", "pinned to stay DNA (§3.7)")
+    elif dna is True or dna is False and not mai.is_dna(chunk):
+        p.keep("dna")
+    elif mai.is_dna(chunk):  # a type that is DNA in MemoryAI: a protection the source never stated
+        p.handled.add("dna")
+        p.invented_fields.append("dna")
+        p.ledger.note(p.rid, "dna", "invented", f"DNA by its memory_type {chunk.get('memory_type')}")

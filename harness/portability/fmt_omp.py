@@ -1,0 +1,221 @@
+"""OMP exports (GET /v1/export) to and from the canonical record."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from memconform.suites.omp import format as omp
+
+from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical, seconds_form
+from .hatch import apply, split
+from .ledger import Ledger
+from .placement import Placement, note_document
+from .tables import table
+from .textlimits import fits, pieces
+
+FORMAT = "omp"
+PART = "part"  # in a part's block: {"of": first part's id, "index": i, "count": n}
+
+
+def read(doc: dict[str, Any]) -> Document:
+    t = table(FORMAT)
+    out = Document(FORMAT, producer=doc.get("server"), exported_at=instant(doc.get("exported_at")))
+    parts: dict[str, list[tuple[int, str]]] = {}
+    for mem in doc.get("memories") or []:
+        if not isinstance(mem, dict):
+            continue
+        found, _ = split(mem.get("metadata"))
+        part = found.get(PART) if found else None
+        if isinstance(part, dict) and part.get("index", 0) > 0:
+            parts.setdefault(str(part.get("of")), []).append((int(part["index"]), str(mem.get("content", ""))))
+            continue
+        out.records.append(_record(t, mem))
+    for r in out.records:
+        rest = sorted(parts.get(r.ids.get(FORMAT, ""), []))
+        if rest and isinstance(r.get("text"), str):
+            r.values["text"] = r.values["text"] + "".join(text for _, text in rest)
+    return out
+
+
+def _record(t: Any, mem: dict[str, Any]) -> Record:
+    found, rest = split(mem.get("metadata"))
+    r = Record(ids={FORMAT: str(mem.get("id"))})
+    v = r.values
+    v["text"] = mem.get("content")
+    if isinstance(mem.get("type"), str):
+        v["type"] = t.type_to_canonical(mem["type"])
+    source: dict[str, Any] = mem["source"] if isinstance(mem.get("source"), dict) else {}
+    for native, name in (("tool", "origin_tool"), ("session_id", "origin_session"), ("user_id", "origin_user")):
+        if source.get(native) is not None:
+            v[name] = source[native]
+    if source.get("timestamp") is not None:
+        v["observed_at"] = instant(source["timestamp"]) or source["timestamp"]
+    for native, name in (("created_at", "created_at"), ("updated_at", "updated_at"), ("expires_at", "valid_until")):
+        if mem.get(native) is not None:
+            v[name] = instant(mem[native]) or mem[native]
+    if isinstance(mem.get("tags"), list):
+        v["tags"] = list(mem["tags"])
+    if mem.get("namespace") is not None:
+        v["namespace"] = mem["namespace"]
+    if isinstance(mem.get("embedding"), list):
+        v["embedding"] = list(mem["embedding"])
+    if rest:
+        v["extensions"] = {"format": FORMAT, "value": rest}
+    if found and isinstance(found.get(PART), dict):
+        found = {k: x for k, x in found.items() if k != PART}
+    apply(r, found, FORMAT)
+    return r
+
+
+def _mem_id(r: Record, source: str, used: set[str]) -> tuple[str, bool]:
+    for candidate in (r.ids.get(FORMAT), r.key(source)):
+        if isinstance(candidate, str) and omp.ID_RE.match(candidate) and candidate not in used:
+            return candidate, True
+    salt = 0
+    while True:
+        made = "mem_" + digest(FORMAT, sorted(r.ids.items()), salt).hex()[:16]
+        if made not in used:
+            return made, False
+        salt += 1
+
+
+def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
+    t = table(FORMAT)
+    exported = doc.exported_at or now_canonical()
+    used: set[str] = set()
+    memories: list[dict[str, Any]] = []
+    for r in doc.records:
+        rid = r.key(doc.source)
+        if r.get("deleted"):
+            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
+            continue
+        memories += _memories(t, doc, r, rid, used, exported, ledger)
+    for name in ("subject", "graph", "other_objects"):
+        count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
+        note_document(ledger, t, name, count)
+    return {"omp_version": omp.VERSION, "exported_at": seconds_form(exported), "server": doc.producer or "memconform-port",
+            "memories": memories}
+
+
+def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> list[dict[str, Any]]:
+    p = Placement(t, r, ledger, rid)
+    mem_id, kept = _mem_id(r, doc.source, used)
+    used.add(mem_id)
+    p.keep("id") if kept else p.new_id("memories[].id")
+    limit = int(t.limit("text", "max_chars"))
+    texts = pieces(r.get("text") or "", limit)
+    p.keep("text", f"split into {len(texts)} memories of at most {limit} characters" if len(texts) > 1 else "")
+    mem: dict[str, Any] = {"id": mem_id, "content": texts[0]}
+    _type(p, mem)
+    _source(p, mem, exported)
+    _times(p, mem, exported)
+    _organisation(p, mem)
+    if isinstance(r.get("embedding"), list):
+        mem["embedding"] = list(r.get("embedding"))
+        p.keep("embedding")
+    metadata: dict[str, Any] = {}
+    ext = r.get("extensions")
+    if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
+        if len(ext["value"]) <= int(t.limit("extensions", "max_keys")) and HATCH_KEY not in ext["value"]:
+            metadata = copy.deepcopy(ext["value"])
+            p.keep_extensions(ext.get("format"))
+        else:
+            p.carry("extensions", "more keys than the nine metadata keys left")
+    found = p.finish({FORMAT: mem_id})
+    if found:
+        metadata[HATCH_KEY] = found
+    mem["metadata"] = metadata
+    out = [mem]
+    for i, text in enumerate(texts[1:], start=1):
+        part_id, _ = _mem_id(Record(ids={"part": f"{mem_id}#{i}"}), FORMAT, used)
+        used.add(part_id)
+        out.append({**{k: copy.deepcopy(x) for k, x in mem.items() if k not in ("id", "content", "metadata", "embedding")},
+                    "id": part_id, "content": text,
+                    "metadata": {HATCH_KEY: {"v": 1, PART: {"of": mem_id, "index": i, "count": len(texts)}}}})
+    ledger.map_id(rid, mem_id)
+    return out
+
+
+def _type(p: Placement, mem: dict[str, Any]) -> None:
+    canonical = p.value("type")
+    if not isinstance(canonical, str):
+        mem["type"] = "semantic"
+        p.invent("type", "memories[].type")
+        return
+    mem["type"] = p.table.type_from_canonical(canonical)
+    p.keep("type") if p.table.type_exact(canonical) else p.carry("type", f"{canonical} written as {mem['type']}")
+
+
+def _source(p: Placement, mem: dict[str, Any], exported: str) -> None:
+    source: dict[str, Any] = {}
+    tool = p.value("origin_tool")
+    if isinstance(tool, str) and tool:
+        source["tool"] = tool
+        p.keep("origin_tool")
+    else:
+        source["tool"] = "memconform-port"
+        p.invent("origin_tool", "memories[].source.tool")
+    for name, native in (("origin_session", "session_id"), ("origin_user", "user_id")):
+        if isinstance(p.value(name), str):
+            source[native] = p.value(name)
+            p.keep(name)
+    observed = p.value("observed_at")
+    if isinstance(observed, str) and instant(observed):
+        source["timestamp"] = seconds_form(observed)
+        p.keep("observed_at")
+    else:
+        source["timestamp"] = seconds_form(_first_time(p, "created_at", "updated_at") or exported)
+        p.invent("observed_at", "memories[].source.timestamp")
+    mem["source"] = source
+
+
+def _first_time(p: Placement, *names: str) -> str | None:
+    for name in names:
+        value = p.value(name)
+        if isinstance(value, str) and instant(value):
+            return value
+    return None
+
+
+def _times(p: Placement, mem: dict[str, Any], exported: str) -> None:
+    created = _first_time(p, "created_at")
+    updated = _first_time(p, "updated_at")
+    if created:
+        p.keep("created_at")
+    else:
+        created = updated or exported
+        p.invent("created_at", "memories[].created_at, updated_at")
+    if updated:
+        p.keep("updated_at")
+    else:
+        updated = created
+        p.invent("updated_at", "memories[].created_at, updated_at")
+    mem["created_at"], mem["updated_at"] = seconds_form(created), seconds_form(updated)
+    until = _first_time(p, "valid_until")
+    mem["expires_at"] = seconds_form(until) if until else None
+    if until:
+        p.keep("valid_until")
+
+
+def _organisation(p: Placement, mem: dict[str, Any]) -> None:
+    t = p.table
+    tags = p.value("tags")
+    if isinstance(tags, list) and all(isinstance(x, str) for x in tags):
+        fitting = [x for x in tags if fits(x, int(t.limit("tags", "max_item_chars")))][: int(t.limit("tags", "max_items"))]
+        mem["tags"] = fitting
+        p.keep("tags") if fitting == tags else p.carry("tags", "over 20 tags or 50 characters")
+    else:
+        mem["tags"] = []
+        if tags is not None:
+            p.carry("tags", "not a list of strings")
+        p.invent("tags", "memories[].tags")
+    namespace = p.value("namespace")
+    if isinstance(namespace, str):
+        if fits(namespace, int(t.limit("namespace", "max_chars"))):
+            mem["namespace"] = namespace
+            p.keep("namespace")
+        else:
+            p.carry("namespace", "longer than 100 characters")
+    elif namespace is not None:
+        p.carry("namespace", "not a string")

@@ -1,0 +1,101 @@
+"""The loss ledger of one translation: per canonical field, how many records kept it, carried it in the
+target's escape hatch, lost it, or had a value invented for them; the id map; what was refused."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("kept", "carried", "lost", "invented")
+LEDGER_VERSION = 1
+
+
+@dataclass
+class Ledger:
+    source: str
+    target: str
+    records_in: int = 0
+    per_record: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    details: dict[tuple[str, str], Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    invented: Counter[tuple[str, str]] = field(default_factory=Counter)
+    document: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    id_map: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    declared_in_target: list[str] = field(default_factory=list)
+    refused: str | None = None
+    warnings: list[str] = field(default_factory=list)  # SHOULD-level findings on the output, and notes
+
+    def note(self, rid: str, name: str, status: str, detail: str = "") -> None:
+        """Field `name` of record `rid` was kept/carried/lost; the worst status of a field wins for a record."""
+        previous = self.per_record[rid].get(name)
+        if previous is None or STATUSES.index(status) > STATUSES.index(previous):
+            self.per_record[rid][name] = status
+        if detail:
+            self.details[(name, status)][detail] += 1
+
+    def invent(self, rid: str, native: str, rule: str) -> None:
+        self.invented[(native, rule)] += 1
+        self.per_record[rid].setdefault(f"+{native}", "invented")
+
+    def note_document(self, name: str, status: str, count: int) -> None:
+        if count:
+            self.document[(name, status)] += count
+
+    def map_id(self, source_id: str, target_id: str) -> None:
+        self.id_map[source_id].append(target_id)
+
+    def status(self, rid: str, name: str) -> str | None:
+        return self.per_record.get(rid, {}).get(name)
+
+    def counts(self) -> dict[str, Counter[str]]:
+        out: dict[str, Counter[str]] = defaultdict(Counter)
+        for fields in self.per_record.values():
+            for name, status in fields.items():
+                if not name.startswith("+"):
+                    out[name][status] += 1
+        return out
+
+    def lost_fields(self) -> list[str]:
+        names = {n for n, c in self.counts().items() if c["lost"]}
+        names |= {n for (n, s) in self.document if s == "lost"}
+        return sorted(names)
+
+    def to_json(self) -> dict[str, Any]:
+        counts = self.counts()
+        return {
+            "ledger_version": LEDGER_VERSION,
+            "from": self.source,
+            "to": self.target,
+            "refused": self.refused,
+            "records": {"in": self.records_in, "out": len({t for ts in self.id_map.values() for t in ts})},
+            "fields": [
+                {"field": name, "status": status, "count": n,
+                 "details": dict(sorted(self.details.get((name, status), Counter()).items()))}
+                for name in sorted(counts) for status in STATUSES if (n := counts[name][status])
+            ],
+            "invented": [{"native": native, "rule": rule, "count": n} for (native, rule), n in sorted(self.invented.items())],
+            "document": [{"field": name, "status": status, "count": n} for (name, status), n in sorted(self.document.items())],
+            "id_map": {k: list(v) for k, v in sorted(self.id_map.items())},
+            "per_record": {k: dict(sorted(v.items())) for k, v in sorted(self.per_record.items())},
+            "declared_in_target": list(self.declared_in_target),
+            "warnings": list(self.warnings),
+        }
+
+    def summary(self) -> str:
+        """The ledger for a reader: one line per field and status, then inventions and document losses."""
+        doc = self.to_json()
+        if doc["refused"]:
+            return f"{self.source} -> {self.target}: refused: {doc['refused']}"
+        lines = [f"{self.source} -> {self.target}: {doc['records']['in']} records in, {doc['records']['out']} out"]
+        for row in doc["fields"]:
+            more = "; ".join(f"{d} ({n})" for d, n in row["details"].items())
+            lines.append(f"  {row['status']:<8} {row['field']:<16} {row['count']:>5}" + (f"   {more}" if more else ""))
+        for row in doc["invented"]:
+            lines.append(f"  invented {row['native']:<16} {row['count']:>5}   {row['rule']}")
+        for row in doc["document"]:
+            lines.append(f"  {row['status']:<8} {row['field']:<16} {row['count']:>5}   (document-level)")
+        for line in doc["warnings"]:
+            lines.append(f"  warning: {line}")
+        if doc["declared_in_target"]:
+            lines.append(f"  declared in the output: {', '.join(doc['declared_in_target'])}")
+        return "\n".join(lines)

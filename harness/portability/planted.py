@@ -1,0 +1,45 @@
+"""Known-broken translators, each with one planted bug, for the negative controls of the round-trip
+properties: a property that passes on these is a property that cannot fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .canonical import Document
+from .ledger import Ledger
+from .translate import WRITERS, Writer
+
+
+def dna_dropped(target: str) -> Writer:
+    """Forgets the DNA flag and the protection fields, and does not tell the ledger."""
+    def write(doc: Document, ledger: Ledger) -> Any:
+        for r in doc.records:
+            r.values.pop("dna", None)
+            r.values.pop("protection", None)
+        return WRITERS[target](doc, ledger)
+    return write
+
+
+def sensitivity_rewritten(target: str) -> Writer:
+    """Writes every labelled record as public."""
+    def write(doc: Document, ledger: Ledger) -> Any:
+        for r in doc.records:
+            if r.get("sensitivity") is not None:
+                r.values["sensitivity"] = "public"
+        return WRITERS[target](doc, ledger)
+    return write
+
+
+def ids_collapsed(target: str) -> Writer:
+    """Gives every record the first record's ids, so a target that keys by id keeps one of them."""
+    def write(doc: Document, ledger: Ledger) -> Any:
+        first = next((r for r in doc.records if not r.get("deleted")), None)
+        if first is not None:
+            key = first.key(doc.source)
+            for r in doc.records:
+                r.ids = {doc.source: key, **{k: v for k, v in first.ids.items() if k != doc.source}}
+        return WRITERS[target](doc, ledger)
+    return write
+
+
+PLANTED = {"dna_dropped": dna_dropped, "sensitivity_rewritten": sensitivity_rewritten, "ids_collapsed": ids_collapsed}

@@ -1,0 +1,85 @@
+"""The portability report in Markdown and HTML: the 5 x 5 matrix of lost fields, then each pair's fields."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .canonical import FORMATS
+from .matrix import Cell, predicted_lost
+
+LEGEND = ("Rows are the source format, columns the target. A cell lists the fields at least one record lost "
+          "translating the row's reference fixtures (the OMP row: the sample export), then how many native values "
+          "were invented. Kept and carried fields are not listed; see each pair below.")
+
+
+def _cell_text(c: Cell) -> str:
+    lost = ", ".join(c.lost()) or "nothing"
+    refused = f"; {len(c.refused)} refused" if c.refused else ""
+    return f"lost: {lost}; invented: {sum(c.invented.values())}{refused}"
+
+
+def markdown(cells: dict[tuple[str, str], Cell]) -> str:
+    out = ["# Portability between the five formats", "", LEGEND, "",
+           "| from \\ to | " + " | ".join(FORMATS) + " |", "|---|" + "---|" * len(FORMATS)]
+    for a in FORMATS:
+        row = [("—" if a == b else _cell_text(cells[(a, b)])) for b in FORMATS]
+        out.append(f"| **{a}** | " + " | ".join(row) + " |")
+    out += ["", "## Each pair, field by field", ""]
+    for (a, b), c in cells.items():
+        out += [f"### {a} → {b} ({c.documents} documents)", "",
+                f"By the tables: {', '.join(predicted_lost(a, b)) or 'nothing lost'}.", "",
+                "| field | kept | carried | lost | invented |", "|---|---|---|---|---|"]
+        for name, counts in sorted(c.fields.items()):
+            out.append(f"| {name} | {counts['kept']} | {counts['carried']} | {counts['lost']} | {counts['invented']} |")
+        if c.invented:
+            out += ["", "Invented: " + "; ".join(f"`{k}` ×{n}" for k, n in sorted(c.invented.items()))]
+        for line in c.refused:
+            out.append(f"- refused: {line}")
+        out.append("")
+    return "\n".join(out)
+
+
+def html_page(cells: dict[tuple[str, str], Cell]) -> str:
+    esc = html.escape
+    head = "".join(f"<th>{esc(b)}</th>" for b in FORMATS)
+    rows = []
+    for a in FORMATS:
+        tds = "".join("<td>—</td>" if a == b else
+                      f"<td class='{'loss' if cells[(a, b)].lost() else 'ok'}'>{esc(_cell_text(cells[(a, b)]))}</td>"
+                      for b in FORMATS)
+        rows.append(f"<tr><th>{esc(a)}</th>{tds}</tr>")
+    pairs = []
+    for (a, b), c in cells.items():
+        body = "".join(f"<tr><td>{esc(n)}</td>" + "".join(f"<td>{v[s]}</td>" for s in ("kept", "carried", "lost", "invented"))
+                       + "</tr>" for n, v in sorted(c.fields.items()))
+        pairs.append(f"<h3>{esc(a)} → {esc(b)} ({c.documents} documents)</h3>"
+                     f"<p>By the tables: {esc(', '.join(predicted_lost(a, b)) or 'nothing lost')}.</p>"
+                     "<table><tr><th>field</th><th>kept</th><th>carried</th><th>lost</th><th>invented</th></tr>"
+                     f"{body}</table>")
+    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+             "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}.loss{background:#fde8e8}.ok{background:#e8f8e8}")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>memconform portability</title>"
+            f"<style>{style}</style></head><body><h1>Portability between the five formats</h1><p>{esc(LEGEND)}</p>"
+            f"<table><tr><th>from \\ to</th>{head}</tr>{''.join(rows)}</table><h2>Each pair, field by field</h2>"
+            f"{''.join(pairs)}</body></html>\n")
+
+
+def live_markdown(results: dict[tuple[str, str], Any]) -> str:
+    """`portability --live`: each directed port between the embedded references, predicted or not."""
+    out = ["## Live ports between the embedded references", "",
+           "Each cell: `memconform port --from reference:ROW --to reference:COLUMN` (A -> B -> A).", "",
+           "| from \\ to | " + " | ".join(FORMATS) + " |", "|---|" + "---|" * len(FORMATS)]
+    for a in FORMATS:
+        cells = []
+        for b in FORMATS:
+            r = results.get((a, b))
+            if r is None:
+                cells.append("—")
+                continue
+            findings, notes = r.findings, r.notes
+            text = "every loss predicted" if not findings else f"{len(findings)} unpredicted: " + ", ".join(
+                sorted({f"{f.where}:{f.field}" for f in findings}))
+            cells.append(text + (f" ({len(notes)} allowed by the consumer's spec)" if notes else ""))
+        out.append(f"| **{a}** | " + " | ".join(cells) + " |")
+    return "\n".join(out)

@@ -1,0 +1,115 @@
+"""The round-trip properties as plain functions returning violations (an empty list: the property holds).
+
+A hop A -> B must keep the invariants: ids map one to one, DNA protection survives unless the ledger says
+it cannot, sensitivity travels unchanged unless the ledger says it is lost, what was deleted stays
+deleted, and the output is within the target's limits (it passed memconform's checks). A round trip
+A -> B -> A must bring back equal every field both hops' ledgers call kept or carried.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .canonical import NO_ID, Document, Record
+from .translate import Translation, Writer, read, translate
+
+KEPT = ("kept", "carried")
+
+
+def _by_id(doc: Document) -> dict[str, Record]:
+    return {r.key(doc.source): r for r in doc.records}
+
+
+def hop_violations(tr: Translation) -> list[str]:
+    """The invariants of one translation, judged on its output read back."""
+    where = f"{tr.source} -> {tr.target}"
+    if tr.output is None:
+        return [f"{where}: refused: {tr.refused}"]
+    out = read(tr.target, tr.output)
+    got = _by_id(out)
+    problems = _id_problems(tr, out, got)
+    for r in tr.canonical.records:
+        rid = r.key(tr.source)
+        targets = tr.ledger.id_map.get(rid, [])
+        b = got.get(targets[0]) if targets else None
+        problems += [f"{where}: record {rid!r}: {p}" for p in _record_problems(tr, r, rid, b)]
+    return problems
+
+
+def _id_problems(tr: Translation, out: Document, got: dict[str, Record]) -> list[str]:
+    where = f"{tr.source} -> {tr.target}"
+    problems = []
+    targets = [t for ts in tr.ledger.id_map.values() for t in ts]
+    if len(set(targets)) != len(targets):
+        problems.append(f"{where}: two records were given one id: {sorted(t for t in set(targets) if targets.count(t) > 1)[:5]}")
+    missing = [t for t in targets if t not in got]
+    if missing:
+        problems.append(f"{where}: ids the ledger maps to are not in the output: {missing[:5]}")
+    if len(out.records) != len(set(targets)):
+        problems.append(f"{where}: {len(out.records)} records in the output, the ledger maps {len(set(targets))}")
+    live_in = [r for r in tr.canonical.records if not r.get("deleted")]
+    unmapped = [r.key(tr.source) for r in live_in if not tr.ledger.id_map.get(r.key(tr.source))]
+    if unmapped:
+        problems.append(f"{where}: live records with no id in the output: {unmapped[:5]}")
+    return problems
+
+
+def _record_problems(tr: Translation, r: Record, rid: str, b: Record | None) -> list[str]:
+    status = tr.ledger.status
+    if r.get("deleted"):
+        return [] if b is None or b.get("deleted") else ["deleted in the source, live in the output"]
+    if b is None:
+        return []  # reported by _id_problems
+    problems = []
+    if b.get("deleted"):
+        problems.append("live in the source, deleted in the output")
+    if r.get("dna") is True and b.get("dna") is not True and status(rid, "dna") != "lost":
+        problems.append(f"DNA in the source, not in the output, and the ledger says {status(rid, 'dna')!r}, not lost")
+    if r.has("sensitivity") and b.get("sensitivity") != r.get("sensitivity") and status(rid, "sensitivity") != "lost":
+        problems.append(f"sensitivity {r.get('sensitivity')!r} became {b.get('sensitivity')!r}, and the ledger says "
+                        f"{status(rid, 'sensitivity')!r}, not lost")
+    for name, value in r.values.items():
+        if value is not None and status(rid, name) in KEPT and b.get(name) != value:
+            problems.append(f"{name}: the ledger says {status(rid, name)} but it reads back as {b.get(name)!r:.80}, "
+                            f"not {value!r:.80}")
+    return problems
+
+
+def roundtrip_violations(doc: Any, a: str, b: str, writers: dict[str, Writer] | None = None) -> list[str]:
+    """A -> B -> A: both hops' invariants, then every field both ledgers keep or carry comes back equal."""
+    there = translate(doc, a, b, writers=writers)
+    problems = hop_violations(there)
+    if there.output is None:
+        return problems
+    back = translate(there.output, b, a, writers=writers)
+    problems += hop_violations(back)
+    if back.output is None:
+        return problems
+    final = _by_id(read(a, back.output))
+    for r in there.canonical.records:
+        rid = r.key(a)
+        if r.get("deleted"):
+            continue
+        mid = next(iter(there.ledger.id_map.get(rid, [])), None)
+        home = next(iter(back.ledger.id_map.get(mid, [])), None) if mid else None
+        came = final.get(home) if home else None
+        if came is None:
+            problems.append(f"{a} -> {b} -> {a}: record {rid!r} did not come back")
+            continue
+        if home != rid and not rid.startswith(NO_ID) and there.ledger.status(rid, "id") in KEPT and back.ledger.status(mid or "", "id") in KEPT:
+            problems.append(f"{a} -> {b} -> {a}: record {rid!r} came back as {home!r}")
+        problems += _fields_back(a, b, r, came, rid, mid or "", there, back)
+    return problems
+
+
+def _fields_back(a: str, b: str, r: Record, came: Record, rid: str, mid: str, there: Translation,
+                 back: Translation) -> list[str]:
+    problems = []
+    for name, value in r.values.items():
+        if value is None or name == "deleted":
+            continue
+        first, second = there.ledger.status(rid, name), back.ledger.status(mid, name)
+        if first in KEPT and second != "lost" and came.get(name) != value:
+            problems.append(f"{a} -> {b} -> {a}: record {rid!r}: {name} ({first} there, {second} back) came back as "
+                            f"{came.get(name)!r:.80}, not {value!r:.80}")
+    return problems
