@@ -13,7 +13,7 @@ from typing import Any
 
 from memconform.core.model import TargetError
 from memconform.core.profile import Profile
-from memconform.core.runner import Context
+from memconform.core.runner import Context  # the port builds and owns its own contexts
 from memconform.core.suite import get_suite
 from memconform.targets import open_target
 
@@ -55,7 +55,7 @@ def export(end: Endpoint) -> Any:
     if end.fmt == "omp":
         from memconform.suites.omp import client
 
-        return client.ok_json(client.export(end.ctx, record=False), dict, "omp export")
+        return client.export(end.ctx, record=False).accepted_json(dict, "omp export")
     if end.fmt == "memorizz":
         return call("export", {}).accepted_json(dict, "memorizz export")
     if end.fmt == "amps":
