@@ -77,11 +77,13 @@ class ReportWriter:
         """The records written so far, read back by the typed reader."""
         return Report.from_lines(self.lines, source=str(self.path or "report"), **kwargs)
 
-    def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str) -> None:
+    def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str,
+               require_hooks: bool = False) -> None:
         self.write({
             "type": "header", "report_version": REPORT_VERSION, "harness_version": __version__,
             "started_at": now(), "target": target, "suites": suites, "profile": profile, "seed": seed,
             "options": options, "command": command, "python": platform.python_version(),
+            **({"require_hooks": True} if require_hooks else {}),
         })
 
     def result(self, result: Result) -> None:

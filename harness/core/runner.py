@@ -167,6 +167,7 @@ def run_one(check: Check, ctx: Context) -> Result:
         result.reason = str(exc.reason) or type(exc).__name__
         result.not_applicable = exc.not_applicable
         result.inconclusive = bool(getattr(exc, "inconclusive", False))
+        result.needs, result.needs_kind = str(getattr(exc, "needs", "")), str(getattr(exc, "needs_kind", ""))
     except TargetError as exc:  # ControlRefused says "positive control refused: ..." itself
         result.outcome = Outcome.ERRORED
         result.reason = str(exc) if str(exc).startswith("positive control refused") else f"target error: {exc}"

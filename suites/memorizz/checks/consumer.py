@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
+from memconform.core.model import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import (
     Seed,
@@ -335,7 +335,8 @@ def failed_import_reports_progress(ctx: CheckContext) -> Iterator[Failure]:
     try:
         ctx.target.call("arm_failure", {"after": 3})
     except Unsupported:
-        raise Inconclusive("a provider failure cannot be caused: the target offers no arm_failure hook") from None
+        raise NeedsHook("progress reported by a failed import", "arm_failure",
+                        "a provider failure cannot be caused otherwise") from None
     try:
         _accepted, body = import_archive(ctx, seed.sealed_copy(), "restore")
     finally:  # an import refused before committing leaves the hook armed: never let it reach another check
