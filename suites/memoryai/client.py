@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, Inconclusive, NeedsHook, SkipCheck, TargetError, Unsupported
+from memconform.core.model import (
+    ControlRefused,
+    Failure,
+    Inconclusive,
+    NeedsHook,
+    SkipCheck,
+    TargetError,
+    Unsupported,
+)
 from memconform.formats import now_iso, parse_datetime
 from memconform.suites.memoryai import format as mai
 from memconform.targets.base import Reply
