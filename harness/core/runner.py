@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 from .check_context import TargetPort
 from .model import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .profile import Profile
+from .readings import Observation, Prediction
+from .readings import observe as observe_readings
 from .redact import Redactor
 from .registry import Check
 from .suite import SuiteSpec
@@ -63,6 +65,10 @@ class Context:
             entry["seen"].append(str(seen))
         if self.check_id and self.check_id not in entry["checks"]:
             entry["checks"].append(self.check_id)
+
+    def observe(self, point: str, predictions: Mapping[str, Prediction], answer: Any = None, **how: Any) -> Observation:
+        """Record the readings of `point` whose prediction the answer fits (core/readings.py)."""
+        return observe_readings(self, point, predictions, answer, **how)
 
     def cleanup(self, label: str, fn: Callable[[], Any]) -> None:
         """Remove what a check wrote, after the suite's checks (in reverse order); False/raise: not removed."""
