@@ -7,7 +7,6 @@ from memconform.suites.omp.checks import (  # noqa: F401  (each module registers
     concurrency,
     crud,
     fuzz,
-    hostile_input,
     import_paths,
     imports,
     listing,
@@ -21,3 +20,6 @@ from memconform.suites.omp.checks import (  # noqa: F401  (each module registers
 from memconform.suites.omp.suite import SUITE
 
 __all__ = ["SUITE"]
+
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.omp.checks import hostile_input  # noqa: E402, F401, I001
