@@ -17,6 +17,7 @@ these checks register last, so a target they break cannot poison the verdict of 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
@@ -51,8 +52,16 @@ def _stored(ctx: CheckContext) -> bytes:
     return bytes(reply.raw)
 
 
+@dataclass
+class HostileRun:
+    """The batteries this run sent (the aftermath check judges only after one)."""
+
+    surfaces: list[str] = field(default_factory=list)
+
+
 def _battery(ctx: CheckContext, path: str, make: Any, stores: bool) -> Iterator[Failure]:
     ctx.once(BEFORE, lambda: reading_problems(ctx))  # how export and list answered before any hostile input
+    ctx.state(HostileRun).surfaces.append(f"POST {path}")
     yield from run_battery(ctx, Surface(f"POST {path}", make, lambda item: _send(ctx, path, item),
                                         (lambda: _stored(ctx)) if stores else None, http=True),
                            i_json=ctx.option("hostile_json") == "i-json")
@@ -64,12 +73,15 @@ BEFORE = "omp.hostile.before"
 def reading_problems(ctx: CheckContext) -> list[str]:
     """What keeps the user's memories from being read back whole: the export and the list."""
     problems = []
-    answer = c.export(ctx, record=False, quiet=True)
-    if not (answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("memories"), list)):
-        problems.append(f"GET /v1/export answers {answer.brief()}")
-    answer = c.list_(ctx, {"limit": "100"}, record=False, quiet=True)
-    if not (answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("memories"), list)):
-        problems.append(f"GET /v1/memories answers {answer.brief()}")
+    for what, read in (("GET /v1/export", lambda: c.export(ctx, record=False, quiet=True)),
+                       ("GET /v1/memories", lambda: c.list_(ctx, {"limit": "100"}, record=False, quiet=True))):
+        try:
+            answer = read()
+        except TargetError as exc:  # a connection the server drops is no answer either
+            problems.append(f"{what} fails: {exc}")
+            continue
+        if not (answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("memories"), list)):
+            problems.append(f"{what} answers {answer.brief()}")
     return problems
 
 
@@ -96,6 +108,9 @@ def hostile_json_search_refused(ctx: CheckContext) -> Iterator[Failure]:
 def hostile_json_leaves_export_working(ctx: CheckContext) -> Iterator[Failure]:
     """What the battery stored must not stop the export or the list (they answered before it). The
     hostile checks run last: a failure here explains any cleanup the run's footer says was left."""
+    sent = ctx.state(HostileRun).surfaces
+    if not sent:
+        raise Inconclusive("no hostile-JSON battery ran in this run: nothing could have broken the export")
     before = ctx.once(BEFORE, lambda: reading_problems(ctx))
     if before:
         raise Inconclusive(f"the export or the list did not answer before the hostile battery either: {before[0]}")

@@ -336,7 +336,7 @@ KILLS_ONLY = {"lost_update_under_concurrency"}
 
 # what each broken server must fail (tests/test_omp.py runs them; every OMP check is killed by one)
 EXPECTED_KILLS: dict[str, set[str]] = {
-    "stores_lone_surrogates": {"omp.hostile_json_leaves_export_working"},
+    "stores_lone_surrogates": {"omp.hostile_json_create_refused", "omp.hostile_json_leaves_export_working"},
     "auth_skipped": {"omp.auth_missing_key_401", "omp.auth_wrong_key_401", "omp.fuzz_ignored_auth"},
     "health_requires_auth": {"omp.health_without_key", "omp.health_declares_level"},
     "wrong_error_envelope": {"omp.get_unknown_id_404", "omp.unknown_id_every_route", "omp.malformed_json_rejected",
