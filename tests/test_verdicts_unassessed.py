@@ -7,6 +7,7 @@ from __future__ import annotations
 from memconform.cli import build_parser
 from memconform.cli_common import profile_from_args
 from memconform.core.model import Inconclusive, NeedsHook, NotExercised, Outcome, Result, SkipCheck
+from memconform.core.profile import Profile
 from memconform.core.suite import Level, SuiteSpec
 from memconform.core.verdicts import exit_code, level_verdicts
 
@@ -124,3 +125,21 @@ def test_the_command_line_sets_require_hooks() -> None:
     parser = build_parser()
     assert profile_from_args(parser.parse_args(["run", "--require-hooks"])).require_hooks is True
     assert profile_from_args(parser.parse_args(["run"])).require_hooks is False
+
+
+def test_an_omp_server_answering_extract_is_not_failed_for_what_memconform_would_not_call() -> None:
+    """Over HTTP the target does not say whether it has an AI key: extract/compress are not exercised
+    (no real AI provider is ever called), the level names the option, and the run exits 0."""
+    from memconform.session import execute_run
+    from memconform.suites.omp.reference.serve import ServerSpec, serve_target
+
+    served = serve_target(ServerSpec())
+    try:
+        outcome = execute_run(["omp"], served.base_url, Profile.named("ci"), report_dir=None, api_key=served.api.keys.global_key,
+                              check_ids=["extract_without_ai_key", "compress_without_ai_key"])
+    finally:
+        served.close()
+    assert {r.needs_kind for r in outcome.results} == {"option"}
+    ai = next(v for v in outcome.levels["omp"] if v.key == "ai")
+    assert "needs --option omp.ai_endpoints=no-key" in ai.line() and not ai.gating
+    assert outcome.exit_code == 0
