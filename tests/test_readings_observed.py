@@ -145,6 +145,24 @@ class ReportsNoErrors(OmpApi):
         pass
 
 
+class CountsUtf16Units(OmpApi):
+    """O19: "chars" are UTF-16 code units, so an astral string at the limit is over it (422)."""
+
+    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
+        if max_len is not None and isinstance(value, str) and len(value.encode("utf-16-le")) // 2 > max_len:
+            raise self.invalid(limit_kind, name, f"{name} is over {max_len} UTF-16 code units", max=max_len)
+        return super().check_string(value, name, max_len, limit_kind)
+
+
+class CrashesOnAstral(OmpApi):
+    """O19, fitting no reading: an astral character at the limit answers 500."""
+
+    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
+        if isinstance(value, str) and "\U0001f9e0" in value and name == "content":
+            raise RuntimeError("astral characters are not supported")
+        return super().check_string(value, name, max_len, limit_kind)
+
+
 def _factory(api_class: type[OmpApi]) -> Any:
     def make() -> Any:
         return serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
@@ -152,7 +170,7 @@ def _factory(api_class: type[OmpApi]) -> Any:
 
 
 FAKES = {cls.__name__: _factory(cls) for cls in (ClampsLimit, ServesLimit101, RefusesNamespaceNull, IgnoresNamespaceNull,
-                                                  RefusesWholeImport, ReportsNoErrors)}
+                                                  RefusesWholeImport, ReportsNoErrors, CountsUtf16Units, CrashesOnAstral)}
 globals().update(FAKES)
 
 
@@ -174,13 +192,17 @@ CASES = [
     (None, "import_bad_memory_reported", ("O7", "invalid memory reported, the rest imported")),
     ("RefusesWholeImport", "import_bad_memory_reported", ("O7", "whole file refused")),
     ("ReportsNoErrors", "import_bad_memory_reported", None),
+    (None, "accepts_values_at_limits", ("O19", "chars are code points")),
+    ("CountsUtf16Units", "accepts_values_at_limits", ("O19", "chars are UTF-16 code units")),
+    ("CrashesOnAstral", "accepts_values_at_limits", None),
 ]
 
 
 @pytest.mark.parametrize(("fake", "check", "reading"), CASES, ids=[f"{c}-{f or 'reference'}" for f, c, _ in CASES])
 def test_omp_reading_recorded_only_from_the_answer(fake: str | None, check: str, reading: tuple[str, str] | None) -> None:
     result, seen = run_check(fake, check)
-    point = {"list_limit_max_100": "O9", "update_clears_nullable": "O8", "import_bad_memory_reported": "O7"}[check]
+    point = {"list_limit_max_100": "O9", "update_clears_nullable": "O8", "import_bad_memory_reported": "O7",
+             "accepts_values_at_limits": "O19"}[check]
     if reading is None:
         assert result.outcome is Outcome.FAILED, result.reason
         named = [f for f in result.failures if point in str(f.expected)]
