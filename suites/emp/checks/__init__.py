@@ -5,7 +5,6 @@ from memconform.suites.emp.checks import (  # noqa: F401  (each module registers
     concurrency,
     crash,
     file,
-    hostile_input,
     lock,
     reader,
     stateful,
@@ -17,3 +16,6 @@ from memconform.suites.emp.suite import SUITE
 SUITE.document_source = writer.written_file
 
 __all__ = ["SUITE"]
+
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.emp.checks import hostile_input  # noqa: E402, F401, I001

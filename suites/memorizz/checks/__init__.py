@@ -4,7 +4,6 @@ suite registers every check (and a wrong declaration is refused then, core/check
 from memconform.suites.memorizz.checks import (  # noqa: F401  (each module registers its checks)
     consumer,
     document,
-    hostile_input,
     producer,
     reject,
     roundtrip,
@@ -13,3 +12,6 @@ from memconform.suites.memorizz.checks import (  # noqa: F401  (each module regi
 from memconform.suites.memorizz.suite import SUITE
 
 __all__ = ["SUITE"]
+
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.memorizz.checks import hostile_input  # noqa: E402, F401, I001
