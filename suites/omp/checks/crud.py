@@ -118,7 +118,9 @@ def update_clears_nullable(ctx: CheckContext) -> Iterator[Failure]:
         "namespace null clears it": answer.ok and got.get("namespace") is None,
         "namespace null refused, nothing changed": 400 <= answer.status < 500 and got.get("namespace") == made.get("namespace"),
     }, title="an update giving namespace null neither cleared it nor was refused leaving it unchanged", path="$.namespace")
-    if seen.failure:
+    if seen.failure and answer.status >= 500:
+        yield from rules.validation_failures(ctx, answer)  # says "a server error"
+    elif seen.failure:
         seen.failure.received = f"update {answer.status}; namespace now {got.get('namespace')!r}, was {made.get('namespace')!r}"
         yield seen.failure
     elif not answer.ok:

@@ -56,7 +56,9 @@ def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
                 REFUSED: 400 <= answer.status < 500 and not stored,
             }, title=f"{label}: neither the invalid memory reported in errors and the rest imported, nor the whole file "
                      "refused with a 4xx and nothing imported", path="$.errors")
-            if seen.failure:
+            if seen.failure and answer.status >= 500:
+                yield from rules.error_failures(ctx, answer, None, None)  # says "a server error"
+            elif seen.failure:
                 seen.failure.received = {"status": answer.status, "errors": errors, "good memories stored": len(stored),
                                          "of": len(good)}
                 yield seen.failure

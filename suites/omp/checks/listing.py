@@ -109,7 +109,9 @@ def list_limit_max_100(ctx: CheckContext) -> Iterator[Failure]:
                        accepted={"clamp": (CLAMPED,), "reject": (REFUSED,)}.get(wanted, (CLAMPED, REFUSED)),
                        title="limit=101 was neither served with at most 100 memories nor refused with a 4xx",
                        path="$.limit", pinned=() if wanted == "either" else (f"limit_over_max={wanted}",))
-    if seen.failure:
+    if seen.failure and answer.status >= 500:
+        yield from rules.validation_failures(ctx, answer)  # says "a server error"
+    elif seen.failure:
         seen.failure.received = page_summary(answer)
         yield seen.failure
     elif seen.fits(REFUSED):

@@ -114,7 +114,9 @@ def list_empty_and_repeated_parameters(ctx: CheckContext) -> Iterator[Failure]:
         served = _served_ids(answer) if answer.ok else None
         seen = ctx.observe("O30", o30_predictions(kind, answer, served, readings, everything),
                            title=f"GET /v1/memories?{query}: the answer fits none of the readings", path="$.memories")
-        if seen.failure:
+        if seen.failure and answer.status >= 500:
+            yield from rules.error_failures(ctx, answer, None, None)  # says "a server error"
+        elif seen.failure:
             seen.failure.received = answer.brief() if served is None else f"{answer.status}: {len(served)} memories"
             yield seen.failure
         elif not answer.ok:
