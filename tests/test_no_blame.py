@@ -200,3 +200,45 @@ def test_reader_newest_ts_wins_names_what_the_reader_did(impl: str, title: str) 
                           check_ids=["reader_newest_ts_wins"])
     (result,) = outcome.results
     assert result.outcome is Outcome.FAILED and [f.title for f in result.failures] == [title]
+
+
+# ---- end to end: a server answering 501 to a method a route lacks passes the fuzzing ------------
+
+def Answers501ToMethodsItLacks() -> Any:  # noqa: N802  (a target factory, named like the fakes)
+    """The reference, but a method a route does not have answers 501 (RFC 9110: not recognised), not 405."""
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, make_app
+
+    api = ServerSpec().build()
+    inner = make_app(api)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        async def rewrite(message: Any) -> None:
+            if message.get("type") == "http.response.start" and message.get("status") == 405:
+                message = {**message, "status": 501}
+            await send(message)
+
+        await inner(scope, receive, rewrite)
+
+    base_url, stop = serve_in_thread(app)
+    return ServedTarget(base_url, stop, api, "fake:omp:501")
+
+
+def test_fuzzing_records_501_to_a_method_a_route_lacks_and_blames_nothing() -> None:
+    fuzz = ["fuzz_no_server_error", "fuzz_status_codes", "fuzz_negative_data_rejected"]
+    outcome = execute_run(["omp"], f"python:{__name__}:Answers501ToMethodsItLacks", Profile.named("ci"), report_dir=None,
+                          check_ids=fuzz)
+    assert {r.check_id: r.outcome for r in outcome.results} == {f"omp.{c}": Outcome.PASSED for c in fuzz}, \
+        [f.title for r in outcome.results for f in r.failures]
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    assert ("O32", "an unsupported method answered 501") in seen
+
+
+def test_without_the_reading_the_same_501_would_be_blamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the fake does reach the blame the reading removes."""
+    import memconform.suites.omp.fuzzing.accepted as accepted
+
+    monkeypatch.setattr(accepted, "excused", lambda ctx, exchange: False)
+    outcome = execute_run(["omp"], f"python:{__name__}:Answers501ToMethodsItLacks", Profile.named("ci"), report_dir=None,
+                          check_ids=["fuzz_no_server_error", "fuzz_status_codes", "fuzz_negative_data_rejected"])
+    assert any(r.outcome is Outcome.FAILED for r in outcome.results)
