@@ -143,3 +143,24 @@ def test_an_omp_server_answering_extract_is_not_failed_for_what_memconform_would
     ai = next(v for v in outcome.levels["omp"] if v.key == "ai")
     assert "needs --option omp.ai_endpoints=no-key" in ai.line() and not ai.gating
     assert outcome.exit_code == 0
+
+
+def test_certify_requires_the_hooks_and_verify_agrees(tmp_path) -> None:
+    """A certificate says nothing was left unassessed for want of a hook: certify exits 1 on a hook-less
+    target that `run` lets exit 0, and verify recomputes the same exit code from the bundle."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from memconform.certify import verify_bundle
+    from memconform.cli import main
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        out = tmp_path / "bundle.json"
+        code = main(["certify", "--suite", "memoryai", "--target", "python:test_memoryai_verdicts:NoHooks", "--out", str(out)])
+    finally:
+        sys.path.remove(str(Path(__file__).parent))
+    assert code == 1
+    bundle = json.loads(out.read_text("utf-8"))
+    assert bundle["exit_code"] == 1 and verify_bundle(bundle) == []
