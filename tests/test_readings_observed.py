@@ -211,3 +211,48 @@ def test_omp_reading_recorded_only_from_the_answer(fake: str | None, check: str,
     else:
         assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
         assert reading in seen and {s for s in seen if s[0] == point} == {reading}
+
+
+# ---- EMP: each reading's answer, and one fitting none ---------------------------------------------
+
+class RefusesNewerMajor:
+    """E8: a reader that refuses a file holding a line of a newer major version (a rejected reply)."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.emp import format as emp
+        from memconform.suites.emp.reference import ReferenceEmpApp
+        from memconform.targets.base import Rejected
+
+        class Reader(ReferenceEmpApp):
+            def resolve(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+                with open(body["path"], "rb") as f:
+                    lines = [e for _, _, e in emp.iter_text(f.read()) if isinstance(e, dict)]
+                if any(str(e.get("v", "")).split(".")[0] not in ("", "1") for e in lines):
+                    raise Rejected({"errors": ["a line of a newer major version"]}, "newer major version")
+                return super().resolve(body)
+
+        return Reader()
+
+
+MUTANTS = "memconform.suites.emp.mutants"
+EMP_CASES = [
+    ("reader_equal_ts_tie", "reference:emp", ("E3", "the later line wins")),
+    ("reader_equal_ts_tie", f"python:{MUTANTS}:TieKeepsFirstLine", ("E3", "the earlier line wins")),
+    ("reader_equal_ts_tie", f"python:{MUTANTS}:TieKeepsBoth", None),
+    ("reader_newer_major_refused", "reference:emp", ("E8", "leaves the line out")),
+    ("reader_newer_major_refused", f"python:{__name__}:RefusesNewerMajor", ("E8", "refuses the file")),
+    ("reader_newer_major_refused", f"python:{MUTANTS}:NewerMajorAccepted", None),
+]
+
+
+@pytest.mark.parametrize(("check", "target", "reading"), EMP_CASES, ids=[f"{c}-{t.rsplit(':', 1)[-1]}" for c, t, _ in EMP_CASES])
+def test_emp_reading_recorded_only_from_the_answer(check: str, target: str, reading: tuple[str, str] | None) -> None:
+    outcome = execute_run(["emp"], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    point = {"reader_equal_ts_tie": "E3", "reader_newer_major_refused": "E8"}[check]
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"] if r["point"] == point}
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and seen == set(), (result.reason, seen)
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert seen == {reading}
