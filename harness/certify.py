@@ -71,6 +71,7 @@ def _result(line: dict[str, Any], strict: bool) -> Result:
         failures=[Failure(f["title"], f["received"], f["expected"], f["path"]) for f in line["failures"]],
         not_applicable=bool(line.get("not_applicable")), inconclusive=bool(line.get("inconclusive")),
         in_clause=in_clause(check.id, suite), strict=strict,
+        needs=str(line.get("needs", "")), needs_kind=str(line.get("needs_kind", "")),
     )
 
 
@@ -118,7 +119,8 @@ def verify_bundle(bundle: Any) -> list[str]:
         asked = any(lv.get("claimed") is not None for lv in footer["levels"] if lv["suite"] == name)
         ran = {r.check_id for r in results}
         not_run = [c for c in REGISTRY.for_suite(name) if c.id not in ran]
-        verdicts = level_verdicts(suite, results, claimed_by_target if asked else None, not_run, strict)
+        verdicts = level_verdicts(suite, results, claimed_by_target if asked else None, not_run, strict,
+                                  bool(h.get("require_hooks")))
         recomputed_all += verdicts
         for v in verdicts:
             claim = claims.get((name, v.key))
@@ -143,6 +145,7 @@ def cmd_certify(args: Any) -> int:
             raise HarnessError(f"--option takes NAME=VALUE, got {pair!r}")
         options[key.strip()] = value.strip()
     profile = Profile.named(args.profile, seed=args.seed, options=options)
+    profile.require_hooks = True  # a certificate says nothing was left unassessed for want of a test hook
     out = Path(args.out)
     report_dir = out.parent / (out.name + ".report")
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")

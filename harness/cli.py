@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "strict 180, thorough 600)")
     run.add_argument("--call-deadline", type=float, metavar="SECONDS",
                      help="bound on one exchange with the target, from connecting to the last byte (default 60)")
+    run.add_argument("--require-hooks", action="store_true",
+                     help="a level not assessed for want of a memconform test hook (decay, delete_chunk, arm_failure) "
+                          "fails the run (exit 1); without it such a level is reported and does not decide the exit code")
     profile_args(run)
     run.set_defaults(func=cmd_run)
 

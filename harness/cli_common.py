@@ -34,6 +34,7 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
 def profile_from_args(args: argparse.Namespace) -> Profile:
     """The named profile with the seed, options and deadlines given on the command line."""
     profile = Profile.named(args.profile, seed=getattr(args, "seed", None), options=parse_options(args.option))
+    profile.require_hooks = bool(getattr(args, "require_hooks", False))
     bounds = {"run_deadline_s": getattr(args, "run_deadline", None), "call_deadline_s": getattr(args, "call_deadline", None),
               "check_deadline_s": getattr(args, "check_deadline", None)}
     if any(v is not None for v in bounds.values()):

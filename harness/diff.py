@@ -17,7 +17,7 @@ from .core.report import Report
 from .render import outcome_label
 
 BAD = ("failed", "errored")
-RANK = {"conformant": 0, "not applicable": 0, "not assessed": 1, "not conformant": 2}
+RANK = {"conformant": 0, "not applicable": 0, "not claimed": 0, "not assessed": 1, "not conformant": 2}
 
 
 def _message(r: dict[str, Any]) -> list[str]:

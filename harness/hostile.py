@@ -9,9 +9,12 @@ bodies, truncations, wrong top-level types, syntax mutations of the valid exampl
 mutations of it, and (HTTP only) a valid body under a wrong content type.
 
 `must_reject` says whether refusing is the only conforming answer: True where the bytes are not
-JSON (RFC 8259 grammar, UTF-8 required) or where RFC 8259 leaves the outcome undefined and I-JSON
-(RFC 7493) forbids it (duplicate names, lone surrogates), or the document is not the kind asked
-for (wrong top-level type). False where a reader may accept: a UTF-8 byte order mark ("MAY ignore
+JSON (RFC 8259 grammar, UTF-8 required), or the document is not the kind asked for (wrong
+top-level type). Where RFC 8259 leaves the outcome open and only I-JSON (RFC 7493) forbids it
+(duplicate names, an escaped lone surrogate), `i_json_only` is set: refusing is memconform's advice,
+required only when a run pins I-JSON (`run_battery(..., i_json=True)`); otherwise what the target
+did with it is a note. A lone surrogate as CESU-8 bytes is not UTF-8: must_reject. False where a
+reader may accept: a UTF-8 byte order mark ("MAY ignore
 the presence of a byte order mark"), numbers beyond a reader's range (RFC 8259 section 6 lets it set
 limits), a wrong Content-Type. Those are recorded, and only a crash or a hang fails on them.
 
@@ -44,6 +47,7 @@ class BadInput:
     marker: str
     must_reject: bool = True
     content_type: str | None = None  # HTTP: send the bytes under this Content-Type
+    i_json_only: bool = False  # RFC 8259 allows it, I-JSON (RFC 7493) forbids it: refusal required only under I-JSON
 
 
 # ---- building the battery ----------------------------------------------------------------------
@@ -164,7 +168,8 @@ def battery(make: Callable[[str], Any], prefix: str, http: bool = False, seed: i
             items.insert(i + 1 if where == "after" else i, dup)
             doc = _set(doc, obj_path, dict(items))
             add(f"{'/'.join(map(str, obj_path + (key,)))} repeated {where}", "duplicate-key",
-                _splice(doc, {ph: json.dumps(key, ensure_ascii=False).encode()}), marker)
+                _splice(doc, {ph: json.dumps(key, ensure_ascii=False).encode()}), marker, must_reject=False,
+                i_json_only=True)
 
     # lone surrogates, escaped and as CESU-8 bytes, in a value and in a key
     for name, token in (("\\ud800", b"\\ud800"), ("\\udfff", b"\\udfff"), ("reversed pair", b"\\udc00\\ud800"),
@@ -174,12 +179,13 @@ def battery(make: Callable[[str], Any], prefix: str, http: bool = False, seed: i
         _set(doc, path, _get(doc, path) + ph)
         data = _splice(doc, {})
         data = data.replace(json.dumps(ph, ensure_ascii=False).encode()[1:-1], token)
-        add(f"{name} in a string", "lone-surrogate", data, marker)
+        escaped = token.startswith(b"\\")  # an escape RFC 8259 lets through; raw CESU-8 bytes are not UTF-8
+        add(f"{name} in a string", "lone-surrogate", data, marker, must_reject=not escaped, i_json_only=escaped)
     doc, marker, _ = m.fresh()
     if isinstance(doc, dict):
         doc[f"{marker}-{_ph(2)}"] = 1
         data = _dumps(doc).replace(json.dumps(_ph(2), ensure_ascii=False).encode()[1:-1], b"\\ud800")
-        add("\\ud800 in a name", "lone-surrogate", data, marker)
+        add("\\ud800 in a name", "lone-surrogate", data, marker, must_reject=False, i_json_only=True)
 
     # byte order marks and other encodings
     doc, marker, _ = m.fresh()
@@ -325,7 +331,7 @@ def battery(make: Callable[[str], Any], prefix: str, http: bool = False, seed: i
 def _still_json(item: BadInput) -> bool:
     """A must-reject input that a strict reader accepts is a generator slip (a replace that matched
     nothing): dropped, so the battery never demands the refusal of a valid document."""
-    if not item.must_reject or item.category == "wrong-top-level":
+    if not (item.must_reject or item.i_json_only) or item.category == "wrong-top-level":
         return False
     try:
         strict_loads(item.data)

@@ -11,6 +11,7 @@ answer that was not a rejection, goes to the transcript.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -58,7 +59,9 @@ def answer(surface: Surface, item: BadInput) -> tuple[str, str]:
     return ("accepted" if reply.ok else "rejected"), brief
 
 
-def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
+def run_battery(ctx: Any, surface: Surface, i_json: bool = False) -> Iterator[Failure]:
+    """`i_json`: the run pins I-JSON (RFC 7493): duplicate names and escaped lone surrogates must be
+    refused too; else RFC 8259 lets a target accept them, and what it did is only noted."""
     control_marker = ctx.unique("hostile-control")
     control = BadInput("control", "control", json.dumps(surface.make(control_marker), ensure_ascii=False).encode(),
                        control_marker, must_reject=False)
@@ -76,6 +79,8 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
                              f"{reply.status} {bytes(reply.raw[:200])!r}")
     exported_before = _export_answers(surface)  # so an export broken by the battery is told from one never working
     inputs = battery(surface.make, ctx.unique("hb"), http=surface.http, seed=ctx.profile.seed)
+    if i_json:
+        inputs = [dataclasses.replace(i, must_reject=True) if i.i_json_only else i for i in inputs]
     total = len(inputs)
     if ctx.profile.name == "ci":
         inputs = sample(inputs, CI_SAMPLE, seed=ctx.profile.seed)
@@ -100,7 +105,9 @@ def run_battery(ctx: Any, surface: Surface) -> Iterator[Failure]:
              + f" in {time.monotonic() - started:.1f}s: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n))
     for item, verdict, detail in answers:
         if verdict != "rejected":
-            ctx.note(f"  {verdict}: {item.name}" + ("" if item.must_reject else " (may be accepted)") + f" -> {detail[:160]}")
+            allowed = "" if item.must_reject else " (RFC 8259 allows it; I-JSON would refuse it)" if item.i_json_only \
+                else " (may be accepted)"
+            ctx.note(f"  {verdict}: {item.name}{allowed} -> {detail[:160]}")
     groups: dict[tuple[str, str], list[tuple[BadInput, str]]] = {}
     for item, verdict, detail in answers:
         if verdict in ("crashed", "hung", "stored anyway"):

@@ -46,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(ini, help=help_text, default=default)
     group.addoption("--mc-option", dest="mc_option", action="append", default=[], metavar="NAME=VALUE",
                     help="a reading of ambiguous spec text (memconform list --options)")
+    group.addoption("--mc-require-hooks", dest="mc_require_hooks", action="store_true", default=False,
+                    help="a level not assessed for want of a memconform test hook fails the session")
 
 
 def _setting(config: pytest.Config, name: str) -> tuple[Any, str]:
@@ -82,6 +84,7 @@ def _state(config: pytest.Config) -> dict[str, Any]:
     options = dict(o.split("=", 1) for o in config.getoption("mc_option") if "=" in o)
     try:
         profile = Profile.named(name, seed=int(seed) if seed else None, options=options)
+        profile.require_hooks = bool(config.getoption("mc_require_hooks"))
         profile.validate_options()
     except (HarnessError, ValueError) as exc:
         raise pytest.UsageError(f"memconform: {exc} (profile from {source}, seed from {seed_source})") from None

@@ -119,6 +119,7 @@ class Session:
             target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
             budget=budget_of(self.profile),
+            require_hooks=self.profile.require_hooks,
         )
 
     def context(self, suite_name: str) -> Context:
@@ -191,7 +192,8 @@ class Session:
         if results or ctx is not None:
             ran = {r.check_id for r in results}
             not_run = [c for c in REGISTRY.for_suite(suite_name) if c.id not in ran]
-            self.outcome.levels[suite_name] = _level_verdicts(suite, results, claimed, not_run, self.profile.strict)
+            self.outcome.levels[suite_name] = _level_verdicts(suite, results, claimed, not_run, self.profile.strict,
+                                                             self.profile.require_hooks)
 
     def finish(self) -> RunOutcome:
         """Close every suite, write the footer, render junit.xml and summary.md from the stream."""

@@ -130,12 +130,22 @@ class NoHooks(ReferenceBrain):
         raise Unsupported("delete_chunk")
 
 
-def test_missing_hooks_leave_levels_1_and_2_not_assessed():
+def test_missing_hooks_leave_levels_1_and_2_not_assessed_without_failing_the_run():
     out = run(f"python:{__name__}:NoHooks")
     by_key = levels(out)
-    assert by_key["1"].status == "not assessed" and any("delete_chunk hook" in w for w in by_key["1"].why)
-    assert by_key["2"].status == "not assessed" and any("decay hook" in w for w in by_key["2"].why)
+    assert by_key["1"].status == "not assessed" and any("delete_chunk hook" in w for w in by_key["1"].needs)
+    assert by_key["2"].status == "not assessed" and any("decay hook" in w for w in by_key["2"].needs)
+    assert by_key["2"].line().startswith("Level 2 Consumer: conformant on every rule observable through the spec's "
+                                         "interface; not assessed: DNA protection, needs the decay hook"), by_key["2"].line()
     assert {c: o for c, o in outcomes(out).items() if o == "failed"} == {}
+    assert out.exit_code == 0
+
+
+def test_missing_hooks_fail_the_run_when_hooks_are_required():
+    profile = Profile.named("ci")
+    profile.require_hooks = True
+    out = execute_run(["memoryai"], f"python:{__name__}:NoHooks", profile, report_dir=None)
+    assert levels(out)["2"].gating and out.exit_code == 1
 
 
 def test_missing_profile_endpoints_fail_the_http_profile():

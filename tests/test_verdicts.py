@@ -43,7 +43,7 @@ def test_empty_export_only_target_is_not_assessed_and_exits_1():
     assert levels["1"].line().startswith("Level 1 Producer: not assessed (why: items_have_ids inconclusive: no items")
     assert levels["2"].status == "not assessed" and levels["2"].claimed  # claimed, nothing it offers
     assert levels["http"].status == "not applicable"  # optional, not claimed
-    assert levels["3"].status == "not assessed"
+    assert levels["3"].status == "not claimed" and levels["3"].line() == "Level 3 Bidirectional: not claimed"
     assert outcome.exit_code == 1
     assert not any(r.outcome is Outcome.PASSED for r in outcome.results)
 

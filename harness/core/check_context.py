@@ -7,12 +7,13 @@ own state class (`ctx.state(OmpRun)`), and gives the report files through `ctx.a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .model import HarnessError
 from .profile import Profile
+from .readings import Observation, Prediction
 from .suite import SuiteSpec
 
 S = TypeVar("S")
@@ -68,6 +69,8 @@ class CheckContext(Protocol):
     def note(self, line: str) -> None: ...
 
     def reading(self, point: str, seen: str) -> None: ...
+
+    def observe(self, point: str, predictions: Mapping[str, Prediction], answer: Any = None, **how: Any) -> Observation: ...
 
     def cleanup(self, label: str, fn: Callable[[], Any]) -> None: ...
 

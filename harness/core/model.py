@@ -71,6 +71,28 @@ class Inconclusive(SkipCheck):
         super().__init__(reason, not_applicable=False)
 
 
+class NeedsHook(Inconclusive):
+    """The rule is observable only through a memconform test hook the target does not offer (or refused):
+    not assessed, and not held against the target unless the run requires hooks (--require-hooks, certify)."""
+
+    needs_kind = "hook"
+
+    def __init__(self, what: str, hook: str, detail: str = "") -> None:
+        super().__init__(f"{what} needs the {hook} hook, which the target does not offer" + (f": {detail}" if detail else ""))
+        self.needs = f"{what}, needs the {hook} hook"
+
+
+class NotExercised(Inconclusive):
+    """memconform deliberately did not exercise the rule (e.g. it could reach a real AI provider); the
+    option that lets it run is named. Not assessed, and never deciding the exit code."""
+
+    needs_kind = "option"
+
+    def __init__(self, what: str, option: str, detail: str = "") -> None:
+        super().__init__(f"{what} not exercised" + (f" ({detail})" if detail else "") + f": pass --option {option} to assess it")
+        self.needs = f"{what}, needs --option {option}"
+
+
 class Unsupported(SkipCheck):
     """The target says it does not offer an operation (404/405/501, exit 4): not applicable."""
 
@@ -140,6 +162,8 @@ class Result:
     not_applicable: bool = False
     inconclusive: bool = False  # skipped: ran but had nothing to observe
     in_clause: bool = False  # a level's conformance clause lists this check: it decides that level
+    needs: str = ""  # inconclusive for want of a test hook or an option: what would let it be assessed
+    needs_kind: str = ""  # "hook" or "option" (NeedsHook, NotExercised)
 
     strict: bool = False  # under a strict profile SHOULD-level problems block too
 
@@ -169,6 +193,7 @@ class Result:
                               tuple(f.get("readings", ()))) for f in line.get("failures", [])],
             transcript=list(line.get("transcript", [])), not_applicable=bool(line.get("not_applicable")),
             inconclusive=bool(line.get("inconclusive")), in_clause=bool(line.get("in_clause")), strict=strict,
+            needs=str(line.get("needs", "")), needs_kind=str(line.get("needs_kind", "")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -186,6 +211,7 @@ class Result:
             "inconclusive": self.inconclusive,
             "in_clause": self.in_clause,
             "warning": self.warning,
+            **({"needs": self.needs, "needs_kind": self.needs_kind} if self.needs else {}),
             "reason": _short(self.reason, 4000),
             "failures": [f.to_json() for f in self.failures],
             "duration_s": round(self.duration_s, 4),

@@ -70,6 +70,8 @@ class Profile:
     seed: int = CI_SEED
     options: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    # a level not assessed for want of a memconform test hook decides the exit code (--require-hooks, certify)
+    require_hooks: bool = False
 
     @classmethod
     def named(cls, name: str, seed: int | None = None, options: dict[str, str] | None = None) -> Profile:

@@ -78,12 +78,14 @@ class ReportWriter:
         return Report.from_lines(self.lines, source=str(self.path or "report"), **kwargs)
 
     def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str,
-               budget: dict[str, float] | None = None) -> None:
+               budget: dict[str, float] | None = None,
+               require_hooks: bool = False) -> None:
         self.write({
             "type": "header", "report_version": REPORT_VERSION, "harness_version": __version__,
             "started_at": now(), "target": target, "suites": suites, "profile": profile, "seed": seed,
             "options": options, "command": command, "python": platform.python_version(),
             **({"budget": budget} if budget else {}),
+            **({"require_hooks": True} if require_hooks else {}),
         })
 
     def result(self, result: Result) -> None:

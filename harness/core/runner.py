@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +14,8 @@ from .check_context import TargetPort
 from .clock import Clock
 from .model import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .profile import Profile
+from .readings import Observation, Prediction
+from .readings import observe as observe_readings
 from .redact import Redactor
 from .registry import Check
 from .suite import SuiteSpec
@@ -65,6 +67,10 @@ class Context:
             entry["seen"].append(str(seen))
         if self.check_id and self.check_id not in entry["checks"]:
             entry["checks"].append(self.check_id)
+
+    def observe(self, point: str, predictions: Mapping[str, Prediction], answer: Any = None, **how: Any) -> Observation:
+        """Record the readings of `point` whose prediction the answer fits (core/readings.py)."""
+        return observe_readings(self, point, predictions, answer, **how)
 
     def cleanup(self, label: str, fn: Callable[[], Any]) -> None:
         """Remove what a check wrote, after the suite's checks (in reverse order); False/raise: not removed."""
@@ -170,6 +176,7 @@ def run_one(check: Check, ctx: Context) -> Result:
         result.reason = str(exc.reason) or type(exc).__name__
         result.not_applicable = exc.not_applicable
         result.inconclusive = bool(getattr(exc, "inconclusive", False))
+        result.needs, result.needs_kind = str(getattr(exc, "needs", "")), str(getattr(exc, "needs_kind", ""))
     except TargetError as exc:  # ControlRefused says "positive control refused: ..." itself
         result.outcome = Outcome.ERRORED
         result.reason = str(exc) if str(exc).startswith("positive control refused") else f"target error: {exc}"

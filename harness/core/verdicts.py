@@ -5,7 +5,12 @@ level passed or is not applicable, and at least one of them passed. Any of them 
 conformant". Else any errored, inconclusive or skipped (not as not-applicable): "not assessed",
 with why. Checks of the level in no clause with SHOULD/MAY keywords are warnings (deciding only
 under the strict profile). An optional level (a RECOMMENDED profile) whose checks are all not
-applicable is "not applicable".
+applicable is "not applicable". A level the target does not claim, for which nothing applied, is "not
+claimed". A level whose only unobserved checks wanted a memconform test hook the target does not offer,
+or an option memconform needs before it exercises a rule (NeedsHook, NotExercised), is "not assessed"
+naming what is missing, and, when the rest passed, says it is conformant on every rule observable
+through the spec's interface; such a level does not decide the exit code unless the run requires
+hooks (--require-hooks, certify), and an option never does.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ CONFORMANT = "conformant"
 NOT_CONFORMANT = "not conformant"
 NOT_ASSESSED = "not assessed"
 NOT_APPLICABLE = "not applicable"
+NOT_CLAIMED = "not claimed"
+OBSERVABLE_CONFORMANT = "conformant on every rule observable through the spec's interface"
 
 
 def _short(check_id: str) -> str:
@@ -47,6 +54,10 @@ class LevelVerdict:
     selected: bool = False  # some check of the level was in this run
     optional: bool = False
     partial: bool = False  # what ran passed, but checks that decide it were left out of the run
+    needs: list[str] = field(default_factory=list)  # unobserved for want of a hook or an option: what, and what it needs
+    needs_hooks: bool = False  # some of `needs` is a test hook (--require-hooks makes the level decide)
+    observable_conformant: bool = False  # every other deciding check passed: conformant on what is observable
+    require_hooks: bool = False  # the run requires the test hooks (--require-hooks, certify)
 
     @property
     def conformant(self) -> bool | None:
@@ -58,9 +69,15 @@ class LevelVerdict:
 
     @property
     def gating(self) -> bool:
-        """Does this verdict make the run exit 1? Claimed or visibly implemented, and not conformant."""
+        """Does this verdict make the run exit 1? Claimed or visibly implemented, and not conformant;
+        a level not assessed only for want of a hook does only when the run requires hooks, and one
+        wanting an option never does."""
         relevant = self.implemented or (bool(self.claimed) and self.selected)
-        return relevant and not self.partial and self.status not in (CONFORMANT, NOT_APPLICABLE)
+        if not relevant or self.partial or self.status in (CONFORMANT, NOT_APPLICABLE, NOT_CLAIMED):
+            return False
+        if _only_wants(self):
+            return self.require_hooks and self.needs_hooks
+        return True
 
     def line(self) -> str:
         if self.status == CONFORMANT:
@@ -77,6 +94,13 @@ class LevelVerdict:
             return f"{self.title}: not conformant ({_list(self.why)})"
         if self.status == NOT_APPLICABLE:
             return f"{self.title}: not applicable (optional, not offered: {_list(self.why, 1)})"
+        if self.status == NOT_CLAIMED:
+            return f"{self.title}: not claimed ({_list(self.why, 1)})" if self.why else f"{self.title}: not claimed"
+        if self.needs and not self.why:
+            missing = f"not assessed: {_list(self.needs)}"
+            return f"{self.title}: {OBSERVABLE_CONFORMANT}; {missing}" if self.observable_conformant else f"{self.title}: {missing}"
+        if self.needs:
+            return f"{self.title}: not assessed (why: {_list(self.why)}; also {_list(self.needs)})"
         return f"{self.title}: not assessed (why: {_list(self.why)})"
 
     def to_json(self, suite: str) -> dict[str, Any]:
@@ -84,6 +108,7 @@ class LevelVerdict:
             "suite": suite, "level": self.key, "title": self.title, "verdict": self.line(), "status": self.status,
             "claimed": self.claimed, "implemented": self.implemented, "optional": self.optional,
             "counts": self.counts, "failed": self.failed, "why": self.why, "warnings": self.warnings,
+            **({"needs": self.needs} if self.needs else {}),
         }
 
 
@@ -103,10 +128,28 @@ def _decides(level: Level, check: Any, strict: bool) -> bool:
     return short in level.clause or check.id in level.clause or (check.level == level.key and (absolute or strict))
 
 
+def _only_wants(v: LevelVerdict) -> bool:
+    """Not assessed only for want of a hook or an option."""
+    return v.status == NOT_ASSESSED and bool(v.needs) and not v.why
+
+
+def _inherit(v: LevelVerdict, prereqs: list[LevelVerdict]) -> None:
+    """What the level's prerequisites lack: a hook or an option they want, or another reason."""
+    for p in prereqs:
+        if p.status == CONFORMANT:
+            continue
+        if _only_wants(p):
+            v.needs += [n for n in p.needs if n not in v.needs]
+            v.needs_hooks = v.needs_hooks or p.needs_hooks
+        else:
+            v.why.append(f"requires {p.title}, which is {p.status}")
+
+
 def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str] | None = None,
-                   not_run: Iterable[Any] = (), strict: bool = False) -> list[LevelVerdict]:
+                   not_run: Iterable[Any] = (), strict: bool = False, require_hooks: bool = False) -> list[LevelVerdict]:
     """`not_run`: the suite's checks left out of this run (--check, pytest -k): a level they decide
-    cannot be found conformant without them."""
+    cannot be found conformant without them. `require_hooks`: a level not assessed for want of a
+    test hook decides the exit code."""
     results = list(results)
     not_run = list(not_run)
     verdicts: dict[str, LevelVerdict] = {}
@@ -116,26 +159,35 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
         counts = {o.value: sum(1 for r in own if r.outcome is o) for o in Outcome}
         failed = [_short(r.check_id) for r in deciding if r.outcome is Outcome.FAILED]
         unobserved = [r for r in deciding if r.outcome is Outcome.ERRORED
-                      or (r.outcome is Outcome.SKIPPED and not r.not_applicable)]
+                      or (r.outcome is Outcome.SKIPPED and not r.not_applicable and not r.needs)]
+        wanting = [r for r in deciding if r.outcome is Outcome.SKIPPED and r.needs]
         passed = [r for r in deciding if r.outcome is Outcome.PASSED]
         if not deciding:  # a level of SHOULD rules only (a RECOMMENDED profile without a clause): its own passes
             passed = [r for r in own if r.outcome is Outcome.PASSED]
-        applicable = [r for r in own + deciding if not (r.outcome is Outcome.SKIPPED and r.not_applicable)]
+        applicable = [r for r in own + deciding if not (r.outcome is Outcome.SKIPPED and (r.not_applicable or r.needs))]
         v = LevelVerdict(
             key=level.key, title=level.title, status=NOT_ASSESSED, counts=counts, failed=failed,
             warnings=[_short(r.check_id) for r in own if r.outcome is Outcome.FAILED and not _deciding(level, r)],
             skipped=sum(1 for r in own if r.outcome is Outcome.SKIPPED),
             claimed=None if claimed is None else level.key in claimed,
             implemented=bool(applicable), selected=bool(own or deciding), optional=level.optional,
+            needs=list(dict.fromkeys(r.needs for r in wanting)), needs_hooks=any(r.needs_kind == "hook" for r in wanting),
+            require_hooks=require_hooks,
         )
         prereqs = [verdicts[k] for k in level.requires if k in verdicts]
         if failed:
             v.status = NOT_CONFORMANT
+        elif v.claimed is False and not applicable and not (level.optional and own):
+            v.status = NOT_CLAIMED  # nothing of it applied and the target says it does not offer it
+            v.needs = []
         elif any(p.status == NOT_CONFORMANT for p in prereqs):
             v.status = NOT_CONFORMANT
             v.why = [f"requires {p.title}, which is not conformant" for p in prereqs if p.status == NOT_CONFORMANT]
         elif unobserved:
             v.why = [_reason(r) for r in unobserved]
+        elif wanting:  # every other deciding check passed or did not apply
+            _inherit(v, prereqs)
+            v.observable_conformant = bool(passed) and not v.why
         elif not own and not deciding and prereqs and all(p.status == CONFORMANT for p in prereqs):
             v.status = CONFORMANT  # a level that is its prerequisites together, with no checks of its own
         elif not passed:
@@ -150,7 +202,8 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
             else:
                 v.why = ["no check that this level requires ran (no clause or MUST check passed)"]
         elif any(p.status != CONFORMANT for p in prereqs):
-            v.why = [f"requires {p.title}, which is {p.status}" for p in prereqs if p.status != CONFORMANT]
+            _inherit(v, prereqs)
+            v.observable_conformant = not v.why
         else:
             v.status = CONFORMANT
         left_out = [_short(c.id) for c in not_run if _decides(level, c, strict)]
@@ -164,7 +217,8 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
 
 def exit_code(results: list[Result], levels: Iterable[LevelVerdict]) -> int:
     """2: no check ran; 1: a deciding check failed or errored, or a claimed or visibly implemented
-    level is not conformant (or not assessed); 0 otherwise (SHOULD warnings do not change it)."""
+    level is not conformant (or not assessed, except for want of a test hook or an option: a hook
+    decides only when the run requires hooks); 0 otherwise (SHOULD warnings do not change it)."""
     if not results or all(r.outcome is Outcome.SKIPPED and r.not_applicable for r in results):
         return 2
     if any(r.blocking for r in results) or any(v.gating for v in levels):

@@ -13,7 +13,7 @@ from xml.sax.saxutils import escape
 from ..core.report import Report
 from .common import clean
 
-COLORS = {"conformant": "#1a7f37", "not conformant": "#cf222e", "not assessed": "#9a6700", "not applicable": "#6e7781"}
+COLORS = {"conformant": "#1a7f37", "not conformant": "#cf222e", "not assessed": "#9a6700", "not applicable": "#6e7781", "not claimed": "#6e7781"}
 _CHAR_W = 6.6  # Verdana 11px, roughly: badges need no font metrics to be readable
 
 

@@ -178,9 +178,9 @@ def import_semantics(ctx: CheckContext) -> str:
         stored = atoms_by_id(export(ctx, subject_id))
         if second["atom_id"] not in stored:
             raise Inconclusive("an imported atom is missing from the subject's export")
-        seen = "merge" if first["atom_id"] in stored else "replace"
-        ctx.reading("A12", seen)
-        return seen
+        merged = first["atom_id"] in stored
+        ctx.observe("A12", {"merge": merged, "replace": not merged})  # the second atom is there: one of the two holds
+        return "merge" if merged else "replace"
 
     value: str = ctx.once("amps-import-semantics", probe)
     pinned = ctx.option("import_semantics")

@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.model import (
+    ControlRefused,
+    Failure,
+    Inconclusive,
+    NeedsHook,
+    SkipCheck,
+    TargetError,
+    Unsupported,
+)
 from memconform.formats import now_iso, parse_datetime
 from memconform.suites.memoryai import format as mai
 from memconform.targets.base import Reply
@@ -153,7 +161,7 @@ def hook(ctx: CheckContext, op: str, body: Any, why: str) -> Reply:
     try:
         reply = ctx.target.call(op, body)
     except Unsupported as exc:
-        raise Inconclusive(f"{why} needs the {op} hook (errata E13), which the target does not offer: {exc.reason}") from None
+        raise NeedsHook(why, op, f"errata E13; {exc.reason}") from None
     if not reply.ok:
         raise Inconclusive(f"{why} needs the {op} hook (errata E13), which refused: {reply.raw[:200]!r}")
     return reply

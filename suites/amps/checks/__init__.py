@@ -4,11 +4,12 @@ here, so loading the suite registers every check, and a wrong declaration is ref
 # ruff: noqa: F401, I001
 
 from memconform.suites.amps.checks import document
-from memconform.suites.amps.checks import hostile_input
 from memconform.suites.amps.checks import imports
 from memconform.suites.amps.checks import privacy
 from memconform.suites.amps.checks import roundtrip
 from memconform.suites.amps.checks import stateful
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.amps.checks import hostile_input
 from memconform.suites.amps.suite import SUITE
 
 __all__ = ["SUITE"]

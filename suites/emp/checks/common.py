@@ -89,9 +89,11 @@ def written_id(ctx: CheckContext, reply: Any, e: dict[str, Any]) -> str:
     body = reply.body if isinstance(reply.body, dict) else {}
     reported = body.get("id")
     if isinstance(reported, str) and reported:
-        ctx.reading("E14", "the writer keeps the id it is given" if reported == e.get("id")
-                    else "the writer picks its own id and reports it")
+        # either is a reading (E14); which the answer shows is recorded, and the id is judged where it is read
+        ctx.observe("E14", {"the writer keeps the id it is given": reported == e.get("id"),
+                            "the writer picks its own id and reports it": reported != e.get("id")})
         return reported
+    ctx.observe("E14", {"the writer keeps the id it is given": True})  # no id reported: the one given
     return str(e.get("id"))
 
 

@@ -152,11 +152,12 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float) -> Iterator[Failure
         yield Failure(f"the {op} did not finish after the lock was released", "still waiting",
                       f"done within {ctx.profile.limits.call_deadline_s} s", op)
         return
-    if returned_while_held:
-        ctx.reading("E6", "gives up while the lock is held" if not reply.ok else "acknowledged while held")
-    if returned_while_held and reply.ok:
-        yield Failure(f"the {op} was acknowledged while another app held the lock", reply.status,
-                      "wait for the lock, or give up with a rejected reply", op)
+    seen = ctx.observe("E6", {"waits for the lock": not returned_while_held,
+                              "gives up while the lock is held": returned_while_held and not reply.ok and during == before},
+                       reply.status, title=f"the {op} was acknowledged while another app held the lock", path=op)
+    if seen.failure:
+        seen.failure.expected = f"one of the readings (E6): {'; '.join(seen.accepted)}"
+        yield seen.failure
     after = read_bytes(path)
     if reply.ok and not landed(ctx, op, body, reply, before, after):
         yield Failure(f"the {op} was acknowledged but is not in the file", after[len(before):][:300].decode("utf-8", "replace"),

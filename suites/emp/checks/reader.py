@@ -29,9 +29,15 @@ TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 def reader_newest_ts_wins(ctx: CheckContext) -> Iterator[Failure]:
     new = entry(ctx, "newer", ts=1701234569000)
     old = dict(new, ts=1701234568000, content=ctx.unique("older"))
-    got = by_id(view(ctx, new_file(ctx, [new, old]))).get(new["id"])
-    if got is None or got.get("content") != new["content"]:
-        yield Failure("an older line written later won over the newer ts", got, new, f"id {new['id']}")
+    got = [e for e in view(ctx, new_file(ctx, [new, old])) if isinstance(e, dict) and e.get("id") == new["id"]]
+    contents = [e.get("content") for e in got]
+    if len(got) != 1:
+        yield Failure(f"one id with two lines resolved to {len(got)} entries", contents, "exactly one, the newer ts",
+                      f"id {new['id']}")
+    elif contents[0] == old["content"]:
+        yield Failure("an older line written later won over the newer ts", got[0], new, f"id {new['id']}")
+    elif contents[0] != new["content"]:
+        yield Failure("the entry shows content neither line has", got[0], new, f"id {new['id']}")
 
 
 def tombstone_form(ctx: CheckContext) -> str | None:
@@ -43,8 +49,7 @@ def tombstone_form(ctx: CheckContext) -> str | None:
             got = by_id(view(ctx, new_file(ctx, [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form)])))
             if kept["id"] not in got:
                 raise ControlRefused(f"an entry nobody deleted is missing from the view (id {kept['id']})")
-            if gone["id"] not in got:
-                ctx.reading("E1", form)
+            if ctx.observe("E1", {form: gone["id"] not in got}).matched:
                 return form
         return None
     form: str | None = ctx.once("emp.tombstone-form", learn)
@@ -113,11 +118,13 @@ def reader_equal_ts_tie(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("on equal ts the view shows content neither line has", contents[0],
                       [first["content"], second["content"]], f"id {first['id']}")
     else:
-        later = contents[0] == second["content"]
-        ctx.reading("E3", "the later line wins" if later else "the earlier line wins")
-        if ctx.option("ts_tie") == "later-line" and not later:
-            yield Failure("on equal ts the earlier line won", contents[0], second["content"], f"id {first['id']}",
-                          readings=("later-line",))
+        pinned = ctx.option("ts_tie") == "later-line"
+        seen = ctx.observe("E3", {"the later line wins": contents == [second["content"]],
+                                  "the earlier line wins": contents == [first["content"]]}, contents[0],
+                           accepted=("the later line wins",) if pinned else None, title="on equal ts the earlier line won",
+                           path=f"id {first['id']}", pinned=("later-line",) if pinned else ())
+        if seen.failure:
+            yield seen.failure
 
 
 @SUITE.check(level="reader", section="Storage Format: JSONL", keyword="MUST",
@@ -172,13 +179,11 @@ def reader_newer_major_refused(ctx: CheckContext) -> Iterator[Failure]:
     if ok["id"] not in control or future["id"] not in control:
         raise ControlRefused("the same file with every line at v 1.0 was not read in full")
     reply = call(ctx, "resolve", {"path": new_file(ctx, [ok, future])})
-    if not reply.ok:
-        ctx.reading("E8", "refuses the file")
-        return
-    got = by_id(reply.accepted_json(list, "resolve"))
-    ctx.reading("E8", "leaves the line out" if future["id"] not in got else "reads it as 1.x")
-    if future["id"] in got:
-        yield Failure("an entry of an unknown major version was read as if it were 1.x", got[future["id"]], "refused or left out")
+    got = by_id(reply.accepted_json(list, "resolve")) if reply.ok else {}
+    seen = ctx.observe("E8", {"refuses the file": not reply.ok, "leaves the line out": reply.ok and future["id"] not in got},
+                       got.get(future["id"]), title="an entry of an unknown major version was read as if it were 1.x")
+    if seen.failure:
+        yield seen.failure
 
 
 def _query(ctx: CheckContext, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],

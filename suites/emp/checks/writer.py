@@ -114,13 +114,14 @@ def writer_delete_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
         return
     after = read_bytes(path)
     lines = after.split(b"\n")
-    if after.startswith(before):
-        tail = [e for _, _, e in emp.iter_text(after[len(before):])]
-        kinds = sorted({tombstone_kind(e) for e in tail})
-        ctx.reading("E1", "appends " + (", ".join(kinds) if kinds else "nothing"))
-    else:
-        ctx.reading("E1", "rewrites the file")
-        ctx.reading("E13", "a rewrite keeps a corrupt line" if corrupt in lines else "a rewrite drops a corrupt line")
+    appended = after.startswith(before)
+    kinds = {tombstone_kind(e) for _, _, e in emp.iter_text(after[len(before):])} if appended else set()
+    # an answer of no known form records nothing: whether the entry is gone is judged below
+    ctx.observe("E1", {"appends a type-tombstone line": "a type-tombstone line" in kinds,
+                       "appends a deleted-flag line": "a deleted-flag line" in kinds,
+                       "rewrites the file": not appended})
+    if not appended:
+        ctx.observe("E13", {"a rewrite keeps a corrupt line": corrupt in lines, "a rewrite drops a corrupt line": corrupt not in lines})
     for i in in_order(foreign, lines):
         yield Failure("a delete dropped, changed or reordered another app's line", None, foreign[i].decode("utf-8", "replace"),
                       f"foreign line {i + 1}")

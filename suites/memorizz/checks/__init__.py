@@ -5,11 +5,12 @@ here, so loading the suite registers every check, and a wrong declaration is ref
 
 from memconform.suites.memorizz.checks import consumer
 from memconform.suites.memorizz.checks import document
-from memconform.suites.memorizz.checks import hostile_input
 from memconform.suites.memorizz.checks import producer
 from memconform.suites.memorizz.checks import reject
 from memconform.suites.memorizz.checks import roundtrip
 from memconform.suites.memorizz.checks import stateful
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.memorizz.checks import hostile_input
 from memconform.suites.memorizz.suite import SUITE
 
 __all__ = ["SUITE"]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
+from memconform.core.model import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import (
     Seed,
@@ -168,6 +168,39 @@ def cloned(ctx: CheckContext) -> tuple[Seed, dict[str, Any], dict[str, Any]]:
     return value
 
 
+def _natural_id_failures(ctx: CheckContext, store: str, natural: str, data: dict[str, Any], got: dict[str, Any],
+                         new: str) -> Iterator[Failure]:
+    """A cloned record's natural id (errata M4): bound to its new id where the spec names it; elsewhere
+    rebound too, or kept as data (the reading a clone that treats it as a value takes)."""
+    path = f"$.stores.{store}[id={new}].data.{natural}"
+    if store in mz.NATURAL_IDS_NAMED:
+        if got.get(natural) != new:
+            yield Failure(f"a cloned record's {natural} is not its new id", got.get(natural), new, path)
+        return
+    implied = ctx.option("natural_ids") == "implied"
+    rebound, kept = f"{natural} rebound to the new id by a clone", f"{natural} kept as data by a clone"
+    seen = ctx.observe("M4", {rebound: got.get(natural) == new, kept: got.get(natural) == data[natural]}, got.get(natural),
+                       accepted=(rebound,) if implied else (rebound, kept),
+                       title=f"a cloned record's {natural} is neither its new id nor kept as it was", path=path,
+                       pinned=("M4:implied",) if implied else ())
+    if seen.failure:
+        yield seen.failure
+
+
+def _namespace_failures(ctx: CheckContext, store: str, data: dict[str, Any], got: dict[str, Any], new: str,
+                        namespaces: str) -> Iterator[Failure]:
+    """A cloned record's namespace (errata M9): kept, or rewritten to a new one; never lost."""
+    now, was = got.get("memory_id"), data["memory_id"]
+    kept, rewritten = "namespaces kept", "namespaces rewritten"
+    accepted = {"rewrite": (rewritten,), "keep": (kept,)}.get(namespaces, (kept, rewritten))
+    seen = ctx.observe("M9", {kept: now == was, rewritten: isinstance(now, str) and bool(now) and now != was}, now,
+                       accepted=accepted, title="a cloned record's namespace is neither kept nor a new namespace",
+                       path=f"$.stores.{store}[id={new}].data.memory_id",
+                       pinned=() if len(accepted) == 2 else (f"M9:namespaces-{'rewritten' if namespaces == 'rewrite' else 'kept'}",))
+    if seen.failure:
+        yield seen.failure
+
+
 def _clone_records(seed: Seed, archive: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     return by_content(archive, avoid_ids=frozenset(seed.texts))
 
@@ -190,23 +223,10 @@ def clone_rewrites_ids(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("a cloned record kept its id", new, "a new id", f"$.stores.{store}")
         got = after[data["content"]][1].get("data") or {}
         natural = mz.NATURAL_IDS_IMPLIED.get(store)
-        if natural in data and got.get(natural) != new:
-            named = store in mz.NATURAL_IDS_NAMED  # errata M4: the others bind only under M4:implied
-            if named or ctx.option("natural_ids") == "implied":
-                yield Failure(f"a cloned record's {natural} is not its new id", got.get(natural), new,
-                              f"$.stores.{store}[id={new}].data.{natural}", readings=() if named else ("M4:implied",))
-            else:
-                ctx.reading("M4", f"{natural} kept as data by a clone")
+        if natural in data:
+            yield from _natural_id_failures(ctx, store, natural, data, got, new)
         if "memory_id" in data:
-            kept = got.get("memory_id") == data["memory_id"]
-            ctx.reading("M9", "namespaces kept" if kept else "namespaces rewritten")
-            if got.get("memory_id") is None or (kept and namespaces == "rewrite"):
-                yield Failure("a cloned record kept its namespace" if kept else "a cloned record lost its namespace",
-                              got.get("memory_id"), "a new namespace", f"$.stores.{store}[id={new}].data.memory_id",
-                              readings=("M9:namespaces-rewritten",) if kept else ())
-            elif not kept and namespaces == "keep":
-                yield Failure("a cloned record moved to a new namespace", got.get("memory_id"), data["memory_id"],
-                              f"$.stores.{store}[id={new}].data.memory_id", readings=("M9:namespaces-kept",))
+            yield from _namespace_failures(ctx, store, data, got, new, namespaces)
         for key in ("delegates", "source_message_ids"):
             if key in data:
                 want = [new_ids.get(x, id_map.get(x, x)) for x in data[key]]
@@ -310,10 +330,7 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
             continue
         seen += 1
         flag_off, list_off = flag is False, bool(states) and all(s is False for s in states)
-        if flag_off:
-            ctx.reading("M10", "automations_enabled")
-        if list_off:
-            ctx.reading("M10", "automations[].enabled")
+        ctx.observe("M10", {"automations_enabled": flag_off, "automations[].enabled": list_off})  # judged below
         wanted_off = {"either": flag_off or list_off, "automations_enabled": flag_off, "automations-list": list_off}[pinned]
         if not wanted_off:
             where = "automations_enabled" if pinned != "automations-list" else "automations"
@@ -335,7 +352,8 @@ def failed_import_reports_progress(ctx: CheckContext) -> Iterator[Failure]:
     try:
         ctx.target.call("arm_failure", {"after": 3})
     except Unsupported:
-        raise Inconclusive("a provider failure cannot be caused: the target offers no arm_failure hook") from None
+        raise NeedsHook("progress reported by a failed import", "arm_failure",
+                        "a provider failure cannot be caused otherwise") from None
     try:
         _accepted, body = import_archive(ctx, seed.sealed_copy(), "restore")
     finally:  # an import refused before committing leaves the hook armed: never let it reach another check

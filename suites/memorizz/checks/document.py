@@ -126,15 +126,22 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         raise Inconclusive(f"no canonical form to hash (numbers_finite reports it): {arc.canonical_error}")
     actual = hashlib.sha256(data).hexdigest()
     order = _key_order(ctx)
-    if actual == claimed:
-        ctx.reading("M2", f"keys sorted by {'UTF-16 code units' if order == 'utf16' else 'code points'}")
-        return
-    if ctx.option("key_order") == "either":  # errata M2: "object keys sorted" by code points or UTF-16 units
-        other = hashlib.sha256(mz.canonical_bytes(arc.value, "utf16")).hexdigest()
-        if other == claimed:
-            ctx.reading("M2", "keys sorted by UTF-16 code units")
-            return
-    yield Failure("integrity.digest is not the sha256 of the canonical JSON", claimed, actual, "$.integrity.digest")
+    # errata M2: "object keys sorted" by code points or by UTF-16 units; a reading is recorded only
+    # where the two orders give different bytes, so that the digest shows which one was followed
+    other_order = "codepoint" if order == "utf16" else "utf16"
+    other = hashlib.sha256(mz.canonical_bytes(arc.value, other_order)).hexdigest()
+    digests = {order: actual, other_order: other}
+    names = {"codepoint": "keys sorted by code points", "utf16": "keys sorted by UTF-16 code units"}
+    pinned = ctx.option("key_order")
+    accepted = (names[order],) if pinned != "either" else tuple(names.values())
+    if actual == other:
+        seen_ok = actual == claimed
+    else:
+        seen = ctx.observe("M2", {names[k]: digest == claimed for k, digest in digests.items()}, accepted=accepted)
+        seen_ok = seen.failure is None
+    if not seen_ok:
+        yield Failure("integrity.digest is not the sha256 of the canonical JSON", claimed, actual, "$.integrity.digest",
+                      readings=() if pinned == "either" else (f"key_order={pinned}",))
 
 
 SAFE_INTEGER = 2**53 - 1

@@ -5,11 +5,12 @@ here, so loading the suite registers every check, and a wrong declaration is ref
 
 from memconform.suites.memoryai.checks import document
 from memconform.suites.memoryai.checks import consumer
-from memconform.suites.memoryai.checks import hostile_input
 from memconform.suites.memoryai.checks import profile
 from memconform.suites.memoryai.checks import roundtrip
 from memconform.suites.memoryai.checks import stateful
 from memconform.suites.memoryai.checks import producer
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.memoryai.checks import hostile_input
 from memconform.suites.memoryai.suite import SUITE
 
 # `memconform replay FILE --suite memoryai`: a saved bundle is round-tripped again

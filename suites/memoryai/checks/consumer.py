@@ -64,13 +64,12 @@ def reimport_inserts_nothing(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("after two imports a chunk is not present exactly once", n, 1, "$.chunks", ch["content"])
     entity = c.entities_by_name(exported).get(name)
     if entity is not None:  # errata E6: the same bundle again either adds its counters again or leaves them
-        reading_of: dict[object, str] = {4: "accumulate", 2: "stable"}  # 2 + 2 again, or 2 left as it was
-        frequency = entity.get("frequency")  # an array or object is no reading's count (and no dict key)
-        seen = reading_of.get(frequency) if isinstance(frequency, int | float) else None
+        frequency = entity.get("frequency")  # an array or object is no reading's count
+        number = isinstance(frequency, int | float) and not isinstance(frequency, bool)
         wanted = ctx.option("reimport_counters")
-        if seen:
-            ctx.reading("E6", seen)
-        if seen is None or wanted not in ("either", seen):
+        seen = ctx.observe("E6", {"accumulate": number and frequency == 4, "stable": number and frequency == 2},  # 2 + 2, or 2
+                           accepted=None if wanted == "either" else (wanted,))
+        if seen.failure:
             yield Failure("re-importing the same bundle left an entity frequency no reading explains", frequency,
                           {"either": "4 (accumulate) or 2 (stable)", "accumulate": 4, "stable": 2}[wanted],
                           "$.entities[?].frequency", readings=() if wanted == "either" else (wanted,))

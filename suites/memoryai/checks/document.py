@@ -276,7 +276,8 @@ def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Fa
         if unicode != "ascii" and numbers != "ecmascript":
             data = literal(doc, ctx) if literal else mai.canonical_bytes(doc, "literal")
             if hashlib.sha256(data).hexdigest() == claimed.lower():
-                ctx.reading("E1", "utf8-literal")
+                # an all-ASCII body reads the same literal or escaped: only non-ASCII text shows which
+                ctx.observe("E1", {"utf8-literal": not data.isascii()})
                 return
         seen = mai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
     except ValueError as exc:

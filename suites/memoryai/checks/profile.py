@@ -154,9 +154,10 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("a chunk created before `since` was exported", before["created_at"], f">= {spelling}", "$.chunks")
         if exact["content"] in mistyped:  # whether the chunk at `since` is there cannot be told by its hash
             continue
-        seen = "inclusive" if exact["content_hash"] in rows else "exclusive"
-        ctx.reading("E10", seen)
-        if wanted not in ("either", seen):
+        inclusive = exact["content_hash"] in rows
+        seen = "inclusive" if inclusive else "exclusive"
+        if ctx.observe("E10", {"inclusive": inclusive, "exclusive": not inclusive},
+                       accepted=None if wanted == "either" else (wanted,)).failure:
             yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,
                           "$.chunks", f"since={spelling}", readings=(wanted,))
 

@@ -14,10 +14,11 @@ from memconform.suites.omp.checks import auth
 from memconform.suites.omp.checks import stateful
 from memconform.suites.omp.checks import bad_input
 from memconform.suites.omp.checks import concurrency
-from memconform.suites.omp.checks import hostile_input
 from memconform.suites.omp.checks import search_full
 from memconform.suites.omp.checks import security_ai
 from memconform.suites.omp.checks import fuzz
+# last: what can break a target (stored hostile inputs) runs after every other check
+from memconform.suites.omp.checks import hostile_input
 from memconform.suites.omp.suite import SUITE
 
 __all__ = ["SUITE"]

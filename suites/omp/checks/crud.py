@@ -114,13 +114,14 @@ def update_clears_nullable(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("an update giving expires_at null did not clear it", got.get("expires_at"), None, "$.expires_at")
     answer = c.update(ctx, made["id"], {"namespace": None})
     got = c.get(ctx, made["id"]).accepted_json(dict, "getting the memory")
-    if answer.ok:
-        ev.reading(ctx, "O8", "namespace null clears it")
-        if got.get("namespace") is not None:
-            yield Failure("an update giving namespace null was accepted but did not clear it", got.get("namespace"),
-                          "absent or null", "$.namespace")
-    else:
-        ev.reading(ctx, "O8", f"namespace null refused ({answer.status})")
+    seen = ctx.observe("O8", {
+        "namespace null clears it": answer.ok and got.get("namespace") is None,
+        "namespace null refused, nothing changed": 400 <= answer.status < 500 and got.get("namespace") == made.get("namespace"),
+    }, title="an update giving namespace null neither cleared it nor was refused leaving it unchanged", path="$.namespace")
+    if seen.failure and answer.status >= 500:
+        yield from rules.validation_failures(ctx, answer)  # says "a server error"
+    elif seen.failure:
+        seen.failure.received = f"update {answer.status}; namespace now {got.get('namespace')!r}, was {made.get('namespace')!r}"
+        yield seen.failure
+    elif not answer.ok:
         yield from rules.validation_failures(ctx, answer)
-        if got.get("namespace") != made.get("namespace"):
-            yield Failure("a refused update changed namespace", got.get("namespace"), made.get("namespace"), "$.namespace")

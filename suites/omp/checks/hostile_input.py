@@ -6,16 +6,22 @@ export must hold the control's marker and no must-reject input's marker. POST /m
 stores nothing: its inputs are judged on crashes and hangs alone. Over HTTP the battery also sends a
 valid body under wrong content types (recorded; refusing them is not required).
 Reading: §4 names the answer to a body that fails validation (422 validation_error); a body that is
-not JSON at all is taken to deserve the same refusal, any 4xx counting as one (SHOULD).
+not JSON at all is taken to deserve the same refusal, any 4xx counting as one (SHOULD). What RFC 8259
+allows (duplicate names, an escaped lone surrogate) may be stored: a note, not a warning, unless
+`--option omp.hostile_json=i-json` pins I-JSON's refusal (errata O33).
+The §5 levels: create, keyword search and import are all OMP-Core. What a stored input does afterwards
+is judged by a MUST (`omp.hostile_json_leaves_export_working`: the export and the list still answer);
+these checks register last, so a target they break cannot poison the verdict of another check.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
+from memconform.core.model import Failure, Inconclusive, TargetError
 from memconform.hostile import BadInput
 from memconform.hostile_check import Surface, run_battery
 from memconform.suites.omp import client as c
@@ -46,9 +52,37 @@ def _stored(ctx: CheckContext) -> bytes:
     return bytes(reply.raw)
 
 
+@dataclass
+class HostileRun:
+    """The batteries this run sent (the aftermath check judges only after one)."""
+
+    surfaces: list[str] = field(default_factory=list)
+
+
 def _battery(ctx: CheckContext, path: str, make: Any, stores: bool) -> Iterator[Failure]:
+    ctx.once(BEFORE, lambda: reading_problems(ctx))  # how export and list answered before any hostile input
+    ctx.state(HostileRun).surfaces.append(f"POST {path}")
     yield from run_battery(ctx, Surface(f"POST {path}", make, lambda item: _send(ctx, path, item),
-                                        (lambda: _stored(ctx)) if stores else None, http=True))
+                                        (lambda: _stored(ctx)) if stores else None, http=True),
+                           i_json=ctx.option("hostile_json") == "i-json")
+
+
+BEFORE = "omp.hostile.before"
+
+
+def reading_problems(ctx: CheckContext) -> list[str]:
+    """What keeps the user's memories from being read back whole: the export and the list."""
+    problems = []
+    for what, read in (("GET /v1/export", lambda: c.export(ctx, record=False, quiet=True)),
+                       ("GET /v1/memories", lambda: c.list_(ctx, {"limit": "100"}, record=False, quiet=True))):
+        try:
+            answer = read()
+        except TargetError as exc:  # a connection the server drops is no answer either
+            problems.append(f"{what} fails: {exc}")
+            continue
+        if not (answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("memories"), list)):
+            problems.append(f"{what} answers {answer.brief()}")
+    return problems
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
@@ -56,7 +90,7 @@ def hostile_json_create_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from _battery(ctx, "/memories", lambda marker: c.memory(ctx, "hostile", content=f"{marker} memconform probe ✓"), True)
 
 
-@SUITE.check(section="§4", keyword="SHOULD", level="full", sentence=SENTENCE)
+@SUITE.check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
 def hostile_json_import_refused(ctx: CheckContext) -> Iterator[Failure]:
     def make(marker: str) -> dict[str, Any]:
         return c.export_file([c.full_memory(ctx, "hostile", content=f"{marker} memconform probe ✓")])
@@ -64,6 +98,23 @@ def hostile_json_import_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from _battery(ctx, "/import", make, True)
 
 
-@SUITE.check(section="§4", keyword="SHOULD", level="search", sentence=SENTENCE)
+@SUITE.check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
 def hostile_json_search_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from _battery(ctx, "/memories/search", lambda marker: {"q": f"{marker} probe", "limit": 5}, False)
+
+
+@SUITE.check(section="§8", keyword="MUST", level="core",
+             sentence="Supports export and import via GET /v1/export and POST /v1/import")
+def hostile_json_leaves_export_working(ctx: CheckContext) -> Iterator[Failure]:
+    """What the battery stored must not stop the export or the list (they answered before it). The
+    hostile checks run last: a failure here explains any cleanup the run's footer says was left."""
+    sent = ctx.state(HostileRun).surfaces
+    if not sent:
+        raise Inconclusive("no hostile-JSON battery ran in this run: nothing could have broken the export")
+    before = ctx.once(BEFORE, lambda: reading_problems(ctx))
+    if before:
+        raise Inconclusive(f"the export or the list did not answer before the hostile battery either: {before[0]}")
+    for problem in reading_problems(ctx):
+        yield Failure(f"after the hostile-JSON battery {problem}", problem, "200 with a memories array, as before the battery",
+                      "$", "an input the target accepted left it unable to give the user's memories back; the hostile "
+                      "checks run last, so no other check's verdict rests on it, but the run's cleanup may fail for it")

@@ -22,6 +22,9 @@ ROUND_TRIP_GONE = 3
 SEED_BATCH = 10  # about 150 KB an import
 
 
+REPORTED, REFUSED = "invalid memory reported, the rest imported", "whole file refused"
+
+
 def invalid_memory(ctx: CheckContext, label: str) -> dict[str, Any]:
     """A memory that breaks one §2.1 rule (content over 10,000 characters); never stored on purpose."""
     bad = c.full_memory(ctx, label)
@@ -46,20 +49,21 @@ def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
             everything = c.exported(ctx)
             label = f"conflict={strategy}, invalid memory at index {where}"
             stored = [m for m in good if c.with_marker(everything, m["content"])]
-            if answer.ok:
-                ev.reading(ctx, "O7", "invalid memory reported, the rest imported")
-                errors = answer.body.get("errors") if isinstance(answer.body, dict) else None
-                named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad["id"])]
-                if not named:
-                    yield Failure(f"{label}: the report does not name the invalid memory", errors, f'[{{"index": {where}, ...}}]', "$.errors")
-                if len(stored) != len(good):
-                    yield Failure(f"{label}: a good memory beside an invalid one was not imported", len(stored), len(good), "$.memories")
-            else:
-                ev.reading(ctx, "O7", "whole file refused")
+            errors = answer.body.get("errors") if answer.ok and isinstance(answer.body, dict) else None
+            named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad["id"])]
+            seen = ctx.observe("O7", {
+                REPORTED: answer.ok and bool(named) and len(stored) == len(good),
+                REFUSED: 400 <= answer.status < 500 and not stored,
+            }, title=f"{label}: neither the invalid memory reported in errors and the rest imported, nor the whole file "
+                     "refused with a 4xx and nothing imported", path="$.errors")
+            if seen.failure and answer.status >= 500:
+                yield from rules.error_failures(ctx, answer, None, None)  # says "a server error"
+            elif seen.failure:
+                seen.failure.received = {"status": answer.status, "errors": errors, "good memories stored": len(stored),
+                                         "of": len(good)}
+                yield seen.failure
+            elif seen.fits(REFUSED):
                 yield from rules.error_failures(ctx, answer, None, None)
-                if stored:
-                    yield Failure(f"{label}: a refused import stored part of the batch", f"{answer.status}, {len(stored)} stored",
-                                  "nothing imported", "$.memories")
             if c.with_marker(everything, bad["content"][:60]):
                 yield Failure(f"{label}: the invalid memory was stored", bad["content"][:60], "not stored", "$.memories")
             if existing["id"] not in ids(everything):

@@ -82,11 +82,20 @@ def tool_key_own_tool(ctx: CheckContext) -> Iterator[Failure]:
 def tool_status_failures(ctx: CheckContext, answer: Reply, creating: bool = False) -> Iterator[Failure]:
     """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
     wanted = ctx.option("tool_key_status")
-    if creating or wanted == "403" or (wanted == "either" and answer.status != 404):
+    if creating:  # nothing of the other tool is there to hide: the write is forbidden
         yield from rules.error_failures(ctx, answer, 403, "forbidden")
-    else:
-        ev.reading(ctx, "O17", "another tool's memory answers 404")
+        return
+    forbidden, hidden = "another tool's memory answers 403", "another tool's memory answers 404"
+    seen = ctx.observe("O17", {forbidden: answer.status == 403, hidden: answer.status == 404}, answer.brief(),
+                       accepted={"403": (forbidden,), "404": (hidden,)}.get(wanted, (forbidden, hidden)),
+                       title="a tool's key reaching another tool's memory was answered neither 403 nor 404",
+                       pinned=() if wanted == "either" else (f"tool_key_status={wanted}",))
+    if seen.failure:
+        yield seen.failure
+    elif seen.fits(hidden):
         yield from rules.error_failures(ctx, answer, 404, "memory_not_found")
+    else:
+        yield from rules.error_failures(ctx, answer, 403, "forbidden")
 
 
 @SUITE.check(section="§3.2", keyword="MAY", level="full",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, SkipCheck
+from memconform.core.model import Failure, NotExercised, SkipCheck
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
@@ -35,10 +35,20 @@ def ai_reason(ctx: CheckContext) -> str | None:
             "Pass --option omp.ai_endpoints=no-key if it has none")
 
 
-def no_key_failures(ctx: CheckContext, send: Any, endpoint: str) -> Iterator[Failure]:
+def refuse_to_call(ctx: CheckContext, endpoint: str) -> None:
+    """memconform never calls a real AI provider: without the user's word that the target has no AI key
+    the rule is not exercised (not assessed, naming the option; it never decides the exit code), and on
+    a target that states it has a key the rule (an answer without a key) does not apply."""
     reason = ai_reason(ctx)
-    if reason:
-        raise SkipCheck(reason)
+    if reason is None:
+        return
+    if c.facts(ctx).ai_key_configured:
+        raise SkipCheck(reason, not_applicable=True)
+    raise NotExercised(f"{endpoint} without an AI key", "omp.ai_endpoints=no-key", reason)
+
+
+def no_key_failures(ctx: CheckContext, send: Any, endpoint: str) -> Iterator[Failure]:
+    refuse_to_call(ctx, endpoint)
     tool = f"mc-ai-{ctx.run_id}"
     marker = ctx.unique("ai")
     answer = send(ctx, {"transcript": f"{marker}. Alice: I always use TypeScript. Bob: What about Python?", "source_tool": tool})

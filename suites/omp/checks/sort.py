@@ -111,24 +111,33 @@ def list_empty_and_repeated_parameters(ctx: CheckContext) -> Iterator[Failure]:
     readings = {"all values (AND)": a & b, "last value": b, "first value": a}
     for query, kind in cases:
         answer = _raw_list(ctx, query)
-        if not answer.ok:
+        served = _served_ids(answer) if answer.ok else None
+        seen = ctx.observe("O30", o30_predictions(kind, answer, served, readings, everything),
+                           title=f"GET /v1/memories?{query}: the answer fits none of the readings", path="$.memories")
+        if seen.failure and answer.status >= 500:
+            yield from rules.error_failures(ctx, answer, None, None)  # says "a server error"
+        elif seen.failure:
+            seen.failure.received = answer.brief() if served is None else f"{answer.status}: {len(served)} memories"
+            yield seen.failure
+        elif not answer.ok:
             yield from rules.error_failures(ctx, answer, None, None)
-            ev.reading(ctx, "O30", f"{kind} parameter: refused {answer.status}")
-            continue
-        served = _served_ids(answer)
-        if served is None:
-            yield Failure(f"GET /v1/memories?{query}: no memories array", answer.raw[:160], "a list page", "$.memories")
-        elif kind == "repeated":
-            match = [name for name, wanted in readings.items() if served == wanted]
-            if not match:
-                yield Failure(f"GET /v1/memories?{query}: the page fits none of the readings", f"{len(served)} memories",
-                              {k: len(v) for k, v in readings.items()}, "$.memories")
-            else:
-                ev.reading(ctx, "O30", f"repeated tags: {match[0]}")
-        elif kind == "empty-limit" and len(served) not in (10, omp.DEFAULT_LIMIT, omp.MAX_LIMIT):
-            yield Failure("an empty limit was served as neither the default nor another sane page", len(served), 20, "$.memories")
-        elif kind == "empty" and not served <= everything:
-            yield Failure(f"GET /v1/memories?{query}: memories outside the tags filter were served", f"{len(served)} memories",
-                          "the page without the empty parameter, or none", "$.memories")
-        else:
-            ev.reading(ctx, "O30", f"{kind} parameter: served {'as absent' if served else 'as a value matching nothing'}")
+
+
+def o30_predictions(kind: str, answer: Reply, served: set[str] | None, repeated: dict[str, set[str]],
+                    everything: set[str]) -> dict[str, bool]:
+    """What each reading of an empty or repeated parameter predicts (errata O30): refused with a 4xx, or
+    a page under one of its readings."""
+    predictions = {f"{kind} parameter: refused with a 4xx": 400 <= answer.status < 500}
+    if served is None:
+        return predictions
+    if kind == "repeated":
+        predictions.update({f"repeated tags: {name}": served == wanted for name, wanted in repeated.items()})
+    elif kind == "empty-limit":
+        predictions.update({"empty limit: served as absent (20)": len(served) == omp.DEFAULT_LIMIT,
+                            "empty limit: served as 10": len(served) == 10,
+                            "empty limit: served as the maximum (100)": len(served) == omp.MAX_LIMIT})
+    else:
+        whole = min(len(everything), omp.MAX_LIMIT)
+        predictions.update({"empty parameter: served as absent": served <= everything and len(served) == whole,
+                            "empty parameter: served as a value matching nothing": not served})
+    return predictions

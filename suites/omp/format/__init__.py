@@ -87,6 +87,9 @@ declare_option(SUITE, "assume_level", "none", ("none", "core", "search", "full")
 declare_option(SUITE, "ai_endpoints", "auto", ("auto", "no-key", "skip"),
                "extract/compress: `auto` tests the no-key rule only on targets that state they have no AI key "
                "(the embedded reference); `no-key` is the user's word that the target has none; `skip` never calls them")
+declare_option(SUITE, "hostile_json", "rfc8259", ("rfc8259", "i-json"),
+               "hostile JSON: `rfc8259` (default) lets a target accept duplicate names and escaped lone surrogates, "
+               "which RFC 8259 allows (noted); `i-json` requires refusing them, as RFC 7493 does")
 declare_option(SUITE, "credentials", "", (),
                "path of a JSON file {\"tool_keys\": {TOOL: KEY}, \"other_user_key\": KEY} for the OMP-Full checks")
 declare_option(SUITE, "rate_limit_burst", "300", ("100", "300", "1000"),

@@ -8,6 +8,7 @@ The checks each must fail are listed by the suite's own tests (tests/test_omp.py
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -239,6 +240,29 @@ def _factory(name: str, api_class: type[OmpApi] = OmpApi, doc: str | None = None
     return make
 
 
+class SurrogateKeepingStore(OmpStore):
+    """Stores what a lenient reader handed it: a lone surrogate kept through SQLite as an ASCII escape."""
+
+    def _columns(self, doc: dict[str, Any]) -> tuple[Any, ...]:
+        columns = list(super()._columns(doc))
+        columns[1] = columns[1].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        columns[-1] = json.dumps(doc)
+        return tuple(columns)
+
+
+class StoresLoneSurrogates(OmpApi):
+    """§8 export: a plain json.loads reader takes an escaped lone surrogate (RFC 8259 lets it), the memory
+    is stored, and from then on the export cannot be encoded as UTF-8 (500): the user's memories are stuck."""
+
+    def parse_json(self, raw: bytes) -> Any:
+        if not raw.strip():
+            raise self.invalid("type", "body", "the request body is empty; expected a JSON object")
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise self.invalid("type", "body", f"the request body is not JSON: {exc}") from None
+
+
 MUTANTS: dict[str, Callable[[], Target]] = {
     "auth_skipped": _factory("auth_skipped", AuthSkipped),
     "health_requires_auth": _factory("health_requires_auth", HealthRequiresAuth),
@@ -295,6 +319,7 @@ MUTANTS: dict[str, Callable[[], Target]] = {
     "unknown_conflict_as_skip": _factory("unknown_conflict_as_skip", UnknownConflictAsSkip),
     "search_namespace_ignored": _factory("search_namespace_ignored", SearchNamespaceIgnored),
     **{name: _factory(name, api_class) for name, api_class in PATH_CLASSES.items()},
+    "stores_lone_surrogates": _factory("stores_lone_surrogates", StoresLoneSurrogates, store_class=SurrogateKeepingStore),
 }
 
 # not a spec rule: the ~40 ms stall is a note, never a failure (tests/test_omp.py test_nodelay_stall_noted)
@@ -311,6 +336,7 @@ KILLS_ONLY = {"lost_update_under_concurrency"}
 
 # what each broken server must fail (tests/test_omp.py runs them; every OMP check is killed by one)
 EXPECTED_KILLS: dict[str, set[str]] = {
+    "stores_lone_surrogates": {"omp.hostile_json_create_refused", "omp.hostile_json_leaves_export_working"},
     "auth_skipped": {"omp.auth_missing_key_401", "omp.auth_wrong_key_401", "omp.fuzz_ignored_auth"},
     "health_requires_auth": {"omp.health_without_key", "omp.health_declares_level"},
     "wrong_error_envelope": {"omp.get_unknown_id_404", "omp.unknown_id_every_route", "omp.malformed_json_rejected",

@@ -1,0 +1,244 @@
+"""No blame for an accepted reading: fuzzing and hostile-input checks blame only what a sentence forbids.
+Each case is a small fake with the behaviour a public implementation showed, and its control (the
+same fake with a behaviour no reading allows) is still caught."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from memconform.core.check_context import NoTarget
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.core.runner import Context
+from memconform.core.suite import get_suite
+from memconform.hostile import BadInput
+from memconform.hostile_check import Surface, run_battery
+from memconform.session import execute_run
+from memconform.suites.emp.reference import ReferenceEmpApp
+from memconform.suites.omp.checks.bad_input import served_sanely
+from memconform.suites.omp.fuzzing.accepted import accepted_reading
+from memconform.targets.base import Reply
+
+
+def omp_ctx(**options: str) -> Context:
+    return Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci", options={
+        f"omp.{k}": v for k, v in options.items()}))
+
+
+# ---- fuzzing: what the errata accept is recorded, not blamed -------------------------------------
+
+def case(method: str, path: str, described: str, query: dict[str, Any] | None = None, negative: tuple[str, ...] = ()) -> Any:
+    from schemathesis.generation.meta import ParameterLocation
+
+    locations = {ParameterLocation(n): SimpleNamespace(mode=SimpleNamespace(is_negative=True)) for n in negative}
+    meta = SimpleNamespace(components=locations, is_negative_at=lambda loc: loc in locations)
+    return SimpleNamespace(method=method, operation=SimpleNamespace(path=path, method=described), query=query or {}, meta=meta)
+
+
+def response(status: int, body: Any = None) -> Any:
+    return SimpleNamespace(status_code=status, content=json.dumps(body).encode() if body is not None else b"")
+
+
+PAGE = {"memories": [], "total": 0, "limit": 20, "offset": 0}
+
+
+def test_an_unsupported_method_answered_501_or_405_is_not_blamed() -> None:
+    options = case("OPTIONS", "/v1/memories", "get")
+    assert accepted_reading(omp_ctx(), options, response(501)) == ("O32", "an unsupported method answered 501")
+    assert accepted_reading(omp_ctx(), options, response(405)) == ("O32", "an unsupported method answered 405")
+    assert accepted_reading(omp_ctx(), options, response(500)) is None  # the control: a crash stays blamed
+    assert accepted_reading(omp_ctx(), options, response(200, PAGE)) is None
+
+
+def test_a_bad_query_parameter_served_as_a_sane_page_is_not_blamed() -> None:
+    bad = case("GET", "/v1/memories", "get", {"limit": "abc"}, negative=("query",))
+    assert accepted_reading(omp_ctx(), bad, response(200, PAGE)) == ("O9", "a bad query parameter served as a sane page")
+    assert accepted_reading(omp_ctx(bad_params="reject"), bad, response(200, PAGE)) is None  # pinned: blamed
+    junk = {"memories": [{"no": "memory"}]}
+    assert accepted_reading(omp_ctx(), bad, response(200, junk)) is None  # not a page of memories
+
+
+def test_an_empty_query_parameter_served_as_a_sane_page_is_not_blamed() -> None:
+    empty = case("GET", "/v1/memories", "get", {"type": ""}, negative=("query",))
+    assert accepted_reading(omp_ctx(bad_params="reject"), empty, response(200, PAGE)) == (
+        "O30", "an empty query parameter served as a sane page")
+
+
+def test_an_empty_conflict_read_as_absent_is_not_blamed() -> None:
+    empty = case("POST", "/v1/import", "post", {"conflict": ""}, negative=("query",))
+    assert accepted_reading(omp_ctx(), empty, response(200, {"imported": 1, "skipped": 0, "errors": []})) == (
+        "O30", "an empty conflict= read as absent")
+    unknown = case("POST", "/v1/import", "post", {"conflict": "merge"}, negative=("query",))
+    assert accepted_reading(omp_ctx(), unknown, response(200, {"imported": 1})) is None  # O7: refused
+
+
+def test_negative_body_data_accepted_is_still_blamed() -> None:
+    body = case("POST", "/v1/memories", "post", negative=("body",))
+    assert accepted_reading(omp_ctx(), body, response(201, {"id": "mem_0123456789abcdef"})) is None
+
+
+def test_the_description_sets_no_minimum_on_content_or_source_tool() -> None:
+    from memconform.suites.omp.fuzzing.openapi_description import shipped_description
+
+    schemas = shipped_description()["components"]["schemas"]
+    assert "minLength" not in schemas["Content"]
+    assert all("minLength" not in schemas[name]["properties"]["tool"] for name in ("SourceRequest", "Source"))
+
+
+# ---- search tags given as a string -------------------------------------------------------------
+
+def test_search_tags_as_a_string_served_as_an_empty_page_fits_o9() -> None:
+    fixture = {"document": {"method": "POST", "path": "/memories/search", "body": {"q": "memconform", "tags": "x"}}}
+    page = Reply(status=200, body={"memories": [], "total": 0, "mode_used": "keyword"})
+    assert served_sanely(page, fixture)
+    holding = {"id": "mem_0123456789abcdef", "content": "c", "type": "semantic", "tags": ["x"]}
+    assert served_sanely(Reply(status=200, body={"memories": [holding], "mode_used": "keyword"}), fixture)
+    other = dict(holding, tags=["y"])  # the control: a memory without the tag means the filter was dropped
+    assert not served_sanely(Reply(status=200, body={"memories": [other], "mode_used": "keyword"}), fixture)
+
+
+# ---- hostile JSON that RFC 8259 allows: a note, unless I-JSON is pinned --------------------------
+
+class LastDuplicateWins:
+    """A store that reads with json.loads: the last duplicate name wins, an escaped lone surrogate is kept."""
+
+    def __init__(self) -> None:
+        self.stored: list[bytes] = []
+
+    def send(self, item: BadInput) -> Reply:
+        try:
+            doc = json.loads(item.data)
+        except (ValueError, RecursionError):
+            return Reply(status="rejected", body=None)
+        if not isinstance(doc, dict):
+            return Reply(status="rejected", body=None)
+        self.stored.append(item.data)
+        return Reply(status="ok", body={})
+
+    def export(self) -> bytes:
+        return b"\n".join(self.stored)
+
+
+def battery_failures(i_json: bool) -> tuple[list[Any], list[str]]:
+    store = LastDuplicateWins()
+    ctx = Context(suite=get_suite("amps"), target=NoTarget(), profile=Profile.named("ci"))
+    surface = Surface("import", lambda marker: {"content": f"{marker} probe", "n": 1}, store.send, store.export)
+    return list(run_battery(ctx, surface, i_json=i_json)), ctx.transcript
+
+
+def test_duplicate_names_and_lone_surrogates_stored_are_a_note_by_default() -> None:
+    failures, notes = battery_failures(i_json=False)
+    titles = [f.title for f in failures]
+    assert not any("duplicate-key" in t or "lone-surrogate" in t for t in titles), titles
+    assert any("duplicate-key" in n and "RFC 8259 allows it" in n for n in notes)
+
+
+def test_duplicate_names_stored_fail_when_i_json_is_pinned() -> None:
+    failures, _ = battery_failures(i_json=True)
+    titles = [f.title for f in failures]
+    assert any(t.startswith("import: stored anyway on") and "duplicate-key" in t for t in titles), titles
+    assert any("lone-surrogate" in t for t in titles), titles
+
+
+# ---- what a stored hostile input does afterwards is judged (a MUST) ------------------------------
+
+def test_a_stored_lone_surrogate_that_breaks_the_export_fails_a_must() -> None:
+    outcome = execute_run(["omp"], "python:memconform.suites.omp.mutants:stores_lone_surrogates", Profile.named("ci"),
+                          report_dir=None, check_ids=["hostile_json_create_refused", "hostile_json_leaves_export_working"])
+    after = next(r for r in outcome.results if r.check_id == "omp.hostile_json_leaves_export_working")
+    assert after.outcome is Outcome.FAILED and after.deciding, after.reason
+    assert "GET /v1/export" in after.failures[0].title
+
+
+def test_the_aftermath_check_needs_a_battery_before_it() -> None:
+    outcome = execute_run(["omp"], "reference:omp", Profile.named("ci"), report_dir=None,
+                          check_ids=["hostile_json_leaves_export_working"])
+    (result,) = outcome.results
+    assert result.outcome is Outcome.SKIPPED and result.inconclusive
+
+
+def test_the_hostile_checks_run_last_and_at_omp_core() -> None:
+    from memconform.core.registry import REGISTRY
+
+    checks = REGISTRY.for_suite("omp")
+    hostile = [c for c in checks if c.id.startswith("omp.hostile_json")]
+    assert [c.id for c in checks[-len(hostile):]] == [c.id for c in hostile]
+    assert {c.level for c in hostile} == {"core"}
+
+
+# ---- EMP: a reader returning both lines is not "the older line won" ------------------------------
+
+class ReturnsBothLines(ReferenceEmpApp):
+    """Resolves nothing: every line of an id is in the view."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        from memconform.suites.emp import format as emp
+
+        return [e for _, _, e in emp.iter_text(open(path, "rb").read()) if isinstance(e, dict)]
+
+
+class OlderLineWins(ReferenceEmpApp):
+    """The last line of an id wins, whatever its ts."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        from memconform.suites.emp import format as emp
+
+        last: dict[str, dict[str, Any]] = {}
+        for _, _, e in emp.iter_text(open(path, "rb").read()):
+            if isinstance(e, dict):
+                last[str(e.get("id"))] = e
+        return list(last.values())
+
+
+@pytest.mark.parametrize(("impl", "title"), [("ReturnsBothLines", "one id with two lines resolved to 2 entries"),
+                                             ("OlderLineWins", "an older line written later won over the newer ts")])
+def test_reader_newest_ts_wins_names_what_the_reader_did(impl: str, title: str) -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:{impl}", Profile.named("ci"), report_dir=None,
+                          check_ids=["reader_newest_ts_wins"])
+    (result,) = outcome.results
+    assert result.outcome is Outcome.FAILED and [f.title for f in result.failures] == [title]
+
+
+# ---- end to end: a server answering 501 to a method a route lacks passes the fuzzing ------------
+
+def Answers501ToMethodsItLacks() -> Any:  # noqa: N802  (a target factory, named like the fakes)
+    """The reference, but a method a route does not have answers 501 (RFC 9110: not recognised), not 405."""
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, make_app
+
+    api = ServerSpec().build()
+    inner = make_app(api)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        async def rewrite(message: Any) -> None:
+            if message.get("type") == "http.response.start" and message.get("status") == 405:
+                message = {**message, "status": 501}
+            await send(message)
+
+        await inner(scope, receive, rewrite)
+
+    base_url, stop = serve_in_thread(app)
+    return ServedTarget(base_url, stop, api, "fake:omp:501")
+
+
+def test_fuzzing_records_501_to_a_method_a_route_lacks_and_blames_nothing() -> None:
+    fuzz = ["fuzz_no_server_error", "fuzz_status_codes", "fuzz_negative_data_rejected"]
+    outcome = execute_run(["omp"], f"python:{__name__}:Answers501ToMethodsItLacks", Profile.named("ci"), report_dir=None,
+                          check_ids=fuzz)
+    assert {r.check_id: r.outcome for r in outcome.results} == {f"omp.{c}": Outcome.PASSED for c in fuzz}, \
+        [f.title for r in outcome.results for f in r.failures]
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    assert ("O32", "an unsupported method answered 501") in seen
+
+
+def test_without_the_reading_the_same_501_would_be_blamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the fake does reach the blame the reading removes."""
+    import memconform.suites.omp.fuzzing.accepted as accepted
+
+    monkeypatch.setattr(accepted, "excused", lambda ctx, exchange: False)
+    outcome = execute_run(["omp"], f"python:{__name__}:Answers501ToMethodsItLacks", Profile.named("ci"), report_dir=None,
+                          check_ids=["fuzz_no_server_error", "fuzz_status_codes", "fuzz_negative_data_rejected"])
+    assert any(r.outcome is Outcome.FAILED for r in outcome.results)

@@ -1,0 +1,258 @@
+"""Readings are recorded from what a target was seen to do, never from the branch a check took: each
+reading's answer is recorded as that reading, and an answer fitting none fails naming every accepted
+reading (harness/core/readings.py, ctx.observe). Small fakes over the OMP reference give each answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from memconform.core.model import Outcome
+from memconform.core.profile import Profile
+from memconform.core.readings import observe
+from memconform.session import execute_run
+from memconform.suites.omp.checks.listing import refused_4xx, served_within_max
+from memconform.suites.omp.checks.sort import o30_predictions
+from memconform.suites.omp.reference.api import ApiError, OmpApi
+from memconform.suites.omp.reference.serve import ServerSpec, serve_target
+from memconform.targets.base import Reply
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def reading(self, point: str, seen: str) -> None:
+        self.seen.append((point, seen))
+
+
+# ---- the core helper ---------------------------------------------------------------------------
+
+def test_each_matching_reading_is_recorded_and_nothing_fails() -> None:
+    ctx = Recorder()
+    seen = observe(ctx, "X1", {"a": True, "b": lambda answer: answer == 3, "c": False}, 3)
+    assert ctx.seen == [("X1", "a"), ("X1", "b")] and seen and seen.failure is None and seen.fits("b")
+
+
+def test_an_answer_fitting_no_reading_fails_naming_every_accepted_reading() -> None:
+    ctx = Recorder()
+    seen = observe(ctx, "X1", {"clamped": False, "refused": False}, "101 memories", title="limit=101 fits nothing")
+    assert not seen and ctx.seen == []
+    assert seen.failure.title == "limit=101 fits nothing" and seen.failure.received == "101 memories"
+    assert "clamped" in seen.failure.expected and "refused" in seen.failure.expected
+
+
+def test_a_reading_seen_but_not_accepted_is_recorded_and_fails_with_the_pin() -> None:
+    ctx = Recorder()
+    seen = observe(ctx, "X1", {"clamped": True, "refused": False}, 100, accepted=("refused",), pinned=("limit=reject",))
+    assert ctx.seen == [("X1", "clamped")]
+    assert seen.failure is not None and seen.failure.readings == ("limit=reject",)
+    assert "refused" in seen.failure.expected and "clamped" not in seen.failure.expected
+
+
+def test_a_prediction_that_cannot_read_the_answer_does_not_hold() -> None:
+    ctx = Recorder()
+    seen = observe(ctx, "X1", {"page": lambda answer: len(answer["memories"]) <= 100}, {"no": "memories"})
+    assert not seen and ctx.seen == []
+
+
+# ---- OMP predictions at unit level ---------------------------------------------------------------
+
+def reply(status: int, body: Any) -> Reply:
+    return Reply(status=status, body=body, raw=b"")
+
+
+def test_o9_limit_101_predictions() -> None:
+    clamped = reply(200, {"memories": [{}] * 100, "limit": 100})
+    refused = reply(422, {"error": "validation_error"})
+    overserved = reply(200, {"memories": [{}] * 101, "limit": 101})
+    assert served_within_max(clamped) and not refused_4xx(clamped)
+    assert refused_4xx(refused) and not served_within_max(refused)
+    assert not served_within_max(overserved) and not refused_4xx(overserved)
+    assert not refused_4xx(reply(500, None))
+
+
+def test_o30_predictions_for_each_reading_and_for_none() -> None:
+    a, b = {"1", "2"}, {"2", "3"}
+    repeated = {"all values (AND)": a & b, "last value": b, "first value": a}
+    everything = {str(i) for i in range(101)}
+    assert o30_predictions("repeated", reply(200, {}), b, repeated, everything)["repeated tags: last value"]
+    assert not any(o30_predictions("repeated", reply(200, {}), a | b, repeated, everything).values())
+    empty = o30_predictions("empty", reply(200, {}), set(), repeated, everything)
+    assert empty["empty parameter: served as a value matching nothing"]
+    absent = o30_predictions("empty", reply(200, {}), {str(i) for i in range(100)}, repeated, everything)
+    assert absent["empty parameter: served as absent"]
+    assert not any(o30_predictions("empty", reply(200, {}), {"1", "2"}, repeated, everything).values())
+    assert o30_predictions("empty-limit", reply(400, {}), None, repeated, everything) == {
+        "empty-limit parameter: refused with a 4xx": True}
+    assert not any(o30_predictions("empty-limit", reply(500, {}), None, repeated, everything).values())
+
+
+# ---- OMP checks against fakes: each reading's answer, and one fitting none ---------------------
+
+class ClampsLimit(OmpApi):
+    """O9: limit=101 is served as 100."""
+
+    def int_param(self, params: Any, name: str, default: int, low: int, high: int | None) -> int:
+        if name == "limit" and params.get(name) == "101":
+            return 100
+        return super().int_param(params, name, default, low, high)
+
+
+class ServesLimit101(OmpApi):
+    """O9, fitting no reading: limit=101 is served with 101 memories."""
+
+    def int_param(self, params: Any, name: str, default: int, low: int, high: int | None) -> int:
+        if name == "limit" and params.get(name) == "101":
+            return 101
+        return super().int_param(params, name, default, low, high)
+
+
+class RefusesNamespaceNull(OmpApi):
+    """O8: an update giving namespace null is refused with 422 and changes nothing."""
+
+    def apply_update(self, doc: dict[str, Any], fields: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        if "namespace" in body and body["namespace"] is None:
+            raise self.invalid("type", "namespace", "namespace may not be null")
+        return super().apply_update(doc, fields, body)
+
+
+class IgnoresNamespaceNull(OmpApi):
+    """O8, fitting no reading: namespace null is accepted and the old namespace stays."""
+
+    def apply_update(self, doc: dict[str, Any], fields: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        if "namespace" in body and body["namespace"] is None:
+            fields = {k: v for k, v in fields.items() if k != "namespace"}
+            body = {k: v for k, v in body.items() if k != "namespace"}
+        return super().apply_update(doc, fields, body)
+
+
+class RefusesWholeImport(OmpApi):
+    """O7: one invalid memory makes the whole file refused with 422, nothing imported."""
+
+    def op_import(self, who: Any, req: Any) -> Any:
+        body = self.json_object(req)
+        for item in body.get("memories") or []:
+            if isinstance(item, dict):
+                self.validate_memory(item, partial=False)
+        return super().op_import(who, req)
+
+
+class ReportsNoErrors(OmpApi):
+    """O7, fitting no reading: the invalid memory is skipped silently, errors is []."""
+
+    def import_failed(self, errors: list[dict[str, Any]], index: int, given: Any, err: ApiError) -> None:
+        pass
+
+
+class CountsUtf16Units(OmpApi):
+    """O19: "chars" are UTF-16 code units, so an astral string at the limit is over it (422)."""
+
+    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
+        if max_len is not None and isinstance(value, str) and len(value.encode("utf-16-le")) // 2 > max_len:
+            raise self.invalid(limit_kind, name, f"{name} is over {max_len} UTF-16 code units", max=max_len)
+        return super().check_string(value, name, max_len, limit_kind)
+
+
+class CrashesOnAstral(OmpApi):
+    """O19, fitting no reading: an astral character at the limit answers 500."""
+
+    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
+        if isinstance(value, str) and "\U0001f9e0" in value and name == "content":
+            raise RuntimeError("astral characters are not supported")
+        return super().check_string(value, name, max_len, limit_kind)
+
+
+def _factory(api_class: type[OmpApi]) -> Any:
+    def make() -> Any:
+        return serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
+    return make
+
+
+FAKES = {cls.__name__: _factory(cls) for cls in (ClampsLimit, ServesLimit101, RefusesNamespaceNull, IgnoresNamespaceNull,
+                                                  RefusesWholeImport, ReportsNoErrors, CountsUtf16Units, CrashesOnAstral)}
+globals().update(FAKES)
+
+
+def run_check(fake: str | None, check: str) -> tuple[Any, set[tuple[str, str]]]:
+    target = f"python:{__name__}:{fake}" if fake else "reference:omp"
+    outcome = execute_run(["omp"], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    result = next(r for r in outcome.results if r.check_id == f"omp.{check}")
+    return result, {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+
+
+CASES = [
+    # (fake or None for the reference, check, the reading it shows, or None: it fits none and fails)
+    (None, "list_limit_max_100", ("O9", "limit=101 refused")),
+    ("ClampsLimit", "list_limit_max_100", ("O9", "limit=101 clamped")),
+    ("ServesLimit101", "list_limit_max_100", None),
+    (None, "update_clears_nullable", ("O8", "namespace null clears it")),
+    ("RefusesNamespaceNull", "update_clears_nullable", ("O8", "namespace null refused, nothing changed")),
+    ("IgnoresNamespaceNull", "update_clears_nullable", None),
+    (None, "import_bad_memory_reported", ("O7", "invalid memory reported, the rest imported")),
+    ("RefusesWholeImport", "import_bad_memory_reported", ("O7", "whole file refused")),
+    ("ReportsNoErrors", "import_bad_memory_reported", None),
+    (None, "accepts_values_at_limits", ("O19", "chars are code points")),
+    ("CountsUtf16Units", "accepts_values_at_limits", ("O19", "chars are UTF-16 code units")),
+    ("CrashesOnAstral", "accepts_values_at_limits", None),
+]
+
+
+@pytest.mark.parametrize(("fake", "check", "reading"), CASES, ids=[f"{c}-{f or 'reference'}" for f, c, _ in CASES])
+def test_omp_reading_recorded_only_from_the_answer(fake: str | None, check: str, reading: tuple[str, str] | None) -> None:
+    result, seen = run_check(fake, check)
+    point = {"list_limit_max_100": "O9", "update_clears_nullable": "O8", "import_bad_memory_reported": "O7",
+             "accepts_values_at_limits": "O19"}[check]
+    if reading is None:
+        assert result.outcome is Outcome.FAILED, result.reason
+        named = [f for f in result.failures if point in str(f.expected)]
+        assert named, [f.to_json() for f in result.failures]
+        assert not {s for s in seen if s[0] == point}, seen  # nothing recorded for an answer fitting no reading
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert reading in seen and {s for s in seen if s[0] == point} == {reading}
+
+
+# ---- EMP: each reading's answer, and one fitting none ---------------------------------------------
+
+class RefusesNewerMajor:
+    """E8: a reader that refuses a file holding a line of a newer major version (a rejected reply)."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.emp import format as emp
+        from memconform.suites.emp.reference import ReferenceEmpApp
+        from memconform.targets.base import Rejected
+
+        class Reader(ReferenceEmpApp):
+            def resolve(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+                with open(body["path"], "rb") as f:
+                    lines = [e for _, _, e in emp.iter_text(f.read()) if isinstance(e, dict)]
+                if any(str(e.get("v", "")).split(".")[0] not in ("", "1") for e in lines):
+                    raise Rejected({"errors": ["a line of a newer major version"]}, "newer major version")
+                return super().resolve(body)
+
+        return Reader()
+
+
+MUTANTS = "memconform.suites.emp.mutants"
+EMP_CASES = [
+    ("reader_equal_ts_tie", "reference:emp", ("E3", "the later line wins")),
+    ("reader_equal_ts_tie", f"python:{MUTANTS}:TieKeepsFirstLine", ("E3", "the earlier line wins")),
+    ("reader_equal_ts_tie", f"python:{MUTANTS}:TieKeepsBoth", None),
+    ("reader_newer_major_refused", "reference:emp", ("E8", "leaves the line out")),
+    ("reader_newer_major_refused", f"python:{__name__}:RefusesNewerMajor", ("E8", "refuses the file")),
+    ("reader_newer_major_refused", f"python:{MUTANTS}:NewerMajorAccepted", None),
+]
+
+
+@pytest.mark.parametrize(("check", "target", "reading"), EMP_CASES, ids=[f"{c}-{t.rsplit(':', 1)[-1]}" for c, t, _ in EMP_CASES])
+def test_emp_reading_recorded_only_from_the_answer(check: str, target: str, reading: tuple[str, str] | None) -> None:
+    outcome = execute_run(["emp"], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    point = {"reader_equal_ts_tie": "E3", "reader_newer_major_refused": "E8"}[check]
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"] if r["point"] == point}
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and seen == set(), (result.reason, seen)
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert seen == {reading}
