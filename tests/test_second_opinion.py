@@ -69,8 +69,10 @@ CONTROLS = sorted({(spec, tuple(e.get("options", ()))) for spec, _, e in CASES i
 def test_catching_checks_pass_on_the_clean_implementation(spec: str, options: tuple[str, ...], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    checks = sorted({e["check"] for s, _, e in CASES if s == spec and "check" in e and tuple(e.get("options", ())) == options})
-    outcomes = run_checks(spec, "", checks, tmp_path, monkeypatch, capsys, options)
+    entries = [e for s, _, e in CASES if s == spec and "check" in e and tuple(e.get("options", ())) == options]
+    checks = sorted({e["check"] for e in entries})
+    before = sorted({c for e in entries for c in e.get("after", ())} - set(checks))  # what a catcher needs run first
+    outcomes = run_checks(spec, "", [*before, *checks], tmp_path, monkeypatch, capsys, options)
     assert {c: outcomes.get(c) for c in checks} == {c: "passed" for c in checks}
 
 
