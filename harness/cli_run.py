@@ -36,7 +36,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         suites = probe_suites(args.target, profile, api_key)
     else:  # every suite this installation carries, each against its embedded reference
         suites = list(installed())
-    report_dir = Path(args.report_dir)
+    report_dir = Path(args.report_dir or os.environ.get("MEMCONFORM_REPORT_DIR") or "reports/latest")
     target = args.target
     session = Session(suites, target, profile, report_dir, api_key, args.check or None,
                       command=" ".join(shlex.quote(a) for a in sys.argv))

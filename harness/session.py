@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import report_folder
 from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
 from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
@@ -100,6 +101,8 @@ class Session:
     def start(self) -> None:
         if self.writer is not None:
             return
+        if self.report_dir:  # a fresh folder: the run before is kept as previous/, never mixed in
+            report_folder.begin(self.report_dir)
         self.writer = ReportWriter(self.report_dir / "report.jsonl" if self.report_dir else None, self.redactor)
         keep_hypothesis_files_in(self.report_dir)
         self.writer.header(
@@ -201,6 +204,7 @@ class Session:
         out.report = self.writer.report(allow_empty=True)
         if self.report_dir:
             write_rendered(self.report_dir, out.report)
+            report_folder.end(self.report_dir)
         return out
 
     def close(self) -> None:
@@ -215,6 +219,8 @@ class Session:
                 pass
         if self.writer is not None:
             self.writer.close()
+            if self.report_dir:
+                report_folder.end(self.report_dir)
 
     def __enter__(self) -> Session:
         return self

@@ -14,6 +14,22 @@ ROOT = Path(__file__).resolve().parents[1]
 all_suites()
 
 
+CHECKOUT_REPORTS = ROOT / "reports" / "latest"
+
+
+def _stamp(folder: Path) -> tuple[float, ...]:
+    return tuple(sorted(p.stat().st_mtime for p in folder.rglob("*"))) if folder.is_dir() else ()
+
+
+CHECKOUT_REPORTS_BEFORE = _stamp(CHECKOUT_REPORTS)
+
+
+@pytest.fixture(autouse=True)
+def _reports_outside_the_checkout(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A run with no --report-dir (CLI or plugin) writes under a temporary folder, never reports/latest."""
+    monkeypatch.setenv("MEMCONFORM_REPORT_DIR", str(tmp_path_factory.mktemp("reports")))
+
+
 @pytest.fixture(autouse=True)
 def _junit_written_is_valid(request: pytest.FixtureRequest) -> Iterator[None]:
     """After each test that used tmp_path: every junit.xml it wrote there is valid under the Jenkins schema."""
@@ -26,6 +42,11 @@ def _junit_written_is_valid(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The rest of the temporary tree (tmp_path_factory folders, pytester runs): the same schema."""
+    if _stamp(CHECKOUT_REPORTS) != CHECKOUT_REPORTS_BEFORE:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"a test wrote into the checkout: {CHECKOUT_REPORTS}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None) if factory is not None else None
     if basetemp is None:
