@@ -46,12 +46,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
 
+    from .render.groups import cause_of
+
+    first_of_cause: dict[tuple[str, str], str] = {}  # a cause printed once; later checks with it get one line
+
     def print_result(result: Result) -> None:
         progress.on_result(result)
         if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
             label = "WARN " if result.warning else "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
+            line = result.to_json()
+            first = first_of_cause.setdefault((label, cause_of(line)), result.check_id)
+            if first != result.check_id:
+                say(f"{label} {result.check_id}: the same cause as {first} (details above)")
+                return
             say(f"{label} {result.check_id}")
-            say(render_failure_text(result.to_json()))
+            say(render_failure_text(line))
 
     session.on_result = print_result
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import report_folder
+from . import exchange_report, report_folder
 from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
 from .core.profile import Profile, keep_hypothesis_files_in
 from .core.redact import Printer, Redactor
@@ -145,7 +145,12 @@ class Session:
         return ctx
 
     def run_check(self, check: Check) -> Result:
-        result = next(run_checks([check], self.context(check.suite)))
+        ctx = self.context(check.suite)
+        log = getattr(ctx.target, "exchanges", None)  # HTTP targets: curl lines and exchanges.har
+        mark = log.mark() if log is not None else 0
+        result = next(run_checks([check], ctx))
+        if log is not None:
+            exchange_report.attach(result, log.since(mark), self.redactor)
         self.record(result)
         return result
 
@@ -204,6 +209,7 @@ class Session:
         out.report = self.writer.report(allow_empty=True)
         if self.report_dir:
             write_rendered(self.report_dir, out.report)
+            exchange_report.write(self.report_dir, [c.target for c in self.contexts.values()], self.redactor)
             report_folder.end(self.report_dir)
         return out
 
@@ -251,7 +257,12 @@ class Session:
     def summary(self) -> str:
         """The terminal summary, rendered from the same records as the report files."""
         report = self.outcome.report
-        return render_summary(report) if report is not None else ""
+        if report is None:
+            return ""
+        from .render.groups import render_groups_text
+
+        grouped = render_groups_text(report.results)  # each distinct cause once, with its count
+        return render_summary(report) + ("\n" + grouped if grouped else "")
 
 
 WORKERS_DIR = ".workers"

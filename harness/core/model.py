@@ -140,6 +140,7 @@ class Result:
     not_applicable: bool = False
     inconclusive: bool = False  # skipped: ran but had nothing to observe
     in_clause: bool = False  # a level's conformance clause lists this check: it decides that level
+    curl: list[str] = field(default_factory=list)  # HTTP targets: the failed check's last requests as curl lines
 
     strict: bool = False  # under a strict profile SHOULD-level problems block too
 
@@ -169,6 +170,7 @@ class Result:
                               tuple(f.get("readings", ()))) for f in line.get("failures", [])],
             transcript=list(line.get("transcript", [])), not_applicable=bool(line.get("not_applicable")),
             inconclusive=bool(line.get("inconclusive")), in_clause=bool(line.get("in_clause")), strict=strict,
+            curl=[str(c) for c in line.get("curl", [])],
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -191,4 +193,5 @@ class Result:
             "duration_s": round(self.duration_s, 4),
             "reproduce": self.reproduce,
             "transcript": [_short(t, 2000) for t in self.transcript[-20:]],
+            **({"curl": [_short(c, 6000) for c in self.curl]} if self.curl else {}),
         }

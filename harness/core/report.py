@@ -268,6 +268,9 @@ def render_failure_text(r: dict[str, Any]) -> str:
             lines.append(f"      fails under reading(s): {', '.join(f['readings'])}")
     if r["outcome"] in ("failed", "errored") and r.get("reproduce"):
         lines.append(f"  Reproduce with: {r['reproduce']}")
+    if r["outcome"] in ("failed", "errored") and r.get("curl"):
+        lines.append("  The check's last requests (key from $MEMCONFORM_API_KEY; all of them in exchanges.har):")
+        lines += [f"    {c}" for c in r["curl"]]
     return "\n".join(lines)
 
 

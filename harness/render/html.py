@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.report import Report
 from .common import clean, outcome_label, spec_versions
+from .groups import group_problems, plural
 
 MAX_VALUE_CHARS = 20_000  # one received/expected value on the page; the report keeps it whole
 
@@ -31,6 +32,8 @@ th{background:#f3f4f6}code,pre{font:12px/1.35 ui-monospace,monospace}pre{backgro
 .o-warning{background:#bf8700}.o-inconclusive{background:#8250df}
 .failure{border:1px solid #ddd;border-left:4px solid #cf222e;padding:.4em .9em;margin:.8em 0}
 .failure.warn{border-left-color:#bf8700}.failure.err{border-left-color:#9a6700}
+.cmd{position:relative;margin:0}.cmd pre{padding-right:4.5em;user-select:all}.copy{position:absolute;right:4px;top:4px;font-size:12px}
+.count{font-weight:700;color:#cf222e}.also{color:#444}
 .sentence{font-style:italic;color:#444}.filters{margin:.5em 0}.filters label{margin-right:1em}
 """
 
@@ -60,6 +63,12 @@ _JS = """
   }
   ids.forEach(function(n){ctl(n).addEventListener('input',toHash);ctl(n).addEventListener('change',toHash);});
   window.addEventListener('hashchange',fromHash);
+  document.querySelectorAll('.cmd .copy').forEach(function(b){
+    b.addEventListener('click',function(){
+      var text=b.parentNode.querySelector('pre').textContent;
+      if(navigator.clipboard){navigator.clipboard.writeText(text).then(function(){b.textContent='copied';});}
+    });
+  });
   fromHash();
 })();
 """
@@ -111,13 +120,25 @@ def _levels(report: Report) -> list[str]:
     return out
 
 
-def _failure_block(r: dict[str, Any]) -> list[str]:
+def _command(text: str, cls: str) -> str:
+    """A command the reader copies whole: its own block and a copy button."""
+    return (f"<figure class='cmd'><button type='button' class='copy' title='copy'>copy</button>"
+            f"<pre class='{cls}'>{_e(text)}</pre></figure>")
+
+
+def _failure_block(r: dict[str, Any], others: list[dict[str, Any]] | None = None) -> list[str]:
     label = outcome_label(r)
+    others = others or []
     kind = " warn" if label == "warning" else " err" if label == "errored" else ""
+    count = f" <span class='count'>×{len(others) + 1}</span>" if others else ""
     out = [f"<div class='failure{kind}' id='fail-{_e(r['check_id'])}'>",
-           f"<h3><span class='st o-{_slug(label)}'>{_e(label)}</span> <code>{_e(r['check_id'])}</code> "
+           *(f"<span id='fail-{_e(o['check_id'])}'></span>" for o in others),
+           f"<h3><span class='st o-{_slug(label)}'>{_e(label)}</span>{count} <code>{_e(r['check_id'])}</code> "
            f"<small>{_e(r['spec'])} {_e(r['section'])} {_e(r['keyword'])}, level {_e(r['level'])}</small></h3>",
            f"<p class='sentence'>{_e(r['sentence'])}</p>"]
+    if others:
+        out.append(f"<p class='also'>The same cause in {len(others)} more check{'s' if len(others) != 1 else ''}: "
+                   + ", ".join(f"<code>{_e(o['check_id'])}</code>" for o in others) + "</p>")
     if label == "warning":
         out.append("<p>A warning: no level requires this rule (a failure under the strict profile).</p>")
     if r.get("reason"):
@@ -131,7 +152,10 @@ def _failure_block(r: dict[str, Any]) -> list[str]:
         if f.get("readings"):
             out.append(f"<p>fails under reading(s): {_e(', '.join(f['readings']))}</p>")
     if r.get("reproduce"):
-        out.append(f"<p><b>Reproduce:</b></p><pre class='reproduce'>{_e(r['reproduce'])}</pre>")
+        out.append("<p><b>Reproduce:</b></p>" + _command(r["reproduce"], "reproduce"))
+    if r.get("curl"):
+        out.append("<p><b>The check's last requests</b> (key from <code>$MEMCONFORM_API_KEY</code>; every request "
+                   "in exchanges.har):</p>" + _command("\n".join(r["curl"]), "curl"))
     if r.get("transcript"):
         out.append(f"<details><summary>transcript ({len(r['transcript'])} lines)</summary>"
                    f"<pre>{_e(chr(10).join(r['transcript']))}</pre></details>")
@@ -139,14 +163,14 @@ def _failure_block(r: dict[str, Any]) -> list[str]:
 
 
 def _failures(report: Report) -> list[str]:
-    problems = [r for r in report.results if r["outcome"] in ("failed", "errored")]
-    order = {"failed": 0, "errored": 1, "warning": 2}
-    problems.sort(key=lambda r: order.get(outcome_label(r), 3))
-    out = [f"<h2 id='failures'>Failures, errors and warnings ({len(problems)})</h2>"]
-    if not problems:
+    groups = group_problems(report.results)
+    total = sum(len(g.results) for g in groups)
+    causes = f", {plural(len(groups), 'cause')}" if total else ""
+    out = [f"<h2 id='failures'>Failures, errors and warnings ({total}{causes})</h2>"]
+    if not groups:
         return out + ["<p>None.</p>"]
-    for r in problems:
-        out += _failure_block(r)
+    for g in groups:
+        out += _failure_block(g.first, g.results[1:])
     return out
 
 
