@@ -16,6 +16,7 @@ from .core.profile import Profile
 from .core.registry import REGISTRY, load_suite
 from .core.report import render_failure_text
 from .core.suite import all_suites, get_suite
+from .core.words import plural
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -63,6 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             say(render_failure_text(line))
 
     session.on_result = print_result
+    session.on_start = progress.on_start
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
         f"profile {profile.name}; seed {profile.seed}; report {report_dir}")
     with progress:  # a live status line on a terminal, plain lines otherwise
@@ -121,6 +123,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     replay = suite.replay
     if replay is None:
         raise HarnessError(f"suite {args.suite!r} has no replay")
+    from .validate import detects
+
+    if not detects(suite, doc):  # judging any JSON as an example would report findings about nothing
+        raise HarnessError(f"{args.file} is neither a saved sequence of operations (sequences/*.json) nor a saved "
+                           f"{suite.name} example (a {suite.spec_title} document, examples/*.json): nothing to replay")
     profile = profile_from_args(args)
     from .core.runner import redact_failure
     from .session import Session  # the same target opening and preflights as `run`
@@ -131,7 +138,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         say = session.printer
     for f in failures:
         say(f"FAIL {f['title']} at {f['path']}\n     received: {f['received']}\n     expected: {f['expected']}")
-    say(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
+    say(f"{args.file}: {'reproduced ' + plural(len(failures), 'failure') if failures else 'no failure on this target'}")
     return 1 if failures else 0
 
 

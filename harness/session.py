@@ -89,6 +89,7 @@ class Session:
         self.check_ids = check_ids
         self.command = command
         self.on_result = on_result
+        self.on_start: Callable[[str], None] | None = None  # told each check's id before it runs (live progress)
         self.redactor = Redactor([api_key] if api_key else [])
         self.printer = Printer(self.redactor)
         self.contexts: dict[str, Context] = {}
@@ -148,6 +149,8 @@ class Session:
         ctx = self.context(check.suite)
         log = getattr(ctx.target, "exchanges", None)  # HTTP targets: curl lines and exchanges.har
         mark = log.mark() if log is not None else 0
+        if self.on_start is not None:
+            self.on_start(check.id)
         result = next(run_checks([check], ctx))
         if log is not None:
             exchange_report.attach(result, log.since(mark), self.redactor)

@@ -132,7 +132,7 @@ def reference_target(provider: Provider | None = None, rate_limits: Mapping[str,
 
 def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:") -> None:
     """`memconform serve omp`: print the base URL and every key once, then serve in the foreground."""
-    from .server import serve_forever
+    from .server import bind, serve_forever, url_of
 
     keys = KeySet.generate()
     api = ServerSpec(db=db, keys=keys).build()
@@ -141,7 +141,8 @@ def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memor
     credentials.write_text(json.dumps({"tool_keys": keys.tool_keys, "other_user_key": keys.other_user_key}, indent=1),
                            encoding="utf-8")
     credentials.chmod(0o600)
-    base = f"http://{host}:{port}"
+    sock = bind(host, port)  # before the banner: --port 0 prints the port bound
+    base = url_of(sock)
     print(f"memconform: OMP reference (OMP-Full) on {base}/v1 (SQLite {db}; no AI key configured)", flush=True)
     print(f"  global key:                    {keys.global_key}", flush=True)
     for tool, key in keys.tool_keys.items():
@@ -152,7 +153,7 @@ def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memor
           f"--option omp.credentials={credentials} --option omp.ai_endpoints=no-key --report-dir /tmp/omp-report",
           flush=True)
     try:
-        serve_forever(make_app(api), host, port)
+        serve_forever(make_app(api), host, port, sock)
     finally:
         credentials.unlink(missing_ok=True)
         folder.rmdir()

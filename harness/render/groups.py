@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.words import plural
 from .common import outcome_label
+
+__all__ = ["Group", "cause_of", "clip", "group_heading", "group_problems", "named", "plural", "render_groups_text"]
 
 ORDER = {"failed": 0, "errored": 1, "warning": 2}
 
@@ -48,11 +51,6 @@ def group_problems(results: list[dict[str, Any]]) -> list[Group]:
         key = (label, cause_of(r))
         groups.setdefault(key, Group(label, key[1])).results.append(r)
     return sorted(groups.values(), key=lambda g: ORDER.get(g.label, 3))
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """'1 check', '2 checks'."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def named(ids: list[str], limit: int = 12) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from ..core.report import Report
 from .common import clean, outcome_label, spec_versions
 from .groups import group_problems, plural
+from .sections import section_rows
 
 MAX_VALUE_CHARS = 20_000  # one received/expected value on the page; the report keeps it whole
 
@@ -26,7 +27,7 @@ table{border-collapse:collapse;width:100%}th,td{border:1px solid #ddd;padding:3p
 th{background:#f3f4f6}code,pre{font:12px/1.35 ui-monospace,monospace}pre{background:#f6f8fa;padding:6px;overflow:auto;white-space:pre-wrap;word-break:break-all;max-height:30em}
 .banner{padding:.6em 1em;border-radius:4px;font-weight:600;margin:.6em 0}
 .truncated{background:#fff3cd;border:1px solid #e0b000}
-.st{display:inline-block;padding:1px 7px;border-radius:3px;color:#fff;font-weight:600;font-size:12px}
+.st{display:inline-block;white-space:nowrap;padding:1px 7px;border-radius:3px;color:#fff;font-weight:600;font-size:12px}
 .s-conformant,.o-passed{background:#1a7f37}.s-not-conformant,.o-failed{background:#cf222e}
 .s-not-assessed,.o-errored{background:#9a6700}.s-not-applicable,.o-skipped,.o-not-applicable{background:#6e7781}
 .o-warning{background:#bf8700}.o-inconclusive{background:#8250df}
@@ -115,7 +116,7 @@ def _levels(report: Report) -> list[str]:
                    f"<td>{_e(lv['verdict'])}</td></tr>")
     c = footer["counts"]
     out.append("</table>")
-    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
                f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}</p>")
     return out
 
@@ -189,23 +190,29 @@ def section_rates(report: Report) -> list[tuple[str, int, int]]:
 
 
 def _chart(report: Report) -> list[str]:
-    rates = section_rates(report)
+    rows = [r for r in section_rows(report.results) if r.assessed]
     out = ["<h2 id='chart'>Pass rate by spec section</h2>"]
-    if not rates:
+    if not rows:
         return out + ["<p>No results.</p>"]
-    bar, row, label_w = 500, 22, 190
-    height = row * len(rates) + 10
-    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 120}' height='{height}' role='img' "
+    bar, row_h = 420, 22
+    label_w = 12 + max(7 * len(r.label) for r in rows)  # wide enough for the longest label: never clipped
+    height = row_h * len(rows) + 10
+    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 230}' height='{height}' role='img' "
            "aria-label='pass rate by spec section'>"]
-    for i, (key, passed, assessed) in enumerate(rates):
-        y = 5 + i * row
-        width = round(bar * passed / assessed) if assessed else 0
-        text = f"{passed}/{assessed}" + (f" ({round(100 * passed / assessed)}%)" if assessed else " (none assessed)")
-        svg += [f"<text x='0' y='{y + 15}' font-size='12'>{_e(key)}</text>",
-                f"<rect x='{label_w}' y='{y}' width='{bar}' height='{row - 6}' fill='#eee'/>",
-                f"<rect class='bar' x='{label_w}' y='{y}' width='{width}' height='{row - 6}' fill='#1a7f37'/>",
+    for i, r in enumerate(rows):
+        y = 5 + i * row_h
+        passed_w = round(bar * r.passed / r.assessed)
+        failed_w = round(bar * r.failed / r.assessed)
+        text = f"{r.passed}/{r.assessed} passed ({round(100 * r.passed / r.assessed)}%)" + (
+            f", {r.failed} failed" if r.failed else "")
+        svg += [f"<text class='label' x='0' y='{y + 15}' font-size='12'>{_e(r.label)}</text>",
+                f"<rect x='{label_w}' y='{y}' width='{bar}' height='{row_h - 6}' fill='#bf8700'/>",
+                f"<rect class='bar' x='{label_w}' y='{y}' width='{passed_w}' height='{row_h - 6}' fill='#1a7f37'/>",
+                f"<rect class='bar-failed' x='{label_w + bar - failed_w}' y='{y}' width='{failed_w}' height='{row_h - 6}' "
+                "fill='#cf222e'/>",
                 f"<text x='{label_w + bar + 6}' y='{y + 15}' font-size='12'>{_e(text)}</text>"]
-    return out + svg + ["</svg>"]
+    return out + svg + ["</svg>", "<p><small>green passed, red failed or errored, amber neither (inconclusive "
+                        "or a warning); not-applicable checks are not counted.</small></p>"]
 
 
 def _select(name: str, values: list[str]) -> str:
