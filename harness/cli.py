@@ -28,7 +28,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if serve is None:
         servable = ", ".join(s.name for s in all_suites() if s.serve is not None)
         raise HarnessError(f"no servable reference for {args.spec!r}; servable: {servable}")
-    serve(host=args.host, port=args.port, db=args.db)
+    extra = {"ai": args.ai} if args.ai else {}  # only the suites that have AI endpoints take it
+    try:
+        serve(host=args.host, port=args.port, db=args.db, **extra)
+    except TypeError as exc:
+        if extra and "ai" in str(exc):
+            raise HarnessError(f"serve {args.spec} takes no --ai (a suite without AI endpoints)") from None
+        raise
     return 0
 
 
@@ -96,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8765)
     srv.add_argument("--db", default=":memory:", help="SQLite file (default in memory)")
+    srv.add_argument("--ai", choices=["offline"], help="omp: answer extract/compress with a deterministic local "
+                     "stand-in for an AI provider (default: no AI key configured, errata O11)")
     srv.set_defaults(func=cmd_serve)
     return parser
 

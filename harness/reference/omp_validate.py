@@ -158,6 +158,8 @@ class OmpValidation:
     def body_limit(self, value: Any) -> int:
         if value is None:
             return self.default_limit
+        if isinstance(value, float) and value.is_integer():  # 70.0 is an integer, as JSON Schema reads it (errata O32)
+            value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.invalid("type", "limit", "limit must be an integer")
         if not 1 <= value <= self.max_limit:
