@@ -9,7 +9,9 @@ a certification run is judged on every check.
 bundle's fields against the report's header, and recomputes every level verdict from the results
 under the verdict policy (core/verdicts.level_verdicts), taking each check's keyword, level and
 clause membership from the installed suite, not from the bundle. The digest shows the bundle is
-intact; it is not a signature (anyone can recompute it): sign the file to say who vouches for it.
+intact; it is not a signature (anyone can recompute it). `certify --key` therefore wraps the bundle
+in an in-toto Statement inside a DSSE envelope signed with the vendor's Ed25519 key (attest.py), and
+`verify` checks that signature first and names the key that made it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def digest(bundle: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
-def build_bundle(report_lines: list[str], target: str, declared: dict[str, str]) -> dict[str, Any]:
+def build_bundle(report_lines: list[str], target: str, declared: dict[str, str],
+                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
     report = Report.from_lines(report_lines, source="certification report")  # complete, with results
     h = report.header
     suites = h["suites"]
@@ -55,6 +58,7 @@ def build_bundle(report_lines: list[str], target: str, declared: dict[str, str])
                    for lv in (report.footer or {}).get("levels", [])],
         "exit_code": (report.footer or {}).get("exit_code"),
         "report": list(report_lines),
+        **(extra or {}),
     }
     bundle["digest"] = {"algorithm": "sha256", "value": digest(bundle)}
     return bundle
@@ -135,6 +139,7 @@ def verify_bundle(bundle: Any) -> list[str]:
 
 
 def cmd_certify(args: Any) -> int:
+    from . import attest
     from .core.profile import Profile
     from .session import Session
 
@@ -144,40 +149,94 @@ def cmd_certify(args: Any) -> int:
         if not sep:
             raise HarnessError(f"--option takes NAME=VALUE, got {pair!r}")
         options[key.strip()] = value.strip()
+    signing_key = attest.load_private(Path(args.key))  # before the run: a bad key costs nothing
     profile = Profile.named(args.profile, seed=args.seed, options=options)
     profile.require_hooks = True  # a certificate says nothing was left unassessed for want of a test hook
     out = Path(args.out)
     report_dir = out.parent / (out.name + ".report")
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
     session = Session(args.suite, args.target, profile, report_dir, api_key, None,
-                      command=f"memconform certify --suite {' --suite '.join(args.suite)} --target {args.target}")
+                      command=f"memconform certify --suite {' --suite '.join(args.suite)} --target {args.target} "
+                              f"--profile {profile.name} --seed {profile.seed}")
     outcome = session.run()
     assert outcome.report is not None
-    lines = (report_dir / "report.jsonl").read_text("utf-8").split("\n")
-    lines = [x for x in lines if x]
+    text = (report_dir / "report.jsonl").read_text("utf-8")
+    lines = [x for x in text.split("\n") if x]
     declared = {k: v for k, v in (("name", args.target_name), ("version", args.target_version)) if v}
-    bundle = build_bundle(lines, args.target, declared)
+    public = signing_key.public_key()
+    extra = {"options_given": options,
+             "signer": {"keyid": attest.fingerprint(public), "public_key": attest.public_pem(public)}}
+    bundle = build_bundle(lines, args.target, declared, extra)
+    envelope = attest.sign(attest.statement("\n".join(lines) + "\n", bundle), signing_key)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(envelope, indent=1) + "\n", encoding="utf-8")
     session.printer(session.summary(), end="")
-    session.printer(f"certification bundle: {out} (sha256 {bundle['digest']['value']}); report files in {report_dir}")
+    session.printer(f"certification bundle: {out} (in-toto Statement, DSSE envelope, signed by key "
+                    f"{attest.fingerprint(public)}; profile {profile.name}, seed {profile.seed}); report files in {report_dir}")
     return outcome.exit_code
 
 
+def verify_signed(envelope: dict[str, Any], trusted: Any | None) -> tuple[dict[str, Any] | None, str, list[str]]:
+    """(the bundle, the signer's fingerprint, problems): signature, subject digest, then the bundle itself."""
+    from . import attest
+
+    doc, named, problems = attest.open_envelope(envelope, trusted)
+    bundle = doc.get("predicate")
+    if not isinstance(bundle, dict):
+        return None, named, [*problems, "the Statement has no predicate"]
+    report = bundle.get("report")
+    lines = report if isinstance(report, list) else []
+    text = "\n".join(str(x) for x in lines) + "\n"
+    subject = {"name": attest.SUBJECT_NAME, "digest": {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}}
+    if doc.get("subject") != [subject]:
+        problems.append("the Statement's subject digest is not the SHA-256 of the report it carries")
+    return bundle, named, problems + verify_bundle(bundle)
+
+
 def cmd_verify(args: Any) -> int:
+    from . import attest
+
     path = Path(args.bundle)
     try:
         raw = path.read_bytes()[: MAX_BUNDLE_BYTES + 1]
-        bundle = json.loads(raw.decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise HarnessError(f"cannot read bundle {path}: {exc}") from None
-    problems = verify_bundle(bundle)
+    trusted = None
+    if args.key:
+        try:
+            trusted = attest.load_public(Path(args.key).read_bytes(), args.key)
+        except OSError as exc:
+            raise HarnessError(f"cannot read the public key {args.key}: {exc}") from None
+    if not attest.is_envelope(doc):
+        print(f"verify: {path} is not signed (no DSSE envelope): a digest alone proves only that the file is "
+              "intact, not who vouches for it; certify with --key")
+        print(f"{path}: NOT verified (1 problem)")
+        return 1
+    bundle, named, problems = verify_signed(doc, trusted)
     for p in problems:
         print(f"verify: {p}")
-    if problems:
-        print(f"{path}: NOT verified ({len(problems)} problem(s))")
+    if problems or bundle is None:
+        print(f"{path}: NOT verified ({len(problems)} problem{'s' if len(problems) != 1 else ''})")
         return 1
+    pinned = f"the key you gave ({args.key})" if trusted is not None else \
+        "the key inside the bundle: compare this fingerprint with the one its vendor publishes, or pass --key"
+    print(f"signed by key {named} ({pinned})")
+    target = bundle.get("target") or {}
+    print(f"target {target.get('name') or target.get('address')} {target.get('version', '')}".rstrip()
+          + f"; profile {bundle['profile']}, seed {bundle['seed']}; options given: "
+          + (", ".join(f"{k}={v}" for k, v in sorted((bundle.get("options_given") or {}).items())) or "none"))
     for c in bundle["claims"]:
         print(f"  {c['suite']} {c['title']}: {c['status']}")
-    print(f"{path}: verified (digest intact; every level verdict follows from the results)")
+    print(f"{path}: verified (signature by {named}; digest intact; every level verdict follows from the results)")
+    return 0
+
+
+def cmd_keygen(args: Any) -> int:
+    from . import attest
+
+    public, named = attest.keygen(Path(args.out))
+    print(f"private key: {args.out} (keep it secret; certify --key {args.out})")
+    print(f"public key:  {public} (publish it, or its fingerprint; verify --key {public})")
+    print(f"fingerprint: {named}")
     return 0

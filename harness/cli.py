@@ -28,7 +28,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if serve is None:
         servable = ", ".join(s.name for s in all_suites() if s.serve is not None)
         raise HarnessError(f"no servable reference for {args.spec!r}; servable: {servable}")
-    serve(host=args.host, port=args.port, db=args.db)
+    extra = {"ai": args.ai} if args.ai else {}  # only the suites that have AI endpoints take it
+    try:
+        serve(host=args.host, port=args.port, db=args.db, **extra)
+    except TypeError as exc:
+        if extra and "ai" in str(exc):
+            raise HarnessError(f"serve {args.spec} takes no --ai (a suite without AI endpoints)") from None
+        raise
     return 0
 
 
@@ -45,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run suites against a target (default: the embedded reference)")
     run.add_argument("--suite", action="append", help=f"suite name (repeatable): {', '.join(suite_names())}")
     run.add_argument("--target", help="http://..., cmd:..., dir:..., python:mod:attr, reference:NAME")
-    run.add_argument("--report-dir", default="reports/latest")
+    run.add_argument("--report-dir", help="where the run's files go (default $MEMCONFORM_REPORT_DIR, else reports/latest); "
+                     "the run before is kept in previous/ inside it")
     run.add_argument("--api-key", help="sent as a bearer token; redacted everywhere (or MEMCONFORM_API_KEY)")
     run.add_argument("--seed", type=int, help="hypothesis seed (printed in every run header)")
     run.add_argument("--expect", metavar="FILE", help="known failures and flaky checks (JSON, "
@@ -110,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8765)
     srv.add_argument("--db", default=":memory:", help="SQLite file (default in memory)")
+    srv.add_argument("--ai", choices=["offline"], help="omp: answer extract/compress with a deterministic local "
+                     "stand-in for an AI provider (default: no AI key configured, errata O11)")
     srv.set_defaults(func=cmd_serve)
     return parser
 

@@ -13,6 +13,7 @@ from .core.model import Outcome, Result
 from .core.profile import OPTIONS
 from .core.registry import REGISTRY
 from .core.suite import all_suites, get_suite
+from .core.words import plural
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
@@ -71,7 +72,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         _print_validation(results, warnings)
         named = "" if how in ("detected", "--format") else f" (named by {how})"
         print(f"{args.file}: {suite.name}{named} {verdict} ({len(invalid)} failed, {len(errored)} errored, "
-              f"{len(warnings)} warnings, {len(results)} checks)")
+              f"{plural(len(warnings), 'warning')}, {plural(len(results), 'check')})")
     return 0 if verdict == "valid" else 1
 
 
@@ -85,10 +86,25 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([ch.to_json() for ch in checks], ensure_ascii=False, indent=1))
         return 0
-    for ch in checks:
-        print(f"{ch.id:<48} {ch.section:<12} {ch.keyword.value:<6} L{ch.level:<5} {ch.sentence[:90]}")
-    print(f"{len(checks)} checks")
+    for line in check_table(checks):
+        print(line)
+    print(plural(len(checks), "check"))
     return 0
+
+
+def check_table(checks: list[Any], sentence_width: int = 90) -> list[str]:
+    """Every check as one row of aligned columns (widths from the longest value), headed."""
+    rows = [("check", "section", "keyword", "level", "sentence")]
+    rows += [(ch.id, ch.section, ch.keyword.value, ch.level, _cut(" ".join(ch.sentence.split()), sentence_width))
+             for ch in checks]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return ["  ".join(v.ljust(w) for v, w in zip(r[:4], widths, strict=True)) + "  " + r[4] for r in rows]
+
+
+def _cut(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    return (text[: width - 2].rsplit(" ", 1)[0] or text[: width - 2]) + " …"
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from .core.profile import Profile
 from .core.registry import REGISTRY, load_suite
 from .core.report import render_failure_text
 from .core.suite import all_suites, get_suite
+from .core.words import plural
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -38,7 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         suites = probe_suites(args.target, profile, api_key, clock)
     else:  # every suite this installation carries, each against its embedded reference
         suites = list(installed())
-    report_dir = Path(args.report_dir)
+    report_dir = Path(args.report_dir or os.environ.get("MEMCONFORM_REPORT_DIR") or "reports/latest")
     target = args.target
     session = Session(suites, target, profile, report_dir, api_key, args.check or None,
                       command=" ".join(shlex.quote(a) for a in sys.argv))
@@ -49,14 +50,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
 
+    from .render.groups import cause_of
+
+    first_of_cause: dict[tuple[str, str], str] = {}  # a cause printed once; later checks with it get one line
+
     def print_result(result: Result) -> None:
         progress.on_result(result)
         if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
             label = "WARN " if result.warning else "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
+            line = result.to_json()
+            first = first_of_cause.setdefault((label, cause_of(line)), result.check_id)
+            if first != result.check_id:
+                say(f"{label} {result.check_id}: the same cause as {first} (details above)")
+                return
             say(f"{label} {result.check_id}")
-            say(render_failure_text(result.to_json()))
+            say(render_failure_text(line))
 
     session.on_result = print_result
+    session.on_start = progress.on_start
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
         f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; report {report_dir}")
     with progress:  # a live status line on a terminal, plain lines otherwise
@@ -117,6 +128,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     replay = suite.replay
     if replay is None:
         raise HarnessError(f"suite {args.suite!r} has no replay")
+    from .validate import detects
+
+    if not detects(suite, doc):  # judging any JSON as an example would report findings about nothing
+        raise HarnessError(f"{args.file} is neither a saved sequence of operations (sequences/*.json) nor a saved "
+                           f"{suite.name} example (a {suite.spec_title} document, examples/*.json): nothing to replay")
     profile = profile_from_args(args)
     from .core.runner import redact_failure
     from .session import Session  # the same target opening and preflights as `run`
@@ -127,7 +143,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         say = session.printer
     for f in failures:
         say(f"FAIL {f['title']} at {f['path']}\n     received: {f['received']}\n     expected: {f['expected']}")
-    say(f"{args.file}: {'reproduced ' + str(len(failures)) + ' failure(s)' if failures else 'no failure on this target'}")
+    say(f"{args.file}: {'reproduced ' + plural(len(failures), 'failure') if failures else 'no failure on this target'}")
     return 1 if failures else 0
 
 

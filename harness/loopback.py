@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -30,5 +31,30 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1") -> tuple[str, Callable[[]
     return f"http://{host}:{port}", stop
 
 
-def serve_forever(app: Any, host: str, port: int) -> None:
-    uvicorn.run(app, host=host, port=port, log_level="info")
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, bound before anything is printed: with port 0 the banner names the port the
+    system chose, not 0."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve_forever(app: Any, host: str, port: int, sock: socket.socket | None = None) -> None:
+    """In the foreground until interrupted; on `sock` when given (see bind)."""
+    if sock is None:
+        uvicorn.run(app, host=host, port=port, log_level="info")
+        return
+    uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])

@@ -6,6 +6,8 @@ Precedence: flag > environment (MEMCONFORM_TARGET, ...) > ini (memconform_target
 Outcomes as pytest shows them:
 - passed: passed; failed (a deciding check): a pytest failure; errored: a pytest *error* (raised in
   setup); skipped, not applicable or inconclusive: a pytest skip with its reason;
+- a target that cannot start (dead, refused key, failed preflight): one `memconform: error:` line and
+  the session ends with exit 2, not one identical error per check;
 - a failure of a SHOULD/MAY rule that no level requires (a warning; outside `strict`): *xfailed*,
   with "warning" and the failure text as its reason (`pytest -rx` lists them). It is not a pass
   and does not fail the run, exactly as `memconform run` counts it.
@@ -171,8 +173,8 @@ def memconform_result(request: pytest.FixtureRequest) -> Any:
     session = _session(request.config)
     try:
         result = session.run_check(check)
-    except HarnessError as exc:  # a refused key or a dead target: every test of the suite errors with one line
-        raise CheckErrored(f"memconform: error: {session.redactor.text(str(exc))}") from None
+    except HarnessError as exc:  # a refused key or a dead target: one line and the run ends (exit 2), as the CLI's
+        pytest.exit(f"memconform: error: {session.redactor.text(str(exc))}", returncode=2)
     if result.outcome is Outcome.ERRORED:
         raise CheckErrored(render_failure_text(result.to_json()))
     return result

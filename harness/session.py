@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import exchange_report, report_folder
 from .core.check_context import NoTarget
 from .core.clock import Clock
 from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
@@ -99,6 +100,7 @@ class Session:
         self.check_ids = check_ids
         self.command = command
         self.on_result = on_result
+        self.on_start: Callable[[str], None] | None = None  # told each check's id before it runs (live progress)
         self.redactor = Redactor([api_key] if api_key else [])
         self.printer = Printer(self.redactor)
         self.contexts: dict[str, Context] = {}
@@ -113,6 +115,8 @@ class Session:
     def start(self) -> None:
         if self.writer is not None:
             return
+        if self.report_dir:  # a fresh folder: the run before is kept as previous/, never mixed in
+            report_folder.begin(self.report_dir)
         self.writer = ReportWriter(self.report_dir / "report.jsonl" if self.report_dir else None, self.redactor)
         keep_hypothesis_files_in(self.report_dir)
         self.writer.header(
@@ -158,7 +162,14 @@ class Session:
         return ctx
 
     def run_check(self, check: Check) -> Result:
-        result = next(run_checks([check], self.context(check.suite)))
+        ctx = self.context(check.suite)
+        log = getattr(ctx.target, "exchanges", None)  # HTTP targets: curl lines and exchanges.har
+        mark = log.mark() if log is not None else 0
+        if self.on_start is not None:
+            self.on_start(check.id)
+        result = next(run_checks([check], ctx))
+        if log is not None:
+            exchange_report.attach(result, log.since(mark), self.redactor)
         self.record(result)
         return result
 
@@ -218,6 +229,8 @@ class Session:
         out.report = self.writer.report(allow_empty=True)
         if self.report_dir:
             write_rendered(self.report_dir, out.report)
+            exchange_report.write(self.report_dir, [c.target for c in self.contexts.values()], self.redactor)
+            report_folder.end(self.report_dir)
         return out
 
     def close(self) -> None:
@@ -232,6 +245,8 @@ class Session:
                 pass
         if self.writer is not None:
             self.writer.close()
+            if self.report_dir:
+                report_folder.end(self.report_dir)
 
     def __enter__(self) -> Session:
         return self
@@ -262,7 +277,12 @@ class Session:
     def summary(self) -> str:
         """The terminal summary, rendered from the same records as the report files."""
         report = self.outcome.report
-        return render_summary(report) if report is not None else ""
+        if report is None:
+            return ""
+        from .render.groups import render_groups_text
+
+        grouped = render_groups_text(report.results)  # each distinct cause once, with its count
+        return render_summary(report) + ("\n" + grouped if grouped else "")
 
 
 WORKERS_DIR = ".workers"

@@ -1,7 +1,8 @@
 """`memconform validate FILE`: name the format, read the document strictly, run the document checks.
 
 Exit 2 only when the file cannot be read or no format can be named. A format is named by --format,
-by the suite's `detect`, by a near-miss of its envelope (two or more of its `hints` keys) or by the
+by the suite's `detect` (on a file that is cut off or broken, on the complete members it begins
+with), by a near-miss of its envelope (two or more of its `hints` keys) or by the
 file name (`x.memorizz.json`). A document that is not well-formed under the named format is one
 failed check, `<suite>.well_formed` (exit 1), and no other check runs on it: one root cause, once.
 """
@@ -170,6 +171,38 @@ def by_file_name(path: Path, suites: list[SuiteSpec]) -> SuiteSpec | None:
     return found[0] if len(found) == 1 else None
 
 
+def leading_members(raw: bytes) -> dict[str, Any]:
+    """The complete members at the start of a JSON object that is cut off or broken later on
+    (`{"format": "memoryai-bundle", "version": 1,` gives both): enough for a format's `detect`."""
+    text = raw[:HEAD_BYTES].decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    decoder = json.JSONDecoder()
+    members: dict[str, Any] = {}
+    if not text.startswith("{"):
+        return members
+    pos = 1
+    while True:
+        pos = _skip_space(text, pos)
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+            pos = _skip_space(text, pos)
+            if not isinstance(key, str) or text[pos:pos + 1] != ":":
+                return members
+            value, pos = decoder.raw_decode(text, _skip_space(text, pos + 1))
+        except (ValueError, RecursionError):
+            return members
+        members[key] = value
+        pos = _skip_space(text, pos)
+        if text[pos:pos + 1] != ",":
+            return members
+        pos += 1
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
 def name_format(path: Path, raw: bytes, doc: Any, wanted: str | None) -> Named:
     if wanted:
         return Named(get_suite(wanted), "--format")
@@ -178,6 +211,11 @@ def name_format(path: Path, raw: bytes, doc: Any, wanted: str | None) -> Named:
     for suite in suites:
         if detects(suite, doc if parsed else raw):
             return Named(suite, "detected")
+    if not parsed:  # cut off or broken later on: the first members may still name the format
+        head = leading_members(raw)
+        found = [s for s in suites if head and detects(s, head)]
+        if len(found) == 1:
+            return Named(found[0], "its first bytes")
     guess = near_miss(doc if parsed else None, raw, suites)
     if guess is not None:
         return Named(guess, "near-miss of its envelope")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,34 @@ MUTANT = "python:memconform.suites.memoryai.mutants:WrongChecksum"  # Level 1 an
 
 
 @pytest.fixture(scope="module")
-def bundle_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def vendor_key(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    key = tmp_path_factory.mktemp("keys") / "vendor.key"
+    assert main(["keygen", str(key)]) == 0
+    return key
+
+
+@pytest.fixture(scope="module")
+def envelope_path(tmp_path_factory: pytest.TempPathFactory, vendor_key: Path) -> Path:
     out = tmp_path_factory.mktemp("cert") / "bundle.json"
-    code = main(["certify", "--suite", "memoryai", "--target", MUTANT, "--out", str(out),
+    code = main(["certify", "--suite", "memoryai", "--target", MUTANT, "--out", str(out), "--key", str(vendor_key),
+                 "--profile", "ci", "--seed", "11", "--option", "memoryai.dna_rule=union",
                  "--target-name", "Wrong Checksum Inc. brain", "--target-version", "0.9"])
     assert code == 1  # the run's own exit code: Level 1 is not conformant
     return out
+
+
+@pytest.fixture(scope="module")
+def bundle_path(envelope_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundle (the Statement's predicate) alone, for the tests of what verify_bundle recomputes."""
+    out = tmp_path_factory.mktemp("plain") / "bundle.json"
+    out.write_text(json.dumps(_statement(envelope_path)["predicate"]))
+    return out
+
+
+def _statement(path: Path) -> dict[str, Any]:
+    envelope = json.loads(path.read_text("utf-8"))
+    data: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
+    return data
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -42,17 +65,16 @@ def test_bundle_holds_the_evidence(bundle_path: Path) -> None:
     assert b["digest"]["value"] == digest(b)
 
 
-def test_an_intact_bundle_verifies(bundle_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify", str(bundle_path)]) == 0
-    assert "verified" in capsys.readouterr().out
+def test_a_bundle_without_a_signature_is_not_verified(bundle_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert verify_bundle(_load(bundle_path)) == []  # intact: the digest and every verdict check out
+    assert main(["verify", str(bundle_path)]) == 1  # ... but nobody vouches for it
+    assert "not signed" in capsys.readouterr().out
 
 
-def test_a_changed_bundle_fails_on_the_digest(bundle_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_changed_bundle_fails_on_the_digest(bundle_path: Path) -> None:
     b = _load(bundle_path)
     b["target"]["version"] = "1.0"
-    (tmp_path / "b.json").write_text(json.dumps(b))
-    assert main(["verify", str(tmp_path / "b.json")]) == 1
-    assert "digest mismatch" in capsys.readouterr().out
+    assert any("digest mismatch" in p for p in verify_bundle(b))
 
 
 def test_a_resealed_claim_that_the_results_do_not_support_fails(bundle_path: Path) -> None:
@@ -91,3 +113,98 @@ def test_a_resealed_truncated_report_fails(bundle_path: Path) -> None:
 def test_certify_takes_no_expectations_file(tmp_path: Path) -> None:
     (tmp_path / "e.json").write_text('{"version": 1}')
     assert main(["certify", "--suite", "memoryai", "--target", MUTANT, "--expect", str(tmp_path / "e.json")]) == 2
+
+
+# --- signed bundles: in-toto Statement in a DSSE envelope, Ed25519 ---------------------------------
+
+def test_a_genuine_bundle_verifies_and_names_its_key(envelope_path: Path, vendor_key: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from memconform.attest import fingerprint, load_private
+
+    named = fingerprint(load_private(vendor_key).public_key())
+    assert main(["verify", str(envelope_path), "--key", f"{vendor_key}.pub"]) == 0
+    out = capsys.readouterr().out
+    assert f"signed by key {named} (the key you gave" in out and "verified" in out
+    assert "profile ci, seed 11; options given: memoryai.dna_rule=union" in out
+    assert main(["verify", str(envelope_path)]) == 0  # no --key: the key inside, named for the reader to compare
+    assert f"signed by key {named} (the key inside the bundle" in capsys.readouterr().out
+
+
+def test_the_statement_is_in_toto_with_the_report_as_subject(envelope_path: Path) -> None:
+    import hashlib
+
+    envelope = _load(envelope_path)
+    assert envelope["payloadType"] == "application/vnd.in-toto+json" and envelope["signatures"][0]["keyid"].startswith("SHA256:")
+    st = _statement(envelope_path)
+    assert st["_type"] == "https://in-toto.io/Statement/v1" and st["predicateType"].startswith("https://memconform.dev/")
+    report = (envelope_path.parent / "bundle.json.report" / "report.jsonl").read_text("utf-8")
+    assert st["subject"] == [{"name": "report.jsonl", "digest": {"sha256": hashlib.sha256(report.encode()).hexdigest()}}]
+    b = st["predicate"]
+    header = json.loads(b["report"][0])
+    assert b["profile"] == header["profile"] == "ci" and b["seed"] == header["seed"] == 11
+    assert b["options"] == header["options"] and b["options"]["memoryai.dna_rule"] == "union"  # every option, as run
+    assert b["options_given"] == {"memoryai.dna_rule": "union"}
+
+
+def _forge(envelope_path: Path, tmp_path: Path, sign_with: Path | None) -> Path:
+    """What a forger does: change the target's name, recompute the digest, and re-sign with their own key
+    (or leave the vendor's signature on the changed payload)."""
+    from memconform.attest import fingerprint, load_private, public_pem, sign
+
+    st = _statement(envelope_path)
+    st["predicate"]["target"]["name"] = "Someone Else's brain"
+    if sign_with is not None:
+        public = load_private(sign_with).public_key()
+        st["predicate"]["signer"] = {"keyid": fingerprint(public), "public_key": public_pem(public)}
+    st["predicate"] = _resealed(st["predicate"])
+    if sign_with is not None:
+        envelope = sign(st, load_private(sign_with))
+    else:
+        envelope = _load(envelope_path)
+        envelope["payload"] = base64.b64encode(json.dumps(st).encode()).decode()
+    out = tmp_path / "forged.json"
+    out.write_text(json.dumps(envelope))
+    return out
+
+
+def test_a_forged_bundle_with_the_old_signature_fails(envelope_path: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    forged = _forge(envelope_path, tmp_path, None)
+    assert main(["verify", str(forged)]) == 1
+    assert "no signature by key SHA256:" in capsys.readouterr().out
+
+
+def test_a_forged_bundle_signed_by_another_key_fails_against_the_vendors_key(
+        envelope_path: Path, vendor_key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    forger = tmp_path / "forger.key"
+    assert main(["keygen", str(forger)]) == 0
+    forged = _forge(envelope_path, tmp_path, forger)
+    capsys.readouterr()
+    assert main(["verify", str(forged), "--key", f"{vendor_key}.pub"]) == 1
+    assert "NOT verified" in capsys.readouterr().out
+    # without --key it verifies, but names the forger's key: not the fingerprint the vendor publishes
+    from memconform.attest import fingerprint, load_private
+
+    assert main(["verify", str(forged)]) == 0
+    out = capsys.readouterr().out
+    assert fingerprint(load_private(forger).public_key()) in out
+    assert fingerprint(load_private(vendor_key).public_key()) not in out
+
+
+def test_certify_needs_a_key_and_runs_thorough_by_default(tmp_path: Path) -> None:
+    from memconform.cli import build_parser
+
+    args = build_parser().parse_args(["certify", "--suite", "memoryai", "--target", MUTANT, "--key", "k"])
+    assert args.profile == "thorough"
+    assert main(["certify", "--suite", "memoryai", "--target", MUTANT]) == 2  # no --key: a usage error
+    assert main(["certify", "--suite", "memoryai", "--target", MUTANT, "--key", str(tmp_path / "none.key"),
+                 "--out", str(tmp_path / "b.json")]) == 2
+    assert not (tmp_path / "b.json").exists()
+
+
+def test_keygen_never_overwrites_and_keeps_the_private_key_private(tmp_path: Path) -> None:
+    key = tmp_path / "k.key"
+    assert main(["keygen", str(key)]) == 0
+    assert key.stat().st_mode & 0o077 == 0
+    before = key.read_bytes()
+    assert main(["keygen", str(key)]) == 2 and key.read_bytes() == before

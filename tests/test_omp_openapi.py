@@ -41,7 +41,7 @@ SPEC_ROUTES = {
 }
 FUZZ_CHECKS = ["omp.fuzz_no_server_error", "omp.fuzz_status_codes", "omp.fuzz_response_schemas",
                "omp.fuzz_error_envelopes", "omp.fuzz_negative_data_rejected", "omp.fuzz_ignored_auth",
-               "omp.fuzz_stateful_crud"]
+               "omp.fuzz_stateful_crud", "omp.fuzz_valid_data_accepted"]
 
 
 # ---- the description ----------------------------------------------------------------------------
@@ -196,6 +196,8 @@ def toy_app(key: str, breaks: str = "") -> Starlette:
 
     async def create(request: Request) -> Response:
         body = await body_of(request, "MemoryCreate")
+        if breaks == "strict" and body.get("tags"):  # a rule of its own: valid tags refused
+            raise Invalid("tags are not accepted here")
         mem_id = "mem_" + "".join(secrets.choice(ALNUM) for _ in range(16))
         store[mem_id] = memory_of(body, mem_id, stamp())
         return JSONResponse(store[mem_id], 200 if breaks == "status_200" else 201)
@@ -306,6 +308,7 @@ KILLS = {
     "no_total": {"omp.fuzz_response_schemas"},
     "bad_envelope": {"omp.fuzz_error_envelopes"},
     "lenient": {"omp.fuzz_negative_data_rejected"},
+    "strict": {"omp.fuzz_valid_data_accepted"},
     "no_auth": {"omp.fuzz_ignored_auth"},
     "zombie": {"omp.fuzz_stateful_crud"},
 }

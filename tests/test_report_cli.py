@@ -77,7 +77,7 @@ def test_progress_on_a_terminal_is_one_live_line(monkeypatch: pytest.MonkeyPatch
         assert progress.live
         for r in _results():
             progress.on_result(r)
-        assert progress.status().startswith("memconform: 4/4 checks, 1 failed, 1 errored, 1 warnings, ")
+        assert progress.status().startswith("memconform: 4/4 checks, 1 failed, 1 errored, 1 warning, ")
         progress._live.refresh()
     assert said == []  # no per-check lines: the status line is redrawn in place
     assert "4/4 checks" in stream.getvalue()

@@ -47,7 +47,7 @@ def write_report(path: Path, *, footer: bool = True, many: int = 0) -> Report:
         _result("memoryai.not_offered", Outcome.SKIPPED, level="http", reason="404", not_applicable=True),
     ]
     results += [_result(f"memoryai.bulk_{i}", Outcome.FAILED, section="§5.1",
-                        failures=[Failure("x" * 3000, "r" * 3000, "e", "$")]) for i in range(many)]
+                        failures=[Failure(f"{i} " + "x" * 3000, "r" * 3000, "e", "$")]) for i in range(many)]  # distinct causes
     for r in results:
         w.result(r)
     if footer:

@@ -86,8 +86,8 @@ def test_plugin_header_shows_the_seed_used_and_warnings_do_not_fail(pytester):
 def test_plugin_runs_the_target_preflight(pytester):
     pytester.makepyfile(test_demo=TEST_MODULE)
     result = pytester.runpytest("-p", "no:cacheprovider", "--mc-target", "http://127.0.0.1:9")
-    result.assert_outcomes(errors=6)
-    result.stdout.fnmatch_lines(["*memconform: error:*"])
+    assert int(result.ret) == 2  # a dead target: one line, the run ends, as the CLI's exit 2
+    assert sum("memconform: error:" in line for line in result.stdout.lines) == 1, result.stdout.str()
 
 
 def test_junit_testcase_names_are_check_ids(tmp_path, capsys):

@@ -164,6 +164,7 @@ class Result:
     in_clause: bool = False  # a level's conformance clause lists this check: it decides that level
     needs: str = ""  # inconclusive for want of a test hook or an option: what would let it be assessed
     needs_kind: str = ""  # "hook" or "option" (NeedsHook, NotExercised)
+    curl: list[str] = field(default_factory=list)  # HTTP targets: the failed check's last requests as curl lines
 
     strict: bool = False  # under a strict profile SHOULD-level problems block too
 
@@ -194,6 +195,7 @@ class Result:
             transcript=list(line.get("transcript", [])), not_applicable=bool(line.get("not_applicable")),
             inconclusive=bool(line.get("inconclusive")), in_clause=bool(line.get("in_clause")), strict=strict,
             needs=str(line.get("needs", "")), needs_kind=str(line.get("needs_kind", "")),
+            curl=[str(c) for c in line.get("curl", [])],
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -217,4 +219,5 @@ class Result:
             "duration_s": round(self.duration_s, 4),
             "reproduce": self.reproduce,
             "transcript": [_short(t, 2000) for t in self.transcript[-20:]],
+            **({"curl": [_short(c, 6000) for c in self.curl]} if self.curl else {}),
         }

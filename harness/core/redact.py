@@ -20,7 +20,7 @@ MASKS = ("***", "###", "~~~", "%%%", "^^^")  # one that shares no character with
 MIN_LEARNED_SECRET = 3  # a secret met during the run (a key in a target's file): shorter is ordinary text
 MAX_DEPTH = 32  # deeper target values are cut: reports stay readable and recursion bounded
 MAX_INT_BITS = 3000  # ~900 digits: beyond it Python cannot print (or a strict reader parse) the number
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"']+")
+_BEARER = re.compile(r"(?i)(bearer\s+)(?!\$MEMCONFORM_API_KEY\b)[^\s\"']+")  # the variable's name is no secret
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

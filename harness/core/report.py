@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape, quoteattr
 from .. import __version__
 from .model import HarnessError, Result
 from .redact import Redactor
+from .words import plural
 
 REPORT_VERSION = 1
 
@@ -272,6 +273,9 @@ def render_failure_text(r: dict[str, Any]) -> str:
             lines.append(f"      fails under reading(s): {', '.join(f['readings'])}")
     if r["outcome"] in ("failed", "errored") and r.get("reproduce"):
         lines.append(f"  Reproduce with: {r['reproduce']}")
+    if r["outcome"] in ("failed", "errored") and r.get("curl"):
+        lines.append("  The check's last requests (key from $MEMCONFORM_API_KEY; all of them in exchanges.har):")
+        lines += [f"    {c}" for c in r["curl"]]
     return "\n".join(lines)
 
 
@@ -299,7 +303,7 @@ def render_markdown(report: Report) -> str:
             out += [f"| {x['suite']} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {', '.join(x['checks'])} |"
                     for x in footer["readings"]] + [""]
         c = footer["counts"]
-        out += [f"passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+        out += [f"passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
                 f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}", ""]
     out += ["## Results", "", "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]
     for r in results:
@@ -334,6 +338,6 @@ def render_summary(report: Report) -> str:
     out += [f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in footer.get("readings", [])]
     c = footer["counts"]
     warnings = footer.get("warnings", 0)
-    out += ["", f"{c['passed']} passed, {c['failed']} failed" + (f" ({warnings} warnings)" if warnings else "")
+    out += ["", f"{c['passed']} passed, {c['failed']} failed" + (f" ({plural(warnings, 'warning')})" if warnings else "")
             + f", {c['errored']} errored, {c['skipped']} skipped"]
     return "\n".join(out) + "\n"

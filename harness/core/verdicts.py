@@ -34,6 +34,13 @@ def _short(check_id: str) -> str:
     return check_id.split(".", 1)[-1]
 
 
+def _clip(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word boundary (a verdict line never ends mid-word)."""
+    if len(text) <= limit:
+        return text
+    return (text[:limit].rsplit(" ", 1)[0] or text[:limit]) + " …"
+
+
 def _list(items: list[str], limit: int = 3) -> str:
     shown = "; ".join(items[:limit])
     return shown + (f"; and {len(items) - limit} more" if len(items) > limit else "")
@@ -119,7 +126,7 @@ def _deciding(level: Level, r: Result) -> bool:
 
 def _reason(r: Result) -> str:
     what = "errored" if r.outcome is Outcome.ERRORED else "inconclusive" if r.inconclusive else "skipped"
-    return f"{_short(r.check_id)} {what}: {r.reason[:160]}"
+    return f"{_short(r.check_id)} {what}: {_clip(r.reason, 160)}"
 
 
 def _decides(level: Level, check: Any, strict: bool) -> bool:
@@ -198,7 +205,7 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
             elif not own and not deciding:
                 v.why = ["no check at this level ran"]
             elif skips and not applicable:
-                v.why = [f"no check at this level applied: {skips[0][:160]}"]
+                v.why = [f"no check at this level applied: {_clip(skips[0], 160)}"]
             else:
                 v.why = ["no check that this level requires ran (no clause or MUST check passed)"]
         elif any(p.status != CONFORMANT for p in prereqs):

@@ -26,7 +26,7 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     dif.add_argument("--json", action="store_true")
     dif.set_defaults(func=cmd_diff)
 
-    from ..certify import cmd_certify, cmd_verify
+    from ..certify import cmd_certify, cmd_keygen, cmd_verify
     from ..core.profile import PROFILES
 
     cert = sub.add_parser("certify", help="run suites with no expectations file and write a certification bundle")
@@ -36,14 +36,21 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     cert.add_argument("--target-version", help="the implementation's version, as its vendor declares it")
     cert.add_argument("--out", default="reports/certification/bundle.json")
     cert.add_argument("--api-key", help="sent as a bearer token; redacted everywhere")
-    cert.add_argument("--profile", default="ci", help=f"one of {', '.join(PROFILES)} (default ci)")
+    cert.add_argument("--key", required=True, metavar="KEYFILE", help="the Ed25519 private key that signs the bundle "
+                      "(memconform keygen)")
+    cert.add_argument("--profile", default="thorough", help=f"one of {', '.join(PROFILES)} (default thorough)")
     cert.add_argument("--seed", type=int)
     cert.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     cert.set_defaults(func=cmd_certify)
 
     ver = sub.add_parser("verify", help="check a certification bundle: digest, and every level verdict from its results")
     ver.add_argument("bundle")
+    ver.add_argument("--key", metavar="PUBKEY", help="accept only a signature by this public key (PEM)")
     ver.set_defaults(func=cmd_verify)
+
+    kg = sub.add_parser("keygen", help="make an Ed25519 key pair for certify --key (KEYFILE and KEYFILE.pub)")
+    kg.add_argument("out", nargs="?", default="memconform-signing.key")
+    kg.set_defaults(func=cmd_keygen)
 
 
 def read_possibly_cut(path: Path) -> tuple[Report, bool]:

@@ -15,6 +15,8 @@ from typing import Any
 
 from ..core.report import Report
 from .common import clean, outcome_label, spec_versions
+from .groups import group_problems, plural
+from .sections import section_rows
 
 MAX_VALUE_CHARS = 20_000  # one received/expected value on the page; the report keeps it whole
 
@@ -25,12 +27,14 @@ table{border-collapse:collapse;width:100%}th,td{border:1px solid #ddd;padding:3p
 th{background:#f3f4f6}code,pre{font:12px/1.35 ui-monospace,monospace}pre{background:#f6f8fa;padding:6px;overflow:auto;white-space:pre-wrap;word-break:break-all;max-height:30em}
 .banner{padding:.6em 1em;border-radius:4px;font-weight:600;margin:.6em 0}
 .truncated{background:#fff3cd;border:1px solid #e0b000}
-.st{display:inline-block;padding:1px 7px;border-radius:3px;color:#fff;font-weight:600;font-size:12px}
+.st{display:inline-block;white-space:nowrap;padding:1px 7px;border-radius:3px;color:#fff;font-weight:600;font-size:12px}
 .s-conformant,.o-passed{background:#1a7f37}.s-not-conformant,.o-failed{background:#cf222e}
 .s-not-assessed,.o-errored{background:#9a6700}.s-not-applicable,.o-skipped,.o-not-applicable{background:#6e7781}
 .o-warning{background:#bf8700}.o-inconclusive{background:#8250df}
 .failure{border:1px solid #ddd;border-left:4px solid #cf222e;padding:.4em .9em;margin:.8em 0}
 .failure.warn{border-left-color:#bf8700}.failure.err{border-left-color:#9a6700}
+.cmd{position:relative;margin:0}.cmd pre{padding-right:4.5em;user-select:all}.copy{position:absolute;right:4px;top:4px;font-size:12px}
+.count{font-weight:700;color:#cf222e}.also{color:#444}
 .sentence{font-style:italic;color:#444}.filters{margin:.5em 0}.filters label{margin-right:1em}
 """
 
@@ -60,6 +64,12 @@ _JS = """
   }
   ids.forEach(function(n){ctl(n).addEventListener('input',toHash);ctl(n).addEventListener('change',toHash);});
   window.addEventListener('hashchange',fromHash);
+  document.querySelectorAll('.cmd .copy').forEach(function(b){
+    b.addEventListener('click',function(){
+      var text=b.parentNode.querySelector('pre').textContent;
+      if(navigator.clipboard){navigator.clipboard.writeText(text).then(function(){b.textContent='copied';});}
+    });
+  });
   fromHash();
 })();
 """
@@ -106,18 +116,30 @@ def _levels(report: Report) -> list[str]:
                    f"<td>{_e(lv['verdict'])}</td></tr>")
     c = footer["counts"]
     out.append("</table>")
-    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
                f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}</p>")
     return out
 
 
-def _failure_block(r: dict[str, Any]) -> list[str]:
+def _command(text: str, cls: str) -> str:
+    """A command the reader copies whole: its own block and a copy button."""
+    return (f"<figure class='cmd'><button type='button' class='copy' title='copy'>copy</button>"
+            f"<pre class='{cls}'>{_e(text)}</pre></figure>")
+
+
+def _failure_block(r: dict[str, Any], others: list[dict[str, Any]] | None = None) -> list[str]:
     label = outcome_label(r)
+    others = others or []
     kind = " warn" if label == "warning" else " err" if label == "errored" else ""
+    count = f" <span class='count'>×{len(others) + 1}</span>" if others else ""
     out = [f"<div class='failure{kind}' id='fail-{_e(r['check_id'])}'>",
-           f"<h3><span class='st o-{_slug(label)}'>{_e(label)}</span> <code>{_e(r['check_id'])}</code> "
+           *(f"<span id='fail-{_e(o['check_id'])}'></span>" for o in others),
+           f"<h3><span class='st o-{_slug(label)}'>{_e(label)}</span>{count} <code>{_e(r['check_id'])}</code> "
            f"<small>{_e(r['spec'])} {_e(r['section'])} {_e(r['keyword'])}, level {_e(r['level'])}</small></h3>",
            f"<p class='sentence'>{_e(r['sentence'])}</p>"]
+    if others:
+        out.append(f"<p class='also'>The same cause in {len(others)} more check{'s' if len(others) != 1 else ''}: "
+                   + ", ".join(f"<code>{_e(o['check_id'])}</code>" for o in others) + "</p>")
     if label == "warning":
         out.append("<p>A warning: no level requires this rule (a failure under the strict profile).</p>")
     if r.get("reason"):
@@ -131,7 +153,10 @@ def _failure_block(r: dict[str, Any]) -> list[str]:
         if f.get("readings"):
             out.append(f"<p>fails under reading(s): {_e(', '.join(f['readings']))}</p>")
     if r.get("reproduce"):
-        out.append(f"<p><b>Reproduce:</b></p><pre class='reproduce'>{_e(r['reproduce'])}</pre>")
+        out.append("<p><b>Reproduce:</b></p>" + _command(r["reproduce"], "reproduce"))
+    if r.get("curl"):
+        out.append("<p><b>The check's last requests</b> (key from <code>$MEMCONFORM_API_KEY</code>; every request "
+                   "in exchanges.har):</p>" + _command("\n".join(r["curl"]), "curl"))
     if r.get("transcript"):
         out.append(f"<details><summary>transcript ({len(r['transcript'])} lines)</summary>"
                    f"<pre>{_e(chr(10).join(r['transcript']))}</pre></details>")
@@ -139,14 +164,14 @@ def _failure_block(r: dict[str, Any]) -> list[str]:
 
 
 def _failures(report: Report) -> list[str]:
-    problems = [r for r in report.results if r["outcome"] in ("failed", "errored")]
-    order = {"failed": 0, "errored": 1, "warning": 2}
-    problems.sort(key=lambda r: order.get(outcome_label(r), 3))
-    out = [f"<h2 id='failures'>Failures, errors and warnings ({len(problems)})</h2>"]
-    if not problems:
+    groups = group_problems(report.results)
+    total = sum(len(g.results) for g in groups)
+    causes = f", {plural(len(groups), 'cause')}" if total else ""
+    out = [f"<h2 id='failures'>Failures, errors and warnings ({total}{causes})</h2>"]
+    if not groups:
         return out + ["<p>None.</p>"]
-    for r in problems:
-        out += _failure_block(r)
+    for g in groups:
+        out += _failure_block(g.first, g.results[1:])
     return out
 
 
@@ -165,23 +190,29 @@ def section_rates(report: Report) -> list[tuple[str, int, int]]:
 
 
 def _chart(report: Report) -> list[str]:
-    rates = section_rates(report)
+    rows = [r for r in section_rows(report.results) if r.assessed]
     out = ["<h2 id='chart'>Pass rate by spec section</h2>"]
-    if not rates:
+    if not rows:
         return out + ["<p>No results.</p>"]
-    bar, row, label_w = 500, 22, 190
-    height = row * len(rates) + 10
-    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 120}' height='{height}' role='img' "
+    bar, row_h = 420, 22
+    label_w = 12 + max(7 * len(r.label) for r in rows)  # wide enough for the longest label: never clipped
+    height = row_h * len(rows) + 10
+    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 230}' height='{height}' role='img' "
            "aria-label='pass rate by spec section'>"]
-    for i, (key, passed, assessed) in enumerate(rates):
-        y = 5 + i * row
-        width = round(bar * passed / assessed) if assessed else 0
-        text = f"{passed}/{assessed}" + (f" ({round(100 * passed / assessed)}%)" if assessed else " (none assessed)")
-        svg += [f"<text x='0' y='{y + 15}' font-size='12'>{_e(key)}</text>",
-                f"<rect x='{label_w}' y='{y}' width='{bar}' height='{row - 6}' fill='#eee'/>",
-                f"<rect class='bar' x='{label_w}' y='{y}' width='{width}' height='{row - 6}' fill='#1a7f37'/>",
+    for i, r in enumerate(rows):
+        y = 5 + i * row_h
+        passed_w = round(bar * r.passed / r.assessed)
+        failed_w = round(bar * r.failed / r.assessed)
+        text = f"{r.passed}/{r.assessed} passed ({round(100 * r.passed / r.assessed)}%)" + (
+            f", {r.failed} failed" if r.failed else "")
+        svg += [f"<text class='label' x='0' y='{y + 15}' font-size='12'>{_e(r.label)}</text>",
+                f"<rect x='{label_w}' y='{y}' width='{bar}' height='{row_h - 6}' fill='#bf8700'/>",
+                f"<rect class='bar' x='{label_w}' y='{y}' width='{passed_w}' height='{row_h - 6}' fill='#1a7f37'/>",
+                f"<rect class='bar-failed' x='{label_w + bar - failed_w}' y='{y}' width='{failed_w}' height='{row_h - 6}' "
+                "fill='#cf222e'/>",
                 f"<text x='{label_w + bar + 6}' y='{y + 15}' font-size='12'>{_e(text)}</text>"]
-    return out + svg + ["</svg>"]
+    return out + svg + ["</svg>", "<p><small>green passed, red failed or errored, amber neither (inconclusive "
+                        "or a warning); not-applicable checks are not counted.</small></p>"]
 
 
 def _select(name: str, values: list[str]) -> str:

@@ -3,8 +3,11 @@
 - One testcase per check, named by the check id (the CLI and the pytest plugin write the same file:
   both go through Session), classname `<suite>.<level>`.
 - A failed check that no level requires (a SHOULD/MAY warning) is not a <failure>: Jenkins and
-  GitHub would mark a conformant run failed or unstable. It is a testcase with <system-out> and a
-  `warning` property.
+  GitHub would mark a conformant run failed or unstable. It is a testcase whose <system-out> starts
+  with WARNING, and the testsuite's properties count and name the warnings (`warnings`,
+  `warning.<check id>`): a <properties> inside a <testcase> is invalid under the Jenkins xunit schema.
+- A suite with no testcase (its target could not start, or the run ended without results) is one
+  <error> testcase, `<suite>.run`: an empty testsuite reads as green.
 - Properties on every testsuite: seed, profile, target, harness version, spec version, report
   version, and `truncated` when the report has no footer.
 - Well-formed whatever the target sends: XML-invalid characters and lone surrogates are shown as
@@ -45,6 +48,10 @@ def run_properties(report: Report, suite: str) -> list[tuple[str, str]]:
              ("harness_version", h["harness_version"]), ("report_version", str(h["report_version"])),
              ("spec_version", spec_versions(report).get(suite, "unknown"))]
     props += [(f"option.{k}", v) for k, v in sorted(h.get("options", {}).items()) if k.startswith(suite + ".")]
+    warnings = [r for r in report.results if r["suite"] == suite and r["outcome"] == "failed" and r.get("warning")]
+    if warnings:
+        props.append(("warnings", str(len(warnings))))
+        props += [(f"warning.{r['check_id']}", r["failures"][0]["title"][:200] if r["failures"] else "") for r in warnings]
     if report.footer is None:
         props.append(("truncated", "true: the report has no footer"))
     else:
@@ -53,12 +60,36 @@ def run_properties(report: Report, suite: str) -> list[tuple[str, str]]:
     return props
 
 
+def _why_no_results(report: Report, suite: str) -> str:
+    notes = [n["note"] for n in (report.footer or {}).get("notes", []) if n.get("suite") in (suite, "")]
+    started = [n for n in notes if n.startswith("could not start")]
+    return (started or notes or ["the run ended without results: no check ran"])[0]
+
+
+def _no_results_suite(report: Report, suite: str) -> list[str]:
+    """One error testcase for a suite that produced no result: CI must not read an empty suite as green."""
+    why = _why_no_results(report, suite)
+    out = [f"  <testsuite name={_qa(suite)} tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0.000\">",
+           "    <properties>"]
+    out += [f"      <property name={_qa(k)} value={_qa(v)}/>" for k, v in run_properties(report, suite)]
+    out += ["    </properties>",
+            f"    <testcase classname={_qa(suite)} name={_qa(suite + '.run')} time=\"0.000\">",
+            f"      <error message={_qa(why[:200])} type=\"no results\">{_x(why)}</error>",
+            "    </testcase>", "  </testsuite>"]
+    return out
+
+
 def render_junit(report: Report) -> str:
     by_suite: dict[str, list[dict[str, Any]]] = {s: [] for s in report.header.get("suites", [])}
     for r in report.results:
         by_suite.setdefault(r["suite"], []).append(r)
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites name=\"memconform\">"]
+    if not by_suite and report.footer is not None:  # no suite named at all: the run itself is the case
+        by_suite["memconform"] = []
     for suite, items in by_suite.items():
+        if not items and report.footer is not None:
+            out += _no_results_suite(report, suite)
+            continue
         fails = sum(r["outcome"] == "failed" and not r.get("warning") for r in items)
         errs = sum(r["outcome"] == "errored" for r in items)
         skips = sum(r["outcome"] == "skipped" for r in items)
@@ -73,8 +104,6 @@ def render_junit(report: Report) -> str:
                        f"time=\"{r['duration_s']:.3f}\">")
             text = _x(render_failure_text(r))
             if r["outcome"] == "failed" and r.get("warning"):
-                out.append("      <properties><property name=\"warning\" value=\"a SHOULD/MAY rule no level requires; "
-                           "a failure under strict\"/></properties>")
                 out.append(f"      <system-out>WARNING (no level requires this rule; a failure under strict)\n{text}</system-out>")
             elif r["outcome"] == "failed":
                 out.append(f"      <failure message={_qa(r['failures'][0]['title'][:200])} type=\"nonconformance\">{text}</failure>")

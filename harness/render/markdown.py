@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.report import Report, render_failure_text
 from .common import clean, outcome_label
+from .groups import group_problems, plural
 
 LIMIT = 65_000
 FAILURE_CHARS = 4_000  # one failure's block in the comment; report.html has it whole
@@ -47,26 +48,28 @@ def _verdicts(report: Report) -> list[str]:
     out += [f"| {_cell(lv['suite'])} | {_cell(lv['title'])} | **{_cell(lv['status'])}**: {_cell(lv['verdict'])} |"
             for lv in footer["levels"]]
     c = footer["counts"]
-    out += ["", f"passed {c['passed']}, failed {c['failed']} ({footer.get('warnings', 0)} warnings), "
+    out += ["", f"passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
                 f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}", ""]
     return out
 
 
 def _problems(report: Report, room: int) -> list[str]:
-    problems = [r for r in report.results if r["outcome"] in ("failed", "errored")]
-    if not problems:
+    groups = group_problems(report.results)
+    if not groups:
         return []
-    order = {"failed": 0, "errored": 1, "warning": 2}
-    problems.sort(key=lambda r: order.get(outcome_label(r), 3))
-    out = ["## Failures, errors and warnings", ""]
+    total = sum(len(g.results) for g in groups)
+    out = [f"## Failures, errors and warnings ({plural(total, 'check')}, {plural(len(groups), 'cause')})", ""]
     used = 0
-    for i, r in enumerate(problems):
-        block = [f"**{outcome_label(r)}** `{r['check_id']}`", "", *_fence(render_failure_text(r))]
+    for i, g in enumerate(groups):
+        head = f"**{g.label}** `{g.first['check_id']}`" if len(g.results) == 1 else (
+            f"**{g.label} ×{len(g.results)}**, one cause: " + ", ".join(f"`{c}`" for c in g.check_ids[:50])
+            + (f" and {len(g.check_ids) - 50} more" if len(g.check_ids) > 50 else ""))
+        block = [head, "", *_fence(render_failure_text(g.first))]
         size = sum(len(x) + 1 for x in block)
         if used + size > room:
-            rest = problems[i:]
+            rest = [c for x in groups[i:] for c in x.check_ids]
             out += [f"... and {len(rest)} more not shown here (comment size limit): "
-                    + ", ".join(f"`{x['check_id']}`" for x in rest[:200]) + "; see report.html", ""]
+                    + ", ".join(f"`{x}`" for x in rest[:200]) + "; see report.html", ""]
             break
         out += block
         used += size

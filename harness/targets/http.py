@@ -26,6 +26,8 @@ import httpx
 from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
 from .base import Reply, Request, Route, Target, parse_json
+from .exchanges import ExchangeLog
+from .exchanges import finish as finish_exchange
 
 PROBE_ROUTE = Route("GET", "/", body="none", response="none", statuses="returned")
 PROBE_DEADLINE_S = 5.0
@@ -51,6 +53,7 @@ class HttpTarget(Target):
         self._injected = transport
         self._transport = transport or socket_transport()
         self.notes: list[str] = []  # what happened on the connection that a check's transcript should say
+        self.exchanges = ExchangeLog()
 
     # -- the seam --------------------------------------------------------------------------
 
@@ -72,8 +75,14 @@ class HttpTarget(Target):
         deadline = self.clock.deadline(what, min(call_s, self.limits.call_deadline_s))
         outgoing = self._build(route, path, request, deadline)
         sends_body = outgoing.headers.get("content-length", "0") != "0" or "transfer-encoding" in outgoing.headers
-        raw, status, headers = self._exchange(outgoing, what, deadline, read_body=route.response != "none",
-                                              sends_body=sends_body)
+        entry = self.exchanges.begin(outgoing)  # for the curl lines and exchanges.har (redacted there)
+        try:
+            raw, status, headers = self._exchange(outgoing, what, deadline, read_body=route.response != "none",
+                                                  sends_body=sends_body)
+        except TargetError as exc:
+            entry.error = str(exc)
+            raise
+        finish_exchange(entry, status, headers, raw, time.monotonic() - now)
         reply = Reply(status=status, raw=raw, content_type=headers.get("content-type", ""), headers=headers,
                       elapsed_s=time.monotonic() - now, method=route.method, path=shown)
         return self._judge(route, request.op, reply)

@@ -85,7 +85,8 @@ def make_app(brain: ReferenceBrain, multipart_field: str = "file", rejection_sta
 
 
 def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:") -> None:
-    from memconform.loopback import serve_forever
+    from memconform.loopback import bind, serve_forever, url_of
 
-    print(f"memconform: MemoryAI reference on http://{host}:{port} (SQLite {db})", flush=True)
-    serve_forever(make_app(ReferenceBrain(db)), host, port)
+    sock = bind(host, port)
+    print(f"memconform: MemoryAI reference on {url_of(sock)} (SQLite {db})", flush=True)
+    serve_forever(make_app(ReferenceBrain(db)), host, port, sock)

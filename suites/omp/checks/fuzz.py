@@ -19,6 +19,8 @@ apps of tests/test_omp_openapi.py, then the mutants of suites/omp/mutants.
                                   toy `bad_envelope` ({"detail": ...}, HTML 404); wrong_error_envelope
   omp.fuzz_negative_data_rejected invalid data (schemathesis coverage cases, then random) refused
                                   toy `lenient` (random negative data hits no_validation's limits only by luck)
+  omp.fuzz_valid_data_accepted    valid data (the description's; errata O34) not refused with a 4xx
+                                  toy `strict` (refuses a create with tags)
   omp.fuzz_ignored_auth           accepted requests refused without a key and with a wrong one
                                   toy `no_auth`; auth_skipped
   omp.fuzz_stateful_crud          create -> get/update -> delete -> get through the description's links
@@ -38,6 +40,7 @@ from collections.abc import Iterator
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, TargetError
+from memconform.suites.omp import format as omp
 from memconform.suites.omp.fuzzing.fuzzer import (
     AUTH_PROBES_PER_OPERATION,
     MAX_FAILURES_PER_CHECK,
@@ -134,6 +137,35 @@ def fuzz_negative_data_rejected(ctx: CheckContext) -> Iterator[Failure]:
 
     yield from evaluate(ctx, "fuzz_negative_data_rejected", phase(ctx, True).exchanges, negative_data_rejection,
                          "a 4xx refusal of invalid data", accept_readings=True)
+
+
+@SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_STATUS)
+def fuzz_valid_data_accepted(ctx: CheckContext) -> Iterator[Failure]:
+    """schemathesis positive_data_acceptance: data the description calls valid is not refused (a 2xx, or
+    401/403/404/409/429). Extract and compress are left out: they are fuzzed only on a target without an
+    AI key, whose described answer to valid data is 422 no_api_key (errata O11)."""
+    from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+    either = ctx.option("limit_over_max") == "either"  # errata O9: a limit over 100 may be refused or capped
+    exchanges = [e for e in phase(ctx, False).exchanges
+                 if e.case.path not in AI_PATHS and not (either and limit_over_max(e))]
+    yield from evaluate(ctx, "fuzz_valid_data_accepted", exchanges, positive_data_acceptance,
+                        "valid data accepted: a 2xx (or 401, 403, 404, 409, 429)", accept_readings=True)
+
+
+AI_PATHS = ("/v1/extract", "/v1/compress")
+
+
+def limit_over_max(exchange: Exchange) -> bool:
+    """Whether the request asks for a page over the §3.3 maximum of 100 (query or body)."""
+    body = exchange.case.body if isinstance(exchange.case.body, dict) else {}
+    for value in ((exchange.case.query or {}).get("limit"), body.get("limit")):
+        try:
+            if value is not None and float(value) > omp.MAX_LIMIT:
+                return True
+        except (TypeError, ValueError):
+            continue
+    return False
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_AUTH)

@@ -5,7 +5,9 @@ sentence forbids, and records the reading it saw.
   under `omp.bad_params=reject`);
 - an empty `conflict=` on import read as absent (errata O30);
 - a method the route does not have answered 405 or 501: RFC 9110 §15.6.2 names 501 as the answer of
-  a server that does not recognise the method (errata O32).
+  a server that does not recognise the method (errata O32);
+- valid data holding an empty text (content, a tag, namespace, q, transcript, a tool) refused with 422:
+  the spec gives those a maximum only, and refusing "" is the other plausible reading (errata O34).
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ def _empty_values(case: Any) -> bool:
     return any(v in ("", [""]) for v in _query(case).values())
 
 
+def _holds_empty_text(case: Any) -> bool:
+    """Does the request carry "" where the spec sets only a maximum (a text field, a tag, a query)?"""
+    body = case.body if isinstance(case.body, dict) else {}
+    source = body.get("source") if isinstance(body.get("source"), dict) else {}
+    texts = [body.get(k) for k in ("content", "namespace", "q", "transcript", "source_tool")] + [source.get("tool")]
+    tags = body.get("tags") if isinstance(body.get("tags"), list) else []
+    return "" in texts or "" in tags or any(v == "" for v in _query(case).values())
+
+
 def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:
     """(errata point, reading) when the answer to this generated request fits an accepted reading."""
     route = (str(case.method).upper(), case.operation.path)
@@ -55,6 +66,8 @@ def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, 
         if response.status_code in (405, 501):
             return "O32", f"an unsupported method answered {response.status_code}"
         return None
+    if response.status_code == 422 and _holds_empty_text(case):
+        return "O34", "empty text refused"
     if not 200 <= response.status_code < 300:
         return None
     if route == IMPORT and _query(case).get("conflict") == "" and _negative_only_in_query(case):

@@ -14,7 +14,16 @@ from memconform.suites.omp.format import (
     TargetFacts,
 )
 from memconform.suites.omp.reference.api import OmpApi
-from memconform.suites.omp.reference.parts import MAX_BODY, ApiError, KeySet, Out, Provider, RateLimit, Req
+from memconform.suites.omp.reference.parts import (
+    MAX_BODY,
+    ApiError,
+    KeySet,
+    OfflineProvider,
+    Out,
+    Provider,
+    RateLimit,
+    Req,
+)
 from memconform.suites.omp.reference.store import OmpStore
 from memconform.targets.http import HttpTarget
 from starlette.applications import Starlette
@@ -58,10 +67,22 @@ def make_app(api: OmpApi) -> Any:
     by_path: dict[str, dict[str, str]] = {}
     for path, method, op in api.ROUTES:
         by_path.setdefault(path, {})[method] = op
-    routes = []
-    for path, methods in by_path.items():
-        for method, op in methods.items():
-            routes.append(Route(path, endpoint(op), methods=[method]))
+    literal = {path: sorted(methods) for path, methods in by_path.items() if "{" not in path}
+
+    def route_for(methods: dict[str, str]) -> Callable[[Request], Any]:
+        """One route per path, so a 405 names every method of the path in Allow; a path parameter never
+        captures a literal sibling (`PUT /v1/memories/search` is 405, not "no memory 'search'")."""
+        served = {method: endpoint(op) for method, op in methods.items()}
+
+        async def serve(request: Request) -> Response:
+            allowed = literal.get(request.url.path)
+            if allowed is not None and request.method not in allowed and request.path_params:
+                raise HTTPException(405, headers={"Allow": ", ".join(allowed)})
+            return await served.get(request.method, served.get("GET", served[next(iter(served))]))(request)
+
+        return serve
+
+    routes = [Route(path, route_for(methods), methods=list(methods)) for path, methods in by_path.items()]
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
@@ -129,29 +150,34 @@ def reference_target(provider: Provider | None = None, rate_limits: Mapping[str,
     return serve_target(ServerSpec(provider=provider, rate_limits=rate_limits))
 
 
-def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:") -> None:
-    """`memconform serve omp`: print the base URL and every key once, then serve in the foreground."""
-    from memconform.loopback import serve_forever
+def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:", ai: str | None = None) -> None:
+    """`memconform serve omp`: print the base URL and every key once, then serve in the foreground.
+    `ai="offline"`: extract/compress answered by OfflineProvider (deterministic, local) instead of no_api_key."""
+    from memconform.loopback import bind, serve_forever, url_of
 
     keys = KeySet.generate()
-    api = ServerSpec(db=db, keys=keys).build()
+    provider = OfflineProvider() if ai == "offline" else None
+    api = ServerSpec(db=db, keys=keys, provider=provider).build()
     folder = Path(tempfile.mkdtemp(prefix="memconform-omp-"))
     credentials = folder / "credentials.json"
     credentials.write_text(json.dumps({"tool_keys": keys.tool_keys, "other_user_key": keys.other_user_key}, indent=1),
                            encoding="utf-8")
     credentials.chmod(0o600)
-    base = f"http://{host}:{port}"
-    print(f"memconform: OMP reference (OMP-Full) on {base}/v1 (SQLite {db}; no AI key configured)", flush=True)
+    sock = bind(host, port)  # before the banner: --port 0 prints the port bound
+    base = url_of(sock)
+    ai_said = "extract/compress by the offline stand-in" if provider else "no AI key configured"
+    print(f"memconform: OMP reference (OMP-Full) on {base}/v1 (SQLite {db}; {ai_said})", flush=True)
     print(f"  global key:                    {keys.global_key}", flush=True)
     for tool, key in keys.tool_keys.items():
         print(f"  {'tool key (' + tool + '):':<30} {key}", flush=True)
     print(f"  other-user key:                {keys.other_user_key}", flush=True)
     print(f"  credentials file:              {credentials}", flush=True)
     print(f"  run: memconform run --suite omp --target {base} --api-key={keys.global_key} "
-          f"--option omp.credentials={credentials} --option omp.ai_endpoints=no-key --report-dir /tmp/omp-report",
+          f"--option omp.credentials={credentials} --option omp.ai_endpoints={'skip' if provider else 'no-key'} "
+          "--report-dir /tmp/omp-report",
           flush=True)
     try:
-        serve_forever(make_app(api), host, port)
+        serve_forever(make_app(api), host, port, sock)
     finally:
         credentials.unlink(missing_ok=True)
         folder.rmdir()

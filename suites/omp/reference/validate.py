@@ -60,8 +60,7 @@ class OmpValidation:
     def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
         if not isinstance(value, str):
             raise self.invalid("type", name, f"{name} must be a string")
-        if not value:
-            raise self.invalid("value", name, f"{name} must not be empty")
+        # no minimum: the spec gives every text a maximum only, so "" is a string like any other (errata O34)
         if max_len is not None and self.enforce_limits and len(value) > max_len:
             raise self.invalid(limit_kind, name, f"{name} is {len(value)} characters; the maximum is {max_len}",
                                max=max_len)
@@ -157,6 +156,8 @@ class OmpValidation:
     def body_limit(self, value: Any) -> int:
         if value is None:
             return self.default_limit
+        if isinstance(value, float) and value.is_integer():  # 70.0 is an integer, as JSON Schema reads it (errata O34)
+            value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.invalid("type", "limit", "limit must be an integer")
         if not 1 <= value <= self.max_limit:

@@ -1,0 +1,49 @@
+"""memconform builds and publishes as users expect: `python -m build` clean, `twine check --strict` clean,
+and the wheel carries everything a run needs (it runs a suite from a fresh virtual environment in
+tests/test_ci_recipes.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from dist_build import build_dist, missing_tools
+
+pytestmark = pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out, proc = build_dist(tmp_path_factory.mktemp("build"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out, proc.stdout + proc.stderr
+
+
+def test_build_is_clean(dist: tuple[Path, str]) -> None:
+    out, log = dist
+    assert sorted(p.name for p in out.iterdir()) == ["memconform-0.1.0-py3-none-any.whl", "memconform-0.1.0.tar.gz"]
+    warnings = [line for line in log.splitlines() if re.search(r"\bWARNING\b|Deprecat", line)]
+    assert warnings == [], warnings
+
+
+def test_twine_check_is_clean(dist: tuple[Path, str]) -> None:
+    out, _ = dist
+    proc = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, sorted(out.iterdir()))],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("PASSED") == 2
+
+
+def test_the_wheel_carries_data_and_entry_points(dist: tuple[Path, str]) -> None:
+    out, _ = dist
+    names = set(zipfile.ZipFile(next(out.glob("*.whl"))).namelist())
+    for needed in ("memconform/py.typed", "memconform/schemas/report.schema.json", "memconform/render/sections.json",
+                   "memconform/fixtures/memoryai/requirements.json", "memconform/suites/omp/checks.py"):
+        assert needed in names, needed
+    entry_points = zipfile.ZipFile(next(out.glob("*.whl"))).read("memconform-0.1.0.dist-info/entry_points.txt").decode()
+    assert "memconform = memconform.cli:main" in entry_points and "[pytest11]" in entry_points
+    assert not any(n.startswith(("tests/", "harness/")) for n in names)
