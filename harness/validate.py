@@ -8,9 +8,7 @@ failed check, `<suite>.well_formed` (exit 1), and no other check runs on it: one
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,12 +16,10 @@ from typing import Any
 from .core.model import Failure, HarnessError, Outcome, Result
 from .core.profile import Profile
 from .core.suite import SuiteSpec, all_suites, get_suite
+from .json_reader import FILE, JsonRejected, read_json
 
-MAX_DEPTH = 512  # deeper JSON is refused before Python's parser would run out of stack
-MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
-_HUGE_INT = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+MAX_DEPTH = FILE.max_depth
 HEAD_BYTES = 64 * 1024
-BOM = b"\xef\xbb\xbf"
 _KEY_IN_TEXT = re.compile(rb'"([A-Za-z_][A-Za-z0-9_-]{0,63})"\s*:')
 
 
@@ -33,102 +29,33 @@ class NotWellFormed(Exception):
         self.failure = Failure(title, received, "a well-formed JSON text (RFC 8259)", path)
 
 
-class _NonJson:
-    """NaN, Infinity or -Infinity in the text: Python reads them, JSON has no such numbers."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-def _line_col(text: str, pos: int) -> str:
-    line = text.count("\n", 0, pos) + 1
-    return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
-
-
-def _too_deep_at(text: str) -> int | None:
-    """Offset where nesting passes MAX_DEPTH, outside strings; None when it never does."""
-    depth, in_string, escaped = 0, False, False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return i
-        elif ch in "]}":
-            depth -= 1
-    return None
-
-
-class _HugeInt:
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-
-def _int(text: str) -> int | _HugeInt:
-    digits = len(text.lstrip("-"))
-    return int(text) if digits <= MAX_INT_DIGITS else _HugeInt(digits)
-
-
-def _non_json_numbers(doc: Any) -> Iterator[tuple[str, Any]]:
-    stack: list[tuple[str, Any]] = [("$", doc)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, _HugeInt):
-            yield path, value
-        elif isinstance(value, _NonJson):
-            yield path, value.text
-        elif isinstance(value, dict):
-            stack.extend((f"{path}.{k}", v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+def _line_col(raw: bytes, offset: int) -> str:
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
+    line = raw.count(b"\n", 0, offset) + 1
+    return f"line {line} column {column}"
 
 
 def parse_json(raw: bytes) -> Any:
     """The document a JSON file holds, or NotWellFormed saying, in the harness's words, where and why."""
-    if raw.startswith(BOM):
-        raise NotWellFormed("the file begins with a byte order mark (RFC 8259 §8.1: JSON text MUST NOT)",
-                            "EF BB BF", "byte 0")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NotWellFormed("the file is not UTF-8 text (RFC 8259 §8.1)", raw[exc.start:exc.start + 8].hex(" "),
-                            f"byte {exc.start}") from None
-    seen_constants: list[str] = []
+        return read_json(raw, FILE)
+    except JsonRejected as exc:
+        raise NotWellFormed(*_in_words(exc, raw)) from None
 
-    def constant(name: str) -> _NonJson:
-        seen_constants.append(name)
-        return _NonJson(name)
 
-    huge = _HUGE_INT.search(text) is not None
-    try:
-        doc = json.loads(text, parse_constant=constant, parse_int=_int if huge else None)
-    except json.JSONDecodeError as exc:
-        raise NotWellFormed(f"not well-formed JSON: {exc.msg}", text[max(0, exc.pos - 40):exc.pos + 40],
-                            f"{_line_col(text, exc.pos)} (byte {len(text[:exc.pos].encode('utf-8'))})") from None
-    except RecursionError:  # Python's reader stops near 1,000 levels: say where the nesting passes MAX_DEPTH
-        deep = _too_deep_at(text)
-        where = _line_col(text, deep) if deep is not None else "$"
-        raise NotWellFormed(f"the document nests arrays and objects deeper than {MAX_DEPTH} levels",
-                            f"more than {MAX_DEPTH} levels", where) from None
-    if seen_constants or huge:
-        found = next(_non_json_numbers(doc), None)
-        if found is not None and isinstance(found[1], _HugeInt):
-            raise NotWellFormed(f"an integer of {found[1].digits} digits: more than the {MAX_INT_DIGITS} digits the "
-                                "harness reads (RFC 8259 §6 lets a reader limit the range of numbers)",
-                                f"<{found[1].digits} digits>", found[0])
-    if seen_constants:
-        path, name = next(_non_json_numbers(doc))
-        more = f" (and {len(seen_constants) - 1} more)" if len(seen_constants) > 1 else ""
-        raise NotWellFormed(f"{name} is not a JSON number (RFC 8259 §6){more}", name, path)
-    return doc
+def _in_words(exc: JsonRejected, raw: bytes) -> tuple[str, Any, str]:
+    """(title, received, where) of a refusal, as `validate` prints it."""
+    if exc.kind == "bom":
+        return "the file begins with a byte order mark (RFC 8259 §8.1: JSON text MUST NOT)", "EF BB BF", "byte 0"
+    if exc.kind == "utf-8":
+        return "the file is not UTF-8 text (RFC 8259 §8.1)", exc.received, f"byte {exc.offset}"
+    if exc.kind == "depth":
+        where = _line_col(raw, exc.offset) if exc.offset is not None else "$"
+        return f"the document nests arrays and objects deeper than {MAX_DEPTH} levels", exc.received, where
+    if exc.kind == "syntax" and exc.offset is not None:
+        return exc.message, exc.received, f"{_line_col(raw, exc.offset)} (byte {exc.offset})"
+    return exc.message, exc.received, exc.path or "$"
 
 
 # ---- naming the format --------------------------------------------------------------------------
