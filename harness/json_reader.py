@@ -17,6 +17,7 @@ names or lone surrogates) decides, with the stdlib's words for syntax errors.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from dataclasses import dataclass
@@ -40,8 +41,9 @@ class JsonRejected(ValueError):
     `path` a JSON path when the refusal is about a parsed value; `received` what was seen there."""
 
     def __init__(self, kind: str, message: str, *, offset: int | None = None, path: str | None = None,
-                 received: Any = None) -> None:
+                 received: Any = None, detail: str = "") -> None:
         super().__init__(message)
+        self.detail = detail or message  # a syntax error in the stdlib's own words
         self.kind = kind
         self.message = message
         self.offset = offset
@@ -52,7 +54,8 @@ class JsonRejected(ValueError):
 @dataclass(frozen=True)
 class Policy:
     """What a caller accepts beyond the common rules. `constants` and `huge_ints`: "refuse" or "mark"
-    (a marker object in place, reported by path after the parse); `duplicates` and `surrogates`:
+    (a marker object in place, reported by path after the parse), `constants` also "allow" (read as
+    Python's float, as the stdlib does); `duplicates` and `surrogates`:
     "refuse" or "allow" (the stdlib's reading: the last value wins, the lone surrogate kept);
     `infinite`: whether a number out of double range may read as infinity (the stdlib's reading)."""
 
@@ -67,6 +70,7 @@ class Policy:
 REPLY = Policy(max_depth=200)  # no answer a spec describes nests near this; checks and validators recurse
 FILE = Policy(max_depth=512, constants="mark", huge_ints="mark")
 STRICT = Policy(max_depth=512, duplicates="refuse", surrogates="refuse", infinite=False)
+LINE = Policy(max_depth=512, constants="allow")  # one line of a JSON Lines file (EMP): judged by its rules
 
 
 class NonJsonNumber:
@@ -85,24 +89,43 @@ class HugeInt:
 
 def read_json(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> Any:
     """The value of one JSON text, or JsonRejected."""
+    return read_json_noting_path(raw, policy)[0]
+
+
+def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> tuple[Any, bool]:
+    """(value, fast): `fast` means orjson read it, so it holds no NaN or infinity and no integer beyond
+    64 bits (a writer that cannot represent those may then take its own fast path)."""
     raw = bytes(raw)
+    collecting = gc.isenabled()
+    gc.disable()  # parsed JSON holds no cycles: collecting while millions of objects appear is wasted time
+    try:
+        return _read(raw, policy)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
     if raw.startswith(BOM):
         raise JsonRejected("bom", "a byte order mark precedes the JSON text (RFC 8259 §8.1)", offset=0,
                            received="EF BB BF")
-    check_containers(raw, policy.max_depth)
+    brackets = raw.count(b"[") + raw.count(b"{")
+    check_containers(raw, policy.max_depth, brackets)
     if policy.duplicates == "allow" and _MAYBE_WIDE_INT.search(raw) is None:
-        value = _fast(raw, policy.max_depth)
+        value = _fast(raw, policy.max_depth if brackets > policy.max_depth else ORJSON_DEPTH)
         if value is not _REFUSED:
-            return value
-    return _stdlib(raw, policy)
+            return value, True
+    return _stdlib(raw, policy), False
 
 
-def check_containers(raw: bytes, max_depth: int) -> None:
+def check_containers(raw: bytes, max_depth: int, brackets: int) -> None:
     """Refuse, before parsing, a text with more arrays and objects than its size allows (a text that
-    is plainly nested too deep is refused for that: the root cause of most such counts)."""
-    allowed = max(MIN_CONTAINERS, len(raw) // CONTAINER_BYTES)
-    if raw.count(b"[") + raw.count(b"{") <= allowed:
+    is plainly nested too deep is refused for that: the root cause of most such counts). Brackets are
+    counted again outside strings whenever the plain count passes one per CONTAINER_BYTES bytes, at
+    any size, so the cost per byte does not jump at a size threshold."""
+    if brackets * CONTAINER_BYTES <= len(raw):
         return
+    allowed = max(MIN_CONTAINERS, len(raw) // CONTAINER_BYTES)
     outside_strings = _STRING.sub(b"", raw)  # brackets inside strings build nothing
     found = outside_strings.count(b"[") + outside_strings.count(b"{")
     if found > allowed:
@@ -159,11 +182,11 @@ def _stdlib(raw: bytes, policy: Policy) -> Any:
         raise _too_deep(raw, policy.max_depth) from None
     except json.JSONDecodeError as exc:
         raise JsonRejected("syntax", f"not well-formed JSON: {exc.msg}", offset=len(text[:exc.pos].encode("utf-8")),
-                           received=text[max(0, exc.pos - 40):exc.pos + 40]) from None
+                           received=text[max(0, exc.pos - 40):exc.pos + 40], detail=str(exc)) from None
     except JsonRejected:
         raise
     except ValueError as exc:
-        raise JsonRejected("syntax", str(exc)[:200]) from None
+        raise JsonRejected("syntax", str(exc)[:200], detail=str(exc)) from None
     _verify(value, policy, marks, raw)
     return value
 
@@ -177,7 +200,8 @@ def _hooks(policy: Policy, marks: list[str]) -> dict[str, Any]:
         marks.append("constant")
         return NonJsonNumber(name)
 
-    hooks["parse_constant"] = constant
+    if policy.constants != "allow":
+        hooks["parse_constant"] = constant
     if not policy.infinite:
         hooks["parse_float"] = _finite
     if policy.duplicates == "refuse":

@@ -44,17 +44,18 @@ def parse_json(raw: bytes) -> Any:
         raise NotWellFormed(*_in_words(exc, raw)) from None
 
 
-def _in_words(exc: JsonRejected, raw: bytes) -> tuple[str, Any, str]:
-    """(title, received, where) of a refusal, as `validate` prints it."""
+def _in_words(exc: JsonRejected, raw: bytes | None) -> tuple[str, Any, str]:
+    """(title, received, where) of a refusal, as `validate` prints it (`raw`: the text, for line and column)."""
     if exc.kind == "bom":
         return "the file begins with a byte order mark (RFC 8259 §8.1: JSON text MUST NOT)", "EF BB BF", "byte 0"
     if exc.kind == "utf-8":
         return "the file is not UTF-8 text (RFC 8259 §8.1)", exc.received, f"byte {exc.offset}"
     if exc.kind == "depth":
-        where = _line_col(raw, exc.offset) if exc.offset is not None else "$"
+        where = _line_col(raw, exc.offset) if exc.offset is not None and raw is not None else "$"
         return f"the document nests arrays and objects deeper than {MAX_DEPTH} levels", exc.received, where
     if exc.kind == "syntax" and exc.offset is not None:
-        return exc.message, exc.received, f"{_line_col(raw, exc.offset)} (byte {exc.offset})"
+        line_col = f"{_line_col(raw, exc.offset)} " if raw is not None else ""
+        return exc.message, exc.received, f"{line_col}(byte {exc.offset})"
     return exc.message, exc.received, exc.path or "$"
 
 
@@ -135,51 +136,64 @@ def read_head(path: Path) -> bytes:
 
 
 def read_all(path: Path, max_bytes: int) -> bytes:
+    size_within(path, max_bytes)
+    return read_rest(path, 0, max_bytes)
+
+
+def size_within(path: Path, max_bytes: int) -> int:
+    """The file's size, once: a regular file within --max-bytes (one bound for every format), else exit 2."""
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise HarnessError(f"cannot read {path}: not a regular file")
-        if size > max_bytes:
-            raise HarnessError(f"{path} is {size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
-        return path.read_bytes()
+        stat = path.stat()
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise HarnessError(f"cannot read {path}: not a regular file")
+    if stat.st_size > max_bytes:
+        raise HarnessError(f"{path} is {stat.st_size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
+    return stat.st_size
+
+
+def stream_suite(head: bytes, wanted: str | None) -> SuiteSpec | None:
+    """The suite whose format is read as a stream (SuiteSpec.stream) and names this head, if any.
+    Detection sees only the head's whole lines."""
+    lines = head[: head.rfind(b"\n") + 1] or head
+    for suite in all_suites():
+        if suite.stream is not None and wanted in (None, suite.name) and (wanted or detects(suite, lines)):
+            return suite
+    return None
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
-    """(suite, document) when the file is in a format read as a stream (SuiteSpec.stream), else None.
+    """(suite name, document) when the file is in a format read as a stream, else None."""
+    suite = stream_suite(read_head(path), wanted)
+    return None if suite is None or suite.stream is None else (suite.name, suite.stream(path))
 
-    Detection sees only the file's first whole lines; the document is opened, never loaded, so
-    --max-bytes (a memory guard) does not apply to it."""
-    streaming = [s for s in all_suites() if s.stream is not None and wanted in (None, s.name)]
-    if not streaming:
+
+def not_well_formed(document: Any) -> Failure | None:
+    """What a streamed document's own single read refused (its `malformed`), as the well_formed failure."""
+    refused = getattr(document, "malformed", None)
+    if not isinstance(refused, JsonRejected):
         return None
-    head = read_head(path)
-    head = head[: head.rfind(b"\n") + 1] or head
-    for suite in streaming:
-        if suite.stream is not None and (wanted or detects(suite, head)):
-            return suite.name, suite.stream(path)
-    return None
+    title, received, where = _in_words(refused, None)
+    return Failure(title, received, "a well-formed JSON text (RFC 8259)", where)
 
 
 def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
                   max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
-    """(suite, how it was named, results) for one file."""
+    """(suite, how it was named, results) for one file, read once: the head names a streamed format
+    (which then reads the file itself, once, within its own limits); any other file is read whole."""
     from .session import validate_document
 
-    streamed = open_stream(path, wanted)
-    if streamed is not None:
-        suite = get_suite(streamed[0])
-        results = validate_document(streamed[1], suite.name, profile, check_ids)
+    size_within(path, max_bytes)
+    head = read_head(path)
+    streamed = stream_suite(head, wanted)
+    if streamed is not None and streamed.stream is not None:
+        document = streamed.stream(path)
         how = "--format" if wanted else "detected"
-        if json_syntax(suite) and any(r.outcome is Outcome.ERRORED for r in results):
-            # a check could not read the document: if it is not well-formed, that is the one finding
-            try:
-                parse_json(read_all(path, max_bytes))
-            except NotWellFormed as exc:
-                return suite, how, [well_formed_result(suite, exc.failure)]
-        return suite, how, results
-    raw = read_all(path, max_bytes)
+        results = validate_document(document, streamed, profile, check_ids)
+        failure = not_well_formed(document)
+        return streamed, how, [well_formed_result(streamed, failure)] if failure else results
+    raw = head + read_rest(path, len(head), max_bytes)
     doc: Any
     try:
         doc = parse_json(raw)
@@ -195,4 +209,17 @@ def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: l
             return suite, named.how, [well_formed_result(suite, failure)]
     elif isinstance(doc, NotWellFormed):
         return suite, named.how, [well_formed_result(suite, doc.failure)]
-    return suite, named.how, validate_document(doc, suite.name, profile, check_ids)
+    return suite, named.how, validate_document(doc, suite, profile, check_ids)
+
+
+def read_rest(path: Path, offset: int, max_bytes: int) -> bytes:
+    """The file after its head, bounded by --max-bytes even if it grew since it was measured."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            rest = fh.read(max_bytes + 1 - offset)
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if offset + len(rest) > max_bytes:
+        raise HarnessError(f"{path} grew past the limit of {max_bytes} bytes while it was read")
+    return rest
