@@ -15,6 +15,11 @@ from ..core.model import HarnessError
 from ..core.profile import Limits
 from .base import Rejected, Reply, Route, Target
 
+
+def is_http(target: object) -> bool:
+    """Is this an HttpTarget? Asked without importing httpx (which imports its own CLI, rich and pygments)."""
+    return getattr(target, "kind", None) == "http"
+
 __all__ = ["Rejected", "Reply", "Route", "Target", "open_target", "TARGET_KINDS"]
 
 

@@ -15,14 +15,17 @@ import statistics
 import threading
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
 from memconform.core.runner import Context
 from memconform.formats import omp
 from memconform.formats.common import now_iso
+from memconform.targets import is_http
 from memconform.targets.base import Reply, Request, Route
-from memconform.targets.http import HttpTarget
+
+if TYPE_CHECKING:
+    from memconform.targets.http import HttpTarget
 from memconform.targets.nodelay import judge_stall
 
 GLOBAL = "global"  # sentinel: the target's own API key (the client default)
@@ -39,10 +42,10 @@ Answer = Reply  # the name the OMP modules use for a reply: one type, memconform
 
 def http(ctx: Context) -> HttpTarget:
     target = ctx.target
-    if not isinstance(target, HttpTarget):
+    if not is_http(target):
         raise SkipCheck(f"OMP is an HTTP API: it needs an http:// target (or reference:omp), not {target.kind!r} "
                         f"({target.description})", not_applicable=True)
-    return target
+    return target  # type: ignore[no-any-return]
 
 
 def _prefix(target: HttpTarget) -> str:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memconform.core.model import TargetError
 from memconform.core.redact import Redactor
 from memconform.targets.base import Reply, Request, Route
-from memconform.targets.http import HttpTarget
+
+if TYPE_CHECKING:
+    from memconform.targets.http import HttpTarget
 
 
 def send_serialized(target: HttpTarget, redactor: Redactor, data: dict[str, Any], pace: Callable[[], None]) -> Any:
