@@ -62,7 +62,7 @@ def canonical(arc: mz.Archive, ctx: Context) -> bytes | None:
             arc.canonical_error = "the archive is not an object"
             return None
         try:
-            arc.canonical = mz.canonical_bytes(arc.value, _key_order(ctx), arc.exact)
+            arc.canonical = mz.canonical_bytes(arc.value, _key_order(ctx), arc.exact, arc.finite)
         except (ValueError, RecursionError) as exc:
             arc.canonical_error = str(exc)
     return arc.canonical
