@@ -30,7 +30,8 @@ ORJSON_DEPTH = 1024  # orjson refuses deeper nesting (tests/test_json_reader.py 
 MIN_CONTAINERS = 100_000
 CONTAINER_BYTES = 16
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
-_MAYBE_WIDE_INT = re.compile(rb"[0-9]{20}")  # a fixed-length class run: at most 20 steps per start
+_DIGIT_RUN = re.compile(rb"[0-9]{20,}")  # greedy runs, each consumed once: linear
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 # one string, or the rest of the text from an unterminated one: possessive, so never retried
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -111,7 +112,7 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
                            received="EF BB BF")
     brackets = raw.count(b"[") + raw.count(b"{")
     check_containers(raw, policy.max_depth, brackets)
-    if policy.duplicates == "allow" and _MAYBE_WIDE_INT.search(raw) is None:
+    if policy.duplicates == "allow" and not _may_hold_wide_int(raw):
         value = _fast(raw, policy.max_depth if brackets > policy.max_depth else ORJSON_DEPTH)
         if value is not _REFUSED:
             return value, True
@@ -135,6 +136,24 @@ def check_containers(raw: bytes, max_depth: int, brackets: int) -> None:
         raise JsonRejected("containers", f"{found} arrays and objects in {len(raw)} bytes: more than the "
                            f"{allowed} the reader builds (one per {CONTAINER_BYTES} bytes) for a text this size",
                            received=f"{found} arrays and objects")
+
+
+def has_digit_run(raw: bytes, length: int) -> bool:
+    """Does the text hold `length` digits in a row? At memory speed: a translate and a substring search
+    (a regular expression tries every position, several times slower than orjson's whole parse)."""
+    return b"0" * length in raw.translate(_DIGITS_AS_ZERO)
+
+
+def _may_hold_wide_int(raw: bytes) -> bool:
+    """A run of 20 digits that is not a fraction or followed by one (an integer orjson would read as a
+    float; one inside a string only costs the exact path)."""
+    if not has_digit_run(raw, 20):
+        return False
+    for run in _DIGIT_RUN.finditer(raw):
+        before = raw[run.start() - 1:run.start()]
+        if before != b"." and raw[run.end():run.end() + 1] not in (b".", b"e", b"E"):
+            return True
+    return False
 
 
 _REFUSED = object()
@@ -235,23 +254,17 @@ def _int_or_mark(token: str) -> int | HugeInt:
 
 
 def _verify(value: Any, policy: Policy, marks: list[str], raw: bytes) -> None:
-    """After a stdlib parse: the depth bound, lone surrogates (when refused), and a NaN or huge integer
-    a caller marks, named by its path."""
-    stack: list[tuple[str, Any, int]] = [("$", value, 0)]
+    """After a stdlib parse: the depth bound, then (only when the parse marked something, or lone
+    surrogates are refused) a NaN, huge integer or lone surrogate, named by its path."""
+    if _deeper_than(value, policy.max_depth):
+        raise _too_deep(raw, policy.max_depth)
     refuse_surrogates = policy.surrogates == "refuse"
-    while stack:
-        path, node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth >= policy.max_depth:
-                raise _too_deep(raw, policy.max_depth)
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            for k, v in items:
-                if refuse_surrogates and isinstance(k, str) and _lone_surrogate(k):
-                    raise JsonRejected("surrogate", "a string holds a lone surrogate", path=path)
-                stack.append((f"{path}.{k}" if isinstance(node, dict) else f"{path}[{k}]", v, depth + 1))
-        elif refuse_surrogates and isinstance(node, str) and _lone_surrogate(node):
+    if not (marks or refuse_surrogates):
+        return
+    for path, node in _nodes(value):
+        if refuse_surrogates and isinstance(node, str) and _lone_surrogate(node):
             raise JsonRejected("surrogate", "a string holds a lone surrogate", path=path)
-        elif isinstance(node, HugeInt):
+        if isinstance(node, HugeInt):
             raise JsonRejected("huge-int", f"an integer of {node.digits} digits: more than the {MAX_INT_DIGITS} "
                                "digits the harness reads (RFC 8259 §6 lets a reader limit the range of numbers)",
                                path=path, received=f"<{node.digits} digits>")
@@ -259,6 +272,35 @@ def _verify(value: Any, policy: Policy, marks: list[str], raw: bytes) -> None:
         path, name = next(_non_json_numbers(value))
         more = f" (and {marks.count('constant') - 1} more)" if marks.count("constant") > 1 else ""
         raise JsonRejected("constant", f"{name} is not a JSON number (RFC 8259 §6){more}", path=path, received=name)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Do arrays and objects nest deeper than `limit`? One level at a time, containers only."""
+    level = [value] if type(value) in (dict, list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            below.extend([v for v in (node.values() if type(node) is dict else node) if type(v) in (dict, list)])
+        level = below
+    return False
+
+
+def _nodes(value: Any) -> Any:
+    """(path, node) of every value and every object key, depth first (run only when something is looked for)."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield path, k
+                stack.append((f"{path}.{k}", v))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
 
 
 def _lone_surrogate(text: str) -> bool:

@@ -1,6 +1,7 @@
-"""Every reader of target data stays linear on adversarial input: quadrupling the input may multiply the
-time by at most GROWTH (4x is linear; a quadratic path shows 16x). Measured as a ratio of times, the
-fastest of several repeats, so a busy machine slows both sizes alike and the verdict does not move."""
+"""Every reader of target data stays linear on adversarial input: growing the input 16-fold may multiply
+the time by at most GROWTH (linear: 16x, plus what caches and page faults add on a larger buffer; a
+quadratic path: 256x). Measured as a ratio of times, each the fastest of several repeats, so a busy
+machine slows both sizes alike and the verdict does not move."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from memconform.targets.base import parse_json as parse_reply
 from memconform.validate import NotWellFormed
 from memconform.validate import parse_json as parse_file
 
-SIZES = (20_000, 80_000, 320_000)
-GROWTH = 10.0
-REPEATS = 5
+SIZES = (10_000, 40_000, 160_000)  # below the cache cliff a busy shared machine shows from ~200 KB on
+GROWTH = 64.0
+REPEATS = 7
 
 
 def _fill(unit: bytes, size: int, head: bytes = b"", tail: bytes = b"") -> bytes:
@@ -77,7 +78,6 @@ def test_time_grows_linearly(parser: str, case: str) -> None:
     texts = [ADVERSARIAL[case](size) for size in SIZES]
     fn(texts[0])  # warm: imports, caches
     times = [_seconds(fn, text) for text in texts]
-    ratios = [later / earlier for earlier, later in zip(times, times[1:], strict=False)]
-    assert all(r <= GROWTH for r in ratios), (
+    assert times[-1] / times[0] <= GROWTH, (
         f"{parser} on {case}: {', '.join(f'{t * 1000:.2f} ms' for t in times)} for {SIZES} bytes "
-        f"(x{', x'.join(f'{r:.1f}' for r in ratios)} for each 4x)")
+        f"(x{times[-1] / times[0]:.1f} for {SIZES[-1] // SIZES[0]}x the bytes)")

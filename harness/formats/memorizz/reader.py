@@ -7,10 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...json_reader import FILE, JsonRejected, read_json_noting_path
+from ...json_reader import FILE, JsonRejected, has_digit_run, read_json_noting_path
 from .constants import FORMAT
-
-_SIXTEEN_DIGITS = re.compile(rb"[0-9]{16}")
 
 
 @dataclass
@@ -66,7 +64,7 @@ def parse_bytes(raw: bytes, file_bytes: int | None = None) -> Archive:
     except JsonRejected as exc:
         return Archive(value=None, file_bytes=len(raw) if file_bytes is None else file_bytes, malformed=exc)
     # an integer beyond 2**53 - 1 has 16 digits or more: without such a run in the text no walk is needed
-    long_digits = _SIXTEEN_DIGITS.search(raw) is not None
+    long_digits = has_digit_run(raw, 16)
     return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=None,
                    long_digits=long_digits, finite=fast)
 
