@@ -30,7 +30,7 @@ ORJSON_DEPTH = 1024  # orjson refuses deeper nesting (tests/test_json_reader.py 
 MIN_CONTAINERS = 100_000
 CONTAINER_BYTES = 16
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
-_DIGIT_RUN = re.compile(rb"[0-9]{20,}")  # greedy runs, each consumed once: linear
+_TWENTY_DIGITS = b"0" * 20
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 # one string, or the rest of the text from an unterminated one: possessive, so never retried
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
@@ -146,13 +146,16 @@ def has_digit_run(raw: bytes, length: int) -> bool:
 
 def _may_hold_wide_int(raw: bytes) -> bool:
     """A run of 20 digits that is not a fraction or followed by one (an integer orjson would read as a
-    float; one inside a string only costs the exact path)."""
-    if not has_digit_run(raw, 20):
-        return False
-    for run in _DIGIT_RUN.finditer(raw):
-        before = raw[run.start() - 1:run.start()]
-        if before != b"." and raw[run.end():run.end() + 1] not in (b".", b"e", b"E"):
+    float; one inside a string only costs the exact path). Each run is looked at once."""
+    shape = raw.translate(_DIGITS_AS_ZERO)
+    at = shape.find(_TWENTY_DIGITS)
+    while at >= 0:
+        start = shape.rfind(b" ", 0, at) + 1
+        end = shape.find(b" ", at)
+        end = len(shape) if end < 0 else end
+        if raw[start - 1:start] != b"." and raw[end:end + 1] not in (b".", b"e", b"E"):
             return True
+        at = shape.find(_TWENTY_DIGITS, end)
     return False
 
 

@@ -163,6 +163,8 @@ def canonical_bytes(archive: dict[str, Any], key_order: str = "codepoint", exact
         fast = plain_canonical(body)
         if fast is not None:
             return fast
+        if exact is None:
+            exact = True  # the marked writer walks the archive once; no walk first to decide
     return canonical_text(body, key_order, exact).encode("utf-8")
 
 

@@ -3,10 +3,12 @@
 orjson sorts keys by code point (as the spec's codepoint order does), writes non-ASCII as UTF-8 and
 escapes as json.dumps does. Its floats match the spec's numbers (ECMAScript Number.prototype.toString,
 as in RFC 8785) except where it writes "<digits>.0" (an integral float, spec: no fraction) or an
-exponent (spec: decimal from 1e-6 to below 1e21). So when its text holds neither shape after a digit
-anywhere, it is the canonical text; when it does (perhaps only inside a string), the exact writers
-decide. It cannot write NaN or infinity (it would write null): only a value known to hold none
-(read by orjson, or `exact` False) is given to it.
+exponent (spec: decimal from 1e-6 to below 1e21); it never writes a trailing zero otherwise, and always
+signs an exponent. So when no number token of either shape is in its text, the text is canonical. The
+search is at memory speed (substring searches on the text and on a translated copy); each hit is
+confirmed as a number token in a small window, and a hit inside a string (`"v2.0, ok"`) only sends the
+archive to the exact writers. orjson cannot write NaN or infinity (it would write null): only a value
+known to hold none (read by orjson, or `exact` False) is given to it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from typing import Any
 
 import orjson
 
-_NEEDS_NUMBER_RULES = re.compile(rb"[0-9]\.0[,\]}]|[0-9]e[-+]")
+# digits -> "0", e -> "e", signs -> "-", anything else -> " ": an exponent reads "0e-0"
+_EXPONENT_SHAPE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x65 if b == 0x65 else 0x2D if b in (0x2B, 0x2D) else 0x20
+                        for b in range(256))
+_INTEGRAL_ENDS = (b".0,", b".0]", b".0}")
+_TOKEN = re.compile(rb"[:,\[]-?[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+|(?<=\.0))(?=[,\]}])")
+_MAX_HITS = 1000  # past this many unconfirmed hits, the exact writers are cheaper than looking further
+_WINDOW = 40  # a number token orjson writes is at most ~25 bytes
 
 
 def plain_canonical(value: Any) -> bytes | None:
@@ -26,4 +34,24 @@ def plain_canonical(value: Any) -> bytes | None:
         text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         return None
-    return None if _NEEDS_NUMBER_RULES.search(text) else text
+    return None if needs_number_rules(text) else text
+
+
+def needs_number_rules(text: bytes) -> bool:
+    """Does orjson's text hold a number token the spec writes differently? (True also when unsure.)"""
+    hits = 0
+    for shape, where in [(end, text) for end in _INTEGRAL_ENDS] + [(b"0e-0", text.translate(_EXPONENT_SHAPE))]:
+        at = where.find(shape)
+        while at >= 0:
+            hits += 1
+            if hits > _MAX_HITS or _is_token_at(text, at):
+                return True
+            at = where.find(shape, at + 1)
+    return False
+
+
+def _is_token_at(text: bytes, at: int) -> bool:
+    for token in _TOKEN.finditer(text, max(0, at - _WINDOW), at + _WINDOW):
+        if token.start() <= at < token.end():
+            return True
+    return False
