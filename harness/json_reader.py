@@ -96,7 +96,17 @@ def read_json(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> Any
 def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> tuple[Any, bool]:
     """(value, fast): `fast` means orjson read it, so it holds no NaN or infinity and no integer beyond
     64 bits (a writer that cannot represent those may then take its own fast path)."""
-    raw = bytes(raw)
+    if type(raw) is not bytes:
+        raw = bytes(raw)
+    if len(raw) <= MIN_CONTAINERS and policy.duplicates == "allow":
+        # a short text (a line, most replies) is under the container bound whatever it holds, and builds
+        # too little for the collector to matter: orjson straight away, the full path if it refuses
+        brackets = raw.count(b"[") + raw.count(b"{")
+        if brackets <= policy.max_depth and not raw.startswith(BOM) and not _may_hold_wide_int(raw):
+            try:
+                return orjson.loads(raw), True
+            except orjson.JSONDecodeError:
+                pass
     collecting = gc.isenabled()
     gc.disable()  # parsed JSON holds no cycles: collecting while millions of objects appear is wasted time
     try:
