@@ -96,7 +96,9 @@ def ajv_folder(folder: Path) -> Path | None:
         print("ajv 8 + ajv-formats: skipped (node or npm not found)")
         return None
     where = folder / "ajv"
-    where.mkdir()
+    if (where / "validate.js").exists():  # a kept folder from an earlier run
+        return where
+    where.mkdir(exist_ok=True)
     done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "ajv@8", "ajv-formats@3"],
                           cwd=where, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
