@@ -21,9 +21,9 @@ import orjson
 # digits -> "0", e -> "e", signs -> "-", anything else -> " ": an exponent reads "0e-0"
 _EXPONENT_SHAPE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x65 if b == 0x65 else 0x2D if b in (0x2B, 0x2D) else 0x20
                         for b in range(256))
-_INTEGRAL_ENDS = (b".0,", b".0]", b".0}")
+_INTEGRAL_END = re.compile(rb"\.0[,\]}]")
 _TOKEN = re.compile(rb"[:,\[]-?[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+|(?<=\.0))(?=[,\]}])")
-_MAX_HITS = 1000  # past this many unconfirmed hits, the exact writers are cheaper than looking further
+_BYTES_PER_HIT = 64  # past one unconfirmed hit per this many bytes, the exact writers are cheaper
 _WINDOW = 40  # a number token orjson writes is at most ~25 bytes
 
 
@@ -39,14 +39,18 @@ def plain_canonical(value: Any) -> bytes | None:
 
 def needs_number_rules(text: bytes) -> bool:
     """Does orjson's text hold a number token the spec writes differently? (True also when unsure.)"""
-    hits = 0
-    for shape, where in [(end, text) for end in _INTEGRAL_ENDS] + [(b"0e-0", text.translate(_EXPONENT_SHAPE))]:
-        at = where.find(shape)
-        while at >= 0:
-            hits += 1
-            if hits > _MAX_HITS or _is_token_at(text, at):
-                return True
-            at = where.find(shape, at + 1)
+    hits, most = 0, max(1000, len(text) // _BYTES_PER_HIT)
+    for end in _INTEGRAL_END.finditer(text):  # a literal prefix: the engine skips ahead at memory speed
+        hits += 1
+        if hits > most or _is_token_at(text, end.start()):
+            return True
+    shape = text.translate(_EXPONENT_SHAPE)
+    at = shape.find(b"0e-0")
+    while at >= 0:
+        hits += 1
+        if hits > most or _is_token_at(text, at):
+            return True
+        at = shape.find(b"0e-0", at + 1)
     return False
 
 
