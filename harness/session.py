@@ -23,7 +23,7 @@ from .core.redact import Printer, Redactor
 from .core.registry import REGISTRY, Check
 from .core.report import Report, ReportWriter, render_summary
 from .core.runner import Context, claimed_levels, run_checks, run_cleanups
-from .core.suite import get_suite
+from .core.suite import SuiteSpec, get_suite
 from .core.verdicts import LevelVerdict, exit_code
 from .core.verdicts import level_verdicts as _level_verdicts
 from .targets import open_target
@@ -342,9 +342,11 @@ def execute_run(
     return Session(suites, target, profile, report_dir, api_key, check_ids, command, on_result).run()
 
 
-def validate_document(doc: Any, suite_name: str, profile: Profile, check_ids: list[str] | None = None) -> list[Result]:
+def validate_document(doc: Any, suite_or_name: SuiteSpec | str, profile: Profile,
+                      check_ids: list[str] | None = None) -> list[Result]:
     """Run a suite's document checks on one document (memconform validate)."""
-    suite = get_suite(suite_name)
+    suite = get_suite(suite_or_name) if isinstance(suite_or_name, str) else suite_or_name
+    suite_name = suite.name
     checks = [c for c in select_checks(suite_name, check_ids) if c.kind == "document"]
     if not checks:
         raise HarnessError(f"suite {suite_name!r} has no document checks")

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,10 @@ from typing import Any
 from .core.model import Failure, HarnessError, Outcome, Result
 from .core.profile import Profile
 from .core.suite import SuiteSpec, all_suites, get_suite
+from .json_reader import FILE, JsonRejected, read_json
 
-MAX_DEPTH = 512  # deeper JSON is refused before Python's parser would run out of stack
-MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
-_HUGE_INT = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+MAX_DEPTH = FILE.max_depth
 HEAD_BYTES = 64 * 1024
-BOM = b"\xef\xbb\xbf"
 _KEY_IN_TEXT = re.compile(rb'"([A-Za-z_][A-Za-z0-9_-]{0,63})"\s*:')
 
 
@@ -36,102 +33,34 @@ class NotWellFormed(Exception):
         self.failure = Failure(title, received, "a well-formed JSON text (RFC 8259)", path)
 
 
-class _NonJson:
-    """NaN, Infinity or -Infinity in the text: Python reads them, JSON has no such numbers."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-def _line_col(text: str, pos: int) -> str:
-    line = text.count("\n", 0, pos) + 1
-    return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
-
-
-def _too_deep_at(text: str) -> int | None:
-    """Offset where nesting passes MAX_DEPTH, outside strings; None when it never does."""
-    depth, in_string, escaped = 0, False, False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return i
-        elif ch in "]}":
-            depth -= 1
-    return None
-
-
-class _HugeInt:
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-
-def _int(text: str) -> int | _HugeInt:
-    digits = len(text.lstrip("-"))
-    return int(text) if digits <= MAX_INT_DIGITS else _HugeInt(digits)
-
-
-def _non_json_numbers(doc: Any) -> Iterator[tuple[str, Any]]:
-    stack: list[tuple[str, Any]] = [("$", doc)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, _HugeInt):
-            yield path, value
-        elif isinstance(value, _NonJson):
-            yield path, value.text
-        elif isinstance(value, dict):
-            stack.extend((f"{path}.{k}", v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+def _line_col(raw: bytes, offset: int) -> str:
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
+    line = raw.count(b"\n", 0, offset) + 1
+    return f"line {line} column {column}"
 
 
 def parse_json(raw: bytes) -> Any:
     """The document a JSON file holds, or NotWellFormed saying, in the harness's words, where and why."""
-    if raw.startswith(BOM):
-        raise NotWellFormed("the file begins with a byte order mark (RFC 8259 §8.1: JSON text MUST NOT)",
-                            "EF BB BF", "byte 0")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NotWellFormed("the file is not UTF-8 text (RFC 8259 §8.1)", raw[exc.start:exc.start + 8].hex(" "),
-                            f"byte {exc.start}") from None
-    seen_constants: list[str] = []
+        return read_json(raw, FILE)
+    except JsonRejected as exc:
+        raise NotWellFormed(*_in_words(exc, raw)) from None
 
-    def constant(name: str) -> _NonJson:
-        seen_constants.append(name)
-        return _NonJson(name)
 
-    huge = _HUGE_INT.search(text) is not None
-    try:
-        doc = json.loads(text, parse_constant=constant, parse_int=_int if huge else None)
-    except json.JSONDecodeError as exc:
-        raise NotWellFormed(f"not well-formed JSON: {exc.msg}", text[max(0, exc.pos - 40):exc.pos + 40],
-                            f"{_line_col(text, exc.pos)} (byte {len(text[:exc.pos].encode('utf-8'))})") from None
-    except RecursionError:  # Python's reader stops near 1,000 levels: say where the nesting passes MAX_DEPTH
-        deep = _too_deep_at(text)
-        where = _line_col(text, deep) if deep is not None else "$"
-        raise NotWellFormed(f"the document nests arrays and objects deeper than {MAX_DEPTH} levels",
-                            f"more than {MAX_DEPTH} levels", where) from None
-    if seen_constants or huge:
-        found = next(_non_json_numbers(doc), None)
-        if found is not None and isinstance(found[1], _HugeInt):
-            raise NotWellFormed(f"an integer of {found[1].digits} digits: more than the {MAX_INT_DIGITS} digits the "
-                                "harness reads (RFC 8259 §6 lets a reader limit the range of numbers)",
-                                f"<{found[1].digits} digits>", found[0])
-    if seen_constants:
-        path, name = next(_non_json_numbers(doc))
-        more = f" (and {len(seen_constants) - 1} more)" if len(seen_constants) > 1 else ""
-        raise NotWellFormed(f"{name} is not a JSON number (RFC 8259 §6){more}", name, path)
-    return doc
+def _in_words(exc: JsonRejected, raw: bytes | None) -> tuple[str, Any, str]:
+    """(title, received, where) of a refusal, as `validate` prints it (`raw`: the text, for line and column)."""
+    if exc.kind == "bom":
+        return "the file begins with a byte order mark (RFC 8259 §8.1: JSON text MUST NOT)", "EF BB BF", "byte 0"
+    if exc.kind == "utf-8":
+        return "the file is not UTF-8 text (RFC 8259 §8.1)", exc.received, f"byte {exc.offset}"
+    if exc.kind == "depth":
+        where = _line_col(raw, exc.offset) if exc.offset is not None and raw is not None else "$"
+        return f"the document nests arrays and objects deeper than {MAX_DEPTH} levels", exc.received, where
+    if exc.kind == "syntax" and exc.offset is not None:
+        line_col = f"{_line_col(raw, exc.offset)} " if raw is not None else ""
+        return exc.message, exc.received, f"{line_col}(byte {exc.offset})"
+    return exc.message, exc.received, exc.path or "$"
 
 
 # ---- naming the format --------------------------------------------------------------------------
@@ -275,54 +204,64 @@ def read_head(path: Path) -> bytes:
 
 
 def read_all(path: Path, max_bytes: int) -> bytes:
-    with os.fdopen(open_regular(path), "rb") as fh:
-        try:
-            size = os.fstat(fh.fileno()).st_size
-            if size > max_bytes:
-                raise HarnessError(f"{path} is {size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
-            data = fh.read(max_bytes + 1)  # a file that grows while read is still cut at the limit
-        except OSError as exc:
-            raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:
-        raise HarnessError(f"{path} is over the limit of {max_bytes} bytes (raise it with --max-bytes)")
-    return data
+    size_within(path, max_bytes)
+    return read_rest(path, 0, max_bytes)
+
+
+def size_within(path: Path, max_bytes: int) -> int:
+    """The file's size, once: a regular file within --max-bytes (one bound for every format), else exit 2."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise HarnessError(f"cannot read {path}: not a regular file")
+    if stat.st_size > max_bytes:
+        raise HarnessError(f"{path} is {stat.st_size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
+    return stat.st_size
+
+
+def stream_suite(head: bytes, wanted: str | None) -> SuiteSpec | None:
+    """The suite whose format is read as a stream (SuiteSpec.stream) and names this head, if any.
+    Detection sees only the head's whole lines."""
+    lines = head[: head.rfind(b"\n") + 1] or head
+    for suite in all_suites():
+        if suite.stream is not None and wanted in (None, suite.name) and (wanted or detects(suite, lines)):
+            return suite
+    return None
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
-    """(suite, document) when the file is in a format read as a stream (SuiteSpec.stream), else None.
+    """(suite name, document) when the file is in a format read as a stream, else None."""
+    suite = stream_suite(read_head(path), wanted)
+    return None if suite is None or suite.stream is None else (suite.name, suite.stream(path))
 
-    Detection sees only the file's first whole lines; the document is opened, never loaded, so
-    --max-bytes (a memory guard) does not apply to it."""
-    streaming = [s for s in all_suites() if s.stream is not None and wanted in (None, s.name)]
-    if not streaming:
+
+def not_well_formed(document: Any) -> Failure | None:
+    """What a streamed document's own single read refused (its `malformed`), as the well_formed failure."""
+    refused = getattr(document, "malformed", None)
+    if not isinstance(refused, JsonRejected):
         return None
-    head = read_head(path)
-    head = head[: head.rfind(b"\n") + 1] or head
-    for suite in streaming:
-        if suite.stream is not None and (wanted or detects(suite, head)):
-            return suite.name, suite.stream(path)
-    return None
+    title, received, where = _in_words(refused, None)
+    return Failure(title, received, "a well-formed JSON text (RFC 8259)", where)
 
 
 def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
                   max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
-    """(suite, how it was named, results) for one file."""
+    """(suite, how it was named, results) for one file, read once: the head names a streamed format
+    (which then reads the file itself, once, within its own limits); any other file is read whole."""
     from .session import validate_document
 
-    os.close(open_regular(path))  # a FIFO, device or folder is refused before any reader opens it
-    streamed = open_stream(path, wanted)
-    if streamed is not None:
-        suite = get_suite(streamed[0])
-        results = validate_document(streamed[1], suite.name, profile, check_ids)
+    size_within(path, max_bytes)
+    head = read_head(path)
+    streamed = stream_suite(head, wanted)
+    if streamed is not None and streamed.stream is not None:
+        document = streamed.stream(path)
         how = "--format" if wanted else "detected"
-        if json_syntax(suite) and any(r.outcome is Outcome.ERRORED for r in results):
-            # a check could not read the document: if it is not well-formed, that is the one finding
-            try:
-                parse_json(read_all(path, max_bytes))
-            except NotWellFormed as exc:
-                return suite, how, [well_formed_result(suite, exc.failure)]
-        return suite, how, results
-    raw = read_all(path, max_bytes)
+        results = validate_document(document, streamed, profile, check_ids)
+        failure = not_well_formed(document)
+        return streamed, how, [well_formed_result(streamed, failure)] if failure else results
+    raw = head + read_rest(path, len(head), max_bytes)
     doc: Any
     try:
         doc = parse_json(raw)
@@ -338,4 +277,17 @@ def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: l
             return suite, named.how, [well_formed_result(suite, failure)]
     elif isinstance(doc, NotWellFormed):
         return suite, named.how, [well_formed_result(suite, doc.failure)]
-    return suite, named.how, validate_document(doc, suite.name, profile, check_ids)
+    return suite, named.how, validate_document(doc, suite, profile, check_ids)
+
+
+def read_rest(path: Path, offset: int, max_bytes: int) -> bytes:
+    """The file after its head, bounded by --max-bytes even if it grew since it was measured."""
+    try:
+        with os.fdopen(open_regular(path), "rb") as fh:  # a FIFO or device swapped in meanwhile is refused too
+            fh.seek(offset)
+            rest = fh.read(max_bytes + 1 - offset)
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if offset + len(rest) > max_bytes:
+        raise HarnessError(f"{path} grew past the limit of {max_bytes} bytes while it was read")
+    return rest

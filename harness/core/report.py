@@ -18,7 +18,6 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
-from xml.sax.saxutils import escape, quoteattr
 
 from .. import __version__
 from .model import HarnessError, Result
@@ -213,10 +212,14 @@ def _xml(text: str) -> str:
 
 
 def _x(text: str) -> str:
+    from xml.sax.saxutils import escape  # junit only: xml.sax pulls in urllib.request
+
     return escape(_xml(text))
 
 
 def _qa(text: str) -> str:
+    from xml.sax.saxutils import quoteattr
+
     return quoteattr(_xml(text))
 
 

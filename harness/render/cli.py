@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 
 from ..core.model import HarnessError
@@ -18,15 +20,12 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     rep.add_argument("--badge", metavar="DIR", help="write one SVG badge per suite and level into this folder")
     rep.set_defaults(func=cmd_report)
 
-    from ..diff import cmd_diff
-
     dif = sub.add_parser("diff", help="what changed between two reports: newly failing/passing, messages, levels, readings")
     dif.add_argument("a", help="the earlier report.jsonl")
     dif.add_argument("b", help="the later report.jsonl")
     dif.add_argument("--json", action="store_true")
-    dif.set_defaults(func=cmd_diff)
+    dif.set_defaults(func=_later("diff", "cmd_diff"))
 
-    from ..certify import cmd_certify, cmd_keygen, cmd_verify
     from ..core.profile import PROFILES
 
     cert = sub.add_parser("certify", help="run suites with no expectations file and write a certification bundle")
@@ -41,16 +40,16 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     cert.add_argument("--profile", default="thorough", help=f"one of {', '.join(PROFILES)} (default thorough)")
     cert.add_argument("--seed", type=int)
     cert.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    cert.set_defaults(func=cmd_certify)
+    cert.set_defaults(func=_later("certify", "cmd_certify"))
 
     ver = sub.add_parser("verify", help="check a certification bundle: digest, and every level verdict from its results")
     ver.add_argument("bundle")
     ver.add_argument("--key", metavar="PUBKEY", help="accept only a signature by this public key (PEM)")
-    ver.set_defaults(func=cmd_verify)
+    ver.set_defaults(func=_later("certify", "cmd_verify"))
 
     kg = sub.add_parser("keygen", help="make an Ed25519 key pair for certify --key (KEYFILE and KEYFILE.pub)")
     kg.add_argument("out", nargs="?", default="memconform-signing.key")
-    kg.set_defaults(func=cmd_keygen)
+    kg.set_defaults(func=_later("certify", "cmd_keygen"))
 
 
 def read_possibly_cut(path: Path) -> tuple[Report, bool]:
@@ -94,3 +93,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"{args.file}: truncated run (no footer): rendered as such, no level verdicts")
         return 1
     return 0
+
+
+def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand whose module is imported only when it runs (start-up of every other command stays small)."""
+
+    def run(args: argparse.Namespace) -> int:
+        command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"memconform.{module}"), name)
+        return command(args)
+
+    return run

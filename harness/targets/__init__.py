@@ -10,10 +10,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeGuard
 
 from ..core.model import HarnessError
 from ..core.profile import Limits
 from .base import Rejected, Reply, Route, Target
+
+if TYPE_CHECKING:  # a type only: importing httpx at start-up is what is_http avoids
+    from .http import HttpTarget
+
+
+def is_http(target: object) -> TypeGuard[HttpTarget]:
+    """Is this an HttpTarget? Asked without importing httpx (which imports its own CLI, rich and pygments)."""
+    return getattr(target, "kind", None) == "http"
 
 __all__ = ["Rejected", "Reply", "Route", "Target", "open_target", "TARGET_KINDS"]
 

@@ -7,8 +7,6 @@ exchange, the OMP client's and schemathesis's included, goes through `HttpTarget
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,12 +14,11 @@ from typing import Any
 from ..core.clock import Clock
 from ..core.model import TargetError
 from ..core.profile import Limits
+from ..json_reader import REPLY, JsonRejected, read_json
 
 # No answer a spec describes nests anywhere near this; deeper JSON from a target is refused before
 # it can raise RecursionError in a check, a schema validator or the report writer.
-MAX_JSON_DEPTH = 200
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+MAX_JSON_DEPTH = 200  # json_reader.REPLY.max_depth
 
 
 class Rejected(Exception):
@@ -67,33 +64,14 @@ class Request:
 
 
 def parse_json(raw: bytes) -> tuple[Any, str | None]:
-    """(value, None) or (None, why not): strict JSON (no NaN/Infinity), nesting at most MAX_JSON_DEPTH."""
-    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth_exceeds(raw, MAX_JSON_DEPTH):
-        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    """(value, None) or (None, why not): strict JSON (UTF-8 without BOM, no NaN/Infinity), nesting at
+    most MAX_JSON_DEPTH, bounded in memory (json_reader.py)."""
     try:
-        return json.loads(raw, parse_constant=_no_constant), None
-    except RecursionError:
-        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    except ValueError as exc:  # includes UnicodeDecodeError (invalid UTF-8)
-        return None, f"not JSON: {type(exc).__name__}: {str(exc)[:120]}"
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def json_depth_exceeds(raw: bytes, limit: int) -> bool:
-    """Whether brackets outside strings nest deeper than `limit`: each pass removes the innermost
-    pairs, so the passes are bounded by `limit` and each runs at C speed."""
-    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).replace(b"{", b"[").replace(b"}", b"]")
-    for _ in range(limit):
-        if not brackets:
-            return False
-        shorter = brackets.replace(b"[]", b"")
-        if len(shorter) == len(brackets):
-            return False  # unbalanced: the parser will say what is wrong
-        brackets = shorter
-    return b"[]" in brackets
+        return read_json(raw, REPLY), None
+    except JsonRejected as exc:
+        if exc.kind == "depth":
+            return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        return None, f"not JSON: {exc.message[:160]}"
 
 
 @dataclass

@@ -16,14 +16,17 @@ import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
 from memconform.formats import now_iso
 from memconform.suites.omp import format as omp
+from memconform.targets import is_http
 from memconform.targets.base import Reply, Request, Route
-from memconform.targets.http import HttpTarget
+
+if TYPE_CHECKING:
+    from memconform.targets.http import HttpTarget
 from memconform.targets.nodelay import judge_stall
 
 GLOBAL = "global"  # sentinel: the target's own API key (the client default)
@@ -51,7 +54,7 @@ class OmpRun:
 
 def http(ctx: CheckContext) -> HttpTarget:
     target = ctx.target
-    if not isinstance(target, HttpTarget):
+    if not is_http(target):
         raise SkipCheck(f"OMP is an HTTP API: it needs an http:// target (or reference:omp), not {target.kind!r} "
                         f"({target.description})", not_applicable=True)
     return target

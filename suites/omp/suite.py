@@ -21,12 +21,12 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.rules import declared_level
-from memconform.targets.http import HttpTarget
+from memconform.targets import is_http
 
 
 def claimed_levels(ctx: CheckContext) -> set[str] | None:
     """Levels are cumulative: OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 checks always apply."""
-    if not isinstance(ctx.target, HttpTarget):
+    if not is_http(ctx.target):
         return None  # every check then says it needs an http:// target
     ev.track(ctx)
     answer = c.health(ctx)
@@ -44,7 +44,7 @@ def claimed_levels(ctx: CheckContext) -> set[str] | None:
 
 def preflight(ctx: CheckContext) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
-    if not isinstance(ctx.target, HttpTarget):
+    if not is_http(ctx.target):
         return  # every check says it needs an http:// target
     if not ctx.target.api_key:
         raise HarnessError("OMP needs the target's global API key (§3.2): pass --api-key or set MEMCONFORM_API_KEY")
@@ -60,7 +60,7 @@ def _probe(target: Any) -> bool:
     its status and the protocol version."""
     from memconform.targets.base import Request, Route
 
-    if not isinstance(target, HttpTarget):
+    if not is_http(target):
         return False
     path = ("" if target.base_url.endswith(omp.BASE) else omp.BASE) + "/health"
     try:

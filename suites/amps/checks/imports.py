@@ -7,7 +7,6 @@ control); the broken variants then go to the same subject, whose earlier data mu
 from __future__ import annotations
 
 import copy
-import http.server
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -199,6 +198,8 @@ class _Canary:
     """A loopback HTTP server that only counts requests: nothing should ever reach it."""
 
     def __init__(self) -> None:
+        import http.server  # only when a canary is started: validate never needs it
+
         hits: list[str] = []
 
         class Handler(http.server.BaseHTTPRequestHandler):

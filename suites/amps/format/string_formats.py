@@ -13,6 +13,7 @@ two liberties: "scheme:/" may introduce an authority like "//", and no path-empt
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 
 from memconform.formats import AJV_DATE_TIME, is_datetime, parse_datetime
@@ -20,12 +21,26 @@ from memconform.formats import AJV_DATE_TIME, is_datetime, parse_datetime
 
 def is_date_time(value: object) -> bool:
     """ajv-formats 3 `date-time`; a non-string is not this format's business (the `type` keyword's)."""
-    return not isinstance(value, str) or is_datetime(value, AJV_DATE_TIME)
+    return not isinstance(value, str) or _read_date_time(value)[0]
 
 
 def parse_date_time(value: object) -> dt.datetime | None:
     """The instant an ajv-formats date-time names (a leap second as :59), or None when it is not one."""
-    return parse_datetime(value, AJV_DATE_TIME)
+    return _read_date_time(value)[1] if isinstance(value, str) else None
+
+
+def _read_date_time(value: str) -> tuple[bool, dt.datetime | None]:
+    """(is a date-time, its instant): jsonschema-rs's format callback and the rule scan ask about the same
+    values, so short strings (every date-time is) are read once each; a long one is never kept."""
+    return _read_short(value) if len(value) <= 64 else _read(value)
+
+
+def _read(value: str) -> tuple[bool, dt.datetime | None]:
+    valid = is_datetime(value, AJV_DATE_TIME)
+    return valid, parse_datetime(value, AJV_DATE_TIME) if valid else None
+
+
+_read_short = functools.lru_cache(maxsize=1 << 16)(_read)
 
 
 # ---- RFC 3986 URI, assembled from its grammar (Appendix A) -------------------------------------

@@ -10,7 +10,6 @@ profile's options, whether it is a failure or only a reading seen.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +21,7 @@ from typing import Any
 from memconform.core import rules
 from memconform.core.profile import declare_option
 from memconform.formats import is_int as is_int  # re-exported
+from memconform.json_reader import LINE, JsonRejected, read_json
 
 SUITE = "emp"
 SPEC = "Edge Memory Protocol v1.0"
@@ -96,11 +96,12 @@ def tombstone(entry_id: str, ts: int, src: str, style: str = "deleted-flag") -> 
     return line
 
 
-def parse_line(raw: str) -> dict[str, Any] | LineError:
+def parse_line(raw: str, rawb: bytes | None = None) -> dict[str, Any] | LineError:
+    """One line, parsed by the strict reader (`rawb`: its bytes when the line was read as valid UTF-8)."""
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        return LineError(f"not JSON: {exc}")
+        value = read_json(raw.encode("utf-8", "surrogatepass") if rawb is None else rawb, LINE)
+    except JsonRejected as exc:
+        return LineError(f"not JSON: {exc.detail}")
     if not isinstance(value, dict):
         return LineError(f"a line must be a JSON object, got {type(value).__name__}")
     return value
@@ -125,9 +126,10 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str, Any]]:
     """Stream a file: (line number, raw text, parsed object or LineError); never loads it whole."""
     with open(path, "rb") as fh:
         for n, rawb in enumerate(fh, 1):
-            raw = decode(rawb.rstrip(b"\r\n"))
+            rawb = rawb.rstrip(b"\r\n")
+            raw = decode(rawb)
             if raw.strip():
-                yield n, raw, parse_line(raw)
+                yield n, raw, parse_line(raw, None if isinstance(raw, Replaced) else rawb)
 
 
 class LineStream:

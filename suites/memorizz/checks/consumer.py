@@ -223,7 +223,7 @@ def clone_rewrites_ids(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("a cloned record kept its id", new, "a new id", f"$.stores.{store}")
         got = after[data["content"]][1].get("data") or {}
         natural = mz.NATURAL_IDS_IMPLIED.get(store)
-        if natural in data:
+        if natural is not None and natural in data:
             yield from _natural_id_failures(ctx, store, natural, data, got, new)
         if "memory_id" in data:
             yield from _namespace_failures(ctx, store, data, got, new, namespaces)

@@ -31,7 +31,9 @@ def archive_state(doc: Any, ctx: CheckContext) -> mz.Archive:
         arc = doc if isinstance(doc, mz.Archive) else mz.Archive(value=doc)
         max_bytes, max_records = limits(ctx)
         if arc.unread:
-            arc = mz.load_file(arc.path, max_bytes, max_records)  # type: ignore[arg-type]
+            loaded = mz.load_file(arc.path, max_bytes, max_records)  # type: ignore[arg-type]
+            doc.malformed = loaded.malformed  # validate reads its well-formedness from the document it gave
+            arc = loaded
         if not arc.refused and arc.file_bytes is not None and arc.file_bytes > max_bytes:
             arc.refused = f"file is {arc.file_bytes} bytes, over the limit of {max_bytes}"
         total = mz.record_total(arc.value)
@@ -57,7 +59,7 @@ def canonical(arc: mz.Archive, ctx: CheckContext) -> bytes | None:
             arc.canonical_error = "the archive is not an object"
             return None
         try:
-            arc.canonical = mz.canonical_bytes(arc.value, _key_order(ctx), arc.exact)
+            arc.canonical = mz.canonical_bytes(arc.value, _key_order(ctx), arc.exact, arc.finite)
         except (ValueError, RecursionError) as exc:
             arc.canonical_error = str(exc)
     return arc.canonical
@@ -65,6 +67,8 @@ def canonical(arc: mz.Archive, ctx: CheckContext) -> bytes | None:
 
 def readable(doc: Any, ctx: CheckContext) -> mz.Archive:
     arc = archive_state(doc, ctx)
+    if arc.malformed is not None:
+        raise Inconclusive(f"the file is not well-formed JSON: {arc.malformed.message}")
     if arc.refused:
         raise Inconclusive(f"the archive is refused before this rule applies: {arc.refused}")
     return arc

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from memconform.suites.memorizz.format.canonical_fast import plain_canonical
 from memconform.suites.memorizz.format.constants import FORMAT, STORES, TAXONOMY, VERSION
 
 
@@ -153,28 +154,38 @@ def without_integrity(archive: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in archive.items() if k != "integrity"}
 
 
-def canonical_bytes(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None) -> bytes:
-    """What the checksum covers: canonical UTF-8 JSON of every field except integrity."""
-    return canonical_text(without_integrity(archive), key_order, exact).encode("utf-8")
+def canonical_bytes(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None,
+                    finite: bool = False) -> bytes:
+    """What the checksum covers: canonical UTF-8 JSON of every field except integrity. `finite`: the
+    archive is known to hold no NaN or infinity (read by orjson), so orjson's text may be used."""
+    body = without_integrity(archive)
+    if key_order == "codepoint" and (exact is False or finite):
+        fast = plain_canonical(body)
+        if fast is not None:
+            return fast
+        if exact is None:
+            exact = True  # the marked writer walks the archive once; no walk first to decide
+    return canonical_text(body, key_order, exact).encode("utf-8")
 
 
-def digest(archive: dict[str, Any], key_order: str = "codepoint") -> str:
-    return hashlib.sha256(canonical_bytes(archive, key_order)).hexdigest()
+def digest(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None) -> str:
+    return hashlib.sha256(canonical_bytes(archive, key_order, exact)).hexdigest()
 
 
-def seal(archive: dict[str, Any], key_order: str = "codepoint") -> dict[str, Any]:
+def seal(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None) -> dict[str, Any]:
     """Fill counts, record_count and integrity, as a producer must (the archive is changed in place)."""
     stores = archive.get("stores", {})
     manifest = archive.setdefault("manifest", {})
     manifest["counts"] = {k: len(v) for k, v in stores.items()}
     manifest["record_count"] = sum(len(v) for v in stores.values())
-    return reseal(archive, key_order)
+    return reseal(archive, key_order, exact)
 
 
-def reseal(archive: dict[str, Any], key_order: str = "codepoint") -> dict[str, Any]:
-    """Recompute only the integrity digest (counts stay as they are: a wrong count stays wrong)."""
+def reseal(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None) -> dict[str, Any]:
+    """Recompute only the integrity digest (counts stay as they are: a wrong count stays wrong).
+    `exact` False: the caller knows no float needs the number rules (no walk to find out)."""
     archive.pop("integrity", None)
-    archive["integrity"] = {"algorithm": "sha256", "digest": digest(archive, key_order)}
+    archive["integrity"] = {"algorithm": "sha256", "digest": digest(archive, key_order, exact)}
     return archive
 
 

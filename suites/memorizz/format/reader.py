@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import gc
-import json
 import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.suites.memorizz.format.canonical import float_is_plain
+from memconform.json_reader import FILE, JsonRejected, has_digit_run, read_json_noting_path
 from memconform.suites.memorizz.format.constants import FORMAT
 
 
@@ -25,10 +23,12 @@ class Archive:
     canonical: bytes | None = None
     canonical_error: str = ""
     path: str | None = None  # a file opened for `memconform validate`, read when a check first needs it
+    malformed: JsonRejected | None = None  # the strict reader refused the file (validate: one well_formed failure)
+    finite: bool = False  # read by orjson: no NaN, no infinity, no integer past 64 bits (canonical fast path)
 
     @property
     def unread(self) -> bool:
-        return self.path is not None and self.value is None and not self.refused
+        return self.path is not None and self.value is None and not self.refused and self.malformed is None
 
 
 def open_file(path: str | os.PathLike[str]) -> Archive:
@@ -58,27 +58,15 @@ def record_total(value: Any) -> int:
 
 
 def parse_bytes(raw: bytes, file_bytes: int | None = None) -> Archive:
-    """Parse once; the float hook notes whether the fast canonical writer is exact for this archive."""
-    special: list[bool] = []
-
-    def parse_float(text: str) -> float:
-        value = float(text)
-        if not special and not float_is_plain(value):
-            special.append(True)
-        return value
-
-    collecting = gc.isenabled()
-    gc.disable()  # parsed JSON holds no cycles: collecting while millions of objects appear is wasted time
+    """Parse once with the strict reader; a text it refuses comes back as an Archive with `malformed` set."""
     try:
-        value = json.loads(raw, parse_float=parse_float)
-    finally:
-        if collecting:
-            gc.enable()
-    # an integer beyond 2**53 - 1 is a number token of 16 digits or more, with no fraction or exponent:
-    # without one in the text, no walk is needed (a match inside a string only costs the walk)
-    long_digits = re.search(rb"[:\[,]\s*-?[0-9]{16,}\s*[,\]}]", raw) is not None
-    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=bool(special),
-                   long_digits=long_digits)
+        value, fast = read_json_noting_path(raw, FILE)
+    except JsonRejected as exc:
+        return Archive(value=None, file_bytes=len(raw) if file_bytes is None else file_bytes, malformed=exc)
+    # an integer beyond 2**53 - 1 has 16 digits or more: without such a run in the text no walk is needed
+    long_digits = has_digit_run(raw, 16)
+    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=None,
+                   long_digits=long_digits, finite=fast)
 
 
 def load_file(path: str | os.PathLike[str], max_bytes: int, max_records: int) -> Archive:

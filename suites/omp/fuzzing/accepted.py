@@ -51,10 +51,10 @@ def _empty_values(case: Any) -> bool:
 
 def _holds_empty_text(case: Any) -> bool:
     """Does the request carry "" where the spec sets only a maximum (a text field, a tag, a query)?"""
-    body = case.body if isinstance(case.body, dict) else {}
-    source = body.get("source") if isinstance(body.get("source"), dict) else {}
+    body: dict[str, Any] = case.body if isinstance(case.body, dict) else {}
+    source: dict[str, Any] = body["source"] if isinstance(body.get("source"), dict) else {}
     texts = [body.get(k) for k in ("content", "namespace", "q", "transcript", "source_tool")] + [source.get("tool")]
-    tags = body.get("tags") if isinstance(body.get("tags"), list) else []
+    tags: list[Any] = body["tags"] if isinstance(body.get("tags"), list) else []
     return "" in texts or "" in tags or any(v == "" for v in _query(case).values())
 
 

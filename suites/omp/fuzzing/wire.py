@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memconform.core.model import TargetError
 from memconform.targets.base import Reply, Request, Route
-from memconform.targets.http import HttpTarget
+
+if TYPE_CHECKING:
+    from memconform.targets.http import HttpTarget
 
 
 def send_serialized(target: HttpTarget, redact: Callable[[str], str], data: dict[str, Any], pace: Callable[[], None]) -> Any:

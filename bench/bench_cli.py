@@ -1,0 +1,143 @@
+"""`memconform validate` as users run it, whole process, against the fastest floor a Python program reaches.
+
+    python bench/bench_cli.py [--runs 5] [--only memoryai,amps,memorizz,emp] [--memconform PATH] [--keep DIR]
+
+For each format one file is generated (the other bench scripts' generators) and two commands run in
+turn, A B A B ..., each pair giving one ratio (so a machine whose speed drifts moves both alike):
+A = `memconform validate FILE`, B = the floor in a fresh interpreter: read + orjson parse (+ the
+canonical bytes and sha256 where the format has a digest; + jsonschema-rs with the schema's formats
+for AMPS; line by line for EMP). Figures are CPU seconds (user + system, from os.wait4) and peak RSS,
+min / median / max over the runs. AMPS is also run beside ajv 8 + ajv-formats (the spec's own
+validator) when node and npm are there: npm installs them into a temporary folder outside the repo;
+without them that row says so and is skipped. `--memconform` names another installation's command
+(e.g. an older checkout's venv) to compare versions the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+FLOORS = {
+    "memoryai": "import hashlib,orjson,sys;d=orjson.loads(open(sys.argv[1],'rb').read());"
+                "m=d['manifest'];m.pop('checksum',None);hashlib.sha256(orjson.dumps(d,option=orjson.OPT_SORT_KEYS))",
+    "amps": "import orjson,sys;from memconform.formats import amps;"
+            "assert amps.fast_validator().is_valid(orjson.loads(open(sys.argv[1],'rb').read()))",
+    "memorizz": "import hashlib,orjson,sys;d=orjson.loads(open(sys.argv[1],'rb').read());d.pop('integrity');"
+                "hashlib.sha256(orjson.dumps(d,option=orjson.OPT_SORT_KEYS))",
+    "emp": "import orjson,sys\nfor line in open(sys.argv[1],'rb'):\n    line.strip() and orjson.loads(line)",
+}
+
+AJV = """
+const Ajv = require("ajv/dist/2020"), addFormats = require("ajv-formats"), fs = require("fs");
+const ajv = new Ajv({allErrors: false, strict: false}); addFormats(ajv);
+const validate = ajv.compile(JSON.parse(fs.readFileSync(process.argv[2], "utf8")));
+const ok = validate(JSON.parse(fs.readFileSync(process.argv[3], "utf8")));
+process.exit(ok ? 0 : 1);
+"""
+
+
+def make(fmt: str, folder: Path) -> Path:
+    if fmt == "memoryai":
+        from bench_memoryai import make_bundle
+        path = folder / "bundle.json"
+        path.write_text(json.dumps(make_bundle(10_000, 384)), encoding="utf-8")
+    elif fmt == "amps":
+        from bench_amps import make_export
+        path = folder / "export.json"
+        path.write_text(json.dumps(make_export(100_000, 10_000), ensure_ascii=False), encoding="utf-8")
+    elif fmt == "memorizz":
+        from bench_memorizz import make_archive
+        path = folder / "archive.memorizz.json"
+        path.write_text(json.dumps(make_archive(100_000, False), ensure_ascii=False), "utf-8")
+    else:
+        from bench_emp import write_file
+        path = folder / "memory.jsonl"
+        write_file(path, 1_000_000, 50_000)
+    return path
+
+
+def run(cmd: list[str]) -> tuple[float, float, float, int]:
+    """(cpu seconds, wall seconds, peak RSS MiB, exit code) of one whole process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def pairs(label: str, a: list[str], b: list[str], runs: int) -> None:
+    """A and B in turn; CPU of each, and A/B pair by pair."""
+    run(a), run(b)  # warm the file cache and the bytecode
+    rows = [(run(a), run(b)) for _ in range(runs)]
+    codes = {ra[3] for ra, _ in rows} | {rb[3] for _, rb in rows}
+    print(f"{label}\n  A cpu s {spread([ra[0] for ra, _ in rows])}  peak MiB {spread([ra[2] for ra, _ in rows])}\n"
+          f"  B cpu s {spread([rb[0] for _, rb in rows])}  peak MiB {spread([rb[2] for _, rb in rows])}\n"
+          f"  A/B cpu {spread([ra[0] / rb[0] for ra, rb in rows])}  (min / median / max of {runs} pairs; exit codes {sorted(codes)})")
+
+
+def ajv_folder(folder: Path) -> Path | None:
+    if not (shutil.which("node") and shutil.which("npm")):
+        print("ajv 8 + ajv-formats: skipped (node or npm not found)")
+        return None
+    where = folder / "ajv"
+    if (where / "validate.js").exists():  # a kept folder from an earlier run
+        return where
+    where.mkdir(exist_ok=True)
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "ajv@8", "ajv-formats@3"],
+                          cwd=where, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        print(f"ajv 8 + ajv-formats: skipped (npm install failed: {done.stderr.strip()[-300:]})")
+        return None
+    (where / "validate.js").write_text(AJV, encoding="utf-8")
+    return where
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", default="memoryai,amps,memorizz,emp")
+    ap.add_argument("--memconform", default=str(Path(sys.executable).with_name("memconform")))
+    ap.add_argument("--keep", type=Path, help="generate the files here (and keep them) instead of a temporary folder")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memconform-bench-cli-") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        small = folder / "small.json"
+        small.write_text(json.dumps({"format": "memoryai.bundle"}), encoding="utf-8")
+        pairs("start-up: validate of a tiny file (A) vs an empty interpreter (B)",
+              [args.memconform, "validate", "--format", "memoryai", str(small)], [sys.executable, "-c", "pass"], args.runs)
+        for fmt in args.only.split(","):
+            path = folder / {"memoryai": "bundle.json", "amps": "export.json", "memorizz": "archive.memorizz.json",
+                             "emp": "memory.jsonl"}[fmt]
+            if not path.exists():
+                path = make(fmt, folder)
+            print(f"\n{fmt}: {path.name}, {path.stat().st_size / 1e6:.1f} MB")
+            pairs(f"{fmt}: memconform validate (A) vs floor (B)", [args.memconform, "validate", str(path)],
+                  [sys.executable, "-c", FLOORS[fmt], str(path)], args.runs)
+            if fmt == "amps" and (where := ajv_folder(folder)) is not None:
+                from memconform.fixtures_loader import fixture_root
+                pairs("amps: memconform validate (A) vs ajv 8 + ajv-formats, node (B)",
+                      [args.memconform, "validate", str(path)],
+                      ["node", str(where / "validate.js"), str(fixture_root() / "amps" / "schema.json"), str(path)],
+                      args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

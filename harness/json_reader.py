@@ -1,0 +1,361 @@
+"""The one strict JSON reader for everything a target sends and every file `validate` reads.
+
+RFC 8259 bytes: UTF-8 without a byte order mark (§8.1; bytes are never guessed to be UTF-16). Bounded
+before a single object is built: nesting at most `max_depth`, and at most one container (array or
+object, about 60-70 bytes of Python each) per CONTAINER_BYTES bytes of text above MIN_CONTAINERS, so a
+text of `[]`s or `{}`s cannot grow ~25x in memory; every other value costs at most ~12x its bytes (a
+two-letter string), and no string can be longer than the text that holds it. Linear time on any input:
+no regular expression here can backtrack, and the parsers are C.
+
+Fast path: orjson (it refuses NaN, Infinity, lone surrogates, a BOM and bad UTF-8 itself). Its depth
+bound is fixed (ORJSON_DEPTH); wrapping the text in ORJSON_DEPTH - max_depth arrays makes that bound
+ours, at C speed. orjson reads integers beyond 64 bits as floats, so a text with a run of 20 digits
+takes the stdlib path, which is also the path of every text orjson refuses: there the policy of the
+caller (refuse or mark NaN, refuse or mark integers over Python's 4,300-digit bound, refuse duplicate
+names or lone surrogates) decides, with the stdlib's words for syntax errors.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+BOM = b"\xef\xbb\xbf"
+ORJSON_DEPTH = 1024  # orjson refuses deeper nesting (tests/test_json_reader.py keeps this true)
+MIN_CONTAINERS = 100_000
+CONTAINER_BYTES = 16
+MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
+_TWENTY_DIGITS = b"0" * 20
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+# one string, or the rest of the text from an unterminated one: possessive, so never retried
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+class JsonRejected(ValueError):
+    """Why a text was refused. `kind` names the rule; `offset` is a byte offset when one is known;
+    `path` a JSON path when the refusal is about a parsed value; `received` what was seen there."""
+
+    def __init__(self, kind: str, message: str, *, offset: int | None = None, path: str | None = None,
+                 received: Any = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail or message  # a syntax error in the stdlib's own words
+        self.kind = kind
+        self.message = message
+        self.offset = offset
+        self.path = path
+        self.received = received
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a caller accepts beyond the common rules. `constants` and `huge_ints`: "refuse" or "mark"
+    (a marker object in place, reported by path after the parse), `constants` also "allow" (read as
+    Python's float, as the stdlib does); `duplicates` and `surrogates`:
+    "refuse" or "allow" (the stdlib's reading: the last value wins, the lone surrogate kept);
+    `infinite`: whether a number out of double range may read as infinity (the stdlib's reading)."""
+
+    max_depth: int = 512
+    constants: str = "refuse"
+    huge_ints: str = "refuse"
+    duplicates: str = "allow"
+    surrogates: str = "allow"
+    infinite: bool = True
+
+
+REPLY = Policy(max_depth=200)  # no answer a spec describes nests near this; checks and validators recurse
+FILE = Policy(max_depth=512, constants="mark", huge_ints="mark")
+STRICT = Policy(max_depth=512, duplicates="refuse", surrogates="refuse", infinite=False)
+LINE = Policy(max_depth=512, constants="allow")  # one line of a JSON Lines file (EMP): judged by its rules
+
+
+class NonJsonNumber:
+    """NaN, Infinity or -Infinity in the text (policy "mark"): Python reads them, JSON has no such numbers."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class HugeInt:
+    """An integer of more than MAX_INT_DIGITS digits (policy "mark"); only its length is kept."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def read_json(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> Any:
+    """The value of one JSON text, or JsonRejected."""
+    return read_json_noting_path(raw, policy)[0]
+
+
+def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> tuple[Any, bool]:
+    """(value, fast): `fast` means orjson read it, so it holds no NaN or infinity and no integer beyond
+    64 bits (a writer that cannot represent those may then take its own fast path)."""
+    if type(raw) is not bytes:
+        raw = bytes(raw)
+    if len(raw) <= MIN_CONTAINERS and policy.duplicates == "allow":
+        # a short text (a line, most replies) is under the container bound whatever it holds, and builds
+        # too little for the collector to matter: orjson straight away, the full path if it refuses
+        brackets = raw.count(b"[") + raw.count(b"{")
+        if brackets <= policy.max_depth and not raw.startswith(BOM) and not _may_hold_wide_int(raw):
+            try:
+                return orjson.loads(raw), True
+            except orjson.JSONDecodeError:
+                pass
+    collecting = gc.isenabled()
+    gc.disable()  # parsed JSON holds no cycles: collecting while millions of objects appear is wasted time
+    try:
+        return _read(raw, policy)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
+    if raw.startswith(BOM):
+        raise JsonRejected("bom", "a byte order mark precedes the JSON text (RFC 8259 §8.1)", offset=0,
+                           received="EF BB BF")
+    brackets = raw.count(b"[") + raw.count(b"{")
+    check_containers(raw, policy.max_depth, brackets)
+    if policy.duplicates == "allow" and not _may_hold_wide_int(raw):
+        value = _fast(raw, policy.max_depth if brackets > policy.max_depth else ORJSON_DEPTH)
+        if value is not _REFUSED:
+            return value, True
+    return _stdlib(raw, policy), False
+
+
+def check_containers(raw: bytes, max_depth: int, brackets: int) -> None:
+    """Refuse, before parsing, a text with more arrays and objects than its size allows (a text that
+    is plainly nested too deep is refused for that: the root cause of most such counts). Brackets are
+    counted again outside strings whenever the plain count passes one per CONTAINER_BYTES bytes, at
+    any size, so the cost per byte does not jump at a size threshold."""
+    if brackets * CONTAINER_BYTES <= len(raw):
+        return
+    allowed = max(MIN_CONTAINERS, len(raw) // CONTAINER_BYTES)
+    outside_strings = _STRING.sub(b"", raw)  # brackets inside strings build nothing
+    found = outside_strings.count(b"[") + outside_strings.count(b"{")
+    if found > allowed:
+        openers = outside_strings.translate(None, _NOT_BRACKETS).replace(b"{", b"[")
+        if b"[" * (max_depth + 1) in openers:
+            raise _too_deep(raw, max_depth)
+        raise JsonRejected("containers", f"{found} arrays and objects in {len(raw)} bytes: more than the "
+                           f"{allowed} the reader builds (one per {CONTAINER_BYTES} bytes) for a text this size",
+                           received=f"{found} arrays and objects")
+
+
+def has_digit_run(raw: bytes, length: int) -> bool:
+    """Does the text hold `length` digits in a row? At memory speed: a translate and a substring search
+    (a regular expression tries every position, several times slower than orjson's whole parse)."""
+    return b"0" * length in raw.translate(_DIGITS_AS_ZERO)
+
+
+def _may_hold_wide_int(raw: bytes) -> bool:
+    """A run of 20 digits that is not a fraction or followed by one (an integer orjson would read as a
+    float; one inside a string only costs the exact path). Each run is looked at once."""
+    shape = raw.translate(_DIGITS_AS_ZERO)
+    at = shape.find(_TWENTY_DIGITS)
+    while at >= 0:
+        start = shape.rfind(b" ", 0, at) + 1
+        end = shape.find(b" ", at)
+        end = len(shape) if end < 0 else end
+        if raw[start - 1:start] != b"." and raw[end:end + 1] not in (b".", b"e", b"E"):
+            return True
+        at = shape.find(_TWENTY_DIGITS, end)
+    return False
+
+
+_REFUSED = object()
+_wrappers: dict[int, tuple[bytes, bytes]] = {}
+
+
+def _fast(raw: bytes, max_depth: int) -> Any:
+    """orjson's reading with our depth bound, or _REFUSED (the stdlib path then says why)."""
+    pad = ORJSON_DEPTH - max_depth
+    if pad not in _wrappers:
+        _wrappers[pad] = (b"[" * pad, b"]" * pad)
+    head, tail = _wrappers[pad]
+    try:
+        value = orjson.loads(head + raw + tail if pad else raw)
+    except orjson.JSONDecodeError:
+        return _REFUSED
+    for _ in range(pad):  # one element at every level: else the text closed our arrays itself
+        if type(value) is not list or len(value) != 1:
+            return _REFUSED
+        value = value[0]
+    return value
+
+
+def _stdlib(raw: bytes, policy: Policy) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JsonRejected("utf-8", f"not UTF-8 at byte {exc.start} (RFC 8259 §8.1; UnicodeDecodeError: "
+                           f"{exc.reason})", offset=exc.start,
+                           received=raw[exc.start:exc.start + 8].hex(" ")) from None
+    marks: list[str] = []
+    hooks = _hooks(policy, marks)
+    try:
+        try:
+            value = json.loads(text, **hooks)
+        except ValueError as exc:
+            if not _int_too_long(exc):
+                raise
+            if policy.huge_ints == "refuse":
+                raise JsonRejected("huge-int", f"an integer of more than {MAX_INT_DIGITS} digits "
+                                   "(RFC 8259 §6 lets a reader limit the range of numbers)") from None
+            marks.append("huge-int")
+            value = json.loads(text, parse_int=_int_or_mark, **hooks)
+    except RecursionError:
+        raise _too_deep(raw, policy.max_depth) from None
+    except json.JSONDecodeError as exc:
+        raise JsonRejected("syntax", f"not well-formed JSON: {exc.msg}", offset=len(text[:exc.pos].encode("utf-8")),
+                           received=text[max(0, exc.pos - 40):exc.pos + 40], detail=str(exc)) from None
+    except JsonRejected:
+        raise
+    except ValueError as exc:
+        raise JsonRejected("syntax", str(exc)[:200], detail=str(exc)) from None
+    _verify(value, policy, marks, raw)
+    return value
+
+
+def _hooks(policy: Policy, marks: list[str]) -> dict[str, Any]:
+    hooks: dict[str, Any] = {}
+
+    def constant(name: str) -> Any:
+        if policy.constants == "refuse":
+            raise JsonRejected("constant", f"{name} is not JSON (RFC 8259 §6 has no such number)", received=name)
+        marks.append("constant")
+        return NonJsonNumber(name)
+
+    if policy.constants != "allow":
+        hooks["parse_constant"] = constant
+    if not policy.infinite:
+        hooks["parse_float"] = _finite
+    if policy.duplicates == "refuse":
+        hooks["object_pairs_hook"] = _no_duplicates
+    return hooks
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value in (float("inf"), float("-inf")):
+        raise JsonRejected("range", f"number {token[:40]} is out of range", received=token[:40])
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JsonRejected("duplicate", f"duplicate name {key[:60]!r}", received=key[:60])
+        out[key] = value
+    return out
+
+
+def _int_too_long(exc: ValueError) -> bool:
+    return "int_max_str_digits" in str(exc) or "integer string conversion" in str(exc)
+
+
+def _int_or_mark(token: str) -> int | HugeInt:
+    digits = len(token) - token.startswith("-")
+    return int(token) if digits <= MAX_INT_DIGITS else HugeInt(digits)
+
+
+def _verify(value: Any, policy: Policy, marks: list[str], raw: bytes) -> None:
+    """After a stdlib parse: the depth bound, then (only when the parse marked something, or lone
+    surrogates are refused) a NaN, huge integer or lone surrogate, named by its path."""
+    if _deeper_than(value, policy.max_depth):
+        raise _too_deep(raw, policy.max_depth)
+    refuse_surrogates = policy.surrogates == "refuse"
+    if not (marks or refuse_surrogates):
+        return
+    for path, node in _nodes(value):
+        if refuse_surrogates and isinstance(node, str) and _lone_surrogate(node):
+            raise JsonRejected("surrogate", "a string holds a lone surrogate", path=path)
+        if isinstance(node, HugeInt):
+            raise JsonRejected("huge-int", f"an integer of {node.digits} digits: more than the {MAX_INT_DIGITS} "
+                               "digits the harness reads (RFC 8259 §6 lets a reader limit the range of numbers)",
+                               path=path, received=f"<{node.digits} digits>")
+    if "constant" in marks:
+        path, name = next(_non_json_numbers(value))
+        more = f" (and {marks.count('constant') - 1} more)" if marks.count("constant") > 1 else ""
+        raise JsonRejected("constant", f"{name} is not a JSON number (RFC 8259 §6){more}", path=path, received=name)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Do arrays and objects nest deeper than `limit`? One level at a time, containers only."""
+    level = [value] if type(value) in (dict, list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            below.extend([v for v in (node.values() if type(node) is dict else node) if type(v) in (dict, list)])
+        level = below
+    return False
+
+
+def _nodes(value: Any) -> Any:
+    """(path, node) of every value and every object key, depth first (run only when something is looked for)."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield path, k
+                stack.append((f"{path}.{k}", v))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _non_json_numbers(doc: Any) -> Any:
+    stack: list[tuple[str, Any]] = [("$", doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, NonJsonNumber):
+            yield path, value.text
+        elif isinstance(value, dict):
+            stack.extend((f"{path}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+
+
+def _too_deep(raw: bytes, limit: int) -> JsonRejected:
+    return JsonRejected("depth", f"nested deeper than {limit} levels", offset=depth_passed_at(raw, limit),
+                        received=f"more than {limit} levels")
+
+
+def depth_passed_at(raw: bytes, limit: int) -> int | None:
+    """Byte offset where brackets outside strings first nest deeper than `limit`, or None.
+    Run only on a text already refused as too deep: one linear pass."""
+    pos, depth, end = 0, 0, len(raw)
+    while pos < end:
+        byte = raw[pos]
+        if byte == 0x22:
+            match = _STRING.match(raw, pos)
+            pos = match.end() if match else end
+            continue
+        if byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return pos
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+        pos += 1
+    return None

@@ -1,0 +1,61 @@
+"""orjson's output where it is the spec's canonical form, found out without walking the archive.
+
+orjson sorts keys by code point (as the spec's codepoint order does), writes non-ASCII as UTF-8 and
+escapes as json.dumps does. Its floats match the spec's numbers (ECMAScript Number.prototype.toString,
+as in RFC 8785) except where it writes "<digits>.0" (an integral float, spec: no fraction) or an
+exponent (spec: decimal from 1e-6 to below 1e21); it never writes a trailing zero otherwise, and always
+signs an exponent. So when no number token of either shape is in its text, the text is canonical. The
+search is at memory speed (substring searches on the text and on a translated copy); each hit is
+confirmed as a number token in a small window, and a hit inside a string (`"v2.0, ok"`) only sends the
+archive to the exact writers. orjson cannot write NaN or infinity (it would write null): only a value
+known to hold none (read by orjson, or `exact` False) is given to it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+# digits -> "0", e -> "e", signs -> "-", anything else -> " ": an exponent reads "0e-0"
+_EXPONENT_SHAPE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x65 if b == 0x65 else 0x2D if b in (0x2B, 0x2D) else 0x20
+                        for b in range(256))
+_INTEGRAL_END = re.compile(rb"\.0[,\]}]")
+_TOKEN = re.compile(rb"[:,\[]-?[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+|(?<=\.0))(?=[,\]}])")
+_BYTES_PER_HIT = 64  # past one unconfirmed hit per this many bytes, the exact writers are cheaper
+_WINDOW = 40  # a number token orjson writes is at most ~25 bytes
+
+
+def plain_canonical(value: Any) -> bytes | None:
+    """The canonical bytes, or None: a float may need the number rules, or orjson cannot write the value
+    (an integer past 64 bits, a lone surrogate, a key that is not a string)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    return None if needs_number_rules(text) else text
+
+
+def needs_number_rules(text: bytes) -> bool:
+    """Does orjson's text hold a number token the spec writes differently? (True also when unsure.)"""
+    hits, most = 0, max(1000, len(text) // _BYTES_PER_HIT)
+    for end in _INTEGRAL_END.finditer(text):  # a literal prefix: the engine skips ahead at memory speed
+        hits += 1
+        if hits > most or _is_token_at(text, end.start()):
+            return True
+    shape = text.translate(_EXPONENT_SHAPE)
+    at = shape.find(b"0e-0")
+    while at >= 0:
+        hits += 1
+        if hits > most or _is_token_at(text, at):
+            return True
+        at = shape.find(b"0e-0", at + 1)
+    return False
+
+
+def _is_token_at(text: bytes, at: int) -> bool:
+    for token in _TOKEN.finditer(text, max(0, at - _WINDOW), at + _WINDOW):
+        if token.start() <= at < token.end():
+            return True
+    return False

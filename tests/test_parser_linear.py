@@ -1,0 +1,83 @@
+"""Every reader of target data stays linear on adversarial input: growing the input 16-fold may multiply
+the time by at most GROWTH (linear: 16x, plus what caches and page faults add on a larger buffer; a
+quadratic path: 256x). Measured as a ratio of times, each the fastest of several repeats, so a busy
+machine slows both sizes alike and the verdict does not move."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from memconform.json_reader import FILE, REPLY, STRICT, JsonRejected, read_json
+from memconform.strict_json import StrictJsonError, strict_loads
+from memconform.suites.emp import format as emp
+from memconform.suites.memorizz.format.reader import parse_bytes
+from memconform.targets.base import parse_json as parse_reply
+from memconform.validate import NotWellFormed
+from memconform.validate import parse_json as parse_file
+
+SIZES = (10_000, 40_000, 160_000)  # below the cache cliff a busy shared machine shows from ~200 KB on
+GROWTH = 64.0
+REPEATS = 7
+
+
+def _fill(unit: bytes, size: int, head: bytes = b"", tail: bytes = b"") -> bytes:
+    return head + unit * max(1, (size - len(head) - len(tail)) // len(unit)) + tail
+
+
+# each: a text of about `size` bytes built to hit one path's worst case
+ADVERSARIAL: dict[str, Callable[[int], bytes]] = {
+    "unterminated string of escaped quotes": lambda n: _fill(b'\\"', n, b'{"a": "'),
+    "escaped quotes, then many brackets": lambda n: _fill(b'\\"[', n, b'["', b"]" * 250),
+    "deep nesting": lambda n: _fill(b"[", n // 2) + _fill(b"]", n // 2),
+    "brackets inside strings": lambda n: _fill(b'"[[[[{{{{",', n, b"[", b"1]"),
+    "many empty arrays": lambda n: _fill(b"[],", n, b"[", b"[]]"),
+    "digit runs": lambda n: _fill(b"12345678901234567890,", n, b"[", b"1]"),
+    "a 4,301-digit integer per element": lambda n: _fill(b"9" * 4301 + b",", n, b"[", b"1]"),
+    "NaN at the end": lambda n: _fill(b'"abcdefgh",', n, b"[", b"NaN]"),
+    "lone surrogate escapes": lambda n: _fill(b'"\\ud800",', n, b"[", b"1]"),
+    "a quote on every line": lambda n: _fill(b'{"a": "\\"\n', n),
+}
+
+
+def _swallow(fn: Callable[[bytes], object]) -> Callable[[bytes], object]:
+    def run(raw: bytes) -> object:
+        try:
+            return fn(raw)
+        except (JsonRejected, NotWellFormed, StrictJsonError, ValueError):
+            return None
+    return run
+
+
+PARSERS: dict[str, Callable[[bytes], object]] = {
+    "reader (reply policy)": _swallow(lambda raw: read_json(raw, REPLY)),
+    "reader (file policy)": _swallow(lambda raw: read_json(raw, FILE)),
+    "reader (strict policy)": _swallow(lambda raw: read_json(raw, STRICT)),
+    "target reply parse_json": parse_reply,
+    "validate parse_json": _swallow(parse_file),
+    "strict_loads": _swallow(strict_loads),
+    "memorizz parse_bytes": _swallow(parse_bytes),
+    "emp lines": lambda raw: list(emp.iter_text(raw)),
+}
+
+
+def _seconds(fn: Callable[[bytes], object], raw: bytes) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        started = time.perf_counter()
+        fn(raw)
+        best = min(best, time.perf_counter() - started)
+    return max(best, 1e-5)  # below timer noise both sizes are simply fast
+
+
+@pytest.mark.parametrize("parser", list(PARSERS))
+@pytest.mark.parametrize("case", list(ADVERSARIAL))
+def test_time_grows_linearly(parser: str, case: str) -> None:
+    fn = PARSERS[parser]
+    texts = [ADVERSARIAL[case](size) for size in SIZES]
+    fn(texts[0])  # warm: imports, caches
+    times = [_seconds(fn, text) for text in texts]
+    assert times[-1] / times[0] <= GROWTH, (
+        f"{parser} on {case}: {', '.join(f'{t * 1000:.2f} ms' for t in times)} for {SIZES} bytes "
+        f"(x{times[-1] / times[0]:.1f} for {SIZES[-1] // SIZES[0]}x the bytes)")
