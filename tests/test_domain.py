@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from memconform import domain
 from memconform.core.check import squash
 
