@@ -6,6 +6,7 @@ from memconform.suites.omp.checks import (  # noqa: F401  (each module registers
     bad_input,
     concurrency,
     crud,
+    domain_params,
     domain_writes,
     fuzz,
     hostile_input,
