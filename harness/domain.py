@@ -45,6 +45,7 @@ class ValueClass:
     expect: str
     args: dict[str, Any]
     why: str = ""
+    combine: bool = True
 
     @property
     def key(self) -> str:
@@ -117,7 +118,7 @@ class Domain:
 
     def factors(self, combo_id: str) -> list[tuple[str, list[ValueClass]]]:
         combo = self.combination(combo_id)
-        return [(p, self.field(p).of("valid")) for p in combo["parameters"]]
+        return [(p, [c for c in self.field(p).of("valid") if c.combine]) for p in combo["parameters"]]
 
 
 def schema() -> dict[str, Any]:
@@ -164,8 +165,8 @@ def table_path(suite: Any) -> Path:
 def parse(doc: dict[str, Any]) -> Domain:
     fields = []
     for f in doc["fields"]:
-        classes = tuple(ValueClass(f["id"], c["id"], c["gen"], c["expect"], dict(c.get("args", {})), c.get("why", ""))
-                        for c in f["classes"])
+        classes = tuple(ValueClass(f["id"], c["id"], c["gen"], c["expect"], dict(c.get("args", {})), c.get("why", ""),
+                                   c.get("combine", True)) for c in f["classes"])
         fields.append(Field(f["id"], f["where"], tuple(f["operations"]), f["type"], f["required"], f["section"],
                             f["sentence"], f["origin"], classes, dict(f.get("limits", {})), tuple(f.get("enum", ())),
                             bool(f.get("nullable", False))))

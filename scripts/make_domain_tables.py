@@ -126,10 +126,17 @@ def object_classes(required: bool, max_keys: int | None = None, nullable: bool =
     return out
 
 
+MATCHES_NOTHING = ("no_match", "prefix_of_tag", "prefix_of_namespace")
+
+
 def query_string_classes(values: dict[str, str], matching: str = "valid") -> list[dict[str, Any]]:
-    """A list filter: absent, each named value, empty, repeated, malformed."""
+    """A list filter: absent and each named value; a value that matches nothing is tried alone."""
     out = [cls("absent", "absent", "valid", "every optional parameter alone")]
-    out += [cls(k, "query", matching, values=[v]) for k, v in values.items()]
+    for k, v in values.items():
+        out.append(cls(k, "query", matching, values=[v]))
+        if k in MATCHES_NOTHING:
+            out[-1].update(why="matches nothing (a prefix is not the value): tried alone, it would mask every pair of its row",
+                           combine=False)
     return out
 
 
