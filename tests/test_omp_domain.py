@@ -4,7 +4,6 @@ only a pair of parameters shows is caught by `default`'s pairwise rows and not b
 from __future__ import annotations
 
 import pytest
-
 from memconform import domain
 from memconform.core.profile import Profile
 from memconform.session import execute_run
