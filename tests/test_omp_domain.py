@@ -3,9 +3,14 @@ only a pair of parameters shows is caught by `default`'s pairwise rows and not b
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+from pathlib import Path
+
 import pytest
-from memconform import domain
+from memconform import coverage, domain
 from memconform.core.profile import Profile
+from memconform.core.suite import get_suite
 from memconform.session import execute_run
 from memconform.suites.omp.mutants.domain import PAIR_ONLY
 
@@ -22,13 +27,27 @@ def _domain_note(outcome: object) -> dict:
     return notes[0]["domain"]
 
 
-def test_ci_profile_judges_every_class_of_the_omp_table() -> None:
-    outcome = execute_run(["omp"], "reference:omp", Profile.named("ci"), report_dir=None, check_ids=DOMAIN_CHECKS)
+def test_ci_profile_judges_every_class_of_the_omp_table(tmp_path: Path) -> None:
+    outcome = execute_run(["omp"], "reference:omp", Profile.named("ci"), report_dir=tmp_path, check_ids=DOMAIN_CHECKS)
     assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(DOMAIN_CHECKS, "passed")
     found = _domain_note(outcome)
     assert found["unreached"] == [], "classes of suites/omp/domain.json the ci profile never sent and judged"
     assert found["classes_judged"] == found["classes_total"] == len(domain.load("omp").classes())
     assert 0 < found["pairs_judged"] < found["pairs_total"]  # ci: a fixed covering subset of the pairs
+    _report_is_valid_and_shows_the_figures(tmp_path, found)
+
+
+def _report_is_valid_and_shows_the_figures(folder: Path, found: dict) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(resources.files("memconform").joinpath("schemas/report.schema.json").read_text("utf-8"))
+    validator = Draft202012Validator(schema)
+    for line in (folder / "report.jsonl").read_text("utf-8").splitlines():
+        assert list(validator.iter_errors(json.loads(line))) == []
+    assert f"domain: {found['classes_judged']}/{found['classes_total']} classes judged" in (folder / "summary.md").read_text("utf-8")
+    shown = coverage.domain_coverage(get_suite("omp"), folder)
+    assert shown.run == found
+    assert any("classes judged" in line for line in coverage.render_domain(shown))
 
 
 @pytest.mark.mutants
