@@ -232,6 +232,8 @@ STRING_SAMPLES = {
     "whitespace_only": ["   "],
     "bidi": ["\u202eevil\u202c rtl"],
     "zero_width": ["zero\u200bwidth\ufeffbom"],
+    # raw in a JSON string (RFC 8259 allows it) but a line break to str.splitlines and to JavaScript's old parsers
+    "unicode_line_breaks": ["line\u2028separator\u2029paragraph\x85next\x0bvt\x0cff\x1cfs"],
 }
 
 

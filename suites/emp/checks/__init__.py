@@ -4,6 +4,7 @@ suite registers every check (and a wrong declaration is refused then, core/check
 from memconform.suites.emp.checks import (  # noqa: F401  (each module registers its checks)
     concurrency,
     crash,
+    domain_reader,
     file,
     hostile_input,
     lock,
