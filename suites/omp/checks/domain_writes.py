@@ -78,8 +78,8 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
     and leave the memory as it was; never a 5xx."""
     for field_id in dd.WRITE_FIELDS_CREATE:
         made = c.created(ctx, c.memory(ctx, f"du-{field_id}"))
+        before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
         for case in dd.cases(ctx, (field_id,), "du"):
-            before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
             patch = _patch(case, before)
             answer = c.update(ctx, made["id"], patch, quiet=True)
             after = c.get(ctx, made["id"], quiet=True)
@@ -100,6 +100,7 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
             else:
                 yield from judge_open(ctx, case, answer, None)
             dd.ledger(ctx).judge([case.cls.key])
+            before = now  # the memory as this update left it is what the next one starts from
 
 
 def update_expectation(case: dd.Case) -> str:
