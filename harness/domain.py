@@ -304,6 +304,8 @@ class DomainFigures:
         pairs = (f"{100 * self.pairs_judged / self.pairs_total:.0f}% of pairs ({self.pairs_judged}/{self.pairs_total})"
                  if self.pairs_total else "no parameter pairs")
         line = f"domain: {self.classes_judged}/{self.classes_total} classes judged, {pairs}"
+        if 0 < self.pairs_judged < self.pairs_total:
+            line += " (a fixed covering subset; --profile default reaches every pair)"
         if not self.classes_judged:
             line += " (no check of this suite draws from its table yet)"
         elif self.unreached:
