@@ -351,6 +351,15 @@ def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote:
         ftype = "string"
     elif "enum" in prop:
         classes, ftype = enum_classes(prop["enum"], required), "enum"
+    elif prop.get("format") == "uri":
+        classes = [*presence(required, nullable), cls("https", "literal", "valid", value="https://example.com/media/1.png"),
+                   cls("mailto", "literal", "valid", value="mailto:someone@example.com"),
+                   cls("urn", "literal", "valid", value="urn:isbn:0451450523"),
+                   cls("iri", "literal", "open", "non-ASCII: an IRI, not a URI", value="https://example.com/Größe"),
+                   cls("relative", "literal", "invalid", "no scheme: not a URI", value="media/1.png"),
+                   cls("spaces", "literal", "invalid", value="https://example.com/a b"),
+                   cls("empty", "literal", "invalid", value="")]
+        ftype = "string"
     elif prop.get("format") == "date-time":
         classes, ftype = timestamp_classes(required, nullable, "valid" if nullable else None), "timestamp"
     elif "number" in types:
