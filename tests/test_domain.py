@@ -131,3 +131,27 @@ def test_figures_count_only_judged_classes() -> None:
 
 def test_fill_replaces_placeholders() -> None:
     assert domain.fill(["{tag}", {"q": "{word} x"}, 5], {"tag": "t1", "word": "w"}) == ["t1", {"q": "w x"}, 5]
+
+
+def test_coverage_domain_command_prints_each_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    from memconform.cli import main
+
+    assert main(["coverage", "--domain"]) == 0
+    out = capsys.readouterr().out
+    for spec in SPECS:
+        assert f"{spec} (" in out
+    assert "parameter pairs (pairs planned: ci " in out and "default 466/466" in out
+
+
+def test_coverage_domain_reads_a_reports_figures(tmp_path: Path) -> None:
+    from memconform import coverage
+    from memconform.core.suite import get_suite
+
+    figures = {"classes_total": 10, "classes_judged": 7, "classes_reached": 9, "pairs_total": 4, "pairs_judged": 2,
+               "unreached": ["a:b", "c:d", "e:f"]}
+    lines = [{"type": "header"}, {"type": "footer", "notes": [{"suite": "omp", "note": "x", "domain": figures}]}]
+    (tmp_path / "report.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
+    shown = coverage.domain_coverage(get_suite("omp"), tmp_path)
+    assert shown.run == figures
+    text = "\n".join(coverage.render_domain(shown))
+    assert "7/10 classes judged (9 reached), 50% of pairs (2/4)" in text and "not judged: a:b, c:d, e:f" in text
