@@ -150,7 +150,9 @@ def _timestamp(kind: str) -> list[Any]:
     kinds = {"utc_z": "2026-06-29T12:00:00Z", "utc_offset": "2026-06-29T12:00:00+00:00", "fraction": "2026-06-29T12:00:00.123456Z",
              "leap_day": "2028-02-29T23:59:59Z", "epoch": "1970-01-01T00:00:00Z", "far_future": "9999-12-31T23:59:59Z",
              "non_utc": "2026-06-29T14:00:00+02:00", "no_zone": "2026-06-29T12:00:00", "date_only": "2026-06-29",
-             "not_a_date": "yesterday", "impossible": "2026-02-30T12:00:00Z", "lowercase": "2026-06-29t12:00:00z"}
+             "not_a_date": "yesterday", "impossible": "2026-02-30T12:00:00Z", "lowercase": "2026-06-29t12:00:00z",
+             "future_z": "2099-06-29T12:00:00Z", "future_offset": "2099-06-29T12:00:00+00:00",
+             "future_fraction": "2099-06-29T12:00:00.123456Z"}
     if kind not in kinds:
         raise ValueError(f"unknown timestamp kind {kind!r}")
     return [kinds[kind]]

@@ -103,6 +103,18 @@ def timestamp_classes(required: bool, nullable: bool = False, null_expect: str |
     return out
 
 
+def expiry_classes() -> list[dict[str, Any]]:
+    """An expiry: the timestamp classes, those in the past `open` (an already expired memory may be refused,
+    or stored and hidden), and the same forms in the future `valid`."""
+    out = []
+    for c in timestamp_classes(False, nullable=True):
+        if c["expect"] == "valid" and c["gen"] == "timestamp" and c["args"]["kind"] != "far_future":
+            c = dict(c, expect="open", why="in the past: an expired memory may be refused, or stored and not served")
+        out.append(c)
+    out += [cls(k, "timestamp", "valid", kind=k) for k in ("future_z", "future_offset", "future_fraction")]
+    return out
+
+
 def array_classes(required: bool, max_items: int | None = None, item_len: int = 4, nullable: bool = False) -> list[dict[str, Any]]:
     out = presence(required, nullable)
     out += [cls("empty", "array_of", "valid", count=0), cls("one", "array_of", "valid", count=1),
@@ -190,7 +202,7 @@ def omp_table() -> dict[str, Any]:
         elif name == "namespace":
             classes = string_classes(False, target["maxLength"], nullable=True)
         elif name == "expires_at":
-            classes = timestamp_classes(False, nullable=True)
+            classes = expiry_classes()
         else:
             classes = object_classes(False, target["maxProperties"], nullable=True)
         fields.append(field(f"memory.{name}", "record", writes, {"type": "enum", "expires_at": "timestamp", "source": "object",
