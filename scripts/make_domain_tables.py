@@ -138,7 +138,7 @@ def object_classes(required: bool, max_keys: int | None = None, nullable: bool =
     return out
 
 
-MATCHES_NOTHING = ("no_match", "prefix_of_tag", "prefix_of_namespace")
+MATCHES_NOTHING = ("no_match", "prefix_of_tag", "prefix_of_namespace", "beyond_total")
 
 
 def query_string_classes(values: dict[str, str], matching: str = "valid") -> list[dict[str, Any]]:

@@ -20,8 +20,8 @@ from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
-DATASET = 48  # type (i mod 3) and tool, sub tag, namespace (bits of i mod 8): every combination of them holds two memories,
-# so a page past the first is never empty only because the filters left one
+DATASET = 48  # type (i mod 3) and tool, sub tag, namespace, astral tag (bits 0-3 of i): every combination of them holds
+# one memory (48 = 16 x 3), and every combination of all but one at least two
 SORT_KEYS = {"created_at_desc": ("created_at", True), "created_at_asc": ("created_at", False), "updated_at_desc": ("updated_at", True)}
 
 
@@ -41,7 +41,7 @@ def _dataset(ctx: CheckContext) -> dict[str, Any]:
     names = _names(ctx)
     memories = []
     for i in range(DATASET):
-        tags = [names["tag"]] + ([names["sub"]] if (i // 2) % 2 == 0 else []) + ([names["astral_tag"]] if i % 5 == 0 else [])
+        tags = [names["tag"]] + ([names["sub"]] if (i // 2) % 2 == 0 else []) + ([names["astral_tag"]] if (i // 8) % 2 == 0 else [])
         mem = c.full_memory(ctx, f"dp{i}", type=omp.TYPES[i % 3], tool=names["tool"] if i % 2 == 0 else names["other_tool"],
                             created_at=f"2026-02-{1 + i // 2:02d}T{i % 24:02d}:{i % 2 * 30:02d}:00Z")
         mem["content"] += f" {names['word']} {names['word2']}"
@@ -52,10 +52,19 @@ def _dataset(ctx: CheckContext) -> dict[str, Any]:
     answer = c.import_(ctx, c.export_file(memories))
     ev.need(answer.ok and isinstance(answer.body, dict) and answer.body.get("imported") == DATASET,
             f"the {DATASET}-memory data set could not be seeded by one import: {answer.brief()}")
+    _touch_in_reverse(ctx, names["word"])
     stored = c.with_marker(c.exported(ctx), names["word"])
     if len(stored) != DATASET:
         raise TargetError(f"import reported {DATASET} memories imported, yet {len(stored)} are in the export")
     return {"names": names, "memories": stored}
+
+
+def _touch_in_reverse(ctx: CheckContext, word: str) -> None:
+    """Update every third memory, the oldest last: updated_at then orders them unlike created_at."""
+    mine = sorted(c.with_marker(c.exported(ctx), word), key=lambda m: str(m.get("created_at")), reverse=True)
+    for mem in mine[::3]:
+        c.update(ctx, str(mem.get("id")), {"content": f"{mem.get('content')} (updated)"}, quiet=True).accepted_json(
+            dict, "updating a memory of the data set")
 
 
 def dataset(ctx: CheckContext) -> dict[str, Any]:
