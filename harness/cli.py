@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from .cli_common import MAX_DOCUMENT_BYTES, installed, read_document
@@ -111,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     cov = sub.add_parser("coverage", help="per spec: normative statements covered by checks (requirement maps)")
     cov.add_argument("--suite")
     cov.add_argument("--json", action="store_true")
+    cov.add_argument("--domain", action="store_true",
+                     help="the domain tables instead: value classes and parameter pairs, planned per profile and judged by a run")
+    cov.add_argument("--report", type=Path, help="with --domain: a report.jsonl (or its folder) whose figures to show")
     cov.set_defaults(func=cmd_coverage)
 
     rep = sub.add_parser("replay", help="replay a saved failing fuzz example or sequence of operations (printed by run) "

@@ -138,3 +138,96 @@ def render_text(cov: Coverage) -> list[str]:
 def _short(text: str, width: int = 90) -> str:
     text = " ".join(text.split())
     return json.dumps(text if len(text) <= width else text[: width - 1] + "…", ensure_ascii=False)
+
+
+# ---- domain coverage: which value classes and parameter pairs a run judged ---------------------
+
+@dataclass
+class DomainCoverage:
+    suite: str
+    table: str | None
+    fields: int = 0
+    classes: int = 0
+    pairs: int = 0
+    planned_pairs: dict[str, int] = field(default_factory=dict)  # profile -> pairs its plan covers
+    planned_rows: dict[str, int] = field(default_factory=dict)  # profile -> combinations its plan sends
+    run: dict[str, Any] | None = None  # the figures a report recorded (harness/domain.py run_note)
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"suite": self.suite, "table": self.table, "fields": self.fields, "classes": self.classes, "pairs": self.pairs,
+                "planned_pairs": self.planned_pairs, "planned_rows": self.planned_rows, "run": self.run, "problems": self.problems}
+
+
+PLAN_PROFILES = ("ci", "default", "thorough")
+
+
+def domain_coverage(suite: SuiteSpec, report: Path | None = None) -> DomainCoverage:
+    """The suite's table (fields, classes, pairs), the pairs each profile's covering arrays reach, and
+    with a report the classes and pairs that run judged."""
+    from . import domain
+
+    path = domain.table_path(suite)
+    if not path.is_file():
+        return DomainCoverage(suite.name, None)
+    out = DomainCoverage(suite.name, str(path))
+    try:
+        table = domain.load_path(path)
+    except HarnessError as exc:
+        out.problems.append(str(exc))
+        return out
+    universe: set[tuple[str, str]] = set()
+    for combo in table.combinations:
+        universe |= table.pair_universe(combo["id"])
+    out.fields, out.classes, out.pairs = len(table.fields), len(table.classes()), len(universe)
+    for profile in PLAN_PROFILES:
+        planned: set[tuple[str, str]] = set()
+        rows = 0
+        for combo in table.combinations:
+            plan = domain.plan(table, combo["id"], profile)
+            planned |= domain.rows_pairs(plan)
+            rows += len(plan)
+        out.planned_pairs[profile] = len(planned & universe)
+        out.planned_rows[profile] = rows
+    if report is not None:
+        out.run = recorded_domain(report, suite.name)
+    return out
+
+
+def recorded_domain(report: Path, suite: str) -> dict[str, Any] | None:
+    """The domain figures of one suite in a report.jsonl (or the folder holding it)."""
+    path = report / "report.jsonl" if report.is_dir() else report
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError as exc:
+        raise HarnessError(f"report {path} cannot be read: {exc}") from None
+    for line in reversed(lines):
+        record = json.loads(line) if line.strip() else {}
+        if record.get("type") == "footer":
+            for note in record.get("notes", []):
+                if note.get("suite") == suite and isinstance(note.get("domain"), dict):
+                    return dict(note["domain"])
+            return None
+    return None
+
+
+def render_domain(cov: DomainCoverage) -> list[str]:
+    if cov.table is None:
+        return [f"{cov.suite}: no domain table"]
+    lines = [f"{cov.suite} ({cov.table})"]
+    lines += [f"  problem: {p}" for p in cov.problems]
+    if cov.problems:
+        return lines
+    plans = (", ".join(f"{p} {n}/{cov.pairs} in {cov.planned_rows[p]} rows" for p, n in cov.planned_pairs.items())
+             if cov.pairs else "no parameter sets combined")
+    lines.append(f"  table: {cov.fields} fields, {cov.classes} value classes, {cov.pairs} parameter pairs (pairs planned: {plans})")
+    if cov.run is None:
+        lines.append("  run: no figures (pass --report reports/latest after a `memconform run`)")
+        return lines
+    run = cov.run
+    pairs = f"{100 * run['pairs_judged'] / run['pairs_total']:.0f}% of pairs ({run['pairs_judged']}/{run['pairs_total']})" if run["pairs_total"] else "no pairs"
+    lines.append(f"  run: domain: {run['classes_judged']}/{run['classes_total']} classes judged "
+                 f"({run['classes_reached']} reached), {pairs}")
+    if run["unreached"]:
+        lines.append(f"  not judged: {', '.join(run['unreached'][:12])}{' ...' if len(run['unreached']) > 12 else ''}")
+    return lines

@@ -26,6 +26,7 @@ from .core.runner import Context, claimed_levels, run_checks, run_cleanups
 from .core.suite import SuiteSpec, get_suite
 from .core.verdicts import LevelVerdict, exit_code
 from .core.verdicts import level_verdicts as _level_verdicts
+from .domain import run_note as domain_note
 from .targets import open_target
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
@@ -35,7 +36,7 @@ DEFAULT_REPORT_DIR = Path("reports/latest")
 class RunOutcome:
     results: list[Result] = field(default_factory=list)
     levels: dict[str, list[LevelVerdict]] = field(default_factory=dict)
-    notes: list[dict[str, str]] = field(default_factory=list)  # run-level findings, by suite
+    notes: list[dict[str, Any]] = field(default_factory=list)  # run-level findings, by suite (a domain note carries its figures)
     readings: list[dict[str, Any]] = field(default_factory=list)  # open point -> readings seen, by suite
     report_dir: Path | None = None
     exit_code: int = 0
@@ -195,6 +196,9 @@ class Session:
                     self.outcome.notes.append({"suite": suite_name, "note": left})
                 if suite.run_notes is not None:
                     self.outcome.notes += [{"suite": suite_name, "note": self.redactor.text(n)} for n in suite.run_notes(ctx)]
+                covered = None if isinstance(ctx.target, NoTarget) else domain_note(suite_name, ctx)
+                if covered is not None:
+                    self.outcome.notes.append(covered)
                 claimed = claimed_levels(ctx)
                 self.outcome.readings += [{"suite": suite_name, "point": p, "seen": list(v["seen"]), "checks": list(v["checks"])}
                                           for p, v in ctx.readings.items()]

@@ -8,6 +8,7 @@ from memconform.suites.amps.checks import imports
 from memconform.suites.amps.checks import privacy
 from memconform.suites.amps.checks import roundtrip
 from memconform.suites.amps.checks import stateful
+from memconform.suites.amps.checks import domain_imports
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.amps.checks import hostile_input
 from memconform.suites.amps.suite import SUITE

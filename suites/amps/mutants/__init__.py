@@ -20,6 +20,7 @@ from memconform.suites.amps.mutants.imports import (
     RequiresLabels,
     TrustsOwnExports,
     WritesBeforeValidating,
+    ZuluSecondsOnly,
 )
 from memconform.suites.amps.reference import ReferenceAmpsStore
 from memconform.targets.base import Rejected
@@ -334,4 +335,6 @@ class ImportBodyCap(ReferenceAmpsStore):
 
 
 MUTANTS["ImportBodyCap"] = ImportBodyCap
+MUTANTS["ZuluSecondsOnly"] = ZuluSecondsOnly
+EXPECTED_KILLS["ZuluSecondsOnly"] = {"amps.imports_every_schema_class": "an allowed value was refused"}
 EXPECTED_KILLS["ImportBodyCap"] = {"amps.own_export_imported_back_large": "was refused when imported back"}

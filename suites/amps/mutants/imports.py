@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import unicodedata
 from typing import Any
 
@@ -155,3 +156,18 @@ class ArtifactsReplacedPerImport(ReferenceAmpsStore):
             with self.db:
                 self.db.execute("DELETE FROM artifacts WHERE subject_id = ?", (doc["subject"]["subject_id"],))
         return super().import_export(doc, **params)
+
+
+class ZuluSecondsOnly(ReferenceAmpsStore):
+    """Parses date-times with one pattern, YYYY-MM-DDTHH:MM:SSZ: fractional seconds and a +00:00 offset,
+    both RFC 3339 date-times, are refused."""
+
+    def problems(self, doc: Any) -> list[str]:
+        found = super().problems(doc)
+        strict = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+        for where, atom in enumerate(doc.get("atoms") or [] if isinstance(doc, dict) else []):
+            for name in ("valid_from", "valid_to", "created_at"):
+                value = atom.get(name) if isinstance(atom, dict) else None
+                if isinstance(value, str) and not strict.match(value):
+                    found.append(f"$.atoms[{where}].{name}: {value!r} is not a date-time")
+        return found

@@ -33,6 +33,7 @@ from memconform.suites.emp.mutants.readers import (
     FiltersIgnored,
     NewerMajorAccepted,
     ShortLineBuffer,
+    SplitsOnUnicodeLineBreaks,
     TieKeepsBoth,
     TieKeepsFirstLine,
     TombstoneByFileOrder,
@@ -64,7 +65,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
-    AcceptsAnyStringId, StrictFileBeforeAppend)}
+    AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -76,6 +77,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "CorruptAborts": {"emp.reader_corrupt_line_isolated"},
     "NewerMajorAccepted": {"emp.reader_newer_major_refused"},
     "ExactVersionOnly": {"emp.reader_unknown_ignored"},
+    "SplitsOnUnicodeLineBreaks": {"emp.reader_returns_every_valid_class"},
     "TombstoneIgnored": {"emp.reader_tombstone_deletes"},
     "FiltersIgnored": {"emp.query_time", "emp.query_tags", "emp.query_type"},
     "CaseSensitiveSearch": {"emp.query_content"},

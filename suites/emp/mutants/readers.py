@@ -120,3 +120,15 @@ class CaseSensitiveSearch(ReferenceEmpApp):
     def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         rest = {k: v for k, v in body.items() if k != "text"}
         return [e for e in super().query(rest) if body.get("text") is None or body["text"] in e["content"]]
+
+
+class SplitsOnUnicodeLineBreaks(ReferenceEmpApp):
+    """Splits the file with str.splitlines(): a raw U+2028, U+0085 or form feed inside a JSON string ends
+    the line there, and both halves are dropped as corrupt."""
+
+    def lines(self, path: str) -> list[tuple[int, str, Any]]:
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        return [(n, raw, emp.parse_line(raw)) for n, raw in enumerate(text.splitlines(), 1) if raw.strip()]

@@ -17,6 +17,8 @@ from memconform.suites.omp.checks import concurrency
 from memconform.suites.omp.checks import search_full
 from memconform.suites.omp.checks import security_ai
 from memconform.suites.omp.checks import fuzz
+from memconform.suites.omp.checks import domain_writes
+from memconform.suites.omp.checks import domain_params
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.omp.checks import hostile_input
 from memconform.suites.omp.suite import SUITE

@@ -188,6 +188,9 @@ class NagleStall(OmpApi):
 
 # ---- response shapes, limits, filters, import strategies, search, keys ----------------------------
 
+from memconform.suites.omp.mutants.domain import EXPECTED_KILLS as DOMAIN_KILLS  # noqa: E402
+from memconform.suites.omp.mutants.domain import EXPECTED_TITLES as DOMAIN_TITLES  # noqa: E402
+from memconform.suites.omp.mutants.domain import MUTANT_CLASSES as DOMAIN_CLASSES  # noqa: E402
 from memconform.suites.omp.mutants.paths import EXPECTED_KILLS as PATH_KILLS  # noqa: E402
 from memconform.suites.omp.mutants.paths import EXPECTED_TITLES as EXPECTED_TITLES  # noqa: E402  (the failure branch each must fire)
 from memconform.suites.omp.mutants.paths import MUTANT_CLASSES as PATH_CLASSES  # noqa: E402
@@ -320,6 +323,7 @@ MUTANTS: dict[str, Callable[[], Target]] = {
     "search_namespace_ignored": _factory("search_namespace_ignored", SearchNamespaceIgnored),
     **{name: _factory(name, api_class) for name, api_class in PATH_CLASSES.items()},
     "stores_lone_surrogates": _factory("stores_lone_surrogates", StoresLoneSurrogates, store_class=SurrogateKeepingStore),
+    **{name: _factory(name, api_class) for name, api_class in DOMAIN_CLASSES.items()},
 }
 
 # not a spec rule: the ~40 ms stall is a note, never a failure (tests/test_omp.py test_nodelay_stall_noted)
@@ -395,7 +399,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "unknown_conflict_as_skip": {"omp.import_unknown_conflict_rejected"},
     "search_namespace_ignored": {"omp.search_filter_namespace"},
     **PATH_KILLS,
+    **DOMAIN_KILLS,
 }
+EXPECTED_TITLES = {**EXPECTED_TITLES, **DOMAIN_TITLES}
 
 # broken only under a pinned reading: killed when the option pins it, accepted by default (errata O2)
 # checks killed by a test of their own, {check id: the test}. no_validation only drops the §2.1 limits: whether

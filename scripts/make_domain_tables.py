@@ -1,0 +1,520 @@
+"""Write suites/<spec>/domain.json for the five specs: every field and request parameter with its
+type, limits and value classes (schema harness/schemas/domain.schema.json).
+
+Derived where a machine-readable source exists (OMP: fixtures/omp/openapi.yaml; AMPS:
+fixtures/amps/schema.json), completed by hand from the prose (the FIELDS_BY_HAND of each spec).
+Each field quotes the spec line it comes from, found in fixtures/specs/ (tests/test_domain.py
+checks every sentence is verbatim). The standard classes of a type are made by the `*_classes`
+functions below: below/at/above every limit, empty, absent, null, the string, number, timestamp
+and id classes, every enum value and one unknown.
+
+    python scripts/make_domain_tables.py          # write the five tables
+    python scripts/make_domain_tables.py --check  # exit 1 when a table on disk differs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "fixtures" / "specs"
+SPEC_FILES = {"omp": "open-memory-protocol-v0.1.md", "emp": "edge-memory-protocol-v1.0.md", "amps": "ai-memory-portability-standard-v0.1.md",
+              "memorizz": "memorizz-archive-v1.md", "memoryai": "memoryai-protocol-v1.md"}
+STRING_KINDS = ("ascii", "bmp", "astral", "combining", "nfc_nfd", "case_pair", "prefix_pair", "separators", "control")
+NUMBER_EDGES = [("negative_zero", "-0.0"), ("integral_float", "5.0"), ("exp_21", "1e21"), ("small_1e_6", "1e-6"),
+                ("small_1e_7", "1e-7"), ("huge_exponent", "1e308"), ("above_2_53", "9007199254740993")]
+
+
+def cls(class_id: str, gen: str, expect: str, why: str = "", **args: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": class_id, "gen": gen, "expect": expect}
+    if args:
+        out["args"] = args
+    if why:
+        out["why"] = why
+    return out
+
+
+def presence(required: bool, nullable: bool, null_expect: str | None = None) -> list[dict[str, Any]]:
+    return [cls("absent", "absent", "invalid" if required else "valid", "required" if required else "optional: absent alone"),
+            cls("null", "null", null_expect or ("valid" if nullable else "open"),
+                "the type allows null" if nullable else "the spec does not say whether null means absent")]
+
+
+def string_classes(required: bool, max_len: int | None = None, nullable: bool = False, empty: str = "open",
+                   min_len: int | None = None, null_expect: str | None = None) -> list[dict[str, Any]]:
+    out = presence(required, nullable, null_expect)
+    out.append(cls("empty", "literal", "invalid" if min_len else empty, "an empty string; the spec sets no minimum" if not min_len
+                   else f"minimum {min_len}", value=""))
+    out += [cls(k, "string", "valid", kind=k) for k in STRING_KINDS]
+    if max_len:
+        out += [cls("below_max", "string_len", "valid", length=max_len - 1),
+                cls("at_max", "string_len", "valid", length=max_len),
+                cls("at_max_bmp", "string_len", "valid", "two UTF-8 bytes a character: a limit in bytes refuses it",
+                    length=max_len, alphabet="bmp"),
+                cls("at_max_astral", "string_len", "open", "a limit in UTF-16 units (not code points) refuses it",
+                    length=max_len, alphabet="astral"),
+                cls("above_max", "string_len", "invalid", length=max_len + 1)]
+    return out
+
+
+def enum_classes(values: list[str], required: bool, nullable: bool = False, unknown: str = "invalid") -> list[dict[str, Any]]:
+    out = presence(required, nullable)
+    out += [cls(f"is_{v}", "literal", "valid", value=v) for v in values]
+    out += [cls("unknown", "literal", unknown, "not one of the values", value="not-a-listed-value"),
+            cls("case_variant", "literal", "open", "a listed value in another case", value=values[0].upper()),
+            cls("empty", "literal", "invalid" if unknown == "invalid" else "open", value="")]
+    return out
+
+
+def number_classes(required: bool, minimum: float | None = None, maximum: float | None = None, integer: bool = False,
+                   nullable: bool = False) -> list[dict[str, Any]]:
+    out = presence(required, nullable)
+    edges = NUMBER_EDGES
+    for class_id, text in edges:
+        value = json.loads(text)
+        inside = (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+        integral = float(value).is_integer()
+        expect = "valid" if inside and (not integer or integral) else "invalid"
+        if integer and isinstance(value, float) and integral and inside:
+            expect = "open"  # 5.0 is an integer value written as a float
+        out.append(cls(class_id, "number", expect, text=text))
+    for name, bound, step in (("minimum", minimum, -1), ("maximum", maximum, 1)):
+        if bound is None:
+            continue
+        out.append(cls(f"at_{name}", "number", "valid", text=json.dumps(bound)))
+        delta = 1 if integer else 0.001
+        out.append(cls(f"beyond_{name}", "number", "invalid", text=json.dumps(bound + step * delta)))
+    out.append(cls("as_string", "literal", "invalid", "a number written as a JSON string", value="1"))
+    return out
+
+
+def timestamp_classes(required: bool, nullable: bool = False, null_expect: str | None = None) -> list[dict[str, Any]]:
+    out = presence(required, nullable, null_expect)
+    for kind, expect in (("utc_z", "valid"), ("utc_offset", "valid"), ("fraction", "valid"), ("leap_day", "valid"),
+                         ("epoch", "valid"), ("far_future", "valid"), ("non_utc", "open"), ("no_zone", "open"),
+                         ("date_only", "open"), ("not_a_date", "invalid"), ("impossible", "invalid"), ("lowercase", "open")):
+        out.append(cls(kind, "timestamp", expect, kind=kind))
+    return out
+
+
+def expiry_classes() -> list[dict[str, Any]]:
+    """An expiry: the timestamp classes, those in the past `open` (an already expired memory may be refused,
+    or stored and hidden), and the same forms in the future `valid`."""
+    out = []
+    for c in timestamp_classes(False, nullable=True):
+        if c["expect"] == "valid" and c["gen"] == "timestamp" and c["args"]["kind"] != "far_future":
+            c = dict(c, expect="open", why="in the past: an expired memory may be refused, or stored and not served")
+        out.append(c)
+    out += [cls(k, "timestamp", "valid", kind=k) for k in ("future_z", "future_offset", "future_fraction")]
+    return out
+
+
+def array_classes(required: bool, max_items: int | None = None, item_len: int = 4, nullable: bool = False) -> list[dict[str, Any]]:
+    out = presence(required, nullable)
+    out += [cls("empty", "array_of", "valid", count=0), cls("one", "array_of", "valid", count=1),
+            cls("duplicates", "array_of", "open", "the same item twice", count=2, distinct=False),
+            cls("unicode_items", "array_of", "valid", count=2, alphabet="astral")]
+    if max_items:
+        out += [cls("at_max_items", "array_of", "valid", count=max_items, item_len=item_len),
+                cls("above_max_items", "array_of", "invalid", count=max_items + 1, item_len=item_len)]
+    out.append(cls("not_array", "literal", "invalid", value="a,b"))
+    return out
+
+
+def object_classes(required: bool, max_keys: int | None = None, nullable: bool = True, null_expect: str | None = None) -> list[dict[str, Any]]:
+    out = presence(required, nullable, null_expect)
+    out += [cls("empty", "object_keys", "valid", count=0)]
+    out += [cls(k, "object_value", "valid", kind=k) for k in ("nested", "number_edges", "unicode", "null_value")]
+    out.append(cls("empty_key", "object_value", "open", kind="empty_key"))
+    if max_keys:
+        out += [cls("at_max_keys", "object_keys", "valid", count=max_keys), cls("above_max_keys", "object_keys", "invalid", count=max_keys + 1)]
+    out.append(cls("not_object", "literal", "invalid", value=["a"]))
+    return out
+
+
+MATCHES_NOTHING = ("no_match", "prefix_of_tag", "prefix_of_namespace", "beyond_total")
+
+
+def query_string_classes(values: dict[str, str], matching: str = "valid") -> list[dict[str, Any]]:
+    """A list filter: absent and each named value; a value that matches nothing is tried alone."""
+    out = [cls("absent", "absent", "valid", "every optional parameter alone")]
+    for k, v in values.items():
+        out.append(cls(k, "query", matching, values=[v]))
+        if k in MATCHES_NOTHING:
+            out[-1].update(why="matches nothing (a prefix is not the value): tried alone, it would mask every pair of its row",
+                           combine=False)
+    return out
+
+
+def field(fid: str, where: str, ops: list[str], ftype: str, required: bool, section: str, sentence: str, origin: str,
+          classes: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    out = {"id": fid, "where": where, "operations": ops, "type": ftype, "required": required, "section": section,
+           "sentence": sentence, "origin": origin, "classes": classes}
+    out.update({k: v for k, v in extra.items() if v not in (None, {}, [])})
+    return out
+
+
+class SpecLines:
+    """The spec text's lines, stripped: a field quotes the first line that holds its marker."""
+
+    def __init__(self, spec: str) -> None:
+        self.lines = [" ".join(line.split()) for line in (SPECS / SPEC_FILES[spec]).read_text("utf-8").splitlines()]
+
+    def quote(self, *markers: str) -> str:
+        for line in self.lines:
+            if all(m in line for m in markers):
+                return line
+        raise SystemExit(f"no spec line holds {markers!r}")
+
+
+# ---- OMP: derived from fixtures/omp/openapi.yaml -----------------------------------------------
+
+def omp_table() -> dict[str, Any]:
+    api = yaml.safe_load((ROOT / "fixtures" / "omp" / "openapi.yaml").read_text("utf-8"))
+    schemas = api["components"]["schemas"]
+    lines = SpecLines("omp")
+    create = schemas["MemoryCreate"]
+    writes = ["create", "update", "import"]
+    fields = []
+    record_quotes = {"content": ("content: string",), "type": ("type: MemoryType",), "source": ("source: MemorySource",),
+                     "tags": ("tags: string[]",), "namespace": ("namespace?: string",), "expires_at": ("expires_at: string | null",),
+                     "metadata": ("metadata?: Record",)}
+    for name, prop in create["properties"].items():
+        required = name in create["required"]
+        target = schemas[prop["$ref"].split("/")[-1]] if "$ref" in prop else prop
+        quote = lines.quote(*record_quotes[name])
+        if name == "content":
+            classes = string_classes(required, target["maxLength"])
+        elif name == "type":
+            classes = enum_classes(schemas["MemoryType"]["enum"], required)
+        elif name == "source":
+            classes = [*presence(True, False, "invalid"), cls("minimal", "literal", "valid", "tool and timestamp only",
+                                                              value={"tool": "memconform", "timestamp": "2026-06-29T12:00:00Z"}),
+                       cls("not_object", "literal", "invalid", value="claude")]
+        elif name == "tags":
+            classes = array_classes(False, target["maxItems"], target["items"]["maxLength"])
+        elif name == "namespace":
+            classes = string_classes(False, target["maxLength"], nullable=True)
+        elif name == "expires_at":
+            classes = expiry_classes()
+        else:
+            classes = object_classes(False, target["maxProperties"], nullable=True)
+        fields.append(field(f"memory.{name}", "record", writes, {"type": "enum", "expires_at": "timestamp", "source": "object",
+                                                                  "tags": "array", "metadata": "object"}.get(name, "string"),
+                            required, "§2.1", quote, "derived", classes,
+                            limits={k2: v for k2, v in (("max_length", target.get("maxLength")), ("max_items", target.get("maxItems")),
+                                                        ("max_keys", target.get("maxProperties"))) if v is not None},
+                            enum=schemas["MemoryType"]["enum"] if name == "type" else None, nullable=name in ("namespace", "expires_at", "metadata")))
+    tags = schemas["Tags"]
+    fields.append(field("memory.tags[]", "record", writes, "string", False, "§2.1", lines.quote("tags: string[]"), "derived",
+                        [c for c in string_classes(True, tags["items"]["maxLength"]) if c["id"] not in ("absent", "null")] +
+                        [cls("null", "null", "invalid", "a tag that is not a string")],
+                        limits={"max_length": tags["items"]["maxLength"]}))
+    source = schemas["SourceRequest"]
+    for name in ("tool", "session_id", "user_id", "timestamp"):
+        required = name in source["required"]
+        quote = lines.quote(f"{name}{'' if required else '?'}: string")
+        classes = (timestamp_classes(True) if name == "timestamp"
+                   else string_classes(required, nullable=not required, null_expect="valid" if not required else "invalid"))
+        fields.append(field(f"memory.source.{name}", "record", writes, "timestamp" if name == "timestamp" else "string", required,
+                            "§2.3", quote, "derived", classes))
+    fields.append(field("memory.embedding", "record", writes, "array", False, "§2.1", lines.quote("embedding?: number[]"), "prose",
+                        [*presence(False, True, "valid"), cls("empty", "numbers", "open", texts=[]),
+                         *[cls(cid, "numbers", "valid" if cid != "huge_exponent" else "open", texts=[text, "0.5"]) for cid, text in NUMBER_EDGES],
+                         cls("not_numbers", "literal", "invalid", value=["a", "b"])]))
+    fields.append(field("memory.id", "record", ["import"], "id", True, "§2.1", lines.quote('id: string // Unique ID, format: "mem_"'),
+                        "prose", [cls("at_format", "prefixed_id", "valid", prefix="mem_", length=16),
+                                  cls("short", "prefixed_id", "open", "an imported id that breaks the format", prefix="mem_", length=15),
+                                  cls("long", "prefixed_id", "open", prefix="mem_", length=17),
+                                  cls("symbol", "prefixed_id", "open", prefix="mem_", length=16, alphabet="symbol"),
+                                  cls("absent", "absent", "open", "an export item without id: the server may assign one")]))
+    for name in ("created_at", "updated_at"):
+        fields.append(field(f"memory.{name}", "record", ["import"], "timestamp", True, "§2.1", lines.quote(f"{name}: string"), "prose",
+                            [c for c in timestamp_classes(True) if c["id"] != "absent"] + [cls("absent", "absent", "open")]))
+    list_op = api["paths"]["/v1/memories"]["get"]
+    params = {p.get("name") or p["$ref"].split("/")[-1]: p for p in list_op["parameters"]}
+    quotes = {"type": "`type` string Filter by memory type", "tool": "`tool` string Filter by source tool",
+              "tags": "`tags` string Comma-separated tags", "namespace": "`namespace` string Filter by namespace",
+              "limit": "`limit` integer Max results", "offset": "`offset` integer Pagination offset", "sort": "`sort` string"}
+    list_values = {"type": {f"is_{t}": t for t in schemas["MemoryType"]["enum"]},
+                   "tool": {"run_tool": "{tool}", "other_tool": "{other_tool}", "no_match": "{none}"},
+                   "tags": {"one_tag": "{tag}", "two_tags": "{tag},{sub}", "prefix_of_tag": "{tag_prefix}", "astral_tag": "{astral_tag}"},
+                   "namespace": {"run_namespace": "{namespace}", "prefix_of_namespace": "{namespace_prefix}"},
+                   "limit": {"at_min": "1", "mid": "7", "at_max": "100"},
+                   "offset": {"zero": "0", "one": "1", "beyond_total": "50"},
+                   "sort": {f"is_{s}": s for s in params["sort"]["schema"]["enum"]}}
+    alone = {"type": [cls("unknown", "query", "open", "errata O9: 422, or a page matching nothing", values=["not-a-type"]),
+                      cls("empty", "query", "open", "errata O30", values=[""]),
+                      cls("repeated", "query", "open", "errata O30", values=["semantic", "episodic"])],
+             "tool": [cls("empty", "query", "open", "errata O30", values=[""]),
+                      cls("repeated", "query", "open", "errata O30", values=["{tool}", "{other_tool}"])],
+             "tags": [cls("empty", "query", "open", values=[""]), cls("repeated", "query", "open", values=["{tag}", "{sub}"])],
+             "namespace": [cls("empty", "query", "open", values=[""])],
+             "limit": [cls("zero", "query", "open", "errata O9", values=["0"]), cls("above_max", "query", "open", "errata O9: 422 or clamped",
+                                                                                    values=["101"]),
+                       cls("negative", "query", "open", values=["-1"]), cls("malformed", "query", "open", values=["abc"]),
+                       cls("float", "query", "open", values=["5.0"]), cls("huge", "query", "open", values=["9007199254740993"]),
+                       cls("empty", "query", "open", values=[""])],
+             "offset": [cls("negative", "query", "open", values=["-1"]), cls("malformed", "query", "open", values=["abc"]),
+                        cls("huge", "query", "open", values=["9007199254740993"])],
+             "sort": [cls("unknown", "query", "open", values=["relevance"]), cls("case_variant", "query", "open", values=["CREATED_AT_ASC"])]}
+    for name in quotes:
+        classes = query_string_classes(list_values[name]) + alone[name]
+        fields.append(field(f"list.{name}", "query", ["list"], {"limit": "integer", "offset": "integer", "sort": "enum", "type": "enum"}.get(name, "string"),
+                            False, "§3.3", lines.quote(quotes[name]), "derived", classes,
+                            enum=params[name]["schema"].get("enum") if name == "sort" else None))
+    search = schemas["SearchRequest"]
+    search_values: dict[str, list[dict[str, Any]]] = {
+        "q": [cls("run_word", "literal", "valid", value="{word}"), cls("two_words", "literal", "valid", value="{word} {tool}"),
+              cls("upper_case", "literal", "valid", value="{WORD}"), cls("empty", "literal", "open", value=""),
+              cls("absent", "absent", "invalid", "q is the query"), cls("not_string", "literal", "open", value=5)],
+        "type": [cls("absent", "absent", "valid"), *[cls(f"is_{t}", "literal", "valid", value=t) for t in schemas["MemoryType"]["enum"]],
+                 cls("null", "null", "valid"), cls("unknown", "literal", "open", value="not-a-type")],
+        "tags": [cls("absent", "absent", "valid"), cls("one_tag", "literal", "valid", value=["{tag}"]),
+                 cls("two_tags", "literal", "valid", value=["{tag}", "{sub}"]), cls("empty", "literal", "valid", value=[]),
+                 cls("as_string", "literal", "open", "errata O9: 422, or a page", value="{tag}")],
+        "namespace": [cls("absent", "absent", "valid"), cls("run_namespace", "literal", "valid", value="{namespace}"),
+                      cls("null", "null", "valid")],
+        "limit": [cls("absent", "absent", "valid"), cls("at_min", "literal", "valid", value=1), cls("at_max", "literal", "valid", value=100),
+                  cls("above_max", "literal", "open", value=101), cls("zero", "literal", "open", value=0),
+                  cls("float", "literal", "open", value=5.0), cls("as_string", "literal", "open", value="5")],
+        "mode": [cls("absent", "absent", "valid"), *[cls(f"is_{m}", "literal", "valid", value=m) for m in search["properties"]["mode"]["enum"]],
+                 cls("unknown", "literal", "open", value="fuzzy")]}
+    search_quotes = {"q": '"q": "coding preferences",', "type": '"type": "semantic",', "tags": '"tags": ["preferences"],',
+                     "namespace": '"namespace": "project:myapp",', "limit": '"limit": 10,', "mode": '"mode": "keyword"'}
+    for name, classes in search_values.items():
+        fields.append(field(f"search.{name}", "body", ["search"], "string" if name in ("q", "namespace") else "value", name == "q", "§3.3",
+                            lines.quote(search_quotes[name]), "derived", classes))
+    conflicts = api["paths"]["/v1/import"]["post"]["parameters"][0]["schema"]["enum"]
+    fields.append(field("import.conflict", "query", ["import"], "enum", False, "§3.3", lines.quote("conflict strategies (query param):"),
+                        "derived", [cls("absent", "absent", "valid", "skip is the default"),
+                                    *[cls(f"is_{s}", "query", "valid", values=[s]) for s in conflicts],
+                                    cls("unknown", "query", "invalid", "not a strategy", values=["replace-all"]),
+                                    cls("empty", "query", "open", "read as absent, or refused", values=[""]),
+                                    cls("case_variant", "query", "open", values=["SKIP"]),
+                                    cls("repeated", "query", "open", values=["skip", "overwrite"])], enum=conflicts))
+    for name, classes in (("omp_version", [cls("as_exported", "literal", "valid", value="0.1"), cls("absent", "absent", "open"),
+                                           cls("other_version", "literal", "open", value="0.2")]),
+                          ("exported_at", [cls("utc_z", "timestamp", "valid", kind="utc_z"), cls("absent", "absent", "open")]),
+                          ("server", [cls("ascii", "string", "valid", kind="ascii"), cls("absent", "absent", "valid", "not every export names it"),
+                                      cls("astral", "string", "valid", kind="astral")]),
+                          ("memories", [cls("empty", "literal", "valid", value=[]), cls("absent", "absent", "invalid"),
+                                        cls("not_array", "literal", "invalid", value={})])):
+        fields.append(field(f"export.{name}", "envelope", ["import"], "string" if name != "memories" else "array", name == "memories",
+                            "§3.3", lines.quote(f'"{name}":'), "prose", classes))
+    fields.append(field("memory_path.id", "path", ["get", "update", "delete"], "id", True, "§3.3",
+                        lines.quote("Response 404 Not Found:"), "prose",
+                        [cls("unknown_at_format", "prefixed_id", "valid", "well formed, never stored: 404", prefix="mem_", length=16),
+                         cls("short", "prefixed_id", "open", "404 or 422", prefix="mem_", length=15),
+                         cls("long", "prefixed_id", "open", prefix="mem_", length=17),
+                         cls("wrong_prefix", "prefixed_id", "open", prefix="mom_", length=16),
+                         cls("percent_encoded", "literal", "open", value="mem_%2e%2e")]))
+    return {"spec": "omp", "spec_text": f"fixtures/specs/{SPEC_FILES['omp']}", "derived_from": ["fixtures/omp/openapi.yaml"],
+            "fields": fields,
+            "combinations": [{"id": "list_parameters", "operation": "list",
+                              "parameters": [f"list.{p}" for p in ("type", "tool", "tags", "namespace", "limit", "offset", "sort")]},
+                             {"id": "search_parameters", "operation": "search",
+                              "parameters": [f"search.{p}" for p in ("q", "type", "tags", "namespace", "limit", "mode")]}]}
+
+
+# ---- AMPS: derived from fixtures/amps/schema.json ----------------------------------------------
+
+def amps_table() -> dict[str, Any]:
+    schema = json.loads((ROOT / "fixtures" / "amps" / "schema.json").read_text("utf-8"))
+    lines = SpecLines("amps")
+    fields = []
+
+    def walk(prefix: str, node: dict[str, Any], where: str) -> None:
+        node = schema["$defs"][node["$ref"].split("/")[-1]] if "$ref" in node else node
+        required = set(node.get("required", ()))
+        for name, prop in node.get("properties", {}).items():
+            fid = f"{prefix}.{name}"
+            quote = lines.quote(f'"{name}":')
+            if "$ref" in prop or prop.get("type") == "object":
+                fields.append(field(fid, where, ["import", "export"], "object", name in required, "schema", quote, "derived",
+                                    [*presence(name in required, False, "invalid")]))
+                walk(fid, prop, where)
+                continue
+            if prop.get("type") == "array" and "$ref" in prop.get("items", {}):
+                fields.append(field(fid, where, ["import", "export"], "array", name in required, "schema", quote, "derived",
+                                    [*presence(name in required, False, "invalid"), cls("empty", "literal", "valid", value=[])]))
+                walk(f"{fid}[]", prop["items"], "record")
+                continue
+            fields.append(amps_leaf(fid, where, name in required, prop, quote))
+
+    walk("export", schema, "envelope")
+    return {"spec": "amps", "spec_text": f"fixtures/specs/{SPEC_FILES['amps']}", "derived_from": ["fixtures/amps/schema.json"],
+            "fields": fields, "combinations": []}
+
+
+def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote: str) -> dict[str, Any]:
+    types = prop.get("type")
+    types = types if isinstance(types, list) else [types]
+    nullable = "null" in types
+    if "const" in prop:
+        classes = [*presence(required, False, "invalid"), cls("the_value", "literal", "valid", value=prop["const"]),
+                   cls("other", "literal", "invalid", value="9.9.9")]
+        ftype = "string"
+    elif "enum" in prop:
+        classes, ftype = enum_classes(prop["enum"], required), "enum"
+    elif prop.get("format") == "uri":
+        classes = [*presence(required, nullable), cls("https", "literal", "valid", value="https://example.com/media/1.png"),
+                   cls("mailto", "literal", "valid", value="mailto:someone@example.com"),
+                   cls("urn", "literal", "valid", value="urn:isbn:0451450523"),
+                   cls("iri", "literal", "open", "non-ASCII: an IRI, not a URI", value="https://example.com/Größe"),
+                   cls("relative", "literal", "invalid", "no scheme: not a URI", value="media/1.png"),
+                   cls("spaces", "literal", "invalid", value="https://example.com/a b"),
+                   cls("empty", "literal", "invalid", value="")]
+        ftype = "string"
+    elif prop.get("format") == "date-time":
+        classes, ftype = timestamp_classes(required, nullable, "valid" if nullable else None), "timestamp"
+    elif "number" in types:
+        classes, ftype = number_classes(required, prop.get("minimum"), prop.get("maximum")), "number"
+    elif "boolean" in types:
+        classes = [*presence(required, False), cls("true", "literal", "valid", value=True), cls("false", "literal", "valid", value=False),
+                   cls("as_string", "literal", "invalid", value="true")]
+        ftype = "boolean"
+    elif "array" in types:
+        classes, ftype = array_classes(required), "array"
+    else:
+        classes, ftype = string_classes(required, prop.get("maxLength"), nullable), "string"
+    return field(fid, where, ["import", "export"], ftype, required, "schema", quote, "derived", classes,
+                 limits={k: v for k, v in (("max_length", prop.get("maxLength")), ("minimum", prop.get("minimum")),
+                                           ("maximum", prop.get("maximum"))) if v is not None},
+                 enum=prop.get("enum"), nullable=nullable)
+
+
+# ---- EMP, MemoRizz, MemoryAI: by hand from the prose -------------------------------------------
+
+def emp_table() -> dict[str, Any]:
+    lines = SpecLines("emp")
+    ops = ["append", "read"]
+    uuid_classes = [cls("v4", "uuid", "valid", kind="v4"), cls("v4_upper", "uuid", "open", "RFC 4122 output is lower case; input is case-insensitive", kind="v4_upper"),
+                    cls("v1", "uuid", "invalid", kind="v1"), cls("short", "uuid", "invalid", kind="short"),
+                    cls("long", "uuid", "invalid", kind="long"), cls("no_dashes", "uuid", "open", kind="no_dashes"),
+                    cls("braced", "uuid", "open", kind="braced"), cls("not_hex", "uuid", "invalid", kind="not_hex"),
+                    *presence(True, False, "invalid")]
+    ts_classes = [*presence(True, False, "invalid")] + [cls(k, "millis", e, kind=k) for k, e in (
+        ("now", "valid"), ("zero", "valid"), ("negative", "open"), ("seconds", "open"), ("float", "open"), ("max_safe", "valid"),
+        ("above_safe", "open"), ("string", "invalid"), ("exponent", "open"))]
+    fields = [
+        field("entry.v", "line", ops, "string", True, "Schema", lines.quote("v: string;"), "prose",
+              [*presence(True, False, "invalid"), cls("one_zero", "literal", "valid", value="1.0"), cls("one_one", "literal", "valid", "MAJOR.MINOR", value="1.1"),
+               cls("number", "literal", "invalid", value=1.0), cls("no_minor", "literal", "invalid", value="1"), cls("empty", "literal", "invalid", value="")]),
+        field("entry.id", "line", ops, "id", True, "Schema", lines.quote("id: string;"), "prose", uuid_classes),
+        field("entry.ts", "line", ops, "integer", True, "Schema", lines.quote("ts: number;"), "prose", ts_classes),
+        field("entry.src", "line", ops, "string", True, "Schema", lines.quote("src: string;"), "prose",
+              [*string_classes(True, null_expect="invalid"), cls("reverse_domain", "literal", "valid", value="com.example.app")]),
+        field("entry.content", "line", ops, "string", True, "Schema", lines.quote("content: string;"), "prose",
+              [*string_classes(True, null_expect="invalid"), cls("long", "string_len", "valid", "no length limit", length=100_000),
+               cls("newline", "string", "valid", "escaped in JSONL", kind="newline"), cls("bidi", "string", "valid", kind="bidi"),
+               cls("zero_width", "string", "valid", kind="zero_width"),
+               cls("unicode_line_breaks", "string", "valid", "raw U+2028, U+0085 ...: JSON allows them in a string; only \\n ends a line",
+                   kind="unicode_line_breaks")]),
+        field("entry.type", "line", ops, "string", False, "Schema", lines.quote("type?: string;"), "prose",
+              [*string_classes(False), *[cls(f"is_{t}", "literal", "valid", value=t) for t in ("preference", "fact", "event", "conversation", "note")],
+               cls("custom", "literal", "valid", "apps can define custom types", value="com.example.custom")]),
+        field("entry.tags", "line", ops, "array", False, "Schema", lines.quote("tags?: string[];"), "prose",
+              [*array_classes(False), cls("upper_case", "literal", "open", "tags are lowercase strings", value=["UI"]),
+               cls("colon", "literal", "valid", value=["person:john"])]),
+        field("entry.meta", "line", ops, "object", False, "Schema", lines.quote("meta?: Record<string, any>;"), "prose", object_classes(False)),
+        field("entry.emb", "line", ops, "array", False, "Schema", lines.quote("emb?: number[];"), "prose",
+              [*presence(False, False), cls("empty", "numbers", "open", texts=[]),
+               *[cls(cid, "numbers", "valid", texts=[text, "0.5"]) for cid, text in NUMBER_EDGES],
+               cls("not_numbers", "literal", "invalid", value=["a"])]),
+    ]
+    return {"spec": "emp", "spec_text": f"fixtures/specs/{SPEC_FILES['emp']}", "derived_from": [], "fields": fields, "combinations": []}
+
+
+def memorizz_table() -> dict[str, Any]:
+    lines = SpecLines("memorizz")
+    fields = [
+        field("archive.format", "envelope", ["import", "export"], "string", True, "Envelope", lines.quote("`format` String"), "prose",
+              [*presence(True, False, "invalid"), cls("the_value", "literal", "valid", value="memorizz.memory"),
+               cls("case_variant", "literal", "invalid", value="MemoRizz.Memory"), cls("prefix", "literal", "invalid", value="memorizz")]),
+        field("archive.version", "envelope", ["import", "export"], "integer", True, "Envelope", lines.quote("`version` Integer"), "prose",
+              [*presence(True, False, "invalid"), cls("one", "number", "valid", text="1"), cls("one_float", "number", "open", text="1.0"),
+               cls("two", "number", "invalid", "unsupported versions are rejected", text="2"), cls("as_string", "literal", "invalid", value="1")]),
+        field("archive.integrity.digest", "envelope", ["import"], "string", True, "Envelope", lines.quote("`integrity` Object"), "prose",
+              [cls("lowercase_64", "literal", "valid", value="0" * 64), cls("uppercase", "literal", "invalid", value="A" * 64),
+               cls("short", "string_len", "invalid", length=63), cls("long", "string_len", "invalid", length=65)]),
+        field("record.id", "record", ["import", "export"], "id", True, "Records and relationships",
+              lines.quote("id is a nonempty string, unique within its store, with at most 512 characters."), "prose",
+              [*presence(True, False, "invalid"), cls("empty", "literal", "invalid", value=""),
+               cls("at_max", "string_len", "valid", length=512), cls("above_max", "string_len", "invalid", length=513),
+               cls("at_max_astral", "string_len", "open", length=512, alphabet="astral"),
+               *[cls(k, "string", "valid", kind=k) for k in STRING_KINDS]]),
+        field("record.data.number", "record", ["import", "export"], "number", False, "Integrity and validation",
+              lines.quote("Numbers use a shared Python/browser representation"), "prose",
+              [*[cls(cid, "number", "valid", text=text) for cid, text in NUMBER_EDGES], cls("negative_int", "number", "valid", text="-3")]),
+        field("manifest.created_at", "envelope", ["import", "export"], "timestamp", True, "Manifest", lines.quote("`created_at` Export timestamp in UTC"),
+              "prose", timestamp_classes(True)),
+        field("manifest.record_count", "envelope", ["import", "export"], "integer", True, "Manifest", lines.quote("`record_count` Sum of the per-store counts"),
+              "prose", [cls("matching", "literal", "valid", value="sum"), cls("off_by_one", "literal", "invalid", value="sum+1")]),
+    ]
+    return {"spec": "memorizz", "spec_text": f"fixtures/specs/{SPEC_FILES['memorizz']}", "derived_from": [], "fields": fields, "combinations": []}
+
+
+def memoryai_table() -> dict[str, Any]:
+    lines = SpecLines("memoryai")
+    fields = [
+        field("bundle.format", "envelope", ["import", "export"], "string", True, "§3.1", lines.quote('"format": "memoryai-bundle",'), "prose",
+              [*presence(True, False, "invalid"), cls("the_value", "literal", "valid", value="memoryai-bundle"), cls("other", "literal", "invalid", value="memoryai")]),
+        field("bundle.version", "envelope", ["import", "export"], "integer", True, "§3.1", lines.quote('"version": 1,'), "prose",
+              [*presence(True, False, "invalid"), cls("one", "number", "valid", text="1"), cls("zero", "number", "invalid", text="0"),
+               cls("above_supported", "number", "invalid", text="999"), cls("float", "number", "open", text="1.0")]),
+        field("manifest.scope", "envelope", ["export"], "enum", True, "§3", lines.quote('"scope": "full" | "dna_only" | "since",'), "prose",
+              enum_classes(["full", "dna_only", "since"], True)),
+        field("manifest.since", "envelope", ["export"], "timestamp", False, "§3", lines.quote('"since": "<ISO-8601 datetime|null>",'), "prose",
+              timestamp_classes(False, nullable=True)),
+        field("manifest.embedding_dim", "envelope", ["import", "export"], "integer", True, "§3", lines.quote('"embedding_dim": <integer>,'), "prose",
+              number_classes(True, 1, None, integer=True)),
+        field("chunk.content", "record", ["import", "export"], "string", True, "§3.2", lines.quote('"content": "<string>", (REQUIRED)'), "prose",
+              string_classes(True, null_expect="invalid")),
+        field("chunk.memory_type", "record", ["import", "export"], "string", True, "§3.2", lines.quote('"memory_type": "<string>", (REQUIRED'), "prose",
+              [*presence(True, False, "invalid"), *[cls(f"is_{t}", "literal", "valid", value=t) for t in ("preference", "decision", "identity", "pitfall", "procedure")],
+               cls("unknown", "literal", "open", value="whim")]),
+        field("chunk.importance", "record", ["import", "export"], "number", False, "§3.2", lines.quote('"importance": <float 0..1>,'), "prose",
+              number_classes(False, 0, 1)),
+        field("chunk.embedding", "record", ["import", "export"], "string", False, "§3.5", lines.quote("A **base64-encoded** little-endian array"), "prose",
+              [cls("null", "null", "valid"), cls("little_endian", "literal", "valid", value="le"), cls("big_endian", "literal", "invalid", value="be"),
+               cls("wrong_length", "literal", "invalid", value="short")]),
+    ]
+    return {"spec": "memoryai", "spec_text": f"fixtures/specs/{SPEC_FILES['memoryai']}", "derived_from": [], "fields": fields, "combinations": []}
+
+
+TABLES = {"omp": omp_table, "emp": emp_table, "amps": amps_table, "memorizz": memorizz_table, "memoryai": memoryai_table}
+
+
+def render(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the tables on disk; write nothing")
+    args = parser.parse_args(argv)
+    stale = []
+    for spec, make in TABLES.items():
+        path = ROOT / "suites" / spec / "domain.json"
+        text = render(make())
+        if args.check:
+            if not path.is_file() or path.read_text("utf-8") != text:
+                stale.append(str(path.relative_to(ROOT)))
+        else:
+            path.write_text(text, "utf-8")
+            print(f"{path.relative_to(ROOT)}: {len(json.loads(text)['fields'])} fields")
+    if stale:
+        print("out of date (run scripts/make_domain_tables.py):", ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

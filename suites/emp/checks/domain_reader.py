@@ -1,0 +1,81 @@
+"""A reader fed a line of every class of every field of the domain table (suites/emp/domain.json): each
+line `memconform validate` accepts under every reading is one a reader must return."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure, HarnessError
+from memconform.suites.emp import format as emp
+from memconform.suites.emp.checks.common import by_id, entry, new_file, view
+from memconform.suites.emp.suite import SUITE
+
+
+def _table() -> domain.Domain:
+    found = domain.load("emp")
+    if found is None:
+        raise HarnessError("suites/emp/domain.json is missing (scripts/make_domain_tables.py writes it)")
+    return found
+
+
+def class_lines(ctx: CheckContext) -> list[tuple[domain.ValueClass, dict[str, Any]]]:
+    """One entry per value of every class: the usual entry with one field at that value (absent: left out)."""
+    out = []
+    for field in _table().fields:
+        name = field.id.split(".", 1)[1]
+        for vc in field.classes:
+            for i, value in enumerate(vc.values()):
+                line = entry(ctx, f"dr-{vc.key}-{i}")
+                if value is domain.ABSENT:
+                    line.pop(name, None)
+                elif name == "content" and isinstance(value, str):
+                    line["content"] = f"{line['content']} {value}"  # the marker stays in front
+                else:
+                    line[name] = value
+                out.append((vc, line))
+    return out
+
+
+def same_number_or_value(sent: Any, got: Any) -> bool:
+    """Equal as JSON values; numbers as doubles (a JavaScript reader holds 2^53+1 as 2^53)."""
+    if isinstance(sent, bool) or isinstance(got, bool):
+        return sent is got
+    if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
+        return float(sent) == float(got)
+    if isinstance(sent, dict) and isinstance(got, dict):
+        return sent.keys() == got.keys() and all(same_number_or_value(sent[k], got[k]) for k in sent)
+    if isinstance(sent, list) and isinstance(got, list):
+        return len(sent) == len(got) and all(same_number_or_value(a, b) for a, b in zip(sent, got, strict=True))
+    return bool(sent == got)
+
+
+@SUITE.check(level="reader", section="Access Patterns", keyword="MUST", sentence="Read All: Load entire file and parse each line")
+def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
+    """One file with a line of each class (written as UTF-8, not escaped), one resolved view: every line
+    memconform's validator finds no problem with, under any reading, is in the view with its fields as
+    written; lines it refuses are only sent (a reader may drop them)."""
+    lines = class_lines(ctx)
+    path = new_file(ctx, [json.dumps(line, ensure_ascii=False) for _, line in lines])
+    got = by_id(view(ctx, path))
+    ledger = ctx.state(domain.DomainLedger)
+    missing, changed = [], []
+    for vc, line in lines:
+        if list(emp.field_errors(line)):
+            ledger.sent([vc.key])
+            continue
+        seen = got.get(line["id"])
+        if seen is None:
+            missing.append(f"{vc.key} ({json.dumps(line, ensure_ascii=False)[:90]})")
+        else:
+            changed += [f"{vc.key}: {name}" for name in line if not same_number_or_value(line[name], seen.get(name))]
+        ledger.judge([vc.key])
+    if missing:
+        yield Failure("valid lines (memconform validate accepts them) are missing from the reader's view", missing[:6],
+                      "every valid line returned", "$", f"{len(missing)} of {len(lines)} lines")
+    if changed:
+        yield Failure("valid lines were returned with fields other than written", changed[:6], "the fields as written", "$",
+                      f"{len(changed)} fields")

@@ -1,0 +1,272 @@
+"""Every write path tried with every class of every field of the domain table (suites/omp/domain.json):
+create, partial update, and import batches in which one item in the middle is of one class."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure
+from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
+from memconform.suites.omp import domain_data as dd
+from memconform.suites.omp import rules
+from memconform.suites.omp.checks.imports import import_report_failures, import_with
+from memconform.suites.omp.suite import SUITE
+from memconform.targets.base import Reply
+
+IMPORT_BATCH = 40  # valid items per import: small files, so only the classes decide
+
+
+def judge_refusal(ctx: CheckContext, case: dd.Case, answer: Reply) -> Iterator[Failure]:
+    """A value the spec forbids: 422 validation_error with the §4 envelope."""
+    for failure in rules.validation_failures(ctx, answer):
+        yield Failure(f"{case.label}: {failure.title}", failure.received, failure.expected, failure.path, failure.detail)
+
+
+def judge_open(ctx: CheckContext, case: dd.Case, answer: Reply, stored: dict[str, Any] | None) -> Iterator[Failure]:
+    """A value the spec is silent on: accepted (and then a sound Memory) or refused with a 4xx envelope; never a 5xx."""
+    if answer.ok:
+        if stored is not None:
+            yield from dd.read_back_failures(case, stored, "$")
+        return
+    for failure in rules.error_failures(ctx, answer, None, None):
+        yield Failure(f"{case.label}: {failure.title}", failure.received, failure.expected, failure.path, failure.detail)
+
+
+def never_stored(ctx: CheckContext, refused: list[dd.Case], what: str) -> Iterator[Failure]:
+    """Refused values left nothing behind: one export, every refused marker absent."""
+    if not refused:
+        return
+    text = {str(m.get("content")) for m in c.exported(ctx)}
+    kept = [case.label for case in refused if any(case.marker in t for t in text)]
+    if kept:
+        yield Failure(f"{what}: a refused value was stored anyway", kept[:5], "nothing stored", "$.memories", f"{len(kept)} in all")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="Create a new memory.")
+def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """POST /v1/memories with each value of each class of each field alone (the rest the suite's usual
+    memory): allowed values created and read back as written, forbidden ones 422 and not stored, values
+    the spec is silent on either way, never a 5xx."""
+    ev.control(c.create(ctx, c.memory(ctx, "domain-create")), "creating the suite's usual memory")
+    refused: list[dd.Case] = []
+    for case in dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "dc"):
+        answer = c.create(ctx, case.body, quiet=True)
+        stored = answer.body if answer.ok and isinstance(answer.body, dict) else None
+        if case.cls.expect == "valid":
+            if not answer.ok or stored is None:
+                yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "201 Created", "$")
+            else:
+                yield from dd.read_back_failures(case, stored, "$")
+        elif case.cls.expect == "invalid":
+            yield from judge_refusal(ctx, case, answer)
+            refused.append(case)
+        else:
+            yield from judge_open(ctx, case, answer, stored)
+        dd.ledger(ctx).judge([case.cls.key])
+    yield from never_stored(ctx, refused, "create")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core",
+             sentence="Update an existing memory. All fields are optional — only provided fields are updated.")
+def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """PUT /v1/memories/:id with each value of each class as a one-field patch; the "absent" class as a
+    patch of every other field. Allowed values change that field and nothing else, forbidden ones 422
+    and leave the memory as it was; never a 5xx."""
+    for field_id in dd.WRITE_FIELDS_CREATE:
+        made = c.created(ctx, c.memory(ctx, f"du-{field_id}"))
+        before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
+        for case in dd.cases(ctx, (field_id,), "du"):
+            patch = _patch(case, before)
+            answer = c.update(ctx, made["id"], patch, quiet=True)
+            after = c.get(ctx, made["id"], quiet=True)
+            now = after.body if after.ok and isinstance(after.body, dict) else None
+            if now is None:
+                yield Failure(f"{case.label}: the memory is gone after an update", after.brief(), "200 and the memory", "$")
+                return
+            expect = update_expectation(case)
+            if expect == "invalid":
+                yield from judge_refusal(ctx, case, answer)
+                yield from _unchanged(case, before, now)
+            elif expect == "valid" and case.value is not None:
+                if not answer.ok:
+                    yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "200 OK", "$")
+                else:
+                    yield from dd.read_back_failures(dd.Case(case.cls, case.value, patch_as_body(before, patch), case.marker), now, "$")
+                    yield from _others_kept(case, before, now, patch)
+            else:
+                yield from judge_open(ctx, case, answer, None)
+            dd.ledger(ctx).judge([case.cls.key])
+            before = now  # the memory as this update left it is what the next one starts from
+
+
+def update_expectation(case: dd.Case) -> str:
+    """A patch may leave out any top-level field; a source without a required part is replaced whole (refused)
+    or merged into the old one (accepted): the spec does not say which."""
+    if case.value is not domain.ABSENT:
+        return case.cls.expect
+    nested = "." in case.cls.field.removeprefix("memory.")
+    return "open" if nested and case.cls.expect == "invalid" else case.cls.expect if nested else "valid"
+
+
+def _patch(case: dd.Case, before: dict[str, Any]) -> dict[str, Any]:
+    """A one-field patch of the class value; for "absent", every other writable field as it is now."""
+    if case.value is domain.ABSENT:
+        top = case.cls.field.removeprefix("memory.").split(".")[0].removesuffix("[]")
+        keep = {k: before[k] for k in ("content", "type", "tags", "namespace", "expires_at", "metadata", "source") if k in before}
+        if "." in case.cls.field.removeprefix("memory."):  # a source field left out of the source object
+            return {"source": {k: v for k, v in before.get("source", {}).items() if k != case.cls.field.split(".")[-1]}}
+        keep.pop(top, None)
+        return keep
+    top = case.cls.field.removeprefix("memory.").split(".")[0].removesuffix("[]")
+    if top == "source" and case.cls.field != "memory.source":
+        return {"source": case.body["source"]}
+    return {top: case.body.get(top)}
+
+
+def patch_as_body(before: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    return {**before, **patch}
+
+
+def _unchanged(case: dd.Case, before: dict[str, Any], now: dict[str, Any]) -> Iterator[Failure]:
+    moved = sorted(k for k in set(before) | set(now) if k != "updated_at" and not dd.same_json(before.get(k), now.get(k)))
+    if moved:
+        yield Failure(f"{case.label}: a refused update changed the memory", {k: now.get(k) for k in moved[:3]},
+                      {k: before.get(k) for k in moved[:3]}, "$")
+
+
+def _others_kept(case: dd.Case, before: dict[str, Any], now: dict[str, Any], patch: dict[str, Any]) -> Iterator[Failure]:
+    moved = sorted(k for k in before if k not in patch and k not in ("updated_at",) and not dd.same_json(before.get(k), now.get(k)))
+    if moved:
+        yield Failure(f"{case.label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
+                      {k: before.get(k) for k in moved[:3]}, "$")
+
+
+@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="Import memories from an OMP export file.")
+def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """POST /v1/import: the allowed classes of every field in small batches, all imported; each other
+    class as the middle item of a three-item batch, then what the spec allows: the item imported, or
+    reported in errors with the two beside it imported, or the whole file refused with a 4xx and nothing
+    imported; never a 5xx, and a memory stored before neither lost nor changed."""
+    keep = c.created(ctx, c.memory(ctx, "di-keep"))
+    before = c.get(ctx, keep["id"]).accepted_json(dict, "reading the memory that must survive")
+    every = list(dd.cases(ctx, dd.WRITE_FIELDS_CREATE + dd.IMPORT_ONLY_FIELDS, "di", full=True))
+    plain = [case for case in every if case.cls.expect == "valid" and not chokes(case.cls)]
+    stored_markers: dict[str, str] = {}  # marker -> what must hold: "stored", "absent", "either"
+    for start in range(0, len(plain), IMPORT_BATCH):
+        batch = plain[start:start + IMPORT_BATCH]
+        answer = import_with(ctx, [case.body for case in batch])
+        yield from _plain_batch_failures(answer, batch)
+        for case in batch:
+            stored_markers[case.marker] = "stored" if answer.ok and case.marker in str(case.body.get("content")) else "either"
+            dd.ledger(ctx).judge([case.cls.key])
+    for case in (case for case in every if case.cls.expect != "valid" or chokes(case.cls)):
+        goods = [c.full_memory(ctx, f"dig{i}") for i in range(2)]
+        answer = import_with(ctx, [goods[0], case.body, goods[1]])
+        yield from _batch_failures(ctx, case, answer, stored_markers, goods)
+        dd.ledger(ctx).judge([case.cls.key])
+    yield from _envelope_failures(ctx, stored_markers)
+    yield from _stored_as_promised(ctx, stored_markers)
+    after = c.get(ctx, keep["id"])
+    if not after.ok or not isinstance(after.body, dict):
+        yield Failure("a memory stored before the imports was lost", after.brief(), "still there", "$")
+    elif not dd.same_json({k: v for k, v in before.items() if k != "updated_at"}, {k: v for k, v in after.body.items() if k != "updated_at"}):
+        yield Failure("a memory stored before the imports was changed", str(after.body)[:160], str(before)[:160], "$")
+
+
+CHOKING = ("absent", "null", "empty", "below_max", "at_max", "at_max_bmp", "at_max_astral", "at_max_items", "at_max_keys")
+
+
+def chokes(vc: domain.ValueClass) -> bool:
+    """A class real implementations choke on although the spec allows it: an optional field left out or
+    null, a value at its limit. Such an item goes alone into the middle of a batch of its own."""
+    return vc.id in CHOKING
+
+
+def _plain_batch_failures(answer: Reply, batch: list[dd.Case]) -> Iterator[Failure]:
+    if answer.status >= 500:
+        yield Failure(f"an import of {len(batch)} allowed values: a server error", answer.status, "200 and every item imported", "$",
+                      ", ".join(case.label for case in batch[:4]))
+        return
+    yield from import_report_failures(answer)
+    if not answer.ok:
+        yield Failure(f"an import of {len(batch)} allowed values was refused", answer.brief(), "200 and every item imported",
+                      "$", ", ".join(case.label for case in batch[:4]))
+
+
+def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: dict[str, str],
+                    goods: list[dict[str, Any]]) -> Iterator[Failure]:
+    label = f"import [valid, {case.label}, valid]"
+    if answer.status >= 500:
+        yield Failure(f"{label}: a server error", answer.status, "200 with the item reported, or a 4xx", "$",
+                      answer.raw[:160].decode("utf-8", "replace"))
+        expected.update({case.marker: "either", goods[0]["content"]: "either", goods[1]["content"]: "either"})
+        return
+    if not answer.ok:  # the whole file refused: nothing of it may be stored
+        if case.cls.expect == "valid":
+            yield Failure(f"{label}: a file of allowed items was refused", answer.brief(), "200 and all three imported", "$")
+        for failure in rules.error_failures(ctx, answer, None, None):
+            yield Failure(f"{label}: {failure.title}", failure.received, failure.expected, failure.path)
+        expected.update({case.marker: "absent", goods[0]["content"]: "absent", goods[1]["content"]: "absent"})
+        return
+    yield from import_report_failures(answer)
+    body = answer.body if isinstance(answer.body, dict) else {}
+    errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+    named = [e for e in errors if isinstance(e, dict) and (e.get("index") == 1 or e.get("id") == case.body.get("id"))]
+    reported = bool(named) or body.get("imported") == 2
+    if case.cls.expect == "valid" and reported:
+        yield Failure(f"{label}: an allowed item was not imported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
+                      '{"imported": 3, "skipped": 0, "errors": []}', "$")
+    if case.cls.expect == "invalid" and not reported:
+        yield Failure(f"{label}: a forbidden item was neither refused nor reported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
+                      '{"imported": 2, "errors": [{"index": 1, ...}]}', "$.errors")
+    findable = case.marker in str(case.body.get("content"))
+    expected.update({goods[0]["content"]: "stored", goods[1]["content"]: "stored",
+                     case.marker: "absent" if case.cls.expect == "invalid" or reported
+                     else "stored" if findable and case.cls.expect == "valid" else "either"})
+
+
+def _stored_as_promised(ctx: CheckContext, expected: dict[str, str]) -> Iterator[Failure]:
+    contents = [str(m.get("content")) for m in c.exported(ctx)]
+    missing = [m for m, want in expected.items() if want == "stored" and not any(m in t for t in contents)]
+    extra = [m for m, want in expected.items() if want == "absent" and any(m in t for t in contents)]
+    if missing:
+        yield Failure("imported items (reported imported, or beside a reported one) are not in the export", missing[:4],
+                      "every item the report counts as imported", "$.memories", f"{len(missing)} in all")
+    if extra:
+        yield Failure("items of a refused file, or reported as errors, are in the export", extra[:4], "not stored", "$.memories",
+                      f"{len(extra)} in all")
+
+
+def _envelope_failures(ctx: CheckContext, expected: dict[str, str]) -> Iterator[Failure]:
+    """Each class of the export envelope's fields around one valid memory: allowed ones imported, a file
+    without its memories array refused, the others either way; never a 5xx."""
+    for field in dd.table().for_operation("import", where=("envelope",)):
+        name = field.id.split(".", 1)[1]
+        for vc in field.classes:
+            mem = c.full_memory(ctx, f"die-{vc.key}")
+            doc = c.export_file([mem])
+            value = vc.value()
+            if value is domain.ABSENT:
+                doc.pop(name, None)
+            else:
+                doc[name] = value
+            answer = c.import_(ctx, doc)
+            label = f"import of a file with {vc.key} = {value!r:.40}"
+            if answer.status >= 500:
+                yield Failure(f"{label}: a server error", answer.status, "200, or a 4xx", "$", answer.raw[:160].decode("utf-8", "replace"))
+            elif vc.expect == "valid" and not answer.ok:
+                yield Failure(f"{label}: refused", answer.brief(), "200", "$")
+            elif vc.expect == "invalid":
+                for failure in rules.validation_failures(ctx, answer):
+                    yield Failure(f"{label}: {failure.title}", failure.received, failure.expected, failure.path)
+            elif not answer.ok:
+                for failure in rules.error_failures(ctx, answer, None, None):
+                    yield Failure(f"{label}: {failure.title}", failure.received, failure.expected, failure.path)
+            if name != "memories":
+                imported = answer.ok and isinstance(answer.body, dict) and answer.body.get("imported") == 1
+                expected[mem["content"]] = "stored" if imported else "absent" if not answer.ok else "either"
+            dd.ledger(ctx).judge([vc.key])

@@ -1,0 +1,144 @@
+"""OMP request data drawn from the domain table (suites/omp/domain.json) instead of literals.
+
+A write body starts as the suite's usual run-marked memory; one field is then set to one value of
+one class (or left out, for the "absent" class). Content classes keep the run marker in front and
+their length: a value at the 10,000-character limit stays at the limit with the marker in it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure, HarnessError
+from memconform.suites.omp import client as c
+from memconform.suites.omp import rules
+
+WRITE_FIELDS_CREATE = ("memory.content", "memory.type", "memory.source", "memory.source.tool", "memory.source.session_id",
+                       "memory.source.user_id", "memory.source.timestamp", "memory.tags", "memory.tags[]", "memory.namespace",
+                       "memory.expires_at", "memory.metadata", "memory.embedding")
+IMPORT_ONLY_FIELDS = ("memory.id", "memory.created_at", "memory.updated_at")
+
+
+def table() -> domain.Domain:
+    found = domain.load("omp")
+    if found is None:
+        raise HarnessError("suites/omp/domain.json is missing (scripts/make_domain_tables.py writes it)")
+    return found
+
+
+def ledger(ctx: CheckContext) -> domain.DomainLedger:
+    return ctx.state(domain.DomainLedger)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request body of one class: which value it carries and the marker that finds it again."""
+
+    cls: domain.ValueClass
+    value: Any
+    body: dict[str, Any]
+    marker: str
+
+    @property
+    def label(self) -> str:
+        shown = "<absent>" if self.value is domain.ABSENT else json.dumps(self.value, ensure_ascii=False)
+        return f"{self.cls.key} = {shown[:60]}{'...' if len(shown) > 60 else ''}"
+
+
+def _path(field_id: str) -> list[str]:
+    return field_id.removeprefix("memory.").split(".")
+
+
+def marked_content(marker: str, value: Any) -> Any:
+    """The class value with the run marker in front, at the same length in code points where it can."""
+    if not isinstance(value, str) or not value:
+        return value
+    if len(value) > len(marker) + 20:
+        return marker + " " + value[len(marker) + 1:]
+    return f"{marker} {value}"
+
+
+def set_field(body: dict[str, Any], field_id: str, value: Any, marker: str, run_tag: str) -> dict[str, Any]:
+    """A copy of body with one field at one value (ABSENT removes it)."""
+    out = copy.deepcopy(body)
+    if field_id == "memory.tags[]":
+        out["tags"] = [run_tag, value]
+        return out
+    if field_id == "memory.content":
+        value = marked_content(marker, value)
+    *parents, name = _path(field_id)
+    holder = out
+    for part in parents:
+        if not isinstance(holder.get(part), dict):
+            return out  # the parent is itself of another class: nothing to set
+        holder = holder[part]
+    if value is domain.ABSENT:
+        holder.pop(name, None)
+    else:
+        holder[name] = copy.deepcopy(value)
+    return out
+
+
+def cases(ctx: CheckContext, field_ids: tuple[str, ...], label: str, *, full: bool = False) -> Iterator[Case]:
+    """Every value of every class of the fields, each in a body of its own (full: a whole Memory, for import)."""
+    for field_id in field_ids:
+        for vc in table().field(field_id).classes:
+            for i, value in enumerate(vc.values()):
+                marker = ctx.unique(f"{label}-{vc.field}-{vc.id}-{i}")
+                base = c.full_memory(ctx, marker, content=f"{marker} domain probe") if full else c.memory(ctx, marker, content=f"{marker} domain probe")
+                yield Case(vc, value, set_field(base, field_id, value, marker, c.run_tag(ctx)), marker)
+
+
+# ---- reading a stored value back ---------------------------------------------------------------
+
+def same_json(sent: Any, got: Any) -> bool:
+    """Equal as JSON values: numbers compare as doubles (-0.0 == 0, 5.0 == 5), objects by key."""
+    if isinstance(sent, bool) or isinstance(got, bool):
+        return sent is got
+    if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
+        return float(sent) == float(got) or (math.isfinite(float(sent)) and math.isclose(float(sent), float(got), rel_tol=1e-15))
+    if isinstance(sent, dict) and isinstance(got, dict):
+        return sent.keys() == got.keys() and all(same_json(sent[k], got[k]) for k in sent)
+    if isinstance(sent, list) and isinstance(got, list):
+        return len(sent) == len(got) and all(same_json(a, b) for a, b in zip(sent, got, strict=True))
+    return bool(sent == got)
+
+
+def stored_value(mem: dict[str, Any], field_id: str) -> Any:
+    if field_id == "memory.tags[]":
+        return mem.get("tags")
+    holder: Any = mem
+    for part in _path(field_id):
+        if not isinstance(holder, dict) or part not in holder:
+            return domain.ABSENT
+        holder = holder[part]
+    return holder
+
+
+def read_back_failures(case: Case, mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    """A valid value, stored: the memory is a §2.1 Memory and the field reads back as it was written."""
+    for shape in (rules.content_type_failures, rules.organisation_failures, rules.timestamp_failures, rules.source_failures):
+        for failure in shape(mem, where):
+            yield Failure(f"{case.label}: {failure.title}", failure.received, failure.expected, failure.path)
+    sent = stored_value(case.body, case.cls.field)
+    got = stored_value(mem, case.cls.field)
+    if sent is domain.ABSENT or sent is None or case.cls.field == "memory.embedding" and got is domain.ABSENT:
+        return  # absent or null: what "none" reads as is the shape checks' business; embeddings need not be served
+    if case.cls.field in ("memory.expires_at", "memory.source.timestamp", "memory.created_at", "memory.updated_at"):
+        same = rules.instant(sent) == rules.instant(got)
+    else:
+        same = same_json(sent, got)
+    if not same:
+        yield Failure(f"{case.label}: not read back as written", _brief(got), _brief(sent), f"{where}.{case.cls.field.removeprefix('memory.')}")
+
+
+def _brief(value: Any) -> Any:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return value if len(text) <= 120 else text[:117] + "..."

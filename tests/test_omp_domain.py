@@ -1,0 +1,76 @@
+"""OMP data drawn from the domain table: the `ci` profile judges every class of the table; a bug that
+only a pair of parameters shows is caught by `default`'s pairwise rows and not by `ci`'s subset."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from memconform import coverage, domain
+from memconform.core.profile import Profile
+from memconform.core.suite import get_suite
+from memconform.session import execute_run
+from memconform.suites.omp.mutants.domain import PAIR_ONLY
+
+DOMAIN_CHECKS = ["omp.domain_list_parameters", "omp.domain_search_parameters", "omp.domain_conflict_on_existing_id",
+                 "omp.domain_memory_ids", "omp.domain_create_every_class", "omp.domain_update_every_class",
+                 "omp.domain_import_every_class"]
+# amps, memorizz and memoryai have tables but no check draws from them yet (their run note says so);
+# emp draws its reader data only: neither is held to "every class judged" here
+
+
+def _domain_note(outcome: object) -> dict:
+    notes = [n for n in outcome.notes if n["suite"] == "omp" and "domain" in n]  # type: ignore[attr-defined]
+    assert len(notes) == 1, outcome.notes  # type: ignore[attr-defined]
+    return notes[0]["domain"]
+
+
+def test_ci_profile_judges_every_class_of_the_omp_table(tmp_path: Path) -> None:
+    outcome = execute_run(["omp"], "reference:omp", Profile.named("ci"), report_dir=tmp_path, check_ids=DOMAIN_CHECKS)
+    assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(DOMAIN_CHECKS, "passed")
+    found = _domain_note(outcome)
+    assert found["unreached"] == [], "classes of suites/omp/domain.json the ci profile never sent and judged"
+    assert found["classes_judged"] == found["classes_total"] == len(domain.load("omp").classes())
+    assert 0 < found["pairs_judged"] < found["pairs_total"]  # ci: a fixed covering subset of the pairs
+    _report_is_valid_and_shows_the_figures(tmp_path, found)
+
+
+def _report_is_valid_and_shows_the_figures(folder: Path, found: dict) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(resources.files("memconform").joinpath("schemas/report.schema.json").read_text("utf-8"))
+    validator = Draft202012Validator(schema)
+    for line in (folder / "report.jsonl").read_text("utf-8").splitlines():
+        assert list(validator.iter_errors(json.loads(line))) == []
+    assert f"domain: {found['classes_judged']}/{found['classes_total']} classes judged" in (folder / "summary.md").read_text("utf-8")
+    shown = coverage.domain_coverage(get_suite("omp"), folder)
+    assert shown.run == found
+    assert any("classes judged" in line for line in coverage.render_domain(shown))
+
+
+@pytest.mark.mutants
+@pytest.mark.parametrize("name", sorted(PAIR_ONLY))
+def test_pair_only_bug_needs_the_default_profile(name: str) -> None:
+    _, check, words = PAIR_ONLY[name]
+    target = f"python:memconform.suites.omp.mutants.domain:{name}"
+    ci = execute_run(["omp"], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    assert [r.outcome.value for r in ci.results] == ["passed"]
+    full = execute_run(["omp"], target, Profile.named("default", seed=1), report_dir=None, check_ids=[check])
+    assert [r.outcome.value for r in full.results] == ["failed"]
+    assert any(words in f.title for f in full.results[0].failures)
+    assert _domain_note(full)["pairs_judged"] == len(domain.load("omp").pair_universe("list_parameters"))  # every pair of the list
+
+
+def test_emp_reader_is_sent_every_class_and_judged_on_the_valid_ones() -> None:
+    """EMP draws only its reader data from the table so far: every class reaches the reader, the
+    classes memconform's validator accepts are judged (the writer's refusals are not drawn yet)."""
+    outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None,
+                          check_ids=["emp.reader_returns_every_valid_class"])
+    assert [r.outcome.value for r in outcome.results] == ["passed"]
+    notes = [n["domain"] for n in outcome.notes if n["suite"] == "emp" and "domain" in n]
+    assert len(notes) == 1
+    table = domain.load("emp")
+    assert notes[0]["classes_reached"] == notes[0]["classes_total"] == len(table.classes())
+    assert 0 < notes[0]["classes_judged"] < notes[0]["classes_total"]
