@@ -70,7 +70,7 @@ def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
     if not isinstance(source, dict):
         yield Failure("source is not a MemorySource object", source, "{tool, timestamp, ...}", f"{where}.source")
         return
-    if not isinstance(source.get("tool"), str) or not source["tool"]:
+    if not isinstance(source.get("tool"), str):  # "" is a string: the spec sets no minimum (errata O34)
         yield Failure("source.tool is missing or not a string", source.get("tool", "<absent>"), "the tool's identifier", f"{where}.source.tool")
     if instant(source.get("timestamp")) is None:
         yield Failure("source.timestamp is not an ISO 8601 UTC timestamp", source.get("timestamp", "<absent>"), "ISO 8601 UTC", f"{where}.source.timestamp")
