@@ -42,7 +42,7 @@ def test_the_wheel_carries_data_and_entry_points(dist: tuple[Path, str]) -> None
     out, _ = dist
     names = set(zipfile.ZipFile(next(out.glob("*.whl"))).namelist())
     for needed in ("memconform/py.typed", "memconform/schemas/report.schema.json", "memconform/render/sections.json",
-                   "memconform/fixtures/memoryai/requirements.json", "memconform/suites/omp/checks.py"):
+                   "memconform/suites/memoryai/requirements.json", "memconform/suites/omp/errata.md", "memconform/suites/omp/domain.json", "memconform/suites/omp/checks/__init__.py"):
         assert needed in names, needed
     entry_points = zipfile.ZipFile(next(out.glob("*.whl"))).read("memconform-0.1.0.dist-info/entry_points.txt").decode()
     assert "memconform = memconform.cli:main" in entry_points and "[pytest11]" in entry_points

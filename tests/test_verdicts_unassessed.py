@@ -155,12 +155,18 @@ def test_certify_requires_the_hooks_and_verify_agrees(tmp_path) -> None:
     from memconform.certify import verify_bundle
     from memconform.cli import main
 
+    import base64
+
+    key = tmp_path / "vendor.key"
+    assert main(["keygen", str(key)]) == 0
     sys.path.insert(0, str(Path(__file__).parent))
     try:
         out = tmp_path / "bundle.json"
-        code = main(["certify", "--suite", "memoryai", "--target", "python:test_memoryai_verdicts:NoHooks", "--out", str(out)])
+        code = main(["certify", "--suite", "memoryai", "--target", "python:test_memoryai_verdicts:NoHooks", "--key", str(key),
+                     "--profile", "ci", "--out", str(out)])
     finally:
         sys.path.remove(str(Path(__file__).parent))
     assert code == 1
-    bundle = json.loads(out.read_text("utf-8"))
+    envelope = json.loads(out.read_text("utf-8"))  # a signed DSSE envelope: the bundle is its Statement's predicate
+    bundle = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     assert bundle["exit_code"] == 1 and verify_bundle(bundle) == []
