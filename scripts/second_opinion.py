@@ -106,10 +106,13 @@ def judge(bug: dict[str, Any], clean: dict[str, Any], buggy: dict[str, Any]) -> 
     failed, warned = failing(buggy)
     new_failed, new_warned = sorted(failed - clean_failed), sorted(warned - clean_warned)
     worse = sorted(t for t, s in buggy["levels"].items() if s == "not conformant" and clean["levels"].get(t) != "not conformant")
+    # a level the clean implementation already fails cannot flip: there a new failed check is the evidence
+    already = sorted(t for t, s in clean["levels"].items() if s == "not conformant")
     should = bug.get("keyword", "MUST").upper() != "MUST"
-    caught = bool(new_failed and worse) or bool(should and (new_failed or new_warned))
+    caught = bool(new_failed and (worse or already)) or bool(should and (new_failed or new_warned))
     return {"bug": bug["name"], "keyword": bug.get("keyword"), "level_named": bug.get("level"), "caught": caught,
             "new_failures": new_failed, "new_warnings": new_warned, "levels_not_conformant": worse,
+            "levels_already_not_conformant": already,
             "seconds": buggy["seconds"]}
 
 

@@ -43,7 +43,7 @@ def run_checks(spec: str, bugs: str, checks: list[str], work: Path, monkeypatch:
     monkeypatch.setenv("SECOND_OPINION_STATE", str(work / "state"))
     impl = DRIVER.Implementation(spec, bugs, work)
     try:
-        main(["run", "--suite", spec, "--target", impl.target, "--profile", "ci", "--report-dir", str(work / "report"),
+        main(["run", "--suite", DRIVER.suite_of(spec), "--target", impl.target, "--profile", "ci", "--report-dir", str(work / "report"),
               *impl.args, *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))])
     finally:
         impl.close()

@@ -148,14 +148,13 @@ def test_an_omp_server_answering_extract_is_not_failed_for_what_memconform_would
 def test_certify_requires_the_hooks_and_verify_agrees(tmp_path) -> None:
     """A certificate says nothing was left unassessed for want of a hook: certify exits 1 on a hook-less
     target that `run` lets exit 0, and verify recomputes the same exit code from the bundle."""
+    import base64
     import json
     import sys
     from pathlib import Path
 
     from memconform.certify import verify_bundle
     from memconform.cli import main
-
-    import base64
 
     key = tmp_path / "vendor.key"
     assert main(["keygen", str(key)]) == 0

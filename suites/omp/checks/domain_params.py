@@ -6,7 +6,6 @@ range) each alone; every conflict strategy, known or not, on an id that exists; 
 from __future__ import annotations
 
 import uuid
-
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
