@@ -15,7 +15,7 @@ from typing import Any
 from ..render.badge import badge_svg
 
 SHIELDS_COLORS = {"conformant": "brightgreen", "not conformant": "red", "not assessed": "yellow",
-                  "not applicable": "lightgrey"}
+                  "not applicable": "lightgrey", "not claimed": "lightgrey"}
 
 
 def _name(*parts: str) -> str:
