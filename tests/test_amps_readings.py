@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.hostile import parse_or_reject
@@ -13,6 +14,8 @@ from memconform.session import execute_run
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.reference import ReferenceAmpsStore
 from memconform.targets.base import Rejected
+
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 
 
 class OtherReadings(ReferenceAmpsStore):

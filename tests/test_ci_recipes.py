@@ -27,6 +27,8 @@ from actions_local import OUR_ACTION, evaluate, make_venv, run_action, run_bash
 from dist_build import build_dist, missing_tools
 from memconform.core.report import Report
 
+pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
+
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / "docs" / "ci" / "github-actions.yml"
 PYTEST_ONLY = ROOT / "docs" / "ci" / "pytest-only.md"

@@ -18,6 +18,8 @@ from memconform.session import execute_run, validate_document
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.format import strategies
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 pytest_plugins = ["pytester"]
 
 CASES = [(p, c) for p, c in iter_cases("emp") if isinstance(c, dict) and "document" in c]
@@ -46,6 +48,7 @@ RUN_ONE = """
 import json, sys
 from memconform.core.profile import Profile
 from memconform.session import execute_run
+
 outcome = execute_run(["emp"], sys.argv[1], Profile.named("ci"), report_dir=None)
 print(json.dumps({r.check_id: [r.outcome.value, sorted({f.title for f in r.failures}), r.reason] for r in outcome.results}))
 """

@@ -10,7 +10,7 @@ from memconform.core.profile import Profile
 from memconform.session import execute_run
 from memconform.suites.emp.mutants import COMMAND_KILLS
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer's process in /proc")
+pytestmark = [pytest.mark.mutants, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer's process in /proc")]
 
 
 def command(module: str, *args: str) -> str:

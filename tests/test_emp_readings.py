@@ -25,6 +25,8 @@ from memconform.suites.emp.mutants import PINNED_KILLS
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 
 def only_type_tombstones(lines: list[tuple[int, str, Any]]) -> list[dict[str, Any]]:
     """Newest ts wins, the earlier line on a tie; only `"type": "tombstone"` deletes."""

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
+
 EXAMPLE = Path(__file__).resolve().parent / "example_suite"
 BIN = Path(sys.executable).parent
 

@@ -20,6 +20,8 @@ from memconform.suites.memorizz.client import by_content, ids_in
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 
 def run_check(check_id: str, fake: str) -> Any:
     suite = check_id.split(".")[0]

@@ -17,6 +17,8 @@ from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 
 def harness_errors(suite: str, fake: str) -> list[tuple[str, str]]:
     outcome = execute_run([suite], f"python:{__name__}:{fake}", Profile.named("ci"), report_dir=None)

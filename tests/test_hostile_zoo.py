@@ -13,6 +13,8 @@ import pytest
 from hostile import http_zoo
 from zoo_support import HERE, KEY, assert_survived, key_leaks, run_cli, survivors
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 WITHIN_S = 60
 
 
@@ -68,6 +70,7 @@ def test_the_leak_detector_sees_every_form_it_is_meant_to(tmp_path):
 
 ORPHAN = """
 import os, sys, time
+
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:

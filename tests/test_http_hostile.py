@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 ROOT = Path(__file__).resolve().parents[1]
 CANARY = "mcCANARY" + "7f3a9c1e5b2d4f60a8e1c3b5d7f9a2c4"
 BOUND_S = 240  # a whole run against the worst of them, on a loaded machine

@@ -14,6 +14,8 @@ from memconform.core.profile import Profile
 from memconform.core.report import Report
 from memconform.session import execute_run
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 CHECKS = {
     "memoryai": ["memoryai.model_sequences"],
     "amps": ["amps.model_sequences"],

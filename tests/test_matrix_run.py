@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from memconform.matrix.combine import combine, read_all
 
+pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
+
 ROOT = Path(__file__).resolve().parent.parent
 SO = ROOT / "tests" / "second_opinion"
 FAKE = ROOT / "tests" / "matrix_fake_emp_reader.py"

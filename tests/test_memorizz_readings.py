@@ -7,12 +7,15 @@ import copy
 import json
 from typing import Any
 
+import pytest
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.session import execute_run
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.targets.base import Rejected
+
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 
 
 class OtherReadings(ReferenceArchiveStore):

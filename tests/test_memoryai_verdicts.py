@@ -17,6 +17,8 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 
 def run(target: str, **kw):
     return execute_run(["memoryai"], target, Profile.named("ci"), report_dir=None, **kw)

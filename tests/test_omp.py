@@ -18,6 +18,8 @@ from memconform.suites.omp import rules
 from memconform.suites.omp.mutants import OPTION_KILLS
 from memconform.targets.base import Reply
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 
 def target_of(name: str) -> str:
     return f"python:memconform.suites.omp.mutants:{name}"

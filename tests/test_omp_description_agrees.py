@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
+
 ROOT = Path(__file__).resolve().parents[1]
 ST = Path(sys.executable).parent / "st"
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.session import execute_run
@@ -25,6 +26,8 @@ from memconform.suites.omp.reference.serve import (
     serve_target,
 )
 from memconform.suites.omp.reference.store import Filters, Scope
+
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 
 # the schemathesis phase and the rate-limit burst belong to other tests; everything else runs
 SLOW = {"omp.fuzz_no_server_error", "omp.fuzz_status_codes", "omp.fuzz_response_schemas", "omp.fuzz_error_envelopes",

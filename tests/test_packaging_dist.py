@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from dist_build import build_dist, missing_tools
 
-pytestmark = pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))]
 
 
 @pytest.fixture(scope="module")

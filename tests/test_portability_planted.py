@@ -12,6 +12,8 @@ from memconform.portability.roundtrip import roundtrip_violations
 from memconform.portability.strategies import documents
 from memconform.portability.translate import load
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = {  # bug -> (source format, a fixture that shows it)
     "dna_dropped": ("memoryai", "fixtures/memoryai/valid/every_dna_kind.json"),

@@ -10,6 +10,8 @@ from memconform.portability.roundtrip import roundtrip_violations
 from memconform.portability.strategies import documents
 from memconform.portability.validation import problems
 
+pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
+
 SOURCES = ("amps", "emp")
 PAIRS = [(a, b) for a in SOURCES for b in FORMATS if a != b]
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 HERE = Path(__file__).parent
 HOSTILE = HERE / "hostile"
 MEMCONFORM = Path(sys.executable).with_name("memconform")

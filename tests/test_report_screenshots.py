@@ -22,6 +22,8 @@ from memconform.render.html import render_html
 from memconform.render.sections import section_rows
 from test_report_html import _chromium, _result, needs_chromium
 
+pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
+
 PROBE = """<script>
 (function(){
   var out=[];

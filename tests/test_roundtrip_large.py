@@ -11,6 +11,8 @@ import pytest
 from memconform.core.profile import Profile
 from memconform.session import execute_run
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 CHECK = "own_export_imported_back_large"
 # suite -> (mutant, a fragment of the failure title it must raise)
 MUTANTS = {

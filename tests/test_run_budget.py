@@ -19,6 +19,8 @@ from memconform.core.redact import Redactor
 from memconform.core.runner import MAX_FAILURES, collect_failures
 from zoo_support import HERE, assert_survived, run_cli, survivors
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 BUDGET = ["--run-budget", "5", "--call-deadline", "2"]
 WITHIN_S = 60
 

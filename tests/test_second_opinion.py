@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from memconform.cli import main
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 ROOT = Path(__file__).resolve().parents[1]
 SO = ROOT / "tests" / "second_opinion"
 CAUGHT: dict[str, dict[str, dict[str, Any]]] = json.loads((SO / "caught.json").read_text("utf-8"))

@@ -18,6 +18,8 @@ from memconform.core import sequence, sequence_files
 from memconform.core.profile import Profile
 from memconform.session import execute_run
 
+pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
+
 # suite -> (mutant, the suite's model-based check)
 MACHINES = {
     "memoryai": ("DedupAgainstLastImportOnly", "memoryai.model_sequences"),
