@@ -198,7 +198,7 @@ def recorded_domain(report: Path, suite: str) -> dict[str, Any] | None:
     """The domain figures of one suite in a report.jsonl (or the folder holding it)."""
     path = report / "report.jsonl" if report.is_dir() else report
     try:
-        lines = path.read_text("utf-8").splitlines()
+        lines = path.read_text("utf-8").split("\n")  # JSON Lines: "\n" alone ends a record
     except OSError as exc:
         raise HarnessError(f"report {path} cannot be read: {exc}") from None
     for line in reversed(lines):

@@ -137,6 +137,12 @@ def _stored(ctx: Any, surface: Surface, control_marker: str,
     after the battery failed ("" when it answered)."""
     if surface.stored is None:
         ctx.note(f"hostile battery on {surface.op}: what it stores is not observed (the operation stores nothing, or the target has no export)")
+        accepted = [item for item, verdict, _ in answers if item.must_reject and verdict == "accepted"]
+        if accepted and not any(verdict in ("crashed", "hung") for _, verdict, _ in answers):
+            # a target answering 2xx to bytes that are not JSON, where nothing shows what it did with them:
+            # no evidence it read them at all (a junk server answers every request so), so never a pass
+            raise Inconclusive(f"{surface.op}: {len(accepted)} must-reject inputs were accepted and what the operation "
+                               "did with them cannot be seen")
         return answers, ""
     try:
         exported = surface.stored()

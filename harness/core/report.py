@@ -47,9 +47,17 @@ def validate_line(line: dict[str, Any]) -> None:
     _validator().validate(line)
 
 
+# characters str.splitlines() (and many JSON Lines readers) take for a line break, though JSON allows them
+# raw inside strings: written escaped, so one record is one physical line for every reader
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
 def dumps_line(line: dict[str, Any]) -> str:
     """One report line as strict JSON (no NaN/Infinity; the line is already plain data)."""
-    return json.dumps(line, ensure_ascii=False, allow_nan=False)
+    text = json.dumps(line, ensure_ascii=False, allow_nan=False)
+    for raw, escaped in _LINE_BREAKS.items():
+        text = text.replace(raw, escaped)
+    return text
 
 
 class ReportWriter:

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..fixtures_loader import fixture_root
 from .canonical import FIELDS, FORMATS
 from .tables import table
 from .translate import load, translate
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = fixture_root()  # installed as memconform.fixtures, or the repository's folder
 SAMPLES = Path(__file__).parent / "samples"
 
 

@@ -49,13 +49,29 @@ def _empty_values(case: Any) -> bool:
     return any(v in ("", [""]) for v in _query(case).values())
 
 
-def _holds_empty_text(case: Any) -> bool:
-    """Does the request carry "" where the spec sets only a maximum (a text field, a tag, a query)?"""
+def _empty_text_fields(case: Any) -> set[str]:
+    """The fields carrying "" where the spec sets only a maximum (a text field, a tag, a query parameter)."""
     body: dict[str, Any] = case.body if isinstance(case.body, dict) else {}
     source: dict[str, Any] = body["source"] if isinstance(body.get("source"), dict) else {}
-    texts = [body.get(k) for k in ("content", "namespace", "q", "transcript", "source_tool")] + [source.get("tool")]
-    tags: list[Any] = body["tags"] if isinstance(body.get("tags"), list) else []
-    return "" in texts or "" in tags or any(v == "" for v in _query(case).values())
+    found = {k for k in ("content", "namespace", "q", "transcript", "source_tool") if body.get(k) == ""}
+    if source.get("tool") == "":
+        found |= {"source.tool", "tool"}
+    if isinstance(body.get("tags"), list) and "" in body["tags"]:
+        found.add("tags")
+    return found | {k for k, v in _query(case).items() if v == ""}
+
+
+def _refuses_empty_text(case: Any, response: Any) -> bool:
+    """A 422 that names one of the request's empty fields (details.field or the message): the refusal is
+    of the empty text, not of the rest of the valid request."""
+    empty = _empty_text_fields(case)
+    if not empty or response.status_code != 422:
+        return False
+    body = _reply(response).body
+    details = body.get("details") if isinstance(body, dict) else None
+    named = str(details.get("field", "")) if isinstance(details, dict) else ""
+    message = str(body.get("message", "")) if isinstance(body, dict) else ""
+    return any(f == named or named.startswith(f + "[") or f in message for f in empty)
 
 
 def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:
@@ -66,7 +82,7 @@ def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, 
         if response.status_code in (405, 501):
             return "O32", f"an unsupported method answered {response.status_code}"
         return None
-    if response.status_code == 422 and _holds_empty_text(case):
+    if _refuses_empty_text(case, response):
         return "O34", "empty text refused"
     if not 200 <= response.status_code < 300:
         return None
