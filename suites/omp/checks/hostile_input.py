@@ -114,7 +114,12 @@ def hostile_json_leaves_export_working(ctx: CheckContext) -> Iterator[Failure]:
     before = ctx.once(BEFORE, lambda: reading_problems(ctx))
     if before:
         raise Inconclusive(f"the export or the list did not answer before the hostile battery either: {before[0]}")
-    for problem in reading_problems(ctx):
+    after = reading_problems(ctx)
+    for problem in after:
         yield Failure(f"after the hostile-JSON battery {problem}", problem, "200 with a memories array, as before the battery",
                       "$", "an input the target accepted left it unable to give the user's memories back; the hostile "
                       "checks run last, so no other check's verdict rests on it, but the run's cleanup may fail for it")
+    if not after and ctx.run_id not in c.export(ctx, record=False, quiet=True).raw.decode("utf-8", "replace"):
+        # an answer of the right shape that holds nothing this run wrote is no evidence it is the user's export
+        raise Inconclusive("the export answers, but holds none of the memories this run wrote: no evidence it is "
+                           "the user's export")

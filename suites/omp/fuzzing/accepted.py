@@ -51,7 +51,7 @@ def _empty_values(case: Any) -> bool:
 
 def _empty_text_fields(case: Any) -> set[str]:
     """The fields carrying "" where the spec sets only a maximum (a text field, a tag, a query parameter)."""
-    body: dict[str, Any] = case.body if isinstance(case.body, dict) else {}
+    body: dict[str, Any] = case.body if isinstance(getattr(case, "body", None), dict) else {}
     source: dict[str, Any] = body["source"] if isinstance(body.get("source"), dict) else {}
     found = {k for k in ("content", "namespace", "q", "transcript", "source_tool") if body.get(k) == ""}
     if source.get("tool") == "":
