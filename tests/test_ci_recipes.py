@@ -77,6 +77,7 @@ def test_github_actions_workflow_runs_locally_from_a_wheel(tmp_path: Path, wheel
     path = [p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != BIN]
     env.update({"PATH": os.pathsep.join([str(bin_dir), *path]), "CI": "true", "GITHUB_STEP_SUMMARY": str(summary),
                 "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "MEMCONFORM_SERVER_INSTALL": str(wheel),
+                "PIP_FORCE_REINSTALL": "1",  # the wheel, even where a non-editable memconform (CI's) is visible
                 **{k: str(v) for k, v in job["env"].items()}, "MEMCONFORM_PORT": str(port)})
     scope: dict[str, dict[str, str]] = {"env": {k: env[k] for k in job["env"]}}
     log: list[str] = []
