@@ -220,7 +220,10 @@ def pairwise(factors: Sequence[tuple[str, Sequence[Any]]]) -> list[Row]:
         for name in names:
             if name in row:
                 continue
-            row[name] = max(range(len(levels[name])), key=lambda k, name=name, row=row: (_gain(row, name, k, uncovered), -k))
+            def score(k: int, name: str = name, row: dict[str, int] = row, left: set[Any] = uncovered) -> tuple[int, int]:
+                return _gain(row, name, k, left), -k
+
+            row[name] = max(range(len(levels[name])), key=score)
         rows.append(row)
         uncovered -= set(_pairs_of(row, names))
     return [{n: levels[n][k] for n, k in row.items()} for row in rows]

@@ -93,7 +93,7 @@ def query_pairs(row: dict[str, domain.ValueClass], names: dict[str, str]) -> lis
 def matches(memories: list[dict[str, Any]], filters: dict[str, str]) -> list[dict[str, Any]]:
     out = []
     for mem in memories:
-        source = mem.get("source") if isinstance(mem.get("source"), dict) else {}
+        source: dict[str, Any] = mem["source"] if isinstance(mem.get("source"), dict) else {}
         if "type" in filters and mem.get("type") != filters["type"]:
             continue
         if "tool" in filters and source.get("tool") != filters["tool"]:
@@ -272,7 +272,7 @@ def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[st
         return
     ids = {m.get("id") for m in served}
     if not ids <= {m.get("id") for m in wanted}:
-        yield Failure(f"{label}: keyword search served memories without the query word", sorted(ids - {m.get("id") for m in wanted})[:3],
+        yield Failure(f"{label}: keyword search served memories without the query word", sorted(str(i) for i in ids - {m.get("id") for m in wanted})[:3],
                       "only matching memories", "$.memories")
     if isinstance(limit, int) and len(served) != min(limit, len(wanted)):
         yield Failure(f"{label}: not every match up to the limit", len(served), min(limit, len(wanted)), "$.memories")

@@ -116,7 +116,8 @@ def _patch(case: dd.Case, before: dict[str, Any]) -> dict[str, Any]:
     """A one-field patch of the class value; for "absent", every other writable field as it is now."""
     if case.value is domain.ABSENT:
         top = case.cls.field.removeprefix("memory.").split(".")[0].removesuffix("[]")
-        keep = {k: before[k] for k in ("content", "type", "tags", "namespace", "expires_at", "metadata", "source") if k in before}
+        keep: dict[str, Any] = {k: before[k] for k in ("content", "type", "tags", "namespace", "expires_at", "metadata", "source")
+                                if k in before}
         if "." in case.cls.field.removeprefix("memory."):  # a source field left out of the source object
             return {"source": {k: v for k, v in before.get("source", {}).items() if k != case.cls.field.split(".")[-1]}}
         keep.pop(top, None)
@@ -214,7 +215,7 @@ def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: d
         return
     yield from import_report_failures(answer)
     body = answer.body if isinstance(answer.body, dict) else {}
-    errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+    errors: list[Any] = body["errors"] if isinstance(body.get("errors"), list) else []
     named = [e for e in errors if isinstance(e, dict) and (e.get("index") == 1 or e.get("id") == case.body.get("id"))]
     reported = bool(named) or body.get("imported") == 2
     if case.cls.expect == "valid" and reported:
