@@ -4,28 +4,13 @@ suites' strategies (the other three sources: tests/test_portability_roundtrip.py
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
 from memconform.portability.canonical import FORMATS
-from memconform.portability.roundtrip import roundtrip_violations
-from memconform.portability.strategies import documents
-from memconform.portability.validation import problems
+from test_portability_roundtrip import check_pair  # one property for every source format
 
 pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
 
 SOURCES = ("amps", "emp")
 PAIRS = [(a, b) for a in SOURCES for b in FORMATS if a != b]
-
-
-def check_pair(a: str, b: str) -> None:
-    @settings(max_examples=25, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
-    @given(documents(a))
-    def prop(doc):
-        # the suites' strategies can draw a document their own checks refuse (a MemoryAI metadata key named like a
-        # credential): a translation must refuse to write such a document, so only valid sources are round-tripped
-        assume(not problems(a, doc))
-        assert roundtrip_violations(doc, a, b) == []
-    prop()
 
 
 @pytest.mark.parametrize(("a", "b"), PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
