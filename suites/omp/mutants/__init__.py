@@ -424,3 +424,11 @@ def __getattr__(name: str) -> Callable[[], Target]:
         return MUTANTS[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+# at the sizes real servers meet (mutants/large.py)
+from memconform.suites.omp.mutants import large  # noqa: E402
+
+MUTANTS.update({name: _factory(name, api_class) for name, api_class in large.MUTANT_CLASSES.items()})
+EXPECTED_KILLS.update(large.EXPECTED_KILLS)
+EXPECTED_TITLES.update(large.EXPECTED_TITLES)
