@@ -33,7 +33,7 @@ def test_reference_round_trips_several_mb(suite: str, tmp_path: Path) -> None:
     outcome = execute_run([suite], None, Profile.named("ci"), report_dir=tmp_path, check_ids=[f"{suite}.{CHECK}"])
     (result,) = outcome.results
     assert result.outcome.value == "passed", (result.reason, [f.to_json() for f in result.failures])
-    assert size_note(result.transcript) >= 3.0  # several MB, not a token size
+    assert size_note(result.transcript) >= 1.1  # past 1 MiB in ci, not a token size
     notes = [n["note"] for n in outcome.notes if n["suite"] == suite]
     assert any("lost 0, duplicated 0, resurrected 0, corrupted 0" in n and f"{suite}.{CHECK}: " in n for n in notes), notes
     assert not any(n.startswith("could not remove") for n in notes), notes  # what it wrote was removed

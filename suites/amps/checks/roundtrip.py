@@ -1,4 +1,4 @@
-"""The implementation's own export, at a size of several MB, imported back.
+"""The implementation's own export, past 1 MB (`ci`) or 10 MB (option `amps.large_export_mb`), imported back.
 
 One subject seeded through the target's own import in bounded steps (a few hundred kB each; under the
 replace reading of A12 in one import, since each import is then the subject's whole snapshot), its
@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
@@ -29,7 +30,8 @@ from memconform.suites.amps.client import (
 )
 from memconform.suites.amps.suite import SUITE
 
-RECORDS, BATCH, SIZE = 240, 30, 10_000  # artifact bodies of ~10,000 mixed UTF-8 characters: about 3.5 MB
+BATCH, SIZE = 30, 10_000  # artifact bodies of ~10,000 mixed UTF-8 characters (~15 kB): imports of about 450 kB
+large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 ATOM_FIELDS = ("text", "kind", "sensitivity", "confidence")
 ARTIFACT_FIELDS = ("body", "title", "kind", "private")
 
@@ -52,18 +54,19 @@ def view(doc: dict[str, Any]) -> dict[str, dict[Any, Any]]:
                 sentence="It gives third-party sidecar vaults (Konshus is one; anyone can build another) a stable "
                          "target to write into and read from.")
 def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
-    """The subject's own export, several MB (hundreds of atoms, long transcripts), imported back: accepted,
+    """The subject's own export, past 1 MB (ci) or 10 MB (long transcripts), imported back: accepted,
     and the subject's export afterwards holds every atom and artifact as before."""
     subject_id = ctx.unique("subject-rt-mb")
-    pairs = [pair(ctx, i) for i in range(RECORDS)]
-    batch = BATCH if import_semantics(ctx) == "merge" else RECORDS
+    records = large_export.records_for(ctx, len(json.dumps(pair(ctx, 0), ensure_ascii=False).encode("utf-8")))
+    pairs = [pair(ctx, i) for i in range(records)]
+    batch = BATCH if import_semantics(ctx) == "merge" else records
     try:
-        for start in range(0, RECORDS, batch):
+        for start in range(0, records, batch):
             part = pairs[start:start + batch]
             reply = import_export(ctx, make_export(subject_id, [a for a, _ in part], [b for _, b in part]))
             if not reply.ok:
-                raise Inconclusive(f"the seed of the several-MB round trip was refused: {reply.status} {reply.raw[:200]!r}")
-        yield from _round_trip(ctx, subject_id)
+                raise Inconclusive(f"the seed of the large round trip was refused: {reply.status} {reply.raw[:200]!r}")
+        yield from _round_trip(ctx, subject_id, records)
     finally:
         try:
             ctx.target.call("delete_subject", {"subject_id": subject_id})
@@ -71,15 +74,15 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
             ctx.note("no delete_subject: the subject stays until the run's cleanup")
 
 
-def _round_trip(ctx: CheckContext, subject_id: str) -> Iterator[Failure]:
+def _round_trip(ctx: CheckContext, subject_id: str, records: int) -> Iterator[Failure]:
     doc = export(ctx, subject_id)
     before = view(doc)
     size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
     ctx.note(f"the subject's export holds {len(before['atoms'])} atoms, {len(before['artifacts'])} artifacts; {size / 1e6:.1f} MB")
-    if len(before["atoms"]) < RECORDS or len(before["artifacts"]) < RECORDS:
+    if len(before["atoms"]) < records or len(before["artifacts"]) < records:
         yield Failure(f"the subject's export ({size / 1e6:.1f} MB) holds fewer atoms or artifacts than were imported",
                       {"atoms": len(before["atoms"]), "artifacts": len(before["artifacts"])},
-                      {"atoms": RECORDS, "artifacts": RECORDS}, "$")
+                      {"atoms": records, "artifacts": records}, "$")
     reply = import_export(ctx, doc)  # the target's own export, unchanged
     acknowledged = len(before["atoms"]) + len(before["artifacts"])
     if not reply.ok:

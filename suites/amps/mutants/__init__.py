@@ -320,10 +320,10 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
 
 
 class ImportBodyCap(ReferenceAmpsStore):
-    """Issue 13: the import refuses exports over 2 MiB (a request body cap), so a subject's own export cannot
+    """Issue 13: the import refuses exports over 1 MiB (a request body cap), so a subject's own export cannot
     be imported back once its transcripts grow; every small import passes."""
 
-    CAP = 2 * 1024 * 1024
+    CAP = 1024 * 1024
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
         import json

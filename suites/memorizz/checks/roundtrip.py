@@ -1,4 +1,4 @@
-"""The implementation's own export, at a size of several MB, imported back.
+"""The implementation's own export, past 1 MB (`ci`) or 10 MB (option `memorizz.large_export_mb`), imported back.
 
 One namespace seeded through the target's own restore in bounded steps (a few hundred kB each), its
 export restored back as it is (conflict=replace: every record written again), and the namespace's
@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
@@ -19,7 +20,13 @@ from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, scalar
 from memconform.suites.memorizz.suite import SUITE
 
-RECORDS, BATCH, SIZE = 240, 30, 10_000  # knowledge of ~10,000 mixed UTF-8 characters each: about 3.5 MB
+BATCH, SIZE = 30, 10_000  # knowledge of ~10,000 mixed UTF-8 characters each (~20 kB): restores of about 600 kB
+large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
+
+
+def knowledge(ctx: CheckContext, ns: str, i: int) -> dict[str, Any]:
+    return {"id": ctx.unique("kb"), "data": {"memory_id": ns, "content": f"{ctx.unique('prose')} {i}: "
+                                             + ("Größe ✓ 記憶 🧠 " * (SIZE // 14 + 1))[:SIZE]}}
 
 
 def records(doc: dict[str, Any]) -> dict[Any, Any]:
@@ -37,27 +44,25 @@ def mistyped_ids(doc: dict[str, Any], when: str) -> Iterator[Failure]:
 @SUITE.check(level="consumer", section="Introduction", keyword="MUST",
                 sentence="MemoRizz Memory Archive v1 is a portable JSON format for exporting and importing a memory graph.")
 def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
-    """The namespace's own export, several MB (well inside the 50 MiB and 100,000-record limits), restored
+    """The namespace's own export, past 1 MB (ci) or 10 MB (well inside the 50 MiB and 100,000-record limits), restored
     back: accepted, and the namespace's export afterwards holds every record as before."""
     ns = ctx.unique("rt-mb-ns")
     forget_namespaces_at_end(ctx, ns)
-    for start in range(0, RECORDS, BATCH):  # small restores: only the export restored back is large
+    wanted = large_export.records_for(ctx, len(json.dumps(knowledge(ctx, ns, 0), ensure_ascii=False).encode("utf-8")))
+    for start in range(0, wanted, BATCH):  # small restores: only the export restored back is large
         archive = mz.empty_archive(source_provider="memconform-round-trip")
-        archive["stores"]["knowledge_base"] = [
-            {"id": ctx.unique("kb"), "data": {"memory_id": ns, "content": f"{ctx.unique('prose')} {i}: "
-                                              + ("Größe ✓ 記憶 🧠 " * (SIZE // 14 + 1))[:SIZE]}}
-            for i in range(start, min(start + BATCH, RECORDS))]
+        archive["stores"]["knowledge_base"] = [knowledge(ctx, ns, i) for i in range(start, min(start + BATCH, wanted))]
         accepted, body = import_archive(ctx, mz.seal(archive), "restore")
         if not accepted:
-            raise Inconclusive(f"the seed of the several-MB round trip was refused: {json.dumps(body, default=str)[:200]}")
+            raise Inconclusive(f"the seed of the large round trip was refused: {json.dumps(body, default=str)[:200]}")
     doc = export(ctx, memory_id=ns)
     before = records(doc)
     yield from mistyped_ids(doc, "before the round trip")
     size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
-    ctx.note(f"the namespace's export holds {len(before)} of {RECORDS} records; {size / 1e6:.1f} MB")
-    if len(before) < RECORDS:
-        yield Failure(f"the namespace's export ({size / 1e6:.1f} MB) holds {len(before)} of the {RECORDS} records restored",
-                      len(before), RECORDS, "$.stores.knowledge_base")
+    ctx.note(f"the namespace's export holds {len(before)} of {wanted} records; {size / 1e6:.1f} MB")
+    if len(before) < wanted:
+        yield Failure(f"the namespace's export ({size / 1e6:.1f} MB) holds {len(before)} of the {wanted} records restored",
+                      len(before), wanted, "$.stores.knowledge_base")
     accepted, body = import_archive(ctx, doc, "restore", "replace")  # the target's own export, unchanged
     if not accepted:
         history_counts.record(ctx, history_counts.counts(acknowledged=len(before)))

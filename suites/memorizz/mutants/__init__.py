@@ -317,10 +317,10 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
 
 
 class ExportTruncatesPastN(ReferenceArchiveStore):
-    """Issue 13: the export silently holds at most the first 200 records of each store (one page of a
+    """Issue 13: the export silently holds at most the first 50 records of each store (one page of a
     paginated backend query, never followed), counts and digest made to match: small exports are whole."""
 
-    PAGE = 200
+    PAGE = 50
 
     def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
         archive = super().export(body, **params)

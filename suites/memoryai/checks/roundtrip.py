@@ -1,4 +1,4 @@
-"""The implementation's own export, at a size of several MB, imported back.
+"""The implementation's own export, past 1 MB (`ci`) or 10 MB (option `memoryai.large_export_mb`), imported back.
 
 Level 3's clause at the size real brains reach: the round trip §5 names, and the Abstract's promise that
 a brain "can move between cloud services, on-prem installations, and third-party implementations".
@@ -15,13 +15,15 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.suite import SUITE
 
-RECORDS, BATCH, SIZE = 240, 30, 10_000  # ~10,000 characters of mixed UTF-8 each: an export of about 3.5 MB
+BATCH, SIZE = 30, 10_000  # ~10,000 characters of mixed UTF-8 each (~15 kB): imports of about 450 kB
+large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned")
 
 
@@ -45,14 +47,19 @@ def text_of(rows: list[dict[str, Any]]) -> str:
               sentence="can round-trip a Bundle (export → import → re-export) producing an equivalent Bundle (same "
                        "`chunks` set by `content_hash`, same `entities` by name)")
 def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
-    """The target's own full export, several MB, imported back: accepted, and afterwards every seeded chunk
+    """The target's own full export, past 1 MB (ci) or 10 MB, imported back: accepted, and afterwards every seeded chunk
     is there once, as it was (nothing lost, duplicated or changed)."""
     prefix = ctx.unique("rt-mb")
-    chunks = [c.chunk(ctx, "rt-mb", content=f"{prefix} #{i} {filler(i)}", tags=["memconform", f"t{i % 7}"],
-                      importance=round((i % 10) / 10, 1)) for i in range(RECORDS)]
+
+    def make(i: int) -> dict[str, Any]:
+        return c.chunk(ctx, "rt-mb", content=f"{prefix} #{i} {filler(i)}", tags=["memconform", f"t{i % 7}"],
+                       importance=round((i % 10) / 10, 1))
+
+    records = large_export.records_for(ctx, len(json.dumps(make(0), ensure_ascii=False).encode("utf-8")))
+    chunks = [make(i) for i in range(records)]
     try:
-        for start in range(0, RECORDS, BATCH):  # small imports: only the export imported back is large
-            c.seed(ctx, c.bundle(ctx, chunks[start:start + BATCH]), "the several-MB round trip")
+        for start in range(0, records, BATCH):  # small imports: only the export imported back is large
+            c.seed(ctx, c.bundle(ctx, chunks[start:start + BATCH]), "the large round trip")
         yield from _round_trip(ctx, prefix, chunks)
     finally:
         try:
@@ -75,11 +82,11 @@ def _round_trip(ctx: CheckContext, prefix: str, chunks: list[dict[str, Any]]) ->
             return
         raise Inconclusive("none of the seeded chunks is in the export: nothing to import back")
     size = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
-    ctx.note(f"the export holds {len(before)} of {RECORDS} seeded chunks; {size / 1e6:.1f} MB")
+    ctx.note(f"the export holds {len(before)} of {len(chunks)} seeded chunks; {size / 1e6:.1f} MB")
     lost_at_export = sorted(set(sent) - set(before))
     if lost_at_export:
-        yield Failure(f"the export holds {len(before)} of the {RECORDS} chunks imported (it grew to {size / 1e6:.1f} MB)",
-                      len(before), RECORDS, "$.chunks", f"first missing: {sent[lost_at_export[0]]['content'][:60]!r}")
+        yield Failure(f"the export holds {len(before)} of the {len(chunks)} chunks imported (it grew to {size / 1e6:.1f} MB)",
+                      len(before), len(chunks), "$.chunks", f"first missing: {sent[lost_at_export[0]]['content'][:60]!r}")
     reply = c.import_bundle(ctx, doc, remember=False)  # the target's own export, unchanged
     if not reply.ok:
         history_counts.record(ctx, history_counts.counts(acknowledged=len(before)))

@@ -145,10 +145,10 @@ class NoImportFile(ReferenceBrain):
 
 
 class ImportBodyCap(ReferenceBrain):
-    """§5 Level 3: the import refuses bodies over 2 MiB (a web framework's default cap), so the
+    """§5 Level 3: the import refuses bodies over 1 MiB (a web framework's default cap), so the
     brain's own export cannot be imported back once it grows; small imports all pass."""
 
-    CAP = 2 * 1024 * 1024
+    CAP = 1024 * 1024
 
     def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
         size = len(body) if isinstance(body, (bytes, bytearray)) else len(json.dumps(body).encode("utf-8"))
