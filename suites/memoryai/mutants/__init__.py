@@ -243,3 +243,10 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "ImportBodyCap": {"own_export_imported_back_large": "was refused when imported back"},
 }
 
+
+# failures in the middle of a bundle (mutants/batch.py)
+from memconform.suites.memoryai.mutants.batch import ImportStopsAtInvalid  # noqa: E402
+
+MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
+EXPECTED_KILLS["ImportStopsAtInvalid"] = {"memoryai.import_batch_middle_item"}
+EXPECTED_FAILURES["ImportStopsAtInvalid"] = {"import_batch_middle_item": "the write stopped at the middle item without saying so"}
