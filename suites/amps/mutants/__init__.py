@@ -338,3 +338,20 @@ MUTANTS["ImportBodyCap"] = ImportBodyCap
 MUTANTS["ZuluSecondsOnly"] = ZuluSecondsOnly
 EXPECTED_KILLS["ZuluSecondsOnly"] = {"amps.imports_every_schema_class": "an allowed value was refused"}
 EXPECTED_KILLS["ImportBodyCap"] = {"amps.own_export_imported_back_large": "was refused when imported back"}
+
+
+class ImportStopsAtInvalid(ReferenceAmpsStore):
+    """"Enough to reject malformed exports": atoms are written one by one, and the first one the schema
+    refuses ends the import without a word: the atoms before it stay, those after it are dropped, success."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
+        atoms = doc.get("atoms") if isinstance(doc, dict) and isinstance(doc.get("atoms"), list) else []
+        for i in range(len(atoms)):
+            if self.problems({**doc, "atoms": atoms[:i + 1]}):
+                return super().import_export({**doc, "atoms": atoms[:i]}, **params)
+        return super().import_export(doc, **params)
+
+
+MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
+EXPECTED_KILLS["ImportStopsAtInvalid"] = {"amps.import_batch_middle_item": "the write stopped at the middle item without saying so"}
