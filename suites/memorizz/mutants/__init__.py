@@ -331,3 +331,55 @@ class ExportTruncatesPastN(ReferenceArchiveStore):
 
 MUTANTS["ExportTruncatesPastN"] = ExportTruncatesPastN
 EXPECTED_KILLS["ExportTruncatesPastN"] = {"memorizz.own_export_imported_back_large": "records restored"}
+
+
+class ImportStopsAtInvalid(ReferenceArchiveStore):
+    """"Validation rejects ... duplicate or inconsistent IDs": records are validated one by one while they are
+    written, and the first one refused ends the restore without a word: the knowledge_base records before it
+    are written, those after it dropped, and the report says ok."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        from memconform.hostile import parse_or_reject
+
+        body = parse_or_reject(body)
+        archive = body.get("archive") if isinstance(body, dict) else None
+        if isinstance(archive, dict) and isinstance(archive.get("stores"), dict) and self.problems(archive):
+            records = list(archive["stores"].get("knowledge_base") or [])
+            for i in range(len(records)):
+                if self.problems(_with_knowledge(archive, records[:i + 1])):
+                    return super().import_archive({**body, "archive": _with_knowledge(archive, records[:i])}, **params)
+        return super().import_archive(body, **params)
+
+
+def _with_knowledge(archive: dict[str, Any], records: list[Any]) -> dict[str, Any]:
+    import copy
+
+    trial = copy.deepcopy(archive)
+    trial["stores"]["knowledge_base"] = records
+    return mz.seal(trial)
+
+
+MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
+EXPECTED_KILLS["ImportStopsAtInvalid"] = {"memorizz.import_batch_middle_item": "the write stopped at the middle item without saying so"}
+
+
+class ReplaceDeletesBeforeValidating(ReferenceArchiveStore):
+    """"Imports preview conflicts before writing": under conflict=replace the records an archive would replace
+    are deleted first, before the archive is validated, so a refused archive loses them."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        from memconform.hostile import parse_or_reject
+
+        body = parse_or_reject(body)
+        archive = body.get("archive") if isinstance(body, dict) else None
+        if isinstance(body, dict) and body.get("conflict") == "replace" and isinstance(archive, dict):
+            for store, records in (archive.get("stores") or {}).items():
+                for record in records if isinstance(records, list) else []:
+                    if isinstance(record, dict) and isinstance(record.get("id"), str) and self.exists(store, record["id"]):
+                        with self.db:
+                            self.db.execute("DELETE FROM records WHERE store = ? AND id = ?", (store, record["id"]))
+        return super().import_archive(body, **params)
+
+
+MUTANTS["ReplaceDeletesBeforeValidating"] = ReplaceDeletesBeforeValidating
+EXPECTED_KILLS["ReplaceDeletesBeforeValidating"] = {"memorizz.import_batch_middle_item": "a record stored before the batch was lost"}
