@@ -1,5 +1,5 @@
-"""The implementation's own export, at several MB, imported back: memoryai, amps and
-memorizz. The reference passes, seeding in small steps and cleaning up; a mutant that caps import bodies
+"""The implementation's own export, past 1 MB (ci), imported back: memoryai, amps, memorizz
+and omp. The reference passes, seeding in small steps and cleaning up; a mutant that caps import bodies
 or cuts its export short fails the check, and nothing else does it in."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from memconform.core.model import HarnessError
 from memconform.core.profile import Profile
 from memconform.session import execute_run
 
@@ -19,6 +20,7 @@ MUTANTS = {
     "memoryai": ("ImportBodyCap", "was refused when imported back"),
     "amps": ("ImportBodyCap", "was refused when imported back"),
     "memorizz": ("ExportTruncatesPastN", "records restored"),
+    "omp": ("import_body_cap_1mb", "was refused when imported back"),
 }
 
 
@@ -60,3 +62,29 @@ def test_mapped_and_in_the_expected_kills(suite: str) -> None:
     assert f"{suite}.{CHECK}" in set(module.EXPECTED_KILLS[mutant]) and mutant in module.MUTANTS
     statements = json.loads((Path(__file__).parents[1] / "suites" / suite / "requirements.json").read_text("utf-8"))
     assert [s["id"] for s in statements["statements"] if f"{suite}.{CHECK}" in s["checks"]]
+
+
+def test_the_size_follows_the_option(tmp_path: Path) -> None:
+    profile = Profile.named("ci", options={"omp.large_export_mb": "0.3"})
+    outcome = execute_run(["omp"], None, profile, report_dir=tmp_path, check_ids=[f"omp.{CHECK}"])
+    (result,) = outcome.results
+    assert result.outcome.value == "passed", result.reason
+    assert 0.3 <= size_note(result.transcript) < 1.0
+
+
+def test_the_size_by_profile() -> None:
+    from memconform import large_export
+
+    class Ctx:
+        def __init__(self, name: str, value: str = "profile") -> None:
+            self.profile, self.value = Profile.named(name), value
+
+        def option(self, name: str) -> str:
+            return self.value
+
+    assert large_export.target_bytes(Ctx("ci")) > 1024 * 1024  # type: ignore[arg-type]
+    for name in ("default", "thorough", "strict"):
+        assert large_export.target_bytes(Ctx(name)) > 10 * 1024 * 1024  # type: ignore[arg-type]
+    for bad in ("big", "0", "-1", "100"):
+        with pytest.raises(HarnessError):
+            large_export.target_bytes(Ctx("ci", bad))  # type: ignore[arg-type]
