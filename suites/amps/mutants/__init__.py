@@ -346,7 +346,7 @@ class ImportStopsAtInvalid(ReferenceAmpsStore):
 
     def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
         doc = parse_or_reject(doc)
-        atoms = doc.get("atoms") if isinstance(doc, dict) and isinstance(doc.get("atoms"), list) else []
+        atoms: list[Any] = doc["atoms"] if isinstance(doc, dict) and isinstance(doc.get("atoms"), list) else []
         for i in range(len(atoms)):
             if self.problems({**doc, "atoms": atoms[:i + 1]}):
                 return super().import_export({**doc, "atoms": atoms[:i]}, **params)

@@ -12,7 +12,7 @@ class ImportStopsAtInvalid(ReferenceBrain):
     after it dropped, and the report counts nothing as skipped_invalid (success true)."""
 
     def _import_chunks(self, bundle: dict[str, Any], match: bool, report: dict[str, Any]) -> dict[Any, int]:
-        chunks = bundle.get("chunks") if isinstance(bundle.get("chunks"), list) else []
+        chunks: list[Any] = bundle["chunks"] if isinstance(bundle.get("chunks"), list) else []
         dim = bundle["manifest"].get("embedding_dim")
         for i, chunk in enumerate(chunks):
             if self._validate_chunk(chunk, dim) is not None:
