@@ -88,3 +88,31 @@ def test_the_size_by_profile() -> None:
     for bad in ("big", "0", "-1", "100"):
         with pytest.raises(HarnessError):
             large_export.target_bytes(Ctx("ci", bad))  # type: ignore[arg-type]
+
+
+def test_a_seed_refused_for_its_size_is_created_one_by_one_and_the_round_trip_judged(tmp_path: Path) -> None:
+    """An OMP server with Express's default body limit (100 kB): the seed imports are refused, the memories
+    created one by one, and the export imported back refused: a failure of the round trip, not inconclusive."""
+    from memconform.suites.omp.reference.api import ApiError, OmpApi
+    from memconform.suites.omp.reference.parts import Out, Principal, Req
+    from memconform.suites.omp.reference.serve import ServerSpec, serve_target
+
+    class ImportCap100k(OmpApi):
+        def op_import(self, who: Principal, req: Req) -> Out:
+            if len(req.raw) > 100 * 1024:
+                raise ApiError("payload_too_large", "over 100 kB", status=413)
+            return super().op_import(who, req)
+
+    target = serve_target(ServerSpec(api_class=ImportCap100k))
+    try:
+        outcome = execute_run(["omp"], target.base_url, Profile.named("ci"), report_dir=None,
+                              api_key=target.api.keys.global_key, check_ids=[f"omp.{CHECK}"])
+        left = target.api.store.count()
+    finally:
+        target.close()
+    (result,) = outcome.results
+    assert result.outcome.value == "failed", result.reason
+    assert [f.title for f in result.failures] == [
+        "the target's own export (1.2 MB) was refused when imported back (conflict=skip (default))"]
+    assert any("created one by one" in line for line in result.transcript)
+    assert left == 0  # what it wrote was removed
