@@ -20,7 +20,7 @@ from typing import Any
 from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive
+from memconform.core.model import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp.checks.imports import import_with
@@ -227,8 +227,8 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     run = Large(word=c.word())
     try:
         yield from grow(ctx, run)
-        if not run.mine and not run.stopped:
-            raise Inconclusive("none of the seeded memories is in the export: nothing to import back")
+        if not run.mine:  # none of the seeded memories exported: grow has said so (a loss, not a lack of evidence)
+            return
         for i, step in enumerate((skip_back, overwrite_back, duplicate_back)):
             if run.stopped:
                 return

@@ -432,3 +432,4 @@ from memconform.suites.omp.mutants import large  # noqa: E402
 MUTANTS.update({name: _factory(name, api_class) for name, api_class in large.MUTANT_CLASSES.items()})
 EXPECTED_KILLS.update(large.EXPECTED_KILLS)
 EXPECTED_TITLES.update(large.EXPECTED_TITLES)
+KILLS_ONLY |= large.KILLS_ONLY

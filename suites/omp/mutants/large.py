@@ -1,11 +1,14 @@
 """Known-broken OMP servers at the sizes real ones meet: an import that refuses bodies over 1 MiB (the
-public OMP server's round trip stops short of it). One broken rule each; registered at the end of mutants/__init__.py."""
+public OMP server's round trip stops short of it), and an export cut short once it grows. One broken rule each; registered at the end of mutants/__init__.py."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from memconform.suites.omp.reference.api import ApiError, OmpApi, Out, Principal, Req
 
 IMPORT_BODY_CAP_1MB = 1024 * 1024  # Express's body parser with `limit: '1mb'`
+EXPORT_PAGE = 40  # memories: one page of a paginated store query, never followed
 
 
 class ImportBodyCap1Mb(OmpApi):
@@ -18,12 +21,26 @@ class ImportBodyCap1Mb(OmpApi):
         return super().op_import(who, req)
 
 
+class ExportFirstPageOnly(OmpApi):
+    """§3.3 export "Export all memories": the export holds the first 40 memories only (one page of the
+    store's query, never followed), so an export that grows past it is cut short without a word."""
+
+    def export_envelope(self, docs: list[dict[str, Any]]) -> dict[str, Any]:
+        return super().export_envelope(docs[:EXPORT_PAGE])
+
+
 MUTANT_CLASSES: dict[str, type[OmpApi]] = {
     "import_body_cap_1mb": ImportBodyCap1Mb,
+    "export_first_page_only": ExportFirstPageOnly,
 }
 EXPECTED_KILLS: dict[str, set[str]] = {
     "import_body_cap_1mb": {"omp.own_export_imported_back_large"},
+    "export_first_page_only": {"omp.own_export_imported_back_large"},
 }
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "import_body_cap_1mb": {("omp.own_export_imported_back_large", "was refused when imported back")},
+    "export_first_page_only": {("omp.own_export_imported_back_large", "memories imported")},
 }
+# an export cut short breaks the set-up steps of the checks every mutant also runs (they error, rightly): it
+# runs only the check it must fail
+KILLS_ONLY = {"export_first_page_only"}
