@@ -272,6 +272,9 @@ def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], writ
     while a lock exists; taking over a stale one is errata E2's advice, required only under
     `emp.stale_lock_takeover=required`. By default what the writer did is recorded, and a refusal must
     leave the file as it was. `written` receives the id of an append the writer acknowledged."""
+    control = call(ctx, "append", {"path": new_file(ctx), "entry": entry(ctx, "stale-control")})
+    if not control.ok:  # a writer refusing every append would otherwise "give up" on the stale lock and pass
+        raise ControlRefused(f"an append to a file without a lock was refused: {control.raw[:200]!r}")
     lock = stale_lock(ctx, path)
     before = read_bytes(path)
     required = ctx.option("stale_lock_takeover") == "required"
