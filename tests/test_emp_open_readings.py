@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.session import execute_run
 from memconform.suites.emp.checks.reader import case_pairs
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected
+
+pytestmark = pytest.mark.slow  # each test runs checks against a served fake (seconds each)
 
 
 class GivesUpOnAnyLock(ReferenceEmpApp):

@@ -11,19 +11,16 @@ option that pins the other reading turns the same answer into a failure.
 from __future__ import annotations
 
 import datetime as dt
-import json
-from types import SimpleNamespace
 from typing import Any
 
-from memconform.core.check_context import NoTarget
+import pytest
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.core.runner import Context
-from memconform.core.suite import get_suite
 from memconform.session import execute_run
-from memconform.suites.omp.fuzzing.accepted import accepted_reading
 from memconform.suites.omp.reference.api import OmpApi, Principal
 from memconform.suites.omp.reference.parts import ApiError
+
+pytestmark = pytest.mark.slow  # each test runs checks against a served fake (seconds each)
 
 NULL_OPTIONAL = ("namespace", "metadata", "embedding")
 SOURCE_OPTIONAL = ("session_id", "user_id")
@@ -53,6 +50,29 @@ class StampsSourceRefusesNullHidesExpired(OmpApi):
         if isinstance(expires, str) and dt.datetime.fromisoformat(expires.replace("Z", "+00:00")) < dt.datetime.now(dt.UTC):
             raise ApiError("memory_not_found", f"no memory with id {memory_id!r}", {})
         return doc
+
+
+class AlsoRefusesEmptyTextAndNullFilters(StampsSourceRefusesNullHidesExpired):
+    """The fuzzer's view of omp2: besides the above, "" is refused where the spec gives a maximum only
+    (errata O34), and a search filter sent as null is refused, each with a 422 naming the field."""
+
+    def check_string(self, value: Any, name: str, max_len: int | None = None, limit_kind: str = "limit") -> str:
+        if value == "":
+            raise self.invalid("value", name, f"{name} must not be empty")
+        return super().check_string(value, name, max_len, limit_kind)
+
+    def op_search(self, who: Principal, req: Any) -> Any:
+        body = self.json_object(req)
+        for name in ("type", "tags", "namespace", "limit", "mode"):
+            if name in body and body[name] is None:
+                raise self.invalid("type", name, f"{name} must not be null")
+        return super().op_search(who, req)
+
+
+def omp2_fuzzing_readings() -> Any:
+    from memconform.suites.omp.reference.serve import ServerSpec, serve_target
+
+    return serve_target(ServerSpec(api_class=AlsoRefusesEmptyTextAndNullFilters), label="fake:omp:omp2-fuzzing-readings")
 
 
 def omp2_readings() -> Any:
@@ -110,41 +130,21 @@ def test_the_reference_fits_the_default_and_fails_the_pinned_other_reading() -> 
     assert any(t.startswith("memory.source.timestamp:absent = <absent>: an allowed value was refused") for t in found), found
 
 
-# ---- the fuzzer's valid-data phase: a null refused with a 422 naming it ---------------------------
+# ---- the fuzzer's valid-data phase, end to end (the answers one by one: tests/test_no_blame.py) ----
 
-def ctx(**options: str) -> Context:
-    return Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci", options={
-        f"omp.{k}": v for k, v in options.items()}))
-
-
-def post(path: str, body: dict[str, Any]) -> Any:
-    return SimpleNamespace(method="POST", operation=SimpleNamespace(path=path, method="post"), query={}, body=body,
-                           meta=None)
+def test_the_valid_data_fuzzing_records_the_refusals_and_blames_nothing() -> None:
+    outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", Profile.named("ci"), report_dir=None,
+                          check_ids=["fuzz_valid_data_accepted"])
+    assert [r.outcome for r in outcome.results] == [Outcome.PASSED], titles(outcome)
+    found = seen(outcome)
+    assert ("O37", "null on an optional field: refused") in found, found
 
 
-def refusal(field: str) -> Any:
-    body = {"error": "validation_error", "message": f"{field} must be an object", "details": {"field": field}}
-    return SimpleNamespace(status_code=422, content=json.dumps(body).encode())
+def test_without_the_reading_the_same_refusals_would_be_blamed(monkeypatch: Any) -> None:
+    """The control: the fake does reach the blame the readings remove."""
+    import memconform.suites.omp.fuzzing.accepted as accepted
 
-
-def test_fuzzing_records_a_null_refused_with_a_422_naming_it() -> None:
-    create = post("/v1/memories", {"content": "x", "type": "semantic", "source": {"tool": "t", "timestamp": "2010-11-09T13:49:11Z"},
-                                   "metadata": None})
-    assert accepted_reading(ctx(), create, refusal("metadata")) == ("O37", "null on an optional field: refused")
-    search = post("/v1/memories/search", {"q": "x", "limit": None})
-    assert accepted_reading(ctx(), search, refusal("limit")) == ("O37", "null on an optional field: refused")
-
-
-def test_fuzzing_still_blames_a_refusal_of_something_else_or_under_the_pin() -> None:
-    create = post("/v1/memories", {"content": "x", "type": "semantic", "source": {"tool": "t", "timestamp": "2010-11-09T13:49:11Z"},
-                                   "metadata": None})
-    assert accepted_reading(ctx(), create, refusal("type")) is None  # the 422 names a field that was not null
-    assert accepted_reading(ctx(null_optional="absent"), create, refusal("metadata")) is None
-    expiring = post("/v1/memories", {"content": "x", "expires_at": None})
-    assert accepted_reading(ctx(), expiring, refusal("expires_at")) is None  # `string | null`: null is valid
-
-
-def test_fuzzing_records_empty_text_refused_only_when_the_422_names_it() -> None:
-    empty = post("/v1/memories", {"content": "", "type": "semantic"})
-    assert accepted_reading(ctx(), empty, refusal("content")) == ("O34", "empty text refused")
-    assert accepted_reading(ctx(), empty, refusal("type")) is None
+    monkeypatch.setattr(accepted, "excused", lambda ctx, exchange: False)
+    outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", Profile.named("ci"), report_dir=None,
+                          check_ids=["fuzz_valid_data_accepted"])
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
