@@ -59,9 +59,11 @@ def answer(surface: Surface, item: BadInput) -> tuple[str, str]:
     return ("accepted" if reply.ok else "rejected"), brief
 
 
-def run_battery(ctx: Any, surface: Surface, i_json: bool = False) -> Iterator[Failure]:
+def run_battery(ctx: Any, surface: Surface, i_json: bool = False, crashes_blamed: bool = True) -> Iterator[Failure]:
     """`i_json`: the run pins I-JSON (RFC 7493): duplicate names and escaped lone surrogates must be
-    refused too; else RFC 8259 lets a target accept them, and what it did is only noted."""
+    refused too; else RFC 8259 lets a target accept them, and what it did is only noted.
+    `crashes_blamed=False`: the spec names no answer to bad input (only that nothing bad is stored), so
+    a crash that stored nothing is noted, not failed; hangs and inputs stored anyway still fail."""
     control_marker = ctx.unique("hostile-control")
     control = BadInput("control", "control", json.dumps(surface.make(control_marker), ensure_ascii=False).encode(),
                        control_marker, must_reject=False)
@@ -108,9 +110,13 @@ def run_battery(ctx: Any, surface: Surface, i_json: bool = False) -> Iterator[Fa
             allowed = "" if item.must_reject else " (RFC 8259 allows it; I-JSON would refuse it)" if item.i_json_only \
                 else " (may be accepted)"
             ctx.note(f"  {verdict}: {item.name}{allowed} -> {detail[:160]}")
+    crashed = sum(1 for _, verdict, _ in answers if verdict == "crashed")
+    if crashed and not crashes_blamed:
+        ctx.note(f"hostile battery on {surface.op}: {crashed} inputs answered with a crash that stored nothing; the "
+                 "spec names no answer to bad input, so this is advice, not a failure")
     groups: dict[tuple[str, str], list[tuple[BadInput, str]]] = {}
     for item, verdict, detail in answers:
-        if verdict in ("crashed", "hung", "stored anyway"):
+        if verdict in ("hung", "stored anyway") or verdict == "crashed" and crashes_blamed:
             groups.setdefault((verdict, item.category), []).append((item, detail))
     for (verdict, category), items in groups.items():
         names = [i.name.partition(": ")[2] for i, _ in items]

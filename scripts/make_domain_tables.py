@@ -103,6 +103,14 @@ def timestamp_classes(required: bool, nullable: bool = False, null_expect: str |
     return out
 
 
+NULL_OPTIONAL = "optional (`?`), its type has no null: read as absent, or refused (errata O37)"
+
+
+def null_open(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The null class of a field §2.1 marks optional (`name?: T`) without `| null`: open, not valid."""
+    return [dict(c, expect="open", why=NULL_OPTIONAL) if c["id"] == "null" else c for c in classes]
+
+
 def expiry_classes() -> list[dict[str, Any]]:
     """An expiry: the timestamp classes, those in the past `open` (an already expired memory may be refused,
     or stored and hidden), and the same forms in the future `valid`."""
@@ -113,6 +121,13 @@ def expiry_classes() -> list[dict[str, Any]]:
         out.append(c)
     out += [cls(k, "timestamp", "valid", kind=k) for k in ("future_z", "future_offset", "future_fraction")]
     return out
+
+
+def source_timestamp_classes() -> list[dict[str, Any]]:
+    """§2.3 `timestamp` is part of every stored source, but a create without it may be stamped by the server
+    (as it stamps id and created_at) or refused: open (errata O36)."""
+    return [dict(c, expect="open", why="the server may stamp when it observed the memory, or refuse (errata O36)")
+            if c["id"] == "absent" else c for c in timestamp_classes(True)]
 
 
 def array_classes(required: bool, max_items: int | None = None, item_len: int = 4, nullable: bool = False) -> list[dict[str, Any]]:
@@ -200,17 +215,17 @@ def omp_table() -> dict[str, Any]:
         elif name == "tags":
             classes = array_classes(False, target["maxItems"], target["items"]["maxLength"])
         elif name == "namespace":
-            classes = string_classes(False, target["maxLength"], nullable=True)
+            classes = null_open(string_classes(False, target["maxLength"], nullable=True))
         elif name == "expires_at":
             classes = expiry_classes()
         else:
-            classes = object_classes(False, target["maxProperties"], nullable=True)
+            classes = null_open(object_classes(False, target["maxProperties"], nullable=True))
         fields.append(field(f"memory.{name}", "record", writes, {"type": "enum", "expires_at": "timestamp", "source": "object",
                                                                   "tags": "array", "metadata": "object"}.get(name, "string"),
                             required, "§2.1", quote, "derived", classes,
                             limits={k2: v for k2, v in (("max_length", target.get("maxLength")), ("max_items", target.get("maxItems")),
                                                         ("max_keys", target.get("maxProperties"))) if v is not None},
-                            enum=schemas["MemoryType"]["enum"] if name == "type" else None, nullable=name in ("namespace", "expires_at", "metadata")))
+                            enum=schemas["MemoryType"]["enum"] if name == "type" else None, nullable=name == "expires_at"))
     tags = schemas["Tags"]
     fields.append(field("memory.tags[]", "record", writes, "string", False, "§2.1", lines.quote("tags: string[]"), "derived",
                         [c for c in string_classes(True, tags["items"]["maxLength"]) if c["id"] not in ("absent", "null")] +
@@ -220,12 +235,12 @@ def omp_table() -> dict[str, Any]:
     for name in ("tool", "session_id", "user_id", "timestamp"):
         required = name in source["required"]
         quote = lines.quote(f"{name}{'' if required else '?'}: string")
-        classes = (timestamp_classes(True) if name == "timestamp"
-                   else string_classes(required, nullable=not required, null_expect="valid" if not required else "invalid"))
+        classes = (source_timestamp_classes() if name == "timestamp"
+                   else string_classes(required, null_expect="invalid") if required else null_open(string_classes(False)))
         fields.append(field(f"memory.source.{name}", "record", writes, "timestamp" if name == "timestamp" else "string", required,
                             "§2.3", quote, "derived", classes))
     fields.append(field("memory.embedding", "record", writes, "array", False, "§2.1", lines.quote("embedding?: number[]"), "prose",
-                        [*presence(False, True, "valid"), cls("empty", "numbers", "open", texts=[]),
+                        [*null_open(presence(False, False)), cls("empty", "numbers", "open", texts=[]),
                          *[cls(cid, "numbers", "valid" if cid != "huge_exponent" else "open", texts=[text, "0.5"]) for cid, text in NUMBER_EDGES],
                          cls("not_numbers", "literal", "invalid", value=["a", "b"])]))
     fields.append(field("memory.id", "record", ["import"], "id", True, "§2.1", lines.quote('id: string // Unique ID, format: "mem_"'),

@@ -88,6 +88,41 @@ def test_the_description_sets_no_minimum_on_content_or_source_tool() -> None:
     assert all("minLength" not in schemas[name]["properties"]["tool"] for name in ("SourceRequest", "Source"))
 
 
+# ---- valid data refused where a reading allows it: an empty text (O34), a null optional field (O37) --
+
+def post(path: str, body: dict[str, Any]) -> Any:
+    return SimpleNamespace(method="POST", operation=SimpleNamespace(path=path, method="post"), query={}, body=body,
+                           meta=None)
+
+
+def refusal(field: str) -> Any:
+    return response(422, {"error": "validation_error", "message": f"{field} is not accepted", "details": {"field": field}})
+
+
+SOURCE = {"tool": "t", "timestamp": "2010-11-09T13:49:11Z"}
+
+
+def test_a_null_optional_field_refused_with_a_422_naming_it_is_not_blamed() -> None:
+    create = post("/v1/memories", {"content": "x", "type": "semantic", "source": SOURCE, "metadata": None})
+    assert accepted_reading(omp_ctx(), create, refusal("metadata")) == ("O37", "null on an optional field: refused")
+    search = post("/v1/memories/search", {"q": "x", "limit": None})
+    assert accepted_reading(omp_ctx(), search, refusal("limit")) == ("O37", "null on an optional field: refused")
+
+
+def test_a_refusal_of_something_else_or_under_the_pin_is_still_blamed() -> None:
+    create = post("/v1/memories", {"content": "x", "type": "semantic", "source": SOURCE, "metadata": None})
+    assert accepted_reading(omp_ctx(), create, refusal("type")) is None  # the 422 names a field that was not null
+    assert accepted_reading(omp_ctx(null_optional="absent"), create, refusal("metadata")) is None
+    expiring = post("/v1/memories", {"content": "x", "type": "semantic", "source": SOURCE, "expires_at": None})
+    assert accepted_reading(omp_ctx(), expiring, refusal("expires_at")) is None  # `string | null`: null is valid
+
+
+def test_an_empty_text_refused_is_not_blamed_only_when_the_422_names_it() -> None:
+    empty = post("/v1/memories", {"content": "", "type": "semantic", "source": SOURCE})
+    assert accepted_reading(omp_ctx(), empty, refusal("content")) == ("O34", "empty text refused")
+    assert accepted_reading(omp_ctx(), empty, refusal("type")) is None
+
+
 # ---- search tags given as a string -------------------------------------------------------------
 
 def test_search_tags_as_a_string_served_as_an_empty_page_fits_o9() -> None:

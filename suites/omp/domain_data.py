@@ -26,6 +26,49 @@ WRITE_FIELDS_CREATE = ("memory.content", "memory.type", "memory.source", "memory
 IMPORT_ONLY_FIELDS = ("memory.id", "memory.created_at", "memory.updated_at")
 
 
+@dataclass(frozen=True)
+class OpenPoint:
+    """An open class whose answer is one of two readings of the errata: the value stored, or refused.
+    The option pins one (`store` makes the class valid, `refuse` invalid); `either` accepts both."""
+
+    point: str
+    option: str
+    stored: str
+    refused: str
+    pins: tuple[str, str]  # the option values that pin (stored, refused)
+
+
+SOURCE_TIMESTAMP = OpenPoint("O36", "source_timestamp", "source.timestamp left out: stamped by the server",
+                             "source.timestamp left out: refused", ("stamped", "required"))
+NULL_OPTIONAL = OpenPoint("O37", "null_optional", "null on an optional field: read as absent",
+                          "null on an optional field: refused", ("absent", "refuse"))
+NULL_OPTIONAL_FIELDS = ("memory.namespace", "memory.metadata", "memory.source.session_id", "memory.source.user_id",
+                        "memory.embedding")
+
+
+def open_point(vc: domain.ValueClass) -> OpenPoint | None:
+    if vc.field == "memory.source.timestamp" and vc.id == "absent":
+        return SOURCE_TIMESTAMP
+    if vc.field in NULL_OPTIONAL_FIELDS and vc.id == "null":
+        return NULL_OPTIONAL
+    return None
+
+
+def expectation(ctx: CheckContext, vc: domain.ValueClass) -> str:
+    """valid, invalid or open: the table's word, unless an option pins the reading of an open point."""
+    found = open_point(vc)
+    if found is None or ctx.option(found.option) == "either":
+        return vc.expect
+    return "valid" if ctx.option(found.option) == found.pins[0] else "invalid"
+
+
+def observe_open(ctx: CheckContext, vc: domain.ValueClass, stored: bool, refused: bool, answer: Any) -> None:
+    """Record which reading of the class's open point the answer fitted (the checks judge it)."""
+    found = open_point(vc)
+    if found is not None:
+        ctx.observe(found.point, {found.stored: stored, found.refused: refused}, answer)
+
+
 def table() -> domain.Domain:
     found = domain.load("omp")
     if found is None:

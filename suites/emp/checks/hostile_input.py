@@ -5,7 +5,9 @@ The battery's bytes stand for the entry inside the request, spliced in verbatim:
 holds its own marker. Storage is read from the file itself: a must-reject input is "stored anyway"
 when its marker is on a line of the file that is not a valid entry (not strict JSON, or breaking a
 field rule). Reading, as in writer_validates_before_writing: a writer may refuse an entry or write
-it repaired (valid); only writing it as given is a failure.
+it repaired (valid); only writing it as given is a failure. The spec defines no answer to bad input,
+so a refusal by any means (a crash exit included) that wrote nothing is accepted and a crash is noted;
+`--option emp.hostile_refusal=clear` pins memconform's advice, a clear rejection (errata E15).
 """
 
 from __future__ import annotations
@@ -56,4 +58,5 @@ def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
         first, _, rest = read_bytes(path).partition(b"\n")
         return first + b"\n" + bad_lines(rest)
 
-    yield from run_battery(ctx, Surface("append", make, send, stored, http=speaks_http(ctx)))
+    yield from run_battery(ctx, Surface("append", make, send, stored, http=speaks_http(ctx)),
+                           crashes_blamed=ctx.option("hostile_refusal") == "clear")

@@ -261,30 +261,57 @@ def stale_lock(ctx: CheckContext, path: str) -> str:
 
 
 def stale_reading(ctx: CheckContext) -> tuple[str, ...]:
-    return (f"a lock is stale after {ctx.option('stale_lock_s')} s",)
+    return (f"a lock is stale after {ctx.option('stale_lock_s')} s", "stale_lock_takeover=required")
 
 
-def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any]) -> Iterator[Failure]:
+TAKES_OVER, GIVES_UP, WAITS = "takes over a stale lock", "waits on a stale lock, then gives up", "waits on a stale lock"
+
+
+def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], written: list[str]) -> Iterator[Failure]:
+    """An append while a lock older than the stale limit sits there. The sentence asks a writer to wait
+    while a lock exists; taking over a stale one is errata E2's advice, required only under
+    `emp.stale_lock_takeover=required`. By default what the writer did is recorded, and a refusal must
+    leave the file as it was. `written` receives the id of an append the writer acknowledged."""
+    control = call(ctx, "append", {"path": new_file(ctx), "entry": entry(ctx, "stale-control")})
+    if not control.ok:  # a writer refusing every append would otherwise "give up" on the stale lock and pass
+        raise ControlRefused(f"an append to a file without a lock was refused: {control.raw[:200]!r}")
     lock = stale_lock(ctx, path)
+    before = read_bytes(path)
+    required = ctx.option("stale_lock_takeover") == "required"
     pending = Pending(ctx, "append", {"path": path, "entry": e})
     reply = pending.result(5)
+    changed = reply is not None and read_bytes(path) != before
+    ctx.observe("E2", {TAKES_OVER: reply is not None and reply.ok, GIVES_UP: reply is not None and not reply.ok and not changed,
+                       WAITS: reply is None}, "still waiting after 5 s" if reply is None else reply.brief())
     if reply is None:
         if os.path.exists(lock):
             os.unlink(lock)  # let the waiting app finish before the folder goes
-        pending.result(ctx.profile.limits.call_deadline_s)
-        yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
-                      f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))
+        late = pending.result(ctx.profile.limits.call_deadline_s)
+        if required:
+            yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
+                          f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))
+        elif late is not None and late.ok:
+            written.append(written_id(ctx, late, e))
     elif not reply.ok:
-        yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written",
-                      readings=stale_reading(ctx))
+        if required:
+            yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written",
+                          readings=stale_reading(ctx))
+        elif changed:
+            yield Failure("an append refused on a stale lock changed the file", "the file changed",
+                          "a refused append writes nothing", emp.FILE_NAME)
     else:
-        e["id"] = written_id(ctx, reply, e)
+        written.append(written_id(ctx, reply, e))
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
 def writer_stale_lock(ctx: CheckContext) -> Iterator[Failure]:
-    yield from append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-crash"))
+    path, written = new_file(ctx), list[str]()
+    yield from append_past_stale_lock(ctx, path, entry(ctx, "after-crash"), written)
+    if written and written[0] not in by_id(emp.resolve(emp.iter_lines(path))):
+        yield Failure("an append acknowledged after a stale lock is not in the file", None, written[0], f"id {written[0]}")
+    if written and os.path.exists(path + emp.LOCK_SUFFIX):
+        yield Failure("the stale lock was taken over but never removed", "present", "removed")
 
 
 TORN = '{"v":"1.0","id":"'  # what a writer killed mid-line leaves: no closing brace, no newline
@@ -321,14 +348,15 @@ def writer_after_killed_writer(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx, [good])
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(TORN)
-    failures = list(append_past_stale_lock(ctx, path, e))
+    written: list[str] = []
+    failures = list(append_past_stale_lock(ctx, path, e, written))
     yield from failures
     if failures:
         return
     got = by_id(emp.resolve(emp.iter_lines(path)))
-    for want in (good["id"], e["id"]):
+    for want in (good["id"], *written):
         if want not in got:
             yield Failure("after a killed writer's stale lock and torn line, an entry is unreadable", None, want,
                           f"id {want}")
-    if os.path.exists(path + emp.LOCK_SUFFIX):
+    if written and os.path.exists(path + emp.LOCK_SUFFIX):
         yield Failure("the stale lock was taken over but never removed", "present", "removed")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, Inconclusive
+from memconform.core.model import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import (
     BASE_TS,
@@ -261,6 +262,26 @@ def query_type(ctx: CheckContext) -> Iterator[Failure]:
                       versions(ctx, "retyped", {"type": "event"}, {"type": "fact", "ts": BASE_TS + 1000}))
 
 
+def case_pairs() -> list[tuple[str, str]]:
+    """(a word as the content holds it, the same word as a query asks for it) for each word of the domain
+    table's valid content strings (suites/emp/domain.json) that has a non-ASCII cased letter: as written
+    against upper case, and upper against lower. Only words whose case mapping is one-to-one (CAFÉ/café,
+    not GRÖSSE/Größe), so any case-insensitive comparison finds them and one folding ASCII only does not."""
+    table = domain.load("emp")
+    if table is None:
+        raise HarnessError("suites/emp/domain.json is missing (scripts/make_domain_tables.py writes it)")
+    words: dict[str, str] = {}
+    for vc in table.field("entry.content").classes:
+        if vc.gen != "string" or vc.expect != "valid":
+            continue
+        for value in vc.values():
+            for word in str(value).split():
+                cased = any(not ch.isascii() and ch.upper() != ch.lower() for ch in word)
+                if cased and word.upper().lower() == word.lower() and len(word.upper()) == len(word):
+                    words.setdefault(word.casefold(), word)
+    return [pair for word in words.values() for pair in ((word, word.upper()), (word.upper(), word.lower()))]
+
+
 @SUITE.check(level="reader", section="Read Operations", keyword="MUST",
               sentence="Search by Content: Read entries where content contains keyword (case-insensitive)")
 def query_content(ctx: CheckContext) -> Iterator[Failure]:
@@ -268,3 +289,6 @@ def query_content(ctx: CheckContext) -> Iterator[Failure]:
     want = [entry(ctx, "in", content=f"Note about {word.upper()} here"), entry(ctx, "in-lower", content=f"x{word}y")]
     yield from _query(ctx, {"text": word}, want, [entry(ctx, "out")],
                       versions(ctx, "reworded", {"content": f"once about {word}"}, {"ts": BASE_TS + 1000}))
+    for written, asked in case_pairs():  # non-ASCII letters of the domain table's strings, in the other case
+        yield from _query(ctx, {"text": asked}, [entry(ctx, "in-case-pair", content=f"about {written} here")],
+                          [entry(ctx, "out-case-pair")])

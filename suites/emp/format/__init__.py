@@ -45,6 +45,12 @@ declare_option(SUITE, "tombstone", "either", ("either", "deleted-flag", "type-to
                "or only type \"tombstone\"")
 declare_option(SUITE, "stale_lock_s", "30", ("10", "30", "60"),
                "age in seconds after which a lock file may be taken over as stale")
+declare_option(SUITE, "stale_lock_takeover", "may", ("may", "required"),
+               "a lock older than stale_lock_s: a writer may take it over or keep waiting and give up (default), "
+               "or must take it over (errata E2)")
+declare_option(SUITE, "hostile_refusal", "any", ("any", "clear"),
+               "a writer fed bad input bytes: any refusal that writes nothing, a crash included (default), or a clear "
+               "rejection (exit 3 / Rejected) as memconform advises (errata E15)")
 declare_option(SUITE, "ts_tie", "any", ("any", "later-line"),
                "equal ts for one id: either line may win (default) or the later line must")
 declare_option(SUITE, "id_version", "any", ("any", "v4"),

@@ -51,16 +51,18 @@ from memconform.suites.emp.mutants.writers import (
     RewriteDropsForeign,
     SecondsTimestamps,
     StaleLockForever,
+    StaleTakeoverAnsweredRefused,
     WritesVersion2,
 )
 
 # caught only under a reading the profile pins (option -> mutant -> checks): tests/test_emp_readings.py
 PINNED_KILLS: dict[str, dict[str, set[str]]] = {
+    "emp.stale_lock_takeover=required": {StaleLockForever.__name__: {"emp.writer_stale_lock", "emp.writer_after_killed_writer"}},
     "emp.ts_tie=later-line": {TieKeepsFirstLine.__name__: {"emp.reader_equal_ts_tie"}},
 }
 
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
-    NoLock, LockLeftBehind, StaleLockForever, RewriteDropsForeign, FileOrderWins, CorruptAborts,
+    NoLock, LockLeftBehind, StaleTakeoverAnsweredRefused, RewriteDropsForeign, FileOrderWins, CorruptAborts,
     NewerMajorAccepted, ExactVersionOnly, TombstoneIgnored, FiltersIgnored, CaseSensitiveSearch, SecondsTimestamps,
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
@@ -71,7 +73,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
                "emp.writer_after_torn_line"},
     "LockLeftBehind": {"emp.writer_lock_removed", "emp.writer_waits_for_lock"},
-    "StaleLockForever": {"emp.writer_stale_lock", "emp.writer_after_killed_writer"},
+    "StaleTakeoverAnsweredRefused": {"emp.writer_stale_lock", "emp.writer_after_killed_writer"},
     "RewriteDropsForeign": {"emp.writer_delete_keeps_foreign"},
     "FileOrderWins": {"emp.reader_newest_ts_wins"},
     "CorruptAborts": {"emp.reader_corrupt_line_isolated"},
@@ -151,7 +153,7 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "RewritesFromCache": {("emp.writer_model_sequences", "after a sequence of operations the file left the model")},
     "SecondsTimestamps": {("emp.writer_ts_millis", "an entry written now has a ts that is not now in Unix milliseconds")},
     "ShortLineBuffer": {("emp.reader_long_content", "an entry with long content was not read back whole")},
-    "StaleLockForever": {("emp.writer_stale_lock", "a lock older than the stale limit blocked the write")},
+    "StaleTakeoverAnsweredRefused": {("emp.writer_stale_lock", "an append refused on a stale lock changed the file")},
     "TieKeepsBoth": {("emp.reader_equal_ts_tie", "one id with two equal-ts lines resolved to 2 entries")},
     "TombstoneByFileOrder": {("emp.reader_deleted_stays_deleted",
                               "an update older than the tombstone, written after it, brought the deleted entry back")},

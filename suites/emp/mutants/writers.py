@@ -43,6 +43,19 @@ class StaleLockForever(ReferenceEmpApp):
     STALE_S = float("inf")
 
 
+class StaleTakeoverAnsweredRefused(ReferenceEmpApp):
+    """Takes over a stale lock and writes the entry, then answers the append as refused: the caller retries
+    and the entry lands twice."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        lock = self.lock_path(body["path"]) if isinstance(body, dict) and isinstance(body.get("path"), str) else None
+        stale = lock is not None and os.path.exists(lock) and time.time() - os.stat(lock).st_mtime > self.STALE_S
+        answer = super().append(body)
+        if stale:
+            raise Rejected({"error": "the lock was held by another writer"}, "lock held")
+        return answer
+
+
 class BreaksLockOnTimeout(ReferenceEmpApp):
     """Waits 0.2 s for the lock, then deletes another app's fresh lock and writes anyway."""
 

@@ -90,6 +90,12 @@ declare_option(SUITE, "ai_endpoints", "auto", ("auto", "no-key", "skip"),
 declare_option(SUITE, "hostile_json", "rfc8259", ("rfc8259", "i-json"),
                "hostile JSON: `rfc8259` (default) lets a target accept duplicate names and escaped lone surrogates, "
                "which RFC 8259 allows (noted); `i-json` requires refusing them, as RFC 7493 does")
+declare_option(SUITE, "source_timestamp", "either", ("either", "stamped", "required"),
+               "a create or import item without source.timestamp: stamped by the server or refused with 422 "
+               "(default either) (errata O36)")
+declare_option(SUITE, "null_optional", "either", ("either", "absent", "refuse"),
+               "null sent for a field §2.1 marks optional without `| null` (namespace, metadata, source.session_id, "
+               "source.user_id, embedding; search filters): read as absent or refused with 422 (default either) (errata O37)")
 declare_option(SUITE, "credentials", "", (),
                "path of a JSON file {\"tool_keys\": {TOOL: KEY}, \"other_user_key\": KEY} for the OMP-Full checks")
 declare_option(SUITE, "rate_limit_burst", "300", ("100", "300", "1000"),

@@ -7,7 +7,10 @@ sentence forbids, and records the reading it saw.
 - a method the route does not have answered 405 or 501: RFC 9110 §15.6.2 names 501 as the answer of
   a server that does not recognise the method (errata O32);
 - valid data holding an empty text (content, a tag, namespace, q, transcript, a tool) refused with 422:
-  the spec gives those a maximum only, and refusing "" is the other plausible reading (errata O34).
+  the spec gives those a maximum only, and refusing "" is the other plausible reading (errata O34);
+- valid data holding null for a field §2.1 marks optional without `| null` (namespace, metadata, a source's
+  session_id or user_id, embedding; a search filter) refused with 422: memconform's description reads that
+  null as absent, refusing it is the other plausible reading (errata O37, not under `omp.null_optional=absent`).
 """
 
 from __future__ import annotations
@@ -61,17 +64,32 @@ def _empty_text_fields(case: Any) -> set[str]:
     return found | {k for k, v in _query(case).items() if v == ""}
 
 
-def _refuses_empty_text(case: Any, response: Any) -> bool:
-    """A 422 that names one of the request's empty fields (details.field or the message): the refusal is
-    of the empty text, not of the rest of the valid request."""
-    empty = _empty_text_fields(case)
-    if not empty or response.status_code != 422:
+NULLABLE = ("expires_at",)  # the one field §2.1 types `| null`
+
+
+def _null_fields(case: Any) -> set[str]:
+    """The body fields (and source fields) sent as null where the spec's type has no null."""
+    body: dict[str, Any] = case.body if isinstance(getattr(case, "body", None), dict) else {}
+    source: dict[str, Any] = body["source"] if isinstance(body.get("source"), dict) else {}
+    found = {k for k, v in body.items() if v is None and k not in NULLABLE}
+    return found | {f"source.{k}" for k, v in source.items() if v is None} | {k for k, v in source.items() if v is None}
+
+
+def _names_a_field(response: Any, fields: set[str]) -> bool:
+    """A 422 whose details.field or message names one of the fields: it refuses that field, not the rest."""
+    if not fields or response.status_code != 422:
         return False
     body = _reply(response).body
     details = body.get("details") if isinstance(body, dict) else None
     named = str(details.get("field", "")) if isinstance(details, dict) else ""
     message = str(body.get("message", "")) if isinstance(body, dict) else ""
-    return any(f == named or named.startswith(f + "[") or f in message for f in empty)
+    return any(f == named or named.startswith(f + "[") or f in message for f in fields)
+
+
+def _refuses_empty_text(case: Any, response: Any) -> bool:
+    """A 422 that names one of the request's empty fields: the refusal is of the empty text, not of the
+    rest of the valid request."""
+    return _names_a_field(response, _empty_text_fields(case))
 
 
 def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:
@@ -84,6 +102,8 @@ def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, 
         return None
     if _refuses_empty_text(case, response):
         return "O34", "empty text refused"
+    if ctx.option("null_optional") != "absent" and _names_a_field(response, _null_fields(case)):
+        return "O37", "null on an optional field: refused"
     if not 200 <= response.status_code < 300:
         return None
     if route == IMPORT and _query(case).get("conflict") == "" and _negative_only_in_query(case):
