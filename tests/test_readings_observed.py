@@ -256,3 +256,189 @@ def test_emp_reading_recorded_only_from_the_answer(check: str, target: str, read
     else:
         assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
         assert seen == {reading}
+
+
+# ---- documents: each reading the document shows, and one fitting none ------------------------------
+
+def judge_document(suite: str, doc: Any, check: str, options: dict[str, str] | None = None) -> tuple[Any, set[tuple[str, str]]]:
+    """One document check on one document (as `memconform validate` runs it), with the readings it recorded."""
+    from memconform.core.check_context import NoTarget
+    from memconform.core.runner import Context, run_checks
+    from memconform.core.suite import get_suite
+    from memconform.session import select_checks
+
+    profile = Profile.named("ci", options={f"{suite}.{k}": v for k, v in (options or {}).items()})
+    ctx = Context(suite=get_suite(suite), target=NoTarget(), profile=profile, document=doc)
+    (result,) = run_checks(select_checks(suite, [check]), ctx)
+    return result, {(point, seen) for point, entry in ctx.readings.items() for seen in entry["seen"]}
+
+
+def fixture_document(suite: str, name: str) -> Any:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / suite / "valid" / f"{name}.json"
+    return json.loads(path.read_text("utf-8"))["document"]
+
+
+def memoryai_bundle(content: str, **chunk: Any) -> dict[str, Any]:
+    from memconform.suites.memoryai import format as mai
+
+    record = {"id": 1, "content": content, "content_hash": mai.content_hash(content), "memory_type": "fact",
+              "embedding": None, "tags": [], "zone": "standard", "importance": 0.5, "created_at": "2026-01-01T00:00:00Z"}
+    record.update(chunk)
+    return {"format": mai.FORMAT, "version": 1, "generator": "test", "exported_at": "2026-01-02T00:00:00Z",
+            "manifest": {"tenant_id": None, "tenant_name": None, "scope": "full", "since": None,
+                         "embedding_model": None, "embedding_dim": None,
+                         "counts": {s: 1 if s == "chunks" else 0 for s in mai.RECORD_SECTIONS}},
+            "chunks": [record], "memory_edges": [], "entities": [], "l2_sessions": [], "mood_states": [], "agents": []}
+
+
+@pytest.mark.parametrize(("unicode", "numbers", "reading"), [
+    ("literal", "python", "utf8-literal"), ("ascii", "python", "ascii-escapes"),
+    ("literal", "ecmascript", "utf8-literal+ecmascript-numbers"), ("ascii", "ecmascript", "ascii-escapes+ecmascript-numbers")])
+def test_memoryai_e1_the_serialisation_the_checksum_followed_is_recorded(unicode: str, numbers: str, reading: str) -> None:
+    from memconform.suites.memoryai import format as mai
+
+    doc = mai.seal(memoryai_bundle("Grüße 🧠", importance=1e-7), unicode, numbers)
+    result, seen = judge_document("memoryai", doc, "checksum_present_and_valid")
+    assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures]
+    assert {s for s in seen if s[0] == "E1"} == {("E1", reading)}
+
+
+def test_memoryai_e1_a_checksum_fitting_no_serialisation_fails_naming_them_all() -> None:
+    from memconform.suites.memoryai import format as mai
+
+    doc = mai.seal(memoryai_bundle("Grüße 🧠"))
+    doc["exported_at"] = "2026-01-03T00:00:00Z"  # stamped after the checksum was taken
+    result, seen = judge_document("memoryai", doc, "checksum_present_and_valid")
+    assert result.outcome is Outcome.FAILED and not {s for s in seen if s[0] == "E1"}
+    assert all(name in result.failures[0].detail for name in mai.CHECKSUM_READINGS)
+
+
+@pytest.mark.parametrize(("hashed", "reading"), [("as written", "as written"), ("nfc", "nfc-normalised"), ("other", None)])
+def test_memoryai_e2_content_hash_reading_recorded_only_from_the_hash(hashed: str, reading: str | None) -> None:
+    import unicodedata
+
+    from memconform.suites.memoryai import format as mai
+
+    decomposed = unicodedata.normalize("NFD", "café résumé")
+    digest = {"as written": mai.content_hash(decomposed), "nfc": mai.content_hash(unicodedata.normalize("NFC", decomposed)),
+              "other": mai.content_hash("something else")}[hashed]
+    doc = mai.seal(memoryai_bundle(decomposed, content_hash=digest))
+    result, seen = judge_document("memoryai", doc, "content_hash_matches")
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and not {s for s in seen if s[0] == "E2"}
+        assert "as written" in str(result.failures[0].expected) and "nfc-normalised" in str(result.failures[0].expected)
+    else:
+        assert result.outcome is Outcome.PASSED and {s for s in seen if s[0] == "E2"} == {("E2", reading)}
+
+
+@pytest.mark.parametrize(("line", "reading"), [
+    ({"section": "chunks", "record": {"id": 1}}, "section lines, record under record"),
+    ({"_kind": "chunk", "id": 1}, "_kind lines, record inline"),
+    ({"kind": "chunks", "data": {"id": 1}}, "kind lines, record under data"),
+    ({"what": "chunk", "id": 1}, None)])
+def test_memoryai_e3_stream_line_shape_recorded_only_from_the_line(line: dict[str, Any], reading: str | None) -> None:
+    import json
+
+    from memconform.core.runner import Context
+    from memconform.core.suite import get_suite
+    from memconform.suites.memoryai import format as mai
+    from memconform.suites.memoryai.checks.profile import parse_stream
+
+    ctx = Context(suite=get_suite("memoryai"), target=None, profile=Profile.named("ci"))  # type: ignore[arg-type]
+    envelope = {k: v for k, v in memoryai_bundle("x").items() if k not in mai.RECORD_SECTIONS}
+    raw = b"\n".join(json.dumps(item).encode() for item in (envelope, line)) + b"\n"
+    doc, failures = parse_stream(ctx, raw)
+    seen = {(p, s) for p, entry in ctx.readings.items() for s in entry["seen"]}
+    if reading is None:
+        assert failures and "neither" in failures[0].title and seen == set()
+    else:
+        assert failures == [] and doc["chunks"] == [{"id": 1}] and seen == {("E3", reading)}
+
+
+@pytest.mark.parametrize(("options", "reading"), [({}, ("A7", "zero-length interval")), ({"validity_order": "strictly-after"}, None)])
+def test_amps_a7_a_zero_length_interval_is_recorded_from_the_document(options: dict[str, str], reading: tuple[str, str] | None) -> None:
+    doc = fixture_document("amps", "valid-to-equals-valid-from")
+    result, seen = judge_document("amps", doc, "valid_to_not_before_valid_from", options)
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and result.failures[0].readings == ("A7:strictly-after",)
+    else:
+        assert result.outcome is Outcome.PASSED and reading in seen
+
+
+def test_amps_a7_an_interval_ending_before_it_starts_fits_no_reading() -> None:
+    doc = fixture_document("amps", "valid-to-equals-valid-from")
+    atom = next(a for a in doc["atoms"] if a.get("valid_to"))
+    atom["valid_to"] = "2000-01-01T00:00:00Z"
+    result, seen = judge_document("amps", doc, "valid_to_not_before_valid_from")
+    assert result.outcome is Outcome.FAILED and not {s for s in seen if s[0] == "A7"}
+
+
+DOCUMENT_NOT_READINGS = [
+    # (suite, fixture, check, the reading a problem shows unpinned, the option pinning the other, a breaking edit)
+    ("memorizz", "tool-id-differs-named-reading", "natural_id_matches", ("M4", "not implied"), {"natural_ids": "implied"}),
+    ("memorizz", "includes-own-key-names", "manifest_field_types", ("M5", "not memorizz-includes-keys"),
+     {"includes_keys": "memorizz"}),
+    ("emp", "uuid-v1-id", "id_uuid4", ("E10", "not v4"), {"id_version": "v4"}),
+    ("emp", "fractional-ms", "ts_millis", ("E11", "not integer"), {"ts_form": "integer"}),
+    ("emp", "plain-text-encrypted-prefix", "encrypted_content_form", ("E12", "not reserved"), {"encrypted_prefix": "reserved"}),
+]
+
+
+@pytest.mark.parametrize(("suite", "fixture", "check", "reading", "pin"), DOCUMENT_NOT_READINGS,
+                         ids=[f"{s}-{c}" for s, _, c, _, _ in DOCUMENT_NOT_READINGS])
+def test_a_problem_under_an_unpinned_reading_records_what_the_document_shows(
+        suite: str, fixture: str, check: str, reading: tuple[str, str], pin: dict[str, str]) -> None:
+    doc = fixture_document(suite, fixture)
+    result, seen = judge_document(suite, doc, check)
+    assert result.outcome is Outcome.PASSED and reading in seen, ([f.to_json() for f in result.failures], seen)
+    pinned, seen_pinned = judge_document(suite, doc, check, pin)
+    assert pinned.outcome is Outcome.FAILED and pinned.failures[0].readings, [f.to_json() for f in pinned.failures]
+
+
+# ---- MemoryAI E4: the multipart field the target accepted, and a target accepting neither -----------
+
+class BundleFieldOnly:
+    """E4: a brain whose file upload reads only a multipart field named `bundle`."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.memoryai.reference.brain import ReferenceBrain
+        from memconform.targets.base import Rejected
+
+        class Brain(ReferenceBrain):
+            def import_file(self, body: Any = None, **params: Any) -> dict[str, Any]:
+                if params.get("_field") != "bundle":
+                    raise Rejected({"error": "multipart field 'bundle' is missing"}, "no bundle field")
+                return super().import_file(body, **params)
+
+        return Brain()
+
+
+class NoMultipartField:
+    """E4, fitting no reading: the file upload refuses both field names."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.memoryai.reference.brain import ReferenceBrain
+        from memconform.targets.base import Rejected
+
+        class Brain(ReferenceBrain):
+            def import_file(self, body: Any = None, **params: Any) -> dict[str, Any]:
+                raise Rejected({"error": "no file"}, "no file")
+
+        return Brain()
+
+
+@pytest.mark.parametrize(("target", "reading"), [
+    ("reference:memoryai", ("E4", "file")), (f"python:{__name__}:BundleFieldOnly", ("E4", "bundle")),
+    (f"python:{__name__}:NoMultipartField", None)])
+def test_memoryai_e4_field_recorded_only_when_the_target_accepted_it(target: str, reading: tuple[str, str] | None) -> None:
+    outcome = execute_run(["memoryai"], target, Profile.named("ci"), report_dir=None, check_ids=["import_file_multipart"])
+    (result,) = outcome.results
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"] if r["point"] == "E4"}
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and seen == set()
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert seen == {reading}

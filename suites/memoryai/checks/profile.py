@@ -207,7 +207,9 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
                                     f"line {n}"))
             continue
         wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
-        ctx.reading("E3", f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}")
+        ctx.observe("E3", {f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}":
+                           lambda line, key=key, wrapped=wrapped: isinstance(line[key], str)
+                           and (wrapped is None or isinstance(line[wrapped], dict))}, item)
         fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
         if section in mai.RECORD_SECTIONS:
             doc[section].append(fields)
