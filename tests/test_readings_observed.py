@@ -442,3 +442,44 @@ def test_memoryai_e4_field_recorded_only_when_the_target_accepted_it(target: str
     else:
         assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
         assert seen == {reading}
+
+
+# ---- MemoryAI E6 and E10: each reading's answer, and one fitting none ---------------------------------
+
+class CountsOnePerReimport:
+    """E6, fitting no reading: a re-import adds one to an entity's frequency, neither 2 + 2 nor 2."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.memoryai.reference.brain import ReferenceBrain
+
+        class Brain(ReferenceBrain):
+            def _merge_entity(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+                return dict(super()._merge_entity(old, new), frequency=int(old.get("frequency") or 0) + 1)
+
+        return Brain()
+
+
+OTHER_BRAIN = "python:memconform.suites.memoryai.reference.readings:OtherReadingsBrain"
+MAI_CASES = [
+    ("reimport_inserts_nothing", "reference:memoryai", "E6", ("E6", "accumulate")),
+    ("reimport_inserts_nothing", OTHER_BRAIN, "E6", ("E6", "stable")),
+    ("reimport_inserts_nothing", f"python:{__name__}:CountsOnePerReimport", "E6", None),
+    # E10's two readings split every answer in which the chunk at `since` is told apart: in it, or not
+    ("export_scope_since", "reference:memoryai", "E10", ("E10", "inclusive")),
+    ("export_scope_since", OTHER_BRAIN, "E10", ("E10", "exclusive")),
+]
+
+
+@pytest.mark.parametrize(("check", "target", "point", "reading"), MAI_CASES,
+                         ids=[f"{c}-{t.rsplit(':', 1)[-1]}" for c, t, _, _ in MAI_CASES])
+def test_memoryai_reading_recorded_only_from_the_answer(check: str, target: str, point: str,
+                                                        reading: tuple[str, str] | None) -> None:
+    outcome = execute_run(["memoryai"], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"] if r["point"] == point}
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and seen == set(), (result.reason, seen)
+        assert any("accumulate" in str(f.expected) and "stable" in str(f.expected) for f in result.failures)
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert seen == {reading}

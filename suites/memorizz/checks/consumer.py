@@ -291,6 +291,15 @@ def import_discards_embeddings(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("an embedding survived a standard import", path, "discarded", "$.stores" + path[1:])
 
 
+# errata M10: the two spellings of "automations start disabled", judged on the agent as exported
+M10_PREDICTIONS = {
+    "automations_enabled": lambda agent: agent["automations_enabled"] is False,
+    "automations[].enabled": lambda agent: bool(agent["automations"]) and all(s is False for s in agent["automations"]),
+}
+M10_ACCEPTED = {"either": tuple(M10_PREDICTIONS), "automations_enabled": ("automations_enabled",),
+                "automations-list": ("automations[].enabled",)}
+
+
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
 def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
@@ -329,15 +338,13 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
         if flag == "<absent>" and not states:
             continue
         seen += 1
-        flag_off, list_off = flag is False, bool(states) and all(s is False for s in states)
-        ctx.observe("M10", {"automations_enabled": flag_off, "automations[].enabled": list_off})  # judged below
-        wanted_off = {"either": flag_off or list_off, "automations_enabled": flag_off, "automations-list": list_off}[pinned]
-        if not wanted_off:
-            where = "automations_enabled" if pinned != "automations-list" else "automations"
-            yield Failure("an imported agent's automations are not disabled", {"automations_enabled": flag, "automations": states},
-                          "automations_enabled false or every automations[].enabled false" if pinned == "either"
-                          else f"{where} disabled", f"$.stores.agents[id={rid}].data.{where}",
-                          readings=() if pinned == "either" else (pinned,))
+        where = "automations_enabled" if pinned != "automations-list" else "automations"
+        observed = ctx.observe("M10", M10_PREDICTIONS, {"automations_enabled": flag, "automations": states},
+                               accepted=M10_ACCEPTED[pinned], pinned=() if pinned == "either" else (pinned,),
+                               title="an imported agent's automations are not disabled",
+                               path=f"$.stores.agents[id={rid}].data.{where}")
+        if observed.failure:
+            yield observed.failure
     if not seen and not problems:
         raise Inconclusive("the exported agents carry neither automations_enabled nor automations (both were imported "
                            "enabled): nothing shows whether imported automations start disabled")
