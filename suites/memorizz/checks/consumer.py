@@ -9,6 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import (
     Seed,
     by_content,
@@ -97,9 +98,12 @@ def restore_refuses_conflicts(ctx: CheckContext) -> Iterator[Failure]:
             fresh.append(data["content"])
     mz.seal(changed)
     accepted, body = import_archive(ctx, changed, "restore", "error")
-    if accepted:
+    held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive) if store != "agents"}
+    allowed = oracle.answers(held, oracle.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in mz.records_of(changed)),
+                                                        "restore", "error"))
+    if not allowed.fitting(accepted):
         yield Failure("a restore over existing records with conflict=error was accepted",
-                      body.get("imported") if isinstance(body, dict) else body, "refused before writing", "$")
+                      body.get("imported") if isinstance(body, dict) else body, allowed.expected(), "$")
     after = by_content(export(ctx, agent_id=seed.owner))
     overwritten = [t for t in after if t.endswith(" (changed)")]
     if overwritten:
@@ -369,8 +373,14 @@ def failed_import_reports_progress(ctx: CheckContext) -> Iterator[Failure]:
         raise TargetError(f"the failed import answered {type(body).__name__}, not a report")
     present = set(by_content(export(ctx, memory_id=seed.ns))) | set(by_content(export(ctx, memory_id=seed.ns_delegate)))
     committed = sum(1 for t in seed.texts.values() if t in present)
-    if body.get("ok") is not False:
-        yield Failure("an import that failed part way reports success", body.get("ok"), False, "$.ok")
+    request = oracle.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in mz.records_of(seed.archive)), "restore",
+                                   "error", fail_after=3)
+    allowed = oracle.answers({}, request)  # the seed's namespaces are new: nothing of them is held before
+    if not allowed.fitting(body.get("ok") is not False):
+        yield Failure("an import that failed part way reports success", body.get("ok"), False, "$.ok", allowed.expected())
+    elif not allowed.fitting(False, committed):
+        yield Failure("a failed import left a number of records the spec does not allow", committed,
+                      [o.imported for o in allowed.outcomes], "$", allowed.expected())
     if body.get("imported") != committed:
         yield Failure("the report's imported count is not the progress committed", body.get("imported"), committed,
                       "$.imported")
