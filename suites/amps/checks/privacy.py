@@ -62,8 +62,8 @@ def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
         for atom in sent:
             got = stored.get(atom["atom_id"])
             label = atom["sensitivity"]
-            seen = ctx.observe("A9", {f"{label} atoms withheld from an export": lambda answer: answer is None,
-                                      "atoms kept with their label": lambda answer, label=label: answer == label},
+            seen = ctx.observe("A9", {f"{label} atoms withheld from an export": withheld,
+                                      "atoms kept with their label": label.__eq__},
                                None if got is None else got.get("sensitivity", "<absent>"),
                                title=f"sensitivity changed between import and {hop} ({atom['atom_id']})",
                                path="$.atoms[?].sensitivity")
@@ -94,7 +94,7 @@ def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
         stored = artifacts_by_id(doc)
         for art in arts:
             got = stored.get(art["artifact_id"])
-            seen = ctx.observe("A9", {"private artifacts withheld from an export": lambda answer: answer is None,
+            seen = ctx.observe("A9", {"private artifacts withheld from an export": withheld,
                                       "private artifacts kept with private: true": lambda answer: answer is True},
                                None if got is None else got.get("private", "<absent>"),
                                title=f"a private {art['kind']} artifact lost private: true in {hop} ({art['artifact_id']})",
@@ -104,6 +104,11 @@ def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
                 yield seen.failure
     if not compared:
         raise Inconclusive("no private artifact came back in an export: whether the flag travels is not visible")
+
+
+def withheld(answer: Any) -> bool:
+    """The reading of A9 that an exporter may leave an imported thing out: nothing came back."""
+    return answer is None
 
 
 # the two readings of "deleted or re-flagged as unsourced" (errata A5), judged on the atom as exported

@@ -330,7 +330,7 @@ def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any,
         observed(ctx, vc, doc is not None)
     if doc is None:
         return
-    manifest = doc.get("manifest") if isinstance(doc.get("manifest"), dict) else {}
+    manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     scope, since = manifest.get("scope", "<absent>"), manifest.get("since")
     if scope not in mai.SCOPES:
         yield Failure(f"{label}: the bundle's manifest.scope is not a listed scope", scope, list(mai.SCOPES), "$.manifest.scope")
