@@ -107,7 +107,8 @@ def compare(ctx: CheckContext, ns: str, model: Model) -> None:
     got = records_in(doc)
     model.tally = history_counts.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
                                 corrupted=sum(1 for k in set(got) & set(model.records) if got[k] != model.records[k]))
-    want = {"memory_id": ns, "records": dict(model.records)}
+    selected = oracle.export_records(oracle_state(model, ns), memory_id=ns, stores=["knowledge_base"])
+    want = {"memory_id": ns, "records": {rid: str(data.get("content")) for (_store, rid), data in selected.items()}}
     problem = export_differs(doc, want)
     if problem:
         raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
