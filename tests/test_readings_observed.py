@@ -483,3 +483,115 @@ def test_memoryai_reading_recorded_only_from_the_answer(check: str, target: str,
     else:
         assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
         assert seen == {reading}
+
+
+# ---- MemoRizz M2 and M8 on documents ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("order", "reading"), [("utf16", "keys sorted by UTF-16 code units"),
+                                                ("codepoint", "keys sorted by code points"), ("tampered", None)])
+def test_memorizz_m2_key_order_recorded_only_from_the_digest(order: str, reading: str | None) -> None:
+    from memconform.suites.memorizz import format as mz
+
+    doc = fixture_document("memorizz", "key-order-utf16")  # keys that sort differently in the two orders
+    if order == "tampered":
+        doc["integrity"]["digest"] = "0" * 64
+    else:
+        mz.reseal(doc, order)
+    result, seen = judge_document("memorizz", doc, "integrity_digest")
+    if reading is None:
+        assert result.outcome is Outcome.FAILED and not {s for s in seen if s[0] == "M2"}
+    else:
+        assert result.outcome is Outcome.PASSED and {s for s in seen if s[0] == "M2"} == {("M2", reading)}
+
+
+def test_memorizz_m8_a_vector_key_without_embeddings_requested_is_recorded_or_failed_when_pinned() -> None:
+    from memconform.suites.memorizz import format as mz
+
+    doc = fixture_document("memorizz", "spec-example")
+    doc["manifest"]["includes"]["embeddings"] = False
+    store, record = next((s, r) for s, r in mz.records_of(doc))
+    record["data"]["vector"] = [0.25, 0.5]
+    mz.reseal(doc)
+    result, seen = judge_document("memorizz", doc, "embeddings_follow_includes")
+    assert result.outcome is Outcome.PASSED and ("M8", "not with-vector") in seen, [f.to_json() for f in result.failures]
+    pinned, _ = judge_document("memorizz", doc, "embeddings_follow_includes", {"embedding_fields": "with-vector"})
+    assert pinned.outcome is Outcome.FAILED and pinned.failures[0].readings == ("M8:with-vector",)
+
+
+# ---- the domain checks' open classes: M33 and E40 -------------------------------------------------------
+
+class RestoresFloatVersion:
+    """M33: an archive whose version is 1.0 is restored (JSON has one number type)."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.memorizz.reference import ReferenceArchiveStore
+
+        class Store(ReferenceArchiveStore):
+            def problems(self, archive: Any) -> list[str]:
+                if isinstance(archive, dict) and archive.get("version") == 1 and type(archive.get("version")) is float:
+                    archive = {**archive, "version": 1}
+                return super().problems(archive)
+
+        return Store()
+
+
+class IngestsFloatVersion:
+    """E40: a bundle whose version is 1.0 is ingested."""
+
+    def __new__(cls) -> Any:
+        from memconform.suites.memoryai.reference.brain import ReferenceBrain
+
+        class Brain(ReferenceBrain):
+            def _envelope_problems(self, bundle: Any) -> list[str]:
+                if isinstance(bundle, dict) and type(bundle.get("version")) is float and bundle["version"] == 1:
+                    bundle = {**bundle, "version": 1}
+                return super()._envelope_problems(bundle)
+
+        return Brain()
+
+
+def _domain_run(suite: str, target: str, check: str) -> tuple[Any, set[str]]:
+    outcome = execute_run([suite], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    point = {"memorizz": "M33", "memoryai": "E40"}[suite]
+    return result, {s for r in outcome.readings if r["point"] == point for s in r["seen"]}
+
+
+@pytest.mark.parametrize(("suite", "target", "check", "reading"), [
+    ("memorizz", "reference:memorizz", "domain_envelope_every_class", "archive.version:one_float refused"),
+    ("memorizz", f"python:{__name__}:RestoresFloatVersion", "domain_envelope_every_class", "archive.version:one_float restored"),
+    ("memoryai", "reference:memoryai", "domain_import_every_class", "bundle.version:float refused"),
+    ("memoryai", f"python:{__name__}:IngestsFloatVersion", "domain_import_every_class", "bundle.version:float accepted")])
+def test_an_open_domain_class_records_the_answer_seen(suite: str, target: str, check: str, reading: str) -> None:
+    result, seen = _domain_run(suite, target, check)
+    assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+    assert reading in seen and not {s for s in seen if s.startswith(reading.rsplit(" ", 1)[0]) and s != reading}
+
+
+def test_memorizz_m33_a_refusal_that_wrote_records_fits_no_reading() -> None:
+    result, seen = _domain_run("memorizz", "python:memconform.suites.memorizz.mutants:WritesBeforeValidating",
+                               "domain_envelope_every_class")
+    assert result.outcome is Outcome.FAILED
+    assert any("archive.version:one_float" in f.title and "records were written" in f.title for f in result.failures)
+    assert not {s for s in seen if s.startswith("archive.version:one_float")}
+
+
+def test_memoryai_e40_a_server_error_on_an_open_class_fits_no_reading() -> None:
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.memoryai.reference.brain import ReferenceBrain
+    from memconform.suites.memoryai.reference.http_app import make_app
+
+    class CrashesOnFloatVersion(ReferenceBrain):
+        def _envelope_problems(self, bundle: Any) -> list[str]:
+            if isinstance(bundle, dict) and type(bundle.get("version")) is float:
+                raise RuntimeError("version is not an int")
+            return super()._envelope_problems(bundle)
+
+    url, stop = serve_in_thread(make_app(CrashesOnFloatVersion()))
+    try:
+        result, seen = _domain_run("memoryai", url, "domain_import_every_class")
+    finally:
+        stop()
+    assert result.outcome is Outcome.FAILED
+    assert any("bundle.version:float" in f.title and "server error" in f.title for f in result.failures)
+    assert not {s for s in seen if s.startswith("bundle.version:float")}
