@@ -61,3 +61,14 @@ def test_an_export_holds_the_selected_namespace_and_stores() -> None:
     state = {**HELD, ("personas", "p"): {"memory_id": "ns"}, ("knowledge_base", "x"): {"memory_id": "other"}}
     assert set(oracle.export_records(state, "ns")) == {("knowledge_base", "a"), ("personas", "p")}
     assert set(oracle.export_records(state, "ns", ["personas"])) == {("personas", "p")}
+
+
+def test_an_agent_selection_holds_the_agent_its_delegates_and_their_namespaces() -> None:
+    state = {("agents", "owner"): {"memory_ids": ["ns"], "delegates": ["helper", "gone"]},
+             ("agents", "helper"): {"memory_ids": ["private"], "delegates": []},
+             ("agents", "stranger"): {"memory_ids": ["elsewhere"], "delegates": []},
+             ("knowledge_base", "a"): {"memory_id": "ns"}, ("knowledge_base", "b"): {"memory_id": "private"},
+             ("knowledge_base", "c"): {"memory_id": "elsewhere"}}
+    assert set(oracle.export_records(state, agent_id="owner")) == {
+        ("agents", "owner"), ("agents", "helper"), ("knowledge_base", "a"), ("knowledge_base", "b")}
+    assert set(oracle.export_records(state, agent_id="helper")) == {("agents", "helper"), ("knowledge_base", "b")}

@@ -124,8 +124,27 @@ def clone_outcomes(request: ImportRequest, readings: Readings) -> Iterable[Outco
                       why=f"cloned: {len(request.records)} records under new ids, namespaces {rule}")
 
 
-def export_records(state: State, memory_id: str | None = None, stores: Iterable[str] | None = None) -> dict[Key, Mapping[str, Any]]:
-    """What an export selecting a namespace (and, optionally, some stores) holds of the state."""
+def agent_selection(state: State, agent_id: str) -> tuple[set[str], set[str]]:
+    """(the agents, the namespaces) an export selecting `agent_id` covers: the agent, its delegates, and the
+    namespaces (memory_ids) of both (errata, target operations)."""
+    owner = state.get(("agents", agent_id)) or {}
+    agents = {agent_id} | {d for d in owner.get("delegates") or [] if isinstance(d, str) and ("agents", d) in state}
+    namespaces = {ns for a in agents for ns in (state.get(("agents", a)) or {}).get("memory_ids") or [] if isinstance(ns, str)}
+    return agents, namespaces
+
+
+def export_records(state: State, memory_id: str | None = None, stores: Iterable[str] | None = None,
+                   agent_id: str | None = None) -> dict[Key, Mapping[str, Any]]:
+    """What an export selecting a namespace, an agent (with its delegates and their namespaces) and,
+    optionally, some stores holds of the state."""
     chosen = set(stores) if stores is not None else None
-    return {k: v for k, v in state.items()
-            if (memory_id is None or v.get("memory_id") == memory_id) and (chosen is None or k[0] in chosen)}
+    agents, namespaces = agent_selection(state, agent_id) if agent_id is not None else (set(), set())
+
+    def selected(key: Key, data: Mapping[str, Any]) -> bool:
+        if memory_id is not None and data.get("memory_id") != memory_id:
+            return False
+        if agent_id is not None and not (key in {("agents", a) for a in agents} or data.get("memory_id") in namespaces):
+            return False
+        return chosen is None or key[0] in chosen
+
+    return {k: v for k, v in state.items() if selected(k, v)}

@@ -22,6 +22,7 @@ import math
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from memconform import domain
@@ -250,7 +251,7 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 else:
                     owner[key] = value
                 label = f"a bundle with {vc.key} = {value!r:.40}"
-                answer = call_or_failure(ctx, label, lambda bundle=bundle: c.import_bundle(ctx, mai.seal(bundle)))
+                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, mai.seal(bundle)))
                 ledger(ctx).judge([vc.key])
                 if isinstance(answer, Failure):
                     yield answer
@@ -323,7 +324,7 @@ def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
             for value in vc.values():
                 body = request_of(ctx, field_id, value)
                 label = f"an export request with {field_id.split('.', 1)[1]} = {value!r:.40}"
-                answer = call_or_failure(ctx, label, lambda body=body: ctx.target.call("export", body))
+                answer = call_or_failure(ctx, label, partial(ctx.target.call, "export", body))
                 ledger(ctx).judge([vc.key])
                 if isinstance(answer, Failure):
                     yield answer
