@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
@@ -63,7 +63,7 @@ def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
             got = stored.get(atom["atom_id"])
             label = atom["sensitivity"]
             seen = ctx.observe("A9", {f"{label} atoms withheld from an export": withheld,
-                                      "atoms kept with their label": label.__eq__},
+                                      "atoms kept with their label": kept_as(label)},
                                None if got is None else got.get("sensitivity", "<absent>"),
                                title=f"sensitivity changed between import and {hop} ({atom['atom_id']})",
                                path="$.atoms[?].sensitivity")
@@ -109,6 +109,13 @@ def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
 def withheld(answer: Any) -> bool:
     """The reading of A9 that an exporter may leave an imported thing out: nothing came back."""
     return answer is None
+
+
+def kept_as(label: str) -> Callable[[Any], bool]:
+    """The reading of A9 that the label travels: the atom came back with the label it was imported with."""
+    def kept(answer: Any) -> bool:
+        return bool(answer == label)
+    return kept
 
 
 # the two readings of "deleted or re-flagged as unsourced" (errata A5), judged on the atom as exported
