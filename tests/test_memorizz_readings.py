@@ -246,3 +246,27 @@ def test_a_reading_is_recorded_only_from_the_answer(check: str, target: str, poi
     else:
         assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
         assert seen == readings
+
+
+class CloneLosesRecords(ReferenceArchiveStore):
+    """A clone that keeps namespaces and reports every new id, but loses one of the notes it copied."""
+
+    def new_namespace(self, old: str, mapping: dict[str, str]) -> str:
+        return old
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        report = super().import_archive(body, **params)
+        if isinstance(body, dict) and body.get("mode") == "clone":
+            lost = next((new for new in report["id_map"].values() if self.exists("knowledge_base", new)), None)
+            with self.db:
+                self.db.execute("DELETE FROM records WHERE store = ? AND id = ?", ("knowledge_base", lost))
+        return report  # type: ignore[no-any-return]
+
+
+def test_the_sequences_compare_a_kept_namespace_clone_with_the_oracle() -> None:
+    kept = execute_run(["memorizz"], "python:test_memorizz_readings:OtherReadings", Profile.named("ci"), report_dir=None,
+                       check_ids=["model_sequences"])
+    assert [r.outcome for r in kept.results] == [Outcome.PASSED]
+    lossy = execute_run(["memorizz"], "python:test_memorizz_readings:CloneLosesRecords", Profile.named("ci"), report_dir=None,
+                        check_ids=["model_sequences"])
+    assert [r.outcome for r in lossy.results] == [Outcome.FAILED], [r.reason for r in lossy.results]

@@ -1,7 +1,8 @@
 """A model-based check: random sequences of restores (every conflict policy), previews and refused archives
 into one namespace, the namespace's export compared with the model after every step.
 
-The model is what the namespace must hold: each record's id and prose. What each import may answer and
+The model is what the namespace must hold: each record's id and prose (a clone's copies under the new ids
+its report names, when it keeps the namespace). What each import may answer and
 leave behind is the oracle's (suites/memorizz/model.py): a preview writes nothing; a restore with
 conflict=error over an existing record is refused before writing anything (its new records too); skip
 keeps the existing records and adds the new ones; replace overwrites and adds; an archive validation
@@ -194,6 +195,27 @@ def machine(ctx: CheckContext) -> type:
             self.model.records = {rid: str(d.get("content")) for (store, rid), d in (found.outcomes[0].state or {}).items()
                                   if store == "knowledge_base"}
             self.step(f"preview {len(ids)} records ({'accepted' if accepted else 'refused'})")
+
+        @rule(data=st.data())
+        def clone(self, data: Any) -> None:
+            """A clone of new records and one existing: every record added under the new id its id_map names,
+            into this namespace if the clone keeps namespaces, into a new one if it rewrites them (M9)."""
+            ids = self.fresh(data) + sorted(self.model.records)[:1]
+            archive, texts = self.archive(ids)
+            accepted, body = import_archive(ctx, archive, "clone")
+            found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "clone", "error"))
+            if not found.fitting(accepted):
+                raise TargetError(f"a clone of {len(ids)} records was refused; the spec allows only {found.expected()}")
+            id_map = body.get("id_map") if isinstance(body, dict) else None
+            new_ns = id_map.get(self.ns) if isinstance(id_map, dict) else None
+            if not isinstance(id_map, dict) or not all(isinstance(id_map.get(rid), str) for rid in ids):
+                raise TargetError("the clone report has no id_map naming every record's new id")
+            if isinstance(new_ns, str) and new_ns != self.ns:
+                forget_namespaces_at_end(ctx, new_ns)  # rewritten: the copies live in a namespace of their own
+            else:  # kept: the copies join this namespace under their new ids
+                self.model.records.update({id_map[rid]: texts[rid] for rid in ids})
+                self.model.acknowledged += len(ids)
+            self.step(f"clone {len(ids)} records (namespaces {'kept' if new_ns in (None, self.ns) else 'rewritten'})")
 
         @rule(data=st.data(), broken=st.sampled_from(["version", "count", "checksum", "duplicate"]))
         def restore_refused(self, data: Any, broken: str) -> None:
