@@ -160,3 +160,85 @@ def test_an_empty_export_only_producer_is_not_assessed() -> None:
     levels = {v.key: v.status for v in outcome.levels["amps"]}
     assert levels["producer"].startswith("not assessed")
     assert outcome.exit_code == 1
+
+
+# ---- A5 and A9: each reading the answers show, and answers fitting none -----------------------------
+
+class KeepsUnflagged(ReferenceAmpsStore):
+    """A5, fitting no reading: the atom whose only source was deleted is kept, citing nothing, with no flag."""
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        sid, aid = self._subject_id(body), body.get("artifact_id")
+        with self.db:
+            self.db.execute("DELETE FROM artifacts WHERE subject_id = ? AND artifact_id = ?", (sid, aid))
+            for atom in self._rows("atoms", sid):
+                if aid in amps.artifact_ids_of(atom):
+                    atom["provenance"]["artifact_ids"] = [r for r in amps.artifact_ids_of(atom) if r != aid]
+                    self.db.execute("UPDATE atoms SET doc = ? WHERE subject_id = ? AND atom_id = ?",
+                                    (json.dumps(atom, ensure_ascii=False), sid, atom["atom_id"]))
+        return {"deleted": True}
+
+
+class WithholdsRegulated(ReferenceAmpsStore):
+    """A9: medical atoms and private artifacts are left out of every export (users filter before sharing)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        doc["atoms"] = [a for a in doc["atoms"] if a.get("sensitivity") != "medical"]
+        doc["artifacts"] = [a for a in doc["artifacts"] if a.get("private") is not True]
+        return doc
+
+
+class RelabelsAndUnflags(ReferenceAmpsStore):
+    """A9, fitting no reading: labels re-derived as public and private flags dropped on export."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            if "sensitivity" in atom:
+                atom["sensitivity"] = "public"
+        for art in doc["artifacts"]:
+            art.pop("private", None)
+        return doc
+
+
+def _one(check: str, target: str, options: dict[str, str] | None = None) -> tuple[Any, set[tuple[str, str]]]:
+    profile = Profile.named("ci", options={f"amps.{k}": v for k, v in (options or {}).items()})
+    outcome = execute_run(["amps"], f"python:test_amps_readings:{target}" if ":" not in target else target, profile,
+                          report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    return result, {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+
+
+A_CASES = [
+    # (check, target, options, the readings it shows, or None: fits no accepted reading and fails)
+    ("delete_cascades", "reference:amps", {}, {("A5", "deleted")}),
+    ("delete_cascades", "OtherReadings", {}, {("A5", "re-flagged unsourced")}),
+    ("delete_cascades", "KeepsUnflagged", {}, None),
+    ("delete_cascades", "OtherReadings", {"unsourced_after_delete": "delete"}, None),
+    ("sensitivity_travels", "reference:amps", {}, {("A9", "atoms kept with their label")}),
+    ("sensitivity_travels", "WithholdsRegulated", {}, {("A9", "atoms kept with their label"),
+                                                       ("A9", "medical atoms withheld from an export")}),
+    ("sensitivity_travels", "RelabelsAndUnflags", {}, None),
+    ("private_stays_private", "reference:amps", {}, {("A9", "private artifacts kept with private: true")}),
+    ("private_stays_private", "RelabelsAndUnflags", {}, None),
+]
+
+
+@pytest.mark.parametrize(("check", "target", "options", "readings"), A_CASES,
+                         ids=[f"{c}-{t.rsplit(':', 1)[-1]}-{'pinned' if o else 'default'}" for c, t, o, _ in A_CASES])
+def test_a_reading_is_recorded_only_from_the_answer(check: str, target: str, options: dict[str, str],
+                                                    readings: set[tuple[str, str]] | None) -> None:
+    result, seen = _one(check, target, options)
+    point = "A5" if check == "delete_cascades" else "A9"
+    if readings is None:
+        assert result.outcome is Outcome.FAILED, result.reason
+        assert any(point in str(f.expected) for f in result.failures), [f.to_json() for f in result.failures]
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert {s for s in seen if s[0] == point} == readings
+
+
+def test_a_private_artifact_withheld_is_recorded_and_none_back_is_inconclusive() -> None:
+    result, seen = _one("private_stays_private", "WithholdsRegulated")
+    assert result.outcome is Outcome.SKIPPED and ("A9", "private artifacts withheld from an export") in seen

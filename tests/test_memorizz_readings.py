@@ -176,3 +176,97 @@ def test_an_empty_export_only_producer_is_not_assessed() -> None:
     assert levels["archive"].startswith("not assessed") and levels["producer"].startswith("not assessed")
     assert not any(r.outcome is Outcome.FAILED for r in outcome.results)
     assert outcome.exit_code == 1
+
+
+# ---- M4, M9, M10: each reading the answers show, and answers fitting none ---------------------------
+
+class CloneNullsNamespaces(ReferenceArchiveStore):
+    """M9, fitting no reading: a clone leaves its records with no namespace at all."""
+
+    def new_namespace(self, old: str, mapping: dict[str, str]) -> str:
+        return ""
+
+
+class CloneScramblesToolIds(ReferenceArchiveStore):
+    """M4, fitting no reading: a clone writes a tool_id that is neither the new id nor the old value."""
+
+    def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        rid, data = super().incoming(store, record, mapping)
+        if store == "toolbox" and "tool_id" in data and rid != record["id"]:
+            data["tool_id"] = f"scrambled-{rid}"
+        return rid, data
+
+
+class AutomationsListOnly(ReferenceArchiveStore):
+    """M10: imported agents are disabled through their automations list only."""
+
+    def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        rid, data = super().incoming(store, record, mapping)
+        if store == "agents":
+            data["automations_enabled"] = record["data"].get("automations_enabled", True)
+        return rid, data
+
+
+class AutomationsLeftOn(ReferenceArchiveStore):
+    """M10, fitting no reading: imported agents keep their automations enabled both ways."""
+
+    def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        rid, data = super().incoming(store, record, mapping)
+        if store == "agents":
+            data["automations_enabled"] = record["data"].get("automations_enabled", True)
+            data["automations"] = copy.deepcopy(record["data"].get("automations", []))
+        return rid, data
+
+
+M_CASES = [
+    # (check, target, the point, the readings it shows, or None: fits no accepted reading and fails)
+    ("clone_rewrites_ids", "reference:memorizz", "M9", {("M9", "namespaces rewritten")}),
+    ("clone_rewrites_ids", "OtherReadings", "M9", {("M9", "namespaces kept")}),
+    ("clone_rewrites_ids", "CloneNullsNamespaces", "M9", None),
+    ("clone_rewrites_ids", "CloneScramblesToolIds", "M4", None),
+    ("imported_automations_disabled", "reference:memorizz", "M10",
+     {("M10", "automations_enabled"), ("M10", "automations[].enabled")}),
+    ("imported_automations_disabled", "AutomationsListOnly", "M10", {("M10", "automations[].enabled")}),
+    ("imported_automations_disabled", "AutomationsLeftOn", "M10", None),
+]
+
+
+@pytest.mark.parametrize(("check", "target", "point", "readings"), M_CASES,
+                         ids=[f"{c}-{t.rsplit(':', 1)[-1]}" for c, t, _, _ in M_CASES])
+def test_a_reading_is_recorded_only_from_the_answer(check: str, target: str, point: str,
+                                                    readings: set[tuple[str, str]] | None) -> None:
+    where = target if ":" in target else f"python:test_memorizz_readings:{target}"
+    outcome = execute_run(["memorizz"], where, Profile.named("ci"), report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"] if r["point"] == point}
+    if readings is None:
+        assert result.outcome is Outcome.FAILED, result.reason
+        assert any(point in str(f.expected) for f in result.failures), [f.to_json() for f in result.failures]
+        assert not {s for s in seen if s[1].startswith("tool_id")} if point == "M4" else seen == set(), seen
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert seen == readings
+
+
+class CloneLosesRecords(ReferenceArchiveStore):
+    """A clone that keeps namespaces and reports every new id, but loses one of the notes it copied."""
+
+    def new_namespace(self, old: str, mapping: dict[str, str]) -> str:
+        return old
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        report = super().import_archive(body, **params)
+        if isinstance(body, dict) and body.get("mode") == "clone":
+            lost = next((new for new in report["id_map"].values() if self.exists("knowledge_base", new)), None)
+            with self.db:
+                self.db.execute("DELETE FROM records WHERE store = ? AND id = ?", ("knowledge_base", lost))
+        return report  # type: ignore[no-any-return]
+
+
+def test_the_sequences_compare_a_kept_namespace_clone_with_the_oracle() -> None:
+    kept = execute_run(["memorizz"], "python:test_memorizz_readings:OtherReadings", Profile.named("ci"), report_dir=None,
+                       check_ids=["model_sequences"])
+    assert [r.outcome for r in kept.results] == [Outcome.PASSED]
+    lossy = execute_run(["memorizz"], "python:test_memorizz_readings:CloneLosesRecords", Profile.named("ci"), report_dir=None,
+                        check_ids=["model_sequences"])
+    assert [r.outcome for r in lossy.results] == [Outcome.FAILED], [r.reason for r in lossy.results]

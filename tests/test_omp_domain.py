@@ -17,8 +17,8 @@ from memconform.suites.omp.mutants.domain import PAIR_ONLY
 DOMAIN_CHECKS = ["omp.domain_list_parameters", "omp.domain_search_parameters", "omp.domain_conflict_on_existing_id",
                  "omp.domain_memory_ids", "omp.domain_create_every_class", "omp.domain_update_every_class",
                  "omp.domain_import_every_class"]
-# amps, memorizz and memoryai have tables but no check draws from them yet (their run note says so);
-# emp draws its reader data only: neither is held to "every class judged" here
+# amps has a table but no check draws from it yet (its run note says so); emp draws its reader data
+# only: neither is held to "every class judged" here. MemoRizz and MemoryAI: SUITE_DOMAIN_CHECKS below
 
 
 def _domain_note(outcome: object) -> dict:
@@ -74,3 +74,23 @@ def test_emp_reader_is_sent_every_class_and_judged_on_the_valid_ones() -> None:
     table = domain.load("emp")
     assert notes[0]["classes_reached"] == notes[0]["classes_total"] == len(table.classes())
     assert 0 < notes[0]["classes_judged"] < notes[0]["classes_total"]
+
+
+SUITE_DOMAIN_CHECKS = {
+    "memorizz": ["memorizz.domain_envelope_every_class", "memorizz.domain_records_every_class"],
+    "memoryai": ["memoryai.domain_import_every_class", "memoryai.domain_export_every_class"],
+}
+
+
+@pytest.mark.parametrize("suite", sorted(SUITE_DOMAIN_CHECKS))
+def test_ci_profile_judges_every_class_of_the_suite_table(suite: str, tmp_path: Path) -> None:
+    """The same bar as OMP's for MemoRizz and MemoryAI: ci leaves no class of their tables unjudged."""
+    checks = SUITE_DOMAIN_CHECKS[suite]
+    outcome = execute_run([suite], f"reference:{suite}", Profile.named("ci"), report_dir=tmp_path, check_ids=checks)
+    assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "passed")
+    notes = [n["domain"] for n in outcome.notes if n["suite"] == suite and "domain" in n]
+    assert len(notes) == 1, outcome.notes
+    assert notes[0]["unreached"] == [], f"classes of suites/{suite}/domain.json the ci profile never sent and judged"
+    assert notes[0]["classes_judged"] == notes[0]["classes_total"] == len(domain.load(suite).classes())
+    summary = (tmp_path / "summary.md").read_text("utf-8")
+    assert f"domain: {notes[0]['classes_judged']}/{notes[0]['classes_total']} classes judged" in summary

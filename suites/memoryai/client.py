@@ -96,7 +96,7 @@ def import_file(ctx: CheckContext, raw: bytes) -> Reply:
         reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
         if reply.ok:
             ctx.state(MemoryaiRun).multipart = name
-            ctx.reading("E4", name)
+            ctx.observe("E4", {field: lambda accepted, field=field: accepted == field for field in ("file", "bundle")}, name)
             return reply
         replies.append(reply)
     return replies[0]

@@ -34,11 +34,11 @@ def rule_failures(doc: Any, ctx: CheckContext, rule: amps.Rule) -> Iterator[Fail
     found: amps.Scan = ctx.once("amps-scan", lambda: amps.scan(doc))
     if not found.observed.get(rule.key) and ctx.document is None:
         raise Inconclusive(f"the target's export holds no {rule.observes}, so the rule could not be observed")
-    if rule.key == "valid_to_not_before_valid_from" and found.zero_length:
-        ctx.reading("A7", "zero-length interval")
     for p in found.problems.get(rule.key, []):
         if any(ctx.option(PINNED[r][0]) != PINNED[r][1] for r in p.readings):
-            continue  # a problem only under a reading the profile does not pin
+            # a problem only under a reading the profile does not pin: the document shows the other reading
+            ctx.observe("A7", {"zero-length interval": lambda problem: "A7:strictly-after" in problem.readings}, p)
+            continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 
 

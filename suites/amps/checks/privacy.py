@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
@@ -61,13 +61,15 @@ def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
         stored = atoms_by_id(doc)
         for atom in sent:
             got = stored.get(atom["atom_id"])
-            if got is None:
-                ctx.reading("A9", f"{atom['sensitivity']} atoms withheld from an export")
-                continue
-            compared += 1
-            if got.get("sensitivity") != atom["sensitivity"]:
-                yield Failure(f"sensitivity changed between import and {hop}", got.get("sensitivity", "<absent>"),
-                              atom["sensitivity"], "$.atoms[?].sensitivity", atom["atom_id"])
+            label = atom["sensitivity"]
+            seen = ctx.observe("A9", {f"{label} atoms withheld from an export": withheld,
+                                      "atoms kept with their label": kept_as(label)},
+                               None if got is None else got.get("sensitivity", "<absent>"),
+                               title=f"sensitivity changed between import and {hop} ({atom['atom_id']})",
+                               path="$.atoms[?].sensitivity")
+            compared += got is not None
+            if seen.failure:
+                yield seen.failure
     if not compared:
         raise Inconclusive("no imported atom came back in an export: there is no copy to compare")
 
@@ -92,15 +94,35 @@ def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
         stored = artifacts_by_id(doc)
         for art in arts:
             got = stored.get(art["artifact_id"])
-            if got is None:
-                ctx.reading("A9", "private artifacts withheld from an export")
-                continue
-            compared += 1
-            if got.get("private") is not True:
-                yield Failure(f"a private {art['kind']} artifact lost private: true in {hop}",
-                              got.get("private", "<absent>"), True, "$.artifacts[?].private", art["artifact_id"])
+            seen = ctx.observe("A9", {"private artifacts withheld from an export": withheld,
+                                      "private artifacts kept with private: true": lambda answer: answer is True},
+                               None if got is None else got.get("private", "<absent>"),
+                               title=f"a private {art['kind']} artifact lost private: true in {hop} ({art['artifact_id']})",
+                               path="$.artifacts[?].private")
+            compared += got is not None
+            if seen.failure:
+                yield seen.failure
     if not compared:
         raise Inconclusive("no private artifact came back in an export: whether the flag travels is not visible")
+
+
+def withheld(answer: Any) -> bool:
+    """The reading of A9 that an exporter may leave an imported thing out: nothing came back."""
+    return answer is None
+
+
+def kept_as(label: str) -> Callable[[Any], bool]:
+    """The reading of A9 that the label travels: the atom came back with the label it was imported with."""
+    def kept(answer: Any) -> bool:
+        return bool(answer == label)
+    return kept
+
+
+# the two readings of "deleted or re-flagged as unsourced" (errata A5), judged on the atom as exported
+A5_PREDICTIONS = {
+    "deleted": lambda atom: atom is None,
+    "re-flagged unsourced": lambda atom: amps.is_flagged_unsourced(atom) and not amps.has_sources(atom),
+}
 
 
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
@@ -127,17 +149,13 @@ def delete_cascades(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("the deleted artifact is still exported", doomed["artifact_id"], "absent", "$.artifacts")
     flag_ok = ctx.option("unsourced_after_delete") == "delete-or-flag"
     for atom in (only, watched):
-        got = stored.get(atom["atom_id"])
-        if got is None:
-            ctx.reading("A5", "deleted")
-            continue
-        flagged = amps.is_flagged_unsourced(got) and not amps.has_sources(got)
-        if flagged:
-            ctx.reading("A5", "re-flagged unsourced")
-        if not (flag_ok and flagged):
-            yield Failure("an atom whose only source was deleted is neither deleted nor re-flagged unsourced",
-                          got.get("provenance"), "deleted" + (", or no artifact_ids and an x-…unsourced flag" if flag_ok else ""),
-                          "$.atoms[?]", atom["atom_id"], readings=("A5:delete",) if flagged else ())
+        seen = ctx.observe("A5", A5_PREDICTIONS, stored.get(atom["atom_id"]),
+                           accepted=tuple(A5_PREDICTIONS) if flag_ok else ("deleted",),
+                           pinned=() if flag_ok else ("A5:delete",),
+                           title=f"an atom whose only source was deleted is neither deleted nor re-flagged unsourced "
+                                 f"({atom['atom_id']})", path="$.atoms[?]")
+        if seen.failure:
+            yield seen.failure
     kept = stored.get(both["atom_id"])
     if kept is None:
         yield Failure("an atom that still has a source was deleted", "absent", both["atom_id"], "$.atoms")

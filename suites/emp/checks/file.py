@@ -37,9 +37,10 @@ def rule_failures(rule: emp.Rule, doc: Any, ctx: CheckContext) -> Iterator[Failu
     for n, message, value, readings in offenders:
         unpinned = [r for r in readings if not pinned(ctx, r)]
         if unpinned:  # a problem only under a reading the default does not pin: note what was seen
-            for reading in unpinned:
+            for reading in unpinned:  # what the line shows: the problem holds under this reading only
                 point, _, value = reading.partition(":")
-                ctx.reading(point, f"not {value}")
+                ctx.observe(point, {f"not {value}": lambda line_readings, reading=reading: reading in line_readings},
+                            readings)
             continue
         listed += 1
         yield Failure(message, value, rule.expected, f"line {n}", readings=readings)

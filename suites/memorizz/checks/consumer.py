@@ -9,6 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import (
     Seed,
     by_content,
@@ -97,9 +98,12 @@ def restore_refuses_conflicts(ctx: CheckContext) -> Iterator[Failure]:
             fresh.append(data["content"])
     mz.seal(changed)
     accepted, body = import_archive(ctx, changed, "restore", "error")
-    if accepted:
+    held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive) if store != "agents"}
+    allowed = oracle.answers(held, oracle.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in mz.records_of(changed)),
+                                                        "restore", "error"))
+    if not allowed.fitting(accepted):
         yield Failure("a restore over existing records with conflict=error was accepted",
-                      body.get("imported") if isinstance(body, dict) else body, "refused before writing", "$")
+                      body.get("imported") if isinstance(body, dict) else body, allowed.expected(), "$")
     after = by_content(export(ctx, agent_id=seed.owner))
     overwritten = [t for t in after if t.endswith(" (changed)")]
     if overwritten:
@@ -115,7 +119,10 @@ def restore_refuses_conflicts(ctx: CheckContext) -> Iterator[Failure]:
 def restore_keeps_ids(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     after = by_content(export(ctx, agent_id=seed.owner))
-    for store, record in mz.records_of(seed.archive):
+    held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}
+    wanted = oracle.export_records(held, agent_id=seed.owner)  # the oracle's selection: the owner, its delegate, their namespaces
+    for (store, rid), sent in wanted.items():
+        record = {"id": rid, "data": sent}
         text = record["data"]["content"]
         got = after.get(text)
         if got is None:
@@ -291,6 +298,15 @@ def import_discards_embeddings(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("an embedding survived a standard import", path, "discarded", "$.stores" + path[1:])
 
 
+# errata M10: the two spellings of "automations start disabled", judged on the agent as exported
+M10_PREDICTIONS = {
+    "automations_enabled": lambda agent: agent["automations_enabled"] is False,
+    "automations[].enabled": lambda agent: bool(agent["automations"]) and all(s is False for s in agent["automations"]),
+}
+M10_ACCEPTED = {"either": tuple(M10_PREDICTIONS), "automations_enabled": ("automations_enabled",),
+                "automations-list": ("automations[].enabled",)}
+
+
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
 def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
@@ -329,15 +345,13 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
         if flag == "<absent>" and not states:
             continue
         seen += 1
-        flag_off, list_off = flag is False, bool(states) and all(s is False for s in states)
-        ctx.observe("M10", {"automations_enabled": flag_off, "automations[].enabled": list_off})  # judged below
-        wanted_off = {"either": flag_off or list_off, "automations_enabled": flag_off, "automations-list": list_off}[pinned]
-        if not wanted_off:
-            where = "automations_enabled" if pinned != "automations-list" else "automations"
-            yield Failure("an imported agent's automations are not disabled", {"automations_enabled": flag, "automations": states},
-                          "automations_enabled false or every automations[].enabled false" if pinned == "either"
-                          else f"{where} disabled", f"$.stores.agents[id={rid}].data.{where}",
-                          readings=() if pinned == "either" else (pinned,))
+        where = "automations_enabled" if pinned != "automations-list" else "automations"
+        observed = ctx.observe("M10", M10_PREDICTIONS, {"automations_enabled": flag, "automations": states},
+                               accepted=M10_ACCEPTED[pinned], pinned=() if pinned == "either" else (pinned,),
+                               title="an imported agent's automations are not disabled",
+                               path=f"$.stores.agents[id={rid}].data.{where}")
+        if observed.failure:
+            yield observed.failure
     if not seen and not problems:
         raise Inconclusive("the exported agents carry neither automations_enabled nor automations (both were imported "
                            "enabled): nothing shows whether imported automations start disabled")
@@ -362,8 +376,14 @@ def failed_import_reports_progress(ctx: CheckContext) -> Iterator[Failure]:
         raise TargetError(f"the failed import answered {type(body).__name__}, not a report")
     present = set(by_content(export(ctx, memory_id=seed.ns))) | set(by_content(export(ctx, memory_id=seed.ns_delegate)))
     committed = sum(1 for t in seed.texts.values() if t in present)
-    if body.get("ok") is not False:
-        yield Failure("an import that failed part way reports success", body.get("ok"), False, "$.ok")
+    request = oracle.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in mz.records_of(seed.archive)), "restore",
+                                   "error", fail_after=3)
+    allowed = oracle.answers({}, request)  # the seed's namespaces are new: nothing of them is held before
+    if not allowed.fitting(body.get("ok") is not False):
+        yield Failure("an import that failed part way reports success", body.get("ok"), False, "$.ok", allowed.expected())
+    elif not allowed.fitting(False, committed):
+        yield Failure("a failed import left a number of records the spec does not allow", committed,
+                      [o.imported for o in allowed.outcomes], "$", allowed.expected())
     if body.get("imported") != committed:
         yield Failure("the report's imported count is not the progress committed", body.get("imported"), committed,
                       "$.imported")

@@ -94,9 +94,9 @@ def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     for p in problems.get(key, []):
         unpinned = [r for r in p.readings if not pinned(ctx, r)]
         if unpinned:  # a problem only under a reading the default does not pin: note what was seen
-            for reading in unpinned:
+            for reading in unpinned:  # what the archive shows: the problem holds under this reading only
                 point, _, value = reading.partition(":")
-                ctx.reading(point, f"not {value}")
+                ctx.observe(point, {f"not {value}": lambda problem, reading=reading: reading in problem.readings}, p)
             continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 

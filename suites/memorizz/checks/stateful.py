@@ -1,10 +1,13 @@
 """A model-based check: random sequences of restores (every conflict policy), previews and refused archives
 into one namespace, the namespace's export compared with the model after every step.
 
-The model is what the namespace must hold: each record's id and prose. A preview writes nothing; a
-restore with conflict=error over an existing record is refused before writing anything (its new records
-too); skip keeps the existing records and adds the new ones; replace overwrites and adds; an archive
-validation rejects changes nothing.
+The model is what the namespace must hold: each record's id and prose (a clone's copies under the new ids
+its report names, when it keeps the namespace). What each import may answer and
+leave behind is the oracle's (suites/memorizz/model.py): a preview writes nothing; a restore with
+conflict=error over an existing record is refused before writing anything (its new records too); skip
+keeps the existing records and adds the new ones; replace overwrites and adds; an archive validation
+rejects changes nothing. The reply is matched with the oracle's outcomes and the one it fits is the
+model's next state.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
 from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import (
     MemorizzRun,
     by_content,
@@ -38,6 +42,33 @@ class Model:
 
 class Divergence(model_based.Divergence):
     """The namespace's export left the model: hypothesis shrinks the sequence that caused it."""
+
+
+def oracle_state(model: Model, ns: str) -> dict[oracle.Key, dict[str, Any]]:
+    return {("knowledge_base", rid): {"memory_id": ns, "content": text} for rid, text in model.records.items()}
+
+
+def oracle_request(archive: dict[str, Any], mode: str, conflict: str, valid: bool = True) -> oracle.ImportRequest:
+    return oracle.ImportRequest(tuple((store, r["id"], r["data"]) for store, r in mz.records_of(archive)), mode, conflict, valid)
+
+
+def take_outcome(ctx: CheckContext, model: Model, ns: str, request: oracle.ImportRequest, accepted: bool,
+                 what: str) -> oracle.Outcome:
+    """The oracle's outcome the reply fits, made the model's state; a reply fitting none diverges (a refusal
+    where only acceptance is allowed is the target's error, as before: a valid restore refused)."""
+    found = oracle.answers(oracle_state(model, ns), request)
+    fits = found.fitting(accepted)
+    if not fits:
+        if not accepted:
+            raise TargetError(f"{what}: refused, the spec allows only {found.expected()}")
+        raise Divergence(sequence.expect(ctx, "reply", {"refused": True},
+                                         f"{what} was accepted; the spec allows only: {found.expected()}"))
+    state = fits[0].state or {}
+    model.records = {rid: str(data.get("content")) for (store, rid), data in state.items() if store == "knowledge_base"}
+    if accepted and request.mode != "preview":
+        model.acknowledged += sum(1 for store, rid, _ in request.records if store == "knowledge_base"
+                                  and ((store, rid) not in fits[0].conflicts or request.conflict == "replace"))
+    return fits[0]
 
 
 def records_in(doc: Any) -> dict[Any, str]:
@@ -77,7 +108,8 @@ def compare(ctx: CheckContext, ns: str, model: Model) -> None:
     got = records_in(doc)
     model.tally = history_counts.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
                                 corrupted=sum(1 for k in set(got) & set(model.records) if got[k] != model.records[k]))
-    want = {"memory_id": ns, "records": dict(model.records)}
+    selected = oracle.export_records(oracle_state(model, ns), memory_id=ns, stores=["knowledge_base"])
+    want = {"memory_id": ns, "records": {rid: str(data.get("content")) for (_store, rid), data in selected.items()}}
     problem = export_differs(doc, want)
     if problem:
         raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
@@ -113,45 +145,29 @@ def machine(ctx: CheckContext) -> type:
             self.model.steps.append(text)
             compare(ctx, self.ns, self.model)
 
+        def send(self, archive: dict[str, Any], mode: str, conflict: str, what: str, valid: bool = True) -> None:
+            """One import, its reply matched with the oracle's outcomes, then the namespace compared."""
+            accepted, _body = import_archive(ctx, archive, mode, conflict)
+            request = oracle_request(archive, mode, conflict, valid)
+            take_outcome(ctx, self.model, self.ns, request, accepted, what)
+            self.step(what)
+
         @initialize()
         def some_records(self) -> None:  # every sequence starts with records a later restore can meet
-            archive, texts = self.archive([ctx.unique("kb"), ctx.unique("kb")])
-            accepted, body = import_archive(ctx, archive, "restore")
-            if not accepted:
-                raise TargetError(f"a restore of new records was refused: {str(body)[:200]}")
-            self.model.records.update(texts)
-            self.model.acknowledged += len(texts)
-            self.step("restore 2 new records")
+            archive, _texts = self.archive([ctx.unique("kb"), ctx.unique("kb")])
+            self.send(archive, "restore", "error", "restore 2 new records")
 
-        @rule(data=st.data(), conflict=st.sampled_from(["error", "skip", "replace"]))
+        @rule(data=st.data(), conflict=st.sampled_from(oracle.CONFLICTS))
         def restore_new(self, data: Any, conflict: str) -> None:
             archive, texts = self.archive(self.fresh(data))
-            accepted, body = import_archive(ctx, archive, "restore", conflict)
-            if not accepted:
-                raise TargetError(f"a restore of new records was refused: {str(body)[:200]}")
-            self.model.records.update(texts)
-            self.model.acknowledged += len(texts)
-            self.step(f"restore {len(texts)} new records (conflict={conflict})")
+            self.send(archive, "restore", conflict, f"restore {len(texts)} new records (conflict={conflict})")
 
         def over_existing(self, data: Any, conflict: str) -> None:
             old = data.draw(st.lists(st.sampled_from(sorted(self.model.records)), min_size=1, max_size=2, unique=True),
                             label="existing")
             new = self.fresh(data)  # always some: conflict=skip must still add them
-            archive, texts = self.archive(old + new)
-            accepted, _body = import_archive(ctx, archive, "restore", conflict)
-            if conflict == "error":
-                if accepted:
-                    raise Divergence(sequence.expect(ctx, "reply", {"refused": True},
-                                                     "a restore over existing records with conflict=error was accepted"))
-            elif not accepted:
-                raise TargetError(f"a restore with conflict={conflict} was refused")
-            elif conflict == "skip":
-                self.model.records.update({k: v for k, v in texts.items() if k in new})
-                self.model.acknowledged += len(new)
-            else:
-                self.model.records.update(texts)
-                self.model.acknowledged += len(texts)
-            self.step(f"restore {len(old)} existing and {len(new)} new records (conflict={conflict})")
+            archive, _texts = self.archive(old + new)
+            self.send(archive, "restore", conflict, f"restore {len(old)} existing and {len(new)} new records (conflict={conflict})")
 
         # one rule per policy: each is drawn as often as the other operations
         @precondition(lambda self: bool(self.model.records))
@@ -173,8 +189,33 @@ def machine(ctx: CheckContext) -> type:
         def preview(self, data: Any) -> None:
             ids = self.fresh(data) + sorted(self.model.records)[:1]
             archive, _texts = self.archive(ids)
-            import_archive(ctx, archive, "preview")
-            self.step(f"preview {len(ids)} records")
+            accepted, _body = import_archive(ctx, archive, "preview")
+            # a preview may also be answered as a refusal when it lists conflicts: either way nothing is written
+            found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "preview", "error"))
+            self.model.records = {rid: str(d.get("content")) for (store, rid), d in (found.outcomes[0].state or {}).items()
+                                  if store == "knowledge_base"}
+            self.step(f"preview {len(ids)} records ({'accepted' if accepted else 'refused'})")
+
+        @rule(data=st.data())
+        def clone(self, data: Any) -> None:
+            """A clone of new records and one existing: every record added under the new id its id_map names,
+            into this namespace if the clone keeps namespaces, into a new one if it rewrites them (M9)."""
+            ids = self.fresh(data) + sorted(self.model.records)[:1]
+            archive, texts = self.archive(ids)
+            accepted, body = import_archive(ctx, archive, "clone")
+            found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "clone", "error"))
+            if not found.fitting(accepted):
+                raise TargetError(f"a clone of {len(ids)} records was refused; the spec allows only {found.expected()}")
+            id_map = body.get("id_map") if isinstance(body, dict) else None
+            new_ns = id_map.get(self.ns) if isinstance(id_map, dict) else None
+            if not isinstance(id_map, dict) or not all(isinstance(id_map.get(rid), str) for rid in ids):
+                raise TargetError("the clone report has no id_map naming every record's new id")
+            if isinstance(new_ns, str) and new_ns != self.ns:
+                forget_namespaces_at_end(ctx, new_ns)  # rewritten: the copies live in a namespace of their own
+            else:  # kept: the copies join this namespace under their new ids
+                self.model.records.update({id_map[rid]: texts[rid] for rid in ids})
+                self.model.acknowledged += len(ids)
+            self.step(f"clone {len(ids)} records (namespaces {'kept' if new_ns in (None, self.ns) else 'rewritten'})")
 
         @rule(data=st.data(), broken=st.sampled_from(["version", "count", "checksum", "duplicate"]))
         def restore_refused(self, data: Any, broken: str) -> None:
@@ -191,10 +232,7 @@ def machine(ctx: CheckContext) -> type:
             else:
                 kb.append({"id": kb[0]["id"], "data": {"memory_id": self.ns, "content": ctx.unique("twin")}})
                 mz.seal(archive)
-            accepted, _body = import_archive(ctx, archive, "restore", "replace")
-            if accepted:
-                raise Divergence(sequence.expect(ctx, "reply", {"refused": True}, f"an archive with a broken {broken} was accepted"))
-            self.step(f"restore refused ({broken})")
+            self.send(archive, "restore", "replace", f"an archive with a broken {broken} (restore refused)", valid=False)
 
     return Namespace
 

@@ -383,3 +383,46 @@ class ReplaceDeletesBeforeValidating(ReferenceArchiveStore):
 
 MUTANTS["ReplaceDeletesBeforeValidating"] = ReplaceDeletesBeforeValidating
 EXPECTED_KILLS["ReplaceDeletesBeforeValidating"] = {"memorizz.import_batch_middle_item": "a record stored before the batch was lost"}
+
+
+class IdsOfAnyLength(ReferenceArchiveStore):
+    """Stores ids in a column without a length check: an id over 512 characters is restored."""
+
+    def problems(self, archive: Any) -> list[str]:
+        found = super().problems(archive)
+        return [p for p in found if not p.startswith("record_id_form")] if _overlong_only(archive) else found
+
+
+def _overlong_only(archive: Any) -> bool:
+    """Every record id problem of the archive is one of length (a string over 512 characters)."""
+    ids = [r.get("id") for _, r in mz.records_of(archive) if isinstance(r, dict)] if isinstance(archive, dict) else []
+    return all(isinstance(rid, str) and rid for rid in ids)
+
+
+class NumbersAsDoubles(ReferenceArchiveStore):
+    """Keeps record data as a JavaScript backend would: every number a double, so 2^53 + 1 comes back 2^53."""
+
+    def write(self, store: str, rid: str, data: dict[str, Any]) -> None:
+        super().write(store, rid, json.loads(json.dumps(data), parse_int=lambda text: int(float(text))))
+
+
+MUTANTS.update({"IdsOfAnyLength": IdsOfAnyLength, "NumbersAsDoubles": NumbersAsDoubles})
+EXPECTED_KILLS["IdsOfAnyLength"] = {"memorizz.domain_records_every_class": "record.id:above_max"}
+EXPECTED_KILLS["NumbersAsDoubles"] = {"memorizz.domain_records_every_class": "the number changed"}
+
+
+class DigestAnyCase(ReferenceArchiveStore):
+    """Compares the integrity digest case-insensitively: an upper-case digest is accepted."""
+
+    def digest_ok(self, archive: dict[str, Any], canonical: bytes) -> bool:
+        return hashlib.sha256(canonical).hexdigest() == str(archive["integrity"]["digest"]).lower()
+
+    def problems(self, archive: Any) -> list[str]:
+        if isinstance(archive, dict) and isinstance(archive.get("integrity"), dict) \
+                and isinstance(archive["integrity"].get("digest"), str):
+            archive = {**archive, "integrity": {**archive["integrity"], "digest": archive["integrity"]["digest"].lower()}}
+        return super().problems(archive)
+
+
+MUTANTS["DigestAnyCase"] = DigestAnyCase
+EXPECTED_KILLS["DigestAnyCase"] = {"memorizz.domain_envelope_every_class": "archive.integrity.digest:uppercase"}

@@ -283,10 +283,10 @@ def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Fa
     except ValueError as exc:
         yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
         return
-    if seen is not None:
-        ctx.reading("E1", seen)
-        return
     accepted = mai.checksum_readings(unicode, numbers)
+    # the first accepted serialisation whose digest is the one claimed is the reading the bundle followed
+    if ctx.observe("E1", {name: lambda followed, name=name: followed == name for name in accepted}, seen):
+        return
     yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
                   mai.checksum(doc, *mai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
                   "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (suites/memoryai/errata.md E1); "
@@ -341,10 +341,16 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     for i, chunk in examined(doc, ctx):
         if isinstance(chunk, dict) and isinstance(chunk.get("content"), str) and isinstance(chunk.get("content_hash"), str):
             claimed, content = chunk["content_hash"].lower(), chunk["content"]
-            if claimed == mai.content_hash(content):
+            normalised = unicodedata.normalize("NFC", content)
+            if normalised != content:  # only a text NFC changes shows which of the two readings was taken
+                seen = ctx.observe("E2", {"as written": lambda digest, text=content: digest == mai.content_hash(text),
+                                          "nfc-normalised": lambda digest, text=normalised: digest == mai.content_hash(text)},
+                                   claimed, title="content_hash is not sha256 of the UTF-8 content, as written or NFC",
+                                   path=f"$.chunks[{i}].content_hash")
+                if seen.failure:
+                    yield seen.failure
                 continue
-            if claimed == mai.content_hash(unicodedata.normalize("NFC", content)):
-                ctx.reading("E2", "nfc-normalised")
+            if claimed == mai.content_hash(content):
                 continue
             yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], mai.content_hash(content),
                           f"$.chunks[{i}].content_hash")

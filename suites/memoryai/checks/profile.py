@@ -11,6 +11,7 @@ from memconform.core.model import Failure, SkipCheck
 from memconform.core.suite import replay_command
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import model as oracle
 from memconform.suites.memoryai.suite import SUITE
 
 # ---- Level 3 Bidirectional ----------------------------------------------------------------------
@@ -156,7 +157,10 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
             continue
         inclusive = exact["content_hash"] in rows
         seen = "inclusive" if inclusive else "exclusive"
-        if ctx.observe("E10", {"inclusive": inclusive, "exclusive": not inclusive},
+        # the oracle's chunk sets for this `since`, one per reading of E10: which holds the chunk at it
+        allowed = oracle.export_answers(oracle.State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}),
+                                        "since", spelling)
+        if ctx.observe("E10", {a.reading: inclusive == (exact["content_hash"] in a.hashes) for a in allowed},
                        accepted=None if wanted == "either" else (wanted,)).failure:
             yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,
                           "$.chunks", f"since={spelling}", readings=(wanted,))
@@ -207,7 +211,9 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
                                     f"line {n}"))
             continue
         wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
-        ctx.reading("E3", f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}")
+        ctx.observe("E3", {f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}":
+                           lambda line, key=key, wrapped=wrapped: isinstance(line[key], str)
+                           and (wrapped is None or isinstance(line[wrapped], dict))}, item)
         fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
         if section in mai.RECORD_SECTIONS:
             doc[section].append(fields)

@@ -5,7 +5,9 @@ brain must hold.
 The model (`Model`) is the spec's state for the sequence's own chunks: content_hash -> the fields of
 the first row imported (§3.8: later duplicates are skipped, the existing row is preserved), minus the
 chunks deleted (§6); entities by name with accumulated frequency, latest last_seen and OR of is_dna.
-A rejected bundle (version 999) must leave everything as it was.
+A rejected bundle (version 999) must leave everything as it was. What each import may answer and leave,
+and which chunks each export scope may hold, is the oracle's (suites/memoryai/model.py): the reply is
+matched with its outcomes, and scoped exports (dna_only, since in two offsets) with its chunk sets.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError, Unsupported
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import model as oracle
 from memconform.suites.memoryai.suite import SUITE
 
 
@@ -32,6 +35,13 @@ class Model:
     steps: list[str] = field(default_factory=list)
     acknowledged: int = 0  # chunks in accepted imports
     tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
+    state: oracle.State = field(default_factory=oracle.State)  # the oracle's state of the sequence's data
+
+    def take(self, state: oracle.State) -> None:
+        self.state = state
+        self.chunks = {h: dict(ch) for h, ch in state.chunks.items()}
+        self.deleted = set(state.deleted)
+        self.entities = {n: dict(e) for n, e in state.entities.items()}
 
 
 class Divergence(model_based.Divergence):
@@ -107,6 +117,34 @@ def compare(ctx: CheckContext, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memoryai.export", expected_of(model), problem))
 
 
+def readings_of(ctx: CheckContext) -> oracle.Readings:
+    return oracle.Readings(reimport_counters=ctx.option("reimport_counters"), since_boundary=ctx.option("since_boundary"))
+
+
+def scoped_expected(model: Model, allowed: tuple[oracle.ExportAnswer, ...]) -> dict[str, Any]:
+    """What a scoped export may hold of this sequence: language-neutral, for the sequence file."""
+    return {"prefix": model.prefix, "allowed": [{"hashes": sorted(a.hashes), "why": a.why} for a in allowed]}
+
+
+def scoped_differs(doc: Any, want: dict[str, Any]) -> str | None:
+    """None when the sequence's chunks in a scoped export are one of the sets the oracle allows."""
+    if not isinstance(doc, dict):
+        return f"the export is {type(doc).__name__}, not a bundle"
+    rows = {h for h, r in c.by_hash(doc).items()
+            if any(isinstance(x.get("content"), str) and x["content"].startswith(want["prefix"]) for x in r)}
+    sets = [set(a["hashes"]) for a in want["allowed"]]
+    if any(rows == hashes for hashes in sets):
+        return None
+    closest = min(sets, key=lambda hashes: len(rows ^ hashes))
+    return (f"the export holds {len(rows - closest)} chunk(s) it should not and lacks {len(closest - rows)} "
+            f"(allowed: {'; '.join(a['why'] for a in want['allowed'])})")
+
+
+@sequence.comparator("memoryai.scoped_export")
+def _replayed_scoped_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
+    return scoped_differs(reply.json() if reply is not None else None, want)
+
+
 def machine(ctx: CheckContext, can_delete: bool) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
@@ -124,26 +162,29 @@ def machine(ctx: CheckContext, can_delete: bool) -> type:
 
         def new_chunk(self, memory_type: str, zone: str, pinned: bool) -> dict[str, Any]:
             self.n += 1
+            # each chunk a minute older than the one before: `since` between them selects some, not all
             return c.chunk(ctx, "sm", memory_type, content=f"{self.model.prefix} #{self.n} ✓", zone=zone, is_pinned=pinned,
-                           importance=round(0.1 * (self.n % 10), 1), tags=[f"t{self.n}"])
+                           importance=round(0.1 * (self.n % 10), 1), tags=[f"t{self.n}"],
+                           created_at=c.now_iso(-3600 - 60 * self.n))
+
+        def send(self, bundle: dict[str, Any], what: str) -> bool:
+            """One import, the reply matched with the oracle's outcomes; the one it fits is the next state."""
+            outcomes = oracle.import_answers(self.model.state, bundle, readings_of(ctx))
+            reply = c.import_bundle(ctx, bundle)
+            fits = [o for o in outcomes if o.accepted == reply.ok]
+            if not fits and not reply.ok:
+                raise TargetError(f"{what}: a conformant bundle was refused: {reply.raw[:200]!r}")
+            if not fits:
+                raise Divergence(sequence.expect(ctx, "reply", {"ok": False},
+                                                 f"{what} was accepted; the spec allows only: {'; '.join(o.why for o in outcomes)}"))
+            self.model.take(fits[0].state)
+            self.model.steps.append(what)
+            return reply.ok
 
         def accept(self, bundle: dict[str, Any], what: str) -> None:
-            reply = c.import_bundle(ctx, bundle)
-            if not reply.ok:
-                raise TargetError(f"{what}: a conformant bundle was refused: {reply.raw[:200]!r}")
-            self.model.acknowledged += len(bundle["chunks"])
-            for ch in bundle["chunks"]:
-                if ch["content_hash"] not in self.model.chunks and ch["content_hash"] not in self.model.deleted:
-                    self.model.chunks[ch["content_hash"]] = dict(ch)
-            for e in bundle["entities"]:
-                old = self.model.entities.get(e["name"])
-                if old is None:
-                    self.model.entities[e["name"]] = dict(e)
-                else:
-                    later = max((old["last_seen"], e["last_seen"]), key=lambda t: c.instant(t))  # type: ignore[arg-type,return-value]
-                    self.model.entities[e["name"]] = dict(old, last_seen=later, is_dna=old["is_dna"] or e["is_dna"])
-            self.model.bundles.append(bundle)
-            self.model.steps.append(what)
+            if self.send(bundle, what):
+                self.model.acknowledged += len(bundle["chunks"])
+                self.model.bundles.append(bundle)
 
         @initialize()
         def two_bundles(self) -> None:
@@ -176,18 +217,39 @@ def machine(ctx: CheckContext, can_delete: bool) -> type:
         @rule()
         def import_rejected(self) -> None:
             probe = self.new_chunk("fact", "standard", False)
-            reply = c.import_bundle(ctx, c.bundle(ctx, [probe], version=mai.MAX_VERSION + 998))
-            if reply.ok:
-                raise Divergence(sequence.expect(ctx, "reply", {"ok": False}, "a bundle of version 999 was accepted"))
-            self.model.steps.append("import a bundle of version 999 (rejected)")
+            self.send(c.bundle(ctx, [probe], version=mai.MAX_VERSION + 998), "import a bundle of version 999 (rejected)")
+
+        @precondition(lambda self: bool(self.model.chunks))
+        @rule(data=st.data(), scope=st.sampled_from(["dna_only", "since"]), zone=st.sampled_from(["Z", "+05:30"]),
+              shift=st.sampled_from([-1, 0, 1]))
+        def export_scoped(self, data: Any, scope: str, zone: str, shift: int) -> None:
+            """A scoped export: dna_only, or since a stored chunk's creation (a second either side, or at it), in Z
+            or +05:30; the sequence's chunks in it are one of the sets the oracle allows. A target that
+            does not serve the scope is not judged here (export_scope_dna_only and export_scope_since are)."""
+            since = None
+            if scope == "since":
+                # drawn in creation order, not by hash: the hashes differ from one replay to the next
+                h = data.draw(st.sampled_from(sorted(self.model.chunks, key=lambda k: self.model.chunks[k]["created_at"])))
+                at = c.instant(self.model.chunks[h]["created_at"])
+                assert at is not None
+                since = c.iso(at, shift, zone)
+            allowed = oracle.export_answers(self.model.state, scope, since, readings_of(ctx))
+            reply = ctx.target.call("export", c.export_body(ctx, scope, since))
+            self.model.steps.append(f"export {scope}{' since ' + since if since else ''}")
+            if not reply.ok or not isinstance(reply.body, dict):
+                ctx.note(f"a {scope} export was not served ({reply.status}): the sequence does not judge it")
+                return
+            want = scoped_expected(self.model, allowed)
+            problem = scoped_differs(reply.body, want)
+            if problem:
+                raise Divergence(sequence.expect(ctx, "memoryai.scoped_export", want, problem))
 
         @precondition(lambda self: bool(self.model.chunks) and can_delete)
         @rule(data=st.data())
         def delete(self, data: Any) -> None:
             h = data.draw(st.sampled_from(sorted(self.model.chunks)))
             c.hook(ctx, "delete_chunk", {"content_hash": h}, "deletion in sequences")
-            del self.model.chunks[h]
-            self.model.deleted.add(h)
+            self.model.take(oracle.delete(self.model.state, h))
             # whether importing a deleted chunk again restores it is open: never ask
             self.model.bundles = [b for b in self.model.bundles if all(ch["content_hash"] != h for ch in b["chunks"])]
             self.model.steps.append("delete a stored chunk")

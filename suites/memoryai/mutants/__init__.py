@@ -250,3 +250,53 @@ from memconform.suites.memoryai.mutants.batch import ImportStopsAtInvalid  # noq
 MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
 EXPECTED_KILLS["ImportStopsAtInvalid"] = {"memoryai.import_batch_middle_item"}
 EXPECTED_FAILURES["ImportStopsAtInvalid"] = {"import_batch_middle_item": "the write stopped at the middle item without saying so"}
+
+
+
+class NormalisesContent(ReferenceBrain):
+    """Stores every imported chunk's content NFC-normalised (its hash kept): decomposed text comes back composed."""
+
+    def _insert_chunk(self, hash_: str, doc: dict[str, Any]) -> int:
+        import unicodedata
+
+        if isinstance(doc.get("content"), str):
+            doc = dict(doc, content=unicodedata.normalize("NFC", doc["content"]))
+        return super()._insert_chunk(hash_, doc)
+
+
+class ImportanceUnbounded(ReferenceBrain):
+    """Checks that importance is a number but not that it lies in 0..1: an importance of 5 is stored and exported."""
+
+    def _validate_chunk(self, chunk: Any, dim: Any) -> str | None:
+        if isinstance(chunk, dict) and isinstance(chunk.get("importance"), int | float) \
+                and not isinstance(chunk.get("importance"), bool):
+            chunk = {k: v for k, v in chunk.items() if k != "importance"}
+        return super()._validate_chunk(chunk, dim)
+
+
+MUTANTS.update({"NormalisesContent": NormalisesContent, "ImportanceUnbounded": ImportanceUnbounded})
+EXPECTED_KILLS.update({"NormalisesContent": {_id("domain_import_every_class")},
+                       "ImportanceUnbounded": {_id("domain_import_every_class")}})
+EXPECTED_FAILURES.update({
+    "NormalisesContent": {"domain_import_every_class": "the value changed between import and export"},
+    "ImportanceUnbounded": {"domain_import_every_class": "a forbidden value was stored and exported as such"},
+})
+
+
+class SinceUnvalidated(ReferenceBrain):
+    """Serves a `since` it cannot read as if none was given, and writes it into the manifest as it came."""
+
+    def _build(self, body: Any) -> dict[str, Any]:
+        from memconform.suites.memoryai.reference.brain import _ts
+
+        since = body.get("since") if isinstance(body, dict) else None
+        if isinstance(since, str) and _ts(since) is None:
+            bundle = super()._build({**body, "since": None})
+            bundle["manifest"]["since"] = since
+            return bundle
+        return super()._build(body)
+
+
+MUTANTS["SinceUnvalidated"] = SinceUnvalidated
+EXPECTED_KILLS["SinceUnvalidated"] = {_id("domain_export_every_class")}
+EXPECTED_FAILURES["SinceUnvalidated"] = {"domain_export_every_class": "manifest.since is not an ISO-8601 date-time"}

@@ -1,0 +1,269 @@
+"""Every class of every field of the domain table (suites/memorizz/domain.json) through the write path,
+a restore of an archive.
+
+Envelope classes: each on a small valid archive of its own (fresh namespace). Record classes: the allowed
+ones together in one archive, each read back unchanged from an export of its namespace; every other one
+as the middle record of an otherwise valid three-record archive. What the spec allows is then checked:
+allowed classes restored and read back as written (numbers as the canonical form defines them: equal as
+numbers, integers exact), forbidden ones refused with nothing of their archive written, classes the page
+leaves open either way (the reading seen is recorded, errata M35); and a namespace restored before all
+of it neither lost nor changed.
+
+The table's record ids are made unique to the run by a prefix (a suite works on non-empty instances),
+keeping their class: the prefix is ASCII, so an id of 512 characters stays 512 code points and a pair
+stays a pair. The digest classes are forms of the archive's own digest (lowercase as sealed, upper
+case, one digit short, one too many): a digest of any other value is a checksum mismatch, not a form.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import ControlRefused, Failure, HarnessError
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.checks.reject import REJECTS
+from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.suite import SUITE
+
+ENVELOPE_FIELDS = ("archive.format", "archive.version", "archive.integrity.digest", "manifest.created_at",
+                   "manifest.record_count")
+RECORD_FIELDS = ("record.id", "record.data.number")
+RECORD_STORE = "knowledge_base"
+# the validation sentence names no timestamp rule and errata M5 makes created_at's form a SHOULD of a
+# producer: a consumer may refuse a created_at that is no date, or restore the archive anyway
+CONSUMER_OPEN = frozenset({"manifest.created_at:not_a_date", "manifest.created_at:impossible"})
+ID_SENTENCE = "id is a nonempty string, unique within its store, with at most 512 characters."
+
+
+def table() -> domain.Domain:
+    found = domain.load("memorizz")
+    if found is None:
+        raise HarnessError("suites/memorizz/domain.json is missing")
+    return found
+
+
+def ledger(ctx: CheckContext) -> domain.DomainLedger:
+    return ctx.state(domain.DomainLedger)
+
+
+def expectation(vc: domain.ValueClass) -> str:
+    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+
+
+def namespace_export(ctx: CheckContext, ns: str) -> list[dict[str, Any]]:
+    archive = export(ctx, memory_id=ns)
+    return [r for _, r in mz.records_of(archive) if isinstance(r, dict)]
+
+
+def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
+    """A class the page leaves open: the answer the target gave is the reading recorded (errata M35)."""
+    ctx.observe("M35", {f"{vc.key} restored": lambda answer: answer is True,
+                        f"{vc.key} refused": lambda answer: answer is False}, accepted)
+
+
+def keeper(ctx: CheckContext, label: str) -> tuple[str, list[dict[str, Any]]]:
+    """A valid archive restored first (the positive control): its namespace and its records as exported."""
+    archive, ns = small_archive(ctx, label)
+    forget_namespaces_at_end(ctx, ns)
+    accepted, body = import_archive(ctx, archive, "restore")
+    if not accepted:
+        raise ControlRefused(f"a valid archive of three records was refused: {json.dumps(body, default=str)[:200]}")
+    return ns, namespace_export(ctx, ns)
+
+
+def kept_failures(ctx: CheckContext, ns: str, before: list[dict[str, Any]]) -> Iterator[Failure]:
+    now = namespace_export(ctx, ns)
+    if sorted(map(canonical, now)) != sorted(map(canonical, before)):
+        yield Failure("an archive restored before the domain imports was lost or changed", len(now), len(before),
+                      f"$ (namespace {ns})")
+
+
+def canonical(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+
+
+# ---- envelope classes ----------------------------------------------------------------------------
+
+def with_envelope_class(archive: dict[str, Any], vc: domain.ValueClass, value: Any) -> dict[str, Any]:
+    """The archive carrying one class of one envelope field, sealed so that only that field differs."""
+    if vc.field == "archive.integrity.digest":
+        sealed = archive["integrity"]["digest"]
+        archive["integrity"]["digest"] = {"lowercase_64": sealed, "uppercase": sealed.upper(),
+                                          "short": sealed[:-1], "long": sealed + "0"}[vc.id]
+        return archive
+    if vc.field == "manifest.record_count":
+        archive["manifest"]["record_count"] = mz.record_total(archive) + (1 if vc.id == "off_by_one" else 0)
+        return mz.reseal(archive)
+    owner, key = {"archive.format": (archive, "format"), "archive.version": (archive, "version"),
+                  "manifest.created_at": (archive["manifest"], "created_at")}[vc.field]
+    if value is domain.ABSENT:
+        owner.pop(key, None)
+    else:
+        owner[key] = value
+    return mz.reseal(archive)
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def domain_envelope_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """Each class of each envelope field of the domain table on a valid archive of its own: allowed ones
+    restored (the records in an export of the namespace), forbidden ones refused with nothing written,
+    open ones either way."""
+    kept_ns, before = keeper(ctx, "dom-env-keep")
+    for field_id in ENVELOPE_FIELDS:
+        for vc in table().field(field_id).classes:
+            for value in vc.values():
+                archive, ns = small_archive(ctx, "dom-env")
+                with_envelope_class(archive, vc, value)
+                accepted, body = import_archive(ctx, archive, "restore")
+                if accepted:
+                    forget_namespaces_at_end(ctx, ns)
+                sent = archive["integrity"]["digest"] if field_id == "archive.integrity.digest" else value
+                yield from envelope_answer_failures(ctx, vc, sent, accepted, body, ns)
+                ledger(ctx).judge([vc.key])
+    yield from kept_failures(ctx, kept_ns, before)
+
+
+def envelope_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, accepted: bool, body: Any,
+                             ns: str) -> Iterator[Failure]:
+    label = f"an archive with {vc.key} = {value!r:.40}"
+    expect = expectation(vc)
+    written = len(namespace_export(ctx, ns))
+    if expect == "valid" and not accepted:
+        yield Failure(f"{label} was refused", json.dumps(body, default=str)[:200], "restored", "$")
+    elif expect == "valid" and written != 3:
+        yield Failure(f"{label} was restored, but its records are not in an export of its namespace", written, 3,
+                      f"$ (namespace {ns})")
+    elif expect == "invalid" and accepted:
+        yield Failure(f"{label} was accepted", body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
+    elif not accepted and written:
+        forget_namespaces_at_end(ctx, ns)
+        yield Failure(f"{label} was refused, but its records were written", written, 0, f"$ (namespace {ns})")
+    elif expect == "open":
+        judged_open(ctx, vc, accepted)
+
+
+# ---- record classes ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RecordCase:
+    cls: domain.ValueClass
+    value: Any  # the class's value as the table gives it
+    record: dict[str, Any]  # the record sent
+
+
+def record_cases(ctx: CheckContext, ns: str) -> Iterator[RecordCase]:
+    for field_id in RECORD_FIELDS:
+        for vc in table().field(field_id).classes:
+            for i, value in enumerate(vc.values()):
+                rid = ctx.unique(f"rec{i}")
+                data: dict[str, Any] = {"memory_id": ns, "content": ctx.unique("domain record")}
+                if field_id == "record.id":
+                    rid = unique_id(rid, value)
+                else:
+                    data["value"] = value
+                record: dict[str, Any] = {"data": data}
+                if rid is not domain.ABSENT:
+                    record["id"] = rid
+                yield RecordCase(vc, value, record)
+
+
+def unique_id(prefix: str, value: Any) -> Any:
+    """The class's id made unique to the run, keeping its class: a string keeps its length in code points
+    and its characters after the prefix; the empty, absent and null classes stay as they are."""
+    if not isinstance(value, str) or value == "":
+        return value
+    if len(value) >= 64:  # an id at or over a limit: the prefix replaces its first characters
+        return prefix + value[len(prefix):]
+    return f"{prefix}-{value}"
+
+
+def archive_of(records: list[dict[str, Any]]) -> dict[str, Any]:
+    archive = mz.empty_archive(source_provider="memconform-domain")
+    archive["stores"][RECORD_STORE].extend(records)
+    return mz.seal(archive)
+
+
+def read_back_failures(case: RecordCase, got: dict[str, Any] | None) -> Iterator[Failure]:
+    label = f"{case.cls.key} = {case.value!r:.40}"
+    if got is None:
+        yield Failure(f"{label}: a restored record is not in an export of its namespace", "absent",
+                      case.record.get("id"), f"$.stores.{RECORD_STORE}")
+        return
+    if got.get("id") != case.record.get("id"):
+        yield Failure(f"{label}: the record id changed", got.get("id"), case.record.get("id"), f"$.stores.{RECORD_STORE}[].id")
+    if "value" in case.record["data"]:
+        sent, now = case.record["data"]["value"], (got.get("data") or {}).get("value", "<absent>")
+        if not same_number(sent, now):
+            yield Failure(f"{label}: the number changed", now, sent, f"$.stores.{RECORD_STORE}[].data.value",
+                          "canonical numbers: equal as numbers; integers exact")
+
+
+def same_number(sent: Any, got: Any) -> bool:
+    """Equal as the canonical form defines numbers: -0 is 0, 5.0 is 5; an integer stays exact."""
+    if isinstance(got, bool) or not isinstance(got, int | float):
+        return False
+    if isinstance(sent, int) and not isinstance(sent, bool):
+        return got == sent and (isinstance(got, int) or abs(sent) < 2 ** 53)
+    return math.isfinite(got) and got == sent
+
+
+def by_content(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {str((r.get("data") or {}).get("content")): r for r in records}
+
+
+@SUITE.check(level="consumer", section="Records and relationships", keyword="MUST", sentence=ID_SENTENCE)
+def domain_records_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """The allowed classes of the record fields restored together and read back unchanged; each other class
+    as the middle record of an otherwise valid archive: forbidden ones refused with the two beside them
+    not written, open ones either way (and read back unchanged when restored); a namespace restored
+    before neither lost nor changed."""
+    kept_ns, before = keeper(ctx, "dom-rec-keep")
+    ns = ctx.unique("dom-rec-ns")
+    forget_namespaces_at_end(ctx, ns)
+    cases = list(record_cases(ctx, ns))
+    plain = [case for case in cases if expectation(case.cls) == "valid"]
+    accepted, body = import_archive(ctx, archive_of([case.record for case in plain]), "restore")
+    if not accepted:
+        yield Failure(f"an archive of {len(plain)} records of allowed classes was refused",
+                      json.dumps(body, default=str)[:200], "restored", "$",
+                      ", ".join(sorted({case.cls.key for case in plain}))[:200])
+    else:
+        stored = by_content(namespace_export(ctx, ns))
+        for case in plain:
+            yield from read_back_failures(case, stored.get(case.record["data"]["content"]))
+    ledger(ctx).judge(case.cls.key for case in plain)
+    for case in (case for case in cases if expectation(case.cls) != "valid"):
+        yield from middle_record_failures(ctx, case)
+        ledger(ctx).judge([case.cls.key])
+    yield from kept_failures(ctx, kept_ns, before)
+
+
+def middle_record_failures(ctx: CheckContext, case: RecordCase) -> Iterator[Failure]:
+    ns = case.record["data"]["memory_id"] = ctx.unique("dom-mid-ns")
+    goods = [{"id": ctx.unique("good"), "data": {"memory_id": ns, "content": ctx.unique("beside")}} for _ in range(2)]
+    accepted, body = import_archive(ctx, archive_of([goods[0], case.record, goods[1]]), "restore")
+    if accepted:
+        forget_namespaces_at_end(ctx, ns)
+    stored = by_content(namespace_export(ctx, ns))
+    label = f"an archive with {case.cls.key} = {case.value!r:.40} in its middle record"
+    expect = expectation(case.cls)
+    if expect == "invalid" and accepted:
+        yield Failure(f"{label} was accepted", body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
+    elif not accepted and stored:
+        forget_namespaces_at_end(ctx, ns)
+        yield Failure(f"{label} was refused, but records of it were written", sorted(stored)[:3], "nothing written",
+                      f"$ (namespace {ns})")
+    elif accepted:
+        for good in goods:
+            if good["data"]["content"] not in stored:
+                yield Failure(f"{label} was restored, but a valid record beside it is missing", "absent", good["id"],
+                              f"$ (namespace {ns})")
+        yield from read_back_failures(case, stored.get(case.record["data"]["content"]))
+    if expect == "open":
+        judged_open(ctx, case.cls, accepted)

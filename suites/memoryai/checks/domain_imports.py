@@ -1,0 +1,369 @@
+"""Every class of every field of the domain table (suites/memoryai/domain.json) through its path: the
+bundle import for the envelope and chunk fields, the export request for `scope` and `since`.
+
+Envelope classes: each on a bundle of one chunk of its own. Chunk classes: the allowed ones together in
+one bundle, each read back unchanged from an export; every other one as the middle chunk of an otherwise
+valid bundle of three. What the spec allows is then checked (errata E42): allowed classes ingested and
+read back as written (numbers equal as numbers), forbidden envelope classes refused, a forbidden chunk
+value never exported as such (the chunk skipped, the bundle refused, or the value repaired), classes the
+spec leaves open either way with the answer seen recorded; never a server error; and a chunk imported
+before all of it neither lost nor changed.
+
+Every chunk carries a marker tag unique to the run (found again by it, whatever its content class), and
+each content class is prefixed with a marker so that no two runs write the same content (chunks are
+deduplicated by content hash). The embedding classes are vectors of the target's own dimension: little
+endian as §3.5 says, the same floats big endian (a consumer cannot tell them from other floats: open),
+and one float short.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure, HarnessError, TargetError
+from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.suite import SUITE
+from memconform.targets.base import Reply
+
+ENVELOPE_FIELDS = ("bundle.format", "bundle.version", "manifest.embedding_dim")
+CHUNK_FIELDS = ("chunk.content", "chunk.memory_type", "chunk.importance", "chunk.embedding")
+EXPORT_FIELDS = ("manifest.scope", "manifest.since")
+# A consumer's duty the spec does not state, so either answer is accepted (recorded as E42): a manifest's
+# embedding_dim matters only for the length of embeddings, and the bundles here carry none; big-endian
+# floats are floats to a consumer (only the producer who wrote them knows them wrong).
+CONSUMER_OPEN = frozenset({"manifest.embedding_dim:null", "manifest.embedding_dim:negative_zero",
+                           "manifest.embedding_dim:small_1e_6", "manifest.embedding_dim:small_1e_7",
+                           "manifest.embedding_dim:beyond_minimum", "manifest.embedding_dim:as_string",
+                           "chunk.embedding:big_endian"})
+INGEST = "if it can ingest any spec-conformant Bundle"
+SCOPE_LINE = '"scope": "full" | "dna_only" | "since",'
+
+
+def table() -> domain.Domain:
+    found = domain.load("memoryai")
+    if found is None:
+        raise HarnessError("suites/memoryai/domain.json is missing")
+    return found
+
+
+def ledger(ctx: CheckContext) -> domain.DomainLedger:
+    return ctx.state(domain.DomainLedger)
+
+
+def expectation(vc: domain.ValueClass) -> str:
+    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+
+
+def observed(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
+    """A class the spec leaves open: the answer the target gave is the reading recorded (errata E42)."""
+    ctx.observe("E42", {f"{vc.key} accepted": lambda answer: answer is True,
+                        f"{vc.key} refused": lambda answer: answer is False}, accepted)
+
+
+def server_error(reply: Reply) -> bool:
+    return reply.http_status is not None and reply.http_status >= 500
+
+
+def call_or_failure(ctx: CheckContext, label: str, call: Callable[[], Reply]) -> Reply | Failure:
+    """A server error answers nothing the spec allows: a failure naming the class sent (the HTTP seam raises
+    it as the target's error, which every other check reports as errored)."""
+    try:
+        return call()
+    except TargetError as exc:
+        if "server error" not in str(exc):
+            raise
+        return Failure(f"{label}: a server error", str(exc)[:200], "an answer, or a refusal with a 4xx", "$")
+
+
+def marked(ctx: CheckContext, label: str) -> tuple[str, dict[str, Any]]:
+    """(marker, a valid chunk tagged with it)."""
+    marker = ctx.unique(label)
+    return marker, c.chunk(ctx, label, tags=["memconform", marker])
+
+
+def by_marker(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in c.array_at(doc, "chunks"):
+        tags = chunk.get("tags") if isinstance(chunk, dict) else None
+        for tag in tags if isinstance(tags, list) else []:
+            if isinstance(tag, str):
+                out.setdefault(tag, chunk)
+    return out
+
+
+def keeper(ctx: CheckContext) -> tuple[str, dict[str, Any]]:
+    """A chunk imported before the domain imports (the positive control): its marker and how it is exported."""
+    marker, chunk = marked(ctx, "dom-keep")
+    c.control(c.import_bundle(ctx, c.bundle(ctx, [chunk])), "a valid bundle of one chunk")
+    kept = by_marker(c.export(ctx, "full")).get(marker)
+    if kept is None:
+        raise HarnessError("the imported control chunk is not in the full export")  # ingests_conformant_bundles says why
+    return marker, kept
+
+
+def kept_failures(exported: dict[str, Any], marker: str, before: dict[str, Any]) -> Iterator[Failure]:
+    now = by_marker(exported).get(marker)
+    fields = ("content", "content_hash", "memory_type", "importance", "tags")
+    if now is None:
+        yield Failure("a chunk imported before the domain imports was lost", "absent", before.get("content"), "$.chunks")
+    elif any(now.get(k) != before.get(k) for k in fields):
+        yield Failure("a chunk imported before the domain imports was changed", {k: now.get(k) for k in fields},
+                      {k: before.get(k) for k in fields}, "$.chunks")
+
+
+# ---- values of the classes -----------------------------------------------------------------------
+
+def embedding_value(class_id: str, dim: int) -> Any:
+    floats = c.vector(dim, 7)
+    if class_id == "little_endian":
+        return mai.encode_embedding(floats)
+    if class_id == "big_endian":
+        import base64
+
+        return base64.b64encode(struct.pack(f">{dim}f", *floats)).decode("ascii")
+    if class_id == "wrong_length":
+        return mai.encode_embedding(floats[:-1] if dim > 1 else floats * 2)
+    return None
+
+
+def chunk_value(ctx: CheckContext, vc: domain.ValueClass, value: Any, marker: str, dim: int) -> Any:
+    """The value sent for one class: content prefixed with the marker (unique to the run, keeping its class),
+    embeddings of the target's dimension, the rest as the table gives it."""
+    if vc.field == "chunk.embedding":
+        return embedding_value(vc.id, dim)
+    if vc.field == "chunk.content" and isinstance(value, str) and value:
+        return f"{marker} {value}"
+    return value
+
+
+@dataclass(frozen=True)
+class ChunkCase:
+    cls: domain.ValueClass
+    value: Any
+    marker: str
+    chunk: dict[str, Any]
+
+
+def chunk_cases(ctx: CheckContext, dim: int) -> Iterator[ChunkCase]:
+    for field_id in CHUNK_FIELDS:
+        name = field_id.split(".", 1)[1]
+        for vc in table().field(field_id).classes:
+            for value in vc.values():
+                marker, chunk = marked(ctx, "dom")
+                sent = chunk_value(ctx, vc, value, marker, dim)
+                if sent is domain.ABSENT:
+                    chunk.pop(name, None)
+                else:
+                    chunk[name] = sent
+                if name == "content" and isinstance(sent, str):
+                    chunk["content_hash"] = mai.content_hash(sent)
+                yield ChunkCase(vc, sent, marker, chunk)
+
+
+# ---- judging a chunk read back -------------------------------------------------------------------
+
+def same_value(field: str, sent: Any, got: Any) -> bool:
+    if field == "importance":
+        return (isinstance(got, int | float) and not isinstance(got, bool) and math.isfinite(got)
+                and got == sent)
+    if field == "embedding" and isinstance(sent, str) and isinstance(got, str):
+        try:
+            return mai.decode_embedding(got) == mai.decode_embedding(sent)
+        except ValueError:
+            return False
+    return bool(got == sent)
+
+
+def valid_now(field: str, got: Any, dim: int) -> bool:
+    """Is an exported chunk's value one §3.2/§3.5 allow (a forbidden value repaired counts)?"""
+    if field == "content":
+        return isinstance(got, str)
+    if field == "memory_type":
+        return isinstance(got, str)
+    if field == "importance":
+        return got is None or (isinstance(got, int | float) and not isinstance(got, bool) and 0 <= got <= 1)
+    if field == "embedding":
+        if got is None:
+            return True
+        try:
+            return isinstance(got, str) and len(mai.decode_embedding(got)) == dim * 4
+        except ValueError:
+            return False
+    return True
+
+
+def read_back_failures(case: ChunkCase, got: dict[str, Any] | None, dim: int) -> Iterator[Failure]:
+    field = case.cls.field.split(".", 1)[1]
+    label = f"{case.cls.key} = {case.value!r:.40}"
+    if got is None:
+        yield Failure(f"{label}: an imported chunk is not in the full export", "absent", case.marker, "$.chunks")
+    elif case.value is domain.ABSENT:  # an optional field left out: absent, null or a default the spec allows
+        if field in got and not valid_now(field, got[field], dim):
+            yield Failure(f"{label}: a field left out came back with a value the spec forbids", got[field], "absent, null or "
+                          "a value §3.2 allows", f"$.chunks[?].{field}")
+    elif not same_value(field, case.value, got.get(field, "<absent>")):
+        yield Failure(f"{label}: the value changed between import and export", got.get(field, "<absent>"), case.value,
+                      f"$.chunks[?].{field}")
+
+
+# ---- the import check ----------------------------------------------------------------------------
+
+@SUITE.check(section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
+def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """Each class of the bundle envelope and of a chunk's fields through an import (see the module)."""
+    model, dim = c.target_model(ctx)
+    kept_marker, kept = keeper(ctx)
+    expected: dict[str, tuple[ChunkCase | None, str]] = {}  # marker -> (its case, "stored" | "absent" | "valid-if-stored")
+    yield from envelope_failures(ctx, expected)
+    cases = list(chunk_cases(ctx, dim))
+    plain = [case for case in cases if expectation(case.cls) == "valid"]
+    reply = c.import_bundle(ctx, c.bundle(ctx, [case.chunk for case in plain]))
+    if server_error(reply) or not reply.ok:
+        yield Failure(f"a bundle of {len(plain)} chunks of allowed classes was refused", reply.status, "ingested", "$",
+                      ", ".join(sorted({case.cls.key for case in plain}))[:200])
+    expected.update({case.marker: (case, "stored" if reply.ok else "absent") for case in plain})
+    for case in (case for case in cases if expectation(case.cls) != "valid"):
+        yield from middle_chunk_failures(ctx, case, expected)
+    exported = c.export(ctx, "full")
+    yield from export_failures(exported, expected, dim)
+    yield from kept_failures(exported, kept_marker, kept)
+    ledger(ctx).judge(case.cls.key for case in cases)
+
+
+def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | None, str]]) -> Iterator[Failure]:
+    for field_id in ENVELOPE_FIELDS:
+        for vc in table().field(field_id).classes:
+            for value in vc.values():
+                marker, chunk = marked(ctx, "dom-env")
+                bundle = c.bundle(ctx, [chunk])
+                owner, key = (bundle["manifest"], "embedding_dim") if field_id == "manifest.embedding_dim" else \
+                    (bundle, field_id.split(".", 1)[1])
+                if value is domain.ABSENT:
+                    owner.pop(key, None)
+                else:
+                    owner[key] = value
+                label = f"a bundle with {vc.key} = {value!r:.40}"
+                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, mai.seal(bundle)))
+                ledger(ctx).judge([vc.key])
+                if isinstance(answer, Failure):
+                    yield answer
+                    expected[marker] = (None, "either")
+                    continue
+                reply, expect = answer, expectation(vc)
+                if server_error(reply):
+                    yield Failure(f"{label}: a server error", reply.http_status, "ingested, or refused with a 4xx", "$")
+                elif expect == "valid" and not reply.ok:
+                    yield Failure(f"{label} was refused", f"{reply.status} {reply.raw[:160]!r}", "ingested", "$")
+                elif expect == "invalid":
+                    yield from c.expect_rejected(reply, label)
+                elif expect == "open":
+                    observed(ctx, vc, reply.ok)
+                expected[marker] = (None, "stored" if expect == "valid" and reply.ok else "either" if reply.ok else "absent")
+
+
+def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str, tuple[ChunkCase | None, str]]) -> Iterator[Failure]:
+    goods = [marked(ctx, "dom-beside") for _ in range(2)]
+    label = f"a bundle with {case.cls.key} = {case.value!r:.40} in its middle chunk"
+    answer = call_or_failure(ctx, label, lambda: c.import_bundle(ctx, c.bundle(ctx, [goods[0][1], case.chunk, goods[1][1]])))
+    if isinstance(answer, Failure):
+        yield answer
+        expected.update({goods[0][0]: (None, "either"), goods[1][0]: (None, "either"), case.marker: (case, "valid-if-stored")})
+        return
+    reply = answer
+    if server_error(reply):
+        yield Failure(f"{label}: a server error", reply.http_status, "ingested, or refused with a 4xx", "$",
+                      reply.raw[:160].decode("utf-8", "replace"))
+    if expectation(case.cls) == "open":
+        observed(ctx, case.cls, reply.ok)
+    # refused: nothing of it stored; ingested: the two beside it stored, the middle one skipped or sound
+    for marker, _ in goods:
+        expected[marker] = (None, "stored" if reply.ok else "absent")
+    expected[case.marker] = (case, "valid-if-stored" if reply.ok else "absent")
+
+
+def export_failures(exported: dict[str, Any], expected: dict[str, tuple[ChunkCase | None, str]], dim: int) -> Iterator[Failure]:
+    found = by_marker(exported)
+    missing = [m for m, (case, want) in expected.items() if want == "stored" and case is None and m not in found]
+    extra = [m for m, (_, want) in expected.items() if want == "absent" and m in found]
+    if missing:
+        yield Failure("chunks of ingested bundles are not in the full export", missing[:4], "every chunk ingested",
+                      "$.chunks", f"{len(missing)} in all")
+    if extra:
+        yield Failure("chunks of refused bundles are in the full export", extra[:4], "not stored", "$.chunks",
+                      f"{len(extra)} in all")
+    for marker, (case, want) in expected.items():
+        if case is None:
+            continue
+        got = found.get(marker)
+        if want == "stored":
+            yield from read_back_failures(case, got, dim)
+        elif want == "valid-if-stored" and got is not None:
+            field = case.cls.field.split(".", 1)[1]
+            if expectation(case.cls) == "invalid" and not valid_now(field, got.get(field), dim):
+                yield Failure(f"{case.cls.key} = {case.value!r:.40}: a forbidden value was stored and exported as such",
+                              got.get(field, "<absent>"), "the chunk skipped, or the value repaired", f"$.chunks[?].{field}")
+
+
+# ---- the export request --------------------------------------------------------------------------
+
+@SUITE.check(section="§3.1", keyword="SHOULD", level="http", sentence=SCOPE_LINE)
+def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """Each class of `scope` and of `since` (with scope since) in an export request: allowed ones answered
+    with a bundle declaring them (since: the same instant), the others refused with a 4xx or answered
+    with a bundle whose scope is a listed one and whose since is a date-time or null; never a 5xx."""
+    for field_id in EXPORT_FIELDS:
+        for vc in table().field(field_id).classes:
+            for value in vc.values():
+                body = request_of(ctx, field_id, value)
+                label = f"an export request with {field_id.split('.', 1)[1]} = {value!r:.40}"
+                answer = call_or_failure(ctx, label, partial(ctx.target.call, "export", body))
+                ledger(ctx).judge([vc.key])
+                if isinstance(answer, Failure):
+                    yield answer
+                    continue
+                yield from export_answer_failures(ctx, vc, value, answer)
+
+
+def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
+    body = c.export_body(ctx, "since", c.now_iso(-60)) if field_id == "manifest.since" else c.export_body(ctx)
+    key = field_id.split(".", 1)[1]
+    if value is domain.ABSENT:
+        body.pop(key, None)
+    else:
+        body[key] = value
+    return body
+
+
+def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply) -> Iterator[Failure]:
+    label = f"an export request with {vc.field.split('.', 1)[1]} = {value!r:.40}"
+    if server_error(reply):
+        yield Failure(f"{label}: a server error", reply.http_status, "a bundle, or a 4xx", "$")
+        return
+    doc = reply.body if reply.ok and isinstance(reply.body, dict) else None
+    if vc.expect == "valid" and doc is None:
+        yield Failure(f"{label} was not answered with a bundle", f"{reply.status} {reply.raw[:160]!r}", "a bundle", "$")
+        return
+    if vc.expect != "valid":
+        observed(ctx, vc, doc is not None)
+    if doc is None:
+        return
+    manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
+    scope, since = manifest.get("scope", "<absent>"), manifest.get("since")
+    if scope not in mai.SCOPES:
+        yield Failure(f"{label}: the bundle's manifest.scope is not a listed scope", scope, list(mai.SCOPES), "$.manifest.scope")
+    if vc.field == "manifest.scope" and vc.expect == "valid" and scope != value:
+        yield Failure(f"{label}: the bundle declares another scope", scope, value, "$.manifest.scope")
+    if since is not None and c.instant(since) is None:
+        yield Failure(f"{label}: the bundle's manifest.since is not an ISO-8601 date-time", since, "a date-time or null",
+                      "$.manifest.since")
+    if vc.field == "manifest.since" and vc.expect == "valid" and isinstance(value, str) and \
+            (since is None or c.instant(since) != c.instant(value)):
+        yield Failure(f"{label}: the bundle does not declare the instant asked for", since, value, "$.manifest.since")
