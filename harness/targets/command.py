@@ -18,9 +18,13 @@ anything else, or a timeout, is the target erroring. A command that cannot start
 not found or not executable, a template that does not parse) is one start-up error (exit 2).
 
 Bounds: a call is given the target's timeout_s (default: the call deadline), never past the run
-deadline, after which every call errors at once. Each call runs under a small supervisor (supervise.py) that is a child subreaper, so when
-the call ends (normally or by timeout) the command's process group and every descendant, those
-that double-fork or call setsid() included, are killed. stdout and stderr are drained into bounded
+deadline, after which every call errors at once. Each call runs under a small supervisor (supervise.py);
+where the platform allows, the command runs in its own PID namespace (probed once per run; the
+report header says which containment was used), so it can neither see nor signal memconform or its
+supervisor, and nothing in the namespace outlives its init. Elsewhere the supervisor is a child
+subreaper and memconform too (contain.py). Either way, when the call ends (normally or by timeout)
+the command's process group and every descendant, those that double-fork or call setsid() included,
+are killed. stdout and stderr are drained into bounded
 buffers (the first CAPTURE_BYTES kept, the rest counted). {output} is read only when it is a
 regular file inside the work folder (opened relative to the folder, O_NOFOLLOW, never a FIFO,
 device or symlink), with the byte cap counted while reading.
@@ -51,6 +55,7 @@ from .contain import (
     TOKEN_VARIABLE,
     Call,
     become_subreaper,
+    namespaced,
     start_ticks,
     stopped,
     sweep,
@@ -269,7 +274,8 @@ class CommandTarget(Target):
         try:
             with STARTING:  # registered before any sweep of a parallel call can see it
                 proc = subprocess.Popen(
-                    [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
+                    [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w),
+                     *(["--namespace"] if namespaced() else []), "--", *argv],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
                 )
