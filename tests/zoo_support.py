@@ -26,11 +26,13 @@ LEAK_RUN = 16
 _U_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
-def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = KEY) -> dict:
+def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = KEY,
+            extra_env: dict[str, str] | None = None) -> dict:
     """`memconform ARGV --api-key KEY --report-dir rep` (key None: ARGV alone) in `cwd`; exit code,
-    seconds, memconform's peak memory, stdout, stderr."""
+    seconds, memconform's peak memory, stdout, stderr, its pid."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM", "HYPOTHESIS"))}
     env["PYTHONPATH"] = str(HERE)
+    env.update(extra_env or {})
     full = [str(MEMCONFORM), *argv, *(["--api-key", key, "--report-dir", "rep"] if key is not None else [])]
     started = time.monotonic()
     peak = 0
@@ -43,7 +45,7 @@ def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = 
                 proc.wait()
                 raise AssertionError(f"{' '.join(argv)} did not end within {limit_s}s")
             time.sleep(0.05)
-    return {"code": proc.returncode, "seconds": time.monotonic() - started, "maxrss_kib": peak,
+    return {"code": proc.returncode, "seconds": time.monotonic() - started, "maxrss_kib": peak, "pid": proc.pid,
             "out": (cwd / "out.txt").read_text("utf-8", "replace"), "err": (cwd / "err.txt").read_text("utf-8", "replace")}
 
 
