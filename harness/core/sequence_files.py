@@ -65,7 +65,13 @@ def _raw_redacted(step: dict[str, Any], redactor: Any) -> dict[str, Any]:
         raw = base64.b64decode(step["raw_base64"], validate=True)
     except ValueError:
         return step  # not base64 after all: the text is redacted as any other
-    return {**step, "raw_base64": base64.b64encode(redactor.binary(raw)).decode("ascii")}
+    encoded = base64.b64encode(redactor.binary(raw)).decode("ascii")
+    if redactor.text(encoded) != encoded:
+        # the base64 text itself still reads as part of a secret (a run of its characters by chance):
+        # masking it would leave no body to replay; say so instead of keeping it
+        kept = {k: v for k, v in step.items() if k != "raw_base64"}
+        return {**kept, "raw_withheld": f"{len(raw)} bytes: their base64 reads as part of a secret"}
+    return {**step, "raw_base64": encoded}
 
 
 def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:
