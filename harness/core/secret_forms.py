@@ -37,11 +37,11 @@ def _char_pattern(ch: str) -> str:
     forms.append("".join(f"%(?i:{b:02x})" for b in utf8))
     # one backslash, or several: an escape inside a string that was escaped again (repr, JSON in JSON)
     if code < 0x10000:
-        forms.append(rf"\\+u(?i:{code:04x})")
+        forms.append(rf"\\++u(?i:{code:04x})")
     if ch == " ":
         forms.append(r"\+")
     if ch in '/"\\':
-        forms.append(r"\\+" + re.escape(ch))
+        forms.append(r"\\++" + re.escape(ch))
     forms.append(f"&#(?:0*{code}|[xX]0*(?i:{code:x}));")  # an HTML character reference
     return "(?:" + "|".join(forms) + ")"
 
@@ -90,7 +90,9 @@ class SecretForms:
 
     def __init__(self, secret: str, min_run: int = MIN_RUN) -> None:
         self.secret = secret
-        self.whole = re.compile("".join(_char_pattern(c) for c in secret)) if secret else None
+        # a match starts at the first backslash of a run, never inside it: with the possessive runs
+        # in each character's pattern, no run of backslashes is read more than a bounded number of times
+        self.whole = re.compile(r"(?<!\\)" + "".join(_char_pattern(c) for c in secret)) if secret else None
         self.forms = encoded_forms(secret)
         self.base64 = base64_forms(secret) if secret else []
         long_enough = len(secret) >= min_run
@@ -112,44 +114,47 @@ class SecretForms:
             # a run of an encoded form without its escape characters is a run of the literal form
             if (runs.form in self.forms[1:] and not escaped) or not runs.may_be_in(text):
                 continue
-            form, windows = runs.form, runs.windows
-            for _ in range(len(text) + 1):  # each round masks at least one run
-                hit = next((w for w in windows if w in text), None)
-                if hit is None:
-                    break
-                text = _mask_run(text, form, hit, mask)
+            spans = runs.spans(text)
+            if spans:
+                text = _mask_spans(text, spans, mask)
         if self.mixed is not None and any(c in text for c in "%\\+&"):
             text = self.mixed.mask(text, mask)
         return text
 
 
 class _Runs:
-    """The runs of `size` characters of one form, with a cheap test that none can be in a text: a run
-    of `size` >= 2q characters holds at least one of the form's q-grams at an offset divisible by q."""
+    """The runs of `size` or more characters of one form, found in one pass: an alternation of the
+    form's `size`-character windows, each hit grown to the longest run of the form there. With a
+    cheap test that none can be in a text: a run of `size` >= 2q characters holds at least one of the
+    form's q-grams at an offset divisible by q."""
 
     def __init__(self, form: str, size: int) -> None:
         self.form = form
-        self.windows = list(dict.fromkeys(form[i:i + size] for i in range(len(form) - size + 1)))
+        windows = dict.fromkeys(form[i:i + size] for i in range(len(form) - size + 1))
+        self.windows = re.compile("|".join(re.escape(w) for w in windows))
         q = max(1, size // 2)
         self.grams = list(dict.fromkeys(form[i:i + q] for i in range(0, len(form) - q + 1, q)))
 
     def may_be_in(self, text: str) -> bool:
         return any(g in text for g in self.grams)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where runs of the form are in `text` (they may overlap: _mask_spans merges them)."""
+        return [self._longest(text, m.start(), m.end()) for m in self.windows.finditer(text)]
 
-def _mask_run(text: str, form: str, window: str, mask: str) -> str:
-    """Mask the longest run of `form` around the first occurrence of `window` in `text`."""
-    at = text.find(window)
-    offset = form.find(window)
-    start, end = at, at + len(window)
-    f_start, f_end = offset, offset + len(window)
-    while f_end < len(form) and end < len(text) and text[end] == form[f_end]:
-        end += 1
-        f_end += 1
-    while f_start > 0 and start > 0 and text[start - 1] == form[f_start - 1]:
-        start -= 1
-        f_start -= 1
-    return text[:start] + mask + text[end:]
+    def _longest(self, text: str, start: int, end: int) -> tuple[int, int]:
+        """The window at text[start:end] grown, both ways, to the longest run of the form there
+        (at most the form's length: a text is read a bounded number of times)."""
+        form = self.form
+        offset = form.find(text[start:end])
+        f_start, f_end = offset, offset + (end - start)
+        while f_end < len(form) and end < len(text) and text[end] == form[f_end]:
+            end += 1
+            f_end += 1
+        while f_start > 0 and start > 0 and text[start - 1] == form[f_start - 1]:
+            start -= 1
+            f_start -= 1
+        return start, end
 
 
 # one escaped character: %XX (a UTF-8 sequence of them for a character beyond ASCII), \\uXXXX or
@@ -158,7 +163,7 @@ def _mask_run(text: str, form: str, window: str, mask: str) -> str:
 _ESCAPE = re.compile(
     r"%[0-7][0-9A-Fa-f]|(?:%[CcDd][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f])"
     r"|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3})"
-    r"|(?<!\\)\\+(?:u[0-9A-Fa-f]{4}|[/\"])|&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});"
+    r"|(?<!\\)\\++(?:u[0-9A-Fa-f]{4}|[/\"])|&#(?:[0-9]{1,7}|[xX][0-9A-Fa-f]{1,6});"
 )
 
 
@@ -215,36 +220,21 @@ _ESCAPE_PLUS = re.compile(_ESCAPE.pattern + r"|\+")
 
 
 class _MixedRuns:
-    """Runs of MIN_RUN or more characters of the secret, each character in any of its forms."""
+    """Runs of MIN_RUN or more characters of the secret, each character in any of its forms: runs of
+    the secret in the text decoded, mapped back to the text they came from."""
 
     def __init__(self, secret: str, size: int) -> None:
-        self.secret = secret
-        windows = dict.fromkeys(secret[i:i + size] for i in range(len(secret) - size + 1))
-        self.windows = re.compile("|".join(re.escape(w) for w in sorted(windows, key=len, reverse=True)))
+        self.runs = _Runs(secret, size)
         # `+` stands for a space in url-encoded text, for itself elsewhere: decode it both ways when both occur
         self.plus = [True, False] if " " in secret and "+" in secret else [" " in secret]
 
     def mask(self, text: str, mask: str) -> str:
         for plus_is_space in self.plus:
             decoded = _Decoded(text, plus_is_space)
-            spans = [decoded.span(*self._longest(decoded.text, m.start(), m.end()))
-                     for m in self.windows.finditer(decoded.text)]
+            spans = [decoded.span(start, end) for start, end in self.runs.spans(decoded.text)]
             if spans:
                 text = _mask_spans(text, spans, mask)
         return text
-
-    def _longest(self, decoded: str, start: int, end: int) -> tuple[int, int]:
-        """The window at decoded[start:end] grown, both ways, to the longest run of the secret there."""
-        secret = self.secret
-        offset = secret.find(decoded[start:end])
-        s_start, s_end = offset, offset + (end - start)
-        while s_end < len(secret) and end < len(decoded) and decoded[end] == secret[s_end]:
-            end += 1
-            s_end += 1
-        while s_start > 0 and start > 0 and decoded[start - 1] == secret[s_start - 1]:
-            start -= 1
-            s_start -= 1
-        return start, end
 
 
 def _mask_spans(text: str, spans: list[tuple[int, int]], mask: str) -> str:
