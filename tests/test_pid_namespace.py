@@ -80,12 +80,19 @@ def test_a_command_that_kills_its_parent_again_and_again_ends_nothing_outside(tm
     assert len(tried) >= 150  # every attack was made (50 rounds of three), and the call still reported
 
 
-def test_a_command_that_forks_double_forks_and_setsids_leaves_nothing(tmp_path):
-    namespace_or_skip()
+@pytest.mark.parametrize("containment", ["pid-namespace", "subreaper"])
+def test_a_command_that_forks_double_forks_and_setsids_leaves_nothing(tmp_path, containment):
+    """It attacks no process, so it runs under either containment (the subreaper one asked for)."""
+    if containment == "pid-namespace":
+        namespace_or_skip()
     track = hostile(tmp_path, "fork-setsid-and-exit")
-    run = run_cli(tmp_path, ["run", "--suite", "amps", "--target", "cmd:@target.json", "--run-budget", "30"])
-    assert_survived(tmp_path, run, {"target.json", track}, WITHIN_S)
+    run = run_cli(tmp_path, ["run", "--suite", "amps", "--target", "cmd:@target.json", "--run-budget", "30"],
+                  extra_env={"MEMCONFORM_CONTAINMENT": "subreaper"} if containment == "subreaper" else None)
+    results = assert_survived(tmp_path, run, {"target.json", track}, WITHIN_S)
     assert survivors(tmp_path / track) == []
+    assert strict_lines(tmp_path / "rep" / "report.jsonl")[0]["containment"].startswith(containment)
+    reasons = " ".join(r.get("reason", "") for r in results)
+    assert "command exited 7" in reasons, reasons[:1500]
 
 
 def test_the_hostile_commands_refuse_to_attack_outside_a_namespace(tmp_path):
