@@ -239,3 +239,11 @@ def save_raw_steps(tmp: Path, redactor: Redactor, bodies: list[bytes]) -> list[d
     saved = sequence_files.save(ctx, recorder)
     assert saved is not None
     return json.loads(saved[0].read_text("utf-8"))["steps"]
+
+
+def test_a_key_right_after_backslashes_is_masked_in_any_form():
+    """Matches enter a run of backslashes only at its first one (so no text makes them slow); a key
+    right after a backslash, or \\u-escaped behind several, is still found."""
+    redactor = Redactor(["short%key"])
+    assert redactor.text("x\\short%25key y \\\\u0073hort%key") == "x\\*** y ***"
+    assert redactor.text("\\" * 5000) == "\\" * 5000  # a control: backslashes alone are left alone

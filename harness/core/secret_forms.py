@@ -30,18 +30,22 @@ from urllib.parse import quote, quote_plus
 MIN_RUN = 12  # shorter runs of a key are ordinary text (and no longer a usable key)
 
 
-def _char_pattern(ch: str) -> str:
+def _char_pattern(ch: str, first: bool = False) -> str:
+    """`ch` in any of its forms. The first character of a match enters a run of backslashes only at
+    its first one: with the runs read possessively, no backslash is read more than a bounded number
+    of times, whatever the text."""
     code = ord(ch)
     forms = [re.escape(ch)]
     utf8 = ch.encode("utf-8")
     forms.append("".join(f"%(?i:{b:02x})" for b in utf8))
     # one backslash, or several: an escape inside a string that was escaped again (repr, JSON in JSON)
+    backslashes = r"(?<!\\)\\++" if first else r"\\++"
     if code < 0x10000:
-        forms.append(rf"\\++u(?i:{code:04x})")
+        forms.append(backslashes + f"u(?i:{code:04x})")
     if ch == " ":
         forms.append(r"\+")
     if ch in '/"\\':
-        forms.append(r"\\++" + re.escape(ch))
+        forms.append(backslashes + re.escape(ch))
     forms.append(f"&#(?:0*{code}|[xX]0*(?i:{code:x}));")  # an HTML character reference
     return "(?:" + "|".join(forms) + ")"
 
@@ -90,9 +94,7 @@ class SecretForms:
 
     def __init__(self, secret: str, min_run: int = MIN_RUN) -> None:
         self.secret = secret
-        # a match starts at the first backslash of a run, never inside it: with the possessive runs
-        # in each character's pattern, no run of backslashes is read more than a bounded number of times
-        self.whole = re.compile(r"(?<!\\)" + "".join(_char_pattern(c) for c in secret)) if secret else None
+        self.whole = re.compile("".join(_char_pattern(c, i == 0) for i, c in enumerate(secret))) if secret else None
         self.forms = encoded_forms(secret)
         self.base64 = base64_forms(secret) if secret else []
         long_enough = len(secret) >= min_run
