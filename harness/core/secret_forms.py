@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import functools
 import json
 import re
 from urllib.parse import quote, quote_plus
@@ -98,7 +99,10 @@ class SecretForms:
         self.forms = encoded_forms(secret)
         self.base64 = base64_forms(secret) if secret else []
         long_enough = len(secret) >= min_run
-        self.runs = [_Runs(form, min_run) for form in self.forms] if long_enough else []
+        # runs with their characters escaped are found by the decoding pass (_MixedRuns), which reads
+        # every escape these forms use but two: a backslash escaped and a control character (\\n)
+        by_form = self.forms if any(c == "\\" or c < " " for c in secret) else self.forms[:1]
+        self.runs = [_Runs(form, min_run) for form in by_form] if long_enough else []
         self.base64_runs = [_Runs(form, min_run) for form in self.base64 if len(form) >= min_run] if long_enough else []
         self.mixed = _MixedRuns(secret, min_run) if long_enough else None
         # without an escape character in the text, an encoded form cannot be there (the literal one is
@@ -169,6 +173,7 @@ _ESCAPE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def _unescape(escape: str) -> str:
     """The character one _ESCAPE match stands for (the match itself when it stands for none)."""
     if escape[0] == "%":
@@ -187,16 +192,15 @@ def _unescape(escape: str) -> str:
 class _Decoded:
     """A text with every escape replaced by its character, and the way back to the text's positions."""
 
-    def __init__(self, text: str, plus_is_space: bool) -> None:
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
         self.starts: list[int] = []  # decoded position of each escape's character
         self.spans: list[tuple[int, int]] = []  # where that escape is in the text
         self.shifts: list[int] = []  # text position minus decoded position after each escape
         shift = 0
         pieces: list[str] = []
         at = 0
-        pattern = _ESCAPE_PLUS if plus_is_space else _ESCAPE
         for m in pattern.finditer(text):
-            char = " " if m.group() == "+" else _unescape(m.group())
+            char = _unescaped(m)
             pieces += [text[at:m.start()], char]
             self.starts.append(m.start() - shift)
             self.spans.append((m.start(), m.end()))
@@ -231,12 +235,21 @@ class _MixedRuns:
         self.plus = [True, False] if " " in secret and "+" in secret else [" " in secret]
 
     def mask(self, text: str, mask: str) -> str:
-        for plus_is_space in self.plus:
-            decoded = _Decoded(text, plus_is_space)
+        for plus_is_space in self.plus if "+" in text else self.plus[:1]:
+            pattern = _ESCAPE_PLUS if plus_is_space else _ESCAPE
+            # most texts hold no run: decode without keeping the way back first, and only where a
+            # run is found decode again, keeping it
+            if self.runs.windows.search(pattern.sub(_unescaped, text)) is None:
+                continue
+            decoded = _Decoded(text, pattern)
             spans = [decoded.span(start, end) for start, end in self.runs.spans(decoded.text)]
             if spans:
                 text = _mask_spans(text, spans, mask)
         return text
+
+
+def _unescaped(m: re.Match[str]) -> str:
+    return " " if m.group() == "+" else _unescape(m.group())
 
 
 def _mask_spans(text: str, spans: list[tuple[int, int]], mask: str) -> str:
