@@ -6,13 +6,14 @@
   freely: one regular expression per secret, one alternation per character, so matching is linear
   in the text;
 - every run of MIN_RUN or more consecutive characters of the secret (a fragment a cut buffer or an
-  echo left at its edge), literal or in one of the encoded forms of the whole secret (url-encoded
-  in either hex case, with `+` or `%20` for a space, JSON-escaped with or without `\\/`, every
-  character as \\u00XX), and the same runs with the encodings mixed character by character (an
-  encoder that escapes only some characters, part of a fragment %XX-encoded, part \\u-escaped):
-  the text is decoded once (each escape to its character, remembering where it came from), runs
-  of the secret are found in the decoded text by one alternation of its MIN_RUN-character windows,
-  and the text they came from is masked; one pass, linear in the text;
+  echo left at its edge), literal, or with its characters escaped in any of those forms, one form
+  throughout (url-encoded, JSON-escaped, every character as \\u00XX) or mixed character by
+  character (an encoder that escapes only some characters, part %XX-encoded, part \\u-escaped):
+  the text is decoded (each escape to its character; only where a run is then found, again,
+  remembering where each character came from), runs of the secret are found in the decoded text by
+  one alternation of its MIN_RUN-character windows, and the text they came from is masked; linear
+  in the text. For a secret holding a backslash or a control character, whose JSON escapes the
+  decoding does not read, runs of each encoded form of the whole secret are masked too;
 - the secret base64-encoded, standard and url-safe alphabets, padded or not, and at each of the
   three alignments it can have inside a larger base64 stream (the base64 of prefix+secret for a
   prefix of 0, 1 or 2 bytes: the characters that depend on the secret's bytes alone), whole and in
