@@ -10,9 +10,9 @@ SIGTERM, it kills the command's group and every descendant it can find, reaps th
 one JSON line to STATUS_FD: {"code", "timed_out", "start_error", "subreaper", "namespace", "killed", "left"}.
 The command runs as the same user as this supervisor and memconform, so it can signal both.
 
-With --namespace it first enters a new PID namespace (and, unless it runs as root, a new user
-namespace mapping its own user to root there: unshare(2) through ctypes) and forks the namespace's
-init, which starts the command and ends the call as above. The command then sees and can signal no
+With --namespace it first enters a new user namespace mapping its own user to root there and a new
+PID namespace (unshare(2) through ctypes; root where user namespaces are refused: the PID namespace
+alone) and forks the namespace's init, which starts the command and ends the call as above. The command then sees and can signal no
 process outside the namespace (this supervisor, memconform and the test runner included); the init
 ignores every signal sent from inside that it has no handler for, SIGKILL and SIGSTOP included; when
 the init dies the kernel kills every process in the namespace, so nothing escapes. If the namespace
@@ -65,8 +65,10 @@ def become_subreaper() -> bool:
 
 def enter_pid_namespace() -> str | None:
     """Make this process's next child the init of a new PID namespace; None when done, else why not.
-    Root needs no user namespace for it (and keeps its own view of file owners); anyone else enters a
-    new user namespace first, where its own user is mapped to root (as `unshare --user --map-root-user`)."""
+    A new user namespace comes first, where this process's user is mapped to root (as `unshare
+    --user --map-root-user --pid`): the command then holds no capability over any process outside,
+    even where memconform runs as root (which could otherwise reach them through /proc). Root,
+    where user namespaces are not allowed, takes the PID namespace alone."""
     if not sys.platform.startswith("linux"):
         return f"not Linux ({sys.platform})"
     libc = _libc()
@@ -75,16 +77,19 @@ def enter_pid_namespace() -> str | None:
     import ctypes
 
     uid, gid = os.geteuid(), os.getegid()
-    if uid == 0 and int(libc.unshare(CLONE_NEWPID)) == 0:  # type: ignore[attr-defined]
-        return None
-    if int(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID)) != 0:  # type: ignore[attr-defined]
-        return f"unshare(CLONE_NEWUSER|CLONE_NEWPID) failed: {os.strerror(ctypes.get_errno())}"
+    if int(libc.unshare(CLONE_NEWUSER)) != 0:  # type: ignore[attr-defined]
+        why = f"unshare(CLONE_NEWUSER) failed: {os.strerror(ctypes.get_errno())}"
+        if uid == 0 and int(libc.unshare(CLONE_NEWPID)) == 0:  # type: ignore[attr-defined]
+            return None
+        return why
     try:
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as fh:
                 fh.write(text)
     except OSError as exc:
         return f"the new user namespace could not map this user: {exc}"
+    if int(libc.unshare(CLONE_NEWPID)) != 0:  # type: ignore[attr-defined]
+        return f"unshare(CLONE_NEWPID) failed in a new user namespace: {os.strerror(ctypes.get_errno())}"
     return None
 
 
