@@ -232,7 +232,10 @@ def start(argv: list[str]) -> tuple[int, str | None]:
         try:
             os.close(err_r)
             os.setpgid(0, 0)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            # the signals Python ignores or handles stay so across exec otherwise (as subprocess resets them)
+            for name in ("SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
             os.execvp(argv[0], argv)
         except BaseException as exc:  # noqa: BLE001 - anything is a start failure, reported and exited
             try:
