@@ -52,6 +52,7 @@ from .base import Reply, Request, Target, parse_json
 from .contain import (
     LIVE_SUPERVISORS,
     STARTING,
+    SUPERVISOR,
     TOKEN_VARIABLE,
     Call,
     become_subreaper,
@@ -64,7 +65,6 @@ from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
 CAPTURE_BYTES = 64 * 1024
-SUPERVISOR = Path(__file__).with_name("supervise.py")
 GRACE_S = 5.0  # beyond the command's timeout, for the supervisor to end and reap everything
 PLACEHOLDERS = ("op", "input", "output", "workdir")
 

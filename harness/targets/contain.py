@@ -22,12 +22,14 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 TOKEN_VARIABLE = "MEMCONFORM_CALL"
 SWEEP_ROUNDS = 200
 _SUBREAPER: list[bool] = []
 _NAMESPACE: list[str] = []  # "pid-namespace", or "no: why not", probed once per process
 PROBE_TIMEOUT_S = 10.0
+SUPERVISOR = Path(__file__).with_name("supervise.py")
 CONTAINMENT_VARIABLE = "MEMCONFORM_CONTAINMENT"  # "subreaper": no PID namespace even where one can be had
 
 
@@ -198,8 +200,6 @@ def namespace_probe() -> str:
     if not _NAMESPACE and os.environ.get(CONTAINMENT_VARIABLE, "") == "subreaper":
         _NAMESPACE.append(f"no: {CONTAINMENT_VARIABLE}=subreaper asked for none")
     if not _NAMESPACE:
-        from .command import SUPERVISOR
-
         try:
             done = subprocess.run([sys.executable, "-I", "-S", str(SUPERVISOR), "--probe"], stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
