@@ -268,6 +268,7 @@ class CommandTarget(Target):
         """Run argv under the supervisor; drain its output within the deadline; its status line. Whatever
         happens to the supervisor, memconform then ends every process of the call itself (contain.py)."""
         become_subreaper()
+        in_namespace = ["--namespace"] if namespaced() else []  # probed (once) before STARTING is held
         token = uuid.uuid4().hex
         env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()
@@ -275,7 +276,7 @@ class CommandTarget(Target):
             with STARTING:  # registered before any sweep of a parallel call can see it
                 proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w),
-                     *(["--namespace"] if namespaced() else []), "--", *argv],
+                     *in_namespace, "--", *argv],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
                 )

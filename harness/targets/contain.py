@@ -201,8 +201,9 @@ def namespace_probe() -> str:
         _NAMESPACE.append(f"no: {CONTAINMENT_VARIABLE}=subreaper asked for none")
     if not _NAMESPACE:
         try:
-            done = subprocess.run([sys.executable, "-I", "-S", str(SUPERVISOR), "--probe"], stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+            with STARTING:  # started and reaped while no sweep looks: it is no call's adopted orphan
+                done = subprocess.run([sys.executable, "-I", "-S", str(SUPERVISOR), "--probe"], stdin=subprocess.DEVNULL,
+                                      capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
             answer = done.stdout.decode("utf-8", "replace").strip() or \
                 f"no: the probe printed nothing (exit {done.returncode}; {done.stderr[-200:].decode('utf-8', 'replace')})"
         except (OSError, subprocess.TimeoutExpired) as exc:
