@@ -108,7 +108,7 @@ def test_the_hostile_commands_refuse_to_attack_outside_a_namespace(tmp_path):
     assert (track / "attacks.log").read_text() == "refused: not in a PID namespace\n"
 
 
-def test_the_probe_and_the_header_say_the_same(tmp_path):
+def test_the_containment_names_the_namespace_or_why_there_is_none():
     from memconform.targets import contain
 
     answer = contain.containment()
