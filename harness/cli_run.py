@@ -21,7 +21,7 @@ from .core.words import plural
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .session import Session
+    from .session import Session, command_containment
 
     profile = profile_from_args(args)
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
@@ -68,8 +68,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     session.on_result = print_result
     session.on_start = progress.on_start
+    contained = command_containment(target)
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
-        f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; report {report_dir}")
+        f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; "
+        + (f"containment {contained}; " if contained else "") + f"report {report_dir}")
     with progress:  # a live status line on a terminal, plain lines otherwise
         outcome = session.run()
     say("")

@@ -60,6 +60,8 @@ def request_of(step: dict[str, Any], rp: Replay) -> Request:
         raw = rp.rename(step["raw_text"]).encode("utf-8")
     elif "raw_base64" in step:
         raw = base64.b64decode(step["raw_base64"])
+    elif "raw_withheld" in step:
+        raise HarnessError(f"step {step['op']!r}: its raw body was not saved ({step['raw_withheld']})")
     route = None
     if step.get("route"):
         fields = dict(step["route"])

@@ -74,6 +74,15 @@ def budget_of(profile: Profile) -> dict[str, float]:
     return budget
 
 
+def command_containment(target: str | None) -> str | None:
+    """For a cmd: target, how its processes are kept in (probed once per run); None for any other."""
+    if not (target or "").startswith("cmd:"):
+        return None
+    from .targets.contain import containment
+
+    return containment()
+
+
 def default_target(suite: str) -> str:
     return f"reference:{suite}"
 
@@ -124,7 +133,7 @@ class Session:
             target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
             budget=budget_of(self.profile),
-            require_hooks=self.profile.require_hooks,
+            require_hooks=self.profile.require_hooks, containment=command_containment(self.target),
         )
 
     def context(self, suite_name: str) -> Context:

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from hostile import http_zoo
-from zoo_support import HERE, KEY, assert_survived, key_leaks, run_cli, survivors
+from zoo_support import HERE, KEY, assert_survived, key_leaks, run_cli, strict_lines, survivors
 
 pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 
@@ -30,13 +30,17 @@ def escaping_command(tmp_path, mode: str, timeout_s: float = 30) -> str:
 
 @pytest.mark.parametrize("mode", ["kill-supervisor", "stop-supervisor"])
 def test_a_command_that_kills_or_stops_its_supervisor_leaves_no_process(tmp_path, mode):
+    """Without a PID namespace (asked for, as where none can be had); tests/test_pid_namespace.py with one."""
     track = escaping_command(tmp_path, mode)
-    run = run_cli(tmp_path, ["run", "--suite", "amps", "--target", "cmd:@target.json", "--run-budget", "20"])
+    run = run_cli(tmp_path, ["run", "--suite", "amps", "--target", "cmd:@target.json", "--run-budget", "20"],
+                  extra_env={"MEMCONFORM_CONTAINMENT": "subreaper"})
     results = assert_survived(tmp_path, run, {"target.json", track}, WITHIN_S)
     assert survivors(tmp_path / track) == []
     reasons = " ".join(r.get("reason", "") for r in results)
     assert "did not let its supervisor report" in reasons, reasons[:1500]
     assert "none is left" in reasons  # what was verified, said as such
+    header = strict_lines(tmp_path / "rep" / "report.jsonl")[0]
+    assert header["containment"].startswith("subreaper (the command can signal memconform: no PID namespace here:")
 
 
 @pytest.mark.parametrize("mode", ["stop-self", "flood-forever"])

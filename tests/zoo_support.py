@@ -9,6 +9,7 @@ writes nothing outside its folders, and passes no check on purely hostile answer
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -26,11 +27,13 @@ LEAK_RUN = 16
 _U_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
-def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = KEY) -> dict:
+def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = KEY,
+            extra_env: dict[str, str] | None = None) -> dict:
     """`memconform ARGV --api-key KEY --report-dir rep` (key None: ARGV alone) in `cwd`; exit code,
-    seconds, memconform's peak memory, stdout, stderr."""
+    seconds, memconform's peak memory, stdout, stderr, its pid."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM", "HYPOTHESIS"))}
     env["PYTHONPATH"] = str(HERE)
+    env.update(extra_env or {})
     full = [str(MEMCONFORM), *argv, *(["--api-key", key, "--report-dir", "rep"] if key is not None else [])]
     started = time.monotonic()
     peak = 0
@@ -43,7 +46,7 @@ def run_cli(cwd: Path, argv: list[str], limit_s: float = 120, key: str | None = 
                 proc.wait()
                 raise AssertionError(f"{' '.join(argv)} did not end within {limit_s}s")
             time.sleep(0.05)
-    return {"code": proc.returncode, "seconds": time.monotonic() - started, "maxrss_kib": peak,
+    return {"code": proc.returncode, "seconds": time.monotonic() - started, "maxrss_kib": peak, "pid": proc.pid,
             "out": (cwd / "out.txt").read_text("utf-8", "replace"), "err": (cwd / "err.txt").read_text("utf-8", "replace")}
 
 
@@ -58,14 +61,37 @@ def _high_water_kib(pid: int) -> int:
 
 
 def decodings(text: str) -> list[str]:
-    """`text` and what it reads as once url-, JSON- or HTML-decoded: a key in any of those forms shows in one."""
+    """`text` and what it reads as once url-, JSON-, HTML- or base64-decoded, or all of them at once (a
+    key with its characters in different forms): a key in any of those forms shows in one."""
     def unescape(t: str) -> str:
         return _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), t).replace("\\/", "/").replace('\\"', '"')
 
     unescaped = unescape(text)
     twice = unescape(text.replace("\\\\", "\\"))  # an escape inside a JSON string of a JSON file
+    mixed = html.unescape(urllib.parse.unquote(twice))
+    mixed_plus = html.unescape(urllib.parse.unquote_plus(twice))
     return [text, urllib.parse.unquote(text), urllib.parse.unquote_plus(text), unescaped, twice,
-            html.unescape(text), html.unescape(unescaped)]
+            html.unescape(text), html.unescape(unescaped), mixed, mixed_plus, base64_decodings(text)]
+
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}")
+
+
+def base64_decodings(text: str) -> str:
+    """Every run of base64 characters in `text` decoded at each of the four character offsets, in both
+    alphabets (a key's base64 may start anywhere in a larger stream), as latin-1 text on one line each."""
+    out = []
+    for run in _BASE64_RUN.findall(text):
+        for start in range(4):
+            chunk = run[start:]
+            chunk = chunk[: len(chunk) - len(chunk) % 4]
+            for alphabet in (None, b"-_"):
+                try:
+                    data = base64.b64decode(chunk.encode("ascii"), altchars=alphabet or b"+/", validate=alphabet is None)
+                except ValueError:
+                    continue
+                out.append(data.decode("latin-1"))
+    return "\n".join(out)
 
 
 def key_leaks(texts: dict[str, str], key: str = KEY, run: int = LEAK_RUN) -> list[tuple[str, str]]:

@@ -131,6 +131,18 @@ class Redactor:
                 break
         return value
 
+    def binary(self, data: bytes) -> bytes:
+        """Bytes that are not UTF-8 text (a raw request body) with every secret masked: each byte read
+        as one character (latin-1), the secret as its UTF-8 bytes read the same way, in all its forms."""
+        text = data.decode("latin-1")
+        for secret in self.secrets:
+            as_bytes = secret.encode("utf-8").decode("latin-1")
+            mask = _mask_for(as_bytes) or MASK
+            while as_bytes in text:
+                text = text.replace(as_bytes, mask)
+            text = self.forms(as_bytes).mask(text, mask)
+        return text.encode("latin-1")
+
     def deep(self, value: Any, keys: bool = True) -> Any:
         """A target's value made plain, with every string (and, with `keys`, every key) redacted."""
         return self._deep(plain(value), keys)

@@ -87,13 +87,14 @@ class ReportWriter:
 
     def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str,
                budget: dict[str, float] | None = None,
-               require_hooks: bool = False) -> None:
+               require_hooks: bool = False, containment: str | None = None) -> None:
         self.write({
             "type": "header", "report_version": REPORT_VERSION, "harness_version": __version__,
             "started_at": now(), "target": target, "suites": suites, "profile": profile, "seed": seed,
             "options": options, "command": command, "python": platform.python_version(),
             **({"budget": budget} if budget else {}),
             **({"require_hooks": True} if require_hooks else {}),
+            **({"containment": containment} if containment else {}),  # how a cmd: target's processes are kept in
         })
 
     def result(self, result: Result) -> None:

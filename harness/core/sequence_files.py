@@ -14,6 +14,7 @@ beside a human script of the same steps (curl lines for http:// targets, the com
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import re
@@ -45,6 +46,7 @@ def target_kind(spec: str) -> str:
 def document(ctx: Any, recorder: Recorder) -> dict[str, Any]:
     """The sequence file's content: the steps up to the divergence, secrets redacted."""
     steps = recorder.steps if recorder.diverged_at is None else recorder.steps[:recorder.diverged_at + 1]
+    steps = [_raw_redacted(step, ctx.redactor) for step in steps]
     spec = target_string(ctx)
     return ctx.redactor.deep({
         "format": FORMAT, "version": VERSION, "suite": ctx.suite.name, "check": ctx.check_id,
@@ -52,6 +54,24 @@ def document(ctx: Any, recorder: Recorder) -> dict[str, Any]:
         "profile": ctx.profile.name, "seed": ctx.profile.seed, "options": dict(ctx.profile.options),
         "steps": steps, "diverged_at": recorder.diverged_at,
     })
+
+
+def _raw_redacted(step: dict[str, Any], redactor: Any) -> dict[str, Any]:
+    """A step whose raw body is kept as base64 (not UTF-8) with the secrets masked in its bytes, then
+    encoded again: masking the base64 text instead would leave a body replay cannot decode."""
+    if not isinstance(step.get("raw_base64"), str):
+        return step
+    try:
+        raw = base64.b64decode(step["raw_base64"], validate=True)
+    except ValueError:
+        return step  # not base64 after all: the text is redacted as any other
+    encoded = base64.b64encode(redactor.binary(raw)).decode("ascii")
+    if redactor.text(encoded) != encoded:
+        # the base64 text itself still reads as part of a secret (a run of its characters by chance):
+        # masking it would leave no body to replay; say so instead of keeping it
+        kept = {k: v for k, v in step.items() if k != "raw_base64"}
+        return {**kept, "raw_withheld": f"{len(raw)} bytes: their base64 reads as part of a secret"}
+    return {**step, "raw_base64": encoded}
 
 
 def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:

@@ -18,9 +18,13 @@ anything else, or a timeout, is the target erroring. A command that cannot start
 not found or not executable, a template that does not parse) is one start-up error (exit 2).
 
 Bounds: a call is given the target's timeout_s (default: the call deadline), never past the run
-deadline, after which every call errors at once. Each call runs under a small supervisor (supervise.py) that is a child subreaper, so when
-the call ends (normally or by timeout) the command's process group and every descendant, those
-that double-fork or call setsid() included, are killed. stdout and stderr are drained into bounded
+deadline, after which every call errors at once. Each call runs under a small supervisor (supervise.py);
+where the platform allows, the command runs in its own PID namespace (probed once per run; the
+report header says which containment was used), so it can neither see nor signal memconform or its
+supervisor, and nothing in the namespace outlives its init. Elsewhere the supervisor is a child
+subreaper and memconform too (contain.py). Either way, when the call ends (normally or by timeout)
+the command's process group and every descendant, those that double-fork or call setsid() included,
+are killed. stdout and stderr are drained into bounded
 buffers (the first CAPTURE_BYTES kept, the rest counted). {output} is read only when it is a
 regular file inside the work folder (opened relative to the folder, O_NOFOLLOW, never a FIFO,
 device or symlink), with the byte cap counted while reading.
@@ -48,9 +52,11 @@ from .base import Reply, Request, Target, parse_json
 from .contain import (
     LIVE_SUPERVISORS,
     STARTING,
+    SUPERVISOR,
     TOKEN_VARIABLE,
     Call,
     become_subreaper,
+    namespaced,
     start_ticks,
     stopped,
     sweep,
@@ -59,7 +65,6 @@ from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
 CAPTURE_BYTES = 64 * 1024
-SUPERVISOR = Path(__file__).with_name("supervise.py")
 GRACE_S = 5.0  # beyond the command's timeout, for the supervisor to end and reap everything
 PLACEHOLDERS = ("op", "input", "output", "workdir")
 
@@ -263,13 +268,15 @@ class CommandTarget(Target):
         """Run argv under the supervisor; drain its output within the deadline; its status line. Whatever
         happens to the supervisor, memconform then ends every process of the call itself (contain.py)."""
         become_subreaper()
+        in_namespace = ["--namespace"] if namespaced() else []  # probed (once) before STARTING is held
         token = uuid.uuid4().hex
         env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()
         try:
             with STARTING:  # registered before any sweep of a parallel call can see it
                 proc = subprocess.Popen(
-                    [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w), "--", *argv],
+                    [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w),
+                     *in_namespace, "--", *argv],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
                 )

@@ -1,5 +1,8 @@
 """memconform as the supervisor of last resort of every `cmd:` call.
 
+Where a PID namespace can be had (probed once per run: `namespace_probe`), each call's command runs
+in one of its own (supervise.py), cannot see or signal memconform or the supervisor, and every
+process of it is below the supervisor; the sweep below is then a second, verifying pass. Elsewhere:
 The per-call supervisor (supervise.py) ends the command's tree, but the command can kill or stop
 it (it is the command's parent, same user). So memconform itself is a child subreaper (Linux
 prctl PR_SET_CHILD_SUBREAPER): whatever the command leaves when its supervisor is gone is
@@ -15,16 +18,19 @@ while a `cmd:` call runs would see them ended too). Only that is verified and re
 from __future__ import annotations
 
 import os
-import signal
+import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
+from pathlib import Path
 
 TOKEN_VARIABLE = "MEMCONFORM_CALL"
 SWEEP_ROUNDS = 200
-SWEEP_PAUSE_S = 0.005
 _SUBREAPER: list[bool] = []
+_NAMESPACE: list[str] = []  # "pid-namespace", or "no: why not", probed once per process
+PROBE_TIMEOUT_S = 10.0
+SUPERVISOR = Path(__file__).with_name("supervise.py")
+CONTAINMENT_VARIABLE = "MEMCONFORM_CONTAINMENT"  # "subreaper": no PID namespace even where one can be had
 
 
 def become_subreaper() -> bool:
@@ -153,24 +159,17 @@ def process_table_entry(pid: int) -> Proc | None:
 
 def sweep(call: Call) -> tuple[int, list[int]]:
     """Kill and reap every process of the call; (how many were killed, the pids still there after)."""
+    from .supervise import kill_until_gone
+
     me = os.getpid()
-    killed: set[int] = set()
-    left: set[int] = set()
-    for _ in range(SWEEP_ROUNDS):
+
+    def alive() -> list[int]:
         with STARTING:
             table = process_table()
             members = call.members(table)
-        left = {pid for pid in members if not _reap_if_dead(pid, table[pid], me)}
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)  # a stopped process dies too
-                killed.add(pid)
-            except OSError:
-                pass
-        time.sleep(SWEEP_PAUSE_S)
-    return len(killed), sorted(left)
+        return [pid for pid in members if not _reap_if_dead(pid, table[pid], me)]
+
+    return kill_until_gone(alive, SWEEP_ROUNDS)
 
 
 def _reap_if_dead(pid: int, proc: Proc, me: int) -> bool:
@@ -193,6 +192,36 @@ def stopped(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(b")") + 2:][:1] in (b"T", b"t")
+
+
+def namespace_probe() -> str:
+    """Whether each call's command can run in its own PID namespace here, probed once per process by
+    the supervisor itself (`supervise.py --probe`): "pid-namespace", or "no: why not"."""
+    if not _NAMESPACE and os.environ.get(CONTAINMENT_VARIABLE, "") == "subreaper":
+        _NAMESPACE.append(f"no: {CONTAINMENT_VARIABLE}=subreaper asked for none")
+    if not _NAMESPACE:
+        try:
+            with STARTING:  # started and reaped while no sweep looks: it is no call's adopted orphan
+                done = subprocess.run([sys.executable, "-I", "-S", str(SUPERVISOR), "--probe"], stdin=subprocess.DEVNULL,
+                                      capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+            answer = done.stdout.decode("utf-8", "replace").strip() or \
+                f"no: the probe printed nothing (exit {done.returncode}; {done.stderr[-200:].decode('utf-8', 'replace')})"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            answer = f"no: the probe did not run ({type(exc).__name__}: {exc})"
+        _NAMESPACE.append(answer)
+    return _NAMESPACE[0]
+
+
+def namespaced() -> bool:
+    return namespace_probe() == "pid-namespace"
+
+
+def containment() -> str:
+    """What keeps a `cmd:` command's processes in, as the report header states it."""
+    answer = namespace_probe()
+    if answer == "pid-namespace":
+        return answer
+    return f"subreaper (the command can signal memconform: no PID namespace here: {answer.removeprefix('no: ')})"
 
 
 def available() -> bool:

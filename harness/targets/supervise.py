@@ -1,11 +1,22 @@
 """The per-call supervisor of a `cmd:` target: no process the command starts outlives the call.
 
-Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD -- ARGV...` (stdlib only: it runs isolated).
-It makes itself a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so descendants that
-double-fork or call setsid() are re-parented to it instead of init; it starts the command in its
-own process group; when the command exits, or TIMEOUT_S passes, or the harness sends SIGTERM, it
-kills the command's group and every descendant it can find, reaps them all, and writes one JSON
-line to STATUS_FD: {"code", "timed_out", "start_error", "subreaper", "killed", "left"}.
+Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--namespace] -- ARGV...` (stdlib only: it runs
+isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here.
+
+Without --namespace it makes itself a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so
+descendants that double-fork or call setsid() are re-parented to it instead of init; it starts the
+command in its own process group; when the command exits, or TIMEOUT_S passes, or the harness sends
+SIGTERM, it kills the command's group and every descendant it can find, reaps them all, and writes
+one JSON line to STATUS_FD: {"code", "timed_out", "start_error", "subreaper", "namespace", "killed", "left"}.
+The command runs as the same user as this supervisor and memconform, so it can signal both.
+
+With --namespace it first enters a new user namespace mapping its own user to root there and a new
+PID namespace (unshare(2) through ctypes; root where user namespaces are refused: the PID namespace
+alone) and forks the namespace's init, which starts the command and ends the call as above. The command then sees and can signal no
+process outside the namespace (this supervisor, memconform and the test runner included); the init
+ignores every signal sent from inside that it has no handler for, SIGKILL and SIGSTOP included; when
+the init dies the kernel kills every process in the namespace, so nothing escapes. If the namespace
+cannot be entered after all, the call runs without it and "namespace" in the status line says why.
 """
 
 from __future__ import annotations
@@ -15,9 +26,14 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable, Iterable
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 KILL_ROUNDS = 300
+KILL_PAUSE_S = 0.005
 
 
 class Stop(Exception):
@@ -28,16 +44,62 @@ def _on_term(signum: int, frame: object) -> None:
     raise Stop()
 
 
-def become_subreaper() -> bool:
-    if not sys.platform.startswith("linux"):
-        return False
+def _libc() -> object | None:
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
+        return ctypes.CDLL(None, use_errno=True)
+    except (OSError, ImportError):
+        return None
+
+
+def become_subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
         return False
+    libc = _libc()
+    try:
+        return libc is not None and int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0  # type: ignore[attr-defined]
+    except AttributeError:
+        return False
+
+
+def enter_pid_namespace() -> str | None:
+    """Make this process's next child the init of a new PID namespace; None when done, else why not.
+    A new user namespace comes first, where this process's user is mapped to root (as `unshare
+    --user --map-root-user --pid`): the command then holds no capability over any process outside,
+    even where memconform runs as root (which could otherwise reach them through /proc). Root,
+    where user namespaces are not allowed, takes the PID namespace alone."""
+    if not sys.platform.startswith("linux"):
+        return f"not Linux ({sys.platform})"
+    libc = _libc()
+    if libc is None or not hasattr(libc, "unshare"):
+        return "unshare(2) is not reachable through ctypes"
+    import ctypes
+
+    uid, gid = os.geteuid(), os.getegid()
+    if int(libc.unshare(CLONE_NEWUSER)) != 0:  # type: ignore[attr-defined]
+        why = f"unshare(CLONE_NEWUSER) failed: {os.strerror(ctypes.get_errno())}"
+        if uid == 0 and int(libc.unshare(CLONE_NEWPID)) == 0:  # type: ignore[attr-defined]
+            return None
+        return why
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    except OSError as exc:
+        return f"the new user namespace could not map this user: {exc}"
+    if int(libc.unshare(CLONE_NEWPID)) != 0:  # type: ignore[attr-defined]
+        return f"unshare(CLONE_NEWPID) failed in a new user namespace: {os.strerror(ctypes.get_errno())}"
+    return None
+
+
+def die_with_parent() -> None:
+    libc = _libc()
+    try:
+        if libc is not None:
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
 
 
 def descendants(root: int) -> list[int]:
@@ -68,38 +130,74 @@ def descendants(root: int) -> list[int]:
     return out
 
 
-def kill_all(group: int) -> tuple[int, int]:
-    """Kill the command's group and every descendant until none is left; (killed, left)."""
-    me = os.getpid()
+def kill_until_gone(members: Callable[[], Iterable[int]], rounds: int = KILL_ROUNDS) -> tuple[int, list[int]]:
+    """The one kill-and-reap loop (this supervisor's, and memconform's own sweep in contain.py):
+    SIGKILL (a stopped process dies too) every pid `members()` names, until it names none.
+    `members` reaps what died since it was last asked and names only what still lives; the pid -1
+    (every process of a PID namespace but its init) only from that init. (killed, the pids left)."""
     killed: set[int] = set()
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.waitpid(-1, os.WNOHANG)  # (0, 0): children left (the command, or orphans we adopted): hunt them below
-    except ChildProcessError:
-        return 0, 0  # no child at all: every descendant would have been re-parented to us, so none is left
-    for _ in range(KILL_ROUNDS):
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except OSError:
-            pass
-        for pid in descendants(me):
+    left: list[int] = []
+    for _ in range(rounds):
+        left = sorted(members())
+        if not left:
+            return len(killed), []
+        for pid in left:
             try:
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
             except OSError:
                 pass
-        while True:  # reap whatever died (our own children and adopted orphans)
+        time.sleep(KILL_PAUSE_S)
+    return len(killed), left
+
+
+def reap_children() -> bool:
+    """Reap every child that has died; whether any child (living, or an adopted orphan) is left."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def kill_all(group: int) -> tuple[int, int]:
+    """Kill the command's group and every descendant until none is left; (killed, left)."""
+    me = os.getpid()
+
+    def alive() -> list[int]:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+        # no child at all: every descendant would have been re-parented to us (subreaper), so none is left
+        return descendants(me) if reap_children() else []
+
+    killed, left = kill_until_gone(alive)
+    return killed, len(left)
+
+
+def kill_namespace() -> tuple[int, int]:
+    """As the init of a PID namespace: kill every other process in it (kill(-1) reaches no process
+    outside the namespace) and reap them all (orphans come to the init); (killed, left)."""
+    if os.getpid() != 1:  # never kill(-1) outside a namespace of our own
+        raise RuntimeError("kill_namespace outside a PID namespace's init")
+    reaped = 0
+
+    def alive() -> list[int]:
+        nonlocal reaped
+        while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return len(killed), 0
+                return []
             if pid == 0:
-                break
-        time.sleep(0.005)
-    return len(killed), len(descendants(me))
+                return [-1]
+            reaped += 1
+
+    _, left = kill_until_gone(alive)
+    return reaped, len(left)
 
 
 def wait_for(pid: int, deadline: float) -> int | None:
@@ -134,7 +232,10 @@ def start(argv: list[str]) -> tuple[int, str | None]:
         try:
             os.close(err_r)
             os.setpgid(0, 0)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            # the signals Python ignores or handles stay so across exec otherwise (as subprocess resets them)
+            for name in ("SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
             os.execvp(argv[0], argv)
         except BaseException as exc:  # noqa: BLE001 - anything is a start failure, reported and exited
             try:
@@ -165,23 +266,24 @@ def to_json(status: dict[str, object]) -> str:
     return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in status.items()) + "}"
 
 
-def main(argv: list[str]) -> int:
-    timeout_s, status_fd = float(argv[1]), int(argv[2])
-    command = argv[argv.index("--") + 1:]
-    os.set_inheritable(status_fd, False)
-    signal.signal(signal.SIGTERM, _on_term)
+def run_call(timeout_s: float, status_fd: int, command: list[str], namespace: str | bool) -> dict[str, object]:
+    """Start the command, wait for it within TIMEOUT_S (or SIGTERM), end everything it started;
+    the status line. `namespace`: True when this process is the init of the call's PID namespace."""
+    inside = namespace is True
     status: dict[str, object] = {"code": None, "timed_out": False, "start_error": None,
-                                 "subreaper": become_subreaper(), "killed": 0, "left": 0}
+                                 "subreaper": inside or become_subreaper(), "namespace": namespace,
+                                 "killed": 0, "left": 0}
     pid = -1
     try:
         pid, problem = start(command)
         if problem:
             status["start_error"] = problem
         else:
-            try:
-                os.write(status_fd, f"pid {pid}\n".encode())  # the harness sweeps the command's group too
-            except OSError:
-                pass
+            if not inside:  # the harness sweeps the command's group too (a namespace's pids mean nothing outside)
+                try:
+                    os.write(status_fd, f"pid {pid}\n".encode())
+                except OSError:
+                    pass
             code = wait_for(pid, time.monotonic() + timeout_s)
             if code is None:
                 status["timed_out"] = True
@@ -192,11 +294,83 @@ def main(argv: list[str]) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish the cleanup whatever the harness sends
         if pid > 0:
-            status["killed"], status["left"] = kill_all(pid)
+            status["killed"], status["left"] = kill_namespace() if inside else kill_all(pid)
+    return status
+
+
+def report(status_fd: int, status: dict[str, object]) -> None:
+    try:
+        os.write(status_fd, (to_json(status) + "\n").encode())
+    except OSError:
+        pass
+
+
+def run_in_namespace(timeout_s: float, status_fd: int, command: list[str]) -> dict[str, object] | None:
+    """Fork the init of a new PID namespace to run the call; None once the init reported itself. When
+    the harness sends SIGTERM the init is killed, and with it every process of the namespace."""
+    init = os.fork()
+    if init == 0:
+        die_with_parent()
+        # as a namespace's init, a signal from inside reaches it only where it has a handler: keep none
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        inside: str | bool = True if os.getpid() == 1 else f"the child was pid {os.getpid()}, not 1"
+        reported = False
         try:
-            os.write(status_fd, (to_json(status) + "\n").encode())
-        except OSError:
-            pass
+            report(status_fd, run_call(timeout_s, status_fd, command, inside))
+            reported = True
+        finally:
+            os._exit(0 if reported else 1)
+    try:
+        _, code = os.waitpid(init, 0)
+        if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0:
+            return None
+        timed_out = False
+    except Stop:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.kill(init, signal.SIGKILL)  # the kernel kills the whole namespace before the init is reaped
+        os.waitpid(init, 0)
+        timed_out = True
+    return {"code": None, "timed_out": timed_out, "start_error": None if timed_out else "the namespace's init died",
+            "subreaper": True, "namespace": True, "killed": 0, "left": 0}
+
+
+def probe() -> int:
+    """Whether a PID namespace can be had here: print "pid-namespace", or "no: WHY"."""
+    why = enter_pid_namespace()
+    if why is None:
+        init = os.fork()
+        if init == 0:
+            os._exit(0 if os.getpid() == 1 else 3)
+        _, code = os.waitpid(init, 0)
+        if not (os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0):
+            why = "a child of the new namespace was not its init"
+    print("pid-namespace" if why is None else f"no: {why}", flush=True)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--probe"]:
+        return probe()
+    timeout_s, status_fd = float(argv[1]), int(argv[2])
+    split = argv.index("--")
+    command = argv[split + 1:]
+    os.set_inheritable(status_fd, False)
+    signal.signal(signal.SIGTERM, _on_term)
+    namespace: str | bool = False
+    if "--namespace" in argv[3:split]:
+        why = enter_pid_namespace()
+        if why is None:
+            try:
+                status = run_in_namespace(timeout_s, status_fd, command)
+            except Stop:  # SIGTERM before the init was started: nothing of the command runs
+                status = {"code": None, "timed_out": True, "start_error": None, "subreaper": False,
+                          "namespace": True, "killed": 0, "left": 0}
+            if status is not None:
+                report(status_fd, status)
+            return 0
+        namespace = why
+    report(status_fd, run_call(timeout_s, status_fd, command, namespace))
     return 0
 
 

@@ -40,7 +40,73 @@ def spawn_strays() -> None:
     time.sleep(0.2)  # the strays are on their own before the supervisor is attacked
 
 
-if MODE == "kill-supervisor":  # kill what supervises it, leaving strays behind, then hang
+def in_pid_namespace() -> bool:
+    """Whether this process runs in a PID namespace of its own: its pid there is not its pid in /proc
+    (which shows the pids of the namespace /proc was mounted from)."""
+    try:
+        return int(os.readlink("/proc/self")) != os.getpid()
+    except (OSError, ValueError):
+        return False
+
+
+def attack(pid: int, sig: int) -> None:
+    """Signal `pid`, noting in the track folder whether the signal was delivered."""
+    try:
+        os.kill(pid, sig)
+        result = "sent"
+    except OSError as exc:
+        result = f"refused {exc.errno}"
+    with open(os.path.join(TRACK, "attacks.log"), "a") as log:
+        log.write(f"{pid} {int(sig)} {result}\n")
+
+
+def host_ancestors() -> list[int]:
+    """The pids above this process as /proc shows them, up to (without) the test runner's pid."""
+    with open(os.path.join(TRACK, "ceiling")) as fh:
+        ceiling = int(fh.read())
+    chain, pid = [], int(os.readlink("/proc/self"))
+    while True:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        pid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        if pid <= 1 or pid == ceiling:
+            return chain
+        chain.append(pid)
+
+
+def refuse_outside_a_namespace() -> None:
+    """The attacks below would stop or kill the test runner's own ancestors without a namespace."""
+    if not in_pid_namespace():
+        with open(os.path.join(TRACK, "attacks.log"), "a") as log:
+            log.write("refused: not in a PID namespace\n")
+        sys.exit(98)
+
+
+if MODE == "kill-parent-chain":  # stop, then kill, every process above it that /proc shows
+    refuse_outside_a_namespace()
+    spawn_strays()
+    for target in [os.getppid(), *host_ancestors()]:
+        attack(target, signal.SIGSTOP)
+        attack(target, signal.SIGKILL)
+    time.sleep(0.2)
+    sys.exit(7)
+elif MODE == "kill-ppid-repeatedly":  # whoever becomes its parent is stopped and killed, again and again
+    refuse_outside_a_namespace()
+    spawn_strays()
+    for _ in range(50):
+        attack(os.getppid(), signal.SIGSTOP)
+        attack(os.getppid(), signal.SIGKILL)
+        attack(-1, signal.SIGKILL)  # every process it may signal
+    sys.exit(7)
+elif MODE == "fork-setsid-and-exit":  # forks, double-forks and setsid()s, then exits at once leaving them
+    spawn_strays()
+    for _ in range(5):
+        if os.fork() == 0:
+            os.setsid()
+            spawn_strays()
+            os._exit(0)
+    sys.exit(7)
+elif MODE == "kill-supervisor":  # kill what supervises it, leaving strays behind, then hang
     spawn_strays()
     os.kill(os.getppid(), signal.SIGKILL)
     time.sleep(120)
