@@ -9,8 +9,8 @@ no regular expression here can backtrack, and the parsers are C.
 
 Fast path: orjson (it refuses NaN, Infinity, lone surrogates, a BOM and bad UTF-8 itself). Its depth
 bound is fixed (ORJSON_DEPTH); wrapping the text in ORJSON_DEPTH - max_depth arrays makes that bound
-ours, at C speed. orjson reads integers beyond 64 bits as floats, so a text with a run of 20 digits
-takes the stdlib path, which is also the path of every text orjson refuses: there the policy of the
+ours, at C speed. orjson reads integers beyond 64 bits as floats, so a text with a number token of 19
+digits or more (where a number can stand, not inside a string) takes the stdlib path, which is also the path of every text orjson refuses: there the policy of the
 caller (refuse or mark NaN, refuse or mark integers over Python's 4,300-digit bound, refuse duplicate
 names or lone surrogates) decides, with the stdlib's words for syntax errors.
 """
@@ -30,7 +30,9 @@ ORJSON_DEPTH = 1024  # orjson refuses deeper nesting (tests/test_json_reader.py 
 MIN_CONTAINERS = 100_000
 CONTAINER_BYTES = 16
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
-_TWENTY_DIGITS = b"0" * 20
+_NINETEEN_DIGITS = b"0" * 19
+_BEFORE_NUMBER = (b"", b"[", b",", b":", b" ", b"\t", b"\n", b"\r")  # b"": the start of the text
+_AFTER_NUMBER = (b"", b",", b"]", b"}", b" ", b"\t", b"\n", b"\r")
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 # one string, or the rest of the text from an unterminated one: possessive, so never retried
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
@@ -155,17 +157,24 @@ def has_digit_run(raw: bytes, length: int) -> bool:
 
 
 def _may_hold_wide_int(raw: bytes) -> bool:
-    """A run of 20 digits that is not a fraction or followed by one (an integer orjson would read as a
-    float; one inside a string only costs the exact path). Each run is looked at once."""
+    """An integer token orjson would read as a float: a run of 19 digits (every 19-digit positive
+    integer fits 64 bits, a negative one may not) that stands where a JSON number can, after `[`, `,`,
+    `:`, white space or the start (and an optional minus), and ends before `,`, `]`, `}`, white space
+    or the end. Runs inside strings (hex digests, base64) have letters or quotes around them and are
+    passed over; a string that happens to hold such a run only costs the exact path. Linear: each run
+    is looked at once."""
     shape = raw.translate(_DIGITS_AS_ZERO)
-    at = shape.find(_TWENTY_DIGITS)
+    at = shape.find(_NINETEEN_DIGITS)
     while at >= 0:
         start = shape.rfind(b" ", 0, at) + 1
         end = shape.find(b" ", at)
         end = len(shape) if end < 0 else end
-        if raw[start - 1:start] != b"." and raw[end:end + 1] not in (b".", b"e", b"E"):
+        negative = raw[start - 1:start] == b"-"
+        before = raw[start - 2:start - 1] if negative else raw[start - 1:start]
+        if (before in _BEFORE_NUMBER and raw[end:end + 1] in _AFTER_NUMBER
+                and (negative or end - start >= 20)):
             return True
-        at = shape.find(_TWENTY_DIGITS, end)
+        at = shape.find(_NINETEEN_DIGITS, end)
     return False
 
 
