@@ -104,7 +104,7 @@ def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = 
         # a short text (a line, most replies) is under the container bound whatever it holds, and builds
         # too little for the collector to matter: orjson straight away, the full path if it refuses
         brackets = raw.count(b"[") + raw.count(b"{")
-        if brackets <= policy.max_depth and not raw.startswith(BOM) and not _may_hold_wide_int(raw):
+        if brackets <= policy.max_depth and not raw.startswith(BOM) and not may_hold_wide_int(raw):
             try:
                 return orjson.loads(raw), True
             except orjson.JSONDecodeError:
@@ -124,7 +124,7 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
                            received="EF BB BF")
     brackets = raw.count(b"[") + raw.count(b"{")
     check_containers(raw, policy.max_depth, brackets)
-    if policy.duplicates == "allow" and not _may_hold_wide_int(raw):
+    if policy.duplicates == "allow" and not may_hold_wide_int(raw):
         value = _fast(raw, policy.max_depth if brackets > policy.max_depth else ORJSON_DEPTH)
         if value is not _REFUSED:
             return value, True
@@ -156,7 +156,7 @@ def has_digit_run(raw: bytes, length: int) -> bool:
     return b"0" * length in raw.translate(_DIGITS_AS_ZERO)
 
 
-def _may_hold_wide_int(raw: bytes) -> bool:
+def may_hold_wide_int(raw: bytes) -> bool:
     """An integer token orjson would read as a float: a run of 19 digits (every 19-digit positive
     integer fits 64 bits, a negative one may not) that stands where a JSON number can, after `[`, `,`,
     `:`, white space or the start (and an optional minus), and ends before `,`, `]`, `}`, white space
