@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -58,13 +59,16 @@ def all_keys(doc: dict[str, Any]) -> set[str]:
     for key, value in doc.items():
         keys.add(key)
         if key == "chunks" and type(value) is list:
-            for chunk in value:
-                if type(chunk) is dict and chunk.keys() <= _CHUNK_FIELDS:
-                    # the common case, in C: only metadata and tags can hold nested keys
-                    keys.update(chunk)
-                    stack.extend(v for v in (chunk.get("metadata"), chunk.get("tags")) if type(v) is dict or type(v) is list)
-                elif type(chunk) is dict or type(chunk) is list:
-                    stack.append(chunk)
+            chunks = [c for c in value if type(c) is dict]
+            stack.extend(c for c in value if type(c) is list)
+            chunk_keys = set().union(*chunks)
+            keys |= chunk_keys
+            if chunk_keys <= _CHUNK_FIELDS:
+                # the common case, in C: only metadata and tags can hold nested keys
+                for field in ("metadata", "tags"):
+                    stack.extend(v for v in map(dict.get, chunks, repeat(field)) if type(v) is dict or type(v) is list)
+            else:
+                stack.extend(chunks)
         elif type(value) is dict or type(value) is list:
             stack.append(value)
     while stack:
@@ -81,17 +85,7 @@ def value_marker_in(doc: dict[str, Any]) -> bool:
     """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
     CREDENTIAL_VALUES match starts with ASCII that JSON writes as is, so a marker search over the bundle's
     JSON without chunk embeddings is a superset of the walk; the walk decides."""
-    chunks = doc.get("chunks")
-    if type(chunks) is list:
-        doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
-                                for c in chunks])
-    try:
-        text = orjson.dumps(doc, default=str).decode("utf-8")  # the text json.dumps writes, at C speed
-    except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits, a lone surrogate, a non-string key
-        try:
-            text = json.dumps(doc, ensure_ascii=False, default=str)
-        except ValueError:
-            return True  # not writable as JSON (a cycle, say): let the walk look
+    text = _json_without_embeddings(doc)
     if any(m in text for m in VALUE_MARKERS):
         return True
     at = text.find("AKIA")
@@ -100,6 +94,58 @@ def value_marker_in(doc: dict[str, Any]) -> bool:
             return True
         at = text.find("AKIA", at + 1)
     return False
+
+
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+
+
+def _json_without_embeddings(doc: dict[str, Any]) -> str:
+    """The bundle's JSON text (as json.dumps writes its strings) without the chunks' embedding strings.
+
+    Fast way: orjson writes the whole bundle once and each chunk's embedding is cut out of the text as
+    its quoted form, found in order. An embedding of base64 characters holds no quote or backslash, so
+    a cut removes one whole quoted string with exactly its characters: if a cut lands on another
+    string with the same characters, the embedding's own copy stays, with the same markers in it.
+    Anything else (an embedding that is not base64 text, one not found) takes the slow way: copies of
+    the chunks without embeddings, written again."""
+    chunks = doc.get("chunks")
+    embeddings = [c["embedding"] for c in chunks if type(c) is dict and type(c.get("embedding")) is str] \
+        if type(chunks) is list else []
+    try:
+        raw = orjson.dumps(doc)
+        joined = "".join(embeddings).encode("ascii")
+    except (TypeError, orjson.JSONEncodeError, UnicodeEncodeError):
+        return _json_text(_without_embeddings(doc))
+    if joined.translate(None, _BASE64_ALPHABET):
+        return _json_text(_without_embeddings(doc))
+    pieces, pos = [], 0
+    for embedding in embeddings:
+        quoted = f'"{embedding}"'.encode("ascii")
+        at = raw.find(quoted, pos)
+        if at < 0:
+            return _json_text(_without_embeddings(doc))
+        pieces.append(raw[pos:at])
+        pos = at + len(quoted)
+    pieces.append(raw[pos:])
+    return b'""'.join(pieces).decode("utf-8")
+
+
+def _without_embeddings(doc: dict[str, Any]) -> dict[str, Any]:
+    chunks = doc.get("chunks")
+    if type(chunks) is list:
+        doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
+                                for c in chunks])
+    return doc
+
+
+def _json_text(doc: dict[str, Any]) -> str:
+    try:
+        return orjson.dumps(doc, default=str).decode("utf-8")  # the text json.dumps writes, at C speed
+    except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits, a lone surrogate, a non-string key
+        try:
+            return json.dumps(doc, ensure_ascii=False, default=str)
+        except ValueError:
+            return "".join(VALUE_MARKERS)  # not writable as JSON (a cycle, say): let the walk look
 
 
 def suspicious(doc: dict[str, Any]) -> bool:
