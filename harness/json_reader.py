@@ -260,7 +260,7 @@ def _fast(raw: bytes, max_depth: int) -> Any:
         _wrappers[pad] = (b"[" * pad, b"]" * pad)
     head, tail = _wrappers[pad]
     try:
-        value = orjson.loads(head + raw + tail if pad else raw)
+        value = orjson.loads(b"".join((head, raw, tail)) if pad else raw)  # one copy, not two
     except orjson.JSONDecodeError:
         return _REFUSED
     for _ in range(pad):  # one element at every level: else the text closed our arrays itself
