@@ -100,17 +100,15 @@ _MARKER_BYTES = tuple(m.encode("ascii") for m in VALUE_MARKERS)
 _AKIA_TAIL_BYTES = re.compile(_AKIA_TAIL.pattern.encode("ascii"))
 
 
-_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
-
-
 def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
     """The bundle's JSON text (as json.dumps writes its strings) without the chunks' embedding strings.
 
     Fast way: orjson writes the whole bundle once and each chunk's embedding is cut out of the text as
-    its quoted form, found in order. An embedding of base64 characters holds no quote or backslash, so
-    a cut removes one whole quoted string with exactly its characters: if a cut lands on another
-    string with the same characters, the embedding's own copy stays, with the same markers in it.
-    Anything else (an embedding that is not base64 text, one not found) takes the slow way: copies of
+    its quoted form, found in order. An ASCII embedding without quote or backslash is written as it is
+    (one with a control character is escaped, so its quoted form is not found), so a cut removes one
+    whole quoted string with exactly its characters: if a cut lands on another string with the same
+    characters, the embedding's own copy stays, with the same markers in it. Anything else (an
+    embedding with a quote, a backslash or non-ASCII text, one not found) takes the slow way: copies of
     the chunks without embeddings, written again."""
     chunks = doc.get("chunks")
     embeddings = [c["embedding"] for c in chunks if type(c) is dict and type(c.get("embedding")) is str] \
@@ -120,18 +118,24 @@ def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
         joined = "".join(embeddings).encode("ascii")
     except (TypeError, orjson.JSONEncodeError, UnicodeEncodeError):
         return _json_text(_without_embeddings(doc))
-    if joined.translate(None, _BASE64_ALPHABET):
+    if b'"' in joined or b"\\" in joined:  # (a control character orjson escapes: then not found below)
         return _json_text(_without_embeddings(doc))
     pieces, pos = [], 0
     for embedding in embeddings:
-        quoted = f'"{embedding}"'.encode("ascii")
-        at = raw.find(quoted, pos)
-        if at < 0:
-            return _json_text(_without_embeddings(doc))
+        text = embedding.encode("ascii")
+        key = raw.find(_EMBEDDING_KEY, pos)
+        at = key + len(_EMBEDDING_KEY) - 1  # where the value's quote should be
+        if key < 0 or not (raw.startswith(text, at + 1) and raw[at + 1 + len(text):at + 2 + len(text)] == b'"'):
+            at = raw.find(b'"' + text + b'"', pos)  # not where expected: anywhere after the last cut
+            if at < 0:
+                return _json_text(_without_embeddings(doc))
         pieces.append(raw[pos:at])
-        pos = at + len(quoted)
+        pos = at + len(text) + 2
     pieces.append(raw[pos:])
     return b'""'.join(pieces)
+
+
+_EMBEDDING_KEY = b'"embedding":"'  # then the value: a quote after a colon always opens a string
 
 
 def _without_embeddings(doc: dict[str, Any]) -> dict[str, Any]:
