@@ -115,13 +115,12 @@ def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
         if type(chunks) is list else []
     try:
         raw = orjson.dumps(doc)
-        joined = "".join(embeddings).encode("ascii")
-    except (TypeError, orjson.JSONEncodeError, UnicodeEncodeError):
-        return _json_text(_without_embeddings(doc))
-    if b'"' in joined or b"\\" in joined:  # (a control character orjson escapes: then not found below)
+    except (TypeError, orjson.JSONEncodeError):
         return _json_text(_without_embeddings(doc))
     pieces, pos = [], 0
     for embedding in embeddings:
+        if not embedding.isascii() or '"' in embedding or "\\" in embedding:
+            return _json_text(_without_embeddings(doc))  # (a control character orjson escapes: not found below)
         text = embedding.encode("ascii")
         key = raw.find(_EMBEDDING_KEY, pos)
         at = key + len(_EMBEDDING_KEY) - 1  # where the value's quote should be
