@@ -351,7 +351,7 @@ def read_line(n: int, rawb: bytes) -> tuple[int, str, Any] | None:
 
 
 _HEX_AND_DASH = b"0123456789abcdefABCDEF-"
-_ENTRY_FIELDS = operator.itemgetter(*REQUIRED)
+_REQUIRED_FIELDS = tuple(operator.itemgetter(name) for name in REQUIRED)
 _NOTHING: tuple[()] = ()
 _NO_META: dict[str, Any] = {}
 
@@ -373,22 +373,17 @@ def block_is_clean(lines: list[bytes]) -> bool:
         entries = list(map(orjson.loads, lines))  # orjson refuses what LINE refuses, and NaN: those lines go slow
     except orjson.JSONDecodeError:
         return False
-    try:  # dict.keys refuses anything but an object
-        if not all(map(operator.ge, map(dict.keys, entries), repeat(_REQUIRED_SET))):
-            return False
-    except TypeError:
+    try:  # a required field missing (KeyError), or a line that is no object (TypeError)
+        versions, ids, stamps, sources, contents = (list(map(field, entries)) for field in _REQUIRED_FIELDS)
+    except (KeyError, TypeError):
         return False
-    versions, ids, stamps, sources, contents = zip(*map(_ENTRY_FIELDS, entries), strict=True)
     return (_versions_ok(versions) and _uuid4s(ids) and set(map(type, stamps)) == {int} and min(stamps) >= 0
             and set(map(type, sources)) == {str} and all(map(_src_ok, set(sources)))
             and set(map(type, contents)) == {str} and "encrypted:" not in "\n".join(contents)
             and _optional_fields_ok(entries))
 
 
-_REQUIRED_SET = frozenset(REQUIRED)
-
-
-def _versions_ok(versions: tuple[Any, ...]) -> bool:
+def _versions_ok(versions: list[Any]) -> bool:
     try:
         distinct = set(versions)
     except TypeError:  # an array or object as v
@@ -396,7 +391,7 @@ def _versions_ok(versions: tuple[Any, ...]) -> bool:
     return all(v == VERSION or (type(v) is str and VERSION_RE.match(v)) for v in distinct)
 
 
-def _uuid4s(ids: tuple[Any, ...]) -> bool:
+def _uuid4s(ids: list[Any]) -> bool:
     """Does every id match UUID4_RE? Lengths and characters of all at once, then each fixed position
     as one stride slice of the joined ids."""
     if set(map(type, ids)) != {str} or set(map(len, ids)) != {36}:
