@@ -49,7 +49,7 @@ sys.path.insert(0, str(HERE))
 FLOORS = {
     "memoryai": "import hashlib,orjson,sys;d=orjson.loads(open(sys.argv[1],'rb').read());"
                 "m=d['manifest'];m.pop('checksum',None);hashlib.sha256(orjson.dumps(d,option=orjson.OPT_SORT_KEYS))",
-    "amps": "import orjson,sys;from memconform.formats import amps;"
+    "amps": "import orjson,sys;from memconform.suites.amps import format as amps;"
             "assert amps.fast_validator().is_valid(orjson.loads(open(sys.argv[1],'rb').read()))",
     "memorizz": "import hashlib,orjson,sys;d=orjson.loads(open(sys.argv[1],'rb').read());d.pop('integrity');"
                 "hashlib.sha256(orjson.dumps(d,option=orjson.OPT_SORT_KEYS))",
@@ -62,7 +62,7 @@ STDLIB_FLOORS = {
                 "hashlib.sha256(json.dumps(d,sort_keys=True,separators=(',',':'),ensure_ascii=False).encode())",
     "memorizz": "import hashlib,json,sys;d=json.loads(open(sys.argv[1],'rb').read());d.pop('integrity');"
                 "hashlib.sha256(json.dumps(d,sort_keys=True,separators=(',',':'),ensure_ascii=False).encode())",
-    "amps": "import json,sys;from memconform.formats import amps;"
+    "amps": "import json,sys;from memconform.suites.amps import format as amps;"
             "assert amps.fast_validator().is_valid(json.loads(open(sys.argv[1],'rb').read()))",
     "emp": "import json,sys\nfor line in open(sys.argv[1],'rb'):\n    line.strip() and json.loads(line)",
 }
@@ -127,6 +127,8 @@ def pairs(label: str, a: list[str], b: list[str], runs: int) -> None:
     run(a), run(b)  # warm the file cache and the bytecode
     rows = [(run(a), run(b)) for _ in range(runs)]
     codes = {ra[3] for ra, _ in rows} | {rb[3] for _, rb in rows}
+    if any(rb[3] != 0 for _, rb in rows):
+        print(f"  WARNING: B (the floor) failed (exit codes {sorted({rb[3] for _, rb in rows})}): its figures mean nothing")
     print(f"{label}\n  A cpu s {spread([ra[0] for ra, _ in rows])}  peak MiB {spread([ra[2] for ra, _ in rows])}\n"
           f"  B cpu s {spread([rb[0] for _, rb in rows])}  peak MiB {spread([rb[2] for _, rb in rows])}\n"
           f"  A/B cpu {spread([ra[0] / rb[0] for ra, rb in rows])}  (min / median / max of {runs} pairs; exit codes {sorted(codes)})")
