@@ -1,16 +1,18 @@
 """The one strict JSON reader for everything a target sends and every file `validate` reads.
 
 RFC 8259 bytes: UTF-8 without a byte order mark (§8.1; bytes are never guessed to be UTF-16). Bounded
-before a single object is built: nesting at most `max_depth`, and at most one container (array or
-object, about 60-70 bytes of Python each) per CONTAINER_BYTES bytes of text above MIN_CONTAINERS, so a
-text of `[]`s or `{}`s cannot grow ~25x in memory; every other value costs at most ~12x its bytes (a
-two-letter string), and no string can be longer than the text that holds it. Linear time on any input:
-no regular expression here can backtrack, and the parsers are C.
+before a single object is built: nesting at most `max_depth`; at most one container (array or object,
+about 60-70 bytes of Python each) per CONTAINER_BYTES bytes of text above MIN_CONTAINERS, so a text of
+`[]`s or `{}`s cannot grow ~25x in memory; and at most `memory_bound` (MEMORY_FACTOR bytes per byte
+of text, plus MEMORY_FLOOR) of objects by `estimated_memory`, an upper bound from counts of strings,
+commas, containers and wide characters, so many short strings or one-letter keys (~14x) are refused
+too. No string can be longer than the text that holds it. Linear time on any input: no regular
+expression here can backtrack, and the parsers are C.
 
 Fast path: orjson (it refuses NaN, Infinity, lone surrogates, a BOM and bad UTF-8 itself). Its depth
 bound is fixed (ORJSON_DEPTH); wrapping the text in ORJSON_DEPTH - max_depth arrays makes that bound
-ours, at C speed. orjson reads integers beyond 64 bits as floats, so a text with a run of 20 digits
-takes the stdlib path, which is also the path of every text orjson refuses: there the policy of the
+ours, at C speed. orjson reads integers beyond 64 bits as floats, so a text with a number token of 19
+digits or more (where a number can stand, not inside a string) takes the stdlib path, which is also the path of every text orjson refuses: there the policy of the
 caller (refuse or mark NaN, refuse or mark integers over Python's 4,300-digit bound, refuse duplicate
 names or lone surrogates) decides, with the stdlib's words for syntax errors.
 """
@@ -29,12 +31,21 @@ BOM = b"\xef\xbb\xbf"
 ORJSON_DEPTH = 1024  # orjson refuses deeper nesting (tests/test_json_reader.py keeps this true)
 MIN_CONTAINERS = 100_000
 CONTAINER_BYTES = 16
+MEMORY_FACTOR = 12  # bytes of objects the reader may build per byte of text (estimated_memory) ...
+MEMORY_FLOOR = 16 << 20  # ... plus this, so no text of MIN_CONTAINERS bytes or less is ever refused for it
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion (sys.get_int_max_str_digits)
-_TWENTY_DIGITS = b"0" * 20
+_NINETEEN_DIGITS = b"0" * 19
+_BEFORE_NUMBER = (b"", b"[", b",", b":", b" ", b"\t", b"\n", b"\r")  # b"": the start of the text
+_AFTER_NUMBER = (b"", b",", b"]", b"}", b" ", b"\t", b"\n", b"\r")
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 # one string, or the rest of the text from an unterminated one: possessive, so never retried
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_ASTRAL_LEADS = b"\xf0\xf1\xf2\xf3\xf4"  # a UTF-8 sequence of four bytes: a character past U+FFFF
+_NOT_MARKS = bytes(b for b in range(256) if b not in b'"[{,' + _ASTRAL_LEADS)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{},')
+_QUOTED = re.compile(rb'"[^"]*+"?')  # over quotes and marks only (escapes already gone): a string's marks
+OUTSIDE_SLICE = 1 << 16
 
 
 class JsonRejected(ValueError):
@@ -102,7 +113,7 @@ def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = 
         # a short text (a line, most replies) is under the container bound whatever it holds, and builds
         # too little for the collector to matter: orjson straight away, the full path if it refuses
         brackets = raw.count(b"[") + raw.count(b"{")
-        if brackets <= policy.max_depth and not raw.startswith(BOM) and not _may_hold_wide_int(raw):
+        if brackets <= policy.max_depth and not raw.startswith(BOM) and not may_hold_wide_int(raw):
             try:
                 return orjson.loads(raw), True
             except orjson.JSONDecodeError:
@@ -120,9 +131,11 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
     if raw.startswith(BOM):
         raise JsonRejected("bom", "a byte order mark precedes the JSON text (RFC 8259 §8.1)", offset=0,
                            received="EF BB BF")
-    brackets = raw.count(b"[") + raw.count(b"{")
+    marks = raw.translate(None, _NOT_MARKS)  # one pass for every count (a count per character is a pass each)
+    brackets = marks.count(b"[") + marks.count(b"{")
     check_containers(raw, policy.max_depth, brackets)
-    if policy.duplicates == "allow" and not _may_hold_wide_int(raw):
+    check_memory(raw, marks)
+    if policy.duplicates == "allow" and not may_hold_wide_int(raw):
         value = _fast(raw, policy.max_depth if brackets > policy.max_depth else ORJSON_DEPTH)
         if value is not _REFUSED:
             return value, True
@@ -137,15 +150,75 @@ def check_containers(raw: bytes, max_depth: int, brackets: int) -> None:
     if brackets * CONTAINER_BYTES <= len(raw):
         return
     allowed = max(MIN_CONTAINERS, len(raw) // CONTAINER_BYTES)
-    outside_strings = _STRING.sub(b"", raw)  # brackets inside strings build nothing
-    found = outside_strings.count(b"[") + outside_strings.count(b"{")
+    outside, _ = structure_outside_strings(raw)  # brackets inside strings build nothing
+    found = outside.count(b"[") + outside.count(b"{")
     if found > allowed:
-        openers = outside_strings.translate(None, _NOT_BRACKETS).replace(b"{", b"[")
+        openers = outside.translate(None, _NOT_BRACKETS).replace(b"{", b"[")
         if b"[" * (max_depth + 1) in openers:
             raise _too_deep(raw, max_depth)
         raise JsonRejected("containers", f"{found} arrays and objects in {len(raw)} bytes: more than the "
                            f"{allowed} the reader builds (one per {CONTAINER_BYTES} bytes) for a text this size",
                            received=f"{found} arrays and objects")
+
+
+def memory_bound(length: int) -> int:
+    """The most bytes of Python objects the reader builds for a text of `length` bytes."""
+    return MEMORY_FACTOR * length + MEMORY_FLOOR
+
+
+def structure_outside_strings(raw: bytes) -> tuple[bytes, int]:
+    """(the brackets and commas outside strings, in order; the number of strings). Linear, and bounded
+    in memory (a few copies of the text at most, never an object per string): escapes are removed
+    first (a `\\\\` pair, then `\\"`: left to right, as a JSON string reads them), so every quote left
+    opens or closes a string; the quotes and marks are then cut out slice by slice, carrying whether
+    a slice begins inside a string."""
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = plain.translate(None, _NOT_STRUCTURE)
+    del plain
+    strings = (marks.count(b'"') + 1) // 2
+    outside: list[bytes] = []
+    inside = False
+    for start in range(0, len(marks), OUTSIDE_SLICE):
+        piece = marks[start:start + OUTSIDE_SLICE]
+        outside.append(_QUOTED.sub(b"", b'"' + piece if inside else piece))
+        inside ^= piece.count(b'"') % 2 == 1
+    return b"".join(outside), strings
+
+
+def estimated_memory(objects: int, arrays: int, strings: int, commas: int, wide: int, length: int,
+                     ascii: bool) -> int:
+    """An upper bound of the bytes of Python objects a text of `length` bytes builds, from its counts
+    alone. Measured costs on CPython 3.11, rounded up: an object 184 bytes with its first members (more
+    members are counted by their commas), an array 56, a string 49 plus its characters, each further
+    value or member 8 for its slot and 32 for a number or a dict entry. A character takes one byte in
+    an ASCII text, at most two where no character is past U+FFFF (`wide`: how many are), else four
+    (one such character widens its whole string)."""
+    per_char = 1 if ascii else 2 if not wide else 4
+    return 200 * objects + 72 * arrays + 60 * strings + 40 * commas + per_char * length
+
+
+def check_memory(raw: bytes, marks: bytes) -> None:
+    """Refuse, before parsing, a text that would build more than `memory_bound` bytes of objects: many
+    short strings, one-letter keys or small objects cost far more as Python objects than as text.
+    `marks`: the text's `"[{,` characters and lead bytes of 4-byte UTF-8 sequences. This first estimate
+    counts characters inside strings too (and escaped quotes as strings); only a text over the bound by
+    it is counted again outside strings, so a string full of quotes and commas is never refused for them."""
+    bound = memory_bound(len(raw))
+    ascii = raw.isascii()
+    wide = 0 if ascii else len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
+    rough = estimated_memory(marks.count(b"{"), marks.count(b"["), (marks.count(b'"') + 1) // 2,
+                             marks.count(b","), wide, len(raw), ascii)
+    if rough <= bound:
+        return
+    outside, strings = structure_outside_strings(raw)
+    objects, arrays, commas = outside.count(b"{"), outside.count(b"["), outside.count(b",")
+    estimate = estimated_memory(objects, arrays, strings, commas, wide, len(raw), ascii)
+    if estimate > bound:
+        raise JsonRejected("memory", f"{len(raw)} bytes of JSON that would take about {estimate >> 20} MiB as "
+                           f"objects ({strings} strings, {commas} commas, {objects + arrays} arrays and "
+                           f"objects): more than the {bound >> 20} MiB the reader builds for a text this size "
+                           f"({MEMORY_FACTOR} bytes per byte and {MEMORY_FLOOR >> 20} MiB)",
+                           received=f"about {estimate >> 20} MiB")
 
 
 def has_digit_run(raw: bytes, length: int) -> bool:
@@ -154,18 +227,25 @@ def has_digit_run(raw: bytes, length: int) -> bool:
     return b"0" * length in raw.translate(_DIGITS_AS_ZERO)
 
 
-def _may_hold_wide_int(raw: bytes) -> bool:
-    """A run of 20 digits that is not a fraction or followed by one (an integer orjson would read as a
-    float; one inside a string only costs the exact path). Each run is looked at once."""
+def may_hold_wide_int(raw: bytes) -> bool:
+    """An integer token orjson would read as a float: a run of 19 digits (every 19-digit positive
+    integer fits 64 bits, a negative one may not) that stands where a JSON number can, after `[`, `,`,
+    `:`, white space or the start (and an optional minus), and ends before `,`, `]`, `}`, white space
+    or the end. Runs inside strings (hex digests, base64) have letters or quotes around them and are
+    passed over; a string that happens to hold such a run only costs the exact path. Linear: each run
+    is looked at once."""
     shape = raw.translate(_DIGITS_AS_ZERO)
-    at = shape.find(_TWENTY_DIGITS)
+    at = shape.find(_NINETEEN_DIGITS)
     while at >= 0:
         start = shape.rfind(b" ", 0, at) + 1
         end = shape.find(b" ", at)
         end = len(shape) if end < 0 else end
-        if raw[start - 1:start] != b"." and raw[end:end + 1] not in (b".", b"e", b"E"):
+        negative = raw[start - 1:start] == b"-"
+        before = raw[start - 2:start - 1] if negative else raw[start - 1:start]
+        if (before in _BEFORE_NUMBER and raw[end:end + 1] in _AFTER_NUMBER
+                and (negative or end - start >= 20)):
             return True
-        at = shape.find(_TWENTY_DIGITS, end)
+        at = shape.find(_NINETEEN_DIGITS, end)
     return False
 
 
@@ -180,7 +260,7 @@ def _fast(raw: bytes, max_depth: int) -> Any:
         _wrappers[pad] = (b"[" * pad, b"]" * pad)
     head, tail = _wrappers[pad]
     try:
-        value = orjson.loads(head + raw + tail if pad else raw)
+        value = orjson.loads(b"".join((head, raw, tail)) if pad else raw)  # one copy, not two
     except orjson.JSONDecodeError:
         return _REFUSED
     for _ in range(pad):  # one element at every level: else the text closed our arrays itself
@@ -271,7 +351,8 @@ def _verify(value: Any, policy: Policy, marks: list[str], raw: bytes) -> None:
     surrogates are refused) a NaN, huge integer or lone surrogate, named by its path."""
     if _deeper_than(value, policy.max_depth):
         raise _too_deep(raw, policy.max_depth)
-    refuse_surrogates = policy.surrogates == "refuse"
+    # a lone surrogate can only come from a \\u escape (UTF-8 bytes cannot encode one)
+    refuse_surrogates = policy.surrogates == "refuse" and (b"\\ud" in raw or b"\\uD" in raw)
     if not (marks or refuse_surrogates):
         return
     for path, node in _nodes(value):
@@ -303,17 +384,31 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 def _nodes(value: Any) -> Any:
-    """(path, node) of every value and every object key, depth first (run only when something is looked for)."""
-    stack: list[tuple[str, Any]] = [("$", value)]
+    """(path, node) of every value and every object key, depth first, last member first (run only when
+    something is looked for). One iterator per level is held, and a path is written only for the node
+    being looked at: a text of a million small values costs no million paths."""
+    yield "$", value
+    stack = [_below("$", value)]
     while stack:
-        path, node = stack.pop()
-        yield path, node
-        if isinstance(node, dict):
-            for k, v in node.items():
-                yield path, k
-                stack.append((f"{path}.{k}", v))
-        elif isinstance(node, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            continue
+        yield step
+        path, node = step
+        if isinstance(node, dict | list):
+            stack.append(_below(path, node))
+
+
+def _below(path: str, node: Any) -> Any:
+    if isinstance(node, dict):
+        for key in node:
+            yield path, key
+        for key, item in reversed(node.items()):
+            yield f"{path}.{key}", item
+    elif isinstance(node, list):
+        for i in range(len(node) - 1, -1, -1):
+            yield f"{path}[{i}]", node[i]
 
 
 def _lone_surrogate(text: str) -> bool:
@@ -325,15 +420,9 @@ def _lone_surrogate(text: str) -> bool:
 
 
 def _non_json_numbers(doc: Any) -> Any:
-    stack: list[tuple[str, Any]] = [("$", doc)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, NonJsonNumber):
-            yield path, value.text
-        elif isinstance(value, dict):
-            stack.extend((f"{path}.{k}", v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    for path, node in _nodes(doc):
+        if isinstance(node, NonJsonNumber):
+            yield path, node.text
 
 
 def _too_deep(raw: bytes, limit: int) -> JsonRejected:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import exchange_report, report_folder
+from . import report_folder
 from .core.check_context import NoTarget
 from .core.clock import Clock
 from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
@@ -179,6 +179,8 @@ class Session:
             self.on_start(check.id)
         result = next(run_checks([check], ctx))
         if log is not None:
+            from . import exchange_report  # imports httpx (and its CLI's rich): not on validate's start-up
+
             exchange_report.attach(result, log.since(mark), self.redactor)
         self.record(result)
         return result
@@ -242,6 +244,8 @@ class Session:
         out.report = self.writer.report(allow_empty=True)
         if self.report_dir:
             write_rendered(self.report_dir, out.report)
+            from . import exchange_report
+
             exchange_report.write(self.report_dir, [c.target for c in self.contexts.values()], self.redactor)
             report_folder.end(self.report_dir)
         return out

@@ -16,6 +16,7 @@ from memconform.json_reader import (
     JsonRejected,
     depth_passed_at,
     read_json,
+    read_json_noting_path,
 )
 from memconform.targets.base import parse_json as parse_reply
 from memconform.validate import NotWellFormed
@@ -77,6 +78,23 @@ def test_wide_integers_stay_exact() -> None:
     for n in (2**64, -(2**64) - 1, 10**30, -(10**300)):
         value = read_json(f"[{n}]".encode(), FILE)
         assert value == [n] and type(value[0]) is int
+
+
+@pytest.mark.parametrize("n", [-(2**63) - 1, -(10**18) * 9 - 9, 2**64 - 1, 2**64, -(2**63)])
+@pytest.mark.parametrize("shape", ["{n}", "[{n}]", '{{"a": {n}}}', "[1,\n {n} ]", '{{"a":[{n},1]}}'])
+def test_integers_near_64_bits_stay_exact_wherever_they_stand(n: int, shape: str) -> None:
+    """A negative integer of 19 digits can be past 64 bits too; every place a number stands is seen."""
+    text = shape.format(n=n).encode()
+    for policy in (REPLY, FILE):
+        assert read_json(text, policy) == json.loads(text) and str(n) in json.dumps(read_json(text, policy))
+
+
+def test_digit_runs_inside_strings_keep_the_fast_path() -> None:
+    """A sha256 hex digest or base64 with 20 digits in a row is no integer: orjson still reads it."""
+    text = json.dumps({"hash": "d15fcad0b3543c3eed20941785272289738752ab82c449a8c57bcacec1", "id": "x-12345678901234567890",
+                       "n": 12345678901234567.5}).encode()
+    value, fast = read_json_noting_path(text, FILE)
+    assert fast and value == json.loads(text)
 
 
 def test_integers_over_python_bound_are_marked_or_refused() -> None:

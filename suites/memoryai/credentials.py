@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -58,13 +59,16 @@ def all_keys(doc: dict[str, Any]) -> set[str]:
     for key, value in doc.items():
         keys.add(key)
         if key == "chunks" and type(value) is list:
-            for chunk in value:
-                if type(chunk) is dict and chunk.keys() <= _CHUNK_FIELDS:
-                    # the common case, in C: only metadata and tags can hold nested keys
-                    keys.update(chunk)
-                    stack.extend(v for v in (chunk.get("metadata"), chunk.get("tags")) if type(v) is dict or type(v) is list)
-                elif type(chunk) is dict or type(chunk) is list:
-                    stack.append(chunk)
+            chunks = [c for c in value if type(c) is dict]
+            stack.extend(c for c in value if type(c) is list)
+            chunk_keys = set().union(*chunks)
+            keys |= chunk_keys
+            if chunk_keys <= _CHUNK_FIELDS:
+                # the common case, in C: only metadata and tags can hold nested keys
+                for field in ("metadata", "tags"):
+                    stack.extend(v for v in map(dict.get, chunks, repeat(field)) if type(v) is dict or type(v) is list)
+            else:
+                stack.extend(chunks)
         elif type(value) is dict or type(value) is list:
             stack.append(value)
     while stack:
@@ -81,25 +85,74 @@ def value_marker_in(doc: dict[str, Any]) -> bool:
     """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
     CREDENTIAL_VALUES match starts with ASCII that JSON writes as is, so a marker search over the bundle's
     JSON without chunk embeddings is a superset of the walk; the walk decides."""
+    text = _json_without_embeddings(doc)  # UTF-8 bytes: the markers are ASCII, and a byte search is faster
+    if any(m in text for m in _MARKER_BYTES):
+        return True
+    at = text.find(b"AKIA")
+    while at != -1:
+        if _AKIA_TAIL_BYTES.match(text, at + 4):
+            return True
+        at = text.find(b"AKIA", at + 1)
+    return False
+
+
+_MARKER_BYTES = tuple(m.encode("ascii") for m in VALUE_MARKERS)
+_AKIA_TAIL_BYTES = re.compile(_AKIA_TAIL.pattern.encode("ascii"))
+
+
+def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
+    """The bundle's JSON text (as json.dumps writes its strings) without the chunks' embedding strings.
+
+    Fast way: orjson writes the whole bundle once and each chunk's embedding is cut out of the text as
+    its quoted form, found in order. An ASCII embedding without quote or backslash is written as it is
+    (one with a control character is escaped, so its quoted form is not found), so a cut removes one
+    whole quoted string with exactly its characters: if a cut lands on another string with the same
+    characters, the embedding's own copy stays, with the same markers in it. Anything else (an
+    embedding with a quote, a backslash or non-ASCII text, one not found) takes the slow way: copies of
+    the chunks without embeddings, written again."""
+    chunks = doc.get("chunks")
+    embeddings = [c["embedding"] for c in chunks if type(c) is dict and type(c.get("embedding")) is str] \
+        if type(chunks) is list else []
+    try:
+        raw = orjson.dumps(doc)
+    except (TypeError, orjson.JSONEncodeError):
+        return _json_text(_without_embeddings(doc))
+    pieces, pos = [], 0
+    for embedding in embeddings:
+        if not embedding.isascii() or '"' in embedding or "\\" in embedding:
+            return _json_text(_without_embeddings(doc))  # (a control character orjson escapes: not found below)
+        text = embedding.encode("ascii")
+        key = raw.find(_EMBEDDING_KEY, pos)
+        at = key + len(_EMBEDDING_KEY) - 1  # where the value's quote should be
+        if key < 0 or not (raw.startswith(text, at + 1) and raw[at + 1 + len(text):at + 2 + len(text)] == b'"'):
+            at = raw.find(b'"' + text + b'"', pos)  # not where expected: anywhere after the last cut
+            if at < 0:
+                return _json_text(_without_embeddings(doc))
+        pieces.append(raw[pos:at])
+        pos = at + len(text) + 2
+    pieces.append(raw[pos:])
+    return b'""'.join(pieces)
+
+
+_EMBEDDING_KEY = b'"embedding":"'  # then the value: a quote after a colon always opens a string
+
+
+def _without_embeddings(doc: dict[str, Any]) -> dict[str, Any]:
     chunks = doc.get("chunks")
     if type(chunks) is list:
         doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
                                 for c in chunks])
+    return doc
+
+
+def _json_text(doc: dict[str, Any]) -> bytes:
     try:
-        text = orjson.dumps(doc, default=str).decode("utf-8")  # the text json.dumps writes, at C speed
+        return orjson.dumps(doc, default=str)  # the text json.dumps writes, at C speed
     except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits, a lone surrogate, a non-string key
         try:
-            text = json.dumps(doc, ensure_ascii=False, default=str)
+            return json.dumps(doc, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         except ValueError:
-            return True  # not writable as JSON (a cycle, say): let the walk look
-    if any(m in text for m in VALUE_MARKERS):
-        return True
-    at = text.find("AKIA")
-    while at != -1:
-        if _AKIA_TAIL.match(text, at + 4):
-            return True
-        at = text.find("AKIA", at + 1)
-    return False
+            return b"".join(_MARKER_BYTES)  # not writable as JSON (a cycle, say): let the walk look
 
 
 def suspicious(doc: dict[str, Any]) -> bool:

@@ -10,14 +10,17 @@ profile's options, whether it is a failure or only a reading seen.
 from __future__ import annotations
 
 import functools
+import gc
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import Any
 
+import orjson
 from memconform.core import rules
 from memconform.core.profile import declare_option
 from memconform.formats import is_int as is_int  # re-exported
@@ -132,10 +135,8 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str, Any]]:
     """Stream a file: (line number, raw text, parsed object or LineError); never loads it whole."""
     with open(path, "rb") as fh:
         for n, rawb in enumerate(fh, 1):
-            rawb = rawb.rstrip(b"\r\n")
-            raw = decode(rawb)
-            if raw.strip():
-                yield n, raw, parse_line(raw, None if isinstance(raw, Replaced) else rawb)
+            if line := read_line(n, rawb):
+                yield line
 
 
 class LineStream:
@@ -284,8 +285,16 @@ class Findings:
 
 
 def scan(lines: Iterable[tuple[int, str, Any]]) -> Findings:
-    """One streaming pass: a corrupt line is recorded under lines_are_json_objects and the rest go on."""
+    """One streaming pass: a corrupt line is recorded under lines_are_json_objects and the rest go on.
+    A file (LineStream) is read in blocks, each judged whole first (`block_is_clean`)."""
+    if isinstance(lines, LineStream):
+        return scan_file(lines.path)
     found = Findings()
+    _scan_lines(found, lines)
+    return found
+
+
+def _scan_lines(found: Findings, lines: Iterable[tuple[int, str, Any]]) -> None:
     for n, raw, entry in lines:
         found.lines += 1
         if isinstance(raw, Replaced):
@@ -296,7 +305,129 @@ def scan(lines: Iterable[tuple[int, str, Any]]) -> Findings:
         if not line_is_clean(entry):
             for name, problem in field_errors(entry):
                 found.add(name, n, *problem)
+
+
+BLOCK_BYTES = 1 << 20  # lines are judged a block at a time: bounded memory, the per-line work in C
+
+
+def scan_file(path: str | Path) -> Findings:
+    """`scan` of a file, block by block: a block whose every line is a clean entry (`block_is_clean`)
+    is counted and passed; any other block is read again line by line, exactly as `iter_lines` reads,
+    so every finding, message and line number is the one-line-at-a-time scan's."""
+    found = Findings()
+    collecting = gc.isenabled()
+    gc.disable()  # parsed lines hold no cycles: collecting while each block's objects appear is wasted time
+    try:
+        for first, text in blocks(path):
+            lines = text.split(b"\n")
+            if block_is_clean(lines):
+                found.lines += len(lines)
+            else:
+                _scan_lines(found, (line for n, rawb in enumerate(lines, first) if (line := read_line(n, rawb))))
+    finally:
+        if collecting:
+            gc.enable()
     return found
+
+
+def blocks(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """(number of its first line, text) of runs of whole lines of about BLOCK_BYTES, without the last
+    line feed; a line longer than a block is one block (the line reader holds such a line whole too)."""
+    first, pending = 1, []
+    with open(path, "rb") as fh:
+        while chunk := fh.read(BLOCK_BYTES):
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                pending.append(chunk)
+                continue
+            text = b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
+            pending = [chunk[cut + 1:]]
+            yield first, text
+            first += text.count(b"\n") + 1
+    rest = b"".join(pending)
+    if rest:
+        yield first, rest
+
+
+def read_line(n: int, rawb: bytes) -> tuple[int, str, Any] | None:
+    """(line number, raw text, parsed object or LineError) of one line as read from the file, or None when blank."""
+    rawb = rawb.rstrip(b"\r\n")
+    raw = decode(rawb)
+    return (n, raw, parse_line(raw, None if isinstance(raw, Replaced) else rawb)) if raw.strip() else None
+
+
+_HEX_AND_DASH = b"0123456789abcdefABCDEF-"
+_REQUIRED_FIELDS = tuple(operator.itemgetter(name) for name in REQUIRED)
+_NOTHING: tuple[()] = ()
+_NO_META: dict[str, Any] = {}
+
+
+def block_is_clean(lines: list[bytes]) -> bool:
+    """True only if every line reads, under the LINE policy, as an object that `line_is_clean` passes:
+    the same rules, column by column over the block (type sets, distinct values, one pass of C over
+    all ids). False is no finding: the block is then read line by line.
+
+    orjson reads an integer past 64 bits as a float where the LINE reader keeps it exact; no rule
+    passes a float where it would pass that integer except `ts`, which must be an int here, so such a
+    line is at worst sent to the exact reader, never passed wrongly (and 310 digits or more orjson
+    refuses as infinite)."""
+    if b"" in lines:
+        return False
+    if any(line.count(b"[") + line.count(b"{") > LINE.max_depth for line in lines if len(line) > LINE.max_depth):
+        return False  # the reader's depth bound: orjson's own is deeper
+    try:
+        entries = list(map(orjson.loads, lines))  # orjson refuses what LINE refuses, and NaN: those lines go slow
+    except orjson.JSONDecodeError:
+        return False
+    try:  # a required field missing (KeyError), or a line that is no object (TypeError)
+        versions, ids, stamps, sources, contents = (list(map(field, entries)) for field in _REQUIRED_FIELDS)
+    except (KeyError, TypeError):
+        return False
+    return (_versions_ok(versions) and _uuid4s(ids) and set(map(type, stamps)) == {int} and min(stamps) >= 0
+            and set(map(type, sources)) == {str} and all(map(_src_ok, set(sources)))
+            and set(map(type, contents)) == {str} and "encrypted:" not in "\n".join(contents)
+            and _optional_fields_ok(entries))
+
+
+def _versions_ok(versions: list[Any]) -> bool:
+    try:
+        distinct = set(versions)
+    except TypeError:  # an array or object as v
+        return False
+    return all(v == VERSION or (type(v) is str and VERSION_RE.match(v)) for v in distinct)
+
+
+def _uuid4s(ids: list[Any]) -> bool:
+    """Does every id match UUID4_RE? Lengths and characters of all at once, then each fixed position
+    as one stride slice of the joined ids."""
+    if set(map(type, ids)) != {str} or set(map(len, ids)) != {36}:
+        return False
+    try:
+        joined = "".join(ids).encode("ascii")
+    except UnicodeEncodeError:
+        return False
+    k = len(ids)
+    return (not joined.translate(None, _HEX_AND_DASH) and joined.count(b"-") == 4 * k
+            and all(joined[at::36].count(b"-") == k for at in (8, 13, 18, 23))
+            and joined[14::36].count(b"4") == k and not joined[19::36].translate(None, b"89abAB"))
+
+
+def _optional_fields_ok(entries: list[dict[str, Any]]) -> bool:
+    """type a string, meta an object, tags lowercase strings, emb numbers, wherever present."""
+    if not set(map(type, map(dict.get, entries, repeat("type"), repeat("")))) <= {str}:
+        return False
+    if not set(map(type, map(dict.get, entries, repeat("meta"), repeat(_NO_META)))) <= {dict}:
+        return False
+    tags = list(map(dict.get, entries, repeat("tags"), repeat(_NOTHING)))
+    embs = list(map(dict.get, entries, repeat("emb"), repeat(_NOTHING)))
+    if not set(map(type, tags)) <= {list, tuple} or not set(map(type, embs)) <= {list, tuple}:
+        return False  # a tuple is only the stand-in for an absent field: JSON gives lists
+    all_tags = list(chain.from_iterable(tags))
+    if not set(map(type, all_tags)) <= {str}:
+        return False
+    joined = "\n".join(all_tags)  # str.lower maps each character alone here (only Σ looks at its
+    # neighbours, and a tag holding Σ fails alone and joined alike)
+    return joined == joined.lower() and set(map(type, chain.from_iterable(embs))) <= {float, int}
 
 
 def field_errors(entry: dict[str, Any]) -> Iterator[tuple[str, Problem]]:

@@ -26,14 +26,9 @@ def embedding_sizes(doc: Any, ctx: CheckContext) -> dict[int, int | ValueError]:
     """Decoded byte length of every string embedding (or why it does not decode), once per document."""
 
     def decode_all() -> dict[int, int | ValueError]:
-        sizes: dict[int, int | ValueError] = {}
-        for i, chunk in records(doc, "chunks"):
-            if isinstance(chunk, dict) and isinstance(chunk.get("embedding"), str):
-                try:
-                    sizes[i] = len(mai.decode_embedding(chunk["embedding"]))
-                except ValueError as exc:
-                    sizes[i] = exc
-        return sizes
+        found = [(i, chunk["embedding"]) for i, chunk in records(doc, "chunks")
+                 if isinstance(chunk, dict) and isinstance(chunk.get("embedding"), str)]
+        return dict(zip([i for i, _ in found], mai.decoded_sizes([text for _, text in found]), strict=True))
 
     sizes: dict[int, int | ValueError] = ctx.once("embedding-sizes", decode_all)
     return sizes

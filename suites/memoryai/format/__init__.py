@@ -10,6 +10,7 @@ import struct
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from memconform.core.profile import declare_option
 from memconform.targets.base import Route
 
@@ -68,13 +69,67 @@ declare_option(SUITE, "embedding_mismatch", "drop", ("drop", "accept"),
 
 
 def canonical_bytes(bundle: dict[str, Any], unicode: str = "literal") -> bytes:
-    """§3.6: the bundle without manifest.checksum, sorted keys, no whitespace, UTF-8."""
+    """§3.6: the bundle without manifest.checksum, sorted keys, no whitespace, UTF-8 (as Python's
+    json.dumps writes it; the literal reading through orjson where its bytes are the same)."""
     body = dict(bundle)
     manifest = body.get("manifest")
     if isinstance(manifest, dict) and "checksum" in manifest:
         body["manifest"] = {k: v for k, v in manifest.items() if k != "checksum"}
+    if unicode == "literal" and (fast := _literal_by_orjson(body)) is not None:
+        return fast
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=(unicode == "ascii"),
                       allow_nan=False).encode("utf-8")
+
+
+# orjson writes strings, keys (sorted by code point), integers and most floats byte for byte as
+# json.dumps(ensure_ascii=False, separators=(",", ":")) does (tests/test_memoryai_canonical_fast.py);
+# floats of magnitude below 1e-4 it writes its own way (0.00001, 1e-7 for Python's 1e-05, 1e-07),
+# so those are written by Python's repr and put in place as fragments.
+_ORJSON_FLOATS_FROM = 1e-4
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _literal_by_orjson(body: dict[str, Any]) -> bytes | None:
+    """The literal canonical bytes at orjson's speed, or None where only json.dumps can say (a NaN or
+    infinity, which json.dumps refuses; an integer past 64 bits, a lone surrogate or a key that is no
+    string, which orjson refuses)."""
+    try:
+        return orjson.dumps(_python_floats(body), option=orjson.OPT_SORT_KEYS)
+    except (_NotFinite, TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _python_float(value: float) -> Any:
+    if value - value != 0:  # NaN or infinity
+        raise _NotFinite
+    return orjson.Fragment(repr(value).encode()) if 0 < abs(value) < _ORJSON_FLOATS_FROM else value
+
+
+def _python_floats(node: Any) -> Any:
+    """`node`, or a copy along the paths to floats orjson would write otherwise, with those floats as
+    fragments of Python's text. Only containers holding such a float are copied."""
+    kind = type(node)
+    if kind is float:
+        return _python_float(node)
+    if kind is not dict and kind is not list:
+        return node
+    patched: Any = None
+    for key, value in (node.items() if kind is dict else enumerate(node)):
+        inner = type(value)
+        if inner is float:
+            new = _python_float(value)
+        elif inner is dict or inner is list:
+            new = _python_floats(value)
+        else:
+            continue
+        if new is not value:
+            if patched is None:
+                patched = dict(node) if kind is dict else list(node)
+            patched[key] = new
+    return node if patched is None else patched
 
 
 def checksum(bundle: dict[str, Any], unicode: str = "literal", numbers: str = "python") -> str:
@@ -200,6 +255,29 @@ def decode_embedding(text: str) -> bytes:
         return binascii.a2b_base64(text, strict_mode=True)
     except (binascii.Error, ValueError) as exc:
         raise ValueError(f"not base64: {exc}") from None
+
+
+def decoded_sizes(texts: list[str]) -> list[int | ValueError]:
+    """The byte length of each strict-base64 text, or why it does not decode (`decode_embedding`).
+    Texts without padding whose lengths are multiples of 4 decode group by group, so they are judged
+    all at once: their concatenation is strict base64 exactly when each is, and each decodes to three
+    bytes per four characters. Otherwise (or when the whole does not decode) one by one."""
+    if texts and all(len(t) % 4 == 0 for t in texts):
+        joined = "".join(texts)
+        if "=" not in joined:
+            try:
+                decode_embedding(joined)
+            except ValueError:
+                pass
+            else:
+                return [len(t) // 4 * 3 for t in texts]
+    sizes: list[int | ValueError] = []
+    for text in texts:
+        try:
+            sizes.append(len(decode_embedding(text)))
+        except ValueError as exc:
+            sizes.append(exc)
+    return sizes
 
 
 def embedding_floats(text: str) -> tuple[float, ...]:
