@@ -30,6 +30,16 @@ class Observation:
         return reading in self.matched
 
 
+def equals(expected: Any) -> Callable[[Any], bool]:
+    """A prediction: the answer is `expected` (one per reading, bound now, not when the loop has moved on)."""
+    return lambda answer: bool(answer == expected)
+
+
+def includes(item: Any) -> Callable[[Any], bool]:
+    """A prediction: the answer, a collection, holds `item`."""
+    return lambda answer: item in answer
+
+
 def _holds(prediction: Prediction, answer: Any) -> bool:
     try:
         return bool(prediction(answer)) if callable(prediction) else bool(prediction)

@@ -19,6 +19,7 @@ from memconform.core.model import (
     TargetError,
     Unsupported,
 )
+from memconform.core.readings import equals
 from memconform.formats import now_iso, parse_datetime
 from memconform.suites.memoryai import format as mai
 from memconform.targets.base import Reply
@@ -96,7 +97,7 @@ def import_file(ctx: CheckContext, raw: bytes) -> Reply:
         reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
         if reply.ok:
             ctx.state(MemoryaiRun).multipart = name
-            ctx.observe("E4", {field: lambda accepted, field=field: accepted == field for field in ("file", "bundle")}, name)
+            ctx.observe("E4", {field: equals(field) for field in ("file", "bundle")}, name)
             return reply
         replies.append(reply)
     return replies[0]

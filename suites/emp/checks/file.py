@@ -12,6 +12,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
+from memconform.core.readings import includes
 from memconform.core.rules import register_rules
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.suite import SUITE
@@ -39,7 +40,7 @@ def rule_failures(rule: emp.Rule, doc: Any, ctx: CheckContext) -> Iterator[Failu
         if unpinned:  # a problem only under a reading the default does not pin: note what was seen
             for reading in unpinned:  # what the line shows: the problem holds under this reading only
                 point, _, value = reading.partition(":")
-                ctx.observe(point, {f"not {value}": lambda line_readings, reading=reading: reading in line_readings},
+                ctx.observe(point, {f"not {value}": includes(reading)},
                             readings)
             continue
         listed += 1

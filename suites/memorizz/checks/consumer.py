@@ -122,7 +122,7 @@ def restore_keeps_ids(ctx: CheckContext) -> Iterator[Failure]:
     held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}
     wanted = oracle.export_records(held, agent_id=seed.owner)  # the oracle's selection: the owner, its delegate, their namespaces
     for (store, rid), sent in wanted.items():
-        record = {"id": rid, "data": sent}
+        record: dict[str, Any] = {"id": rid, "data": sent}
         text = record["data"]["content"]
         got = after.get(text)
         if got is None:

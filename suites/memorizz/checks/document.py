@@ -14,6 +14,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
+from memconform.core.readings import includes
 from memconform.core.rules import register_rules
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.suite import SUITE
@@ -96,7 +97,7 @@ def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
         if unpinned:  # a problem only under a reading the default does not pin: note what was seen
             for reading in unpinned:  # what the archive shows: the problem holds under this reading only
                 point, _, value = reading.partition(":")
-                ctx.observe(point, {f"not {value}": lambda problem, reading=reading: reading in problem.readings}, p)
+                ctx.observe(point, {f"not {value}": includes(reading)}, p.readings)
             continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 

@@ -246,7 +246,7 @@ def domain_records_every_class(ctx: CheckContext) -> Iterator[Failure]:
 
 def middle_record_failures(ctx: CheckContext, case: RecordCase) -> Iterator[Failure]:
     ns = case.record["data"]["memory_id"] = ctx.unique("dom-mid-ns")
-    goods = [{"id": ctx.unique("good"), "data": {"memory_id": ns, "content": ctx.unique("beside")}} for _ in range(2)]
+    goods: list[dict[str, Any]] = [{"id": ctx.unique("good"), "data": {"memory_id": ns, "content": ctx.unique("beside")}} for _ in range(2)]
     accepted, body = import_archive(ctx, archive_of([goods[0], case.record, goods[1]]), "restore")
     if accepted:
         forget_namespaces_at_end(ctx, ns)

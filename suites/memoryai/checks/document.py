@@ -10,6 +10,7 @@ from typing import Any, TypeGuard
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck
+from memconform.core.readings import equals
 from memconform.formats import is_int, parse_datetime
 from memconform.suites.memoryai import credentials
 from memconform.suites.memoryai import format as mai
@@ -280,7 +281,7 @@ def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Fa
         return
     accepted = mai.checksum_readings(unicode, numbers)
     # the first accepted serialisation whose digest is the one claimed is the reading the bundle followed
-    if ctx.observe("E1", {name: lambda followed, name=name: followed == name for name in accepted}, seen):
+    if ctx.observe("E1", {name: equals(name) for name in accepted}, seen):
         return
     yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
                   mai.checksum(doc, *mai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
@@ -338,8 +339,8 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
             claimed, content = chunk["content_hash"].lower(), chunk["content"]
             normalised = unicodedata.normalize("NFC", content)
             if normalised != content:  # only a text NFC changes shows which of the two readings was taken
-                seen = ctx.observe("E2", {"as written": lambda digest, text=content: digest == mai.content_hash(text),
-                                          "nfc-normalised": lambda digest, text=normalised: digest == mai.content_hash(text)},
+                seen = ctx.observe("E2", {"as written": equals(mai.content_hash(content)),
+                                          "nfc-normalised": equals(mai.content_hash(normalised))},
                                    claimed, title="content_hash is not sha256 of the UTF-8 content, as written or NFC",
                                    path=f"$.chunks[{i}].content_hash")
                 if seen.failure:

@@ -212,8 +212,7 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
             continue
         wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
         ctx.observe("E3", {f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}":
-                           lambda line, key=key, wrapped=wrapped: isinstance(line[key], str)
-                           and (wrapped is None or isinstance(line[wrapped], dict))}, item)
+                           stream_line_shape(item, key, wrapped)}, item)
         fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
         if section in mai.RECORD_SECTIONS:
             doc[section].append(fields)
@@ -363,3 +362,8 @@ def export_filename_json(ctx: CheckContext) -> Iterator[Failure]:
         raise SkipCheck("the export names no file (no Content-Disposition filename)", not_applicable=True)
     if not match.group(1).strip().lower().endswith(".json"):
         yield Failure("the exported bundle's filename does not end in .json", match.group(1), "*.json")
+
+
+def stream_line_shape(line: dict[str, Any], key: str | None, wrapped: str | None) -> bool:
+    """E3's prediction for one line: its kind named under `key`, its record under `wrapped` or inline."""
+    return key is not None and isinstance(line.get(key), str) and (wrapped is None or isinstance(line.get(wrapped), dict))
