@@ -70,7 +70,7 @@ def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:
         script = folder / f"{stem}.sh"
         script.write_text("\n".join(lines) + "\n", encoding="utf-8")
         script.chmod(0o755)
-    return path, script
+    return ctx.shown_path(path), (ctx.shown_path(script) if script is not None else None)
 
 
 def replay_line(ctx: Any, path: Path) -> str:
