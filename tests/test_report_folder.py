@@ -4,6 +4,7 @@ the last good one, badges come only from the run beside them, and tests never wr
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -215,3 +216,23 @@ def _a_finished_pid() -> int:
     proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True)
     return int(proc.stdout)
+
+
+def test_the_checkout_guard_sees_a_file_written_into_the_checkout(tmp_path: Path) -> None:
+    """The conftest guard that fails the session when a test writes into the checkout: it sees a new, a
+    changed and a removed file (here in a copy of its view of the checkout, never the checkout itself)."""
+    from conftest import checkout_files, writes_into_checkout
+
+    (tmp_path / "kept.txt").write_text("a")
+    (tmp_path / "changed.txt").write_text("a")
+    (tmp_path / "gone.txt").write_text("a")
+    (tmp_path / "__pycache__").mkdir()
+    before = checkout_files(tmp_path)
+    assert writes_into_checkout(before, checkout_files(tmp_path)) == []  # the positive control
+    (tmp_path / "reports" / "latest").mkdir(parents=True)
+    (tmp_path / "reports" / "latest" / "report.jsonl").write_text("{}")
+    (tmp_path / "__pycache__" / "x.pyc").write_bytes(b"")  # a tool's cache: not the checkout's
+    os.utime(tmp_path / "changed.txt", ns=(0, 0))
+    (tmp_path / "gone.txt").unlink()
+    assert writes_into_checkout(before, checkout_files(tmp_path)) == [
+        "changed: changed.txt", "gone: gone.txt", f"new: {os.path.join('reports', 'latest', 'report.jsonl')}"]
