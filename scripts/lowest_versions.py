@@ -12,11 +12,10 @@ transitive dependencies are left to the resolver (they are other packages' floor
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tomllib
 from pathlib import Path
-
-from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
@@ -30,26 +29,34 @@ HEADER = """\
 """
 
 
-def requirements(pyproject: dict) -> list[Requirement]:
+# a PEP 508 requirement as pyproject lists them: name, optional [extras], specifiers, optional ; marker
+# (read with the standard library alone: the script runs on a bare Python before anything is installed)
+REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;]*)")
+
+
+def requirements(pyproject: dict) -> list[str]:
     project = pyproject["project"]
     listed = list(project.get("dependencies", []))
     for extra in EXTRAS:
         listed += project.get("optional-dependencies", {}).get(extra, [])
-    return [Requirement(text) for text in listed]
+    return listed
 
 
-def floor_of(requirement: Requirement) -> str | None:
-    """The version after `>=` (None: the requirement claims no floor)."""
-    floors = [spec.version for spec in requirement.specifier if spec.operator == ">="]
-    return floors[0] if len(floors) == 1 else None
+def floor_of(requirement: str) -> tuple[str, str | None]:
+    """The requirement's name and the version after `>=` (None: it claims no floor)."""
+    match = REQUIREMENT.match(requirement)
+    if match is None:
+        raise ValueError(f"not a requirement: {requirement!r}")
+    floors = [s.strip()[2:].strip() for s in match.group(2).split(",") if s.strip().startswith(">=")]
+    return match.group(1), (floors[0] if len(floors) == 1 else None)
 
 
 def pins(pyproject: dict) -> list[str]:
     seen: dict[str, str] = {}
     for requirement in requirements(pyproject):
-        floor = floor_of(requirement)
+        name, floor = floor_of(requirement)
         if floor is not None:
-            seen.setdefault(requirement.name.lower(), f"{requirement.name}=={floor}")
+            seen.setdefault(re.sub(r"[-_.]+", "-", name).lower(), f"{name}=={floor}")
     return sorted(seen.values(), key=str.lower)
 
 
