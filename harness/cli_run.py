@@ -74,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         with progress:  # a live status line on a terminal, plain lines otherwise
             outcome = session.run()
     except HarnessError:
-        say(f"report of this run: {session.outcome.report_dir}", file=sys.stderr)
+        say(f"report of this run: {session.outcome.report_dir}")  # stdout: the error stays the one stderr line
         raise
     say("")
     say(session.summary(), end="")  # rendered from the report's records, as summary.md is

@@ -1,5 +1,8 @@
+import atexit
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # through its entry point before any test module is collected, as the CLI and the plugin do.
 all_suites()
 
+
+# Hypothesis keeps its files (example database, constants cache) in ./.hypothesis unless told otherwise:
+# the tests run from the checkout, so they go to a temporary folder of this process (subprocesses inherit it)
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="memconform-tests-hypothesis-")
+    atexit.register(shutil.rmtree, os.environ["HYPOTHESIS_STORAGE_DIRECTORY"], True)
 
 CHECKOUT_REPORTS = ROOT / "reports" / "latest"
 # tool caches and virtual environments: written by the tools that run the tests, not by the tests

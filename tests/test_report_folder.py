@@ -75,7 +75,7 @@ def test_a_run_that_cannot_start_writes_nothing_over_the_last_good_run(
     before = {p.relative_to(rep): p.read_bytes() for p in rep.rglob("*") if p.is_file()}
     for _ in range(2):  # twice: the second dead run must not push the good one out either
         assert main(["run", "--report-dir", str(rep), "--suite", "memoryai", "--target", _dead_target()]) == 2
-        assert f"report of this run: {rep / report_folder.NOT_STARTED}" in capsys.readouterr().err
+        assert f"report of this run: {rep / report_folder.NOT_STARTED}" in capsys.readouterr().out
         after = {p.relative_to(rep): p.read_bytes() for p in rep.rglob("*") if p.is_file()
                  if not p.relative_to(rep).parts[0] == report_folder.NOT_STARTED}
         assert after == before  # the last good run, its badges and its previous/ byte for byte
