@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 from junit_schema import describe, invalid_junit_files
 from memconform.core.suite import all_suites
 
@@ -24,6 +25,7 @@ all_suites()
 if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="memconform-tests-hypothesis-")
     atexit.register(shutil.rmtree, os.environ["HYPOTHESIS_STORAGE_DIRECTORY"], True)
+set_hypothesis_home_dir(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])  # hypothesis's plugin may have read ./ already
 
 CHECKOUT_REPORTS = ROOT / "reports" / "latest"
 # tool caches and virtual environments: written by the tools that run the tests, not by the tests
