@@ -1,7 +1,7 @@
 """A report folder holds one run, whole: a run is written beside it and swapped into its place when it ends.
 
-A run writes into a fresh sibling folder (`.<name>.run-<pid>-<random>`, in the same parent, so on the
-same filesystem) and, when it ends, takes the report folder's place by renames:
+A run writes into a fresh sibling folder (`.<name>.run-<pid>-<random>-<host>`, in the same parent, so
+on the same filesystem) and, when it ends, takes the report folder's place by renames:
 
 1. the files a user keeps in the folder (any name a run does not write) move into the new run's folder;
 2. the two folders trade places: one rename(2) with RENAME_EXCHANGE on Linux, two renames elsewhere;
@@ -16,10 +16,11 @@ its folder goes inside it as `not-started/` (replacing an earlier one), the last
 and its `previous/` untouched. Where no run with results is in place (a fresh checkout in CI), it is
 swapped in like any run, so the folder's junit.xml says what happened.
 
-The next run clears what a killed process left beside the folder: a sibling of a process that no longer
-runs is removed after the files of the user it held are moved back (and, if the kill fell between the
-two renames of step 2, the last good run it held is put back in place first). Siblings of running
-processes are left alone (two runs into one folder at once: the last to end is in place).
+The next run clears what a killed process left beside the folder: a sibling of a process of this host
+that no longer runs is removed after the files of the user it held are moved back (and, if the kill fell
+between the two renames of step 2, the last good run it held is put back in place first). Siblings of
+running processes, and of other hosts (a container sharing the folder has its own process ids), are
+left alone: two runs into one folder at once both end in place, the last to end in front.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import glob
+import hashlib
 import os
 import secrets
 import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -49,8 +52,13 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def _host() -> str:
+    """This host, short: process ids are only comparable between processes of one host (one PID namespace)."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
 def _sibling(place: Path, mark: str) -> Path:
-    return place.parent / f".{place.name}{mark}{os.getpid()}-{secrets.token_hex(4)}"
+    return place.parent / f".{place.name}{mark}{os.getpid()}-{secrets.token_hex(4)}-{_host()}"
 
 
 def workers_folder(folder: Path) -> Path:
@@ -134,9 +142,11 @@ def swap_in(work: Path, place: Path) -> None:
 # --- what a killed process left ---------------------------------------------------------------------
 
 def _pid_of(sibling: Path, mark: str) -> int | None:
-    tail = sibling.name.rpartition(mark)[2]
-    pid = tail.partition("-")[0]
-    return int(pid) if pid.isdigit() else None
+    """The process that made a sibling, if it was one of this host's."""
+    parts = sibling.name.rpartition(mark)[2].split("-")
+    if len(parts) != 3 or parts[2] != _host() or not parts[0].isdigit():
+        return None
+    return int(parts[0])
 
 
 def _running(pid: int) -> bool:

@@ -161,7 +161,7 @@ def test_a_killed_run_leaves_the_last_good_folder_whole_and_the_next_run_clears_
     rep = _rep(tmp_path)
     assert _run(rep, capsys, "--suite", "memoryai", "--seed", "8", *ONE_CHECK) == 0
     (rep / "notes.txt").write_text("mine")
-    dead = tmp_path / f".rep{report_folder.RUN_MARK}{_a_finished_pid()}-0000"
+    dead = tmp_path / f".rep{report_folder.RUN_MARK}{_a_finished_pid()}-0000-{report_folder._host()}"
     dead.mkdir()  # what a run killed mid-run leaves: its fresh folder, partly written
     (dead / "report.jsonl").write_text('{"type": "header"}\n')
     assert _run(rep, capsys, "--suite", "memoryai", "--seed", "9", *ONE_CHECK) == 0
@@ -177,8 +177,8 @@ def test_a_kill_between_the_two_renames_puts_the_last_good_run_back(tmp_path: Pa
     rep = _rep(tmp_path)
     assert _run(rep, capsys, "--suite", "memoryai", "--seed", "10", *ONE_CHECK) == 0
     pid = _a_finished_pid()
-    old = tmp_path / f".rep{report_folder.OLD_MARK}{pid}-0000"
-    work = tmp_path / f".rep{report_folder.RUN_MARK}{pid}-0001"
+    old = tmp_path / f".rep{report_folder.OLD_MARK}{pid}-0000-{report_folder._host()}"
+    work = tmp_path / f".rep{report_folder.RUN_MARK}{pid}-0001-{report_folder._host()}"
     shutil.copytree(rep, work)
     (work / "notes.txt").write_text("mine")  # step 1 had moved it
     rep.rename(old)
@@ -236,3 +236,31 @@ def test_the_checkout_guard_sees_a_file_written_into_the_checkout(tmp_path: Path
     (tmp_path / "gone.txt").unlink()
     assert writes_into_checkout(before, checkout_files(tmp_path)) == [
         "changed: changed.txt", "gone: gone.txt", f"new: {os.path.join('reports', 'latest', 'report.jsonl')}"]
+
+
+def test_what_another_host_or_a_running_process_left_is_left_alone(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A container sharing the folder numbers its processes its own way, and a running process may be
+    another run into the same folder: neither's folder is cleared; a dead one of this host's is."""
+    rep = _rep(tmp_path)
+    other_host = tmp_path / f".rep{report_folder.RUN_MARK}{_a_finished_pid()}-0000-{'0' * 8}"
+    running = tmp_path / f".rep{report_folder.RUN_MARK}{os.getppid()}-0000-{report_folder._host()}"
+    dead = tmp_path / f".rep{report_folder.RUN_MARK}{_a_finished_pid()}-0000-{report_folder._host()}"
+    for folder in (other_host, running, dead):
+        folder.mkdir()
+    assert _run(rep, capsys, "--suite", "memoryai", *ONE_CHECK) == 0
+    assert other_host.is_dir() and running.is_dir() and not dead.exists()
+
+
+def test_a_run_without_report_dir_uses_the_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCONFORM_REPORT_DIR", str(tmp_path / "env"))
+    assert main(["run", "--suite", "memoryai", *ONE_CHECK]) == 0
+    assert f"report: {tmp_path / 'env' / 'report.jsonl'}" in capsys.readouterr().out
+    assert (tmp_path / "env" / "junit.xml").is_file()
+
+
+def test_the_test_suite_points_runs_away_from_the_checkout() -> None:
+    from conftest import CHECKOUT_REPORTS
+
+    assert not Path(os.environ["MEMCONFORM_REPORT_DIR"]).resolve().is_relative_to(CHECKOUT_REPORTS.parent.parent)
