@@ -330,9 +330,18 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
         session.outcome.readings += [x for x in footer.get("readings", []) if x not in session.outcome.readings]
         if r.footer is None:
             session.outcome.notes.append({"suite": suites[0] if suites else "", "note": "a worker's report was cut off"})
-    outcome = session.finish()
+    outcome = _finish_with_the_workers_exchanges(session, folders)
     shutil.rmtree(workers, ignore_errors=True)
     return outcome
+
+
+def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) -> RunOutcome:
+    """The merged run's exchanges.har is the workers' together (the curl lines of its report point to it)."""
+    from .targets.exchanges import merge_hars
+
+    assert session.write_dir is not None
+    merge_hars(session.write_dir / exchange_report.HAR_NAME, [f / exchange_report.HAR_NAME for f in folders])
+    return session.finish()
 
 
 def _move_files_of(worker: Path, run: Path) -> None:

@@ -280,3 +280,6 @@ def test_pytest_xdist_gives_the_same_report_as_serial(tmp_path: Path, served: in
     assert outcome == {r["check_id"]: r["outcome"] for r in b.results}
     assert a.footer is not None and b.footer is not None
     assert [lv["status"] for lv in a.footer["levels"]] == [lv["status"] for lv in b.footer["levels"]]
+    har = json.loads((tmp_path / "parallel" / "exchanges.har").read_text("utf-8"))["log"]  # the workers' together
+    assert har["entries"] and "exchanges kept" in har["comment"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".parallel.")]  # no worker or run folder left

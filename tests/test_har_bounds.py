@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 from memconform.core.redact import Redactor
 from memconform.targets import exchanges
-from memconform.targets.exchanges import MAX_BODY, MAX_ENTRIES, ExchangeLog, finish, write_har
+from memconform.targets.exchanges import MAX_BODY, MAX_ENTRIES, ExchangeLog, finish, merge_hars, write_har
 
 
 def _log(count: int, request_size: int, response_size: int) -> ExchangeLog:
@@ -63,3 +63,19 @@ def test_every_comment_is_where_har_1_2_allows_one(tmp_path: Path) -> None:
                               "serverIPAddress", "connection", "comment"}
         assert set(entry["request"]["postData"]) <= {"mimeType", "params", "text", "comment"}
         assert set(entry["response"]["content"]) <= {"size", "compression", "mimeType", "text", "encoding", "comment"}
+
+
+def test_the_parts_of_an_xdist_run_make_one_har_within_the_bounds(tmp_path: Path) -> None:
+    parts = []
+    for worker, count in (("gw0", MAX_ENTRIES + 1), ("gw1", 5)):
+        (tmp_path / worker).mkdir()
+        parts.append(tmp_path / worker / "exchanges.har")
+        log = _log(count, 1, 1)
+        write_har(parts[-1], list(log.entries), log.count - len(log.entries), Redactor([]), "test")
+    assert merge_hars(tmp_path / "exchanges.har", [*parts, tmp_path / "gw2" / "exchanges.har"])
+    har = json.loads((tmp_path / "exchanges.har").read_text("utf-8"))["log"]
+    assert len(har["entries"]) == MAX_ENTRIES and har["_dropped"] == 1 + 5
+    assert har["comment"].endswith(f"This run: {MAX_ENTRIES} exchanges kept, the first 6 not kept.")
+    times = [e["startedDateTime"] for e in har["entries"]]
+    assert times == sorted(times)
+    assert not merge_hars(tmp_path / "none.har", [tmp_path / "gw9" / "exchanges.har"])

@@ -154,5 +154,21 @@ def har_entry(entry: Exchange) -> dict[str, Any]:
 def write_har(path: Path, entries: list[Exchange], dropped: int, redactor: Any, version: str) -> None:
     """HAR 1.2 of the run's exchanges, each entry's comment naming the check that sent it, the log's the bounds."""
     log: dict[str, Any] = {"version": "1.2", "creator": {"name": "memconform", "version": version},
-                           "entries": [har_entry(e) for e in entries], "comment": bounds_comment(len(entries), dropped)}
+                           "entries": [har_entry(e) for e in entries], "comment": bounds_comment(len(entries), dropped),
+                           "_dropped": dropped}  # HAR 1.2: a custom field's name starts with "_"
     path.write_text(json.dumps({"log": redactor.deep(log)}, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def merge_hars(path: Path, parts: list[Path]) -> bool:
+    """One HAR of several (the parts of one run written by pytest-xdist workers, redacted already): the
+    entries in time order, within the same bounds; False when no part holds one."""
+    logs = [json.loads(p.read_text("utf-8"))["log"] for p in parts if p.is_file()]
+    if not logs:
+        return False
+    entries = sorted((e for log in logs for e in log["entries"]), key=lambda e: e["startedDateTime"])
+    dropped = sum(int(log.get("_dropped", 0)) for log in logs) + max(0, len(entries) - MAX_ENTRIES)
+    kept = entries[-MAX_ENTRIES:]
+    log = {"version": "1.2", "creator": logs[0]["creator"], "entries": kept,
+           "comment": bounds_comment(len(kept), dropped), "_dropped": dropped}
+    path.write_text(json.dumps({"log": log}, ensure_ascii=False, indent=1), encoding="utf-8")
+    return True
