@@ -72,11 +72,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
         f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; "
         + (f"containment {contained}; " if contained else "") + f"report {report_dir}")
-    with progress:  # a live status line on a terminal, plain lines otherwise
-        outcome = session.run()
+    try:
+        with progress:  # a live status line on a terminal, plain lines otherwise
+            outcome = session.run()
+    except HarnessError:
+        say(f"report of this run: {session.outcome.report_dir}")  # stdout: the error stays the one stderr line
+        raise
     say("")
     say(session.summary(), end="")  # rendered from the report's records, as summary.md is
-    say(f"report: {report_dir / 'report.jsonl'} (junit.xml, summary.md beside it)")
+    say(f"report: {outcome.report_dir or report_dir}/report.jsonl (junit.xml, summary.md beside it)")
     if outcome.exit_code == 2:
         say("memconform: error: no check ran", file=sys.stderr)
     if expect is not None:  # the report keeps its own exit code; the expectations decide the process's

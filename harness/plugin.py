@@ -71,7 +71,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _state(session.config)  # bad settings are a usage error before any test runs
+    state = _state(session.config)  # bad settings are a usage error before any test runs
+    if state["report_dir"] and not _xdist_worker(session.config):  # workers start after this: no stale part merged
+        import shutil
+        from pathlib import Path
+
+        from .report_folder import workers_folder
+
+        shutil.rmtree(workers_folder(Path(state["report_dir"])), ignore_errors=True)
 
 
 def _state(config: pytest.Config) -> dict[str, Any]:
@@ -130,9 +137,12 @@ def _session(config: pytest.Config) -> Any:
         report_dir = Path(state["report_dir"]) if state["report_dir"] else None
         worker = _xdist_worker(config)
         if worker and report_dir is not None:  # pytest-xdist: each worker its own stream, merged at the end
-            from .session import WORKERS_DIR
+            from .report_folder import workers_folder
 
-            report_dir = report_dir / WORKERS_DIR / worker
+            state["session"] = Session(state["suites"], state["target"], state["profile"],
+                                       workers_folder(report_dir) / worker, state["api_key"],
+                                       command="pytest (memconform plugin)", report_name=report_dir)
+            return state["session"]
         state["session"] = Session(state["suites"], state["target"], state["profile"], report_dir, state["api_key"],
                                    command="pytest (memconform plugin)")
     return state["session"]

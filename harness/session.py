@@ -100,12 +100,18 @@ class Session:
         check_ids: list[str] | None = None,
         command: str = "memconform run",
         on_result: Callable[[Result], None] | None = None,
+        report_name: Path | None = None,
     ) -> None:
+        """`report_dir`: the report folder; the run is written beside it and swapped into its place when
+        it ends (report_folder.py). `report_name`: an xdist worker's part of a run, written straight into
+        report_dir and naming its files by the report folder `report_name` the merged run goes to."""
         profile.validate_options()
         self.suites = list(suites)
         self.target = target
         self.profile = profile
-        self.report_dir = report_dir
+        self.report_dir = report_name or report_dir  # the folder the report names
+        self.folder = report_folder.RunFolder(report_dir) if report_dir and report_name is None else None
+        self.write_dir = report_dir  # where this run's files are written (the fresh folder, once started)
         self.api_key = api_key
         self.check_ids = check_ids
         self.command = command
@@ -116,7 +122,7 @@ class Session:
         self.contexts: dict[str, Context] = {}
         self._open_failed: dict[str, BaseException] = {}
         self._closed: set[str] = set()
-        self.outcome = RunOutcome(report_dir=report_dir)
+        self.outcome = RunOutcome(report_dir=self.report_dir)
         self.writer: ReportWriter | None = None
         limits = profile.limits
         self.clock = Clock.starting_now(limits.run_deadline_s, limits.check_deadline_s)  # every target of the run
@@ -125,10 +131,12 @@ class Session:
     def start(self) -> None:
         if self.writer is not None:
             return
-        if self.report_dir:  # a fresh folder: the run before is kept as previous/, never mixed in
-            report_folder.begin(self.report_dir)
-        self.writer = ReportWriter(self.report_dir / "report.jsonl" if self.report_dir else None, self.redactor)
-        keep_hypothesis_files_in(self.report_dir)
+        if self.folder is not None:  # a fresh folder beside the report folder, swapped in at the end
+            self.write_dir = self.folder.open()
+        elif self.write_dir is not None:
+            self.write_dir.mkdir(parents=True, exist_ok=True)
+        self.writer = ReportWriter(self.write_dir / "report.jsonl" if self.write_dir else None, self.redactor)
+        keep_hypothesis_files_in(self.report_dir)  # a cache the folder keeps from run to run, as a user's file
         self.writer.header(
             target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
@@ -149,7 +157,8 @@ class Session:
         tgt.clock = self.clock.sibling()
         try:
             tgt.preflight()
-            ctx = Context(suite=suite, target=tgt, profile=self.profile, report_dir=self.report_dir, redactor=self.redactor)
+            ctx = Context(suite=suite, target=tgt, profile=self.profile, report_dir=self.write_dir,
+                          report_name=self.report_dir, redactor=self.redactor)
             ctx.reproduce_base = reproduce_base(suite_name, target_str, self.profile, self.report_dir, self.redactor,
                                                 keyed=bool(self.api_key))
             if suite.preflight is not None:
@@ -242,13 +251,18 @@ class Session:
         )
         self.writer.close()
         out.report = self.writer.report(allow_empty=True)
-        if self.report_dir:
-            write_rendered(self.report_dir, out.report)
-            from . import exchange_report
+        if self.write_dir:
+            write_rendered(self.write_dir, out.report)
+            from . import exchange_report  # httpx and what it pulls in only when a run writes exchanges
 
-            exchange_report.write(self.report_dir, [c.target for c in self.contexts.values()], self.redactor)
-            report_folder.end(self.report_dir)
+            exchange_report.write(self.write_dir, [c.target for c in self.contexts.values()], self.redactor)
+        self._put_in_place()
         return out
+
+    def _put_in_place(self) -> None:
+        """The run's folder takes the report folder's place (or goes beside the last good run)."""
+        if self.folder is not None and self.folder.work is not None:
+            self.outcome.report_dir = self.folder.close()
 
     def close(self) -> None:
         """Close targets and the stream without a footer (an interrupted run stays visibly truncated)."""
@@ -262,8 +276,7 @@ class Session:
                 pass
         if self.writer is not None:
             self.writer.close()
-            if self.report_dir:
-                report_folder.end(self.report_dir)
+            self._put_in_place()  # an interrupted run with results is in place, visibly truncated
 
     def __enter__(self) -> Session:
         return self
@@ -302,16 +315,14 @@ class Session:
         return render_summary(report) + ("\n" + grouped if grouped else "")
 
 
-WORKERS_DIR = ".workers"
-
-
 def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile, api_key: str | None,
                          command: str) -> RunOutcome | None:
-    """pytest-xdist: each worker wrote its checks' results under `<report_dir>/.workers/<id>/`; one report
+    """pytest-xdist: each worker wrote its checks' results under `.<report folder>.workers/<id>/`; one report
     of them all, with the level verdicts, notes and readings of the whole run (None: no worker wrote one)."""
     import shutil
 
-    folders = sorted(p for p in (report_dir / WORKERS_DIR).glob("*") if (p / "report.jsonl").is_file())
+    workers = report_folder.workers_folder(report_dir)
+    folders = sorted(p for p in workers.glob("*") if (p / "report.jsonl").is_file())
     if not folders:
         return None
     reports = [Report.from_path(p / "report.jsonl", allow_truncated=True, allow_empty=True) for p in folders]
@@ -321,6 +332,9 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
     suites = list(dict.fromkeys(line["suite"] for line in ranked))
     session = Session(suites, target, profile, report_dir, api_key, command=command)
     session.start()
+    assert session.write_dir is not None
+    for folder in folders:  # the files the workers' reports name (by the report folder's name) come along
+        _move_files_of(folder, session.write_dir)
     for line in ranked:
         session.record(Result.from_json(line, strict=profile.strict))
     for r in reports:
@@ -329,9 +343,28 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
         session.outcome.readings += [x for x in footer.get("readings", []) if x not in session.outcome.readings]
         if r.footer is None:
             session.outcome.notes.append({"suite": suites[0] if suites else "", "note": "a worker's report was cut off"})
-    outcome = session.finish()
-    shutil.rmtree(report_dir / WORKERS_DIR, ignore_errors=True)
+    outcome = _finish_with_the_workers_exchanges(session, folders)
+    shutil.rmtree(workers, ignore_errors=True)
     return outcome
+
+
+def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) -> RunOutcome:
+    """The merged run's exchanges.har is the workers' together (the curl lines of its report point to it)."""
+    from . import exchange_report
+    from .targets.exchanges import merge_hars
+
+    assert session.write_dir is not None
+    merge_hars(session.write_dir / exchange_report.HAR_NAME, [f / exchange_report.HAR_NAME for f in folders])
+    return session.finish()
+
+
+def _move_files_of(worker: Path, run: Path) -> None:
+    """A worker's saved examples and sequences into the merged run's folder (their names are unique)."""
+    for kind in ("examples", "sequences"):
+        for path in sorted((worker / kind).glob("*")):
+            (run / kind).mkdir(exist_ok=True)
+            if not (run / kind / path.name).exists():
+                path.rename(run / kind / path.name)
 
 
 def write_rendered(report_dir: Path, report: Report) -> None:

