@@ -14,6 +14,7 @@ from memconform.suites.memorizz.format.canonical import (
     digest,
     empty_archive,
     float_is_plain,
+    key_orders_agree,
     needs_exact_writer,
     number_text,
     reseal,
@@ -70,7 +71,7 @@ __all__ = [
     "REFERENCE_FIELDS", "RULES", "SIZES", "SPEC", "STORES", "SUITE", "TAXONOMY", "VERSION", "Archive", "Problem",
     "Rule", "canonical_bytes", "canonical_text", "canonical_text_exact", "canonical_text_marked",
     "credential_paths", "detect", "digest", "embedding_paths", "empty_archive", "external_references",
-    "float_is_plain", "is_int", "is_utc_timestamp", "links_of", "load_file", "needs_exact_writer", "number_text",
+    "float_is_plain", "is_int", "key_orders_agree", "is_utc_timestamp", "links_of", "load_file", "needs_exact_writer", "number_text",
     "open_file", "parse_bytes", "record_total", "records_of", "reported_ids", "reseal", "scan", "seal", "sniff",
     "utc_now", "without_integrity",
 ]

@@ -150,6 +150,17 @@ def canonical_text(value: Any, key_order: str = "codepoint", exact: bool | None 
     return canonical_text_marked(value)
 
 
+# UTF-8 lead bytes of U+E000 and above: only there do code point and UTF-16 code unit orders differ
+# (a character from U+E000 to U+FFFF sorts before a supplementary one by UTF-16 units, after it by code points)
+_ORDER_SENSITIVE_LEADS = tuple(bytes([lead]) for lead in range(0xEE, 0xF5))
+
+
+def key_orders_agree(canonical: bytes) -> bool:
+    """Do both key orders give the same canonical text? True when the text (either order's: they hold the
+    same characters) has no character at or above U+E000, so no two keys can sort differently."""
+    return canonical.isascii() or not any(lead in canonical for lead in _ORDER_SENSITIVE_LEADS)  # memchr speed
+
+
 def without_integrity(archive: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in archive.items() if k != "integrity"}
 
