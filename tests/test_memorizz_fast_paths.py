@@ -1,0 +1,61 @@
+"""MemoRizz bulk paths say what the one-by-one readings say: embedding keys found among a store's
+distinct keys, and the digest check's skipping of the second key order."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from memconform.suites.memorizz import format as mz
+
+FUZZ = settings(max_examples=150, deadline=None, database=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow])
+KEYS = ["text", "embedding", "embeddings", "vector", "query_embedding", "title_embeddings", "embedding_model",
+        "vectors", "x_embedding", "id"]
+VALUES = st.sampled_from([None, [], "", [0.5], "v", 0, {}])
+
+
+def one_by_one(archive):
+    """(path, reading) of every embedding the scan should report, each data key judged on its own."""
+    found = []
+    for store, records in archive["stores"].items():
+        for i, record in enumerate(records):
+            data = record.get("data") if isinstance(record, dict) else None
+            if not isinstance(data, dict):
+                continue
+            for key in sorted(data):
+                reading = mz.embedding_key(key)
+                if reading is not None and data[key] not in (None, [], ""):
+                    found.append((f"$.stores.{store}[{i}].data.{key}", (reading,) if reading else ()))
+    return found
+
+
+@st.composite
+def archives(draw):
+    archive = mz.empty_archive()
+    for n, store in enumerate(draw(st.lists(st.sampled_from(mz.STORES), max_size=3, unique=True))):
+        rows = draw(st.lists(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=4), max_size=4))
+        archive["stores"][store] = [{"id": f"r{n}-{i}", "data": {k: v for k, v in row.items() if k != "id"}}
+                                    for i, row in enumerate(rows)]
+        if draw(st.booleans()):
+            archive["stores"][store].append("not a record")
+    archive["manifest"]["includes"]["embeddings"] = draw(st.sampled_from([False, True, None]))
+    return mz.seal(archive)
+
+
+@FUZZ
+@given(archives())
+def test_embedding_problems_are_those_of_each_key_judged_alone(archive):
+    problems = mz.scan(archive).get("embeddings_follow_includes", [])
+    expected = [] if archive["manifest"]["includes"]["embeddings"] is True else one_by_one(archive)
+    assert [(p.path, p.readings) for p in problems] == expected
+
+
+def test_the_scan_finds_an_embedding_in_one_record_of_many():
+    archive = mz.empty_archive()
+    archive["stores"]["entity_memory"] = [{"id": f"m{i}", "data": {"text": "t"}} for i in range(50)]
+    archive["stores"]["entity_memory"][37]["data"]["note_embedding"] = [0.25]
+    archive["stores"]["entity_memory"][38]["data"]["vector"] = [0.5]
+    problems = mz.scan(mz.seal(archive))["embeddings_follow_includes"]
+    assert [(p.path, p.readings) for p in problems] == [
+        ("$.stores.entity_memory[37].data.note_embedding", ()),
+        ("$.stores.entity_memory[38].data.vector", ("M8:with-vector",))]
