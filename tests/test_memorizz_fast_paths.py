@@ -3,6 +3,8 @@ distinct keys, and the digest check's skipping of the second key order."""
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memconform.suites.memorizz import format as mz
@@ -59,3 +61,32 @@ def test_the_scan_finds_an_embedding_in_one_record_of_many():
     assert [(p.path, p.readings) for p in problems] == [
         ("$.stores.entity_memory[37].data.note_embedding", ()),
         ("$.stores.entity_memory[38].data.vector", ("M8:with-vector",))]
+
+
+@FUZZ
+@given(st.binary(max_size=80) | st.text(alphabet="0123456789e-+.,]}\"ab\ue000\U0001f600 ", max_size=60).map(str.encode))
+def test_one_look_at_the_text_answers_as_the_separate_searches(text):
+    from memconform.json_reader import has_digit_run
+    from memconform.suites.memorizz.format.canonical_fast import text_facts
+
+    facts = text_facts(text)
+    assert facts.long_digits == has_digit_run(text, 16)
+    assert facts.order_sensitive == any(lead in text for lead in range(0xEE, 0xF5))
+    if not facts.number_rules:  # no exponent token: none of the shapes orjson writes one in
+        assert not any(f"{d}e{s}{n}{end}".encode() in text
+                       for d in "0123456789" for s in "+-" for n in ("1", "22", "308") for end in ",]}")
+
+
+def test_an_unsafe_integer_is_still_found_through_validate(tmp_path, capsys):
+    from memconform.cli import main
+
+    archive = mz.empty_archive()
+    archive["stores"]["entity_memory"] = [{"id": "e1", "data": {"count": 2**53 + 1, "w": 0.5}}]
+    path = tmp_path / "big.memorizz.json"
+    path.write_text(json.dumps(mz.seal(archive)), "utf-8")
+    main(["validate", str(path), "--check", "memorizz.integers_safe"])  # a SHOULD: a warning, exit 0
+    assert "received 9007199254740993" in capsys.readouterr().out
+    archive["stores"]["entity_memory"][0]["data"]["count"] = 2**53 - 1
+    path.write_text(json.dumps(mz.seal(archive)), "utf-8")
+    assert main(["validate", str(path), "--check", "memorizz.integers_safe"]) == 0
+    assert "0 warnings" in capsys.readouterr().out

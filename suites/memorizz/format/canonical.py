@@ -13,7 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from memconform.suites.memorizz.format.canonical_fast import plain_canonical
+from memconform.suites.memorizz.format.canonical_fast import TextFacts, plain_canonical_facts
 from memconform.suites.memorizz.format.constants import FORMAT, STORES, TAXONOMY, VERSION
 
 
@@ -169,14 +169,20 @@ def canonical_bytes(archive: dict[str, Any], key_order: str = "codepoint", exact
                     finite: bool = False) -> bytes:
     """What the checksum covers: canonical UTF-8 JSON of every field except integrity. `finite`: the
     archive is known to hold no NaN or infinity (read by orjson), so orjson's text may be used."""
+    return canonical_bytes_and_facts(archive, key_order, exact, finite)[0]
+
+
+def canonical_bytes_and_facts(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None,
+                              finite: bool = False) -> tuple[bytes, TextFacts | None]:
+    """canonical_bytes, and what the look at orjson's text found when that text is the one used."""
     body = without_integrity(archive)
     if key_order == "codepoint" and (exact is False or finite):
-        fast = plain_canonical(body)
+        fast = plain_canonical_facts(body)
         if fast is not None:
             return fast
         if exact is None:
             exact = True  # the marked writer walks the archive once; no walk first to decide
-    return canonical_text(body, key_order, exact).encode("utf-8")
+    return canonical_text(body, key_order, exact).encode("utf-8"), None
 
 
 def digest(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None) -> str:
