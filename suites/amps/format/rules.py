@@ -9,6 +9,8 @@ exactly one check per key and verifies that at import.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +96,7 @@ def scan(doc: Any) -> Scan:
     atoms, artifacts = _items(doc, "atoms"), _items(doc, "artifacts")
     atom_ids = {a.get("atom_id") for _, a in atoms}
     artifact_ids = {a.get("artifact_id") for _, a in artifacts}
+    cited: list[tuple[int, list[Any]]] = []
     seen = dict.fromkeys(("inferred_has_sources", "observed_has_sources", "valid_to_not_before_valid_from",
                           "text_at_most_500", "references_resolve"), 0)
     for i, atom in atoms:
@@ -134,26 +137,25 @@ def scan(doc: Any) -> Scan:
                 out.add("text_at_most_500", "atom text is longer than 500 characters", len(text), f"<= {TEXT_MAX}",
                         f"$.atoms[{i}].text")
         if refs:
-            seen["references_resolve"] += len(refs)
-            if not _all_in(refs, artifact_ids):
-                for j, ref in enumerate(refs):
-                    if ref not in artifact_ids:
-                        out.add("references_resolve", "reference resolves to nothing in the same export (dangling)",
-                                ref, "an id present in this export", f"$.atoms[{i}].provenance.artifact_ids[{j}]")
-    for i, art in artifacts:
-        refs = _array(art.get("atom_ids"))
-        seen["references_resolve"] += len(refs)
-        if refs and not _all_in(refs, atom_ids):
+            cited.append((i, refs))
+    listed = [(i, refs) for i, art in artifacts if (refs := _array(art.get("atom_ids")))]
+    # references: counted, then looked up all at once; one by one only when something is missing
+    for refs_of, ids, where in ((cited, artifact_ids, "$.atoms[{}].provenance.artifact_ids[{}]"),
+                                (listed, atom_ids, "$.artifacts[{}].atom_ids[{}]")):
+        seen["references_resolve"] += sum(map(len, (refs for _, refs in refs_of)))
+        if not refs_of or _all_in(itertools.chain.from_iterable(refs for _, refs in refs_of), ids):
+            continue
+        for i, refs in refs_of:
             for j, ref in enumerate(refs):
-                if ref not in atom_ids:
+                if ref not in ids:
                     out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,
-                            "an id present in this export", f"$.artifacts[{i}].atom_ids[{j}]")
+                            "an id present in this export", where.format(i, j))
     seen["atom_labels"] = seen["atom_labels_required"] = len(atoms)
     out.observed = {rule: count for rule, count in seen.items() if count}
     return out
 
 
-def _all_in(refs: list[Any], ids: set[Any]) -> bool:
+def _all_in(refs: Iterable[Any], ids: set[Any]) -> bool:
     """Does every reference resolve? A reference that cannot be a member (a list, an object) does not."""
     try:
         return ids.issuperset(refs)
