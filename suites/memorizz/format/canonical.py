@@ -13,6 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from memconform.suites.memorizz.format.canonical_fast import TextFacts, plain_canonical_facts
 from memconform.suites.memorizz.format.constants import FORMAT, STORES, TAXONOMY, VERSION
 
@@ -140,6 +141,50 @@ def canonical_text_marked(value: Any) -> str:
     return "".join(parts)
 
 
+def marked_bytes(value: dict[str, Any]) -> bytes | None:
+    """canonical_text_marked with orjson writing the text (a finite value only: orjson writes no NaN),
+    as UTF-8 bytes; None where orjson cannot write the value or a marker is not found as placed."""
+    nonce = "\u2063mz" + os.urandom(8).hex() + "-"
+    swapped = _swap_special_floats(value, nonce)
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    finally:
+        for node, k, v in swapped:
+            node[k] = v
+    parts = re.split(b'"' + nonce.encode("utf-8") + rb"(\d+)\"", text)
+    if len(parts) != 2 * len(swapped) + 1:
+        return None
+    parts[1::2] = [number_text(swapped[int(i)][2]).encode("ascii") for i in parts[1::2]]
+    return b"".join(parts)
+
+
+def _swap_special_floats(value: Any, nonce: str) -> list[tuple[Any, Any, float]]:
+    """Each float needing a special number rule replaced in place by a marker string; (container, key,
+    float) of each, to put back."""
+    swapped: list[tuple[Any, Any, float]] = []
+    plain, scalars = float_is_plain, _SCALARS
+    stack = [value]
+    try:
+        while stack:
+            node = stack.pop()
+            for k, v in (node.items() if type(node) is dict else enumerate(node)):
+                tv = type(v)
+                if tv in scalars:
+                    continue
+                if tv is dict or tv is list:
+                    stack.append(v)
+                elif tv is float and not plain(v):
+                    node[k] = f"{nonce}{len(swapped)}"
+                    swapped.append((node, k, v))
+    except BaseException:
+        for node, k, v in swapped:
+            node[k] = v
+        raise
+    return swapped
+
+
 def canonical_text(value: Any, key_order: str = "codepoint", exact: bool | None = None) -> str:
     """Canonical JSON text. `exact`: whether a special float is known to be present (None: look)."""
     if key_order != "codepoint":
@@ -180,6 +225,9 @@ def canonical_bytes_and_facts(archive: dict[str, Any], key_order: str = "codepoi
         fast = plain_canonical_facts(body)
         if fast is not None:
             return fast
+        marked = marked_bytes(body)  # floats needing the number rules: orjson writes the rest
+        if marked is not None:
+            return marked, None
         if exact is None:
             exact = True  # the marked writer walks the archive once; no walk first to decide
     return canonical_text(body, key_order, exact).encode("utf-8"), None
