@@ -1,7 +1,6 @@
 """`memconform validate` as users run it, whole process, against the fastest floor a Python program reaches.
 
-    python bench/bench_cli.py [--runs 5] [--only memoryai,amps,memorizz,memorizz-special,emp] [--memconform PATH]
-                              [--keep DIR] [--memorizz-python PATH]
+    python bench/bench_cli.py [--runs 5] [--only memoryai,amps,memorizz,emp] [--memconform PATH] [--keep DIR]
 
 For each format one file is generated (the other bench scripts' generators) and two commands run in
 turn, A B A B ..., each pair giving one ratio (so a machine whose speed drifts moves both alike):
@@ -11,20 +10,7 @@ for AMPS; line by line for EMP). Figures are CPU seconds (user + system, from os
 min / median / max over the runs. AMPS is also run beside ajv 8 + ajv-formats (the spec's own
 validator) when node and npm are there: npm installs them into a temporary folder outside the repo;
 without them that row says so and is skipped. `--memconform` names another installation's command
-(e.g. an older checkout's venv) to compare versions the same way. `--memorizz-python` names an
-interpreter that has the memorizz package: MemoRizz is then also run beside its own
-`validate_archive` (after the stdlib's json.loads, as memorizz reads a file), whole process too.
-`memorizz-special` is the same archive with floats the number rules write differently (1.0, 1e-7):
-there orjson's text is not canonical, so the floor hashes a text no correct validator may use.
-
-The floors, what they do and do not do:
-  memoryai  read + orjson parse + drop the checksum + orjson's sorted text + sha256 (no rule checked)
-  amps      read + orjson parse + jsonschema-rs with the schema's two formats as Python callbacks
-            (no prose rule checked)
-  memorizz  read + orjson parse + orjson's sorted text + sha256 (no rule checked; special floats unfixed)
-  emp       orjson parse of every line (no rule checked)
-Python's stdlib json is 2-4x slower than orjson: the issue's stdlib floors are bench_memoryai.py,
-bench_amps.py, bench_memorizz.py and bench_emp.py, kept as they were.
+(e.g. an older checkout's venv) to compare versions the same way.
 """
 
 from __future__ import annotations
@@ -50,19 +36,8 @@ FLOORS = {
             "assert amps.fast_validator().is_valid(orjson.loads(open(sys.argv[1],'rb').read()))",
     "memorizz": "import hashlib,orjson,sys;d=orjson.loads(open(sys.argv[1],'rb').read());d.pop('integrity');"
                 "hashlib.sha256(orjson.dumps(d,option=orjson.OPT_SORT_KEYS))",
-    "memorizz-special": "import hashlib,orjson,sys;d=orjson.loads(open(sys.argv[1],'rb').read());d.pop('integrity');"
-                        "hashlib.sha256(orjson.dumps(d,option=orjson.OPT_SORT_KEYS))",
     "emp": "import orjson,sys\nfor line in open(sys.argv[1],'rb'):\n    line.strip() and orjson.loads(line)",
 }
-
-# as users run it: with bytecode caches (a shell with PYTHONDONTWRITEBYTECODE would compile every module
-# of memconform on every run, ~0.15 s of start-up that no installed copy pays)
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-FILES = {"memoryai": "bundle.json", "amps": "export.json", "memorizz": "archive.memorizz.json",
-         "memorizz-special": "special.memorizz.json", "emp": "memory.jsonl"}
-MEMORIZZ = ("import json,sys;from memorizz.memory_archive import validate_archive;"
-            "validate_archive(json.loads(open(sys.argv[1],'rb').read()))")
 
 AJV = """
 const Ajv = require("ajv/dist/2020"), addFormats = require("ajv-formats"), fs = require("fs");
@@ -82,10 +57,10 @@ def make(fmt: str, folder: Path) -> Path:
         from bench_amps import make_export
         path = folder / "export.json"
         path.write_text(json.dumps(make_export(100_000, 10_000), ensure_ascii=False), encoding="utf-8")
-    elif fmt in ("memorizz", "memorizz-special"):
+    elif fmt == "memorizz":
         from bench_memorizz import make_archive
-        path = folder / FILES[fmt]
-        path.write_text(json.dumps(make_archive(100_000, fmt == "memorizz-special"), ensure_ascii=False), "utf-8")
+        path = folder / "archive.memorizz.json"
+        path.write_text(json.dumps(make_archive(100_000, False), ensure_ascii=False), "utf-8")
     else:
         from bench_emp import write_file
         path = folder / "memory.jsonl"
@@ -96,7 +71,7 @@ def make(fmt: str, folder: Path) -> Path:
 def run(cmd: list[str]) -> tuple[float, float, float, int]:
     """(cpu seconds, wall seconds, peak RSS MiB, exit code) of one whole process."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
@@ -136,9 +111,8 @@ def ajv_folder(folder: Path) -> Path | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="memoryai,amps,memorizz,memorizz-special,emp")
+    ap.add_argument("--only", default="memoryai,amps,memorizz,emp")
     ap.add_argument("--memconform", default=str(Path(sys.executable).with_name("memconform")))
-    ap.add_argument("--memorizz-python", help="an interpreter with the memorizz package (its validate_archive)")
     ap.add_argument("--keep", type=Path, help="generate the files here (and keep them) instead of a temporary folder")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="memconform-bench-cli-") as tmp:
@@ -149,7 +123,8 @@ def main() -> int:
         pairs("start-up: validate of a tiny file (A) vs an empty interpreter (B)",
               [args.memconform, "validate", "--format", "memoryai", str(small)], [sys.executable, "-c", "pass"], args.runs)
         for fmt in args.only.split(","):
-            path = folder / FILES[fmt]
+            path = folder / {"memoryai": "bundle.json", "amps": "export.json", "memorizz": "archive.memorizz.json",
+                             "emp": "memory.jsonl"}[fmt]
             if not path.exists():
                 path = make(fmt, folder)
             print(f"\n{fmt}: {path.name}, {path.stat().st_size / 1e6:.1f} MB")
@@ -161,10 +136,6 @@ def main() -> int:
                       [args.memconform, "validate", str(path)],
                       ["node", str(where / "validate.js"), str(fixture_root() / "amps" / "schema.json"), str(path)],
                       args.runs)
-            if fmt.startswith("memorizz") and args.memorizz_python:
-                pairs(f"{fmt}: memorizz validate_archive (A) vs memconform validate (B): A/B is how much faster "
-                      "memconform is", [args.memorizz_python, "-c", MEMORIZZ, str(path)],
-                      [args.memconform, "validate", str(path)], args.runs)
     return 0
 
 

@@ -115,21 +115,8 @@ def canonical_text_marked(value: Any) -> str:
     if type(value) is float:
         return number_text(value)
     nonce = "\u2063mz" + os.urandom(8).hex() + "-"  # an invisible separator: never escaped, never in ids
-    swapped: list[tuple[Any, Any, float]] = []  # (container, key, the float it held)
-    plain, scalars = float_is_plain, _SCALARS
-    stack = [value]
+    swapped = _swap_special_floats(value, nonce)
     try:
-        while stack:
-            node = stack.pop()
-            for k, v in (node.items() if type(node) is dict else enumerate(node)):
-                tv = type(v)
-                if tv in scalars:
-                    continue
-                if tv is dict or tv is list:
-                    stack.append(v)
-                elif tv is float and not plain(v):
-                    node[k] = f"{nonce}{len(swapped)}"
-                    swapped.append((node, k, v))
         text = _dumps(value)
     finally:
         for node, k, v in swapped:
