@@ -23,7 +23,8 @@ import orjson
 # U+E000 and above -> "!", anything else -> " ": an exponent token reads "0e-0," (or "0e-00,", "0e-000,")
 _SHAPE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x65 if b == 0x65 else 0x2D if b in (0x2B, 0x2D) else
                0x2C if b in (0x2C, 0x5D, 0x7D) else 0x21 if 0xEE <= b <= 0xF4 else 0x20 for b in range(256))
-_EXPONENT_ENDS = (b"0e-0,", b"0e-00,", b"0e-000,")  # a double's exponent has one to three digits
+# a double's exponent has one to three digits; one search (a substring search per length costs three)
+_EXPONENT_END = re.compile(rb"0e-0{1,3},")
 _INTEGRAL_END = re.compile(rb"\.0[,\]}]")
 _TOKEN = re.compile(rb"[:,\[]-?[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+|(?<=\.0))(?=[,\]}])")
 _BYTES_PER_HIT = 64  # past one unconfirmed hit per this many bytes, the exact writers are cheaper
@@ -77,13 +78,10 @@ def _number_rules(text: bytes, shape: bytes) -> bool:
         hits += 1
         if hits > most or _is_token_at(text, end.start()):
             return True
-    for pattern in _EXPONENT_ENDS:
-        at = shape.find(pattern)
-        while at >= 0:
-            hits += 1
-            if hits > most or _is_token_at(text, at):
-                return True
-            at = shape.find(pattern, at + 1)
+    for found in _EXPONENT_END.finditer(shape):
+        hits += 1
+        if hits > most or _is_token_at(text, found.start()):
+            return True
     return False
 
 
