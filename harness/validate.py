@@ -9,6 +9,8 @@ failed check, `<suite>.well_formed` (exit 1), and no other check runs on it: one
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
@@ -246,10 +248,31 @@ def not_well_formed(document: Any) -> Failure | None:
     return Failure(title, received, "a well-formed JSON text (RFC 8259)", where)
 
 
+@contextlib.contextmanager
+def collector_paused() -> Any:
+    """The cyclic collector off while one document is judged. A parsed document holds no cycles, yet
+    once it exists every young-generation collection the checks trigger walks its millions of objects
+    again (a fifth of the CPU of validating a 40 MB export); what the checks make is freed by reference
+    counting, and the few cycles they make (a caught exception, a closure) wait until the end."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
                   max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
     """(suite, how it was named, results) for one file, read once: the head names a streamed format
     (which then reads the file itself, once, within its own limits); any other file is read whole."""
+    with collector_paused():
+        return _validate_file(path, wanted, profile, check_ids, max_bytes)
+
+
+def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
+                   max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
     from .session import validate_document
 
     size_within(path, max_bytes)

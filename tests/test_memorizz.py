@@ -107,6 +107,23 @@ def test_key_order_utf16_differs_from_code_points() -> None:
     value = {"\uff61": 1, "\U0001f600": 2}
     assert mz.canonical_text(value) == '{"\uff61":1,"\U0001f600":2}'
     assert mz.canonical_text(value, "utf16") == '{"\U0001f600":2,"\uff61":1}'
+    assert not mz.key_orders_agree(mz.canonical_bytes(value))
+
+
+@FUZZ
+@given(st.dictionaries(st.text(max_size=4), st.dictionaries(st.text(max_size=3), st.integers(), max_size=4), max_size=6))
+def test_key_orders_agree_only_when_both_orders_write_the_same_text(value) -> None:
+    """The digest check computes the other key order's digest only when the text says the two may differ."""
+    text = mz.canonical_bytes(value)
+    if mz.key_orders_agree(text):
+        assert mz.canonical_bytes(value, "utf16") == text
+    else:
+        assert any(ord(c) >= 0xE000 for c in text.decode("utf-8"))
+
+
+def test_key_orders_agree_on_text_below_u_e000() -> None:
+    assert mz.key_orders_agree(mz.canonical_bytes({"caf\u00e9": 1, "\u2602": [2], "\ud7ff": "z"}))
+    assert not mz.key_orders_agree(mz.canonical_bytes({"a": "\ue000"}))  # a value too: the search is by text
 
 
 def as_doubles(value):

@@ -17,9 +17,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # httpx (with its own CLI: rich, click, pygments) is imported only by what sends
+    import httpx
+
 
 MAX_ENTRIES = 2000
 MAX_BODY = 8 * 1024
@@ -49,6 +51,8 @@ class Exchange:
 
 
 def _body_of(request: httpx.Request) -> tuple[bytes | None, int]:
+    import httpx  # loaded already: the request is one of its objects
+
     stream = request.stream
     if isinstance(stream, httpx.ByteStream):
         body = b"".join(stream)

@@ -17,7 +17,13 @@ from memconform.core.profile import declare_option
 from memconform.fixtures_loader import fixture_root
 from memconform.formats import now_iso as now_iso  # re-exported: the suite's clock
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
-from memconform.suites.amps.format.string_formats import is_date_time, is_uri, parse_date_time
+from memconform.suites.amps.format.schema_sites import format_sites_of
+from memconform.suites.amps.format.string_formats import (
+    is_date_time,
+    is_uri,
+    parse_date_time,
+    plain_date_times,
+)
 
 SUITE = "amps"
 SPEC = "AI Memory Portability Standard v0.1"
@@ -72,6 +78,11 @@ def validator() -> Any:
     return Draft202012Validator(schema(), format_checker=format_checker())
 
 
+@functools.cache
+def format_sites() -> tuple[tuple[tuple[str | None, ...], str], ...] | None:
+    return format_sites_of(schema(), set(FORMAT_CHECKS))
+
+
 def json_path(parts: Any) -> str:
     out = "$"
     for p in parts:
@@ -89,10 +100,50 @@ def fast_validator() -> Any:
         schema(), formats={"date-time": is_date_time, "uri": is_uri}, validate_formats=True)
 
 
+@functools.cache
+def structure_validator() -> Any:
+    """jsonschema-rs on the same schema, formats not asserted: `formats_hold` judges them in bulk."""
+    import jsonschema_rs
+
+    return jsonschema_rs.Draft202012Validator(schema(), validate_formats=False)
+
+
+FORMAT_CHECKS = {"date-time": is_date_time, "uri": is_uri}
+
+
 def schema_surely_valid(doc: Any) -> bool:
     """True when the published schema (with our format checker) accepts doc; False means "ask
-    jsonschema for the errors"."""
-    return bool(fast_validator().is_valid(doc))
+    jsonschema for the errors". Where the schema says where its formats apply (`format_sites`), the
+    structure is judged in Rust and the format strings in bulk, each distinct string once; else
+    jsonschema-rs calls back into Python for every formatted string."""
+    sites = format_sites()
+    if sites is None:
+        return bool(fast_validator().is_valid(doc))
+    if not structure_validator().is_valid(doc):
+        return False
+    return all(formats_hold(name, values_at(doc, steps)) for steps, name in sites)
+
+
+def formats_hold(name: str, values: list[str]) -> bool:
+    """Does every string hold the format? Date-times in the common shape are passed by one match over
+    all of them; any other string is judged by the format's own check."""
+    distinct = set(values)
+    if name == "date-time" and plain_date_times(distinct):
+        return True
+    check = FORMAT_CHECKS[name]
+    return all(check(value) for value in distinct)
+
+
+def values_at(doc: Any, steps: tuple[str | None, ...]) -> list[str]:
+    """The strings at one place of a document: property names, None for every item of an array (as
+    `properties` and `items` apply: only to an object, only to an array)."""
+    level = [doc]
+    for step in steps:
+        if step is None:
+            level = [item for node in level if type(node) is list for item in node]
+        else:
+            level = [node[step] for node in level if type(node) is dict and step in node]
+    return [value for value in level if type(value) is str]
 
 
 def schema_errors(doc: Any) -> list[tuple[str, str, Any]]:

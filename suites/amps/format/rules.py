@@ -9,11 +9,13 @@ exactly one check per key and verifies that at import.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import rules
-from memconform.suites.amps.format.string_formats import parse_date_time
+from memconform.suites.amps.format.string_formats import instant
 
 TEXT_MAX = 500
 
@@ -87,55 +89,75 @@ def _items(doc: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def scan(doc: Any) -> Scan:
-    """Every prose rule of RULES over one export, in one walk of its atoms and artifacts."""
+    """Every prose rule of RULES over one export, in one walk of its atoms and artifacts. What each rule
+    observed is counted as it goes (sums, not one call per thing seen); references are looked up in
+    bulk first, one by one only where one resolves nowhere."""
     out = Scan()
     atoms, artifacts = _items(doc, "atoms"), _items(doc, "artifacts")
     atom_ids = {a.get("atom_id") for _, a in atoms}
     artifact_ids = {a.get("artifact_id") for _, a in artifacts}
+    cited: list[tuple[int, list[Any]]] = []
+    seen = dict.fromkeys(("inferred_has_sources", "observed_has_sources", "valid_to_not_before_valid_from",
+                          "text_at_most_500", "references_resolve"), 0)
     for i, atom in atoms:
         prov = _object(atom.get("provenance"))
         refs = _array(prov.get("artifact_ids"))
         derivation = prov.get("derivation")
-        if derivation in ("inferred", "observed"):
+        if derivation == "inferred" or derivation == "observed":
             rule = f"{derivation}_has_sources"
-            out.saw(rule)
+            seen[rule] += 1
             if not refs:
                 out.add(rule, f"{derivation} atom cites no artifact", prov.get("artifact_ids", "<absent>"),
                         "one or more artifact_ids", f"$.atoms[{i}].provenance.artifact_ids")
             if derivation == "inferred" and not (isinstance(prov.get("extractor"), str) and prov["extractor"]):
                 out.add(rule, "inferred atom names no extractor", prov.get("extractor", "<absent>"), "extractor string",
                         f"$.atoms[{i}].provenance.extractor")
-        out.saw("atom_labels", "atom_labels_required")
-        for name in ("sensitivity", "valid_from"):
-            if name not in atom:
-                for rule in ("atom_labels", "atom_labels_required"):
-                    out.add(rule, f"atom carries no {name}", "<absent>", name, f"$.atoms[{i}].{name}")
-        start, end = parse_date_time(atom.get("valid_from")), parse_date_time(atom.get("valid_to"))
-        if start is not None and end is not None:  # absent, null (open-ended) or not a date-time: not here
-            out.saw("valid_to_not_before_valid_from")
-            if end < start:
-                out.add("valid_to_not_before_valid_from", "atom expires before it becomes valid", atom["valid_to"],
-                        f"not before {atom['valid_from']}", f"$.atoms[{i}].valid_to")
-            elif end == start:
-                out.zero_length += 1
-                out.add("valid_to_not_before_valid_from", "atom expires the instant it becomes valid",
-                        atom["valid_to"], f"after {atom['valid_from']}", f"$.atoms[{i}].valid_to",
-                        readings=("A7:strictly-after",))
+        if "sensitivity" not in atom or "valid_from" not in atom:
+            for name in ("sensitivity", "valid_from"):
+                if name not in atom:
+                    for rule in ("atom_labels", "atom_labels_required"):
+                        out.add(rule, f"atom carries no {name}", "<absent>", name, f"$.atoms[{i}].{name}")
+        ends = atom.get("valid_to")
+        if ends is not None:  # absent or null (open-ended): no interval
+            start, end = instant(atom.get("valid_from")), instant(ends)
+            if start is not None and end is not None:  # not a date-time: not here
+                seen["valid_to_not_before_valid_from"] += 1
+                if end < start:
+                    out.add("valid_to_not_before_valid_from", "atom expires before it becomes valid", atom["valid_to"],
+                            f"not before {atom['valid_from']}", f"$.atoms[{i}].valid_to")
+                elif end == start:
+                    out.zero_length += 1
+                    out.add("valid_to_not_before_valid_from", "atom expires the instant it becomes valid",
+                            atom["valid_to"], f"after {atom['valid_from']}", f"$.atoms[{i}].valid_to",
+                            readings=("A7:strictly-after",))
         text = atom.get("text")
         if isinstance(text, str):
-            out.saw("text_at_most_500")
+            seen["text_at_most_500"] += 1
             if len(text) > TEXT_MAX:
                 out.add("text_at_most_500", "atom text is longer than 500 characters", len(text), f"<= {TEXT_MAX}",
                         f"$.atoms[{i}].text")
-        for j, ref in enumerate(refs):
-            out.saw("references_resolve")
-            if ref not in artifact_ids:
-                out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,
-                        "an id present in this export", f"$.atoms[{i}].provenance.artifact_ids[{j}]")
-    for i, art in artifacts:
-        for j, ref in enumerate(_array(art.get("atom_ids"))):
-            out.saw("references_resolve")
-            if ref not in atom_ids:
-                out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,
-                        "an id present in this export", f"$.artifacts[{i}].atom_ids[{j}]")
+        if refs:
+            cited.append((i, refs))
+    listed = [(i, refs) for i, art in artifacts if (refs := _array(art.get("atom_ids")))]
+    # references: counted, then looked up all at once; one by one only when something is missing
+    for refs_of, ids, where in ((cited, artifact_ids, "$.atoms[{}].provenance.artifact_ids[{}]"),
+                                (listed, atom_ids, "$.artifacts[{}].atom_ids[{}]")):
+        seen["references_resolve"] += sum(map(len, (refs for _, refs in refs_of)))
+        if not refs_of or _all_in(itertools.chain.from_iterable(refs for _, refs in refs_of), ids):
+            continue
+        for i, refs in refs_of:
+            for j, ref in enumerate(refs):
+                if ref not in ids:
+                    out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,
+                            "an id present in this export", where.format(i, j))
+    seen["atom_labels"] = seen["atom_labels_required"] = len(atoms)
+    out.observed = {rule: count for rule, count in seen.items() if count}
     return out
+
+
+def _all_in(refs: Iterable[Any], ids: set[Any]) -> bool:
+    """Does every reference resolve? A reference that cannot be a member (a list, an object) does not."""
+    try:
+        return ids.issuperset(refs)
+    except TypeError:  # an unhashable reference: `in` would raise too; each is judged one by one
+        return False

@@ -16,6 +16,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive
 from memconform.core.readings import includes
 from memconform.core.rules import register_rules
+from memconform.json_reader import has_digit_run
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.suite import SUITE
 
@@ -60,7 +61,8 @@ def canonical(arc: mz.Archive, ctx: CheckContext) -> bytes | None:
             arc.canonical_error = "the archive is not an object"
             return None
         try:
-            arc.canonical = mz.canonical_bytes(arc.value, _key_order(ctx), arc.exact, arc.finite)
+            arc.canonical, arc.canonical_facts = mz.canonical_bytes_and_facts(arc.value, _key_order(ctx), arc.exact,
+                                                                                arc.finite)
         except (ValueError, RecursionError) as exc:
             arc.canonical_error = str(exc)
     return arc.canonical
@@ -134,7 +136,10 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     # errata M2: "object keys sorted" by code points or by UTF-16 units; a reading is recorded only
     # where the two orders give different bytes, so that the digest shows which one was followed
     other_order = "codepoint" if order == "utf16" else "utf16"
-    other = hashlib.sha256(mz.canonical_bytes(arc.value, other_order)).hexdigest()
+    # no key a UTF-16 order sorts differently: one text, one digest
+    facts = arc.canonical_facts
+    same_text = not facts.order_sensitive if facts is not None else mz.key_orders_agree(data)
+    other = actual if same_text else hashlib.sha256(mz.canonical_bytes(arc.value, other_order)).hexdigest()
     digests = {order: actual, other_order: other}
     names = {"codepoint": "keys sorted by code points", "utf16": "keys sorted by UTF-16 code units"}
     pinned = ctx.option("key_order")
@@ -168,7 +173,9 @@ def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
            sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
 def integers_safe(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
-    if arc.long_digits is False:  # the file has no run of 16 digits: no integer can be that large
+    if arc.long_digits is None and canonical(arc, ctx) is not None:  # every integer written as in the file
+        arc.long_digits = arc.canonical_facts.long_digits if arc.canonical_facts else has_digit_run(arc.canonical, 16)
+    if arc.long_digits is False:  # no run of 16 digits: no integer can be that large
         return
     for path, number in sorted(_unsafe_integers(arc.value))[:20]:
         yield Failure("an integer beyond JavaScript's safe range is written as a number", number,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from memconform.suites.memorizz.format.canonical import (
     canonical_bytes,
+    canonical_bytes_and_facts,
     canonical_text,
     canonical_text_exact,
     canonical_text_marked,
     digest,
     empty_archive,
     float_is_plain,
+    key_orders_agree,
     needs_exact_writer,
     number_text,
     reseal,
@@ -68,9 +70,9 @@ __all__ = [
     "EMBEDDING_KEYS", "VECTOR_KEYS", "embedding_key", "ENVELOPE", "FORMAT", "HEX64", "INCLUDES", "LINK_FIELDS", "MANIFEST_REQUIRED",
     "MAX_ID_CHARS", "MIB", "NAMESPACE_FIELDS", "NATURAL_IDS_IMPLIED", "NATURAL_IDS_NAMED", "RECORD_RULES",
     "REFERENCE_FIELDS", "RULES", "SIZES", "SPEC", "STORES", "SUITE", "TAXONOMY", "VERSION", "Archive", "Problem",
-    "Rule", "canonical_bytes", "canonical_text", "canonical_text_exact", "canonical_text_marked",
+    "Rule", "canonical_bytes", "canonical_bytes_and_facts", "canonical_text", "canonical_text_exact", "canonical_text_marked",
     "credential_paths", "detect", "digest", "embedding_paths", "empty_archive", "external_references",
-    "float_is_plain", "is_int", "is_utc_timestamp", "links_of", "load_file", "needs_exact_writer", "number_text",
+    "float_is_plain", "is_int", "key_orders_agree", "is_utc_timestamp", "links_of", "load_file", "needs_exact_writer", "number_text",
     "open_file", "parse_bytes", "record_total", "records_of", "reported_ids", "reseal", "scan", "seal", "sniff",
     "utc_now", "without_integrity",
 ]

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from memconform.suites.memorizz.format.canonical_fast import plain_canonical
+import orjson
+from memconform.suites.memorizz.format.canonical_fast import TextFacts, plain_canonical_facts
 from memconform.suites.memorizz.format.constants import FORMAT, STORES, TAXONOMY, VERSION
 
 
@@ -114,7 +115,42 @@ def canonical_text_marked(value: Any) -> str:
     if type(value) is float:
         return number_text(value)
     nonce = "\u2063mz" + os.urandom(8).hex() + "-"  # an invisible separator: never escaped, never in ids
-    swapped: list[tuple[Any, Any, float]] = []  # (container, key, the float it held)
+    swapped = _swap_special_floats(value, nonce)
+    try:
+        text = _dumps(value)
+    finally:
+        for node, k, v in swapped:
+            node[k] = v
+    parts = re.split('"' + nonce + r'(\d+)"', text)
+    if len(parts) != 2 * len(swapped) + 1:
+        return canonical_text_exact(value)
+    parts[1::2] = [number_text(swapped[int(i)][2]) for i in parts[1::2]]
+    return "".join(parts)
+
+
+def marked_bytes(value: dict[str, Any]) -> bytes | None:
+    """canonical_text_marked with orjson writing the text (a finite value only: orjson writes no NaN),
+    as UTF-8 bytes; None where orjson cannot write the value or a marker is not found as placed."""
+    nonce = "\u2063mz" + os.urandom(8).hex() + "-"
+    swapped = _swap_special_floats(value, nonce)
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    finally:
+        for node, k, v in swapped:
+            node[k] = v
+    parts = re.split(b'"' + nonce.encode("utf-8") + rb"(\d+)\"", text)
+    if len(parts) != 2 * len(swapped) + 1:
+        return None
+    parts[1::2] = [number_text(swapped[int(i)][2]).encode("ascii") for i in parts[1::2]]
+    return b"".join(parts)
+
+
+def _swap_special_floats(value: Any, nonce: str) -> list[tuple[Any, Any, float]]:
+    """Each float needing a special number rule replaced in place by a marker string; (container, key,
+    float) of each, to put back."""
+    swapped: list[tuple[Any, Any, float]] = []
     plain, scalars = float_is_plain, _SCALARS
     stack = [value]
     try:
@@ -129,15 +165,11 @@ def canonical_text_marked(value: Any) -> str:
                 elif tv is float and not plain(v):
                     node[k] = f"{nonce}{len(swapped)}"
                     swapped.append((node, k, v))
-        text = _dumps(value)
-    finally:
+    except BaseException:
         for node, k, v in swapped:
             node[k] = v
-    parts = re.split('"' + nonce + r'(\d+)"', text)
-    if len(parts) != 2 * len(swapped) + 1:
-        return canonical_text_exact(value)
-    parts[1::2] = [number_text(swapped[int(i)][2]) for i in parts[1::2]]
-    return "".join(parts)
+        raise
+    return swapped
 
 
 def canonical_text(value: Any, key_order: str = "codepoint", exact: bool | None = None) -> str:
@@ -150,6 +182,17 @@ def canonical_text(value: Any, key_order: str = "codepoint", exact: bool | None 
     return canonical_text_marked(value)
 
 
+# UTF-8 lead bytes of U+E000 and above: only there do code point and UTF-16 code unit orders differ
+# (a character from U+E000 to U+FFFF sorts before a supplementary one by UTF-16 units, after it by code points)
+_ORDER_SENSITIVE_LEADS = tuple(bytes([lead]) for lead in range(0xEE, 0xF5))
+
+
+def key_orders_agree(canonical: bytes) -> bool:
+    """Do both key orders give the same canonical text? True when the text (either order's: they hold the
+    same characters) has no character at or above U+E000, so no two keys can sort differently."""
+    return canonical.isascii() or not any(lead in canonical for lead in _ORDER_SENSITIVE_LEADS)  # memchr speed
+
+
 def without_integrity(archive: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in archive.items() if k != "integrity"}
 
@@ -158,14 +201,23 @@ def canonical_bytes(archive: dict[str, Any], key_order: str = "codepoint", exact
                     finite: bool = False) -> bytes:
     """What the checksum covers: canonical UTF-8 JSON of every field except integrity. `finite`: the
     archive is known to hold no NaN or infinity (read by orjson), so orjson's text may be used."""
+    return canonical_bytes_and_facts(archive, key_order, exact, finite)[0]
+
+
+def canonical_bytes_and_facts(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None,
+                              finite: bool = False) -> tuple[bytes, TextFacts | None]:
+    """canonical_bytes, and what the look at orjson's text found when that text is the one used."""
     body = without_integrity(archive)
     if key_order == "codepoint" and (exact is False or finite):
-        fast = plain_canonical(body)
+        fast = plain_canonical_facts(body)
         if fast is not None:
             return fast
+        marked = marked_bytes(body)  # floats needing the number rules: orjson writes the rest
+        if marked is not None:
+            return marked, None
         if exact is None:
             exact = True  # the marked writer walks the archive once; no walk first to decide
-    return canonical_text(body, key_order, exact).encode("utf-8")
+    return canonical_text(body, key_order, exact).encode("utf-8"), None
 
 
 def digest(archive: dict[str, Any], key_order: str = "codepoint", exact: bool | None = None) -> str:

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.json_reader import FILE, JsonRejected, has_digit_run, read_json_noting_path
+from memconform.json_reader import FILE, JsonRejected, read_json_noting_path
+from memconform.suites.memorizz.format.canonical_fast import TextFacts
 from memconform.suites.memorizz.format.constants import FORMAT
 
 
@@ -21,6 +22,7 @@ class Archive:
     exact: bool | None = None  # a float needing the special number rules was seen while parsing
     long_digits: bool | None = None  # 16+ digits in a row somewhere in the file (None: not known)
     canonical: bytes | None = None
+    canonical_facts: TextFacts | None = None  # what one look at the canonical text found (orjson's text only)
     canonical_error: str = ""
     path: str | None = None  # a file opened for `memconform validate`, read when a check first needs it
     malformed: JsonRejected | None = None  # the strict reader refused the file (validate: one well_formed failure)
@@ -63,10 +65,9 @@ def parse_bytes(raw: bytes, file_bytes: int | None = None) -> Archive:
         value, fast = read_json_noting_path(raw, FILE)
     except JsonRejected as exc:
         return Archive(value=None, file_bytes=len(raw) if file_bytes is None else file_bytes, malformed=exc)
-    # an integer beyond 2**53 - 1 has 16 digits or more: without such a run in the text no walk is needed
-    long_digits = has_digit_run(raw, 16)
-    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=None,
-                   long_digits=long_digits, finite=fast)
+    # long_digits stays unknown: the look at the canonical text (which writes every integer as the file
+    # does) answers it without a pass over the file of its own
+    return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=None, finite=fast)
 
 
 def load_file(path: str | os.PathLike[str], max_bytes: int, max_records: int) -> Archive:

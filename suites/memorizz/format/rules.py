@@ -173,6 +173,7 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
     remember = seen.add
     named = NATURAL_IDS_NAMED
     link_set = LINK_SET
+    embedding = _embedding_keys(records) if no_embeddings else {}
     for i, record in enumerate(records):
         if type(record) is not dict or len(record) != 2 or "id" not in record or "data" not in record:
             add("record_shape", "a record is not exactly {id, data}",
@@ -208,10 +209,10 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
                     f"$.stores.{store}[{i}].data.{natural}", () if store in named else ("M4:implied",))
         if "record_id" in data and type(data["record_id"]) is str:
             all_ids.add(data["record_id"])
-        if no_embeddings:
-            for key in sorted(data):
-                reading = embedding_key(key)
-                if reading is not None and data[key] not in (None, [], ""):
+        if embedding and not embedding.keys().isdisjoint(data):
+            for key in sorted(k for k in data if k in embedding):
+                reading = embedding[key]
+                if data[key] not in (None, [], ""):
                     add("embeddings_follow_includes", f"data.{key} is exported while includes.embeddings is not true",
                         f"{key} ({type(data[key]).__name__})", "no embedding", f"$.stores.{store}[{i}].data.{key}",
                         (reading,) if reading else ())
@@ -221,6 +222,14 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
         if type(content) is dict and not link_set.isdisjoint(content):
             linking.append(content)
     all_ids |= seen
+
+
+def _embedding_keys(records: list[Any]) -> dict[str, str]:
+    """The data keys of a store that name an embedding, with the reading each is one under: found once
+    among the store's distinct keys, so a record is looked at key by key only if it holds one."""
+    datas = [r["data"] for r in records if isinstance(r, dict) and isinstance(r.get("data"), dict)]
+    keys: set[Any] = set().union(*datas)
+    return {k: reading for k in keys if isinstance(k, str) and (reading := embedding_key(k)) is not None}
 
 
 def _scan_manifest(manifest: Any, present: bool, sizes: dict[str, int],
