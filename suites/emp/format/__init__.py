@@ -9,39 +9,62 @@ profile's options, whether it is a failure or only a reading seen.
 
 from __future__ import annotations
 
-import functools
 import gc
 import math
-import operator
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain, islice, repeat
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
-import orjson
 from memconform.core import rules
 from memconform.core.profile import declare_option
 from memconform.formats import is_int as is_int  # re-exported
 from memconform.json_reader import LINE, JsonRejected, read_json
 
-SUITE = "emp"
-SPEC = "Edge Memory Protocol v1.0"
-VERSION = "1.0"
-MAJOR = 1
-LOCK_SUFFIX = ".lock"
-FILE_NAME = "memory.jsonl"
-REQUIRED = ("v", "id", "ts", "src", "content")
-# A file check lists at most this many offending lines, then one failure saying how many more there
-# are, so a million bad lines cost bounded memory (and the runner's cap of 200 failures is never hit).
-REPORT_CAP = 199
-
-VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
-UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\Z", re.I)
-UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z", re.I)
-REVDOMAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)+\Z")
-ENCRYPTED_RE = re.compile(r"^encrypted:([A-Za-z0-9_-]+):([A-Za-z0-9+/]*={0,2})\Z")
+from .block_scan import block_is_clean
+from .forms import (  # re-exported: the suite's constants and line forms
+    ENCRYPTED_RE as ENCRYPTED_RE,
+)
+from .forms import (
+    FILE_NAME as FILE_NAME,
+)
+from .forms import (
+    LOCK_SUFFIX as LOCK_SUFFIX,
+)
+from .forms import (
+    MAJOR as MAJOR,
+)
+from .forms import (
+    REPORT_CAP as REPORT_CAP,
+)
+from .forms import (
+    REQUIRED as REQUIRED,
+)
+from .forms import (
+    REVDOMAIN_RE as REVDOMAIN_RE,
+)
+from .forms import (
+    SPEC as SPEC,
+)
+from .forms import (
+    SUITE as SUITE,
+)
+from .forms import (
+    UUID4_RE as UUID4_RE,
+)
+from .forms import (
+    UUID_RE as UUID_RE,
+)
+from .forms import (
+    VERSION as VERSION,
+)
+from .forms import (
+    VERSION_RE as VERSION_RE,
+)
+from .forms import (
+    src_is_reverse_domain,
+)
 
 declare_option(SUITE, "tombstone", "either", ("either", "deleted-flag", "type-tombstone"),
                "tombstone lines a reader must honour: either form (default), or only meta {\"deleted\": true}, "
@@ -356,80 +379,6 @@ def read_line(n: int, rawb: bytes) -> tuple[int, str, Any] | None:
     return (n, raw, parse_line(raw, None if isinstance(raw, Replaced) else rawb)) if raw.strip() else None
 
 
-_HEX_AND_DASH = b"0123456789abcdefABCDEF-"
-_REQUIRED_FIELDS = tuple(operator.itemgetter(name) for name in REQUIRED)
-_NOTHING: tuple[()] = ()
-_NO_META: dict[str, Any] = {}
-
-
-def block_is_clean(lines: list[bytes]) -> bool:
-    """True only if every line reads, under the LINE policy, as an object that `line_is_clean` passes:
-    the same rules, column by column over the block (type sets, distinct values, one pass of C over
-    all ids). False is no finding: the block is then read line by line.
-
-    orjson reads an integer past 64 bits as a float where the LINE reader keeps it exact; no rule
-    passes a float where it would pass that integer except `ts`, which must be an int here, so such a
-    line is at worst sent to the exact reader, never passed wrongly (and 310 digits or more orjson
-    refuses as infinite)."""
-    if b"" in lines:
-        return False
-    if any(line.count(b"[") + line.count(b"{") > LINE.max_depth for line in lines if len(line) > LINE.max_depth):
-        return False  # the reader's depth bound: orjson's own is deeper
-    try:
-        entries = list(map(orjson.loads, lines))  # orjson refuses what LINE refuses, and NaN: those lines go slow
-    except orjson.JSONDecodeError:
-        return False
-    try:  # a required field missing (KeyError), or a line that is no object (TypeError)
-        versions, ids, stamps, sources, contents = (list(map(field, entries)) for field in _REQUIRED_FIELDS)
-    except (KeyError, TypeError):
-        return False
-    return (_versions_ok(versions) and _uuid4s(ids) and set(map(type, stamps)) == {int} and min(stamps) >= 0
-            and set(map(type, sources)) == {str} and all(map(_src_ok, set(sources)))
-            and set(map(type, contents)) == {str} and "encrypted:" not in "\n".join(contents)
-            and _optional_fields_ok(entries))
-
-
-def _versions_ok(versions: list[Any]) -> bool:
-    try:
-        distinct = set(versions)
-    except TypeError:  # an array or object as v
-        return False
-    return all(v == VERSION or (type(v) is str and VERSION_RE.match(v)) for v in distinct)
-
-
-def _uuid4s(ids: list[Any]) -> bool:
-    """Does every id match UUID4_RE? Lengths and characters of all at once, then each fixed position
-    as one stride slice of the joined ids."""
-    if set(map(type, ids)) != {str} or set(map(len, ids)) != {36}:
-        return False
-    try:
-        joined = "".join(ids).encode("ascii")
-    except UnicodeEncodeError:
-        return False
-    k = len(ids)
-    return (not joined.translate(None, _HEX_AND_DASH) and joined.count(b"-") == 4 * k
-            and all(joined[at::36].count(b"-") == k for at in (8, 13, 18, 23))
-            and joined[14::36].count(b"4") == k and not joined[19::36].translate(None, b"89abAB"))
-
-
-def _optional_fields_ok(entries: list[dict[str, Any]]) -> bool:
-    """type a string, meta an object, tags lowercase strings, emb numbers, wherever present."""
-    if not set(map(type, map(dict.get, entries, repeat("type"), repeat("")))) <= {str}:
-        return False
-    if not set(map(type, map(dict.get, entries, repeat("meta"), repeat(_NO_META)))) <= {dict}:
-        return False
-    tags = list(map(dict.get, entries, repeat("tags"), repeat(_NOTHING)))
-    embs = list(map(dict.get, entries, repeat("emb"), repeat(_NOTHING)))
-    if not set(map(type, tags)) <= {list, tuple} or not set(map(type, embs)) <= {list, tuple}:
-        return False  # a tuple is only the stand-in for an absent field: JSON gives lists
-    all_tags = list(chain.from_iterable(tags))
-    if not set(map(type, all_tags)) <= {str}:
-        return False
-    joined = "\n".join(all_tags)  # str.lower maps each character alone here (only Σ looks at its
-    # neighbours, and a tag holding Σ fails alone and joined alike)
-    return joined == joined.lower() and set(map(type, chain.from_iterable(embs))) <= {float, int}
-
-
 def field_errors(entry: dict[str, Any]) -> Iterator[tuple[str, Problem]]:
     """(rule name, problem) for each rule the line breaks, under some reading."""
     for name, fn in LINE_RULES:
@@ -440,11 +389,6 @@ def field_errors(entry: dict[str, Any]) -> Iterator[tuple[str, Problem]]:
 def hard_errors(entry: dict[str, Any]) -> list[str]:
     """Messages of the problems that hold under every reading (what a writer must refuse to write)."""
     return [message for _, (message, _, readings) in field_errors(entry) if not readings]
-
-
-@functools.lru_cache(maxsize=4096)  # the few src values of a file repeat on every line
-def _src_ok(src: str) -> bool:
-    return REVDOMAIN_RE.match(src) is not None
 
 
 def _is_number(x: Any) -> bool:
@@ -462,7 +406,7 @@ def line_is_clean(entry: dict[str, Any]) -> bool:
         return False
     if type(entry_id) is not str or not UUID4_RE.match(entry_id) or type(ts) is not int or ts < 0:
         return False
-    if type(src) is not str or not _src_ok(src):
+    if type(src) is not str or not src_is_reverse_domain(src):
         return False
     if type(content) is not str or (content.startswith("encrypted:") and not ENCRYPTED_RE.match(content)):
         return False
