@@ -614,6 +614,7 @@ class Model:
         docs = self.users.setdefault(who.user, {})
         if request.op == "create" and status == 201 and isinstance(body, dict):
             docs[body["id"]] = body
+            self.gone.discard(body["id"])
             self.audit.append((request.key, "create", body["id"]))
         elif request.op == "update" and status == 200 and isinstance(body, dict) and request.id in docs:
             docs[request.id] = body
@@ -1079,6 +1080,7 @@ class Model:
         for mem_id, mem in served.items():
             if mem.get("content") in contents:
                 docs[mem_id] = mem
+                self.gone.discard(mem_id)
                 self.audit.append((key, "import", mem_id))
         self.pending = None
 
