@@ -383,7 +383,7 @@ class ListReading:
     echo_limit: tuple[Any, ...] = ()  # the limit the answer may say (empty: the one applied)
 
 
-def _comma_tags(value: str) -> tuple[str, ...]:
+def comma_tags(value: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in value.split(",") if t.strip())
 
 
@@ -396,7 +396,7 @@ def _filter_choices(name: str, values: list[str], readings: Readings) -> list[tu
     if len(values) > 1:  # errata O30, O35: a repeated parameter
         out.append((f"repeated {name}: refused with a 4xx", REFUSE))
         if lax:
-            parsed = [_comma_tags(v) if name == "tags" else v for v in values]
+            parsed = [comma_tags(v) if name == "tags" else v for v in values]
             out += [(f"repeated {name}: first value", parsed[0]), (f"repeated {name}: last value", parsed[-1])]
             if name == "tags":
                 out.append((f"repeated {name}: all values (AND)", tuple(dict.fromkeys(t for p in parsed for t in p))))
@@ -404,7 +404,7 @@ def _filter_choices(name: str, values: list[str], readings: Readings) -> list[tu
                 out += [(f"repeated {name}: any value", ("any", tuple(parsed))), (f"repeated {name}: every value", ("every", tuple(parsed)))]
         return out
     value = values[0]
-    if value == "" or (name == "tags" and not _comma_tags(value)):
+    if value == "" or (name == "tags" and not comma_tags(value)):
         out.append((f"empty {name}: refused with a 4xx", REFUSE))
         if lax:
             out += [(f"empty {name}: served as absent", None), (f"empty {name}: served as a value matching nothing", NOTHING)]
@@ -415,7 +415,10 @@ def _filter_choices(name: str, values: list[str], readings: Readings) -> list[tu
             out += [(f"unknown type {value!r}: served as a value matching nothing", NOTHING),
                     (f"unknown type {value!r}: served as absent", None)]
         return out
-    return [("", _comma_tags(value) if name == "tags" else value)]
+    if name == "tags" and comma_tags(value) != tuple(t for t in value.split(",") if t):  # errata O50
+        return [("comma-separated tags: spaces around a tag ignored", comma_tags(value)),
+                ("comma-separated tags: spaces kept", tuple(t for t in value.split(",") if t))]
+    return [("", comma_tags(value) if name == "tags" else value)]
 
 
 REFUSE, NOTHING = object(), object()
@@ -576,6 +579,26 @@ class Model:
         if any(mem_id in docs for user, docs in self.users.items() if user != who.user):
             return "other-user", None
         return "none", None
+
+    # -- predictions the example checks read --------------------------------------------------
+
+    def list_page(self, request: Request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Under the first reading that serves an exact page: every match in sort order, and the page."""
+        for reading in list_readings(request.params, self.readings):
+            if reading.filters is not None and reading.exact:
+                matches = ordered([d for d in self.memories(request.key) if reading.filters.fit(d)], reading.sort)
+                return matches, matches[reading.offset:reading.offset + reading.limit]
+        raise ValueError(f"no reading of {request.params} serves an exact page")
+
+    def search_sets(self, request: Request) -> dict[str, set[str]]:
+        """A keyword search: {readings: the ids every match holds} (before the limit), per accepted reading."""
+        body = request.body if isinstance(request.body, dict) else {}
+        docs = self.memories(request.key)
+        out: dict[str, set[str]] = {}
+        for tags_name, filters in self._search_filters(body).items():
+            for match_name, hits in keyword_hits(str(body.get("q", "")), [d for d in docs if filters.fit(d)], self.readings).items():
+                out[_join(tags_name, match_name)] = {d["id"] for d in hits}
+        return out
 
     # -- judging --------------------------------------------------------------------------------
 
@@ -806,7 +829,7 @@ class Model:
     def _search_filters(self, body: dict[str, Any]) -> dict[str, Filters]:
         tags = body.get("tags")
         if isinstance(tags, str):
-            tags = list(_comma_tags(tags))
+            tags = list(comma_tags(tags))
         common = {"type": body.get("type") if body.get("type") in omp.TYPES else None, "namespace": body.get("namespace")}
         if not tags:
             return {"": Filters(**common)}
