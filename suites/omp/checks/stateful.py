@@ -1,7 +1,9 @@
-"""Model-based stateful testing of OMP: a hypothesis RuleBasedStateMachine drives random
-sequences of create, update (null on the nullable fields), delete, get, list (filters, sort, limit,
-offset), search, export and import (every strategy, with one invalid memory at times) against the
-target, and compares every answer with an in-harness model of what the spec says the state must be.
+"""Model-based stateful testing of OMP: a hypothesis RuleBasedStateMachine drives random sequences of
+create, update (null on the nullable fields), delete, get, list (every filter, sort, limit, offset, and a
+parameter the spec leaves open at times), search (every mode, type, tags, namespace, limit), export and
+import (every strategy, with one invalid memory at times), with every key kind the target offers at
+OMP-Full, and judges every answer by the one model of an OMP server (suites/omp/model.py): the answer
+must be in the set the model allows under the accepted readings.
 
 Every memory of one sequence holds a sequence-unique marker (and the run id), so answers are judged
 on this sequence's data alone; the sequence deletes what it made. Steps are bounded per profile
