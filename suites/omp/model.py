@@ -310,7 +310,7 @@ def fields_differ(served: dict[str, Any], want: dict[str, Any], *, stored: bool 
                 return f"source.{name}: served {source.get(name)!r}, expected {wanted.get(name)!r}"
     if stored:
         for name in ("created_at", "updated_at"):
-            if instant(served.get(name)) != instant(want.get(name)):
+            if name in want and instant(served.get(name)) != instant(want.get(name)):
                 return f"{name}: served {served.get(name)!r}, stored {want.get(name)!r}"
     return None
 
@@ -521,8 +521,10 @@ def in_order(docs: list[dict[str, Any]], sort: str) -> bool:
 def ordered(docs: Iterable[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
     """The docs in sort order; ties stay in any order (the page check compares stamps, not ids, at ties)."""
     field_name, desc = SORT_FIELDS[sort]
-    dated = [d for d in docs if instant(d.get(field_name)) is not None]
-    return sorted(dated, key=lambda d: instant(d.get(field_name)), reverse=desc)
+    docs = list(docs)
+    if any(instant(d.get(field_name)) is None for d in docs):
+        return docs  # stamps unknown (a replay's model): the page check then judges membership and size only
+    return sorted(docs, key=lambda d: instant(d.get(field_name)), reverse=desc)
 
 
 # ---- the model -----------------------------------------------------------------------------------
@@ -561,6 +563,23 @@ class Model:
         model = cls(readings or Readings(), complete)
         model.users[user] = {d["id"]: d for d in docs if isinstance(d, dict) and isinstance(d.get("id"), str)}
         return model
+
+    def snapshot(self, request: Request) -> dict[str, Any]:
+        """The request and the state as JSON, without the target's stamps: a replay's model (`from_snapshot`)."""
+        def unstamped(doc: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in doc.items() if k not in ("created_at", "updated_at")}
+        return {"request": {"op": request.op, "key": request.key, "id": request.id, "body": request.body,
+                            "params": [list(p) for p in request.params]},
+                "users": {user: [unstamped(d) for d in docs.values()] for user, docs in self.users.items()},
+                "gone": sorted(self.gone)}
+
+    @classmethod
+    def from_snapshot(cls, snap: dict[str, Any], readings: Readings | None = None) -> tuple[Model, Request]:
+        model = cls(readings or Readings())
+        model.users = {user: {d["id"]: d for d in docs} for user, docs in snap["users"].items()}
+        model.gone = set(snap.get("gone", []))
+        req = snap["request"]
+        return model, Request(req["op"], req["key"], req["id"], req["body"], tuple(tuple(p) for p in req["params"]))
 
     def memories(self, key: str = "global") -> list[dict[str, Any]]:
         """What this key sees: its user's memories, for a per-tool key only its tool's."""
@@ -790,6 +809,8 @@ class Model:
         if body.get("total") != len(matches):
             return f"total does not count every match ({body.get('total', '<absent>')!r}, not {len(matches)})"
         wanted = matches[reading.offset:reading.offset + reading.limit]
+        if any(sort_key(m, reading.sort) is None for m in matches):  # stamps unknown: the page's size
+            return None if len(served) == len(wanted) else f"not the page of the matching memories ({len(served)} served, {len(wanted)} expected)"
         if [sort_key(m, reading.sort) for m in served] != [sort_key(m, reading.sort) for m in wanted]:
             return (f"not the page of the matching memories ({len(served)} served {ids[:5]}, "
                     f"expected {[m['id'] for m in wanted][:5]} of {len(matches)})")

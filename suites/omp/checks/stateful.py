@@ -69,6 +69,16 @@ def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     return export_differs([m for m in body["memories"] if isinstance(m, dict)], want)
 
 
+@sequence.comparator("omp.model")
+def _replayed_model(ctx: CheckContext, reply: Any, want: Any) -> str | None:
+    """The model's answer set again, from the state recorded at the divergence (the replay's ids)."""
+    if reply is None:
+        return "no reply to compare"
+    model, request = m.Model.from_snapshot(want, m.Readings.from_options(ctx.option))
+    reason = model.accepts(request, reply)
+    return None if reason is None else str(reason)
+
+
 def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str | None:
     """What differs between the sequence's memories in an export and the model's expectation."""
     mine = [m for m in exported if want["marker"] in str(m.get("content"))]
@@ -198,7 +208,7 @@ def machine_class(ctx: CheckContext, log: list[str]) -> type:
             if request.op == "export":
                 return "omp.export", {"marker": self.marker, "memories": {i: _model_fields(d) for i, d in
                                                                           ((d["id"], d) for d in self.model.memories(request.key))}}
-            return "reply", {"status_below": 500}
+            return "omp.model", self.model.snapshot(request)
 
         def content(self, word: int) -> str:
             self.counter += 1
