@@ -151,6 +151,34 @@ def test_writes_advance_the_state_and_bad_writes_are_refused() -> None:
     assert model.accepts(Request("get", id=made["id"]), Answer(404, {"error": "memory_not_found"})) is None
 
 
+def test_each_reading_of_an_invalid_import_item_is_accepted_and_silence_is_not() -> None:
+    model = Model.seeded([doc(1)])
+    good = {"content": "fine", "type": "semantic", "source": {"tool": "claude", "timestamp": STAMP}, "tags": [],
+            "created_at": STAMP, "updated_at": STAMP}
+    bad = {**good, "content": "z" * (omp.MAX_CONTENT + 1)}
+    request = Request("import", body={"omp_version": "0.1", "memories": [good, bad, good]}, params=(("conflict", "skip"),))
+    reported = Answer(200, {"imported": 2, "skipped": 0, "errors": [{"index": 1, "error": "validation_error"}]})
+    assert model.fits(request, reported) == ["invalid memory reported, the rest imported"]
+    assert model.fits(request, Answer(422, {"error": "validation_error"})) == ["whole file refused"]
+    reason = model.accepts(request, Answer(200, {"imported": 2, "skipped": 0, "errors": []}))
+    assert reason is not None and set(reason.expected) == {"whole file refused", "invalid memory reported, the rest imported"}
+    assert model.accepts(request, Answer(500, {"error": "internal_error"})) is not None
+    narrowed = Model.seeded([doc(1)], Readings(invalid_import="refused"))
+    assert narrowed.accepts(request, reported) is not None
+
+
+def test_namespace_null_readings_and_an_unknown_strategy() -> None:
+    model = Model.seeded([doc(1, namespace="project:a")])
+    request = Request("update", id=doc(1)["id"], body={"namespace": None})
+    cleared = Answer(200, {**doc(1), "updated_at": "2026-01-03T00:00:00Z"})
+    assert model.fits(request, cleared) == ["updated: only the given fields changed"]
+    assert model.fits(request, Answer(422, {"error": "validation_error"})) == ["namespace null refused, nothing changed"]
+    assert model.accepts(request, Answer(200, {**doc(1, namespace="project:a"), "updated_at": "2026-01-03T00:00:00Z"})) is not None
+    unknown = Request("import", body={"memories": []}, params=(("conflict", "merge"),))
+    assert model.accepts(unknown, Answer(200, {"imported": 0, "skipped": 0, "errors": []})) is not None
+    assert model.accepts(unknown, Answer(422, {"error": "validation_error", "message": "unknown strategy"})) is None
+
+
 # ---- the reference, in process, against the model ----------------------------------------------
 
 class Params(dict):  # type: ignore[type-arg]
