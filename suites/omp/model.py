@@ -363,7 +363,7 @@ class Filters:
     def fit(self, doc: dict[str, Any]) -> bool:
         if self.nothing:
             return False
-        source = doc.get("source") if isinstance(doc.get("source"), dict) else {}
+        source: dict[str, Any] = doc["source"] if isinstance(doc.get("source"), dict) else {}
         have = set(doc.get("tags") or [])
         tags_fit = (bool(have & set(self.tags)) if self.tags_any else set(self.tags) <= have) if self.tags else True
         return ((self.type is None or doc.get("type") == self.type) and (self.tool is None or source.get("tool") == self.tool)
@@ -488,8 +488,9 @@ def _list_reading(names: tuple[str, ...], kind: Any, tool: Any, tags: Any, names
     nothing = any(v is NOTHING for v in (kind, tool, tags, namespace))
     base = {"type": kind, "tool": tool, "namespace": namespace}
     if multi:  # "any value" / "every value" of a repeated single-valued filter: expressed as a sane page
-        return [ListReading(names, Filters(nothing=nothing, tags=tags if isinstance(tags, tuple) else (),
-                                           **{k: (None if isinstance(v, tuple) or v is NOTHING else v) for k, v in base.items()}),
+        single = {k: (None if isinstance(v, tuple) or v is NOTHING else v) for k, v in base.items()}
+        return [ListReading(names, Filters(nothing=nothing, tags=tags if isinstance(tags, tuple) else (), type=single["type"],
+                                           tool=single["tool"], namespace=single["namespace"]),
                             sort or "created_at_desc", limit or omp.MAX_LIMIT, offset or 0, exact=False, echo_limit=echo)]
     filters = Filters(type=None if kind is NOTHING else kind, tool=None if tool is NOTHING else tool,
                       tags=tags if isinstance(tags, tuple) else (), namespace=None if namespace is NOTHING else namespace, nothing=nothing)
@@ -851,14 +852,15 @@ class Model:
         tags = body.get("tags")
         if isinstance(tags, str):
             tags = list(comma_tags(tags))
-        common = {"type": body.get("type") if body.get("type") in omp.TYPES else None, "namespace": body.get("namespace")}
+        kind = body.get("type") if body.get("type") in omp.TYPES else None
+        namespace = body.get("namespace")
         if not tags:
-            return {"": Filters(**common)}
+            return {"": Filters(type=kind, namespace=namespace)}
         out = {}
         if self.readings.allows("search_tags_match", "all"):
-            out["search tags: all"] = Filters(tags=tuple(tags), **common)
+            out["search tags: all"] = Filters(type=kind, namespace=namespace, tags=tuple(tags))
         if self.readings.allows("search_tags_match", "any") and len(tags) > 1:
-            out["search tags: any"] = Filters(tags=tuple(tags), tags_any=True, **common)
+            out["search tags: any"] = Filters(type=kind, namespace=namespace, tags=tuple(tags), tags_any=True)
         return out
 
     def _search_limits(self, body: dict[str, Any]) -> dict[str, int]:
@@ -1117,15 +1119,15 @@ class Model:
         contents = {e.content for e in effects if e.stored != "not"}
         who = principal(key)
         docs = self.users.setdefault(who.user, {})
-        served = {m.get("id"): m for m in exported if isinstance(m, dict) and isinstance(m.get("id"), str)}
+        served: dict[str, dict[str, Any]] = {m["id"]: m for m in exported if isinstance(m, dict) and isinstance(m.get("id"), str)}
         for mem_id in list(docs):
             if mem_id in served:
                 docs[mem_id] = served[mem_id]
-        for mem_id, mem in served.items():
+        for served_id, mem in served.items():
             if mem.get("content") in contents:
-                docs[mem_id] = mem
-                self.gone.discard(mem_id)
-                self.audit.append((key, "import", mem_id))
+                docs[served_id] = mem
+                self.gone.discard(served_id)
+                self.audit.append((key, "import", served_id))
         self.pending = None
 
 
