@@ -17,13 +17,13 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import format as omp
+from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 DATASET = 48  # type (i mod 3) and tool, sub tag, namespace, astral tag (bits 0-3 of i): every combination of them holds
 # one memory (48 = 16 x 3), and every combination of all but one at least two
-SORT_KEYS = {"created_at_desc": ("created_at", True), "created_at_asc": ("created_at", False), "updated_at_desc": ("updated_at", True)}
 
 
 # ---- the data set the parameters are judged on -------------------------------------------------
@@ -91,29 +91,18 @@ def query_pairs(row: dict[str, domain.ValueClass], names: dict[str, str]) -> lis
 # ---- the list model ----------------------------------------------------------------------------
 
 def matches(memories: list[dict[str, Any]], filters: dict[str, str]) -> list[dict[str, Any]]:
-    out = []
-    for mem in memories:
-        source: dict[str, Any] = mem["source"] if isinstance(mem.get("source"), dict) else {}
-        if "type" in filters and mem.get("type") != filters["type"]:
-            continue
-        if "tool" in filters and source.get("tool") != filters["tool"]:
-            continue
-        if "tags" in filters and not set(filters["tags"].split(",")) <= set(mem.get("tags") or []):
-            continue
-        if "namespace" in filters and mem.get("namespace") != filters["namespace"]:
-            continue
-        out.append(mem)
-    return out
+    """The memories the model's filters keep (suites/omp/model.py: tags AND, comma-separated)."""
+    fit = m.Filters(type=filters.get("type"), tool=filters.get("tool"), namespace=filters.get("namespace"),
+                    tags=tuple(filters["tags"].split(",")) if "tags" in filters else ())
+    return [mem for mem in memories if fit.fit(mem)]
 
 
 def sort_key(mem: dict[str, Any], sort: str) -> Any:
-    name, _ = SORT_KEYS[sort]
-    return rules.instant(mem.get(name))
+    return m.sort_key(mem, sort)
 
 
 def ordered(memories: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
-    _, desc = SORT_KEYS[sort]
-    return sorted(memories, key=lambda m: sort_key(m, sort), reverse=desc)
+    return m.ordered(memories, sort)
 
 
 def is_scoped(filters: dict[str, str], names: dict[str, str]) -> bool:
@@ -123,39 +112,16 @@ def is_scoped(filters: dict[str, str], names: dict[str, str]) -> bool:
                for k in ("tags", "tool", "namespace"))
 
 
-def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: dict[str, Any]) -> Iterator[Failure]:
-    """A valid combination: 200, and the page the model computes (exactly when a run-unique filter scopes
-    it; otherwise every served memory fits the filters, at most limit, in order)."""
-    if answer.status != 200 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("memories"), list):
-        yield Failure(f"{label}: not a 200 list page", answer.brief(), "200 with memories, total, limit, offset", "$")
-        return
-    params = dict(pairs)
-    filters = {k: v for k, v in params.items() if k in ("type", "tool", "tags", "namespace")}
-    sort = params.get("sort", "created_at_desc")
-    limit, offset = int(params.get("limit", omp.DEFAULT_LIMIT)), int(params.get("offset", 0))
-    served = [m for m in answer.body["memories"] if isinstance(m, dict)]
-    body = answer.body
-    for name, applied in (("limit", limit), ("offset", offset)):
-        if body.get(name) != applied:
-            yield Failure(f"{label}: {name} does not echo what was applied", body.get(name, "<absent>"), applied, f"$.{name}")
-    if len(served) > limit:
-        yield Failure(f"{label}: more memories than the limit", len(served), f"<= {limit}", "$.memories")
-    unfit = [m.get("id") for m in served if not matches([m], filters)]
-    if unfit:
-        yield Failure(f"{label}: served memories outside the filters", unfit[:3], "only memories matching every filter", "$.memories")
-    keys = [sort_key(m, sort) for m in served]
-    _, desc = SORT_KEYS[sort]
-    if any(a is not None and b is not None and (a < b if desc else a > b) for a, b in zip(keys, keys[1:], strict=False)):
-        yield Failure(f"{label}: the page is not in {sort} order", [m.get(SORT_KEYS[sort][0]) for m in served][:4], sort, "$.memories")
-    if not is_scoped(filters, ds["names"]):
-        return
-    everything = ordered(matches(ds["memories"], filters), sort)
-    wanted = everything[offset:offset + limit]
-    if body.get("total") != len(everything):
-        yield Failure(f"{label}: total does not count every match", body.get("total"), len(everything), "$.total")
-    if [sort_key(m, sort) for m in served] != [sort_key(m, sort) for m in wanted] or not {m.get("id") for m in served} <= {m.get("id") for m in everything}:
-        yield Failure(f"{label}: not the page of the matching memories", [m.get("id") for m in served][:5],
-                      [m.get("id") for m in wanted][:5], "$.memories", f"{len(served)} served, {len(wanted)} expected")
+def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: dict[str, Any],
+                  readings: m.Readings | None = None) -> Iterator[Failure]:
+    """A valid combination: the model's answer set (suites/omp/model.py), exactly when a run-unique filter
+    scopes the page; otherwise what the data set decides (every served memory fits the filters, at most
+    limit, in order, the data set's memories as stored)."""
+    filters = {k: v for k, v in pairs if k in ("type", "tool", "tags", "namespace")}
+    model = m.Model.seeded(ds["memories"], readings, complete=is_scoped(filters, ds["names"]))
+    reason = model.accepts(m.Request.list(pairs), answer)
+    if reason is not None:
+        yield Failure(f"{label}: {reason.title}", reason.received, reason.expected, "$.memories")
 
 
 def open_answer_failures(ctx: CheckContext, label: str, answer: Reply) -> Iterator[Failure]:
@@ -214,7 +180,7 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
     for row in domain.plan(table, combo, ctx.profile.name):
         pairs = query_pairs(row, ds["names"])
         answer = c.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
-        yield from page_failures(f"GET /v1/memories?{raw_query(pairs)}", answer, pairs, ds)
+        yield from page_failures(f"GET /v1/memories?{raw_query(pairs)}", answer, pairs, ds, m.Readings.from_options(ctx.option))
         dd.ledger(ctx).judge_row(combo, row)
     for param in table.combination(combo)["parameters"]:
         for vc in (v for v in table.field(param).classes if v.expect != "valid" or not v.combine):
@@ -224,7 +190,7 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
             label = f"GET /v1/memories?{raw_query(pairs)} ({vc.key})"
             answer = c.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
             if vc.expect == "valid":  # a value that matches nothing: the model's (empty) page
-                yield from page_failures(label, answer, pairs, ds)
+                yield from page_failures(label, answer, pairs, ds, m.Readings.from_options(ctx.option))
                 dd.ledger(ctx).judge([vc.key])
                 continue
             yield from open_answer_failures(ctx, label, answer)
@@ -236,18 +202,10 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
             dd.ledger(ctx).judge([vc.key])
 
 
-def search_expected(ds: dict[str, Any], body: dict[str, Any]) -> list[dict[str, Any]]:
-    filters: dict[str, str] = {}
-    if body.get("type") is not None:
-        filters["type"] = body["type"]
-    if body.get("tags"):
-        filters["tags"] = ",".join(body["tags"])
-    if body.get("namespace") is not None:
-        filters["namespace"] = body["namespace"]
-    return matches(ds["memories"], filters)
-
-
-def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[str, Any]) -> Iterator[Failure]:
+def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[str, Any],
+                    readings: m.Readings | None = None) -> Iterator[Failure]:
+    """The model's answer set: a keyword search over the run's word holds exactly the data set's matches;
+    another mode, answered, is held to its filters and limit (its ranking and reach are open)."""
     mode = body.get("mode", "keyword")
     if mode != "keyword" and not answer.ok:
         return  # an optional mode may be refused (its envelope is judged by open_answer_failures)
@@ -255,29 +213,10 @@ def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[st
         yield Failure(f"{label}: not a 200 search page", answer.brief(), "200 with memories, total, mode_used", "$")
         return
     used = answer.body.get("mode_used")
-    if used not in omp.SEARCH_MODES:
-        yield Failure(f"{label}: mode_used is not a mode", used, list(omp.SEARCH_MODES), "$.mode_used")
-    served = [m for m in answer.body["memories"] if isinstance(m, dict)]
-    wanted = search_expected(ds, body)
-    filters = {k: v for k, v in (("type", body.get("type")), ("namespace", body.get("namespace"))) if v is not None}
-    if body.get("tags"):
-        filters["tags"] = ",".join(body["tags"])
-    unfit = [m.get("id") for m in served if not matches([m], filters)]
-    if unfit:
-        yield Failure(f"{label}: served memories outside the filters", unfit[:3], "only memories matching every filter", "$.memories")
-    limit = body.get("limit")
-    if isinstance(limit, int) and len(served) > limit:
-        yield Failure(f"{label}: more memories than the limit", len(served), f"<= {limit}", "$.memories")
-    if used != "keyword":
-        return
-    ids = {m.get("id") for m in served}
-    if not ids <= {m.get("id") for m in wanted}:
-        yield Failure(f"{label}: keyword search served memories without the query word", sorted(str(i) for i in ids - {m.get("id") for m in wanted})[:3],
-                      "only matching memories", "$.memories")
-    if isinstance(limit, int) and len(served) != min(limit, len(wanted)):
-        yield Failure(f"{label}: not every match up to the limit", len(served), min(limit, len(wanted)), "$.memories")
-    elif limit is None and wanted and not served:
-        yield Failure(f"{label}: no match served", 0, f"some of {len(wanted)}", "$.memories")
+    model = m.Model.seeded(ds["memories"], readings, complete=used == "keyword")
+    reason = model.accepts(m.Request("search", body=body), answer)
+    if reason is not None:
+        yield Failure(f"{label}: {reason.title}", reason.received, reason.expected, "$.memories")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="Semantic or keyword search across memories.")
@@ -293,7 +232,7 @@ def domain_search_parameters(ctx: CheckContext) -> Iterator[Failure]:
         answer = c.search(ctx, body, quiet=True)
         label = f"search {body}"
         yield from open_answer_failures(ctx, label, answer)
-        yield from search_failures(label, answer, body, ds)
+        yield from search_failures(label, answer, body, ds, m.Readings.from_options(ctx.option))
         dd.ledger(ctx).judge_row(combo, row)
     base = {"search.q": table.field("search.q").cls("run_word")}
     for param in table.combination(combo)["parameters"]:

@@ -10,6 +10,7 @@ from memconform.core.model import Failure, TargetError
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
+from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
 
@@ -46,6 +47,7 @@ def _dataset(ctx: CheckContext) -> dict[str, Any]:
     if seen.failure:  # seeding judges nothing; the created_at checks say which memories lost it
         ctx.note(f"O26: {kept} of {DATASET} imported memories kept created_at: neither reading")
     ds["memories"] = memories
+    ds["stored"] = [stored[m["content"]] for m in memories]  # as the target keeps them: what the model holds
     return ds
 
 
@@ -55,6 +57,23 @@ def dataset(ctx: CheckContext) -> dict[str, Any]:
 
 def count(ds: dict[str, Any], test: Any) -> int:
     return sum(1 for m in ds["memories"] if test(m))
+
+
+def model(ctx: CheckContext, ds: dict[str, Any]) -> m.Model:
+    """The OMP model holding the data set as stored: the page and total any list of it must give."""
+    return m.Model.seeded(ds["stored"], m.Readings.from_options(ctx.option))
+
+
+def filter_test(params: dict[str, str]) -> Any:
+    """Whether a served memory fits these list filters, as the model reads them."""
+    fit = m.Filters(type=params.get("type"), tool=params.get("tool"), namespace=params.get("namespace"),
+                    tags=m.comma_tags(params.get("tags", "")))
+    return fit.fit
+
+
+def matching(ctx: CheckContext, ds: dict[str, Any], params: dict[str, str]) -> list[dict[str, Any]]:
+    """Every memory of the data set the model says these list parameters match."""
+    return model(ctx, ds).list_page(m.Request.list(params))[0]
 
 
 def page(ctx: CheckContext, params: dict[str, str]) -> dict[str, Any]:
@@ -159,8 +178,8 @@ def list_offset_pages(ctx: CheckContext) -> Iterator[Failure]:
            sentence='{ "memories": [...], "total": 142, "limit": 20, "offset": 0 }')
 def list_total_counts_matches(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    for params, wanted in (({"tags": ds["tag"], "limit": "5", "offset": "3"}, DATASET),
-                           ({"tags": ds["b"], "limit": "2"}, count(ds, lambda m: ds["b"] in m["tags"]))):
+    for params in ({"tags": ds["tag"], "limit": "5", "offset": "3"}, {"tags": ds["b"], "limit": "2"}):
+        wanted = len(matching(ctx, ds, params))
         body = page(ctx, params)
         if body.get("total") != wanted:
             yield Failure(f"total is not the number of matches for {params}", body.get("total", "<absent>"), wanted, "$.total")
@@ -184,20 +203,20 @@ def filter_failures(ctx: CheckContext, params: dict[str, str], test: Any, wanted
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`type` string Filter by memory type')
 def list_filter_type(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    wanted = [m for m in ds["memories"] if m["type"] == "procedural"]
-    yield from filter_failures(ctx, {"tags": ds["tag"], "type": "procedural"}, lambda m: m.get("type") == "procedural", wanted, "type")
+    params = {"tags": ds["tag"], "type": "procedural"}
+    yield from filter_failures(ctx, params, filter_test(params), matching(ctx, ds, params), "type")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`tool` string Filter by source tool')
 def list_filter_tool(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    wanted = [m for m in ds["memories"] if m["source"]["tool"] == ds["tool"]]
-    yield from filter_failures(ctx, {"tool": ds["tool"]}, lambda m: (m.get("source") or {}).get("tool") == ds["tool"], wanted, "tool")
+    params = {"tool": ds["tool"]}
+    yield from filter_failures(ctx, params, filter_test(params), matching(ctx, ds, params), "tool")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core", sentence='`tags` string Comma-separated tags (AND logic)')
 def list_filter_tags_and(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    both = [m for m in ds["memories"] if ds["a"] in m["tags"] and ds["b"] in m["tags"]]
-    yield from filter_failures(ctx, {"tags": f"{ds['a']},{ds['b']}"},
-                               lambda m: {ds["a"], ds["b"]} <= set(m.get("tags") or []), both, "tags (AND)")
+    params = {"tags": f"{ds['a']},{ds['b']}"}
+    yield from filter_failures(ctx, params, filter_test(params), matching(ctx, ds, params),
+                               "tags (AND)")

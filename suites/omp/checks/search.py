@@ -10,6 +10,7 @@ from memconform.core.model import Failure, SkipCheck, TargetError
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
+from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import DATASET, dataset, ids
 from memconform.suites.omp.suite import SUITE
@@ -67,9 +68,13 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
         "one": c.created(ctx, c.memory(ctx, "kw-one", content=f"{ctx.unique('kw')} only {w1}")),
         "none": c.created(ctx, c.memory(ctx, "kw-none", content=f"{ctx.unique('kw')} only {c.word()}")),
     }
-    hits = set(ids(search_body(ctx, {"q": f"{w1} {w2}", "mode": "keyword", "limit": 100})["memories"]))
+    query = {"q": f"{w1} {w2}", "mode": "keyword", "limit": 100}
+    hits = set(ids(search_body(ctx, query)["memories"]))
     found = {name for name, mem in made.items() if mem["id"] in hits}
-    expected = {"all-words": {"phrase", "apart"}, "substring": {"phrase"}, "any-word": {"phrase", "apart", "one"}}
+    names = {mem["id"]: name for name, mem in made.items()}
+    model = m.Model.seeded(made.values())  # every reading, whatever the option: the observation names the one seen
+    expected = {reading.removeprefix("keyword match: "): {names[i] for i in wanted}
+                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
     pinned = ctx.option("keyword_match")
     seen = ctx.observe("O2", {f"keyword match: {name}": found == wanted for name, wanted in expected.items()}, sorted(found),
                        accepted=None if pinned == "any" else (f"keyword match: {pinned}",),
@@ -97,11 +102,16 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
     every = {m["id"] for m in (a, b, d, e)}
     unfiltered = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "limit": 100})["memories"]))
     ev.need(every <= unfiltered, "the four memories holding the word are not all found without filters: nothing to filter")
-    hits = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "type": "procedural", "limit": 100})["memories"]))
-    if hits != {a["id"], b["id"]}:
-        yield Failure("search with type did not return exactly the matches of that type", sorted(hits), sorted({a["id"], b["id"]}), "$.memories")
-    hits = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "tags": [x, y], "limit": 100})["memories"]))
-    readings = {"all": {a["id"], d["id"]}, "any": {a["id"], b["id"], d["id"]}}
+    model = m.Model.seeded([a, b, d, e], m.Readings(keyword_match="all-words"))  # q is one word: every keyword reading agrees
+    query = {"q": key, "mode": "keyword", "type": "procedural", "limit": 100}
+    hits = set(ids(search_body(ctx, query)["memories"]))
+    (wanted,) = model.search_sets(m.Request("search", body=query)).values()
+    if hits != wanted:
+        yield Failure("search with type did not return exactly the matches of that type", sorted(hits), sorted(wanted), "$.memories")
+    query = {"q": key, "mode": "keyword", "tags": [x, y], "limit": 100}
+    hits = set(ids(search_body(ctx, query)["memories"]))
+    readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
+                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
     pinned = ctx.option("search_tags_match")
     seen = ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
                        accepted=None if pinned == "either" else (f"search tags: {pinned}",),
@@ -109,9 +119,11 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
                        path="$.memories", pinned=() if pinned == "either" else (f"search_tags_match={pinned}",))
     if seen.failure:
         yield seen.failure
-    hits = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "type": "procedural", "tags": [y], "limit": 100})["memories"]))
-    if hits != {a["id"]}:
-        yield Failure("search with type and tags did not apply both", sorted(hits), [a["id"]], "$.memories")
+    query = {"q": key, "mode": "keyword", "type": "procedural", "tags": [y], "limit": 100}
+    hits = set(ids(search_body(ctx, query)["memories"]))
+    (wanted,) = model.search_sets(m.Request("search", body=query)).values()
+    if hits != wanted:
+        yield Failure("search with type and tags did not apply both", sorted(hits), sorted(wanted), "$.memories")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

@@ -8,8 +8,9 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
+from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks.listing import dataset, filter_failures, ids
+from memconform.suites.omp.checks.listing import dataset, filter_failures, filter_test, ids, matching, model
 from memconform.suites.omp.checks.search import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
@@ -39,16 +40,17 @@ def semantic_search(ctx: CheckContext) -> Iterator[Failure]:
            sentence='`namespace` string Filter by namespace')
 def list_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    wanted = [m for m in ds["memories"] if m.get("namespace") == ds["namespace"]]
-    yield from filter_failures(ctx, {"namespace": ds["namespace"]}, lambda m: m.get("namespace") == ds["namespace"], wanted, "namespace")
+    params = {"namespace": ds["namespace"]}
+    yield from filter_failures(ctx, params, filter_test(params), matching(ctx, ds, params), "namespace")
 
 
 @SUITE.check(section="§5", keyword="MUST", level="full",
            sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
 def search_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    wanted = {m["id"] for m in ds["memories"] if m.get("namespace") == ds["namespace"]}
-    hits = set(ids(search_body(ctx, {"q": ds["word"], "mode": "keyword", "namespace": ds["namespace"], "limit": 100})["memories"]))
+    query = {"q": ds["word"], "mode": "keyword", "namespace": ds["namespace"], "limit": 100}
+    wanted = set.union(*model(ctx, ds).search_sets(m.Request("search", body=query)).values())  # one word: every reading agrees
+    hits = set(ids(search_body(ctx, query)["memories"]))
     if hits != wanted:
         yield Failure("search with a namespace did not return exactly that namespace's matches",
                       f"{len(hits)} ({len(hits - wanted)} outside it)", f"{len(wanted)}", "$.memories")

@@ -12,6 +12,7 @@ from memconform.core.model import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
+from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import dataset, ids, page
 from memconform.suites.omp.suite import SUITE
@@ -47,9 +48,10 @@ def _order(ctx: CheckContext, tag: str, sort: str | None) -> list[Any]:
 def list_sort_orders(ctx: CheckContext) -> Iterator[Failure]:
     tag = f"sort-{c.word()}"
     made = _distinct_creates(ctx, tag)
-    oldest_first = [m["id"] for m in made]
-    for sort, wanted in (("created_at_asc", oldest_first), ("created_at_desc", oldest_first[::-1]),
-                         (None, oldest_first[::-1])):
+    model = m.Model.seeded(made)  # their created_at strictly increase: the model's order is one order
+    for sort in ("created_at_asc", "created_at_desc", None):
+        request = m.Request.list({"tags": tag, "limit": "100", **({"sort": sort} if sort else {})})
+        wanted = [mem["id"] for mem in model.list_page(request)[1]]
         seen = _order(ctx, tag, sort)
         if seen != wanted:
             yield Failure(f"sort={sort or '(default: created_at_desc)'}: memories created one after the other are out of order",

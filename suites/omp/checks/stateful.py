@@ -1,7 +1,9 @@
-"""Model-based stateful testing of OMP: a hypothesis RuleBasedStateMachine drives random
-sequences of create, update (null on the nullable fields), delete, get, list (filters, sort, limit,
-offset), search, export and import (every strategy, with one invalid memory at times) against the
-target, and compares every answer with an in-harness model of what the spec says the state must be.
+"""Model-based stateful testing of OMP: a hypothesis RuleBasedStateMachine drives random sequences of
+create, update (null on the nullable fields), delete, get, list (every filter, sort, limit, offset, and a
+parameter the spec leaves open at times), search (every mode, type, tags, namespace, limit), export and
+import (every strategy, with one invalid memory at times), with every key kind the target offers at
+OMP-Full, and judges every answer by the one model of an OMP server (suites/omp/model.py): the answer
+must be in the set the model allows under the accepted readings.
 
 Every memory of one sequence holds a sequence-unique marker (and the run id), so answers are judged
 on this sequence's data alone; the sequence deletes what it made. Steps are bounded per profile
@@ -12,17 +14,21 @@ the report folder (memconform.core.sequence).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
+from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
-from memconform.suites.omp.suite import SUITE
+from memconform.suites.omp.suite import SUITE, claimed_levels
+from memconform.targets.base import Reply
 
 # (examples, steps per example) by profile: ci is small and derandomized
 TAG_POOL = ("red", "green", "blue")
@@ -30,30 +36,6 @@ TAG_POOL = ("red", "green", "blue")
 
 class Mismatch(model_based.Divergence):
     """The target's answer differs from the model's."""
-
-
-class Model:
-    """What the spec says this sequence's memories are: id -> fields, with the target's own timestamps."""
-
-    def __init__(self) -> None:
-        self.memories: dict[str, dict[str, Any]] = {}
-        self.gone: set[str] = set()
-        self.acknowledged = 0  # creates, updates, deletes and imported memories the target acknowledged
-        self.tally = history_counts.counts()  # the last export's counts
-
-    def put(self, doc: dict[str, Any]) -> None:
-        self.memories[doc["id"]] = {k: doc.get(k) for k in ("id", "content", "type", "tags", "namespace", "expires_at",
-                                                           "created_at", "updated_at")}
-        self.memories[doc["id"]]["tool"] = (doc.get("source") or {}).get("tool")
-
-    def ordered(self, sort: str) -> list[dict[str, Any]] | None:
-        """The model's order, or None when the target's timestamps tie (order not observable)."""
-        field = "updated_at" if sort == "updated_at_desc" else "created_at"
-        mems = list(self.memories.values())
-        stamps = [rules.instant(m[field]) for m in mems]
-        if None in stamps or len(set(stamps)) != len(stamps):
-            return None
-        return sorted(mems, key=lambda m: rules.instant(m[field]), reverse=sort != "created_at_asc")  # type: ignore[arg-type,return-value]
 
 
 def _same(served: dict[str, Any], model: dict[str, Any]) -> list[str]:
@@ -87,6 +69,16 @@ def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
     return export_differs([m for m in body["memories"] if isinstance(m, dict)], want)
 
 
+@sequence.comparator("omp.model")
+def _replayed_model(ctx: CheckContext, reply: Any, want: Any) -> str | None:
+    """The model's answer set again, from the state recorded at the divergence (the replay's ids)."""
+    if reply is None:
+        return "no reply to compare"
+    model, request = m.Model.from_snapshot(want, m.Readings.from_options(ctx.option))
+    reason = model.accepts(request, reply)
+    return None if reason is None else str(reason)
+
+
 def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str | None:
     """What differs between the sequence's memories in an export and the model's expectation."""
     mine = [m for m in exported if want["marker"] in str(m.get("content"))]
@@ -117,9 +109,58 @@ def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str 
     return None
 
 
+class Target:
+    """The target as the model sees it: one model Request per call, answered through the suite's client."""
+
+    def __init__(self, ctx: CheckContext, keys: dict[str, Any]) -> None:
+        self.ctx, self.keys = ctx, keys
+
+    def call(self, request: m.Request) -> Reply:
+        key = self.keys[request.key]
+        ctx = self.ctx
+        if request.op == "create":
+            return c.create(ctx, request.body, key, record=False, quiet=True)
+        if request.op in ("get", "delete"):
+            return c.send(ctx, "GET" if request.op == "get" else "DELETE", f"/memories/{request.id}", key=key, record=False, quiet=True)
+        if request.op == "update":
+            return c.update(ctx, str(request.id), request.body, key, record=False, quiet=True)
+        if request.op == "list":
+            query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in request.params)
+            return c.send(ctx, "GET", f"/memories?{query}", key=key, record=False, quiet=True)
+        if request.op == "search":
+            return c.search(ctx, request.body, key, record=False, quiet=True)
+        if request.op == "export":
+            return c.export(ctx, key, record=False, quiet=True)
+        if request.op == "import":
+            params = dict(request.params)
+            body = request.body if ctx.option("conflict_in") != "query" else {k: v for k, v in request.body.items() if k != "conflict"}
+            if ctx.option("conflict_in") == "body":
+                params = {}
+            return c.send(ctx, "POST", "/import", body=body, params=params or None, key=key, record=False, quiet=True)
+        raise ValueError(request.op)
+
+
+def keys_of(ctx: CheckContext) -> dict[str, Any]:
+    """The key kinds a sequence uses: the global key, and at OMP-Full the per-tool keys and the second user's."""
+    keys: dict[str, Any] = {"global": c.GLOBAL}
+    if "full" not in (claimed_levels(ctx) or set()):
+        return keys
+    creds = c.facts(ctx).credentials
+    if creds is not None:
+        keys.update({f"tool:{tool}": key for tool, key in sorted(creds.tool_keys.items())[:1]})
+        if creds.other_user_key:
+            keys["other-user"] = creds.other_user_key
+    return keys
+
+
 def machine_class(ctx: CheckContext, log: list[str]) -> type:
     from hypothesis import strategies as st
-    from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
+    from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
+
+    keys = keys_of(ctx)
+    full = len(keys) > 1
+    readings = m.Readings.from_options(ctx.option)
+    key_kinds = st.sampled_from(["global", "global", *keys])
 
     class OmpMachine(RuleBasedStateMachine):
         ids = Bundle("ids")
@@ -128,23 +169,46 @@ def machine_class(ctx: CheckContext, log: list[str]) -> type:
             super().__init__()
             self.marker = f"sm{uuid.uuid4().hex[:10]}"
             self.words = [f"{self.marker}w{i}" for i in range(3)]
-            self.model = Model()
+            self.model = m.Model(readings)
+            self.model.acknowledged = 0  # type: ignore[attr-defined]  # history_counts reads these two
+            self.model.tally = history_counts.counts()  # type: ignore[attr-defined]
+            self.target = Target(ctx, keys)
             self.counter = 0
+            self.steps = 0
             log.clear()
             sequence.begin(ctx)
             ctx.state(c.OmpRun).models.append(self.model)
 
-        def step(self, line: str, *_request: Any, **_fields: Any) -> None:
+        def ask(self, line: str, request: m.Request) -> Reply:
+            """Send the request; an answer outside the model's set ends the sequence, naming every reading."""
             log.append(line)
+            answer = self.target.call(request)
+            if request.op == "export":
+                answer = self.mine(answer)
+            reason = self.model.step(request, answer)
+            if reason is not None:
+                raise Mismatch(sequence.expect(ctx, *self.replay_expectation(request), f"{line}: {reason}"))
+            if answer.ok and request.op in ("create", "update", "delete"):
+                self.model.acknowledged += 1  # type: ignore[attr-defined]
+            return answer
 
-        def mismatch(self, message: str, name: str = "reply", **expected: Any) -> Mismatch:
-            """The target left the model: what the model expected is recorded for replay."""
-            return Mismatch(sequence.expect(ctx, name, expected, message))
+        def mine(self, answer: Reply) -> Reply:
+            """An export narrowed to this sequence's memories (the model knows only those)."""
+            body = answer.body
+            if answer.status != 200 or not isinstance(body, dict) or not isinstance(body.get("memories"), list):
+                return answer
+            narrowed = {**body, "memories": [x for x in body["memories"] if self.marker in str(x.get("content") if isinstance(x, dict) else "")]}
+            return dataclasses.replace(answer, body=narrowed)
 
-        def stamp(self) -> str:
-            """A distinct created_at for each imported memory, so order stays observable."""
-            self.counter += 1
-            return f"2025-06-01T{self.counter // 3600 % 24:02d}:{self.counter // 60 % 60:02d}:{self.counter % 60:02d}Z"
+        def replay_expectation(self, request: m.Request) -> tuple[str, dict[str, Any]]:
+            """What a replay re-judges at the divergence: the memory, the export, or the status."""
+            where, doc = self.model.find(request.key, request.id)
+            if request.op == "get" and doc is not None and where == "own":
+                return "omp.memory", _model_fields(doc)
+            if request.op == "export":
+                return "omp.export", {"marker": self.marker, "memories": {i: _model_fields(d) for i, d in
+                                                                          ((d["id"], d) for d in self.model.memories(request.key))}}
+            return "omp.model", self.model.snapshot(request)
 
         def content(self, word: int) -> str:
             self.counter += 1
@@ -153,38 +217,36 @@ def machine_class(ctx: CheckContext, log: list[str]) -> type:
         def tags(self, picks: list[int]) -> list[str]:
             return [self.marker, *(f"{self.marker}-{TAG_POOL[i]}" for i in sorted(set(picks)))]
 
-        @rule(target=ids, word=st.integers(0, 2), kind=st.sampled_from(omp.TYPES), picks=st.lists(st.integers(0, 2), max_size=2),
-              ns=st.booleans(), expires=st.booleans())
-        def create(self, word: int, kind: str, picks: list[int], ns: bool, expires: bool) -> str:
-            body = c.memory(ctx, "sm", content=self.content(word), type=kind, tags=[], namespace=f"ns:{self.marker}" if ns else None,
-                            expires_at=c.now_iso(86400) if expires else None)
+        def tool_of(self, key: str) -> str:
+            return key[5:] if key.startswith("tool:") else c.OWN_TOOL
+
+        @rule(target=ids, key=key_kinds, word=st.integers(0, 2), kind=st.sampled_from(omp.TYPES),
+              picks=st.lists(st.integers(0, 2), max_size=2), ns=st.booleans(), expires=st.booleans())
+        def create(self, key: str, word: int, kind: str, picks: list[int], ns: bool, expires: bool) -> str:
+            body = c.memory(ctx, "sm", tool=self.tool_of(key), content=self.content(word), type=kind, tags=[],
+                            namespace=f"ns:{self.marker}" if ns else None, expires_at=c.now_iso(86400) if expires else None)
             body["tags"] = self.tags(picks)
             if not ns:
                 body.pop("namespace")
-            self.step(f"create {kind} tags={body['tags'][1:]} ns={ns} expires={expires}", "POST", "/memories", body)
-            answer = c.create(ctx, body, record=False, quiet=True)
-            if answer.status != 201 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
-                raise self.mismatch(f"create answered {answer.brief()}", status=201)
-            self.model.put(answer.body)
-            self.model.acknowledged += 1
-            self.list_page(None, None, "created_at_desc", 5, 0)  # read your write: the page and total hold it
-            return str(answer.body["id"])
+            answer = self.ask(f"create as {key}: {kind} tags={body['tags'][1:]} ns={ns} expires={expires}", m.Request("create", key, body=body))
+            self.list_page(key, None, None, None, "created_at_desc", "5", "0")  # read your write: the page and total hold it
+            return str(answer.body["id"]) if answer.status == 201 and isinstance(answer.body, dict) else "mem_" + "0" * 16
 
         # every sequence starts with two memories, the first edited once (its new words must be what search
         # finds): updates, deletes and rivals have something to work on
         @initialize(target=ids, word=st.integers(0, 2), kind=st.sampled_from(omp.TYPES))
         def first_memory(self, word: int, kind: str) -> Any:  # a bundle member: hypothesis types rules' results so
-            mem_id = self.create(word, kind, [0], False, False)
-            self.update(mem_id, (word + 1) % 3, None, "keep", "keep")
+            mem_id = self.create("global", word, kind, [0], False, False)
+            self.update(mem_id, "global", (word + 1) % 3, None, "keep", "keep")
             return mem_id
 
         @initialize(target=ids, word=st.integers(0, 2), kind=st.sampled_from(omp.TYPES))
         def second_memory(self, word: int, kind: str) -> Any:
-            return self.create(word, kind, [1], True, False)
+            return self.create("global", word, kind, [1], True, False)
 
-        @rule(mem_id=ids, word=st.integers(0, 2) | st.none(), picks=st.none() | st.lists(st.integers(0, 2), max_size=2),
+        @rule(mem_id=ids, key=key_kinds, word=st.integers(0, 2) | st.none(), picks=st.none() | st.lists(st.integers(0, 2), max_size=2),
               expires=st.sampled_from(["keep", "null", "set"]), ns=st.sampled_from(["keep", "null", "set"]))
-        def update(self, mem_id: str, word: int | None, picks: list[int] | None, expires: str, ns: str) -> None:
+        def update(self, mem_id: str, key: str, word: int | None, picks: list[int] | None, expires: str, ns: str) -> None:
             patch: dict[str, Any] = {}
             if word is not None:
                 patch["content"] = self.content(word)
@@ -194,173 +256,102 @@ def machine_class(ctx: CheckContext, log: list[str]) -> type:
                 patch["expires_at"] = None if expires == "null" else c.now_iso(7200)
             if ns != "keep":
                 patch["namespace"] = None if ns == "null" else f"ns2:{self.marker}"
-            self.step(f"update {mem_id} {sorted(patch)} expires={expires} ns={ns}", "PUT", f"/memories/{mem_id}", patch)
-            answer = c.update(ctx, mem_id, patch, record=False, quiet=True)
-            if mem_id in self.model.gone:
-                if answer.status != 404:
-                    raise self.mismatch(f"update of a deleted memory answered {answer.status}, not 404", status=404)
-                return
-            if not answer.ok and ns == "null" and answer.status == 422:
-                return  # errata O8: refusing namespace null is a reading; then nothing changed
-            if answer.status != 200 or not isinstance(answer.body, dict):
-                raise self.mismatch(f"update answered {answer.brief()}", status=200)
-            expected = dict(self.model.memories[mem_id], **{k: v for k, v in patch.items()})
-            self.model.put({**answer.body})
-            self.model.acknowledged += 1
-            diffs = _same(answer.body, expected)
-            if diffs:
-                raise self.mismatch(f"update of {mem_id} served {'; '.join(diffs)}", "omp.memory", **_model_fields(expected))
-            if word is not None:  # read your write: the new content is what search finds now
-                self.search(word, None, None)
+            answer = self.ask(f"update {mem_id} as {key}: {sorted(patch)} expires={expires} ns={ns}", m.Request("update", key, mem_id, patch))
+            if word is not None and answer.status == 200:  # read your write: the new content is what search finds now
+                self.search(key, word, "keyword", None, None, None, None)
 
-        @rule(mem_id=consumes(ids))
-        def delete(self, mem_id: str) -> None:
-            self.step(f"delete {mem_id}", "DELETE", f"/memories/{mem_id}")
-            answer = c.delete(ctx, mem_id, record=False, quiet=True)
-            if mem_id in self.model.gone:
-                if answer.status != 404:
-                    raise self.mismatch(f"a second delete answered {answer.status}, not 404", status=404)
-                return
-            if answer.status != 204:
-                raise self.mismatch(f"delete answered {answer.brief()}", status=204)
-            self.model.memories.pop(mem_id, None)
-            self.model.gone.add(mem_id)
-            self.model.acknowledged += 1
+        @rule(mem_id=ids, key=key_kinds)
+        def delete(self, mem_id: str, key: str) -> None:
+            self.ask(f"delete {mem_id} as {key}", m.Request("delete", key, mem_id))
 
-        @rule(kind=st.none() | st.sampled_from(omp.TYPES), pick=st.none() | st.integers(0, 2),
-              sort=st.sampled_from(omp.SORTS), limit=st.integers(1, 5), offset=st.integers(0, 4))
-        def list_page(self, kind: str | None, pick: int | None, sort: str, limit: int, offset: int) -> None:
+        @rule(mem_id=ids, key=key_kinds)
+        def get(self, mem_id: str, key: str) -> None:
+            self.ask(f"get {mem_id} as {key}", m.Request("get", key, mem_id))
+
+        @rule(key=key_kinds, kind=st.none() | st.sampled_from(omp.TYPES), pick=st.none() | st.integers(0, 2),
+              other=st.none() | st.sampled_from(["tool", "namespace", "tags-repeated", "type-empty", "limit-101", "limit-bad",
+                                                 "offset-bad", "sort-bad"]),
+              sort=st.none() | st.sampled_from(omp.SORTS), limit=st.none() | st.sampled_from(["1", "2", "5", "100"]),
+              offset=st.none() | st.sampled_from(["0", "1", "4"]))
+        def list_page(self, key: str, kind: str | None, pick: int | None, other: str | None, sort: str | None, limit: str | None,
+                      offset: str | None) -> None:
             tags = self.marker + (f",{self.marker}-{TAG_POOL[pick]}" if pick is not None else "")
-            params = {"tags": tags, "sort": sort, "limit": str(limit), "offset": str(offset), **({"type": kind} if kind else {})}
-            self.step(f"list {params}", "GET", "/memories", params=params)
-            answer = c.list_(ctx, params, record=False, quiet=True)
-            if answer.status != 200 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("memories"), list):
-                raise self.mismatch(f"list answered {answer.brief()}", status=200)
-            wanted_tag = f"{self.marker}-{TAG_POOL[pick]}" if pick is not None else None
-            ordered = self.model.ordered(sort)
-            pool = ordered if ordered is not None else list(self.model.memories.values())
-            match = [m for m in pool if (kind is None or m["type"] == kind) and (wanted_tag is None or wanted_tag in (m["tags"] or []))]
-            served = [m.get("id") for m in answer.body["memories"] if isinstance(m, dict)]
-            if answer.body.get("total") != len(match):
-                raise self.mismatch(f"list total {answer.body.get('total')!r}, model {len(match)}", values={"total": len(match)})
-            if ordered is not None and served != [m["id"] for m in match[offset:offset + limit]]:
-                raise self.mismatch(f"list page {served}, model {[m['id'] for m in match[offset:offset + limit]]}",
-                                    lists={"memories[].id": [m["id"] for m in match[offset:offset + limit]]})
-            if ordered is None and not set(served) <= {m["id"] for m in match}:
-                raise self.mismatch(f"list page holds memories outside the filters: {served}",
-                                    subsets={"memories[].id": [m["id"] for m in match]})
+            params = [("tags", tags), *((n, v) for n, v in (("type", kind), ("sort", sort), ("limit", limit), ("offset", offset)) if v)]
+            params += self.odd_parameter(other, key)
+            self.ask(f"list as {key}: {params}", m.Request.list(params, key))
 
-        @rule(word=st.integers(0, 2), kind=st.none() | st.sampled_from(omp.TYPES), pick=st.none() | st.integers(0, 2))
-        def search(self, word: int, kind: str | None, pick: int | None) -> None:
-            query: dict[str, Any] = {"q": self.words[word], "mode": "keyword", "limit": 100}
+        def odd_parameter(self, other: str | None, key: str) -> list[tuple[str, str]]:
+            """One more list parameter: a filter the sequence can match, or a value the spec leaves open (O9, O30)."""
+            odd = {"tool": [("tool", self.tool_of(key))], "namespace": [("namespace", f"ns:{self.marker}")] if full else [],
+                   "tags-repeated": [("tags", f"{self.marker},{self.marker}-{TAG_POOL[0]}")], "type-empty": [("type", "")],
+                   "limit-101": [("limit", "101")], "limit-bad": [("limit", "0")], "offset-bad": [("offset", "-1")],
+                   "sort-bad": [("sort", "newest")]}
+            return odd.get(other or "", [])
+
+        @rule(key=key_kinds, word=st.integers(0, 2), mode=st.sampled_from([None, "keyword", "keyword", "semantic", "hybrid"]),
+              kind=st.none() | st.sampled_from(omp.TYPES), pick=st.none() | st.integers(0, 2), ns=st.none() | st.booleans(),
+              limit=st.none() | st.sampled_from([1, 3, 100]))
+        def search(self, key: str, word: int, mode: str | None, kind: str | None, pick: int | None, ns: bool | None,
+                   limit: int | None) -> None:
+            query: dict[str, Any] = {"q": self.words[word], **({"mode": mode} if mode else {})}
+            if limit is not None:
+                query["limit"] = limit
             if kind:
                 query["type"] = kind
             if pick is not None:
                 query["tags"] = [f"{self.marker}-{TAG_POOL[pick]}"]
-            self.step(f"search {query}", "POST", "/memories/search", query)
-            answer = c.search(ctx, query, record=False, quiet=True)
-            if answer.status != 200 or not isinstance(answer.body, dict) or not isinstance(answer.body.get("memories"), list):
-                raise self.mismatch(f"search answered {answer.brief()}", status=200)
-            wanted = {m["id"] for m in self.model.memories.values() if self.words[word] in m["content"].split()
-                      and (kind is None or m["type"] == kind) and (pick is None or query["tags"][0] in (m["tags"] or []))}
-            served = {m.get("id") for m in answer.body["memories"] if isinstance(m, dict)}
-            if served != wanted:
-                raise self.mismatch(f"search found {sorted(map(str, served))}, model {sorted(wanted)}", sets={"memories[].id": sorted(wanted)})
-
-        @rule(mem_id=ids)
-        def get(self, mem_id: str) -> None:
-            self.step(f"get {mem_id}", "GET", f"/memories/{mem_id}")
-            answer = c.get(ctx, mem_id, record=False, quiet=True)
-            if mem_id in self.model.gone:
-                if answer.status != 404:
-                    raise self.mismatch(f"a deleted memory answered {answer.status} on get", status=404)
-                return
-            if answer.status != 200 or not isinstance(answer.body, dict):
-                raise self.mismatch(f"get answered {answer.brief()}", status=200)
-            diffs = _same(answer.body, self.model.memories[mem_id])
-            if diffs:
-                raise self.mismatch(f"get {mem_id}: {'; '.join(diffs)}", "omp.memory", **_model_fields(self.model.memories[mem_id]))
+            if mode in ("semantic", "hybrid"):  # similarity may find any memory: this sequence's tag scopes it
+                query["tags"] = [self.marker, *query.get("tags", [])]
+            if ns is not None and full:
+                query["namespace"] = f"ns:{self.marker}" if ns else f"ns2:{self.marker}"
+            self.ask(f"search as {key}: {query}", m.Request("search", key, body=query))
 
         @rule(strategy=st.sampled_from(omp.CONFLICTS), rival=st.none() | ids, bad=st.booleans(), word=st.integers(0, 2))
         def import_batch(self, strategy: str, rival: str | None, bad: bool, word: int) -> None:
-            from memconform.suites.omp.checks.imports import import_with
-
             new = c.full_memory(ctx, "sm-imp", content=self.content(word), tags=[], created_at=self.stamp())
             new["tags"] = self.tags([])
             batch = [new]
-            if rival is not None and rival not in self.model.gone:
+            if rival is not None:
                 batch.append(dict(c.full_memory(ctx, "sm-rival", content=self.content(word), tags=[], created_at=self.stamp()),
                                   id=rival, tags=self.tags([0])))
             if bad:
                 broken = c.full_memory(ctx, "sm-bad", content=self.content(word) + "z" * omp.MAX_CONTENT)
                 batch.insert(len(batch) // 2, broken)
-            self.step(f"import {strategy} rival={rival} bad={bad}", "POST", "/import", dict(c.export_file(batch), conflict=strategy),
-                      {"conflict": strategy})
-            answer = import_with(ctx, batch, strategy)
-            if answer.status >= 500:
-                raise self.mismatch(f"import answered {answer.brief()}", status_below=500)
-            if not answer.ok and not bad:
-                raise self.mismatch(f"an import of valid memories was refused: {answer.brief()}", ok=True)
-            self.refresh()
-            by_content = {m["content"]: m for m in self.model.memories.values()}
-            if not answer.ok:  # errata O7: the whole file refused, then nothing of it is stored
-                if any(mem["content"] in by_content for mem in batch):
-                    raise self.mismatch(f"a refused import ({answer.status}) stored part of its batch", "omp.export",
-                                        marker=self.marker, absent_contents=[m["content"] for m in batch])
-                return
-            self.model.acknowledged += len(batch) - bad
-            for mem in batch:
-                if "z" * 100 in mem["content"]:
-                    if mem["content"] in by_content:
-                        raise self.mismatch("an invalid memory of an import was stored", "omp.export",
-                                            marker=self.marker, absent_contents=[mem["content"]])
-                    continue
-                is_rival = mem["id"] == rival
-                stored = mem["content"] in by_content
-                if is_rival and strategy == "skip" and stored:
-                    raise self.mismatch("conflict=skip stored a memory whose id exists", "omp.export",
-                                        marker=self.marker, absent_contents=[mem["content"]])
-                if (not is_rival or strategy != "skip") and not stored:
-                    raise self.mismatch(f"conflict={strategy}: an imported memory is missing", "omp.export",
-                                        marker=self.marker, present_contents=[mem["content"]])
-                if is_rival and strategy == "overwrite" and by_content[mem["content"]]["id"] != rival:
-                    raise self.mismatch("conflict=overwrite did not keep the id", "omp.export",
-                                        marker=self.marker, content_ids={mem["content"]: rival})
-                if is_rival and strategy == "duplicate" and by_content[mem["content"]]["id"] == rival:
-                    raise self.mismatch("conflict=duplicate reused an existing id", "omp.export",
-                                        marker=self.marker, content_not_ids={mem["content"]: rival})
+            doc = dict(c.export_file(batch), conflict=strategy)
+            self.ask(f"import {strategy} rival={rival} bad={bad}", m.Request("import", "global", body=doc, params=(("conflict", strategy),)))
+            self.export("global")  # the import read back: the model resolves what it stored
 
-        def refresh(self) -> None:
-            """The model after an import is what export says of this sequence's memories, checked above."""
-            exported = [m for m in c.exported(ctx) if self.marker in str(m.get("content"))]
-            before = dict(self.model.memories)
-            self.model.memories = {}
-            for doc in exported:
-                self.model.put(doc)
-            lost = set(before) - set(self.model.memories)
-            if lost:
-                self.model.tally = history_counts.counts(acknowledged=self.model.acknowledged, lost=len(lost))
-                raise self.mismatch(f"an import lost memories that existed: {sorted(lost)[:3]}", "omp.export",
-                                    marker=self.marker, present_ids=sorted(before))
+        def stamp(self) -> str:
+            """A distinct created_at for each imported memory, so order stays observable."""
+            self.counter += 1
+            return f"2025-06-01T{self.counter // 3600 % 24:02d}:{self.counter // 60 % 60:02d}:{self.counter % 60:02d}Z"
+
+        @rule(key=key_kinds)
+        def export(self, key: str) -> None:
+            self.ask(f"export as {key}", m.Request("export", key))
 
         @invariant()
         def export_matches_model(self) -> None:
-            if len(log) % 3:
+            self.steps += 1
+            if self.steps % 3:
                 return  # every third step: the export is the costliest read
-            exported = {m.get("id"): m for m in c.exported(ctx) if self.marker in str(m.get("content"))}
-            model = self.model
-            model.tally = history_counts.counts(
-                acknowledged=model.acknowledged, lost=len(set(model.memories) - set(exported)),
-                resurrected=len(model.gone & set(exported)),
-                corrupted=sum(1 for i, m in model.memories.items() if i in exported and _same(exported[i], m)))
-            want = {"marker": self.marker, "memories": {i: _model_fields(m) for i, m in model.memories.items()}}
-            problem = export_differs(list(exported.values()), want)
-            if problem:
-                raise self.mismatch(problem, "omp.export", **want)
+            self.tally()
+            self.export("global")
+
+        def tally(self) -> None:
+            """The Jepsen-style counts of this sequence's last export against the model."""
+            answer = self.mine(c.export(ctx, record=False, quiet=True))
+            served = {x.get("id"): x for x in (answer.body or {}).get("memories", [])} if isinstance(answer.body, dict) else {}
+            held = {d["id"]: d for d in self.model.memories()}
+            self.model.tally = history_counts.counts(  # type: ignore[attr-defined]
+                acknowledged=self.model.acknowledged, lost=len(set(held) - set(served)),  # type: ignore[attr-defined]
+                resurrected=len(self.model.gone & set(served)),
+                corrupted=sum(1 for i, d in held.items() if i in served and m.fields_differ(served[i], d, stored=True)))
 
         def teardown(self) -> None:
-            for mem_id in list(self.model.memories):
-                c.delete(ctx, mem_id, record=False, quiet=True)
+            for user_key in keys:
+                for doc in self.model.memories(user_key):
+                    c.delete(ctx, doc["id"], keys[user_key], record=False, quiet=True)
 
     return OmpMachine
 
