@@ -173,8 +173,9 @@ def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
            sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
 def integers_safe(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
-    if arc.long_digits is None and canonical(arc, ctx) is not None:  # every integer written as in the file
-        arc.long_digits = arc.canonical_facts.long_digits if arc.canonical_facts else has_digit_run(arc.canonical, 16)
+    text = canonical(arc, ctx) if arc.long_digits is None else None
+    if text is not None:  # every integer written as in the file
+        arc.long_digits = arc.canonical_facts.long_digits if arc.canonical_facts else has_digit_run(text, 16)
     if arc.long_digits is False:  # no run of 16 digits: no integer can be that large
         return
     for path, number in sorted(_unsafe_integers(arc.value))[:20]:
