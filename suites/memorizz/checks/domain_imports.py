@@ -214,7 +214,8 @@ def same_number(sent: Any, got: Any) -> bool:
 
 
 def by_content(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {str((r.get("data") or {}).get("content")): r for r in records}
+    """The records whose data is an object, by their content (a record of another shape has none to match)."""
+    return {str(r["data"].get("content")): r for r in records if isinstance(r, dict) and isinstance(r.get("data"), dict)}
 
 
 @SUITE.check(level="consumer", section="Records and relationships", keyword="MUST", sentence=ID_SENTENCE)
