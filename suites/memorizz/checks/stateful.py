@@ -153,9 +153,16 @@ def machine(ctx: CheckContext) -> type:
             self.step(what)
 
         @initialize()
-        def some_records(self) -> None:  # every sequence starts with records a later restore can meet
+        def some_records(self) -> None:
+            """Every sequence starts with records a later restore can meet, met once under each conflict
+            policy: the three paths are in every sequence, whatever the rules drawn after (a small `ci`
+            budget may otherwise draw none of them)."""
             archive, _texts = self.archive([ctx.unique("kb"), ctx.unique("kb")])
             self.send(archive, "restore", "error", "restore 2 new records")
+            for conflict in ("skip", "replace", "error"):
+                old = sorted(self.model.records)[:1]
+                archive, _texts = self.archive(old + [ctx.unique("kb")])
+                self.send(archive, "restore", conflict, f"restore 1 existing and 1 new record (conflict={conflict})")
 
         @rule(data=st.data(), conflict=st.sampled_from(oracle.CONFLICTS))
         def restore_new(self, data: Any, conflict: str) -> None:
