@@ -132,8 +132,14 @@ def test_the_reference_fits_the_default_and_fails_the_pinned_other_reading() -> 
 
 # ---- the fuzzer's valid-data phase, end to end (the answers one by one: tests/test_no_blame.py) ----
 
+# The fake refuses every null and empty value, so `ci`'s few derandomized examples may all be refused on
+# one Hypothesis build and not on another (then the check is honestly skipped: nothing reached a 2xx);
+# `default` generates enough for some to be accepted on any build.
+FUZZ_PROFILE = Profile.named("default")
+
+
 def test_the_valid_data_fuzzing_records_the_refusals_and_blames_nothing() -> None:
-    outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", Profile.named("ci"), report_dir=None,
+    outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", FUZZ_PROFILE, report_dir=None,
                           check_ids=["fuzz_valid_data_accepted"])
     assert [r.outcome for r in outcome.results] == [Outcome.PASSED], titles(outcome)
     found = seen(outcome)
@@ -145,6 +151,6 @@ def test_without_the_reading_the_same_refusals_would_be_blamed(monkeypatch: Any)
     import memconform.suites.omp.fuzzing.accepted as accepted
 
     monkeypatch.setattr(accepted, "excused", lambda ctx, exchange: False)
-    outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", Profile.named("ci"), report_dir=None,
+    outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", FUZZ_PROFILE, report_dir=None,
                           check_ids=["fuzz_valid_data_accepted"])
     assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
