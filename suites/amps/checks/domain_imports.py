@@ -22,7 +22,7 @@ DERIVATION = "observed"  # cites an artifact and needs no extractor: every prove
 NOT_DRAWN = {"atom_id", "artifact_id", "artifact_ids", "atom_ids", "subject_id", "provenance", "derivation"}
 
 
-def _table() -> domain.Domain:
+def table() -> domain.Domain:
     found = domain.load("amps")
     if found is None:
         raise HarnessError("suites/amps/domain.json is missing (scripts/make_domain_tables.py writes it)")
@@ -31,7 +31,7 @@ def _table() -> domain.Domain:
 
 def drawn_fields() -> list[tuple[domain.Field, str, str]]:
     out = []
-    for field in _table().fields:
+    for field in table().fields:
         for prefix, place in PLACES.items():
             name = field.id.removeprefix(prefix)
             if field.id.startswith(prefix) and "." not in name and "[" not in name and name not in NOT_DRAWN:
