@@ -20,7 +20,7 @@ from memconform import domain
 from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure
 from memconform.suites.amps import model
-from memconform.suites.amps.checks.domain_imports import table
+from memconform.suites.amps.checks.domain_imports import same, table
 from memconform.suites.amps.client import (
     export,
     import_export,
@@ -29,6 +29,7 @@ from memconform.suites.amps.client import (
     make_export,
     sourced,
 )
+from memconform.suites.amps.format import atoms as amps_atoms
 from memconform.suites.amps.suite import SUITE
 
 ENVELOPE = ("export.export_version", "export.exported_at", "export.source_provider", "export.subject",
@@ -188,3 +189,55 @@ def imports_every_envelope_and_id_class(ctx: CheckContext) -> Iterator[Failure]:
                 elif open_point:
                     observe_open(ctx, vc, accepted)
             ledger.judge([vc.key])
+
+
+# ---- the optional atom fields pairwise ---------------------------------------------------------
+
+def place_of(field_id: str) -> tuple[str, str]:
+    return PAIR_PLACES.get(field_id, ("atom", field_id.removeprefix("export.atoms[].")))
+
+
+def row_doc(ctx: CheckContext, row: domain.Row) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An export of one observed atom (citing one artifact) carrying the row's value of every field."""
+    atom, art = sourced(ctx, "pairs", "observed")
+    for field_id, vc in row.items():
+        place, name = place_of(field_id)
+        put(atom if place == "atom" else atom["provenance"], name, vc.value())
+    return make_export(ctx.unique("subject-pairs"), [atom], [art]), atom
+
+
+def read_back_differs(sent: dict[str, Any], stored: dict[str, Any], row: domain.Row) -> str | None:
+    """The first field of the row not exported back as written (numbers as doubles), or None."""
+    got_atom = next((a for _, a in amps_atoms(stored) if a.get("atom_id") == sent["atom_id"]), {})
+    for field_id in row:
+        place, name = place_of(field_id)
+        want = (sent if place == "atom" else sent["provenance"]).get(name, domain.ABSENT)
+        got = (got_atom if place == "atom" else got_atom.get("provenance") or {}).get(name, domain.ABSENT)
+        if want is not domain.ABSENT and not same(want, got):
+            return f"{field_id}: {got!r} exported back for {want!r}"
+    return None
+
+
+@SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
+def imports_optional_fields_pairwise(ctx: CheckContext) -> Iterator[Failure]:
+    """The optional fields of one atom together, a covering array of their allowed classes (ci: each class
+    once; default: every pair): the model's answer (accepted; an atom that expires before it is valid
+    either way, A56) and every field exported back as written."""
+    table_now = table()
+    ledger = ctx.state(domain.DomainLedger)
+    for row in domain.plan(table_now, PAIRS, ctx.profile.name):
+        doc, atom = row_doc(ctx, row)
+        label = ", ".join(vc.key.removeprefix("export.atoms[].") for vc in row.values())
+        answers = model.import_answers(model.EMPTY, doc, readings(ctx))
+        reply = import_export(ctx, doc)
+        if not model.fitting(answers, reply.ok):
+            yield Failure(f"{label}: refused, although every value is allowed", f"{reply.status} {reply.raw[:160]!r}", "imported")
+            continue
+        if len(answers) > 1:
+            ctx.observe("A56", {"an atom that expires before it is valid accepted": lambda ok: ok is True,
+                                "an atom that expires before it is valid refused": lambda ok: ok is False}, reply.ok)
+        if reply.ok:
+            problem = read_back_differs(atom, export(ctx, doc["subject"]["subject_id"]), row)
+            if problem:
+                yield Failure(f"{label}: not exported back as written", problem, "every value as imported")
+        ledger.judge_row(PAIRS, row)
