@@ -59,9 +59,11 @@ def label_of(vc: domain.ValueClass, values: list[Any]) -> str:
     return f"{vc.key} = {' and '.join(shown)}"
 
 
-def unique_id(ctx: CheckContext, value: Any) -> Any:
-    """A drawn id made unique to the run by a prefix (an empty or non-string id is sent as drawn)."""
-    return f"{ctx.unique('id')}-{value}" if isinstance(value, str) and value else value
+def unique_ids(ctx: CheckContext, values: list[Any]) -> list[Any]:
+    """The drawn ids of one class made unique to the run by one shared prefix, so a pair stays a pair (an
+    empty or non-string id is sent as drawn)."""
+    prefix = ctx.unique("id")
+    return [f"{prefix}-{v}" if isinstance(v, str) and v else v for v in values]
 
 
 # ---- one export per class ----------------------------------------------------------------------
@@ -125,7 +127,7 @@ def provenance_doc(ctx: CheckContext, field_id: str, value: Any) -> dict[str, An
 def docs_for(ctx: CheckContext, field_id: str, vc: domain.ValueClass) -> list[dict[str, Any]]:
     values = vc.values()
     if field_id in IDS:
-        values = [unique_id(ctx, v) for v in values]
+        values = unique_ids(ctx, values)
         if IDS[field_id] == "subject":
             return [ids_doc(ctx, "subject", [v]) for v in values]
         return [ids_doc(ctx, IDS[field_id], values)]

@@ -355,3 +355,11 @@ class ImportStopsAtInvalid(ReferenceAmpsStore):
 
 MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
 EXPECTED_KILLS["ImportStopsAtInvalid"] = {"amps.import_batch_middle_item": "the write stopped at the middle item without saying so"}
+
+
+from memconform.suites.amps.mutants.domain import FoldsIdCase, RegulatedDropsConfidence  # noqa: E402
+
+MUTANTS["FoldsIdCase"] = FoldsIdCase
+MUTANTS["RegulatedDropsConfidence"] = RegulatedDropsConfidence
+EXPECTED_KILLS["FoldsIdCase"] = {"amps.imports_every_envelope_and_id_class": "the export does not hold what was imported"}
+EXPECTED_KILLS["RegulatedDropsConfidence"] = {"amps.imports_optional_fields_pairwise": "not exported back as written"}

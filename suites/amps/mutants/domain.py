@@ -1,0 +1,42 @@
+"""Known-broken AMPS stores only the domain table's data reveals: a value class or a pair of optional
+fields no example of the other checks carries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.hostile import parse_or_reject
+from memconform.suites.amps import format as amps
+from memconform.suites.amps.reference import ReferenceAmpsStore
+
+REGULATED = ("medical", "financial", "legal")
+
+
+class FoldsIdCase(ReferenceAmpsStore):
+    """Keys atoms by a case-insensitive collation: of two atoms whose ids differ only in case, the second
+    is dropped without a word (a MySQL-style `utf8mb4_general_ci` primary key)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
+        if amps.detect(doc) and not self.problems(doc):
+            seen: set[str] = set()
+            kept = []
+            for atom in doc["atoms"]:
+                key = str(atom.get("atom_id")).casefold()
+                if key not in seen:
+                    seen.add(key)
+                    kept.append(atom)
+            doc = {**doc, "atoms": kept}
+        return super().import_export(doc, **params)
+
+
+class RegulatedDropsConfidence(ReferenceAmpsStore):
+    """Stores no confidence for an atom of a regulated category (medical, financial, legal): a score on a
+    health fact is "inference" the provider chose not to keep; every other atom keeps it."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            if atom.get("sensitivity") in REGULATED:
+                atom.pop("confidence", None)
+        return doc
