@@ -20,7 +20,7 @@ from memconform import domain
 from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure
 from memconform.suites.amps import model
-from memconform.suites.amps.checks.domain_imports import same, table
+from memconform.suites.amps.checks.domain_imports import OPEN_POINT, judge, observe_open, same, table
 from memconform.suites.amps.client import (
     export,
     import_export,
@@ -37,14 +37,9 @@ ENVELOPE = ("export.export_version", "export.exported_at", "export.source_provid
 IDS = {"export.subject.subject_id": "subject", "export.atoms[].atom_id": "atom", "export.artifacts[].artifact_id": "artifact"}
 LINKS = {"export.atoms[].provenance.artifact_ids": "artifact", "export.artifacts[].atom_ids": "atom"}
 PROVENANCE = ("export.atoms[].provenance", "export.atoms[].provenance.derivation")
-OPEN_POINT = "A57"  # errata: the value classes the spec is silent on, as the target was seen to take them
 PAIRS = "atom_optional_fields"
 PAIR_PLACES = {"export.atoms[].provenance.extractor": ("provenance", "extractor"),
                "export.atoms[].provenance.human_reviewed": ("provenance", "human_reviewed")}
-
-
-def readings(ctx: CheckContext) -> model.Readings:
-    return model.Readings.from_options(ctx.option)
 
 
 def put(holder: dict[str, Any], name: str, value: Any) -> None:
@@ -138,33 +133,6 @@ def docs_for(ctx: CheckContext, field_id: str, vc: domain.ValueClass) -> list[di
     return [envelope_doc(ctx, field_id, v) for v in values]
 
 
-def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str) -> tuple[bool, Failure | None]:
-    """Import the export: (whether it was accepted, the failure or None). The reply must be an answer the
-    model accepts, and an accepted export must come back as the model's state says (read only where the
-    subject id can be asked for)."""
-    answers = model.import_answers(model.EMPTY, doc, readings(ctx), open_point)
-    reply = import_export(ctx, doc)
-    fits = model.fitting(answers, reply.ok)
-    if not fits:
-        allowed = sorted({"imported" if a.accepted else f"refused ({a.why[:80]})" for a in answers})
-        return reply.ok, Failure(f"{label}: {'imported' if reply.ok else 'refused'}, which the spec does not allow here",
-                                 f"{reply.status} {reply.raw[:160]!r}", " or ".join(allowed))
-    subject = doc.get("subject")
-    sid = subject.get("subject_id") if isinstance(subject, dict) else None
-    if not reply.ok or not isinstance(sid, str) or not sid:
-        return reply.ok, None
-    stored = export(ctx, sid)
-    problems = [model.export_differs(stored, sid, o.state[sid], readings(ctx)) for o in fits if sid in o.state]
-    if problems and all(problems):
-        return True, Failure(f"{label}: the export does not hold what was imported", problems[0], "the subject as imported")
-    return True, None
-
-
-def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
-    ctx.observe(OPEN_POINT, {f"{vc.key} accepted": lambda answer: answer is True,
-                             f"{vc.key} refused": lambda answer: answer is False}, accepted)
-
-
 def drawn_here() -> list[domain.Field]:
     wanted = set(ENVELOPE) | set(IDS) | set(LINKS) | set(PROVENANCE)
     return [f for f in table().fields if f.id in wanted]
@@ -230,7 +198,7 @@ def imports_optional_fields_pairwise(ctx: CheckContext) -> Iterator[Failure]:
     for row in domain.plan(table_now, PAIRS, ctx.profile.name):
         doc, atom = row_doc(ctx, row)
         label = ", ".join(vc.key.removeprefix("export.atoms[].") for vc in row.values())
-        answers = model.import_answers(model.EMPTY, doc, readings(ctx))
+        answers = model.import_answers(model.EMPTY, doc, model.Readings.from_options(ctx.option))
         reply = import_export(ctx, doc)
         if not model.fitting(answers, reply.ok):
             yield Failure(f"{label}: refused, although every value is allowed", f"{reply.status} {reply.raw[:160]!r}", "imported")
