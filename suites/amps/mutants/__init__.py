@@ -11,6 +11,7 @@ from memconform.suites.amps import format as amps
 from memconform.suites.amps.mutants.imports import (
     ArtifactsReplacedPerImport,
     CascadeByBacklinks,
+    CascadeRelabels,
     ClassifiesSensitivity,
     ClearsSubjectFirst,
     LenientValidator,
@@ -363,3 +364,5 @@ MUTANTS["FoldsIdCase"] = FoldsIdCase
 MUTANTS["RegulatedDropsConfidence"] = RegulatedDropsConfidence
 EXPECTED_KILLS["FoldsIdCase"] = {"amps.imports_every_envelope_and_id_class": "the export does not hold what was imported"}
 EXPECTED_KILLS["RegulatedDropsConfidence"] = {"amps.imports_optional_fields_pairwise": "not exported back as written"}
+MUTANTS["CascadeRelabels"] = CascadeRelabels
+EXPECTED_KILLS["CascadeRelabels"] = {"amps.delete_cascades": "is not what the model says it leaves"}
