@@ -131,7 +131,7 @@ def _accepted(state: State, sid: Any, doc: Any, readings: Readings, reading: str
     if not isinstance(sid, str) or not amps.detect(doc):
         return ()  # nothing a subject could be stored under: the only answer left is a refusal
     held = state.get(sid)
-    out = []
+    out: list[Outcome] = []
     for semantics in readings.semantics():
         after = {**state, sid: _imported(held, doc, semantics, skip)}
         label = ", ".join(r for r in (reading, f"A12:{semantics}" if held is not None else "") if r)

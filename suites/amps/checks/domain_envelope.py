@@ -178,7 +178,7 @@ def row_doc(ctx: CheckContext, row: domain.Row) -> tuple[dict[str, Any], dict[st
 
 def read_back_differs(sent: dict[str, Any], stored: dict[str, Any], row: domain.Row) -> str | None:
     """The first field of the row not exported back as written (numbers as doubles), or None."""
-    got_atom = next((a for _, a in amps_atoms(stored) if a.get("atom_id") == sent["atom_id"]), {})
+    got_atom: dict[str, Any] = next((a for _, a in amps_atoms(stored) if a.get("atom_id") == sent["atom_id"]), {})
     for field_id in row:
         place, name = place_of(field_id)
         want = (sent if place == "atom" else sent["provenance"]).get(name, domain.ABSENT)
