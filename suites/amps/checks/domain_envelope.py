@@ -20,7 +20,14 @@ from memconform import domain
 from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure
 from memconform.suites.amps import model
-from memconform.suites.amps.checks.domain_imports import OPEN_POINT, judge, observe_open, same, table
+from memconform.suites.amps.checks.domain_imports import (
+    OPEN_POINT,
+    held_before,
+    judge,
+    observe_open,
+    same,
+    table,
+)
 from memconform.suites.amps.client import (
     export,
     import_export,
@@ -153,7 +160,8 @@ def imports_every_envelope_and_id_class(ctx: CheckContext) -> Iterator[Failure]:
             label = label_of(vc, vc.values())
             open_point = OPEN_POINT if vc.expect == "open" else ""
             for doc in docs:
-                accepted, failure = judge(ctx, doc, label, open_point)
+                held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
+                accepted, failure = judge(ctx, doc, label, open_point, held)
                 if failure is not None:
                     yield failure
                 elif open_point:

@@ -73,26 +73,46 @@ def readings(ctx: CheckContext) -> model.Readings:
     return model.Readings.from_options(ctx.option)
 
 
-def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str) -> tuple[bool, Failure | None]:
-    """Import the export: (whether it was accepted, the failure or None). The reply must be an answer the
-    model accepts, and an accepted export must come back as the model's state says (read only where the
-    subject id can be asked for)."""
-    answers = model.import_answers(model.EMPTY, doc, readings(ctx), open_point)
+def subject_id_of(doc: dict[str, Any]) -> Any:
+    subject = doc.get("subject")
+    return subject.get("subject_id") if isinstance(subject, dict) else None
+
+
+def held_before(ctx: CheckContext, doc: dict[str, Any]) -> model.State:
+    """For an export that must be refused: the subject it names first holds one atom of a control export,
+    so that a refusal can be seen to change nothing (none where no subject id can be asked for)."""
+    sid = subject_id_of(doc)
+    if not isinstance(sid, str) or not sid:
+        return model.EMPTY
+    atom, art = sourced(ctx, "held", DERIVATION)
+    control = make_export(sid, [atom], [art])
+    accepted = [o for o in model.import_answers(model.EMPTY, control, readings(ctx)) if o.accepted]
+    if not accepted or not import_export(ctx, control).ok:
+        raise ControlRefused("an export of one atom for the subject was refused")
+    return accepted[0].state
+
+
+def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str,
+          state: model.State = model.EMPTY) -> tuple[bool, Failure | None]:
+    """Import the export into `state`: (whether it was accepted, the failure or None). The reply must be an
+    answer the model accepts; after it the subject's export must be what the model's state says (read only
+    where the subject id can be asked for, and after a refusal only where the subject held something)."""
+    answers = model.import_answers(state, doc, readings(ctx), open_point)
     reply = import_export(ctx, doc)
     fits = model.fitting(answers, reply.ok)
     if not fits:
         allowed = sorted({"imported" if a.accepted else f"refused ({a.why[:80]})" for a in answers})
         title = "a forbidden value was imported" if reply.ok else "an allowed value was refused"
         return reply.ok, Failure(f"{label}: {title}", f"{reply.status} {reply.raw[:160]!r}", " or ".join(allowed))
-    subject = doc.get("subject")
-    sid = subject.get("subject_id") if isinstance(subject, dict) else None
-    if not reply.ok or not isinstance(sid, str) or not sid:
+    sid = subject_id_of(doc)
+    if not isinstance(sid, str) or not sid or (not reply.ok and sid not in state):
         return reply.ok, None
     stored = export(ctx, sid)
     problems = [model.export_differs(stored, sid, o.state[sid], readings(ctx)) for o in fits if sid in o.state]
     if problems and all(problems):
-        return True, Failure(f"{label}: the export does not hold what was imported", problems[0], "the subject as imported")
-    return True, None
+        title = "the export does not hold what was imported" if reply.ok else "refused, but what the subject holds changed"
+        return reply.ok, Failure(f"{label}: {title}", problems[0], "the subject as the model says")
+    return reply.ok, None
 
 
 def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
@@ -119,7 +139,8 @@ def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
                 doc = with_value(make_export(subject, [atom], [art]), place, name, value)
                 label = f"{vc.key} = {'<absent>' if value is domain.ABSENT else repr(value)[:60]}"
                 open_point = OPEN_POINT if vc.expect == "open" else ""
-                accepted, failure = judge(ctx, doc, label, open_point)
+                held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
+                accepted, failure = judge(ctx, doc, label, open_point, held)
                 if failure is not None:
                     yield failure
                 elif open_point:

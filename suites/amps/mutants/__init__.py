@@ -358,7 +358,11 @@ MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
 EXPECTED_KILLS["ImportStopsAtInvalid"] = {"amps.import_batch_middle_item": "the write stopped at the middle item without saying so"}
 
 
-from memconform.suites.amps.mutants.domain import FoldsIdCase, RegulatedDropsConfidence  # noqa: E402
+from memconform.suites.amps.mutants.domain import (  # noqa: E402
+    FoldsIdCase,
+    RegulatedDropsConfidence,
+    StoresBeforeCheckingExportedAt,
+)
 
 MUTANTS["FoldsIdCase"] = FoldsIdCase
 MUTANTS["RegulatedDropsConfidence"] = RegulatedDropsConfidence
@@ -366,3 +370,6 @@ EXPECTED_KILLS["FoldsIdCase"] = {"amps.imports_every_envelope_and_id_class": "th
 EXPECTED_KILLS["RegulatedDropsConfidence"] = {"amps.imports_optional_fields_pairwise": "not exported back as written"}
 MUTANTS["CascadeRelabels"] = CascadeRelabels
 EXPECTED_KILLS["CascadeRelabels"] = {"amps.delete_cascades": "is not what the model says it leaves"}
+MUTANTS["StoresBeforeCheckingExportedAt"] = StoresBeforeCheckingExportedAt
+EXPECTED_KILLS["StoresBeforeCheckingExportedAt"] = {
+    "amps.imports_every_envelope_and_id_class": "refused, but what the subject holds changed"}

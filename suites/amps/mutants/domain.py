@@ -8,6 +8,7 @@ from typing import Any
 from memconform.hostile import parse_or_reject
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.reference import ReferenceAmpsStore
+from memconform.targets.base import Rejected
 
 REGULATED = ("medical", "financial", "legal")
 
@@ -40,3 +41,19 @@ class RegulatedDropsConfidence(ReferenceAmpsStore):
             if atom.get("sensitivity") in REGULATED:
                 atom.pop("confidence", None)
         return doc
+
+
+class StoresBeforeCheckingExportedAt(ReferenceAmpsStore):
+    """Writes the atoms and artifacts first and checks the envelope's `exported_at` last (a database
+    constraint on the import log): an export with a bad `exported_at` is refused after its records are
+    stored. Every other field is checked before anything is written."""
+
+    def problems(self, doc: Any) -> list[str]:
+        return [p for p in super().problems(doc) if "exported_at" not in p.split(":", 1)[0]]
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
+        reply = super().import_export(doc, **params)
+        if ReferenceAmpsStore.problems(self, doc):
+            raise Rejected({"error": "invalid exported_at"}, "invalid export")
+        return reply
