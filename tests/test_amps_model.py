@@ -128,3 +128,10 @@ def test_every_open_class_is_answered_both_ways() -> None:
         for vc in field.of("open"):
             doc = with_value(export_of("s", [atom("a-1")], [artifact()]), place, name, vc.value())
             assert sorted(o.accepted for o in model.import_answers(model.EMPTY, doc, open_point="A57")) == [False, True], vc.key
+
+
+def test_an_id_named_twice_may_come_back_once() -> None:
+    doc = export_of("s", [atom("a-1", "stated", ("art-1", "art-1"))], [artifact()])
+    held = [o for o in model.import_answers(model.EMPTY, doc, open_point="A57") if o.accepted][0].state["s"]
+    assert model.export_differs(export_of("s", [atom("a-1", "stated", ("art-1",))], [artifact()]), "s", held) is None
+    assert "cites" in str(model.export_differs(export_of("s", [atom("a-1", "stated", ())], [artifact()]), "s", held))
