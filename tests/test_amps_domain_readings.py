@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from memconform.core.profile import Profile
 from memconform.hostile import parse_or_reject
 from memconform.session import execute_run
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model
+from memconform.suites.amps.mutants.domain import PAIR_ONLY
 from memconform.suites.amps.reference import ReferenceAmpsStore
 from memconform.targets.base import Rejected
 
@@ -61,3 +63,17 @@ def test_the_reference_answers_are_recorded_as_seen() -> None:
                     "export.atoms[].atom_id:empty accepted", "export.artifacts[].atom_ids:duplicates accepted"):
         assert ("A57", reading) in seen
     assert ("A56", "an atom that expires before it is valid accepted") in seen
+
+
+@pytest.mark.mutants
+@pytest.mark.parametrize("name", sorted(PAIR_ONLY))
+def test_a_pair_only_bug_needs_the_default_profile(name: str) -> None:
+    """The bug shows only on one pair of optional fields: ci's covering subset passes it, default's every
+    pair catches it."""
+    _, check, words = PAIR_ONLY[name]
+    target = f"python:memconform.suites.amps.mutants.domain:{name}"
+    ci = execute_run(["amps"], target, Profile.named("ci"), report_dir=None, check_ids=[check])
+    assert [r.outcome.value for r in ci.results] == ["passed"]
+    full = execute_run(["amps"], target, Profile.named("default", seed=1), report_dir=None, check_ids=[check])
+    assert [r.outcome.value for r in full.results] == ["failed"]
+    assert any(words in f.title for f in full.results[0].failures)

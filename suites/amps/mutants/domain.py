@@ -57,3 +57,23 @@ class StoresBeforeCheckingExportedAt(ReferenceAmpsStore):
         if ReferenceAmpsStore.problems(self, doc):
             raise Rejected({"error": "invalid exported_at"}, "invalid export")
         return reply
+
+
+class ReviewNeedsConfidence(ReferenceAmpsStore):
+    """Keeps `human_reviewed: true` only on an atom that carries a confidence (a review is stored with its
+    score): an atom reviewed but unscored comes back without the flag. Only the pair (confidence absent,
+    human_reviewed true) shows it, which ci's covering subset does not hold and default's pairs do."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"]:
+            if "confidence" not in atom and isinstance(atom.get("provenance"), dict):
+                atom["provenance"].pop("human_reviewed", None)
+        return doc
+
+
+# pair-only mutants: (store, the check that catches it under --profile default, words of its failure title);
+# not in MUTANTS, whose kills are shown under ci
+PAIR_ONLY: dict[str, tuple[type[ReferenceAmpsStore], str, str]] = {
+    "ReviewNeedsConfidence": (ReviewNeedsConfidence, "amps.imports_optional_fields_pairwise", "not exported back as written"),
+}
