@@ -135,3 +135,30 @@ def test_an_id_named_twice_may_come_back_once() -> None:
     held = [o for o in model.import_answers(model.EMPTY, doc, open_point="A57") if o.accepted][0].state["s"]
     assert model.export_differs(export_of("s", [atom("a-1", "stated", ("art-1",))], [artifact()]), "s", held) is None
     assert "cites" in str(model.export_differs(export_of("s", [atom("a-1", "stated", ())], [artifact()]), "s", held))
+
+
+class _Ids:
+    """What the export builders ask of a check context: unique labels."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def unique(self, label: str) -> str:
+        self.n += 1
+        return f"{label}-{self.n}"
+
+
+def test_the_model_agrees_with_every_valid_and_invalid_class_of_the_envelope_ids_and_links() -> None:
+    from memconform.suites.amps.checks.domain_envelope import docs_for, drawn_here
+
+    ctx: Any = _Ids()
+    disagree = []
+    for field in drawn_here():
+        for vc in field.classes:
+            if vc.expect == "open":
+                continue
+            for doc in docs_for(ctx, field.id, vc):
+                accepted = {o.accepted for o in model.import_answers(model.EMPTY, doc)}
+                if accepted != {vc.expect == "valid"}:
+                    disagree.append((vc.key, accepted))
+    assert disagree == []
