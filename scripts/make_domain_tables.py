@@ -364,8 +364,11 @@ def amps_table() -> dict[str, Any]:
             fields.append(amps_leaf(fid, where, name in required, prop, quote))
 
     walk("export", schema, "envelope")
+    # the optional fields of one atom, pairwise (an observed atom citing one artifact: extractor optional too)
+    optional = [f"export.atoms[].{p}" for p in ("confidence", "sensitivity", "valid_from", "valid_to",
+                                                 "provenance.extractor", "provenance.human_reviewed")]
     return {"spec": "amps", "spec_text": f"fixtures/specs/{SPEC_FILES['amps']}", "derived_from": ["fixtures/amps/schema.json"],
-            "fields": fields, "combinations": []}
+            "fields": fields, "combinations": [{"id": "atom_optional_fields", "operation": "import", "parameters": optional}]}
 
 
 def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote: str) -> dict[str, Any]:

@@ -94,3 +94,25 @@ def test_ci_profile_judges_every_class_of_the_suite_table(suite: str, tmp_path: 
     assert notes[0]["classes_judged"] == notes[0]["classes_total"] == len(domain.load(suite).classes())
     summary = (tmp_path / "summary.md").read_text("utf-8")
     assert f"domain: {notes[0]['classes_judged']}/{notes[0]['classes_total']} classes judged" in summary
+
+
+AMPS_DOMAIN_CHECKS = ["amps.imports_every_schema_class", "amps.imports_every_envelope_and_id_class",
+                      "amps.imports_optional_fields_pairwise"]
+
+
+def test_ci_profile_judges_every_class_of_the_amps_table(tmp_path: Path) -> None:
+    """AMPS is held to the same bar: ci judges every class of its table and a covering subset of the
+    pairs of one atom's optional fields; default judges every pair."""
+    ci = execute_run(["amps"], "reference:amps", Profile.named("ci"), report_dir=tmp_path, check_ids=AMPS_DOMAIN_CHECKS)
+    assert {r.check_id: r.outcome.value for r in ci.results} == dict.fromkeys(AMPS_DOMAIN_CHECKS, "passed")
+    found = [n["domain"] for n in ci.notes if n["suite"] == "amps" and "domain" in n]
+    assert len(found) == 1, ci.notes
+    assert found[0]["unreached"] == [], "classes of suites/amps/domain.json the ci profile never sent and judged"
+    assert found[0]["classes_judged"] == found[0]["classes_total"] == len(domain.load("amps").classes())
+    assert 0 < found[0]["pairs_judged"] < found[0]["pairs_total"] == len(domain.load("amps").pair_universe("atom_optional_fields"))
+    assert f"domain: {found[0]['classes_judged']}/{found[0]['classes_total']} classes judged" in (tmp_path / "summary.md").read_text("utf-8")
+    full = execute_run(["amps"], "reference:amps", Profile.named("default", seed=1), report_dir=None,
+                       check_ids=["amps.imports_optional_fields_pairwise"])
+    assert [r.outcome.value for r in full.results] == ["passed"]
+    pairs = [n["domain"]["pairs_judged"] for n in full.notes if n["suite"] == "amps" and "domain" in n]
+    assert pairs == [len(domain.load("amps").pair_universe("atom_optional_fields"))]

@@ -4,7 +4,11 @@
     import_checks    Consumer: accepts a valid export, refuses malformed ones (positive controls first),
                      treats an export as data
     privacy_checks   Consumer: the four privacy invariants, on the re-export and on a downstream copy
-    stateful_checks  Consumer: random sequences of imports and deletions against a model of the subject
+    stateful_checks  Consumer: random sequences of imports and deletions against the model of the subject
+    domain_imports, domain_envelope
+                     Consumer: every value class of the domain table (domain.json) imported, the optional
+                     atom fields pairwise; answers judged by the model
+    model            the oracle: for an import, a deletion or an export in any state, every acceptable answer
     client           the target's operations, exports unique to the run, cleanup, the import-semantics probe
 
 The spec has no conformance section. The levels' clauses are read from what it calls binding

@@ -9,6 +9,7 @@ from memconform.suites.amps.checks import privacy
 from memconform.suites.amps.checks import roundtrip
 from memconform.suites.amps.checks import stateful
 from memconform.suites.amps.checks import domain_imports
+from memconform.suites.amps.checks import domain_envelope
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.amps.checks import batch_failures
 from memconform.suites.amps.checks import hostile_input

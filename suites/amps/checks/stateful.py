@@ -1,10 +1,10 @@
 """A model-based check: random sequences of imports (valid and refused) and artifact deletions for one
-subject, the subject's export compared with the model after every step.
+subject, the subject's export compared after every step with the oracle, suites/amps/model.py.
 
-The model is what the spec (and the import semantics the target was seen to follow, errata A12) says the
-subject holds: its atoms with their text, sensitivity and sources, its artifacts with their private flag.
-A refused import changes nothing; a deletion drops the artifact, removes it from every atom's sources,
-and an inferred or observed atom left without a source is deleted or re-flagged unsourced (A5).
+The oracle says what the subject holds (its atoms with their text, sensitivity and sources, its artifacts
+with their private flag) under the import semantics the target was seen to follow (errata A12): a refused
+import changes nothing; a deletion drops the artifact, removes it from every atom's sources, and an
+inferred or observed atom left without a source is deleted or re-flagged unsourced (A5).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
+from memconform.core.model import Failure
 from memconform.suites.amps import format as amps
+from memconform.suites.amps import model as oracle
 from memconform.suites.amps.client import (
     AmpsRun,
     artifacts_by_id,
@@ -29,59 +30,43 @@ from memconform.suites.amps.client import (
     make_atom,
     make_export,
 )
+from memconform.suites.amps.domain_fields import drawn_fields, with_value
 from memconform.suites.amps.suite import SUITE
 
 
 @dataclass
 class Model:
-    atoms: dict[str, dict[str, Any]] = field(default_factory=dict)  # atom id -> the atom as imported (sources kept current)
-    artifacts: dict[str, bool] = field(default_factory=dict)  # artifact id -> private
-    unsourced: set[str] = field(default_factory=set)  # atoms that may be deleted or kept flagged (A5)
+    subject_id: str = ""
+    readings: oracle.Readings = oracle.DEFAULT  # the import semantics seen (A12), the options' other readings
+    state: oracle.State = field(default_factory=dict)  # the oracle's state after the last step
     steps: list[str] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)  # artifacts deleted
     acknowledged: int = 0  # atoms and artifacts in accepted imports, and deletions
     tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
+
+    @property
+    def held(self) -> oracle.Subject:
+        return self.state.get(self.subject_id, oracle.Subject())
 
 
 class Divergence(model_based.Divergence):
     """The subject's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
-def expected_of(subject_id: str, model: Model) -> dict[str, Any]:
-    """What the model says the subject's export holds: language-neutral, for the sequence file."""
-    return {"subject_id": subject_id, "unsourced": sorted(model.unsourced), "artifacts": dict(model.artifacts),
-            "atoms": {i: {"text": a.get("text"), "sensitivity": a.get("sensitivity"),
-                          "artifact_ids": sorted(map(str, amps.artifact_ids_of(a)))} for i, a in model.atoms.items()}}
+def expected_of(subject_id: str, held: oracle.Subject) -> dict[str, Any]:
+    """What the oracle says the subject holds, language-neutral, for the sequence file (and its replay)."""
+    return {"subject_id": subject_id, "unsourced": sorted(held.unsourced), "droppable": sorted(held.droppable),
+            "atoms": {str(i): dict(a) for i, a in held.atoms.items()},
+            "artifacts": {str(i): dict(a) for i, a in held.artifacts.items()}}
+
+
+def subject_of(want: dict[str, Any]) -> oracle.Subject:
+    return oracle.Subject(want["atoms"], want["artifacts"], frozenset(want["unsourced"]), frozenset(want.get("droppable", ())))
 
 
 def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
-    """What differs between the subject's export and the model's expectation (None: nothing)."""
-    if not isinstance(doc, dict):
-        return f"the export is {type(doc).__name__}, not an object"
-    atoms, arts = atoms_by_id(doc), artifacts_by_id(doc)
-    model_atoms, unsourced, model_arts = want["atoms"], set(want["unsourced"]), want["artifacts"]
-    extra = set(atoms) - set(model_atoms) - unsourced
-    missing = set(model_atoms) - set(atoms) - unsourced
-    if extra or missing:
-        return f"the export holds atoms {sorted(map(str, extra))} it should not and lacks {sorted(missing)}"
-    for atom_id, atom in atoms.items():
-        if atom_id in unsourced and atom_id not in model_atoms:
-            if amps.has_sources(atom) or not amps.is_flagged_unsourced(atom):
-                return f"atom {atom_id} lost its last source but is neither deleted nor flagged unsourced"
-            continue
-        sent = model_atoms[atom_id]
-        for key in ("text", "sensitivity"):
-            if atom.get(key) != sent.get(key):
-                return f"atom {atom_id} has {key} {atom.get(key)!r}, not {sent.get(key)!r}"
-        if sorted(map(str, amps.artifact_ids_of(atom))) != sent["artifact_ids"]:
-            return f"atom {atom_id} cites {amps.artifact_ids_of(atom)}, not {sent['artifact_ids']}"
-    if set(arts) != set(model_arts):
-        return (f"the export holds artifacts {sorted(map(str, set(arts) - set(model_arts)))} it should "
-                f"not and lacks {sorted(set(model_arts) - set(arts))}")
-    for artifact_id, private in model_arts.items():
-        if private and arts[artifact_id].get("private") is not True:
-            return f"artifact {artifact_id} lost private: true"
-    return None
+    """What differs between the subject's export and the oracle's expectation (None: nothing)."""
+    return oracle.export_differs(doc, want["subject_id"], subject_of(want))
 
 
 @sequence.comparator("amps.export")
@@ -91,40 +76,60 @@ def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
 
 def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
     """Jepsen-style counts of the subject's atoms and artifacts in one export."""
-    atoms, arts = atoms_by_id(doc), artifacts_by_id(doc)
+    atoms, arts, held = atoms_by_id(doc), artifacts_by_id(doc), model.held
     return history_counts.counts(
         acknowledged=model.acknowledged,
-        lost=len(set(model.atoms) - set(atoms) - model.unsourced) + len(set(model.artifacts) - set(arts)),
+        lost=len(set(held.atoms) - set(atoms) - held.droppable) + len(set(held.artifacts) - set(arts)),
         resurrected=len(model.deleted & set(arts)),
-        corrupted=sum(1 for i, a in model.atoms.items() if i in atoms
+        corrupted=sum(1 for i, a in held.atoms.items() if i in atoms
                       and any(atoms[i].get(k) != a.get(k) for k in ("text", "sensitivity"))))
 
 
-def compare(ctx: CheckContext, subject_id: str, model: Model) -> None:
-    doc = export(ctx, subject_id)
+def compare(ctx: CheckContext, model: Model) -> None:
+    doc = export(ctx, model.subject_id)
     model.tally = tally(doc, model)
-    problem = export_differs(doc, expected_of(subject_id, model))
+    want = expected_of(model.subject_id, model.held)
+    problem = oracle.export_differs(doc, model.subject_id, model.held, model.readings)
     if problem:
-        raise Divergence(sequence.expect(ctx, "amps.export", expected_of(subject_id, model), problem))
+        raise Divergence(sequence.expect(ctx, "amps.export", want, problem))
 
 
-def machine(ctx: CheckContext, merge: bool) -> type:
+def take(ctx: CheckContext, model: Model, outcomes: tuple[oracle.Outcome, ...], accepted: bool, what: str) -> None:
+    """The oracle's outcome the target's reply fits becomes the next state; none fits: a divergence."""
+    fits = oracle.fitting(outcomes, accepted)
+    if not fits:
+        allowed = [("accepted" if o.accepted else "refused") + (f" ({o.reading})" if o.reading else "") for o in outcomes]
+        raise Divergence(sequence.expect(ctx, "reply", {"ok": not accepted},
+                                         f"{what}: {'accepted' if accepted else 'refused'}; the model allows {', '.join(allowed)}"))
+    model.state = fits[0].state
+
+
+def open_classes() -> list[tuple[str, str, str, Any]]:
+    """(class key, place, field, value) of every open class of the scalar fields whose value the export
+    comparison does not read (text and sensitivity are compared as sent; an open one may be normalised)."""
+    return [(vc.key, place, name, vc.value()) for field, place, name in drawn_fields() for vc in field.of("open")
+            if name not in ("text", "sensitivity")]
+
+
+
+def machine(ctx: CheckContext, readings: oracle.Readings) -> type:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
     sensitivities = st.sampled_from(amps.SENSITIVITIES)
+    open_picks = open_classes()
 
     class AmpsSubject(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             self.subject_id = ctx.unique("subject-model")
-            self.model = Model()
+            self.model = Model(self.subject_id, readings)
             ctx.state(AmpsRun).models.append(self.model)
             sequence.begin(ctx)
 
         def step(self, text: str) -> None:
             self.model.steps.append(text)
-            compare(ctx, self.subject_id, self.model)
+            compare(ctx, self.model)
 
         def built(self, data: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             arts = [make_artifact(ctx, "m", [], private=data.draw(st.booleans(), label="private"))
@@ -142,14 +147,11 @@ def machine(ctx: CheckContext, merge: bool) -> type:
             return atoms, arts
 
         def imported(self, atoms: list[dict[str, Any]], arts: list[dict[str, Any]]) -> None:
-            reply = import_export(ctx, make_export(self.subject_id, atoms, arts))
-            if not reply.ok:
-                raise TargetError(f"a conformant export was refused: {reply.raw[:200]!r}")
+            doc = make_export(self.subject_id, atoms, arts)
+            outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
+            reply = import_export(ctx, doc)
+            take(ctx, self.model, outcomes, reply.ok, "a conformant export")
             self.model.acknowledged += len(atoms) + len(arts)
-            if not merge:
-                self.model.atoms, self.model.artifacts, self.model.unsourced = {}, {}, set()
-            self.model.atoms.update({a["atom_id"]: a for a in atoms})
-            self.model.artifacts.update({a["artifact_id"]: a["private"] for a in arts})
             self.step(f"import {len(atoms)} atoms, {len(arts)} artifacts")
 
         # every sequence opens with two imports of one sourced atom each, so what a second import does to
@@ -178,29 +180,28 @@ def machine(ctx: CheckContext, merge: bool) -> type:
                 arts[0]["captured_at"] = "2026-01-01T00:00:00"
             else:
                 del doc["subject"]["subject_id"]
-            if import_export(ctx, doc).ok:
-                raise Divergence(sequence.expect(ctx, "reply", {"ok": False}, f"an export with a broken {broken} was accepted"))
+            outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
+            take(ctx, self.model, outcomes, import_export(ctx, doc).ok, f"an export with a broken {broken}")
             self.step(f"import refused ({broken})")
 
-        @precondition(lambda self: bool(self.model.artifacts))
+        # a value of a class the domain table marks open (errata A57) in the first atom, artifact or the
+        # subject: accepted or refused, and the sequence goes on from the state the answer fits
+        @rule(data=st.data(), picked=st.sampled_from(open_picks))
+        def import_open(self, data: Any, picked: tuple[str, str, str, Any]) -> None:
+            key, place, name, value = picked
+            doc = with_value(make_export(self.subject_id, *self.built(data)), place, name, value)
+            outcomes = oracle.import_answers(self.model.state, doc, self.model.readings, "A57")
+            take(ctx, self.model, outcomes, import_export(ctx, doc).ok, f"an export with {key}")
+            self.step(f"import with {key}")
+
+        @precondition(lambda self: bool(self.model.held.artifacts))
         @rule(data=st.data())
         def delete(self, data: Any) -> None:
-            artifact_id = data.draw(st.sampled_from(sorted(self.model.artifacts)), label="artifact")
+            artifact_id = data.draw(st.sampled_from(sorted(self.model.held.artifacts)), label="artifact")
             delete_artifact(ctx, self.subject_id, artifact_id)
-            del self.model.artifacts[artifact_id]
+            take(ctx, self.model, oracle.delete_answers(self.model.state, self.subject_id, artifact_id), True, "delete_artifact")
             self.model.deleted.add(artifact_id)
             self.model.acknowledged += 1
-            for atom_id, atom in list(self.model.atoms.items()):
-                refs = amps.artifact_ids_of(atom)
-                if artifact_id not in refs:
-                    continue
-                kept = [r for r in refs if r != artifact_id]
-                atom = {**atom, "provenance": {**atom["provenance"], "artifact_ids": kept}}
-                if not kept and atom["provenance"]["derivation"] != "stated":
-                    del self.model.atoms[atom_id]
-                    self.model.unsourced.add(atom_id)
-                else:
-                    self.model.atoms[atom_id] = atom
             self.step(f"delete artifact {artifact_id}")
 
     return AmpsSubject
@@ -212,9 +213,11 @@ def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
     equals the model: nothing lost, nothing half-done, nothing resurrected."""
 
-    merge = import_semantics(ctx) == "merge"
-    diverged = model_based.run_sequences(ctx, machine(ctx, merge), model_based.budget(ctx, (4, 6), (25, 15)),
+    seen = import_semantics(ctx)
+    readings = oracle.Readings.from_options(ctx.option)
+    readings = oracle.Readings(seen, readings.unsourced_inferred, readings.unsourced_after_delete)
+    diverged = model_based.run_sequences(ctx, machine(ctx, readings), model_based.budget(ctx, (4, 6), (25, 15)),
                                          ctx.state(AmpsRun).models)
     if diverged is not None:
         yield diverged.failure("the subject left the model", "the export the spec and the import semantics (A12) describe",
-                               readings=(f"A12:{'merge' if merge else 'replace'}",))
+                               readings=(f"A12:{seen}",))

@@ -11,6 +11,7 @@ from memconform.suites.amps import format as amps
 from memconform.suites.amps.mutants.imports import (
     ArtifactsReplacedPerImport,
     CascadeByBacklinks,
+    CascadeRelabels,
     ClassifiesSensitivity,
     ClearsSubjectFirst,
     LenientValidator,
@@ -355,3 +356,20 @@ class ImportStopsAtInvalid(ReferenceAmpsStore):
 
 MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
 EXPECTED_KILLS["ImportStopsAtInvalid"] = {"amps.import_batch_middle_item": "the write stopped at the middle item without saying so"}
+
+
+from memconform.suites.amps.mutants.domain import (  # noqa: E402
+    FoldsIdCase,
+    RegulatedDropsConfidence,
+    StoresBeforeCheckingExportedAt,
+)
+
+MUTANTS["FoldsIdCase"] = FoldsIdCase
+MUTANTS["RegulatedDropsConfidence"] = RegulatedDropsConfidence
+EXPECTED_KILLS["FoldsIdCase"] = {"amps.imports_every_envelope_and_id_class": "the export does not hold what was imported"}
+EXPECTED_KILLS["RegulatedDropsConfidence"] = {"amps.imports_optional_fields_pairwise": "not exported back as written"}
+MUTANTS["CascadeRelabels"] = CascadeRelabels
+EXPECTED_KILLS["CascadeRelabels"] = {"amps.delete_cascades": "is not what the model says it leaves"}
+MUTANTS["StoresBeforeCheckingExportedAt"] = StoresBeforeCheckingExportedAt
+EXPECTED_KILLS["StoresBeforeCheckingExportedAt"] = {
+    "amps.imports_every_envelope_and_id_class": "refused, but what the subject holds changed"}

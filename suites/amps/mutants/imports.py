@@ -171,3 +171,23 @@ class ZuluSecondsOnly(ReferenceAmpsStore):
                 if isinstance(value, str) and not strict.match(value):
                     found.append(f"$.atoms[{where}].{name}: {value!r} is not a date-time")
         return found
+
+
+class CascadeRelabels(ReferenceAmpsStore):
+    """Re-evaluates the atoms a deletion concerns by running them through its classifier again: each atom
+    that keeps a source comes back labelled `private`, whatever the user's label was."""
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        sid = self._subject_id(body)
+        concerned = [a for a in self._rows("atoms", sid) if body.get("artifact_id") in amps.artifact_ids_of(a)]
+        reply = super().delete_artifact(body, **params)
+        with self.db:
+            for atom in concerned:
+                if atom["atom_id"] in reply["atoms_deleted"]:
+                    continue
+                row = self.db.execute("SELECT doc FROM atoms WHERE subject_id = ? AND atom_id = ?", (sid, atom["atom_id"])).fetchone()
+                if row:
+                    kept = {**json.loads(row[0]), "sensitivity": "private"}
+                    self.db.execute("UPDATE atoms SET doc = ? WHERE subject_id = ? AND atom_id = ?",
+                                    (json.dumps(kept, ensure_ascii=False), sid, atom["atom_id"]))
+        return reply

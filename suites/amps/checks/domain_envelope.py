@@ -1,0 +1,221 @@
+"""The classes of the domain table the scalar check does not draw: the envelope (export_version,
+exported_at, source_provider, subject, atoms, artifacts), the ids (subject, atom, artifact), the
+provenance object and its derivation, and the link arrays (an atom's artifact_ids, an artifact's
+atom_ids); then the optional atom fields pairwise in one atom (the table's combination
+`atom_optional_fields`). Every answer is judged by the model (suites/amps/model.py): the reply must
+be one the model accepts, and an accepted export must come back as the model's state says.
+
+Ids are made unique to the run by a prefix, which keeps what makes the class a class (a case pair
+still differs only in case, a prefix pair is still a prefix pair); the two values of a pair class
+travel together (two subjects, two atoms, two artifacts), so a target that folds them together fails.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import ControlRefused, Failure
+from memconform.suites.amps import model
+from memconform.suites.amps.checks.domain_imports import (
+    OPEN_POINT,
+    held_before,
+    judge,
+    observe_open,
+    same,
+    table,
+)
+from memconform.suites.amps.client import (
+    export,
+    import_export,
+    make_artifact,
+    make_atom,
+    make_export,
+    sourced,
+)
+from memconform.suites.amps.format import atoms as amps_atoms
+from memconform.suites.amps.suite import SUITE
+
+ENVELOPE = ("export.export_version", "export.exported_at", "export.source_provider", "export.subject",
+            "export.atoms", "export.artifacts")
+IDS = {"export.subject.subject_id": "subject", "export.atoms[].atom_id": "atom", "export.artifacts[].artifact_id": "artifact"}
+LINKS = {"export.atoms[].provenance.artifact_ids": "artifact", "export.artifacts[].atom_ids": "atom"}
+PROVENANCE = ("export.atoms[].provenance", "export.atoms[].provenance.derivation")
+PAIRS = "atom_optional_fields"
+PAIR_PLACES = {"export.atoms[].provenance.extractor": ("provenance", "extractor"),
+               "export.atoms[].provenance.human_reviewed": ("provenance", "human_reviewed")}
+
+
+def put(holder: dict[str, Any], name: str, value: Any) -> None:
+    if value is domain.ABSENT:
+        holder.pop(name, None)
+    else:
+        holder[name] = copy.deepcopy(value)
+
+
+def label_of(vc: domain.ValueClass, values: list[Any]) -> str:
+    shown = ["<absent>" if v is domain.ABSENT else repr(v)[:40] for v in values]
+    return f"{vc.key} = {' and '.join(shown)}"
+
+
+def unique_ids(ctx: CheckContext, values: list[Any]) -> list[Any]:
+    """The drawn ids of one class made unique to the run by one shared prefix, so a pair stays a pair (an
+    empty or non-string id is sent as drawn)."""
+    prefix = ctx.unique("id")
+    return [f"{prefix}-{v}" if isinstance(v, str) and v else v for v in values]
+
+
+# ---- one export per class ----------------------------------------------------------------------
+
+def envelope_doc(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
+    atom, art = sourced(ctx, "env", "observed")
+    doc = make_export(ctx.unique("subject-env"), [atom], [art])
+    name = field_id.removeprefix("export.")
+    if name == "atoms" and value == []:
+        art["atom_ids"] = []
+    if name == "artifacts" and value == []:
+        doc["atoms"] = [make_atom(ctx, "env-stated", "stated")]
+    put(doc, name, value)
+    return doc
+
+
+def ids_doc(ctx: CheckContext, kind: str, values: list[Any]) -> dict[str, Any]:
+    """An export carrying each drawn id (subjects: the first value; the second in a doc of its own)."""
+    if kind == "subject":
+        atom, art = sourced(ctx, "sid", "observed")
+        doc = make_export(ctx.unique("subject"), [atom], [art])
+        put(doc["subject"], "subject_id", values[0])
+        return doc
+    art = make_artifact(ctx, "ids", [])
+    atoms = [make_atom(ctx, "ids", "observed", [art["artifact_id"]])]
+    arts = [art]
+    if kind == "atom":
+        atoms = [make_atom(ctx, f"ids-{i}", "observed", [art["artifact_id"]]) for i in range(len(values))]
+        for atom, value in zip(atoms, values, strict=True):
+            put(atom, "atom_id", value)
+        art["atom_ids"] = [a["atom_id"] for a in atoms if "atom_id" in a]
+    else:
+        arts = [make_artifact(ctx, f"ids-{i}", [atoms[0]["atom_id"]]) for i in range(len(values))]
+        for art_i, value in zip(arts, values, strict=True):
+            put(art_i, "artifact_id", value)
+        atoms[0]["provenance"]["artifact_ids"] = [a["artifact_id"] for a in arts if "artifact_id" in a]
+    return make_export(ctx.unique("subject-ids"), atoms, arts)
+
+
+def links_doc(ctx: CheckContext, kind: str, value: Any) -> dict[str, Any]:
+    """A stated atom's artifact_ids, or an artifact's atom_ids, as drawn; each id it names exists."""
+    named = list(dict.fromkeys(v for v in value if isinstance(v, str))) if isinstance(value, list) else []
+    if kind == "artifact":
+        atom = make_atom(ctx, "links", "stated")
+        arts = [make_artifact(ctx, "links", [atom["atom_id"]], artifact_id=a) for a in named]
+        put(atom["provenance"], "artifact_ids", value)
+        return make_export(ctx.unique("subject-links"), [atom], arts)
+    art = make_artifact(ctx, "links", [])
+    atoms = [make_atom(ctx, "links", "stated", atom_id=a) for a in named]
+    put(art, "atom_ids", value)
+    return make_export(ctx.unique("subject-links"), atoms, [art])
+
+
+def provenance_doc(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
+    atom, art = sourced(ctx, "prov", "inferred")  # an extractor named, so every derivation is complete
+    holder = atom if field_id.endswith("provenance") else atom["provenance"]
+    put(holder, field_id.rsplit(".", 1)[1], value)
+    return make_export(ctx.unique("subject-prov"), [atom], [art])
+
+
+def docs_for(ctx: CheckContext, field_id: str, vc: domain.ValueClass) -> list[dict[str, Any]]:
+    values = vc.values()
+    if field_id in IDS:
+        values = unique_ids(ctx, values)
+        if IDS[field_id] == "subject":
+            return [ids_doc(ctx, "subject", [v]) for v in values]
+        return [ids_doc(ctx, IDS[field_id], values)]
+    if field_id in LINKS:
+        return [links_doc(ctx, LINKS[field_id], v) for v in values]
+    if field_id in PROVENANCE:
+        return [provenance_doc(ctx, field_id, v) for v in values]
+    return [envelope_doc(ctx, field_id, v) for v in values]
+
+
+def drawn_here() -> list[domain.Field]:
+    wanted = set(ENVELOPE) | set(IDS) | set(LINKS) | set(PROVENANCE)
+    return [f for f in table().fields if f.id in wanted]
+
+
+@SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["export_version", "exported_at", "subject", "atoms", "artifacts"],')
+def imports_every_envelope_and_id_class(ctx: CheckContext) -> Iterator[Failure]:
+    """Each class of the envelope, the ids, the provenance object and the link arrays in an export of its
+    own: the model says which answers are acceptable (open classes: either, the one seen recorded under
+    A57), and an accepted export must come back as imported (the ids exactly as sent)."""
+    control, art = sourced(ctx, "envelope-control", "observed")
+    if not import_export(ctx, make_export(ctx.unique("subject-envelope"), [control], [art])).ok:
+        raise ControlRefused("an export of the same shape with every field as usual was refused")
+    ledger = ctx.state(domain.DomainLedger)
+    for field in drawn_here():
+        for vc in field.classes:
+            docs = docs_for(ctx, field.id, vc)
+            label = label_of(vc, vc.values())
+            open_point = OPEN_POINT if vc.expect == "open" else ""
+            for doc in docs:
+                held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
+                accepted, failure = judge(ctx, doc, label, open_point, held)
+                if failure is not None:
+                    yield failure
+                elif open_point:
+                    observe_open(ctx, vc, accepted)
+            ledger.judge([vc.key])
+
+
+# ---- the optional atom fields pairwise ---------------------------------------------------------
+
+def place_of(field_id: str) -> tuple[str, str]:
+    return PAIR_PLACES.get(field_id, ("atom", field_id.removeprefix("export.atoms[].")))
+
+
+def row_doc(ctx: CheckContext, row: domain.Row) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An export of one observed atom (citing one artifact) carrying the row's value of every field."""
+    atom, art = sourced(ctx, "pairs", "observed")
+    for field_id, vc in row.items():
+        place, name = place_of(field_id)
+        put(atom if place == "atom" else atom["provenance"], name, vc.value())
+    return make_export(ctx.unique("subject-pairs"), [atom], [art]), atom
+
+
+def read_back_differs(sent: dict[str, Any], stored: dict[str, Any], row: domain.Row) -> str | None:
+    """The first field of the row not exported back as written (numbers as doubles), or None."""
+    got_atom: dict[str, Any] = next((a for _, a in amps_atoms(stored) if a.get("atom_id") == sent["atom_id"]), {})
+    for field_id in row:
+        place, name = place_of(field_id)
+        want = (sent if place == "atom" else sent["provenance"]).get(name, domain.ABSENT)
+        got = (got_atom if place == "atom" else got_atom.get("provenance") or {}).get(name, domain.ABSENT)
+        if want is not domain.ABSENT and not same(want, got):
+            return f"{field_id}: {got!r} exported back for {want!r}"
+    return None
+
+
+@SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
+def imports_optional_fields_pairwise(ctx: CheckContext) -> Iterator[Failure]:
+    """The optional fields of one atom together, a covering array of their allowed classes (ci: each class
+    once; default: every pair): the model's answer (accepted; an atom that expires before it is valid
+    either way, A56) and every field exported back as written."""
+    table_now = table()
+    ledger = ctx.state(domain.DomainLedger)
+    for row in domain.plan(table_now, PAIRS, ctx.profile.name):
+        doc, atom = row_doc(ctx, row)
+        label = ", ".join(vc.key.removeprefix("export.atoms[].") for vc in row.values())
+        answers = model.import_answers(model.EMPTY, doc, model.Readings.from_options(ctx.option))
+        reply = import_export(ctx, doc)
+        if not model.fitting(answers, reply.ok):
+            yield Failure(f"{label}: refused, although every value is allowed", f"{reply.status} {reply.raw[:160]!r}", "imported")
+            continue
+        if len(answers) > 1:
+            ctx.observe("A56", {"an atom that expires before it is valid accepted": lambda ok: ok is True,
+                                "an atom that expires before it is valid refused": lambda ok: ok is False}, reply.ok)
+        if reply.ok:
+            problem = read_back_differs(atom, export(ctx, doc["subject"]["subject_id"]), row)
+            if problem:
+                yield Failure(f"{label}: not exported back as written", problem, "every value as imported")
+        ledger.judge_row(PAIRS, row)
