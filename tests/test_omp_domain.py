@@ -94,3 +94,29 @@ def test_ci_profile_judges_every_class_of_the_suite_table(suite: str, tmp_path: 
     assert notes[0]["classes_judged"] == notes[0]["classes_total"] == len(domain.load(suite).classes())
     summary = (tmp_path / "summary.md").read_text("utf-8")
     assert f"domain: {notes[0]['classes_judged']}/{notes[0]['classes_total']} classes judged" in summary
+
+
+def test_ci_profile_judges_every_class_of_the_emp_table(tmp_path: Path) -> None:
+    """EMP too: the reader is fed a line of every class and the writer asked to append one, so ci leaves
+    no class of suites/emp/domain.json unjudged; the writer's open classes are recorded as E36."""
+    checks = ["emp.reader_returns_every_valid_class", "emp.writer_appends_every_class"]
+    outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=tmp_path, check_ids=checks)
+    assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "passed")
+    notes = [n["domain"] for n in outcome.notes if n["suite"] == "emp" and "domain" in n]
+    assert len(notes) == 1, outcome.notes
+    assert notes[0]["unreached"] == [], "classes of suites/emp/domain.json the ci profile never sent and judged"
+    assert notes[0]["classes_judged"] == notes[0]["classes_total"] == len(domain.load("emp").classes())
+    summary = (tmp_path / "summary.md").read_text("utf-8")
+    assert f"domain: {notes[0]['classes_judged']}/{notes[0]['classes_total']} classes judged" in summary
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    # the reference refuses what its validator refuses and writes the rest as given
+    assert {("E36", "an open class appended as given"), ("E36", "an open class refused")} <= seen
+
+
+def test_emp_writer_domain_catches_a_writer_only_the_table_reaches() -> None:
+    """A writer that leaves out null values of `meta` passes every other EMP check: only the table's
+    `meta.null_value` class reaches it."""
+    target = "python:memconform.suites.emp.mutants:DropsNullMetaValues"
+    outcome = execute_run(["emp"], target, Profile.named("ci"), report_dir=None, check_ids=["emp.writer_appends_every_class"])
+    assert [r.outcome.value for r in outcome.results] == ["failed"]
+    assert [f.title for f in outcome.results[0].failures] == ["a valid entry (entry.meta:null_value) was written valid, changed"]

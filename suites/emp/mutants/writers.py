@@ -166,3 +166,12 @@ class LenientJson(ReferenceEmpApp):
         finally:
             self.release(body["path"])
         return {"ok": True, "id": entry.get("id")}
+
+
+class DropsNullMetaValues(ReferenceEmpApp):
+    """Writes `meta` without its null-valued keys, as a serialiser set to skip nulls does."""
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        cleaned = [{**e, "meta": {k: v for k, v in e["meta"].items() if v is not None}}
+                   if isinstance(e.get("meta"), dict) else e for e in lines]
+        super().locked_append(path, cleaned)
