@@ -35,11 +35,12 @@ def verdict_class(vc: domain.ValueClass, line: dict[str, Any]) -> str:
 
 
 def as_given(sent: dict[str, Any], written: dict[str, Any]) -> bool:
-    """The written line holds the fields sent, as sent (numbers as doubles), and no other; the id may be the
-    writer's own (E14)."""
-    fields = set(sent) - {"id"}
+    """The written line holds the fields sent, as sent (numbers as doubles), and no other; the id and the ts
+    may be the writer's own (E14: it picks the id; an app stamps the time it writes)."""
+    own = {"id", "ts"}
+    fields = set(sent) - own
     same = all(k in written and same_number_or_value(sent[k], written[k]) for k in fields)
-    return same and set(written) - {"id"} == fields and "id" in written
+    return same and set(written) - own == fields and own <= set(written)
 
 
 def what_was_done(reply: Any, new: list[Any], sent: dict[str, Any]) -> str:
@@ -76,7 +77,7 @@ def judge_append(kind: str, done: str, reply: Any, new: list[Any], sent: dict[st
     if done == REPAIRED and (new_problems({} if kind == "invalid" else sent, new)):
         return Failure(f"an entry of class {key} was written changed and invalid", shown(new, reply),
                        "refused, or written valid", key)
-    if kind == "invalid" and done == AS_GIVEN:
+    if kind == "invalid" and done == AS_GIVEN and new_problems({}, new):
         return Failure(f"an invalid entry ({key}) was written as given", shown(new, reply), "refused, or written valid", key)
     return None
 
