@@ -99,7 +99,8 @@ def test_ci_profile_judges_every_class_of_the_suite_table(suite: str, tmp_path: 
 def test_ci_profile_judges_every_class_of_the_emp_table(tmp_path: Path) -> None:
     """EMP too: the reader is fed a line of every class and the writer asked to append one, so ci leaves
     no class of suites/emp/domain.json unjudged; the writer's open classes are recorded as E36."""
-    checks = ["emp.reader_returns_every_valid_class", "emp.writer_appends_every_class"]
+    checks = ["emp.reader_returns_every_valid_class", "emp.writer_appends_every_class", "emp.writer_updates_every_class",
+              "emp.writer_deletes_every_class"]
     outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=tmp_path, check_ids=checks)
     assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "passed")
     notes = [n["domain"] for n in outcome.notes if n["suite"] == "emp" and "domain" in n]
@@ -113,10 +114,15 @@ def test_ci_profile_judges_every_class_of_the_emp_table(tmp_path: Path) -> None:
     assert {("E36", "an open class appended as given"), ("E36", "an open class refused")} <= seen
 
 
-def test_emp_writer_domain_catches_a_writer_only_the_table_reaches() -> None:
-    """A writer that leaves out null values of `meta` passes every other EMP check: only the table's
-    `meta.null_value` class reaches it."""
-    target = "python:memconform.suites.emp.mutants:DropsNullMetaValues"
-    outcome = execute_run(["emp"], target, Profile.named("ci"), report_dir=None, check_ids=["emp.writer_appends_every_class"])
-    assert [r.outcome.value for r in outcome.results] == ["failed"]
-    assert [f.title for f in outcome.results[0].failures] == ["a valid entry (entry.meta:null_value) was written valid, changed"]
+def test_emp_writer_domain_catches_writers_only_the_table_reaches() -> None:
+    """A writer that leaves out null values of `meta`, and one whose rewriting delete drops lines missing a
+    required field, pass every other EMP check: only the table's classes reach them."""
+    nulls = execute_run(["emp"], "python:memconform.suites.emp.mutants:DropsNullMetaValues", Profile.named("ci"),
+                        report_dir=None)
+    failed = {r.check_id: [f.title for f in r.failures] for r in nulls.results if r.outcome.value == "failed"}
+    assert failed == {"emp.writer_appends_every_class": ["a valid entry (entry.meta:null_value) was written valid, changed"],
+                      "emp.writer_updates_every_class": ["an update to a valid value (entry.meta:null_value) was not "
+                                                         "written as the entry with that field changed"]}
+    tidy = execute_run(["emp"], "python:memconform.suites.emp.mutants:RewriteDropsIncompleteLines", Profile.named("ci"),
+                       report_dir=None)
+    assert {r.check_id for r in tidy.results if r.outcome.value == "failed"} == {"emp.writer_deletes_every_class"}

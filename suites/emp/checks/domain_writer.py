@@ -10,9 +10,10 @@ from typing import Any
 
 from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure
+from memconform.core.model import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
 from memconform.suites.emp import format as emp
-from memconform.suites.emp.checks.common import call, entry, new_file, read_bytes
+from memconform.suites.emp import model as emp_model
+from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
 from memconform.suites.emp.checks.domain_reader import class_lines, same_number_or_value
 from memconform.suites.emp.suite import SUITE
 
@@ -101,4 +102,106 @@ def writer_appends_every_class(ctx: CheckContext) -> Iterator[Failure]:
         problem = judge_append(kind, done, reply, new, line, vc.key)
         if problem:
             yield problem
+        ledger.judge([vc.key])
+
+
+def update_one(ctx: CheckContext, path: str, entry_id: str, fields: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """Update `entry_id` with `fields` through the target; the reply and the lines it added to the file."""
+    before = read_bytes(path)
+    reply = call(ctx, "update", {"path": path, "id": entry_id, "entry": fields})
+    after = read_bytes(path)
+    return reply, [e for _, _, e in emp.iter_text(after[len(before):] if after.startswith(before) else after)]
+
+
+def judge_update(kind: str, reply: Any, new: list[Any], want: dict[str, Any], old_ts: Any, key: str) -> Iterator[Failure]:
+    """`want`: the model's line for the update (the entry before it with the fields changed)."""
+    if kind == "valid" and not reply.ok:
+        yield Failure(f"an update to a valid value ({key}) was refused", shown(new, reply), "the update appended", key)
+        return
+    if kind == "invalid" and new_problems({}, new):
+        yield Failure(f"an update to an invalid value ({key}) was written invalid", shown(new, reply),
+                      "refused, or written valid", key)
+    if not reply.ok:
+        return
+    mine = [e for e in new if isinstance(e, dict) and e.get("id") == want["id"]]
+    if len(mine) != 1:
+        yield Failure(f"an acknowledged update ({key}) did not append exactly one line of the id", shown(new, reply),
+                      "one line with the same id", key)
+    elif not (emp.is_ts(mine[0].get("ts")) and mine[0]["ts"] > old_ts):
+        yield Failure(f"the update's ts ({key}) is not newer than the entry it updates", mine[0].get("ts"), f"> {old_ts}", key)
+    elif kind == "valid" and not as_given(want, mine[0]):
+        yield Failure(f"an update to a valid value ({key}) was not written as the entry with that field changed",
+                      shown(mine, reply), json.dumps(want, ensure_ascii=False)[:200], key)
+
+
+@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def writer_updates_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """An update of one entry changing one field to each class of the table (every field but the id,
+    which names the entry): a valid value is appended as one line of the same id, a newer ts and the other
+    fields kept (the model's update); an invalid one refused or written valid; an open one either (E36)."""
+    first = entry(ctx, "to-update")
+    path = new_file(ctx, [first])
+    try:
+        control = call(ctx, "update", {"path": path, "id": first["id"], "entry": {"content": ctx.unique("control")}})
+    except Unsupported as exc:
+        raise SkipCheck(f"the target offers no update operation: {exc.reason}", not_applicable=True) from None
+    if not control.ok:
+        raise ControlRefused(f"an update to a valid content was refused: {control.raw[:200]!r}")
+    ledger = ctx.state(domain.DomainLedger)
+    for vc, line in class_lines(ctx):
+        name = vc.field.split(".", 1)[1]
+        if name == "id":
+            continue  # the id names the entry updated: its classes are judged by the append and the delete
+        state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+        fields = {name: line[name]} if name in line else {}
+        current = emp_model.view_answers(state.lines).get(first["id"], (None,))[0]
+        if current is None:
+            raise HarnessError(f"the entry {first['id']} left the view of the file the check updates")
+        want = dict(state.update(first["id"], fields, current["ts"] + 1, base=current).lines[-1])
+        kind = verdict_class(vc, want)
+        reply, new = update_one(ctx, path, first["id"], fields)
+        if kind == "open":
+            done = what_was_done(reply, new, want)
+            ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
+                                f"an open class {REPAIRED}": done == REPAIRED})
+        yield from judge_update(kind, reply, new, want, current["ts"], vc.key)
+        ledger.judge([vc.key])
+
+
+@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+              sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
+def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """A file holding a line of every class (as other apps may write them); each line a reader uses is
+    deleted by its id: a valid one must be deleted (the model: absent from the view, whatever the form), an
+    open or invalid one may be refused; every line no reader uses must survive the deletes of the others
+    ("Resilient: Corruption affects only individual lines, not entire file"), and the control entry stays."""
+    lines = class_lines(ctx)
+    keep = entry(ctx, "kept")
+    path = new_file(ctx, [keep, *(json.dumps(line, ensure_ascii=False) for _, line in lines)])
+    ledger = ctx.state(domain.DomainLedger)
+    deleted, unread = [], []
+    for vc, line in lines:
+        if not emp.readable(line):
+            unread.append((vc, json.dumps(line, ensure_ascii=False).encode("utf-8")))
+            continue
+        reply = call(ctx, "delete", {"path": path, "id": line["id"]})
+        if verdict_class(vc, line) == "valid" and not reply.ok:
+            yield Failure(f"a delete of a valid entry ({vc.key}) was refused", reply.raw[:200], "deleted", vc.key)
+        if reply.ok:
+            deleted.append((vc, line["id"]))
+        ledger.judge([vc.key])
+    view = target_view(ctx, path)
+    state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+    seen = by_id(view if view is not None else emp.resolve(emp.iter_lines(path)))
+    for vc, entry_id in deleted:
+        if entry_id in seen:
+            yield Failure(f"an acknowledged delete ({vc.key}) left the entry in the view", seen[entry_id], "absent", vc.key)
+    if keep["id"] not in seen or emp_model.view_answers(state.lines).get(keep["id"], (None,)) == (None,):
+        yield Failure("an entry nobody deleted left the view", sorted(map(str, seen))[:6], keep, f"id {keep['id']}")
+    file_lines = read_bytes(path).split(b"\n")
+    for vc, raw in unread:
+        if raw not in file_lines:
+            yield Failure(f"a line no reader uses ({vc.key}) was dropped or changed by deletes of other entries",
+                          raw[:200], "the line kept byte for byte", vc.key)
         ledger.judge([vc.key])
