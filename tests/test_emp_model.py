@@ -107,3 +107,15 @@ def test_the_model_agrees_with_the_reference_resolve_under_later_line_for_n_writ
         pinned = m.view_answers(f.lines, LATER)
         assert all(len(options) == 1 for options in pinned.values())
         assert m.view_problems(reference, pinned) == []
+
+
+def test_the_readings_a_run_pins_narrow_the_answers() -> None:
+    """Readings.pinned reads the run's options (emp.ts_tie, emp.tombstone); the defaults accept every reading."""
+    options = {"ts_tie": "later-line", "tombstone": "type-tombstone"}
+    pinned = m.Readings.pinned(options.__getitem__)
+    assert pinned == m.Readings(ts_tie="later-line", tombstone="type-tombstone")
+    assert m.Readings.pinned({"ts_tie": "any", "tombstone": "either"}.__getitem__) == m.DEFAULT
+    a, = ids(1)
+    flagged = m.File().append(line(a, 1, "x")).append(emp.tombstone(a, 2, "com.example.a", "deleted-flag"))
+    assert m.view_answers(flagged.lines) == {a: (None,)}
+    assert m.view_answers(flagged.lines, pinned)[a][0]["meta"] == {"deleted": True}  # an ordinary line under the pin
