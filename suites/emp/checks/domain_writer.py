@@ -1,6 +1,7 @@
-"""A writer asked to append an entry of every class of every field of the domain table
-(suites/emp/domain.json): a valid entry is appended as given, an invalid one is refused or written valid,
-and an open one may be either (the answer seen is recorded, errata E36)."""
+"""A writer asked to append, update and delete with every class of every field of the domain table
+(suites/emp/domain.json): a valid value is written as given (an update as the model's update), an invalid
+one refused or written valid, an open one any of those (the answer seen is recorded, errata E36); a
+delete leaves every line no reader uses where it was."""
 
 from __future__ import annotations
 
