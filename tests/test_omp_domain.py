@@ -17,8 +17,8 @@ from memconform.suites.omp.mutants.domain import PAIR_ONLY
 DOMAIN_CHECKS = ["omp.domain_list_parameters", "omp.domain_search_parameters", "omp.domain_conflict_on_existing_id",
                  "omp.domain_memory_ids", "omp.domain_create_every_class", "omp.domain_update_every_class",
                  "omp.domain_import_every_class"]
-# amps has a table but no check draws from it yet (its run note says so); emp draws its reader data
-# only: neither is held to "every class judged" here. MemoRizz and MemoryAI: SUITE_DOMAIN_CHECKS below
+# every suite's ci run is held to "every class judged": OMP here, MemoRizz and MemoryAI through
+# SUITE_DOMAIN_CHECKS below, AMPS and EMP in their own tests at the end
 
 
 def _domain_note(outcome: object) -> dict:
@@ -116,3 +116,35 @@ def test_ci_profile_judges_every_class_of_the_amps_table(tmp_path: Path) -> None
     assert [r.outcome.value for r in full.results] == ["passed"]
     pairs = [n["domain"]["pairs_judged"] for n in full.notes if n["suite"] == "amps" and "domain" in n]
     assert pairs == [len(domain.load("amps").pair_universe("atom_optional_fields"))]
+
+
+def test_ci_profile_judges_every_class_of_the_emp_table(tmp_path: Path) -> None:
+    """EMP too: the reader is fed a line of every class and the writer asked to append one, so ci leaves
+    no class of suites/emp/domain.json unjudged; the writer's open classes are recorded as E36."""
+    checks = ["emp.reader_returns_every_valid_class", "emp.writer_appends_every_class", "emp.writer_updates_every_class",
+              "emp.writer_deletes_every_class"]
+    outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=tmp_path, check_ids=checks)
+    assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "passed")
+    notes = [n["domain"] for n in outcome.notes if n["suite"] == "emp" and "domain" in n]
+    assert len(notes) == 1, outcome.notes
+    assert notes[0]["unreached"] == [], "classes of suites/emp/domain.json the ci profile never sent and judged"
+    assert notes[0]["classes_judged"] == notes[0]["classes_total"] == len(domain.load("emp").classes())
+    summary = (tmp_path / "summary.md").read_text("utf-8")
+    assert f"domain: {notes[0]['classes_judged']}/{notes[0]['classes_total']} classes judged" in summary
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    # the reference refuses what its validator refuses and writes the rest as given
+    assert {("E36", "an open class appended as given"), ("E36", "an open class refused")} <= seen
+
+
+def test_emp_writer_domain_catches_writers_only_the_table_reaches() -> None:
+    """A writer that leaves out null values of `meta`, and one whose rewriting delete drops lines missing a
+    required field, pass every other EMP check: only the table's classes reach them."""
+    nulls = execute_run(["emp"], "python:memconform.suites.emp.mutants:DropsNullMetaValues", Profile.named("ci"),
+                        report_dir=None)
+    failed = {r.check_id: [f.title for f in r.failures] for r in nulls.results if r.outcome.value == "failed"}
+    assert failed == {"emp.writer_appends_every_class": ["a valid entry (entry.meta:null_value) was written valid, changed"],
+                      "emp.writer_updates_every_class": ["an update to a valid value (entry.meta:null_value) was not "
+                                                         "written as the entry with that field changed"]}
+    tidy = execute_run(["emp"], "python:memconform.suites.emp.mutants:RewriteDropsIncompleteLines", Profile.named("ci"),
+                       report_dir=None)
+    assert {r.check_id for r in tidy.results if r.outcome.value == "failed"} == {"emp.writer_deletes_every_class"}

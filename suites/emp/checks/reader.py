@@ -9,6 +9,7 @@ from memconform import domain
 from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.suites.emp import format as emp
+from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     OTHER,
@@ -30,15 +31,25 @@ TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 def reader_newest_ts_wins(ctx: CheckContext) -> Iterator[Failure]:
     new = entry(ctx, "newer", ts=1701234569000)
     old = dict(new, ts=1701234568000, content=ctx.unique("older"))
+    want = the_one_answer([new, old], new["id"])
     got = [e for e in view(ctx, new_file(ctx, [new, old])) if isinstance(e, dict) and e.get("id") == new["id"]]
     contents = [e.get("content") for e in got]
     if len(got) != 1:
         yield Failure(f"one id with two lines resolved to {len(got)} entries", contents, "exactly one, the newer ts",
                       f"id {new['id']}")
     elif contents[0] == old["content"]:
-        yield Failure("an older line written later won over the newer ts", got[0], new, f"id {new['id']}")
-    elif contents[0] != new["content"]:
-        yield Failure("the entry shows content neither line has", got[0], new, f"id {new['id']}")
+        yield Failure("an older line written later won over the newer ts", got[0], want, f"id {new['id']}")
+    elif contents[0] != (want or {}).get("content"):
+        yield Failure("the entry shows content neither line has", got[0], want, f"id {new['id']}")
+
+
+def the_one_answer(lines: list[dict[str, Any]], entry_id: str, form: str = "either") -> dict[str, Any] | None:
+    """The model's only acceptable entry for `entry_id` in a file of `lines` (None: the id absent); the
+    harness wrote these files so that no reading leaves a choice."""
+    options = emp_model.view_answers(lines, emp_model.Readings(tombstone=form))[entry_id]
+    if len(options) != 1:
+        raise HarnessError(f"the file leaves {len(options)} answers for id {entry_id}; the check wants one")
+    return options[0]
 
 
 def tombstone_form(ctx: CheckContext) -> str | None:
@@ -78,7 +89,7 @@ def reader_deleted_stays_deleted(ctx: CheckContext) -> Iterator[Failure]:
     tomb = emp.tombstone(gone["id"], gone["ts"] + 2000, OTHER, form)
     late = dict(gone, ts=gone["ts"] + 1000, content=ctx.unique("stale-update"))
     got = by_id(view(ctx, new_file(ctx, [gone, tomb, late])))
-    if gone["id"] in got:
+    if the_one_answer([gone, tomb, late], gone["id"], form) is None and gone["id"] in got:
         yield Failure("an update older than the tombstone, written after it, brought the deleted entry back",
                       got[gone["id"]], "absent (the tombstone has the newest ts)", f"id {gone['id']}")
 
@@ -97,10 +108,12 @@ def reader_newer_after_tombstone(ctx: CheckContext) -> Iterator[Failure]:
         raise Inconclusive("the reader honours no tombstone form the harness knows (emp.reader_tombstone_deletes)")
     gone = entry(ctx, "deleted-then-rewritten")
     again = dict(gone, ts=gone["ts"] + 2000, content=ctx.unique("written-again"))
-    got = by_id(view(ctx, new_file(ctx, [gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form), again])))
-    if got.get(gone["id"], {}).get("content") != again["content"]:
+    lines = [gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form), again]
+    want = the_one_answer(lines, gone["id"], form)
+    got = by_id(view(ctx, new_file(ctx, lines)))
+    if got.get(gone["id"], {}).get("content") != (want or {}).get("content"):
         yield Failure("a line newer than the tombstone did not take precedence: the id stays deleted",
-                      got.get(gone["id"]), again, f"id {gone['id']}", readings=(TOMBSTONE_ORDERED,))
+                      got.get(gone["id"]), want, f"id {gone['id']}", readings=(TOMBSTONE_ORDERED,))
 
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
@@ -112,12 +125,13 @@ def reader_equal_ts_tie(ctx: CheckContext) -> Iterator[Failure]:
     second = dict(first, content=ctx.unique("tie-second"), src="com.example.second")
     got = [e for e in view(ctx, new_file(ctx, [first, second])) if isinstance(e, dict) and e.get("id") == first["id"]]
     contents = [e.get("content") for e in got]
+    # the default readings: either line may win (the pinned one is judged by the observation below)
+    either = [e["content"] for e in emp_model.view_answers([first, second])[first["id"]] if e is not None]
     if len(got) != 1:
         yield Failure(f"one id with two equal-ts lines resolved to {len(got)} entries", contents, "exactly one",
                       f"id {first['id']}")
-    elif contents[0] not in (first["content"], second["content"]):
-        yield Failure("on equal ts the view shows content neither line has", contents[0],
-                      [first["content"], second["content"]], f"id {first['id']}")
+    elif contents[0] not in either:
+        yield Failure("on equal ts the view shows content neither line has", contents[0], either, f"id {first['id']}")
     else:
         pinned = ctx.option("ts_tie") == "later-line"
         seen = ctx.observe("E3", {"the later line wins": contents == [second["content"]],
@@ -205,28 +219,30 @@ def _query(ctx: CheckContext, filters: dict[str, Any], want: list[dict[str, Any]
         tomb = emp.tombstone(deleted["id"], max(e["ts"] for e in lines) + 1000, OTHER, form)
         lines += [deleted, tomb]
     got = by_id(view(ctx, new_file(ctx, lines), "query", **filters))
-    for e in want:
-        if e["id"] not in got:
-            yield Failure("query left out a matching entry", sorted(got, key=str), e, f"id {e['id']}",
+    # what the query must return is the model's answer (E9: from the resolved view), not restated here
+    answers = emp_model.query_answers(lines, filters, emp_model.Readings(tombstone=form or "either"))
+    sent = {e["id"]: e for e in lines}
+    for i, options in answers.items():
+        if None not in options and i not in got:
+            yield Failure("query left out a matching entry", sorted(got, key=str), sent[i], f"id {i}",
                           detail=f"query {filters}")
-    for e in other:
-        if e["id"] in got:
-            yield Failure("query returned an entry that does not match", got[e["id"]], "absent", f"id {e['id']}",
-                          detail=f"query {filters}")
-    if superseded is not None:
-        old, new = superseded
-        shown = got.get(old["id"])
-        if shown is not None and shown.get("content") == old["content"]:
-            yield Failure("query returned a superseded version: it filtered lines before resolving", shown,
-                          f"absent: the newest line of the id ({new['content']!r}, ts {new['ts']}) does not match",
-                          f"id {old['id']}", detail=f"query {filters}")
-        elif shown is not None:
-            yield Failure("query returned an entry that does not match", shown, "absent", f"id {old['id']}",
-                          detail=f"query {filters}")
-    if deleted is not None and deleted["id"] in got:
-        yield Failure("query returned a deleted entry: it filtered lines before resolving", got[deleted["id"]],
-                      "absent: its tombstone is the newest line of the id", f"id {deleted['id']}",
-                      detail=f"query {filters}")
+        elif options == (None,) and i in got:
+            yield _wrongly_returned(got[i], filters, superseded, deleted)
+
+
+def _wrongly_returned(shown: dict[str, Any], filters: dict[str, Any], superseded: tuple[dict[str, Any], dict[str, Any]] | None,
+                      deleted: dict[str, Any] | None) -> Failure:
+    """The failure for an id the query must not return, named by why it must not."""
+    i = shown.get("id")
+    if superseded is not None and i == superseded[0]["id"] and shown.get("content") == superseded[0]["content"]:
+        new = superseded[1]
+        return Failure("query returned a superseded version: it filtered lines before resolving", shown,
+                       f"absent: the newest line of the id ({new['content']!r}, ts {new['ts']}) does not match",
+                       f"id {i}", detail=f"query {filters}")
+    if deleted is not None and i == deleted["id"]:
+        return Failure("query returned a deleted entry: it filtered lines before resolving", shown,
+                       "absent: its tombstone is the newest line of the id", f"id {i}", detail=f"query {filters}")
+    return Failure("query returned an entry that does not match", shown, "absent", f"id {i}", detail=f"query {filters}")
 
 
 def versions(ctx: CheckContext, label: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,8 +1,10 @@
 """A model-based check: random sequences of appends, updates and deletes by the target and by other
 apps on one file, each step compared with what the spec says the file must resolve to.
 
-The model (`Model`) is the spec's state: for each id, the content of its newest line, or absent once
-deleted. Other apps' lines, written by the harness between the target's operations, must stay byte
+The oracle is suites/emp/model.py: every operation of the sequence is applied to its `File` (one line per
+write, stamped with the step's number, since each write comes after the previous one in real time and so
+must be newer), and the view the target must show is its `view_answers`; a view is compared with it by
+its `view_problems`. Other apps' lines, written by the harness between the target's operations, must stay byte
 for byte and in order whatever the target does.
 """
 
@@ -21,7 +23,9 @@ from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError, Unsupported
 from memconform.suites.emp import format as emp
+from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (
+    OTHER,
     EmpRun,
     by_id,
     call,
@@ -36,13 +40,27 @@ from memconform.suites.emp.suite import SUITE
 
 @dataclass
 class Model:
-    live: dict[str, str] = field(default_factory=dict)  # id -> content of its newest line
+    file: emp_model.File = field(default_factory=emp_model.File)  # every write, in order, on the step clock
     # other apps' lines, in file order, with their ids (a delete of that id may remove them by a rewrite)
     foreign: list[tuple[str, bytes]] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)  # ids the target deleted
     acknowledged: int = 0  # the target's acknowledged appends, updates and deletes
     tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
+
+    @property
+    def live(self) -> dict[str, str]:
+        """id -> the content the view must show for it (the model's one answer: no ties on the step clock)."""
+        answers = emp_model.view_answers(self.file.lines)
+        return {i: str(won[0]["content"]) for i, won in answers.items() if won and won[0] is not None}
+
+    def write(self, entry_id: str, content: str, src: str) -> None:
+        line = {"v": emp.VERSION, "id": entry_id, "ts": len(self.file.lines) + 1, "src": src, "content": content}
+        self.file = self.file.append(line)
+
+    def delete(self, entry_id: str, src: str) -> None:
+        # every form a delete may take resolves alike (E4): the first stands for them all
+        self.file = self.file.delete_forms(entry_id, len(self.file.lines) + 1, src)[0]
 
 
 # hypothesis keeps per-run state in globals: runs in several threads of one process (suites run side
@@ -89,15 +107,10 @@ def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, A
     problem = foreign_missing(path, want["foreign"])
     if problem:
         return problem
-    got = by_id(seen if seen is not None else emp.resolve(emp.iter_lines(path)))
-    live = want["live"]
-    if set(got) != set(live):
-        return (f"the view holds ids {sorted(map(str, set(got) - set(live)))} it should not and lacks "
-                f"{sorted(set(live) - set(got))}")
-    for i, content in live.items():
-        if got[i].get("content") != content:
-            return f"id {i} resolves to {got[i].get('content')!r}, not its newest content {content!r}"
-    return None
+    view = seen if seen is not None else emp.resolve(emp.iter_lines(path))
+    answers = {i: ({"id": i, "content": content},) for i, content in want["live"].items()}
+    problems = emp_model.view_problems(view, answers, same=lambda a, b: a.get("content") == b.get("content"))
+    return "; ".join(problems[:3]) or None
 
 
 @sequence.comparator("emp.foreign_lines")
@@ -183,7 +196,7 @@ def machine(ctx: CheckContext, offers_update: bool) -> type:
             reply = call(ctx, "append", {"path": self.path, "entry": e})
             if not reply.ok:
                 raise TargetError(f"append was refused: {reply.raw[:200]!r}")
-            self.model.live[written_id(ctx, reply, e)] = e["content"]
+            self.model.write(written_id(ctx, reply, e), e["content"], "target")
             self.model.acknowledged += 1
             self.step("the target appends an entry")
 
@@ -192,7 +205,7 @@ def machine(ctx: CheckContext, offers_update: bool) -> type:
             reply = call(ctx, "update", {"path": self.path, "id": i, "entry": {"content": content}})
             if not reply.ok:
                 raise TargetError(f"update was refused: {reply.raw[:200]!r}")
-            self.model.live[i] = content
+            self.model.write(i, content, "target")
             self.model.acknowledged += 1
             self.step(f"the target updates {i}")
 
@@ -201,7 +214,7 @@ def machine(ctx: CheckContext, offers_update: bool) -> type:
             reply = call(ctx, "delete", {"path": self.path, "id": i})
             if not reply.ok:
                 raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
-            del self.model.live[i]
+            self.model.delete(i, "target")
             self.model.deleted.add(i)
             self.model.acknowledged += 1
             self.model.foreign = [(j, raw) for j, raw in self.model.foreign if j != i]
@@ -210,14 +223,14 @@ def machine(ctx: CheckContext, offers_update: bool) -> type:
         def other_app_appends(self, pick: int) -> None:
             e = entry(ctx, "o", ts=now_ms(self.path))
             self.write_foreign(e)
-            self.model.live[e["id"]] = e["content"]
+            self.model.write(e["id"], e["content"], OTHER)
             self.step("another app appends an entry")
 
         def other_app_updates(self, pick: int) -> None:
             i = self.chosen(pick)
             e = dict(entry(ctx, "o-upd", ts=now_ms(self.path)), id=i)
             self.write_foreign(e)
-            self.model.live[i] = e["content"]
+            self.model.write(i, e["content"], OTHER)
             self.step(f"another app updates {i}")
 
         def write_foreign(self, e: dict[str, Any]) -> None:

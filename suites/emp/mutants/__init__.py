@@ -41,6 +41,7 @@ from memconform.suites.emp.mutants.readers import (
 )
 from memconform.suites.emp.mutants.writers import (
     BreaksLockOnTimeout,
+    DropsNullMetaValues,
     GluesToTornLine,
     Latin1Writer,
     LenientJson,
@@ -49,6 +50,7 @@ from memconform.suites.emp.mutants.writers import (
     NoLock,
     NoValidation,
     RewriteDropsForeign,
+    RewriteDropsIncompleteLines,
     SecondsTimestamps,
     StaleLockForever,
     StaleTakeoverAnsweredRefused,
@@ -67,7 +69,8 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     TieKeepsBoth, TombstoneByFileOrder, GluesToTornLine, BreaksLockOnTimeout, NeverCreatesLock,
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
-    AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks)}
+    AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks, DropsNullMetaValues,
+    RewriteDropsIncompleteLines)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -91,7 +94,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
     "RewritesFromCache": {"emp.writer_model_sequences"},
-    "NoValidation": {"emp.writer_validates_before_writing"},
+    "NoValidation": {"emp.writer_validates_before_writing", "emp.writer_appends_every_class"},
+    "DropsNullMetaValues": {"emp.writer_appends_every_class", "emp.writer_updates_every_class"},
+    "RewriteDropsIncompleteLines": {"emp.writer_deletes_every_class"},
     "LenientJson": {"emp.hostile_json_refused"},
     "ShortLineBuffer": {"emp.reader_long_content"},
     "WritesVersion2": {"emp.writer_version_1x"},
@@ -121,6 +126,11 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "AppendReserialises": {("emp.writer_append_keeps_foreign", "an append changed or moved lines already in the file")},
     "BreaksLockOnTimeout": {("emp.writer_waits_for_lock", "the app removed or replaced memory.jsonl.lock while another app held it"),
                             ("emp.writer_waits_for_lock", "the app wrote while another app held memory.jsonl.lock")},
+    "DropsNullMetaValues": {("emp.writer_appends_every_class", "a valid entry (entry.meta:null_value) was written valid, changed"),
+                            ("emp.writer_updates_every_class", "an update to a valid value (entry.meta:null_value) was not "
+                                                               "written as the entry with that field changed")},
+    "RewriteDropsIncompleteLines": {("emp.writer_deletes_every_class",
+                                     "a line no reader uses (entry.v:absent) was dropped or changed by deletes of other entries")},
     "CaseSensitiveSearch": {("emp.query_content", "query left out a matching entry")},
     "CheckThenCreateLock": {("emp.writer_concurrent_no_loss",
                              "under contention memory.jsonl was written while no memory.jsonl.lock existed")},

@@ -166,3 +166,39 @@ class LenientJson(ReferenceEmpApp):
         finally:
             self.release(body["path"])
         return {"ok": True, "id": entry.get("id")}
+
+
+class DropsNullMetaValues(ReferenceEmpApp):
+    """Writes `meta` without its null-valued keys, as a serialiser set to skip nulls does."""
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        cleaned = [{**e, "meta": {k: v for k, v in e["meta"].items() if v is not None}}
+                   if isinstance(e.get("meta"), dict) else e for e in lines]
+        super().locked_append(path, cleaned)
+
+
+class RewriteDropsIncompleteLines(ReferenceEmpApp):
+    """Deletes by rewriting the file byte for byte, but leaves out, besides the deleted id, every JSON
+    object that lacks a required field (a compaction that tidies up as it goes)."""
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        path = body["path"]
+        self.acquire(path)
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read().split(b"\n")
+            kept = [line for line in raw if not self._drops(line, body["id"])]
+            with open(path, "wb") as fh:
+                fh.write(b"\n".join(kept))
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+    @staticmethod
+    def _drops(line: bytes, gone: str) -> bool:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            return False  # not JSON: kept as it is
+        required = ("v", "id", "ts", "src", "content")
+        return isinstance(e, dict) and (e.get("id") == gone or any(name not in e for name in required))

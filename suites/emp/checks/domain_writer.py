@@ -1,0 +1,208 @@
+"""A writer asked to append, update and delete with every class of every field of the domain table
+(suites/emp/domain.json): a valid value is written as given (an update as the model's update), an invalid
+one refused or written valid, an open one any of those (the answer seen is recorded, errata E36); a
+delete leaves every line no reader uses where it was."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
+from memconform.suites.emp import format as emp
+from memconform.suites.emp import model as emp_model
+from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
+from memconform.suites.emp.checks.domain_reader import class_lines, same_number_or_value
+from memconform.suites.emp.suite import SUITE
+
+AS_GIVEN = "appended as given"
+REFUSED = "refused"
+REPAIRED = "written valid, changed"
+
+
+def verdict_class(vc: domain.ValueClass, line: dict[str, Any]) -> str:
+    """'valid' (the table says valid and memconform's validator finds nothing wrong), 'invalid' (the table
+    says invalid and the validator finds a problem under every reading), else 'open': the table leaves it
+    open, the problem holds only under some reading, or the two disagree (a `src` that is a string but no
+    reverse domain name, a `meta` of null), so no single answer is demanded (E36)."""
+    hard, any_problem = bool(emp.hard_errors(line)), bool(list(emp.field_errors(line)))
+    if vc.expect == "valid" and not any_problem:
+        return "valid"
+    if vc.expect == "invalid" and hard:
+        return "invalid"
+    return "open"
+
+
+def as_given(sent: dict[str, Any], written: dict[str, Any]) -> bool:
+    """The written line holds the fields sent, as sent (numbers as doubles), and no other; the id and the ts
+    may be the writer's own (E14: it picks the id; an app stamps the time it writes)."""
+    own = {"id", "ts"}
+    fields = set(sent) - own
+    same = all(k in written and same_number_or_value(sent[k], written[k]) for k in fields)
+    return same and set(written) - own == fields and own <= set(written)
+
+
+def what_was_done(reply: Any, new: list[Any], sent: dict[str, Any]) -> str:
+    if not reply.ok and not new:
+        return REFUSED
+    if len(new) == 1 and isinstance(new[0], dict) and as_given(sent, new[0]):
+        return AS_GIVEN
+    return REPAIRED
+
+
+def append_one(ctx: CheckContext, path: str, line: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """Append `line` through the target; the reply and the lines it added to the file."""
+    before = read_bytes(path)
+    reply = call(ctx, "append", {"path": path, "entry": line})
+    return reply, [e for _, _, e in emp.iter_text(read_bytes(path)[len(before):])]
+
+
+def shown(new: list[Any], reply: Any) -> str:
+    return json.dumps(new[0], ensure_ascii=False)[:200] if new else f"{reply.status}: {reply.raw[:160]!r}"
+
+
+def new_problems(sent: dict[str, Any], new: list[Any]) -> bool:
+    """A written line breaks a rule (under every reading) the entry as sent did not break."""
+    allowed = set(emp.hard_errors(sent))
+    return any(not isinstance(e, dict) or set(emp.hard_errors(e)) - allowed for e in new)
+
+
+def judge_append(kind: str, done: str, reply: Any, new: list[Any], sent: dict[str, Any], key: str) -> Failure | None:
+    if kind == "valid" and done != AS_GIVEN:
+        return Failure(f"a valid entry ({key}) was {done}", shown(new, reply), AS_GIVEN, key)
+    if done == REPAIRED and not new:
+        return Failure(f"an entry of class {key} was acknowledged but nothing was written", shown(new, reply),
+                       "refused, or written valid", key)
+    if done == REPAIRED and (new_problems({} if kind == "invalid" else sent, new)):
+        return Failure(f"an entry of class {key} was written changed and invalid", shown(new, reply),
+                       "refused, or written valid", key)
+    if kind == "invalid" and done == AS_GIVEN and new_problems({}, new):
+        return Failure(f"an invalid entry ({key}) was written as given", shown(new, reply), "refused, or written valid", key)
+    return None
+
+
+@SUITE.check(level="writer", section="Write Operations", keyword="MUST", sentence="Append: Add new entry to end of file")
+def writer_appends_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """An append of an entry with one field at each class of the table: valid ones appended as given,
+    invalid ones ("Validate entries: Check schema before writing") refused or written valid, open ones
+    either (what was seen is recorded, E36). The positive control: the usual valid entry appended first."""
+    path = new_file(ctx)
+    if not call(ctx, "append", {"path": path, "entry": entry(ctx, "control")}).ok:
+        raise ControlRefused("a valid entry was refused")
+    ledger = ctx.state(domain.DomainLedger)
+    for vc, line in class_lines(ctx):
+        kind = verdict_class(vc, line)
+        reply, new = append_one(ctx, path, line)
+        done = what_was_done(reply, new, line)
+        if kind == "open":
+            ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
+                                f"an open class {REPAIRED}": done == REPAIRED})
+        problem = judge_append(kind, done, reply, new, line, vc.key)
+        if problem:
+            yield problem
+        ledger.judge([vc.key])
+
+
+def update_one(ctx: CheckContext, path: str, entry_id: str, fields: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """Update `entry_id` with `fields` through the target; the reply and the lines it added to the file."""
+    before = read_bytes(path)
+    reply = call(ctx, "update", {"path": path, "id": entry_id, "entry": fields})
+    after = read_bytes(path)
+    return reply, [e for _, _, e in emp.iter_text(after[len(before):] if after.startswith(before) else after)]
+
+
+def judge_update(kind: str, reply: Any, new: list[Any], want: dict[str, Any], old_ts: Any, key: str) -> Iterator[Failure]:
+    """`want`: the model's line for the update (the entry before it with the fields changed)."""
+    if kind == "valid" and not reply.ok:
+        yield Failure(f"an update to a valid value ({key}) was refused", shown(new, reply), "the update appended", key)
+        return
+    if kind == "invalid" and new_problems({}, new):
+        yield Failure(f"an update to an invalid value ({key}) was written invalid", shown(new, reply),
+                      "refused, or written valid", key)
+    if not reply.ok:
+        return
+    mine = [e for e in new if isinstance(e, dict) and e.get("id") == want["id"]]
+    if len(mine) != 1:
+        yield Failure(f"an acknowledged update ({key}) did not append exactly one line of the id", shown(new, reply),
+                      "one line with the same id", key)
+    elif not (emp.is_ts(mine[0].get("ts")) and mine[0]["ts"] > old_ts):
+        yield Failure(f"the update's ts ({key}) is not newer than the entry it updates", mine[0].get("ts"), f"> {old_ts}", key)
+    elif kind == "valid" and not as_given(want, mine[0]):
+        yield Failure(f"an update to a valid value ({key}) was not written as the entry with that field changed",
+                      shown(mine, reply), json.dumps(want, ensure_ascii=False)[:200], key)
+
+
+@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+              sentence="Update: Append new entry with same id (newer ts takes precedence)")
+def writer_updates_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """An update of one entry changing one field to each class of the table (every field but the id,
+    which names the entry): a valid value is appended as one line of the same id, a newer ts and the other
+    fields kept (the model's update); an invalid one refused or written valid; an open one either (E36)."""
+    first = entry(ctx, "to-update")
+    path = new_file(ctx, [first])
+    try:
+        control = call(ctx, "update", {"path": path, "id": first["id"], "entry": {"content": ctx.unique("control")}})
+    except Unsupported as exc:
+        raise SkipCheck(f"the target offers no update operation: {exc.reason}", not_applicable=True) from None
+    if not control.ok:
+        raise ControlRefused(f"an update to a valid content was refused: {control.raw[:200]!r}")
+    ledger = ctx.state(domain.DomainLedger)
+    for vc, line in class_lines(ctx):
+        name = vc.field.split(".", 1)[1]
+        if name == "id":
+            continue  # the id names the entry updated: its classes are judged by the append and the delete
+        state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+        fields = {name: line[name]} if name in line else {}
+        current = emp_model.view_answers(state.lines).get(first["id"], (None,))[0]
+        if current is None:
+            raise HarnessError(f"the entry {first['id']} left the view of the file the check updates")
+        want = dict(state.update(first["id"], fields, current["ts"] + 1, base=current).lines[-1])
+        kind = verdict_class(vc, want)
+        reply, new = update_one(ctx, path, first["id"], fields)
+        if kind == "open":
+            done = what_was_done(reply, new, want)
+            ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
+                                f"an open class {REPAIRED}": done == REPAIRED})
+        yield from judge_update(kind, reply, new, want, current["ts"], vc.key)
+        ledger.judge([vc.key])
+
+
+@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+              sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
+def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """A file holding a line of every class (as other apps may write them); each line a reader uses is
+    deleted by its id: a valid one must be deleted (the model: absent from the view, whatever the form), an
+    open or invalid one may be refused; every line no reader uses must survive the deletes of the others
+    ("Resilient: Corruption affects only individual lines, not entire file"), and the control entry stays."""
+    lines = class_lines(ctx)
+    keep = entry(ctx, "kept")
+    path = new_file(ctx, [keep, *(json.dumps(line, ensure_ascii=False) for _, line in lines)])
+    ledger = ctx.state(domain.DomainLedger)
+    deleted, unread = [], []
+    for vc, line in lines:
+        if not emp.readable(line):
+            unread.append((vc, json.dumps(line, ensure_ascii=False).encode("utf-8")))
+            continue
+        reply = call(ctx, "delete", {"path": path, "id": line["id"]})
+        if verdict_class(vc, line) == "valid" and not reply.ok:
+            yield Failure(f"a delete of a valid entry ({vc.key}) was refused", reply.raw[:200], "deleted", vc.key)
+        if reply.ok:
+            deleted.append((vc, line["id"]))
+        ledger.judge([vc.key])
+    view = target_view(ctx, path)
+    state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+    seen = by_id(view if view is not None else emp.resolve(emp.iter_lines(path)))
+    for vc, entry_id in deleted:
+        if entry_id in seen:
+            yield Failure(f"an acknowledged delete ({vc.key}) left the entry in the view", seen[entry_id], "absent", vc.key)
+    if keep["id"] not in seen or emp_model.view_answers(state.lines).get(keep["id"], (None,)) == (None,):
+        yield Failure("an entry nobody deleted left the view", sorted(map(str, seen))[:6], keep, f"id {keep['id']}")
+    file_lines = read_bytes(path).split(b"\n")
+    for vc, raw in unread:
+        if raw not in file_lines:
+            yield Failure(f"a line no reader uses ({vc.key}) was dropped or changed by deletes of other entries",
+                          raw[:200], "the line kept byte for byte", vc.key)
+        ledger.judge([vc.key])
