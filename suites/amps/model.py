@@ -97,8 +97,9 @@ def _subject_id(doc: Any) -> Any:
 
 
 def _imported(held: Subject | None, doc: Mapping[str, Any], semantics: str, skip: frozenset[int] = frozenset()) -> Subject:
-    atoms = {a.get("atom_id"): a for i, a in amps.atoms(doc) if i not in skip}
-    arts = {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}
+    # an import the model accepts names every record by its id (a record without one is refused before)
+    atoms: dict[str, Mapping[str, Any]] = {a["atom_id"]: a for i, a in amps.atoms(doc) if i not in skip}
+    arts: dict[str, Mapping[str, Any]] = {a["artifact_id"]: a for _, a in amps.artifacts(doc)}
     if semantics == "replace" or held is None:
         return Subject(atoms, arts, profile=doc["subject"])
     return Subject({**held.atoms, **atoms}, {**held.artifacts, **arts}, held.unsourced - set(atoms),
