@@ -5,12 +5,16 @@ A suite is any installed distribution that declares, in its packaging metadata,
     [project.entry-points."memconform.suites"]
     NAME = "package.module:SUITE"        # a SuiteSpec, or a zero-argument function returning one
 
-Loading the entry point imports the module, which registers the suite's checks (`@check`); the
-core never names a suite module itself.
+The entry point may name the module that registers the suite's checks (`@check`), so loading it
+registers them; or it names the module of the SuiteSpec alone, whose `checks_module` then names the
+module that registers them, imported the first time the checks are asked for (`registered()`,
+`load_checks()`). Naming a file's format (`validate`) needs each suite's SuiteSpec and format, not
+every suite's checks: the built-in suites take the second way. The core never names a suite module itself.
 """
 
 from __future__ import annotations
 
+import importlib
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -77,6 +81,11 @@ class SuiteSpec:
     hints: tuple[str, ...] = ()
     # the spec as published: every check's sentence must be verbatim in it (None: not verified)
     spec_text: Path | None = None
+    # the module whose import registers the checks and sets what they add to the SuiteSpec (a
+    # `document_source`, a `replay`): imported on the first `registered()` or `load_checks()`; None:
+    # the checks register when the SuiteSpec's own module loads
+    checks_module: str | None = None
+    _checks_import_started: bool = field(default=False, init=False, repr=False, compare=False)
     _checks: dict[str, Check] = field(default_factory=dict, init=False, repr=False, compare=False)
     _text: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
@@ -108,7 +117,22 @@ class SuiteSpec:
 
     def registered(self) -> dict[str, Check]:
         """The suite's checks by id, in the order they registered (the order they run in)."""
+        self.load_checks()
         return self._checks
+
+    def load_checks(self) -> SuiteSpec:
+        """Import `checks_module` once, which registers the checks and sets what they add to the
+        SuiteSpec: read `document_source` or `replay` only after this. A check module that asks for
+        `registered()` while the checks load sees those registered so far."""
+        if self.checks_module is None or self._checks_import_started:
+            return self
+        self._checks_import_started = True
+        try:
+            importlib.import_module(self.checks_module)
+        except BaseException:
+            self._checks_import_started = False  # the next ask tries again, and says why again
+            raise
+        return self
 
     def spec_words(self) -> str | None:
         if self.spec_text is None:
