@@ -104,3 +104,60 @@ def test_the_same_checks_in_the_same_order_as_importing_the_checks_module():
     """)
     assert out["lazy"] == eager["eager"]
     assert all(out["lazy"][n] for n in ("omp", "emp"))
+
+
+def test_entry_points_read_from_the_folders_are_importlib_metadatas():
+    from importlib import metadata
+
+    from memconform.core import suite as suite_module
+
+    ours = {name: ep.value for name, ep in suite_module._entry_points().items()}
+    theirs: dict[str, str] = {}
+    for ep in metadata.entry_points(group=suite_module.ENTRY_POINT_GROUP):
+        theirs.setdefault(ep.name, ep.value)
+    assert ours == theirs
+    assert set(SUITES) <= set(ours)
+
+
+def test_an_entry_points_file_is_read_by_its_group_only():
+    from memconform.core.suite import _group_in
+
+    text = ("# a comment\n[console_scripts]\ntoy = toy.cli:main\n\n[memconform.suites]\n"
+            "toy = toy_suite.checks:SUITE\n; another comment\nother=pkg.mod:make [extra]\n[pytest11]\nx = y\n")
+    assert _group_in(text) == [("toy", "toy_suite.checks:SUITE"), ("other", "pkg.mod:make [extra]")]
+
+
+def test_a_distribution_found_twice_counts_once_and_the_first_wins(tmp_path, monkeypatch):
+    from memconform.core import suite as suite_module
+
+    for folder, value in (("first", "new.mod:SUITE"), ("second", "old.mod:SUITE")):
+        dist = tmp_path / folder / "toy_suite-1.0.dist-info"
+        dist.mkdir(parents=True)
+        (dist / "entry_points.txt").write_text(f"[memconform.suites]\ntoy = {value}\n", "utf-8")
+    (tmp_path / "second" / "toy_suite-0.9.dist-info").mkdir()
+    (tmp_path / "second" / "toy_suite-0.9.dist-info" / "entry_points.txt").write_text(
+        "[memconform.suites]\nstale = old.gone:SUITE\n", "utf-8")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "first"), str(tmp_path / "second")])
+    assert suite_module._declared_on_sys_path() == [("toy", "new.mod:SUITE")]
+    point = suite_module._entry_points()["toy"]
+    assert (point.name, point.module) == ("toy", "new.mod")
+
+
+def test_a_zip_on_sys_path_takes_importlib_metadatas_search(tmp_path, monkeypatch):
+    from memconform.core import suite as suite_module
+
+    archive = tmp_path / "lib.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip archive
+    monkeypatch.setattr(sys, "path", [*sys.path, str(archive)])
+    assert suite_module._declared_on_sys_path() is None
+    assert set(SUITES) <= set(suite_module._entry_points())
+
+
+def test_naming_a_format_does_not_import_importlib_metadata():
+    out = fresh("""
+        import sys
+        from memconform.core.suite import all_suites
+        all_suites()
+        out = {"imported": "importlib.metadata" in sys.modules}
+    """)
+    assert out["imported"] is False
