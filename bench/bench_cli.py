@@ -20,7 +20,8 @@ The floors (FLOORS below; what each does, no more):
   emp       for each line of the file: orjson parse (a Python loop over lines).
 `--stdlib` adds the same floors with the json module in place of orjson (the issue's first floors).
 None of them judges a single rule, and each starts a bare interpreter (about 0.02 s) where validate
-imports the harness and every suite (about 0.14 s): that start-up difference is in every ratio.
+imports the harness, every suite's SuiteSpec and format, and the checks of the one suite it runs
+(about 0.13 s of CPU): that start-up difference is in every ratio.
 
 Child interpreters get a bytecode cache in a temporary folder (PYTHONPYCACHEPREFIX), as an installed
 package has its own: without it (PYTHONDONTWRITEBYTECODE) every run would compile the harness again.

@@ -42,7 +42,10 @@ _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _ASTRAL_LEADS = b"\xf0\xf1\xf2\xf3\xf4"  # a UTF-8 sequence of four bytes: a character past U+FFFF
-_NOT_MARKS = bytes(b for b in range(256) if b not in b'"[{,' + _ASTRAL_LEADS)
+_NOT_MARKS = bytes(b for b in range(256) if b not in b'"[]{},' + _ASTRAL_LEADS)
+_NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
+_OPENERS_AS_ONE = bytes.maketrans(b"{}", b"[]")
+SHALLOW_PASSES = 32  # nesting the cheap proof (nests_within) looks at; a deeper text takes the wrapped parse
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{},')
 _QUOTED = re.compile(rb'"[^"]*+"?')  # over quotes and marks only (escapes already gone): a string's marks
 OUTSIDE_SLICE = 1 << 16
@@ -136,10 +139,33 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
     check_containers(raw, policy.max_depth, brackets)
     check_memory(raw, marks)
     if policy.duplicates == "allow" and not may_hold_wide_int(raw):
-        value = _fast(raw, policy.max_depth if brackets > policy.max_depth else ORJSON_DEPTH)
+        shallow = brackets <= policy.max_depth or nests_within(raw, marks, policy.max_depth)
+        value = _fast(raw, ORJSON_DEPTH if shallow else policy.max_depth)
         if value is not _REFUSED:
             return value, True
     return _stdlib(raw, policy), False
+
+
+def nests_within(raw: bytes, marks: bytes, limit: int) -> bool:
+    """Is the text proved to nest arrays and objects no deeper than `limit`? Then orjson's own bound
+    needs no wrapping (no copy of the text). `marks`: the text's quotes and brackets, among others.
+    A proof only for a text without backslashes (so every quote opens or closes a string) whose
+    strings hold no bracket, nesting at most SHALLOW_PASSES deep; False says only "not proved".
+    Among the quotes and brackets alone, every string is two adjacent quotes when it holds no bracket:
+    counting `""` left to right pairs the first quote with the second, the third with the fourth...,
+    so all quotes are in such pairs exactly when no string holds a bracket. The brackets are then the
+    structure, and each pass removing `[]` takes away one level: empty after as many passes as it nests."""
+    if b"\\" in raw:
+        return False
+    quotes_and_brackets = marks.translate(None, _NOT_QUOTES_OR_BRACKETS)
+    if 2 * quotes_and_brackets.count(b'""') != quotes_and_brackets.count(b'"'):
+        return False
+    structure = quotes_and_brackets.translate(_OPENERS_AS_ONE, b'"')
+    for _ in range(min(limit, SHALLOW_PASSES)):
+        if not structure:
+            return True
+        structure = structure.replace(b"[]", b"")
+    return not structure
 
 
 def check_containers(raw: bytes, max_depth: int, brackets: int) -> None:

@@ -33,7 +33,7 @@ def test_every_suite_folder_has_an_entry_point():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["memconform.suites"]
     folders = {p.parent.parent.name for p in (ROOT / "suites").glob("*/checks/__init__.py")}
     assert set(declared) == folders
-    assert all(value == f"memconform.suites.{name}.checks:SUITE" for name, value in declared.items())
+    assert all(value == f"memconform.suites.{name}.suite:SUITE" for name, value in declared.items())
     installed = {ep.name: ep.value for ep in entry_points(group="memconform.suites")}
     assert {k: installed.get(k) for k in declared} == declared, "reinstall: pip install -e '.[dev]'"
 

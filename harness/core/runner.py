@@ -127,9 +127,10 @@ class Context:
 def _document_for(check: Check, ctx: Context) -> Any:
     if ctx.document is not None:
         return ctx.document
-    if ctx.suite.document_source is None:
+    source = ctx.suite.load_checks().document_source  # a checks module may set it (emp's does)
+    if source is None:
         raise SkipCheck("this suite has no way to obtain a document from a target", not_applicable=True)
-    return ctx.once("document", lambda: ctx.suite.document_source(ctx))
+    return ctx.once("document", lambda: source(ctx))
 
 
 def in_clause(check_id: str, suite: SuiteSpec) -> bool:

@@ -54,6 +54,7 @@ def _mutants() -> Any:
 
 
 SUITE = SuiteSpec(
+    checks_module="memconform.suites.amps.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('ai-memory-portability-standard-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=amps.SUITE,
     spec_title=SPEC,

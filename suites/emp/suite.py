@@ -62,6 +62,7 @@ WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_l
                  "writer_ts_millis", "writer_version_1x", "writer_model_sequences", "writer_killed_mid_write")
 
 SUITE = SuiteSpec(
+    checks_module="memconform.suites.emp.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('edge-memory-protocol-v1.0.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=emp.SUITE, spec_title=emp.SPEC, version="1.0",
     levels=[Level("file", "File", clause=FILE_CLAUSE), Level("reader", "Reader", clause=READER_CLAUSE),

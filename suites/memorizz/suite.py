@@ -57,6 +57,7 @@ def _mutants() -> Any:
 
 
 SUITE = SuiteSpec(
+    checks_module="memconform.suites.memorizz.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memorizz-archive-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=mz.SUITE, spec_title=SPEC, version="1",
     levels=[Level("archive", "Archive", clause=ARCHIVE_CLAUSE),

@@ -69,6 +69,7 @@ def _serve(**where: Any) -> None:
 SPEC = "MemoryAI Protocol v1"
 
 SUITE = SuiteSpec(
+    checks_module="memconform.suites.memoryai.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memoryai-protocol-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=mai.SUITE,
     spec_title=SPEC,

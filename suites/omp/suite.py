@@ -121,6 +121,7 @@ FULL_CLAUSE = ("list_filter_namespace", "search_filter_namespace", "tool_key_own
                "tool_key_forbidden_other_read", "users_isolated")
 
 SUITE = SuiteSpec(
+    checks_module="memconform.suites.omp.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('open-memory-protocol-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=omp.SUITE,
     spec_title=omp.SPEC,
