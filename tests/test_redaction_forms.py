@@ -247,3 +247,17 @@ def test_a_key_right_after_backslashes_is_masked_in_any_form():
     redactor = Redactor(["short%key"])
     assert redactor.text("x\\short%25key y \\\\u0073hort%key") == "x\\*** y ***"
     assert redactor.text("\\" * 5000) == "\\" * 5000  # a control: backslashes alone are left alone
+
+
+def test_a_short_key_masks_itself_not_the_letters_of_its_base64():
+    """A one- or few-character key (a toy key on a local server) is masked wherever it stands (inside words
+    too: never a leak), and nothing else is: its base64 forms at an alignment are single letters, not secrets."""
+    from memconform.core.redact import Redactor
+
+    for key in ("k", "Q7", "zz9"):
+        redactor = Redactor([key])
+        line = f"memconform run: suites omp; target http://127.0.0.1:1; report /tmp/x; secret {key}"
+        assert redactor.text(line) == "memconform run: suites omp; target http://127.0.0.1:1; report /tmp/x; secret ***"
+    long_key = "s3cr3t-KEY-0123456789abcdef"
+    encoded = base64.b64encode(long_key.encode()).decode()
+    assert encoded not in Redactor([long_key]).text(f"Authorization: Basic {encoded}")  # the control: long keys' base64 still masked

@@ -45,12 +45,15 @@ def run_checks(spec: str, bugs: str, checks: list[str], work: Path, monkeypatch:
     monkeypatch.setenv("SECOND_OPINION_STATE", str(work / "state"))
     impl = DRIVER.Implementation(spec, bugs, work)
     try:
-        main(["run", "--suite", DRIVER.suite_of(spec), "--target", impl.target, "--profile", "ci", "--report-dir", str(work / "report"),
-              *impl.args, *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))])
+        code = main(["run", "--suite", DRIVER.suite_of(spec), "--target", impl.target, "--profile", "ci", "--report-dir", str(work / "report"),
+                     *impl.args, *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))])
     finally:
         impl.close()
-        capsys.readouterr()
-    lines = [json.loads(line) for line in (work / "report" / "report.jsonl").read_text("utf-8").splitlines()]
+        said = capsys.readouterr()
+    report = work / "report" / "report.jsonl"
+    assert report.is_file(), (f"exit {code}; no {report}; the work folder holds {sorted(str(p.relative_to(work)) for p in work.rglob('*'))[:40]}; "
+                              f"stdout {said.out[-2000:]!r}; stderr {said.err[-2000:]!r}")
+    lines = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     return {r["check_id"]: r["outcome"] for r in lines if r.get("type") == "result"}
 
 

@@ -30,6 +30,9 @@ import re
 from urllib.parse import quote, quote_plus
 
 MIN_RUN = 12  # shorter runs of a key are ordinary text (and no longer a usable key)
+# a base64 form shorter than this is ordinary text too: a 1-character key's inner alignment is one
+# letter, which would otherwise be masked in every word (the key itself is still masked whatever its length)
+MIN_BASE64_FORM = 8
 
 
 def _char_pattern(ch: str, first: bool = False) -> str:
@@ -98,7 +101,7 @@ class SecretForms:
         self.secret = secret
         self.whole = re.compile("".join(_char_pattern(c, i == 0) for i, c in enumerate(secret))) if secret else None
         self.forms = encoded_forms(secret)
-        self.base64 = base64_forms(secret) if secret else []
+        self.base64 = [f for f in base64_forms(secret) if len(f) >= MIN_BASE64_FORM] if secret else []
         long_enough = len(secret) >= min_run
         # runs with their characters escaped are found by the decoding pass (_MixedRuns), which reads
         # every escape these forms use but two: a backslash escaped and a control character (\\n)
@@ -113,7 +116,7 @@ class SecretForms:
     def mask(self, text: str, mask: str) -> str:
         if self.whole is not None and any(c in text for c in self.escapes) and self.whole.search(text):
             text = self.whole.sub(mask.replace("\\", "\\\\"), text)
-        for form in self.base64:  # whole, whatever the secret's length (runs below only from MIN_RUN)
+        for form in self.base64:  # whole, from MIN_BASE64_FORM characters (runs below only from MIN_RUN)
             if form in text:
                 text = text.replace(form, mask)
         escaped = any(c in text for c in "%\\+&")
