@@ -60,7 +60,7 @@ class Implementation:
             keys = json.loads((work / "credentials.json").read_text("utf-8"))
             (work / "omp-keys.json").write_text(json.dumps({k: keys[k] for k in ("tool_keys", "other_user_key")}))
             # it has no AI provider key (its README): extract/compress may be called
-            self.args = ["--api-key", keys["api_key"], "--option", f"omp.credentials={work / 'omp-keys.json'}",
+            self.args = [f"--api-key={keys['api_key']}", "--option", f"omp.credentials={work / 'omp-keys.json'}",
                          "--option", "omp.ai_endpoints=no-key"]
 
     def close(self) -> None:

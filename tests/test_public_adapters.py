@@ -205,7 +205,7 @@ def test_short_omp_run_against_the_built_server(tmp_path: Path) -> None:
     try:
         wait_for_health(fill(str(entry["target"]), values) + str(entry["health"]), proc)
         key = read_key(fill(str(entry["api_key_from"]), values))
-        args = ["--suite", "omp", "--target", fill(str(entry["target"]), values), "--api-key", key,
+        args = ["--suite", "omp", "--target", fill(str(entry["target"]), values), f"--api-key={key}",
                 *(f"--option={option}" for option in entry["options"])]
         code, records = run_suite([*args, *(a for c in OMP_CHECKS for a in ("--check", c))], tmp_path / "report")
         assert_full_report(code, records, OMP_CHECKS, tmp_path / "report")

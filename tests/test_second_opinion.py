@@ -103,3 +103,13 @@ def test_planted_bug_is_caught(spec: str, bug: str, entry: dict[str, Any], tmp_p
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_the_key_is_passed_as_one_argument(tmp_path: Path) -> None:
+    """A random key may start with "-" (token_urlsafe's alphabet): `--api-key KEY` would then read it as an
+    option and the run end in a usage error; `--api-key=KEY` cannot be misread."""
+    impl = DRIVER.Implementation("omp2", "", tmp_path)
+    try:
+        assert "--api-key" not in impl.args and any(a.startswith("--api-key=") for a in impl.args), impl.args
+    finally:
+        impl.close()
