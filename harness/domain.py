@@ -188,6 +188,21 @@ def load(suite_name: str) -> Domain | None:
     return load_path(path) if path.is_file() else None
 
 
+def required(suite_name: str) -> Domain:
+    """The suite's domain table, for the checks that draw from it: a missing one is a harness error."""
+    from .core.model import HarnessError
+
+    found = load(suite_name)
+    if found is None:
+        raise HarnessError(f"suites/{suite_name}/domain.json is missing (scripts/make_domain_tables.py writes it)")
+    return found
+
+
+def ledger(ctx: Any) -> DomainLedger:
+    """The run's ledger of the classes and pairs judged (one per run, shared by the suite's checks)."""
+    return ctx.state(DomainLedger)
+
+
 # ---- covering arrays ---------------------------------------------------------------------------
 
 Row = dict[str, Any]

@@ -199,7 +199,7 @@ def test_a_terminated_run_stops_the_implementations_it_started(tmp_path: Path) -
                              "--all", "--out", str(tmp_path / "m")], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
-    while not (found := list(tmp_path.glob("m/shards/*/work/pid"))) and time.monotonic() < deadline:
+    while not (found := list(tmp_path.glob("/".join(("m", "shards", "*", "work", "pid"))))) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert found, "the implementation never started"
     time.sleep(0.3)  # its pid written whole

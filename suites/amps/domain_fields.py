@@ -8,7 +8,6 @@ import copy
 from typing import Any
 
 from memconform import domain
-from memconform.core.model import HarnessError
 
 # the fields whose classes an export can carry alone (ids, link arrays and provenance are drawn by
 # checks/domain_envelope.py, which keeps the references they make whole)
@@ -18,10 +17,7 @@ NOT_DRAWN = {"atom_id", "artifact_id", "artifact_ids", "atom_ids", "subject_id",
 
 
 def table() -> domain.Domain:
-    found = domain.load("amps")
-    if found is None:
-        raise HarnessError("suites/amps/domain.json is missing (scripts/make_domain_tables.py writes it)")
-    return found
+    return domain.required("amps")
 
 
 def drawn_fields() -> list[tuple[domain.Field, str, str]]:

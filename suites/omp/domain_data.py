@@ -16,7 +16,7 @@ from typing import Any
 
 from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, HarnessError
+from memconform.core.model import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 
@@ -70,14 +70,10 @@ def observe_open(ctx: CheckContext, vc: domain.ValueClass, stored: bool, refused
 
 
 def table() -> domain.Domain:
-    found = domain.load("omp")
-    if found is None:
-        raise HarnessError("suites/omp/domain.json is missing (scripts/make_domain_tables.py writes it)")
-    return found
+    return domain.required("omp")
 
 
-def ledger(ctx: CheckContext) -> domain.DomainLedger:
-    return ctx.state(domain.DomainLedger)
+ledger = domain.ledger
 
 
 @dataclass(frozen=True)

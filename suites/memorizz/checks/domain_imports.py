@@ -25,7 +25,7 @@ from typing import Any
 
 from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, HarnessError
+from memconform.core.model import ControlRefused, Failure
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.checks.reject import REJECTS
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
@@ -42,14 +42,10 @@ ID_SENTENCE = "id is a nonempty string, unique within its store, with at most 51
 
 
 def table() -> domain.Domain:
-    found = domain.load("memorizz")
-    if found is None:
-        raise HarnessError("suites/memorizz/domain.json is missing")
-    return found
+    return domain.required("memorizz")
 
 
-def ledger(ctx: CheckContext) -> domain.DomainLedger:
-    return ctx.state(domain.DomainLedger)
+ledger = domain.ledger
 
 
 def expectation(vc: domain.ValueClass) -> str:

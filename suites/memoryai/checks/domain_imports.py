@@ -27,7 +27,7 @@ from typing import Any
 
 from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, HarnessError, Inconclusive, TargetError
+from memconform.core.model import Failure, Inconclusive, TargetError
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.suite import SUITE
@@ -48,14 +48,10 @@ SCOPE_LINE = '"scope": "full" | "dna_only" | "since",'
 
 
 def table() -> domain.Domain:
-    found = domain.load("memoryai")
-    if found is None:
-        raise HarnessError("suites/memoryai/domain.json is missing")
-    return found
+    return domain.required("memoryai")
 
 
-def ledger(ctx: CheckContext) -> domain.DomainLedger:
-    return ctx.state(domain.DomainLedger)
+ledger = domain.ledger
 
 
 def expectation(vc: domain.ValueClass) -> str:
