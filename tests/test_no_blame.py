@@ -123,6 +123,37 @@ def test_an_empty_text_refused_is_not_blamed_only_when_the_422_names_it() -> Non
     assert accepted_reading(omp_ctx(), empty, refusal("type")) is None
 
 
+def zod_refusal(**field_errors: str) -> Any:
+    """A 422 in the shape a zod-validating server sends (the public OMP server does)."""
+    return response(422, {"error": "validation_error", "message": "Request body failed schema validation",
+                          "details": {"formErrors": [], "fieldErrors": {f: [m] for f, m in field_errors.items()}}})
+
+
+def test_a_422_listing_only_empty_texts_and_nulls_is_not_blamed_and_records_both_readings() -> None:
+    empty = post("/v1/memories", {"content": "", "type": "episodic", "source": {"tool": "", "timestamp": "2000-01-01T00:00:00Z"}})
+    assert accepted_reading(omp_ctx(), empty, zod_refusal(content="too short", source="too short")) == ("O34", "empty text refused")
+    search = post("/v1/memories/search", {"q": "x", "namespace": None, "limit": None})
+    assert accepted_reading(omp_ctx(), search, zod_refusal(namespace="null", limit="null")) == ("O37", "null on an optional field: refused")
+    both = post("/v1/memories", {"content": "", "type": "episodic", "source": SOURCE, "metadata": None})
+    ctx = omp_ctx()
+    recorded: list[tuple[str, str]] = []
+    ctx.observe = lambda point, predictions, *a, **k: recorded.extend((point, r) for r in predictions)  # type: ignore[method-assign]
+    from memconform.suites.omp.fuzzing.accepted import excused
+    assert excused(ctx, SimpleNamespace(case=both, response=zod_refusal(content="too short", metadata="null")))
+    assert recorded == [("O34", "empty text refused"), ("O37", "null on an optional field: refused")]
+
+
+def test_a_422_that_also_names_a_valid_field_is_still_blamed() -> None:
+    # the public OMP server refused a tag holding a control character next to the nulls it may refuse
+    update = post("/v1/memories/mem_RAKLbqpEhR0cSzD8", {"content": "j", "type": "episodic", "source": SOURCE,
+                                                      "metadata": None, "tags": ["\u009e(4l"]})
+    assert accepted_reading(omp_ctx(), update, zod_refusal(metadata="null", tags="Invalid")) is None
+    issues = response(422, {"error": "validation_error", "message": "bad", "details": [{"loc": ["body", "type"], "msg": "x"}]})
+    assert accepted_reading(omp_ctx(), update, issues) is None
+    nulls = response(422, {"error": "validation_error", "message": "bad", "details": [{"loc": ["body", "metadata"], "msg": "x"}]})
+    assert accepted_reading(omp_ctx(), update, nulls) == ("O37", "null on an optional field: refused")
+
+
 # ---- search tags given as a string -------------------------------------------------------------
 
 def test_search_tags_as_a_string_served_as_an_empty_page_fits_o9() -> None:

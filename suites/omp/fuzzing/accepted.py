@@ -75,51 +75,95 @@ def _null_fields(case: Any) -> set[str]:
     return found | {f"source.{k}" for k, v in source.items() if v is None} | {k for k, v in source.items() if v is None}
 
 
-def _names_a_field(response: Any, fields: set[str]) -> bool:
-    """A 422 whose details.field or message names one of the fields: it refuses that field, not the rest."""
+def _fields_named(body: Any) -> set[str]:
+    """The fields a 422's details name, in the shapes servers use: `{"field": f}`, `{"fields": [...]}`,
+    a validator's `{"fieldErrors": {f: [...]}}`, or a list of issues with a `path`, `loc` or `field`."""
+    details = body.get("details") if isinstance(body, dict) else None
+    named: set[str] = set()
+    if isinstance(details, dict):
+        if isinstance(details.get("field"), str) and details["field"]:
+            named.add(details["field"])
+        if isinstance(details.get("fields"), list):
+            named |= {f for f in details["fields"] if isinstance(f, str) and f}
+        if isinstance(details.get("fieldErrors"), dict):
+            named |= {f for f in details["fieldErrors"] if isinstance(f, str) and f}
+        issues = details.get("issues") or details.get("errors")
+    else:
+        issues = details
+    for issue in issues if isinstance(issues, list) else ():
+        where = issue.get("path") or issue.get("loc") or issue.get("field") if isinstance(issue, dict) else None
+        if isinstance(where, list):
+            where = ".".join(str(part) for part in where if not isinstance(part, int) and part != "body")
+        if isinstance(where, str) and where:
+            named.add(where)
+    return named
+
+
+def _covers(named: str, field: str) -> bool:
+    """`named` is the field, an item of it (`tags[0]`), a part of it, or the object holding it (`source` for
+    `source.tool`)."""
+    return (named == field or named.startswith((field + "[", field + ".")) or field.startswith(named + "."))
+
+
+def _names_only(response: Any, fields: set[str]) -> bool:
+    """A 422 that names only fields in `fields`: it refuses those, not the rest of the request. A 422
+    that names no field counts when its message names one of them."""
     if not fields or response.status_code != 422:
         return False
     body = _reply(response).body
-    details = body.get("details") if isinstance(body, dict) else None
-    named = str(details.get("field", "")) if isinstance(details, dict) else ""
+    named = _fields_named(body)
+    if named:
+        return all(any(_covers(n, f) for f in fields) for n in named)
     message = str(body.get("message", "")) if isinstance(body, dict) else ""
-    return any(f == named or named.startswith(f + "[") or f in message for f in fields)
+    return any(f in message for f in fields)
 
 
-def _refuses_empty_text(case: Any, response: Any) -> bool:
-    """A 422 that names one of the request's empty fields: the refusal is of the empty text, not of the
-    rest of the valid request."""
-    return _names_a_field(response, _empty_text_fields(case))
+def _refusal_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple[str, str]]:
+    """Valid data refused with a 422 naming only its empty texts (O34) and its nulls on optional fields
+    (O37, not under `omp.null_optional=absent`): each reading whose fields the 422 names."""
+    empty = _empty_text_fields(case)
+    null = _null_fields(case) if ctx.option("null_optional") != "absent" else set()
+    if not _names_only(response, empty | null):
+        return []
+    named = _fields_named(_reply(response).body)
+    def names(fields: set[str]) -> bool:
+        return not named or any(_covers(n, f) for n in named for f in fields)
+    found = [("O34", "empty text refused")] if empty and names(empty) else []
+    return found + ([("O37", "null on an optional field: refused")] if null and names(null) else [])
 
 
-def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:
-    """(errata point, reading) when the answer to this generated request fits an accepted reading."""
+def accepted_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple[str, str]]:
+    """The (errata point, reading) pairs the answer to this generated request fits; empty when none."""
     route = (str(case.method).upper(), case.operation.path)
     described = str(case.operation.method).upper()
     if route[0] != described:
         if response.status_code in (405, 501):
-            return "O32", f"an unsupported method answered {response.status_code}"
-        return None
-    if _refuses_empty_text(case, response):
-        return "O34", "empty text refused"
-    if ctx.option("null_optional") != "absent" and _names_a_field(response, _null_fields(case)):
-        return "O37", "null on an optional field: refused"
+            return [("O32", f"an unsupported method answered {response.status_code}")]
+        return []
+    refusals = _refusal_readings(ctx, case, response)
+    if refusals:
+        return refusals
     if not 200 <= response.status_code < 300:
-        return None
+        return []
     if route == IMPORT and _query(case).get("conflict") == "" and _negative_only_in_query(case):
-        return "O30", "an empty conflict= read as absent"
+        return [("O30", "an empty conflict= read as absent")]
     if route == LIST and _negative_only_in_query(case) and sane_page(_reply(response)):
         if _empty_values(case):
-            return "O30", "an empty query parameter served as a sane page"
+            return [("O30", "an empty query parameter served as a sane page")]
         if ctx.option("bad_params") != "reject":
-            return "O9", "a bad query parameter served as a sane page"
-    return None
+            return [("O9", "a bad query parameter served as a sane page")]
+    return []
+
+
+def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:
+    """The first (errata point, reading) the answer fits, or None."""
+    found = accepted_readings(ctx, case, response)
+    return found[0] if found else None
 
 
 def excused(ctx: CheckContext, exchange: Any) -> bool:
     """Does the exchange's answer fit an accepted reading? Then it is recorded, and nobody blamed."""
-    found = accepted_reading(ctx, exchange.case, exchange.response)
-    if found is None:
-        return False
-    ctx.observe(found[0], {found[1]: True})
-    return True
+    found = accepted_readings(ctx, exchange.case, exchange.response)
+    for point, reading in found:
+        ctx.observe(point, {reading: True})
+    return bool(found)
