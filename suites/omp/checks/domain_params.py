@@ -5,7 +5,6 @@ range) each alone; every conflict strategy, known or not, on an id that exists; 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -357,9 +356,7 @@ def domain_memory_ids(ctx: CheckContext) -> Iterator[Failure]:
     """GET, PUT and DELETE of ids of every class: a well-formed id never stored is 404 memory_not_found;
     a malformed one 404 or another 4xx with the envelope; never a 5xx."""
     for vc in dd.table().field("memory_path.id").classes:
-        mem_id = vc.value()
-        if vc.expect == "valid":  # "never stored": the same shape, letters of this run (a fixed id may be stored)
-            mem_id = mem_id[: len(mem_id) - 16] + uuid.uuid4().hex[:16] if len(mem_id) >= 16 else mem_id
+        mem_id = dd.fresh_id(vc, vc.value())  # "never stored": the class's shape, letters of this run
         for method, body in (("GET", None), ("PUT", {"content": "never applied"}), ("DELETE", None)):
             answer = c.send(ctx, method, f"/memories/{mem_id}", body=body, quiet=True)
             label = f"{method} /v1/memories/{mem_id} ({vc.key})"
