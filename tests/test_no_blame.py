@@ -61,6 +61,19 @@ def test_a_bad_query_parameter_served_as_a_sane_page_is_not_blamed() -> None:
     assert accepted_reading(omp_ctx(), bad, response(200, junk)) is None  # not a page of memories
 
 
+def test_a_page_past_the_maximum_is_blamed_and_the_failure_says_why_no_reading_applies() -> None:
+    from memconform.suites.omp.fuzzing.accepted import why_no_reading
+
+    # the public OMP server hands limit=-32268 to SQLite, where a negative LIMIT means none
+    bad = case("GET", "/v1/memories", "get", {"limit": "-32268", "offset": "3.5e-275"}, negative=("query",))
+    memory = {"id": "mem_0123456789abcdef", "content": "x", "type": "semantic"}
+    flood = {"memories": [memory] * 101, "total": 101, "limit": -32268, "offset": 3}
+    assert accepted_reading(omp_ctx(), bad, response(200, flood)) is None
+    assert "101 memories served, more than the maximum 100" in why_no_reading(bad, response(200, flood))
+    assert why_no_reading(bad, response(200, {"memories": [memory]})) == ""  # a sane page: O9 applies
+    assert why_no_reading(case("POST", "/v1/memories", "post", negative=("body",)), response(201, {})) == ""
+
+
 def test_an_empty_query_parameter_served_as_a_sane_page_is_not_blamed() -> None:
     empty = case("GET", "/v1/memories", "get", {"type": ""}, negative=("query",))
     assert accepted_reading(omp_ctx(bad_params="reject"), empty, response(200, PAGE)) == (

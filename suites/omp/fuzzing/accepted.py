@@ -161,6 +161,23 @@ def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, 
     return found[0] if found else None
 
 
+def why_no_reading(case: Any, response: Any) -> str:
+    """For a list request bad only in its query and answered 2xx: why the answer is not the sane page
+    O9/O30 accept (empty when that reading is not in question)."""
+    route = (str(case.method).upper(), case.operation.path)
+    if route != LIST or not 200 <= response.status_code < 300 or not _negative_only_in_query(case):
+        return ""
+    if sane_page(_reply(response)):
+        return ""  # the reading applies (or is pinned away): nothing to explain
+    body = _reply(response).body
+    memories = body.get("memories") if isinstance(body, dict) else None
+    if not isinstance(memories, list):
+        return "not the sane page errata O9/O30 accept: the answer holds no list of memories"
+    if len(memories) > 100:
+        return f"not the sane page errata O9/O30 accept: {len(memories)} memories served, more than the maximum 100"
+    return "not the sane page errata O9/O30 accept: a memory served is not a §2.1 Memory (id, content or type)"
+
+
 def excused(ctx: CheckContext, exchange: Any) -> bool:
     """Does the exchange's answer fit an accepted reading? Then it is recorded, and nobody blamed."""
     found = accepted_readings(ctx, exchange.case, exchange.response)

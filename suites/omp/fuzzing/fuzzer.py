@@ -7,6 +7,7 @@ fuzz_checks.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -204,7 +205,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
              accept_readings: bool = False) -> Iterator[Failure]:
     """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind.
     `accept_readings`: an answer that fits a reading the errata accept is recorded, not judged (fuzzing/accepted.py)."""
-    from memconform.suites.omp.fuzzing.accepted import excused
+    from memconform.suites.omp.fuzzing.accepted import excused, why_no_reading
     from schemathesis.core.failures import FailureGroup
 
     fuzz = fuzzer(ctx)
@@ -226,7 +227,9 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 seen.add(key)
                 reported += 1
                 if reported <= MAX_FAILURES_PER_CHECK:
-                    yield fuzz.failure(label, found, exchange, expected)
+                    failure = fuzz.failure(label, found, exchange, expected)
+                    why = why_no_reading(exchange.case, exchange.response) if accept_readings else ""
+                    yield dataclasses.replace(failure, detail=f"{why}\n{failure.detail}") if why else failure
     if reported > MAX_FAILURES_PER_CHECK:
         ctx.note(f"{reported - MAX_FAILURES_PER_CHECK} more distinct failures not listed")
     fuzz.save_curls(name)
