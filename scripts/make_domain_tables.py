@@ -123,11 +123,20 @@ def expiry_classes() -> list[dict[str, Any]]:
     return out
 
 
+UTC_OFFSET = "UTC written `+00:00` rather than `Z`: read as UTC, or refused as not the UTC form (errata O52)"
+
+
+def utc_offset_open(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OMP's "ISO 8601 UTC timestamp": a valid `+00:00` form is open, not valid (errata O52)."""
+    return [dict(c, expect="open", why=UTC_OFFSET) if c["gen"] == "timestamp" and c["expect"] == "valid"
+            and c["args"]["kind"] in ("utc_offset", "future_offset") else c for c in classes]
+
+
 def source_timestamp_classes() -> list[dict[str, Any]]:
     """§2.3 `timestamp` is part of every stored source, but a create without it may be stamped by the server
     (as it stamps id and created_at) or refused: open (errata O36)."""
-    return [dict(c, expect="open", why="the server may stamp when it observed the memory, or refuse (errata O36)")
-            if c["id"] == "absent" else c for c in timestamp_classes(True)]
+    return utc_offset_open([dict(c, expect="open", why="the server may stamp when it observed the memory, or refuse (errata O36)")
+                            if c["id"] == "absent" else c for c in timestamp_classes(True)])
 
 
 def array_classes(required: bool, max_items: int | None = None, item_len: int = 4, nullable: bool = False) -> list[dict[str, Any]]:
@@ -217,7 +226,7 @@ def omp_table() -> dict[str, Any]:
         elif name == "namespace":
             classes = null_open(string_classes(False, target["maxLength"], nullable=True))
         elif name == "expires_at":
-            classes = expiry_classes()
+            classes = utc_offset_open(expiry_classes())
         else:
             classes = null_open(object_classes(False, target["maxProperties"], nullable=True))
         fields.append(field(f"memory.{name}", "record", writes, {"type": "enum", "expires_at": "timestamp", "source": "object",
@@ -251,7 +260,7 @@ def omp_table() -> dict[str, Any]:
                                   cls("absent", "absent", "open", "an export item without id: the server may assign one")]))
     for name in ("created_at", "updated_at"):
         fields.append(field(f"memory.{name}", "record", ["import"], "timestamp", True, "§2.1", lines.quote(f"{name}: string"), "prose",
-                            [c for c in timestamp_classes(True) if c["id"] != "absent"] + [cls("absent", "absent", "open")]))
+                            utc_offset_open([c for c in timestamp_classes(True) if c["id"] != "absent"]) + [cls("absent", "absent", "open")]))
     list_op = api["paths"]["/v1/memories"]["get"]
     params = {p.get("name") or p["$ref"].split("/")[-1]: p for p in list_op["parameters"]}
     quotes = {"type": "`type` string Filter by memory type", "tool": "`tool` string Filter by source tool",

@@ -154,3 +154,34 @@ def test_without_the_reading_the_same_refusals_would_be_blamed(monkeypatch: Any)
     outcome = execute_run(["omp"], f"python:{__name__}:omp2_fuzzing_readings", FUZZ_PROFILE, report_dir=None,
                           check_ids=["fuzz_valid_data_accepted"])
     assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
+
+
+# ---- errata O52: UTC written +00:00, refused by a validator that knows only `Z` (the public OMP server) ----
+
+class RefusesUtcOffset(OmpApi):
+    def validate_memory(self, body: dict[str, Any], *, partial: bool) -> dict[str, Any]:
+        stamps = [body.get("expires_at"), (body.get("source") or {}).get("timestamp") if isinstance(body.get("source"), dict) else None]
+        if any(isinstance(s, str) and s.endswith("+00:00") for s in stamps):
+            raise self.invalid("value", "source.timestamp", "Invalid datetime")
+        return super().validate_memory(body, partial=partial)
+
+
+def refuses_utc_offset() -> Any:
+    from memconform.suites.omp.reference.serve import ServerSpec, serve_target
+
+    return serve_target(ServerSpec(api_class=RefusesUtcOffset), label="fake:omp:refuses-utc-offset")
+
+
+def test_utc_offset_refused_is_a_reading_by_default_and_fails_when_accept_is_pinned() -> None:
+    target = f"python:{__name__}:refuses_utc_offset"
+    default = execute_run(["omp"], target, Profile.named("ci"), report_dir=None, check_ids=["domain_create_every_class"])
+    assert [r.outcome for r in default.results] == [Outcome.PASSED], titles(default)
+    assert ("O52", "UTC written +00:00: refused (Z only)") in seen(default)
+    pinned = execute_run(["omp"], target, Profile.named("ci", options={"omp.utc_offset": "accept"}), report_dir=None,
+                         check_ids=["domain_create_every_class"])
+    assert any("memory.source.timestamp:utc_offset" in t and "an allowed value was refused" in t for t in titles(pinned)), titles(pinned)
+    reference = execute_run(["omp"], "reference:omp", Profile.named("ci", options={"omp.utc_offset": "refuse"}),
+                            report_dir=None, check_ids=["domain_create_every_class"])
+    assert any("memory.source.timestamp:utc_offset" in t for t in titles(reference)), titles(reference)
+    assert ("O52", "UTC written +00:00: read as UTC") in seen(execute_run(
+        ["omp"], "reference:omp", Profile.named("ci"), report_dir=None, check_ids=["domain_create_every_class"]))

@@ -46,11 +46,16 @@ NULL_OPTIONAL = OpenPoint("O37", "null_optional", "null on an optional field: re
                           "null on an optional field: refused", ("absent", "refuse"))
 NULL_OPTIONAL_FIELDS = ("memory.namespace", "memory.metadata", "memory.source.session_id", "memory.source.user_id",
                         "memory.embedding")
+UTC_OFFSET = OpenPoint("O52", "utc_offset", "UTC written +00:00: read as UTC", "UTC written +00:00: refused (Z only)",
+                       ("accept", "refuse"))
 
 
 def open_point(vc: domain.ValueClass) -> OpenPoint | None:
     if vc.field == "memory.source.timestamp" and vc.id == "absent":
         return SOURCE_TIMESTAMP
+    if vc.gen == "timestamp" and vc.args.get("kind") in ("utc_offset", "future_offset") and vc.expect == "open" \
+            and vc.field in ("memory.source.timestamp", "memory.expires_at", "memory.created_at", "memory.updated_at"):
+        return UTC_OFFSET
     if vc.field in NULL_OPTIONAL_FIELDS and vc.id == "null":
         return NULL_OPTIONAL
     return None

@@ -96,6 +96,9 @@ declare_option(SUITE, "source_timestamp", "either", ("either", "stamped", "requi
 declare_option(SUITE, "null_optional", "either", ("either", "absent", "refuse"),
                "null sent for a field §2.1 marks optional without `| null` (namespace, metadata, source.session_id, "
                "source.user_id, embedding; search filters): read as absent or refused with 422 (default either) (errata O37)")
+declare_option(SUITE, "utc_offset", "either", ("either", "accept", "refuse"),
+               "a timestamp written with `+00:00` instead of `Z` (\"ISO 8601 UTC\"): read as UTC or refused with 422 "
+               "(default either) (errata O52)")
 declare_option(SUITE, "credentials", "", (),
                "path of a JSON file {\"tool_keys\": {TOOL: KEY}, \"other_user_key\": KEY} for the OMP-Full checks")
 declare_option(SUITE, "rate_limit_burst", "300", ("100", "300", "1000"),
