@@ -32,6 +32,7 @@ from memconform.suites.emp.mutants.readers import (
     FileOrderWins,
     FiltersIgnored,
     NewerMajorAccepted,
+    QueryFirstFilterOnly,
     ShortLineBuffer,
     SplitsOnUnicodeLineBreaks,
     TieKeepsBoth,
@@ -70,7 +71,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
     AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks, DropsNullMetaValues,
-    RewriteDropsIncompleteLines)}
+    RewriteDropsIncompleteLines, QueryFirstFilterOnly)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -85,7 +86,9 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "SplitsOnUnicodeLineBreaks": {"emp.reader_returns_every_valid_class"},
     "TombstoneIgnored": {"emp.reader_tombstone_deletes"},
     "FiltersIgnored": {"emp.query_time", "emp.query_tags", "emp.query_type"},
-    "CaseSensitiveSearch": {"emp.query_content"},
+    "CaseSensitiveSearch": {"emp.query_content", "emp.query_every_parameter_pair"},
+    # only the domain table's pairs reach it: every other query check sends one filter
+    "QueryFirstFilterOnly": {"emp.query_every_parameter_pair"},
     "SecondsTimestamps": {"emp.writer_ts_millis"},
     "TieKeepsBoth": {"emp.reader_equal_ts_tie"},
     "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
