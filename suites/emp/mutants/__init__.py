@@ -55,6 +55,7 @@ from memconform.suites.emp.mutants.writers import (
     SecondsTimestamps,
     StaleLockForever,
     StaleTakeoverAnsweredRefused,
+    TakesContentlessLocks,
     WritesVersion2,
 )
 
@@ -71,7 +72,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
     AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks, DropsNullMetaValues,
-    RewriteDropsIncompleteLines, QueryFirstFilterOnly)}
+    RewriteDropsIncompleteLines, QueryFirstFilterOnly, TakesContentlessLocks)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -89,10 +90,12 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "CaseSensitiveSearch": {"emp.query_content", "emp.query_every_parameter_pair"},
     # only the domain table's pairs reach it: every other query check sends one filter
     "QueryFirstFilterOnly": {"emp.query_every_parameter_pair"},
+    # only the table's lock contents reach it: the other lock checks hold a lock with a token
+    "TakesContentlessLocks": {"emp.writer_lock_every_content"},
     "SecondsTimestamps": {"emp.writer_ts_millis"},
     "TieKeepsBoth": {"emp.reader_equal_ts_tie"},
     "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
-    "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer"},
+    "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer", "emp.file_every_line_form"},
     "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
