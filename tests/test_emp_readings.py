@@ -295,6 +295,9 @@ E_CASES = [
     ("E62", "query_every_parameter_pair", "reference:emp", {"every given tag present"}),
     ("E62", "query_every_parameter_pair", HERE + "QueryAnyTag", {"any given tag present"}),
     ("E62", "query_every_parameter_pair", HERE + "QueryNoEntryForTwoTags", None),
+    # the reference skips no BOM (the first line is lost) and reads an unterminated last line
+    ("E64", "file_every_line_form", "reference:emp", {"the line is read", "the line is left out"}),
+    ("E64", "file_every_line_form", MUTANT + "CorruptAborts", None),
 ]
 
 # points where every answer the observation sees fits one reading by construction: the answer that fits

@@ -123,7 +123,7 @@ def test_ci_profile_judges_every_class_of_the_emp_table(tmp_path: Path) -> None:
     no class of suites/emp/domain.json unjudged; the writer's open classes are recorded as E36."""
     checks = ["emp.reader_returns_every_valid_class", "emp.writer_appends_every_class", "emp.writer_updates_every_class",
               "emp.writer_deletes_every_class", "emp.query_every_parameter_pair", "emp.writer_concurrent_no_loss",
-              "emp.writer_missing_file_contention"]
+              "emp.writer_missing_file_contention", "emp.file_every_line_form", "emp.writer_lock_every_content"]
     outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=tmp_path, check_ids=checks)
     assert {r.check_id: r.outcome.value for r in outcome.results} == dict.fromkeys(checks, "passed")
     notes = [n["domain"] for n in outcome.notes if n["suite"] == "emp" and "domain" in n]
