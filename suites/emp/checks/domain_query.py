@@ -41,8 +41,9 @@ def data_set(ctx: CheckContext) -> list[dict[str, Any]]:
         tags = [t for bit, t in enumerate(TAGS) if i & (1 << bit)] + (["calendar"] if i >= 8 else [])
         if i:
             e["tags"] = tags
-        if VECTORS[i % 3] is not None:
-            e["emb"] = list(VECTORS[i % 3])
+        vector = VECTORS[i % 3]
+        if vector is not None:
+            e["emb"] = list(vector)
         out.append(e)
     return out
 
@@ -82,8 +83,9 @@ def near_misses(ctx: CheckContext, query: dict[str, Any], match: dict[str, Any])
 def given(query: dict[str, Any], name: str) -> bool:
     """Does the query filter by this parameter (a value of its type, not empty)?"""
     value = query.get(name)
-    kinds = {"start": (int, float), "end": (int, float), "tags": list, "type": str, "text": str, "near": list}[name]
-    return isinstance(value, kinds) and not isinstance(value, bool) and value not in ([], "")
+    kinds: dict[str, type | tuple[type, ...]] = {"start": (int, float), "end": (int, float), "tags": list, "type": str,
+                                                  "text": str, "near": list}
+    return isinstance(value, kinds[name]) and not isinstance(value, bool) and value not in ([], "")
 
 
 def with_history(entries: list[dict[str, Any]], extra: list[dict[str, Any]], history: str, form: str | None) -> emp_model.File:
