@@ -277,3 +277,23 @@ def view_problems(seen: Iterable[Any], answers: Mapping[str, Sequence[Entry | No
 
 def _said(entries: Sequence[Entry]) -> str:
     return " or ".join(repr(e.get("content"))[:60] + f" (ts {e.get('ts')!r})" for e in entries) or "nothing"
+
+
+def any_of(files: Iterable[File], readings: Readings = DEFAULT) -> dict[str, tuple[dict[str, Any] | None, ...]]:
+    """Per id, what a reader may show when the file is any one of `files` (a write cut short leaves the
+    file as it was before the write or as the write left it): the union of their answers, an id one of
+    them lacks allowed absent."""
+    views = [view_answers(f.lines, readings) for f in files]
+    ids = [i for v in views for i in v]
+    return {i: _unique(o for v in views for o in v.get(i, (None,))) for i in dict.fromkeys(ids)}
+
+
+def write_results(before: File, op: str, entry_id: str, fields: Entry, ts: Any, src: str,
+                  readings: Readings = DEFAULT) -> tuple[File, ...]:
+    """Every file one write may leave: an append of `fields` as a new entry, an update of `entry_id` with
+    `fields`, or a delete of it (each form, E1)."""
+    if op == "append":
+        return (before.append({**fields, "id": entry_id}),)
+    if op == "update":
+        return (before.update(entry_id, fields, ts),)
+    return before.delete_forms(entry_id, ts, src, readings)
