@@ -456,7 +456,104 @@ def emp_table() -> dict[str, Any]:
                *[cls(cid, "numbers", "valid", texts=[text, "0.5"]) for cid, text in NUMBER_EDGES],
                cls("not_numbers", "literal", "invalid", value=["a"])]),
     ]
-    return {"spec": "emp", "spec_text": f"fixtures/specs/{SPEC_FILES['emp']}", "derived_from": [], "fields": fields, "combinations": []}
+    fields += emp_request_fields(lines)
+    return {"spec": "emp", "spec_text": f"fixtures/specs/{SPEC_FILES['emp']}", "derived_from": [], "fields": fields,
+            "combinations": [{"id": "query_parameters", "operation": "query", "parameters": list(EMP_QUERY_PARAMETERS)}]}
+
+
+# The data set the query classes name (suites/emp/checks/domain_query.py): entry i has ts EMP_T0 + 1000 i
+EMP_T0 = 1701234560000
+EMP_QUERY_PARAMETERS = ("query.start", "query.end", "query.tags", "query.type", "query.text", "query.near", "history.writes")
+NOTHING = "matches nothing: tried alone, it would mask every pair of its row"
+
+
+def alone(c: dict[str, Any]) -> dict[str, Any]:
+    return dict(c, combine=False, why=c.get("why") or NOTHING)
+
+
+def emp_request_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    """The read operations' parameters (errata E9: query {start, end, tags, type, text}; near, E60) and
+    the write history of the file they read (every write operation), all tried pairwise."""
+    time = lines.quote("Filter by Time:")
+    bound_open = [cls("null", "null", "open", "errata E61: read as absent, or refused"),
+                  cls("as_string", "literal", "open", "errata E61: refused, or compared as the number", value=str(EMP_T0 + 4000))]
+    q = ["query"]
+    return [
+        field("query.start", "query", q, "integer", False, "Read Operations", time, "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"),
+               cls("at_entry_ts", "literal", "valid", "ts >= startTime: an entry at the bound is in", value=EMP_T0 + 4000),
+               cls("between", "literal", "valid", value=EMP_T0 + 4500),
+               cls("zero", "literal", "valid", value=0), cls("negative", "literal", "valid", value=-1),
+               alone(cls("fraction", "literal", "valid", "a bound between two whole milliseconds", value=EMP_T0 + 3999.5)),
+               alone(cls("above_all", "literal", "valid", value=2**53 - 1)), *bound_open]),
+        field("query.end", "query", q, "integer", False, "Read Operations", time, "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"),
+               cls("at_entry_ts", "literal", "valid", "ts <= endTime: an entry at the bound is in", value=EMP_T0 + 11000),
+               cls("between", "literal", "valid", value=EMP_T0 + 11500), cls("max_safe", "literal", "valid", value=2**53 - 1),
+               alone(cls("below_all", "literal", "valid", value=0)),
+               alone(cls("fraction", "literal", "valid", "a bound between two whole milliseconds", value=EMP_T0 + 11000.5)), *bound_open]),
+        field("query.tags", "query", q, "array", False, "Read Operations", lines.quote("Filter by Tags:"), "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"), cls("one", "literal", "valid", value=["ui"]),
+               cls("two", "literal", "valid", "tag(s): every one, or any one (errata E62)", value=["ui", "theme"]),
+               cls("colon", "literal", "valid", value=["person:john"]),
+               alone(cls("prefix_of_tag", "literal", "valid", "a prefix is not the tag", value=["the"])),
+               alone(cls("unknown", "literal", "valid", value=["nobody"])),
+               cls("empty", "literal", "open", "errata E61: read as absent, matching nothing, or refused", value=[]),
+               cls("upper_case", "literal", "open", "errata E61: tags are lowercase; exact, or case-insensitive", value=["UI"]),
+               cls("as_string", "literal", "open", "errata E61: refused, or read as one tag", value="ui")]),
+        field("query.type", "query", q, "string", False, "Read Operations", lines.quote("Filter by Type:"), "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"),
+               *[cls(f"is_{t}", "literal", "valid", value=t) for t in ("preference", "fact", "event", "conversation", "note")],
+               cls("custom", "literal", "valid", "apps can define custom types", value="com.example.custom"),
+               alone(cls("unknown", "literal", "valid", value="not-a-type")),
+               cls("case_variant", "literal", "open", "errata E61: exact, or case-insensitive", value="EVENT"),
+               cls("empty", "literal", "open", "errata E61: read as absent, or matching nothing", value="")]),
+        field("query.text", "query", q, "string", False, "Read Operations", lines.quote("Search by Content:"), "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"), cls("lower", "literal", "valid", value="coffee"),
+               cls("upper", "literal", "valid", "case-insensitive", value="COFFEE"),
+               cls("mixed", "literal", "valid", "case-insensitive", value="CoFfEe"),
+               cls("non_ascii", "literal", "valid", "case-insensitive beyond ASCII (CAFÉ in the content)", value="café"),
+               cls("inner", "literal", "valid", "contains: part of a word", value="offe"),
+               cls("astral", "literal", "valid", value="🚀"),
+               cls("empty", "literal", "valid", "every content contains the empty text (read as absent: the same answer)", value=""),
+               alone(cls("no_match", "literal", "valid", value="zzzz"))]),
+        field("query.near", "query", q, "array", False, "Read Operations", lines.quote("Semantic Search:"), "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"),
+               cls("exact", "literal", "valid", "errata E60: the entries with this very vector are similar to it", value=[1.0, 0.0, 0.0]),
+               cls("other_dimension", "literal", "open", "errata E60: no entry has a vector of this length", value=[1.0, 0.0]),
+               cls("empty", "literal", "open", "errata E60", value=[])]),
+        field("contention.apps", "operation", ["append", "delete"], "integer", False, "Design Principles",
+              lines.quote("Cross-App: Multiple apps"), "prose",
+              [cls("two", "literal", "valid", value=2), cls("three", "literal", "valid", value=3),
+               cls("eight", "literal", "valid", "eight apps starting together on a missing file: a truncating start loses entries",
+                   value=8)]),
+        field("file.lines", "file", ["read", "append"], "string", False, "Storage Format: JSONL",
+              lines.quote("Each memory entry is a single line of JSON"), "prose",
+              [cls("blank_line", "literal", "valid", "an empty line is no entry: the others are read (Resilient)", value="blank_line"),
+               cls("whitespace_line", "literal", "valid", "a line of spaces is no entry: the others are read", value="whitespace_line"),
+               cls("crlf", "literal", "valid", "JSON allows a carriage return after the value (errata E13 keeps CRLF ends)",
+                   value="crlf"),
+               cls("no_final_newline", "literal", "open", "errata E64: a complete last line without its newline: read, or left "
+                   "out as still being written; an append starts a new line (E7)", value="no_final_newline"),
+               cls("bom", "literal", "open", "errata E64: a byte order mark before the first line: skipped, or that line lost",
+                   value="bom")]),
+        field("file.lock", "file", ["append"], "string", False, "Concurrency Control",
+              lines.quote("If lock file exists, wait with exponential backoff"), "prose",
+              [cls("fresh_token", "literal", "valid", "another app's lock: wait (errata E6)", value="fresh_token"),
+               cls("fresh_empty", "literal", "valid", "an empty lock is a lock: its content is no reason to take it (E6)",
+                   value="fresh_empty"),
+               cls("fresh_pid", "literal", "valid", "a lock naming a live process: wait (E6)", value="fresh_pid"),
+               cls("stale_pid", "literal", "open", "errata E2: older than the stale limit: taken over, waited on, or given up",
+                   value="stale_pid"),
+               cls("stale_empty", "literal", "open", "errata E2", value="stale_empty")]),
+        field("history.writes", "file", ["query", "append", "update", "delete"], "enum", False, "Write Operations",
+              lines.quote("Update: Append new entry"), "prose",
+              [cls("appended", "literal", "valid", "Append: Add new entry to end of file", value="appended"),
+               cls("updated", "literal", "valid", "a newer line of some ids: another ts, tags, type, content", value="updated"),
+               cls("deleted_tombstone", "literal", "valid", "Delete: Append tombstone entry (the form the reader honours, E1)",
+                   value="deleted_tombstone"),
+               cls("deleted_rewrite", "literal", "valid", "Delete: ... or rewrite file without deleted entry", value="deleted_rewrite")]),
+    ]
 
 
 def memorizz_table() -> dict[str, Any]:

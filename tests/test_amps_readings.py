@@ -242,3 +242,76 @@ def test_a_reading_is_recorded_only_from_the_answer(check: str, target: str, opt
 def test_a_private_artifact_withheld_is_recorded_and_none_back_is_inconclusive() -> None:
     result, seen = _one("private_stays_private", "WithholdsRegulated")
     assert result.outcome is Outcome.SKIPPED and ("A9", "private artifacts withheld from an export") in seen
+
+
+# ---- every open point a check observes: each reading's answer, and one fitting none -----------------
+
+class ZeroLengthInterval(ReferenceAmpsStore):
+    """A7: its exports write one atom valid for no time at all (valid_to equal to valid_from)."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        for atom in doc["atoms"][:1]:
+            atom["valid_from"] = atom["valid_to"] = "2026-07-13T14:22:00Z"
+        return doc
+
+
+AMPS_MUTANT = "python:memconform.suites.amps.mutants:"
+
+# (point, check, target, options, the readings of that point it shows, or None: fits no accepted reading)
+POINT_CASES = [
+    ("A12", "import_batch_middle_item", "reference:amps", {}, {"merge"}),
+    ("A12", "import_batch_middle_item", "OtherReadings", {}, {"replace"}),
+    ("A36", "import_batch_middle_item", "reference:amps", {}, {"the whole batch refused, none of it written"}),
+    ("A36", "import_batch_middle_item", AMPS_MUTANT + "ImportStopsAtInvalid", {}, None),
+    ("A56", "imports_optional_fields_pairwise", "reference:amps", {}, {"an atom that expires before it is valid accepted"}),
+    ("A7", "valid_to_not_before_valid_from", "ZeroLengthInterval", {}, {"zero-length interval"}),
+    ("A7", "valid_to_not_before_valid_from", "ZeroLengthInterval", {"validity_order": "strictly-after"}, None),
+]
+
+# points where every answer the observation sees fits one reading by construction (accepted or refused;
+# merged or replaced): what else an answer does wrong is failed by the check's other comparisons
+EVERY_ANSWER_FITS = {
+    "A12": "a second import either kept the first atom (merge) or not (replace); losing the second is the check's failure",
+    "A56": "an atom that expires before it is valid is accepted or refused; one accepted is then read back like any other",
+    "A57": "an open class is accepted or refused; one accepted is read back, one refused must leave nothing stored",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("point", "check", "target", "options", "readings"), POINT_CASES,
+                         ids=[f"{p}-{c}-{t.rsplit(':', 1)[-1]}-{'pinned' if o else 'default'}" for p, c, t, o, _ in POINT_CASES])
+def test_each_open_point_records_what_was_seen_and_none_fails(point: str, check: str, target: str, options: dict[str, str],
+                                                               readings: set[str] | None) -> None:
+    result, seen = _one(f"amps.{check}", target, options)
+    if readings is None:
+        assert result.outcome is Outcome.FAILED, result.reason
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert {s for p, s in seen if p == point} == readings
+
+
+def test_open_classes_are_recorded_as_the_target_took_them() -> None:
+    """A57: every open class of the table the reference was sent is recorded as accepted or refused."""
+    from memconform import domain
+
+    result, seen = _one("amps.imports_every_schema_class", "reference:amps")
+    assert result.outcome is Outcome.PASSED
+    keys = {s.rsplit(" ", 1)[0] for p, s in seen if p == "A57"}
+    assert {s.rsplit(" ", 1)[1] for p, s in seen if p == "A57"} <= {"accepted", "refused"}
+    assert keys and keys <= {c.key for c in domain.load("amps").classes() if c.expect == "open"}
+
+
+def test_every_observed_amps_point_has_a_readings_test() -> None:
+    """A point some AMPS check observes has a case showing a reading (A5, A9 above, the rest here) and one
+    answer fitting none, or says why no answer can fit none."""
+    from test_emp_readings import observed_points
+
+    points = observed_points("amps")
+    assert {"A5", "A9", "A12", "A36"} <= points
+    shown = {p for p, *_, readings in POINT_CASES if readings is not None} | {"A57"}
+    shown |= {"A5" if c == "delete_cascades" else "A9" for c, _, _, readings in A_CASES if readings is not None}
+    none = {p for p, *_, readings in POINT_CASES if readings is None} | set(EVERY_ANSWER_FITS)
+    none |= {"A5" if c == "delete_cascades" else "A9" for c, _, _, readings in A_CASES if readings is None}
+    assert sorted(points - shown) == [], "observed points no test shows a reading of"
+    assert sorted(points - none) == [], "observed points no test feeds an answer fitting no reading"

@@ -119,3 +119,53 @@ def test_the_readings_a_run_pins_narrow_the_answers() -> None:
     flagged = m.File().append(line(a, 1, "x")).append(emp.tombstone(a, 2, "com.example.a", "deleted-flag"))
     assert m.view_answers(flagged.lines) == {a: (None,)}
     assert m.view_answers(flagged.lines, pinned)[a][0]["meta"] == {"deleted": True}  # an ordinary line under the pin
+
+
+# ---- the query's parameters, N apps at once, a write cut short -----------------------------------
+
+def test_a_query_returns_an_identical_vector_may_return_a_similar_one_never_one_without() -> None:
+    a, b, c = ids(3)
+    f = m.File().append(line(a, 1, "x", emb=[1.0, 0.0])).append(line(b, 2, "y", emb=[0.0, 1.0])).append(line(c, 3, "z"))
+    answers = m.query_answers(f.lines, {"near": [1.0, 0.0]})
+    assert answers == {a: (line(a, 1, "x", emb=[1.0, 0.0]),), b: (line(b, 2, "y", emb=[0.0, 1.0]), None), c: (None,)}
+
+
+def test_several_tags_under_every_and_any() -> None:
+    a, b = ids(2)
+    f = m.File().append(line(a, 1, "x", tags=["ui", "theme"])).append(line(b, 2, "y", tags=["ui"]))
+    every = m.query_answers(f.lines, {"tags": ["ui", "theme"]})
+    anyone = m.query_answers(f.lines, {"tags": ["ui", "theme"]}, m.Readings(query_tags="any"))
+    assert every[b] == (None,) and anyone[b] == (line(b, 2, "y", tags=["ui"]),)
+    assert m.query_answers(f.lines, {"tags": ["UI"]}, m.Readings(case="insensitive"))[b] != (None,)
+    assert m.query_answers(f.lines, {"tags": ["UI"]})[b] == (None,)
+
+
+def test_odd_values_have_each_reading_and_a_refusal() -> None:
+    assert set(m.odd_value_readings({"tags": []}, "tags")) == {"refused", "read as absent", "matching nothing"}
+    assert set(m.odd_value_readings({"start": None}, "start")) == {"refused", "read as absent"}
+    assert set(m.odd_value_readings({"start": "5"}, "start")) == {"refused", "compared as the number"}
+    assert m.odd_value_readings({"start": "5"}, "start")["compared as the number"][0] == {"start": 5.0}
+    assert set(m.odd_value_readings({"type": "EVENT"}, "type")) == {"refused", "matching nothing", "exact", "case-insensitive"}
+    assert "near ignored" in m.odd_value_readings({"near": [1.0]}, "near")
+
+
+def test_n_apps_at_once_keep_every_acknowledged_write_and_may_keep_a_refused_one() -> None:
+    a, b, c = ids(3)
+    writes = [(a, line(a, 1, "a"), True), (b, line(b, 2, "b"), False), (c, line(c, 3, "c"), True)]
+    answers = m.concurrent_answers(writes, [(c, True)])
+    assert answers[a] == (line(a, 1, "a"),) and answers[c] == (None,)
+    assert set(map(str, answers[b])) == {str(line(b, 2, "b")), "None"}
+    assert m.view_problems([line(a, 1, "a")], answers) == []
+    assert m.view_problems([], answers) == [f"id {a!r} is missing; expected 'a' (ts 1)"]
+    assert m.concurrent_answers([(a, line(a, 1, "a"), True)], [(a, False)])[a] == (line(a, 1, "a"), None)
+
+
+def test_a_write_cut_short_leaves_the_file_before_or_after_it() -> None:
+    a, b = ids(2)
+    before = m.File().append(line(a, 1, "victim"))
+    updated = m.any_of([before, *m.write_results(before, "update", a, {"content": "new"}, 2, "com.example.a")])
+    assert {e["content"] for e in updated[a] if e} == {"victim", "new"}
+    deleted = m.any_of([before, *m.write_results(before, "delete", a, {}, 2, "com.example.a")])
+    assert deleted[a] == (line(a, 1, "victim"), None)
+    appended = m.any_of([before, *m.write_results(before, "append", b, line(b, 2, "cut"), 2, "com.example.a")])
+    assert appended[b] == (None, line(b, 2, "cut"))

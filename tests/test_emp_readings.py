@@ -13,6 +13,7 @@ import os
 import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,3 +184,174 @@ def test_a_rule_table_row_under_another_key_is_refused() -> None:
     row = emp.Rule("not_a_check", "Schema", "MUST", "Required Fields", "x", None)
     with pytest.raises(HarnessError, match="row 'other' holds the rule 'not_a_check'"):
         register_rules(toy, {"other": row}, lambda rule, doc, ctx: iter(()), level="file")
+
+
+# ---- every open point a check observes: each reading's answer, and one fitting none -----------------
+
+class QueryIgnoresNear(ReferenceEmpApp):
+    """E60: no semantic search; an unknown `near` is ignored."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        return super().query({k: v for k, v in body.items() if k != "near"})
+
+
+class QueryRefusesNear(ReferenceEmpApp):
+    """E60: no semantic search; a query carrying `near` is refused."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        if "near" in body:
+            raise Rejected({"error": "no semantic search"}, "near not offered")
+        return super().query(body)
+
+
+class QueryNearReturnsUnembedded(ReferenceEmpApp):
+    """E60, fitting no reading: `near` keeps the similar entries and also every entry without a vector."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        if body.get("near") is None:
+            return super().query(body)
+        rest = super().query({k: v for k, v in body.items() if k != "near"})
+        kept = {e["id"] for e in super().query(body)}
+        return [e for e in rest if e["id"] in kept or not isinstance(e.get("emb"), list)]
+
+
+class QueryAnyTag(ReferenceEmpApp):
+    """E62: several tags asked for: an entry holding any one of them."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        tags = body.get("tags")
+        if not isinstance(tags, list) or len(tags) < 2:
+            return super().query(body)
+        rest = super().query({k: v for k, v in body.items() if k != "tags"})
+        return [e for e in rest if set(tags) & set(e.get("tags") or [])]
+
+
+class QueryNoEntryForTwoTags(ReferenceEmpApp):
+    """E62, fitting no reading: a query of several tags returns nothing."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        tags = body.get("tags")
+        return [] if isinstance(tags, list) and len(tags) > 1 else super().query(body)
+
+
+class QueryCaseInsensitiveLabels(ReferenceEmpApp):
+    """E61: tags and type compared case-insensitively."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        tags, kind = body.get("tags"), body.get("type")
+        if not (isinstance(tags, list) and tags) and not (isinstance(kind, str) and kind):
+            return super().query(body)
+        rest = super().query({k: v for k, v in body.items() if k not in ("tags", "type")})
+        if isinstance(tags, list) and tags:
+            rest = [e for e in rest if {t.lower() for t in tags} <= {t.lower() for t in e.get("tags") or []}]
+        if isinstance(kind, str) and kind:
+            rest = [e for e in rest if str(e.get("type", "")).lower() == kind.lower()]
+        return rest
+
+
+class QueryUpperCaseTagAsAbsent(ReferenceEmpApp):
+    """E61, fitting no reading: a tag in upper case is dropped, so every entry comes back."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        tags = body.get("tags")
+        if isinstance(tags, list) and any(t != t.lower() for t in tags):
+            body = {k: v for k, v in body.items() if k != "tags"}
+        return super().query(body)
+
+
+HERE = f"python:{__name__}:"
+MUTANT = "python:memconform.suites.emp.mutants:"
+
+# (point, check, target, the readings of that point it shows; None: the answer fits no accepted reading)
+E_CASES = [
+    ("E1", "reader_tombstone_deletes", "reference:emp", {"deleted-flag"}),
+    ("E1", "reader_tombstone_deletes", HERE + "OwnIdsRewriteDelete", {"type-tombstone"}),
+    ("E1", "reader_tombstone_deletes", MUTANT + "TombstoneIgnored", None),
+    ("E1", "writer_delete_keeps_foreign", "reference:emp", {"appends a deleted-flag line"}),
+    ("E1", "writer_delete_keeps_foreign", HERE + "TypeTombstoneWriter", {"appends a type-tombstone line"}),
+    ("E1", "writer_delete_keeps_foreign", HERE + "OwnIdsRewriteDelete", {"rewrites the file"}),
+    ("E3", "reader_equal_ts_tie", "reference:emp", {"the later line wins"}),
+    ("E3", "reader_equal_ts_tie", MUTANT + "TieKeepsFirstLine", {"the earlier line wins"}),
+    ("E3", "reader_equal_ts_tie", MUTANT + "TieKeepsBoth", None),
+    ("E8", "reader_newer_major_refused", "reference:emp", {"leaves the line out"}),
+    ("E8", "reader_newer_major_refused", HERE + "OwnIdsRewriteDelete", {"refuses the file"}),
+    ("E8", "reader_newer_major_refused", MUTANT + "NewerMajorAccepted", None),
+    ("E14", "writer_ts_millis", "reference:emp", {"the writer keeps the id it is given"}),
+    ("E14", "writer_ts_millis", HERE + "TypeTombstoneWriter", {"the writer picks its own id and reports it"}),
+    ("E13", "writer_delete_keeps_foreign", HERE + "OwnIdsRewriteDelete", {"a rewrite keeps a corrupt line"}),
+    ("E6", "writer_waits_for_lock", "reference:emp", {"waits for the lock"}),
+    ("E6", "writer_waits_for_lock", HERE + "OwnIdsRewriteDelete", {"gives up while the lock is held"}),
+    ("E6", "writer_waits_for_lock", MUTANT + "BreaksLockOnTimeout", None),
+    ("E2", "writer_stale_lock", "reference:emp", {"takes over a stale lock"}),
+    ("E2", "writer_stale_lock", MUTANT + "StaleTakeoverAnsweredRefused", None),
+    ("E36", "writer_appends_every_class", "reference:emp", {"an open class appended as given", "an open class refused"}),
+    ("E60", "query_every_parameter_pair", "reference:emp", {"similar vectors returned", "matching nothing"}),
+    ("E60", "query_every_parameter_pair", HERE + "QueryIgnoresNear", {"near ignored", "read as absent"}),
+    ("E60", "query_every_parameter_pair", HERE + "QueryRefusesNear", {"semantic search not offered (refused)", "refused"}),
+    ("E60", "query_every_parameter_pair", HERE + "QueryNearReturnsUnembedded", None),
+    ("E61", "query_every_parameter_pair", "reference:emp", {"read as absent", "refused", "matching nothing", "exact"}),
+    ("E61", "query_every_parameter_pair", HERE + "QueryCaseInsensitiveLabels",
+     {"read as absent", "refused", "matching nothing", "case-insensitive"}),
+    ("E61", "query_every_parameter_pair", HERE + "QueryUpperCaseTagAsAbsent", None),
+    ("E62", "query_every_parameter_pair", "reference:emp", {"every given tag present"}),
+    ("E62", "query_every_parameter_pair", HERE + "QueryAnyTag", {"any given tag present"}),
+    ("E62", "query_every_parameter_pair", HERE + "QueryNoEntryForTwoTags", None),
+    # the reference skips no BOM (the first line is lost) and reads an unterminated last line
+    ("E64", "file_every_line_form", "reference:emp", {"the line is read", "the line is left out"}),
+    ("E64", "file_every_line_form", MUTANT + "CorruptAborts", None),
+]
+
+# points where every answer the observation sees fits one reading by construction: the answer that fits
+# none is failed by the check's other comparisons (named here), so no case of its own exists
+EVERY_ANSWER_FITS = {
+    "E13": "a rewrite either keeps the corrupt line or drops it; what else it does to lines is "
+           "emp.writer_delete_keeps_foreign's byte comparison (RewriteReencodes, RewriteDropsForeign)",
+    "E14": "a reply names the id given, another id, or none; an id the file does not hold is failed where it is read",
+}
+# points whose readings and an answer fitting none are fed by a test file of their own
+TESTED_ELSEWHERE = {"E36": "tests/test_emp_domain_readings.py"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("point", "check", "target", "readings"), E_CASES,
+                         ids=[f"{p}-{c}-{t.rsplit(':', 1)[-1]}" for p, c, t, _ in E_CASES])
+def test_each_reading_is_recorded_from_the_answer_and_none_fails(point: str, check: str, target: str,
+                                                                  readings: set[str] | None) -> None:
+    outcome = execute_run(["emp"], target, Profile.named("ci"), report_dir=None, check_ids=[f"emp.{check}"])
+    (result,) = outcome.results
+    seen = {s for r in outcome.readings if r["point"] == point for s in r["seen"]}
+    if readings is None:
+        assert result.outcome.value == "failed", result.reason
+    else:
+        assert result.outcome.value == "passed", [f.title for f in result.failures] or result.reason
+        assert seen == readings
+
+
+def observed_points(suite: str) -> set[str]:
+    """The open points the suite's code observes: the point ids on a line that hands one to ctx.observe,
+    to a helper that does (telling, judge_odd, batch_failures.judge), or names a check's OPEN_POINT."""
+    import re
+
+    import memconform.suites as suites
+
+    calls = re.compile(r"observe\(|telling\(|judge_odd\(|bf\.judge\(|OPEN_POINT = ")
+    point = re.compile(r'"([AE]\d+)"')
+    found: set[str] = set()
+    for path in (Path(suites.__file__).parent / suite).rglob("*.py"):
+        for line in path.read_text("utf-8").splitlines():
+            if calls.search(line):
+                found |= set(point.findall(line))
+    return found
+
+
+def test_every_observed_emp_point_has_a_readings_test() -> None:
+    """A point some check observes has a case for each reading tested here and one answer fitting none
+    (or says why no answer can fit none)."""
+    points = observed_points("emp")
+    assert {"E1", "E3", "E60", "E61", "E62"} <= points  # the scan sees the points it should
+    shown = {p for p, _, _, readings in E_CASES if readings is not None} | set(TESTED_ELSEWHERE)
+    none = {p for p, _, _, readings in E_CASES if readings is None} | set(EVERY_ANSWER_FITS) | set(TESTED_ELSEWHERE)
+    for point, where in TESTED_ELSEWHERE.items():  # that file exists and speaks of the point
+        assert point in (Path(__file__).parent / Path(where).name).read_text("utf-8")
+    assert sorted(points - shown) == [], "observed points no test shows a reading of"
+    assert sorted(points - none) == [], "observed points no test feeds an answer fitting no reading"

@@ -218,3 +218,13 @@ def _atom_differs(atom_id: Any, atom: dict[str, Any], held: Subject, readings: R
 def fitting(outcomes: tuple[Outcome, ...], accepted: bool) -> tuple[Outcome, ...]:
     """The outcomes a target's reply (accepted or refused) fits."""
     return tuple(o for o in outcomes if o.accepted == accepted)
+
+
+def held_by_every(outcomes: tuple[Outcome, ...], subject_id: str, atom_id: str) -> bool:
+    """Does every outcome hold the atom for the subject (so an answer without it lost it)?"""
+    return bool(outcomes) and all(atom_id in o.state.get(subject_id, Subject()).atoms for o in outcomes)
+
+
+def held_by_none(outcomes: tuple[Outcome, ...], subject_id: str, atom_id: str) -> bool:
+    """Does no outcome hold the atom for the subject (so an answer with it stored what it should not)?"""
+    return not any(atom_id in o.state.get(subject_id, Subject()).atoms for o in outcomes)

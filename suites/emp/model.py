@@ -15,6 +15,12 @@ Readings (the defaults accept every plausible one; `Readings` pins them): E3 `ts
 equal ts may win | later-line), E1 `tombstone` (either: both forms delete | deleted-flag | type-tombstone:
 only that form is a tombstone, the other an ordinary line), E4 (no option: a tombstone is ordered by its
 ts like any other line), E8 (no option: a line of another major is left out, or the whole file refused).
+A query's own readings are not options: the check observes which one an answer fits. E62 `query_tags`
+(every: each given tag present | any: one of them), E61 `case` (exact | insensitive: a tag or type of
+another case), E60 semantic search (`near`: an entry with that very vector is in, one of the same
+dimension may be, any other is out); `odd_value_readings` gives, for a parameter value the spec is
+silent on, the query each reading reads it as (or a refusal).
+Concurrency: `concurrent_answers` is the view N apps writing at once must leave (any interleaving).
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ Entry = Mapping[str, Any]
 class Readings:
     ts_tie: str = "any"  # E3: "any" | "later-line"
     tombstone: str = "either"  # E1: "either" | "deleted-flag" | "type-tombstone"
+    query_tags: str = "every"  # E62: "every" | "any" (several tags asked)
+    case: str = "exact"  # E61: "exact" | "insensitive" (a tag or type asked in another case)
 
     @classmethod
     def pinned(cls, option: Any) -> Readings:
@@ -132,26 +140,117 @@ def _unique(options: Iterable[dict[str, Any] | None]) -> tuple[dict[str, Any] | 
     return tuple(out)
 
 
-def matches(entry: Entry, query: Entry) -> bool:
-    """Read Operations 2-5: ts within [start, end], every tag given present, type equal, content
-    containing the text (case-insensitive)."""
-    if query.get("start") is not None and entry["ts"] < query["start"]:
-        return False
-    if query.get("end") is not None and entry["ts"] > query["end"]:
-        return False
-    tags = entry["tags"] if isinstance(entry.get("tags"), list) else []
-    if query.get("tags") and not set(query["tags"]) <= set(tags):
-        return False
-    if query.get("type") is not None and entry.get("type") != query["type"]:
-        return False
+def matches(entry: Entry, query: Entry, readings: Readings = DEFAULT) -> bool:
+    """Read Operations 2-5: ts within [start, end], the tags given present (every one, or under E62 any),
+    type equal, content containing the text (case-insensitive); and for `near` (E60) the entry may be
+    similar (see `similarity`: here "may" counts as a match)."""
+    return fit(entry, query, readings) != OUT
+
+
+IN, OUT, EITHER = "in", "out", "either"
+
+
+def fit(entry: Entry, query: Entry, readings: Readings = DEFAULT) -> str:
+    """IN: the query must return the entry; OUT: it must not; EITHER: it may (a similar vector, E60)."""
+    ts = entry["ts"]
+    if (query.get("start") is not None and ts < query["start"]) or (query.get("end") is not None and ts > query["end"]):
+        return OUT
+    if not _tags_fit(entry, query.get("tags"), readings) or not _type_fits(entry, query.get("type"), readings):
+        return OUT
     text = query.get("text")
-    return text is None or str(text).lower() in str(entry.get("content", "")).lower()
+    if text is not None and str(text).lower() not in str(entry.get("content", "")).lower():
+        return OUT
+    return similarity(entry, query.get("near"))
+
+
+def _fold(value: Any, readings: Readings) -> Any:
+    return value.lower() if readings.case == "insensitive" and isinstance(value, str) else value
+
+
+def _tags_fit(entry: Entry, asked: Any, readings: Readings) -> bool:
+    if not asked:
+        return True
+    have = {_fold(t, readings) for t in entry["tags"]} if isinstance(entry.get("tags"), list) else set()
+    want = {_fold(t, readings) for t in asked}
+    return bool(want & have) if readings.query_tags == "any" else want <= have
+
+
+def _type_fits(entry: Entry, asked: Any, readings: Readings) -> bool:
+    return asked is None or _fold(entry.get("type"), readings) == _fold(asked, readings)
+
+
+def similarity(entry: Entry, near: Any) -> str:
+    """E60: "Read entries with similar emb vectors": an entry whose vector is the one asked for is similar
+    under any measure (IN); one of the same dimension may be, by a threshold the spec leaves open
+    (EITHER); one without a vector, or of another dimension, cannot be compared (OUT)."""
+    if near is None:
+        return IN
+    emb = entry.get("emb")
+    if not isinstance(emb, list) or not isinstance(near, list) or len(emb) != len(near) or not near:
+        return OUT
+    return IN if all(float(a) == float(b) for a, b in zip(emb, near, strict=True)) else EITHER
 
 
 def query_answers(lines: Sequence[Any], query: Entry, readings: Readings = DEFAULT) -> dict[str, tuple[dict[str, Any] | None, ...]]:
     """Per id, what a query may return for it (E9: from the resolved view; None: not returned)."""
-    return {i: _unique(e if e is not None and matches(e, query) else None for e in options)
-            for i, options in view_answers(lines, readings).items()}
+    out = {}
+    for i, options in view_answers(lines, readings).items():
+        shown: list[dict[str, Any] | None] = []
+        for e in options:
+            how = OUT if e is None else fit(e, query, readings)
+            shown += [e] if how == IN else [None] if how == OUT else [e, None]
+        out[i] = _unique(shown)
+    return out
+
+
+REFUSED = "refused"  # a reading under which the query is refused (a rejected reply)
+NOTHING: dict[str, Any] = {"text": "\x00 matches no content"}  # a reading under which the query matches nothing
+
+
+def odd_value_readings(query: Entry, name: str) -> dict[str, tuple[Any, Readings]]:
+    """E61/E60: for a parameter value the spec is silent on (null, a string bound, an empty or upper-case
+    tag, a type in another case, an empty type, a vector of no entry's length), each plausible reading
+    as (the query it reads the request as, or REFUSED; the readings it judges under)."""
+    value = query.get(name)
+    without = {k: v for k, v in query.items() if k != name}
+    out: dict[str, tuple[Any, Readings]] = {"refused": (REFUSED, DEFAULT)}
+    if value is None or value == [] or value == "":
+        out["read as absent"] = (without, DEFAULT)
+    if name in ("tags", "type", "near") and value is not None:
+        out["matching nothing"] = ({**without, **NOTHING}, DEFAULT)
+    if isinstance(value, str) and name in ("start", "end"):
+        try:
+            out["compared as the number"] = ({**without, name: float(value)}, DEFAULT)
+        except ValueError:
+            pass
+    if isinstance(value, str) and name == "tags":
+        out["read as one tag"] = ({**without, "tags": [value]}, DEFAULT)
+    if name in ("tags", "type") and value:
+        out["exact"] = (query, DEFAULT)
+        out["case-insensitive"] = (query, replace(DEFAULT, case="insensitive"))
+    if name == "near":
+        out["near ignored"] = (without, DEFAULT)
+    return out
+
+
+def concurrent_answers(writes: Iterable[tuple[str, Entry, bool]], deletes: Iterable[tuple[str, bool]],
+                       readings: Readings = DEFAULT) -> dict[str, tuple[dict[str, Any] | None, ...]]:
+    """The view N apps writing one file at once must leave, whatever the interleaving: `writes` are
+    (id, entry, acknowledged) appends, `deletes` (id, acknowledged) deletes by the app that wrote the id,
+    after its append (so its tombstone is newer). An acknowledged append is in the view unless an
+    acknowledged delete removed it; an append or a delete that was refused or failed may have happened
+    or not. Ids of different apps never interact, so every interleaving leaves the same answers: each
+    id's are those of the model's File after that app's own writes."""
+    gone = dict(deletes)
+    out: dict[str, tuple[dict[str, Any] | None, ...]] = {}
+    for entry_id, entry, acked in writes:
+        file = File().append({**entry, "id": entry_id})
+        histories = [file] if acked else [file, File()]
+        if entry_id in gone:
+            deleted = [f.delete_forms(entry_id, entry["ts"] + 1, str(entry.get("src", "")), readings)[-1] for f in histories]
+            histories = deleted if gone[entry_id] else histories + deleted
+        out[entry_id] = _unique(a for f in histories for a in view_answers(f.lines, readings).get(entry_id, (None,)))
+    return out
 
 
 def view_problems(seen: Iterable[Any], answers: Mapping[str, Sequence[Entry | None]],
@@ -178,3 +277,23 @@ def view_problems(seen: Iterable[Any], answers: Mapping[str, Sequence[Entry | No
 
 def _said(entries: Sequence[Entry]) -> str:
     return " or ".join(repr(e.get("content"))[:60] + f" (ts {e.get('ts')!r})" for e in entries) or "nothing"
+
+
+def any_of(files: Iterable[File], readings: Readings = DEFAULT) -> dict[str, tuple[dict[str, Any] | None, ...]]:
+    """Per id, what a reader may show when the file is any one of `files` (a write cut short leaves the
+    file as it was before the write or as the write left it): the union of their answers, an id one of
+    them lacks allowed absent."""
+    views = [view_answers(f.lines, readings) for f in files]
+    ids = [i for v in views for i in v]
+    return {i: _unique(o for v in views for o in v.get(i, (None,))) for i in dict.fromkeys(ids)}
+
+
+def write_results(before: File, op: str, entry_id: str, fields: Entry, ts: Any, src: str,
+                  readings: Readings = DEFAULT) -> tuple[File, ...]:
+    """Every file one write may leave: an append of `fields` as a new entry, an update of `entry_id` with
+    `fields`, or a delete of it (each form, E1)."""
+    if op == "append":
+        return (before.append({**fields, "id": entry_id}),)
+    if op == "update":
+        return (before.update(entry_id, fields, ts),)
+    return before.delete_forms(entry_id, ts, src, readings)

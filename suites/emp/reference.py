@@ -1,7 +1,7 @@
 """Reference Edge Memory Protocol app: a small store library over one memory.jsonl file.
 
 Operations (body dicts):  append {"path", "entry"} -> {"ok", "id"} · delete {"path", "id", "src"?} ·
-update {"path", "id", "entry": {fields}} · resolve {"path"} -> [entries] · query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?} -> [entries]
+update {"path", "id", "entry": {fields}} · resolve {"path"} -> [entries] · query {"path", "start"?, "end"?, "tags"?, "type"?, "text"?, "near"?} -> [entries]
 Writes take memory.jsonl.lock with os.open(O_CREAT|O_EXCL), back off exponentially while it
 exists, take over a lock older than STALE_S, fsync before releasing. Reads stream line by line.
 
@@ -127,6 +127,11 @@ class ReferenceEmpApp:
         return self.view(body["path"])
 
     def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The resolved view filtered; a parameter of the wrong type is refused. `near`: the entries whose
+        vector has the same dimension and a cosine similarity of at least NEAR_COSINE."""
+        problems = query_problems(body)
+        if problems:
+            raise Rejected({"errors": problems}, "query parameters do not validate")
         out = []
         for e in self.view(body["path"]):
             if body.get("start") is not None and e["ts"] < body["start"]:
@@ -139,8 +144,38 @@ class ReferenceEmpApp:
                 continue
             if body.get("text") is not None and body["text"].lower() not in e["content"].lower():
                 continue
+            if body.get("near") is not None and cosine(e.get("emb"), body["near"]) < NEAR_COSINE:
+                continue
             out.append(e)
         return out
+
+
+NEAR_COSINE = 0.9
+QUERY_TYPES: dict[str, Any] = {"start": (int, float), "end": (int, float), "tags": list, "type": str, "text": str, "near": list}
+
+
+def query_problems(body: dict[str, Any]) -> list[str]:
+    """Query parameters of the wrong JSON type (null is read as absent)."""
+    out = []
+    for name, kinds in QUERY_TYPES.items():
+        value = body.get(name)
+        if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+            out.append(f"{name}: {type(value).__name__} is not allowed")
+    for name in ("tags", "near"):
+        kinds = str if name == "tags" else (int, float)
+        if isinstance(body.get(name), list) and not all(isinstance(v, kinds) and not isinstance(v, bool) for v in body[name]):
+            out.append(f"{name}: every item must be a {'string' if name == 'tags' else 'number'}")
+    return out
+
+
+def cosine(emb: Any, near: list[Any]) -> float:
+    """Cosine similarity of two vectors of the same dimension; -1 when they cannot be compared."""
+    numeric = isinstance(emb, list) and all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in emb)
+    if not numeric or len(emb) != len(near) or not near:
+        return -1.0
+    dot = sum(float(a) * float(b) for a, b in zip(emb, near, strict=True))
+    norms = (sum(float(a) ** 2 for a in emb) * sum(float(b) ** 2 for b in near)) ** 0.5
+    return dot / norms if norms else -1.0
 
 
 OPERATIONS = ("append", "delete", "update", "resolve", "query")

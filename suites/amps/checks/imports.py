@@ -12,9 +12,11 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, Inconclusive
+from memconform.core.model import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.fixtures_loader import fixture_root
+from memconform.suites.amps import domain_fields, model
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.client import (
     artifacts_by_id,
@@ -80,29 +82,84 @@ def _drop(*path: Any) -> Breaker:
     return brk
 
 
+# Malformed exports: an invalid class of the domain table (suites/amps/domain.json) where the table has
+# one, else the literal (type confusions and date forms the table does not list). Whether each must be
+# refused is the model's answer (suites/amps/model.py), not restated here.
+MALFORMED: tuple[tuple[str, Any], ...] = (
+    ("export_version", "export.export_version:other"),
+    ("no subject_id", "export.subject.subject_id:absent"),
+    ("an atom kind outside the enum", "export.atoms[].kind:unknown"),
+    ("confidence above 1", "export.atoms[].confidence:beyond_maximum"),
+    # the type confusions of languages where a bool is a number or a string is parsed leniently
+    ("confidence true (a boolean)", ("atoms", 0, "confidence", True)),
+    ("confidence as a string", "export.atoms[].confidence:as_string"),
+    ("atom text 42 (a number)", ("atoms", 0, "text", 42)),
+    ("a sensitivity outside the enum", "export.atoms[].sensitivity:unknown"),
+    ("atom text above its maximum length", "export.atoms[].text:above_max"),
+    ("created_at without a time zone", ("atoms", 0, "created_at", "2026-07-13T14:22:00")),
+    ("created_at as a date alone", ("atoms", 0, "created_at", "2026-07-13")),
+    ("created_at in the compact ISO form", ("atoms", 0, "created_at", "20260713T142200Z")),
+    ("captured_at on a day that does not exist", "export.artifacts[].captured_at:impossible"),
+    ("media_url that is not a URI", "export.artifacts[].media_url:relative"),
+    ("provenance without derivation", "export.atoms[].provenance.derivation:absent"),
+    ("an atom without atom_id", "export.atoms[].atom_id:absent"),
+    ("artifacts as an object", ("artifacts", {})),
+)
+
+
+def malformed_breaker(source: Any) -> tuple[str, Breaker]:
+    """(what the table calls it, the breaker) for a table class key, or the breaker of a literal (path..., value)."""
+    if isinstance(source, tuple):
+        return "", _set(*source[:-1], value=source[-1])
+    field_id, class_id = source.split(":")
+    vc = domain_fields.table().field(field_id).cls(class_id)
+    if vc.expect != "invalid":
+        raise HarnessError(f"{source} is not an invalid class of suites/amps/domain.json")
+    path = tuple(part for name in field_id.removeprefix("export.").split(".")
+                 for part in ((name[:-2], 0) if name.endswith("[]") else (name,)))
+    return vc.key, _drop(*path) if vc.value() is domain.ABSENT else _set(*path, value=vc.value())
+
+
 @SUITE.check(level="consumer", section="Reference implementation", keyword="MUST",
                 sentence="Enough to reject malformed exports and hand you a typed payload.")
 def rejects_malformed_export(ctx: CheckContext) -> Iterator[Failure]:
-    yield from refused_variants(ctx, "malformed", {
-        "export_version 0.2.0": _set("export_version", value="0.2.0"),
-        "no subject_id": _drop("subject", "subject_id"),
-        "an atom kind outside the enum": _set("atoms", 0, "kind", value="opinion"),
-        "confidence 1.5": _set("atoms", 0, "confidence", value=1.5),
-        # the type confusions of languages where a bool is a number or a string is parsed leniently
-        "confidence true (a boolean)": _set("atoms", 0, "confidence", value=True),
-        "confidence \"0.5\" (a string)": _set("atoms", 0, "confidence", value="0.5"),
-        "atom text 42 (a number)": _set("atoms", 0, "text", value=42),
-        "sensitivity 'secret'": _set("atoms", 0, "sensitivity", value="secret"),
-        "atom text of 501 characters": _set("atoms", 0, "text", value="x" * 501),
-        "created_at without a time zone": _set("atoms", 0, "created_at", value="2026-07-13T14:22:00"),
-        "created_at as a date alone": _set("atoms", 0, "created_at", value="2026-07-13"),
-        "created_at in the compact ISO form": _set("atoms", 0, "created_at", value="20260713T142200Z"),
-        "captured_at on 30 February": _set("artifacts", 0, "captured_at", value="2026-02-30T10:00:00Z"),
-        "media_url that is not a URI": _set("artifacts", 0, "media_url", value="voice note 7.m4a"),
-        "provenance without derivation": _drop("atoms", 0, "provenance", "derivation"),
-        "an atom without atom_id": _drop("atoms", 0, "atom_id"),
-        "artifacts as an object": _set("artifacts", value={}),
-    })
+    """Control first (the export, unbroken, must import), then each malformed export (the domain table's
+    invalid classes, and literals it lacks) to the same subject: the reply and the subject's atoms are
+    compared with the model's answers (every one of these must be refused, and change nothing)."""
+    readings = model.Readings.from_options(ctx.option)
+    subject_id = ctx.unique("subject")
+    anchor, anchor_art = sourced(ctx, "malformed-control")
+    control = make_export(subject_id, [anchor], [anchor_art])
+    state = next((o.state for o in model.import_answers(model.EMPTY, control, readings) if o.accepted), None)
+    if state is None:
+        raise HarnessError("the model refuses the control export: it cannot stand for a conformant one")
+    reply = import_export(ctx, control)
+    if not reply.ok:
+        raise ControlRefused(f"a conformant export of the same shape was refused: {reply.raw[:200]!r}")
+    if anchor["atom_id"] not in _stored_atoms(ctx, subject_id):
+        raise Inconclusive("the accepted control export is not in the subject's export: absence shows nothing")
+    for what, source in MALFORMED:
+        key, breaker = malformed_breaker(source)
+        atom, art = sourced(ctx, "malformed")
+        atom_id = atom["atom_id"]  # the breaker may remove it from the atom
+        doc = make_export(subject_id, [atom], [art])
+        breaker(doc)
+        label = f"{what} ({key})" if key else what
+        answers = model.import_answers(state, doc, readings)
+        reply = import_export(ctx, doc)
+        stored = _stored_atoms(ctx, subject_id)
+        fits = model.fitting(answers, reply.ok)
+        if not fits:
+            allowed = " or ".join(sorted({"imported" if a.accepted else f"rejected ({a.why[:80]})" for a in answers}))
+            verb = "accepted" if reply.ok else "rejected"
+            yield Failure(f"an export with {label} was {verb}", f"{reply.status} {reply.raw[:200]!r}", allowed)
+        elif not reply.ok and atom_id in stored and model.held_by_none(fits, subject_id, atom_id):
+            yield Failure(f"an export with {label} was refused, but its atom was stored", atom_id, "absent", "$.atoms")
+        if anchor["atom_id"] not in stored and model.held_by_every(fits or answers, subject_id, anchor["atom_id"]):
+            yield Failure(f"importing an export with {label} lost the subject's earlier atom", "absent",
+                          anchor["atom_id"], "$.atoms")
+        if key:
+            domain.ledger(ctx).judge([key])
 
 
 @SUITE.check(level="consumer", section="Provenance rules", keyword="SHOULD",

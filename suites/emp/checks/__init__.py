@@ -12,6 +12,8 @@ from memconform.suites.emp.checks import stateful
 from memconform.suites.emp.checks import writer
 from memconform.suites.emp.checks import domain_reader
 from memconform.suites.emp.checks import domain_writer
+from memconform.suites.emp.checks import domain_query
+from memconform.suites.emp.checks import domain_files
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.emp.checks import hostile_input
 from memconform.suites.emp.suite import SUITE

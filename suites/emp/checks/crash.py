@@ -29,15 +29,17 @@ from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.suites.emp import format as emp
+from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (
+    OTHER,
     append,
-    by_id,
     call,
     entry,
     new_file,
     offers_update,
     read_bytes,
     target_view,
+    written_id,
 )
 from memconform.suites.emp.checks.lock import Pending
 from memconform.suites.emp.checks.writer import foreign_lines, in_order
@@ -205,7 +207,8 @@ def writer_killed_mid_write(ctx: CheckContext) -> Iterator[Failure]:
                 victim, foreign, path = crash_file(ctx)
                 size = os.path.getsize(path)
                 limit = size // 2 if where.startswith("halfway") else size + CUT_PAST_END
-                if cut_short(ctx, op, cut_body(ctx, op, path, victim), limit) == "cut":
+                cut = cut_body(ctx, op, path, victim)
+                if cut_short(ctx, op, cut, limit) == "cut":
                     break
                 ctx.note(f"{op}: the process touched the file before it could be stopped; again on a fresh file")
             else:
@@ -231,22 +234,45 @@ def writer_killed_mid_write(ctx: CheckContext) -> Iterator[Failure]:
             if bad:
                 yield Failure(f"a write cut short during {op} left corrupt lines before the last", bad[:2],
                               "only a torn last line", f"cut at byte {limit} ({where})")
-            yield from after_the_cut(ctx, op, path, victim, missing)
+            yield from after_the_cut(ctx, op, path, victim, cut, missing)
     ctx.note(f"cuts={cuts} lost={lost} corrupted={corrupted}")
     history_counts.record(ctx, history_counts.counts(acknowledged=acknowledged, lost=lost, corrupted=corrupted))
     if not cuts:
         raise Inconclusive("no write could be cut: every operation touched the file before it could be stopped")
 
 
-def after_the_cut(ctx: CheckContext, op: str, path: str, victim: dict[str, Any], missing: list[int]) -> Iterator[Failure]:
+def after_the_cut(ctx: CheckContext, op: str, path: str, victim: dict[str, Any], cut: dict[str, Any],
+                  missing: list[int]) -> Iterator[Failure]:
     """The next app goes on: a leftover lock cleared (what the stale rule, errata E2, does without the
-    wait), the next append works and the target still reads the victim (unless it deleted it)."""
+    wait), the next append works, and the target's view is one the model allows (suites/emp/model.py):
+    the file as it was before the cut write, or as that write would have left it, and the next append
+    in it (entries compared by content: a writer may stamp its own ts). Other apps' lines are judged above."""
     lock = path + emp.LOCK_SUFFIX
     if os.path.exists(lock):
         os.unlink(lock)
-    reply = call(ctx, "append", {"path": path, "entry": entry(ctx, "after-cut")})
+    following = entry(ctx, "after-cut")
+    reply = call(ctx, "append", {"path": path, "entry": following})
     if not reply.ok:
         yield Failure(f"after a write was cut short during {op}, the next append was refused", reply.raw[:200], "appended")
+        return
     seen = target_view(ctx, path)
-    if seen is not None and not missing and op != "delete" and victim["id"] not in by_id(seen):
-        yield Failure(f"after a write was cut short during {op}, the target no longer reads an entry", victim["id"], "present")
+    if seen is None or missing:
+        return
+    answers = cut_answers(op, victim, cut, dict(following, id=written_id(ctx, reply, following)))
+    maybe = {str(cut["entry"].get("content"))} if op == "append" else set()  # a cut append under an id the writer picked
+    mine = [e for e in seen if isinstance(e, dict) and (e.get("id") in answers or e.get("content") in maybe)]
+    problems = emp_model.view_problems([e for e in mine if e.get("id") in answers], answers,
+                                       same=lambda a, b: a.get("content") == b.get("content"))
+    if problems:
+        yield Failure(f"after a write was cut short during {op}, the view is neither the file before it nor after it",
+                      problems[:4], "the model's view of the file before or after the cut write, with the next append")
+
+
+def cut_answers(op: str, victim: dict[str, Any], cut: dict[str, Any], following: dict[str, Any]) -> dict[str, Any]:
+    """The model's answers after a cut write and the next append: the victim's file before the write, or
+    after it (an append of the cut entry, the victim updated, or the victim deleted in any form)."""
+    before = emp_model.File().append(victim)
+    fields = cut.get("entry", {})
+    entry_id = str(fields.get("id")) if op == "append" else str(victim["id"])
+    afters = emp_model.write_results(before, op, entry_id, fields, victim["ts"] + 1, OTHER)
+    return emp_model.any_of(f.append(following) for f in (before, *afters))

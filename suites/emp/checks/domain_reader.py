@@ -23,9 +23,9 @@ def _table() -> domain.Domain:
 
 
 def class_lines(ctx: CheckContext) -> list[tuple[domain.ValueClass, dict[str, Any]]]:
-    """One entry per value of every class: the usual entry with one field at that value (absent: left out)."""
+    """One entry per value of every class of a line's fields: the usual entry with one field at that value (absent: left out)."""
     out = []
-    for field in _table().fields:
+    for field in _table().for_operation("append", where=("line",)):
         name = field.id.split(".", 1)[1]
         for vc in field.classes:
             for i, value in enumerate(vc.values()):

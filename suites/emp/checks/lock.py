@@ -119,12 +119,15 @@ def writer_waits_for_lock(ctx: CheckContext) -> Iterator[Failure]:
         yield from wait_while_held(ctx, op, hold)
 
 
-def wait_while_held(ctx: CheckContext, op: str, hold: float) -> Iterator[Failure]:
+def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None = None) -> Iterator[Failure]:
+    """`content`: what the held lock holds (another app's token by default; empty, or a PID)."""
     seed = entry(ctx, "seed")
     path = new_file(ctx, [seed])
-    lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder")
+    lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder") if content is None else content
     with open(lock, "w") as fh:
         fh.write(token)
+    held = os.stat(lock)
+    held_file = (held.st_ino, held.st_mtime_ns)  # the same file, not one recreated with the same content
     before = read_bytes(path)
     state = file_state(path)
     body = write_body(ctx, op, path, seed["id"])
@@ -136,7 +139,8 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float) -> Iterator[Failure
     returned_while_held = pending.done()
     try:
         with open(lock) as fh:
-            still_ours = fh.read() == token
+            now = os.fstat(fh.fileno())
+            still_ours = fh.read() == token and (now.st_ino, now.st_mtime_ns) == held_file
     except FileNotFoundError:
         still_ours = False
     if still_ours:
@@ -250,11 +254,11 @@ def lock_left(path: str, after: str) -> Iterator[Failure]:
         os.unlink(lock)
 
 
-def stale_lock(ctx: CheckContext, path: str) -> str:
+def stale_lock(ctx: CheckContext, path: str, content: str = "999999\n") -> str:
     """Leave the lock a crashed writer leaves, aged past the stale limit of errata emp.stale_lock_s."""
     lock = path + emp.LOCK_SUFFIX
     with open(lock, "w") as fh:
-        fh.write("999999\n")
+        fh.write(content)
     old = time.time() - float(ctx.option("stale_lock_s")) - 5
     os.utime(lock, (old, old))
     return lock
@@ -267,7 +271,8 @@ def stale_reading(ctx: CheckContext) -> tuple[str, ...]:
 TAKES_OVER, GIVES_UP, WAITS = "takes over a stale lock", "waits on a stale lock, then gives up", "waits on a stale lock"
 
 
-def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], written: list[str]) -> Iterator[Failure]:
+def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], written: list[str],
+                           content: str = "999999\n") -> Iterator[Failure]:
     """An append while a lock older than the stale limit sits there. The sentence asks a writer to wait
     while a lock exists; taking over a stale one is errata E2's advice, required only under
     `emp.stale_lock_takeover=required`. By default what the writer did is recorded, and a refusal must
@@ -275,7 +280,7 @@ def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], writ
     control = call(ctx, "append", {"path": new_file(ctx), "entry": entry(ctx, "stale-control")})
     if not control.ok:  # a writer refusing every append would otherwise "give up" on the stale lock and pass
         raise ControlRefused(f"an append to a file without a lock was refused: {control.raw[:200]!r}")
-    lock = stale_lock(ctx, path)
+    lock = stale_lock(ctx, path, content)
     before = read_bytes(path)
     required = ctx.option("stale_lock_takeover") == "required"
     pending = Pending(ctx, "append", {"path": path, "entry": e})

@@ -32,6 +32,7 @@ from memconform.suites.emp.mutants.readers import (
     FileOrderWins,
     FiltersIgnored,
     NewerMajorAccepted,
+    QueryFirstFilterOnly,
     ShortLineBuffer,
     SplitsOnUnicodeLineBreaks,
     TieKeepsBoth,
@@ -54,6 +55,7 @@ from memconform.suites.emp.mutants.writers import (
     SecondsTimestamps,
     StaleLockForever,
     StaleTakeoverAnsweredRefused,
+    TakesContentlessLocks,
     WritesVersion2,
 )
 
@@ -70,7 +72,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
     AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks, DropsNullMetaValues,
-    RewriteDropsIncompleteLines)}
+    RewriteDropsIncompleteLines, QueryFirstFilterOnly, TakesContentlessLocks)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -85,11 +87,15 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "SplitsOnUnicodeLineBreaks": {"emp.reader_returns_every_valid_class"},
     "TombstoneIgnored": {"emp.reader_tombstone_deletes"},
     "FiltersIgnored": {"emp.query_time", "emp.query_tags", "emp.query_type"},
-    "CaseSensitiveSearch": {"emp.query_content"},
+    "CaseSensitiveSearch": {"emp.query_content", "emp.query_every_parameter_pair"},
+    # only the domain table's pairs reach it: every other query check sends one filter
+    "QueryFirstFilterOnly": {"emp.query_every_parameter_pair"},
+    # only the table's lock contents reach it: the other lock checks hold a lock with a token
+    "TakesContentlessLocks": {"emp.writer_lock_every_content"},
     "SecondsTimestamps": {"emp.writer_ts_millis"},
     "TieKeepsBoth": {"emp.reader_equal_ts_tie"},
     "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
-    "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer"},
+    "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer", "emp.file_every_line_form"},
     "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
@@ -147,7 +153,7 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "LenientJson": set(),  # the battery's titles count inputs; its check id is enough (EXPECTED_KILLS)
     "LockLeftBehind": {("emp.writer_lock_removed", f"memory.jsonl.lock is left behind after {what}")
                        for what in ("an append", "an update", "a delete")},
-    "MissingFileTruncates": {("emp.writer_missing_file_contention", "3 apps starting on a missing file lost or damaged a first entry")},
+    "MissingFileTruncates": {("emp.writer_missing_file_contention", "apps starting on a missing file lost or damaged a first entry")},
     "NeverCreatesLock": {("emp.writer_locks_around_write", "append wrote memory.jsonl while no memory.jsonl.lock existed"),
                          ("emp.writer_locks_around_write", "delete wrote memory.jsonl while no memory.jsonl.lock existed")},
     "NewerMajorAccepted": {("emp.reader_newer_major_refused", "an entry of an unknown major version was read as if it were 1.x")},

@@ -15,7 +15,7 @@ from typing import Any
 
 from memconform.hostile import parse_or_reject
 from memconform.suites.emp import format as emp
-from memconform.suites.emp.reference import ReferenceEmpApp
+from memconform.suites.emp.reference import NEAR_COSINE, ReferenceEmpApp, cosine, query_problems
 from memconform.targets.base import Rejected
 
 
@@ -316,6 +316,8 @@ class QueryFiltersRawLines(ReferenceEmpApp):
     comes back, and so does an entry whose tombstone does not match."""
 
     def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        if query_problems(body):
+            raise Rejected({"errors": query_problems(body)}, "query parameters do not validate")
         return emp.resolve([(n, raw, e) for n, raw, e in self.lines(body["path"]) if emp.readable(e) and _matches(body, e)])
 
 
@@ -328,6 +330,8 @@ def _matches(body: dict[str, Any], e: dict[str, Any]) -> bool:
     if body.get("tags") and not set(body["tags"]) <= set(e.get("tags") or []):
         return False
     if body.get("type") is not None and e.get("type") != body["type"]:
+        return False
+    if body.get("near") is not None and cosine(e.get("emb"), body["near"]) < NEAR_COSINE:
         return False
     return body.get("text") is None or body["text"].lower() in e["content"].lower()
 

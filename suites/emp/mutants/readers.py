@@ -132,3 +132,14 @@ class SplitsOnUnicodeLineBreaks(ReferenceEmpApp):
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
         return [(n, raw, emp.parse_line(raw)) for n, raw in enumerate(text.splitlines(), 1) if raw.strip()]
+
+
+class QueryFirstFilterOnly(ReferenceEmpApp):
+    """query applies only the first filter it is given (an if/elif chain: time, else tags, else type,
+    else text): each filter alone works, a query of two returns what only one keeps."""
+
+    def query(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        for names in (("start", "end"), ("tags",), ("type",), ("text",), ("near",)):
+            if any(body.get(n) is not None for n in names):
+                return super().query({"path": body["path"], **{n: body.get(n) for n in names}})
+        return super().query({"path": body["path"]})

@@ -1,0 +1,145 @@
+"""The file-level classes of the domain table (suites/emp/domain.json): the forms a line of memory.jsonl
+takes besides an entry (a blank line, a line of spaces, CRLF ends, a last line without its newline, a
+byte order mark), each read and appended to; and the lock file another app holds (fresh with a token,
+empty, or a live PID: waited for; stale with a PID or empty: errata E2). Every view is judged by the
+model (suites/emp/model.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure
+from memconform.suites.emp import format as emp
+from memconform.suites.emp import model as emp_model
+from memconform.suites.emp.checks.common import (
+    by_id,
+    call,
+    entry,
+    new_file,
+    new_folder,
+    read_bytes,
+    written_id,
+)
+from memconform.suites.emp.checks.domain_reader import same_number_or_value
+from memconform.suites.emp.checks.lock import append_past_stale_lock, hold_window, wait_while_held
+from memconform.suites.emp.suite import SUITE
+
+BOM = b"\xef\xbb\xbf"
+
+
+def file_bytes(form: str, first: dict[str, Any], second: dict[str, Any]) -> bytes:
+    """Two entries with the line form of a file.lines class between, around or at the end of them."""
+    a, b = json.dumps(first).encode(), json.dumps(second).encode()
+    return {"blank_line": a + b"\n\n" + b + b"\n", "whitespace_line": a + b"\n   \n" + b + b"\n",
+            "crlf": a + b"\r\n" + b + b"\r\n", "no_final_newline": a + b"\n" + b,
+            "bom": BOM + a + b"\n" + b + b"\n"}[form]
+
+
+def at_risk(form: str, first: dict[str, Any], second: dict[str, Any]) -> str | None:
+    """The id an open form (errata E64) lets a reader leave out: the first line behind a BOM, the last line
+    without its newline; None for the valid forms."""
+    return {"bom": first["id"], "no_final_newline": second["id"]}.get(form)
+
+
+def view_failures(label: str, shown: list[Any], lines: list[dict[str, Any]], optional: str | None) -> list[str]:
+    """The model's view of the entries (the line form is no entry), the one an open form puts at risk
+    allowed absent."""
+    answers = emp_model.view_answers(lines)
+    if optional is not None:
+        answers = {i: (*options, None) if i == optional else options for i, options in answers.items()}
+    return emp_model.view_problems(shown, answers, same=lambda x, y: same_number_or_value(dict(x), dict(y)))
+
+
+def parsed_lines(raw: bytes) -> list[dict[str, Any]]:
+    """The entries of a file as the harness reads it for this check: a BOM and CR ends set aside."""
+    out = []
+    for line in raw.removeprefix(BOM).split(b"\n"):
+        try:
+            value = json.loads(line.rstrip(b"\r").decode("utf-8"))
+        except ValueError:
+            continue
+        if emp.readable(value):
+            out.append(value)
+    return out
+
+
+def read_and_append(ctx: CheckContext, vc: domain.ValueClass) -> Iterator[Failure]:
+    form = str(vc.value())
+    first, second, new = entry(ctx, f"{form}-1"), entry(ctx, f"{form}-2", ts=emp_ts(1)), entry(ctx, f"{form}-new", ts=emp_ts(2))
+    path = os.path.join(new_folder(ctx), emp.FILE_NAME)
+    before = file_bytes(form, first, second)
+    with open(path, "wb") as fh:
+        fh.write(before)
+    optional = at_risk(form, first, second)
+    reply = call(ctx, "resolve", {"path": path})
+    if not reply.ok:
+        yield Failure(f"a file with a {form.replace('_', ' ')} was not read", reply.raw[:200], "its entries", "$")
+    else:
+        shown = reply.accepted_json(list, "resolve")
+        problems = view_failures(form, shown, [first, second], optional)
+        if problems:
+            yield Failure(f"a file with a {form.replace('_', ' ')}: the view is not the model's", problems[:4],
+                          "every entry of the file" + (" (the line at risk may be left out, E64)" if optional else ""), "$")
+        elif optional is not None:
+            ctx.observe("E64", {"the line is read": optional in by_id(shown), "the line is left out": optional not in by_id(shown)})
+    reply = call(ctx, "append", {"path": path, "entry": new})
+    after = read_bytes(path)
+    if not reply.ok:
+        yield Failure(f"an append to a file with a {form.replace('_', ' ')} was refused", reply.raw[:200], "appended", "$")
+        return
+    if not after.startswith(before):
+        yield Failure(f"an append to a file with a {form.replace('_', ' ')} changed the lines already there",
+                      after[: len(before) + 2][-80:].decode("utf-8", "replace"), "every earlier byte kept", "$")
+    new_id = written_id(ctx, reply, new)
+    problems = view_failures(form, parsed_lines(after), [first, second, dict(new, id=new_id)], None)
+    problems = [p for p in problems if new_id not in p or "is shown as" not in p]  # the writer may stamp its own ts
+    if problems:
+        yield Failure(f"after an append to a file with a {form.replace('_', ' ')}, an entry is not on a line of its own",
+                      problems[:4], "every entry readable, the new one on its own line", "$")
+
+
+def emp_ts(step: int) -> int:
+    return 1701234567890 + 1000 * step
+
+
+@SUITE.check(level="reader", section="Storage Format: JSONL", keyword="MUST",
+              sentence="Resilient: Corruption affects only individual lines, not entire file")
+def file_every_line_form(ctx: CheckContext) -> Iterator[Failure]:
+    """Each line form of the table's file.lines between, around or after two entries: the reader's view is
+    the model's (a BOM or a last line without newline may cost that one line, E64, recorded), and an
+    append keeps every byte there and puts the new entry on a line of its own."""
+    table = domain.required("emp")
+    for vc in table.field("file.lines").classes:
+        yield from read_and_append(ctx, vc)
+        domain.ledger(ctx).judge([vc.key])
+
+
+# a live process that is not this one (an in-process target writes this one's PID into its own lock)
+LOCK_CONTENT = {"fresh_token": None, "fresh_empty": "", "fresh_pid": f"{os.getppid()}\n", "stale_pid": "999999\n",
+                "stale_empty": ""}
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
+              sentence="If lock file exists, wait with exponential backoff")
+def writer_lock_every_content(ctx: CheckContext) -> Iterator[Failure]:
+    """Each lock of the table's file.lock another app left: a fresh one, whatever it holds (a token,
+    nothing, a live process's PID), is waited for as emp.writer_waits_for_lock waits (errata E6); a stale
+    one, with a PID or empty, is taken over, waited on or given up on (E2, recorded), and a refusal
+    changes nothing."""
+    table = domain.required("emp")
+    hold = hold_window(ctx)
+    for vc in table.field("file.lock").classes:
+        content = LOCK_CONTENT[str(vc.value())]
+        if vc.id.startswith("fresh"):
+            failures = wait_while_held(ctx, "append", hold, content)
+        else:
+            failures = append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-stale"), [], content or "")
+        for failure in failures:
+            yield replace(failure, title=f"{vc.key}: {failure.title}")
+        domain.ledger(ctx).judge([vc.key])

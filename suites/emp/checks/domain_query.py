@@ -1,0 +1,243 @@
+"""The read operations' parameters drawn from the domain table (suites/emp/domain.json): start, end, tags,
+type, text and near, each alone and pairwise with every other and with every write history of the file
+(appended, updated, deleted by a tombstone, deleted by a rewrite), planned by the covering-array
+generator (`ci` each valid class once, `default` every pair); then each class the spec is silent on
+alone. Every answer is judged by the model (suites/emp/model.py): the entries the query must, may and
+must not return, from the resolved view (errata E9)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure
+from memconform.suites.emp import model as emp_model
+from memconform.suites.emp.checks.common import OTHER, call, entry, new_file
+from memconform.suites.emp.checks.domain_reader import same_number_or_value
+from memconform.suites.emp.checks.reader import tombstone_form
+from memconform.suites.emp.suite import SUITE
+
+COMBO = "query_parameters"
+T0 = 1701234560000  # entry i has ts T0 + 1000 i: the table's bounds name these
+SIZE = 14
+TYPES = ("preference", "fact", "event", "conversation", "note", "com.example.custom", None)
+TAGS = ("ui", "theme", "person:john")
+CONTENTS = ("User likes Coffee in the morning", "Meeting at the CAFÉ on Friday", "Prefers dark mode",
+            "coffeehouse notes, café", "rocket 🚀 launch at noon")
+VECTORS = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], None)
+
+
+def data_set(ctx: CheckContext) -> list[dict[str, Any]]:
+    """Fourteen entries whose ts, type, tags, content and vector vary independently, so that every class
+    of every parameter both matches some entries and misses others."""
+    out = []
+    for i in range(SIZE):
+        e = entry(ctx, f"q{i}", ts=T0 + 1000 * i, content=CONTENTS[i % len(CONTENTS)])
+        if TYPES[i % len(TYPES)] is not None:
+            e["type"] = TYPES[i % len(TYPES)]
+        tags = [t for bit, t in enumerate(TAGS) if i & (1 << bit)] + (["calendar"] if i >= 8 else [])
+        if i:
+            e["tags"] = tags
+        vector = VECTORS[i % 3]
+        if vector is not None:
+            e["emb"] = list(vector)
+        out.append(e)
+    return out
+
+
+def witness(ctx: CheckContext, query: dict[str, Any]) -> dict[str, Any] | None:
+    """An entry every filter of the query keeps (its content holds the text in the other case), or None
+    when no entry can match (start after end)."""
+    start, end = query.get("start"), query.get("end")
+    numbers = [v for v in (start, end) if isinstance(v, (int, float))]
+    candidates = [T0 + 5000, *numbers, *[math.ceil(v) for v in numbers], *[math.floor(v) for v in numbers]]
+    fits = [t for t in candidates if (not isinstance(start, (int, float)) or t >= start) and (not isinstance(end, (int, float)) or t <= end)]
+    if not fits:
+        return None
+    e = entry(ctx, "witness", ts=int(fits[0]), content=f"witness {str(query.get('text') or '').swapcase()} here")
+    if isinstance(query.get("tags"), list):
+        e["tags"] = list(query["tags"]) + ["extra"]
+    if isinstance(query.get("type"), str):
+        e["type"] = query["type"]
+    if isinstance(query.get("near"), list) and query["near"]:
+        e["emb"] = list(query["near"])
+    return e
+
+
+def near_misses(ctx: CheckContext, query: dict[str, Any], match: dict[str, Any]) -> list[dict[str, Any]]:
+    """Copies of the witness that each break one filter of the query (a query applying only some of its
+    filters returns them)."""
+    out = []
+    for name, broken in (("start", {"ts": match["ts"] - 1}), ("end", {"ts": match["ts"] + 1}),
+                         ("tags", {"tags": (match.get("tags") or [])[1:]}), ("type", {"type": "x-other-type"}),
+                         ("text", {"content": "witness without it"}), ("near", {"emb": None})):
+        if given(query, name):
+            miss = {**match, **broken, "id": entry(ctx, "miss")["id"]}
+            out.append({k: v for k, v in miss.items() if v is not None})
+    return out
+
+
+def given(query: dict[str, Any], name: str) -> bool:
+    """Does the query filter by this parameter (a value of its type, not empty)?"""
+    value = query.get(name)
+    kinds: dict[str, type | tuple[type, ...]] = {"start": (int, float), "end": (int, float), "tags": list, "type": str,
+                                                  "text": str, "near": list}
+    return isinstance(value, kinds[name]) and not isinstance(value, bool) and value not in ([], "")
+
+
+def with_history(entries: list[dict[str, Any]], extra: list[dict[str, Any]], history: str, form: str | None) -> emp_model.File:
+    """The data set and the row's witness and near misses (`extra`: witness, second witness, misses)
+    after a write history (the table's history.writes): every fourth entry of the data set from the
+    second, and the second witness, updated (a newer line changing content, tags and type; the witness's
+    newer line breaks a filter, and the last near miss's newer line is the witness's fields), or deleted
+    by a tombstone of the form the reader honours, or by a rewrite without it."""
+    file = emp_model.File()
+    for e in [*entries, *extra]:
+        file = file.append(e)
+    touched = [e for i, e in enumerate(entries) if i % 4 == 1] + extra[1:2]
+    for i, e in enumerate(touched):
+        ts = e["ts"] + 500 if e in entries else e["ts"] + 1
+        if history == "updated":
+            tags = ["calendar"] if "ui" in e.get("tags", []) else ["ui", "theme"]
+            file = file.update(e["id"], {"content": CONTENTS[(i + 2) % len(CONTENTS)], "tags": tags,
+                                         "type": TYPES[(i + 3) % len(TYPES)] or "note"}, ts, base=e)
+        elif history == "deleted_tombstone" and form is not None:
+            file = file.delete_forms(e["id"], ts, OTHER, emp_model.Readings(tombstone=form))[0]
+        elif history == "deleted_rewrite":
+            file = file.delete_forms(e["id"], ts, OTHER)[-1]
+    if history == "updated" and len(extra) > 2:
+        last, match = extra[-1], extra[0]
+        fields = {k: match[k] for k in ("content", "tags", "type", "emb") if k in match}
+        file = file.update(last["id"], fields, max(last["ts"], match["ts"]) + 1, base=last)
+    return file
+
+
+def row_lines(ctx: CheckContext, entries: list[dict[str, Any]], query: dict[str, Any], history: str,
+              form: str | None) -> tuple[Any, ...]:
+    """The file a row's query reads: the data set, two witnesses and the near misses, after the history."""
+    match = witness(ctx, query)
+    extra = [] if match is None else [match, dict(match, id=entry(ctx, "witness2")["id"]), *near_misses(ctx, query, match)]
+    return with_history(entries, extra, history, form).lines
+
+
+def request(row: dict[str, domain.ValueClass]) -> tuple[dict[str, Any], str]:
+    """The query parameters of a row (absent ones left out) and its write history."""
+    query: dict[str, Any] = {}
+    for param, vc in row.items():
+        if param.startswith("query.") and vc.value() is not domain.ABSENT:
+            query[param.split(".", 1)[1]] = vc.value()
+    history = row.get("history.writes")
+    return query, str(history.value()) if history is not None else "appended"
+
+
+def problems_under(lines: tuple[Any, ...], query: dict[str, Any], readings: emp_model.Readings,
+                   answer: list[Any]) -> list[str]:
+    if query.get("text") == emp_model.NOTHING["text"]:
+        return [] if not answer else [f"{len(answer)} entries returned; this reading matches nothing"]
+    answers = emp_model.query_answers(lines, query, readings)
+    return emp_model.view_problems(answer, answers, same=same_entry)
+
+
+def same_entry(a: Any, b: Any) -> bool:
+    return isinstance(a, dict) and isinstance(b, dict) and same_number_or_value(dict(a), dict(b))
+
+
+def tag_readings(query: dict[str, Any], form: str | None) -> dict[str, emp_model.Readings]:
+    """E62: several tags asked: every one present, or any one (one tag: the two agree)."""
+    base = emp_model.Readings(tombstone=form or "either")
+    if len(query.get("tags") or []) < 2:
+        return {"every given tag present": base}
+    return {"every given tag present": base, "any given tag present": emp_model.Readings(tombstone=base.tombstone, query_tags="any")}
+
+
+def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict[str, Any], form: str | None,
+                reply: Any) -> Iterator[Failure]:
+    """A query of valid parameters: answered, with the entries the model allows under some reading of
+    its open points (E62 several tags; E60 near: also refused, or near ignored). The readings the answer
+    fits are recorded."""
+    if "near" in query and not reply.ok:
+        ctx.observe("E60", {"semantic search not offered (refused)": True})
+        return
+    if not reply.ok:
+        yield Failure(f"{label}: a query of valid parameters was refused", reply.raw[:200], "the matching entries", "$")
+        return
+    answer = reply.accepted_json(list, "query")
+    without = {k: v for k, v in query.items() if k != "near"}
+    found: dict[tuple[str, str], list[str]] = {}
+    for tags, readings in tag_readings(query, form).items():
+        found[(tags, "similar vectors returned")] = problems_under(lines, query, readings, answer)
+        if "near" in query:
+            found[(tags, "near ignored")] = problems_under(lines, without, readings, answer)
+    fits = [key for key, problems in found.items() if not problems]
+    if not fits:
+        reasons = next(iter(found.values()))
+        yield Failure(f"{label}: the answer is not what the query must return", reasons[:4],
+                      "the model's entries (suites/emp/model.py) under any reading of "
+                      + "; ".join(sorted({f"{t}, {n}" for t, n in found})), "$", f"{len(reasons)} problems")
+        return
+    if "near" in query:
+        telling(ctx, "E60", {near: any(n == near for _, n in fits) for near in ("similar vectors returned", "near ignored")})
+    if len(query.get("tags") or []) > 1:
+        telling(ctx, "E62", {tags: any(t == tags for t, _ in fits) for tags in tag_readings(query, form)})
+
+
+def telling(ctx: CheckContext, point: str, predictions: dict[str, bool]) -> None:
+    """Record the readings an answer fits, when it tells them apart (an answer every reading gives, say
+    an empty one, says nothing about which the target took)."""
+    if not all(predictions.values()):
+        ctx.observe(point, predictions)
+
+
+def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict[str, Any], name: str, point: str,
+              form: str | None, reply: Any) -> Iterator[Failure]:
+    """A value the spec is silent on: the answer must fit one reading (E61, E60 for near): refused, or
+    the entries the model returns for the query that reading reads it as."""
+    answer = reply.accepted_json(list, "query") if reply.ok else None
+    predictions = {}
+    for reading, (read_as, readings) in emp_model.odd_value_readings(query, name).items():
+        if read_as == emp_model.REFUSED:
+            predictions[reading] = not reply.ok
+        else:
+            readings = emp_model.Readings(tombstone=form or "either", case=readings.case)
+            predictions[reading] = reply.ok and not problems_under(lines, read_as, readings, answer or [])
+    seen = ctx.observe(point, predictions, answer if reply.ok else reply.raw[:200],
+                       title=f"{label}: the answer fits no reading of a value the spec is silent on")
+    if seen.failure:
+        yield seen.failure
+
+
+@SUITE.check(level="reader", section="Read Operations", keyword="MUST",
+              sentence="Filter by Tags: Read entries where tags includes specified tag(s)")
+def query_every_parameter_pair(ctx: CheckContext) -> Iterator[Failure]:
+    """query: the valid classes of start, end, tags, type, text and near and the write history of the
+    file in a covering array (ci: each class once; default: every pair), each answer compared with the
+    model's; then each other class alone on the updated data set: a value matching nothing must return
+    nothing, a value the spec is silent on must fit one reading (recorded)."""
+    table = domain.required("emp")
+    ledger = domain.ledger(ctx)
+    form = tombstone_form(ctx)
+    entries = data_set(ctx)
+    for row in domain.plan(table, COMBO, ctx.profile.name):
+        query, history = request(row)
+        if history == "deleted_tombstone" and form is None:
+            ctx.note("the reader honours no tombstone form the harness knows: that history is a rewrite here")
+            history = "deleted_rewrite"
+        lines = row_lines(ctx, entries, query, history, form)
+        reply = call(ctx, "query", {"path": new_file(ctx, list(lines)), **query})
+        yield from judge_valid(ctx, f"query {query} after {history}", lines, query, form, reply)
+        ledger.judge_row(COMBO, row)
+    for param in table.combination(COMBO)["parameters"]:
+        for vc in (v for v in table.field(param).classes if v.expect != "valid" or not v.combine):
+            query, history = request({param: vc})
+            lines = row_lines(ctx, entries, query if vc.expect == "valid" else {}, "updated", form)
+            reply = call(ctx, "query", {"path": new_file(ctx, list(lines)), **query})
+            label = f"query {query} ({vc.key})"
+            if vc.expect == "valid":
+                yield from judge_valid(ctx, label, lines, query, form, reply)
+            else:
+                name = param.split(".", 1)[1]
+                yield from judge_odd(ctx, label, lines, query, name, "E60" if name == "near" else "E61", form, reply)
+            ledger.judge([vc.key])
