@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 import uuid
@@ -259,11 +260,48 @@ class QueryUpperCaseTagAsAbsent(ReferenceEmpApp):
         return super().query(body)
 
 
+class OwnVersionWriter(ReferenceEmpApp):
+    """Writes the version it implements ("1.0") for an entry handed it as another 1.x (errata E65)."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = own_body(body)
+        entry = dict(body["entry"])
+        if isinstance(entry.get("v"), str) and entry["v"].startswith("1."):
+            entry["v"] = "1.0"
+        return super().append({"path": body["path"], "entry": entry})
+
+
+class OtherMajorWriter(ReferenceEmpApp):
+    """Writes "2.0" for every entry: another major is a change no reading allows."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = own_body(body)
+        entry = dict(body["entry"])
+        if isinstance(entry.get("v"), str):
+            entry["v"] = "2.0"
+        return super().append({"path": body["path"], "entry": entry})
+
+
+class StrictTagAlphabetWriter(ReferenceEmpApp):
+    """Refuses before writing a tag outside lowercase ASCII letters, digits, ':', '_', '-' (the public SDK)."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = own_body(body)
+        tags = body["entry"].get("tags")
+        if isinstance(tags, list) and any(isinstance(t, str) and not re.match(r"^[a-z0-9:_\-]+$", t) for t in tags):
+            raise Rejected({"errors": ["Tags must contain only lowercase letters, numbers, colons, underscores, and hyphens"]}, "tags")
+        return super().append(body)
+
+
 HERE = f"python:{__name__}:"
 MUTANT = "python:memconform.suites.emp.mutants:"
 
 # (point, check, target, the readings of that point it shows; None: the answer fits no accepted reading)
 E_CASES = [
+    ("E65", "writer_appends_every_class", "reference:emp", {"the writer keeps the version it is given"}),
+    ("E65", "writer_appends_every_class", HERE + "OwnVersionWriter",
+     {"the writer keeps the version it is given", "the writer writes its own protocol version"}),
+    ("E65", "writer_appends_every_class", HERE + "OtherMajorWriter", None),
     ("E1", "reader_tombstone_deletes", "reference:emp", {"deleted-flag"}),
     ("E1", "reader_tombstone_deletes", HERE + "OwnIdsRewriteDelete", {"type-tombstone"}),
     ("E1", "reader_tombstone_deletes", MUTANT + "TombstoneIgnored", None),
@@ -325,6 +363,16 @@ def test_each_reading_is_recorded_from_the_answer_and_none_fails(point: str, che
     else:
         assert result.outcome.value == "passed", [f.title for f in result.failures] or result.reason
         assert seen == readings
+
+
+@pytest.mark.slow
+def test_a_writer_refusing_tags_outside_the_strict_alphabet_is_a_reading_but_its_reader_is_not() -> None:
+    outcome = execute_run(["emp"], HERE + "StrictTagAlphabetWriter", Profile.named("ci"), report_dir=None,
+                          check_ids=["emp.writer_appends_every_class", "emp.writer_deletes_every_class"])
+    verdicts = {r.check_id: r.outcome.value for r in outcome.results}
+    assert verdicts == {"emp.writer_appends_every_class": "passed", "emp.writer_deletes_every_class": "passed"}, \
+        [f.title for r in outcome.results for f in r.failures]
+    assert "an open class refused" in {s for r in outcome.readings if r["point"] == "E36" for s in r["seen"]}
 
 
 def observed_points(suite: str) -> set[str]:

@@ -6,6 +6,7 @@ delete leaves every line no reader uses where it was."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,13 +24,31 @@ REFUSED = "refused"
 REPAIRED = "written valid, changed"
 
 
-def verdict_class(vc: domain.ValueClass, line: dict[str, Any]) -> str:
+OWN_VERSION = "the writer writes its own protocol version"
+KEEPS_VERSION = "the writer keeps the version it is given"
+TAG_ALPHABET = re.compile(r"^[a-z0-9:_\-]+$")
+
+
+def strict_tag_alphabet(line: dict[str, Any]) -> bool:
+    """Tags are "lowercase strings": one that is not lowercase ASCII letters, digits, ':', '_' or '-' (an
+    emoji has no case) may be refused by a writer that checks "schema before writing" (errata E65)."""
+    tags = line.get("tags")
+    return isinstance(tags, list) and any(isinstance(t, str) and not TAG_ALPHABET.match(t) for t in tags)
+
+
+def same_major(sent: Any, written: Any) -> bool:
+    """Two "MAJOR.MINOR" versions of one major: a writer of 1.0 may write 1.0 for an entry handed it as 1.1."""
+    both = [v for v in (sent, written) if isinstance(v, str) and emp.VERSION_RE.match(v)]
+    return len(both) == 2 and both[0].split(".")[0] == both[1].split(".")[0]
+
+
+def verdict_class(vc: domain.ValueClass, line: dict[str, Any], writing: bool = True) -> str:
     """'valid' (the table says valid and memconform's validator finds nothing wrong), 'invalid' (the table
     says invalid and the validator finds a problem under every reading), else 'open': the table leaves it
     open, the problem holds only under some reading, or the two disagree (a `src` that is a string but no
     reverse domain name, a `meta` of null), so no single answer is demanded (E36)."""
     hard, any_problem = bool(emp.hard_errors(line)), bool(list(emp.field_errors(line)))
-    if vc.expect == "valid" and not any_problem:
+    if vc.expect == "valid" and not any_problem and not (writing and strict_tag_alphabet(line)):
         return "valid"
     if vc.expect == "invalid" and hard:
         return "invalid"
@@ -38,10 +57,12 @@ def verdict_class(vc: domain.ValueClass, line: dict[str, Any]) -> str:
 
 def as_given(sent: dict[str, Any], written: dict[str, Any]) -> bool:
     """The written line holds the fields sent, as sent (numbers as doubles), and no other; the id and the ts
-    may be the writer's own (E14: it picks the id; an app stamps the time it writes)."""
+    may be the writer's own (E14: it picks the id; an app stamps the time it writes), and so may the
+    version, within the major given (E65)."""
     own = {"id", "ts"}
     fields = set(sent) - own
-    same = all(k in written and same_number_or_value(sent[k], written[k]) for k in fields)
+    same = all(k in written and (same_number_or_value(sent[k], written[k]) or k == "v" and same_major(sent[k], written[k]))
+               for k in fields)
     return same and set(written) - own == fields and own <= set(written)
 
 
@@ -97,6 +118,8 @@ def writer_appends_every_class(ctx: CheckContext) -> Iterator[Failure]:
         kind = verdict_class(vc, line)
         reply, new = append_one(ctx, path, line)
         done = what_was_done(reply, new, line)
+        if done == AS_GIVEN and isinstance(line.get("v"), str):
+            ctx.observe("E65", {OWN_VERSION: new[0].get("v") != line["v"], KEEPS_VERSION: new[0].get("v") == line["v"]})
         if kind == "open":
             ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
                                 f"an open class {REPAIRED}": done == REPAIRED})
@@ -187,7 +210,7 @@ def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
             unread.append((vc, json.dumps(line, ensure_ascii=False).encode("utf-8")))
             continue
         reply = call(ctx, "delete", {"path": path, "id": line["id"]})
-        if verdict_class(vc, line) == "valid" and not reply.ok:
+        if verdict_class(vc, line, writing=False) == "valid" and not reply.ok:  # another app's line: E65 is the writer's
             yield Failure(f"a delete of a valid entry ({vc.key}) was refused", reply.raw[:200], "deleted", vc.key)
         if reply.ok:
             deleted.append((vc, line["id"]))
