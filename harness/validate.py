@@ -273,7 +273,7 @@ def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: l
 
 def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
                    max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
-    from .session import validate_document
+    from .document_run import validate_document
 
     size_within(path, max_bytes)
     head = read_head(path)
