@@ -264,13 +264,8 @@ def decoded_sizes(texts: list[str]) -> list[int | ValueError]:
     bytes per four characters. Otherwise (or when the whole does not decode) one by one."""
     if texts and all(len(t) % 4 == 0 for t in texts):
         joined = "".join(texts)
-        if "=" not in joined:
-            try:
-                decode_embedding(joined)
-            except ValueError:
-                pass
-            else:
-                return [len(t) // 4 * 3 for t in texts]
+        if "=" not in joined and _only_base64_alphabet(joined):
+            return [len(t) // 4 * 3 for t in texts]
     sizes: list[int | ValueError] = []
     for text in texts:
         try:
@@ -278,6 +273,16 @@ def decoded_sizes(texts: list[str]) -> list[int | ValueError]:
         except ValueError as exc:
             sizes.append(exc)
     return sizes
+
+
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _only_base64_alphabet(text: str) -> bool:
+    """Is every character of the text one of base64's 64? Then a text without padding whose length is
+    a multiple of 4 is strict base64 (every group of four decodes), and this one C pass that deletes
+    the alphabet is several times faster than decoding 20 MB to learn the same."""
+    return text.isascii() and not text.encode("ascii").translate(None, _BASE64_ALPHABET)  # strict a2b_base64 refuses the rest
 
 
 def embedding_floats(text: str) -> tuple[float, ...]:
