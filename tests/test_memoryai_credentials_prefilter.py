@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from memconform.suites.memoryai import credentials
+from memconform.suites.memoryai import format as mai
 
 TOKENS = ["sk-" + "a" * 40, "ghp_" + "A" * 36, "AKIA" + "ABCDEFGHIJKLMNOP", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOjF9.sig",
           "xoxb-123-456-abc", "-----BEGIN PRIVATE KEY-----", "AIza" + "S" * 35, "Bearer abc.def"]
@@ -89,3 +90,28 @@ def test_markers_only_inside_chunk_embeddings_are_not_suspicious() -> None:
     assert not walk_finds(doc) and not credentials.suspicious(doc)
     doc["chunks"][0] = {"id": 1, "content": "plain", "embedding": noise, "other": noise}
     assert credentials.suspicious(doc)  # the same text outside an embedding is looked at
+
+
+def test_prefilter_over_the_canonical_bytes_is_never_quieter_than_the_walk() -> None:
+    """The check passes the §3.6 canonical bytes it shares with the checksum check (keys sorted, the
+    checksum left out) instead of writing the bundle again: the same guarantee, with secrets in the
+    checksum too, and in either writer's text (orjson's, or json.dumps' where a float is below 1e-4)."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        doc = _bundle(rng)
+        for _ in range(rng.randrange(3)):
+            _plant(rng, doc)
+        if rng.random() < 0.2:
+            doc["manifest"]["checksum"] = rng.choice(TOKENS + ["0" * 64])
+        if rng.random() < 0.2:
+            doc["manifest"]["ratio"] = 1e-05  # written by Python's repr in the canonical bytes
+        canonical = mai.canonical_bytes(doc, "literal")
+        assert (credentials.suspicious(doc, canonical) or not walk_finds(doc)), doc
+        assert credentials.suspicious(doc, canonical) == credentials.suspicious(doc), doc
+
+
+def test_a_token_only_in_the_checksum_is_found_though_the_canonical_bytes_leave_it_out() -> None:
+    doc = {"format": "memoryai-bundle", "manifest": {"scope": "full", "checksum": TOKENS[0]}, "chunks": []}
+    canonical = mai.canonical_bytes(doc, "literal")
+    assert TOKENS[0].encode() not in canonical
+    assert walk_finds(doc) and credentials.suspicious(doc, canonical)

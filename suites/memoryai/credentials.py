@@ -81,11 +81,18 @@ def all_keys(doc: dict[str, Any]) -> set[str]:
     return keys
 
 
-def value_marker_in(doc: dict[str, Any]) -> bool:
+def value_marker_in(doc: dict[str, Any], canonical: bytes | None = None) -> bool:
     """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
     CREDENTIAL_VALUES match starts with ASCII that JSON writes as is, so a marker search over the bundle's
-    JSON without chunk embeddings is a superset of the walk; the walk decides."""
-    text = _json_without_embeddings(doc)  # UTF-8 bytes: the markers are ASCII, and a byte search is faster
+    JSON without chunk embeddings is a superset of the walk; the walk decides. `canonical`: the bundle's
+    §3.6 canonical bytes, when already in hand, are that JSON (keys sorted, manifest.checksum left out,
+    so that one string is searched on its own) and save writing the bundle again."""
+    text = _json_without_embeddings(doc, canonical)  # UTF-8 bytes: the markers are ASCII, a byte search is faster
+    if canonical is not None:
+        manifest = doc.get("manifest")
+        left_out = manifest.get("checksum") if type(manifest) is dict else None
+        if type(left_out) is str:
+            text += b"\0" + left_out.encode("utf-8", "surrogatepass")
     if any(m in text for m in _MARKER_BYTES):
         return True
     at = text.find(b"AKIA")
@@ -100,7 +107,7 @@ _MARKER_BYTES = tuple(m.encode("ascii") for m in VALUE_MARKERS)
 _AKIA_TAIL_BYTES = re.compile(_AKIA_TAIL.pattern.encode("ascii"))
 
 
-def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
+def _json_without_embeddings(doc: dict[str, Any], written: bytes | None = None) -> bytes:
     """The bundle's JSON text (as json.dumps writes its strings) without the chunks' embedding strings.
 
     Fast way: orjson writes the whole bundle once and each chunk's embedding is cut out of the text as
@@ -109,12 +116,13 @@ def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
     whole quoted string with exactly its characters: if a cut lands on another string with the same
     characters, the embedding's own copy stays, with the same markers in it. Anything else (an
     embedding with a quote, a backslash or non-ASCII text, one not found) takes the slow way: copies of
-    the chunks without embeddings, written again."""
+    the chunks without embeddings, written again. `written`: the bundle's JSON text, written already
+    (by orjson or json.dumps, in any key order), used instead of writing it once more."""
     chunks = doc.get("chunks")
     embeddings = [c["embedding"] for c in chunks if type(c) is dict and type(c.get("embedding")) is str] \
         if type(chunks) is list else []
     try:
-        raw = orjson.dumps(doc)
+        raw = orjson.dumps(doc) if written is None else written
     except (TypeError, orjson.JSONEncodeError):
         return _json_text(_without_embeddings(doc))
     pieces, pos = [], 0
@@ -155,6 +163,6 @@ def _json_text(doc: dict[str, Any]) -> bytes:
             return b"".join(_MARKER_BYTES)  # not writable as JSON (a cycle, say): let the walk look
 
 
-def suspicious(doc: dict[str, Any]) -> bool:
-    """The fast prefilter: False only when the walk cannot find anything."""
-    return any(credential_key(k) for k in all_keys(doc) if isinstance(k, str)) or value_marker_in(doc)
+def suspicious(doc: dict[str, Any], canonical: bytes | None = None) -> bool:
+    """The fast prefilter: False only when the walk cannot find anything (`canonical`: value_marker_in)."""
+    return any(credential_key(k) for k in all_keys(doc) if isinstance(k, str)) or value_marker_in(doc, canonical)
