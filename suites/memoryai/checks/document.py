@@ -24,14 +24,6 @@ def canonical(doc: Any, ctx: CheckContext) -> bytes:
     return literal
 
 
-def canonical_if_writable(doc: Any, ctx: CheckContext) -> bytes | None:
-    """The shared canonical bytes, or None when the bundle has no canonical form (NaN: the checksum check says so)."""
-    try:
-        return canonical(doc, ctx)
-    except ValueError:
-        return None
-
-
 def embedding_sizes(doc: Any, ctx: CheckContext) -> dict[int, int | ValueError]:
     """Decoded byte length of every string embedding (or why it does not decode), once per document."""
 
@@ -372,7 +364,7 @@ def counts_of(doc: Any) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    if not isinstance(doc, dict) or not credentials.suspicious(doc, canonical_if_writable(doc, ctx)):
+    if not isinstance(doc, dict) or not credentials.suspicious(doc):
         return
     for key, value in doc.items():
         if key == "chunks":
