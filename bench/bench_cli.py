@@ -20,8 +20,9 @@ The floors (FLOORS below; what each does, no more):
   emp       for each line of the file: orjson parse (a Python loop over lines).
 `--stdlib` adds the same floors with the json module in place of orjson (the issue's first floors).
 None of them judges a single rule, and each starts a bare interpreter (about 0.02 s) where validate
-imports the harness, every suite's SuiteSpec and format, and the checks of the one suite it runs
-(about 0.13 s of CPU): that start-up difference is in every ratio.
+imports the harness, every suite's SuiteSpec and format, and the checks of the one suite it runs:
+that start-up difference is in every ratio (the two start-up rows measure it, on a tiny file under
+--format and on a small valid bundle whose format is detected).
 
 Child interpreters get a bytecode cache in a temporary folder (PYTHONPYCACHEPREFIX), as an installed
 package has its own: without it (PYTHONDONTWRITEBYTECODE) every run would compile the harness again.
@@ -110,6 +111,17 @@ def make(fmt: str, folder: Path) -> Path:
 CHILD_ENV = dict(os.environ)
 
 
+def write_small_valid_bundle(folder: Path) -> Path:
+    """The document of a valid MemoryAI fixture (every section, 2 KB): what `validate` costs beyond
+    starting when it names the format itself and passes every check (a failing file may import more)."""
+    from memconform.fixtures_loader import fixture_root
+
+    case = json.loads((fixture_root() / "memoryai" / "valid" / "full_bundle_all_sections.json").read_text("utf-8"))
+    path = folder / "small-valid.json"
+    path.write_text(json.dumps(case["document"]), encoding="utf-8")
+    return path
+
+
 def run(cmd: list[str]) -> tuple[float, float, float, int]:
     """(cpu seconds, wall seconds, peak RSS MiB, exit code) of one whole process."""
     started = time.perf_counter()
@@ -123,6 +135,10 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
 
 
+def spread3(values: list[float]) -> str:
+    return f"{min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}"
+
+
 def pairs(label: str, a: list[str], b: list[str], runs: int) -> None:
     """A and B in turn; CPU of each, and A/B pair by pair."""
     run(a), run(b)  # warm the file cache and the bytecode
@@ -132,7 +148,8 @@ def pairs(label: str, a: list[str], b: list[str], runs: int) -> None:
         print(f"  WARNING: B (the floor) failed (exit codes {sorted({rb[3] for _, rb in rows})}): its figures mean nothing")
     print(f"{label}\n  A cpu s {spread([ra[0] for ra, _ in rows])}  peak MiB {spread([ra[2] for ra, _ in rows])}\n"
           f"  B cpu s {spread([rb[0] for _, rb in rows])}  peak MiB {spread([rb[2] for _, rb in rows])}\n"
-          f"  A/B cpu {spread([ra[0] / rb[0] for ra, rb in rows])}  (min / median / max of {runs} pairs; exit codes {sorted(codes)})")
+          f"  A/B cpu {spread([ra[0] / rb[0] for ra, rb in rows])}  (min / median / max of {runs} pairs; exit codes {sorted(codes)})\n"
+          f"  A-B cpu s {spread3([ra[0] - rb[0] for ra, rb in rows])}")
 
 
 def ajv_folder(folder: Path, node: str | None) -> Path | None:
@@ -174,6 +191,9 @@ def main() -> int:
         small.write_text(json.dumps({"format": "memoryai.bundle"}), encoding="utf-8")
         pairs("start-up: validate of a tiny file (A) vs an empty interpreter (B)",
               [args.memconform, "validate", "--format", "memoryai", str(small)], [sys.executable, "-c", "pass"], args.runs)
+        valid = write_small_valid_bundle(folder)
+        pairs("start-up: validate of a small valid bundle, format detected (A) vs an empty interpreter (B)",
+              [args.memconform, "validate", str(valid)], [sys.executable, "-c", "pass"], args.runs)
         for fmt in args.only.split(","):
             path = folder / FILE_NAMES[fmt]
             if not path.exists():

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .cli_common import MAX_DOCUMENT_BYTES, installed, read_document
 from .cli_inspect import cmd_coverage, cmd_list, cmd_validate, open_stream
@@ -61,15 +61,53 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def profile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", default="ci", help=f"one of {', '.join(PROFILES)} (default ci)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a reading of ambiguous spec text, e.g. memoryai.dna_rule=type-only (memconform list --options)")
+    p.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
+
+
+def validate_args(val: argparse.ArgumentParser) -> None:
+    """The arguments of `validate`: the full parser's subcommand and the plain-validate parser alike."""
+    val.add_argument("file")
+    val.add_argument("--format", help="skip detection: memoryai, memorizz, amps, emp")
+    val.add_argument("--json", action="store_true", help="print the verdict and failing check ids as JSON")
+    val.add_argument("--max-bytes", type=int, default=MAX_DOCUMENT_BYTES)
+    profile_args(val)
+    val.set_defaults(func=cmd_validate, command="validate")
+
+
+class _NotPlain(Exception):
+    """The command line is not a plain `validate`: the full parser reads it (and words any error)."""
+
+
+class _PlainValidateParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _NotPlain(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _NotPlain(message)
+
+
+def plain_validate(argv: list[str]) -> argparse.Namespace | None:
+    """`memconform validate FILE [options]` read without building the whole command line: every other
+    subcommand's parser imports its module (the report renderers, the matrix, the portability tools),
+    which a validation never uses. None for anything else, and for anything unusual (help, an unknown
+    or misspelt option, a bad value, "--"): the full parser then reads it, with its own messages."""
+    if argv[:1] != ["validate"] or "--" in argv:
+        return None
+    parser = _PlainValidateParser(prog="memconform validate", add_help=False)
+    validate_args(parser)
+    try:
+        return parser.parse_args(argv[1:])
+    except _NotPlain:
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memconform", description="Conformance harness for AI memory portability specs.")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    def profile_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--profile", default="ci", help=f"one of {', '.join(PROFILES)} (default ci)")
-        p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                       help="a reading of ambiguous spec text, e.g. memoryai.dna_rule=type-only (memconform list --options)")
-        p.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
 
     run = sub.add_parser("run", help="run suites against a target (default: the embedded reference)")
     run.add_argument("--suite", action="append", help=f"suite name (repeatable): {', '.join(suite_names())}")
@@ -95,13 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     profile_args(run)
     run.set_defaults(func=cmd_run)
 
-    val = sub.add_parser("validate", help="validate one document, detecting its format")
-    val.add_argument("file")
-    val.add_argument("--format", help="skip detection: memoryai, memorizz, amps, emp")
-    val.add_argument("--json", action="store_true", help="print the verdict and failing check ids as JSON")
-    val.add_argument("--max-bytes", type=int, default=MAX_DOCUMENT_BYTES)
-    profile_args(val)
-    val.set_defaults(func=cmd_validate)
+    validate_args(sub.add_parser("validate", help="validate one document, detecting its format"))
 
     lst = sub.add_parser("list", help="list every check with id, section and keyword")
     lst.add_argument("--suite")
@@ -150,11 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) and 2
+    args = plain_validate(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:
+            return int(exc.code or 0) and 2
     try:
         return int(args.func(args))
     except BrokenPipeError:  # `memconform list | head`: the reader has all it wanted

@@ -23,9 +23,10 @@ from .core.redact import Printer, Redactor
 from .core.registry import REGISTRY, Check
 from .core.report import Report, ReportWriter, render_summary
 from .core.runner import Context, claimed_levels, run_checks, run_cleanups
-from .core.suite import SuiteSpec, get_suite
+from .core.suite import get_suite
 from .core.verdicts import LevelVerdict, exit_code
 from .core.verdicts import level_verdicts as _level_verdicts
+from .document_run import select_checks, validate_document  # noqa: F401  validate_document: still importable from here
 from .domain import run_note as domain_note
 from .targets import open_target
 
@@ -55,14 +56,6 @@ def reproduce_base(suite: str, target: str, profile: Profile, report_dir: Path |
     if keyed:  # the key itself never: the variable the user sets
         line += ' --api-key "$MEMCONFORM_API_KEY"'
     return redactor.text(line)
-
-
-def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
-    checks = REGISTRY.for_suite(suite)
-    if check_ids:
-        wanted = set(check_ids)
-        checks = [c for c in checks if c.id in wanted or c.id.split(".", 1)[1] in wanted]
-    return checks
 
 
 def budget_of(profile: Profile) -> dict[str, float]:
@@ -390,15 +383,3 @@ def execute_run(
     command: str = "memconform run",
 ) -> RunOutcome:
     return Session(suites, target, profile, report_dir, api_key, check_ids, command, on_result).run()
-
-
-def validate_document(doc: Any, suite_or_name: SuiteSpec | str, profile: Profile,
-                      check_ids: list[str] | None = None) -> list[Result]:
-    """Run a suite's document checks on one document (memconform validate)."""
-    suite = get_suite(suite_or_name) if isinstance(suite_or_name, str) else suite_or_name
-    suite_name = suite.name
-    checks = [c for c in select_checks(suite_name, check_ids) if c.kind == "document"]
-    if not checks:
-        raise HarnessError(f"suite {suite_name!r} has no document checks")
-    ctx = Context(suite=suite, target=NoTarget(), profile=profile, document=doc)
-    return list(run_checks(checks, ctx))

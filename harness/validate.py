@@ -134,10 +134,10 @@ def _skip_space(text: str, pos: int) -> int:
     return pos
 
 
-def name_format(path: Path, raw: bytes, doc: Any, wanted: str | None) -> Named:
+def name_format(path: Path, raw: bytes, doc: Any, wanted: str | None, suites: list[SuiteSpec] | None = None) -> Named:
     if wanted:
         return Named(get_suite(wanted), "--format")
-    suites = all_suites()
+    suites = all_suites() if suites is None else suites
     parsed = not isinstance(doc, NotWellFormed)
     for suite in suites:
         if detects(suite, doc if parsed else raw):
@@ -223,11 +223,11 @@ def size_within(path: Path, max_bytes: int) -> int:
     return stat.st_size
 
 
-def stream_suite(head: bytes, wanted: str | None) -> SuiteSpec | None:
+def stream_suite(head: bytes, wanted: str | None, suites: list[SuiteSpec] | None = None) -> SuiteSpec | None:
     """The suite whose format is read as a stream (SuiteSpec.stream) and names this head, if any.
     Detection sees only the head's whole lines."""
     lines = head[: head.rfind(b"\n") + 1] or head
-    for suite in all_suites():
+    for suite in all_suites() if suites is None else suites:
         if suite.stream is not None and wanted in (None, suite.name) and (wanted or detects(suite, lines)):
             return suite
     return None
@@ -273,11 +273,13 @@ def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: l
 
 def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
                    max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
-    from .session import validate_document
+    from .document_run import validate_document
 
     size_within(path, max_bytes)
     head = read_head(path)
-    streamed = stream_suite(head, wanted)
+    # --format names one suite: the others are not loaded (no detection runs)
+    suites = [get_suite(wanted)] if wanted else all_suites()
+    streamed = stream_suite(head, wanted, suites)
     if streamed is not None and streamed.stream is not None:
         document = streamed.stream(path)
         how = "--format" if wanted else "detected"
@@ -290,7 +292,7 @@ def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: 
         doc = parse_json(raw)
     except NotWellFormed as exc:
         doc = exc
-    named = name_format(path, raw, doc, wanted)
+    named = name_format(path, raw, doc, wanted, suites)
     suite = named.suite
     if suite.parse is not None:  # a format that is not one JSON text
         try:

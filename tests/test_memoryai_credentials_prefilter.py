@@ -1,8 +1,8 @@
 """MemoryAI's credential prefilter (`credentials.suspicious`) never says no where the walk finds one.
 
-The prefilter cuts each chunk's embedding out of one orjson text of the bundle; these tests put
-token-shaped strings and credential-named keys everywhere a bundle can hold them (next to, inside
-and equal to embeddings) and hold the prefilter to the precise walk.
+The prefilter gathers the bundle's keys and strings (chunk embeddings aside) a column at a time;
+these tests put token-shaped strings and credential-named keys everywhere a bundle can hold them
+(next to, inside and equal to embeddings) and hold the prefilter to the precise walk.
 """
 
 from __future__ import annotations
@@ -89,3 +89,65 @@ def test_markers_only_inside_chunk_embeddings_are_not_suspicious() -> None:
     assert not walk_finds(doc) and not credentials.suspicious(doc)
     doc["chunks"][0] = {"id": 1, "content": "plain", "embedding": noise, "other": noise}
     assert credentials.suspicious(doc)  # the same text outside an embedding is looked at
+
+
+
+class _Text(str):
+    """A str subclass: read by the walk as a string."""
+
+
+def _reference_gather(node: Any, keys: set[Any], strings: list[str], chunk_level: bool = False) -> None:
+    """What the walk reads, node by node: every key, every string, chunk embeddings aside."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            keys.add(key)
+            if chunk_level and key == "embedding":
+                continue
+            _reference_gather(value, keys, strings)
+    elif isinstance(node, list):
+        for item in node:
+            _reference_gather(item, keys, strings)
+    elif isinstance(node, str):
+        strings.append(node)
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    pick = rng.randrange(12 if depth < 3 else 7)
+    leaves = [lambda: "s" + str(rng.randrange(9)), lambda: rng.randrange(5), lambda: 0.5, lambda: True, lambda: None,
+              lambda: _Text("sub"), lambda: ("a", "tuple")]
+    if pick < 7:
+        return leaves[pick]()
+    if pick < 9:
+        return [_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {rng.choice(["k", "embedding", "api_key", "x"]) + str(rng.randrange(3)): _value(rng, depth + 1)
+            for _ in range(rng.randrange(4))}
+
+
+def test_the_gather_reads_exactly_the_keys_and_strings_the_walk_reads() -> None:
+    """Columns of one kind and of mixed kinds, str subclasses, tuples, chunks that are no dict, an
+    `embedding` that is a container, and embeddings named below the chunk level (read)."""
+    rng = random.Random(8)
+    for _ in range(2000):
+        chunks: list[Any] = []
+        for _ in range(rng.randrange(6)):
+            if rng.random() < 0.15:
+                chunks.append(_value(rng, 1))
+                continue
+            chunk = {"id": 1, "content": "c", "embedding": rng.choice([_embedding(rng), None, _value(rng, 1)])}
+            for field in rng.sample(["tags", "metadata", "zone", "extra", "weight"], rng.randrange(4)):
+                chunk[field] = _value(rng, 1)
+            chunks.append(chunk)
+        doc: dict[str, Any] = {"format": "memoryai-bundle", "manifest": _value(rng), "chunks": chunks}
+        if rng.random() < 0.3:
+            doc["entities"] = [_value(rng, 1) for _ in range(3)]
+        keys, strings = credentials.keys_and_strings(doc)
+        want_keys: set[Any] = set(doc)
+        want_strings: list[str] = []
+        for key, value in doc.items():
+            if key == "chunks":
+                for chunk in chunks:
+                    _reference_gather(chunk, want_keys, want_strings, chunk_level=isinstance(chunk, dict))
+            else:
+                _reference_gather(value, want_keys, want_strings)
+        assert keys == want_keys, doc
+        assert sorted(strings) == sorted(want_strings), doc

@@ -41,9 +41,19 @@ def test_all_at_once_equals_one_by_one() -> None:
         assert got == _one_by_one(texts), texts
 
 
-def test_a_clean_set_is_judged_in_one_decode(monkeypatch) -> None:
+def test_a_clean_set_is_judged_in_one_pass_without_decoding(monkeypatch) -> None:
     calls: list[int] = []
     real = mai.decode_embedding
     monkeypatch.setattr(mai, "decode_embedding", lambda text: calls.append(1) or real(text))
     texts = [base64.b64encode(bytes(1536)).decode()] * 50
-    assert mai.decoded_sizes(texts) == [1536] * 50 and len(calls) == 1
+    assert mai.decoded_sizes(texts) == [1536] * 50 and calls == []
+
+
+def test_one_character_outside_the_alphabet_at_any_place_is_judged_as_decoding_judges_it() -> None:
+    """Lengths kept (a multiple of 4, no padding): only the alphabet pass can tell these apart."""
+    good = base64.b64encode(bytes(range(48))).decode()
+    for bad in ["!", "\n", " ", "-", "_", ".", "\x00", "\x7f", "é", "\u0100", "\U0001f600", "\ud800"]:
+        for at in (0, 17, len(good) - 1):
+            texts = [good, good[:at] + bad + good[at + 1:], good]
+            got = [v if isinstance(v, int) else str(v) for v in mai.decoded_sizes(texts)]
+            assert got == _one_by_one(texts) and isinstance(got[1], str), (bad, at)

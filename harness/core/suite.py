@@ -263,7 +263,13 @@ def suite_names() -> list[str]:
 def get_suite(name: str) -> SuiteSpec:
     if name in _LOADED:
         return _LOADED[name]
-    ep = _entry_points().get(name)
+    return _load(name, _entry_points().get(name))
+
+
+def _load(name: str, ep: Any) -> SuiteSpec:
+    """The SuiteSpec an entry point names (None: no such suite), loaded once."""
+    if name in _LOADED:
+        return _LOADED[name]
     if ep is None:
         known = ", ".join(suite_names()) or "none"
         raise HarnessError(f"unknown suite {name!r}; installed suites: {known}")
@@ -281,9 +287,10 @@ def get_suite(name: str) -> SuiteSpec:
 def all_suites(missing_ok: bool = True) -> list[SuiteSpec]:
     """Every installed suite; with missing_ok, one whose code cannot be imported is left out."""
     out = []
-    for name in suite_names():
+    points = _entry_points()  # read once for every suite (each reading lists every folder on sys.path)
+    for name in sorted(points):
         try:
-            out.append(get_suite(name))
+            out.append(_load(name, points[name]))
         except ModuleNotFoundError as exc:
             if not (missing_ok and is_stale(name, exc)):
                 raise

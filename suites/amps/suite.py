@@ -27,12 +27,19 @@ from memconform.core import history_counts
 from memconform.core.suite import Level, SuiteSpec, answers_with
 from memconform.fixtures_loader import spec_text_path
 from memconform.suites.amps import format as amps
-from memconform.suites.amps.client import seed_and_export
 
 SPEC = amps.SPEC
 PRODUCER_CLAUSE = ("schema_valid", "inferred_has_sources", "observed_has_sources")
 CONSUMER_CLAUSE = ("rejects_malformed_export", "accepts_schema_edges", "sensitivity_travels", "private_stays_private", "delete_cascades",
                    "subject_id_unchanged")
+
+
+def _seed_and_export(ctx: Any) -> Any:
+    """The document of a run against a target (SuiteSpec.document_source), from the client, imported
+    when a run needs it: naming a file's format does not."""
+    from memconform.suites.amps.client import seed_and_export
+
+    return seed_and_export(ctx)
 
 
 def _reference() -> Any:
@@ -60,7 +67,7 @@ SUITE = SuiteSpec(
     spec_title=SPEC,
     version="0.1.0",
     levels=[Level("producer", "Producer", clause=PRODUCER_CLAUSE), Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
-    document_source=seed_and_export,
+    document_source=_seed_and_export,
     detect=amps.detect,
     reference=_reference, mutants=_mutants, probe=_probe, run_notes=history_counts.with_counts(),
     hints=("subject", "atoms", "artifacts", "export_version"),

@@ -8,13 +8,11 @@ A value is a credential when it has the shape of a well-known token.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
-import orjson
 from memconform.core.model import Failure
 from memconform.formats import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
 
@@ -46,46 +44,63 @@ def scan(value: Any, path: str) -> Iterator[Failure]:
         yield Failure("bundle carries what looks like a secret token", "<redacted>", "no credentials", path)
 
 
-# ChunkRecord fields of §3.2; a chunk with only these keeps nested keys in metadata and tags alone
-_CHUNK_FIELDS = frozenset({
-    "id", "content", "content_hash", "memory_type", "embedding", "embedding_model", "tags", "zone", "importance",
-    "is_pinned", "decay_score", "tier", "created_at", "accessed_at", "valid_until", "metadata"})
-
-
-def all_keys(doc: dict[str, Any]) -> set[str]:
-    """Every dict key of a bundle, visiting containers only (strings, numbers and embeddings are skipped)."""
-    keys: set[str] = set()
-    stack: list[Any] = []
+def keys_and_strings(doc: dict[str, Any]) -> tuple[set[Any], list[str]]:
+    """Every dict key of a bundle, and every string the walk (`scan`) reads: all of them but the chunks'
+    embeddings (base64 noise the walk skips). Gathered a field at a time over all chunks, then a level at
+    a time, each column kept apart (one field's values are mostly of one kind), so the loops run in C:
+    no serialisation, no Python call per node."""
+    keys: set[Any] = set()
+    strings: list[str] = []
+    dicts: list[list[Any]] = []  # columns of dicts to read the keys and values of, next
+    lists: list[list[Any]] = []  # columns of lists to read the items of, next
     for key, value in doc.items():
         keys.add(key)
         if key == "chunks" and type(value) is list:
             chunks = [c for c in value if type(c) is dict]
-            stack.extend(c for c in value if type(c) is list)
-            chunk_keys = set().union(*chunks)
-            keys |= chunk_keys
-            if chunk_keys <= _CHUNK_FIELDS:
-                # the common case, in C: only metadata and tags can hold nested keys
-                for field in ("metadata", "tags"):
-                    stack.extend(v for v in map(dict.get, chunks, repeat(field)) if type(v) is dict or type(v) is list)
-            else:
-                stack.extend(chunks)
-        elif type(value) is dict or type(value) is list:
-            stack.append(value)
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            keys.update(node)
-            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+            _sort([c for c in value if type(c) is not dict], strings, dicts, lists)  # read whole, as the walk does
+            fields = set().union(*chunks)
+            keys |= fields
+            fields.discard("embedding")
+            for field in fields:
+                _sort(list(map(dict.get, chunks, repeat(field), repeat(None))), strings, dicts, lists)
         else:
-            stack.extend(v for v in node if type(v) is dict or type(v) is list)
-    return keys
+            _sort([value], strings, dicts, lists)
+    while dicts or lists:
+        columns = [[*chain.from_iterable(map(dict.values, column))] for column in dicts] + \
+                  [[*chain.from_iterable(column)] for column in lists]
+        for column in dicts:
+            keys.update(chain.from_iterable(column))
+        dicts, lists = [], []
+        for column in columns:
+            _sort(column, strings, dicts, lists)
+    return keys, strings
 
 
-def value_marker_in(doc: dict[str, Any]) -> bool:
-    """Could a string of the bundle (chunk embeddings aside, as in the walk) hold a token? Every
-    CREDENTIAL_VALUES match starts with ASCII that JSON writes as is, so a marker search over the bundle's
-    JSON without chunk embeddings is a superset of the walk; the walk decides."""
-    text = _json_without_embeddings(doc)  # UTF-8 bytes: the markers are ASCII, and a byte search is faster
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _sort(values: list[Any], strings: list[str], dicts: list[list[Any]], lists: list[list[Any]]) -> None:
+    """Put each value with its kind: a string to be searched, a dict or a list to descend into (anything
+    else the walk does not read). A column of one exact kind, the common case, goes whole."""
+    kinds = set(map(type, values))
+    if kinds <= _LEAVES:
+        if str in kinds:
+            strings += values if len(kinds) == 1 else [v for v in values if type(v) is str]
+    elif kinds == {dict}:
+        dicts.append(values)
+    elif kinds == {list}:
+        lists.append(values)
+    else:
+        strings += [v for v in values if isinstance(v, str)]
+        dicts.append([v for v in values if isinstance(v, dict)])
+        lists.append([v for v in values if isinstance(v, list)])
+
+
+def value_marker_in(strings: list[str]) -> bool:
+    """Could one of these strings hold a token? Every CREDENTIAL_VALUES match starts with one of the
+    VALUE_MARKERS (or is AKIA and its tail), so a search for them over all the strings at once (joined
+    by a character no marker holds) is a superset of the walk; the walk decides."""
+    text = "\0".join(strings).encode("utf-8", "surrogatepass")  # the markers are ASCII: a byte search is faster
     if any(m in text for m in _MARKER_BYTES):
         return True
     at = text.find(b"AKIA")
@@ -100,61 +115,7 @@ _MARKER_BYTES = tuple(m.encode("ascii") for m in VALUE_MARKERS)
 _AKIA_TAIL_BYTES = re.compile(_AKIA_TAIL.pattern.encode("ascii"))
 
 
-def _json_without_embeddings(doc: dict[str, Any]) -> bytes:
-    """The bundle's JSON text (as json.dumps writes its strings) without the chunks' embedding strings.
-
-    Fast way: orjson writes the whole bundle once and each chunk's embedding is cut out of the text as
-    its quoted form, found in order. An ASCII embedding without quote or backslash is written as it is
-    (one with a control character is escaped, so its quoted form is not found), so a cut removes one
-    whole quoted string with exactly its characters: if a cut lands on another string with the same
-    characters, the embedding's own copy stays, with the same markers in it. Anything else (an
-    embedding with a quote, a backslash or non-ASCII text, one not found) takes the slow way: copies of
-    the chunks without embeddings, written again."""
-    chunks = doc.get("chunks")
-    embeddings = [c["embedding"] for c in chunks if type(c) is dict and type(c.get("embedding")) is str] \
-        if type(chunks) is list else []
-    try:
-        raw = orjson.dumps(doc)
-    except (TypeError, orjson.JSONEncodeError):
-        return _json_text(_without_embeddings(doc))
-    pieces, pos = [], 0
-    for embedding in embeddings:
-        if not embedding.isascii() or '"' in embedding or "\\" in embedding:
-            return _json_text(_without_embeddings(doc))  # (a control character orjson escapes: not found below)
-        text = embedding.encode("ascii")
-        key = raw.find(_EMBEDDING_KEY, pos)
-        at = key + len(_EMBEDDING_KEY) - 1  # where the value's quote should be
-        if key < 0 or not (raw.startswith(text, at + 1) and raw[at + 1 + len(text):at + 2 + len(text)] == b'"'):
-            at = raw.find(b'"' + text + b'"', pos)  # not where expected: anywhere after the last cut
-            if at < 0:
-                return _json_text(_without_embeddings(doc))
-        pieces.append(raw[pos:at])
-        pos = at + len(text) + 2
-    pieces.append(raw[pos:])
-    return b'""'.join(pieces)
-
-
-_EMBEDDING_KEY = b'"embedding":"'  # then the value: a quote after a colon always opens a string
-
-
-def _without_embeddings(doc: dict[str, Any]) -> dict[str, Any]:
-    chunks = doc.get("chunks")
-    if type(chunks) is list:
-        doc = dict(doc, chunks=[{k: v for k, v in c.items() if k != "embedding"} if type(c) is dict else c
-                                for c in chunks])
-    return doc
-
-
-def _json_text(doc: dict[str, Any]) -> bytes:
-    try:
-        return orjson.dumps(doc, default=str)  # the text json.dumps writes, at C speed
-    except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits, a lone surrogate, a non-string key
-        try:
-            return json.dumps(doc, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-        except ValueError:
-            return b"".join(_MARKER_BYTES)  # not writable as JSON (a cycle, say): let the walk look
-
-
 def suspicious(doc: dict[str, Any]) -> bool:
     """The fast prefilter: False only when the walk cannot find anything."""
-    return any(credential_key(k) for k in all_keys(doc) if isinstance(k, str)) or value_marker_in(doc)
+    keys, strings = keys_and_strings(doc)
+    return any(credential_key(k) for k in keys if isinstance(k, str)) or value_marker_in(strings)

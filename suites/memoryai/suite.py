@@ -12,7 +12,6 @@ from typing import Any
 from memconform.core import history_counts
 from memconform.core.suite import Level, SuiteSpec, answers_with
 from memconform.fixtures_loader import spec_text_path
-from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 
 # §5, quoted in suites/memoryai/errata.md E16: each bullet of a level's clause names the checks that decide it,
@@ -44,6 +43,14 @@ HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equ
 
 # `memconform run` without --suite: a MemoryAI target exports a memoryai-bundle
 _probe = answers_with("export", lambda: {"scope": "full"}, mai.detect)
+
+
+def _seed_and_export(ctx: Any) -> Any:
+    """The document of a run against a target (SuiteSpec.document_source), from the client, imported
+    when a run needs it: naming a file's format does not."""
+    from memconform.suites.memoryai.client import seed_and_export
+
+    return seed_and_export(ctx)
 
 
 def _reference() -> Any:
@@ -80,7 +87,7 @@ SUITE = SuiteSpec(
         Level("3", "Level 3 Bidirectional", requires=("1", "2"), clause=LEVEL_3_CLAUSE),
         Level("http", "HTTP profile (RECOMMENDED)", clause=HTTP_CLAUSE, optional=True),
     ],
-    document_source=c.seed_and_export,
+    document_source=_seed_and_export,
     detect=mai.detect,
     routes=mai.ROUTES,
     reference=_reference, mutants=_mutants, serve=_serve, probe=_probe, run_notes=history_counts.with_counts(),

@@ -17,15 +17,16 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import HarnessError
 from memconform.core.suite import Level, SuiteSpec
 from memconform.fixtures_loader import spec_text_path
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
-from memconform.suites.omp.rules import declared_level
-from memconform.targets import is_http
 
 
 def claimed_levels(ctx: CheckContext) -> set[str] | None:
     """Levels are cumulative: OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 checks always apply."""
+    from memconform.suites.omp import client as c
+    from memconform.suites.omp import controls as ev
+    from memconform.suites.omp.rules import declared_level
+    from memconform.targets import is_http
+
     if not is_http(ctx.target):
         return None  # every check then says it needs an http:// target
     ev.track(ctx)
@@ -44,6 +45,10 @@ def claimed_levels(ctx: CheckContext) -> set[str] | None:
 
 def preflight(ctx: CheckContext) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
+    from memconform.suites.omp import client as c
+    from memconform.suites.omp import controls as ev
+    from memconform.targets import is_http
+
     if not is_http(ctx.target):
         return  # every check says it needs an http:// target
     if not ctx.target.api_key:
@@ -58,6 +63,7 @@ def preflight(ctx: CheckContext) -> None:
 def _probe(target: Any) -> bool:
     """`memconform run` without --suite: an OMP server answers `GET /v1/health` (no key, §3.3) with
     its status and the protocol version."""
+    from memconform.targets import is_http
     from memconform.targets.base import Request, Route
 
     if not is_http(target):
@@ -70,6 +76,13 @@ def _probe(target: Any) -> bool:
     body = reply.body
     return bool(reply.status == 200 and isinstance(body, dict) and isinstance(body.get("status"), str)
                 and isinstance(body.get("version"), str))
+
+
+def _run_notes(ctx: CheckContext) -> list[str]:
+    """The client's run notes; the client is the run's code, imported when a run ends (not to name a format)."""
+    from memconform.suites.omp import client as c
+
+    return c.run_notes(ctx)
 
 
 def _reference() -> Any:
@@ -134,7 +147,7 @@ SUITE = SuiteSpec(
         Level("security", "§7 Security considerations"),
     ],
     claimed_levels=claimed_levels,
-    run_notes=history_counts.with_counts(c.run_notes),
+    run_notes=history_counts.with_counts(_run_notes),
     preflight=preflight,
     reference=_reference, mutants=_mutants, serve=_serve, probe=_probe,
 )

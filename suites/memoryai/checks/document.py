@@ -6,6 +6,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from itertools import chain, repeat
 from typing import Any, TypeGuard
 
 from memconform.core.check_context import CheckContext
@@ -133,11 +134,55 @@ _CHUNK_TYPES: dict[str, FieldType] = {
 }
 
 
+class _Absent:
+    """What a column holds for a chunk without the field."""
+
+
+_ABSENT = _Absent()
+# per field, the exact types a column may hold (an absent field aside) for its test to pass on every
+# value without calling it (tests still called: content_hash's pattern, the date-times, tags' items)
+_COLUMN_TYPES: dict[str, frozenset[type]] = {
+    "id": frozenset({int}), "content_hash": frozenset({str}), "embedding_model": frozenset({str}),
+    "tags": frozenset({list}), "importance": frozenset({int, float}), "is_pinned": frozenset({bool}),
+    "decay_score": frozenset({int, float}), "created_at": frozenset({str}), "accessed_at": frozenset({str}),
+    "valid_until": frozenset({str, type(None)}), "metadata": frozenset({dict}),
+}
+_COLUMN_VALUES: dict[str, Callable[[list[Any]], bool]] = {
+    "content_hash": lambda values: all(map(_SHA256_HEX.fullmatch, values)),
+    "tags": lambda values: {type(t) for t in chain.from_iterable(values)} <= {str},
+    "created_at": lambda values: all(map(iso_ok, values)),
+    "accessed_at": lambda values: all(map(iso_ok, values)),
+    "valid_until": lambda values: all(v is None or iso_ok(v) for v in values),
+}
+
+
+def _chunk_types_all_hold(chunks: list[dict[str, Any]]) -> bool:
+    """Does every chunk pass every _CHUNK_TYPES test? Judged a column (one field over all chunks) at a
+    time, mostly in C: exact types first, then the tests that look into a value. True only when the
+    per-chunk loop would find nothing; anything else (a wrong type, a subclass) goes to that loop,
+    which words each failure."""
+    for name in _CHUNK_TYPES:
+        column = list(map(dict.get, chunks, repeat(name), repeat(_ABSENT)))
+        types = set(map(type, column))
+        if _Absent in types:
+            types.discard(_Absent)
+            column = [v for v in column if v is not _ABSENT]
+        if not types <= _COLUMN_TYPES[name]:
+            return False
+        judge = _COLUMN_VALUES.get(name)
+        if judge is not None and not judge(column):
+            return False
+    return True
+
+
 @SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
            sentence='"tags": [<string>, ...],')
 def chunk_field_types(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """The types of the ChunkRecord shape (id integer, tags strings, is_pinned bool, ISO-8601 times, metadata object)."""
-    for i, chunk in examined(doc, ctx):
+    found = examined(doc, ctx)
+    if _chunk_types_all_hold([chunk for _, chunk in found if isinstance(chunk, dict)]):
+        return
+    for i, chunk in found:
         if not isinstance(chunk, dict):
             continue
         for name, (expected, ok) in _CHUNK_TYPES.items():
@@ -145,11 +190,39 @@ def chunk_field_types(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
                 yield Failure(f"chunk {name} is not a {expected}", chunk[name], expected, f"$.chunks[{i}].{name}")
 
 
+def _enums_and_ranges_all_hold(chunks: list[dict[str, Any]]) -> bool:
+    """Would the per-chunk loop of chunk_enums_and_ranges find nothing? Judged a column at a time: the
+    set of zones (tiers) written is one of the enum's strings each; the numbers of a range column lie
+    within 0..1 (min and max; a NaN makes the sum unequal to itself). Anything else: the loop decides."""
+    for name, allowed in (("zone", mai.ZONES), ("tier", mai.TIERS)):
+        try:
+            written = set(map(dict.get, chunks, repeat(name), repeat(allowed[0])))  # absent passes
+        except TypeError:  # an unhashable value
+            return False
+        if not ({type(v) for v in written} <= {str} and written <= set(allowed)):
+            return False
+    for name in ("importance", "decay_score"):
+        column = list(map(dict.get, chunks, repeat(name)))
+        kinds = set(map(type, column))
+        if not kinds <= {int, float, type(None)}:
+            return False
+        numbers = [v for v in column if v is not None] if type(None) in kinds else column
+        try:
+            if numbers and not (0 <= min(numbers) and max(numbers) <= 1 and sum(numbers) == sum(numbers)):
+                return False
+        except OverflowError:  # an integer too large for a float
+            return False
+    return True
+
+
 @SUITE.check(kind="document", section="§3.2", keyword="MUST", level="1",
            sentence='"zone": "standard" | "important" | "critical" | "ephemeral", "importance": <float 0..1>,')
 def chunk_enums_and_ranges(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """zone and tier enums; importance and decay_score in 0..1."""
-    for i, chunk in examined(doc, ctx):
+    found = examined(doc, ctx)
+    if _enums_and_ranges_all_hold([chunk for _, chunk in found if isinstance(chunk, dict)]):
+        return
+    for i, chunk in found:
         if not isinstance(chunk, dict):
             continue
         path = f"$.chunks[{i}]"
@@ -214,7 +287,12 @@ def entity_required_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
            sentence="`embedding` fields MUST be one of:")
 def embedding_base64_float32(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     """null, or a base64-encoded little-endian array of float32 values."""
-    for i, chunk in examined(doc, ctx):
+    found = examined(doc, ctx)
+    sizes = embedding_sizes(doc, ctx)
+    if all(type(size) is int and size % 4 == 0 for size in sizes.values()) and \
+            len(sizes) == sum(1 for _, chunk in found if isinstance(chunk, dict) and chunk.get("embedding") is not None):
+        return  # every embedding present is a string (sizes has one per string) of whole float32 values
+    for i, chunk in found:
         if not isinstance(chunk, dict) or chunk.get("embedding") is None:
             continue
         value = chunk["embedding"]
@@ -222,7 +300,7 @@ def embedding_base64_float32(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         if not isinstance(value, str):
             yield Failure("embedding is neither null nor a base64 string", value, "null or base64 string", path)
             continue
-        size = embedding_sizes(doc, ctx)[i]
+        size = sizes[i]
         if isinstance(size, ValueError):
             yield Failure("embedding is not valid base64", value, "base64 of float32 values", path, str(size))
             continue

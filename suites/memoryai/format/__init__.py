@@ -259,18 +259,11 @@ def decode_embedding(text: str) -> bytes:
 
 def decoded_sizes(texts: list[str]) -> list[int | ValueError]:
     """The byte length of each strict-base64 text, or why it does not decode (`decode_embedding`).
-    Texts without padding whose lengths are multiples of 4 decode group by group, so they are judged
-    all at once: their concatenation is strict base64 exactly when each is, and each decodes to three
-    bytes per four characters. Otherwise (or when the whole does not decode) one by one."""
-    if texts and all(len(t) % 4 == 0 for t in texts):
-        joined = "".join(texts)
-        if "=" not in joined:
-            try:
-                decode_embedding(joined)
-            except ValueError:
-                pass
-            else:
-                return [len(t) // 4 * 3 for t in texts]
+    A text without padding whose length is a multiple of 4 and whose characters are all in the
+    alphabet is strict base64 (every group of four decodes to three bytes): when every text is one,
+    the sizes follow without decoding. Otherwise each is decoded, one by one."""
+    if all(len(t) % 4 == 0 for t in texts) and all(map(_only_base64_alphabet, texts)):
+        return [len(t) // 4 * 3 for t in texts]
     sizes: list[int | ValueError] = []
     for text in texts:
         try:
@@ -278,6 +271,15 @@ def decoded_sizes(texts: list[str]) -> list[int | ValueError]:
         except ValueError as exc:
             sizes.append(exc)
     return sizes
+
+
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _only_base64_alphabet(text: str) -> bool:
+    """Is every character of the text one of base64's 64 (no padding)? One C pass deleting the alphabet,
+    several times faster than decoding to learn the same (text by text: no copy of all of them at once)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _BASE64_ALPHABET)  # strict a2b_base64 refuses the rest
 
 
 def embedding_floats(text: str) -> tuple[float, ...]:

@@ -1,0 +1,34 @@
+"""Running a suite's document checks on one document, with no target and no report folder: what
+`memconform validate` needs of a run, importable without the run's own machinery (targets, the
+report writers), so `validate` starts quickly. The session re-exports both functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .core.check_context import NoTarget
+from .core.model import HarnessError, Result
+from .core.profile import Profile
+from .core.registry import REGISTRY, Check
+from .core.runner import Context, run_checks
+from .core.suite import SuiteSpec, get_suite
+
+
+def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
+    checks = REGISTRY.for_suite(suite)
+    if check_ids:
+        wanted = set(check_ids)
+        checks = [c for c in checks if c.id in wanted or c.id.split(".", 1)[1] in wanted]
+    return checks
+
+
+def validate_document(doc: Any, suite_or_name: SuiteSpec | str, profile: Profile,
+                      check_ids: list[str] | None = None) -> list[Result]:
+    """Run a suite's document checks on one document (memconform validate)."""
+    suite = get_suite(suite_or_name) if isinstance(suite_or_name, str) else suite_or_name
+    suite_name = suite.name
+    checks = [c for c in select_checks(suite_name, check_ids) if c.kind == "document"]
+    if not checks:
+        raise HarnessError(f"suite {suite_name!r} has no document checks")
+    ctx = Context(suite=suite, target=NoTarget(), profile=profile, document=doc)
+    return list(run_checks(checks, ctx))

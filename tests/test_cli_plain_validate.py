@@ -1,0 +1,66 @@
+"""`memconform validate` read without the whole command line (harness/cli.py `plain_validate`): the
+same namespace as the full parser wherever it reads the line, the full parser (and its messages)
+everywhere else, and a validation that imports none of the other subcommands' machinery."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from memconform.cli import build_parser, plain_validate
+from memconform.fixtures_loader import fixture_root
+
+READ_PLAINLY = [
+    ["validate", "f.json"],
+    ["validate", "f.json", "--format", "memoryai"],
+    ["validate", "--format=amps", "f.json", "--json"],
+    ["validate", "f.json", "--max-bytes", "10", "--profile", "strict"],
+    ["validate", "f.json", "--option", "memoryai.dna_rule=type-only", "--check", "a", "--check", "memoryai.b"],
+    ["validate", "f.json", "--form", "emp"],  # an abbreviation both parsers read alike
+    ["validate", "-"],
+]
+LEFT_TO_THE_FULL_PARSER = [
+    [], ["run"], ["list"], ["validate"], ["validate", "-h"], ["validate", "f.json", "--help"], ["validate", "--he"],
+    ["validate", "f.json", "--bogus"], ["validate", "f.json", "g.json"], ["validate", "f.json", "--max-bytes", "x"],
+    ["validate", "--", "f.json"], ["validate", "f.json", "--format"], ["--help", "validate"],
+]
+
+
+@pytest.mark.parametrize("argv", READ_PLAINLY)
+def test_the_plain_reading_is_the_full_parsers(argv: list[str]) -> None:
+    plain = plain_validate(argv)
+    assert plain is not None
+    assert vars(plain) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_THE_FULL_PARSER)
+def test_anything_else_is_left_to_the_full_parser(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert plain_validate(argv) is None
+    assert capsys.readouterr() == ("", "")  # nothing printed: the full parser words any error or help
+
+
+def test_a_valid_file_is_validated_without_the_run_or_report_machinery(tmp_path: Path) -> None:
+    case = json.loads((fixture_root() / "memoryai" / "valid" / "full_bundle_all_sections.json").read_text("utf-8"))
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(case["document"]), encoding="utf-8")
+    code = textwrap.dedent(f"""
+        import contextlib, io, json, sys
+        from memconform.cli import main
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            code = main(["validate", {str(path)!r}])
+        print(json.dumps({{"code": code, "printed": printed.getvalue(), "modules": sorted(sys.modules)}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["code"] == 0 and "memoryai valid" in out["printed"]
+    loaded = set(out["modules"])
+    for heavy in ("memconform.session", "memconform.core.report", "memconform.render", "memconform.matrix",
+                  "memconform.portability", "memconform.suites.omp.client", "memconform.suites.amps.client",
+                  "httpx", "rich"):
+        assert heavy not in loaded, heavy
+    assert "memconform.suites.memoryai.checks.document" in loaded  # a positive control: the checks did run
