@@ -327,3 +327,39 @@ def mutant_class(name: str) -> Any:
     factory = MUTANTS[name]
     cell = dict(zip(factory.__code__.co_freevars, (c.cell_contents for c in factory.__closure__ or ()), strict=True))
     return cell["spec"].get("api_class", cell["api_class"])
+
+
+# ---- the domain table and the model agree on every search class ---------------------------------
+
+SEARCH_NAMES = {"tag": "all", "sub": "even", "namespace": "project:a", "word": "word1", "word2": "word2", "WORD": "WORD1",
+                "tool": "claude"}
+
+
+def search_class_cases() -> list[Any]:
+    from memconform import domain
+
+    table = domain.required("omp")
+    return [vc for name in ("search.q", "search.type", "search.tags", "search.namespace", "search.limit", "search.mode")
+            for vc in table.field(name).classes]
+
+
+@pytest.mark.parametrize("vc", search_class_cases(), ids=lambda vc: vc.key)
+def test_the_domain_table_and_the_model_agree_on_each_search_class(vc: Any) -> None:
+    """invalid: only a 422 is in the model's set; open: a 4xx and a page both are; valid: a page is."""
+    from memconform import domain
+    from memconform.domain_values import fill
+
+    body: dict[str, Any] = {"q": "word1"}
+    name = vc.field.split(".", 1)[1]
+    value = vc.value()
+    if value is domain.ABSENT:
+        body.pop(name, None)
+    else:
+        body[name] = fill(value, SEARCH_NAMES)
+    model = Model()  # nothing stored: an empty page is every reading's page
+    request = Request("search", body=body)
+    refusal = Answer(422, {"error": "validation_error", "message": "bad search"})
+    served = Answer(200, {"memories": [], "total": 0, "mode_used": body.get("mode", "keyword")})
+    refused_ok = model.accepts(request, refusal) is None
+    page_ok = any(model.accepts(request, Answer(200, {**served.body, "mode_used": mode})) is None for mode in omp.SEARCH_MODES)
+    assert (refused_ok, page_ok) == {"invalid": (True, False), "open": (True, True)}.get(vc.expect, (refused_ok, True)), vc.key

@@ -223,8 +223,8 @@ def search_invalid(body: dict[str, Any]) -> str | None:
 def search_odd(body: dict[str, Any]) -> str | None:
     """A search value the spec is silent on (errata O9, O34, O35): refused, or a page."""
     limit = body.get("limit")
-    if isinstance(limit, float) and limit.is_integer():
-        limit = int(limit)
+    if isinstance(limit, float) and limit.is_integer():  # errata O35: 5.0 read as 5, or refused as not an integer
+        return f"limit {limit!r} (a zero fraction)"
     if limit is not None and not (isinstance(limit, int) and 1 <= limit <= omp.MAX_LIMIT):
         return f"limit {body.get('limit')!r}"
     if body.get("mode") is not None and body["mode"] not in omp.SEARCH_MODES:
