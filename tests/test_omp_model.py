@@ -171,7 +171,7 @@ def test_namespace_null_readings_and_an_unknown_strategy() -> None:
     model = Model.seeded([doc(1, namespace="project:a")])
     request = Request("update", id=doc(1)["id"], body={"namespace": None})
     cleared = Answer(200, {**doc(1), "updated_at": "2026-01-03T00:00:00Z"})
-    assert model.fits(request, cleared) == ["updated: only the given fields changed"]
+    assert model.fits(request, cleared) == ["namespace null clears it"]
     assert model.fits(request, Answer(422, {"error": "validation_error"})) == ["namespace null refused, nothing changed"]
     assert model.accepts(request, Answer(200, {**doc(1, namespace="project:a"), "updated_at": "2026-01-03T00:00:00Z"})) is not None
     unknown = Request("import", body={"memories": []}, params=(("conflict", "merge"),))

@@ -149,15 +149,19 @@ class Model(SearchAnswers, TransferAnswers):
         if who.tool is not None and isinstance(patch.get("source"), dict) and patch["source"].get("tool", who.tool) != who.tool:
             return {"an update to another tool: 403": error_is(self.readings, 403, "forbidden")}
         out: dict[str, Check] = {}
+        namespace_null = "namespace" in patch and patch["namespace"] is None
         for name, merged in self._updated(doc, patch).items():
-            out[name] = updated_is(doc, merged)
-        if "namespace" in patch and patch["namespace"] is None:
+            out[join_names(NAMESPACE_NULL_CLEARS, name.removeprefix("updated: only the given fields changed"))
+                if namespace_null else name] = updated_is(doc, merged)
+        if namespace_null:  # errata O8: cleared, or refused with 422 and nothing changed
             if self.readings.namespace_null == "refused":
                 out = {}
             if self.readings.namespace_null in ("either", "refused"):
-                out["namespace null refused, nothing changed"] = refused(self.readings)
-        if validity.kind == OPEN or "id" in patch or "created_at" in patch:
-            out[f"open ({'; '.join(validity.why) or 'id or created_at in the body'}): refused with a 4xx"] = refused(self.readings)
+                out[NAMESPACE_NULL_REFUSED] = error_is(self.readings, 422, "validation_error")
+        if "id" in patch or "created_at" in patch:  # errata O8: never applied; ignored, or the body refused with 422
+            out["id or created_at in the body: refused with 422"] = error_is(self.readings, 422, "validation_error")
+        if validity.kind == OPEN:
+            out[f"open ({'; '.join(validity.why)}): refused with a 4xx"] = refused(self.readings)
         return out
 
     @staticmethod
@@ -236,6 +240,9 @@ class Model(SearchAnswers, TransferAnswers):
                     f"expected {[m['id'] for m in wanted][:5]} of {len(matches)})")
         return None
 
+
+
+NAMESPACE_NULL_CLEARS, NAMESPACE_NULL_REFUSED = "namespace null clears it", "namespace null refused, nothing changed"
 
 
 def any_memory(answer: Any) -> str | None:

@@ -135,9 +135,11 @@ def list_readings(params: Iterable[tuple[str, str]], readings: Readings) -> list
     for combo in itertools.product(*choices, sort_choices, limit_choices, offset_choices):
         names = tuple(name for name, _ in combo if name)
         values = [value for _, value in combo]
-        if any(v is REFUSE for v in values):
-            out.append(ListReading(names))
+        if any(v is REFUSE for v in values):  # named by what refuses: the other parameters' readings do not matter
+            out.append(ListReading(tuple(name for name, value in combo if value is REFUSE)))
             continue
+        if any(v is NOTHING for v in values[:len(FILTERS)]):  # an empty page whatever the other filters are read as
+            names = tuple(name for i, (name, value) in enumerate(combo) if name and (i >= len(FILTERS) or value is NOTHING))
         kind, tool, tags, namespace, (sort, sort_exact), (limit, limit_exact, echo), (offset, offset_exact, _) = values
         out.extend(_list_reading(names, kind, tool, tags, namespace, sort, limit, offset,
                                  sort_exact and limit_exact and offset_exact, echo))
