@@ -38,25 +38,30 @@ def judged(model: m.Model, request: m.Request, answer: Any, sent: str, path: str
     return Failure(f"{sent}: {reason.title}", summary(answer), reason.expected, path)
 
 
-def predictions(model: m.Model, request: m.Request) -> dict[str, Callable[[Any], bool]]:
+def expectations(model: m.Model, request: m.Request, read_back: bool = False) -> dict[str, m.Check]:
+    return model.expect_read_back(request) if read_back else model.expect(request)
+
+
+def predictions(model: m.Model, request: m.Request, read_back: bool = False) -> dict[str, Callable[[Any], bool]]:
     """{reading: does the answer fit it}, one per reading the model names for the request."""
-    return {name: (lambda answer, check=check: check(answer) is None) for name, check in model.expect(request).items()}
+    return {name: (lambda answer, check=check: check(answer) is None) for name, check in expectations(model, request, read_back).items()}
 
 
 def observe(ctx: CheckContext, point: str, request: m.Request, answer: Any, *, title: str, path: str = "$",
-            seeded: Callable[[m.Readings], m.Model], pins: tuple[str, ...] = ()) -> Observation:
+            seeded: Callable[[m.Readings], m.Model], pins: tuple[str, ...] = (), read_back: bool = False) -> Observation:
     """Record the readings of `point` the answer fitted, as the model predicts them under every reading;
     fail (naming each accepted reading's expectation) when it fits none the run's options accept.
     `seeded` builds the model in the state at hand under given readings; `pins`: the options (names
-    of Readings fields) that may narrow this point."""
+    of Readings fields) that may narrow this point; `read_back`: the answer is the pair (a write's answer, the
+    GET of its id after it), judged by `Model.expect_read_back`."""
     every = seeded(m.Readings())
     pinned = seeded(m.Readings.from_options(ctx.option))
-    accepted = tuple(pinned.expect(request))
+    allowed = expectations(pinned, request, read_back)
+    accepted = tuple(allowed)
     chosen = tuple(f"{name}={ctx.option(name)}" for name in pins if ctx.option(name) not in ("either", "any"))
-    seen = ctx.observe(point, predictions(every, request), answer, accepted=accepted, title=title, path=path, pinned=chosen)
+    seen = ctx.observe(point, predictions(every, request, read_back), answer, accepted=accepted, title=title, path=path, pinned=chosen)
     if seen.failure is not None:
-        reason = pinned.accepts(request, answer)
-        seen.failure.received = summary(answer) if not seen.matched else {"answer": summary(answer), "fits only": list(seen.matched)}
-        if reason is not None:
-            seen.failure.expected = {f"{point} {name}": want for name, want in reason.expected.items()}
+        shown = " then ".join(summary(a) for a in answer) if read_back else summary(answer)
+        seen.failure.received = shown if not seen.matched else {"answer": shown, "fits only": list(seen.matched)}
+        seen.failure.expected = {f"{point} {name}": check(answer) for name, check in allowed.items()}
     return seen

@@ -7,7 +7,7 @@ from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .base import Check, Reason, Request, body_of, brief, instant, principal, status_of
+from .base import Check, Readings, Reason, Request, body_of, brief, instant, principal, status_of
 from .pages import ListReading, in_order, join_names, keyword_hits, list_readings, ordered, sort_key
 from .search import SearchAnswers
 from .shapes import INVALID, OPEN, error_is, fields_differ, memory_is, memory_shape, refused
@@ -47,6 +47,33 @@ class Model(SearchAnswers, TransferAnswers):
         if handler is None:
             raise ValueError(f"the OMP model has no operation {request.op!r}")
         return handler(request)  # type: ignore[no-any-return]
+
+    def expect_read_back(self, request: Request) -> dict[str, Check]:
+        """A write and the GET of its id that follows: {reading: a check of the pair (write answer, read
+        answer)}; the pair fits a reading when the write fits it and the read fits the state it leaves."""
+        out: dict[str, Check] = {}
+        for name, check in self.expect(request).items():
+            out[name] = self._pair_check(request, check)
+        return out
+
+    def _pair_check(self, request: Request, check: Check) -> Check:
+        def pair(answer: Any) -> str | None:
+            write, read = answer
+            problem = check(write)
+            if problem is not None:
+                return f"the {request.op}: {problem}"
+            after = self.reread(self.readings)
+            after.apply(request, write)
+            problems = [want(read) for want in after.expect(Request("get", request.key, request.id)).values()]
+            return None if None in problems else f"read back: {problems[0]}"
+        return pair
+
+    def reread(self, readings: Readings) -> Model:
+        """A copy of the state under other readings."""
+        copy = Model(readings, self.complete)
+        copy.users = {user: dict(docs) for user, docs in self.users.items()}
+        copy.gone = set(self.gone)
+        return copy
 
     def fits(self, request: Request, answer: Any) -> list[str]:
         """The readings whose prediction the answer matched (for ctx.observe)."""
