@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, TargetError
+from memconform.core.readings import Observation
 from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
@@ -44,12 +45,18 @@ def _dataset(ctx: CheckContext) -> dict[str, Any]:
     for mem in memories:
         mem["id"] = stored[mem["content"]].get("id")
     kept = sum(1 for m in memories if rules.instant(stored[m["content"]].get("created_at")) == rules.instant(m["created_at"]))
-    seen = ctx.observe("O26", {"import keeps created_at": kept == DATASET, "import stamps created_at": kept == 0})
-    if seen.failure:  # seeding judges nothing; the created_at checks say which memories lost it
-        ctx.note(f"O26: {kept} of {DATASET} imported memories kept created_at: neither reading")
+    observe_created_at(ctx, kept, DATASET)
     ds["memories"] = memories
     ds["stored"] = [stored[m["content"]] for m in memories]  # as the target keeps them: what the model holds
     return ds
+
+
+def observe_created_at(ctx: CheckContext, kept: int, imported: int) -> Observation:
+    """O26: an import keeps every item's created_at, or stamps every one anew."""
+    seen = ctx.observe("O26", {"import keeps created_at": kept == imported, "import stamps created_at": kept == 0})
+    if seen.failure:  # seeding judges nothing; the created_at checks say which memories lost it
+        ctx.note(f"O26: {kept} of {imported} imported memories kept created_at: neither reading")
+    return seen
 
 
 def dataset(ctx: CheckContext) -> dict[str, Any]:

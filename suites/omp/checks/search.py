@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.readings import Observation
 from memconform.suites.omp import ask
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
@@ -69,6 +70,17 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
     query = {"q": f"{w1} {w2}", "mode": "keyword", "limit": 100}
     hits = set(ids(search_body(ctx, query)["memories"]))
     found = {name for name, mem in made.items() if mem["id"] in hits}
+    seen = observe_keyword_match(ctx, made, query, found)
+    if "none" in found:
+        yield Failure("a memory holding no word of q was found", made["none"]["content"], "not found", "$.memories")
+    elif "phrase" not in found:
+        yield Failure("a memory holding q as a phrase is not found", sorted(found), "found", "$.memories")
+    elif seen.failure:
+        yield seen.failure
+
+
+def observe_keyword_match(ctx: CheckContext, made: dict[str, dict[str, Any]], query: dict[str, Any], found: set[str]) -> Observation:
+    """O2: which memories (by name) each keyword reading matches, as the model says; the found ones fit one."""
     names = {mem["id"]: name for name, mem in made.items()}
     model = m.Model.seeded(made.values())  # every reading, whatever the option: the observation names the one seen
     expected = {reading.removeprefix("keyword match: "): {names[i] for i in wanted}
@@ -78,13 +90,9 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
                        accepted=None if pinned == "any" else (f"keyword match: {pinned}",),
                        title="keyword matches fit no accepted reading (every word, substring, any word)", path="$.memories",
                        pinned=() if pinned == "any" else (f"keyword_match={pinned}",))
-    if "none" in found:
-        yield Failure("a memory holding no word of q was found", made["none"]["content"], "not found", "$.memories")
-    elif "phrase" not in found:
-        yield Failure("a memory holding q as a phrase is not found", sorted(found), "found", "$.memories")
-    elif seen.failure:
+    if seen.failure:
         seen.failure.expected = {k: sorted(v) for k, v in expected.items() if pinned in ("any", k)}
-        yield seen.failure
+    return seen
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
@@ -107,14 +115,7 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
     if hits != wanted:
         yield Failure("search with type did not return exactly the matches of that type", sorted(hits), sorted(wanted), "$.memories")
     query = {"q": key, "mode": "keyword", "tags": [x, y], "limit": 100}
-    hits = set(ids(search_body(ctx, query)["memories"]))
-    readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
-                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
-    pinned = ctx.option("search_tags_match")
-    seen = ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
-                       accepted=None if pinned == "either" else (f"search tags: {pinned}",),
-                       title="search with tags did not return exactly the memories with both tags (or, reading any, either tag)",
-                       path="$.memories", pinned=() if pinned == "either" else (f"search_tags_match={pinned}",))
+    seen = observe_search_tags(ctx, model, query, set(ids(search_body(ctx, query)["memories"])))
     if seen.failure:
         yield seen.failure
     query = {"q": key, "mode": "keyword", "type": "procedural", "tags": [y], "limit": 100}
@@ -124,6 +125,17 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("search with type and tags did not apply both", sorted(hits), sorted(wanted), "$.memories")
 
 
+def observe_search_tags(ctx: CheckContext, model: m.Model, query: dict[str, Any], hits: set[str]) -> Observation:
+    """O2: the ids the model says each reading of the search `tags` filter (all, any) matches; the hits fit one."""
+    readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
+                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
+    pinned = ctx.option("search_tags_match")
+    return ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
+                       accepted=None if pinned == "either" else (f"search tags: {pinned}",),
+                       title="search with tags did not return exactly the memories with both tags (or, reading any, either tag)",
+                       path="$.memories", pinned=() if pinned == "either" else (f"search_tags_match={pinned}",))
+
+
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
 def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
@@ -131,19 +143,22 @@ def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
     matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2).
     Each reading's prediction is the model's under that reading."""
     ds = dataset(ctx)
-    yield from _observed(ctx, ds, {"q": ds["word"], "mode": "keyword"}, "search_default_limit", ("20", "10"),
-                         "search default limit {}", f"search without limit over {DATASET} matches did not return the default page")
-    yield from _observed(ctx, ds, {"q": ds["word"], "mode": "keyword", "limit": 5}, "search_total", ("matches", "page"),
-                         "search total: {}", "search with limit 5: not 5 memories, or a total that is neither the matches nor the page")
+    for query, option, values, reading, title in (
+            ({"q": ds["word"], "mode": "keyword"}, "search_default_limit", ("20", "10"), "search default limit {}",
+             f"search without limit over {DATASET} matches did not return the default page"),
+            ({"q": ds["word"], "mode": "keyword", "limit": 5}, "search_total", ("matches", "page"), "search total: {}",
+             "search with limit 5: not 5 memories, or a total that is neither the matches nor the page")):
+        seen = observe_pinned(ctx, ds["stored"], query, c.search(ctx, query), option, values, reading, title)
+        if seen.failure:
+            yield seen.failure
 
 
-def _observed(ctx: CheckContext, ds: dict[str, Any], query: dict[str, Any], option: str, values: tuple[str, ...],
-              reading: str, title: str) -> Iterator[Failure]:
-    """O2: the answer fits a reading when the model pinned to it accepts the answer."""
-    answer = c.search(ctx, query)
+def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[str, Any], answer: Any, option: str,
+                   values: tuple[str, ...], reading: str, title: str) -> Observation:
+    """O2: the answer fits a reading when the model pinned to it (the option at that value) accepts it."""
     request = m.Request("search", body=query)
     base = m.Readings.from_options(ctx.option)
-    pinned = {value: m.Model.seeded(ds["stored"], replace(base, **{option: value})) for value in values}
+    pinned = {value: m.Model.seeded(stored, replace(base, **{option: value})) for value in values}
     chosen = ctx.option(option)
     seen = ctx.observe("O2", {reading.format(v): (lambda a, model=model: model.accepts(request, a) is None) for v, model in pinned.items()},
                        answer, accepted=[reading.format(v) for v in values if chosen in ("either", v)],
@@ -153,7 +168,7 @@ def _observed(ctx: CheckContext, ds: dict[str, Any], query: dict[str, Any], opti
         seen.failure.received = ask.summary(answer)
         seen.failure.expected = {reading.format(v): str(model.accepts(request, answer)) for v, model in pinned.items()
                                  if chosen in ("either", v)}
-        yield seen.failure
+    return seen
 
 
 def overlap_pair(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Any], str, str]:
