@@ -363,3 +363,62 @@ def test_the_domain_table_and_the_model_agree_on_each_search_class(vc: Any) -> N
     refused_ok = model.accepts(request, refusal) is None
     page_ok = any(model.accepts(request, Answer(200, {**served.body, "mode_used": mode})) is None for mode in omp.SEARCH_MODES)
     assert (refused_ok, page_ok) == {"invalid": (True, False), "open": (True, True)}.get(vc.expect, (refused_ok, True)), vc.key
+
+
+# ---- what the example checks ask of the model -------------------------------------------------------
+
+def test_an_update_naming_id_or_created_at_is_ignored_or_refused_with_422() -> None:
+    model = Model.seeded([doc(1)])
+    request = Request("update", id=doc(1)["id"], body={"id": "mem_0000000000000999", "created_at": STAMP, "tags": ["x"]})
+    kept = Answer(200, {**doc(1), "tags": ["x"], "updated_at": "2026-02-01T00:00:00Z"})
+    assert model.accepts(request, kept) is None
+    assert model.accepts(request, Answer(422, {"error": "validation_error"})) is None
+    assert model.accepts(request, Answer(400, {"error": "bad_request"})) is not None  # errata O8: refused with 422
+    moved = Answer(200, {**doc(1), "id": "mem_0000000000000999", "tags": ["x"], "updated_at": "2026-02-01T00:00:00Z"})
+    assert "id changed" in str(model.accepts(request, moved))
+    restamped = Answer(200, {**doc(1), "created_at": STAMP, "tags": ["x"], "updated_at": "2026-02-01T00:00:00Z"})
+    assert "created_at changed" in str(model.accepts(request, restamped))
+
+
+def test_a_write_is_judged_with_the_read_that_follows() -> None:
+    model = Model.seeded([doc(1, namespace="project:a")])
+    request = Request("update", id=doc(1)["id"], body={"namespace": None})
+    checks = model.expect_read_back(request)
+    assert set(checks) == {"namespace null clears it", "namespace null refused, nothing changed"}
+    cleared = Answer(200, {**doc(1), "updated_at": "2026-02-01T00:00:00Z"})
+    assert checks["namespace null clears it"]((cleared, cleared)) is None
+    assert "read back" in str(checks["namespace null clears it"]((cleared, Answer(200, doc(1, namespace="project:a")))))
+    refusal = Answer(422, {"error": "validation_error"})
+    assert checks["namespace null refused, nothing changed"]((refusal, Answer(200, doc(1, namespace="project:a")))) is None
+    assert checks["namespace null refused, nothing changed"]((refusal, cleared)) is not None
+    assert model.memories()[0].get("namespace") == "project:a"  # judging never changes the state
+
+
+def search_answer(docs: list[dict[str, Any]], mode_used: str) -> Answer:
+    return Answer(200, {"memories": docs, "total": len(docs), "mode_used": mode_used})
+
+
+def test_a_similarity_page_finds_the_memory_sharing_most_words_and_a_keyword_answer_is_a_keyword_page() -> None:
+    near, far = doc(1, content="alpha beta gamma"), doc(2, content="delta epsilon")
+    request = Request("search", body={"q": "alpha beta zeta", "mode": "semantic"})
+    core = Model.seeded([near, far])
+    assert core.accepts(request, search_answer([near, far], "semantic")) is None
+    assert core.accepts(request, search_answer([far, near], "semantic")) is None  # ranking open at OMP-Core
+    reason = core.accepts(request, search_answer([far], "semantic"))
+    assert reason is not None and "a keyword search presented as semantic" in reason.title
+    assert core.fits(request, search_answer([], "keyword"))  # honest keyword (all-words: no match)
+    assert core.accepts(request, search_answer([near], "keyword")) is None  # any-word reads it so
+    assert Model.seeded([near, far], Readings(keyword_match="all-words")).accepts(request, search_answer([near], "keyword")) is not None
+    assert core.accepts(request, Answer(422, {"error": "validation_error"})) is None  # optional at OMP-Core
+    search_level = Model.seeded([near, far], Readings(semantic_required=True))
+    assert search_level.accepts(request, search_answer([near, far], "semantic")) is None
+    assert "ranks a memory sharing no word" in str(search_level.accepts(request, search_answer([far, near], "semantic")))
+    assert search_level.accepts(request, search_answer([], "keyword")) is not None
+    assert search_level.accepts(request, Answer(422, {"error": "validation_error"})) is not None
+
+
+def test_list_readings_are_named_by_the_parameter_that_decides_them() -> None:
+    names = {frozenset(r.names) for r in list_readings((("tags", "t"), ("tool", ""), ("namespace", "")), Readings())}
+    assert names == {frozenset({"empty tool: refused with a 4xx", "empty namespace: refused with a 4xx"}),
+                     frozenset({"empty tool: served as absent", "empty namespace: served as absent"}),
+                     frozenset({"empty tool: served as a value matching nothing", "empty namespace: served as a value matching nothing"})}

@@ -225,12 +225,12 @@ class Model(SearchAnswers, TransferAnswers):
             if status_of(answer) != 200 or not isinstance(body, dict) or not isinstance(body.get("memories"), list):
                 return f"not a 200 list page ({brief(answer)})"
             served = [m for m in body["memories"] if isinstance(m, dict)]
+            if len(served) > (reading.limit if reading.exact else omp.MAX_LIMIT):
+                return f"more memories than the limit ({len(served)} > {reading.limit if reading.exact else omp.MAX_LIMIT})"
             if reading.exact:
                 for name, applied in (("limit", reading.limit), ("offset", reading.offset)):
                     if body.get(name) not in (reading.echo_limit if name == "limit" and reading.echo_limit else (applied,)):
                         return f"{name} does not echo what was applied ({body.get(name, '<absent>')!r}, not {applied})"
-            if len(served) > (reading.limit if reading.exact else omp.MAX_LIMIT):
-                return f"more memories than the limit ({len(served)} > {reading.limit if reading.exact else omp.MAX_LIMIT})"
             unfit = [m.get("id") for m in served if not filters.fit(m)]
             if unfit:
                 return f"served memories outside the filters ({unfit[:3]})"
