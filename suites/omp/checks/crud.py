@@ -71,6 +71,8 @@ def update_keeps_id_and_created_at(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure(f"PUT /v1/memories/{before['id']} with id and created_at in the body: {reason.title}",
                       ask.summary(answer), reason.expected, "$(put)")
         return
+    if not answer.ok:
+        yield from rules.validation_failures(ctx, answer)  # the refusal's envelope as every error's (§4)
     for mem_id, what in ((before["id"], "the memory read after the update"), (other, "the id named in the body")):
         failure = ask.judged(model, m.Request("get", id=mem_id), c.get(ctx, mem_id, quiet=mem_id == other),
                              f"GET /v1/memories/{mem_id} ({what})", "$")
@@ -132,6 +134,8 @@ def update_clears_nullable(ctx: CheckContext) -> Iterator[Failure]:
         yield from rules.validation_failures(ctx, answer)  # says "a server error"
     elif seen.failure:
         yield seen.failure
+    elif not answer.ok:
+        yield from rules.validation_failures(ctx, answer)  # the refusal's envelope as every error's (§4)
 
 
 def _expires_at_cleared(ctx: CheckContext, model: m.Model, mem_id: str) -> Iterator[Failure]:

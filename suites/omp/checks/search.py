@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, SkipCheck, TargetError
 from memconform.core.readings import Observation
-from memconform.suites.omp import ask
+from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
@@ -196,6 +196,7 @@ def search_mode_used_honest(ctx: CheckContext) -> Iterator[Failure]:
         if failure is not None:
             yield failure
         elif not answer.ok:
+            yield from rules.error_failures(ctx, answer, None, None)  # an optional mode refused: the §4 envelope
             refused.append(f"{mode}: {answer.status}")
     if len(refused) == 2:
         raise SkipCheck(f"semantic and hybrid search are not offered ({', '.join(refused)}): optional at OMP-Core", not_applicable=True)
