@@ -171,7 +171,7 @@ def test_namespace_null_readings_and_an_unknown_strategy() -> None:
     model = Model.seeded([doc(1, namespace="project:a")])
     request = Request("update", id=doc(1)["id"], body={"namespace": None})
     cleared = Answer(200, {**doc(1), "updated_at": "2026-01-03T00:00:00Z"})
-    assert model.fits(request, cleared) == ["updated: only the given fields changed"]
+    assert model.fits(request, cleared) == ["namespace null clears it"]
     assert model.fits(request, Answer(422, {"error": "validation_error"})) == ["namespace null refused, nothing changed"]
     assert model.accepts(request, Answer(200, {**doc(1, namespace="project:a"), "updated_at": "2026-01-03T00:00:00Z"})) is not None
     unknown = Request("import", body={"memories": []}, params=(("conflict", "merge"),))
@@ -327,3 +327,98 @@ def mutant_class(name: str) -> Any:
     factory = MUTANTS[name]
     cell = dict(zip(factory.__code__.co_freevars, (c.cell_contents for c in factory.__closure__ or ()), strict=True))
     return cell["spec"].get("api_class", cell["api_class"])
+
+
+# ---- the domain table and the model agree on every search class ---------------------------------
+
+SEARCH_NAMES = {"tag": "all", "sub": "even", "namespace": "project:a", "word": "word1", "word2": "word2", "WORD": "WORD1",
+                "tool": "claude"}
+
+
+def search_class_cases() -> list[Any]:
+    from memconform import domain
+
+    table = domain.required("omp")
+    return [vc for name in ("search.q", "search.type", "search.tags", "search.namespace", "search.limit", "search.mode")
+            for vc in table.field(name).classes]
+
+
+@pytest.mark.parametrize("vc", search_class_cases(), ids=lambda vc: vc.key)
+def test_the_domain_table_and_the_model_agree_on_each_search_class(vc: Any) -> None:
+    """invalid: only a 422 is in the model's set; open: a 4xx and a page both are; valid: a page is."""
+    from memconform import domain
+    from memconform.domain_values import fill
+
+    body: dict[str, Any] = {"q": "word1"}
+    name = vc.field.split(".", 1)[1]
+    value = vc.value()
+    if value is domain.ABSENT:
+        body.pop(name, None)
+    else:
+        body[name] = fill(value, SEARCH_NAMES)
+    model = Model()  # nothing stored: an empty page is every reading's page
+    request = Request("search", body=body)
+    refusal = Answer(422, {"error": "validation_error", "message": "bad search"})
+    served = Answer(200, {"memories": [], "total": 0, "mode_used": body.get("mode", "keyword")})
+    refused_ok = model.accepts(request, refusal) is None
+    page_ok = any(model.accepts(request, Answer(200, {**served.body, "mode_used": mode})) is None for mode in omp.SEARCH_MODES)
+    assert (refused_ok, page_ok) == {"invalid": (True, False), "open": (True, True)}.get(vc.expect, (refused_ok, True)), vc.key
+
+
+# ---- what the example checks ask of the model -------------------------------------------------------
+
+def test_an_update_naming_id_or_created_at_is_ignored_or_refused_with_422() -> None:
+    model = Model.seeded([doc(1)])
+    request = Request("update", id=doc(1)["id"], body={"id": "mem_0000000000000999", "created_at": STAMP, "tags": ["x"]})
+    kept = Answer(200, {**doc(1), "tags": ["x"], "updated_at": "2026-02-01T00:00:00Z"})
+    assert model.accepts(request, kept) is None
+    assert model.accepts(request, Answer(422, {"error": "validation_error"})) is None
+    assert model.accepts(request, Answer(400, {"error": "bad_request"})) is not None  # errata O8: refused with 422
+    moved = Answer(200, {**doc(1), "id": "mem_0000000000000999", "tags": ["x"], "updated_at": "2026-02-01T00:00:00Z"})
+    assert "id changed" in str(model.accepts(request, moved))
+    restamped = Answer(200, {**doc(1), "created_at": STAMP, "tags": ["x"], "updated_at": "2026-02-01T00:00:00Z"})
+    assert "created_at changed" in str(model.accepts(request, restamped))
+
+
+def test_a_write_is_judged_with_the_read_that_follows() -> None:
+    model = Model.seeded([doc(1, namespace="project:a")])
+    request = Request("update", id=doc(1)["id"], body={"namespace": None})
+    checks = model.expect_read_back(request)
+    assert set(checks) == {"namespace null clears it", "namespace null refused, nothing changed"}
+    cleared = Answer(200, {**doc(1), "updated_at": "2026-02-01T00:00:00Z"})
+    assert checks["namespace null clears it"]((cleared, cleared)) is None
+    assert "read back" in str(checks["namespace null clears it"]((cleared, Answer(200, doc(1, namespace="project:a")))))
+    refusal = Answer(422, {"error": "validation_error"})
+    assert checks["namespace null refused, nothing changed"]((refusal, Answer(200, doc(1, namespace="project:a")))) is None
+    assert checks["namespace null refused, nothing changed"]((refusal, cleared)) is not None
+    assert model.memories()[0].get("namespace") == "project:a"  # judging never changes the state
+
+
+def search_answer(docs: list[dict[str, Any]], mode_used: str) -> Answer:
+    return Answer(200, {"memories": docs, "total": len(docs), "mode_used": mode_used})
+
+
+def test_a_similarity_page_finds_the_memory_sharing_most_words_and_a_keyword_answer_is_a_keyword_page() -> None:
+    near, far = doc(1, content="alpha beta gamma"), doc(2, content="delta epsilon")
+    request = Request("search", body={"q": "alpha beta zeta", "mode": "semantic"})
+    core = Model.seeded([near, far])
+    assert core.accepts(request, search_answer([near, far], "semantic")) is None
+    assert core.accepts(request, search_answer([far, near], "semantic")) is None  # ranking open at OMP-Core
+    reason = core.accepts(request, search_answer([far], "semantic"))
+    assert reason is not None and "a keyword search presented as semantic" in reason.title
+    assert core.fits(request, search_answer([], "keyword"))  # honest keyword (all-words: no match)
+    assert core.accepts(request, search_answer([near], "keyword")) is None  # any-word reads it so
+    assert Model.seeded([near, far], Readings(keyword_match="all-words")).accepts(request, search_answer([near], "keyword")) is not None
+    assert core.accepts(request, Answer(422, {"error": "validation_error"})) is None  # optional at OMP-Core
+    search_level = Model.seeded([near, far], Readings(semantic_required=True))
+    assert search_level.accepts(request, search_answer([near, far], "semantic")) is None
+    assert "ranks a memory sharing no word" in str(search_level.accepts(request, search_answer([far, near], "semantic")))
+    assert search_level.accepts(request, search_answer([], "keyword")) is not None
+    assert search_level.accepts(request, Answer(422, {"error": "validation_error"})) is not None
+
+
+def test_list_readings_are_named_by_the_parameter_that_decides_them() -> None:
+    names = {frozenset(r.names) for r in list_readings((("tags", "t"), ("tool", ""), ("namespace", "")), Readings())}
+    assert names == {frozenset({"empty tool: refused with a 4xx", "empty namespace: refused with a 4xx"}),
+                     frozenset({"empty tool: served as absent", "empty namespace: served as absent"}),
+                     frozenset({"empty tool: served as a value matching nothing", "empty namespace: served as a value matching nothing"})}

@@ -11,11 +11,8 @@ from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.readings import observe
 from memconform.session import execute_run
-from memconform.suites.omp.checks.listing import refused_4xx, served_within_max
-from memconform.suites.omp.checks.sort import o30_predictions
 from memconform.suites.omp.reference.api import ApiError, OmpApi
 from memconform.suites.omp.reference.serve import ServerSpec, serve_target
-from memconform.targets.base import Reply
 
 
 class Recorder:
@@ -56,36 +53,8 @@ def test_a_prediction_that_cannot_read_the_answer_does_not_hold() -> None:
     assert not seen and ctx.seen == []
 
 
-# ---- OMP predictions at unit level ---------------------------------------------------------------
-
-def reply(status: int, body: Any) -> Reply:
-    return Reply(status=status, body=body, raw=b"")
-
-
-def test_o9_limit_101_predictions() -> None:
-    clamped = reply(200, {"memories": [{}] * 100, "limit": 100})
-    refused = reply(422, {"error": "validation_error"})
-    overserved = reply(200, {"memories": [{}] * 101, "limit": 101})
-    assert served_within_max(clamped) and not refused_4xx(clamped)
-    assert refused_4xx(refused) and not served_within_max(refused)
-    assert not served_within_max(overserved) and not refused_4xx(overserved)
-    assert not refused_4xx(reply(500, None))
-
-
-def test_o30_predictions_for_each_reading_and_for_none() -> None:
-    a, b = {"1", "2"}, {"2", "3"}
-    repeated = {"all values (AND)": a & b, "last value": b, "first value": a}
-    everything = {str(i) for i in range(101)}
-    assert o30_predictions("repeated", reply(200, {}), b, repeated, everything)["repeated tags: last value"]
-    assert not any(o30_predictions("repeated", reply(200, {}), a | b, repeated, everything).values())
-    empty = o30_predictions("empty", reply(200, {}), set(), repeated, everything)
-    assert empty["empty parameter: served as a value matching nothing"]
-    absent = o30_predictions("empty", reply(200, {}), {str(i) for i in range(100)}, repeated, everything)
-    assert absent["empty parameter: served as absent"]
-    assert not any(o30_predictions("empty", reply(200, {}), {"1", "2"}, repeated, everything).values())
-    assert o30_predictions("empty-limit", reply(400, {}), None, repeated, everything) == {
-        "empty-limit parameter: refused with a 4xx": True}
-    assert not any(o30_predictions("empty-limit", reply(500, {}), None, repeated, everything).values())
+# the O9 and O30 predictions are the OMP model's: tests/test_omp_readings_every_point.py feeds them each
+# reading's answer and one fitting none
 
 
 # ---- OMP checks against fakes: each reading's answer, and one fitting none ---------------------

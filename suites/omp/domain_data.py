@@ -19,6 +19,7 @@ from typing import Any
 from memconform import domain
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
+from memconform.core.readings import Observation
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 
@@ -69,11 +70,13 @@ def expectation(ctx: CheckContext, vc: domain.ValueClass) -> str:
     return "valid" if ctx.option(found.option) == found.pins[0] else "invalid"
 
 
-def observe_open(ctx: CheckContext, vc: domain.ValueClass, stored: bool, refused: bool, answer: Any) -> None:
-    """Record which reading of the class's open point the answer fitted (the checks judge it)."""
+def observe_open(ctx: CheckContext, vc: domain.ValueClass, stored: bool, refused: bool, answer: Any) -> Observation | None:
+    """Record which reading of the class's open point the answer fitted (the checks judge the answer
+    by the class's expectation); None when the class is no open point."""
     found = open_point(vc)
-    if found is not None:
-        ctx.observe(found.point, {found.stored: stored, found.refused: refused}, answer)
+    if found is None:
+        return None
+    return ctx.observe(found.point, {found.stored: stored, found.refused: refused}, answer)
 
 
 def table() -> domain.Domain:

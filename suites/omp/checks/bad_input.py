@@ -12,6 +12,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, HarnessError
+from memconform.core.readings import Observation
 from memconform.fixtures_loader import iter_cases
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
@@ -121,6 +122,12 @@ def served_sanely(answer: Reply, case: dict[str, Any]) -> bool:
     return True
 
 
+def o9_predictions(case: dict[str, Any], answer: Any) -> dict[str, bool]:
+    """O9: a bad parameter of this fixture served as a sane page, or refused with a 4xx."""
+    return {f"{case['id']}: served as a sane page": served_sanely(answer, case),
+            f"{case['id']}: refused with a 4xx": 400 <= answer.status < 500}
+
+
 def case_failures(ctx: CheckContext, check_name: str, lenient: tuple[str, ...] = ()) -> Iterator[Failure]:
     """Each fixture is refused with 422; cases whose id starts with a `lenient` prefix may instead be
     served sanely unless option bad_params=reject (errata O9)."""
@@ -130,7 +137,7 @@ def case_failures(ctx: CheckContext, check_name: str, lenient: tuple[str, ...] =
         detail = f"fixture {case['id']}: {case['description']}"
         if case["id"].startswith(lenient):
             served, refused = f"{case['id']}: served as a sane page", f"{case['id']}: refused with a 4xx"
-            seen = ctx.observe("O9", {served: served_sanely(answer, case), refused: 400 <= answer.status < 500},
+            seen = ctx.observe("O9", o9_predictions(case, answer),
                                accepted=(refused,) if strict else (served, refused),
                                title=f"{case['id']}: neither served as a sane page (at most 100 memories) nor refused",
                                path="$.memories", pinned=("bad_params=reject",) if strict else ())
@@ -154,6 +161,19 @@ def rejects_wrong_types(ctx: CheckContext) -> Iterator[Failure]:
     yield from c.state_changes(before, c.run_state(ctx), "refused creates with wrong types")
 
 
+CODE_POINTS, UTF16_UNITS = "chars are code points", "chars are UTF-16 code units"
+
+
+def observe_char_unit(ctx: CheckContext, answer: Any, created: bool, unit: str) -> Observation:
+    """O19: every value at its limit in astral characters stored (chars are code points), or refused as
+    over a limit counted in UTF-16 code units."""
+    return ctx.observe("O19", {CODE_POINTS: created, UTF16_UNITS: 400 <= answer.status < 500}, answer.brief(),
+                       accepted=(CODE_POINTS,) if unit == "code-points" else (CODE_POINTS, UTF16_UNITS),
+                       title="a memory with every value at its limit in astral characters was neither stored nor "
+                             "refused as over a limit counted in UTF-16 code units",
+                       pinned=("char_unit=code-points",) if unit == "code-points" else ())
+
+
 @SUITE.check(section="§2.1", keyword="MUST", level="core",
            sentence='tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.')
 def accepts_values_at_limits(ctx: CheckContext) -> Iterator[Failure]:
@@ -167,15 +187,10 @@ def accepts_values_at_limits(ctx: CheckContext) -> Iterator[Failure]:
         answer = c.create(ctx, request)
         created = answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str)
         if name == "astral":
-            points, units = "chars are code points", "chars are UTF-16 code units"
-            seen = ctx.observe("O19", {points: created, units: 400 <= answer.status < 500}, answer.brief(),
-                               accepted=(points,) if unit == "code-points" else (points, units),
-                               title="a memory with every value at its limit in astral characters was neither stored nor "
-                                     "refused as over a limit counted in UTF-16 code units",
-                               pinned=("char_unit=code-points",) if unit == "code-points" else ())
+            seen = observe_char_unit(ctx, answer, created, unit)
             if seen.failure:
                 yield seen.failure
-            if not seen.fits(points):
+            if not seen.fits(CODE_POINTS):
                 continue
         elif not created:
             yield Failure(f"a memory with every value at its limit ({name} characters) was refused", answer.brief(), 201, "$")

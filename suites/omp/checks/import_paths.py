@@ -32,6 +32,14 @@ def invalid_memory(ctx: CheckContext, label: str) -> dict[str, Any]:
     return bad
 
 
+def o7_predictions(answer: Any, where: int, bad_id: Any, stored: int, good: int) -> dict[str, bool]:
+    """O7: reported (200, `errors` naming the invalid memory by index or id, every good one stored) or
+    refused (a 4xx, none stored)."""
+    errors = answer.body.get("errors") if answer.ok and isinstance(answer.body, dict) else None
+    named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad_id)]
+    return {REPORTED: answer.ok and bool(named) and stored == good, REFUSED: 400 <= answer.status < 500 and not stored}
+
+
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='{ "imported": 142, "skipped": 3, "errors": [] }')
 def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
@@ -50,12 +58,9 @@ def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
             label = f"conflict={strategy}, invalid memory at index {where}"
             stored = [m for m in good if c.with_marker(everything, m["content"])]
             errors = answer.body.get("errors") if answer.ok and isinstance(answer.body, dict) else None
-            named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad["id"])]
-            seen = ctx.observe("O7", {
-                REPORTED: answer.ok and bool(named) and len(stored) == len(good),
-                REFUSED: 400 <= answer.status < 500 and not stored,
-            }, title=f"{label}: neither the invalid memory reported in errors and the rest imported, nor the whole file "
-                     "refused with a 4xx and nothing imported", path="$.errors")
+            seen = ctx.observe("O7", o7_predictions(answer, where, bad["id"], len(stored), len(good)),
+                               title=f"{label}: neither the invalid memory reported in errors and the rest imported, nor "
+                                     "the whole file refused with a 4xx and nothing imported", path="$.errors")
             if seen.failure and answer.status >= 500:
                 yield from rules.error_failures(ctx, answer, None, None)  # says "a server error"
             elif seen.failure:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, SkipCheck, TargetError
+from memconform.core.readings import Observation
+from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
-from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
-from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import DATASET, dataset, ids
 from memconform.suites.omp.suite import SUITE
 
@@ -23,24 +24,22 @@ def search_body(ctx: CheckContext, query: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def asked(ctx: CheckContext, model: m.Model, query: dict[str, Any], what: str, path: str = "$.memories") -> Iterator[Failure]:
+    """POST /v1/memories/search with this body, judged by the model."""
+    failure = ask.judged(model, m.Request("search", body=query), c.search(ctx, query), f"search {query} ({what})", path)
+    if failure is not None:
+        yield failure
+
+
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
 def search_keyword(ctx: CheckContext) -> Iterator[Failure]:
+    """One memory holds a run-unique word: the model's keyword page for it is that memory, with
+    `mode_used: keyword` and an integer total."""
     key = c.word()
     made = c.created(ctx, c.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
-    answer = c.search(ctx, {"q": key, "mode": "keyword"})
-    if answer.status != 200 or not isinstance(answer.body, dict):
-        yield Failure("keyword search did not answer 200 with an object", answer.status, 200, "$")
-        return
-    body = answer.body
-    if not isinstance(body.get("memories"), list):
-        yield Failure("memories is not an array", body.get("memories", "<absent>"), "Memory[]", "$.memories")
-    elif made["id"] not in ids(body["memories"]):
-        yield Failure("keyword search does not find a memory holding the word", ids(body["memories"])[:3], made["id"], "$.memories")
-    if not rules.is_int(body.get("total")):
-        yield Failure("total is missing or not an integer", body.get("total", "<absent>"), "integer", "$.total")
-    if body.get("mode_used") != "keyword":
-        yield Failure("mode_used does not say keyword", body.get("mode_used", "<absent>"), "keyword", "$.mode_used")
+    model = m.Model.seeded([made], m.Readings.from_options(ctx.option))
+    yield from asked(ctx, model, {"q": key, "mode": "keyword"}, "a word one memory holds")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
@@ -71,6 +70,17 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
     query = {"q": f"{w1} {w2}", "mode": "keyword", "limit": 100}
     hits = set(ids(search_body(ctx, query)["memories"]))
     found = {name for name, mem in made.items() if mem["id"] in hits}
+    seen = observe_keyword_match(ctx, made, query, found)
+    if "none" in found:
+        yield Failure("a memory holding no word of q was found", made["none"]["content"], "not found", "$.memories")
+    elif "phrase" not in found:
+        yield Failure("a memory holding q as a phrase is not found", sorted(found), "found", "$.memories")
+    elif seen.failure:
+        yield seen.failure
+
+
+def observe_keyword_match(ctx: CheckContext, made: dict[str, dict[str, Any]], query: dict[str, Any], found: set[str]) -> Observation:
+    """O2: which memories (by name) each keyword reading matches, as the model says; the found ones fit one."""
     names = {mem["id"]: name for name, mem in made.items()}
     model = m.Model.seeded(made.values())  # every reading, whatever the option: the observation names the one seen
     expected = {reading.removeprefix("keyword match: "): {names[i] for i in wanted}
@@ -80,13 +90,9 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
                        accepted=None if pinned == "any" else (f"keyword match: {pinned}",),
                        title="keyword matches fit no accepted reading (every word, substring, any word)", path="$.memories",
                        pinned=() if pinned == "any" else (f"keyword_match={pinned}",))
-    if "none" in found:
-        yield Failure("a memory holding no word of q was found", made["none"]["content"], "not found", "$.memories")
-    elif "phrase" not in found:
-        yield Failure("a memory holding q as a phrase is not found", sorted(found), "found", "$.memories")
-    elif seen.failure:
+    if seen.failure:
         seen.failure.expected = {k: sorted(v) for k, v in expected.items() if pinned in ("any", k)}
-        yield seen.failure
+    return seen
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
@@ -109,14 +115,7 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
     if hits != wanted:
         yield Failure("search with type did not return exactly the matches of that type", sorted(hits), sorted(wanted), "$.memories")
     query = {"q": key, "mode": "keyword", "tags": [x, y], "limit": 100}
-    hits = set(ids(search_body(ctx, query)["memories"]))
-    readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
-                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
-    pinned = ctx.option("search_tags_match")
-    seen = ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
-                       accepted=None if pinned == "either" else (f"search tags: {pinned}",),
-                       title="search with tags did not return exactly the memories with both tags (or, reading any, either tag)",
-                       path="$.memories", pinned=() if pinned == "either" else (f"search_tags_match={pinned}",))
+    seen = observe_search_tags(ctx, model, query, set(ids(search_body(ctx, query)["memories"])))
     if seen.failure:
         yield seen.failure
     query = {"q": key, "mode": "keyword", "type": "procedural", "tags": [y], "limit": 100}
@@ -126,34 +125,50 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("search with type and tags did not apply both", sorted(hits), sorted(wanted), "$.memories")
 
 
+def observe_search_tags(ctx: CheckContext, model: m.Model, query: dict[str, Any], hits: set[str]) -> Observation:
+    """O2: the ids the model says each reading of the search `tags` filter (all, any) matches; the hits fit one."""
+    readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
+                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
+    pinned = ctx.option("search_tags_match")
+    return ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
+                       accepted=None if pinned == "either" else (f"search tags: {pinned}",),
+                       title="search with tags did not return exactly the memories with both tags (or, reading any, either tag)",
+                       path="$.memories", pinned=() if pinned == "either" else (f"search_tags_match={pinned}",))
+
+
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
 def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
     """limit caps the matches (default 20 like list, or 10 like the request example); total counts the
-    matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2)."""
+    matches before the limit, or, reading the example's 3 as what was returned, the page (errata O2).
+    Each reading's prediction is the model's under that reading."""
     ds = dataset(ctx)
-    default = ctx.option("search_default_limit")
-    sizes = {"either": (10, omp.DEFAULT_LIMIT), "20": (omp.DEFAULT_LIMIT,), "10": (10,)}[default]
-    body = search_body(ctx, {"q": ds["word"], "mode": "keyword"})
-    ev.need(body["memories"], "search for a word 101 memories hold found none: nothing to count")
-    n = len(body["memories"])
-    seen = ctx.observe("O2", {f"search default limit {size}": n == size for size in (10, omp.DEFAULT_LIMIT)}, n,
-                       accepted=[f"search default limit {size}" for size in sizes],
-                       title="search without limit over 101 matches did not return the default page", path="$.memories",
-                       pinned=() if default == "either" else (f"search_default_limit={default}",))
+    for query, option, values, reading, title in (
+            ({"q": ds["word"], "mode": "keyword"}, "search_default_limit", ("20", "10"), "search default limit {}",
+             f"search without limit over {DATASET} matches did not return the default page"),
+            ({"q": ds["word"], "mode": "keyword", "limit": 5}, "search_total", ("matches", "page"), "search total: {}",
+             "search with limit 5: not 5 memories, or a total that is neither the matches nor the page")):
+        seen = observe_pinned(ctx, ds["stored"], query, c.search(ctx, query), option, values, reading, title)
+        if seen.failure:
+            yield seen.failure
+
+
+def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[str, Any], answer: Any, option: str,
+                   values: tuple[str, ...], reading: str, title: str) -> Observation:
+    """O2: the answer fits a reading when the model pinned to it (the option at that value) accepts it."""
+    request = m.Request("search", body=query)
+    base = m.Readings.from_options(ctx.option)
+    pinned = {value: m.Model.seeded(stored, replace(base, **{option: value})) for value in values}
+    chosen = ctx.option(option)
+    seen = ctx.observe("O2", {reading.format(v): (lambda a, model=model: model.accepts(request, a) is None) for v, model in pinned.items()},
+                       answer, accepted=[reading.format(v) for v in values if chosen in ("either", v)],
+                       title=f"search {query}: {title}", path="$.memories",
+                       pinned=() if chosen == "either" else (f"{option}={chosen}",))
     if seen.failure:
-        yield seen.failure
-    body = search_body(ctx, {"q": ds["word"], "mode": "keyword", "limit": 5})
-    if len(body["memories"]) != 5:
-        yield Failure("search with limit 5 over 101 matches did not return 5", len(body["memories"]), 5, "$.memories")
-    pinned = ctx.option("search_total")
-    totals = {"matches": DATASET, "page": len(body["memories"])}
-    seen = ctx.observe("O2", {f"search total: {name}": body.get("total") == value for name, value in totals.items()},
-                       body.get("total", "<absent>"), accepted=None if pinned == "either" else (f"search total: {pinned}",),
-                       title="search total is neither the number of matches nor the page size", path="$.total",
-                       pinned=() if pinned == "either" else (f"search_total={pinned}",))
-    if seen.failure:
-        yield seen.failure
+        seen.failure.received = ask.summary(answer)
+        seen.failure.expected = {reading.format(v): str(model.accepts(request, answer)) for v, model in pinned.items()
+                                 if chosen in ("either", v)}
+    return seen
 
 
 def overlap_pair(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Any], str, str]:
@@ -168,23 +183,20 @@ def overlap_pair(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Any], str
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='semantic — vector similarity search (OPTIONAL, requires embeddings)')
 def search_mode_used_honest(ctx: CheckContext) -> Iterator[Failure]:
+    """A semantic or hybrid search may be refused at OMP-Core; served, its `mode_used` names what ran: the
+    model says a page saying semantic or hybrid finds the memory sharing two of three query words (a
+    keyword search presented as semantic does not), and a page saying keyword is a keyword page."""
     near, far, query, tag = overlap_pair(ctx)
+    model = m.Model.seeded([near, far], m.Readings.from_options(ctx.option))
     refused: list[str] = []
     for mode in ("semantic", "hybrid"):
-        answer = c.search(ctx, {"q": query, "mode": mode, "tags": [c.run_tag(ctx), tag]})
-        if not answer.ok:
-            yield from rules.error_failures(ctx, answer, None, None)  # an optional mode may be refused, with the envelope
+        body = {"q": query, "mode": mode, "tags": [c.run_tag(ctx), tag]}
+        answer = c.search(ctx, body)
+        failure = ask.judged(model, m.Request("search", body=body), answer, f"search {body}", "$.mode_used")
+        if failure is not None:
+            yield failure
+        elif not answer.ok:
+            yield from rules.error_failures(ctx, answer, None, None)  # an optional mode refused: the §4 envelope
             refused.append(f"{mode}: {answer.status}")
-            continue
-        body = answer.body if isinstance(answer.body, dict) else {}
-        used = body.get("mode_used")
-        if used not in omp.SEARCH_MODES:
-            yield Failure(f"mode={mode}: mode_used is not a mode", used, list(omp.SEARCH_MODES), "$.mode_used")
-        elif used in ("semantic", "hybrid") and near["id"] not in ids(body.get("memories") or []):
-            yield Failure(f"mode_used says {used} but the memory sharing two of three words was not found",
-                          ids(body.get("memories") or []), near["id"], "$.memories", "a keyword search presented as semantic?")
-        elif used == "keyword" and near["id"] in ids(body.get("memories") or []) and ctx.option("keyword_match") in ("all-words", "substring"):
-            yield Failure(f"mode={mode}: mode_used says keyword but a memory lacking a word of q was returned",
-                          near["content"], "keyword results only", "$.mode_used", readings=(f"keyword_match={ctx.option('keyword_match')}",))
     if len(refused) == 2:
         raise SkipCheck(f"semantic and hybrid search are not offered ({', '.join(refused)}): optional at OMP-Core", not_applicable=True)

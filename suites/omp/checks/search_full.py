@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
+from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
-from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import dataset, filter_failures, filter_test, ids, matching, model
 from memconform.suites.omp.checks.search import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
@@ -20,18 +20,14 @@ from memconform.targets.base import Reply
 @SUITE.check(section="§5", keyword="MUST", level="search",
            sentence='OMP-Search OMP-Core + semantic search with embeddings')
 def semantic_search(ctx: CheckContext) -> Iterator[Failure]:
+    """At OMP-Search the model allows only a semantic page saying `mode_used: semantic` that finds the
+    memory sharing two of three query words and ranks it above the one sharing none (errata O13)."""
     near, far, query, tag = overlap_pair(ctx)
-    answer = c.search(ctx, {"q": query, "mode": "semantic", "tags": [c.run_tag(ctx), tag]})
-    if answer.status != 200 or not isinstance(answer.body, dict):
-        yield Failure("a target declaring OMP-Search did not serve mode semantic", f"{answer.status} {answer.raw[:160]!r}", 200, "$")
-        return
-    if answer.body.get("mode_used") != "semantic":
-        yield Failure("mode semantic was not used", answer.body.get("mode_used", "<absent>"), "semantic", "$.mode_used")
-    hits = ids(answer.body.get("memories") or [])
-    if near["id"] not in hits:
-        yield Failure("semantic search does not find a memory sharing two of three words", hits, near["id"], "$.memories")
-    elif far["id"] in hits and hits.index(far["id"]) < hits.index(near["id"]):
-        yield Failure("semantic search ranks an unrelated memory above a similar one", hits, [near["id"], far["id"]], "$.memories")
+    model = m.Model.seeded([near, far], m.Readings.from_options(ctx.option, "search"))
+    body = {"q": query, "mode": "semantic", "tags": [c.run_tag(ctx), tag]}
+    failure = ask.judged(model, m.Request("search", body=body), c.search(ctx, body), f"search {body} (a target declaring OMP-Search)")
+    if failure is not None:
+        yield failure
 
 
 # ---- OMP-Full: namespacing ----------------------------------------------------------------------

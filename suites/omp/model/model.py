@@ -7,7 +7,7 @@ from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .base import Check, Reason, Request, body_of, brief, instant, principal, status_of
+from .base import Check, Readings, Reason, Request, body_of, brief, instant, principal, status_of
 from .pages import ListReading, in_order, join_names, keyword_hits, list_readings, ordered, sort_key
 from .search import SearchAnswers
 from .shapes import INVALID, OPEN, error_is, fields_differ, memory_is, memory_shape, refused
@@ -47,6 +47,33 @@ class Model(SearchAnswers, TransferAnswers):
         if handler is None:
             raise ValueError(f"the OMP model has no operation {request.op!r}")
         return handler(request)  # type: ignore[no-any-return]
+
+    def expect_read_back(self, request: Request) -> dict[str, Check]:
+        """A write and the GET of its id that follows: {reading: a check of the pair (write answer, read
+        answer)}; the pair fits a reading when the write fits it and the read fits the state it leaves."""
+        out: dict[str, Check] = {}
+        for name, check in self.expect(request).items():
+            out[name] = self._pair_check(request, check)
+        return out
+
+    def _pair_check(self, request: Request, check: Check) -> Check:
+        def pair(answer: Any) -> str | None:
+            write, read = answer
+            problem = check(write)
+            if problem is not None:
+                return f"the {request.op}: {problem}"
+            after = self.reread(self.readings)
+            after.apply(request, write)
+            problems = [want(read) for want in after.expect(Request("get", request.key, request.id)).values()]
+            return None if None in problems else f"read back: {problems[0]}"
+        return pair
+
+    def reread(self, readings: Readings) -> Model:
+        """A copy of the state under other readings."""
+        copy = Model(readings, self.complete)
+        copy.users = {user: dict(docs) for user, docs in self.users.items()}
+        copy.gone = set(self.gone)
+        return copy
 
     def fits(self, request: Request, answer: Any) -> list[str]:
         """The readings whose prediction the answer matched (for ctx.observe)."""
@@ -149,15 +176,19 @@ class Model(SearchAnswers, TransferAnswers):
         if who.tool is not None and isinstance(patch.get("source"), dict) and patch["source"].get("tool", who.tool) != who.tool:
             return {"an update to another tool: 403": error_is(self.readings, 403, "forbidden")}
         out: dict[str, Check] = {}
+        namespace_null = "namespace" in patch and patch["namespace"] is None
         for name, merged in self._updated(doc, patch).items():
-            out[name] = updated_is(doc, merged)
-        if "namespace" in patch and patch["namespace"] is None:
+            out[join_names(NAMESPACE_NULL_CLEARS, name.removeprefix("updated: only the given fields changed"))
+                if namespace_null else name] = updated_is(doc, merged)
+        if namespace_null:  # errata O8: cleared, or refused with 422 and nothing changed
             if self.readings.namespace_null == "refused":
                 out = {}
             if self.readings.namespace_null in ("either", "refused"):
-                out["namespace null refused, nothing changed"] = refused(self.readings)
-        if validity.kind == OPEN or "id" in patch or "created_at" in patch:
-            out[f"open ({'; '.join(validity.why) or 'id or created_at in the body'}): refused with a 4xx"] = refused(self.readings)
+                out[NAMESPACE_NULL_REFUSED] = error_is(self.readings, 422, "validation_error")
+        if "id" in patch or "created_at" in patch:  # errata O8: never applied; ignored, or the body refused with 422
+            out["id or created_at in the body: refused with 422"] = error_is(self.readings, 422, "validation_error")
+        if validity.kind == OPEN:
+            out[f"open ({'; '.join(validity.why)}): refused with a 4xx"] = refused(self.readings)
         return out
 
     @staticmethod
@@ -194,12 +225,12 @@ class Model(SearchAnswers, TransferAnswers):
             if status_of(answer) != 200 or not isinstance(body, dict) or not isinstance(body.get("memories"), list):
                 return f"not a 200 list page ({brief(answer)})"
             served = [m for m in body["memories"] if isinstance(m, dict)]
+            if len(served) > (reading.limit if reading.exact else omp.MAX_LIMIT):
+                return f"more memories than the limit ({len(served)} > {reading.limit if reading.exact else omp.MAX_LIMIT})"
             if reading.exact:
                 for name, applied in (("limit", reading.limit), ("offset", reading.offset)):
                     if body.get(name) not in (reading.echo_limit if name == "limit" and reading.echo_limit else (applied,)):
                         return f"{name} does not echo what was applied ({body.get(name, '<absent>')!r}, not {applied})"
-            if len(served) > (reading.limit if reading.exact else omp.MAX_LIMIT):
-                return f"more memories than the limit ({len(served)} > {reading.limit if reading.exact else omp.MAX_LIMIT})"
             unfit = [m.get("id") for m in served if not filters.fit(m)]
             if unfit:
                 return f"served memories outside the filters ({unfit[:3]})"
@@ -236,6 +267,9 @@ class Model(SearchAnswers, TransferAnswers):
                     f"expected {[m['id'] for m in wanted][:5]} of {len(matches)})")
         return None
 
+
+
+NAMESPACE_NULL_CLEARS, NAMESPACE_NULL_REFUSED = "namespace null clears it", "namespace null refused, nothing changed"
 
 
 def any_memory(answer: Any) -> str | None:

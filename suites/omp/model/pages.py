@@ -135,9 +135,11 @@ def list_readings(params: Iterable[tuple[str, str]], readings: Readings) -> list
     for combo in itertools.product(*choices, sort_choices, limit_choices, offset_choices):
         names = tuple(name for name, _ in combo if name)
         values = [value for _, value in combo]
-        if any(v is REFUSE for v in values):
-            out.append(ListReading(names))
+        if any(v is REFUSE for v in values):  # named by what refuses: the other parameters' readings do not matter
+            out.append(ListReading(tuple(name for name, value in combo if value is REFUSE)))
             continue
+        if any(v is NOTHING for v in values[:len(FILTERS)]):  # an empty page whatever the other filters are read as
+            names = tuple(name for i, (name, value) in enumerate(combo) if name and (i >= len(FILTERS) or value is NOTHING))
         kind, tool, tags, namespace, (sort, sort_exact), (limit, limit_exact, echo), (offset, offset_exact, _) = values
         out.extend(_list_reading(names, kind, tool, tags, namespace, sort, limit, offset,
                                  sort_exact and limit_exact and offset_exact, echo))
@@ -223,8 +225,8 @@ def search_invalid(body: dict[str, Any]) -> str | None:
 def search_odd(body: dict[str, Any]) -> str | None:
     """A search value the spec is silent on (errata O9, O34, O35): refused, or a page."""
     limit = body.get("limit")
-    if isinstance(limit, float) and limit.is_integer():
-        limit = int(limit)
+    if isinstance(limit, float) and limit.is_integer():  # errata O35: 5.0 read as 5, or refused as not an integer
+        return f"limit {limit!r} (a zero fraction)"
     if limit is not None and not (isinstance(limit, int) and 1 <= limit <= omp.MAX_LIMIT):
         return f"limit {body.get('limit')!r}"
     if body.get("mode") is not None and body["mode"] not in omp.SEARCH_MODES:

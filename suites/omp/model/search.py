@@ -6,7 +6,7 @@ from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .base import Check, Request, body_of
+from .base import Check, Request, body_of, words
 from .pages import (
     Filters,
     comma_tags,
@@ -44,12 +44,18 @@ class SearchAnswers(ModelState):
         for tags_name, filters in self._search_filters(body).items():
             matched = [d for d in docs if filters.fit(d)]
             for limit_name, limit in self._search_limits(body).items():
-                if mode not in ("keyword", None) or odd or q == "" or not isinstance(q, str):
+                if odd or q == "" or not isinstance(q, str) or mode not in (*omp.SEARCH_MODES, None):
                     out[join_names(tags_name, limit_name, "a page of the filtered memories")] = self._loose_search(
                         matched, filters, limit, mode)
                     continue
+                if mode in ("semantic", "hybrid"):
+                    out[join_names(tags_name, limit_name, f"{mode} served by similarity")] = self._similar_search(
+                        matched, filters, limit, mode, q)
+                    if self.readings.semantic_required:
+                        continue
                 for match_name, hits in keyword_hits(q, matched, self.readings).items():
-                    out[join_names(tags_name, limit_name, match_name)] = self._keyword_check(hits, filters, limit)
+                    prefix = f"{mode} answered by a keyword search" if mode in ("semantic", "hybrid") else ""
+                    out[join_names(tags_name, limit_name, prefix, match_name)] = self._keyword_check(hits, filters, limit)
         if mode in ("semantic", "hybrid") and not self.readings.semantic_required:
             out[f"{mode} not offered: refused with a 4xx"] = refused(self.readings)
         return out
@@ -118,6 +124,44 @@ class SearchAnswers(ModelState):
         fits = [n for n, v in allowed.items() if self.readings.allows("search_total", n.split(": ")[1])
                 and (total == v if self.complete or n.endswith("page") else total >= v)]
         return None if fits else f"total {total} is neither the matches ({matches}) nor the page ({page})"
+
+    def _similar_search(self, matched: list[dict[str, Any]], filters: Filters, limit: int, mode: str, q: str) -> Check:
+        """A semantic or hybrid search served as such (errata O13): a page of the filtered memories whose
+        `mode_used` names a similarity mode; when the model holds everything the filters reach and every
+        memory sharing a word of q fits in the limit, each memory sharing most of q's words (at least two)
+        is served, which only similarity finds; at OMP-Search a semantic page ranks a memory sharing no
+        word of q below such a similar one."""
+        loose = self._loose_search(matched, filters, limit, mode)
+        wanted = set(words(q))
+
+        def shared(doc: dict[str, Any]) -> int:
+            return len(wanted & set(words(str(doc.get("content")))))
+
+        similar = {d["id"]: shared(d) for d in matched if shared(d) >= 2 and 2 * shared(d) > len(wanted)}
+        reachable = sum(1 for d in matched if shared(d)) <= limit and not any("embedding" in d for d in matched)
+
+        def check(answer: Any) -> str | None:
+            problem = loose(answer)
+            if problem:
+                return problem
+            body = body_of(answer)
+            used = body.get("mode_used")
+            if used not in ("semantic", "hybrid"):
+                return f"mode_used {used!r} is not a similarity mode (a keyword answer is judged as keyword search)"
+            ids = [m.get("id") for m in body["memories"] if isinstance(m, dict)]
+            missing = [i for i in similar if i not in ids]
+            if self.complete and reachable and missing:
+                return (f"mode_used says {used} but a memory sharing {similar[missing[0]]} of {len(wanted)} query words "
+                        f"was not found ({missing[0]}): a keyword search presented as {used}?")
+            if self.readings.semantic_required and mode == "semantic":
+                served = {m.get("id"): m for m in body["memories"] if isinstance(m, dict)}
+                unrelated = [i for i in ids if i in served and not shared(served[i]) and i not in similar]
+                for near in (i for i in ids if i in similar):
+                    above = [i for i in unrelated if ids.index(i) < ids.index(near)]
+                    if above:
+                        return f"semantic search ranks a memory sharing no word of q ({above[0]}) above a similar one ({near})"
+            return None
+        return check
 
     def _loose_search(self, matched: list[dict[str, Any]], filters: Filters, limit: int, mode: Any) -> Check:
         """A mode whose ranking the spec leaves open, or an odd value served: filters, limit and honesty only."""

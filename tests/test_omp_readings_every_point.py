@@ -1,0 +1,544 @@
+"""Every open point of OMP that a check observes (suites/omp/errata.md), fed each reading's answer and one
+answer fitting none: the reading is recorded only when the answer fitted it, and an answer fitting none
+records nothing and fails naming every accepted reading.
+
+The predictions are the ones the checks use: the OMP model's (suites/omp/model/, asked through
+suites/omp/ask.py) or the checks' own prediction functions, called with a small recording context and
+hand-made answers (no server). The last test scans suites/omp for the points observed and fails when one
+has no test here (a test named `test_o<n>_...`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memconform import domain
+from memconform.core.profile import OPTIONS
+from memconform.core.readings import Observation, observe
+from memconform.suites.omp import ask, domain_data
+from memconform.suites.omp import format as omp
+from memconform.suites.omp import model as m
+from memconform.suites.omp.checks import bad_input, domain_writes, import_paths, listing, search, search_full
+from memconform.suites.omp.fuzzing import accepted
+from memconform.targets.base import Reply
+
+SUITE_DIR = Path(omp.__file__).resolve().parent.parent
+STAMP = "2026-06-29T12:00:00Z"
+
+
+class Ctx:
+    """What a check's observation needs of its context: the options (the suite's defaults unless given),
+    the readings recorded, the notes."""
+
+    def __init__(self, **options: str) -> None:
+        self.options = {name: spec.default for name, spec in OPTIONS["omp"].items()} | options
+        self.seen: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+
+    def option(self, name: str) -> str:
+        return self.options[name]
+
+    def reading(self, point: str, seen: str) -> None:
+        self.seen.append((point, seen))
+
+    def note(self, line: str) -> None:
+        self.notes.append(line)
+
+    def observe(self, point: str, predictions: Any, answer: Any = None, **how: Any) -> Observation:
+        return observe(self, point, predictions, answer, **how)
+
+
+def reply(status: int, body: Any = None) -> Reply:
+    return Reply(status=status, body=body, raw=b"" if body is None else json.dumps(body).encode(),
+                 content_type="" if body is None else "application/json")
+
+
+def doc(i: int, **fields: Any) -> dict[str, Any]:
+    """A stored memory as a server serves it: distinct created_at, one word every memory holds."""
+    base = {"id": f"mem_{i:016d}", "content": f"memory {i} common", "type": omp.TYPES[i % 3],
+            "source": {"tool": "claude", "timestamp": STAMP}, "tags": ["all"] + (["even"] if i % 2 == 0 else []),
+            "created_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z", "updated_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z",
+            "expires_at": None, "metadata": {}}
+    return base | fields
+
+
+def page(docs: list[dict[str, Any]], **said: Any) -> Reply:
+    return reply(200, {"memories": docs, **said})
+
+
+def fits_none(ctx: Ctx, seen: Observation, point: str, *readings: str) -> None:
+    """Nothing recorded for the point, and a failure naming every reading given."""
+    assert seen.failure is not None and not [s for s in ctx.seen if s[0] == point], ctx.seen
+    named = str(seen.failure.expected)
+    assert all(r in named for r in readings), named
+
+
+def recorded(ctx: Ctx, seen: Observation, point: str, reading: str) -> None:
+    assert seen.failure is None and (point, reading) in ctx.seen, (ctx.seen, seen.failure)
+
+
+# ---- O2: keyword matching, search tags, search default limit, search total -----------------------------
+
+KEYWORD_DOCS = {"phrase": doc(1, content="kw beta then alpha beta"), "apart": doc(2, content="kw beta far from alpha"),
+                "one": doc(3, content="kw only alpha"), "none": doc(4, content="kw only gamma")}
+KEYWORD_QUERY = {"q": "alpha beta", "mode": "keyword", "limit": 100}
+
+
+@pytest.mark.parametrize(("found", "reading"), [({"phrase", "apart"}, "keyword match: all-words"),
+                                                ({"phrase"}, "keyword match: substring"),
+                                                ({"phrase", "apart", "one"}, "keyword match: any-word")])
+def test_o2_keyword_match_each_reading_recorded(found: set[str], reading: str) -> None:
+    ctx = Ctx()
+    recorded(ctx, search.observe_keyword_match(ctx, KEYWORD_DOCS, KEYWORD_QUERY, found), "O2", reading)
+
+
+def test_o2_keyword_match_fitting_none_fails() -> None:
+    ctx = Ctx()
+    seen = search.observe_keyword_match(ctx, KEYWORD_DOCS, KEYWORD_QUERY, {"phrase", "one"})
+    fits_none(ctx, seen, "O2", "all-words", "substring", "any-word")
+
+
+def test_o2_keyword_match_pinned_other_reading_fails() -> None:
+    ctx = Ctx(keyword_match="all-words")
+    seen = search.observe_keyword_match(ctx, KEYWORD_DOCS, KEYWORD_QUERY, {"phrase"})
+    assert seen.failure is not None and ("O2", "keyword match: substring") in ctx.seen
+
+
+TAG_DOCS = [doc(1, tags=["x", "y"]), doc(2, tags=["x"]), doc(3, tags=[])]
+TAG_QUERY = {"q": "common", "mode": "keyword", "tags": ["x", "y"], "limit": 100}
+
+
+@pytest.mark.parametrize(("hits", "reading"), [({doc(1)["id"]}, "search tags: all"),
+                                               ({doc(1)["id"], doc(2)["id"]}, "search tags: any")])
+def test_o2_search_tags_each_reading_recorded(hits: set[str], reading: str) -> None:
+    ctx = Ctx()
+    model = m.Model.seeded(TAG_DOCS, m.Readings(keyword_match="all-words"))
+    recorded(ctx, search.observe_search_tags(ctx, model, TAG_QUERY, hits), "O2", reading)
+
+
+def test_o2_search_tags_ignored_fits_none() -> None:
+    ctx = Ctx()
+    model = m.Model.seeded(TAG_DOCS, m.Readings(keyword_match="all-words"))
+    seen = search.observe_search_tags(ctx, model, TAG_QUERY, {d["id"] for d in TAG_DOCS})
+    fits_none(ctx, seen, "O2")
+
+
+MANY = [doc(i) for i in range(30)]
+
+
+def keyword_page(n: int, total: int) -> Reply:
+    newest = sorted(MANY, key=lambda d: d["created_at"], reverse=True)
+    return page(newest[:n], total=total, mode_used="keyword")
+
+
+@pytest.mark.parametrize(("size", "reading"), [(20, "search default limit 20"), (10, "search default limit 10"), (15, None)])
+def test_o2_search_default_limit(size: int, reading: str | None) -> None:
+    ctx = Ctx()
+    query = {"q": "common", "mode": "keyword"}
+    seen = search.observe_pinned(ctx, MANY, query, keyword_page(size, 30), "search_default_limit", ("20", "10"),
+                                 "search default limit {}", "the default page")
+    if reading is None:
+        fits_none(ctx, seen, "O2", "search default limit 20", "search default limit 10")
+    else:
+        recorded(ctx, seen, "O2", reading)
+
+
+@pytest.mark.parametrize(("total", "reading"), [(30, "search total: matches"), (5, "search total: page"), (7, None)])
+def test_o2_search_total(total: int, reading: str | None) -> None:
+    ctx = Ctx()
+    query = {"q": "common", "mode": "keyword", "limit": 5}
+    seen = search.observe_pinned(ctx, MANY, query, keyword_page(5, total), "search_total", ("matches", "page"),
+                                 "search total: {}", "the total")
+    if reading is None:
+        fits_none(ctx, seen, "O2", "search total: matches", "search total: page")
+    else:
+        recorded(ctx, seen, "O2", reading)
+
+
+# ---- O7: one invalid memory in an import ----------------------------------------------------------
+
+@pytest.mark.parametrize(("answer", "stored", "reading"), [
+    (reply(200, {"imported": 2, "skipped": 0, "errors": [{"index": 1, "error": "validation_error"}]}), 2,
+     import_paths.REPORTED),
+    (reply(200, {"imported": 2, "skipped": 0, "errors": [{"id": "mem_bad0000000000000"}]}), 2, import_paths.REPORTED),
+    (reply(422, {"error": "validation_error"}), 0, import_paths.REFUSED),
+    (reply(200, {"imported": 2, "skipped": 0, "errors": []}), 2, None),  # silence
+    (reply(422, {"error": "validation_error"}), 1, None),  # refused, yet one stored
+    (reply(200, {"imported": 1, "skipped": 0, "errors": [{"index": 1}]}), 1, None),  # the rest dropped
+])
+def test_o7_invalid_import_item(answer: Reply, stored: int, reading: str | None) -> None:
+    ctx = Ctx()
+    seen = ctx.observe("O7", import_paths.o7_predictions(answer, 1, "mem_bad0000000000000", stored, 2), title="O7")
+    if reading is None:
+        fits_none(ctx, seen, "O7", import_paths.REPORTED, import_paths.REFUSED)
+    else:
+        recorded(ctx, seen, "O7", reading)
+
+
+# ---- O8: namespace null on update, judged with the read that follows ---------------------------------
+
+NS_DOC = doc(1, namespace="project:a")
+NS_REQUEST = m.Request("update", id=NS_DOC["id"], body={"namespace": None})
+LATER = {"updated_at": "2026-02-01T00:00:00Z"}
+
+
+def ns_observe(ctx: Ctx, pair: tuple[Reply, Reply]) -> Observation:
+    model = m.Model.seeded([NS_DOC])
+    return ask.observe(ctx, "O8", NS_REQUEST, pair, seeded=model.reread, read_back=True, title="O8", path="$.namespace")
+
+
+def test_o8_namespace_null_clears_it() -> None:
+    ctx = Ctx()
+    cleared = {k: v for k, v in NS_DOC.items() if k != "namespace"} | LATER
+    recorded(ctx, ns_observe(ctx, (reply(200, cleared), reply(200, cleared))), "O8", "namespace null clears it")
+
+
+def test_o8_namespace_null_refused_nothing_changed() -> None:
+    ctx = Ctx()
+    pair = (reply(422, {"error": "validation_error", "message": "namespace may not be null"}), reply(200, NS_DOC))
+    recorded(ctx, ns_observe(ctx, pair), "O8", "namespace null refused, nothing changed")
+
+
+@pytest.mark.parametrize("pair", [
+    (reply(200, NS_DOC | LATER), reply(200, NS_DOC | LATER)),  # accepted, namespace kept
+    (reply(422, {"error": "validation_error"}), reply(200, {k: v for k, v in NS_DOC.items() if k != "namespace"})),  # refused, yet cleared
+    (reply(200, {k: v for k, v in NS_DOC.items() if k != "namespace"} | LATER), reply(200, NS_DOC)),  # said cleared, read back kept
+], ids=["accepted-kept", "refused-cleared", "said-cleared-read-kept"])
+def test_o8_namespace_null_fitting_none_fails(pair: tuple[Reply, Reply]) -> None:
+    ctx = Ctx()
+    fits_none(ctx, ns_observe(ctx, pair), "O8", "namespace null clears it", "namespace null refused, nothing changed")
+
+
+# ---- O9: limit=101, bad list parameters, and the fuzzer's bad query parameters --------------------------
+
+HUNDRED_AND_ONE = [doc(i) for i in range(101)]
+NEWEST = sorted(HUNDRED_AND_ONE, key=lambda d: d["created_at"], reverse=True)
+LIMIT_101 = m.Request.list({"tags": "all", "limit": "101"})
+
+
+def limit_observe(ctx: Ctx, answer: Reply) -> Observation:
+    return ask.observe(ctx, "O9", LIMIT_101, answer, seeded=lambda r: m.Model.seeded(HUNDRED_AND_ONE, r),
+                       pins=("limit_over_max",), title="O9")
+
+
+@pytest.mark.parametrize(("answer", "reading"), [
+    (page(NEWEST[:100], total=101, limit=100, offset=0), "limit=101 clamped"),
+    (reply(422, {"error": "validation_error", "message": "limit over 100"}), "limit=101 refused"),
+])
+def test_o9_limit_101_each_reading_recorded(answer: Reply, reading: str) -> None:
+    ctx = Ctx()
+    recorded(ctx, limit_observe(ctx, answer), "O9", reading)
+
+
+@pytest.mark.parametrize("answer", [page(NEWEST, total=101, limit=101, offset=0), reply(500, {"error": "internal_error"}),
+                                    page(NEWEST[:100], total=101, limit=101, offset=0)],
+                         ids=["101-served", "server-error", "100-saying-101"])
+def test_o9_limit_101_fitting_none_fails(answer: Reply) -> None:
+    ctx = Ctx()
+    fits_none(ctx, limit_observe(ctx, answer), "O9", "limit=101 clamped", "limit=101 refused")
+
+
+def test_o9_limit_101_pinned_to_reject_fails_the_clamp() -> None:
+    ctx = Ctx(limit_over_max="reject")
+    seen = limit_observe(ctx, page(NEWEST[:100], total=101, limit=100, offset=0))
+    assert seen.failure is not None and ("O9", "limit=101 clamped") in ctx.seen
+    assert seen.failure.readings == ("limit_over_max=reject",)
+
+
+LIMIT_ABC = {"id": "list-limit-abc", "document": {"method": "GET", "path": "/memories", "params": {"limit": "abc"}}}
+
+
+@pytest.mark.parametrize(("answer", "reading"), [
+    (page([doc(1)], total=1, limit=20, offset=0), "list-limit-abc: served as a sane page"),
+    (reply(422, {"error": "validation_error"}), "list-limit-abc: refused with a 4xx"),
+    (page([{"junk": True}] * 3), None),  # a 200 that is no page of memories
+    (reply(500, {"error": "internal_error"}), None),
+])
+def test_o9_bad_list_parameter_fixture(answer: Reply, reading: str | None) -> None:
+    ctx = Ctx()
+    seen = ctx.observe("O9", bad_input.o9_predictions(LIMIT_ABC, answer), title="O9")
+    if reading is None:
+        fits_none(ctx, seen, "O9", "served as a sane page", "refused with a 4xx")
+    else:
+        recorded(ctx, seen, "O9", reading)
+
+
+@dataclass
+class Operation:
+    path: str
+    method: str
+
+
+@dataclass
+class QueryOnly:
+    """schemathesis's generation metadata, as far as accepted.py reads it: negative data in the query only."""
+
+    components: dict[Any, Any] = field(default_factory=dict)
+
+    def is_negative_at(self, location: Any) -> bool:
+        return location in self.components
+
+
+def query_negative() -> QueryOnly:
+    from schemathesis.generation.meta import ParameterLocation
+
+    return QueryOnly({ParameterLocation.QUERY: True})
+
+
+@dataclass
+class Case:
+    method: str
+    operation: Operation
+    body: Any = None
+    query: dict[str, Any] | None = None
+    meta: Any = None
+
+
+@dataclass
+class Response:
+    status_code: int
+    content: bytes = b""
+
+
+LIST_OP = Operation("/v1/memories", "GET")
+SANE = b'{"memories": [], "total": 0, "limit": 20, "offset": 0}'
+
+
+def test_o9_fuzzer_bad_query_parameter_served_sanely_is_recorded() -> None:
+    ctx = Ctx()
+    case = Case("GET", LIST_OP, query={"limit": "abc"}, meta=query_negative())
+    assert accepted.accepted_reading(ctx, case, Response(200, SANE)) == ("O9", "a bad query parameter served as a sane page")
+    assert accepted.excused(ctx, type("Exchange", (), {"case": case, "response": Response(200, SANE)})())
+    assert ("O9", "a bad query parameter served as a sane page") in ctx.seen
+
+
+def test_o9_fuzzer_fitting_none_is_blamed() -> None:
+    ctx = Ctx()
+    case = Case("GET", LIST_OP, query={"limit": "abc"}, meta=query_negative())
+    assert accepted.accepted_reading(ctx, case, Response(200, b'{"memories": [{"junk": 1}]}')) is None
+    assert accepted.accepted_reading(ctx, case, Response(500, b"{}")) is None
+    assert accepted.accepted_reading(Ctx(bad_params="reject"), case, Response(200, SANE)) is None  # pinned
+
+
+# ---- O14: an expired memory ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("answer", "reading"), [
+    (reply(404, {"error": "memory_not_found"}), domain_writes.NO_LONGER_SERVED),
+    (reply(200, doc(1, expires_at="2001-01-01T00:00:00Z")), domain_writes.STILL_SERVED),
+    (reply(500, {"error": "internal_error"}), None),
+    (reply(404, {"error": "gone"}), None),  # 404 without the §3.3 code
+])
+def test_o14_expired_memory(answer: Reply, reading: str | None) -> None:
+    ctx = Ctx()
+    seen = domain_writes.observe_expiry(ctx, "expires_at in the past", answer)
+    if reading is None:
+        fits_none(ctx, seen, "O14", domain_writes.NO_LONGER_SERVED, domain_writes.STILL_SERVED)
+    else:
+        recorded(ctx, seen, "O14", reading)
+
+
+# ---- O17: another tool's memory through a per-tool key -------------------------------------------------
+
+@pytest.mark.parametrize(("answer", "reading"), [
+    (reply(403, {"error": "forbidden", "message": "another tool"}), "another tool's memory answers 403"),
+    (reply(404, {"error": "memory_not_found", "message": "no such memory"}), "another tool's memory answers 404"),
+    (reply(200, doc(1)), None),
+])
+def test_o17_another_tools_memory(answer: Reply, reading: str | None) -> None:
+    ctx = Ctx()
+    failures = list(search_full.tool_status_failures(ctx, answer))
+    if reading is None:
+        assert failures and not [s for s in ctx.seen if s[0] == "O17"]
+        assert "answers 403" in str(failures[0].expected) and "answers 404" in str(failures[0].expected)
+    else:
+        assert not failures and ctx.seen == [("O17", reading)]
+
+
+# ---- O19: what a "char" is -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("answer", "created", "reading"), [
+    (reply(201, doc(1)), True, bad_input.CODE_POINTS),
+    (reply(422, {"error": "validation_error"}), False, bad_input.UTF16_UNITS),
+    (reply(500, {"error": "internal_error"}), False, None),
+])
+def test_o19_chars_at_the_limit(answer: Reply, created: bool, reading: str | None) -> None:
+    ctx = Ctx()
+    seen = bad_input.observe_char_unit(ctx, answer, created, ctx.option("char_unit"))
+    if reading is None:
+        fits_none(ctx, seen, "O19", bad_input.CODE_POINTS, bad_input.UTF16_UNITS)
+    else:
+        recorded(ctx, seen, "O19", reading)
+
+
+# ---- O26: created_at on import -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("kept", "reading"), [(101, "import keeps created_at"), (0, "import stamps created_at"), (40, None)])
+def test_o26_import_created_at(kept: int, reading: str | None) -> None:
+    ctx = Ctx()
+    seen = listing.observe_created_at(ctx, kept, 101)
+    if reading is None:
+        fits_none(ctx, seen, "O26", "import keeps created_at", "import stamps created_at")
+        assert ctx.notes  # seeding judges nothing: the note says what was seen
+    else:
+        recorded(ctx, seen, "O26", reading)
+
+
+# ---- O30: empty and repeated list parameters (the model's readings), and the fuzzer's -------------------
+
+DS = [doc(i, tags=["all"] + (["a"] if i % 2 == 0 else []) + (["b"] if i % 3 == 0 else [])) for i in range(12)]
+
+
+def newest(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(docs, key=lambda d: d["created_at"], reverse=True)
+
+
+def o30_observe(ctx: Ctx, query: list[tuple[str, str]], answer: Reply) -> Observation:
+    return ask.observe(ctx, "O30", m.Request.list(query), answer, seeded=lambda r: m.Model.seeded(DS, r),
+                       pins=("bad_params",), title="O30")
+
+
+def with_tags(*tags: str) -> list[dict[str, Any]]:
+    return newest([d for d in DS if set(tags) <= set(d["tags"])])
+
+
+@pytest.mark.parametrize(("query", "answer", "reading"), [
+    ([("tags", "all"), ("type", ""), ("limit", "100")], reply(422, {"error": "validation_error"}), "empty type: refused with a 4xx"),
+    ([("tags", "all"), ("type", ""), ("limit", "100")], page(with_tags("all"), total=12, limit=100, offset=0),
+     "empty type: served as absent"),
+    ([("tags", "all"), ("type", ""), ("limit", "100")], page([], total=0, limit=100, offset=0),
+     "empty type: served as a value matching nothing"),
+    ([("tags", "a"), ("tags", "b"), ("limit", "100")], page(with_tags("a", "b"), total=2, limit=100, offset=0),
+     "repeated tags: all values (AND)"),
+    ([("tags", "a"), ("tags", "b"), ("limit", "100")], page(with_tags("b"), total=4, limit=100, offset=0),
+     "repeated tags: last value"),
+    ([("tags", "a"), ("tags", "b"), ("limit", "100")], page(with_tags("a"), total=6, limit=100, offset=0),
+     "repeated tags: first value"),
+    ([("tags", "all"), ("limit", "")], page(with_tags("all")[:10], total=12, limit=10, offset=0), "empty limit: served as 10"),
+])
+def test_o30_each_reading_recorded(query: list[tuple[str, str]], answer: Reply, reading: str) -> None:
+    ctx = Ctx()
+    seen = o30_observe(ctx, query, answer)
+    assert seen.failure is None and any(p == "O30" and reading in s for p, s in ctx.seen), (ctx.seen, seen.failure)
+
+
+@pytest.mark.parametrize(("query", "answer"), [
+    ([("tags", "all"), ("type", ""), ("limit", "100")], page(with_tags("all")[:5], total=5, limit=100, offset=0)),
+    ([("tags", "a"), ("tags", "b"), ("limit", "100")], page(with_tags("all"), total=12, limit=100, offset=0)),
+    ([("tags", "all"), ("limit", "")], reply(500, {"error": "internal_error"})),
+], ids=["empty-type-half-page", "repeated-tags-everything", "empty-limit-500"])
+def test_o30_fitting_none_fails(query: list[tuple[str, str]], answer: Reply) -> None:
+    ctx = Ctx()
+    fits_none(ctx, o30_observe(ctx, query, answer), "O30", "refused with a 4xx")
+
+
+IMPORT_OP = Operation("/v1/import", "POST")
+
+
+def test_o30_fuzzer_empty_parameters() -> None:
+    ctx = Ctx()
+    listing_case = Case("GET", LIST_OP, query={"type": ""}, meta=query_negative())
+    assert accepted.accepted_reading(ctx, listing_case, Response(200, SANE)) == ("O30", "an empty query parameter served as a sane page")
+    import_case = Case("POST", IMPORT_OP, query={"conflict": ""}, meta=query_negative())
+    assert accepted.accepted_reading(ctx, import_case, Response(200, b'{"imported": 0}')) == ("O30", "an empty conflict= read as absent")
+    assert accepted.accepted_reading(ctx, import_case, Response(500, b"{}")) is None  # fits none: blamed
+    assert accepted.accepted_reading(ctx, listing_case, Response(200, b"[]")) is None
+
+
+# ---- O32: a method a route does not have ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("status", "reading"), [(405, "an unsupported method answered 405"),
+                                                 (501, "an unsupported method answered 501"), (500, None), (200, None)])
+def test_o32_unsupported_method(status: int, reading: str | None) -> None:
+    ctx = Ctx()
+    case = Case("OPTIONS", LIST_OP)
+    got = accepted.accepted_reading(ctx, case, Response(status, b""))
+    assert got == (None if reading is None else ("O32", reading))
+
+
+# ---- O34: empty text -------------------------------------------------------------------------------------
+
+CREATE_OP = Operation("/v1/memories", "POST")
+
+
+def test_o34_empty_text_refused_naming_the_field() -> None:
+    ctx = Ctx()
+    case = Case("POST", CREATE_OP, body={"content": "", "type": "semantic", "source": {"tool": "t", "timestamp": STAMP}})
+    named = Response(422, b'{"error": "validation_error", "details": {"field": "content"}}')
+    assert accepted.accepted_reading(ctx, case, named) == ("O34", "empty text refused")
+    stored = Response(201, b"{}")  # the other reading (stored): not a failure to excuse, so nothing to record
+    assert accepted.accepted_reading(ctx, case, stored) is None
+
+
+def test_o34_a_refusal_naming_nothing_fits_no_reading() -> None:
+    ctx = Ctx()
+    case = Case("POST", CREATE_OP, body={"content": "", "type": "semantic", "source": {"tool": "t", "timestamp": STAMP}})
+    assert accepted.accepted_reading(ctx, case, Response(422, b'{"error": "validation_error"}')) is None
+    assert accepted.accepted_reading(ctx, case, Response(500, b'{"error": "internal_error"}')) is None
+
+
+# ---- O36, O37: source.timestamp left out; null for an optional field ------------------------------------
+
+def value_class(key: str) -> domain.ValueClass:
+    field_id, class_id = key.rsplit(":", 1)
+    return domain.required("omp").field(field_id).cls(class_id)
+
+
+@pytest.mark.parametrize(("key", "point"), [("memory.source.timestamp:absent", "O36"), ("memory.namespace:null", "O37"),
+                                            ("memory.metadata:null", "O37")])
+def test_o36_o37_open_domain_classes(key: str, point: str) -> None:
+    vc = value_class(key)
+    found = domain_data.open_point(vc)
+    assert found is not None and found.point == point
+    for stored, refused, reading in ((True, False, found.stored), (False, True, found.refused)):
+        ctx = Ctx()
+        seen = domain_data.observe_open(ctx, vc, stored, refused, reply(201 if stored else 422))
+        assert seen is not None
+        recorded(ctx, seen, point, reading)
+    ctx = Ctx()
+    seen = domain_data.observe_open(ctx, vc, False, False, reply(302))
+    assert seen is not None
+    fits_none(ctx, seen, point, found.stored, found.refused)
+
+
+def test_o37_fuzzer_null_refused_naming_the_field() -> None:
+    case = Case("POST", CREATE_OP, body={"content": "x", "type": "semantic", "namespace": None,
+                                         "source": {"tool": "t", "timestamp": STAMP}})
+    named = Response(422, b'{"error": "validation_error", "details": {"field": "namespace"}}')
+    assert accepted.accepted_reading(Ctx(), case, named) == ("O37", "null on an optional field: refused")
+    assert accepted.accepted_reading(Ctx(null_optional="absent"), case, named) is None  # pinned: blamed
+    assert accepted.accepted_reading(Ctx(), case, Response(422, b'{"error": "validation_error"}')) is None
+
+
+# ---- every observed point has a test here -----------------------------------------------------------------
+
+POINT = re.compile(r"O\d+")
+
+
+def points_observed() -> set[str]:
+    """Every errata point id the OMP suite names as a string of its own (ctx.observe, ask.observe,
+    domain_data.OpenPoint, the fuzzer's accepted readings)."""
+    found: set[str] = set()
+    for path in SUITE_DIR.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and POINT.fullmatch(node.value):
+                found.add(node.value)
+    return found
+
+
+def points_tested() -> set[str]:
+    names = [name for name in dir(sys.modules[__name__]) if name.startswith("test_o")]
+    return {f"O{n}" for name in names for n in re.findall(r"(?:^test_|_)o(\d+)(?=_)", name)}
+
+
+def test_every_point_observed_in_the_suite_has_a_test_here() -> None:
+    observed = points_observed()
+    assert {"O2", "O7", "O8", "O9", "O30"} <= observed, observed  # the scan sees the suite
+    missing = sorted(observed - points_tested(), key=lambda p: int(p[1:]))
+    assert not missing, f"points observed in suites/omp without a readings test in {Path(__file__).name}: {missing}"
