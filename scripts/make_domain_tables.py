@@ -297,7 +297,9 @@ def omp_table() -> dict[str, Any]:
     search_values: dict[str, list[dict[str, Any]]] = {
         "q": [cls("run_word", "literal", "valid", value="{word}"), cls("two_words", "literal", "valid", value="{word} {tool}"),
               cls("upper_case", "literal", "valid", value="{WORD}"), cls("empty", "literal", "open", value=""),
-              cls("absent", "absent", "invalid", "q is the query"), cls("not_string", "literal", "open", value=5)],
+              cls("absent", "absent", "invalid", "q is the query"), cls("not_string", "literal", "invalid",
+                                                      "errata O9: the §3.3 body gives q as the query text, a string; §4: a body failing validation is 422",
+                                                      value=5)],
         "type": [cls("absent", "absent", "valid"), *[cls(f"is_{t}", "literal", "valid", value=t) for t in schemas["MemoryType"]["enum"]],
                  cls("null", "null", "valid"), cls("unknown", "literal", "open", value="not-a-type")],
         "tags": [cls("absent", "absent", "valid"), cls("one_tag", "literal", "valid", value=["{tag}"]),
