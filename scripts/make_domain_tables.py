@@ -502,7 +502,6 @@ def memorizz_archive_fields(lines: SpecLines) -> list[dict[str, Any]]:
     archive; the number and string classes of a record's data."""
     ops = ["import", "export"]
     envelope = lines.quote("An archive has exactly six top-level fields.")
-    validation = lines.quote("Validation rejects unsupported versions")
     records = lines.quote("Every entry in a store is an object with exactly id and data")
     ids = lines.quote("When present, data.id and data._id must match the enclosing id.")
     required = lines.quote("The required fields are created_at")
