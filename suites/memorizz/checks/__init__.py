@@ -11,6 +11,7 @@ from memconform.suites.memorizz.checks import roundtrip
 from memconform.suites.memorizz.checks import stateful
 from memconform.suites.memorizz.checks import domain_imports
 from memconform.suites.memorizz.checks import domain_archive
+from memconform.suites.memorizz.checks import domain_params
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.memorizz.checks import batch_failures
 from memconform.suites.memorizz.checks import hostile_input

@@ -54,7 +54,7 @@ def preview_writes_nothing(ctx: CheckContext) -> Iterator[Failure]:
     yield from _namespace_untouched(ctx, seed)
 
 
-def _listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
+def listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
     """errata "Target operations": a conflict names its store as memory_type (or store, type) and its id."""
     out = set()
     for c in body.get("conflicts") or []:
@@ -69,7 +69,7 @@ def preview_reports_conflicts(ctx: CheckContext) -> Iterator[Failure]:
     _accepted, body = import_archive(ctx, seed.sealed_copy(), "preview")
     if not isinstance(body, dict):
         raise TargetError(f"the preview answered {type(body).__name__}, not a report")
-    missing = sorted(ids_in(seed.archive) - _listed_conflicts(body))
+    missing = sorted(ids_in(seed.archive) - listed_conflicts(body))
     if missing:
         yield Failure("a preview of records already present does not list them as conflicts", len(missing), 0,
                       f"$.conflicts (e.g. {missing[0]})")

@@ -426,3 +426,9 @@ class DigestAnyCase(ReferenceArchiveStore):
 
 MUTANTS["DigestAnyCase"] = DigestAnyCase
 EXPECTED_KILLS["DigestAnyCase"] = {"memorizz.domain_envelope_every_class": "archive.integrity.digest:uppercase"}
+
+
+from memconform.suites.memorizz.mutants import domain as _domain  # noqa: E402
+
+MUTANTS.update(_domain.MUTANTS)
+EXPECTED_KILLS.update(_domain.EXPECTED_KILLS)
