@@ -5,7 +5,8 @@ class once, `default` every pair); every answer is judged by the model (suites/m
 
 Classes that select nothing, and the open and invalid ones, are sent alone (the other parameters left
 out): in a row with others they would mask every pair of it. Open answers record the reading seen
-(errata M61 for an export; M9 for where a clone puts its records).
+(errata M61 for an export; M62 for a preview of conflicts under conflict=error; M9 for where a clone puts
+its records).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ EXPORT_COMBO, IMPORT_COMBO = "export_selection", "import_modes"
 ONE_TYPE = ("Version 1 requires all 13 store keys and their taxonomy mappings, even when an export selects only one "
             "type. Unselected or empty stores contain [].")
 CONFLICTS = "Imports preview conflicts before writing"
+PREVIEW_OK, PREVIEW_NOT_OK = "a preview of conflicts under conflict=error says ok", "a preview of conflicts under conflict=error says ok: false"
 
 
 def alone(combo_id: str) -> list[domain.ValueClass]:
@@ -184,6 +186,8 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
         yield Failure(f"{label} is not what the model allows", {"accepted": accepted, "imported": imported},
                       answers.expected(), "$")
         return
+    if request.mode == "preview" and len(answers.outcomes) > 1:
+        ctx.observe("M62", {PREVIEW_OK: lambda answer: answer is True, PREVIEW_NOT_OK: lambda answer: answer is False}, accepted)
     after = {r.get("id"): (r.get("data") or {}).get("content") for r in namespace_export(ctx, ns)}
     outcome = fitting[0]
     if outcome.state is not None:
