@@ -620,8 +620,8 @@ def memorizz_request_fields(lines: SpecLines) -> list[dict[str, Any]]:
                *[cls(f"is_{c}", "literal", "valid", value=c) for c in ("error", "skip", "replace")],
                cls("unknown", "literal", "invalid", "not a policy: refused, nothing written", value="merge")], enum=["error", "skip", "replace"]),
         field("import.held", "body", imports, "object", True, "What is portable", conflicts, "prose",
-              [cls("none_held", "literal", "valid", "the destination holds none of the archive's records", value=0),
-               cls("one_held", "literal", "valid", "it holds the first record, changed", value=1),
+              [cls("one_held", "literal", "valid", "it holds the first record, changed", value=1),
+               cls("none_held", "literal", "valid", "the destination holds none of the archive's records", value=0),
                cls("all_held", "literal", "valid", "it holds every record, changed", value=3)]),
     ]
 
