@@ -573,6 +573,10 @@ def memorizz_archive_fields(lines: SpecLines) -> list[dict[str, Any]]:
               [edit("valid", "sha256", set={"algorithm": "sha256"}), edit("invalid", "uppercase", set={"algorithm": "SHA256"}),
                edit("invalid", "other", set={"algorithm": "md5"}), edit("invalid", "absent", drop=["algorithm"]),
                edit("invalid", "extra_member", "exactly algorithm and digest (M1)", set={"signed": False})]),
+        field("archive.record_count", "envelope", ["import"], "integer", True, "Integrity and validation",
+              lines.quote("The default archive limits are 50 MiB and 100,000 records."), "prose",
+              [cls("at_limit", "literal", "valid", "the limit is inclusive (M7); option max_records names another", value=100_000),
+               cls("above_limit", "literal", "invalid", "one record over the limit", value=100_001)], limits={"maximum": 100_000}),
         field("record.data.text", "record", ops, "string", False, "Integrity and validation", lines.quote("literal Unicode"), "prose",
               [*[cls(k, "string", "valid", "read back byte for byte, never normalised", kind=k)
                  for k in (*STRING_KINDS, "newline", "bidi", "zero_width", "unicode_line_breaks")],
