@@ -431,6 +431,7 @@ EXPECTED_KILLS["DigestAnyCase"] = {"memorizz.domain_envelope_every_class": "arch
 from memconform.suites.memorizz.mutants import domain as _domain  # noqa: E402
 from memconform.suites.memorizz.mutants.domain import (  # noqa: E402, F401  (the contract names them here)
     CloneSkipsHeldIds,
+    DataIdNullAsAbsent,
     NormalisesText,
     NullStoresAsEmpty,
     TypesIgnoredWithAgent,

@@ -41,6 +41,17 @@ class NullStoresAsEmpty(ReferenceArchiveStore):
         return found
 
 
+class DataIdNullAsAbsent(ReferenceArchiveStore):
+    """Reads a `data.id` of null as absent instead of a present id that must match the record's."""
+
+    def problems(self, archive: Any) -> list[str]:
+        found = super().problems(archive)
+        if isinstance(archive, dict) and any(isinstance(r.get("data"), dict) and "id" in r["data"] and r["data"]["id"] is None
+                                             for _, r in mz.records_of(archive)):
+            found = [p for p in found if not p.startswith("data_id_matches")]
+        return found
+
+
 class TypesIgnoredWithAgent(ReferenceArchiveStore):
     """An export selecting an agent ignores the store types asked for: every store of the agent's graph is
     exported (alone, a types selection and an agent selection both work)."""
@@ -67,11 +78,12 @@ class CloneSkipsHeldIds(ReferenceArchiveStore):
         return super().import_archive(body, **params)
 
 
-MUTANTS = {"NormalisesText": NormalisesText, "NullStoresAsEmpty": NullStoresAsEmpty,
+MUTANTS = {"NormalisesText": NormalisesText, "NullStoresAsEmpty": NullStoresAsEmpty, "DataIdNullAsAbsent": DataIdNullAsAbsent,
            "TypesIgnoredWithAgent": TypesIgnoredWithAgent, "CloneSkipsHeldIds": CloneSkipsHeldIds}
 EXPECTED_KILLS = {
     "NormalisesText": {"memorizz.domain_records_every_class": "record.data.text:nfc_nfd"},
     "NullStoresAsEmpty": {"memorizz.domain_archive_every_class": "archive.stores:null_store"},
+    "DataIdNullAsAbsent": {"memorizz.domain_records_and_manifest_every_class": "record.data.id:null"},
     "TypesIgnoredWithAgent": {"memorizz.domain_export_selection": "is not what the selection holds"},
     "CloneSkipsHeldIds": {"memorizz.domain_import_modes": "is not what the model allows"},
 }
