@@ -537,7 +537,8 @@ def memorizz_archive_fields(lines: SpecLines) -> list[dict[str, Any]]:
               [*[c for store, key in (("agents", "agent_id"), ("personas", "persona_id"), ("summaries", "summary_id"))
                  for c in (edit("valid", f"{key}_matches", store=store, set={key: "<id>"}),
                            edit("invalid", f"{key}_differs", "must also agree with it", store=store, set={key: "<other>"}))],
-               edit("valid", "natural_null", "null: no identity yet, read as absent (M4)", store="personas", set={"persona_id": None}),
+               edit("open", "natural_null", "null: read as absent by a document's rules (M4); an importer may hold that it does not agree",
+                    store="personas", set={"persona_id": None}),
                edit("open", "tool_id_differs", "not named: bound only under M4:implied", store="toolbox", set={"tool_id": "<other>"})]),
         field("record.id.uniqueness", "record", ops, "id", True, "Records and relationships",
               lines.quote("id is a nonempty string, unique within its store, with at most 512 characters."), "prose",
