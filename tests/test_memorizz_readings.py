@@ -450,3 +450,28 @@ def test_each_domain_point_has_every_readings_answer_and_one_fitting_none() -> N
     for point, found in cases.items():
         assert any(isinstance(r, str) for r in found), f"{point}: no answer fitting none"
         assert sum(1 for r in found if not isinstance(r, str)) >= 2, f"{point}: not every reading's answer"
+
+
+class NamespaceSelectsMemories(ReferenceArchiveStore):
+    """M61: with a namespace and an agent, the namespace selects the memories and the agent the agents (as the
+    memorizz CLI does)."""
+
+    def select(self, body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        if body.get("memory_id") is None or body.get("agent_id") is None:
+            return super().select(body)
+        memories = super().select({k: v for k, v in body.items() if k != "agent_id"})
+        return {**memories, "agents": super().select(body)["agents"]}
+
+
+@pytest.mark.parametrize(("target", "reading"), [
+    ("reference:memorizz", "a namespace and an agent both narrow"),
+    ("python:test_memorizz_readings:NamespaceSelectsMemories", "the namespace selects the memories, the agent the agents")])
+def test_a_namespace_with_an_agent_is_recorded_from_the_export(target: str, reading: str) -> None:
+    """The rows that tell the two apart are pairs only `default` plans."""
+    outcome = execute_run(["memorizz"], target, Profile.named("default", seed=1), report_dir=None,
+                          check_ids=["domain_export_selection"])
+    (result,) = outcome.results
+    assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+    seen = {s for r in outcome.readings if r["point"] == "M61" for s in r["seen"]}
+    both = {"a namespace and an agent both narrow", "the namespace selects the memories, the agent the agents"}
+    assert seen & both == {reading}

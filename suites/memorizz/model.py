@@ -184,7 +184,8 @@ class ExportAnswer:
 def export_answers(state: State, request: ExportRequest) -> tuple[ExportAnswer, ...]:
     """Every answer an export of this selection may give in this state. Open (errata M61): an unknown agent
     refused or selecting nothing; `types: []` every store, no store, or refused; an unknown store key refused
-    or holding nothing."""
+    or holding nothing; a namespace and an agent together both narrowing every record, or the namespace
+    selecting the memories and the agent (with the namespace) the agents."""
     embeddings = request.include_embeddings is True
     types = request.types
     known = tuple(t for t in types if t in STORES) if types is not None else STORES
@@ -205,4 +206,11 @@ def export_answers(state: State, request: ExportRequest) -> tuple[ExportAnswer, 
     if len(known) < len(types or ()):
         return (replace(refused, reading="an unknown store key refused"),
                 answer(known, "an unknown store key exports nothing of it"))
-    return (answer(known),)
+    both = answer(known, "a namespace and an agent both narrow")
+    if request.memory_id is not None and request.agent_id is not None:
+        memories = frozenset(k for k in export_records(state, request.memory_id, known) if k[0] != "agents")
+        split = replace(both, keys=memories | {k for k in both.keys if k[0] == "agents"},
+                        reading="the namespace selects the memories, the agent the agents")
+        if split.keys != both.keys:
+            return (both, split)
+    return (replace(both, reading=""),)
