@@ -584,7 +584,159 @@ def memorizz_table() -> dict[str, Any]:
         field("manifest.record_count", "envelope", ["import", "export"], "integer", True, "Manifest", lines.quote("`record_count` Sum of the per-store counts"),
               "prose", [cls("matching", "literal", "valid", value="sum"), cls("off_by_one", "literal", "invalid", value="sum+1")]),
     ]
-    return {"spec": "memorizz", "spec_text": f"fixtures/specs/{SPEC_FILES['memorizz']}", "derived_from": [], "fields": fields, "combinations": []}
+    fields += memorizz_archive_fields(lines) + memorizz_request_fields(lines)
+    return {"spec": "memorizz", "spec_text": f"fixtures/specs/{SPEC_FILES['memorizz']}", "derived_from": [], "fields": fields,
+            "combinations": MEMORIZZ_COMBINATIONS}
+
+
+MEMORIZZ_STORES = ("personas", "entity_memory", "knowledge_base", "toolbox", "workflow_memory", "skillbox", "conversation_memory",
+                   "summaries", "tool_log", "short_term_memory", "semantic_cache", "shared_memory", "agents")
+MEMORIZZ_MANIFEST = ("memorizz_version", "source_provider", "scope", "counts", "record_count", "includes", "warnings")
+MEMORIZZ_COMBINATIONS = [
+    {"id": "export_selection", "operation": "export",
+     "parameters": ["export.memory_id", "export.agent_id", "export.types", "export.include_embeddings"]},
+    {"id": "import_modes", "operation": "import_archive", "parameters": ["import.mode", "import.conflict", "import.held"]},
+]
+
+
+def edit(expect: str, class_id: str, why: str = "", **change: Any) -> dict[str, Any]:
+    """A structural class: a change to a valid archive (`set` members, `drop` members, `replace` the whole
+    value), applied by suites/memorizz/checks/domain_imports.py to the member the field names."""
+    return cls(class_id, "literal", expect, why, value=change)
+
+
+def memorizz_archive_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    """The envelope, taxonomy, stores, record shape, identities and manifest of the page, as changes to a valid
+    archive; the number and string classes of a record's data."""
+    ops = ["import", "export"]
+    envelope = lines.quote("An archive has exactly six top-level fields.")
+    records = lines.quote("Every entry in a store is an object with exactly id and data")
+    ids = lines.quote("When present, data.id and data._id must match the enclosing id.")
+    required = lines.quote("The required fields are created_at")
+    as_data = "the page gives manifest fields meanings, not types: refused by memconform's reading (M5), open for a consumer"
+    return [
+        field("archive.envelope", "envelope", ops, "object", True, "Envelope", envelope, "prose",
+              [edit("valid", "exactly_six"), edit("invalid", "unknown_field", "unknown envelope fields are rejected", set={"extensions": {}}),
+               *[edit("invalid", f"{m}_absent", "one of the six fields", drop=[m]) for m in ("taxonomy", "manifest", "stores", "integrity")]]),
+        field("archive.taxonomy", "envelope", ops, "object", True, "Taxonomy", lines.quote("`taxonomy` Object"), "prose",
+              [edit("valid", "exact"), edit("invalid", "wrong_category", "incorrect taxonomy", set={"agents": "long_term.semantic"}),
+               edit("invalid", "missing_key", "incorrect taxonomy", drop=["skillbox"]),
+               edit("invalid", "extra_key", "incorrect taxonomy", set={"memagent": "agent_configuration"}),
+               edit("invalid", "memagent_for_agents", "agents, rather than memagent", drop=["agents"], set={"memagent": "agent_configuration"}),
+               edit("invalid", "not_object", replace=["agents"])]),
+        field("archive.stores", "envelope", ops, "object", True, "Envelope", lines.quote("`stores` Object"), "prose",
+              [edit("valid", "all_thirteen"), edit("valid", "record_in_every_store", "every store holds a record", fill=True),
+               *[edit("invalid", f"missing_{s}", "missing store keys", drop=[s]) for s in MEMORIZZ_STORES],
+               edit("invalid", "extra_key", "exactly the 13 store keys", set={"memagent": []}),
+               edit("invalid", "not_array", "each containing an array of records", set={"shared_memory": {}}),
+               edit("invalid", "null_store", "each containing an array of records", set={"shared_memory": None})]),
+        field("record.shape", "record", ops, "object", True, "Records and relationships", records, "prose",
+              [edit("valid", "id_and_data"), edit("invalid", "extra_member", "exactly id and data", set={"meta": {}}),
+               edit("invalid", "data_absent", "exactly id and data", drop=["data"]),
+               edit("invalid", "data_not_object", "data holds the record fields", set={"data": "text"}),
+               edit("invalid", "not_object", "an object", replace="record")]),
+        field("record.data.id", "record", ops, "id", False, "Records and relationships", ids, "prose",
+              [edit("valid", "absent"), edit("valid", "matches", set={"id": "<id>"}),
+               edit("invalid", "differs", "must match the enclosing id", set={"id": "<other>"}),
+               edit("invalid", "null", "present, so it must match (M4)", set={"id": None}),
+               edit("valid", "underscore_matches", set={"_id": "<id>"}),
+               edit("invalid", "underscore_differs", "must match the enclosing id", set={"_id": "<other>"})]),
+        field("record.data.natural_id", "record", ops, "id", False, "Records and relationships", ids, "prose",
+              [*[c for store, key in (("agents", "agent_id"), ("personas", "persona_id"), ("summaries", "summary_id"))
+                 for c in (edit("valid", f"{key}_matches", store=store, set={key: "<id>"}),
+                           edit("invalid", f"{key}_differs", "must also agree with it", store=store, set={key: "<other>"}))],
+               edit("open", "natural_null", "null: read as absent by a document's rules (M4); an importer may hold that it does not agree",
+                    store="personas", set={"persona_id": None}),
+               edit("open", "tool_id_differs", "not named: bound only under M4:implied", store="toolbox", set={"tool_id": "<other>"})]),
+        field("record.id.uniqueness", "record", ops, "id", True, "Records and relationships",
+              lines.quote("id is a nonempty string, unique within its store, with at most 512 characters."), "prose",
+              [edit("valid", "unique"), edit("invalid", "duplicate_in_store", "unique within its store", twice="knowledge_base"),
+               edit("valid", "same_in_two_stores", "unique within its store, not across stores (M3)", twice="short_term_memory")]),
+        field("manifest.required", "envelope", ops, "object", True, "Manifest", required, "prose",
+              [edit("valid", "all_present"), *[edit("invalid", f"{m}_absent", "a required field", drop=[m]) for m in MEMORIZZ_MANIFEST]]),
+        field("manifest.scope.user_scoped", "envelope", ops, "boolean", False, "Manifest", lines.quote("scope.user_scoped distinguishes"), "prose",
+              [edit("valid", "absent"), edit("valid", "true_anonymous", "anonymous records", set={"user_scoped": True, "user_id": None}),
+               edit("valid", "true_user", set={"user_scoped": True, "user_id": "user-1"}),
+               edit("valid", "false_administrative", "not filtered by user", set={"user_scoped": False, "user_id": None}),
+               edit("invalid", "not_boolean", as_data, set={"user_scoped": "yes"})]),
+        field("manifest.counts", "envelope", ops, "object", True, "Manifest", lines.quote("`counts` Record count for every store"), "prose",
+              [edit("valid", "every_store_with_zeros"), edit("invalid", "zero_missing", "including zeros", drop=["shared_memory"]),
+               edit("invalid", "wrong_count", "incorrect counts", set={"knowledge_base": 2}),
+               edit("invalid", "extra_key", "a count for every store, no other (M5)", set={"memagent": 0}),
+               edit("invalid", "as_string", "incorrect counts", set={"knowledge_base": "1"})]),
+        field("manifest.includes", "envelope", ops, "object", True, "Manifest", lines.quote("`includes` Whether delegates"), "prose",
+              [edit("valid", "four_false"), edit("valid", "embeddings_requested", "requested, none present", set={"embeddings": True}),
+               edit("valid", "all_requested", set={"delegates": True, "history": True, "context": True, "embeddings": True}),
+               edit("open", "empty_object", "the page names the four things, not their keys (M5)", replace={}),
+               edit("invalid", "not_boolean", as_data, set={"delegates": "yes"})]),
+        *[field(f"manifest.{name}", "envelope", ops, "array", False, "Manifest", lines.quote(f"`{name}`"), "prose",
+                [edit("valid", "absent", "when present", drop=[name]), edit("valid", "empty", set={name: []}),
+                 edit("valid", "strings", set={name: [sample]}), edit("valid", "objects", "M5: entries strings or objects", set={name: [{"id": sample}]}),
+                 edit("invalid", "not_array", as_data, set={name: sample})])
+          for name, sample in (("omitted_fields", "agents.api_key"), ("external_references", "msg-outside"))],
+        field("manifest.warnings", "envelope", ops, "array", True, "Manifest", lines.quote("`warnings` Export omissions"), "prose",
+              [edit("valid", "empty", set={"warnings": []}), edit("valid", "strings", set={"warnings": ["attachments are not included"]}),
+               edit("valid", "objects", "M5: entries strings or objects", set={"warnings": [{"code": "note", "message": "m"}]}),
+               edit("invalid", "not_array", as_data, set={"warnings": "none"})]),
+        field("archive.integrity.algorithm", "envelope", ["import"], "string", True, "Envelope", lines.quote("`integrity` Object"), "prose",
+              [edit("valid", "sha256", set={"algorithm": "sha256"}), edit("invalid", "uppercase", set={"algorithm": "SHA256"}),
+               edit("invalid", "other", set={"algorithm": "md5"}), edit("invalid", "absent", drop=["algorithm"]),
+               edit("invalid", "extra_member", "exactly algorithm and digest (M1)", set={"signed": False})]),
+        field("archive.record_count", "envelope", ["import"], "integer", True, "Integrity and validation",
+              lines.quote("The default archive limits are 50 MiB and 100,000 records."), "prose",
+              [cls("at_limit", "literal", "valid", "the limit is inclusive (M7); option max_records names another", value=100_000),
+               cls("above_limit", "literal", "invalid", "one record over the limit", value=100_001)], limits={"maximum": 100_000}),
+        field("record.data.text", "record", ops, "string", False, "Integrity and validation", lines.quote("literal Unicode"), "prose",
+              [*[cls(k, "string", "valid", "read back byte for byte, never normalised", kind=k)
+                 for k in (*STRING_KINDS, "newline", "bidi", "zero_width", "unicode_line_breaks")],
+               cls("safe_integer_as_string", "literal", "valid", "exact integers beyond the safe range as strings", value="9007199254740993")]),
+        field("record.data.number_more", "record", ops, "number", False, "Integrity and validation",
+              lines.quote("Numbers use a shared Python/browser representation"), "prose",
+              [cls(cid, "number", "valid", text=text) for cid, text in (
+                  ("exp_22", "1e22"), ("below_1e21", "999999999999999900000"), ("negative_small", "-1e-7"), ("subnormal", "5e-324"),
+                  ("max_double", "1.7976931348623157e308"), ("fraction", "0.1"), ("safe_max", "9007199254740991"),
+                  ("negative_beyond_safe", "-9007199254740993"))]),
+    ]
+
+
+def memorizz_request_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    """The request parameters of the target operations (errata "Target operations"): an export's selection,
+    an import's mode and conflict policy, and what the destination already holds of the archive."""
+    export, imports = ["export"], ["import_archive"]
+    scope = lines.quote("`scope` Selected agent/namespace")
+    one_type = lines.quote("even when an export selects only one type")
+    conflicts = lines.quote("Imports preview conflicts before writing")
+    unmatched = "selects nothing: tried alone, it would mask every pair of its row"
+    return [
+        field("export.memory_id", "body", export, "string", False, "Manifest", scope, "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"), cls("owner_namespace", "literal", "valid", value="<ns>"),
+               cls("delegate_namespace", "literal", "valid", value="<ns_delegate>"),
+               dict(cls("unknown", "literal", "valid", unmatched, value="<unknown>"), combine=False)]),
+        field("export.agent_id", "body", export, "string", False, "Manifest", scope, "prose",
+              [cls("absent", "absent", "valid", "every optional parameter alone"), cls("owner", "literal", "valid", value="<owner>"),
+               cls("delegate", "literal", "valid", value="<delegate>"),
+               dict(cls("unknown", "literal", "open", "refused, or an empty selection (M61)", value="<unknown>"), combine=False)]),
+        field("export.types", "body", export, "array", False, "Envelope", one_type, "prose",
+              [cls("absent", "absent", "valid", "every store"), cls("one_store", "literal", "valid", value=["summaries"]),
+               cls("two_stores", "literal", "valid", value=["knowledge_base", "agents"]),
+               cls("all_thirteen", "literal", "valid", value=list(MEMORIZZ_STORES)),
+               dict(cls("empty", "literal", "open", "every store, no store, or refused (M61)", value=[]), combine=False),
+               dict(cls("unknown_store", "literal", "open", "refused, or nothing of it (M61)", value=["memagent"]), combine=False)]),
+        field("export.include_embeddings", "body", export, "boolean", False, "What is portable", lines.quote("Embeddings are excluded by default"),
+              "prose", [cls("absent", "absent", "valid", "excluded by default"), cls("true", "literal", "valid", value=True),
+                        cls("false", "literal", "valid", value=False)]),
+        field("import.mode", "body", imports, "enum", True, "Records and relationships", lines.quote("Restoring with preserved IDs"), "prose",
+              [*[cls(f"is_{m}", "literal", "valid", value=m) for m in ("preview", "restore", "clone")],
+               cls("unknown", "literal", "invalid", "not a mode: refused, nothing written", value="merge")], enum=["preview", "restore", "clone"]),
+        field("import.conflict", "body", imports, "enum", False, "What is portable", conflicts, "prose",
+              [cls("absent", "absent", "valid", "the default policy, error (errata M13)"),
+               *[cls(f"is_{c}", "literal", "valid", value=c) for c in ("error", "skip", "replace")],
+               cls("unknown", "literal", "invalid", "not a policy: refused, nothing written", value="merge")], enum=["error", "skip", "replace"]),
+        field("import.held", "body", imports, "object", True, "What is portable", conflicts, "prose",
+              [cls("one_held", "literal", "valid", "it holds the first record, changed", value=1),
+               cls("none_held", "literal", "valid", "the destination holds none of the archive's records", value=0),
+               cls("all_held", "literal", "valid", "it holds every record, changed", value=3)]),
+    ]
 
 
 def memoryai_table() -> dict[str, Any]:

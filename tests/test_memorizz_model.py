@@ -15,8 +15,17 @@ def request(*ids: str, **how: object) -> oracle.ImportRequest:
 
 
 def test_a_preview_writes_nothing_and_lists_the_conflicts() -> None:
-    (only,) = oracle.answers(HELD, request("a", "b", mode="preview")).outcomes
+    (only,) = oracle.answers(HELD, request("a", "b", mode="preview", conflict="skip")).outcomes
     assert only.accepted and only.state == HELD and only.conflicts == {("knowledge_base", "a")}
+
+
+def test_a_preview_of_conflicts_under_error_may_say_ok_or_not() -> None:
+    """errata M62: the preview succeeded, or it says the restore it previews would be refused; both write nothing."""
+    says_ok, says_not = oracle.answers(HELD, request("a", "b", mode="preview")).outcomes
+    assert (says_ok.accepted, says_not.accepted) == (True, False)
+    assert all(o.state == HELD and o.conflicts == {("knowledge_base", "a")} and o.imported == 0 for o in (says_ok, says_not))
+    (fresh,) = oracle.answers({}, request("a", "b", mode="preview")).outcomes
+    assert fresh.accepted and fresh.conflicts == frozenset()
 
 
 @pytest.mark.parametrize(("conflict", "accepted", "a", "b"), [

@@ -270,3 +270,208 @@ def test_the_sequences_compare_a_kept_namespace_clone_with_the_oracle() -> None:
     lossy = execute_run(["memorizz"], "python:test_memorizz_readings:CloneLosesRecords", Profile.named("ci"), report_dir=None,
                         check_ids=["model_sequences"])
     assert [r.outcome for r in lossy.results] == [Outcome.FAILED], [r.reason for r in lossy.results]
+
+
+# ---- M35, M60, M61, M62 and M9 of the domain checks: each reading from the answer, and answers fitting none --
+
+class AcceptsVersionFloat(ReferenceArchiveStore):
+    """M35: `version` 1.0 read as the integer 1 (JSON has one number type)."""
+
+    def problems(self, archive: Any) -> list[str]:
+        if isinstance(archive, dict) and archive.get("version") == 1.0 and isinstance(archive["version"], float):
+            return super().problems({**archive, "version": 1})  # the digest covers the archive as sent: 1.0 is 1
+        return super().problems(archive)
+
+
+class RefusesVersionFloatAfterWriting(ReferenceArchiveStore):
+    """M35, fitting no reading: `version` 1.0 refused, after its records were written."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        archive = body.get("archive") if isinstance(body, dict) else None
+        if isinstance(archive, dict) and isinstance(archive.get("version"), float):
+            for store, record in mz.records_of(archive):
+                self.write(store, record["id"], record["data"])
+            raise Rejected({"ok": False, "errors": ["version 1.0"]})
+        return super().import_archive(body, **params)  # type: ignore[no-any-return]
+
+
+def _tool_id_differs(archive: Any) -> bool:
+    return any(store == "toolbox" and r["data"].get("tool_id") not in (None, r["id"]) for store, r in mz.records_of(archive))
+
+
+class RefusesToolIdAfterWriting(ReferenceArchiveStore):
+    """M60, fitting no reading: a `tool_id` that is not the record's id refused, after the records were written."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        archive = body.get("archive") if isinstance(body, dict) else None
+        if isinstance(archive, dict) and _tool_id_differs(archive):
+            for store, record in mz.records_of(archive):
+                self.write(store, record["id"], record["data"])
+            raise Rejected({"ok": False, "errors": ["tool_id"]})
+        return super().import_archive(body, **params)  # type: ignore[no-any-return]
+
+
+class OtherExportReadings(ReferenceArchiveStore):
+    """M61: an unknown agent selects nothing, `types: []` is no store, an unknown store key is ignored."""
+
+    def select(self, body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        if body.get("types") == []:
+            return {k: [] for k in mz.STORES}
+        agents = {r["id"] for r in self.rows()["agents"]}
+        if body.get("agent_id") is not None and body["agent_id"] not in agents:
+            return {k: [] for k in mz.STORES}
+        if isinstance(body.get("types"), list):
+            known = [t for t in body["types"] if t in mz.STORES]
+            if not known:
+                return {k: [] for k in mz.STORES}
+            body = {**body, "types": known}
+        return super().select(body)
+
+
+class EmptyTypesAgentsOnly(ReferenceArchiveStore):
+    """M61, fitting no reading: `types: []` exports the agents store only (neither every store nor none)."""
+
+    def select(self, body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        if body.get("types") == []:
+            body = {**body, "types": ["agents"]}
+        return super().select(body)
+
+
+class PreviewAlwaysOk(ReferenceArchiveStore):
+    """M62: a preview of conflicts under conflict=error says ok (the preview itself succeeded)."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        report = super().import_archive(body, **params)
+        return {**report, "ok": True} if isinstance(body, dict) and body.get("mode") == "preview" else report
+
+
+class PreviewCountsConflictsAsImported(ReferenceArchiveStore):
+    """M62, fitting no answer: a preview of conflicts reports them as imported records (it wrote nothing)."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        report = super().import_archive(body, **params)
+        if isinstance(body, dict) and body.get("mode") == "preview" and report.get("conflicts"):
+            report = {**report, "imported": len(report["conflicts"])}
+        return report  # type: ignore[no-any-return]
+
+
+DOMAIN_CASES = [
+    # (check, target, the point, readings that must be among those seen, or None: fits none, and the failure's words)
+    ("domain_envelope_every_class", "reference:memorizz", "M35", {"archive.version:one_float refused"}),
+    ("domain_envelope_every_class", "AcceptsVersionFloat", "M35", {"archive.version:one_float restored"}),
+    ("domain_envelope_every_class", "RefusesVersionFloatAfterWriting", "M35", "was refused, but its records were written"),
+    ("domain_records_and_manifest_every_class", "reference:memorizz", "M60", {"record.data.natural_id:tool_id_differs refused"}),
+    ("domain_records_and_manifest_every_class", "OtherReadings", "M60", {"record.data.natural_id:tool_id_differs restored"}),
+    ("domain_records_and_manifest_every_class", "RefusesToolIdAfterWriting", "M60", "was refused, but its records were written"),
+    ("domain_export_selection", "reference:memorizz", "M61",
+     {"an unknown agent refused", "types [] as every store", "an unknown store key refused"}),
+    ("domain_export_selection", "OtherExportReadings", "M61",
+     {"an unknown agent selects nothing", "types [] as no store", "an unknown store key exports nothing of it"}),
+    ("domain_export_selection", "EmptyTypesAgentsOnly", "M61", "is not what the selection holds"),
+    ("domain_import_modes", "reference:memorizz", "M62", {"a preview of conflicts under conflict=error says ok: false"}),
+    ("domain_import_modes", "PreviewAlwaysOk", "M62", {"a preview of conflicts under conflict=error says ok"}),
+    ("domain_import_modes", "PreviewCountsConflictsAsImported", "M62", "is not what the model allows"),
+    ("domain_import_modes", "reference:memorizz", "M9", {"namespaces rewritten"}),
+    ("domain_import_modes", "OtherReadings", "M9", {"namespaces kept"}),
+    ("domain_import_modes", "CloneLosesRecords", "M9", "neither all beside the originals nor all elsewhere"),
+]
+
+
+@pytest.mark.parametrize(("check", "target", "point", "readings"), DOMAIN_CASES,
+                         ids=[f"{c}-{p}-{t.rsplit(':', 1)[-1]}" for c, t, p, _ in DOMAIN_CASES])
+def test_a_domain_reading_is_recorded_only_from_the_answer(check: str, target: str, point: str,
+                                                           readings: set[str] | str) -> None:
+    where = target if ":" in target else f"python:test_memorizz_readings:{target}"
+    outcome = execute_run(["memorizz"], where, Profile.named("ci"), report_dir=None, check_ids=[check])
+    (result,) = outcome.results
+    seen = {s for r in outcome.readings if r["point"] == point for s in r["seen"]}
+    if isinstance(readings, str):  # fits no reading: the check fails through the branch written for it
+        assert result.outcome is Outcome.FAILED, result.reason
+        matching = [f for f in result.failures if readings in f.title]
+        assert matching, [f.title for f in result.failures]
+        if point in ("M61", "M9"):  # the failure names every accepted reading
+            assert all(point in str(f.expected) for f in matching), [f.to_json() for f in matching]
+    else:
+        assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+        assert readings <= seen, seen
+        other = {"M9": {"namespaces kept", "namespaces rewritten"}}.get(point, set())
+        assert not (other - readings) & seen, seen  # the other reading of a point with one answer is not recorded
+
+
+# ---- every open point a MemoRizz check observes has a test giving each reading's answer and one fitting none --
+
+POINT_TESTS = {
+    "M2": "test_readings_observed.py::test_memorizz_m2_key_order_recorded_only_from_the_digest",
+    "M4": "test_memorizz_readings.py::test_a_reading_is_recorded_only_from_the_answer",
+    "M5": "test_readings_observed.py::test_a_problem_under_an_unpinned_reading_records_what_the_document_shows",
+    "M8": "test_readings_observed.py::test_memorizz_m8_a_vector_key_without_embeddings_requested_is_recorded_or_failed_when_pinned",
+    "M9": "test_memorizz_readings.py::test_a_domain_reading_is_recorded_only_from_the_answer",
+    "M10": "test_memorizz_readings.py::test_a_reading_is_recorded_only_from_the_answer",
+    "M35": "test_memorizz_readings.py::test_a_domain_reading_is_recorded_only_from_the_answer",
+    "M60": "test_memorizz_readings.py::test_a_domain_reading_is_recorded_only_from_the_answer",
+    "M61": "test_memorizz_readings.py::test_a_domain_reading_is_recorded_only_from_the_answer",
+    "M62": "test_memorizz_readings.py::test_a_domain_reading_is_recorded_only_from_the_answer",
+}
+
+
+def observed_points() -> set[str]:
+    """The points suites/memorizz observes: `observe("M..")` in a check, and the `"M..:reading"` a scanner rule
+    holds under (document.py observes those through a variable)."""
+    import re
+    from pathlib import Path
+
+    import memconform.suites.memorizz as package
+
+    root = Path(package.__file__).parent
+    found: set[str] = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text("utf-8")
+        found |= set(re.findall(r'observe\(\s*"(M\d+)"', text))
+        found |= set(re.findall(r'"(M\d+):[a-z][a-z-]*"', text))
+    return found
+
+
+def test_every_observed_point_has_a_readings_test() -> None:
+    from pathlib import Path
+
+    points = observed_points()
+    assert {"M9", "M35", "M60", "M61", "M62"} <= points  # the scan finds what it must
+    assert sorted(points - set(POINT_TESTS)) == [], "open points a MemoRizz check observes with no readings test"
+    here = Path(__file__).parent
+    for point, where in POINT_TESTS.items():
+        file, name = where.split("::")
+        assert f"def {name}(" in (here / file).read_text("utf-8"), f"{point}: {where} does not exist"
+
+
+def test_each_domain_point_has_every_readings_answer_and_one_fitting_none() -> None:
+    cases: dict[str, list[set[str] | str]] = {}
+    for _, _, point, readings in DOMAIN_CASES:
+        cases.setdefault(point, []).append(readings)
+    for point, found in cases.items():
+        assert any(isinstance(r, str) for r in found), f"{point}: no answer fitting none"
+        assert sum(1 for r in found if not isinstance(r, str)) >= 2, f"{point}: not every reading's answer"
+
+
+class NamespaceSelectsMemories(ReferenceArchiveStore):
+    """M61: with a namespace and an agent, the namespace selects the memories and the agent the agents (as the
+    memorizz CLI does)."""
+
+    def select(self, body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        if body.get("memory_id") is None or body.get("agent_id") is None:
+            return super().select(body)
+        memories = super().select({k: v for k, v in body.items() if k != "agent_id"})
+        return {**memories, "agents": super().select(body)["agents"]}
+
+
+@pytest.mark.parametrize(("target", "reading"), [
+    ("reference:memorizz", "a namespace and an agent both narrow"),
+    ("python:test_memorizz_readings:NamespaceSelectsMemories", "the namespace selects the memories, the agent the agents")])
+def test_a_namespace_with_an_agent_is_recorded_from_the_export(target: str, reading: str) -> None:
+    """The rows that tell the two apart are pairs only `default` plans."""
+    outcome = execute_run(["memorizz"], target, Profile.named("default", seed=1), report_dir=None,
+                          check_ids=["domain_export_selection"])
+    (result,) = outcome.results
+    assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+    seen = {s for r in outcome.readings if r["point"] == "M61" for s in r["seen"]}
+    both = {"a namespace and an agent both narrow", "the namespace selects the memories, the agent the agents"}
+    assert seen & both == {reading}

@@ -77,7 +77,10 @@ def test_emp_reader_is_sent_every_class_and_judged_on_the_valid_ones() -> None:
 
 
 SUITE_DOMAIN_CHECKS = {
-    "memorizz": ["memorizz.domain_envelope_every_class", "memorizz.domain_records_every_class"],
+    "memorizz": ["memorizz.domain_envelope_every_class", "memorizz.domain_records_every_class",
+                 "memorizz.domain_archive_every_class", "memorizz.domain_records_and_manifest_every_class",
+                 "memorizz.domain_export_selection", "memorizz.domain_import_modes",
+                 "memorizz.record_limit_at_the_boundary"],
     "memoryai": ["memoryai.domain_import_every_class", "memoryai.domain_export_every_class"],
 }
 

@@ -1,10 +1,11 @@
-"""The MemoRizz oracle: for a request in a state, every answer the page (and errata M9, M10, M13) accepts.
+"""The MemoRizz oracle: for a request in a state, every answer the page (and errata M9, M10, M13, M61) accepts.
 
 Pure: no I/O, no target. A state is what the store holds, `(store, id) -> data`. A request is an import
 (mode preview, restore or clone; conflict policy error, skip or replace; whether validation refuses the
 archive; a failure armed after N writes) or an export (a selection by namespace, agent or stores). The
 answer is a set of acceptable outcomes; a caller finds the one the target gave (`fitting`) and takes its
-state as the next one, or fails naming them all.
+state as the next one, or fails naming them all. An export's answers (`export_answers`) say which of the
+state's records it holds, which stores may hold anything, and whether embeddings were requested.
 
 Readings: the defaults accept every plausible one; `Readings` pins them (options of the suite). A clone's
 new ids are the target's to choose, so a clone outcome says how many records are added and under which
@@ -15,7 +16,7 @@ namespace rule, not their ids; a failed import (armed failure) may leave the wri
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 Key = tuple[str, str]  # (store, record id)
@@ -93,8 +94,11 @@ def answers(state: State, request: ImportRequest, readings: Readings = DEFAULT) 
         return Answers((Outcome(False, dict(state), why="refused, nothing written"),), readings)
     taken = conflicts(state, request)
     if request.mode == "preview":
-        return Answers((Outcome(True, dict(state), taken, why=f"a preview listing {len(taken)} conflicts, nothing written"),),
-                       readings)
+        listing = Outcome(True, dict(state), taken, why=f"a preview listing {len(taken)} conflicts, nothing written")
+        if taken and request.conflict == "error":  # the preview may also say the restore it previews would be refused
+            return Answers((listing, Outcome(False, dict(state), taken, why="a preview saying ok: false for its "
+                                             f"{len(taken)} conflicts, nothing written")), readings)
+        return Answers((listing,), readings)
     if taken and request.conflict == "error":
         return Answers((Outcome(False, dict(state), taken, why="refused for conflicts before writing anything"),), readings)
     if request.mode == "clone":
@@ -141,10 +145,72 @@ def export_records(state: State, memory_id: str | None = None, stores: Iterable[
     agents, namespaces = agent_selection(state, agent_id) if agent_id is not None else (set(), set())
 
     def selected(key: Key, data: Mapping[str, Any]) -> bool:
-        if memory_id is not None and data.get("memory_id") != memory_id:
-            return False
+        if memory_id is not None and data.get("memory_id") != memory_id and memory_id not in (data.get("memory_ids") or []):
+            return False  # an agent is in the namespaces it is bound to (memory_ids)
         if agent_id is not None and not (key in {("agents", a) for a in agents} or data.get("memory_id") in namespaces):
             return False
         return chosen is None or key[0] in chosen
 
     return {k: v for k, v in state.items() if selected(k, v)}
+
+
+STORES = ("personas", "entity_memory", "knowledge_base", "toolbox", "workflow_memory", "skillbox", "conversation_memory",
+          "summaries", "tool_log", "short_term_memory", "semantic_cache", "shared_memory", "agents")
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """An export's selection as sent (None: the parameter left out)."""
+
+    memory_id: str | None = None
+    agent_id: str | None = None
+    types: tuple[str, ...] | None = None
+    include_embeddings: Any = None
+
+
+@dataclass(frozen=True)
+class ExportAnswer:
+    """One acceptable answer to an export: refused, or the state's records it holds (`keys`), the stores that
+    may hold any record at all, and whether the manifest must say embeddings were requested."""
+
+    refused: bool
+    keys: frozenset[Key] = frozenset()
+    stores: frozenset[str] = frozenset(STORES)
+    embeddings: bool = False
+    reading: str = ""  # the M61 reading this answer is, when the request is one the page leaves open
+    why: str = ""
+
+
+def export_answers(state: State, request: ExportRequest) -> tuple[ExportAnswer, ...]:
+    """Every answer an export of this selection may give in this state. Open (errata M61): an unknown agent
+    refused or selecting nothing; `types: []` every store, no store, or refused; an unknown store key refused
+    or holding nothing; a namespace and an agent together both narrowing every record, or the namespace
+    selecting the memories and the agent (with the namespace) the agents."""
+    embeddings = request.include_embeddings is True
+    types = request.types
+    known = tuple(t for t in types if t in STORES) if types is not None else STORES
+
+    def answer(stores: Iterable[str], reading: str = "", nothing: bool = False) -> ExportAnswer:
+        chosen = frozenset(stores)
+        keys = frozenset() if nothing else frozenset(export_records(state, request.memory_id, chosen, request.agent_id))
+        return ExportAnswer(False, keys, chosen, embeddings, reading,
+                            f"{len(keys)} of the state's records, only stores {sorted(chosen) if len(chosen) < 13 else 'any'}")
+
+    refused = ExportAnswer(True, why="refused")
+    if request.agent_id is not None and ("agents", request.agent_id) not in state:
+        return (replace(refused, reading="an unknown agent refused"),
+                answer(known, "an unknown agent selects nothing", nothing=True))
+    if types is not None and not types:
+        return (replace(refused, reading="types [] refused"), answer(STORES, "types [] as every store"),
+                answer((), "types [] as no store"))
+    if len(known) < len(types or ()):
+        return (replace(refused, reading="an unknown store key refused"),
+                answer(known, "an unknown store key exports nothing of it"))
+    both = answer(known, "a namespace and an agent both narrow")
+    if request.memory_id is not None and request.agent_id is not None:
+        memories = frozenset(k for k in export_records(state, request.memory_id, known) if k[0] != "agents")
+        split = replace(both, keys=memories | {k for k in both.keys if k[0] == "agents"},
+                        reading="the namespace selects the memories, the agent the agents")
+        if split.keys != both.keys:
+            return (both, split)
+    return (replace(both, reading=""),)

@@ -10,6 +10,8 @@ from memconform.suites.memorizz.checks import reject
 from memconform.suites.memorizz.checks import roundtrip
 from memconform.suites.memorizz.checks import stateful
 from memconform.suites.memorizz.checks import domain_imports
+from memconform.suites.memorizz.checks import domain_archive
+from memconform.suites.memorizz.checks import domain_params
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.memorizz.checks import batch_failures
 from memconform.suites.memorizz.checks import hostile_input

@@ -33,7 +33,7 @@ from memconform.suites.memorizz.suite import SUITE
 
 ENVELOPE_FIELDS = ("archive.format", "archive.version", "archive.integrity.digest", "manifest.created_at",
                    "manifest.record_count")
-RECORD_FIELDS = ("record.id", "record.data.number")
+RECORD_FIELDS = ("record.id", "record.data.number", "record.data.number_more", "record.data.text")
 RECORD_STORE = "knowledge_base"
 # the validation sentence names no timestamp rule and errata M5 makes created_at's form a SHOULD of a
 # producer: a consumer may refuse a created_at that is no date, or restore the archive anyway
@@ -195,7 +195,10 @@ def read_back_failures(case: RecordCase, got: dict[str, Any] | None) -> Iterator
         yield Failure(f"{label}: the record id changed", got.get("id"), case.record.get("id"), f"$.stores.{RECORD_STORE}[].id")
     if "value" in case.record["data"]:
         sent, now = case.record["data"]["value"], (got.get("data") or {}).get("value", "<absent>")
-        if not same_number(sent, now):
+        if isinstance(sent, str):
+            if now != sent:  # literal Unicode: never normalised, escaped or trimmed
+                yield Failure(f"{label}: the text changed", now, sent, f"$.stores.{RECORD_STORE}[].data.value")
+        elif not same_number(sent, now):
             yield Failure(f"{label}: the number changed", now, sent, f"$.stores.{RECORD_STORE}[].data.value",
                           "canonical numbers: equal as numbers; integers exact")
 

@@ -8,17 +8,21 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, Unsupported
 from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import export, list_at, named_selection, object_at, seeded
 from memconform.suites.memorizz.suite import SUITE
 
 
 def _one_type_selection(ctx: CheckContext) -> tuple[dict[str, Any], str, object]:
     """(selection, the one store to select, a record id it must hold, as the export wrote it): the seed's
-    namespace and its summary, or, for a producer that cannot import, the user's named selection and one
-    of its non-empty stores."""
+    namespace and the summary the model says a summaries-only export of it holds, or, for a producer that
+    cannot import, the user's named selection and one of its non-empty stores."""
     try:
         seed = seeded(ctx)
-        return {"memory_id": seed.ns}, "summaries", seed.summary
+        state = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}
+        (answer,) = oracle.export_answers(state, oracle.ExportRequest(memory_id=seed.ns, types=("summaries",)))
+        (store, rid), = answer.keys  # the seed's one summary
+        return {"memory_id": seed.ns}, store, rid
     except Unsupported:
         named = named_selection(ctx)
         if not named:

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memconform import domain
 from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure, Inconclusive
 from memconform.fixtures_loader import fixture_root
@@ -229,14 +230,18 @@ def record_limit_at_the_boundary(ctx: CheckContext) -> Iterator[Failure]:
         if not below:
             raise Inconclusive(f"archives of {limit - 1} and {limit} records were both refused: a transport limit "
                                "smaller than the record limit hides it (option memorizz.max_records names another)")
+        domain.ledger(ctx).judge(["archive.record_count:at_limit"])
         yield Failure(f"an archive of exactly {limit} records was refused (one of {limit - 1} was accepted)",
                       json.dumps(body, default=str)[:300], f"accepted: the limit is {limit} records, inclusive",
                       "$.stores", readings=reading)
         return
+    domain.ledger(ctx).judge(["archive.record_count:at_limit"])  # the domain table's classes of the limit
     over = archive_of(limit + 1)
     for mode in ("preview", "restore"):
         accepted, body = import_archive(ctx, over, mode)
         if not accepted:
-            return
-    yield Failure(f"an archive of {limit + 1} records was restored", json.dumps(body, default=str)[:300],
-                  f"refused: over the limit of {limit} records", "$.stores", readings=reading)
+            break
+    domain.ledger(ctx).judge(["archive.record_count:above_limit"])
+    if accepted:
+        yield Failure(f"an archive of {limit + 1} records was restored", json.dumps(body, default=str)[:300],
+                      f"refused: over the limit of {limit} records", "$.stores", readings=reading)

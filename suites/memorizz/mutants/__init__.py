@@ -426,3 +426,16 @@ class DigestAnyCase(ReferenceArchiveStore):
 
 MUTANTS["DigestAnyCase"] = DigestAnyCase
 EXPECTED_KILLS["DigestAnyCase"] = {"memorizz.domain_envelope_every_class": "archive.integrity.digest:uppercase"}
+
+
+from memconform.suites.memorizz.mutants import domain as _domain  # noqa: E402
+from memconform.suites.memorizz.mutants.domain import (  # noqa: E402, F401  (the contract names them here)
+    CloneSkipsHeldIds,
+    DataIdNullAsAbsent,
+    NormalisesText,
+    NullStoresAsEmpty,
+    TypesIgnoredWithAgent,
+)
+
+MUTANTS.update(_domain.MUTANTS)
+EXPECTED_KILLS.update(_domain.EXPECTED_KILLS)

@@ -1,0 +1,190 @@
+"""The structural classes of the domain table (suites/memorizz/domain.json) through a restore: the six
+envelope fields, the taxonomy, the 13 store keys, a record's shape and identities, the manifest's fields
+and the integrity algorithm.
+
+Each class is a change (`set` members, `drop` members, `replace` the value) to one member of a small
+valid archive (an agent, its persona, a knowledge-base note, in a namespace of its own), after which the
+archive is sealed again so that only that member differs: counts follow the records unless the class is
+about the counts, the digest is recomputed unless the class is about the integrity object. Allowed
+classes restored (every record of the namespace in an export of it), forbidden ones refused with nothing
+written, open ones either way (the reading seen is recorded, errata M60). A consumer may restore what only
+memconform's reading of the manifest's types refuses (errata M5 and M60): those are open for it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from memconform import domain
+from memconform.core.check_context import CheckContext
+from memconform.core.model import Failure
+from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.checks.domain_imports import keeper, kept_failures, table
+from memconform.suites.memorizz.checks.reject import REJECTS
+from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.suite import SUITE
+
+ENVELOPE_FIELDS = ("archive.envelope", "archive.taxonomy", "archive.stores", "archive.integrity.algorithm")
+RECORD_MANIFEST_FIELDS = ("record.shape", "record.data.id", "record.data.natural_id", "record.id.uniqueness",
+                          "manifest.required", "manifest.scope.user_scoped", "manifest.counts", "manifest.includes",
+                          "manifest.omitted_fields", "manifest.external_references", "manifest.warnings")
+IDS = "When present, data.id and data._id must match the enclosing id."
+# the validation sentence does not name the manifest's value types; memconform's reading of them (M5) binds a
+# document, and a consumer may restore such an archive or refuse it
+CONSUMER_OPEN = frozenset({"manifest.scope.user_scoped:not_boolean", "manifest.includes:not_boolean",
+                           "manifest.omitted_fields:not_array", "manifest.external_references:not_array",
+                           "manifest.warnings:not_array"})
+KB = "knowledge_base"
+
+
+def expectation(vc: domain.ValueClass) -> str:
+    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+
+
+def apply_change(member: dict[str, Any], change: dict[str, Any], ids: dict[str, str]) -> Any:
+    """The member after a class's change; `<id>` and `<other>` stand for the record's id and another one."""
+    if "replace" in change:
+        return copy.deepcopy(change["replace"])
+    for key in change.get("drop", []):
+        member.pop(key, None)
+    for key, value in change.get("set", {}).items():
+        member[key] = ids.get(value, value) if isinstance(value, str) else copy.deepcopy(value)
+    return member
+
+
+def record_in(ctx: CheckContext, archive: dict[str, Any], store: str, ns: str) -> dict[str, Any]:
+    """The first record of a store, one added (in the namespace) when the store is empty."""
+    records = archive["stores"][store]
+    if not records:
+        rid = ctx.unique(f"dom-{store}")
+        records.append({"id": rid, "data": {"memory_id": ns, "content": ctx.unique(f"{store}-prose")}})
+    record: dict[str, Any] = records[0]
+    return record
+
+
+def with_structure_class(ctx: CheckContext, vc: domain.ValueClass, ns: str, archive: dict[str, Any]) -> dict[str, Any]:
+    """The small archive carrying one structural class, sealed so that only the class's member differs."""
+    change: dict[str, Any] = vc.value()
+    field = vc.field
+    if field.startswith("record."):
+        change_record(ctx, vc, change, ns, archive)
+        return mz.seal(archive)  # counts follow the records
+    if field == "archive.stores" and change.get("fill"):
+        for store in mz.STORES:
+            record_in(ctx, archive, store, ns)
+        return mz.seal(archive)
+    if field == "archive.integrity.algorithm":
+        apply_change(archive["integrity"], change, {})
+        return archive
+    manifest = archive["manifest"]
+    owner, key = {"archive.envelope": (None, ""), "archive.taxonomy": (archive, "taxonomy"), "archive.stores": (archive, "stores"),
+                  "manifest.required": (None, "manifest"), "manifest.scope.user_scoped": (manifest, "scope"),
+                  "manifest.counts": (manifest, "counts"), "manifest.includes": (manifest, "includes")}.get(field, (None, "manifest"))
+    if owner is None:
+        apply_change(archive if key == "" else manifest, change, {})
+    else:
+        owner[key] = apply_change(owner[key], change, {})
+    mz.reseal(archive)
+    if field == "archive.envelope":
+        apply_change(archive, {"drop": change.get("drop", [])}, {})  # resealing put an absent integrity back
+    return archive
+
+
+def change_record(ctx: CheckContext, vc: domain.ValueClass, change: dict[str, Any], ns: str, archive: dict[str, Any]) -> None:
+    stores = archive["stores"]
+    if "twice" in change:  # the knowledge-base note's id again, in its own store or in another
+        kb = stores[KB][0]
+        stores[change["twice"]].append({"id": kb["id"], "data": {"memory_id": ns, "content": ctx.unique("twin-prose")}})
+        return
+    store = change.get("store", KB)
+    record = record_in(ctx, archive, store, ns)
+    ids = {"<id>": record["id"], "<other>": ctx.unique("other-id")}
+    if vc.field == "record.shape":
+        at = stores[store].index(record)
+        stores[store][at] = apply_change(record, change, ids)
+        return
+    if vc.field == "record.data.id":
+        record["data"].pop("id", None)
+        record["data"].pop("_id", None)
+    apply_change(record["data"], change, ids)
+
+
+def namespace_records(archive: dict[str, Any], ns: str) -> int:
+    """How many of the archive's records an export of the namespace holds when the archive is restored."""
+    return sum(1 for _, r in mz.records_of(archive) if isinstance(r, dict) and isinstance(r.get("data"), dict)
+               and (r["data"].get("memory_id") == ns or ns in (r["data"].get("memory_ids") or [])))
+
+
+def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
+    """A class the page leaves open: the answer the target gave is the reading recorded (errata M60)."""
+    ctx.observe("M60", {f"{vc.key} restored": lambda answer: answer is True,
+                        f"{vc.key} refused": lambda answer: answer is False}, accepted)
+
+
+def judge_classes(ctx: CheckContext, field_ids: tuple[str, ...], label: str) -> Iterator[Failure]:
+    """Each class of these fields restored on an archive of its own (one call each), then one export of
+    everything to see what each namespace holds (a target driven through a slow CLI stays in the budget);
+    a namespace restored before all of it neither lost nor changed."""
+    kept_ns, before = keeper(ctx, f"{label}-keep")
+    sent = []
+    for field_id in field_ids:
+        for vc in table().field(field_id).classes:
+            archive, ns = small_archive(ctx, label)
+            with_structure_class(ctx, vc, ns, archive)
+            accepted, body = import_archive(ctx, archive, "restore")
+            if accepted:
+                forget_namespaces_at_end(ctx, ns)
+            sent.append((vc, accepted, body, ns, namespace_records(archive, ns)))
+    held = per_namespace(export(ctx))
+    for vc, accepted, body, ns, expected in sent:
+        yield from answer_failures(ctx, vc, accepted, body, ns, expected, held.get(ns, 0))
+        domain.ledger(ctx).judge([vc.key])
+    yield from kept_failures(ctx, kept_ns, before)
+
+
+def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
+    """How many records of an export each namespace holds (an agent counts in each namespace it is bound to)."""
+    out: dict[str, int] = {}
+    for _, record in mz.records_of(archive):
+        data = record.get("data")
+        if isinstance(data, dict):
+            bound = data.get("memory_ids") if isinstance(data.get("memory_ids"), list) else []
+            for ns in {data.get("memory_id"), *bound}:
+                if isinstance(ns, str):
+                    out[ns] = out.get(ns, 0) + 1
+    return out
+
+
+@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+def domain_archive_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """Each class of the envelope, taxonomy, stores and integrity algorithm on a valid archive of its own:
+    allowed ones restored whole, forbidden ones refused with nothing written, open ones either way."""
+    yield from judge_classes(ctx, ENVELOPE_FIELDS, "dom-arc")
+
+
+@SUITE.check(level="consumer", section="Records and relationships", keyword="MUST", sentence=IDS)
+def domain_records_and_manifest_every_class(ctx: CheckContext) -> Iterator[Failure]:
+    """Each class of a record's shape and identities and of the manifest's fields on a valid archive of its
+    own: allowed ones restored whole, forbidden ones refused with nothing written, open ones either way."""
+    yield from judge_classes(ctx, RECORD_MANIFEST_FIELDS, "dom-rmf")
+
+
+def answer_failures(ctx: CheckContext, vc: domain.ValueClass, accepted: bool, body: Any, ns: str,
+                    expected: int, written: int) -> Iterator[Failure]:
+    label = f"an archive with {vc.key}" + (f" ({vc.why})" if vc.why else "")
+    expect = expectation(vc)
+    if expect == "valid" and not accepted:
+        yield Failure(f"{label} was refused", json.dumps(body, default=str)[:200], "restored", "$")
+    elif expect == "valid" and written != expected:
+        yield Failure(f"{label} was restored, but not all its records are in an export", written,
+                      expected, f"$ (namespace {ns})")
+    elif expect == "invalid" and accepted:
+        yield Failure(f"{label} was accepted", body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
+    elif not accepted and written:
+        forget_namespaces_at_end(ctx, ns)
+        yield Failure(f"{label} was refused, but its records were written", written, 0, f"$ (namespace {ns})")
+    elif expect == "open":
+        judged_open(ctx, vc, accepted)
