@@ -318,12 +318,13 @@ class DomainFigures:
     pairs_judged: int
     unreached: tuple[str, ...]
 
-    def text(self) -> str:
+    def text(self, profile: str = "ci") -> str:
         pairs = (f"{100 * self.pairs_judged / self.pairs_total:.0f}% of pairs ({self.pairs_judged}/{self.pairs_total})"
                  if self.pairs_total else "no parameter pairs")
         line = f"domain: {self.classes_judged}/{self.classes_total} classes judged, {pairs}"
         if 0 < self.pairs_judged < self.pairs_total:
-            line += " (a fixed covering subset; --profile default reaches every pair)"
+            line += (" (a fixed covering subset; --profile default reaches every pair)" if profile == "ci"
+                     else " (rows the target did not take, or checks not run, left pairs out)")
         if not self.classes_judged:
             line += " (no check of this suite draws from its table yet)"
         elif self.unreached:
@@ -357,5 +358,6 @@ def run_note(suite_name: str, ctx: Any) -> dict[str, Any] | None:
     if domain is None:
         return None
     found = figures(domain, ctx.state(DomainLedger))
-    return {"suite": suite_name, "note": found.text(), "domain": found.to_json()}
+    profile = getattr(getattr(ctx, "profile", None), "name", "ci")
+    return {"suite": suite_name, "note": found.text(profile), "domain": found.to_json()}
 

@@ -157,3 +157,12 @@ def test_coverage_domain_reads_a_reports_figures(tmp_path: Path) -> None:
     assert shown.run == figures
     text = "\n".join(coverage.render_domain(shown))
     assert "7/10 classes judged (9 reached), 50% of pairs (2/4)" in text and "not judged: a:b, c:d, e:f" in text
+
+
+def test_the_pair_note_says_why_pairs_are_missing_under_each_profile() -> None:
+    from memconform.domain import DomainFigures
+
+    partial = DomainFigures("x", 4, 4, 4, 10, 3, ())
+    assert "--profile default reaches every pair" in partial.text("ci")
+    assert "did not take" in partial.text("default") and "reaches every pair" not in partial.text("default")
+    assert "subset" not in DomainFigures("x", 4, 4, 4, 10, 10, ()).text("ci")
