@@ -185,3 +185,13 @@ def test_utc_offset_refused_is_a_reading_by_default_and_fails_when_accept_is_pin
     assert any("memory.source.timestamp:utc_offset" in t for t in titles(reference)), titles(reference)
     assert ("O52", "UTC written +00:00: read as UTC") in seen(execute_run(
         ["omp"], "reference:omp", Profile.named("ci"), report_dir=None, check_ids=["domain_create_every_class"]))
+
+
+def test_a_null_search_filter_refused_is_the_o37_reading_and_fails_when_absent_is_pinned() -> None:
+    target = f"python:{__name__}:omp2_fuzzing_readings"
+    default = execute_run(["omp"], target, Profile.named("ci"), report_dir=None, check_ids=["domain_search_parameters"])
+    assert [r.outcome for r in default.results] == [Outcome.PASSED], titles(default)
+    assert ("O37", "null on an optional field: refused") in seen(default)
+    pinned = execute_run(["omp"], target, Profile.named("ci", options={"omp.null_optional": "absent"}), report_dir=None,
+                         check_ids=["domain_search_parameters"])
+    assert any("search.type:null" in t and "an allowed value was refused" in t for t in titles(pinned)), titles(pinned)

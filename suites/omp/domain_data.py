@@ -46,7 +46,7 @@ SOURCE_TIMESTAMP = OpenPoint("O36", "source_timestamp", "source.timestamp left o
 NULL_OPTIONAL = OpenPoint("O37", "null_optional", "null on an optional field: read as absent",
                           "null on an optional field: refused", ("absent", "refuse"))
 NULL_OPTIONAL_FIELDS = ("memory.namespace", "memory.metadata", "memory.source.session_id", "memory.source.user_id",
-                        "memory.embedding")
+                        "memory.embedding", "search.type", "search.namespace")
 UTC_OFFSET = OpenPoint("O52", "utc_offset", "UTC written +00:00: read as UTC", "UTC written +00:00: refused (Z only)",
                        ("accept", "refuse"))
 

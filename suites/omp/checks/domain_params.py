@@ -239,9 +239,14 @@ def domain_search_parameters(ctx: CheckContext) -> Iterator[Failure]:
             body = _search_body({**base, param: vc}, ds["names"])
             answer = c.search(ctx, body, quiet=True)
             label = f"search {body} ({vc.key})"
-            if vc.expect == "invalid":
+            expect = dd.expectation(ctx, vc)
+            if answer.status < 500:
+                dd.observe_open(ctx, vc, answer.ok, 400 <= answer.status < 500, answer.brief())
+            if expect == "invalid":
                 for failure in rules.validation_failures(ctx, answer):
                     yield Failure(f"{label}: {failure.title}", failure.received, failure.expected, failure.path)
+            elif expect == "valid" and not answer.ok:
+                yield Failure(f"{label}: an allowed value was refused", answer.brief(), "200 and a search page", "$")
             else:
                 yield from open_answer_failures(ctx, label, answer)
             dd.ledger(ctx).judge([vc.key])
