@@ -330,7 +330,8 @@ def _scan_lines(found: Findings, lines: Iterable[tuple[int, str, Any]]) -> None:
                 found.add(name, n, *problem)
 
 
-BLOCK_BYTES = 1 << 20  # lines are judged a block at a time: bounded memory, the per-line work in C
+BLOCK_BYTES = 1 << 16  # lines are judged a block at a time: bounded memory, the per-line work in C; a block
+# of about 300 lines keeps its parsed objects in the CPU cache across the column passes (1 MiB: ~10% slower)
 
 
 def scan_file(path: str | Path) -> Findings:

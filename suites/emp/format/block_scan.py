@@ -85,7 +85,8 @@ def _dashes_and_newlines(k: int) -> bytes:
 
 def _optional_fields_ok(entries: list[dict[str, Any]]) -> bool:
     """type a string, meta an object, tags lowercase strings, emb numbers, wherever present."""
-    "".join(map(dict.get, entries, repeat("type"), repeat("")))  # TypeError unless every type is a string
+    if not set(map(type, map(dict.get, entries, repeat("type"), repeat("")))) <= {str}:
+        return False
     if not set(map(type, map(dict.get, entries, repeat("meta"), repeat(_ABSENT_META)))) <= {dict}:
         return False
     tags = list(map(dict.get, entries, repeat("tags"), repeat(_ABSENT_LIST)))
