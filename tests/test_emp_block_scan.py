@@ -122,3 +122,14 @@ def test_ids_that_line_up_only_when_joined_are_found(tmp_path: Path, monkeypatch
     path.write_bytes(b"\n".join(lines))
     by_block, by_line = _both(path, monkeypatch, 1 << 20)
     assert by_block == by_line and by_line.counts == {"id_uuid4": 8}
+
+
+def test_a_line_over_the_readers_memory_bound_is_read_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson reads a 1.6 MB line of 400,000 one-letter strings; the LINE reader refuses it (the objects
+    would take more memory than its bound allows for the text): the block scan must say so too."""
+    rng = random.Random(9)
+    many = _dump(dict(_good(rng, 1), meta={"x": ["a"] * 400_000}))
+    path = tmp_path / "memory.jsonl"
+    path.write_bytes(b"\n".join([_dump(_good(rng, 0)), many, _dump(_good(rng, 2))]))
+    by_block, by_line = _both(path, monkeypatch, 1 << 16)
+    assert by_block == by_line and by_line.counts == {"lines_are_json_objects": 1}

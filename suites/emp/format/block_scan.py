@@ -10,7 +10,7 @@ from itertools import chain, repeat
 from typing import Any
 
 import orjson
-from memconform.json_reader import LINE
+from memconform.json_reader import LINE, MIN_CONTAINERS
 
 from .forms import VERSION, VERSION_RE, src_is_reverse_domain
 
@@ -31,7 +31,7 @@ def block_is_clean(lines: list[bytes]) -> bool:
     passes a float where it would pass that integer except `ts`, which must be an int here, so such a
     line is at worst sent to the exact reader, never passed wrongly (and 310 digits or more orjson
     refuses as infinite)."""
-    if b"" in lines or _may_nest_too_deep(lines):
+    if b"" in lines or _needs_exact_reader(lines):
         return False
     try:
         entries = list(map(orjson.loads, lines))  # orjson refuses what LINE refuses, and NaN: those lines go slow
@@ -43,11 +43,13 @@ def block_is_clean(lines: list[bytes]) -> bool:
         return False
 
 
-def _may_nest_too_deep(lines: list[bytes]) -> bool:
-    """The reader's depth bound (orjson's own is deeper): only a line longer than the bound can hold
-    more openers than it, and the longest line of a block says whether any does."""
-    bound = LINE.max_depth
-    return max(map(len, lines)) > bound and any(
+def _needs_exact_reader(lines: list[bytes]) -> bool:
+    """May a line meet a bound of the LINE reader that orjson does not have? Its depth bound (orjson's
+    own is deeper): only a line longer than the bound can hold more openers than it. Its container and
+    memory bounds: they apply only to a text longer than MIN_CONTAINERS bytes (shorter ones the reader
+    gives to orjson straight away). The longest line of a block says whether any line may."""
+    longest, bound = max(map(len, lines)), LINE.max_depth
+    return longest > MIN_CONTAINERS or longest > bound and any(
         line.count(b"[") + line.count(b"{") > bound for line in lines if len(line) > bound)
 
 
