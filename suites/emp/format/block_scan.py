@@ -46,8 +46,8 @@ def block_is_clean(lines: list[bytes]) -> bool:
 def _needs_exact_reader(lines: list[bytes]) -> bool:
     """May a line meet a bound of the LINE reader that orjson does not have? Its depth bound (orjson's
     own is deeper): only a line longer than the bound can hold more openers than it. Its container and
-    memory bounds: they apply only to a text longer than MIN_CONTAINERS bytes (shorter ones the reader
-    gives to orjson straight away). The longest line of a block says whether any line may."""
+    memory bounds: a text of MIN_CONTAINERS bytes or fewer is under them whatever it holds (the reader
+    gives it to orjson straight away). The longest line of a block says whether any line may."""
     longest, bound = max(map(len, lines)), LINE.max_depth
     return longest > MIN_CONTAINERS or longest > bound and any(
         line.count(b"[") + line.count(b"{") > bound for line in lines if len(line) > bound)
