@@ -31,10 +31,10 @@ def block_is_clean(lines: list[bytes]) -> bool:
     passes a float where it would pass that integer except `ts`, which must be an int here, so such a
     line is at worst sent to the exact reader, never passed wrongly (and 310 digits or more orjson
     refuses as infinite)."""
-    if b"" in lines or _needs_exact_reader(lines):
+    if _needs_exact_reader(lines):
         return False
-    try:
-        entries = list(map(orjson.loads, lines))  # orjson refuses what LINE refuses, and NaN: those lines go slow
+    try:  # orjson refuses what LINE refuses, and NaN, and a blank line (skipped by the line scan): those go slow
+        entries = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
         return False
     try:
