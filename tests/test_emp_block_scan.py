@@ -68,7 +68,7 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> tuple[emp.
     return emp.scan(emp.LineStream(path)), emp.scan(emp.iter_lines(path))
 
 
-@pytest.mark.parametrize("block", [64, 700, 5000, 1 << 20])
+@pytest.mark.parametrize("block", [64, 700, 5000, emp.BLOCK_BYTES, 1 << 20])
 def test_block_scan_equals_line_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     rng = random.Random(block)
     lines = [_dump(_good(rng, i)) for i in range(300)]
