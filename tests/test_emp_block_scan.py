@@ -68,7 +68,7 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> tuple[emp.
     return emp.scan(emp.LineStream(path)), emp.scan(emp.iter_lines(path))
 
 
-@pytest.mark.parametrize("block", [64, 700, 5000, 1 << 20])
+@pytest.mark.parametrize("block", [64, 700, 5000, emp.BLOCK_BYTES, 1 << 20])
 def test_block_scan_equals_line_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     rng = random.Random(block)
     lines = [_dump(_good(rng, i)) for i in range(300)]
@@ -106,3 +106,30 @@ def test_each_line_alone_and_at_every_block_edge(tmp_path: Path, monkeypatch: py
     for block in range(1, len(line) + 40, 7):
         by_block, by_line = _both(path, monkeypatch, block)
         assert by_block == by_line and by_line.lines == 40
+
+
+def test_ids_that_line_up_only_when_joined_are_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block's ids are checked joined: neighbours whose lengths or dashes make up for each other
+    (35 and 37 characters, a dash moved into the next id) are still each judged as one id."""
+    rng = random.Random(5)
+    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(8)]
+    pairs = [(ids[0][:-1], ids[0][-1] + ids[1]), (ids[2] + "-", ids[3][1:]),
+             (ids[4][:8] + "a" + ids[4][9:], ids[5][:8] + "--" + ids[5][10:]), (ids[6][:35], "\n" + ids[7])]
+    lines = []
+    for i, pair in enumerate(pairs):
+        lines += [_dump(dict(_good(rng, i), id=one)) for one in pair] + [_dump(_good(rng, i + 100))]
+    path = tmp_path / "memory.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    by_block, by_line = _both(path, monkeypatch, 1 << 20)
+    assert by_block == by_line and by_line.counts == {"id_uuid4": 8}
+
+
+def test_a_line_over_the_readers_memory_bound_is_read_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson reads a 1.6 MB line of 400,000 one-letter strings; the LINE reader refuses it (the objects
+    would take more memory than its bound allows for the text): the block scan must say so too."""
+    rng = random.Random(9)
+    many = _dump(dict(_good(rng, 1), meta={"x": ["a"] * 400_000}))
+    path = tmp_path / "memory.jsonl"
+    path.write_bytes(b"\n".join([_dump(_good(rng, 0)), many, _dump(_good(rng, 2))]))
+    by_block, by_line = _both(path, monkeypatch, 1 << 16)
+    assert by_block == by_line and by_line.counts == {"lines_are_json_objects": 1}

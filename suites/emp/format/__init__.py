@@ -330,7 +330,8 @@ def _scan_lines(found: Findings, lines: Iterable[tuple[int, str, Any]]) -> None:
                 found.add(name, n, *problem)
 
 
-BLOCK_BYTES = 1 << 20  # lines are judged a block at a time: bounded memory, the per-line work in C
+BLOCK_BYTES = 1 << 16  # lines are judged a block at a time: bounded memory, the per-line work in C; a block
+# of about 300 lines keeps its parsed objects in the CPU cache across the column passes (1 MiB: ~10% slower)
 
 
 def scan_file(path: str | Path) -> Findings:
@@ -341,8 +342,7 @@ def scan_file(path: str | Path) -> Findings:
     collecting = gc.isenabled()
     gc.disable()  # parsed lines hold no cycles: collecting while each block's objects appear is wasted time
     try:
-        for first, text in blocks(path):
-            lines = text.split(b"\n")
+        for first, lines in line_blocks(path):
             if block_is_clean(lines):
                 found.lines += len(lines)
             else:
@@ -353,23 +353,26 @@ def scan_file(path: str | Path) -> Findings:
     return found
 
 
-def blocks(path: str | Path) -> Iterator[tuple[int, bytes]]:
-    """(number of its first line, text) of runs of whole lines of about BLOCK_BYTES, without the last
-    line feed; a line longer than a block is one block (the line reader holds such a line whole too)."""
+def line_blocks(path: str | Path) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of its first line, its lines without their line feeds) of runs of whole lines, read
+    BLOCK_BYTES at a time; a line longer than a block is held whole (as the line reader holds it).
+    Each chunk is split where it was read and only the line cut by a chunk's end is copied again."""
     first, pending = 1, []
     with open(path, "rb") as fh:
         while chunk := fh.read(BLOCK_BYTES):
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
+            lines = chunk.split(b"\n")
+            if len(lines) == 1:  # no line ends in this chunk
                 pending.append(chunk)
                 continue
-            text = b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
-            pending = [chunk[cut + 1:]]
-            yield first, text
-            first += text.count(b"\n") + 1
+            if pending:
+                pending.append(lines[0])
+                lines[0] = b"".join(pending)
+            pending = [lines.pop()]
+            yield first, lines
+            first += len(lines)
     rest = b"".join(pending)
     if rest:
-        yield first, rest
+        yield first, [rest]
 
 
 def read_line(n: int, rawb: bytes) -> tuple[int, str, Any] | None:
