@@ -300,3 +300,27 @@ class SinceUnvalidated(ReferenceBrain):
 MUTANTS["SinceUnvalidated"] = SinceUnvalidated
 EXPECTED_KILLS["SinceUnvalidated"] = {_id("domain_export_every_class")}
 EXPECTED_FAILURES["SinceUnvalidated"] = {"domain_export_every_class": "manifest.since is not an ISO-8601 date-time"}
+
+
+# only the domain table's data reveals these (mutants/domain.py): a number form, a string class, a pair
+from memconform.suites.memoryai.mutants.domain import (  # noqa: E402
+    DnaOnlyForgottenWithSince,
+    EdgeTypeAsciiOnly,
+    FileImportCountsDuplicatesAsInserted,
+    RoundsBigIntegers,
+)
+
+for _mutant in (RoundsBigIntegers, EdgeTypeAsciiOnly, DnaOnlyForgottenWithSince, FileImportCountsDuplicatesAsInserted):
+    MUTANTS[_mutant.__name__] = _mutant
+EXPECTED_KILLS.update({
+    "RoundsBigIntegers": {_id("domain_import_every_class")},
+    "EdgeTypeAsciiOnly": {_id("domain_import_every_record_class")},
+    "DnaOnlyForgottenWithSince": {_id("domain_export_parameters_pairwise")},
+    "FileImportCountsDuplicatesAsInserted": {_id("domain_import_requests_pairwise")},
+})
+EXPECTED_FAILURES.update({
+    "RoundsBigIntegers": {"domain_import_every_class": "chunk.metadata:number_above_2_53"},
+    "EdgeTypeAsciiOnly": {"domain_import_every_record_class": "the edge of an ingested bundle is not in the full export"},
+    "DnaOnlyForgottenWithSince": {"domain_export_parameters_pairwise": "fits no accepted reading"},
+    "FileImportCountsDuplicatesAsInserted": {"domain_import_requests_pairwise": "fits no outcome the spec allows"},
+})
