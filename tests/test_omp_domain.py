@@ -78,7 +78,8 @@ def test_emp_reader_is_sent_every_class_and_judged_on_the_valid_ones() -> None:
 
 SUITE_DOMAIN_CHECKS = {
     "memorizz": ["memorizz.domain_envelope_every_class", "memorizz.domain_records_every_class"],
-    "memoryai": ["memoryai.domain_import_every_class", "memoryai.domain_export_every_class"],
+    "memoryai": ["memoryai.domain_import_every_class", "memoryai.domain_export_every_class", "memoryai.domain_import_every_record_class",
+                 "memoryai.domain_export_parameters_pairwise", "memoryai.domain_import_requests_pairwise"],
 }
 
 
