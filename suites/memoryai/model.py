@@ -32,6 +32,7 @@ class Readings:
     since_boundary: str = "either"  # E10
     invalid_chunks: str = "either"  # E9: "skip" or "refuse"
     since_with_other_scope: str = "either"  # E62: "ignored" or "applied"
+    dna_rule: str = "union"  # E12: "union" (§3.7: type, zone or pin) or "type-only" (§2)
 
     def allowed(self, point: str, *names: str) -> tuple[str, ...]:
         pinned = getattr(self, point)
@@ -161,7 +162,7 @@ def export_answers(state: State, scope: str = "full", since: str | None = None,
     if scope == "full":
         chosen, what = frozenset(live), "every live chunk"
     elif scope == "dna_only":
-        chosen, what = frozenset(h for h, ch in live.items() if mai.is_dna(dict(ch))), "the DNA chunks"
+        chosen, what = frozenset(h for h, ch in live.items() if mai.is_dna(dict(ch), readings.dna_rule)), "the DNA chunks"
     elif scope == "since":
         chosen, what = frozenset(live), "every live chunk"
     else:
