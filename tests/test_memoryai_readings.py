@@ -169,6 +169,43 @@ def test_e10_e62_each_answer_set_is_its_reading_and_another_set_fits_none(scope:
     assert all(a.reading in failures[0].expected for a in allowed)
 
 
+# ---- E63: scope since without a since -------------------------------------------------------------------
+
+class RefusesSinceWithoutInstant(ReferenceBrain):
+    """E63 `refused`: an export of scope since names no instant: 4xx."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if isinstance(body, dict) and body.get("scope") == "since" and body.get("since") is None:
+            raise Rejected({"success": False, "error": "scope since needs since"}, "no since")
+        return super().export(body, **params)
+
+
+@pytest.mark.parametrize(("target", "reading"), [("reference:memoryai", "served"),
+                                                 (f"python:{__name__}:RefusesSinceWithoutInstant", "refused")])
+def test_e63_each_reading_is_recorded_from_the_export(target: str, reading: str) -> None:
+    result, seen = run(target, "domain_export_every_class", "E63")
+    passed_with(result, seen, reading)
+    assert seen == {reading}
+
+
+@pytest.mark.parametrize(("status", "body", "reading"), [
+    (200, {"format": "memoryai-bundle"}, "served"), (400, {"error": "no since"}, "refused"),
+    (404, {"error": "no such route"}, None), (400, None, None)])
+def test_e63_an_answer_neither_a_bundle_nor_a_bundle_rejection_fits_none(status: int, body: Any, reading: str | None) -> None:
+    import json
+
+    from memconform.suites.memoryai.checks.domain_imports import no_instant_observed
+    from memconform.targets.base import Reply
+
+    reply = Reply(status=status, body=body, raw=json.dumps(body).encode() if body is not None else b"<html>")
+    ctx = Recorder()
+    doc = body if reply.ok else None
+    judged = no_instant_observed(ctx, {"scope": "since"}, reply, doc)  # type: ignore[arg-type]
+    assert ctx.seen == ([] if reading is None else [("E63", reading)])
+    assert judged is (reading is not None)
+    assert no_instant_observed(Recorder(), {"scope": "since", "since": "2026-01-01T00:00:00Z"}, reply, doc) is False  # type: ignore[arg-type]
+
+
 # ---- E42 and E61: open classes of the domain table -------------------------------------------------------
 
 @pytest.mark.parametrize(("target", "check", "point", "reading"), [
@@ -201,6 +238,7 @@ HERE = {
             "test_e10_e62_each_answer_set_is_its_reading_and_another_set_fits_none"],
     "E62": ["test_e10_e62_each_reading_is_recorded_from_the_export",
             "test_e10_e62_each_answer_set_is_its_reading_and_another_set_fits_none"],
+    "E63": ["test_e63_each_reading_is_recorded_from_the_export", "test_e63_an_answer_neither_a_bundle_nor_a_bundle_rejection_fits_none"],
     "E42": ["test_open_domain_classes_record_the_answer_seen", "test_a_server_error_on_an_open_domain_class_fits_no_reading"],
     "E61": ["test_open_domain_classes_record_the_answer_seen", "test_a_server_error_on_an_open_domain_class_fits_no_reading"],
 }
@@ -224,7 +262,7 @@ def observed_points() -> set[str]:
 
 def test_every_observed_point_has_a_readings_test() -> None:
     points = observed_points()
-    assert {"E9", "E10", "E42", "E61", "E62"} <= points  # the scan finds what the checks observe
+    assert {"E9", "E10", "E42", "E61", "E62", "E63"} <= points  # the scan finds what the checks observe
     missing = sorted(points - set(HERE) - set(OTHER_TESTS))
     assert missing == [], f"open points a check observes with no readings test: {missing}"
     here = Path(__file__).read_text("utf-8")

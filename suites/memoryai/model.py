@@ -11,7 +11,8 @@ Readings (the defaults accept every plausible one; `Readings` pins them): E6 `re
 (accumulate | stable), E10 `since_boundary` (inclusive | exclusive), E9 `invalid_chunks` (skip: the valid
 chunks of the bundle imported | refuse: the whole bundle refused), E62 `since_with_other_scope` (ignored:
 a `since` beside scope full or dna_only selects nothing | applied: it narrows that scope too).
-An accepted import's outcome carries the ImportReport chunk counters it implies (§4).
+An accepted import's outcome carries the ImportReport chunk counters it implies (§4). E63: an export of
+scope `since` with no `since` (absent or null) may be served as every live chunk or refused (`may_refuse_export`).
 """
 
 from __future__ import annotations
@@ -179,6 +180,11 @@ def export_answers(state: State, scope: str = "full", since: str | None = None,
     if "applied" in readings.allowed("since_with_other_scope", "ignored", "applied"):
         out += [ExportAnswer(a.hashes, "applied", f"{what}, {a.why}") for a in since_answers(live, chosen, since, readings)]
     return tuple(out)
+
+
+def may_refuse_export(scope: Any, since: Any) -> bool:
+    """E63: scope `since` without a `since` names no instant: a refusal (4xx) is as plausible as serving every chunk."""
+    return scope == "since" and since is None
 
 
 def since_answers(live: Mapping[str, Mapping[str, Any]], chosen: frozenset[str], since: str,

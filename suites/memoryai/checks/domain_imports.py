@@ -31,6 +31,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, TargetError
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import model as oracle
 from memconform.suites.memoryai.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -412,7 +413,7 @@ def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 if isinstance(answer, Failure):
                     yield answer
                     continue
-                yield from export_answer_failures(ctx, vc, value, answer)
+                yield from export_answer_failures(ctx, vc, value, answer, body)
 
 
 def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
@@ -425,12 +426,26 @@ def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
     return body
 
 
-def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply) -> Iterator[Failure]:
+def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, doc: Any) -> bool:
+    """E63: scope since without a since, served or refused (a bundle rejection): the answer seen is recorded.
+    False when the request names an instant (or another scope): the caller judges it."""
+    if not oracle.may_refuse_export(body.get("scope"), body.get("since")):
+        return False
+    answer = "served" if doc is not None else "refused" if c.is_bundle_rejection(reply) else "other"
+    ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
+                title="an export of scope since without since: neither a bundle nor a refusal")
+    return answer != "other"
+
+
+def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply,
+                           body: dict[str, Any]) -> Iterator[Failure]:
     label = f"an export request with {vc.field.split('.', 1)[1]} = {value!r:.40}"
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "a bundle, or a 4xx", "$")
         return
     doc = reply.body if reply.ok and isinstance(reply.body, dict) else None
+    if no_instant_observed(ctx, body, reply, doc) and doc is None:
+        return
     if vc.expect == "valid" and doc is None:
         yield Failure(f"{label} was not answered with a bundle", f"{reply.status} {reply.raw[:160]!r}", "a bundle", "$")
         return

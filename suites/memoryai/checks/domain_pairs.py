@@ -24,7 +24,13 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import model as oracle
-from memconform.suites.memoryai.checks.domain_imports import call_or_failure, ledger, server_error, table
+from memconform.suites.memoryai.checks.domain_imports import (
+    call_or_failure,
+    ledger,
+    no_instant_observed,
+    server_error,
+    table,
+)
 from memconform.suites.memoryai.suite import SUITE
 
 BOUNDARY = "2026-06-29T12:00:00Z"  # the instant of the utc_z and utc_offset classes of `since`
@@ -61,10 +67,13 @@ def domain_export_parameters_pairwise(ctx: CheckContext) -> Iterator[Failure]:
         if isinstance(answer, Failure):
             yield answer
             continue
-        if server_error(answer) or not answer.ok or not isinstance(answer.body, dict):
+        doc = answer.body if answer.ok and isinstance(answer.body, dict) else None
+        if not server_error(answer) and no_instant_observed(ctx, body, answer, doc) and doc is None:
+            continue  # E63: refused, as the oracle allows
+        if server_error(answer) or doc is None:
             yield Failure(f"{label} was not answered with a bundle", f"{answer.status} {answer.raw[:160]!r}", "a bundle", "$")
             continue
-        own = frozenset(h for h in c.by_hash(answer.body) if h in state.chunks)
+        own = frozenset(h for h in c.by_hash(doc) if h in state.chunks)
         allowed = oracle.export_answers(state, scope, since if isinstance(since, str) else None, readings_of(ctx))
         yield from judged_export(ctx, label, scope, own, allowed)
 
