@@ -291,7 +291,8 @@ def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the bundle envelope and of a chunk's fields through an import (see the module)."""
     model, dim = c.target_model(ctx)
     kept_marker, kept = keeper(ctx)
-    expected: dict[str, tuple[ChunkCase | None, str]] = {}  # marker -> (its case, "stored" | "absent" | "valid-if-stored")
+    # marker -> (its case, "stored" | "absent" | "either" | "valid-if-stored" | "repaired": ingested uncounted)
+    expected: dict[str, tuple[ChunkCase | None, str]] = {}
     yield from envelope_failures(ctx, expected)
     cases = list(chunk_cases(ctx, dim))
     plain = [case for case in cases if expectation(case.cls) == "valid"]
@@ -370,7 +371,18 @@ def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str
     # refused: nothing of it stored; ingested: the two beside it stored, the middle one skipped or sound
     for marker, _ in goods:
         expected[marker] = (None, "stored" if reply.ok else "absent")
-    expected[case.marker] = (case, "valid-if-stored" if reply.ok else "absent")
+    expected[case.marker] = (case, "absent" if not reply.ok else "valid-if-stored" if counted_or_unreported(case, reply)
+                             else "repaired")
+
+
+def counted_or_unreported(case: ChunkCase, reply: Reply) -> bool:
+    """§4's ImportReport counts a skipped chunk under skipped_invalid: a forbidden chunk ingested with none
+    counted must have been repaired (so it is in the export). True where no report is answered (E8)."""
+    report = c.report_or_none(reply)
+    if expectation(case.cls) != "invalid" or report is None:
+        return True
+    skipped = c.counter(report, "chunks", "skipped_invalid")
+    return isinstance(skipped, int) and skipped >= 1
 
 
 def export_failures(exported: dict[str, Any], expected: dict[str, tuple[ChunkCase | None, str]], dim: int) -> Iterator[Failure]:
@@ -389,7 +401,11 @@ def export_failures(exported: dict[str, Any], expected: dict[str, tuple[ChunkCas
         got = located(found, marker, case)
         if want == "stored":
             yield from read_back_failures(case, got, dim)
-        elif want == "valid-if-stored" and got is not None:
+        elif want == "repaired" and got is None:
+            yield Failure(f"{case.cls.key} = {case.value!r:.40}: a forbidden chunk was dropped without being counted as "
+                          "skipped_invalid", "absent, skipped_invalid 0", "the chunk counted as skipped_invalid, or repaired "
+                          "and stored", "$.report.chunks.skipped_invalid")
+        elif want in ("valid-if-stored", "repaired") and got is not None:
             field = case.cls.field.split(".", 1)[1]
             if expectation(case.cls) == "invalid" and not valid_now(field, got.get(field), dim):
                 yield Failure(f"{case.cls.key} = {case.value!r:.40}: a forbidden value was stored and exported as such",

@@ -51,4 +51,13 @@ class FileImportCountsDuplicatesAsInserted(ReferenceBrain):
         return answer
 
 
-__all__ = ["DnaOnlyForgottenWithSince", "EdgeTypeAsciiOnly", "FileImportCountsDuplicatesAsInserted", "RoundsBigIntegers"]
+class SkipsInvalidUncounted(ReferenceBrain):
+    """Skips a chunk whose zone, tier or decay_score breaks §3.2 without counting it under skipped_invalid."""
+
+    def _on_invalid_chunk(self, index: int, reason: str, report: dict[str, Any]) -> None:
+        if not reason.startswith(("zone", "tier", "decay_score")):
+            super()._on_invalid_chunk(index, reason, report)
+
+
+__all__ = ["DnaOnlyForgottenWithSince", "EdgeTypeAsciiOnly", "FileImportCountsDuplicatesAsInserted", "RoundsBigIntegers",
+           "SkipsInvalidUncounted"]
