@@ -1,5 +1,8 @@
 """Every class of every field of the domain table (suites/memoryai/domain.json) through its path: the
-bundle import for the envelope and chunk fields, the export request for `scope` and `since`.
+bundle import for the envelope fields (format, version, generator, exported_at, the manifest's tenant
+fields, embedding model and dimension, counts, checksum, the record arrays) and every ChunkRecord field,
+the export request for `scope` and `since` (edges and entities: domain_records.py; the request pairs:
+domain_pairs.py).
 
 Envelope classes: each on a bundle of one chunk of its own. Chunk classes: the allowed ones together in
 one bundle, each read back unchanged from an export; every other one as the middle chunk of an otherwise
@@ -13,7 +16,8 @@ Every chunk carries a marker tag unique to the run (found again by it, whatever 
 each content class is prefixed with a marker so that no two runs write the same content (chunks are
 deduplicated by content hash). The embedding classes are vectors of the target's own dimension: little
 endian as §3.5 says, the same floats big endian (a consumer cannot tell them from other floats: open),
-and one float short.
+and one float short. The user's fields (errata E11) are read back as written; the consumer's own state
+(id, tier, decay_score, times) only as a value §3.2 allows (E60).
 """
 
 from __future__ import annotations
