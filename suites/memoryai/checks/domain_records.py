@@ -114,6 +114,19 @@ def answer_failures(ctx: CheckContext, case: RecordCase, reply: Reply, label: st
     elif case.cls.expect == "invalid" and not reply.ok and not c.is_bundle_rejection(reply):
         yield Failure(f"{label}: the refusal is not a bundle rejection", f"{reply.http_status} {reply.raw[:160]!r}",
                       "a 4xx with a JSON body, or the record skipped", "$")
+    elif case.cls.expect == "invalid" and reply.ok:
+        yield from counted_failures(case, reply, label)
+
+
+def counted_failures(case: RecordCase, reply: Reply, label: str) -> Iterator[Failure]:
+    """An ingested bundle's forbidden record was skipped: an ImportReport (where answered, E8) does not
+    count it as upserted (§4 `memory_edges: {upserted, skipped}`, `entities: {upserted}`)."""
+    report = c.report_or_none(reply)
+    section = "memory_edges" if case.cls.field.startswith("edge.") else "entities"
+    upserted = c.counter(report, section, "upserted") if report is not None else None
+    if isinstance(upserted, int) and upserted != 0:
+        yield Failure(f"{label}: the report counts a record it could not store as upserted", upserted, 0,
+                      f"$.report.{section}.upserted")
 
 
 def exported_failures(case: RecordCase, exported: dict[str, Any]) -> Iterator[Failure]:

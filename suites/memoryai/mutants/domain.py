@@ -59,5 +59,14 @@ class SkipsInvalidUncounted(ReferenceBrain):
             super()._on_invalid_chunk(index, reason, report)
 
 
-__all__ = ["DnaOnlyForgottenWithSince", "EdgeTypeAsciiOnly", "FileImportCountsDuplicatesAsInserted", "RoundsBigIntegers",
+class EdgeSkipsCountedUpserted(ReferenceBrain):
+    """Counts every edge of a bundle as upserted, the ones it had to skip (an end missing) too."""
+
+    def _import_edges(self, bundle: dict[str, Any], idmap: dict[Any, int], report: dict[str, Any]) -> None:
+        super()._import_edges(bundle, idmap, report)
+        report["memory_edges"]["upserted"] += report["memory_edges"]["skipped"]
+        report["memory_edges"]["skipped"] = 0
+
+
+__all__ = ["DnaOnlyForgottenWithSince", "EdgeSkipsCountedUpserted", "EdgeTypeAsciiOnly", "FileImportCountsDuplicatesAsInserted", "RoundsBigIntegers",
            "SkipsInvalidUncounted"]
