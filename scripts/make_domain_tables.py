@@ -750,21 +750,198 @@ def memoryai_table() -> dict[str, Any]:
         field("manifest.scope", "envelope", ["export"], "enum", True, "§3", lines.quote('"scope": "full" | "dna_only" | "since",'), "prose",
               enum_classes(["full", "dna_only", "since"], True)),
         field("manifest.since", "envelope", ["export"], "timestamp", False, "§3", lines.quote('"since": "<ISO-8601 datetime|null>",'), "prose",
-              timestamp_classes(False, nullable=True)),
+              memoryai_since_classes()),
         field("manifest.embedding_dim", "envelope", ["import", "export"], "integer", True, "§3", lines.quote('"embedding_dim": <integer>,'), "prose",
               number_classes(True, 1, None, integer=True)),
+        *memoryai_envelope_fields(lines),
         field("chunk.content", "record", ["import", "export"], "string", True, "§3.2", lines.quote('"content": "<string>", (REQUIRED)'), "prose",
               string_classes(True, null_expect="invalid")),
         field("chunk.memory_type", "record", ["import", "export"], "string", True, "§3.2", lines.quote('"memory_type": "<string>", (REQUIRED'), "prose",
               [*presence(True, False, "invalid"), *[cls(f"is_{t}", "literal", "valid", value=t) for t in ("preference", "decision", "identity", "pitfall", "procedure")],
+               *[cls(f"is_{t}", "literal", "valid", value=t) for t in ("fact", "episodic", "goal", "error", "life_event")],
+               cls("vendor", "literal", "valid", "§3.7: vendor-specific values prefixed with x_", value="x_memconform_note"),
                cls("unknown", "literal", "open", value="whim")]),
         field("chunk.importance", "record", ["import", "export"], "number", False, "§3.2", lines.quote('"importance": <float 0..1>,'), "prose",
               number_classes(False, 0, 1)),
         field("chunk.embedding", "record", ["import", "export"], "string", False, "§3.5", lines.quote("A **base64-encoded** little-endian array"), "prose",
               [cls("null", "null", "valid"), cls("little_endian", "literal", "valid", value="le"), cls("big_endian", "literal", "invalid", value="be"),
                cls("wrong_length", "literal", "invalid", value="short")]),
+        *memoryai_chunk_fields(lines),
+        *memoryai_edge_fields(lines),
+        *memoryai_entity_fields(lines),
+        *memoryai_section_fields(lines),
+        *memoryai_import_fields(lines),
     ]
-    return {"spec": "memoryai", "spec_text": f"fixtures/specs/{SPEC_FILES['memoryai']}", "derived_from": [], "fields": fields, "combinations": []}
+    combinations = [
+        {"id": "export_request", "operation": "export", "parameters": ["manifest.scope", "manifest.since"]},
+        {"id": "import_request", "operation": "import", "parameters": ["import.transport", "import.bundle_kind"]},
+    ]
+    return {"spec": "memoryai", "spec_text": f"fixtures/specs/{SPEC_FILES['memoryai']}", "derived_from": [], "fields": fields,
+            "combinations": combinations}
+
+
+SHAPE_ONLY = "§3.2's shape gives the type without a keyword and states no consumer duty for it (errata E60)"
+
+
+def memoryai_since_classes() -> list[dict[str, Any]]:
+    """`since`: the timestamp classes, another offset valid (errata E10: the same instant in +05:30 selects the same chunks)."""
+    return [dict(c, expect="valid", why="errata E10: the same instant in another offset") if c["id"] == "non_utc" else c
+            for c in timestamp_classes(False, nullable=True)]
+
+
+def memoryai_envelope_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    ops = ["import", "export"]
+    informational = "the manifest's tenant fields are informational only (§3.8): any value accepted"
+    tenant_strings = [*presence(False, True), cls("empty", "literal", "valid", value=""),
+                      *[cls(k, "string", "valid", kind=k) for k in ("ascii", "bmp", "astral", "control")]]
+    return [
+        field("bundle.generator", "envelope", ops, "string", False, "§3", lines.quote('"generator": "<implementation-name>/<version>",'), "prose",
+              [*presence(False, False), cls("name_version", "literal", "valid", value="someone/1.2.3"),
+               cls("empty", "literal", "open", "an empty string; the spec sets no minimum", value=""),
+               *[cls(k, "string", "valid", kind=k) for k in ("bmp", "astral", "control")]]),
+        field("bundle.exported_at", "envelope", ops, "timestamp", False, "§3", lines.quote('"exported_at": "<ISO-8601 datetime>",'), "prose",
+              [dict(c, expect="open", why="informational: a consumer has no duty for an unreadable export time (errata E60)")
+               if c["expect"] == "invalid" else c for c in timestamp_classes(False)]),
+        field("manifest.tenant_id", "envelope", ops, "id", False, "§3", lines.quote('"tenant_id": "<uuid|null>",'), "prose",
+              [*presence(False, True), *[cls(k, "uuid", "valid", kind=k) for k in ("v4", "v4_upper", "v1")],
+               *[cls(k, "uuid", "open", informational, kind=k) for k in ("no_dashes", "braced", "not_hex")]], nullable=True),
+        field("manifest.tenant_name", "envelope", ops, "string", False, "§3", lines.quote('"tenant_name": "<string|null>",'), "prose",
+              tenant_strings, nullable=True),
+        field("manifest.tenant_plan", "envelope", ops, "string", False, "§3", lines.quote('"tenant_plan": "<string|null>",'), "prose",
+              tenant_strings, nullable=True),
+        field("manifest.embedding_model", "envelope", ops, "string", True, "§3.1", lines.quote("The `manifest` object MUST"), "prose",
+              [*presence(True, False), cls("own_model", "literal", "valid", "the target's own model", value="{model}"),
+               cls("other_model", "literal", "valid", "another model: embeddings dropped (§3.5), chunks kept", value="someone-else/embed-1"),
+               cls("astral", "string", "valid", kind="astral"),
+               cls("empty", "literal", "open", "an empty string; the spec sets no minimum", value="")]),
+        field("manifest.counts", "envelope", ops, "object", False, "§3", lines.quote('"counts": { "chunks": N, "memory_edges": N, ... },'), "prose",
+              [*presence(False, False), cls("accurate", "literal", "valid", value={"chunks": 1, "memory_edges": 0, "entities": 0}),
+               cls("chunks_only", "literal", "valid", "`...`: other sections may be left out", value={"chunks": 1}),
+               cls("empty", "literal", "valid", value={}),
+               cls("inaccurate", "literal", "open", "accurate counts are a producer's duty (§5 Level 1), not a consumer's", value={"chunks": 99}),
+               cls("not_object", "literal", "open", SHAPE_ONLY, value=[1])]),
+        field("manifest.checksum", "envelope", ops, "string", False, "§3.6", lines.quote("A consumer SHOULD verify the checksum on import and warn (not reject) on"), "prose",
+              [cls("absent", "absent", "open", "a bundle without its checksum is not conformant (§5 Level 1): a consumer may refuse it or warn"),
+               cls("null", "null", "open", "the spec does not say whether null means absent"),
+               cls("sealed", "literal", "valid", value="{checksum}"),
+               cls("upper_hex", "literal", "valid", "errata E1: hex of either case", value="{CHECKSUM}"),
+               cls("mismatch", "literal", "open", "§3.6 SHOULD warn (not reject); the bundle is not conformant, so a refusal is no failure here",
+                   value="0000000000000000000000000000000000000000000000000000000000000000")]),
+    ]
+
+
+def memoryai_chunk_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    ops = ["import", "export"]
+    ids = [cls("absent", "absent", "valid", "optional: ids are local to each implementation"), cls("null", "null", "open", SHAPE_ONLY),
+           cls("one", "number", "valid", text="1"), cls("zero", "number", "valid", text="0"), cls("negative", "number", "valid", text="-1"),
+           cls("above_2_53", "number", "valid", text="9007199254740993"), cls("max_int64", "number", "valid", text="9223372036854775807"),
+           cls("above_int64", "number", "valid", "an integer beyond 64 bits: JSON sets no limit", text="18446744073709551617"),
+           cls("integral_float", "number", "open", SHAPE_ONLY, text="5.0"), cls("as_string", "literal", "open", SHAPE_ONLY, value="7")]
+    hashes = [cls("absent", "absent", "valid", "optional: the consumer hashes the content"), cls("null", "null", "open", SHAPE_ONLY),
+              cls("matching", "literal", "valid", value="{hash}"), cls("upper_hex", "literal", "valid", "errata E2: hex of either case", value="{HASH}"),
+              cls("nfc_of_content", "literal", "open", "errata E2: the hash of the NFC form", value="{nfc_hash}"),
+              cls("of_other_content", "literal", "open", "a hash that is not the content's: trusted or recomputed", value="{other_hash}"),
+              cls("not_string", "literal", "invalid", value=12345)]
+    bools = [*presence(False, False), cls("true", "literal", "valid", value=True), cls("false", "literal", "valid", value=False),
+             cls("as_string", "literal", "open", SHAPE_ONLY, value="true"), cls("as_number", "literal", "open", SHAPE_ONLY, value=1)]
+    tags = [dict(c, expect="open", why=SHAPE_ONLY) if c["expect"] == "invalid" else c for c in array_classes(False)]
+    tags += [cls(k, "literals", "valid", values=[[v]]) for k, v in (("nfd_item", "cafe\u0301"), ("control_item", "bell\u0007"),
+                                                                     ("separator_item", "a,b c"), ("empty_item", ""))]
+    metadata = [dict(c, expect="open", why=SHAPE_ONLY) if c["id"] in ("null", "not_object") else c for c in object_classes(False)]
+    metadata += [cls(f"number_{k}", "literal", "valid", "a number form the checksum serialises (§3.6)", value={"n": json.loads(t)})
+                 for k, t in NUMBER_EDGES]
+    def shape_open(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(c, expect="open", why=SHAPE_ONLY) if c["expect"] == "invalid" else c for c in classes]
+    return [
+        field("chunk.id", "record", ops, "integer", False, "§3.2", lines.quote('"id": <integer>,'), "prose", ids),
+        field("chunk.content_hash", "record", ops, "string", False, "§3.2", lines.quote('"content_hash": "<sha256 hex>",'), "prose", hashes),
+        field("chunk.embedding_model", "record", ops, "string", False, "§3.2", lines.quote('"embedding_model": "<string>",'), "prose",
+              [*presence(False, False), cls("own_model", "literal", "valid", value="{model}"),
+               cls("other_model", "literal", "valid", value="someone-else/embed-1"), cls("astral", "string", "valid", kind="astral"),
+               cls("not_string", "literal", "open", SHAPE_ONLY, value=3)]),
+        field("chunk.tags", "record", ops, "array", False, "§3.2", lines.quote('"tags": [<string>, ...],'), "prose", tags),
+        field("chunk.zone", "record", ops, "enum", False, "§3.2", lines.quote('"zone": "standard" | "important" | "critical" | "ephemeral",'), "prose",
+              enum_classes(["standard", "important", "critical", "ephemeral"], False), enum=["standard", "important", "critical", "ephemeral"]),
+        field("chunk.is_pinned", "record", ops, "boolean", False, "§3.2", lines.quote('"is_pinned": <bool>,'), "prose", bools),
+        field("chunk.decay_score", "record", ops, "number", False, "§3.2", lines.quote('"decay_score": <float 0..1>,'), "prose",
+              number_classes(False, 0, 1), limits={"minimum": 0, "maximum": 1}),
+        field("chunk.tier", "record", ops, "enum", False, "§3.2", lines.quote('"tier": "hot" | "warm" | "cold",'), "prose",
+              enum_classes(["hot", "warm", "cold"], False), enum=["hot", "warm", "cold"]),
+        field("chunk.created_at", "record", ops, "timestamp", False, "§3.2", lines.quote('"created_at": "<ISO-8601>",'), "prose",
+              shape_open(timestamp_classes(False))),
+        field("chunk.accessed_at", "record", ops, "timestamp", False, "§3.2", lines.quote('"accessed_at": "<ISO-8601>",'), "prose",
+              shape_open(timestamp_classes(False))),
+        field("chunk.valid_until", "record", ops, "timestamp", False, "§3.2", lines.quote('"valid_until": "<ISO-8601 | null>",'), "prose",
+              shape_open(timestamp_classes(False, nullable=True)), nullable=True),
+        field("chunk.metadata", "record", ops, "object", False, "§3.2", lines.quote('"metadata": <object>'), "prose", metadata),
+    ]
+
+
+def memoryai_edge_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    ops = ["import", "export"]
+    line = lines.quote('{ "chunk_a": <int>, "chunk_b": <int>, "edge_type": "<string>",')
+    def end(name: str) -> list[dict[str, Any]]:
+        return [cls("absent", "absent", "invalid", "an edge needs both ends"), cls("null", "null", "invalid", "an edge needs both ends"),
+                cls("in_bundle", "literal", "valid", "the id of a chunk of the same bundle", value="{id}"),
+                cls("missing_chunk", "literal", "invalid", "no chunk of the bundle has this id: the edge cannot be stored", value=424242),
+                cls("as_string", "literal", "open", SHAPE_ONLY, value="{id_text}")]
+    weight = [dict(c, expect="open", why=SHAPE_ONLY) if c["expect"] == "invalid" else c for c in number_classes(False)]
+    count = [dict(c, expect="open", why=SHAPE_ONLY) if c["expect"] == "invalid" else c for c in number_classes(False, 0, None, integer=True)]
+    return [
+        field("edge.chunk_a", "record", ops, "integer", True, "§3.3", line, "prose", end("chunk_a")),
+        field("edge.chunk_b", "record", ops, "integer", True, "§3.3", line, "prose", end("chunk_b")),
+        field("edge.edge_type", "record", ops, "string", True, "§3.8", lines.quote("UPSERT memory_edges on `(source, target, edge_type)`"), "prose",
+              [cls("absent", "absent", "open", "part of the upsert key: the edge skipped or stored without one"), cls("null", "null", "open", SHAPE_ONLY),
+               cls("empty", "literal", "open", "an empty string; the spec sets no minimum", value=""),
+               *[cls(k, "string", "valid", kind=k) for k in ("ascii", "bmp", "astral", "nfc_nfd", "case_pair", "control")]]),
+        field("edge.weight", "record", ops, "number", False, "§3.3", lines.quote('"weight": <float>, "co_activation_count": <int>,'), "prose", weight),
+        field("edge.co_activation_count", "record", ops, "integer", False, "§3.3", lines.quote('"weight": <float>, "co_activation_count": <int>,'), "prose", count),
+    ]
+
+
+def memoryai_entity_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    ops = ["import", "export"]
+    names = [dict(c, expect="invalid") if c["id"] == "null" else c for c in string_classes(True)]
+    frequency = [dict(c, expect="open", why=SHAPE_ONLY) if c["expect"] == "invalid" else c for c in number_classes(False, 0, None, integer=True)]
+    def seen(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(c, expect="open", why=SHAPE_ONLY) if c["expect"] == "invalid" else c for c in classes]
+    return [
+        field("entity.name", "record", ops, "string", True, "§3.4", lines.quote('{ "name": "<string>", (REQUIRED)'), "prose", names),
+        field("entity.frequency", "record", ops, "integer", False, "§3.4", lines.quote('"frequency": <int>,'), "prose", frequency),
+        field("entity.first_seen", "record", ops, "timestamp", False, "§3.4", lines.quote('"first_seen": "<ISO-8601>",'), "prose",
+              seen(timestamp_classes(False))),
+        field("entity.last_seen", "record", ops, "timestamp", False, "§3.4", lines.quote('"last_seen": "<ISO-8601>",'), "prose",
+              seen(timestamp_classes(False))),
+        field("entity.is_dna", "record", ops, "boolean", False, "§3.4", lines.quote('"is_dna": <bool> }'), "prose",
+              [*presence(False, False), cls("true", "literal", "valid", value=True), cls("false", "literal", "valid", value=False),
+               cls("as_string", "literal", "open", SHAPE_ONLY, value="false")]),
+    ]
+
+
+def memoryai_section_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    """The record arrays §3 names without a record shape: absent, empty, null, one record, not an array."""
+    out = []
+    for section, marker in (("l2_sessions", '"l2_sessions": [L2SessionRecord, ...],'), ("mood_states", '"mood_states": [MoodRecord, ...],'),
+                            ("agents", '"agents": [AgentRecord, ...]')):
+        out.append(field(f"bundle.{section}", "envelope", ["import", "export"], "array", False, "§3", lines.quote(marker), "prose",
+                         [cls("absent", "absent", "valid", "the envelope requires only format, version and manifest (§3.1)"),
+                          cls("empty", "literal", "valid", value=[]),
+                          cls("null", "null", "open", "the spec does not say whether null means absent"),
+                          cls("one_record", "literal", "open", "§3 gives this record no shape: stored or skipped", value=[{"id": 1, "note": "memconform"}]),
+                          cls("not_array", "literal", "open", SHAPE_ONLY, value={"id": 1})]))
+    return out
+
+
+def memoryai_import_fields(lines: SpecLines) -> list[dict[str, Any]]:
+    """The import request of the HTTP profile: its two endpoints and the kinds of bundle §3.8 tells apart."""
+    kinds = ("fresh", "duplicate_in_bundle", "duplicate_of_held", "rival_row_of_held", "invalid_chunk", "reimport_same")
+    return [
+        field("import.transport", "operation", ["import"], "enum", True, "§4", lines.quote("| `POST` | `/v1/brain/import/file` | multipart |"), "prose",
+              [cls("json_body", "literal", "valid", "POST /v1/brain/import", value="import_bundle"),
+               cls("multipart_file", "literal", "valid", "POST /v1/brain/import/file", value="import_file")], enum=["import_bundle", "import_file"]),
+        field("import.bundle_kind", "operation", ["import"], "enum", True, "§3.8", lines.quote("1. Skip chunks whose `content_hash` already exists in the target tenant"), "prose",
+              [cls(k, "literal", "valid", value=k) for k in kinds], enum=list(kinds)),
+    ]
 
 
 TABLES = {"omp": omp_table, "emp": emp_table, "amps": amps_table, "memorizz": memorizz_table, "memoryai": memoryai_table}

@@ -81,7 +81,8 @@ SUITE_DOMAIN_CHECKS = {
                  "memorizz.domain_archive_every_class", "memorizz.domain_records_and_manifest_every_class",
                  "memorizz.domain_export_selection", "memorizz.domain_import_modes",
                  "memorizz.record_limit_at_the_boundary"],
-    "memoryai": ["memoryai.domain_import_every_class", "memoryai.domain_export_every_class"],
+    "memoryai": ["memoryai.domain_import_every_class", "memoryai.domain_export_every_class", "memoryai.domain_import_every_record_class",
+                 "memoryai.domain_export_parameters_pairwise", "memoryai.domain_import_requests_pairwise"],
 }
 
 

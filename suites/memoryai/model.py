@@ -9,7 +9,10 @@ Each answer is a tuple of acceptable outcomes; the caller matches the target's r
 
 Readings (the defaults accept every plausible one; `Readings` pins them): E6 `reimport_counters`
 (accumulate | stable), E10 `since_boundary` (inclusive | exclusive), E9 `invalid_chunks` (skip: the valid
-chunks of the bundle imported | refuse: the whole bundle refused).
+chunks of the bundle imported | refuse: the whole bundle refused), E62 `since_with_other_scope` (ignored:
+a `since` beside scope full or dna_only selects nothing | applied: it narrows that scope too).
+An accepted import's outcome carries the ImportReport chunk counters it implies (§4). E63: an export of
+scope `since` with no `since` (absent or null) may be served as every live chunk or refused (`may_refuse_export`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class Readings:
     reimport_counters: str = "either"  # E6
     since_boundary: str = "either"  # E10
     invalid_chunks: str = "either"  # E9: "skip" or "refuse"
+    since_with_other_scope: str = "either"  # E62: "ignored" or "applied"
+    dna_rule: str = "union"  # E12: "union" (§3.7: type, zone or pin) or "type-only" (§2)
 
     def allowed(self, point: str, *names: str) -> tuple[str, ...]:
         pinned = getattr(self, point)
@@ -52,6 +57,7 @@ class Outcome:
     state: State
     reading: str = ""  # the reading this outcome follows ("" where none is open)
     why: str = ""
+    counters: Mapping[str, int] = field(default_factory=dict)  # the ImportReport's chunk counters (§4), when accepted
 
 
 @dataclass(frozen=True)
@@ -103,11 +109,14 @@ def import_answers(state: State, bundle: Mapping[str, Any], readings: Readings =
     if invalid and "skip" not in readings.allowed("invalid_chunks", "skip", "refuse"):
         return tuple(out)
     again = bundle_key(bundle) in state.seen_bundles
+    valid = [ch for ch in chunks if chunk_valid(ch)]
+    added = added_chunks(state, valid)
+    report = {"inserted": len(added) - len(state.chunks), "skipped_duplicate": len(valid) - (len(added) - len(state.chunks)),
+              "skipped_invalid": len(invalid)}
     for counters in (readings.allowed("reimport_counters", "accumulate", "stable") if again else ("accumulate",)):
-        after = State(added_chunks(state, [ch for ch in chunks if chunk_valid(ch)]), state.deleted,
-                      merged_entities(state.entities, bundle.get("entities") or [], counters),
+        after = State(added, state.deleted, merged_entities(state.entities, bundle.get("entities") or [], counters),
                       state.seen_bundles | {bundle_key(bundle)})
-        out.append(Outcome(True, after, counters if again else "", f"ingested (counters: {counters})"))
+        out.append(Outcome(True, after, counters if again else "", f"ingested (counters: {counters})", report))
     return tuple(out)
 
 
@@ -148,22 +157,45 @@ def delete(state: State, content_hash: str) -> State:
 def export_answers(state: State, scope: str = "full", since: str | None = None,
                    readings: Readings = DEFAULT) -> tuple[ExportAnswer, ...]:
     """The chunk sets an export of `scope` may hold (deleted chunks never): full, the DNA chunks (§3.7 union
-    rule), or those created after `since` (a chunk created at that very instant in or out: E10)."""
+    rule), or those created after `since` (a chunk created at that very instant in or out: E10). A `since`
+    beside scope full or dna_only is ignored or narrows that scope as well (E62)."""
     live = state.chunks
-    if scope == "full" or (scope == "since" and since is None):
-        return (ExportAnswer(frozenset(live), why="every live chunk"),)
-    if scope == "dna_only":
-        return (ExportAnswer(frozenset(h for h, ch in live.items() if mai.is_dna(dict(ch))), why="the DNA chunks"),)
-    if scope != "since":
+    if scope == "full":
+        chosen, what = frozenset(live), "every live chunk"
+    elif scope == "dna_only":
+        chosen, what = frozenset(h for h, ch in live.items() if mai.is_dna(dict(ch), readings.dna_rule)), "the DNA chunks"
+    elif scope == "since":
+        chosen, what = frozenset(live), "every live chunk"
+    else:
         raise ValueError(f"no scope {scope!r}")
-    cut = instant(since)
-    if cut is None:
+    if since is None:
+        return (ExportAnswer(chosen, why=what),)
+    if instant(since) is None:
         raise ValueError(f"since {since!r} is no ISO-8601 date-time")
+    if scope == "since":
+        return since_answers(live, chosen, since, readings)
+    out = []
+    if "ignored" in readings.allowed("since_with_other_scope", "ignored", "applied"):
+        out.append(ExportAnswer(chosen, "ignored", f"{what}: since is ignored beside scope {scope}"))
+    if "applied" in readings.allowed("since_with_other_scope", "ignored", "applied"):
+        out += [ExportAnswer(a.hashes, "applied", f"{what}, {a.why}") for a in since_answers(live, chosen, since, readings)]
+    return tuple(out)
+
+
+def may_refuse_export(scope: Any, since: Any) -> bool:
+    """E63: scope `since` without a `since` names no instant: a refusal (4xx) is as plausible as serving every chunk."""
+    return scope == "since" and since is None
+
+
+def since_answers(live: Mapping[str, Mapping[str, Any]], chosen: frozenset[str], since: str,
+                  readings: Readings) -> tuple[ExportAnswer, ...]:
+    """The chunks of `chosen` created after `since`, under each E10 reading of the boundary."""
+    cut = instant(since)
     out = []
     for reading in readings.allowed("since_boundary", "inclusive", "exclusive"):
         def after(ch: Mapping[str, Any], reading: str = reading) -> bool:
             created = instant(ch.get("created_at"))
             return created is not None and (created >= cut if reading == "inclusive" else created > cut)  # type: ignore[operator]
-        out.append(ExportAnswer(frozenset(h for h, ch in live.items() if after(ch)), reading,
+        out.append(ExportAnswer(frozenset(h for h in chosen if after(live[h])), reading,
                                 f"chunks created {'at or ' if reading == 'inclusive' else ''}after {since}"))
     return tuple(out)

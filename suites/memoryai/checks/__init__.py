@@ -10,6 +10,8 @@ from memconform.suites.memoryai.checks import roundtrip
 from memconform.suites.memoryai.checks import stateful
 from memconform.suites.memoryai.checks import producer
 from memconform.suites.memoryai.checks import domain_imports
+from memconform.suites.memoryai.checks import domain_records
+from memconform.suites.memoryai.checks import domain_pairs
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.memoryai.checks import batch_failures
 from memconform.suites.memoryai.checks import hostile_input

@@ -1,5 +1,8 @@
 """Every class of every field of the domain table (suites/memoryai/domain.json) through its path: the
-bundle import for the envelope and chunk fields, the export request for `scope` and `since`.
+bundle import for the envelope fields (format, version, generator, exported_at, the manifest's tenant
+fields, embedding model and dimension, counts, checksum, the record arrays) and every ChunkRecord field,
+the export request for `scope` and `since` (edges and entities: domain_records.py; the request pairs:
+domain_pairs.py).
 
 Envelope classes: each on a bundle of one chunk of its own. Chunk classes: the allowed ones together in
 one bundle, each read back unchanged from an export; every other one as the middle chunk of an otherwise
@@ -13,13 +16,15 @@ Every chunk carries a marker tag unique to the run (found again by it, whatever 
 each content class is prefixed with a marker so that no two runs write the same content (chunks are
 deduplicated by content hash). The embedding classes are vectors of the target's own dimension: little
 endian as §3.5 says, the same floats big endian (a consumer cannot tell them from other floats: open),
-and one float short.
+and one float short. The user's fields (errata E11) are read back as written; the consumer's own state
+(id, tier, decay_score, times) only as a value §3.2 allows (E60).
 """
 
 from __future__ import annotations
 
 import math
 import struct
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -30,11 +35,22 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure, Inconclusive, TargetError
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import model as oracle
 from memconform.suites.memoryai.suite import SUITE
 from memconform.targets.base import Reply
 
-ENVELOPE_FIELDS = ("bundle.format", "bundle.version", "manifest.embedding_dim")
-CHUNK_FIELDS = ("chunk.content", "chunk.memory_type", "chunk.importance", "chunk.embedding")
+ENVELOPE_FIELDS = ("bundle.format", "bundle.version", "manifest.embedding_dim", "bundle.generator", "bundle.exported_at",
+                   "manifest.tenant_id", "manifest.tenant_name", "manifest.tenant_plan", "manifest.embedding_model",
+                   "manifest.counts", "manifest.checksum", "bundle.l2_sessions", "bundle.mood_states", "bundle.agents")
+# fields applied after the bundle is sealed (sealing would overwrite them)
+AFTER_SEAL = frozenset({"manifest.counts", "manifest.checksum"})
+CHUNK_FIELDS = ("chunk.content", "chunk.memory_type", "chunk.importance", "chunk.embedding", "chunk.id", "chunk.content_hash",
+                "chunk.embedding_model", "chunk.tags", "chunk.zone", "chunk.is_pinned", "chunk.decay_score", "chunk.tier",
+                "chunk.created_at", "chunk.accessed_at", "chunk.valid_until", "chunk.metadata")
+# E11: the user's fields, read back as written; the others are the consumer's state or informational, read
+# back only as a value §3.2 allows (or left out)
+READ_BACK_EXACT = frozenset({"content", "memory_type", "importance", "embedding", "tags", "zone", "is_pinned", "valid_until",
+                             "metadata", "content_hash"})
 EXPORT_FIELDS = ("manifest.scope", "manifest.since")
 # A consumer's duty the spec does not state, so either answer is accepted (recorded as E42): a manifest's
 # embedding_dim matters only for the length of embeddings, and the bundles here carry none; big-endian
@@ -86,13 +102,29 @@ def marked(ctx: CheckContext, label: str) -> tuple[str, dict[str, Any]]:
 
 
 def by_marker(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Exported chunks by each of their tags, and by their content under CONTENT + content (a chunk of a
+    tags class carries no marker tag; its content is unique to the run all the same)."""
     out: dict[str, dict[str, Any]] = {}
     for chunk in c.array_at(doc, "chunks"):
-        tags = chunk.get("tags") if isinstance(chunk, dict) else None
+        if not isinstance(chunk, dict):
+            continue
+        tags = chunk.get("tags")
         for tag in tags if isinstance(tags, list) else []:
             if isinstance(tag, str):
                 out.setdefault(tag, chunk)
+        if isinstance(chunk.get("content"), str):
+            out.setdefault(CONTENT + chunk["content"], chunk)
     return out
+
+
+CONTENT = "\x00content:"
+
+
+def located(found: dict[str, dict[str, Any]], marker: str, case: ChunkCase | None) -> dict[str, Any] | None:
+    got = found.get(marker)
+    if got is None and case is not None and isinstance(case.chunk.get("content"), str):
+        got = found.get(CONTENT + case.chunk["content"])
+    return got
 
 
 def keeper(ctx: CheckContext) -> tuple[str, dict[str, Any]]:
@@ -131,14 +163,26 @@ def embedding_value(class_id: str, dim: int) -> Any:
     return None
 
 
-def chunk_value(ctx: CheckContext, vc: domain.ValueClass, value: Any, marker: str, dim: int) -> Any:
+def placeholder(value: Any, names: dict[str, Any]) -> Any:
+    """A class value naming a role ("{model}", "{hash}", ...) as what this run made; any other value as it is
+    (a braced uuid is a value, not a placeholder)."""
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}") and value[1:-1] in names:
+        return names[value[1:-1]]
+    return value
+
+
+def chunk_value(ctx: CheckContext, vc: domain.ValueClass, value: Any, marker: str, dim: int, chunk: dict[str, Any]) -> Any:
     """The value sent for one class: content prefixed with the marker (unique to the run, keeping its class),
-    embeddings of the target's dimension, the rest as the table gives it."""
+    embeddings of the target's dimension, hashes of the chunk's own content, the rest as the table gives it."""
     if vc.field == "chunk.embedding":
         return embedding_value(vc.id, dim)
     if vc.field == "chunk.content" and isinstance(value, str) and value:
         return f"{marker} {value}"
-    return value
+    content = str(chunk.get("content"))
+    digest = mai.content_hash(content)
+    return placeholder(value, {"model": c.target_model(ctx)[0], "hash": digest, "HASH": digest.upper(),
+                               "nfc_hash": mai.content_hash(unicodedata.normalize("NFC", content)),
+                               "other_hash": mai.content_hash(f"{marker} another content")})
 
 
 @dataclass(frozen=True)
@@ -150,24 +194,43 @@ class ChunkCase:
 
 
 def chunk_cases(ctx: CheckContext, dim: int) -> Iterator[ChunkCase]:
-    for field_id in CHUNK_FIELDS:
-        name = field_id.split(".", 1)[1]
-        for vc in table().field(field_id).classes:
-            for value in vc.values():
-                marker, chunk = marked(ctx, "dom")
-                sent = chunk_value(ctx, vc, value, marker, dim)
-                if sent is domain.ABSENT:
-                    chunk.pop(name, None)
-                else:
-                    chunk[name] = sent
-                if name == "content" and isinstance(sent, str):
-                    chunk["content_hash"] = mai.content_hash(sent)
-                yield ChunkCase(vc, sent, marker, chunk)
+    every = [(f, k, v) for f in CHUNK_FIELDS for k in table().field(f).classes for v in k.values()]
+    for n, (field_id, vc, value) in enumerate(every):
+        marker, chunk = marked(ctx, "dom")
+        chunk["id"] = 1000 + n  # distinct from every id class, so no two chunks of a bundle share one
+        sent = chunk_value(ctx, vc, value, marker, dim, chunk)
+        case = ChunkCase(vc, sent, marker, chunk)
+        reapply(case)
+        if field_id == "chunk.content" and isinstance(sent, str):
+            chunk["content_hash"] = mai.content_hash(sent)
+        yield case
+
+
+def reapply(case: ChunkCase) -> None:
+    """Put the class's value (or its absence) back in the chunk: c.bundle numbers ids and names the model."""
+    name = case.cls.field.split(".", 1)[1]
+    if case.value is domain.ABSENT:
+        case.chunk.pop(name, None)
+    else:
+        case.chunk[name] = case.value
+
+
+def bundle_of(ctx: CheckContext, chunks: list[dict[str, Any]], cases: list[ChunkCase]) -> dict[str, Any]:
+    bundle = c.bundle(ctx, chunks)
+    for case in cases:
+        reapply(case)
+    return mai.seal(bundle)
 
 
 # ---- judging a chunk read back -------------------------------------------------------------------
 
 def same_value(field: str, sent: Any, got: Any) -> bool:
+    if field == "tags" and isinstance(sent, list) and isinstance(got, list):  # E11: tags as a set
+        return all(isinstance(t, str) for t in got) and set(got) == set(sent)
+    if field == "valid_until" and isinstance(sent, str) and c.instant(sent) is not None:
+        return c.instant(got) == c.instant(sent)
+    if field == "content_hash" and isinstance(sent, str):
+        return isinstance(got, str) and got.lower() == sent.lower()
     if field == "importance":
         return (isinstance(got, int | float) and not isinstance(got, bool) and math.isfinite(got)
                 and got == sent)
@@ -185,8 +248,18 @@ def valid_now(field: str, got: Any, dim: int) -> bool:
         return isinstance(got, str)
     if field == "memory_type":
         return isinstance(got, str)
-    if field == "importance":
+    if field in ("importance", "decay_score"):
         return got is None or (isinstance(got, int | float) and not isinstance(got, bool) and 0 <= got <= 1)
+    if field == "zone":
+        return got is None or got in mai.ZONES
+    if field == "tier":
+        return got is None or got in mai.TIERS
+    if field in ("content_hash", "embedding_model"):
+        return got is None or isinstance(got, str)
+    if field == "id":
+        return isinstance(got, int | str) and not isinstance(got, bool)
+    if field in ("created_at", "accessed_at"):
+        return got is None or c.instant(got) is not None
     if field == "embedding":
         if got is None:
             return True
@@ -206,6 +279,10 @@ def read_back_failures(case: ChunkCase, got: dict[str, Any] | None, dim: int) ->
         if field in got and not valid_now(field, got[field], dim):
             yield Failure(f"{label}: a field left out came back with a value the spec forbids", got[field], "absent, null or "
                           "a value §3.2 allows", f"$.chunks[?].{field}")
+    elif field not in READ_BACK_EXACT:  # the consumer's state (E11): any value §3.2 allows
+        if field in got and not valid_now(field, got[field], dim):
+            yield Failure(f"{label}: the field came back with a value the spec forbids", got[field], "a value §3.2 allows",
+                          f"$.chunks[?].{field}")
     elif not same_value(field, case.value, got.get(field, "<absent>")):
         yield Failure(f"{label}: the value changed between import and export", got.get(field, "<absent>"), case.value,
                       f"$.chunks[?].{field}")
@@ -218,11 +295,12 @@ def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the bundle envelope and of a chunk's fields through an import (see the module)."""
     model, dim = c.target_model(ctx)
     kept_marker, kept = keeper(ctx)
-    expected: dict[str, tuple[ChunkCase | None, str]] = {}  # marker -> (its case, "stored" | "absent" | "valid-if-stored")
+    # marker -> (its case, "stored" | "absent" | "either" | "valid-if-stored" | "repaired": ingested uncounted)
+    expected: dict[str, tuple[ChunkCase | None, str]] = {}
     yield from envelope_failures(ctx, expected)
     cases = list(chunk_cases(ctx, dim))
     plain = [case for case in cases if expectation(case.cls) == "valid"]
-    reply = c.import_bundle(ctx, c.bundle(ctx, [case.chunk for case in plain]))
+    reply = c.import_bundle(ctx, bundle_of(ctx, [case.chunk for case in plain], plain))
     if server_error(reply) or not reply.ok:
         yield Failure(f"a bundle of {len(plain)} chunks of allowed classes was refused", reply.status, "ingested", "$",
                       ", ".join(sorted({case.cls.key for case in plain}))[:200])
@@ -240,15 +318,9 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
         for vc in table().field(field_id).classes:
             for value in vc.values():
                 marker, chunk = marked(ctx, "dom-env")
-                bundle = c.bundle(ctx, [chunk])
-                owner, key = (bundle["manifest"], "embedding_dim") if field_id == "manifest.embedding_dim" else \
-                    (bundle, field_id.split(".", 1)[1])
-                if value is domain.ABSENT:
-                    owner.pop(key, None)
-                else:
-                    owner[key] = value
+                bundle = envelope_bundle(ctx, field_id, value, chunk)
                 label = f"a bundle with {vc.key} = {value!r:.40}"
-                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, mai.seal(bundle)))
+                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, bundle))
                 ledger(ctx).judge([vc.key])
                 if isinstance(answer, Failure):
                     yield answer
@@ -266,10 +338,30 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 expected[marker] = (None, "stored" if expect == "valid" and reply.ok else "either" if reply.ok else "absent")
 
 
+def envelope_bundle(ctx: CheckContext, field_id: str, value: Any, chunk: dict[str, Any]) -> dict[str, Any]:
+    """A sealed bundle of one chunk with one envelope field of a class; counts and checksum placed after
+    sealing (which writes them), the counts then sealed by the checksum."""
+    bundle = c.bundle(ctx, [chunk])
+    where, key = field_id.split(".", 1)
+    owner = bundle["manifest"] if where == "manifest" else bundle
+    sealed = bundle["manifest"]["checksum"]
+    sent = placeholder(value, {"model": c.target_model(ctx)[0], "checksum": sealed, "CHECKSUM": sealed.upper()})
+    if sent is domain.ABSENT:
+        owner.pop(key, None)
+    else:
+        owner[key] = sent
+    if field_id == "manifest.counts":
+        bundle["manifest"].pop("checksum", None)
+        bundle["manifest"]["checksum"] = mai.checksum(bundle)
+    elif field_id not in AFTER_SEAL:
+        mai.seal(bundle)
+    return bundle
+
+
 def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str, tuple[ChunkCase | None, str]]) -> Iterator[Failure]:
     goods = [marked(ctx, "dom-beside") for _ in range(2)]
     label = f"a bundle with {case.cls.key} = {case.value!r:.40} in its middle chunk"
-    answer = call_or_failure(ctx, label, lambda: c.import_bundle(ctx, c.bundle(ctx, [goods[0][1], case.chunk, goods[1][1]])))
+    answer = call_or_failure(ctx, label, lambda: c.import_bundle(ctx, bundle_of(ctx, [goods[0][1], case.chunk, goods[1][1]], [case])))
     if isinstance(answer, Failure):
         yield answer
         expected.update({goods[0][0]: (None, "either"), goods[1][0]: (None, "either"), case.marker: (case, "valid-if-stored")})
@@ -283,7 +375,18 @@ def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str
     # refused: nothing of it stored; ingested: the two beside it stored, the middle one skipped or sound
     for marker, _ in goods:
         expected[marker] = (None, "stored" if reply.ok else "absent")
-    expected[case.marker] = (case, "valid-if-stored" if reply.ok else "absent")
+    expected[case.marker] = (case, "absent" if not reply.ok else "valid-if-stored" if counted_or_unreported(case, reply)
+                             else "repaired")
+
+
+def counted_or_unreported(case: ChunkCase, reply: Reply) -> bool:
+    """§4's ImportReport counts a skipped chunk under skipped_invalid: a forbidden chunk ingested with none
+    counted must have been repaired (so it is in the export). True where no report is answered (E8)."""
+    report = c.report_or_none(reply)
+    if expectation(case.cls) != "invalid" or report is None:
+        return True
+    skipped = c.counter(report, "chunks", "skipped_invalid")
+    return isinstance(skipped, int) and skipped >= 1
 
 
 def export_failures(exported: dict[str, Any], expected: dict[str, tuple[ChunkCase | None, str]], dim: int) -> Iterator[Failure]:
@@ -299,10 +402,14 @@ def export_failures(exported: dict[str, Any], expected: dict[str, tuple[ChunkCas
     for marker, (case, want) in expected.items():
         if case is None:
             continue
-        got = found.get(marker)
+        got = located(found, marker, case)
         if want == "stored":
             yield from read_back_failures(case, got, dim)
-        elif want == "valid-if-stored" and got is not None:
+        elif want == "repaired" and got is None:
+            yield Failure(f"{case.cls.key} = {case.value!r:.40}: a forbidden chunk was dropped without being counted as "
+                          "skipped_invalid", "absent, skipped_invalid 0", "the chunk counted as skipped_invalid, or repaired "
+                          "and stored", "$.report.chunks.skipped_invalid")
+        elif want in ("valid-if-stored", "repaired") and got is not None:
             field = case.cls.field.split(".", 1)[1]
             if expectation(case.cls) == "invalid" and not valid_now(field, got.get(field), dim):
                 yield Failure(f"{case.cls.key} = {case.value!r:.40}: a forbidden value was stored and exported as such",
@@ -326,7 +433,7 @@ def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 if isinstance(answer, Failure):
                     yield answer
                     continue
-                yield from export_answer_failures(ctx, vc, value, answer)
+                yield from export_answer_failures(ctx, vc, value, answer, body)
 
 
 def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
@@ -339,12 +446,26 @@ def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
     return body
 
 
-def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply) -> Iterator[Failure]:
+def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, doc: Any) -> bool:
+    """E63: scope since without a since, served or refused (a bundle rejection): the answer seen is recorded.
+    False when the request names an instant (or another scope): the caller judges it."""
+    if not oracle.may_refuse_export(body.get("scope"), body.get("since")):
+        return False
+    answer = "served" if doc is not None else "refused" if c.is_bundle_rejection(reply) else "other"
+    ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
+                title="an export of scope since without since: neither a bundle nor a refusal")
+    return answer != "other"
+
+
+def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply,
+                           body: dict[str, Any]) -> Iterator[Failure]:
     label = f"an export request with {vc.field.split('.', 1)[1]} = {value!r:.40}"
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "a bundle, or a 4xx", "$")
         return
     doc = reply.body if reply.ok and isinstance(reply.body, dict) else None
+    if no_instant_observed(ctx, body, reply, doc) and doc is None:
+        return
     if vc.expect == "valid" and doc is None:
         yield Failure(f"{label} was not answered with a bundle", f"{reply.status} {reply.raw[:160]!r}", "a bundle", "$")
         return

@@ -105,22 +105,25 @@ def export_scope_dna_only(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("the dna_only export's manifest is not an object", type(manifest).__name__, "object", "$.manifest")
     elif manifest.get("scope") != "dna_only":
         yield Failure("manifest.scope does not say dna_only", manifest.get("scope"), "dna_only", "$.manifest.scope")
-    rule = ctx.option("dna_rule")
+    readings = oracle.Readings(dna_rule=ctx.option("dna_rule"))
     yield from c.mistyped_hashes([ch["content"] for ch in dna], rows)
-    for ch in dna:
-        if mai.is_dna(ch, rule) and ch["content_hash"] not in rows:
+    (seeded,) = oracle.export_answers(oracle.State(chunks={ch["content_hash"]: ch for ch in dna + plain}), "dna_only", readings=readings)
+    for ch in dna + plain:
+        if ch["content_hash"] in seeded.hashes and ch["content_hash"] not in rows:
             yield Failure("a DNA chunk is missing from the dna_only export", "absent", ch["content"], "$.chunks",
                           f"memory_type={ch['memory_type']} zone={ch['zone']} is_pinned={ch['is_pinned']}",
                           readings=("union",) if ch["memory_type"] not in mai.DNA_TYPES else ())
-    judged = []  # the first row of each hash whose memory_type and zone are strings (or absent): DNA or not
-    for r in rows.values():
+    judged = {}  # the first row of each hash whose memory_type and zone are strings (or absent): DNA or not
+    for h, r in rows.items():
         wrong = [name for name in ("memory_type", "zone") if r[0].get(name) is not None and not isinstance(r[0][name], str)]
         if wrong:  # an array, object, number or boolean is no type or zone: whether the chunk is DNA is unknown
             yield Failure(f"an exported chunk's {wrong[0]} is not a string", r[0][wrong[0]], "a string",
                           f"$.chunks[?].{wrong[0]}", f"for the chunk {str(r[0].get('content'))[:60]!r}")
         else:
-            judged.append(r[0])
-    leaked = [r.get("content") for r in judged if not mai.is_dna(r, rule)]
+            judged[h] = r[0]
+    # every exported row asked of the oracle: which of them a dna_only export may hold
+    (allowed,) = oracle.export_answers(oracle.State(chunks=judged), "dna_only", readings=readings)
+    leaked = [r.get("content") for h, r in judged.items() if h not in allowed.hashes]
     if leaked:
         yield Failure("the dna_only export contains non-DNA chunks", leaked[:3], "only DNA chunks", "$.chunks")
 

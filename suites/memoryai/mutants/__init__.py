@@ -300,3 +300,34 @@ class SinceUnvalidated(ReferenceBrain):
 MUTANTS["SinceUnvalidated"] = SinceUnvalidated
 EXPECTED_KILLS["SinceUnvalidated"] = {_id("domain_export_every_class")}
 EXPECTED_FAILURES["SinceUnvalidated"] = {"domain_export_every_class": "manifest.since is not an ISO-8601 date-time"}
+
+
+# only the domain table's data reveals these (mutants/domain.py): a number form, a string class, a pair
+from memconform.suites.memoryai.mutants.domain import (  # noqa: E402
+    DnaOnlyForgottenWithSince,
+    EdgeSkipsCountedUpserted,
+    EdgeTypeAsciiOnly,
+    FileImportCountsDuplicatesAsInserted,
+    RoundsBigIntegers,
+    SkipsInvalidUncounted,
+)
+
+for _mutant in (RoundsBigIntegers, EdgeTypeAsciiOnly, DnaOnlyForgottenWithSince, FileImportCountsDuplicatesAsInserted,
+                SkipsInvalidUncounted, EdgeSkipsCountedUpserted):
+    MUTANTS[_mutant.__name__] = _mutant
+EXPECTED_KILLS.update({
+    "RoundsBigIntegers": {_id("domain_import_every_class")},
+    "EdgeTypeAsciiOnly": {_id("domain_import_every_record_class")},
+    "DnaOnlyForgottenWithSince": {_id("domain_export_parameters_pairwise")},
+    "FileImportCountsDuplicatesAsInserted": {_id("domain_import_requests_pairwise")},
+    "SkipsInvalidUncounted": {_id("domain_import_every_class")},
+    "EdgeSkipsCountedUpserted": {_id("domain_import_every_record_class")},
+})
+EXPECTED_FAILURES.update({
+    "RoundsBigIntegers": {"domain_import_every_class": "chunk.metadata:number_above_2_53"},
+    "EdgeTypeAsciiOnly": {"domain_import_every_record_class": "the edge of an ingested bundle is not in the full export"},
+    "DnaOnlyForgottenWithSince": {"domain_export_parameters_pairwise": "the export's chunks fit no accepted reading"},
+    "FileImportCountsDuplicatesAsInserted": {"domain_import_requests_pairwise": "fits no outcome the spec allows"},
+    "SkipsInvalidUncounted": {"domain_import_every_class": "dropped without being counted as skipped_invalid"},
+    "EdgeSkipsCountedUpserted": {"domain_import_every_record_class": "the report counts a record it could not store as upserted"},
+})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memconform.formats import is_int, parse_datetime
 from memconform.suites.memoryai.format import (
     FORMAT,
     TIERS,
@@ -213,13 +214,28 @@ class ConsumerHooks(BrainStore):
     def _import_entities(self, bundle: dict[str, Any], report: dict[str, Any]) -> None:
         entities = bundle.get("entities") or []
         for i, ent in enumerate(entities if isinstance(entities, list) else []):
-            if not isinstance(ent, dict) or not isinstance(ent.get("name"), str) or not ent["name"]:
-                report["warnings"].append(f"entities[{i}] skipped: name is not a non-empty string")
+            problem = self._entity_problem(ent)
+            if problem is not None:
+                report["warnings"].append(f"entities[{i}] skipped: {problem}")
                 continue
             row = self.db.execute("SELECT doc FROM entities WHERE name=?", (ent["name"],)).fetchone()
             doc = self._merge_entity(json.loads(row[0]), ent) if row else dict(ent)
             self.db.execute("INSERT OR REPLACE INTO entities VALUES (?, ?)", (ent["name"], json.dumps(doc, ensure_ascii=False)))
             report["entities"]["upserted"] += 1
+
+    def _entity_problem(self, ent: Any) -> str | None:
+        """Why an entity is skipped: no name, or a field of another type than §3.4's shape gives (stored, it
+        would be exported so, and the export would break the shape)."""
+        if not isinstance(ent, dict) or not isinstance(ent.get("name"), str) or not ent["name"]:
+            return "name is not a non-empty string"
+        if "frequency" in ent and not is_int(ent["frequency"]):
+            return "frequency is not an integer"
+        if "is_dna" in ent and not isinstance(ent["is_dna"], bool):
+            return "is_dna is not a boolean"
+        for key in ("first_seen", "last_seen"):
+            if key in ent and parse_datetime(ent[key], "memoryai") is None:
+                return f"{key} is not an ISO-8601 date-time"
+        return None
 
     def _import_blobs(self, bundle: dict[str, Any], report: dict[str, Any]) -> None:
         for section, counter in (("l2_sessions", "inserted"), ("mood_states", "upserted"), ("agents", "upserted")):

@@ -10,6 +10,7 @@ accepts every plausible reading (tests/test_memoryai_verdicts.py).
     E6  re-importing the very same bundle leaves edge and entity counters as they were
     E7  a rejected bundle is answered 400 (over HTTP: make_app(brain, rejection_status=400))
     E10 `since` is exclusive: chunks created strictly after it
+    E62 a `since` beside scope full or dna_only narrows that scope as well
     times written with a +00:00 offset instead of Z
 """
 
@@ -52,6 +53,17 @@ class OtherReadingsBrain(ReferenceBrain):
             created, cut = _ts(chunk.get("created_at")), _ts(since)
             return cut is None or (created is not None and created > cut)
         return super()._exportable(chunk, deleted, scope, since)
+
+    def _build(self, body: Any) -> dict[str, Any]:
+        bundle = super()._build(body)
+        since = body.get("since") if isinstance(body, dict) else None
+        cut = _ts(since) if isinstance(since, str) else None
+        if cut is None or body.get("scope") == "since":
+            return bundle
+        bundle["chunks"] = [ch for ch in bundle["chunks"] if (t := _ts(ch.get("created_at"))) is not None and t > cut]
+        kept = {ch["id"] for ch in bundle["chunks"]}
+        bundle["memory_edges"] = [e for e in bundle["memory_edges"] if e.get("chunk_a") in kept and e.get("chunk_b") in kept]
+        return bundle
 
     def _stream_lines(self, bundle: dict[str, Any]) -> list[bytes]:
         header = {"_kind": "header", **{k: v for k, v in bundle.items() if k not in mai.RECORD_SECTIONS}}
