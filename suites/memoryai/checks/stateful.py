@@ -181,6 +181,12 @@ def machine(ctx: CheckContext, can_delete: bool) -> type:
             self.model.steps.append(what)
             return reply.ok
 
+        def in_creation_order(self) -> list[str]:
+            """The live chunks' hashes oldest first: the hashes differ from one replay to the next (the
+            sequence's prefix is new each time), their order must not, or what a draw picks (and so the
+            bundles a delete leaves to draw from) changes between replays."""
+            return sorted(self.model.chunks, key=lambda k: self.model.chunks[k]["created_at"])
+
         def accept(self, bundle: dict[str, Any], what: str) -> None:
             if self.send(bundle, what):
                 self.model.acknowledged += len(bundle["chunks"])
@@ -210,7 +216,7 @@ def machine(ctx: CheckContext, can_delete: bool) -> type:
         @precondition(lambda self: bool(self.model.chunks))
         @rule(data=st.data())
         def import_rival_row(self, data: Any) -> None:
-            h = data.draw(st.sampled_from(sorted(self.model.chunks)))
+            h = data.draw(st.sampled_from(self.in_creation_order()))
             rival = dict(self.model.chunks[h], tags=["rival"], importance=0.95, zone="ephemeral")
             self.accept(c.bundle(ctx, [rival]), "import a rival row of a stored chunk")
 
@@ -228,8 +234,7 @@ def machine(ctx: CheckContext, can_delete: bool) -> type:
             does not serve the scope is not judged here (export_scope_dna_only and export_scope_since are)."""
             since = None
             if scope == "since":
-                # drawn in creation order, not by hash: the hashes differ from one replay to the next
-                h = data.draw(st.sampled_from(sorted(self.model.chunks, key=lambda k: self.model.chunks[k]["created_at"])))
+                h = data.draw(st.sampled_from(self.in_creation_order()))
                 at = c.instant(self.model.chunks[h]["created_at"])
                 assert at is not None
                 since = c.iso(at, shift, zone)
@@ -247,7 +252,7 @@ def machine(ctx: CheckContext, can_delete: bool) -> type:
         @precondition(lambda self: bool(self.model.chunks) and can_delete)
         @rule(data=st.data())
         def delete(self, data: Any) -> None:
-            h = data.draw(st.sampled_from(sorted(self.model.chunks)))
+            h = data.draw(st.sampled_from(self.in_creation_order()))
             c.hook(ctx, "delete_chunk", {"content_hash": h}, "deletion in sequences")
             self.model.take(oracle.delete(self.model.state, h))
             # whether importing a deleted chunk again restores it is open: never ask
