@@ -150,8 +150,11 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
     brackets = counts.objects + counts.arrays
     check_containers(raw, policy.max_depth, brackets)
     check_memory(raw, marks, counts)
-    if policy.duplicates == "allow" and not holds_wide_int(dense):
+    wide_ints = holds_wide_int(dense)
+    del dense  # the shapes are gone before the parse builds its objects: they add nothing to the peak
+    if policy.duplicates == "allow" and not wide_ints:
         shallow = brackets <= policy.max_depth or nests_within(raw, marks, policy.max_depth, counts.quotes)
+        del marks
         value = _fast(raw, ORJSON_DEPTH if shallow else policy.max_depth)
         if value is not _REFUSED:
             return value, True
