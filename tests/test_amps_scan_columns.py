@@ -84,7 +84,7 @@ def mostly_clean_exports(draw: Any) -> Any:
             "artifacts": [art, {"artifact_id": "r1"}]}
 
 
-@settings(max_examples=600)
+@settings(max_examples=300)
 @given(st.one_of(exports(), mostly_clean_exports()))
 def test_the_columns_answer_as_the_walk_does(doc: Any) -> None:
     walked = rules.walk(doc)
