@@ -38,11 +38,21 @@ _NINETEEN_DIGITS = b"0" * 19
 _BEFORE_NUMBER = (b"", b"[", b",", b":", b" ", b"\t", b"\n", b"\r")  # b"": the start of the text
 _AFTER_NUMBER = (b"", b",", b"]", b"}", b" ", b"\t", b"\n", b"\r")
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_DIGITS_AS_ZERO_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else b for b in range(256))
 # one string, or the rest of the text from an unterminated one: possessive, so never retried
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _ASTRAL_LEADS = b"\xf0\xf1\xf2\xf3\xf4"  # a UTF-8 sequence of four bytes: a character past U+FFFF
 _NOT_MARKS = bytes(b for b in range(256) if b not in b'"[]{},' + _ASTRAL_LEADS)
+# The dense shape of a text, one pass for every scan: digits as "0", the marks above kept, and the bytes
+# that can stand next to an integer token's digits (`-`, `.`, `:`) kept; the rest (white space, letters,
+# escapes, other UTF-8) dropped. An integer token outside strings keeps its context there exactly
+# (white space between it and its neighbours is gone, its neighbours are structure); letters dropped
+# inside strings can only join digits into a longer run (a run that is looked at, never one missed).
+_NOT_DENSE = bytes(b for b in range(256) if b not in b'"[]{},-.:0123456789' + _ASTRAL_LEADS)
+_NUMBER_BEFORE = b"[,:"  # in the dense shape: what stands before an integer token (or its minus)
+_NUMBER_AFTER = b",]}"  # ... and after it
+_ZEROS = re.compile(rb"0+")
 _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 _OPENERS_AS_ONE = bytes.maketrans(b"{}", b"[]")
 SHALLOW_PASSES = 32  # nesting the cheap proof (nests_within) looks at; a deeper text takes the wrapped parse
@@ -134,21 +144,41 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
     if raw.startswith(BOM):
         raise JsonRejected("bom", "a byte order mark precedes the JSON text (RFC 8259 §8.1)", offset=0,
                            received="EF BB BF")
-    marks = raw.translate(None, _NOT_MARKS)  # one pass for every count (a count per character is a pass each)
-    brackets = marks.count(b"[") + marks.count(b"{")
+    dense = dense_shape(raw)  # one pass over the text for every scan; the counts then run on far fewer bytes
+    marks = dense.translate(None, _NOT_MARKS)
+    counts = MarkCounts.of(marks)
+    brackets = counts.objects + counts.arrays
     check_containers(raw, policy.max_depth, brackets)
-    check_memory(raw, marks)
-    if policy.duplicates == "allow" and not may_hold_wide_int(raw):
-        shallow = brackets <= policy.max_depth or nests_within(raw, marks, policy.max_depth)
+    check_memory(raw, marks, counts)
+    wide_ints = holds_wide_int(dense)
+    del dense  # the shapes are gone before the parse builds its objects: they add nothing to the peak
+    if policy.duplicates == "allow" and not wide_ints:
+        shallow = brackets <= policy.max_depth or nests_within(raw, marks, policy.max_depth, counts.quotes)
+        del marks
         value = _fast(raw, ORJSON_DEPTH if shallow else policy.max_depth)
         if value is not _REFUSED:
             return value, True
     return _stdlib(raw, policy), False
 
 
-def nests_within(raw: bytes, marks: bytes, limit: int) -> bool:
+@dataclass(frozen=True)
+class MarkCounts:
+    """How many `{`, `[`, `"` and `,` a text holds (strings included), each counted once for every scan."""
+
+    objects: int
+    arrays: int
+    quotes: int
+    commas: int
+
+    @classmethod
+    def of(cls, marks: bytes) -> MarkCounts:
+        return cls(marks.count(b"{"), marks.count(b"["), marks.count(b'"'), marks.count(b","))
+
+
+def nests_within(raw: bytes, marks: bytes, limit: int, quotes: int | None = None) -> bool:
     """Is the text proved to nest arrays and objects no deeper than `limit`? Then orjson's own bound
-    needs no wrapping (no copy of the text). `marks`: the text's quotes and brackets, among others.
+    needs no wrapping (no copy of the text). `marks`: the text's quotes and brackets, among others;
+    `quotes`: how many `"` it holds, when counted already.
     A proof only for a text without backslashes (so every quote opens or closes a string) whose
     strings hold no bracket, nesting at most SHALLOW_PASSES deep; False says only "not proved".
     Among the quotes and brackets alone, every string is two adjacent quotes when it holds no bracket:
@@ -158,7 +188,7 @@ def nests_within(raw: bytes, marks: bytes, limit: int) -> bool:
     if b"\\" in raw:
         return False
     quotes_and_brackets = marks.translate(None, _NOT_QUOTES_OR_BRACKETS)
-    if 2 * quotes_and_brackets.count(b'""') != quotes_and_brackets.count(b'"'):
+    if 2 * quotes_and_brackets.count(b'""') != (marks.count(b'"') if quotes is None else quotes):
         return False
     structure = quotes_and_brackets.translate(_OPENERS_AS_ONE, b'"')
     for _ in range(min(limit, SHALLOW_PASSES)):
@@ -223,7 +253,7 @@ def estimated_memory(objects: int, arrays: int, strings: int, commas: int, wide:
     return 200 * objects + 72 * arrays + 60 * strings + 40 * commas + per_char * length
 
 
-def check_memory(raw: bytes, marks: bytes) -> None:
+def check_memory(raw: bytes, marks: bytes, counts: MarkCounts | None = None) -> None:
     """Refuse, before parsing, a text that would build more than `memory_bound` bytes of objects: many
     short strings, one-letter keys or small objects cost far more as Python objects than as text.
     `marks`: the text's `"[{,` characters and lead bytes of 4-byte UTF-8 sequences. This first estimate
@@ -232,8 +262,9 @@ def check_memory(raw: bytes, marks: bytes) -> None:
     bound = memory_bound(len(raw))
     ascii = raw.isascii()
     wide = 0 if ascii else len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
-    rough = estimated_memory(marks.count(b"{"), marks.count(b"["), (marks.count(b'"') + 1) // 2,
-                             marks.count(b","), wide, len(raw), ascii)
+    counts = counts or MarkCounts.of(marks)
+    rough = estimated_memory(counts.objects, counts.arrays, (counts.quotes + 1) // 2, counts.commas, wide,
+                             len(raw), ascii)
     if rough <= bound:
         return
     outside, strings = structure_outside_strings(raw)
@@ -253,6 +284,28 @@ def has_digit_run(raw: bytes, length: int) -> bool:
     return b"0" * length in raw.translate(_DIGITS_AS_ZERO)
 
 
+def dense_shape(raw: bytes) -> bytes:
+    """The text's digits (as "0"), marks and number neighbours, in order; see _NOT_DENSE."""
+    return raw.translate(_DIGITS_AS_ZERO_ONLY, _NOT_DENSE)
+
+
+def holds_wide_int(dense: bytes) -> bool:
+    """may_hold_wide_int on the dense shape of a text (dense_shape): a run of 19 "0"s or more after
+    `[`, `,`, `:` or the start (and an optional minus), before `,`, `]`, `}` or the end; a positive one of
+    20 or more. A search from where no run is under way finds a run at its first byte, so each run is
+    looked at once."""
+    at = dense.find(_NINETEEN_DIGITS)
+    while at >= 0:
+        end = _ZEROS.match(dense, at).end()  # type: ignore[union-attr]  # a match: dense[at] is "0"
+        negative = dense[at - 1:at] == b"-"
+        before = at - 1 - negative
+        if ((before < 0 or dense[before] in _NUMBER_BEFORE) and (end == len(dense) or dense[end] in _NUMBER_AFTER)
+                and (negative or end - at >= 20)):
+            return True
+        at = dense.find(_NINETEEN_DIGITS, end)
+    return False
+
+
 def may_hold_wide_int(raw: bytes) -> bool:
     """An integer token orjson would read as a float: a run of 19 digits (every 19-digit positive
     integer fits 64 bits, a negative one may not) that stands where a JSON number can, after `[`, `,`,
@@ -260,19 +313,7 @@ def may_hold_wide_int(raw: bytes) -> bool:
     or the end. Runs inside strings (hex digests, base64) have letters or quotes around them and are
     passed over; a string that happens to hold such a run only costs the exact path. Linear: each run
     is looked at once."""
-    shape = raw.translate(_DIGITS_AS_ZERO)
-    at = shape.find(_NINETEEN_DIGITS)
-    while at >= 0:
-        start = shape.rfind(b" ", 0, at) + 1
-        end = shape.find(b" ", at)
-        end = len(shape) if end < 0 else end
-        negative = raw[start - 1:start] == b"-"
-        before = raw[start - 2:start - 1] if negative else raw[start - 1:start]
-        if (before in _BEFORE_NUMBER and raw[end:end + 1] in _AFTER_NUMBER
-                and (negative or end - start >= 20)):
-            return True
-        at = shape.find(_NINETEEN_DIGITS, end)
-    return False
+    return holds_wide_int(dense_shape(raw))
 
 
 _REFUSED = object()

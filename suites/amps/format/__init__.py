@@ -8,6 +8,7 @@ ambiguous prose is a declared option explained in suites/amps/errata.md.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -139,11 +140,15 @@ def values_at(doc: Any, steps: tuple[str | None, ...]) -> list[str]:
     `properties` and `items` apply: only to an object, only to an array)."""
     level = [doc]
     for step in steps:
+        kinds = set(map(type, level))  # when every node is of the kind the step takes, the step runs in C
         if step is None:
-            level = [item for node in level if type(node) is list for item in node]
+            level = (list(itertools.chain.from_iterable(level)) if kinds == {list}
+                     else [item for node in level if type(node) is list for item in node])
+        elif kinds == {dict}:  # absent keys read as None, which no later step takes and no string is
+            level = list(map(dict.get, level, itertools.repeat(step)))
         else:
             level = [node[step] for node in level if type(node) is dict and step in node]
-    return [value for value in level if type(value) is str]
+    return level if set(map(type, level)) <= {str} else [value for value in level if type(value) is str]
 
 
 def schema_errors(doc: Any) -> list[tuple[str, str, Any]]:

@@ -2,7 +2,8 @@
 
 The schema is its own table (the published JSON Schema, checked whole by `schema_errors`). The rules
 the schema cannot say live in RULES, once: the key is the check id (`amps.<key>`), the sentence the
-spec's words. `scan` walks the atoms and artifacts once, reports problems by rule key, and counts
+spec's words. `scan` judges every rule a column at a time (one key of every atom) and, when any may
+find a problem, walks the atoms and artifacts once, reporting problems by rule key; both count
 what each rule could observe; it refuses a key that is not in the table, and the suite registers
 exactly one check per key and verifies that at import.
 """
@@ -10,12 +11,14 @@ exactly one check per key and verifies that at import.
 from __future__ import annotations
 
 import itertools
+import operator
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import rules
-from memconform.suites.amps.format.string_formats import instant
+from memconform.suites.amps.format.string_formats import PLAIN_DAY, instant
 
 TEXT_MAX = 500
 
@@ -89,6 +92,13 @@ def _items(doc: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def scan(doc: Any) -> Scan:
+    """Every prose rule of RULES over one export. An export the column checks (scan_columns) prove free
+    of problems gets their counts; any other is walked atom by atom (walk), which reports each problem."""
+    clean = scan_columns(doc)
+    return clean if clean is not None else walk(doc)
+
+
+def walk(doc: Any) -> Scan:
     """Every prose rule of RULES over one export, in one walk of its atoms and artifacts. What each rule
     observed is counted as it goes (sums, not one call per thing seen); references are looked up in
     bulk first, one by one only where one resolves nowhere."""
@@ -147,12 +157,20 @@ def scan(doc: Any) -> Scan:
             continue
         for i, refs in refs_of:
             for j, ref in enumerate(refs):
-                if ref not in ids:
+                if not _resolves(ref, ids):
                     out.add("references_resolve", "reference resolves to nothing in the same export (dangling)", ref,
                             "an id present in this export", where.format(i, j))
     seen["atom_labels"] = seen["atom_labels_required"] = len(atoms)
     out.observed = {rule: count for rule, count in seen.items() if count}
     return out
+
+
+def _resolves(ref: Any, ids: set[Any]) -> bool:
+    """Is this one reference an id of the export? A list or an object is no id (and cannot be looked up)."""
+    try:
+        return ref in ids
+    except TypeError:
+        return False
 
 
 def _all_in(refs: Iterable[Any], ids: set[Any]) -> bool:
@@ -161,3 +179,106 @@ def _all_in(refs: Iterable[Any], ids: set[Any]) -> bool:
         return ids.issuperset(refs)
     except TypeError:  # an unhashable reference: `in` would raise too; each is judged one by one
         return False
+
+
+# A date-time in UTC to the second, "Z" in capitals, a day every year has: for strings of this one shape
+# (a subset of what instant reads) the order of the strings is the order of the instants.
+_UTC_SECONDS = rf"{PLAIN_DAY}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z"
+_UTC_SECONDS_LINES = re.compile(rf"(?:{_UTC_SECONDS}\n)*{_UTC_SECONDS}", re.ASCII)
+_SOURCED = ("inferred", "observed")
+
+
+def scan_columns(doc: Any) -> Scan | None:
+    """The counts of `walk` for an export in which no rule finds a problem, judged a column at a time
+    (one key of every atom, in C where it can be: `map` over `dict.get`); None when a rule may find
+    one, or the export has a shape the columns do not cover (an atom that is not an object, a provenance
+    that is not an object, an id that cannot be looked up): `walk` then says what and where."""
+    top = _object(doc)
+    atoms, artifacts = _array(top.get("atoms")), _array(top.get("artifacts"))
+    if not (_all_objects(atoms) and _all_objects(artifacts)):
+        return None
+    provs = _column(atoms, "provenance")
+    if not _all_objects(provs):
+        return None
+    derivations = _column(provs, "derivation")
+    refs = _column(provs, "artifact_ids")
+    seen = {"inferred_has_sources": derivations.count("inferred"), "observed_has_sources": derivations.count("observed")}
+    if any(type(r) is not list or not r for d, r in zip(derivations, refs, strict=True) if d in _SOURCED):
+        return None
+    extractors = [p.get("extractor") for p, d in zip(provs, derivations, strict=True) if d == "inferred"]
+    if not _all_of_type(extractors, str) or "" in extractors:
+        return None
+    if not (all(map(operator.contains, atoms, itertools.repeat("sensitivity")))
+            and all(map(operator.contains, atoms, itertools.repeat("valid_from")))):
+        return None
+    intervals = _intervals_in_order(atoms)
+    if intervals is None:
+        return None
+    seen["valid_to_not_before_valid_from"] = intervals
+    texts = [t for t in _column(atoms, "text") if type(t) is str]
+    if texts and max(map(len, texts)) > TEXT_MAX:
+        return None
+    seen["text_at_most_500"] = len(texts)
+    references = _references_resolve(atoms, artifacts, refs)
+    if references is None:
+        return None
+    seen["references_resolve"] = references
+    seen["atom_labels"] = seen["atom_labels_required"] = len(atoms)
+    out = Scan()
+    out.observed = {rule: count for rule, count in seen.items() if count}
+    return out
+
+
+def _column(objects: list[dict[str, Any]], key: str) -> list[Any]:
+    """One key of every object, None where absent (as `get` reads it)."""
+    return list(map(dict.get, objects, itertools.repeat(key)))
+
+
+def _all_of_type(values: Iterable[Any], kind: type) -> bool:
+    return set(map(type, values)) <= {kind}
+
+
+def _all_objects(values: list[Any]) -> bool:
+    return _all_of_type(values, dict)
+
+
+def _intervals_in_order(atoms: list[dict[str, Any]]) -> int | None:
+    """How many atoms carry an interval (valid_to not null, both ends date-times), or None when one
+    ends before or as it begins (or may: then `walk` reads each). Ends of the one UTC shape compare as
+    strings, all at once; any others are read as instants, as `walk` reads them."""
+    pairs = [(start, end) for start, end in zip(_column(atoms, "valid_from"), _column(atoms, "valid_to"), strict=True)
+             if end is not None]
+    ends = {value for pair in pairs for value in pair}
+    if _all_of_type(ends, str) and _utc_seconds(ends):
+        return None if any(end <= start for start, end in pairs) else len(pairs)
+    count = 0
+    for start, end in pairs:
+        begins, expires = instant(start), instant(end)
+        if begins is not None and expires is not None:
+            if expires <= begins:
+                return None
+            count += 1
+    return count
+
+
+def _utc_seconds(values: set[str]) -> bool:
+    """Is every string a date-time of the one UTC shape? One match over all, joined by newlines (no
+    string holds one: else the count of newlines differs)."""
+    if not values:
+        return True
+    joined = "\n".join(values)
+    return joined.count("\n") == len(values) - 1 and _UTC_SECONDS_LINES.fullmatch(joined) is not None
+
+
+def _references_resolve(atoms: list[dict[str, Any]], artifacts: list[dict[str, Any]], refs: list[Any]) -> int | None:
+    """How many references there are, when every one resolves; else None."""
+    cited = [r for r in refs if type(r) is list and r]
+    listed = [r for r in _column(artifacts, "atom_ids") if type(r) is list and r]
+    try:
+        atom_ids, artifact_ids = set(_column(atoms, "atom_id")), set(_column(artifacts, "artifact_id"))
+        if not (_all_in(itertools.chain.from_iterable(cited), artifact_ids)
+                and _all_in(itertools.chain.from_iterable(listed), atom_ids)):
+            return None
+    except TypeError:  # an id that cannot be a member: `walk` meets it as it does
+        return None
+    return sum(map(len, cited)) + sum(map(len, listed))

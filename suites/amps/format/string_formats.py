@@ -45,9 +45,9 @@ _read_short = functools.lru_cache(maxsize=1 << 16)(_read)
 # The common shape of a date-time, every string of which ajv-formats accepts: "T", a day that exists
 # in every year from 0001 (the 29th of February is left to the full reading), hours 00-23, minutes and seconds
 # 00-59, a fraction of up to six digits, "Z" or an offset +hh:mm with hh <= 23. No "\n" can match.
-_PLAIN_DAY = r"(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+PLAIN_DAY = r"(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
 _PLAIN_CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
-_PLAIN_DATE_TIME = rf"{_PLAIN_DAY}T{_PLAIN_CLOCK}"
+_PLAIN_DATE_TIME = rf"{PLAIN_DAY}T{_PLAIN_CLOCK}"
 _PLAIN_ONE = re.compile(_PLAIN_DATE_TIME, re.ASCII)
 _PLAIN_LINES = re.compile(rf"(?:{_PLAIN_DATE_TIME}\n)*{_PLAIN_DATE_TIME}", re.ASCII)
 

@@ -1,0 +1,109 @@
+"""The AMPS rule scan a column at a time (rules.scan_columns) against the walk atom by atom
+(rules.walk): whenever the columns answer, they answer what the walk does, and an export with any
+problem is always left to the walk (which says what and where)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memconform.suites.amps.format import rules
+
+ABSENT = object()
+TIMES = ["2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", "2024-01-01T01:00:00+01:00", "2024-01-01T00:00:00.5Z",
+         "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2024-01-01t00:00:00z", "2024-01-01", "9999-12-31T23:59:59Z",
+         "0001-01-01T00:00:00Z", "2024-01-01T23:59:60Z", "", None, 5, ABSENT]
+IDS = ["a0", "a1", "a2", "r0", "r1", "gone"]
+
+
+def put(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is not ABSENT:
+        target[key] = value
+
+
+@st.composite
+def atoms(draw: Any, index: int) -> Any:
+    if draw(st.integers(0, 40)) == 0:
+        return draw(st.sampled_from([None, "atom", 3, []]))
+    atom: dict[str, Any] = {"atom_id": f"a{index}"}
+    put(atom, "sensitivity", draw(st.sampled_from(["public", ABSENT])))
+    put(atom, "valid_from", draw(st.sampled_from(TIMES)))
+    put(atom, "valid_to", draw(st.sampled_from(TIMES)))
+    put(atom, "text", draw(st.sampled_from(["short", "x" * 500, "y" * 501, 7, ABSENT])))
+    prov: Any = {}
+    put(prov, "derivation", draw(st.sampled_from(["stated", "inferred", "observed", None, ABSENT])))
+    put(prov, "artifact_ids", draw(st.sampled_from([["r0"], ["r0", "r1"], [], ["gone"], "r0", [["r0"]], ABSENT])))
+    put(prov, "extractor", draw(st.sampled_from(["model", "", 3, ABSENT])))
+    prov = draw(st.sampled_from([prov] * 8 + ["not an object", ABSENT]))
+    put(atom, "provenance", prov)
+    for key in draw(st.lists(st.sampled_from(["x-unsourced", "x-provider"]), max_size=1)):
+        atom[key] = True
+    return atom
+
+
+@st.composite
+def exports(draw: Any) -> Any:
+    count = draw(st.integers(0, 6))
+    doc: dict[str, Any] = {"export_version": "0.1.0", "atoms": [draw(atoms(i)) for i in range(count)]}
+    artifacts = []
+    for name in ("r0", "r1")[:draw(st.integers(0, 2))]:
+        art: dict[str, Any] = {"artifact_id": name}
+        put(art, "atom_ids", draw(st.sampled_from([["a0"], ["a0", "a1"], [], ["gone"], "a0", ABSENT])))
+        artifacts.append(art)
+    doc["artifacts"] = artifacts
+    return doc
+
+
+@st.composite
+def clean_atoms(draw: Any, index: int) -> Any:
+    """An atom no rule finds fault with, in the forms an export may take."""
+    start = draw(st.sampled_from(["2024-01-01T00:00:00Z", "2024-01-01T00:00:00+01:00", "2023-12-31T23:00:00.25Z"]))
+    end = draw(st.sampled_from(["2024-01-02T00:00:00Z", "2024-03-01T00:00:00-05:00", None, ABSENT, "not a time"]))
+    atom: dict[str, Any] = {"atom_id": f"a{index}", "sensitivity": "public", "valid_from": start}
+    put(atom, "valid_to", end)
+    put(atom, "text", draw(st.sampled_from(["short", "x" * 500, 7, ABSENT])))
+    derivation = draw(st.sampled_from(["stated", "inferred", "observed"]))
+    prov: dict[str, Any] = {"derivation": derivation}
+    if derivation != "stated" or draw(st.booleans()):
+        prov["artifact_ids"] = draw(st.sampled_from([["r0"], ["r0", "r1"]]))
+    if derivation == "inferred":
+        prov["extractor"] = "model"
+    atom["provenance"] = prov
+    return atom
+
+
+@st.composite
+def mostly_clean_exports(draw: Any) -> Any:
+    count = draw(st.integers(1, 8))
+    faulty = draw(st.integers(-count, count - 1))  # below 0: no faulty atom
+    listed = draw(st.sampled_from([["a0"], [], ABSENT]))
+    art: dict[str, Any] = {"artifact_id": "r0"}
+    put(art, "atom_ids", listed)
+    return {"atoms": [draw(atoms(i) if i == faulty else clean_atoms(i)) for i in range(count)],
+            "artifacts": [art, {"artifact_id": "r1"}]}
+
+
+@settings(max_examples=300)
+@given(st.one_of(exports(), mostly_clean_exports()))
+def test_the_columns_answer_as_the_walk_does(doc: Any) -> None:
+    walked = rules.walk(doc)
+    columns = rules.scan_columns(doc)
+    if columns is not None:
+        assert not walked.problems and walked.zero_length == 0
+        assert columns == walked
+    assert rules.scan(doc) == walked
+
+
+def test_the_columns_answer_a_clean_export_and_leave_a_faulty_one_to_the_walk() -> None:
+    atom = {"atom_id": "a0", "sensitivity": "public", "valid_from": "2024-01-01T00:00:00Z",
+            "valid_to": "2024-01-02T00:00:00Z", "text": "t",
+            "provenance": {"derivation": "inferred", "artifact_ids": ["r0"], "extractor": "m"}}
+    doc = {"atoms": [atom], "artifacts": [{"artifact_id": "r0", "atom_ids": ["a0"]}]}
+    clean = rules.scan_columns(doc)
+    assert clean is not None and clean.observed["valid_to_not_before_valid_from"] == 1
+    assert clean.observed["references_resolve"] == 2
+    for key, value in (("valid_to", "2024-01-01T00:00:00Z"), ("text", "z" * 501)):
+        faulty = {"atoms": [{**atom, key: value}], "artifacts": doc["artifacts"]}
+        assert rules.scan_columns(faulty) is None
+        assert rules.scan(faulty).problems
