@@ -436,6 +436,20 @@ def test_python_hang_is_bounded_and_marks_the_target_hung():
     impl.release.set()
 
 
+def test_a_python_call_cut_by_the_check_budget_that_then_returns_does_not_hang_the_target():
+    from memconform.targets.pyobj import PythonTarget
+
+    impl = _Hostile()
+    t = PythonTarget(impl, "hostile", Limits(call_deadline_s=30, check_deadline_s=0.2))
+    t.clock.start_check()
+    threading.Timer(0.6, impl.release.set).start()  # returns after the check budget, within its own deadline
+    with pytest.raises(TargetError, match="the check's budget ran out during this call"):
+        t.call("hang", {})
+    assert t.clock.hung is None
+    t.clock.start_check()  # the next check: the target answers
+    assert t.call("echo", {"a": 1}).body == {"got": {"a": 1}}
+
+
 @pytest.mark.parametrize("op,why", [("exits", "SystemExit"), ("not_json", "not JSON data"), ("cycle", "not JSON data")])
 def test_python_crashes_and_non_json_replies_are_errors(op, why):
     from memconform.targets.pyobj import PythonTarget

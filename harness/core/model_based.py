@@ -64,7 +64,7 @@ def budget(ctx: Any, derandomized: tuple[int, int], otherwise: tuple[int, int]) 
 
 def run_sequences(ctx: Any, machine: type, config: Any, models: list[Any]) -> Diverged | None:
     """Run the machine as recorded; `models` is the list its examples append their models to."""
-    from hypothesis.errors import Flaky
+    from hypothesis.errors import Flaky, FlakyStrategyDefinition
 
     found: tuple[Divergence, bool] | None = None
     with sequence.recording(ctx) as recorder:
@@ -72,6 +72,14 @@ def run_sequences(ctx: Any, machine: type, config: Any, models: list[Any]) -> Di
             sequence.run_machine(ctx, machine, config)
         except Divergence as exc:
             found = exc, True
+        except (sequence.SequencesStopped, FlakyStrategyDefinition) as exc:
+            if recorder.first_divergence is not None:  # replaying or shrinking was cut short: the divergence stands
+                found = Divergence(recorder.first_divergence), False
+            elif recorder.stopped is not None:
+                ctx.note(f"no further sequence was started: {recorder.stopped} (the sequences before it were judged)")
+            else:
+                raise TargetError("replaying a sequence, the machine drew different data: its draws follow the target's answers "
+                                  f"(what was stored, the ids given), and those differed between runs of the same steps: {exc}") from None
         except Flaky as exc:
             diverged = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, Divergence)]
             if not diverged:

@@ -15,6 +15,7 @@ import base64
 import contextlib
 import dataclasses
 import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -53,6 +54,8 @@ class Recorder:
         self.ctx = ctx
         self.steps: list[dict[str, Any]] = []
         self.diverged_at: int | None = None
+        self.first_divergence: str | None = None  # of the whole run: a run stopped early still reports it
+        self.stopped: str | None = None  # why no further sequence was started (the budget ran low)
 
     def begin(self) -> None:
         self.steps, self.diverged_at = [], None
@@ -99,6 +102,7 @@ class Recorder:
             raise HarnessError(f"no comparator {name!r} is registered")
         if self.diverged_at is not None:
             return  # the first divergence of an example is the one its file reproduces
+        self.first_divergence = self.first_divergence or str(message)[:1000]  # kept across examples
         self.diverged_at = len(self.steps)
         self.steps.append({"by": "check", "op": name, "expected": expected, "message": str(message)[:1000]})
 
@@ -177,13 +181,42 @@ def harness_step(ctx: Any, op: str, body: Any, note: str = "", done: bool = Fals
     return {} if done else HARNESS_ACTIONS[op][0](ctx, body)
 
 
+class SequencesStopped(BaseException):
+    """Ends a machine's run between sequences (a BaseException: Hypothesis neither shrinks nor replays it)."""
+
+
+def budget_low(ctx: Any) -> str | None:
+    """Why no new sequence should start: less than a fifth of the check's budget (or the run's) is left,
+    so a sequence begun now could be cut in the middle of a call; None when there is time."""
+    clock = getattr(getattr(ctx, "target", None), "clock", None)
+    if clock is None:
+        return None
+    deadline = min(clock.check_deadline, clock.run_deadline)
+    budget = clock.check_budget_s or clock.run_budget_s
+    left = deadline - time.monotonic()
+    if left < max(5.0, 0.2 * budget):
+        return f"{max(left, 0):.0f} s of the {'check' if clock.check_deadline <= clock.run_deadline else 'run'}'s budget left"
+    return None
+
+
 def run_machine(ctx: Any, machine: type, config: Any) -> None:
     """Run a state machine with the profile's seed: the same seed, the same sequences (hypothesis would
-    otherwise derive a derandomized seed from the machine's source, so any edit would change them)."""
+    otherwise derive a derandomized seed from the machine's source, so any edit would change them). No
+    sequence starts once the budget runs low: SequencesStopped (model_based judges what ran before it)."""
     from hypothesis.stateful import run_state_machine_as_test
 
-    machine._hypothesis_internal_use_seed = ctx.profile.seed  # type: ignore[attr-defined]
-    run_state_machine_as_test(machine, settings=config)
+    def start(self: Any) -> None:
+        reason = budget_low(ctx)
+        if reason:
+            recorder = active(ctx)
+            if recorder is not None:
+                recorder.stopped = reason  # Hypothesis may turn the stop into a Flaky error while it replays
+            raise SequencesStopped(reason)
+        machine.__init__(self)
+
+    bounded = type(machine.__name__, (machine,), {"__init__": start, "__qualname__": machine.__qualname__})
+    bounded._hypothesis_internal_use_seed = ctx.profile.seed  # type: ignore[attr-defined]
+    run_state_machine_as_test(bounded, settings=config)
 
 
 # ---- a comparator every suite can use: one reply against what the model expected -------------------
