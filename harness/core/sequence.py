@@ -212,9 +212,9 @@ def run_machine(ctx: Any, machine: type, config: Any) -> None:
             if recorder is not None:
                 recorder.stopped = reason  # Hypothesis may turn the stop into a Flaky error while it replays
             raise SequencesStopped(reason)
-        machine.__init__(self)
+        super(bounded, self).__init__()  # type: ignore[arg-type]
 
-    bounded = type(machine.__name__, (machine,), {"__init__": start, "__qualname__": machine.__qualname__})
+    bounded: Any = type(machine.__name__, (machine,), {"__init__": start, "__qualname__": machine.__qualname__})
     bounded._hypothesis_internal_use_seed = ctx.profile.seed  # type: ignore[attr-defined]
     run_state_machine_as_test(bounded, settings=config)
 

@@ -44,7 +44,12 @@ def expectations(model: m.Model, request: m.Request, read_back: bool = False) ->
 
 def predictions(model: m.Model, request: m.Request, read_back: bool = False) -> dict[str, Callable[[Any], bool]]:
     """{reading: does the answer fit it}, one per reading the model names for the request."""
-    return {name: (lambda answer, check=check: check(answer) is None) for name, check in expectations(model, request, read_back).items()}
+    return {name: fits(check) for name, check in expectations(model, request, read_back).items()}
+
+
+def fits(check: m.Check) -> Callable[[Any], bool]:
+    """The prediction of one reading: the answer breaks none of its expectations."""
+    return lambda answer: check(answer) is None
 
 
 def observe(ctx: CheckContext, point: str, request: m.Request, answer: Any, *, title: str, path: str = "$",

@@ -110,7 +110,7 @@ def with_history(entries: list[dict[str, Any]], extra: list[dict[str, Any]], his
             file = file.delete_forms(e["id"], ts, OTHER)[-1]
     if history == "updated" and len(extra) > 2:
         last, match = extra[-1], extra[0]
-        fields = {k: match[k] for k in ("content", "tags", "type", "emb") if k in match}
+        fields: dict[str, Any] = {k: match[k] for k in ("content", "tags", "type", "emb") if k in match}
         file = file.update(last["id"], fields, max(last["ts"], match["ts"]) + 1, base=last)
     return file
 

@@ -151,7 +151,7 @@ def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
     for _, record in mz.records_of(archive):
         data = record.get("data")
         if isinstance(data, dict):
-            bound = data.get("memory_ids") if isinstance(data.get("memory_ids"), list) else []
+            bound: list[Any] = data["memory_ids"] if isinstance(data.get("memory_ids"), list) else []
             for ns in {data.get("memory_id"), *bound}:
                 if isinstance(ns, str):
                     out[ns] = out.get(ns, 0) + 1

@@ -12,7 +12,7 @@ its records).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from memconform import domain
@@ -104,7 +104,7 @@ def domain_export_selection(ctx: CheckContext) -> Iterator[Failure]:
             domain.ledger(ctx).judge([vc.key])
 
 
-def export_row_failures(ctx: CheckContext, state: oracle.State, selection: dict[str, Any]) -> Iterator[Failure]:
+def export_row_failures(ctx: CheckContext, state: oracle.State, selection: dict[str, Any]) -> Generator[Failure, None, bool]:
     """Judge one export against the model; returns whether it was judged (not: the target lacks a parameter)."""
     try:
         reply = ctx.target.call("export", selection)
@@ -116,7 +116,7 @@ def export_row_failures(ctx: CheckContext, state: oracle.State, selection: dict[
     mismatches = {a.reading or a.why: export_mismatch(a, not reply.ok, archive, set(state)) for a in answers}
     title = f"an export selecting {json.dumps(selection)[:160]} is not what the selection holds"
     if len(answers) > 1:  # open: the failure names every reading
-        seen = ctx.observe("M61", {a.reading: (lambda _, a=a: not mismatches[a.reading]) for a in answers},
+        seen = ctx.observe("M61", {a.reading: not mismatches[a.reading] for a in answers},
                            "; ".join(sorted(set(mismatches.values())))[:300], title=title)
         if seen.failure is not None:
             yield seen.failure
@@ -197,8 +197,8 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
     if outcome.state is not None:
         wanted = {rid: data.get("content") for (_, rid), data in outcome.state.items()}
         if after != wanted:
-            yield Failure(f"{label}: the namespace afterwards is not the model's", sorted(after.values())[:4],
-                          sorted(wanted.values())[:4], f"$ (namespace {ns})", outcome.why)
+            yield Failure(f"{label}: the namespace afterwards is not the model's", sorted(map(str, after.values()))[:4],
+                          sorted(map(str, wanted.values()))[:4], f"$ (namespace {ns})", outcome.why)
     else:
         yield from clone_failures(ctx, label, state, records, after)
     if request.mode == "preview" and isinstance(answer, dict):

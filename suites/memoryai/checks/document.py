@@ -206,7 +206,7 @@ def _enums_and_ranges_all_hold(chunks: list[dict[str, Any]]) -> bool:
         kinds = set(map(type, column))
         if not kinds <= {int, float, type(None)}:
             return False
-        numbers = [v for v in column if v is not None] if type(None) in kinds else column
+        numbers: list[Any] = [v for v in column if v is not None] if type(None) in kinds else column
         try:
             if numbers and not (0 <= min(numbers) and max(numbers) <= 1 and sum(numbers) == sum(numbers)):
                 return False

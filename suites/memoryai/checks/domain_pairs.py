@@ -17,6 +17,7 @@ ci sends a fixed covering subset (each class once); default every pair (harness/
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from memconform import domain
@@ -62,7 +63,7 @@ def domain_export_parameters_pairwise(ctx: CheckContext) -> Iterator[Failure]:
         if since is not domain.ABSENT:
             body["since"] = since
         label = f"an export of scope {scope} with since {since!r}"
-        answer = call_or_failure(ctx, label, lambda body=body: ctx.target.call("export", body))
+        answer = call_or_failure(ctx, label, partial(ctx.target.call, "export", body))
         ledger(ctx).judge_row("export_request", row)
         if isinstance(answer, Failure):
             yield answer
@@ -177,7 +178,7 @@ def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: fr
                            "ingests_conformant_bundles judges that")
     answer = {"accepted": reply.ok, "chunks held": len(held), "counters": (report or {}).get("chunks")}
     if kind == "invalid_chunk":
-        seen = ctx.observe("E9", {"skip" if o.accepted else "refuse": lambda _, o=o: fits(o) for o in outcomes}, answer,
+        seen = ctx.observe("E9", {"skip" if o.accepted else "refuse": fits(o) for o in outcomes}, answer,
                            title=f"{label}: fits no accepted reading")
         if seen.failure is not None:
             yield seen.failure

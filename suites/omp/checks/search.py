@@ -158,9 +158,9 @@ def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[
     """O2: the answer fits a reading when the model pinned to it (the option at that value) accepts it."""
     request = m.Request("search", body=query)
     base = m.Readings.from_options(ctx.option)
-    pinned = {value: m.Model.seeded(stored, replace(base, **{option: value})) for value in values}
+    pinned = {value: m.Model.seeded(stored, replace(base, **{option: value})) for value in values}  # type: ignore[arg-type]
     chosen = ctx.option(option)
-    seen = ctx.observe("O2", {reading.format(v): (lambda a, model=model: model.accepts(request, a) is None) for v, model in pinned.items()},
+    seen = ctx.observe("O2", {reading.format(v): model.accepts(request, answer) is None for v, model in pinned.items()},
                        answer, accepted=[reading.format(v) for v in values if chosen in ("either", v)],
                        title=f"search {query}: {title}", path="$.memories",
                        pinned=() if chosen == "either" else (f"{option}={chosen}",))
