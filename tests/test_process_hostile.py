@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ CMD_MODES = ["hang", "trickle", "flood", "fifo", "symlink-passwd", "symlink-zero
 
 @pytest.mark.parametrize("mode", CMD_MODES)
 def test_hostile_command(tmp_path, mode):
-    track = tmp_path / f"track-{mode}"
+    track = tmp_path / f"track-{mode}-{uuid.uuid4().hex[:8]}"  # unique: see survivors()
     track.mkdir()
     (tmp_path / "target.json").write_text(json.dumps({
         "default": f"{sys.executable} {HOSTILE / 'cmd_impl.py'} {mode} {track} {{op}} {{input}} {{output}}",

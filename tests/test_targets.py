@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -219,8 +220,8 @@ HOSTILE_CMD = Path(__file__).parent / "hostile" / "cmd_impl.py"
 
 
 def hostile_cmd(tmp_path: Path, mode: str, timeout: float = 20, **limits) -> tuple:
-    track = tmp_path / f"track-{mode}"
-    track.mkdir()
+    track = tmp_path / f"track-{mode}-{uuid.uuid4().hex[:8]}"  # the token in the processes' command lines:
+    track.mkdir()  # unique, or a test of the same mode on another xdist worker finds this one's processes
     config = tmp_path / f"{mode}.json"
     config.write_text(json.dumps({"default": f"{sys.executable} {HOSTILE_CMD} {mode} {track} {{op}} {{input}} {{output}}",
                                   "timeout_s": timeout}))

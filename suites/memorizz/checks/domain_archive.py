@@ -152,9 +152,8 @@ def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
         data = record.get("data")
         if isinstance(data, dict):
             bound: list[Any] = data["memory_ids"] if isinstance(data.get("memory_ids"), list) else []
-            for ns in {data.get("memory_id"), *bound}:
-                if isinstance(ns, str):
-                    out[ns] = out.get(ns, 0) + 1
+            for ns in {n for n in (data.get("memory_id"), *bound) if isinstance(n, str)}:
+                out[ns] = out.get(ns, 0) + 1
     return out
 
 

@@ -104,6 +104,12 @@ def domain_export_selection(ctx: CheckContext) -> Iterator[Failure]:
             domain.ledger(ctx).judge([vc.key])
 
 
+def content_of(record: dict[str, Any]) -> Any:
+    """A record's data.content as the target served it (a target may serve anything in `data`)."""
+    data = record.get("data")
+    return data.get("content") if isinstance(data, dict) else None
+
+
 def export_row_failures(ctx: CheckContext, state: oracle.State, selection: dict[str, Any]) -> Generator[Failure, None, bool]:
     """Judge one export against the model; returns whether it was judged (not: the target lacks a parameter)."""
     try:
@@ -192,7 +198,7 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
         return
     if request.mode == "preview" and len(answers.outcomes) > 1:
         ctx.observe("M62", {PREVIEW_OK: lambda answer: answer is True, PREVIEW_NOT_OK: lambda answer: answer is False}, accepted)
-    after = {r.get("id"): (r.get("data") or {}).get("content") for r in namespace_export(ctx, ns)}
+    after = {str(r.get("id")): content_of(r) for r in namespace_export(ctx, ns)}
     outcome = fitting[0]
     if outcome.state is not None:
         wanted = {rid: data.get("content") for (_, rid), data in outcome.state.items()}

@@ -39,13 +39,14 @@ class Readings:
     namespace_null: str = "either"  # O8 (no option): either | clears | refused
     invalid_import: str = "either"  # O7 (no option): either | reported | refused
     import_created_at: str = "either"  # O26 (no option): either | keeps | stamps
+    null_optional: str = "either"  # O37: either | absent | refuse (a null search type or namespace)
     semantic_required: bool = False  # O13: at OMP-Search a semantic search must be served
 
     @classmethod
     def from_options(cls, option: Callable[[str], str], level: str = "core") -> Readings:
         """The readings a run's options pin (ctx.option); the others stay open."""
         names = ("keyword_match", "search_tags_match", "search_default_limit", "search_total", "limit_over_max",
-                 "bad_params", "tool_key_status", "cross_user_status", "error_message", "char_unit")
+                 "bad_params", "tool_key_status", "cross_user_status", "error_message", "char_unit", "null_optional")
         return cls(**{name: option(name) for name in names}, semantic_required=level in ("search", "full"))
 
     def allows(self, name: str, value: str) -> bool:

@@ -33,6 +33,11 @@ class SearchAnswers(ModelState):
         if invalid:
             return {f"{invalid}: 422": error_is(self.readings, 422, "validation_error")}
         out: dict[str, Check] = {}
+        nulls = [name for name in ("type", "namespace") if name in body and body[name] is None]
+        if nulls and self.readings.null_optional != "absent":  # errata O37: read as no filter, or refused
+            out[f"{' and '.join(nulls)} null: refused with 422"] = error_is(self.readings, 422, "validation_error")
+            if self.readings.null_optional == "refuse":
+                return out
         odd = search_odd(body)
         if odd:
             out[f"{odd}: refused with a 4xx"] = refused(self.readings)
