@@ -271,8 +271,11 @@ def test_pytest_only_recipe_runs_as_written(tmp_path: Path, served: int) -> None
 
 def test_pytest_xdist_gives_the_same_report_as_serial(tmp_path: Path, served: int) -> None:
     pytest.importorskip("xdist", reason="pytest-xdist is not installed in this environment")
-    serial = _run_pytest_only(tmp_path, served, "serial")
-    parallel = _run_pytest_only(tmp_path, served, "parallel", "-p", "xdist", "-n", "2")
+    # the recipe as written runs every check (the test above); the two schedulings are compared on the
+    # checks that are not the suite's large round trips and domain sweeps, which only cost time here
+    subset = ("-k", "not large and not domain and not pairwise and not batch_middle")
+    serial = _run_pytest_only(tmp_path, served, "serial", *subset)
+    parallel = _run_pytest_only(tmp_path, served, "parallel", *subset, "-p", "xdist", "-n", "2")
     assert serial.returncode == parallel.returncode
     a = Report.from_path(tmp_path / "serial" / "report.jsonl")
     b = Report.from_path(tmp_path / "parallel" / "report.jsonl")
