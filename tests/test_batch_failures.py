@@ -6,26 +6,14 @@ what was held before (fail through that branch)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from memconform import batch_failures as bf
 from memconform.core.profile import Profile
-from memconform.core.readings import observe
 from memconform.session import execute_run
+from readings_kit import ReadingRecorder
 
-
-class Recording:
-    """The two context methods judge uses; readings kept as (point, reading)."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def reading(self, point: str, seen: str) -> None:
-        self.seen.append((point, seen))
-
-    def observe(self, point: str, predictions: Any, answer: Any = None, **how: Any) -> Any:
-        return observe(self, point, predictions, answer, **how)
+Recording = ReadingRecorder  # the two context methods judge uses
 
 
 def outcome(accepted: bool, reported: bool, stored: str) -> bf.Outcome:

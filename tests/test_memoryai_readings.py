@@ -14,6 +14,7 @@ from memconform.core.profile import Profile
 from memconform.session import execute_run
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.targets.base import Rejected
+from readings_kit import ReadingRecorder
 
 pytestmark = pytest.mark.slow  # each case runs a check against a fake (a second or so each)
 
@@ -128,19 +129,7 @@ def test_e10_an_export_fitting_no_reading_fails() -> None:
     failed_without(result, seen, "")
 
 
-class Recorder:
-    """The part of a check's context judged_export uses: ctx.observe, recording each reading seen."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def reading(self, point: str, seen: str) -> None:
-        self.seen.append((point, seen))
-
-    def observe(self, point: str, predictions: Any, answer: Any = None, **how: Any) -> Any:
-        from memconform.core.readings import observe
-
-        return observe(self, point, predictions, answer, **how)
+Recorder = ReadingRecorder  # the part of a check's context judged_export uses
 
 
 @pytest.mark.parametrize(("scope", "since", "point"), [("dna_only", "2026-06-29T12:00:00Z", "E62"),
