@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memconform.core import oracle
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.format.string_formats import parse_date_time
 
@@ -57,12 +58,7 @@ State = Mapping[str, Subject]  # subject id -> what is held for it
 EMPTY: State = {}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    accepted: bool
-    state: State
-    reading: str = ""  # the reading this outcome follows ("" where none is open)
-    why: str = ""
+Outcome = oracle.Outcome[State]
 
 
 # ---- imports -----------------------------------------------------------------------------------

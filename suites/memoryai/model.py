@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memconform.core import oracle
 from memconform.formats import parse_datetime
 from memconform.suites.memoryai import format as mai
 
@@ -52,11 +53,7 @@ class State:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    accepted: bool
-    state: State
-    reading: str = ""  # the reading this outcome follows ("" where none is open)
-    why: str = ""
+class Outcome(oracle.Outcome[State]):
     counters: Mapping[str, int] = field(default_factory=dict)  # the ImportReport's chunk counters (§4), when accepted
 
 

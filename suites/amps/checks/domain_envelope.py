@@ -21,10 +21,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.model import ControlRefused, Failure
 from memconform.suites.amps import model
 from memconform.suites.amps.checks.domain_imports import (
-    OPEN_POINT,
-    held_before,
-    judge,
-    observe_open,
+    judge_class,
     same,
     table,
 )
@@ -158,14 +155,10 @@ def imports_every_envelope_and_id_class(ctx: CheckContext) -> Iterator[Failure]:
         for vc in field.classes:
             docs = docs_for(ctx, field.id, vc)
             label = label_of(vc, vc.values())
-            open_point = OPEN_POINT if vc.expect == "open" else ""
             for doc in docs:
-                held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
-                accepted, failure = judge(ctx, doc, label, open_point, held)
+                _accepted, failure = judge_class(ctx, vc, doc, label)
                 if failure is not None:
                     yield failure
-                elif open_point:
-                    observe_open(ctx, vc, accepted)
             ledger.judge([vc.key])
 
 

@@ -92,6 +92,16 @@ def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> No
                              f"{vc.key} refused": lambda answer: answer is False}, accepted)
 
 
+def judge_class(ctx: CheckContext, vc: domain.ValueClass, doc: dict[str, Any], label: str) -> tuple[bool, Failure | None]:
+    """One export carrying a class, imported and judged by the model; an open class's answer recorded."""
+    open_point = OPEN_POINT if vc.expect == "open" else ""
+    held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
+    accepted, failure = judge(ctx, doc, label, open_point, held)
+    if failure is None and open_point:
+        observe_open(ctx, vc, accepted)
+    return accepted, failure
+
+
 @SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
 def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each value of each class alone in an export of a subject of its own (an observed atom citing one
@@ -110,14 +120,10 @@ def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
                 atom, art = sourced(ctx, f"d-{vc.key}-{i}", DERIVATION)
                 doc = with_value(make_export(subject, [atom], [art]), place, name, value)
                 label = f"{vc.key} = {'<absent>' if value is domain.ABSENT else repr(value)[:60]}"
-                open_point = OPEN_POINT if vc.expect == "open" else ""
-                held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
-                accepted, failure = judge(ctx, doc, label, open_point, held)
+                accepted, failure = judge_class(ctx, vc, doc, label)
                 if failure is not None:
                     yield failure
-                elif open_point:
-                    observe_open(ctx, vc, accepted)
-                elif accepted and value is not domain.ABSENT:
+                elif vc.expect != "open" and accepted and value is not domain.ABSENT:
                     got = read_back(doc, place, name, atom, export(ctx, subject))
                     if not same(value, got):
                         yield Failure(f"{label}: not exported back as written", repr(got)[:120], repr(value)[:120], f"$.{place}.{name}")

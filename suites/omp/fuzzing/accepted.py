@@ -105,13 +105,9 @@ def _covers(named: str, field: str) -> bool:
     return (named == field or named.startswith((field + "[", field + ".")) or field.startswith(named + "."))
 
 
-def _names_only(response: Any, fields: set[str]) -> bool:
-    """A 422 that names only fields in `fields`: it refuses those, not the rest of the request. A 422
-    that names no field counts when its message names one of them."""
-    if not fields or response.status_code != 422:
-        return False
-    body = _reply(response).body
-    named = _fields_named(body)
+def _names_only(body: Any, named: set[str], fields: set[str]) -> bool:
+    """A 422 (its body, the fields it names) that names only fields in `fields`: it refuses those, not the
+    rest of the request. A 422 that names no field counts when its message names one of them."""
     if named:
         return all(any(_covers(n, f) for f in fields) for n in named)
     message = str(body.get("message", "")) if isinstance(body, dict) else ""
@@ -123,9 +119,13 @@ def _refusal_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple
     (O37, not under `omp.null_optional=absent`): each reading whose fields the 422 names."""
     empty = _empty_text_fields(case)
     null = _null_fields(case) if ctx.option("null_optional") != "absent" else set()
-    if not _names_only(response, empty | null):
+    if response.status_code != 422 or not empty | null:
         return []
-    named = _fields_named(_reply(response).body)
+    body = _reply(response).body
+    named = _fields_named(body)
+    if not _names_only(body, named, empty | null):
+        return []
+
     def names(fields: set[str]) -> bool:
         return not named or any(_covers(n, f) for n in named for f in fields)
     found = [("O34", "empty text refused")] if empty and names(empty) else []
