@@ -178,4 +178,4 @@ def domain_records_and_manifest_every_class(ctx: CheckContext) -> Iterator[Failu
 def answer_failures(ctx: CheckContext, vc: domain.ValueClass, accepted: bool, body: Any, ns: str,
                     expected: int, written: int) -> Iterator[Failure]:
     label = f"an archive with {vc.key}" + (f" ({vc.why})" if vc.why else "")
-    yield from class_answer_failures(ctx, vc, label, accepted, body, ns, expected, written)
+    yield from class_answer_failures(ctx, vc, label, accepted, body, ns, expected, written, expectation(vc), judged_open)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,14 +128,16 @@ def domain_envelope_every_class(ctx: CheckContext) -> Iterator[Failure]:
 def envelope_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, accepted: bool, body: Any,
                              ns: str) -> Iterator[Failure]:
     label = f"an archive with {vc.key} = {value!r:.40}"
-    yield from class_answer_failures(ctx, vc, label, accepted, body, ns, 3, len(namespace_export(ctx, ns)))
+    yield from class_answer_failures(ctx, vc, label, accepted, body, ns, 3, len(namespace_export(ctx, ns)),
+                                     expectation(vc), judged_open)
 
 
 def class_answer_failures(ctx: CheckContext, vc: domain.ValueClass, label: str, accepted: bool, body: Any, ns: str,
-                          expected: int, written: int) -> Iterator[Failure]:
+                          expected: int, written: int, expect: str,
+                          on_open: Callable[[CheckContext, domain.ValueClass, bool], None]) -> Iterator[Failure]:
     """One archive of a class, restored: allowed ones restored whole (`expected` records in an export of
-    its namespace), forbidden ones refused with nothing written, open ones either way (recorded, M35)."""
-    expect = expectation(vc)
+    its namespace), forbidden ones refused with nothing written, open ones either way (`on_open` records
+    the reading seen under the caller's errata point)."""
     if expect == "valid" and not accepted:
         yield Failure(f"{label} was refused", json.dumps(body, default=str)[:200], "restored", "$")
     elif expect == "valid" and written != expected:
@@ -147,7 +149,7 @@ def class_answer_failures(ctx: CheckContext, vc: domain.ValueClass, label: str, 
         forget_namespaces_at_end(ctx, ns)
         yield Failure(f"{label} was refused, but its records were written", written, 0, f"$ (namespace {ns})")
     elif expect == "open":
-        judged_open(ctx, vc, accepted)
+        on_open(ctx, vc, accepted)
 
 
 # ---- record classes ------------------------------------------------------------------------------
