@@ -321,3 +321,88 @@ def test_without_the_reading_the_same_501_would_be_blamed(monkeypatch: pytest.Mo
     outcome = execute_run(["omp"], f"python:{__name__}:Answers501ToMethodsItLacks", Profile.named("ci"), report_dir=None,
                           check_ids=["fuzz_no_server_error", "fuzz_status_codes", "fuzz_negative_data_rejected"])
     assert any(r.outcome is Outcome.FAILED for r in outcome.results)
+
+
+# ---- end to end: a server serving a search bad only where O9/O35 leave it open passes the fuzzing -----
+
+def _lax_search_body(body: Any) -> Any:
+    """What a lax schema library makes of a search body: an integer limit clamped to 1-100 (also from
+    `5.0` or `"5"`), an unknown mode as keyword, an unknown type dropped, a tags string split at commas.
+    Anything else is left for the reference to refuse."""
+    from memconform.suites.omp import format as omp
+
+    if not isinstance(body, dict):
+        return body
+    lax = dict(body)
+    limit = lax.get("limit")
+    if isinstance(limit, str) and limit.lstrip("-").isdigit():
+        limit = int(limit)
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    if type(limit) is int:
+        lax["limit"] = min(max(limit, 1), omp.MAX_LIMIT)
+    if isinstance(lax.get("mode"), str) and lax["mode"] not in omp.SEARCH_MODES:
+        lax["mode"] = "keyword"
+    if isinstance(lax.get("type"), str) and lax["type"] not in omp.TYPES:
+        del lax["type"]
+    if isinstance(lax.get("tags"), str):
+        lax["tags"] = [t.strip() for t in lax["tags"].split(",") if t.strip()]
+    return lax
+
+
+def ServesBadSearchSanely() -> Any:  # noqa: N802  (a target factory, named like the fakes)
+    """The reference behind a lax search: what errata O9/O35 leave open is served as a sane page."""
+    from memconform.loopback import serve_in_thread
+    from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, make_app
+
+    api = ServerSpec().build()
+    inner = make_app(api)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != "/v1/memories/search":
+            await inner(scope, receive, send)
+            return
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        try:
+            rewritten = json.dumps(_lax_search_body(json.loads(raw))).encode()
+        except ValueError:
+            rewritten = raw
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": rewritten, "more_body": False}
+
+        headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(rewritten)).encode()))
+        await inner({**scope, "headers": headers}, replay, send)
+
+    base_url, stop = serve_in_thread(app)
+    return ServedTarget(base_url, stop, api, "fake:omp:lax-search")
+
+
+def test_fuzzing_records_a_bad_search_served_sanely_and_blames_nothing() -> None:
+    outcome = execute_run(["omp"], f"python:{__name__}:ServesBadSearchSanely", Profile.named("ci"), report_dir=None,
+                          check_ids=["fuzz_negative_data_rejected"])
+    assert [r.outcome for r in outcome.results] == [Outcome.PASSED], [f.title for r in outcome.results for f in r.failures]
+    seen = {(r["point"], s) for r in outcome.readings for s in r["seen"]}
+    assert ("O9", "a bad search parameter served as a sane page") in seen
+
+
+def test_without_the_reading_the_lax_search_would_be_blamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the fake does reach the blame the reading removes."""
+    import memconform.suites.omp.fuzzing.accepted as accepted
+
+    monkeypatch.setattr(accepted, "excused", lambda ctx, exchange: False)
+    outcome = execute_run(["omp"], f"python:{__name__}:ServesBadSearchSanely", Profile.named("ci"), report_dir=None,
+                          check_ids=["fuzz_negative_data_rejected"])
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
+    assert any("/v1/memories/search" in f.title + str(f.detail) for r in outcome.results for f in r.failures)

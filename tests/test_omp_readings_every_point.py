@@ -327,6 +327,52 @@ def test_o9_fuzzer_fitting_none_is_blamed() -> None:
     assert accepted.accepted_reading(Ctx(bad_params="reject"), case, Response(200, SANE)) is None  # pinned
 
 
+SEARCH_OP = Operation("/v1/memories/search", "POST")
+SEARCH_PAGE = b'{"memories": [], "total": 0, "mode_used": "keyword"}'
+
+
+@pytest.mark.parametrize("body", [{"q": "x", "limit": 0}, {"q": "x", "limit": -3}, {"q": "x", "limit": 101},
+                                  {"q": "x", "limit": "5"}, {"q": "x", "limit": 5.0}, {"q": "x", "mode": "fuzzy"},
+                                  {"q": "x", "type": "not-a-type"}, {"q": "x", "tags": "ui"},
+                                  {"q": "x", "limit": 0, "mode": "fuzzy", "tags": "ui"}])
+def test_o9_fuzzer_bad_search_parameter_served_sanely_is_recorded(body: dict[str, Any]) -> None:
+    ctx = Ctx()
+    case = Case("POST", SEARCH_OP, body=body)
+    assert accepted.excused(ctx, type("Exchange", (), {"case": case, "response": Response(200, SEARCH_PAGE)})())
+    assert ("O9", "a bad search parameter served as a sane page") in ctx.seen
+
+
+@pytest.mark.parametrize("body", [{"q": 5, "limit": 0}, {"q": "x", "limit": "abc"}, {"q": "x", "limit": 5.5},
+                                  {"q": "x", "limit": True}, {"q": "x", "tags": [1]}, {"q": "x", "mode": None},
+                                  {"q": "x", "limit": 0, "extra": 1}, {"q": "x", "limit": 10}])
+def test_o9_fuzzer_bad_search_parameter_fitting_none_is_blamed(body: dict[str, Any]) -> None:
+    """A departure no errata point leaves open (or none at all) is not excused by a sane page."""
+    case = Case("POST", SEARCH_OP, body=body)
+    assert accepted.accepted_reading(Ctx(), case, Response(200, SEARCH_PAGE)) is None
+
+
+def test_o9_fuzzer_bad_search_parameter_needs_a_sane_page() -> None:
+    case = Case("POST", SEARCH_OP, body={"q": "x", "limit": 0})
+    assert accepted.accepted_reading(Ctx(), case, Response(200, b'{"memories": [{"junk": 1}], "mode_used": "keyword"}')) is None
+    assert accepted.accepted_reading(Ctx(), case, Response(200, b'{"memories": [], "mode_used": "fuzzy"}')) is None
+    assert accepted.accepted_reading(Ctx(bad_params="reject"), case, Response(200, SEARCH_PAGE)) is None  # pinned
+    holding = {"id": "mem_" + "a" * 16, "content": "c", "type": "semantic", "tags": ["other"]}
+    served_other = json.dumps({"memories": [holding], "mode_used": "keyword"}).encode()
+    tags_string = Case("POST", SEARCH_OP, body={"q": "x", "tags": "ui"})
+    assert accepted.accepted_reading(Ctx(), tags_string, Response(200, served_other)) is None  # "ui" read as a tag
+
+
+@pytest.mark.parametrize("case", [Case("POST", SEARCH_OP, body={"q": "x", "limit": 70.0}),
+                                  Case("GET", LIST_OP, query={"limit": 70.0}),
+                                  Case("GET", LIST_OP, query={"offset": "3.0"})])
+def test_o35_fuzzer_integral_float_paging_refused_naming_the_field(case: Case) -> None:
+    field_name = "limit" if "limit" in {**(case.body or {}), **(case.query or {})} else "offset"
+    named = Response(422, json.dumps({"error": "validation_error", "details": {"field": field_name}}).encode())
+    assert accepted.accepted_reading(Ctx(), case, named) == ("O35", "an integral float limit or offset refused")
+    other = Response(422, b'{"error": "validation_error", "details": {"field": "q"}}')
+    assert accepted.accepted_reading(Ctx(), case, other) is None  # refusing something else of valid data
+
+
 # ---- O14: an expired memory ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("answer", "reading"), [

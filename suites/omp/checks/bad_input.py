@@ -110,11 +110,15 @@ def sane_page(answer: Reply) -> bool:
 
 
 def served_sanely(answer: Reply, case: dict[str, Any]) -> bool:
+    """served_sanely_to for the body of a request fixture."""
+    return served_sanely_to(answer, case["document"].get("body"))
+
+
+def served_sanely_to(answer: Reply, body: Any) -> bool:
     """A sane page; search `tags` given as a string is read like list's `tags` (comma-separated), so
     every memory served holds each of them (errata O9)."""
     if not (answer.ok and sane_page(answer)):
         return False
-    body = case["document"].get("body")
     tags = body.get("tags") if isinstance(body, dict) else None
     if isinstance(tags, str):
         wanted = {t.strip() for t in tags.split(",") if t.strip()}

@@ -10,7 +10,12 @@ sentence forbids, and records the reading it saw.
   the spec gives those a maximum only, and refusing "" is the other plausible reading (errata O34);
 - valid data holding null for a field §2.1 marks optional without `| null` (namespace, metadata, a source's
   session_id or user_id, embedding; a search filter) refused with 422: memconform's description reads that
-  null as absent, refusing it is the other plausible reading (errata O37, not under `omp.null_optional=absent`).
+  null as absent, refusing it is the other plausible reading (errata O37, not under `omp.null_optional=absent`);
+- valid data holding a `limit` or `offset` written as a float with no fraction (`70.0`: JSON Schema's integer 70)
+  refused with 422: refusing a number written as a float is the other plausible reading (errata O35);
+- a search body bad only where errata O9 and O35 leave the answer open (any integer `limit`, also written
+  `5.0` or `"5"`; an unknown `mode` or `type`; `tags` as one string) served as a sane page (O9, not under
+  `omp.bad_params=reject`).
 """
 
 from __future__ import annotations
@@ -19,11 +24,15 @@ import json
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.suites.omp.checks.bad_input import sane_page
+from memconform.suites.omp import format as omp
+from memconform.suites.omp.checks.bad_input import sane_page, served_sanely_to
 from memconform.targets.base import Reply
 
 LIST = ("GET", "/v1/memories")
 IMPORT = ("POST", "/v1/import")
+SEARCH = ("POST", "/v1/memories/search")
+SEARCH_FIELDS = frozenset(("q", "type", "tags", "namespace", "limit", "mode"))
+PAGING = ("limit", "offset")
 
 
 def _query(case: Any) -> dict[str, Any]:
@@ -75,6 +84,55 @@ def _null_fields(case: Any) -> set[str]:
     return found | {f"source.{k}" for k, v in source.items() if v is None} | {k for k, v in source.items() if v is None}
 
 
+def _integral_float_fields(case: Any) -> set[str]:
+    """The paging fields written as a float with no fraction (`70.0`), in the body or the query."""
+    body: dict[str, Any] = case.body if isinstance(getattr(case, "body", None), dict) else {}
+    query = _query(case)
+    return {k for k in PAGING for v in (body.get(k), query.get(k)) if _integral_float(v)}
+
+
+def _integral_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, str) and value.count(".") == 1:
+        whole, fraction = value.split(".")
+        return whole.lstrip("-").isdigit() and whole.isascii() and set(fraction) <= {"0"}
+    return False
+
+
+def _integer_like(value: Any) -> bool:
+    """A search `limit` O9 and O35 leave open: any integer (0, negative, over 100), also as `5.0` or `"5"`."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, str):
+        return value.isascii() and value.lstrip("-").isdigit() and len(value) <= 10
+    return _integral_float(value)
+
+
+def _search_open_departures(body: Any) -> set[str]:
+    """The fields where a search body departs from the description only as errata O9/O35 leave open (any
+    integer `limit`, an unknown `mode` or `type`, `tags` as one string). Empty when it departs nowhere, or
+    anywhere else too (a `q` that is not a string, an unknown field, a `limit` of 5.5 or "abc"...)."""
+    if not isinstance(body, dict) or not isinstance(body.get("q"), str) or not set(body) <= SEARCH_FIELDS:
+        return set()
+    tags, namespace, limit, mode, kind = (body.get(k) for k in ("tags", "namespace", "limit", "mode", "type"))
+    if not (tags is None or isinstance(tags, str) or (isinstance(tags, list) and all(isinstance(t, str) for t in tags))):
+        return set()
+    if not ((namespace is None or isinstance(namespace, str)) and (limit is None or _integer_like(limit))
+            and ("mode" not in body or isinstance(mode, str)) and (kind is None or isinstance(kind, str))):
+        return set()
+    found = {"tags"} if isinstance(tags, str) else set()
+    if limit is not None and not (type(limit) is int and 1 <= limit <= omp.MAX_LIMIT):
+        found.add("limit")
+    if "mode" in body and mode not in omp.SEARCH_MODES:
+        found.add("mode")
+    if kind is not None and kind not in omp.TYPES:
+        found.add("type")
+    return found
+
+
 def _fields_named(body: Any) -> set[str]:
     """The fields a 422's details name, in the shapes servers use: `{"field": f}`, `{"fields": [...]}`,
     a validator's `{"fieldErrors": {f: [...]}}`, or a list of issues with a `path`, `loc` or `field`."""
@@ -119,17 +177,19 @@ def _refusal_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple
     (O37, not under `omp.null_optional=absent`): each reading whose fields the 422 names."""
     empty = _empty_text_fields(case)
     null = _null_fields(case) if ctx.option("null_optional") != "absent" else set()
-    if response.status_code != 422 or not empty | null:
+    floats = _integral_float_fields(case)
+    if response.status_code != 422 or not empty | null | floats:
         return []
     body = _reply(response).body
     named = _fields_named(body)
-    if not _names_only(body, named, empty | null):
+    if not _names_only(body, named, empty | null | floats):
         return []
 
     def names(fields: set[str]) -> bool:
         return not named or any(_covers(n, f) for n in named for f in fields)
     found = [("O34", "empty text refused")] if empty and names(empty) else []
-    return found + ([("O37", "null on an optional field: refused")] if null and names(null) else [])
+    found += [("O37", "null on an optional field: refused")] if null and names(null) else []
+    return found + ([("O35", "an integral float limit or offset refused")] if floats and names(floats) else [])
 
 
 def accepted_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple[str, str]]:
@@ -152,6 +212,9 @@ def accepted_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple
             return [("O30", "an empty query parameter served as a sane page")]
         if ctx.option("bad_params") != "reject":
             return [("O9", "a bad query parameter served as a sane page")]
+    if route == SEARCH and ctx.option("bad_params") != "reject" and _search_open_departures(case.body) \
+            and served_sanely_to(_reply(response), case.body):
+        return [("O9", "a bad search parameter served as a sane page")]
     return []
 
 
