@@ -50,7 +50,9 @@ class Implementation:
         cmd = [sys.executable, str(SO / folder / "server.py"), "--port", "0"]
         if spec == "omp":
             cmd += ["--credentials", str(work / "credentials.json")]
-        self.server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env, text=True)
+        self.log = work / "server.log"  # its stderr: OMP's §7 "content not logged" is checked on it
+        with open(self.log, "wb") as log:
+            self.server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, env=self.env, text=True)
         assert self.server.stdout is not None
         self.target = self.server.stdout.readline().strip()
         if not self.target.startswith("http://127.0.0.1:"):
@@ -61,7 +63,7 @@ class Implementation:
             (work / "omp-keys.json").write_text(json.dumps({k: keys[k] for k in ("tool_keys", "other_user_key")}))
             # it has no AI provider key (its README): extract/compress may be called
             self.args = [f"--api-key={keys['api_key']}", "--option", f"omp.credentials={work / 'omp-keys.json'}",
-                         "--option", "omp.ai_endpoints=no-key"]
+                         "--option", "omp.ai_endpoints=no-key", "--option", f"omp.server_log={self.log}"]
 
     def close(self) -> None:
         if self.server is not None:

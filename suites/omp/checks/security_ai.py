@@ -1,22 +1,27 @@
 """The 0.2 AI endpoints without an AI key, and §7 security considerations that show over the API.
 
-§7 audit logging and "content not logged" are not observable over the API: no check pretends to
-test them (suites/omp/errata.md). The rate-limit probe is registered last so its burst, sent with a tool
+§7 audit logging and "content not logged" are not observable over the API: "content not logged" is
+checked only on the log file the user names (option omp.server_log), and is not assessed otherwise
+(suites/omp/errata.md O24). The rate-limit probe is registered last so its burst, sent with a tool
 key, never throttles a check that comes after it.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, NotExercised, SkipCheck
+from memconform.core.model import Failure, Inconclusive, NotExercised, SkipCheck
 from memconform.suites.omp import client as c
+from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
+from memconform.suites.omp.server_log import SCAN_CAP, ServerLog
 from memconform.suites.omp.suite import SUITE
 
 MIN_KEY_LEN = 32
+WRITTEN = {"create": "a created memory", "update": "an updated memory", "import": "an imported memory"}
 
 
 def ai_reason(ctx: CheckContext) -> str | None:
@@ -90,6 +95,43 @@ def api_keys_at_least_32_chars(ctx: CheckContext) -> Iterator[Failure]:
     for who, key in named.items():
         if len(key) < MIN_KEY_LEN:  # the key itself never reaches the report: only its length
             yield Failure(f"{who} is shorter than 32 characters", f"{len(key)} characters", f">= {MIN_KEY_LEN}", "$")
+
+
+@SUITE.check(section="§7", keyword="MUST NOT", level="security",
+           sentence='Memory content MUST NOT be logged in plain text in production logs')
+def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
+    """A create, an update and an import, each of content opening with a fresh token; then what the
+    server's log (option omp.server_log) gained meanwhile: a token there is that content in plain text.
+    The positive control: the log grew during the writes, so it is the log this server writes."""
+    path = ctx.option("server_log") or c.facts(ctx).server_log
+    if not path:
+        raise SkipCheck("the server's log is not visible over the API: name the file the server writes it to "
+                        "with --option omp.server_log=PATH (errata O24)")
+    log = ServerLog(path)
+    before = log.size()
+    tokens: dict[str, str] = {}
+
+    def content(write: str) -> str:
+        tokens[write] = uuid.uuid4().hex[:24]  # a prefix of 16 hex digits is already found by chance in no log
+        return f"{tokens[write]} private note from {ctx.unique('log')}"
+
+    made = c.created(ctx, c.memory(ctx, "log-create", content=content("create")))
+    ev.control(c.update(ctx, made["id"], {"content": content("update")}), "an update of a memory's content")
+    ev.control(c.import_(ctx, c.export_file([c.full_memory(ctx, "log-import", content=content("import"))])), "an import of one memory")
+    growth = log.since(before)
+    logged = [(write, growth.data.find(token[:16].encode())) for write, token in tokens.items()]
+    for write, at in logged:
+        if at >= 0:
+            line = growth.data[growth.data.rfind(b"\n", 0, at) + 1:at + 80].decode("utf-8", "replace")
+            yield Failure(f"the content of {WRITTEN[write]} is in the server log in plain text", line[-200:],
+                          "no memory content in the log", "$.content", f"server log {path}")
+    if any(at >= 0 for _, at in logged):
+        return
+    if growth.grew == 0:
+        raise Inconclusive(f"the server log {path} did not grow during three writes: nothing shows it is the log "
+                           "this server writes (§7 also asks that writes be logged)")
+    if growth.grew > len(growth.data):
+        raise Inconclusive(f"the server log grew {growth.grew} bytes during three writes; only the first {SCAN_CAP} were read")
 
 
 @SUITE.check(section="§7", keyword="SHOULD", level="security",

@@ -101,6 +101,9 @@ declare_option(SUITE, "utc_offset", "either", ("either", "accept", "refuse"),
                "(default either) (errata O52)")
 declare_option(SUITE, "credentials", "", (),
                "path of a JSON file {\"tool_keys\": {TOOL: KEY}, \"other_user_key\": KEY} for the OMP-Full checks")
+declare_option(SUITE, "server_log", "", (),
+               "path of the file the server writes its log to (its stdout/stderr redirected there, or its log file): "
+               "then §7 \"Memory content MUST NOT be logged in plain text\" is checked on what it logs (errata O24)")
 declare_option(SUITE, "rate_limit_burst", "300", ("100", "300", "1000"),
                "how many requests the §7 rate-limit probe sends, at most, before calling it unlimited")
 
@@ -132,3 +135,4 @@ class TargetFacts:
 
     ai_key_configured: bool | None = None  # None: unknown (an external server)
     credentials: Credentials | None = None
+    server_log: str | None = None  # the file the server writes its log to (option omp.server_log otherwise)

@@ -213,6 +213,7 @@ from memconform.suites.omp.mutants.replies import (  # noqa: E402
 )
 from memconform.suites.omp.mutants.rules import (  # noqa: E402
     ConflictIgnored,
+    ContentLogged,
     DeleteReturns200AndKeeps,
     DuplicateReusesIds,
     ExportEnvelopeWrong,
@@ -318,6 +319,7 @@ MUTANTS: dict[str, Callable[[], Target]] = {
     "search_without_mode_used": _factory("search_without_mode_used", SearchWithoutModeUsed),
     "keyword_any_word": _factory("keyword_any_word", KeywordAnyWord),
     "short_keys": _factory("short_keys", ShortKeys),
+    "content_logged": _factory("content_logged", ContentLogged),
     "overwrite_keeps_existing": _factory("overwrite_keeps_existing", OverwriteKeepsExisting),
     "unknown_conflict_as_skip": _factory("unknown_conflict_as_skip", UnknownConflictAsSkip),
     "search_namespace_ignored": _factory("search_namespace_ignored", SearchNamespaceIgnored),
@@ -395,6 +397,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "reads_drop_metadata": {"omp.memory_reads_as_written"},
     "search_without_mode_used": {"omp.search_keyword"},
     "short_keys": {"omp.api_keys_at_least_32_chars"},
+    "content_logged": {"omp.content_not_logged"},
     "overwrite_keeps_existing": {"omp.import_overwrite"},
     "unknown_conflict_as_skip": {"omp.import_unknown_conflict_rejected"},
     "search_namespace_ignored": {"omp.search_filter_namespace"},

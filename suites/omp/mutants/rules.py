@@ -186,3 +186,12 @@ class ExtractStoresWithoutKey(OmpApi):
 
     def compressed(self, who: Principal, doc: dict[str, Any]) -> Out:
         return self.error_out(ApiError("no_api_key", "no AI API key is configured for extract/compress"))
+
+
+class ContentLogged(OmpApi):
+    """§7: "Memory content MUST NOT be logged in plain text": each audit line carries the memory's content."""
+
+    def audit_line(self, at: str, who: Principal, op: str, memory_id: str | None) -> str:
+        doc = self.store.get(who.user, memory_id) if memory_id else None
+        content = doc.get("content") if isinstance(doc, dict) else None
+        return f"{super().audit_line(at, who, op, memory_id)} content={content!r}"

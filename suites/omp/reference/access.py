@@ -9,6 +9,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from memconform.suites.omp.reference.parts import (
@@ -41,6 +42,8 @@ class OmpAccess(OmpValidation):
         self.rate_limits = dict(SUITE_RATE_LIMITS if rate_limits is None else rate_limits)
         self.windows: dict[str, SlidingWindow] = {}
         self.windows_lock = threading.Lock()
+        self.audit_file: Path | None = None  # where audit lines also go, one per write, when served (§7)
+        self.audit_lock = threading.Lock()
 
     # --- errors, auth, rate limit --------------------------------------------------------------
 
@@ -117,7 +120,16 @@ class OmpAccess(OmpValidation):
         return doc
 
     def audit(self, who: Principal, op: str, memory_id: str | None) -> None:
-        self.store.audit(format_utc(int(time.time() * 1_000_000)), who.user, who.name, op, memory_id)
+        at = format_utc(int(time.time() * 1_000_000))
+        self.store.audit(at, who.user, who.name, op, memory_id)
+        if self.audit_file is not None:
+            line = self.audit_line(at, who, op, memory_id)
+            with self.audit_lock, open(self.audit_file, "a", encoding="utf-8") as log:
+                log.write(line + "\n")
+
+    def audit_line(self, at: str, who: Principal, op: str, memory_id: str | None) -> str:
+        """§7: who wrote what, when; never the memory's content."""
+        return f"{at} audit user={who.user} key={who.name} op={op} id={memory_id or '-'}"
 
     @staticmethod
     def ordered(doc: dict[str, Any]) -> dict[str, Any]:
