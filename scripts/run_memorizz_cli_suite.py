@@ -4,8 +4,8 @@
 
 Run it with the interpreter of an environment where both memconform and memorizz are installed (memorizz
 is non-commercial licensed: a separate venv or the `memorizz` tox env, never the main one). It writes a
-cmd:@config into a temporary folder, runs `memconform run --suite memorizz` and removes the folder.
-Exit code: memconform's.
+cmd:@config into a temporary folder, runs `memconform run --suite memorizz` (run budget 900 s unless
+given: the CLI starts once per operation) and removes the folder. Exit code: memconform's.
 """
 
 from __future__ import annotations
@@ -42,8 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memconform-memorizz-cli-") as folder:
         cfg = Path(folder) / "memorizz-cli.json"
         cfg.write_text(json.dumps(config(Path(folder) / "store", args.memorizz)), "utf-8")
+        # every operation starts the CLI (1-2 s each): the whole suite takes ~200 s under ci, near that
+        # profile's 240 s run budget, so the budget is the default profile's unless one is given
+        budget = [] if any(a.startswith(("--run-budget", "--run-deadline")) for a in args.rest) else ["--run-budget", "900"]
         return memconform(["run", "--suite", "memorizz", "--target", f"cmd:@{cfg}", "--report-dir", args.report_dir,
-                           *args.rest])
+                           *budget, *args.rest])
 
 
 if __name__ == "__main__":
