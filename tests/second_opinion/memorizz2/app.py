@@ -329,7 +329,7 @@ def op_export(req: dict[str, Any], state: State) -> dict[str, Any]:
     if external:
         warnings.append("some references point outside the exported graph (see external_references)")
     manifest: dict[str, Any] = {
-        "created_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "created_at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "memorizz_version": MEMORIZZ_VERSION,
         "source_provider": SOURCE_PROVIDER,
         "scope": {
