@@ -281,16 +281,25 @@ def op_export(req: dict[str, Any], state: State) -> dict[str, Any]:
     if user_scoped and user_id is not None and not isinstance(user_id, str):
         raise Refused({"error": "user_id must be a string or null"})
 
+    agent_set: set[str] = set()
+    if agent_id is not None:
+        agent_set.add(agent_id)
+        if delegates:  # the selected agent's configured delegates, and agents it owns
+            for rid, data in state.stores["agents"].items():
+                if rid == agent_id or data.get("agent_id") == agent_id:
+                    agent_set.update(_refs(data.get("delegates")))
+                if data.get("owner_agent_id") == agent_id:
+                    agent_set.add(rid)
+
     def wanted(store: str, rid: str, data: dict[str, Any]) -> bool:
         if memory_id is not None and data.get("memory_id") != memory_id:
             return False
         if user_scoped and data.get("user_id") != user_id:
             return False
         if agent_id is not None:
-            own = store == "agents" and (rid == agent_id or data.get("agent_id") == agent_id)
-            linked = data.get("agent_id") == agent_id or data.get("owner_agent_id") == agent_id
-            delegated = store == "agents" and delegates and agent_id in _refs(data.get("owner_agent_id"))
-            if not (own or linked or delegated):
+            own = store == "agents" and rid in agent_set
+            linked = data.get("agent_id") in agent_set or data.get("owner_agent_id") in agent_set
+            if not (own or linked):
                 return False
         return True
 
@@ -576,6 +585,10 @@ def _clone_record(store: str, rid: str, data: dict[str, Any], id_map: dict[str, 
 
 
 def op_import(req: dict[str, Any], state: State) -> tuple[int, dict[str, Any]]:
+    if "archive" not in req and "mode" not in req:
+        # the body is the archive itself; mode and conflict then come as call parameters
+        req = {"archive": req, "mode": os.environ.get("MEMCONFORM_PARAM_MODE", "preview"),
+               "conflict": os.environ.get("MEMCONFORM_PARAM_CONFLICT", "error")}
     mode = req.get("mode")
     conflict = req.get("conflict", "error")
     if mode not in ("preview", "restore", "clone"):

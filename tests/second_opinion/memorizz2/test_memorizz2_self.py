@@ -301,3 +301,23 @@ def test_bug_embeddings_kept(tmp_path: Path) -> None:
         assert t.call("import_archive", {"archive": archive(recs), "mode": "restore"})[0] == 0
     assert "embedding" not in in_store(clean, "ng")["e1"]
     assert in_store(bad, "ng")["e1"]["embedding"] == [0.5, 0.25]
+
+
+def test_agent_scope_with_delegates(target: Target) -> None:
+    recs = {"agents": [{"id": "boss", "data": {"memory_id": "nh", "agent_id": "boss", "delegates": ["helper"]}},
+                       {"id": "helper", "data": {"memory_id": "nh-private", "agent_id": "helper"}},
+                       {"id": "other", "data": {"memory_id": "nh", "agent_id": "other"}}],
+            "knowledge_base": [kb("h1", "nh-private", agent_id="helper"), kb("o1", "nh", agent_id="other")]}
+    assert target.call("import_archive", {"archive": archive(recs), "mode": "restore"})[0] == 0
+    doc = target.call("export", {"agent_id": "boss"})[1]
+    assert sorted(doc["manifest"]["scope"]["agent_ids"]) == ["boss", "helper"]
+    assert [r["id"] for r in doc["stores"]["knowledge_base"]] == ["h1"]
+    doc = target.call("export", {"agent_id": "boss", "include_delegates": False})[1]
+    assert doc["manifest"]["scope"]["agent_ids"] == ["boss"] and doc["manifest"]["includes"]["delegates"] is False
+    for ns in ("nh", "nh-private"):
+        target.call("delete_namespace", {"memory_id": ns})
+
+
+def test_bare_archive_body(target: Target) -> None:
+    code, rep = target.call("import_archive", archive({"knowledge_base": [kb("b1", "ni")]}))
+    assert code == 0 and rep["dry_run"] is True and rep["planned"] == 1
