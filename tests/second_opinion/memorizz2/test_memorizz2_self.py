@@ -321,3 +321,12 @@ def test_agent_scope_with_delegates(target: Target) -> None:
 def test_bare_archive_body(target: Target) -> None:
     code, rep = target.call("import_archive", archive({"knowledge_base": [kb("b1", "ni")]}))
     assert code == 0 and rep["dry_run"] is True and rep["planned"] == 1
+
+
+def test_concurrent_imports(target: Target) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    docs = [archive({"knowledge_base": [kb(f"cc{i}-{j}", "nj") for j in range(3)]}) for i in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(lambda d: target.call("import_archive", {"archive": d, "mode": "restore"})[0], docs))
+    assert codes == [0, 0, 0, 0] and len(in_store(target, "nj")) == 12
