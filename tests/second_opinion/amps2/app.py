@@ -81,24 +81,32 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]!r} is out of the range this importer represents")
+    return value
+
+
 def parse_json_bytes(raw: bytes) -> Any:
     """RFC 8259 JSON, strictly: UTF-8 without a BOM, no NaN/Infinity, no duplicate member names,
     no lone surrogates."""
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise Refused("not a JSON document", ["the document starts with a byte order mark"])
+        raise Refused("not a JSON document this importer accepts", ["the document starts with a byte order mark"])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Refused("not a JSON document", [f"not UTF-8: {exc}"]) from None
+        raise Refused("not a JSON document this importer accepts", [f"not UTF-8: {exc}"]) from None
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
+                           parse_float=_finite_float)
     except RecursionError:
-        raise Refused("not a JSON document", ["nested too deeply"]) from None
+        raise Refused("not a JSON document this importer accepts", ["nested too deeply"]) from None
     except ValueError as exc:
-        raise Refused("not a JSON document", [str(exc)]) from None
+        raise Refused("not a JSON document this importer accepts", [str(exc)]) from None
     bad = _lone_surrogate(value)
     if bad is not None:
-        raise Refused("not a JSON document", [f"{bad or '/'}: a string holds a lone surrogate (not Unicode text)"])
+        raise Refused("not a JSON document this importer accepts", [f"{bad or '/'}: a string holds a lone surrogate (not Unicode text)"])
     return value
 
 
@@ -366,7 +374,7 @@ def save(root: Path, subject_id: str, record: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(json.dumps(record, ensure_ascii=False).encode("utf-8"))
+            fh.write(json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -584,7 +592,7 @@ OPS = {
 
 
 def write_reply(path: str, body: Any) -> None:
-    Path(path).write_text(json.dumps(body, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps(body, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def bugs_from_env() -> frozenset[str]:

@@ -159,7 +159,7 @@ def test_rejected_whole(app: App, case: str) -> None:
 
 
 @pytest.mark.parametrize("raw", [
-    b"{not json", b"\xef\xbb\xbf{}", b'{"a": NaN}', b"\xff\xfe", b"[]",
+    b"{not json", b"\xef\xbb\xbf{}", b'{"a": NaN}', b'{"a": 1e400}', b"\xff\xfe", b"[]",
     json.dumps(example()).replace('"export_version": "0.1.0"', '"export_version": "0.1.0", "export_version": "0.1.0"').encode(),
 ])
 def test_broken_bytes_refused(app: App, raw: bytes) -> None:
