@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -92,7 +92,7 @@ SPEC_PATH = Path(__file__).with_name("spec.md")
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -105,7 +105,7 @@ def parse_time(value: Any) -> datetime | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed
 
 
@@ -680,7 +680,7 @@ class Brain:
     def decay(self) -> dict:
         result: dict = {"ran": True, "decayed": [], "deleted": [], "protected": [], "factor": DECAY_FACTOR,
                         "floor": DECAY_FLOOR}
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         with self.store.transaction(write=True) as box:
             state = box["state"]
             keep = []
