@@ -204,6 +204,7 @@ class BadRequest(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.report: dict | None = None
 
 
 # ----------------------------------------------------------------- state store
@@ -344,7 +345,7 @@ class Brain:
         body = {
             "chunks": [self._export_chunk(c) for c in chunks],
             "memory_edges": [dict(e) for e in edges],
-            "entities": [dict(e) for e in entities],
+            "entities": [{k: v for k, v in e.items() if v is not None} for e in entities],
             "l2_sessions": [scrub(s) for s in sessions],
             "mood_states": [scrub(m) for m in moods],
             "agents": [scrub(a) for a in agents],
@@ -443,7 +444,9 @@ class Brain:
             chash = hashlib.sha256(content.encode("utf-8")).hexdigest()
         elif not isinstance(chash, str) or not HEX64.match(chash):
             return None, "content_hash is not a sha256 hex digest", None
-        out["content_hash"] = chash.lower()
+        out["content_hash"] = chash  # kept as written; compared case-insensitively
+        if chash.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
+            out["_hash_note"] = "content_hash differs from sha256(content); kept as declared"
         if opt("id") is not None and not is_int(opt("id")):
             return None, "id is not an integer", None
         tags = opt("tags")
@@ -495,7 +498,12 @@ class Brain:
         return out, None, vector
 
     def import_bundle(self, bundle: Any, extra_warnings: list[str] | None = None) -> dict:
-        self.validate_envelope(bundle)
+        try:
+            self.validate_envelope(bundle)
+        except BadRequest as exc:
+            if isinstance(bundle, dict):
+                exc.report = self.empty_report(bundle.get("format"), bundle.get("version"))
+            raise
         manifest = bundle["manifest"]
         report = self.empty_report(bundle["format"], bundle["version"])
         warnings: list[str] = report["warnings"]
@@ -534,7 +542,7 @@ class Brain:
     def _merge(self, state: dict, bundle: dict, report: dict, keep_embeddings: bool) -> None:
         warnings = report["warnings"]
         dim = bundle["manifest"]["embedding_dim"]
-        by_hash = {c["content_hash"]: c for c in state["chunks"]}
+        by_hash = {c["content_hash"].lower(): c for c in state["chunks"]}
         id_map: dict[int, int] = {}
         stamp = now_iso()
         crep = report["chunks"]
@@ -546,7 +554,10 @@ class Brain:
                 continue
             src_id = rec.get("id")
             chunk_model = fields.pop("_chunk_model")
-            existing = by_hash.get(fields["content_hash"])
+            note = fields.pop("_hash_note", None)
+            if note:
+                warnings.append(f"chunks[{index}]: {note}")
+            existing = by_hash.get(fields["content_hash"].lower())
             if existing is not None:
                 crep["skipped_duplicate"] += 1
                 if "duplicate_overwrites" in BUGS:
@@ -561,7 +572,7 @@ class Brain:
             chunk = {"id": state["next_chunk_id"], **fields, "embedding": vector}
             state["next_chunk_id"] += 1
             state["chunks"].append(chunk)
-            by_hash[chunk["content_hash"]] = chunk
+            by_hash[chunk["content_hash"].lower()] = chunk
             crep["inserted"] += 1
             if src_id is not None:
                 id_map.setdefault(src_id, chunk["id"])
@@ -714,7 +725,7 @@ class Brain:
         target = body["content_hash"].lower()
         with self.store.transaction(write=True) as box:
             state = box["state"]
-            hits = [c for c in state["chunks"] if c["content_hash"] == target and not c.get("deleted")]
+            hits = [c for c in state["chunks"] if c["content_hash"].lower() == target and not c.get("deleted")]
             if "exports_deleted" in BUGS:
                 for chunk in hits:
                     chunk["deleted"] = True
@@ -871,7 +882,7 @@ class Handler(BaseHTTPRequestHandler):
             self._route(path, raw)
         except BadRequest as exc:
             if path.startswith("/v1/brain/import"):
-                report = Brain.empty_report()
+                report = exc.report or Brain.empty_report()
                 report["warnings"].append(exc.message)
                 self._json(exc.status, {"success": False, "error": {"code": "invalid_bundle" if exc.status == 422
                                                                     else "bad_request", "message": exc.message},
@@ -967,7 +978,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"http://{host}:{port}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
     try:
-        server.serve_forever()
+        server.serve_forever(poll_interval=0.05)
     except KeyboardInterrupt:
         pass
     finally:
