@@ -200,6 +200,24 @@ def test_clean_rejections_and_warnings(start):
     assert rep["report"]["chunks"]["skipped_invalid"] == 1
     status, rep = t.import_(bundle([chunk(uniq("weird"), "note")]))
     assert rep["report"]["chunks"]["skipped_invalid"] == 1
+    status, rep = t.import_(bundle([chunk(uniq("vendor"), "x_vendor_note")]))
+    assert rep["report"]["chunks"]["inserted"] == 1
+    floaty = bundle()
+    floaty["version"] = 1.0
+    assert t.import_(floaty)[0] == 422
+
+
+def test_clean_since_scope(start):
+    t = start()
+    old, new = uniq("old"), uniq("new")
+    t.import_(bundle([chunk(old, cid=1, created_at="2020-01-01T00:00:00Z"),
+                      chunk(new, cid=2, created_at="2030-01-01T00:00:00Z")]))
+    out = t.export("since", since="2025-01-01T00:00:00Z")
+    contents = {c["content"] for c in out["chunks"]}
+    assert new in contents and old not in contents
+    assert out["manifest"]["scope"] == "since" and out["manifest"]["since"] == "2025-01-01T00:00:00Z"
+    assert t.json("/v1/brain/export", {"scope": "since"})[0] == 422
+    assert t.json("/v1/brain/export", {"scope": "everything"})[0] == 422
 
 
 def test_clean_import_file_decay_delete(start):
