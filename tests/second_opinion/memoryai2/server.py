@@ -311,9 +311,9 @@ class Brain:
             request = {}
         if not isinstance(request, dict):
             raise BadRequest(400, "export request body must be a JSON object {scope, since?}")
-        scope = request.get("scope", "full")
-        if scope is None:
-            scope = "full"
+        scope = request.get("scope")
+        if scope is None:  # absent scope: "since" when a since is given, else "full"
+            scope = "since" if request.get("since") is not None else "full"
         if scope not in SCOPES:
             raise BadRequest(422, f"scope must be one of full, dna_only, since (got {scope!r})")
         since_raw = request.get("since")
