@@ -291,15 +291,22 @@ def op_export(req: dict[str, Any], state: State) -> dict[str, Any]:
                 if data.get("owner_agent_id") == agent_id:
                     agent_set.add(rid)
 
+    # memconform's adapter contract (its README, "Targets"), not the spec: an agent export covers the
+    # agent, its delegates and the namespaces their `memory_ids` name; an agent belongs to the
+    # namespaces its `memory_ids` name. (The blind first version linked records by agent_id fields.)
+    namespaces = {ns for rid in agent_set for ns in _refs((state.stores["agents"].get(rid) or {}).get("memory_ids"))}
+
+    def in_namespace(data: dict[str, Any], ns: str) -> bool:
+        return data.get("memory_id") == ns or ns in _refs(data.get("memory_ids"))
+
     def wanted(store: str, rid: str, data: dict[str, Any]) -> bool:
-        if memory_id is not None and data.get("memory_id") != memory_id:
+        if memory_id is not None and not in_namespace(data, memory_id):
             return False
         if user_scoped and data.get("user_id") != user_id:
             return False
         if agent_id is not None:
             own = store == "agents" and rid in agent_set
-            linked = data.get("agent_id") in agent_set or data.get("owner_agent_id") in agent_set
-            if not (own or linked):
+            if not (own or data.get("memory_id") in namespaces):
                 return False
         return True
 

@@ -304,17 +304,20 @@ def test_bug_embeddings_kept(tmp_path: Path) -> None:
 
 
 def test_agent_scope_with_delegates(target: Target) -> None:
-    recs = {"agents": [{"id": "boss", "data": {"memory_id": "nh", "agent_id": "boss", "delegates": ["helper"]}},
-                       {"id": "helper", "data": {"memory_id": "nh-private", "agent_id": "helper"}},
-                       {"id": "other", "data": {"memory_id": "nh", "agent_id": "other"}}],
-            "knowledge_base": [kb("h1", "nh-private", agent_id="helper"), kb("o1", "nh", agent_id="other")]}
+    """memconform's adapter contract: the agent, its delegates, and the namespaces their memory_ids name."""
+    recs = {"agents": [{"id": "boss", "data": {"memory_ids": ["nh-boss"], "agent_id": "boss", "delegates": ["helper"]}},
+                       {"id": "helper", "data": {"memory_ids": ["nh-private"], "agent_id": "helper"}},
+                       {"id": "other", "data": {"memory_ids": ["nh"], "agent_id": "other"}}],
+            "knowledge_base": [kb("h1", "nh-private"), kb("o1", "nh"), kb("b1", "nh-boss")]}
     assert target.call("import_archive", {"archive": archive(recs), "mode": "restore"})[0] == 0
     doc = target.call("export", {"agent_id": "boss"})[1]
     assert sorted(doc["manifest"]["scope"]["agent_ids"]) == ["boss", "helper"]
-    assert [r["id"] for r in doc["stores"]["knowledge_base"]] == ["h1"]
+    assert sorted(r["id"] for r in doc["stores"]["knowledge_base"]) == ["b1", "h1"]
+    doc = target.call("export", {"memory_id": "nh"})[1]  # an agent is in the namespaces its memory_ids name
+    assert [r["id"] for r in doc["stores"]["agents"]] == ["other"]
     doc = target.call("export", {"agent_id": "boss", "include_delegates": False})[1]
     assert doc["manifest"]["scope"]["agent_ids"] == ["boss"] and doc["manifest"]["includes"]["delegates"] is False
-    for ns in ("nh", "nh-private"):
+    for ns in ("nh", "nh-private", "nh-boss"):
         target.call("delete_namespace", {"memory_id": ns})
 
 
