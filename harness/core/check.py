@@ -20,6 +20,12 @@ CheckFn = Callable[..., Iterator[Failure]]
 KIND_PARAMETERS = {"document": ("doc", "ctx"), "target": ("ctx",)}
 
 
+# A sweep (every class of a domain table, each in a call or three of its own) against a target that starts
+# a process per call makes hundreds of calls at ~0.1 s each: it gets this many check budgets (the run
+# budget still bounds it, and a hung target still ends it at once).
+SWEEP_BUDGET_FACTOR = 3
+
+
 @dataclass(frozen=True)
 class Check:
     id: str
@@ -32,6 +38,7 @@ class Check:
     kind: str  # "document": fn(doc, ctx) ; "target": fn(ctx)
     fn: CheckFn
     needs: tuple[str, ...] = ()
+    sweep: bool = False  # a sweep of a domain table: hundreds of calls, SWEEP_BUDGET_FACTOR times the check budget
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -27,6 +27,7 @@ class Clock:
         self.run_budget_s = run_budget_s
         self.check_budget_s = check_budget_s
         self.check_deadline = math.inf
+        self.this_check_s: float | None = check_budget_s  # the running check's budget (a sweep's is larger)
         self.strikes_to_hang = strikes
         self.strikes = 0
         self.hung: str | None = None
@@ -41,8 +42,10 @@ class Clock:
         return Clock(self.run_deadline, self.run_budget_s, self.check_budget_s, self.strikes_to_hang, self._now)
 
     # -- the runner ------------------------------------------------------------------------
-    def start_check(self) -> None:
-        self.check_deadline = self._now() + self.check_budget_s if self.check_budget_s else math.inf
+    def start_check(self, budgets: float = 1.0) -> None:
+        """A check starts: it may spend `budgets` check budgets (a sweep of a domain table more than one)."""
+        self.this_check_s = budgets * self.check_budget_s if self.check_budget_s else None
+        self.check_deadline = self._now() + self.this_check_s if self.this_check_s else math.inf
 
     def end_check(self) -> None:
         self.check_deadline = math.inf
@@ -56,7 +59,7 @@ class Clock:
         if now >= self.run_deadline:
             return f"the run budget ({self.run_budget_s:g} s) is spent"
         if now >= self.check_deadline:
-            return f"the check budget ({self.check_budget_s:g} s) is spent"
+            return f"the check budget ({self.this_check_s:g} s) is spent"
         return None
 
     def deadline(self, what: str, call_s: float) -> float:
@@ -76,7 +79,7 @@ class Clock:
         if deadline >= self.run_deadline - slack:
             return f"the run budget of {self.run_budget_s:g} s"
         if deadline >= self.check_deadline - slack:
-            return f"the check budget of {self.check_budget_s:g} s"
+            return f"the check budget of {self.this_check_s:g} s"
         return f"the call deadline of {call_s:g} s"
 
     def timed_out(self, what: str) -> None:

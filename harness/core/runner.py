@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .check import SWEEP_BUDGET_FACTOR
 from .check_context import TargetPort
 from .clock import Clock
 from .model import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
@@ -164,7 +165,7 @@ def run_one(check: Check, ctx: Context) -> Result:
     result.reproduce = f"{ctx.reproduce_base} --check {check.id}".strip()
     clock = getattr(ctx.target, "clock", None)
     if isinstance(clock, Clock):
-        clock.start_check()
+        clock.start_check(SWEEP_BUDGET_FACTOR if check.sweep else 1.0)
         spent = clock.spent()
         if spent and check.kind != "document":  # a document check may still read the document fetched before
             clock.end_check()

@@ -92,7 +92,7 @@ class SuiteSpec:
     _text: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def check(self, *, section: str, keyword: str, level: str, sentence: str, kind: str = "target",
-              needs: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+              needs: tuple[str, ...] = (), sweep: bool = False) -> Callable[[CheckFn], CheckFn]:
         """Register a generator of failures under its function name, which is the stable check id
         `<suite>.<name>`; a wrong declaration is refused here, when the suite loads (core/check.py)."""
 
@@ -100,7 +100,7 @@ class SuiteSpec:
             check_id = f"{self.name}.{fn.__name__}"
             declared = Check(id=check_id, suite=self.name, spec=self.spec_title, section=section,
                              keyword=parse_keyword(keyword, check_id), level=level, sentence=squash(sentence),
-                             kind=kind, fn=fn, needs=needs)
+                             kind=kind, fn=fn, needs=needs, sweep=sweep)
             self.add_check(declared)
             return fn
 

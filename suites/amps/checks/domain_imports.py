@@ -5,6 +5,7 @@ written, forbidden ones refused with nothing stored, values the schema is silent
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from memconform import domain
@@ -61,8 +62,18 @@ def held_before(ctx: CheckContext, doc: dict[str, Any]) -> model.State:
     return accepted[0].state
 
 
+@dataclass(frozen=True)
+class Judged:
+    """One import judged: accepted or not, the failure (None when the answer fits the model), and the
+    subject's export read to judge it (None when none was read), which the read-back uses again."""
+
+    accepted: bool
+    failure: Failure | None = None
+    exported: dict[str, Any] | None = None
+
+
 def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str,
-          state: model.State = model.EMPTY) -> tuple[bool, Failure | None]:
+          state: model.State = model.EMPTY) -> Judged:
     """Import the export into `state`: (whether it was accepted, the failure or None). The reply must be an
     answer the model accepts; after it the subject's export must be what the model's state says (read only
     where the subject id can be asked for, after a refusal only where the subject held something, and not
@@ -73,18 +84,18 @@ def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str,
     if not fits:
         allowed = sorted({"imported" if a.accepted else f"refused ({a.why[:80]})" for a in answers})
         title = "a forbidden value was imported" if reply.ok else "an allowed value was refused"
-        return reply.ok, Failure(f"{label}: {title}", f"{reply.status} {reply.raw[:160]!r}", " or ".join(allowed))
+        return Judged(reply.ok, Failure(f"{label}: {title}", f"{reply.status} {reply.raw[:160]!r}", " or ".join(allowed)))
     sid = subject_id_of(doc)
     if not isinstance(sid, str) or not sid or (not reply.ok and sid not in state):
-        return reply.ok, None
+        return Judged(reply.ok)
     if reply.ok and open_point:  # a value the spec is silent on may be kept as sent or normalised: not read back
-        return True, None
+        return Judged(True)
     stored = export(ctx, sid)
     problems = [model.export_differs(stored, sid, o.state[sid], readings(ctx)) for o in fits if sid in o.state]
     if problems and all(problems):
         title = "the export does not hold what was imported" if reply.ok else "refused, but what the subject holds changed"
-        return reply.ok, Failure(f"{label}: {title}", problems[0], "the subject as the model says")
-    return reply.ok, None
+        return Judged(reply.ok, Failure(f"{label}: {title}", problems[0], "the subject as the model says"), stored)
+    return Judged(reply.ok, None, stored)
 
 
 def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
@@ -92,17 +103,17 @@ def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> No
                              f"{vc.key} refused": lambda answer: answer is False}, accepted)
 
 
-def judge_class(ctx: CheckContext, vc: domain.ValueClass, doc: dict[str, Any], label: str) -> tuple[bool, Failure | None]:
+def judge_class(ctx: CheckContext, vc: domain.ValueClass, doc: dict[str, Any], label: str) -> Judged:
     """One export carrying a class, imported and judged by the model; an open class's answer recorded."""
     open_point = OPEN_POINT if vc.expect == "open" else ""
     held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
-    accepted, failure = judge(ctx, doc, label, open_point, held)
-    if failure is None and open_point:
-        observe_open(ctx, vc, accepted)
-    return accepted, failure
+    judged = judge(ctx, doc, label, open_point, held)
+    if judged.failure is None and open_point:
+        observe_open(ctx, vc, judged.accepted)
+    return judged
 
 
-@SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
+@SUITE.check(sweep=True, level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
 def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each value of each class alone in an export of a subject of its own (an observed atom citing one
     artifact), judged by the model (suites/amps/model.py): `valid` imported, the subject's export as the
@@ -120,11 +131,11 @@ def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
                 atom, art = sourced(ctx, f"d-{vc.key}-{i}", DERIVATION)
                 doc = with_value(make_export(subject, [atom], [art]), place, name, value)
                 label = f"{vc.key} = {'<absent>' if value is domain.ABSENT else repr(value)[:60]}"
-                accepted, failure = judge_class(ctx, vc, doc, label)
-                if failure is not None:
-                    yield failure
-                elif vc.expect != "open" and accepted and value is not domain.ABSENT:
-                    got = read_back(doc, place, name, atom, export(ctx, subject))
+                judged = judge_class(ctx, vc, doc, label)
+                if judged.failure is not None:
+                    yield judged.failure
+                elif vc.expect != "open" and judged.accepted and value is not domain.ABSENT:
+                    got = read_back(doc, place, name, atom, judged.exported or export(ctx, subject))
                     if not same(value, got):
                         yield Failure(f"{label}: not exported back as written", repr(got)[:120], repr(value)[:120], f"$.{place}.{name}")
                 ledger.judge([vc.key])

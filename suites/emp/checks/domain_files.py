@@ -108,7 +108,7 @@ def emp_ts(step: int) -> int:
     return 1701234567890 + 1000 * step
 
 
-@SUITE.check(level="reader", section="Storage Format: JSONL", keyword="MUST",
+@SUITE.check(sweep=True, level="reader", section="Storage Format: JSONL", keyword="MUST",
               sentence="Resilient: Corruption affects only individual lines, not entire file")
 def file_every_line_form(ctx: CheckContext) -> Iterator[Failure]:
     """Each line form of the table's file.lines between, around or after two entries: the reader's view is
@@ -125,7 +125,7 @@ LOCK_CONTENT = {"fresh_token": None, "fresh_empty": "", "fresh_pid": f"{os.getpp
                 "stale_empty": ""}
 
 
-@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
+@SUITE.check(sweep=True, level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="If lock file exists, wait with exponential backoff")
 def writer_lock_every_content(ctx: CheckContext) -> Iterator[Failure]:
     """Each lock of the table's file.lock another app left: a fresh one, whatever it holds (a token,

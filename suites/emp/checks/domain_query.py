@@ -209,7 +209,7 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
         yield seen.failure
 
 
-@SUITE.check(level="reader", section="Read Operations", keyword="MUST",
+@SUITE.check(sweep=True, level="reader", section="Read Operations", keyword="MUST",
               sentence="Filter by Tags: Read entries where tags includes specified tag(s)")
 def query_every_parameter_pair(ctx: CheckContext) -> Iterator[Failure]:
     """query: the valid classes of start, end, tags, type, text and near and the write history of the

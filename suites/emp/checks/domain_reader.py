@@ -53,7 +53,7 @@ def same_number_or_value(sent: Any, got: Any) -> bool:
     return bool(sent == got)
 
 
-@SUITE.check(level="reader", section="Access Patterns", keyword="MUST", sentence="Read All: Load entire file and parse each line")
+@SUITE.check(sweep=True, level="reader", section="Access Patterns", keyword="MUST", sentence="Read All: Load entire file and parse each line")
 def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
     """One file with a line of each class (written as UTF-8, not escaped), one resolved view: every line
     memconform's validator finds no problem with, under any reading, is in the view with its fields as

@@ -105,7 +105,7 @@ def judge_append(kind: str, done: str, reply: Any, new: list[Any], sent: dict[st
     return None
 
 
-@SUITE.check(level="writer", section="Write Operations", keyword="MUST", sentence="Append: Add new entry to end of file")
+@SUITE.check(sweep=True, level="writer", section="Write Operations", keyword="MUST", sentence="Append: Add new entry to end of file")
 def writer_appends_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """An append of an entry with one field at each class of the table: valid ones appended as given,
     invalid ones ("Validate entries: Check schema before writing") refused or written valid, open ones
@@ -158,7 +158,7 @@ def judge_update(kind: str, reply: Any, new: list[Any], want: dict[str, Any], ol
                       shown(mine, reply), json.dumps(want, ensure_ascii=False)[:200], key)
 
 
-@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+@SUITE.check(sweep=True, level="writer", section="Write Operations", keyword="MUST",
               sentence="Update: Append new entry with same id (newer ts takes precedence)")
 def writer_updates_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """An update of one entry changing one field to each class of the table (every field but the id,
@@ -193,7 +193,7 @@ def writer_updates_every_class(ctx: CheckContext) -> Iterator[Failure]:
         ledger.judge([vc.key])
 
 
-@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
+@SUITE.check(sweep=True, level="writer", section="Write Operations", keyword="MUST",
               sentence="Delete: Append tombstone entry or rewrite file without deleted entry")
 def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """A file holding a line of every class (as other apps may write them); each line a reader uses is

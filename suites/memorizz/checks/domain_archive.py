@@ -161,14 +161,14 @@ def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+@SUITE.check(sweep=True, level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
 def domain_archive_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the envelope, taxonomy, stores and integrity algorithm on a valid archive of its own:
     allowed ones restored whole, forbidden ones refused with nothing written, open ones either way."""
     yield from judge_classes(ctx, ENVELOPE_FIELDS, "dom-arc")
 
 
-@SUITE.check(level="consumer", section="Records and relationships", keyword="MUST", sentence=IDS)
+@SUITE.check(sweep=True, level="consumer", section="Records and relationships", keyword="MUST", sentence=IDS)
 def domain_records_and_manifest_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of a record's shape and identities and of the manifest's fields on a valid archive of its
     own: allowed ones restored whole, forbidden ones refused with nothing written, open ones either way."""

@@ -105,7 +105,7 @@ def with_envelope_class(archive: dict[str, Any], vc: domain.ValueClass, value: A
     return mz.reseal(archive)
 
 
-@SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
+@SUITE.check(sweep=True, level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
 def domain_envelope_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of each envelope field of the domain table on a valid archive of its own: allowed ones
     restored (the records in an export of the namespace), forbidden ones refused with nothing written,
@@ -225,7 +225,7 @@ def by_content(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {str(r["data"].get("content")): r for r in records if isinstance(r, dict) and isinstance(r.get("data"), dict)}
 
 
-@SUITE.check(level="consumer", section="Records and relationships", keyword="MUST", sentence=ID_SENTENCE)
+@SUITE.check(sweep=True, level="consumer", section="Records and relationships", keyword="MUST", sentence=ID_SENTENCE)
 def domain_records_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """The allowed classes of the record fields restored together and read back unchanged; each other class
     as the middle record of an otherwise valid archive: forbidden ones refused with the two beside them

@@ -89,7 +89,7 @@ def export_mismatch(answer: oracle.ExportAnswer, refused: bool, archive: Any, se
     return ""
 
 
-@SUITE.check(level="producer", section="Envelope", keyword="MUST", sentence=ONE_TYPE)
+@SUITE.check(sweep=True, level="producer", section="Envelope", keyword="MUST", sentence=ONE_TYPE)
 def domain_export_selection(ctx: CheckContext) -> Iterator[Failure]:
     """Every export parameter alone and pairwise with every other, on the seeded graph: the records of the graph
     the export holds, the stores it fills and what it says of embeddings are the model's, for every row."""
@@ -164,7 +164,7 @@ def hold(ctx: CheckContext, records: list[tuple[str, str, dict[str, Any]]]) -> d
     return {(store, rid): data for store, rid, data in held}
 
 
-@SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence=CONFLICTS)
+@SUITE.check(sweep=True, level="consumer", section="What is portable", keyword="MUST", sentence=CONFLICTS)
 def domain_import_modes(ctx: CheckContext) -> Iterator[Failure]:
     """Every import mode, conflict policy and destination state alone and pairwise: acceptance, the count of
     records written and the namespace afterwards are the model's, for every row; a preview lists the model's

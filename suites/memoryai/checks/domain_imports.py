@@ -290,7 +290,7 @@ def read_back_failures(case: ChunkCase, got: dict[str, Any] | None, dim: int) ->
 
 # ---- the import check ----------------------------------------------------------------------------
 
-@SUITE.check(section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
+@SUITE.check(sweep=True, section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
 def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the bundle envelope and of a chunk's fields through an import (see the module)."""
     model, dim = c.target_model(ctx)
@@ -418,7 +418,7 @@ def export_failures(exported: dict[str, Any], expected: dict[str, tuple[ChunkCas
 
 # ---- the export request --------------------------------------------------------------------------
 
-@SUITE.check(section="§3.1", keyword="SHOULD", level="http", sentence=SCOPE_LINE)
+@SUITE.check(sweep=True, section="§3.1", keyword="SHOULD", level="http", sentence=SCOPE_LINE)
 def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of `scope` and of `since` (with scope since) in an export request: allowed ones answered
     with a bundle declaring them (since: the same instant), the others refused with a 4xx or answered

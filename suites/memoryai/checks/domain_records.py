@@ -83,7 +83,7 @@ def entity_bundle(ctx: CheckContext, vc: domain.ValueClass, value: Any) -> tuple
     return bundle, RecordCase(vc, sent, (chunk["content_hash"],), entity)
 
 
-@SUITE.check(section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
+@SUITE.check(sweep=True, section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
 def domain_import_every_record_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of an edge's and an entity's fields through an import (see the module)."""
     cases: list[RecordCase] = []

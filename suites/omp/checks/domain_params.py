@@ -167,7 +167,7 @@ def odd_page_failures(label: str, vc: domain.ValueClass, base: dict[str, str], s
                       {r: len(w) for r, w in readings.items()}, "$.memories")
 
 
-@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="List memories with optional filters.")
+@SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core", sentence="List memories with optional filters.")
 def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
     """GET /v1/memories: the valid classes of every parameter in a covering array (ci: each class once;
     default: every pair), each judged against the page the model computes; then each odd class alone
@@ -218,7 +218,7 @@ def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[st
         yield Failure(f"{label}: {reason.title}", reason.received, reason.expected, "$.memories")
 
 
-@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="Semantic or keyword search across memories.")
+@SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core", sentence="Semantic or keyword search across memories.")
 def domain_search_parameters(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/memories/search: the valid classes of q, type, tags, namespace, limit and mode in a
     covering array, judged against the matching memories (keyword: exactly; another mode answered: the

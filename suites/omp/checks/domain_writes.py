@@ -48,7 +48,7 @@ def never_stored(ctx: CheckContext, refused: list[dd.Case], what: str) -> Iterat
         yield Failure(f"{what}: a refused value was stored anyway", kept[:5], "nothing stored", "$.memories", f"{len(kept)} in all")
 
 
-@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="Create a new memory.")
+@SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core", sentence="Create a new memory.")
 def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/memories with each value of each class of each field alone (the rest the suite's usual
     memory): allowed values created and read back as written, forbidden ones 422 and not stored, values
@@ -87,7 +87,7 @@ def observe_expiry(ctx: CheckContext, label: str, after: Reply) -> Observation:
                        title=f"{label}: the memory whose expires_at passed was neither served nor 404 memory_not_found")
 
 
-@SUITE.check(section="§3.3", keyword="MUST", level="core",
+@SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core",
              sentence="Update an existing memory. All fields are optional — only provided fields are updated.")
 def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """PUT /v1/memories/:id with each value of each class as a one-field patch; the "absent" class as a
@@ -189,7 +189,7 @@ def _others_kept(case: dd.Case, before: dict[str, Any], now: dict[str, Any], pat
                       {k: before.get(k) for k in moved[:3]}, "$")
 
 
-@SUITE.check(section="§3.3", keyword="MUST", level="core", sentence="Import memories from an OMP export file.")
+@SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core", sentence="Import memories from an OMP export file.")
 def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/import: the allowed classes of every field in small batches, all imported; each other
     class as the middle item of a three-item batch, then what the spec allows: the item imported, or
