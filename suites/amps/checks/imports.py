@@ -198,6 +198,34 @@ def _unsourced_variant(ctx: CheckContext, subject_id: str, anchor: dict[str, Any
         yield Failure(f"a rejected export lost the subject's earlier atom ({what})", "absent", anchor["atom_id"], "$.atoms")
 
 
+@SUITE.check(level="consumer", section="Provenance rules", keyword="MUST",
+             sentence="inferred — a model concluded this from one or more artifacts. artifact_ids and extractor are required.")
+def rejects_inferred_without_extractor(ctx: CheckContext) -> Iterator[Failure]:
+    """An inferred atom citing its artifact but naming no extractor (left out, or ""), beside a good atom:
+    the importer may refuse the export (then nothing of it is stored) or leave that atom out, but never
+    store it as it came, so that its own export would break the rule (errata A3)."""
+    subject_id = ctx.unique("subject-extractor")
+    control, control_art = sourced(ctx, "extractor-control")
+    if not import_export(ctx, make_export(subject_id, [control], [control_art])).ok:
+        raise ControlRefused("the same export with the inferred atom's extractor named was refused")
+    for what, extractor in (("no extractor", None), ('extractor ""', "")):
+        good, good_art = sourced(ctx, "extractor-good", "observed")
+        bad, bad_art = sourced(ctx, "extractor-missing")
+        if extractor is None:
+            bad["provenance"].pop("extractor")
+        else:
+            bad["provenance"]["extractor"] = extractor
+        reply = import_export(ctx, make_export(subject_id, [good, bad], [good_art, bad_art]))
+        stored = atoms_by_id(export(ctx, subject_id))
+        kept = stored.get(bad["atom_id"])
+        if kept is not None and not (isinstance(kept.get("provenance"), dict) and kept["provenance"].get("extractor")):
+            yield Failure(f"an inferred atom without an extractor was imported ({what})", kept.get("provenance"),
+                          "refused, or left out", "$.atoms")
+        if not reply.ok and good["atom_id"] in stored:
+            yield Failure(f"part of a rejected export was imported ({what})", good["text"], "nothing from the rejected export",
+                          "$.atoms")
+
+
 def _spec_example(ctx: CheckContext) -> dict[str, Any]:
     """The spec's worked example, its ids made unique to the run (references kept consistent)."""
     doc = json.loads((fixture_root() / "amps" / "valid" / "spec-worked-example.json").read_text("utf-8"))["document"]

@@ -34,6 +34,13 @@ class AcceptsUnsourcedInferred(ReferenceAmpsStore):
         return [p for p in super().problems(doc) if "inferred atom cites no" not in p]
 
 
+class AcceptsInferredWithoutExtractor(ReferenceAmpsStore):
+    """Checks an inferred atom's artifact_ids but not its extractor: such an atom is stored as it came."""
+
+    def problems(self, doc: Any) -> list[str]:
+        return [p for p in super().problems(doc) if "names no extractor" not in p]
+
+
 class ImportsPartOfRejected(ReferenceAmpsStore):
     """Refuses the bad export but keeps the atoms it had already written."""
 
@@ -259,7 +266,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     InvertsValidity, PadsText, LocalTimestamps, OmitsArtifacts, LenientValidator, WritesBeforeValidating,
     ClearsSubjectFirst, ClassifiesSensitivity, PrivateOnlyForChats, TrustsOwnExports, CascadeByBacklinks,
     NormalisesSubjectId, AddsInternalUserId, RequiresLabels, PythonJsonParser,
-    ArtifactsReplacedPerImport, CountsBytesForMaxLength, BoolIsNumber, EmptySourcesCount,
+    ArtifactsReplacedPerImport, CountsBytesForMaxLength, BoolIsNumber, EmptySourcesCount, AcceptsInferredWithoutExtractor,
 )}
 
 # mutant -> {check id: a fragment of the failure title it must raise}: kills are keyed by failure branch,
@@ -268,6 +275,7 @@ EXPECTED_KILLS: dict[str, dict[str, str]] = {
     "CountsBytesForMaxLength": {"amps.accepts_schema_edges": "an export valid at the schema's edges was refused"},
     "BoolIsNumber": {"amps.rejects_malformed_export": "an export with confidence true (a boolean) was accepted"},
     "EmptySourcesCount": {"amps.rejects_unsourced_inferred": "the unsourced inferred atom was imported (artifact_ids [])"},
+    "AcceptsInferredWithoutExtractor": {"amps.rejects_inferred_without_extractor": "an inferred atom without an extractor was imported"},
     "AcceptsUnsourcedInferred": {
         "amps.rejects_unsourced_inferred": "an export with an unsourced inferred atom was accepted",
     },
