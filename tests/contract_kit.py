@@ -14,13 +14,12 @@ check ids that must fail on it, or {check id: a words of the failure title}}, an
 
 from __future__ import annotations
 
-import fcntl
 import functools
-import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from made_once import made_once
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.suite import SuiteSpec, all_suites
@@ -70,22 +69,9 @@ MutantRun = dict[str, tuple[str, tuple[str, ...], str]]
 @functools.cache
 def mutant_run(suite: str, name: str, shared: Path | None = None) -> MutantRun:
     """check id -> (outcome, failure titles, reason) of one run of the mutant: run once per test session.
-    `shared`: a folder the session's processes share (pytest-xdist's workers, which share no memory): the
-    first process to need a run makes it and leaves it there, the others read it (and wait for it while
-    it is being made), so a run is made once per session however the tests are spread over workers."""
-    if shared is None:
-        return _run_mutant(suite, name)
-    made = shared / f"{suite}.{name}.json"
-    with open(shared / f"{suite}.{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if made.exists():
-            return {check: (outcome, tuple(titles), reason)
-                    for check, (outcome, titles, reason) in json.loads(made.read_text("utf-8")).items()}
-        seen = _run_mutant(suite, name)
-        part = made.with_suffix(".part")
-        part.write_text(json.dumps(seen), encoding="utf-8")
-        part.replace(made)
-        return seen
+    `shared`: made_once's folder, so a run is made once per session however xdist spreads the tests."""
+    seen = made_once(shared, f"contract-{suite}.{name}", lambda: _run_mutant(suite, name))
+    return {check: (outcome, tuple(titles), reason) for check, (outcome, titles, reason) in seen.items()}
 
 
 def _run_mutant(suite: str, name: str) -> MutantRun:

@@ -14,7 +14,6 @@ Mutant runs are the `mutants` tier: `pytest -m "not mutants"` is the fast inner 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from contract_kit import (
     mutants_of,
     registered,
 )
+from made_once import shared_folder
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.coverage import map_path
@@ -70,14 +70,9 @@ def test_mutant_tables_agree(suite: str) -> None:
 
 @pytest.fixture(scope="session")
 def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
-    """Under pytest-xdist, a folder all workers of this session see (each worker's base temporary folder is
-    one folder under the session's), where each mutant run is made once for all of them: the per-mutant
-    tests and the every-check-killed test of a suite land on different workers. None in one process."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return None
-    folder = tmp_path_factory.getbasetemp().parent / "contract-mutant-runs"
-    folder.mkdir(exist_ok=True)
-    return folder
+    """Under pytest-xdist the per-mutant tests and the every-check-killed test of a suite land on different
+    workers: each mutant run is made once for all of them (made_once.py). None in one process."""
+    return shared_folder(tmp_path_factory)
 
 
 @pytest.mark.mutants
