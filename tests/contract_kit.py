@@ -15,9 +15,11 @@ check ids that must fail on it, or {check id: a words of the failure title}}, an
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from made_once import made_once
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.suite import SuiteSpec, all_suites
@@ -61,9 +63,18 @@ def checks_run_on(suite: str, name: str) -> list[str]:
     return sorted(wanted)
 
 
+MutantRun = dict[str, tuple[str, tuple[str, ...], str]]
+
+
 @functools.cache
-def mutant_run(suite: str, name: str) -> dict[str, tuple[str, tuple[str, ...], str]]:
-    """check id -> (outcome, failure titles, reason) of one run of the mutant: run once per test session."""
+def mutant_run(suite: str, name: str, shared: Path | None = None) -> MutantRun:
+    """check id -> (outcome, failure titles, reason) of one run of the mutant: run once per test session.
+    `shared`: made_once's folder, so a run is made once per session however xdist spreads the tests."""
+    seen = made_once(shared, f"contract-{suite}.{name}", lambda: _run_mutant(suite, name))
+    return {check: (outcome, tuple(titles), reason) for check, (outcome, titles, reason) in seen.items()}
+
+
+def _run_mutant(suite: str, name: str) -> MutantRun:
     module = mutants_of(suite)
     stop = None
     if name in getattr(module, "HTTP_ONLY", ()):  # only HTTP shows it (a status code, an absent route)

@@ -10,6 +10,7 @@ checks themselves meet the hostility.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from made_once import made_once, shared_folder
 
 pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 
@@ -247,6 +249,15 @@ class ZooRun:
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ZooRun]:
+    """Every server of the zoo through `memconform run`, once per session (this module's tests may be spread
+    over xdist's workers; the report folders stay where the worker that ran the zoo left them)."""
+    made = made_once(shared_folder(tmp_path_factory), "http-hostile-zoo",
+                     lambda: {mode: dataclasses.asdict(run) | {"report_dir": str(run.report_dir)}
+                              for mode, run in run_the_zoo(tmp_path_factory).items()})
+    return {mode: ZooRun(**(run | {"report_dir": Path(run["report_dir"])})) for mode, run in made.items()}
+
+
+def run_the_zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ZooRun]:
     """Every server of the zoo through `memconform run`, side by side: most of a run is waiting on a
     deadline, so the whole zoo takes about as long as its slowest member."""
     def one(mode: str) -> ZooRun:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
+from made_once import made_once, shared_folder
 from memconform.core.model import TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
@@ -314,15 +314,22 @@ KILLS = {
 }
 
 
-@pytest.fixture(scope="module")
-def toy_outcomes() -> Iterator[dict[str, dict[str, str]]]:
-    """The conforming app runs every fuzz check; a broken one runs the checks that must catch it."""
+def _toy_outcomes() -> dict[str, dict[str, str]]:
     outcomes: dict[str, dict[str, str]] = {}
     for breaks in ("", *sorted(KILLS)):
         toy = ToyTarget(breaks)
         with toy:
             outcomes[breaks] = fuzz_outcomes(toy, sorted(KILLS[breaks]) if breaks else FUZZ_CHECKS)
-    yield outcomes
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def toy_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    """The conforming app runs every fuzz check; a broken one runs the checks that must catch it (once per
+    session: this module's tests may be spread over xdist's workers)."""
+    outcomes: dict[str, dict[str, str]] = made_once(shared_folder(tmp_path_factory), "omp-openapi-toy-outcomes",
+                                                    _toy_outcomes)
+    return outcomes
 
 
 def test_fuzz_checks_are_registered_with_the_suite() -> None:

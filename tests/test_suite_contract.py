@@ -14,6 +14,7 @@ Mutant runs are the `mutants` tier: `pytest -m "not mutants"` is the fast inner 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from contract_kit import (
@@ -29,6 +30,7 @@ from contract_kit import (
     mutants_of,
     registered,
 )
+from made_once import shared_folder
 from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.coverage import map_path
@@ -66,10 +68,17 @@ def test_mutant_tables_agree(suite: str) -> None:
     assert {n for n in getattr(module, "EXPECTED_TITLES", {}) if n not in module.MUTANTS} == set()
 
 
+@pytest.fixture(scope="session")
+def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """Under pytest-xdist the per-mutant tests and the every-check-killed test of a suite land on different
+    workers: each mutant run is made once for all of them (made_once.py). None in one process."""
+    return shared_folder(tmp_path_factory)
+
+
 @pytest.mark.mutants
 @pytest.mark.parametrize("suite,name", MUTANT_CASES, ids=[f"{s}:{n}" for s, n in MUTANT_CASES])
-def test_mutant_is_caught_by_its_branch(suite: str, name: str) -> None:
-    seen = mutant_run(suite, name)
+def test_mutant_is_caught_by_its_branch(suite: str, name: str, shared_runs: Path | None) -> None:
+    seen = mutant_run(suite, name, shared_runs)
     expected = expected_kills(suite, name)
     assert expected, f"mutant {name} names no check that should catch it"
     assert {c: seen.get(c, ("absent", (), ""))[::2] for c in expected if seen.get(c, ("",))[0] != "failed"} == {}, \
@@ -82,10 +91,10 @@ def test_mutant_is_caught_by_its_branch(suite: str, name: str) -> None:
 
 @pytest.mark.mutants
 @pytest.mark.parametrize("suite", WITH_MUTANTS)
-def test_every_check_is_killed(suite: str) -> None:
+def test_every_check_is_killed(suite: str, shared_runs: Path | None) -> None:
     module = mutants_of(suite)
     killed = {c for name in module.EXPECTED_KILLS for c in expected_kills(suite, name)
-              if mutant_run(suite, name).get(c, ("",))[0] == "failed"}
+              if mutant_run(suite, name, shared_runs).get(c, ("",))[0] == "failed"}
     killed |= fixture_kills(suite) | set(getattr(module, "KILLED_ELSEWHERE", {}))
     assert sorted(registered(suite) - killed) == [], "checks nothing kills (they could be unable to fail)"
 
