@@ -35,7 +35,9 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening socket, bound before anything is printed: with port 0 the banner names the port the
     system chose, not 0."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only when the listening
+    # socket says TCP, and without it every kept-alive request waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
