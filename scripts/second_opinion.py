@@ -119,7 +119,8 @@ def judge(bug: dict[str, Any], clean: dict[str, Any], buggy: dict[str, Any]) -> 
 
 
 CAUGHT = SO / "caught.json"
-SLOW = ("model_sequences", "fuzz_", "hostile_json", "_large")  # stateful, fuzzing and bulk checks: a catcher of last resort
+# stateful, fuzzing, bulk checks and sweeps of a domain table (hundreds of calls): a catcher of last resort
+SLOW = ("model_sequences", "fuzz_", "hostile_json", "_large", "every_", "pairwise", "domain_")
 
 
 def catcher(verdict: dict[str, Any]) -> str | None:
