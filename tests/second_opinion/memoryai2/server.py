@@ -1,6 +1,6 @@
 """memoryai2: a blind second implementation of the MemoryAI Protocol v1 (HTTP profile, spec §4).
 
-Written from /work/shared/specs/memoryai-protocol-v1.md alone (a copy is served at GET /v1/spec).
+Written from fixtures/specs/memoryai-protocol-v1.md alone (a copy is served at GET /v1/spec).
 Python 3.11 standard library only.  Start:
 
     python tests/second_opinion/memoryai2/server.py --port 0
