@@ -46,6 +46,7 @@ def run_against(target: ServedTarget, tmp_path: Path, **options: str) -> dict[st
     creds = tmp_path / "credentials.json"
     creds.write_text(json.dumps({"tool_keys": target.api.keys.tool_keys, "other_user_key": target.api.keys.other_user_key}))
     profile = Profile.named("ci", options={"omp.credentials": str(creds), "omp.ai_endpoints": "no-key",
+                                           "omp.server_log": str(target.api.audit_file),  # as `serve omp` prints it
                                            **{f"omp.{k}": v for k, v in options.items()}})
     outcome = execute_run(["omp"], target.base_url, profile, report_dir=None, api_key=target.api.keys.global_key,
                           check_ids=omp_checks())

@@ -647,11 +647,12 @@ def test_serve_omp_prints_working_keys():
     proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "serve", "omp", "--port", str(port)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
-        lines = [proc.stdout.readline() for _ in range(7)]  # type: ignore[union-attr]
+        lines = [proc.stdout.readline() for _ in range(8)]  # type: ignore[union-attr]
         keys = dict(re.findall(r"^\s+(global key|other-user key):\s+(\S+)", "".join(lines), re.M))
         credentials = re.search(r"credentials file:\s+(\S+)", "".join(lines)).group(1)  # type: ignore[union-attr]
-        assert set(keys) == {"global key", "other-user key"} and os.path.exists(credentials)
-        assert f"--api-key={keys['global key']}" in lines[-1]
+        audit_log = re.search(r"audit log:\s+(\S+)", "".join(lines)).group(1)  # type: ignore[union-attr]
+        assert set(keys) == {"global key", "other-user key"} and os.path.exists(credentials) and os.path.exists(audit_log)
+        assert f"--api-key={keys['global key']}" in lines[-1] and f"--option omp.server_log={audit_log}" in lines[-1]
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -665,7 +666,7 @@ def test_serve_omp_prints_working_keys():
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=10)
         proc.stdout.close()  # type: ignore[union-attr]
-    assert not os.path.exists(credentials)
+    assert not os.path.exists(credentials) and not os.path.exists(audit_log)
 
 
 def test_empty_text_is_a_string_like_any_other(ref):
