@@ -111,26 +111,21 @@ def _integer_like(value: Any) -> bool:
     return _integral_float(value)
 
 
-def _search_open_departures(body: Any) -> set[str]:
-    """The fields where a search body departs from the description only as errata O9/O35 leave open (any
-    integer `limit`, an unknown `mode` or `type`, `tags` as one string). Empty when it departs nowhere, or
-    anywhere else too (a `q` that is not a string, an unknown field, a `limit` of 5.5 or "abc"...)."""
+def _departs_only_where_open(body: Any) -> bool:
+    """Does a search body depart from the description, and only where errata O9/O35 leave the answer open
+    (any integer `limit`, also `5.0` or `"5"`; an unknown `mode` or `type`; `tags` as one string)? False
+    when it departs nowhere, or anywhere else too (a `q` that is not a string, an unknown field, a `limit`
+    of 5.5 or "abc"...)."""
     if not isinstance(body, dict) or not isinstance(body.get("q"), str) or not set(body) <= SEARCH_FIELDS:
-        return set()
+        return False
     tags, namespace, limit, mode, kind = (body.get(k) for k in ("tags", "namespace", "limit", "mode", "type"))
     if not (tags is None or isinstance(tags, str) or (isinstance(tags, list) and all(isinstance(t, str) for t in tags))):
-        return set()
+        return False
     if not ((namespace is None or isinstance(namespace, str)) and (limit is None or _integer_like(limit))
             and ("mode" not in body or isinstance(mode, str)) and (kind is None or isinstance(kind, str))):
-        return set()
-    found = {"tags"} if isinstance(tags, str) else set()
-    if limit is not None and not (type(limit) is int and 1 <= limit <= omp.MAX_LIMIT):
-        found.add("limit")
-    if "mode" in body and mode not in omp.SEARCH_MODES:
-        found.add("mode")
-    if kind is not None and kind not in omp.TYPES:
-        found.add("type")
-    return found
+        return False
+    return (isinstance(tags, str) or (limit is not None and not (type(limit) is int and 1 <= limit <= omp.MAX_LIMIT))
+            or ("mode" in body and mode not in omp.SEARCH_MODES) or (kind is not None and kind not in omp.TYPES))
 
 
 def _fields_named(body: Any) -> set[str]:
@@ -212,7 +207,7 @@ def accepted_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple
             return [("O30", "an empty query parameter served as a sane page")]
         if ctx.option("bad_params") != "reject":
             return [("O9", "a bad query parameter served as a sane page")]
-    if route == SEARCH and ctx.option("bad_params") != "reject" and _search_open_departures(case.body) \
+    if route == SEARCH and ctx.option("bad_params") != "reject" and _departs_only_where_open(case.body) \
             and served_sanely_to(_reply(response), case.body):
         return [("O9", "a bad search parameter served as a sane page")]
     return []

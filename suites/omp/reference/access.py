@@ -127,6 +127,12 @@ class OmpAccess(OmpValidation):
             with self.audit_lock, open(self.audit_file, "a", encoding="utf-8") as log:
                 log.write(line + "\n")
 
+    def log_audit_to(self, folder: Path) -> Path:
+        """Write audit lines to `audit.log` in `folder` from now on (created empty); its path."""
+        self.audit_file = folder / "audit.log"
+        self.audit_file.touch()
+        return self.audit_file
+
     def audit_line(self, at: str, who: Principal, op: str, memory_id: str | None) -> str:
         """§7: who wrote what, when; never the memory's content."""
         return f"{at} audit user={who.user} key={who.name} op={op} id={memory_id or '-'}"

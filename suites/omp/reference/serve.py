@@ -112,10 +112,8 @@ class ServedTarget(HttpTarget):
         self.description = f"{label} at {base_url}"
         self.api = api
         self._log_folder = Path(tempfile.mkdtemp(prefix="memconform-omp-log-"))
-        api.audit_file = self._log_folder / "audit.log"
-        api.audit_file.touch()
         self.omp_facts = TargetFacts(ai_key_configured=api.provider is not None, credentials=api.keys.credentials(),
-                                     server_log=str(api.audit_file))
+                                     server_log=str(api.log_audit_to(self._log_folder)))
         self.state_facts("omp", self.omp_facts)
         self._stop = stop
 
@@ -169,8 +167,7 @@ def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memor
     credentials.write_text(json.dumps({"tool_keys": keys.tool_keys, "other_user_key": keys.other_user_key}, indent=1),
                            encoding="utf-8")
     credentials.chmod(0o600)
-    api.audit_file = folder / "audit.log"  # §7 writes are logged without content: the run command checks it
-    api.audit_file.touch()
+    audit_log = api.log_audit_to(folder)  # §7 writes are logged without content: the run command checks it
     sock = bind(host, port)  # before the banner: --port 0 prints the port bound
     base = url_of(sock)
     ai_said = "extract/compress by the offline stand-in" if provider else "no AI key configured"
@@ -180,10 +177,10 @@ def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memor
         print(f"  {'tool key (' + tool + '):':<30} {key}", flush=True)
     print(f"  other-user key:                {keys.other_user_key}", flush=True)
     print(f"  credentials file:              {credentials}", flush=True)
-    print(f"  audit log:                     {api.audit_file}", flush=True)
+    print(f"  audit log:                     {audit_log}", flush=True)
     print(f"  run: memconform run --suite omp --target {base} --api-key={keys.global_key} "
           f"--option omp.credentials={credentials} --option omp.ai_endpoints={'skip' if provider else 'no-key'} "
-          f"--option omp.server_log={api.audit_file} --report-dir /tmp/omp-report",
+          f"--option omp.server_log={audit_log} --report-dir /tmp/omp-report",
           flush=True)
     try:
         serve_forever(make_app(api), host, port, sock)
