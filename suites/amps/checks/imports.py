@@ -202,8 +202,9 @@ def _unsourced_variant(ctx: CheckContext, subject_id: str, anchor: dict[str, Any
              sentence="inferred — a model concluded this from one or more artifacts. artifact_ids and extractor are required.")
 def rejects_inferred_without_extractor(ctx: CheckContext) -> Iterator[Failure]:
     """An inferred atom citing its artifact but naming no extractor (left out, or ""), beside a good atom:
-    the importer may refuse the export (then nothing of it is stored) or leave that atom out, but never
-    store it as it came, so that its own export would break the rule (errata A3)."""
+    the importer may refuse the export (then nothing of it is stored), leave that atom out or store it with an
+    extractor it names itself, but never store it as it came, so that its own export would break the rule
+    (errata A3)."""
     subject_id = ctx.unique("subject-extractor")
     control, control_art = sourced(ctx, "extractor-control")
     if not import_export(ctx, make_export(subject_id, [control], [control_art])).ok:
@@ -218,9 +219,11 @@ def rejects_inferred_without_extractor(ctx: CheckContext) -> Iterator[Failure]:
         reply = import_export(ctx, make_export(subject_id, [good, bad], [good_art, bad_art]))
         stored = atoms_by_id(export(ctx, subject_id))
         kept = stored.get(bad["atom_id"])
-        if kept is not None and not (isinstance(kept.get("provenance"), dict) and kept["provenance"].get("extractor")):
-            yield Failure(f"an inferred atom without an extractor was imported ({what})", kept.get("provenance"),
-                          "refused, or left out", "$.atoms")
+        prov = kept.get("provenance") if kept is not None else None
+        named = prov.get("extractor") if isinstance(prov, dict) else None
+        if kept is not None and not (isinstance(named, str) and named):  # stored only if repaired: an extractor named
+            yield Failure(f"an inferred atom without an extractor was imported ({what})", prov,
+                          "refused, left out, or stored with an extractor named", "$.atoms")
         if not reply.ok and good["atom_id"] in stored:
             yield Failure(f"part of a rejected export was imported ({what})", good["text"], "nothing from the rejected export",
                           "$.atoms")
