@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memconform.core.model import Outcome, TargetError
 from memconform.core.profile import Profile
 from memconform.session import execute_run
+from memconform.suites.omp.reference.api import OmpApi, Principal
+from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
 from memconform.suites.omp.server_log import ServerLog
 
 CHECK = ["content_not_logged"]
@@ -32,8 +35,32 @@ def test_a_server_logging_content_fails_for_each_write() -> None:
     result = run("python:memconform.suites.omp.mutants:content_logged")
     assert result.outcome is Outcome.FAILED
     assert [f.title for f in result.failures] == [
-        f"the content of {w} is in the server log in plain text" for w in ("a created memory", "an updated memory", "an imported memory")]
+        f"the content of {w} is in the server log in plain text"
+        for w in ("a created memory", "an updated, then deleted, memory", "an imported memory")]
     assert all("private note from" in str(f.received) for f in result.failures)  # the log line, as evidence
+
+
+class LogsWhatItDeletes(OmpApi):
+    """Audit lines without content, but a delete's line names the content it removed."""
+
+    def visible(self, who: Principal, memory_id: str) -> dict[str, Any]:
+        self.last_seen = super().visible(who, memory_id)
+        return self.last_seen
+
+    def audit_line(self, at: str, who: Principal, op: str, memory_id: str | None) -> str:
+        line = super().audit_line(at, who, op, memory_id)
+        return f"{line} was={self.last_seen.get('content')!r}" if op == "delete" else line
+
+
+def logs_what_it_deletes() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=LogsWhatItDeletes), label="fake:omp:logs-what-it-deletes")
+
+
+def test_a_server_logging_only_what_it_deletes_fails() -> None:
+    result = run(f"python:{__name__}:logs_what_it_deletes")
+    assert result.outcome is Outcome.FAILED
+    assert [f.title for f in result.failures] == ["the content of an updated, then deleted, memory is in the server log in plain text"]
+    assert "op=delete" in str(result.failures[0].received)
 
 
 def test_a_named_log_that_does_not_grow_is_inconclusive(tmp_path: Path) -> None:
@@ -45,8 +72,6 @@ def test_a_named_log_that_does_not_grow_is_inconclusive(tmp_path: Path) -> None:
 
 def test_without_a_log_the_check_is_skipped_saying_how_to_give_one() -> None:
     """An http:// server states no log of its own: without the option there is nothing to read."""
-    from memconform.suites.omp.reference.serve import ServerSpec, serve_target
-
     served = serve_target(ServerSpec())
     try:
         outcome = execute_run(["omp"], served.base_url, Profile.named("ci"), report_dir=None,

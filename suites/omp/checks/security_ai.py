@@ -21,7 +21,7 @@ from memconform.suites.omp.server_log import SCAN_CAP, ServerLog
 from memconform.suites.omp.suite import SUITE
 
 MIN_KEY_LEN = 32
-WRITTEN = {"create": "a created memory", "update": "an updated memory", "import": "an imported memory"}
+WRITTEN = {"create": "a created memory", "update": "an updated, then deleted, memory", "import": "an imported memory"}
 
 
 def ai_reason(ctx: CheckContext) -> str | None:
@@ -100,8 +100,9 @@ def api_keys_at_least_32_chars(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§7", keyword="MUST NOT", level="security",
            sentence='Memory content MUST NOT be logged in plain text in production logs')
 def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
-    """A create, an update and an import, each of content opening with a fresh token; then what the
-    server's log (option omp.server_log) gained meanwhile: a token there is that content in plain text.
+    """A create, an update, a delete of that memory and an import, the content of each write opening with a
+    fresh token; then what the server's log (option omp.server_log) gained meanwhile: a token there is that
+    content in plain text.
     The positive control: the log grew during the writes, so it is the log this server writes."""
     path = ctx.option("server_log") or c.facts(ctx).server_log
     if not path:
@@ -117,6 +118,7 @@ def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
 
     made = c.created(ctx, c.memory(ctx, "log-create", content=content("create")))
     ev.control(c.update(ctx, made["id"], {"content": content("update")}), "an update of a memory's content")
+    ev.control(c.delete(ctx, made["id"]), "a delete of that memory")  # a server may log what it deletes
     ev.control(c.import_(ctx, c.export_file([c.full_memory(ctx, "log-import", content=content("import"))])), "an import of one memory")
     growth = log.since(before)
     logged = [(write, growth.data.find(token[:16].encode())) for write, token in tokens.items()]
@@ -128,10 +130,10 @@ def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
     if any(at >= 0 for _, at in logged):
         return
     if growth.grew == 0:
-        raise Inconclusive(f"the server log {path} did not grow during three writes: nothing shows it is the log "
+        raise Inconclusive(f"the server log {path} did not grow during four writes: nothing shows it is the log "
                            "this server writes (§7 also asks that writes be logged)")
     if growth.grew > len(growth.data):
-        raise Inconclusive(f"the server log grew {growth.grew} bytes during three writes; only the first {SCAN_CAP} were read")
+        raise Inconclusive(f"the server log grew {growth.grew} bytes during four writes; only the first {SCAN_CAP} were read")
 
 
 @SUITE.check(section="§7", keyword="SHOULD", level="security",
