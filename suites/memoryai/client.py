@@ -377,6 +377,25 @@ def edges_by_hash(doc: dict[str, Any]) -> dict[tuple[str | None, str | None, obj
     return out
 
 
+def own_part(doc: dict[str, Any], marker: str) -> dict[str, Any]:
+    """The target's export holding only the records this run wrote (those holding `marker`, and the edges
+    between such chunks), sealed again in the §3.6 reading its checksum followed (when it followed one):
+    what a check imports back of an instance others share, so that it never writes back what others
+    wrote, or deleted, between the export and the import."""
+    part = {k: v for k, v in doc.items() if k not in mai.RECORD_SECTIONS}
+    chunks = [ch for ch in array_at(doc, "chunks") if marker in dumps(ch)]
+    ids = {ch.get("id") for ch in chunks if _scalar(ch.get("id"))}
+    for section in mai.RECORD_SECTIONS:
+        if isinstance(doc.get(section), list):
+            part[section] = [r for r in doc[section] if marker in dumps(r) or section == "memory_edges" and isinstance(r, dict)
+                             and _scalar(r.get("chunk_a")) and _scalar(r.get("chunk_b")) and {r["chunk_a"], r["chunk_b"]} <= ids]
+    part["manifest"] = dict(doc["manifest"]) if isinstance(doc.get("manifest"), dict) else doc.get("manifest")
+    reading = mai.checksum_reading_of(doc) if isinstance(part["manifest"], dict) else None
+    if reading is not None:
+        mai.seal(part, *mai.CHECKSUM_READINGS[reading])
+    return part
+
+
 def expect_accepted(reply: Reply, what: str) -> list[Failure]:
     if reply.ok:
         return []

@@ -60,10 +60,12 @@ def roundtrip_once(ctx: CheckContext, doc: dict[str, Any]) -> Iterator[Failure]:
     if not reply.ok:
         yield Failure("a conformant bundle was refused", reply.raw[:300], "accepted")
         return
+    mine = f"memconform-{ctx.run_id}"
     first = c.export(ctx, "full")
-    c.import_bundle(ctx, first, remember=False)
-    # checks of other runs may write to the same instance meanwhile: only this run's records decide extras
-    yield from roundtrip_differences(doc, first, c.export(ctx, "full"), mine=f"memconform-{ctx.run_id}")
+    # others (other checks, other users) write and delete on the same instance meanwhile: only this run's
+    # records are imported back, and only they decide extras
+    c.import_bundle(ctx, c.own_part(first, mine), remember=False)
+    yield from roundtrip_differences(doc, first, c.export(ctx, "full"), mine=mine)
 
 
 def _save_example(ctx: CheckContext, doc: Any) -> str | None:

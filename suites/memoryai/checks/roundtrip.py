@@ -87,7 +87,8 @@ def _round_trip(ctx: CheckContext, prefix: str, chunks: list[dict[str, Any]]) ->
     if lost_at_export:
         yield Failure(f"the export holds {len(before)} of the {len(chunks)} chunks imported (it grew to {size / 1e6:.1f} MB)",
                       len(before), len(chunks), "$.chunks", f"first missing: {sent[lost_at_export[0]]['content'][:60]!r}")
-    reply = c.import_bundle(ctx, doc, remember=False)  # the target's own export, unchanged
+    # the target's own export, of this run's records only: never write back what others wrote or deleted
+    reply = c.import_bundle(ctx, c.own_part(doc, prefix), remember=False)
     if not reply.ok:
         history_counts.record(ctx, history_counts.counts(acknowledged=len(before)))
         yield Failure(f"the target's own export ({size / 1e6:.1f} MB) was refused when imported back",
