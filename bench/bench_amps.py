@@ -23,7 +23,7 @@ from pathlib import Path
 
 from _measure import best, phase_in_child, report_phase
 from memconform.core.profile import Profile
-from memconform.session import validate_document
+from memconform.run.document_run import validate_document
 from memconform.suites.amps import format as amps
 
 PHASES = ("floor", "floor-rs", "validate", "cli")
@@ -89,7 +89,7 @@ def run_phase(phase: str, path: Path, repeat: int) -> float:
                            if r.check_id != "amps.atom_labels_required"), [r.check_id for r in results if r.failures]
         return best(validate, repeat)
     t = time.perf_counter()
-    cli = subprocess.run([sys.executable, "-m", "memconform.cli", "validate", str(path)], capture_output=True, text=True)
+    cli = subprocess.run([sys.executable, "-m", "memconform.cli.main", "validate", str(path)], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stdout[-2000:] + cli.stderr[-2000:]
     return time.perf_counter() - t
 

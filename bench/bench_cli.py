@@ -114,7 +114,7 @@ CHILD_ENV = dict(os.environ)
 def write_small_valid_bundle(folder: Path) -> Path:
     """The document of a valid MemoryAI fixture (every section, 2 KB): what `validate` costs beyond
     starting when it names the format itself and passes every check (a failing file may import more)."""
-    from memconform.fixtures_loader import fixture_root
+    from memconform.kit.fixtures_loader import fixture_root
 
     case = json.loads((fixture_root() / "memoryai" / "valid" / "full_bundle_all_sections.json").read_text("utf-8"))
     path = folder / "small-valid.json"
@@ -205,7 +205,7 @@ def main() -> int:
                 pairs(f"{fmt}: memconform validate (A) vs stdlib json floor (B)", [args.memconform, "validate", str(path)],
                       [sys.executable, "-c", STDLIB_FLOORS[fmt], str(path)], args.runs)
             if fmt == "amps" and (where := ajv_folder(folder, args.node)) is not None:
-                from memconform.fixtures_loader import fixture_root
+                from memconform.kit.fixtures_loader import fixture_root
                 pairs("amps: memconform validate (A) vs ajv 8 + ajv-formats, node (B)",
                       [args.memconform, "validate", str(path)],
                       [args.node, str(where / "validate.js"), str(fixture_root() / "amps" / "schema.json"), str(path)],

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from _measure import phase_in_child, report_phase
 from memconform.core.profile import Profile
-from memconform.session import validate_document
+from memconform.run.document_run import validate_document
 from memconform.suites.emp import format as emp
 
 PHASES = ("floor", "validate", "resolve", "cli")
@@ -68,7 +68,7 @@ def run_phase(phase: str, path: Path) -> float:
         view = emp.resolve(emp.iter_lines(path))
         assert view
     else:
-        cli = subprocess.run([sys.executable, "-m", "memconform.cli", "validate", str(path)],
+        cli = subprocess.run([sys.executable, "-m", "memconform.cli.main", "validate", str(path)],
                              capture_output=True, text=True, timeout=TIMEOUT_S)
         assert cli.returncode == 0, cli.stdout[-2000:] + cli.stderr[-2000:]
     return time.perf_counter() - t

@@ -27,7 +27,7 @@ from typing import Any
 from _measure import best
 from memconform.core.profile import Profile
 from memconform.core.suite import get_suite, suite_names
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,7 +111,7 @@ def bench_pool(suites: list[str], jobs: int) -> None:
         for j in (1, jobs):
             out = Path(tmp) / f"jobs{j}"
             started = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "memconform.cli", "matrix", "run", "--all", "--ci-only",
+            done = subprocess.run([sys.executable, "-m", "memconform.cli.main", "matrix", "run", "--all", "--ci-only",
                                    "--jobs", str(j), "--out", str(out), *selection], cwd=ROOT, capture_output=True,
                                   text=True, timeout=7200)
             walls[j] = time.perf_counter() - started

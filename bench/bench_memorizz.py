@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memconform.cli import main as memconform_main  # noqa: E402
+from memconform.cli.main import main as memconform_main  # noqa: E402
 from memconform.suites.memorizz import format as mz  # noqa: E402
 
 WORDS = ("harbor launch release owner mira window deploy check note agent memory summary tool result "

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from _measure import best
 from memconform.core.profile import Profile
-from memconform.session import execute_run, validate_document
+from memconform.run.document_run import validate_document
+from memconform.run.session import execute_run
 from memconform.suites.memoryai import format as mai
 
 
@@ -68,7 +69,7 @@ def main() -> None:
 
         t_floor, t_val = best(floor, args.repeat), best(validate, args.repeat)
         t = time.perf_counter()
-        cli = subprocess.run([sys.executable, "-m", "memconform.cli", "validate", str(path)], capture_output=True, text=True)
+        cli = subprocess.run([sys.executable, "-m", "memconform.cli.main", "validate", str(path)], capture_output=True, text=True)
         t_cli = time.perf_counter() - t
         print(f"bundle: {args.chunks} chunks x {args.dim} dims, {size / 1e6:.1f} MB")
         print(f"floor (parse + canonical + sha256): {t_floor:.3f} s")

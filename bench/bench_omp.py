@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 from memconform.core.profile import Limits, Profile
-from memconform.loopback import serve_in_thread
+from memconform.kit.loopback import serve_in_thread
 from memconform.suites.omp.reference.serve import ServedTarget, reference_target
 from memconform.targets.base import Reply, Request
 from memconform.targets.base import Route as HttpRoute
@@ -177,7 +177,7 @@ def main() -> None:
 
     try:
         from memconform.core.registry import REGISTRY, load_suite
-        from memconform.session import execute_run
+        from memconform.run.session import execute_run
 
         load_suite("omp")
     except Exception as exc:  # the suite is written by another helper; say why this part is skipped
@@ -192,7 +192,7 @@ def main() -> None:
             print(f"{label} vs reference, ci profile, in process: {time.perf_counter() - t:.2f} s (goal < 60 s); "
                   f"{c['passed']} passed, {c['failed']} failed, {c['errored']} errored, {c['skipped']} skipped")
         t = time.perf_counter()
-        cli = subprocess.run([sys.executable, "-m", "memconform.cli", "run", "--suite", "omp", "--profile", "ci",
+        cli = subprocess.run([sys.executable, "-m", "memconform.cli.main", "run", "--suite", "omp", "--profile", "ci",
                               "--report-dir", str(Path(tmp) / "cli")], capture_output=True, text=True, cwd=ROOT, timeout=600)
         print(f"memconform run --suite omp --profile ci (whole command): {time.perf_counter() - t:.2f} s, exit {cli.returncode}")
 

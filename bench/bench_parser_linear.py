@@ -16,13 +16,20 @@ import sys
 import time
 from collections.abc import Callable
 
-from memconform.json_reader import FILE, REPLY, STRICT, JsonRejected, read_json
-from memconform.strict_json import StrictJsonError, strict_loads
+from memconform.core.json_reader import (
+    FILE,
+    REPLY,
+    STRICT,
+    JsonRejected,
+    StrictJsonError,
+    read_json,
+    strict_loads,
+)
+from memconform.run.validate import NotWellFormed
+from memconform.run.validate import parse_json as parse_file
 from memconform.suites.emp import format as emp
 from memconform.suites.memorizz.format.reader import parse_bytes
 from memconform.targets.base import parse_json as parse_reply
-from memconform.validate import NotWellFormed
-from memconform.validate import parse_json as parse_file
 
 SIZES = (10_000, 40_000, 160_000)  # below the cache cliff a busy shared machine shows from ~200 KB on
 GROWTH = 64.0

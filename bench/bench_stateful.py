@@ -23,7 +23,7 @@ from _measure import best
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.suite import suite_names
-from memconform.session import Session
+from memconform.run.session import Session
 
 MACHINES = {
     "memoryai": "memoryai.model_sequences",
@@ -65,7 +65,7 @@ def measured(suite: str, profile: str, repeat: int) -> dict[str, Any]:
 def whole_run(args: list[str]) -> tuple[float, int]:
     with tempfile.TemporaryDirectory(prefix="memconform-bench-") as folder:
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "memconform.cli", "run", "--profile", "ci", "--report-dir", folder, *args],
+        proc = subprocess.run([sys.executable, "-m", "memconform.cli.main", "run", "--profile", "ci", "--report-dir", folder, *args],
                               capture_output=True, text=True)
         return time.perf_counter() - started, proc.returncode
 

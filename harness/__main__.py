@@ -2,6 +2,6 @@
 
 import sys
 
-from memconform.cli import main
+from memconform.cli.main import main
 
 sys.exit(main())

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.memorizz:
         print("memorizz is not installed in this environment", file=sys.stderr)
         return 2
-    from memconform.cli import main as memconform
+    from memconform.cli.main import main as memconform
 
     with tempfile.TemporaryDirectory(prefix="memconform-memorizz-cli-") as folder:
         cfg = Path(folder) / "memorizz-cli.json"

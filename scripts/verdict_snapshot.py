@@ -40,7 +40,7 @@ def rows(suites: list[str]) -> list[tuple[str, str]]:
 def verdicts(suite: str, row: str) -> dict[str, str]:
     from memconform.core.profile import Profile
     from memconform.core.suite import get_suite
-    from memconform.session import execute_run
+    from memconform.run.session import execute_run
 
     stop = None
     target = None
@@ -49,7 +49,7 @@ def verdicts(suite: str, row: str) -> dict[str, str]:
         assert make is not None
         module = make()
         if row in getattr(module, "HTTP_ONLY", ()):
-            from memconform.loopback import serve_in_thread
+            from memconform.kit.loopback import serve_in_thread
 
             target, stop = serve_in_thread(module.http_app(row))
         else:

@@ -23,8 +23,8 @@ from made_once import made_once
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.suite import SuiteSpec, all_suites
-from memconform.fixtures_loader import iter_cases
-from memconform.session import execute_run
+from memconform.kit.fixtures_loader import iter_cases
+from memconform.run.session import execute_run
 
 SUITES: dict[str, SuiteSpec] = {s.name: s for s in all_suites()}
 WITH_MUTANTS = sorted(name for name, s in SUITES.items() if s.mutants is not None)
@@ -78,7 +78,7 @@ def _run_mutant(suite: str, name: str) -> MutantRun:
     module = mutants_of(suite)
     stop = None
     if name in getattr(module, "HTTP_ONLY", ()):  # only HTTP shows it (a status code, an absent route)
-        from memconform.loopback import serve_in_thread
+        from memconform.kit.loopback import serve_in_thread
 
         target, stop = serve_in_thread(module.http_app(name))
     else:

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core import suite as suite_module
-from memconform.core.model import ControlRefused, Failure, Inconclusive, Keyword, SkipCheck
 from memconform.core.registry import Check
+from memconform.core.results import ControlRefused, Failure, Inconclusive, Keyword, SkipCheck
 from memconform.core.suite import Level, SuiteSpec
 from memconform.targets.base import Rejected
 

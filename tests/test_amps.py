@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
-from memconform.fixtures_loader import iter_cases
-from memconform.session import execute_run, validate_document
+from memconform.core.results import Outcome
+from memconform.kit.fixtures_loader import iter_cases
+from memconform.run.document_run import validate_document
+from memconform.run.session import execute_run
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.format import strategies
 

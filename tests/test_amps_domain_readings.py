@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.hostile import parse_or_reject
-from memconform.session import execute_run
+from memconform.kit.hostile import parse_or_reject
+from memconform.run.session import execute_run
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model
 from memconform.suites.amps.mutants.domain import PAIR_ONLY

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.run.session import execute_run
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.reference import ReferenceAmpsStore
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from memconform import domain
+from memconform.kit import domain
 from memconform.suites.amps import model
 from memconform.suites.amps.checks.domain_imports import drawn_fields, with_value
 

@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.hostile import parse_or_reject
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.kit.hostile import parse_or_reject
+from memconform.run.session import execute_run
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.reference import ReferenceAmpsStore
 from memconform.targets.base import Rejected
@@ -293,7 +293,7 @@ def test_each_open_point_records_what_was_seen_and_none_fails(point: str, check:
 
 def test_open_classes_are_recorded_as_the_target_took_them() -> None:
     """A57: every open class of the table the reference was sent is recorded as accepted or refused."""
-    from memconform import domain
+    from memconform.kit import domain
 
     result, seen = _one("amps.imports_every_schema_class", "reference:amps")
     assert result.outcome is Outcome.PASSED

@@ -102,7 +102,7 @@ def cycles(graph: dict[str, set[str]] = GRAPH) -> list[list[str]]:
 
 def test_the_scan_sees_the_package():
     assert "memconform.core.runner" in MODULES and "memconform.suites.memoryai.suite" in MODULES
-    assert "memconform.core.model" in GRAPH["memconform.core.runner"]
+    assert "memconform.core.results" in GRAPH["memconform.core.runner"]
 
 
 def test_no_import_circles():
@@ -114,12 +114,59 @@ def test_no_import_circles_counting_imports_inside_functions():
     assert cycles(LAZY_GRAPH) == []
 
 
-@pytest.mark.parametrize("layer", ["memconform.core", "memconform.targets"])
-def test_lower_layers_do_not_import_upward(layer):
-    upward = ("memconform.suites", "memconform.cli", "memconform.plugin", "memconform.session")
-    upward += ("memconform.targets",) if layer == "memconform.core" else ()
-    found = {f"{m} -> {i}" for m, imports in LAZY_GRAPH.items() if m.startswith(layer) for i in imports if i.startswith(upward)}
-    assert found == set()
+# harness/ by role: who may import whom (imports inside functions counted). A role imports only the roles
+# below it in this table, so a command module is never a library and the core never reaches up.
+ROLES = {
+    "core": set(),                                   # outcomes, checks, runner, report stream, JSON reader
+    "targets": {"core"},                             # the one seam to an implementation
+    "kit": {"core", "targets"},                      # what suites borrow
+    "suites": {"core", "kit", "targets"},            # one package per spec
+    "render": {"core"},                              # renderings of a report read back
+    "run": {"core", "kit", "targets", "render"},     # one run: session, report folder, validate, replay
+    "evidence": {"core", "run"},                     # certify, attest, verify
+    "matrix": {"core", "kit", "render", "run"},
+    "portability": {"core", "kit", "run", "targets", "suites"},
+    "cli": {"core", "kit", "targets", "render", "run", "evidence", "matrix", "portability"},
+}
+# the package's own __init__ (the version) may be read by anyone; a suite's pytest entry file
+# (suites/<spec>/test_<spec>.py) is a front door and takes the plugin
+TOP = {"memconform"}
+
+
+def role(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ROLES else None
+
+
+def test_every_harness_module_has_a_role():
+    loose = sorted(m for m in MODULES if role(m) is None and m not in TOP | {"memconform.__main__"})
+    assert loose == []
+
+
+def arrows_up(graph: dict[str, set[str]]) -> list[str]:
+    upward = set()
+    for module, imports in graph.items():
+        mine = role(module)
+        for imported in imports:
+            theirs = role(imported)
+            if mine is None or theirs is None or theirs == mine or theirs in ROLES[mine]:
+                continue
+            if mine == "suites" and module.rpartition(".")[2].startswith("test_") and imported == "memconform.cli.plugin":
+                continue
+            upward.add(f"{module} -> {imported}")
+    return sorted(upward)
+
+
+def test_no_role_imports_one_above_it():
+    assert arrows_up(LAZY_GRAPH) == []
+
+
+def test_the_role_table_catches_an_arrow_up():
+    """The rule itself can fail: a core module importing a command, or a feature a command module, is caught."""
+    graph = {"memconform.core.runner": {"memconform.cli.main", "memconform.core.report"},
+             "memconform.portability.translate": {"memconform.cli.common"}}
+    assert arrows_up(graph) == ["memconform.core.runner -> memconform.cli.main",
+                                "memconform.portability.translate -> memconform.cli.common"]
 
 
 def test_core_imports_no_pytest_cli_or_transport():
@@ -142,8 +189,8 @@ def string_constants(path: Path) -> list[str]:
 def test_no_project_module_is_imported_by_a_string():
     """The harness finds suites, references and mutants through entry points, not a table of names."""
     by_name = re.compile(r"^(python:)?memconform\.(suites|reference|mutants)\.")
-    front = ("memconform.core", "memconform.targets", "memconform.cli", "memconform.session", "memconform.plugin",
-             "memconform.coverage")
+    front = ("memconform.core", "memconform.targets", "memconform.cli.main", "memconform.run.session", "memconform.cli.plugin",
+             "memconform.run.coverage")
     offenders = [f"{name}: {text!r}" for name, path in MODULES.items() if name.startswith(front)
                  for text in string_constants(path) if by_name.match(text)]
     assert offenders == []

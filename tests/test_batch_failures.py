@@ -1,4 +1,4 @@
-"""One item in the middle of a batch write (harness/batch_failures.py and each suite's
+"""One item in the middle of a batch write (harness/kit/batch_failures.py and each suite's
 import_batch_middle_item): the judgement alone against a recording context, then each suite's check on
 its reference (passes, the reading seen recorded) and on the mutants that stop at the bad item or lose
 what was held before (fail through that branch)."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memconform import batch_failures as bf
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.kit import batch_failures as bf
+from memconform.run.session import execute_run
 from readings_kit import ReadingRecorder
 
 Recording = ReadingRecorder  # the two context methods judge uses

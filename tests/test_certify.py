@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.certify import digest, verify_bundle
-from memconform.cli import main
+from memconform.cli.main import main
+from memconform.evidence.certify import digest, verify_bundle
 
 MUTANT = "python:memconform.suites.memoryai.mutants:WrongChecksum"  # Level 1 and 3 not conformant, Level 2 conformant
 
@@ -119,7 +119,7 @@ def test_certify_takes_no_expectations_file(tmp_path: Path) -> None:
 
 def test_a_genuine_bundle_verifies_and_names_its_key(envelope_path: Path, vendor_key: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from memconform.attest import fingerprint, load_private
+    from memconform.evidence.attest import fingerprint, load_private
 
     named = fingerprint(load_private(vendor_key).public_key())
     assert main(["verify", str(envelope_path), "--key", f"{vendor_key}.pub"]) == 0
@@ -149,7 +149,7 @@ def test_the_statement_is_in_toto_with_the_report_as_subject(envelope_path: Path
 def _forge(envelope_path: Path, tmp_path: Path, sign_with: Path | None) -> Path:
     """What a forger does: change the target's name, recompute the digest, and re-sign with their own key
     (or leave the vendor's signature on the changed payload)."""
-    from memconform.attest import fingerprint, load_private, public_pem, sign
+    from memconform.evidence.attest import fingerprint, load_private, public_pem, sign
 
     st = _statement(envelope_path)
     st["predicate"]["target"]["name"] = "Someone Else's brain"
@@ -183,7 +183,7 @@ def test_a_forged_bundle_signed_by_another_key_fails_against_the_vendors_key(
     assert main(["verify", str(forged), "--key", f"{vendor_key}.pub"]) == 1
     assert "NOT verified" in capsys.readouterr().out
     # without --key it verifies, but names the forger's key: not the fingerprint the vendor publishes
-    from memconform.attest import fingerprint, load_private
+    from memconform.evidence.attest import fingerprint, load_private
 
     assert main(["verify", str(forged)]) == 0
     out = capsys.readouterr().out
@@ -192,7 +192,7 @@ def test_a_forged_bundle_signed_by_another_key_fails_against_the_vendors_key(
 
 
 def test_certify_needs_a_key_and_runs_thorough_by_default(tmp_path: Path) -> None:
-    from memconform.cli import build_parser
+    from memconform.cli.main import build_parser
 
     args = build_parser().parse_args(["certify", "--suite", "memoryai", "--target", MUTANT, "--key", "k"])
     assert args.profile == "thorough"

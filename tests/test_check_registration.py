@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.core.model import Failure, HarnessError, Keyword
+from memconform.core.results import Failure, HarnessError, Keyword
 from memconform.core.suite import Level, SuiteSpec
 
 SENTENCE = "A counter MUST never go below zero."

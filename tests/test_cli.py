@@ -7,8 +7,8 @@ import re
 import shlex
 
 import pytest
-from memconform.cli import main
-from memconform.fixtures_loader import iter_cases
+from memconform.cli.main import main
+from memconform.kit.fixtures_loader import iter_cases
 
 CASES = list(iter_cases("memoryai"))
 
@@ -243,7 +243,7 @@ def test_serve_omp_prints_a_run_line_argparse_accepts():
 
 
 def test_reproduce_lines_name_the_key_variable_never_the_key(capsys, tmp_path):
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.mutants import http_app
 
     url, stop = serve_in_thread(http_app("VersionNotRejected"))
@@ -273,9 +273,9 @@ def test_a_cmd_template_with_relative_paths_runs_from_the_callers_folder(capsys,
 
 def test_run_without_suite_finds_an_omp_server(capsys):
     """`GET /v1/health` tells an OMP server; a MemoryAI server is not one, nor an OMP one a MemoryAI one."""
-    from memconform.cli import probe_suites
+    from memconform.cli.run import probe_suites
     from memconform.core.profile import Profile
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.reference.brain import ReferenceBrain
     from memconform.suites.memoryai.reference.http_app import make_app
     from memconform.suites.omp.reference.serve import reference_target

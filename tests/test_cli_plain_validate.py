@@ -1,4 +1,4 @@
-"""`memconform validate` read without the whole command line (harness/cli.py `plain_validate`): the
+"""`memconform validate` read without the whole command line (harness/cli/main.py `plain_validate`): the
 same namespace as the full parser wherever it reads the line, the full parser (and its messages)
 everywhere else, and a validation that imports none of the other subcommands' machinery."""
 
@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from memconform.cli import build_parser, plain_validate
-from memconform.fixtures_loader import fixture_root
+from memconform.cli.main import build_parser, plain_validate
+from memconform.kit.fixtures_loader import fixture_root
 
 READ_PLAINLY = [
     ["validate", "f.json"],
@@ -49,7 +49,7 @@ def test_a_valid_file_is_validated_without_the_run_or_report_machinery(tmp_path:
     path.write_text(json.dumps(case["document"]), encoding="utf-8")
     code = textwrap.dedent(f"""
         import contextlib, io, json, sys
-        from memconform.cli import main
+        from memconform.cli.main import main
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             code = main(["validate", {str(path)!r}])
         print(json.dumps({{"code": code, "printed": printed.getvalue(), "modules": sorted(sys.modules)}}))
@@ -59,7 +59,7 @@ def test_a_valid_file_is_validated_without_the_run_or_report_machinery(tmp_path:
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["code"] == 0 and "memoryai valid" in out["printed"]
     loaded = set(out["modules"])
-    for heavy in ("memconform.session", "memconform.core.report", "memconform.render", "memconform.matrix",
+    for heavy in ("memconform.run.session", "memconform.core.report", "memconform.render", "memconform.matrix",
                   "memconform.portability", "memconform.suites.omp.client", "memconform.suites.amps.client",
                   "httpx", "rich"):
         assert heavy not in loaded, heavy

@@ -6,19 +6,19 @@ import json
 
 import pytest
 from memconform.core.check import Check
-from memconform.core.model import Failure, Keyword, Outcome, SkipCheck, TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
 from memconform.core.report import (
     Report,
     ReportWriter,
     read_report,
-    render_junit,
-    render_markdown,
     validate_line,
 )
+from memconform.core.results import Failure, Keyword, Outcome, SkipCheck, TargetError
 from memconform.core.runner import Context, level_verdicts, run_one
 from memconform.core.suite import Level, SuiteSpec
+from memconform.render.junit import render_junit
+from memconform.render.markdown import render_markdown
 
 SUITE = SuiteSpec(name="demo", spec_title="Demo", version="1", levels=[Level("1", "Level 1"), Level("2", "Level 2", requires=("1",))])
 

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.core.registry import REGISTRY
 from memconform.core.suite import Level, SuiteSpec, all_suites
-from memconform.coverage import coverage, map_path, schema_errors
+from memconform.run.coverage import coverage, map_path, schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "fixtures" / "specs"  # the spec texts as published; no check reads them

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.cli import main
-from memconform.core.model import Failure, Outcome, Result
+from memconform.cli.main import main
 from memconform.core.redact import Redactor
 from memconform.core.report import ReportWriter
+from memconform.core.results import Failure, Outcome, Result
 
 
 def _write(path: Path, outcomes: dict[str, tuple[Outcome, str]], level: str, seen: list[str]) -> Path:

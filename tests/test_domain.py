@@ -1,4 +1,4 @@
-"""The domain tables (suites/<spec>/domain.json) and their loader (harness/domain.py)."""
+"""The domain tables (suites/<spec>/domain.json) and their loader (harness/kit/domain.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from memconform import domain
 from memconform.core.check import squash
+from memconform.kit import domain
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ("omp", "emp", "amps", "memorizz", "memoryai")
@@ -134,7 +134,7 @@ def test_fill_replaces_placeholders() -> None:
 
 
 def test_coverage_domain_command_prints_each_suite(capsys: pytest.CaptureFixture[str]) -> None:
-    from memconform.cli import main
+    from memconform.cli.main import main
 
     assert main(["coverage", "--domain"]) == 0
     out = capsys.readouterr().out
@@ -146,8 +146,8 @@ def test_coverage_domain_command_prints_each_suite(capsys: pytest.CaptureFixture
 
 
 def test_coverage_domain_reads_a_reports_figures(tmp_path: Path) -> None:
-    from memconform import coverage
     from memconform.core.suite import get_suite
+    from memconform.run import coverage
 
     figures = {"classes_total": 10, "classes_judged": 7, "classes_reached": 9, "pairs_total": 4, "pairs_judged": 2,
                "unreached": ["a:b", "c:d", "e:f"]}
@@ -160,7 +160,7 @@ def test_coverage_domain_reads_a_reports_figures(tmp_path: Path) -> None:
 
 
 def test_the_pair_note_says_why_pairs_are_missing_under_each_profile() -> None:
-    from memconform.domain import DomainFigures
+    from memconform.kit.domain import DomainFigures
 
     partial = DomainFigures("x", 4, 4, 4, 10, 3, ())
     assert "--profile default reaches every pair" in partial.text("ci")

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
-from memconform.fixtures_loader import iter_cases
-from memconform.session import execute_run, validate_document
+from memconform.kit.fixtures_loader import iter_cases
+from memconform.run.document_run import validate_document
+from memconform.run.session import execute_run
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.format import strategies
 
@@ -47,7 +48,7 @@ def run_against(target: str, options: dict[str, str] | None = None) -> dict[str,
 RUN_ONE = """
 import json, sys
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 
 outcome = execute_run(["emp"], sys.argv[1], Profile.named("ci"), report_dir=None)
 print(json.dumps({r.check_id: [r.outcome.value, sorted({f.title for f in r.failures}), r.reason] for r in outcome.results}))
@@ -149,7 +150,8 @@ def test_resolve_newest_ts_and_tombstones() -> None:
 
 
 def test_validate_command_streams_the_file_and_reports_line_numbers(tmp_path, capsys) -> None:
-    from memconform.cli import main, open_stream
+    from memconform.cli.inspecting import open_stream
+    from memconform.cli.main import main
 
     good = {"v": "1.0", "id": "6f1c2a4e-8b2d-4c1e-9f3a-2b7d5e6a1c93", "ts": 1, "src": "com.a.b", "content": "c"}
     path = tmp_path / "memory.jsonl"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 from memconform.suites.emp.mutants import COMMAND_KILLS
 
 pytestmark = [pytest.mark.mutants, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer's process in /proc")]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected

@@ -9,9 +9,9 @@ import json
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.run.session import execute_run
 from memconform.suites.emp.checks.reader import case_pairs
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected

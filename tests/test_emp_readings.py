@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
-from memconform.hostile import parse_or_reject
-from memconform.session import execute_run
+from memconform.kit.hostile import parse_or_reject
+from memconform.run.session import execute_run
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.mutants import PINNED_KILLS
 from memconform.suites.emp.reference import ReferenceEmpApp
@@ -166,7 +166,7 @@ def test_rule_table_equals_registered_file_checks() -> None:
 
 
 def test_invalid_utf8_line_fails_lines_utf8_only_there(tmp_path) -> None:
-    from memconform.session import validate_document
+    from memconform.run.document_run import validate_document
 
     good = json.dumps({"v": "1.0", "id": str(uuid.uuid4()), "ts": 1, "src": "com.a.b", "content": "caf\u00e9"}, ensure_ascii=False)
     path = tmp_path / "memory.jsonl"
@@ -177,7 +177,7 @@ def test_invalid_utf8_line_fails_lines_utf8_only_there(tmp_path) -> None:
 
 
 def test_a_rule_table_row_under_another_key_is_refused() -> None:
-    from memconform.core.model import HarnessError
+    from memconform.core.results import HarnessError
     from memconform.core.rules import register_rules
     from memconform.core.suite import Level, SuiteSpec
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.cli import main
-from memconform.core.model import Outcome, Result
+from memconform.cli.main import main
 from memconform.core.report import Report
-from memconform.expectations import Expectations, apply
+from memconform.core.results import Outcome, Result
+from memconform.run.expectations import Expectations, apply
 
 MUTANT = "python:memconform.suites.memoryai.mutants:WrongChecksum"  # fails the two checksum checks, nothing else here
 FAILING = ["memoryai.checksum_present_and_valid", "memoryai.checksum_valid_scoped"]

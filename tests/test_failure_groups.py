@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from memconform.cli import main
-from memconform.core.model import Failure, Outcome
+from memconform.cli.main import main
 from memconform.core.redact import Redactor
 from memconform.core.report import Report, ReportWriter
+from memconform.core.results import Failure, Outcome
 from memconform.render.groups import clip, group_problems
 from memconform.render.html import render_html
 from memconform.render.markdown import render_markdown
@@ -59,7 +59,7 @@ def test_a_verdict_reason_is_cut_at_a_word_never_mid_word() -> None:
 
 @pytest.fixture
 def crashing_server() -> object:
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.mutants import CrashesOnImport
     from memconform.suites.memoryai.reference.http_app import make_app
 

@@ -7,7 +7,7 @@ from importlib import resources
 
 import jsonschema
 import pytest
-from memconform.fixtures_loader import fixture_root
+from memconform.kit.fixtures_loader import fixture_root
 
 SCHEMA = json.loads(resources.files("memconform").joinpath("schemas/fixtures.schema.json").read_text("utf-8"))
 CASE_FILES = sorted(p for p in fixture_root().rglob("*.json") if p.parent.name in ("valid", "invalid"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from memconform.formats import (
+from memconform.kit.shared_rules import (
     AJV_DATE_TIME,
     READINGS,
     audit_key,

@@ -11,12 +11,12 @@ import threading
 import time
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Limits, Profile
 from memconform.core.registry import REGISTRY
+from memconform.core.results import Outcome
 from memconform.core.runner import Context, run_one
 from memconform.core.suite import get_suite
-from memconform.hostile import (
+from memconform.kit.hostile import (
     MIN_PER_SURFACE,
     StrictJsonError,
     battery,
@@ -24,8 +24,8 @@ from memconform.hostile import (
     sample,
     strict_loads,
 )
-from memconform.hostile_check import CI_SAMPLE
-from memconform.session import Session
+from memconform.kit.hostile_check import CI_SAMPLE
+from memconform.run.session import Session
 from memconform.targets.base import Rejected
 from memconform.targets.pyobj import PythonTarget
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.suites.memoryai.reference.brain import ReferenceBrain

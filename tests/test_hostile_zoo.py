@@ -89,6 +89,7 @@ def test_a_sweep_ends_the_orphans_of_a_supervisor_that_is_gone(tmp_path):
     import uuid
 
     from memconform.targets import contain
+    from memconform.targets.supervise import below, process_table
 
     if not contain.available() or not contain.become_subreaper():
         pytest.skip("needs Linux /proc and prctl(PR_SET_CHILD_SUBREAPER)")
@@ -97,8 +98,8 @@ def test_a_sweep_ends_the_orphans_of_a_supervisor_that_is_gone(tmp_path):
     stand_in = subprocess.Popen([sys.executable, "-c", ORPHAN], env=env, start_new_session=True)
     stand_in.wait()  # the "supervisor" is gone; its double-forked grandchild was re-parented to this process
     tagged = f"{contain.TOKEN_VARIABLE}={token}".encode()
-    orphans = [pid for pid in contain.below(contain.process_table(), os.getpid()) if contain.carries(pid, tagged)]
+    orphans = [pid for pid in below(process_table(), os.getpid()) if contain.carries(pid, tagged)]
     assert orphans, "the orphan should be this process's descendant (subreaper)"
     killed, left = contain.sweep(contain.Call(supervisor=stand_in.pid, token=token))
     assert killed >= 1 and left == []
-    assert not [pid for pid in contain.process_table() if contain.carries(pid, tagged)]
+    assert not [pid for pid in process_table() if contain.carries(pid, tagged)]

@@ -207,7 +207,7 @@ class HostileServer:
 def run_omp(url: str, report_dir: Path, *extra: str, suite: str = "omp") -> tuple[int, str, float]:
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "memconform.cli", "run", "--suite", suite, "--target", url, "--api-key", CANARY,
+        [sys.executable, "-m", "memconform.cli.main", "run", "--suite", suite, "--target", url, "--api-key", CANARY,
          "--report-dir", str(report_dir), "--call-deadline", "1.5", "--run-deadline", "12", *extra],
         capture_output=True, text=True, cwd=report_dir.parent, timeout=BOUND_S + 60,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},

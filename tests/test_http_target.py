@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-from memconform.core.model import HarnessError, TargetError, Unsupported
 from memconform.core.profile import Limits
+from memconform.core.results import HarnessError, TargetError, Unsupported
 from memconform.targets import Route, open_target
 from memconform.targets.base import MAX_JSON_DEPTH, Reply, Request, parse_json
 from memconform.targets.http import HttpTarget
@@ -419,7 +419,7 @@ def keep_alive_front(upstream: str, drains_404: bool) -> tuple[str, Callable[[],
 
 def memoryai_verdicts(url: str) -> dict[str, str]:
     from memconform.core.profile import Profile
-    from memconform.session import execute_run
+    from memconform.run.session import execute_run
 
     # each hook check (404 here) followed by checks that would reuse its connection
     around_hooks = ["dna_never_decayed", "core_memory_types_recognized", "embedding_mismatch_dropped",
@@ -429,7 +429,7 @@ def memoryai_verdicts(url: str) -> dict[str, str]:
 
 
 def test_a_404_that_leaves_the_body_unread_does_not_leak_into_the_next_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.reference.brain import ReferenceBrain
     from memconform.suites.memoryai.reference.http_app import make_app
 

@@ -12,7 +12,7 @@ import pytest
 from memconform.core import history_counts as jepsen
 from memconform.core.profile import Profile
 from memconform.core.report import Report
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 
 pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 

@@ -1,4 +1,4 @@
-"""The one strict JSON reader (harness/json_reader.py): same values as the stdlib where both read a
+"""The one strict JSON reader (harness/core/json_reader.py): same values as the stdlib where both read a
 text, its bounds (depth, containers, UTF-8 without BOM), and each caller's policy."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import orjson
 import pytest
-from memconform.json_reader import (
+from memconform.core.json_reader import (
     FILE,
     ORJSON_DEPTH,
     REPLY,
@@ -18,9 +18,9 @@ from memconform.json_reader import (
     read_json,
     read_json_noting_path,
 )
+from memconform.run.validate import NotWellFormed
+from memconform.run.validate import parse_json as parse_file
 from memconform.targets.base import parse_json as parse_reply
-from memconform.validate import NotWellFormed
-from memconform.validate import parse_json as parse_file
 
 
 def test_orjson_depth_bound_is_the_one_the_fast_path_relies_on() -> None:

@@ -10,7 +10,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memconform.json_reader import (
+from memconform.core.json_reader import (
     _NOT_MARKS,
     FILE,
     dense_shape,

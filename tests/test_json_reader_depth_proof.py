@@ -7,7 +7,7 @@ import json
 
 import orjson
 import pytest
-from memconform.json_reader import (
+from memconform.core.json_reader import (
     _NOT_MARKS,
     FILE,
     MIN_CONTAINERS,

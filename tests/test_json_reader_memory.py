@@ -16,7 +16,7 @@ import tracemalloc
 from collections.abc import Callable
 
 import pytest
-from memconform.json_reader import (
+from memconform.core.json_reader import (
     FILE,
     MEMORY_FACTOR,
     MEMORY_FLOOR,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from junit_schema import junit_problems, schema
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.render.junit import render_junit
 from test_report_html import write_report
 

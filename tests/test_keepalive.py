@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from memconform.core.model import TargetError
 from memconform.core.profile import Limits, Profile
-from memconform.session import execute_run
+from memconform.core.results import TargetError
+from memconform.run.session import execute_run
 from memconform.targets.base import Request
 from memconform.targets.http import HttpTarget
 from test_http_target import KEY, ROUTES, json_response, keep_alive_front
@@ -37,7 +37,7 @@ def test_a_4xx_to_a_request_with_a_body_is_noted_and_one_without_a_body_is_not()
 def test_a_sloppy_keep_alive_server_answers_a_model_based_sequence_as_its_careful_twin(monkeypatch):
     """The faithful MemoryAI reference behind a front that answers 404 to the memconform test hooks
     without reading their bodies: model_sequences must not see "the same sequence answered differently"."""
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.reference.brain import ReferenceBrain
     from memconform.suites.memoryai.reference.http_app import make_app
 

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import uvicorn
-from memconform.loopback import bind, url_of
+from memconform.kit.loopback import bind, url_of
 
 
 def test_connections_accepted_on_the_bound_socket_have_nodelay() -> None:

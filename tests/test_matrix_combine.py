@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.cli import main
-from memconform.core.model import HarnessError
+from memconform.cli.main import main
 from memconform.core.profile import Profile
+from memconform.core.results import HarnessError
 from memconform.matrix import shards as sh
 from memconform.matrix.badges import badges
 from memconform.matrix.classify import Clusters, classify, groups_of
 from memconform.matrix.combine import combine, read_all, validate_matrix
 from memconform.matrix.diff import diff_matrices
 from memconform.matrix.render_md import render_markdown
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 
 CHECKS = ["amps.schema_valid", "amps.delete_cascades"]
 

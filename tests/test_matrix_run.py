@@ -45,7 +45,7 @@ def clean_so(spec: str, id_: str, bugs: str = "", linked: tuple[str, ...] = ()) 
 
 def memconform(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SECOND_OPINION_BUGS", "MEMCONFORM_API_KEY")}
-    return subprocess.run([sys.executable, "-m", "memconform.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "memconform.cli.main", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
 
 
@@ -72,7 +72,7 @@ def test_shards_in_separate_processes_and_folders_combine_to_the_serial_run(amps
     shards = json.loads(plan.stdout)["include"]
     assert [s["implementation"] for s in shards] == ["reference-amps", "so-amps"]
     env = {k: v for k, v in os.environ.items() if k != "SECOND_OPINION_BUGS"}
-    running = [subprocess.Popen([sys.executable, "-m", "memconform.cli", "matrix", "run", "--implementations",
+    running = [subprocess.Popen([sys.executable, "-m", "memconform.cli.main", "matrix", "run", "--implementations",
                                  str(amps_registry), "--shard", str(s["shard"]), "--out", str(tmp_path / f"machine{s['shard']}"),
                                  *AMPS_CHECKS], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for s in shards]  # at the same time, like jobs of a CI matrix
@@ -195,7 +195,7 @@ def test_a_terminated_run_stops_the_implementations_it_started(tmp_path: Path) -
     sleeper = "import os, sys, time; open(os.path.join(sys.argv[1], 'pid'), 'w').write(str(os.getpid())); time.sleep(120)"
     registry = tmp_path / "implementations.toml"
     registry.write_text(started_entry("never-answers", sleeper), "utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "matrix", "run", "--implementations", str(registry),
+    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli.main", "matrix", "run", "--implementations", str(registry),
                              "--all", "--out", str(tmp_path / "m")], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30

@@ -13,12 +13,13 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from memconform.cli import main as cli_main
-from memconform.core.model import Outcome
+from memconform.cli.main import main as cli_main
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
-from memconform.fixtures_loader import fixture_root, iter_cases
-from memconform.session import execute_run, validate_document
+from memconform.core.results import Outcome
+from memconform.kit.fixtures_loader import fixture_root, iter_cases
+from memconform.run.document_run import validate_document
+from memconform.run.session import execute_run
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.format import strategies
 from memconform.suites.memorizz.reference import ReferenceArchiveStore

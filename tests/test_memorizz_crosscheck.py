@@ -18,10 +18,10 @@ import pytest
 memory_archive = pytest.importorskip("memorizz.memory_archive")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
-from memconform.cli import main as cli_main  # noqa: E402
+from memconform.cli.main import main as cli_main  # noqa: E402
 from memconform.core.profile import Profile  # noqa: E402
-from memconform.fixtures_loader import fixture_root, iter_cases  # noqa: E402
-from memconform.session import execute_run  # noqa: E402
+from memconform.kit.fixtures_loader import fixture_root, iter_cases  # noqa: E402
+from memconform.run.session import execute_run  # noqa: E402
 from memconform.suites.memorizz import format as mz  # noqa: E402
 from memconform.suites.memorizz.format import strategies  # noqa: E402
 

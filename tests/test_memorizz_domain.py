@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from memconform import domain
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.kit import domain
+from memconform.run.session import execute_run
 from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.mutants import domain as mutants
 

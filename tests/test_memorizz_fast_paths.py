@@ -66,7 +66,7 @@ def test_the_scan_finds_an_embedding_in_one_record_of_many():
 @FUZZ
 @given(st.binary(max_size=80) | st.text(alphabet="0123456789e-+.,]}\"ab\ue000\U0001f600 ", max_size=60).map(str.encode))
 def test_one_look_at_the_text_answers_as_the_separate_searches(text):
-    from memconform.json_reader import has_digit_run
+    from memconform.core.json_reader import has_digit_run
     from memconform.suites.memorizz.format.canonical_fast import text_facts
 
     facts = text_facts(text)
@@ -78,7 +78,7 @@ def test_one_look_at_the_text_answers_as_the_separate_searches(text):
 
 
 def test_an_unsafe_integer_is_still_found_through_validate(tmp_path, capsys):
-    from memconform.cli import main
+    from memconform.cli.main import main
 
     archive = mz.empty_archive()
     archive["stores"]["entity_memory"] = [{"id": "e1", "data": {"count": 2**53 + 1, "w": 0.5}}]

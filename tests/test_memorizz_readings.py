@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.run.session import execute_run
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.targets.base import Rejected

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.run.session import execute_run
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.targets.base import Rejected
 from readings_kit import ReadingRecorder
@@ -77,7 +77,7 @@ def run(target: str, check: str, point: str) -> tuple[Any, set[str]]:
 
 
 def served_run(brain: ReferenceBrain, check: str, point: str) -> tuple[Any, set[str]]:
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.reference.http_app import make_app
 
     url, stop = serve_in_thread(make_app(brain))

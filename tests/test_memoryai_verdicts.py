@@ -6,9 +6,9 @@ import json
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.fixtures_loader import iter_cases
-from memconform.loopback import serve_in_thread
-from memconform.session import execute_run
+from memconform.kit.fixtures_loader import iter_cases
+from memconform.kit.loopback import serve_in_thread
+from memconform.run.session import execute_run
 from memconform.suites.memoryai import mutants
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.suites.memoryai.reference.http_app import make_app
@@ -122,12 +122,12 @@ class NoHooks(ReferenceBrain):
     """A conforming brain that offers neither the decay nor the delete hook."""
 
     def decay(self, body=None, **params):
-        from memconform.core.model import Unsupported
+        from memconform.core.results import Unsupported
 
         raise Unsupported("decay")
 
     def delete_chunk(self, body=None, **params):
-        from memconform.core.model import Unsupported
+        from memconform.core.results import Unsupported
 
         raise Unsupported("delete_chunk")
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, rule
 from memconform.core import history_counts, model_based
-from memconform.core.model import Inconclusive, TargetError
 from memconform.core.profile import Profile
+from memconform.core.results import Inconclusive, TargetError
 from memconform.core.runner import Context
 from memconform.core.suite import SuiteSpec
 

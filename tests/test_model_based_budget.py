@@ -12,8 +12,8 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, rule
 from memconform.core import model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Inconclusive
 from memconform.core.profile import Limits, Profile
+from memconform.core.results import Inconclusive
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.targets.pyobj import PythonTarget

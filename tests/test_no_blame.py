@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from memconform.core.check_context import NoTarget
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
+from memconform.core.results import Outcome
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
-from memconform.hostile import BadInput
-from memconform.hostile_check import Surface, run_battery
-from memconform.session import execute_run
+from memconform.kit.hostile import BadInput
+from memconform.kit.hostile_check import Surface, run_battery
+from memconform.run.session import execute_run
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.suites.omp.checks.bad_input import served_sanely
 from memconform.suites.omp.fuzzing.accepted import accepted_reading
@@ -285,7 +285,7 @@ def test_reader_newest_ts_wins_names_what_the_reader_did(impl: str, title: str) 
 
 def Answers501ToMethodsItLacks() -> Any:  # noqa: N802  (a target factory, named like the fakes)
     """The reference, but a method a route does not have answers 501 (RFC 9110: not recognised), not 405."""
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, make_app
 
     api = ServerSpec().build()
@@ -352,7 +352,7 @@ def _lax_search_body(body: Any) -> Any:
 
 def ServesBadSearchSanely() -> Any:  # noqa: N802  (a target factory, named like the fakes)
     """The reference behind a lax search: what errata O9/O35 leave open is served as a sane page."""
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, make_app
 
     api = ServerSpec().build()

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome, Result
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.report import read_report
-from memconform.session import execute_run
+from memconform.core.results import Outcome, Result
+from memconform.run.session import execute_run
 from memconform.suites.omp import client as c
 from memconform.suites.omp import rules
 from memconform.suites.omp.mutants import OPTION_KILLS
@@ -173,7 +173,7 @@ def test_short_key_length_not_leaked() -> None:
 
 def test_refused_or_missing_key_is_one_harness_error() -> None:
     """A wrong --api-key is the user's mistake, not 48 errored checks: one line, exit 2 from the CLI."""
-    from memconform.core.model import HarnessError
+    from memconform.core.results import HarnessError
     from memconform.suites.omp.reference.serve import reference_target
 
     target = reference_target()

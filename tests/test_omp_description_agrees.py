@@ -25,7 +25,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     goes to a file: the access log would fill a pipe nobody reads and stall the server."""
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "serve", "omp", "--port", "0", "--ai", "offline"],
+        proc = subprocess.Popen([sys.executable, "-m", "memconform.cli.main", "serve", "omp", "--port", "0", "--ai", "offline"],
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
         found = None

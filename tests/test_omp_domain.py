@@ -8,10 +8,11 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from memconform import coverage, domain
 from memconform.core.profile import Profile
 from memconform.core.suite import get_suite
-from memconform.session import execute_run
+from memconform.kit import domain
+from memconform.run import coverage
+from memconform.run.session import execute_run
 from memconform.suites.omp.mutants.domain import PAIR_ONLY
 
 DOMAIN_CHECKS = ["omp.domain_list_parameters", "omp.domain_search_parameters", "omp.domain_conflict_on_existing_id",

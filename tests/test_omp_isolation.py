@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.run.session import execute_run
 from memconform.suites.omp.reference.api import (
     ApiError,
     OmpApi,

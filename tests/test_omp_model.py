@@ -336,7 +336,7 @@ SEARCH_NAMES = {"tag": "all", "sub": "even", "namespace": "project:a", "word": "
 
 
 def search_class_cases() -> list[Any]:
-    from memconform import domain
+    from memconform.kit import domain
 
     table = domain.required("omp")
     return [vc for name in ("search.q", "search.type", "search.tags", "search.namespace", "search.limit", "search.mode")
@@ -346,8 +346,8 @@ def search_class_cases() -> list[Any]:
 @pytest.mark.parametrize("vc", search_class_cases(), ids=lambda vc: vc.key)
 def test_the_domain_table_and_the_model_agree_on_each_search_class(vc: Any) -> None:
     """invalid: only a 422 is in the model's set; open: a 4xx and a page both are; valid: a page is."""
-    from memconform import domain
-    from memconform.domain_values import fill
+    from memconform.kit import domain
+    from memconform.kit.domain_values import fill
 
     body: dict[str, Any] = {"q": "word1"}
     name = vc.field.split(".", 1)[1]

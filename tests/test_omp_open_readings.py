@@ -14,9 +14,9 @@ import datetime as dt
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import CI_SEED, Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.run.session import execute_run
 from memconform.suites.omp.reference.api import OmpApi, Principal
 from memconform.suites.omp.reference.parts import ApiError
 

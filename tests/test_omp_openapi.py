@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 from made_once import made_once, shared_folder
-from memconform.core.model import TargetError
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
 from memconform.core.registry import REGISTRY
+from memconform.core.results import TargetError
 from memconform.core.runner import Context, run_one
 from memconform.core.suite import get_suite
-from memconform.fixtures_loader import fixture_root
-from memconform.loopback import serve_in_thread
+from memconform.kit.fixtures_loader import fixture_root
+from memconform.kit.loopback import serve_in_thread
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.checks import fuzz as fuzz_checks
 from memconform.suites.omp.fuzzing import openapi_description

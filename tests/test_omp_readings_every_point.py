@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform import domain
 from memconform.core.profile import OPTIONS
 from memconform.core.readings import Observation, observe
+from memconform.kit import domain
 from memconform.suites.omp import ask, domain_data
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m

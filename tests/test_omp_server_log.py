@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome, TargetError
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import Outcome, TargetError
+from memconform.run.session import execute_run
 from memconform.suites.omp.reference.api import OmpApi, Principal
 from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
 from memconform.suites.omp.server_log import ServerLog

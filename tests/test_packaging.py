@@ -21,7 +21,7 @@ def test_every_package_folder_is_listed_in_pyproject():
 
 
 def test_installed_fixtures_are_found():
-    from memconform.fixtures_loader import fixture_root
+    from memconform.kit.fixtures_loader import fixture_root
 
     assert any(fixture_root().rglob("*.json"))
 

@@ -45,5 +45,5 @@ def test_the_wheel_carries_data_and_entry_points(dist: tuple[Path, str]) -> None
                    "memconform/suites/memoryai/requirements.json", "memconform/suites/omp/errata.md", "memconform/suites/omp/domain.json", "memconform/suites/omp/checks/__init__.py"):
         assert needed in names, needed
     entry_points = zipfile.ZipFile(next(out.glob("*.whl"))).read("memconform-0.1.0.dist-info/entry_points.txt").decode()
-    assert "memconform = memconform.cli:main" in entry_points and "[pytest11]" in entry_points
+    assert "memconform = memconform.cli.main:main" in entry_points and "[pytest11]" in entry_points
     assert not any(n.startswith(("tests/", "harness/")) for n in names)

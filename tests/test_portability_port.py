@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.portability.canonical import FORMATS
 from memconform.portability.port import port
 from memconform.suites.emp.reference import ReferenceEmpApp

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.portability.canonical import FORMATS
 from memconform.portability.matrix import sample_files
 from memconform.portability.translate import dump, load, read, translate

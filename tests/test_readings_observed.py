@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.readings import observe
-from memconform.session import execute_run
+from memconform.core.results import Outcome
+from memconform.run.session import execute_run
 from memconform.suites.omp.reference.api import ApiError, OmpApi
 from memconform.suites.omp.reference.serve import ServerSpec, serve_target
 
@@ -234,7 +234,7 @@ def judge_document(suite: str, doc: Any, check: str, options: dict[str, str] | N
     from memconform.core.check_context import NoTarget
     from memconform.core.runner import Context, run_checks
     from memconform.core.suite import get_suite
-    from memconform.session import select_checks
+    from memconform.run.session import select_checks
 
     profile = Profile.named("ci", options={f"{suite}.{k}": v for k, v in (options or {}).items()})
     ctx = Context(suite=get_suite(suite), target=NoTarget(), profile=profile, document=doc)
@@ -546,7 +546,7 @@ def test_memorizz_m33_a_refusal_that_wrote_records_fits_no_reading() -> None:
 
 
 def test_memoryai_e40_a_server_error_on_an_open_class_fits_no_reading() -> None:
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
     from memconform.suites.memoryai.reference.brain import ReferenceBrain
     from memconform.suites.memoryai.reference.http_app import make_app
 

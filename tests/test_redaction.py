@@ -11,11 +11,13 @@ import demo_suite
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from memconform.cli import main
-from memconform.core.model import Failure, Outcome, Result
+from memconform.cli.main import main
 from memconform.core.redact import HARNESS_FIELDS, Redactor
-from memconform.core.report import Report, ReportWriter, render_junit, render_markdown, report_schema
+from memconform.core.report import Report, ReportWriter, report_schema
+from memconform.core.results import Failure, Outcome, Result
 from memconform.core.runner import redact_failure
+from memconform.render.junit import render_junit
+from memconform.render.markdown import render_markdown
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 

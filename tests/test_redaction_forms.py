@@ -20,9 +20,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memconform.core import sequence_files
-from memconform.core.model import Failure, Outcome, Result
 from memconform.core.redact import Printer, Redactor
 from memconform.core.report import Report, ReportWriter
+from memconform.core.results import Failure, Outcome, Result
 from memconform.core.runner import redact_failure
 from memconform.core.sequence import Recorder
 from memconform.render import write_rendered

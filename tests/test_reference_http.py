@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from memconform.core.profile import Profile
-from memconform.loopback import serve_in_thread
-from memconform.session import execute_run
+from memconform.kit.loopback import serve_in_thread
+from memconform.run.session import execute_run
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.suites.memoryai.reference.http_app import make_app
 

@@ -6,7 +6,7 @@ import json
 
 import httpx
 import pytest
-from memconform.loopback import serve_in_thread
+from memconform.kit.loopback import serve_in_thread
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.suites.memoryai.reference.http_app import make_app

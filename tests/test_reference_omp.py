@@ -644,7 +644,7 @@ def free_port() -> int:
 
 def test_serve_omp_prints_working_keys():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "serve", "omp", "--port", str(port)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli.main", "serve", "omp", "--port", str(port)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
         lines = [proc.stdout.readline() for _ in range(8)]  # type: ignore[union-attr]

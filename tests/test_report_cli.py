@@ -8,8 +8,8 @@ from pathlib import Path
 
 import demo_suite
 import pytest
-from memconform.cli import main
-from memconform.core.model import Failure, Outcome, Result
+from memconform.cli.main import main
+from memconform.core.results import Failure, Outcome, Result
 from memconform.render.progress import Progress
 from test_report_html import write_report
 

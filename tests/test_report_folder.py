@@ -10,9 +10,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from memconform import report_folder
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.core.report import Report
+from memconform.run import report_folder
 
 ONE_CHECK = ["--check", "memoryai.envelope_format_literal"]
 

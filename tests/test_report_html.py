@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.core.model import Failure, Outcome, Result
 from memconform.core.redact import Redactor
 from memconform.core.report import Report, ReportWriter
+from memconform.core.results import Failure, Outcome, Result
 from memconform.render.badge import badges
 from memconform.render.html import render_html, section_rates
 from memconform.render.junit import render_junit

@@ -14,10 +14,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from memconform.cli import main
-from memconform.core.model import Failure, Outcome
+from memconform.cli.main import main
 from memconform.core.redact import Redactor
 from memconform.core.report import Report, ReportWriter
+from memconform.core.results import Failure, Outcome
 from memconform.render.html import render_html
 from memconform.render.sections import section_rows
 from test_report_html import _chromium, _result, needs_chromium

@@ -8,10 +8,10 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from memconform.core.model import Failure, Outcome, Result
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor, plain
 from memconform.core.report import Report, ReportWriter, render_junit, render_markdown
+from memconform.core.results import Failure, Outcome, Result
 from memconform.core.runner import Context, run_one
 
 SETTINGS = settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -125,7 +125,7 @@ def test_a_check_meeting_hostile_data_still_gives_one_outcome(tmp_path):
 @given(payload=VALUES)
 def test_a_whole_run_against_a_target_answering_anything(tmp_path_factory, payload):
     import demo_suite
-    from memconform.session import Session
+    from memconform.run.session import Session
 
     demo_suite.install()
     try:

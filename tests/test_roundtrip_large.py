@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from memconform.core.model import HarnessError
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.core.results import HarnessError
+from memconform.run.session import execute_run
 
 pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 
@@ -73,7 +73,7 @@ def test_the_size_follows_the_option(tmp_path: Path) -> None:
 
 
 def test_the_size_by_profile() -> None:
-    from memconform import large_export
+    from memconform.kit import large_export
 
     class Ctx:
         def __init__(self, name: str, value: str = "profile") -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hostile import http_zoo
 from memconform.core.clock import Clock
-from memconform.core.model import Failure, TargetError
 from memconform.core.redact import Redactor
+from memconform.core.results import Failure, TargetError
 from memconform.core.runner import MAX_FAILURES, collect_failures
 from zoo_support import HERE, assert_survived, run_cli, survivors
 

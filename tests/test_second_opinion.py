@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.cli import main
+from memconform.cli.main import main
 
 pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from memconform import sequence_replay
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.core import sequence, sequence_files
 from memconform.core.profile import Profile
-from memconform.session import execute_run
+from memconform.run import replay as sequence_replay
+from memconform.run.session import execute_run
 
 pytestmark = pytest.mark.mutants  # the mutants tier: runs known-broken implementations (mutants, planted bugs, hostile fakes)
 

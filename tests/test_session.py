@@ -7,18 +7,18 @@ import json
 import re
 
 import demo_suite
-import memconform.session  # noqa: F401  (imported before pytester's in-process runs snapshot sys.modules)
+import memconform.run.session  # noqa: F401  (imported before pytester's in-process runs snapshot sys.modules)
 import memconform.targets.http  # noqa: F401
 import memconform.targets.pyobj  # noqa: F401
 import pytest
-from memconform.cli import main
+from memconform.cli.main import main
 from memconform.core.report import DuplicateResult, EmptyReport, MissingFooter, Report
 
 pytest_plugins = ["pytester"]
 
 TEST_MODULE = """
 import demo_suite
-from memconform.plugin import suite_tests
+from memconform.cli.plugin import suite_tests
 
 test_check = suite_tests("demo")
 """
@@ -132,7 +132,7 @@ def test_a_target_failing_its_start_up_check_still_completes_the_report(tmp_path
 
 
 def test_a_target_error_in_a_suite_preflight_is_one_harness_line(tmp_path, capsys, monkeypatch):
-    from memconform.core.model import TargetError
+    from memconform.core.results import TargetError
 
     def preflight(ctx):
         raise TargetError("timed out after 10 s")

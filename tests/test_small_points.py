@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from memconform.cli import main
-from memconform.core.model import Outcome, Result
+from memconform.cli.main import main
+from memconform.core.results import Outcome, Result
 from memconform.render.progress import Progress
 
 BASE = {"suite": "memoryai", "spec": "s", "section": "§1", "level": "1", "sentence": "s", "keyword": "MUST"}
@@ -88,7 +88,7 @@ def test_replay_still_takes_a_saved_example(tmp_path: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize("spec", ["omp", "memoryai"])
 def test_serve_on_port_0_prints_the_port_it_bound(spec: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "serve", spec, "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "memconform.cli.main", "serve", spec, "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert proc.stdout is not None
@@ -117,7 +117,7 @@ def test_list_is_an_aligned_table(capsys: pytest.CaptureFixture[str]) -> None:
 def test_counted_words_agree_with_their_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--suite", "memoryai", "--json"]) == 0
     capsys.readouterr()
-    from memconform.core.words import plural
+    from memconform.core.wording import plural
 
     assert [plural(n, "check") for n in (0, 1, 2)] == ["0 checks", "1 check", "2 checks"]
     assert main(["run", "--suite", "memoryai", "--check", "memoryai.envelope_format_literal",

@@ -43,7 +43,7 @@ def test_loading_every_suite_imports_no_checks():
 
 def test_naming_a_format_imports_no_checks(tmp_path):
     """`validate`'s own first step on a MemoRizz archive: every suite's detect, no check module."""
-    from memconform.fixtures_loader import fixture_root
+    from memconform.kit.fixtures_loader import fixture_root
 
     case = json.loads((fixture_root() / "memorizz" / "valid" / "spec-example.json").read_text("utf-8"))
     archive = tmp_path / "archive.json"
@@ -51,7 +51,7 @@ def test_naming_a_format_imports_no_checks(tmp_path):
     out = fresh(f"""
         import sys
         from pathlib import Path
-        from memconform.validate import name_format, parse_json
+        from memconform.run.validate import name_format, parse_json
         raw = Path({str(archive)!r}).read_bytes()
         named = name_format(Path("x.json"), raw, parse_json(raw), None)
         out = {{"suite": named.suite.name, "how": named.how,

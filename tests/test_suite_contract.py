@@ -31,10 +31,11 @@ from contract_kit import (
     registered,
 )
 from made_once import shared_folder
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
-from memconform.coverage import map_path
-from memconform.session import execute_run, validate_document
+from memconform.core.results import Outcome
+from memconform.run.coverage import map_path
+from memconform.run.document_run import validate_document
+from memconform.run.session import execute_run
 
 # checks the embedded reference cannot be judged on in process, with why
 REFERENCE_SKIPS = {

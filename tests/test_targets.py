@@ -12,8 +12,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from memconform.core.model import HarnessError, TargetError, Unsupported
 from memconform.core.profile import Limits
+from memconform.core.results import HarnessError, TargetError, Unsupported
 from memconform.targets import Route, open_target
 
 ROUTES = {

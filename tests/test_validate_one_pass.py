@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from memconform.cli import main
-from memconform.fixtures_loader import fixture_root
+from memconform.cli.main import main
+from memconform.kit.fixtures_loader import fixture_root
 
 
 def _memorizz_file(folder: Path) -> Path:
@@ -50,7 +50,7 @@ def test_a_json_bomb_stays_within_a_memory_bound(tmp_path: Path, unit: bytes) ->
     bomb.write_bytes(b"[" + unit * (8_000_000 // len(unit)) + b"[]]")
     small = tmp_path / "small.json"
     small.write_bytes(b"[]")
-    cmd = [sys.executable, "-m", "memconform.cli", "validate", "--format", "amps"]
+    cmd = [sys.executable, "-m", "memconform.cli.main", "validate", "--format", "amps"]
     baseline, _ = _peak_mib([*cmd, str(small)])
     peak, code = _peak_mib([*cmd, str(bomb)])
     assert code == 1

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import demo_suite
 import pytest
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.core.report import Report
-from memconform.session import Session
+from memconform.core.results import Outcome
+from memconform.run.session import Session
 
 
 @pytest.fixture(autouse=True)

@@ -4,10 +4,10 @@ the run, unless the run requires hooks (--require-hooks, the pytest plugin's --m
 
 from __future__ import annotations
 
-from memconform.cli import build_parser
-from memconform.cli_common import profile_from_args
-from memconform.core.model import Inconclusive, NeedsHook, NotExercised, Outcome, Result, SkipCheck
+from memconform.cli.common import profile_from_args
+from memconform.cli.main import build_parser
 from memconform.core.profile import Profile
+from memconform.core.results import Inconclusive, NeedsHook, NotExercised, Outcome, Result, SkipCheck
 from memconform.core.suite import Level, SuiteSpec
 from memconform.core.verdicts import exit_code, level_verdicts
 
@@ -130,7 +130,7 @@ def test_the_command_line_sets_require_hooks() -> None:
 def test_an_omp_server_answering_extract_is_not_failed_for_what_memconform_would_not_call() -> None:
     """Over HTTP the target does not say whether it has an AI key: extract/compress are not exercised
     (no real AI provider is ever called), the level names the option, and the run exits 0."""
-    from memconform.session import execute_run
+    from memconform.run.session import execute_run
     from memconform.suites.omp.reference.serve import ServerSpec, serve_target
 
     served = serve_target(ServerSpec())
@@ -153,8 +153,8 @@ def test_certify_requires_the_hooks_and_verify_agrees(tmp_path) -> None:
     import sys
     from pathlib import Path
 
-    from memconform.certify import verify_bundle
-    from memconform.cli import main
+    from memconform.cli.main import main
+    from memconform.evidence.certify import verify_bundle
 
     key = tmp_path / "vendor.key"
     assert main(["keygen", str(key)]) == 0

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Failure, HarnessError, Keyword
+from .results import Failure, HarnessError, Keyword
 
 CheckFn = Callable[..., Iterator[Failure]]
 

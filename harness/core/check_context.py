@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from .model import HarnessError
 from .profile import Profile
 from .readings import Observation, Prediction
+from .results import HarnessError
 from .suite import SuiteSpec
 
 S = TypeVar("S")

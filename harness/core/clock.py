@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Callable
 
-from .model import TargetError
+from .results import TargetError
 
 STRIKES = 3  # timeouts in a row that mark a target hung; an answer in between resets the count
 

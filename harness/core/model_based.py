@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import history_counts, sequence
-from .model import Failure, Inconclusive, TargetError
+from .results import Failure, Inconclusive, TargetError
 from .sequence_files import failure_detail
 
 

@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import HarnessError
+from .results import HarnessError
 
 
 @dataclass(frozen=True)

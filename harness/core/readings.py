@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Failure
+from .results import Failure
 
 Prediction = bool | Callable[[Any], bool]
 

@@ -4,7 +4,7 @@ them, core/check.py); this is the whole table, loading a suite through its entry
 from __future__ import annotations
 
 from .check import Check, CheckFn
-from .model import HarnessError
+from .results import HarnessError
 from .suite import all_suites, get_suite, is_stale
 
 __all__ = ["REGISTRY", "Check", "CheckFn", "Registry", "load_suite"]

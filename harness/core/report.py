@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import __version__
-from .model import HarnessError, Result
 from .redact import Redactor
-from .words import plural
+from .results import HarnessError, Result
+from .wording import plural
 
 REPORT_VERSION = 1
 
@@ -216,52 +216,6 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _xml(text: str) -> str:
-    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def _x(text: str) -> str:
-    from xml.sax.saxutils import escape  # junit only: xml.sax pulls in urllib.request
-
-    return escape(_xml(text))
-
-
-def _qa(text: str) -> str:
-    from xml.sax.saxutils import quoteattr
-
-    return quoteattr(_xml(text))
-
-
-def render_junit(report: Report) -> str:
-    by_suite: dict[str, list[dict[str, Any]]] = {}
-    for r in report.results:
-        by_suite.setdefault(r["suite"], []).append(r)
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
-    for suite, items in by_suite.items():
-        fails = sum(r["outcome"] == "failed" and not r.get("warning") for r in items)
-        errs = sum(r["outcome"] == "errored" for r in items)
-        skips = sum(r["outcome"] == "skipped" for r in items)
-        total = sum(r["duration_s"] for r in items)
-        out.append(f'  <testsuite name={_qa(suite)} tests="{len(items)}" failures="{fails}" errors="{errs}" skipped="{skips}" time="{total:.3f}">')
-        for r in items:
-            out.append(f'    <testcase classname={_qa(suite + "." + r["level"])} name={_qa(r["check_id"])} time="{r["duration_s"]:.3f}">')
-            text = _x(render_failure_text(r))
-            if r["outcome"] == "failed" and r.get("warning"):
-                out.append(f"      <system-out>WARNING (no level requires this rule; a failure under strict)\n{text}</system-out>")
-            elif r["outcome"] == "failed":
-                out.append(f'      <failure message={_qa(r["failures"][0]["title"][:200])}>{text}</failure>')
-            elif r["outcome"] == "errored":
-                out.append(f'      <error message={_qa(r["reason"][:200])}>{text}</error>')
-            elif r["outcome"] == "skipped":
-                out.append(f'      <skipped message={_qa(_skip_label(r) + r["reason"][:200])}/>')
-            out.append("    </testcase>")
-        out.append("  </testsuite>")
-    if report.footer is None:
-        out.append("  <!-- truncated run: the report has no footer -->")
-    out.append("</testsuites>")
-    return "\n".join(out) + "\n"
-
-
 def _skip_label(r: dict[str, Any]) -> str:
     return "inconclusive: " if r.get("inconclusive") else "not applicable: " if r.get("not_applicable") else ""
 
@@ -289,44 +243,6 @@ def render_failure_text(r: dict[str, Any]) -> str:
         lines.append("  The check's last requests (key from $MEMCONFORM_API_KEY; all of them in exchanges.har):")
         lines += [f"    {c}" for c in r["curl"]]
     return "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    """A Markdown table cell: a "|" or a line break in a value cannot break the table."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def render_markdown(report: Report) -> str:
-    header, results, footer = report.header, report.results, report.footer
-    out = [
-        "# memconform report", "",
-        f"- target: `{header['target']}`", f"- suites: {', '.join(header['suites'])}",
-        f"- profile: `{header['profile']}`, seed `{header['seed']}`", f"- harness: {header['harness_version']}",
-        f"- command: `{header['command']}`", "",
-    ]
-    if footer is None:
-        out += ["**Truncated run: the report has no footer.**", ""]
-    else:
-        out += ["## Levels", ""] + [f"- **{lv['suite']}** {lv['verdict']}" for lv in footer["levels"]] + [""]
-        if footer.get("notes"):
-            out += ["## Notes", ""] + [f"- **{n['suite']}** {n['note']}" for n in footer["notes"]] + [""]
-        if footer.get("readings"):
-            out += ["## Readings seen", "", "| suite | open point | reading(s) seen | checks |", "|---|---|---|---|"]
-            out += [f"| {x['suite']} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {', '.join(x['checks'])} |"
-                    for x in footer["readings"]] + [""]
-        c = footer["counts"]
-        out += [f"passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
-                f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}", ""]
-    out += ["## Results", "", "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]
-    for r in results:
-        outcome = "warning" if r.get("warning") else "inconclusive" if r.get("inconclusive") else r["outcome"]
-        out.append(f"| `{r['check_id']}` | {_cell(r['section'])} | {r['keyword']} | {_cell(r['level'])} | {outcome} |")
-    problems = [r for r in results if r["outcome"] in ("failed", "errored")]
-    if problems:
-        out += ["", "## Failures, errors and warnings", ""]
-        for r in problems:
-            out += ["```", render_failure_text(r).replace("```", "`\u200b``"), "```", ""]
-    return "\n".join(out) + "\n"
 
 
 def render_summary(report: Report) -> str:

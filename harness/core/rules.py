@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .check import CheckFn
-from .model import Failure, HarnessError
+from .results import Failure, HarnessError
 from .suite import SuiteSpec
 
 

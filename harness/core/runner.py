@@ -13,12 +13,12 @@ from typing import Any, TypeVar
 from .check import SWEEP_BUDGET_FACTOR
 from .check_context import TargetPort
 from .clock import Clock
-from .model import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .profile import Profile
 from .readings import Observation, Prediction
 from .readings import observe as observe_readings
 from .redact import Redactor
 from .registry import Check
+from .results import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .suite import SuiteSpec
 from .verdicts import LevelVerdict, level_verdicts
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .model import HarnessError, SkipCheck, TargetError
+from .results import HarnessError, SkipCheck, TargetError
 
 REPLY_CHARS = 2000  # a recorded reply is a hint for the reader, not what replay compares
 

@@ -8,7 +8,7 @@ language-neutral JSON file under the report folder, `sequences/<check>-<run>.jso
      ..., "reply": {"status", "body"}, "expected", "message"}], "diverged_at": N}
 
 beside a human script of the same steps (curl lines for http:// targets, the command lines for cmd:).
-`check_document` reads such a file back; harness/sequence_replay.py sends its steps again
+`check_document` reads such a file back; harness/run/replay.py sends its steps again
 (`memconform replay FILE`). No pytest, CLI or transport in here.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from .model import HarnessError
+from .results import HarnessError
 from .sequence import HARNESS_ACTIONS, Recorder
 
 FORMAT = "memconform-sequence"

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from .check import Check, CheckFn, declaration_problems, parse_keyword, squash
-from .model import HarnessError
+from .results import HarnessError
 
 ENTRY_POINT_GROUP = "memconform.suites"
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Outcome, Result
+from .results import Outcome, Result
 from .suite import Level, SuiteSpec
 
 CONFORMANT = "conformant"

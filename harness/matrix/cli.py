@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.model import HarnessError
+from ..core.results import HarnessError
 from .plan import github_matrix, index_table, plan, shard_at
 from .registry import DEFAULT_FILE, by_id, load_registry
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.suite import get_suite
-from ..coverage import map_path
+from ..run.coverage import map_path
 from . import errata, outcomes
 from .classify import SPLIT, Clusters, classify, disagreement, groups_of, rank_key
 from .registry import Implementation
@@ -149,7 +149,7 @@ def combine(shards: list[ShardResult], registry: dict[str, Implementation] | Non
 
 def _installed(suite: str) -> bool:
     """A shard skipped for a suite this installation lacks has no sentences to show (its run says why)."""
-    from ..core.model import HarnessError
+    from ..core.results import HarnessError
 
     try:
         get_suite(suite)

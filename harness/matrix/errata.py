@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from ..fixtures_loader import fixture_root
+from ..kit.fixtures_loader import fixture_root
 
 _HEADING = re.compile(r"^##\s+([A-Z][A-Z0-9]*\d+)\b(.*)$")
 

@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core.model import HarnessError
+from ..core.results import HarnessError
 from .registry import Implementation, Slot
 
 START_TIMEOUT_S = 30.0

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..core.model import HarnessError
 from ..core.profile import CI_SEED
+from ..core.results import HarnessError
 from .registry import Implementation
 
 

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core.model import HarnessError
+from ..core.results import HarnessError
 
 DEFAULT_FILE = "implementations.toml"
 _PLACEHOLDER = re.compile(r"\{(port|home|workdir|python|node|root|key)\}")

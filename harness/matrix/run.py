@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core.model import HarnessError
+from ..core.results import HarnessError
 from ..core.suite import get_suite
 from .launch import RUNNING, environment, free_port, read_api_key, started, stop
 from .plan import Shard
@@ -105,7 +105,7 @@ def _run_memconform(argv: list[str], workdir: Path, env: dict[str, str], log_pat
 
 
 def _argv(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings, slot: Slot) -> list[str]:
-    argv = [sys.executable, "-m", "memconform.cli", "run", "--suite", shard.suite,
+    argv = [sys.executable, "-m", "memconform.cli.main", "run", "--suite", shard.suite,
             "--target", impl.expand(impl.target, slot), "--profile", settings.profile,
             "--seed", str(shard.seed), "--report-dir", str(folder / "report")]
     for option in (*impl.options, *settings.extra_options):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.model import HarnessError
 from ..core.report import Report, ReportError
+from ..core.results import HarnessError
 from .run import SHARD_FILE
 
 

@@ -11,8 +11,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.core.model import TargetError
 from memconform.core.profile import Profile
+from memconform.core.results import TargetError
 from memconform.core.runner import Context  # the port builds and owns its own contexts
 from memconform.core.suite import get_suite
 from memconform.targets import open_target

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..fixtures_loader import fixture_root
+from ..kit.fixtures_loader import fixture_root
 from .canonical import FIELDS, FORMATS
 from .tables import table
 from .translate import load, translate

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.core.model import HarnessError
+from memconform.core.results import HarnessError
 
 from .canonical import FIELDS, Record
 from .hatch import block

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memconform.core.model import HarnessError
+from memconform.core.results import HarnessError
 
 from .canonical import Document, Record
 from .endpoints import Endpoint, export, import_, open_endpoint

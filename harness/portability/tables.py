@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memconform.core.model import HarnessError
+from memconform.core.results import HarnessError
 
 from .canonical import FIELDS, FORMATS
 

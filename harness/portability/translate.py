@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memconform.core.model import HarnessError
+from memconform.core.results import HarnessError
 
 from . import fmt_amps, fmt_emp, fmt_memorizz, fmt_memoryai, fmt_omp
 from .canonical import FORMATS, Document
@@ -90,8 +90,7 @@ def detect(doc: Any) -> str | None:
 
 def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
     """(format, document) of a file: JSON, or JSON Lines for EMP; a fixture case file gives its document."""
-    from memconform.cli_common import MAX_DOCUMENT_BYTES
-    from memconform.validate import NotWellFormed, parse_json, read_all
+    from memconform.run.validate import MAX_DOCUMENT_BYTES, NotWellFormed, parse_json, read_all
 
     raw = read_all(path, MAX_DOCUMENT_BYTES)
     try:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
+from memconform.core.results import Outcome
 
 
 def problems(fmt: str, doc: Any) -> list[str]:
@@ -20,7 +20,7 @@ def judge(fmt: str, doc: Any) -> tuple[list[str], list[str]]:
     """(blocking problems, warnings): a failed SHOULD check is a warning the ledger repeats, as `run` does."""
     if fmt == "omp":
         return omp_export_problems(doc), []
-    from memconform.session import validate_document
+    from memconform.run.document_run import validate_document
 
     blocking: list[str] = []
     warnings: list[str] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.words import plural
+from ..core.wording import plural
 from .common import outcome_label
 
 __all__ = ["Group", "cause_of", "clip", "group_heading", "group_problems", "named", "plural", "render_groups_text"]

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ..core.model import Outcome, Result
-from ..core.words import plural
+from ..core.results import Outcome, Result
+from ..core.wording import plural
 
 
 def live_wanted(stream: IO[str]) -> bool:

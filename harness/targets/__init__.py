@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeGuard
 
-from ..core.model import HarnessError
 from ..core.profile import Limits
+from ..core.results import HarnessError
 from .base import Rejected, Reply, Route, Target
 
 if TYPE_CHECKING:  # a type only: importing httpx at start-up is what is_http avoids

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.clock import Clock
-from ..core.model import TargetError
+from ..core.json_reader import REPLY, JsonRejected, read_json
 from ..core.profile import Limits
-from ..json_reader import REPLY, JsonRejected, read_json
+from ..core.results import TargetError
 
 # No answer a spec describes nests anywhere near this; deeper JSON from a target is refused before
 # it can raise RecursionError in a check, a schema validator or the report writer.

@@ -46,8 +46,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
+from ..core.results import HarnessError, TargetError, Unsupported
 from .base import Reply, Request, Target, parse_json
 from .contain import (
     LIVE_SUPERVISORS,

@@ -24,6 +24,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from .supervise import Proc, below, process_table
+
 TOKEN_VARIABLE = "MEMCONFORM_CALL"
 SWEEP_ROUNDS = 200
 _SUBREAPER: list[bool] = []
@@ -42,59 +44,12 @@ def become_subreaper() -> bool:
     return _SUBREAPER[0]
 
 
-@dataclass(frozen=True)
-class Proc:
-    pid: int
-    ppid: int
-    pgid: int
-    sid: int
-    state: str
-    start: int  # clock ticks after boot
-
-
 # the supervisors of the calls running now (calls may run in parallel threads): an orphan that
 # came to memconform during a call is that call's unless it is one of these. STARTING is held while a
 # supervisor is started and registered, and while a sweep looks for adopted orphans, so no sweep
 # mistakes a supervisor started a moment ago for an orphan.
 LIVE_SUPERVISORS: set[int] = set()
 STARTING = threading.Lock()
-
-
-def process_table() -> dict[int, Proc]:
-    """Every process visible in /proc (pid, parent, group, session, state)."""
-    table: dict[int, Proc] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
-        if len(fields) > 19:
-            table[int(name)] = Proc(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
-                                    int(fields[19]))
-    return table
-
-
-def below(table: dict[int, Proc], root: int) -> set[int]:
-    """Every process under `root` through the parent links."""
-    children: dict[int, list[int]] = {}
-    for proc in table.values():
-        children.setdefault(proc.ppid, []).append(proc.pid)
-    out: set[int] = set()
-    todo = [root]
-    while todo:
-        for kid in children.get(todo.pop(), []):
-            if kid not in out:
-                out.add(kid)
-                todo.append(kid)
-    return out
 
 
 def carries(pid: int, token: bytes) -> bool:

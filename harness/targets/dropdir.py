@@ -23,8 +23,8 @@ import stat
 import time
 import uuid
 
-from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
+from ..core.results import HarnessError, TargetError, Unsupported
 from .base import Reply, Request, Target, parse_json
 from .safefile import read_regular
 

@@ -23,8 +23,8 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import httpcore
 import httpx
 
-from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
+from ..core.results import HarnessError, TargetError, Unsupported
 from .base import Reply, Request, Route, Target, parse_json
 from .exchanges import ExchangeLog
 from .exchanges import finish as finish_exchange

@@ -23,8 +23,8 @@ import threading
 import time
 from typing import Any
 
-from ..core.model import HarnessError, TargetError, Unsupported
 from ..core.profile import Limits
+from ..core.results import HarnessError, TargetError, Unsupported
 from .base import Rejected, Reply, Request, Target
 from .replycap import serialized
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.model import TargetError
+from ..core.results import TargetError
 
 
 def serialized(op: str, value: Any, cap: int) -> bytes:

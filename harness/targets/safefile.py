@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 
-from ..core.model import TargetError
+from ..core.results import TargetError
 
 CHUNK = 1 << 20
 

@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
@@ -102,13 +103,24 @@ def die_with_parent() -> None:
         pass
 
 
-def descendants(root: int) -> list[int]:
-    """Every process below `root`, found through the parent links in /proc."""
-    children: dict[int, list[int]] = {}
+# the process table, one scan for the supervisor and for contain.py (this file runs alone, stdlib only)
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+    start: int  # clock ticks after boot
+
+
+def process_table() -> dict[int, Proc]:
+    """Every process visible in /proc (pid, parent, group, session, state)."""
+    table: dict[int, Proc] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
-        return []
+        return table
     for name in names:
         if not name.isdigit():
             continue
@@ -117,17 +129,31 @@ def descendants(root: int) -> list[int]:
                 stat = fh.read()
         except OSError:
             continue
-        # the command name may hold spaces and parentheses: the fields start after the last ')'
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(name))
-    out: list[int] = []
+        fields = stat[stat.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
+        if len(fields) > 19:
+            table[int(name)] = Proc(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
+                                    int(fields[19]))
+    return table
+
+
+def below(table: dict[int, Proc], root: int) -> set[int]:
+    """Every process under `root` through the parent links."""
+    children: dict[int, list[int]] = {}
+    for proc in table.values():
+        children.setdefault(proc.ppid, []).append(proc.pid)
+    out: set[int] = set()
     todo = [root]
     while todo:
         for kid in children.get(todo.pop(), []):
-            out.append(kid)
-            todo.append(kid)
+            if kid not in out:
+                out.add(kid)
+                todo.append(kid)
     return out
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below `root`, found through the parent links in /proc."""
+    return sorted(below(process_table(), root))
 
 
 def kill_until_gone(members: Callable[[], Iterable[int]], rounds: int = KILL_ROUNDS) -> tuple[int, list[int]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.results import Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.suites.amps import format as amps
 from memconform.targets.base import Reply
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from memconform import domain
+from memconform.kit import domain
 
 # the fields whose classes an export can carry alone (ids, link arrays and provenance are drawn by
 # checks/domain_envelope.py, which keeps the references they make whole)

@@ -13,7 +13,7 @@ import json
 import sqlite3
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.amps import format as amps
 from memconform.targets.base import Rejected
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from memconform.core import history_counts
 from memconform.core.suite import Level, SuiteSpec, answers_with
-from memconform.fixtures_loader import spec_text_path
+from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.amps import format as amps
 
 SPEC = amps.SPEC

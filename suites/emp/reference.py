@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.emp import format as emp
 from memconform.targets.base import Rejected
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from memconform.core import history_counts
 from memconform.core.suite import Level, SuiteSpec
-from memconform.fixtures_loader import spec_text_path
+from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.emp import format as emp
 
 

@@ -1,5 +1,5 @@
 """Run the Edge Memory Protocol suite under pytest: `pytest --pyargs memconform.suites.emp [--mc-target ...]`."""
 
-from memconform.plugin import suite_tests
+from memconform.cli.plugin import suite_tests
 
 test_check = suite_tests("emp")

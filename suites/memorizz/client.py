@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Inconclusive, TargetError, Unsupported
+from memconform.core.results import Inconclusive, TargetError, Unsupported
 from memconform.suites.memorizz import format as mz
 
 

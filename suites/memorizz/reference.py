@@ -17,8 +17,8 @@ import sqlite3
 import uuid
 from typing import Any
 
-from memconform.formats import secret_key
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
+from memconform.kit.shared_rules import secret_key
 from memconform.suites.memorizz import format as mz
 from memconform.targets.base import Rejected
 

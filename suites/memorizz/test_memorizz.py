@@ -1,5 +1,5 @@
 """Run the MemoRizz archive suite under pytest: `pytest --pyargs memconform.suites.memorizz [--mc-target ...]`."""
 
-from memconform.plugin import suite_tests
+from memconform.cli.plugin import suite_tests
 
 test_check = suite_tests("memorizz")

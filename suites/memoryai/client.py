@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import (
+from memconform.core.readings import equals
+from memconform.core.results import (
     ControlRefused,
     Failure,
     Inconclusive,
@@ -19,8 +20,7 @@ from memconform.core.model import (
     TargetError,
     Unsupported,
 )
-from memconform.core.readings import equals
-from memconform.formats import now_iso, parse_datetime
+from memconform.kit.shared_rules import now_iso, parse_datetime
 from memconform.suites.memoryai import format as mai
 from memconform.targets.base import Reply
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from itertools import chain, repeat
 from typing import Any
 
-from memconform.core.model import Failure
-from memconform.formats import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
+from memconform.core.results import Failure
+from memconform.kit.shared_rules import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
 
 # the one list of what a credential looks like, shared by every suite (formats/common.py)
 CREDENTIAL_VALUES = SECRET_VALUE

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memconform.core import oracle
-from memconform.formats import parse_datetime
+from memconform.kit.shared_rules import parse_datetime
 from memconform.suites.memoryai import format as mai
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from memconform.core import history_counts
 from memconform.core.suite import Level, SuiteSpec, answers_with
-from memconform.fixtures_loader import spec_text_path
+from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.memoryai import format as mai
 
 # §5, quoted in suites/memoryai/errata.md E16: each bullet of a level's clause names the checks that decide it,

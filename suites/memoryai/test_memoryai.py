@@ -1,5 +1,5 @@
 """Run the MemoryAI suite under pytest: `pytest --pyargs memconform.suites.memoryai [--mc-target ...]`."""
 
-from memconform.plugin import suite_tests
+from memconform.cli.plugin import suite_tests
 
 test_check = suite_tests("memoryai")

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
 from memconform.core.readings import Observation
+from memconform.core.results import Failure
 from memconform.suites.omp import model as m
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, HarnessError, SkipCheck, TargetError
-from memconform.formats import now_iso
+from memconform.core.results import Failure, HarnessError, SkipCheck, TargetError
+from memconform.kit.shared_rules import now_iso
 from memconform.suites.omp import format as omp
 from memconform.targets import is_http
 from memconform.targets.base import Reply, Request, Route

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Inconclusive, TargetError
+from memconform.core.results import ControlRefused, Inconclusive, TargetError
 from memconform.suites.omp import client as c
 from memconform.targets.base import Reply
 

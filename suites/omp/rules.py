@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
-from memconform.formats import is_int as is_int  # re-exported: rules.is_int
-from memconform.formats import parse_datetime
+from memconform.core.results import Failure
+from memconform.kit.shared_rules import is_int as is_int  # re-exported: rules.is_int
+from memconform.kit.shared_rules import parse_datetime
 from memconform.suites.omp import format as omp
 from memconform.targets.base import Reply
 

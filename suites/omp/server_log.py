@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memconform.core.model import HarnessError
+from memconform.core.results import HarnessError
 from memconform.targets.safefile import open_regular
 
 SCAN_CAP = 16 << 20  # bytes of log growth scanned; a check's few writes log far less

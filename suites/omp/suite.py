@@ -14,9 +14,9 @@ from typing import Any
 
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import HarnessError
+from memconform.core.results import HarnessError
 from memconform.core.suite import Level, SuiteSpec
-from memconform.fixtures_loader import spec_text_path
+from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.omp import format as omp
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import batch_failures as bf
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure
-from memconform.domain_values import ABSENT
+from memconform.core.results import ControlRefused, Failure
+from memconform.kit import batch_failures as bf
+from memconform.kit import domain
+from memconform.kit.domain_values import ABSENT
 from memconform.suites.amps.client import (
     atoms_by_id,
     export,

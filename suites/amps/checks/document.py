@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, SkipCheck
+from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.core.rules import register_rules
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.suite import SUITE

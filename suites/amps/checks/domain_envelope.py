@@ -16,9 +16,9 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure
+from memconform.core.results import ControlRefused, Failure
+from memconform.kit import domain
 from memconform.suites.amps import model
 from memconform.suites.amps.checks.domain_imports import (
     judge_class,

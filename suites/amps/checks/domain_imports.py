@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure
+from memconform.core.results import ControlRefused, Failure
+from memconform.kit import domain
 from memconform.suites.amps import model
 from memconform.suites.amps.client import atoms_by_id, export, import_export, make_export, sourced
 from memconform.suites.amps.domain_fields import drawn_fields, table, with_value

@@ -1,4 +1,4 @@
-"""Consumer: the hostile-JSON battery (memconform.hostile) against import_export, nothing stored.
+"""Consumer: the hostile-JSON battery (memconform.kit.hostile) against import_export, nothing stored.
 
 Each input is an export for one subject unique to the check, holding its own marker in an atom's
 text; after the battery, that subject's export must hold the control's marker and no must-reject
@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
-from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
+from memconform.core.results import Failure, TargetError
+from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.amps.client import forget_subject_at_end, make_atom, make_export
 from memconform.suites.amps.suite import SUITE
 

@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, HarnessError, Inconclusive
-from memconform.fixtures_loader import fixture_root
+from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
+from memconform.kit import domain
+from memconform.kit.fixtures_loader import fixture_root
 from memconform.suites.amps import domain_fields, model
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.client import (

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive
+from memconform.core.results import Failure, Inconclusive
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model as oracle
 from memconform.suites.amps.client import (

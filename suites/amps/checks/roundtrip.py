@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.kit import large_export
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.client import (
     artifacts_by_id,

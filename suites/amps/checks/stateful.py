@@ -15,7 +15,7 @@ from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model as oracle
 from memconform.suites.amps.client import (

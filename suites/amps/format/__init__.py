@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.profile import declare_option
-from memconform.fixtures_loader import fixture_root
-from memconform.formats import now_iso as now_iso  # re-exported: the suite's clock
+from memconform.kit.fixtures_loader import fixture_root
+from memconform.kit.shared_rules import now_iso as now_iso  # re-exported: the suite's clock
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
 from memconform.suites.amps.format.schema_sites import format_sites_of
 from memconform.suites.amps.format.string_formats import (

@@ -16,7 +16,7 @@ import datetime as dt
 import functools
 import re
 
-from memconform.formats import AJV_DATE_TIME, is_datetime, parse_datetime
+from memconform.kit.shared_rules import AJV_DATE_TIME, is_datetime, parse_datetime
 
 
 def is_date_time(value: object) -> bool:

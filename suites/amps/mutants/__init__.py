@@ -6,7 +6,7 @@ import copy
 import urllib.request
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.mutants.imports import (
     ArtifactsReplacedPerImport,

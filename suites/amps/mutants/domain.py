@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.reference import ReferenceAmpsStore
 from memconform.targets.base import Rejected

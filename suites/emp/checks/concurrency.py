@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform import domain
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive
+from memconform.core.results import Failure, Inconclusive
+from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch
 from memconform.suites.emp import model as emp_model

@@ -27,7 +27,7 @@ from typing import Any
 
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
+from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (

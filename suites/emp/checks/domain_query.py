@@ -11,9 +11,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
+from memconform.kit import domain
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import OTHER, call, entry, new_file
 from memconform.suites.emp.checks.domain_reader import same_number_or_value

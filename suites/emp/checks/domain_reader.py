@@ -7,9 +7,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, HarnessError
+from memconform.core.results import Failure, HarnessError
+from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import by_id, entry, new_file, view
 from memconform.suites.emp.suite import SUITE

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
 from memconform.core.readings import includes
+from memconform.core.results import Failure
 from memconform.core.rules import register_rules
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.suite import SUITE

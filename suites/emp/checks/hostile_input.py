@@ -1,4 +1,4 @@
-"""Writer: the hostile-JSON battery (memconform.hostile) against append, no bad line written.
+"""Writer: the hostile-JSON battery (memconform.kit.hostile) against append, no bad line written.
 
 The battery's bytes stand for the entry inside the request, spliced in verbatim: {"path": P,
 "entry": <bytes>}, so the target's own JSON reader meets them. Each input is an entry whose content
@@ -18,9 +18,9 @@ from dataclasses import replace
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
-from memconform.hostile import BadInput, StrictJsonError, strict_loads
-from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
+from memconform.core.results import Failure
+from memconform.kit.hostile import BadInput, StrictJsonError, strict_loads
+from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import entry, new_file, read_bytes
 from memconform.suites.emp.suite import SUITE

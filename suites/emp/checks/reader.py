@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, HarnessError, Inconclusive
+from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
+from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (

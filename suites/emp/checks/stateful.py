@@ -21,7 +21,7 @@ from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError, Unsupported
+from memconform.core.results import Failure, TargetError, Unsupported
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (

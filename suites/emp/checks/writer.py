@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
+from memconform.core.results import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from memconform.core import rules
+from memconform.core.json_reader import LINE, JsonRejected, read_json
 from memconform.core.profile import declare_option
-from memconform.formats import is_int as is_int  # re-exported
-from memconform.json_reader import LINE, JsonRejected, read_json
+from memconform.kit.shared_rules import is_int as is_int  # re-exported
 
 from .block_scan import block_is_clean
 from .forms import (  # re-exported: the suite's constants and line forms

@@ -10,7 +10,7 @@ from itertools import chain, repeat
 from typing import Any
 
 import orjson
-from memconform.json_reader import LINE, MIN_CONTAINERS
+from memconform.core.json_reader import LINE, MIN_CONTAINERS
 
 from .forms import VERSION, VERSION_RE, src_is_reverse_domain
 

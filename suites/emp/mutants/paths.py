@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.reference import NEAR_COSINE, ReferenceEmpApp, cosine, query_problems
 from memconform.targets.base import Rejected

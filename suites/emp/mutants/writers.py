@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected
 

@@ -15,11 +15,11 @@ import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memconform import batch_failures as bf
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure
-from memconform.domain_values import ABSENT
+from memconform.core.results import ControlRefused, Failure
+from memconform.kit import batch_failures as bf
+from memconform.kit import domain
+from memconform.kit.domain_values import ABSENT
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import by_content, export, forget_namespaces_at_end, import_archive
 from memconform.suites.memorizz.suite import SUITE

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
+from memconform.core.results import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import (

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive
+from memconform.core.json_reader import has_digit_run
 from memconform.core.readings import includes
+from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
-from memconform.json_reader import has_digit_run
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.suite import SUITE
 

@@ -17,9 +17,9 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
+from memconform.kit import domain
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.checks.domain_imports import (
     class_answer_failures,

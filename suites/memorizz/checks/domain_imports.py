@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure
+from memconform.core.results import ControlRefused, Failure
+from memconform.kit import domain
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.checks.reject import REJECTS
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive

@@ -1,6 +1,6 @@
 """The request parameters of the domain table (suites/memorizz/domain.json) alone and pairwise: an export's
 selection (namespace x agent x store types x embeddings) and an import's mode x conflict policy x what
-the destination already holds, planned by the covering-array generator (harness/domain.py: `ci` every
+the destination already holds, planned by the covering-array generator (harness/kit/domain.py: `ci` every
 class once, `default` every pair); every answer is judged by the model (suites/memorizz/model.py).
 
 Classes that select nothing, and the open and invalid ones, are sent alone (the other parameters left
@@ -15,9 +15,9 @@ import json
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, Unsupported
+from memconform.core.results import ControlRefused, Failure, Unsupported
+from memconform.kit import domain
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.checks.consumer import listed_conflicts

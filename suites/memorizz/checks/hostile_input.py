@@ -1,4 +1,4 @@
-"""Consumer: the hostile-JSON battery (memconform.hostile) against import_archive, nothing written.
+"""Consumer: the hostile-JSON battery (memconform.kit.hostile) against import_archive, nothing written.
 
 The battery's bytes stand for the archive inside the request envelope, spliced in verbatim:
 {"mode": "restore", "conflict": "error", "archive": <bytes>}, so the target's own JSON reader meets
@@ -14,9 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
-from memconform.hostile import BadInput
-from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
+from memconform.core.results import Failure, TargetError
+from memconform.kit.hostile import BadInput
+from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.checks.reject import REJECTS
 from memconform.suites.memorizz.client import forget_namespaces_at_end

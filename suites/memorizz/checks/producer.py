@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, Unsupported
+from memconform.core.results import Failure, Inconclusive, Unsupported
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import export, list_at, named_selection, object_at, seeded

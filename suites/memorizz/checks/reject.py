@@ -13,10 +13,10 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, Inconclusive
-from memconform.fixtures_loader import fixture_root
+from memconform.core.results import ControlRefused, Failure, Inconclusive
+from memconform.kit import domain
+from memconform.kit.fixtures_loader import fixture_root
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import (
     by_content,

@@ -12,10 +12,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive
+from memconform.core.results import Failure, Inconclusive
+from memconform.kit import large_export
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, scalar
 from memconform.suites.memorizz.suite import SUITE

@@ -18,7 +18,7 @@ from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
+from memconform.core.results import Failure, TargetError
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from memconform.core.profile import declare_option
-from memconform.formats import is_int as is_int  # re-exported
+from memconform.kit.shared_rules import is_int as is_int  # re-exported
 
 SUITE = "memorizz"
 SPEC = "MemoRizz Memory Archive v1"

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.json_reader import FILE, JsonRejected, read_json_noting_path
+from memconform.core.json_reader import FILE, JsonRejected, read_json_noting_path
 from memconform.suites.memorizz.format.canonical_fast import TextFacts
 from memconform.suites.memorizz.format.constants import FORMAT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memconform.formats import secret_key
+from memconform.kit.shared_rules import secret_key
 from memconform.suites.memorizz.format.constants import LINK_FIELDS, embedding_key
 
 LINK_SET = frozenset(LINK_FIELDS)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memconform.core import rules
-from memconform.formats import parse_datetime
+from memconform.kit.shared_rules import parse_datetime
 from memconform.suites.memorizz.format.constants import (
     ENVELOPE,
     FORMAT,

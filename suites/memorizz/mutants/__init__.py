@@ -339,7 +339,7 @@ class ImportStopsAtInvalid(ReferenceArchiveStore):
     are written, those after it dropped, and the report says ok."""
 
     def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        from memconform.hostile import parse_or_reject
+        from memconform.kit.hostile import parse_or_reject
 
         body = parse_or_reject(body)
         archive = body.get("archive") if isinstance(body, dict) else None
@@ -368,7 +368,7 @@ class ReplaceDeletesBeforeValidating(ReferenceArchiveStore):
     are deleted first, before the archive is validated, so a refused archive loses them."""
 
     def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        from memconform.hostile import parse_or_reject
+        from memconform.kit.hostile import parse_or_reject
 
         body = parse_or_reject(body)
         archive = body.get("archive") if isinstance(body, dict) else None

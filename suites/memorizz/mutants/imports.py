@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memconform.hostile import parse_or_reject
+from memconform.kit.hostile import parse_or_reject
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.targets.base import Rejected

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, Unsupported
+from memconform.core.results import Failure, Inconclusive, Unsupported
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai import model as oracle
@@ -315,7 +315,7 @@ def _conformant_bundles(ctx: CheckContext) -> Iterator[tuple[str, dict[str, Any]
     """The valid fixtures, made unique to the run, sealed in turn under each reading of §3.6 (errata E1)."""
     import copy
 
-    from memconform.fixtures_loader import iter_cases
+    from memconform.kit.fixtures_loader import iter_cases
 
     readings = list(mai.CHECKSUM_READINGS.values())
     for n, (_, case) in enumerate(sorted(iter_cases("memoryai"), key=lambda pc: pc[1]["id"])):

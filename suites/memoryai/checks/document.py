@@ -10,9 +10,9 @@ from itertools import chain, repeat
 from typing import Any, TypeGuard
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, SkipCheck
 from memconform.core.readings import equals
-from memconform.formats import is_int, parse_datetime
+from memconform.core.results import Failure, Inconclusive, SkipCheck
+from memconform.kit.shared_rules import is_int, parse_datetime
 from memconform.suites.memoryai import credentials
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.suite import SUITE

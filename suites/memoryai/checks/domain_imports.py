@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, TargetError
+from memconform.core.results import Failure, Inconclusive, TargetError
+from memconform.kit import domain
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai import model as oracle

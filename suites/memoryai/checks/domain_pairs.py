@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, TargetError, Unsupported
+from memconform.core.results import Failure, Inconclusive, TargetError, Unsupported
+from memconform.kit import domain
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import model as oracle
 from memconform.suites.memoryai.checks.domain_imports import (

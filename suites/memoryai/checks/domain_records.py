@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
-from memconform.formats import now_iso
+from memconform.core.results import Failure
+from memconform.kit import domain
+from memconform.kit.shared_rules import now_iso
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.checks.domain_imports import (
     call_or_failure,

@@ -1,4 +1,4 @@
-"""Consumer: the hostile-JSON battery (memconform.hostile) against import_bundle and import_file.
+"""Consumer: the hostile-JSON battery (memconform.kit.hostile) against import_bundle and import_file.
 
 Each input is a sealed one-chunk Bundle whose chunk content holds the input's own marker; after
 the battery, a full export must hold the control's marker and no must-reject input's marker. The
@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
-from memconform.hostile_check import Surface, run_battery, send_bytes, speaks_http
+from memconform.core.results import Failure, TargetError
+from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.suite import SUITE
 

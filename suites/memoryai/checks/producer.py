@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.checks.document import checksum_of, counts_of
 from memconform.suites.memoryai.suite import SUITE

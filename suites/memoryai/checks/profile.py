@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, SkipCheck
+from memconform.core.results import Failure, SkipCheck
 from memconform.core.suite import replay_command
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai

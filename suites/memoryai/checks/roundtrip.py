@@ -15,10 +15,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.kit import large_export
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.suite import SUITE
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError, Unsupported
+from memconform.core.results import Failure, TargetError, Unsupported
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai import model as oracle

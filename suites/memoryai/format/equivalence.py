@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from deepdiff import DeepDiff
-from memconform.core.model import Failure
+from memconform.core.results import Failure
 from memconform.suites.memoryai.format import content_hash
 
 PRESERVED_CHUNK_FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned", "valid_until", "metadata")

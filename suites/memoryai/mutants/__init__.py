@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.core.model import Unsupported
+from memconform.core.results import Unsupported
 from memconform.suites.memoryai.mutants.branches import (
     ChecksumBeforeExportedAt,
     DedupAgainstLastImportOnly,
@@ -287,7 +287,7 @@ class SinceUnvalidated(ReferenceBrain):
     """Serves a `since` it cannot read as if none was given, and writes it into the manifest as it came."""
 
     def _build(self, body: Any) -> dict[str, Any]:
-        from memconform.suites.memoryai.reference.brain import _ts
+        from memconform.suites.memoryai.reference.store import _ts
 
         since = body.get("since") if isinstance(body, dict) else None
         if isinstance(since, str) and _ts(since) is None:

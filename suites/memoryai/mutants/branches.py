@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.core.model import Unsupported
+from memconform.core.results import Unsupported
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 

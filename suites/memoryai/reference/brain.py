@@ -19,21 +19,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memconform.hostile import strict_loads
+from memconform.kit.hostile import strict_loads
 from memconform.suites.memoryai.format import is_dna
 from memconform.suites.memoryai.reference.consumer import ConsumerHooks
 from memconform.suites.memoryai.reference.producer import ProducerHooks
 from memconform.suites.memoryai.reference.store import (
-    BLOB_SECTIONS,
-    GENERATOR,
-    LOCAL_DIM,
-    LOCAL_MODEL,
     _is_number,
-    _ts,
 )
 
-# still importable from here, where they lived before the split (memoryai_readings.py imports _ts)
-__all__ = ["BLOB_SECTIONS", "GENERATOR", "LOCAL_DIM", "LOCAL_MODEL", "ReferenceBrain", "_ts"]
+__all__ = ["ReferenceBrain"]
 
 
 class ReferenceBrain(ProducerHooks, ConsumerHooks):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memconform.formats import is_int, parse_datetime
+from memconform.kit.shared_rules import is_int, parse_datetime
 from memconform.suites.memoryai.format import (
     FORMAT,
     TIERS,

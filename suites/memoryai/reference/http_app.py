@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.core.model import Unsupported
-from memconform.hostile import strict_loads
+from memconform.core.results import Unsupported
+from memconform.kit.hostile import strict_loads
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.targets.base import Rejected
 from starlette.applications import Starlette
@@ -85,7 +85,7 @@ def make_app(brain: ReferenceBrain, multipart_field: str = "file", rejection_sta
 
 
 def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:") -> None:
-    from memconform.loopback import bind, serve_forever, url_of
+    from memconform.kit.loopback import bind, serve_forever, url_of
 
     sock = bind(host, port)
     print(f"memconform: MemoryAI reference on {url_of(sock)} (SQLite {db})", flush=True)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memconform.hostile import strict_loads
+from memconform.kit.hostile import strict_loads
 from memconform.suites.memoryai import format as mai
-from memconform.suites.memoryai.reference.brain import ReferenceBrain, _ts
+from memconform.suites.memoryai.reference.brain import ReferenceBrain
+from memconform.suites.memoryai.reference.store import _ts
 
 
 class OtherReadingsBrain(ReferenceBrain):

@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
-from memconform.formats import parse_datetime
+from memconform.kit.shared_rules import parse_datetime
 from memconform.suites.memoryai.format import MAX_VERSION
 
 GENERATOR = "memconform-reference/0.1"

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, HarnessError
 from memconform.core.readings import Observation
-from memconform.fixtures_loader import iter_cases
+from memconform.core.results import Failure, HarnessError
+from memconform.kit.fixtures_loader import iter_cases
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp

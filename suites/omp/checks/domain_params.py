@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, TargetError
+from memconform.core.results import Failure, TargetError
+from memconform.kit import domain
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd

@@ -7,10 +7,10 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from memconform import domain
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
 from memconform.core.readings import Observation
+from memconform.core.results import Failure
+from memconform.kit import domain
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd

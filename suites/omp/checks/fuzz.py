@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, TargetError
+from memconform.core.results import Failure, Inconclusive, TargetError
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.fuzzing.fuzzer import (
     AUTH_PROBES_PER_OPERATION,

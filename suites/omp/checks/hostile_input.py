@@ -1,4 +1,4 @@
-"""The hostile-JSON battery (memconform.hostile) against OMP's JSON-accepting endpoints.
+"""The hostile-JSON battery (memconform.kit.hostile) against OMP's JSON-accepting endpoints.
 
 POST /memories and POST /import store what they accept: each input there is a memory (or an
 export file of one memory) whose content holds the input's own marker, and after the battery an
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, Inconclusive, TargetError
-from memconform.hostile import BadInput
-from memconform.hostile_check import Surface, run_battery
+from memconform.core.results import Failure, Inconclusive, TargetError
+from memconform.kit.hostile import BadInput
+from memconform.kit.hostile_check import Surface, run_battery
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.suite import SUITE

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform import large_export
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
+from memconform.kit import large_export
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp.checks.imports import import_with

@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure, SkipCheck, TargetError
 from memconform.core.readings import Observation
+from memconform.core.results import Failure, SkipCheck, TargetError
 from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev

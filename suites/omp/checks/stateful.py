@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memconform.core.model import HarnessError
 from memconform.core.profile import declare_option
+from memconform.core.results import HarnessError
 
 SUITE = "omp"
 SPEC = "Open Memory Protocol v0.1"

@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.fixtures_loader import fixture_root
+from memconform.kit.fixtures_loader import fixture_root
 from memconform.suites.omp import client as c
 
 DESCRIPTION = "omp/openapi.yaml"

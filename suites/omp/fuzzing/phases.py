@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import TargetError
+from memconform.core.results import TargetError
 from memconform.suites.omp.fuzzing.openapi_description import closed_requests, description
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from memconform.core.model import TargetError
+from memconform.core.results import TargetError
 from memconform.targets.base import Reply, Request, Route
 
 if TYPE_CHECKING:

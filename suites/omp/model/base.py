@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.formats import parse_datetime
+from memconform.kit.shared_rules import parse_datetime
 
 Check = Callable[[Any], "str | None"]  # an answer -> what is wrong with it under one reading, or None
 WORD_RE = re.compile(r"[^\W_]+")  # a maximal run of letters and digits (errata O2: full-text words)

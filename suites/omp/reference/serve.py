@@ -142,7 +142,7 @@ class ServerSpec:
 
 
 def serve_target(spec: ServerSpec, label: str = "reference:omp") -> ServedTarget:
-    from memconform.loopback import serve_in_thread
+    from memconform.kit.loopback import serve_in_thread
 
     api = spec.build()
     base_url, stop = serve_in_thread(make_app(api))
@@ -157,7 +157,7 @@ def reference_target(provider: Provider | None = None, rate_limits: Mapping[str,
 def serve_reference(host: str = "127.0.0.1", port: int = 8765, db: str = ":memory:", ai: str | None = None) -> None:
     """`memconform serve omp`: print the base URL and every key once, then serve in the foreground.
     `ai="offline"`: extract/compress answered by OfflineProvider (deterministic, local) instead of no_api_key."""
-    from memconform.loopback import bind, serve_forever, url_of
+    from memconform.kit.loopback import bind, serve_forever, url_of
 
     keys = KeySet.generate()
     provider = OfflineProvider() if ai == "offline" else None

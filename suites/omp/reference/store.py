@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memconform.formats import parse_datetime
+from memconform.kit.shared_rules import parse_datetime
 
 EMBED_LABEL = "memconform-bow: sparse bag-of-words vectors of exact words (lexical, not a language model)"
 WORD_RE = re.compile(r"[^\W_]+")  # a maximal run of letters/digits, Unicode-aware (errata O2)

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from memconform.hostile import strict_loads
+from memconform.kit.hostile import strict_loads
 from memconform.suites.omp.format import (
     DEFAULT_LIMIT,
     MAX_CONTENT,

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memconform.core.model import Failure, TargetError
+from memconform.core.results import Failure, TargetError
 from memconform.core.runner import Context
 from memconform.core.suite import Level, SuiteSpec
 from memconform.targets.base import Target

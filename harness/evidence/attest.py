@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .core.model import HarnessError
+from ..core.results import HarnessError
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://memconform.dev/attestation/certification/v1"

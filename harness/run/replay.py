@@ -14,10 +14,10 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from .core.model import HarnessError, SkipCheck, TargetError
-from .core.sequence import COMPARATORS, HARNESS_ACTIONS
-from .core.sequence_files import check_document
-from .targets.base import Request, Route
+from ..core.results import HarnessError, SkipCheck, TargetError
+from ..core.sequence import COMPARATORS, HARNESS_ACTIONS
+from ..core.sequence_files import check_document
+from ..targets.base import Request, Route
 
 
 @dataclasses.dataclass

@@ -10,25 +10,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_common import MAX_DOCUMENT_BYTES, installed, parse_options, profile_from_args, read_document
-from .core.clock import Clock
-from .core.model import HarnessError, Outcome, Result
-from .core.profile import Profile
-from .core.registry import REGISTRY, load_suite
-from .core.report import render_failure_text
-from .core.suite import all_suites, get_suite
-from .core.words import plural
+from ..core.clock import Clock
+from ..core.profile import Profile
+from ..core.registry import REGISTRY, load_suite
+from ..core.report import render_failure_text
+from ..core.results import HarnessError, Outcome, Result
+from ..core.suite import all_suites, get_suite
+from ..core.wording import plural
+from .common import MAX_DOCUMENT_BYTES, installed, parse_options, profile_from_args, read_document
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .session import Session, command_containment
+    from ..run.session import Session, command_containment
 
     profile = profile_from_args(args)
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
     clock = Clock.starting_now(profile.limits.run_deadline_s, profile.limits.check_deadline_s)
     expect = None
     if getattr(args, "expect", None):  # read before the run: a bad file is a usage error, not a finding
-        from .expectations import Expectations
+        from ..run.expectations import Expectations
 
         expect = Expectations.from_path(Path(args.expect))
     if args.suite:
@@ -45,12 +45,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                       command=" ".join(shlex.quote(a) for a in sys.argv))
     session.clock = clock
     say = session.printer  # every terminal line goes through the run's redactor
-    from .render.progress import Progress
-    from .session import select_checks
+    from ..render.progress import Progress
+    from ..run.session import select_checks
 
     progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
 
-    from .render.groups import cause_of
+    from ..render.groups import cause_of
 
     first_of_cause: dict[tuple[str, str], str] = {}  # a cause printed once; later checks with it get one line
 
@@ -84,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.exit_code == 2:
         say("memconform: error: no check ran", file=sys.stderr)
     if expect is not None:  # the report keeps its own exit code; the expectations decide the process's
-        from .expectations import apply, print_verdict
+        from ..run.expectations import apply, print_verdict
 
         known = {c.id for name in suites for c in REGISTRY.for_suite(name)}
         verdict = apply(expect, outcome.results, [v for vs in outcome.levels.values() for v in vs], known, outcome.exit_code)
@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def probe_suites(target: str, profile: Profile, api_key: str | None, clock: Clock | None = None) -> list[str]:
     """The installed suites whose `probe` says the target speaks them (run without --suite)."""
-    from .targets import open_target
+    from ..targets import open_target
 
     spoken, unprobed = [], []
     for suite in all_suites():
@@ -125,7 +125,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
     if isinstance(doc, Exception):
         raise HarnessError(f"{args.file} is not JSON: {doc}")
-    from .core import sequence_files
+    from ..core import sequence_files
 
     if sequence_files.is_sequence(doc):
         return replay_sequence(args, doc)
@@ -134,14 +134,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     replay = suite.replay
     if replay is None:
         raise HarnessError(f"suite {args.suite!r} has no replay")
-    from .validate import detects
+    from ..run.validate import detects
 
     if not detects(suite, doc):  # judging any JSON as an example would report findings about nothing
         raise HarnessError(f"{args.file} is neither a saved sequence of operations (sequences/*.json) nor a saved "
                            f"{suite.name} example (a {suite.spec_title} document, examples/*.json): nothing to replay")
     profile = profile_from_args(args)
-    from .core.runner import redact_failure
-    from .session import Session  # the same target opening and preflights as `run`
+    from ..core.runner import redact_failure
+    from ..run.session import Session  # the same target opening and preflights as `run`
 
     with Session([args.suite], args.target, profile, None, args.api_key) as session:
         ctx = session.context(args.suite)
@@ -155,10 +155,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     """A saved sequence (core/sequence_files.py): each step printed; 1 when the divergence reproduces, 0 when not."""
-    from . import sequence_replay
-    from .core import sequence_files
-    from .core.runner import run_cleanups
-    from .session import Session
+    from ..core import sequence_files
+    from ..core.runner import run_cleanups
+    from ..run import replay as sequence_replay
+    from ..run.session import Session
 
     sequence_files.check_document(doc)
     name = str(doc.get("suite"))

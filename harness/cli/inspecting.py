@@ -8,17 +8,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .cli_common import profile_from_args
-from .core.model import Outcome, Result
-from .core.profile import OPTIONS
-from .core.registry import REGISTRY
-from .core.suite import all_suites, get_suite
-from .core.words import plural
+from ..core.profile import OPTIONS
+from ..core.registry import REGISTRY
+from ..core.results import Outcome, Result
+from ..core.suite import all_suites, get_suite
+from ..core.wording import plural
+from .common import profile_from_args
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
     """validate.open_stream, imported when first used (it reads the suites' stream formats)."""
-    from .validate import open_stream as opened
+    from ..run.validate import open_stream as opened
 
     return opened(path, wanted)
 
@@ -53,7 +53,7 @@ def _print_validation(results: list[Result], warnings: list[Result]) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .validate import validate_file
+    from ..run.validate import validate_file
 
     profile = profile_from_args(args)
     suite, how, results = validate_file(Path(args.file), args.format, profile, args.check or None, args.max_bytes)
@@ -109,7 +109,7 @@ def _cut(text: str, width: int) -> str:
 
 def _domain_coverage(args: argparse.Namespace, suites: list[Any]) -> int:
     """Per suite: its domain table's classes and pairs, the pairs each profile plans, a run's figures."""
-    from .coverage import domain_coverage, render_domain
+    from ..run.coverage import domain_coverage, render_domain
 
     found = [domain_coverage(s, args.report) for s in suites]
     if args.json:
@@ -122,7 +122,7 @@ def _domain_coverage(args: argparse.Namespace, suites: list[Any]) -> int:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     """Per spec: statements covered / testable (MUST and SHOULD apart), uncovered, unobservable."""
-    from .coverage import coverage, render_text
+    from ..run.coverage import coverage, render_text
 
     suites = [get_suite(args.suite)] if args.suite else all_suites()
     if getattr(args, "domain", False):

@@ -19,8 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .core.model import HarnessError, Outcome, Result
-from .core.verdicts import NOT_ASSESSED, NOT_CONFORMANT, LevelVerdict
+from ..core.results import HarnessError, Outcome, Result
+from ..core.verdicts import NOT_ASSESSED, NOT_CONFORMANT, LevelVerdict
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 

@@ -13,10 +13,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .core.model import HarnessError
-from .core.registry import REGISTRY
-from .core.suite import SuiteSpec
-from .fixtures_loader import fixture_root
+from ..core.registry import REGISTRY
+from ..core.results import HarnessError
+from ..core.suite import SuiteSpec
+from ..kit.fixtures_loader import fixture_root
 
 # keyword -> the group coverage is counted in ("implicit": a rule the text states without a keyword)
 KEYWORD_GROUPS = {
@@ -151,7 +151,7 @@ class DomainCoverage:
     pairs: int = 0
     planned_pairs: dict[str, int] = field(default_factory=dict)  # profile -> pairs its plan covers
     planned_rows: dict[str, int] = field(default_factory=dict)  # profile -> combinations its plan sends
-    run: dict[str, Any] | None = None  # the figures a report recorded (harness/domain.py run_note)
+    run: dict[str, Any] | None = None  # the figures a report recorded (harness/kit/domain.py run_note)
     problems: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -165,7 +165,7 @@ PLAN_PROFILES = ("ci", "default", "thorough")
 def domain_coverage(suite: SuiteSpec, report: Path | None = None) -> DomainCoverage:
     """The suite's table (fields, classes, pairs), the pairs each profile's covering arrays reach, and
     with a report the classes and pairs that run judged."""
-    from . import domain
+    from ..kit import domain
 
     path = domain.table_path(suite)
     if not path.is_file():

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .core.model import Outcome, Result
-from .targets.exchanges import Exchange, curl_line, write_har
+from .. import __version__
+from ..core.results import Outcome, Result
+from ..targets.exchanges import Exchange, curl_line, write_har
 
 CURL_PER_CHECK = 5
 HAR_NAME = "exchanges.har"

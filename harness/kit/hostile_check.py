@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .core.model import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
+from ..core.results import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from .hostile import BadInput, battery, sample
 
 CI_SAMPLE = 48
@@ -180,7 +180,7 @@ def require_surfaces(surfaces: list[Surface]) -> list[Surface]:
 
 def send_bytes(ctx: Any, op: str, item: BadInput, **fields: Any) -> Any:
     """An input's bytes as the operation's body (over HTTP under its content type, if it names one)."""
-    from .targets.base import Request
+    from ..targets.base import Request
 
     headers = {"Content-Type": item.content_type} if item.content_type is not None else None
     return ctx.target.call(Request(op, raw=item.data, headers=headers, **fields))

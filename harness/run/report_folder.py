@@ -68,7 +68,7 @@ def workers_folder(folder: Path) -> Path:
 
 def started(folder: Path) -> bool:
     """Whether the run in `folder` produced results (a report we cannot read counts as one: kept, not lost)."""
-    from .core.report import Report, ReportError
+    from ..core.report import Report, ReportError
 
     path = folder / "report.jsonl"
     if not path.is_file():

@@ -22,13 +22,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .core.model import Failure, HarnessError, Outcome, Result
-from .core.registry import REGISTRY
-from .core.report import Report, ReportError
-from .core.runner import in_clause
-from .core.suite import get_suite
-from .core.verdicts import exit_code, level_verdicts
+from .. import __version__
+from ..core.registry import REGISTRY
+from ..core.report import Report, ReportError
+from ..core.results import Failure, HarnessError, Outcome, Result
+from ..core.runner import in_clause
+from ..core.suite import get_suite
+from ..core.verdicts import exit_code, level_verdicts
 
 BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 256 * 1024 * 1024
@@ -81,7 +81,7 @@ def _result(line: dict[str, Any], strict: bool) -> Result:
 
 def verify_bundle(bundle: Any) -> list[str]:
     """Every problem found (empty: the bundle is intact and its claims follow from its results)."""
-    from .core.profile import PROFILES
+    from ..core.profile import PROFILES
 
     if not isinstance(bundle, dict) or bundle.get("bundle_version") != BUNDLE_VERSION:
         return [f"not a memconform certification bundle (bundle_version {BUNDLE_VERSION})"]
@@ -139,9 +139,9 @@ def verify_bundle(bundle: Any) -> list[str]:
 
 
 def cmd_certify(args: Any) -> int:
+    from ..core.profile import Profile
+    from ..run.session import Session
     from . import attest
-    from .core.profile import Profile
-    from .session import Session
 
     options = {}
     for pair in args.option:

@@ -7,8 +7,8 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
-from ..core.model import HarnessError
 from ..core.report import Report
+from ..core.results import HarnessError
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +24,7 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     dif.add_argument("a", help="the earlier report.jsonl")
     dif.add_argument("b", help="the later report.jsonl")
     dif.add_argument("--json", action="store_true")
-    dif.set_defaults(func=_later("diff", "cmd_diff"))
+    dif.set_defaults(func=_later("render.diff", "cmd_diff"))
 
     from ..core.profile import PROFILES
 
@@ -40,16 +40,16 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     cert.add_argument("--profile", default="thorough", help=f"one of {', '.join(PROFILES)} (default thorough)")
     cert.add_argument("--seed", type=int)
     cert.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    cert.set_defaults(func=_later("certify", "cmd_certify"))
+    cert.set_defaults(func=_later("evidence.certify", "cmd_certify"))
 
     ver = sub.add_parser("verify", help="check a certification bundle: digest, and every level verdict from its results")
     ver.add_argument("bundle")
     ver.add_argument("--key", metavar="PUBKEY", help="accept only a signature by this public key (PEM)")
-    ver.set_defaults(func=_later("certify", "cmd_verify"))
+    ver.set_defaults(func=_later("evidence.certify", "cmd_verify"))
 
     kg = sub.add_parser("keygen", help="make an Ed25519 key pair for certify --key (KEYFILE and KEYFILE.pub)")
     kg.add_argument("out", nargs="?", default="memconform-signing.key")
-    kg.set_defaults(func=_later("certify", "cmd_keygen"))
+    kg.set_defaults(func=_later("evidence.certify", "cmd_keygen"))
 
 
 def read_possibly_cut(path: Path) -> tuple[Report, bool]:
@@ -69,10 +69,10 @@ def read_possibly_cut(path: Path) -> tuple[Report, bool]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .badge import write_badges
-    from .html import render_html
-    from .junit import render_junit
-    from .markdown import render_markdown
+    from ..render.badge import write_badges
+    from ..render.html import render_html
+    from ..render.junit import render_junit
+    from ..render.markdown import render_markdown
 
     report, cut = read_possibly_cut(Path(args.file))
     if cut:

@@ -9,8 +9,8 @@ size from the run's profile, a number of MB pins it.
 from __future__ import annotations
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import HarnessError
 from memconform.core.profile import declare_option
+from memconform.core.results import HarnessError
 
 OPTION = "large_export_mb"
 # past 1 MiB (1.05 MB) and past 10 MiB (10.5 MB), with room

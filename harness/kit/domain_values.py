@@ -1,5 +1,5 @@
 """The value classes of a domain table as concrete values: one generator per kind of class, named by
-the table's `gen` with its `args` (harness/domain.py loads the tables and uses these)."""
+the table's `gen` with its `args` (harness/kit/domain.py loads the tables and uses these)."""
 
 from __future__ import annotations
 

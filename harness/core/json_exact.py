@@ -1,4 +1,4 @@
-"""The exact reading of a JSON text, the strict reader's slow path (harness/json_reader.py): the
+"""The exact reading of a JSON text, the strict reader's slow path (harness/core/json_reader.py): the
 stdlib's parser with the caller's policy as hooks (refuse or mark NaN and integers over Python's
 4,300-digit bound, refuse duplicate names or lone surrogates), the stdlib's words for syntax errors, and
 the types both paths share (JsonRejected, Policy, the markers)."""

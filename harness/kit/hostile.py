@@ -19,7 +19,7 @@ the presence of a byte order mark"), numbers beyond a reader's range (RFC 8259 s
 limits), valid JSON nested 10,000 deep or more (section 9 lets it limit the depth), a wrong
 Content-Type. Those are recorded, and only a crash or a hang fails on them.
 
-`strict_loads` (strict_json.py, re-exported here) is the reader a conforming implementation can use
+`strict_loads` (core/json_reader.py, re-exported here) is the reader a conforming implementation can use
 to refuse every must_reject input; the embedded references use it through `parse_or_reject`.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .strict_json import BOM, MAX_DEPTH, StrictJsonError, depth_exceeds, parse_or_reject, strict_loads
+from ..core.json_reader import BOM, MAX_DEPTH, StrictJsonError, depth_exceeds, strict_loads
 
 __all__ = ["BOM", "MAX_DEPTH", "MIN_PER_SURFACE", "BadInput", "StrictJsonError", "battery", "depth_exceeds",
            "parse_or_reject", "sample", "strict_loads"]
@@ -356,3 +356,14 @@ def sample(inputs: list[BadInput], size: int, seed: int = 20260528) -> list[BadI
     picked = {id(i) for i in chosen + rest[: max(0, size - len(chosen))]}
     return [i for i in inputs if id(i) in picked]
 
+
+def parse_or_reject(body: Any) -> Any:
+    """For an in-process implementation handed raw bytes: parsed by `strict_loads`, or refused."""
+    if not isinstance(body, (bytes, bytearray)):
+        return body
+    from ..targets.base import Rejected
+
+    try:
+        return strict_loads(body)
+    except StrictJsonError as exc:
+        raise Rejected({"error": f"not acceptable JSON: {exc}"}, f"not acceptable JSON: {exc}") from None

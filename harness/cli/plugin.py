@@ -76,7 +76,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         import shutil
         from pathlib import Path
 
-        from .report_folder import workers_folder
+        from ..run.report_folder import workers_folder
 
         shutil.rmtree(workers_folder(Path(state["report_dir"])), ignore_errors=True)
 
@@ -85,8 +85,8 @@ def _state(config: pytest.Config) -> dict[str, Any]:
     state = config.stash[STASH_KEY]
     if "profile" in state:
         return state
-    from .core.model import HarnessError
-    from .core.profile import Profile
+    from ..core.profile import Profile
+    from ..core.results import HarnessError
 
     name, source = _setting(config, "profile")
     seed, seed_source = _setting(config, "seed")
@@ -113,7 +113,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The suites of the selected checks, in order: the report header names them, as the CLI's does."""
-    from .core.registry import REGISTRY
+    from ..core.registry import REGISTRY
 
     state = session.config.stash[STASH_KEY]
     for item in session.items:
@@ -132,12 +132,12 @@ def _session(config: pytest.Config) -> Any:
     if state["session"] is None:
         from pathlib import Path
 
-        from .session import Session
+        from ..run.session import Session
 
         report_dir = Path(state["report_dir"]) if state["report_dir"] else None
         worker = _xdist_worker(config)
         if worker and report_dir is not None:  # pytest-xdist: each worker its own stream, merged at the end
-            from .report_folder import workers_folder
+            from ..run.report_folder import workers_folder
 
             state["session"] = Session(state["suites"], state["target"], state["profile"],
                                        workers_folder(report_dir) / worker, state["api_key"],
@@ -150,14 +150,14 @@ def _session(config: pytest.Config) -> Any:
 
 def suite_tests(suite_name: str) -> Any:
     """The parametrized test for a suite's test module: one pytest test per registered check."""
-    from .core.registry import REGISTRY
+    from ..core.registry import REGISTRY
 
     ids = [c.id for c in REGISTRY.for_suite(suite_name)]
 
     @pytest.mark.parametrize("check_id", ids)
     def test_check(check_id: str, memconform_result: Any) -> None:
-        from .core.model import Outcome
-        from .core.report import render_failure_text
+        from ..core.report import render_failure_text
+        from ..core.results import Outcome
 
         result = memconform_result
         if result.outcome is Outcome.SKIPPED:
@@ -175,9 +175,9 @@ def suite_tests(suite_name: str) -> Any:
 
 @pytest.fixture
 def memconform_result(request: pytest.FixtureRequest) -> Any:
-    from .core.model import HarnessError, Outcome
-    from .core.registry import REGISTRY
-    from .core.report import render_failure_text
+    from ..core.registry import REGISTRY
+    from ..core.report import render_failure_text
+    from ..core.results import HarnessError, Outcome
 
     check = REGISTRY.get(request.node.callspec.params["check_id"])
     session = _session(request.config)
@@ -208,7 +208,7 @@ def _merge_xdist(session: pytest.Session, state: dict[str, Any]) -> None:
     """The xdist controller runs no check: it merges the workers' streams into the one report."""
     from pathlib import Path
 
-    from .session import merge_worker_reports
+    from ..run.session import merge_worker_reports
 
     if _xdist_worker(session.config) or not state.get("report_dir") or "profile" not in state:
         return
@@ -247,8 +247,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if state["session"] is not None:
         terminalreporter.write(state["session"].redactor.text(state["session"].summary()))
     elif state.get("merged") is not None and state["merged"].report is not None:
-        from .core.redact import Redactor
-        from .core.report import render_summary
+        from ..core.redact import Redactor
+        from ..core.report import render_summary
 
         redactor = Redactor([state["api_key"]] if state["api_key"] else [])
         terminalreporter.write(redactor.text(render_summary(state["merged"].report)))

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .core.model import Failure, HarnessError, Outcome, Result
-from .core.profile import Profile
-from .core.suite import SuiteSpec, all_suites, get_suite
-from .json_reader import FILE, JsonRejected, read_json
+from ..core.json_reader import FILE, JsonRejected, read_json
+from ..core.profile import Profile
+from ..core.results import Failure, HarnessError, Outcome, Result
+from ..core.suite import SuiteSpec, all_suites, get_suite
 
 MAX_DEPTH = FILE.max_depth
 HEAD_BYTES = 64 * 1024
@@ -316,3 +316,16 @@ def read_rest(path: Path, offset: int, max_bytes: int) -> bytes:
     if offset + len(rest) > max_bytes:
         raise HarnessError(f"{path} grew past the limit of {max_bytes} bytes while it was read")
     return rest
+
+
+# the most a handed document may weigh (validate, replay, translate)
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+
+def read_document(path: Path, max_bytes: int) -> tuple[bytes, Any]:
+    """(bytes, parsed JSON) of a file, or (bytes, NotWellFormed) when it is not one JSON text."""
+    raw = read_all(path, max_bytes)
+    try:
+        return raw, parse_json(raw)
+    except NotWellFormed as exc:
+        return raw, exc

@@ -1,7 +1,7 @@
-"""The `memconform` command: the argument parser and the entry point (`memconform = memconform.cli:main`).
+"""The `memconform` command: the argument parser and the entry point (`memconform = memconform.cli.main:main`).
 
-The subcommands live beside it: run and replay in cli_run.py, validate, list and coverage in
-cli_inspect.py, report, diff, certify and verify in render/cli.py; serve is here.
+The subcommands live beside it: run and replay in run.py, validate, list and coverage in
+inspecting.py, report, diff, certify and verify in reporting.py; serve is here.
 """
 
 from __future__ import annotations
@@ -11,39 +11,28 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from .cli_common import MAX_DOCUMENT_BYTES, installed, read_document
-from .cli_inspect import cmd_coverage, cmd_list, cmd_validate, open_stream
-from .core.model import HarnessError
-from .core.profile import PROFILES
-from .core.suite import all_suites, get_suite, suite_names
-
-
-# still importable from here, where they lived before the split (tests import probe_suites, open_stream)
-def __getattr__(name: str) -> Any:
-    """probe_suites and replay_sequence, from cli_run, imported when first asked for."""
-    if name in ("probe_suites", "replay_sequence"):
-        from . import cli_run
-
-        return getattr(cli_run, name)
-    raise AttributeError(name)
+from ..core.profile import PROFILES
+from ..core.results import HarnessError
+from ..core.suite import all_suites, get_suite, suite_names
+from ..run.validate import MAX_DOCUMENT_BYTES
+from .inspecting import cmd_coverage, cmd_list, cmd_validate
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .cli_run import cmd_run as run  # the run's imports (targets, httpx, the report) only when it runs
+    from .run import cmd_run as run  # the run's imports (targets, httpx, the report) only when it runs
 
     return run(args)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .cli_run import cmd_replay as replay
+    from .run import cmd_replay as replay
 
     return replay(args)
 
 
-__all__ = ["MAX_DOCUMENT_BYTES", "build_parser", "cmd_coverage", "cmd_list", "cmd_replay", "cmd_run", "cmd_serve",
-           "cmd_validate", "installed", "main", "open_stream", "read_document"]
+__all__ = ["build_parser", "cmd_coverage", "cmd_list", "cmd_replay", "cmd_run", "cmd_serve", "cmd_validate", "main"]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -158,15 +147,15 @@ def build_parser() -> argparse.ArgumentParser:
     profile_args(rep)
     rep.set_defaults(func=cmd_replay)
 
-    from .render.cli import add_report_parser  # report, diff, certify, verify
+    from .reporting import add_report_parser  # report, diff, certify, verify
 
     add_report_parser(sub)
 
-    from .matrix.cli import add_matrix_parser  # matrix plan, run, combine, diff
+    from ..matrix.cli import add_matrix_parser  # matrix plan, run, combine, diff
 
     add_matrix_parser(sub)
 
-    from .portability.cli import add_portability_parsers  # translate, portability, port
+    from ..portability.cli import add_portability_parsers  # translate, portability, port
 
     add_portability_parsers(sub)
 

@@ -14,21 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.check_context import NoTarget
+from ..core.clock import Clock
+from ..core.profile import Profile, keep_hypothesis_files_in
+from ..core.redact import Printer, Redactor
+from ..core.registry import REGISTRY, Check
+from ..core.report import Report, ReportWriter, render_summary
+from ..core.results import HarnessError, Outcome, Result, SkipCheck, TargetError
+from ..core.runner import Context, claimed_levels, run_checks, run_cleanups
+from ..core.suite import get_suite
+from ..core.verdicts import LevelVerdict, exit_code
+from ..core.verdicts import level_verdicts as _level_verdicts
+from ..kit.domain import run_note as domain_note
+from ..targets import open_target
 from . import report_folder
-from .core.check_context import NoTarget
-from .core.clock import Clock
-from .core.model import HarnessError, Outcome, Result, SkipCheck, TargetError
-from .core.profile import Profile, keep_hypothesis_files_in
-from .core.redact import Printer, Redactor
-from .core.registry import REGISTRY, Check
-from .core.report import Report, ReportWriter, render_summary
-from .core.runner import Context, claimed_levels, run_checks, run_cleanups
-from .core.suite import get_suite
-from .core.verdicts import LevelVerdict, exit_code
-from .core.verdicts import level_verdicts as _level_verdicts
-from .document_run import select_checks, validate_document  # noqa: F401  validate_document: still importable from here
-from .domain import run_note as domain_note
-from .targets import open_target
+from .document_run import select_checks
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
 
@@ -71,7 +71,7 @@ def command_containment(target: str | None) -> str | None:
     """For a cmd: target, how its processes are kept in (probed once per run); None for any other."""
     if not (target or "").startswith("cmd:"):
         return None
-    from .targets.contain import containment
+    from ..targets.contain import containment
 
     return containment()
 
@@ -302,7 +302,7 @@ class Session:
         report = self.outcome.report
         if report is None:
             return ""
-        from .render.groups import render_groups_text
+        from ..render.groups import render_groups_text
 
         grouped = render_groups_text(report.results)  # each distinct cause once, with its count
         return render_summary(report) + ("\n" + grouped if grouped else "")
@@ -343,8 +343,8 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
 
 def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) -> RunOutcome:
     """The merged run's exchanges.har is the workers' together (the curl lines of its report point to it)."""
+    from ..targets.exchanges import merge_hars
     from . import exchange_report
-    from .targets.exchanges import merge_hars
 
     assert session.write_dir is not None
     merge_hars(session.write_dir / exchange_report.HAR_NAME, [f / exchange_report.HAR_NAME for f in folders])
@@ -362,7 +362,7 @@ def _move_files_of(worker: Path, run: Path) -> None:
 
 def write_rendered(report_dir: Path, report: Report) -> None:
     """junit.xml, summary.md, report.html and badges/ (memconform.render)."""
-    from .render import write_rendered as render_files
+    from ..render import write_rendered as render_files
 
     render_files(report_dir, report)
 

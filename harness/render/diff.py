@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .core.report import Report
-from .render import outcome_label
+from ..core.report import Report
+from . import outcome_label
 
 BAD = ("failed", "errored")
 RANK = {"conformant": 0, "not applicable": 0, "not claimed": 0, "not assessed": 1, "not conformant": 2}

@@ -1,18 +1,16 @@
-"""What the `memconform` subcommands share: the profile built from the command line, the installed
-suites, and reading a document from disk."""
+"""What the `memconform` subcommands share: the profile built from the command line and the installed
+suites (reading a handed document is run/validate.py's)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-from pathlib import Path
-from typing import Any
 
-from .core.model import HarnessError
-from .core.profile import Profile
-from .core.suite import SuiteSpec, all_suites
-
-MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+from ..core.profile import Profile
+from ..core.results import HarnessError
+from ..core.suite import SuiteSpec, all_suites
+from ..run.validate import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
+from ..run.validate import read_document as read_document
 
 
 def installed() -> dict[str, SuiteSpec]:
@@ -40,14 +38,3 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
     if any(v is not None for v in bounds.values()):
         profile.limits = dataclasses.replace(profile.limits, **{k: v for k, v in bounds.items() if v is not None})
     return profile
-
-
-def read_document(path: Path, max_bytes: int) -> tuple[bytes, Any]:
-    """(bytes, parsed JSON) of a file, or (bytes, NotWellFormed) when it is not one JSON text."""
-    from .validate import NotWellFormed, parse_json, read_all
-
-    raw = read_all(path, max_bytes)
-    try:
-        return raw, parse_json(raw)
-    except NotWellFormed as exc:
-        return raw, exc

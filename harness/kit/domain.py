@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .core.model import HarnessError
+from ..core.results import HarnessError
 from .domain_values import ABSENT, GENERATORS, fill, generate
 
 __all__ = ["ABSENT", "GENERATORS", "Domain", "DomainLedger", "Field", "ValueClass", "fill", "generate", "load", "plan"]
@@ -182,7 +182,7 @@ def load_path(path: Path) -> Domain:
 @cache
 def load(suite_name: str) -> Domain | None:
     """The suite's domain table, or None when it has none."""
-    from .core.suite import get_suite
+    from ..core.suite import get_suite
 
     path = table_path(get_suite(suite_name))
     return load_path(path) if path.is_file() else None
@@ -190,7 +190,7 @@ def load(suite_name: str) -> Domain | None:
 
 def required(suite_name: str) -> Domain:
     """The suite's domain table, for the checks that draw from it: a missing one is a harness error."""
-    from .core.model import HarnessError
+    from ..core.results import HarnessError
 
     found = load(suite_name)
     if found is None:

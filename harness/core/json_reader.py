@@ -293,3 +293,33 @@ def _fast(raw: bytes, max_depth: int) -> Any:
             return _REFUSED
         value = value[0]
     return value
+
+
+# The strict reader a conforming implementation can use to refuse the hostile-JSON battery
+# (kit/hostile.py): RFC 8259 with I-JSON's (RFC 7493) restrictions, read_json under STRICT.
+MAX_DEPTH = STRICT.max_depth
+
+
+class StrictJsonError(ValueError):
+    pass
+
+
+def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether brackets outside strings nest deeper than `limit` (one linear pass, no recursion)."""
+    return depth_passed_at(bytes(raw), limit) is not None
+
+
+def strict_loads(raw: bytes | bytearray | str) -> Any:
+    """Strict RFC 8259 / I-JSON: UTF-8 without BOM, no duplicate names, no NaN/Infinity, no lone
+    surrogates, nesting at most MAX_DEPTH, numbers Python reads exactly or as finite floats
+    (json_reader.STRICT)."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    try:
+        return read_json(raw, STRICT)
+    except JsonRejected as exc:
+        if exc.kind == "depth":
+            raise StrictJsonError(f"nested deeper than {MAX_DEPTH} levels") from None
+        if exc.kind == "bom":
+            raise StrictJsonError("a byte order mark precedes the JSON text") from None
+        raise StrictJsonError(exc.message[:200]) from None

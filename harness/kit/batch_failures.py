@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import Failure
+from memconform.core.results import Failure
 
 ALL = "every item written"
 REPORTED = "the middle item refused and reported, the others written"

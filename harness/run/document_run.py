@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.check_context import NoTarget
-from .core.model import HarnessError, Result
-from .core.profile import Profile
-from .core.registry import REGISTRY, Check
-from .core.runner import Context, run_checks
-from .core.suite import SuiteSpec, get_suite
+from ..core.check_context import NoTarget
+from ..core.profile import Profile
+from ..core.registry import REGISTRY, Check
+from ..core.results import HarnessError, Result
+from ..core.runner import Context, run_checks
+from ..core.suite import SuiteSpec, get_suite
 
 
 def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
