@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from .messages import Reply, Request
 from .profile import Profile
 from .readings import Observation, Prediction
 from .results import HarnessError
@@ -25,7 +26,7 @@ class TargetPort(Protocol):
     kind: str
     description: str
 
-    def call(self, request: Any, body: Any = None, **fields: Any) -> Any: ...
+    def call(self, request: Request | str, body: Any = None, **fields: Any) -> Reply: ...
 
     def stated_facts(self, suite: str) -> Any: ...
 
@@ -40,7 +41,7 @@ class NoTarget:
     kind = "none"
     description = "no target (a document is validated)"
 
-    def call(self, request: Any, body: Any = None, **fields: Any) -> Any:
+    def call(self, request: Request | str, body: Any = None, **fields: Any) -> Reply:
         raise HarnessError("this run validates a document: a check called a target")
 
     def stated_facts(self, suite: str) -> Any:
