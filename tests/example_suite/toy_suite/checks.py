@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Any
 
 from memconform.core.results import Failure, TargetError
-from memconform.core.runner import Context
+from memconform.core.check_context import CheckContext
 from memconform.core.suite import Level, SuiteSpec
 from memconform.targets.base import Target
 
@@ -37,7 +37,7 @@ def _probe(target: Target) -> bool:
     return isinstance(reply.body, dict) and reply.body.get("toy") == "counter"
 
 
-def _document(ctx: Context) -> Any:
+def _document(ctx: CheckContext) -> Any:
     return ctx.target.call("get").body
 
 
@@ -54,13 +54,13 @@ SUITE = SuiteSpec(
 
 @SUITE.check(section="1", keyword="MUST", level="document", kind="document",
            sentence="`count`, a non-negative integer.")
-def count_non_negative(doc: Any, ctx: Context) -> Iterator[Failure]:
+def count_non_negative(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     count = doc.get("count") if isinstance(doc, dict) else None
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         yield Failure("count is not a non-negative integer", count, "an integer >= 0", "$.count")
 
 
-def _count(ctx: Context) -> int:
+def _count(ctx: CheckContext) -> int:
     body = ctx.target.call("get").body
     if not isinstance(body, dict) or not isinstance(body.get("count"), int):
         raise TargetError(f"get answered {body!r}, not a counter document")
@@ -70,7 +70,7 @@ def _count(ctx: Context) -> int:
 
 @SUITE.check(section="Operations", keyword="MUST", level="implementation",
            sentence="`add` MUST increase `count` by exactly K.")
-def add_increases_by_k(ctx: Context) -> Iterator[Failure]:
+def add_increases_by_k(ctx: CheckContext) -> Iterator[Failure]:
     before = _count(ctx)
     reply = ctx.target.call("add", {"n": 2})
     if reply.status != "ok":
@@ -82,7 +82,7 @@ def add_increases_by_k(ctx: Context) -> Iterator[Failure]:
 
 @SUITE.check(section="Operations", keyword="SHOULD", level="implementation",
            sentence="An implementation SHOULD reject an `add` whose K is negative, and leave `count` unchanged.")
-def rejects_negative_k(ctx: Context) -> Iterator[Failure]:
+def rejects_negative_k(ctx: CheckContext) -> Iterator[Failure]:
     # positive control: the same request with K repaired must be accepted first
     if ctx.target.call("add", {"n": 1}).status != "ok":
         raise TargetError("positive control refused: add {n: 1}")
