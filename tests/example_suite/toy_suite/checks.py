@@ -8,8 +8,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memconform.core.results import Failure, TargetError
 from memconform.core.check_context import CheckContext
+from memconform.core.results import Failure, TargetError
 from memconform.core.suite import Level, SuiteSpec
 from memconform.targets.base import Target
 
