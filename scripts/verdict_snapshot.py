@@ -32,8 +32,9 @@ def rows(suites: list[str]) -> list[tuple[str, str]]:
         if spec.name not in suites and suites:
             continue
         found.append((spec.name, "reference"))
-        if spec.mutants is not None:
-            found.extend((spec.name, name) for name in sorted(spec.mutants().MUTANTS))
+        table = spec.mutant_table()
+        if table is not None:
+            found.extend((spec.name, name) for name in table.names)
     return found
 
 
@@ -45,15 +46,14 @@ def verdicts(suite: str, row: str) -> dict[str, str]:
     stop = None
     target = None
     if row != "reference":
-        make = get_suite(suite).mutants
-        assert make is not None
-        module = make()
-        if row in getattr(module, "HTTP_ONLY", ()):
+        table = get_suite(suite).mutant_table()
+        assert table is not None
+        if row in table.http_only and table.http_app is not None:
             from memconform.kit.loopback import serve_in_thread
 
-            target, stop = serve_in_thread(module.http_app(row))
+            target, stop = serve_in_thread(table.http_app(row))
         else:
-            target = f"python:{module.__name__}:{row}"
+            target = table.target(row)
     try:
         outcome = execute_run([suite], target, Profile.named("ci"), report_dir=None)
     finally:

@@ -1,25 +1,17 @@
 """The suites' contract, once for every installed suite: what a mutant run saw, computed once per session.
 
-A suite's mutants module (SuiteSpec.mutants) holds MUTANTS {name: factory} and EXPECTED_KILLS {name: the
-check ids that must fail on it, or {check id: a words of the failure title}}, and optionally:
-- NOTE_ONLY / OPTION_KILLS: mutants that break no default reading (a run note; a reading only a pinned
-  option fails), so they are not in EXPECTED_KILLS;
-- HTTP_ONLY: mutants only HTTP reveals, served on loopback from `http_app(name)`;
-- ALSO_RUN: checks every mutant of the suite runs as well, so a broken set-up step errors visibly;
-  KILLS_ONLY: mutants too slow for that, which run their kills alone;
-- EXPECTED_TITLES {name: {(check id, words of the title)}} (EXPECTED_FAILURES {name: {short id: words}}):
-  the failure branch that must fire, not only the check;
-- KILLED_ELSEWHERE {check id: the test that kills it deterministically}.
+A suite's mutants are read as one validated table, `SuiteSpec.mutant_table()` (harness/core/mutants.py says
+what a mutants module holds).
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from made_once import made_once
+from memconform.core.mutants import Mutants
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.suite import SuiteSpec, all_suites
@@ -31,10 +23,10 @@ WITH_MUTANTS = sorted(name for name, s in SUITES.items() if s.mutants is not Non
 
 
 @functools.cache
-def mutants_of(suite: str) -> ModuleType:
-    make = SUITES[suite].mutants
-    assert make is not None
-    return make()
+def mutants_of(suite: str) -> Mutants:
+    table = SUITES[suite].mutant_table()
+    assert table is not None
+    return table
 
 
 def registered(suite: str) -> set[str]:
@@ -42,25 +34,16 @@ def registered(suite: str) -> set[str]:
 
 
 def expected_kills(suite: str, name: str) -> set[str]:
-    return set(mutants_of(suite).EXPECTED_KILLS[name])
+    return set(mutants_of(suite).kills[name])
 
 
 def expected_branches(suite: str, name: str) -> set[tuple[str, str]]:
     """(check id, words of the failure title) that must be seen on this mutant, whatever table names them."""
-    module = mutants_of(suite)
-    kills = module.EXPECTED_KILLS[name]
-    found = {(check, words) for check, words in kills.items()} if isinstance(kills, dict) else set()
-    found |= set(getattr(module, "EXPECTED_TITLES", {}).get(name, ()))
-    found |= {(f"{suite}.{short}", words) for short, words in getattr(module, "EXPECTED_FAILURES", {}).get(name, {}).items()}
-    return found
+    return set(mutants_of(suite).branches.get(name, ()))
 
 
 def checks_run_on(suite: str, name: str) -> list[str]:
-    module = mutants_of(suite)
-    wanted = expected_kills(suite, name)
-    if name not in getattr(module, "KILLS_ONLY", ()):
-        wanted |= set(getattr(module, "ALSO_RUN", ()))
-    return sorted(wanted)
+    return mutants_of(suite).checks_run_on(name)
 
 
 MutantRun = dict[str, tuple[str, tuple[str, ...], str]]
@@ -75,14 +58,14 @@ def mutant_run(suite: str, name: str, shared: Path | None = None) -> MutantRun:
 
 
 def _run_mutant(suite: str, name: str) -> MutantRun:
-    module = mutants_of(suite)
+    table = mutants_of(suite)
     stop = None
-    if name in getattr(module, "HTTP_ONLY", ()):  # only HTTP shows it (a status code, an absent route)
+    if name in table.http_only and table.http_app is not None:  # only HTTP shows it (a status code, a route)
         from memconform.kit.loopback import serve_in_thread
 
-        target, stop = serve_in_thread(module.http_app(name))
+        target, stop = serve_in_thread(table.http_app(name))
     else:
-        target = f"python:{module.__name__}:{name}"
+        target = table.target(name)
     try:
         outcome = execute_run([suite], target, Profile.named("ci"), report_dir=None, check_ids=checks_run_on(suite, name))
     finally:

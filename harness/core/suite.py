@@ -23,10 +23,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .check import Check, CheckFn, declaration_problems, parse_keyword, squash
 from .results import HarnessError
+
+if TYPE_CHECKING:
+    from .mutants import Mutants
 
 ENTRY_POINT_GROUP = "memconform.suites"
 
@@ -116,6 +119,14 @@ class SuiteSpec:
         if problems:
             raise HarnessError(f"check {check.id} ({check.fn.__module__}) refused: " + "; ".join(problems))
         self._checks[check.id] = check
+
+    def mutant_table(self) -> Mutants | None:
+        """The suite's known-broken implementations as one validated table (core/mutants.py), or None."""
+        if self.mutants is None:
+            return None
+        from .mutants import Mutants
+
+        return Mutants.of(self.mutants(), self.name)
 
     def registered(self) -> dict[str, Check]:
         """The suite's checks by id, in the order they registered (the order they run in)."""
