@@ -1,15 +1,15 @@
 """AI Memory Portability Standard v0.1 suite: the SuiteSpec and its levels; the checks live in topic modules.
 
-    document_checks  Producer: the export document (published schema, provenance, time, text)
-    import_checks    Consumer: accepts a valid export, refuses malformed ones (positive controls first),
-                     treats an export as data
-    privacy_checks   Consumer: the four privacy invariants, on the re-export and on a downstream copy
-    stateful_checks  Consumer: random sequences of imports and deletions against the model of the subject
-    domain_imports, domain_envelope
+    checks/document.py   Producer: the export document (published schema, provenance, time, text)
+    checks/imports.py    Consumer: accepts a valid export, refuses malformed ones (positive controls first),
+                         treats an export as data
+    checks/privacy.py    Consumer: the four privacy invariants, on the re-export and on a downstream copy
+    checks/stateful.py   Consumer: random sequences of imports and deletions against the model of the subject
+    checks/domain_imports.py, checks/domain_envelope.py
                      Consumer: every value class of the domain table (domain.json) imported, the optional
                      atom fields pairwise; answers judged by the model
-    model            the oracle: for an import, a deletion or an export in any state, every acceptable answer
-    client           the target's operations, exports unique to the run, cleanup, the import-semantics probe
+    model.py             the oracle: for an import, a deletion or an export in any state, every acceptable answer
+    client.py            the target's operations, exports unique to the run, cleanup, the import-semantics probe
 
 The spec has no conformance section. The levels' clauses are read from what it calls binding
 (suites/amps/errata.md, "Levels"): a producer "ships this exact format" (the schema) with every atom declaring

@@ -1,8 +1,8 @@
-"""Edge Memory Protocol v1.0 suite: the SuiteSpec and its levels; the checks live by topic beside it.
+"""Edge Memory Protocol v1.0 suite: the SuiteSpec and its levels; the checks live by topic in checks/.
 
-file_checks (each line, from the rule table in memconform.suites.emp.format) · reader_checks ·
-writer_checks · lock_checks · concurrency_checks · stateful_checks (model-based sequences) ·
-crash_checks (a cmd: writer's write cut short mid-operation). Operations: see common.py and suites/emp/errata.md.
+checks/file.py (each line, from the rule table in memconform.suites.emp.format) · reader.py · writer.py ·
+lock.py · concurrency.py · stateful.py (model-based sequences) · crash.py (a cmd: writer's write cut short
+mid-operation) · domain_*.py (the domain table). Operations: see checks/common.py and suites/emp/errata.md.
 """
 
 from __future__ import annotations

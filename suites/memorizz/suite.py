@@ -1,11 +1,11 @@
 """MemoRizz Memory Archive v1 suite: the SuiteSpec and its levels; the checks live in topic modules.
 
-    document_checks  Archive: one check per key of the scanner's rule table, plus digest and limits
-    producer_checks  Producer: selections, external references, credentials left out
-    consumer_checks  Consumer: preview, restore, clone, embeddings, automations, partial imports
-    reject_checks    Consumer, its clause: "Validation rejects ..." seven classes, each with a positive control
-    stateful_checks  Consumer: random sequences of restores, previews and refusals against a model of a namespace
-    client           the target's operations, the seeded graph unique to the run, cleanup
+    checks/document.py  Archive: one check per key of the scanner's rule table, plus digest and limits
+    checks/producer.py  Producer: selections, external references, credentials left out
+    checks/consumer.py  Consumer: preview, restore, clone, embeddings, automations, partial imports
+    checks/reject.py    Consumer, its clause: "Validation rejects ..." seven classes, each with a positive control
+    checks/stateful.py  Consumer: random sequences of restores, previews and refusals against a model of a namespace
+    client.py           the target's operations, the seeded graph unique to the run, cleanup
 
 The page has no conformance section: the levels' clauses are its "Validation rejects ..." sentence
 (suites/memorizz/errata.md, "Levels"), read for the archive (the rules a valid archive keeps), for a

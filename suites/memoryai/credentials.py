@@ -16,7 +16,7 @@ from typing import Any
 from memconform.core.results import Failure
 from memconform.kit.shared_rules import SECRET_VALUE, VALUE_MARKERS, audit_key, secret_key
 
-# the one list of what a credential looks like, shared by every suite (formats/common.py)
+# the one list of what a credential looks like, shared by every suite (harness/kit/shared_rules.py)
 CREDENTIAL_VALUES = SECRET_VALUE
 
 

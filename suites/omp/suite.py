@@ -4,7 +4,7 @@ The checks register from their own modules, imported at the end in run order: sh
 update/delete, search, export/import/health, auth, bad input, concurrency, OMP-Search/Full, the 0.2
 AI endpoints and §7, the model-based run, schemathesis. Every memory the suite writes carries
 `ctx.unique(...)` content and the run tag, so the suite works on a non-empty instance, and one
-sweep deletes them at the end (evidence.py); readings of ambiguous text are in suites/omp/errata.md (O1..).
+sweep deletes them at the end (controls.py); readings of ambiguous text are in suites/omp/errata.md (O1..).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The AMPS spec validates with ajv + ajv-formats (its "Reference implementation"),
 validator accepts is accepted here, and one it refuses is refused (errata A13 lists where that
 differs from a strict reading of RFC 3339 / RFC 3986, and why we follow ajv-formats there).
 
-date-time: the shared parser's `ajv-formats` reading (formats/common.py, `AJV_DATE_TIME`, described
+date-time: the shared parser's `ajv-formats` reading (harness/kit/shared_rules.py, `AJV_DATE_TIME`, described
 in its module docstring).
 uri: an RFC 3986 URI (scheme, hier-part, query, fragment; ASCII only, percent-encoding), with ajv's
 two liberties: "scheme:/" may introduce an authority like "//", and no path-empty form.

@@ -1,7 +1,7 @@
 """The EMP mutants module (SuiteSpec.mutants): the tables MUTANTS, EXPECTED_KILLS, EXPECTED_TITLES,
 PINNED_KILLS, COMMAND_MUTANTS/COMMAND_KILLS and KILLED_ELSEWHERE, and a mutant as a command
 (`python -m memconform.suites.emp.mutants NAME OP IN OUT`). The mutants, each breaking one rule of the reference,
-live in emp_writers.py, emp_readers.py and emp_paths.py (failure paths); every one is re-exported here,
+live in writers.py, readers.py and paths.py (failure paths); every one is re-exported here,
 so `python:memconform.suites.emp.mutants:<Name>` names it.
 """
 

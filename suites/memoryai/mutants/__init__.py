@@ -1,9 +1,9 @@
 """The MemoryAI mutants module (SuiteSpec.mutants): the tables MUTANTS, EXPECTED_KILLS, EXPECTED_FAILURES,
 HTTP_ONLY and KILLED_ELSEWHERE, and three targets that misbehave without breaking a rule. The mutants live
-in memoryai_export.py (producer side), memoryai_import.py (consumer side) and memoryai_branches.py (one
+in export.py (producer side), imports.py (consumer side) and branches.py (one
 failure branch each); every one is re-exported here, so `python:memconform.suites.memoryai.mutants:<Name>` names it.
 
-EXPECTED_KILLS names, for every mutant, the checks that must fail on it; tests/test_mutants_memoryai.py
+EXPECTED_KILLS names, for every mutant, the checks that must fail on it; tests/test_suite_contract.py
 asserts that, and that every check of the suite is killed by some mutant or invalid fixture.
 """
 

@@ -10,8 +10,8 @@ Operations (called by PythonTarget as `method(body, **params)`):
     delete_chunk({"content_hash": h}) -> {"deleted": 0|1}              (x-memconform hook)
 
 Each rule sits in a small overridable method so a mutant can break exactly one of them.
-Storage is memoryai_store.py; the producer rules memoryai_producer.py, the consumer rules
-memoryai_consumer.py; this module holds the operations.
+Storage is store.py; the producer rules producer.py, the consumer rules
+consumer.py; this module holds the operations.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The MemoryAI reference brain's storage: the SQLite schema, the tenant, and the helpers both the
-producer (memoryai_producer.py) and the consumer (memoryai_consumer.py) rules use."""
+producer (producer.py) and the consumer (consumer.py) rules use."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The omp checks, registered by topic: checks run in the order they register, which is the order of
-the imports below (kept as written: sorting them would reorder the run). The entry point names SUITE
-here, so loading the suite registers every check, and a wrong declaration is refused then (core/check.py)."""
+the imports below (kept as written: sorting them would reorder the run). The SuiteSpec's checks_module
+names this package (suite.py): the first ask for the checks imports it and registers every check, and a
+wrong declaration is refused then (core/check.py)."""
 # ruff: noqa: F401, I001
 
 from memconform.suites.omp.checks import shape

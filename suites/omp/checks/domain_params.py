@@ -90,7 +90,7 @@ def query_pairs(row: dict[str, domain.ValueClass], names: dict[str, str]) -> lis
 # ---- the list model ----------------------------------------------------------------------------
 
 def matches(memories: list[dict[str, Any]], filters: dict[str, str]) -> list[dict[str, Any]]:
-    """The memories the model's filters keep (suites/omp/model.py: tags AND, comma-separated)."""
+    """The memories the model's filters keep (suites/omp/model/: tags AND, comma-separated)."""
     fit = m.Filters(type=filters.get("type"), tool=filters.get("tool"), namespace=filters.get("namespace"),
                     tags=tuple(filters["tags"].split(",")) if "tags" in filters else ())
     return [mem for mem in memories if fit.fit(mem)]
@@ -113,7 +113,7 @@ def is_scoped(filters: dict[str, str], names: dict[str, str]) -> bool:
 
 def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: dict[str, Any],
                   readings: m.Readings | None = None) -> Iterator[Failure]:
-    """A valid combination: the model's answer set (suites/omp/model.py), exactly when a run-unique filter
+    """A valid combination: the model's answer set (suites/omp/model/), exactly when a run-unique filter
     scopes the page; otherwise what the data set decides (every served memory fits the filters, at most
     limit, in order, the data set's memories as stored)."""
     filters = {k: v for k, v in pairs if k in ("type", "tool", "tags", "namespace")}

@@ -2,7 +2,7 @@
 create, update (null on the nullable fields), delete, get, list (every filter, sort, limit, offset, and a
 parameter the spec leaves open at times), search (every mode, type, tags, namespace, limit), export and
 import (every strategy, with one invalid memory at times), with every key kind the target offers at
-OMP-Full, and judges every answer by the one model of an OMP server (suites/omp/model.py): the answer
+OMP-Full, and judges every answer by the one model of an OMP server (suites/omp/model/): the answer
 must be in the set the model allows under the accepted readings.
 
 Every memory of one sequence holds a sequence-unique marker (and the run id), so answers are judged

@@ -1,8 +1,8 @@
 """The OMP fuzzer: memconform's OpenAPI description handed to schemathesis and bound to the target (the
 transport, the auth header, pacing, cleanup of what it created), failures as memconform Failures with
 their curl lines, and `evaluate` running one schemathesis check family over what was recorded. Its
-requests travel through fuzz_wire.py, its phases run in fuzz_phases.py; the checks built on it are in
-fuzz_checks.py.
+requests travel through wire.py, its phases run in phases.py; the checks built on it are in
+suites/omp/checks/fuzz.py.
 """
 
 from __future__ import annotations

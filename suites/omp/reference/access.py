@@ -1,6 +1,6 @@
 """Who may do what in the OMP reference server: the §4 error reply, bearer authentication (§3.2),
 per-key rate limiting (§7), ids and timestamps, per-tool access to a memory, the audit log, and
-the §2.1 document shape. The base of OmpApi (omp.py); each rule is a method a mutant overrides."""
+the §2.1 document shape. The base of OmpApi (api.py); each rule is a method a mutant overrides."""
 
 from __future__ import annotations
 

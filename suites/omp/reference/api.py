@@ -1,6 +1,6 @@
 """Reference Open Memory Protocol v0.1 (+0.2 extract/compress) server, declaring OMP-Full.
 
-SQLite storage (omp_store.py), Starlette over uvicorn on loopback. Every endpoint of §3.3, bearer
+SQLite storage (store.py), Starlette over uvicorn on loopback. Every endpoint of §3.3, bearer
 auth (§3.2) on all but health, the §4 error envelope on every error, per-tool keys, a second user,
 namespaces, keyword (FTS5), semantic and hybrid search on a local lexical embedding, per-key rate
 limiting (§7), an audit log of writes without content, and extract/compress through a pluggable
@@ -8,7 +8,7 @@ Provider (none by default: 422 no_api_key). Readings of ambiguous text: suites/o
 
 Each rule sits in a small overridable method or class attribute so that a mutant
 (suites/omp/mutants) breaks exactly one of them. This module holds the endpoints of §3.3;
-authentication, rate limits and access are omp_access.py's, extract/compress omp_ai.py's.
+authentication, rate limits and access are access.py's, extract/compress ai.py's.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from memconform.suites.omp.reference.store import EMBED_LABEL, Filters, Scope
 
 
 class OmpApi(OmpAiEndpoints):
-    """The protocol's endpoints. Authentication and access are OmpAccess's (omp_access.py),
-    extract/compress OmpAiEndpoints's (omp_ai.py), validation OmpValidation's, storage the OmpStore's."""
+    """The protocol's endpoints. Authentication and access are OmpAccess's (access.py),
+    extract/compress OmpAiEndpoints's (ai.py), validation OmpValidation's, storage the OmpStore's."""
 
     compliance = "OMP-Full"
     default_limit = DEFAULT_LIMIT
@@ -230,4 +230,4 @@ class OmpApi(OmpAiEndpoints):
         return app
 
 
-# serving lives in omp_serve.py (not re-exported here: it imports OmpApi from this module)
+# serving lives in serve.py (not re-exported here: it imports OmpApi from this module)
