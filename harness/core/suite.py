@@ -44,6 +44,24 @@ class Level:
     optional: bool = False
 
 
+class Later:
+    """A callable named as "module:attr", imported on its first call: the call is `attr(*args, **kw)`; named
+    as "module" alone, the call returns the module (a suite's mutants). A SuiteSpec names what it loads late
+    this way (reference=Later("pkg.reference:Store")), so naming a format or listing suites imports no
+    reference, client or mutant."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        module_name, _, attr = self.where.partition(":")
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)(*args, **kwargs) if attr else module
+
+    def __repr__(self) -> str:
+        return f"Later({self.where!r})"
+
+
 @dataclass
 class SuiteSpec:
     name: str

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 from memconform.core import history_counts
-from memconform.core.suite import Level, SuiteSpec, answers_with
+from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.amps import format as amps
 
@@ -34,30 +33,9 @@ CONSUMER_CLAUSE = ("rejects_malformed_export", "accepts_schema_edges", "sensitiv
                    "subject_id_unchanged")
 
 
-def _seed_and_export(ctx: Any) -> Any:
-    """The document of a run against a target (SuiteSpec.document_source), from the client, imported
-    when a run needs it: naming a file's format does not."""
-    from memconform.suites.amps.client import seed_and_export
-
-    return seed_and_export(ctx)
-
-
-def _reference() -> Any:
-    """`reference:amps`: the embedded implementation."""
-    from memconform.suites.amps.reference import ReferenceAmpsStore
-
-    return ReferenceAmpsStore()
-
-
 # `memconform run` without --suite: an AMPS implementation answers `export` of a subject with an AMPS
 # export (an unknown subject may also be refused: then it cannot tell, and says no)
 _probe = answers_with("export", lambda: {"subject_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, amps.detect)
-
-
-def _mutants() -> Any:
-    from memconform.suites.amps import mutants
-
-    return mutants
 
 
 SUITE = SuiteSpec(
@@ -67,8 +45,10 @@ SUITE = SuiteSpec(
     spec_title=SPEC,
     version="0.1.0",
     levels=[Level("producer", "Producer", clause=PRODUCER_CLAUSE), Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
-    document_source=_seed_and_export,
+    document_source=Later("memconform.suites.amps.client:seed_and_export"),
     detect=amps.detect,
-    reference=_reference, mutants=_mutants, probe=_probe, run_notes=history_counts.with_counts(),
+    reference=Later("memconform.suites.amps.reference:ReferenceAmpsStore"),
+    mutants=Later("memconform.suites.amps.mutants"), probe=_probe,
+    run_notes=history_counts.with_counts(),
     hints=("subject", "atoms", "artifacts", "export_version"),
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memconform.core import history_counts
-from memconform.core.suite import Level, SuiteSpec
+from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.emp import format as emp
 
@@ -32,19 +32,6 @@ def _probe(target: Any) -> bool:
 
 def _parse(raw: bytes) -> Any:
     return list(emp.iter_text(raw))
-
-
-def _reference() -> Any:
-    """`reference:emp`: the embedded implementation."""
-    from memconform.suites.emp.reference import ReferenceEmpApp
-
-    return ReferenceEmpApp()
-
-
-def _mutants() -> Any:
-    from memconform.suites.emp import mutants
-
-    return mutants
 
 
 # The spec has no conformance section (errata "Levels"). Each clause lists the rules the spec states
@@ -68,6 +55,8 @@ SUITE = SuiteSpec(
     levels=[Level("file", "File", clause=FILE_CLAUSE), Level("reader", "Reader", clause=READER_CLAUSE),
             Level("writer", "Writer", clause=WRITER_CLAUSE)],
     detect=emp.detect, parse=_parse, stream=emp.LineStream,
-    reference=_reference, mutants=_mutants, probe=_probe, run_notes=history_counts.with_counts(),
+    reference=Later("memconform.suites.emp.reference:ReferenceEmpApp"),
+    mutants=Later("memconform.suites.emp.mutants"), probe=_probe,
+    run_notes=history_counts.with_counts(),
     hints=("v", "id", "ts", "src", "content"),
 )

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 from memconform.core import history_counts
-from memconform.core.suite import Level, SuiteSpec, answers_with
+from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.memorizz import format as mz
 
@@ -37,30 +36,9 @@ CONSUMER_CLAUSE = ("rejects_unsupported_version", "rejects_unknown_envelope_fiel
                    "rejects_checksum_mismatch")
 
 
-def _exported_graph(ctx: Any) -> Any:
-    """The document of a run against a target (SuiteSpec.document_source), from the client, imported
-    when a run needs it: naming a file's format does not."""
-    from memconform.suites.memorizz.client import exported_graph
-
-    return exported_graph(ctx)
-
-
-def _reference() -> Any:
-    """`reference:memorizz`: the embedded implementation."""
-    from memconform.suites.memorizz.reference import ReferenceArchiveStore
-
-    return ReferenceArchiveStore()
-
-
 # `memconform run` without --suite: a MemoRizz implementation exports an archive (here of a namespace
 # no one uses, so the probe reads nothing of the store)
 _probe = answers_with("export", lambda: {"memory_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, mz.detect)
-
-
-def _mutants() -> Any:
-    from memconform.suites.memorizz import mutants
-
-    return mutants
 
 
 SUITE = SuiteSpec(
@@ -70,7 +48,9 @@ SUITE = SuiteSpec(
     levels=[Level("archive", "Archive", clause=ARCHIVE_CLAUSE),
             Level("producer", "Producer", ("archive",), clause=PRODUCER_CLAUSE),
             Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
-    document_source=_exported_graph, detect=mz.detect, stream=mz.open_file,
-    reference=_reference, mutants=_mutants, probe=_probe, run_notes=history_counts.with_counts(),
+    document_source=Later("memconform.suites.memorizz.client:exported_graph"), detect=mz.detect, stream=mz.open_file,
+    reference=Later("memconform.suites.memorizz.reference:ReferenceArchiveStore"),
+    mutants=Later("memconform.suites.memorizz.mutants"), probe=_probe,
+    run_notes=history_counts.with_counts(),
     hints=("taxonomy", "stores", "integrity"),
 )

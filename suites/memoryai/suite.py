@@ -7,10 +7,9 @@ target), consumer (Level 2), roundtrip and profile (Level 3 and the HTTP profile
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from memconform.core import history_counts
-from memconform.core.suite import Level, SuiteSpec, answers_with
+from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.memoryai import format as mai
 
@@ -45,34 +44,6 @@ HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equ
 _probe = answers_with("export", lambda: {"scope": "full"}, mai.detect)
 
 
-def _seed_and_export(ctx: Any) -> Any:
-    """The document of a run against a target (SuiteSpec.document_source), from the client, imported
-    when a run needs it: naming a file's format does not."""
-    from memconform.suites.memoryai.client import seed_and_export
-
-    return seed_and_export(ctx)
-
-
-def _reference() -> Any:
-    """`reference:memoryai`: the embedded implementation."""
-    from memconform.suites.memoryai.reference.brain import ReferenceBrain
-
-    return ReferenceBrain()
-
-
-def _mutants() -> Any:
-    from memconform.suites.memoryai import mutants
-
-    return mutants
-
-
-def _serve(**where: Any) -> None:
-    """`memconform serve memoryai`: the reference over HTTP (host=, port=, db=)."""
-    from memconform.suites.memoryai.reference.http_app import serve_reference
-
-    serve_reference(**where)
-
-
 SPEC = "MemoryAI Protocol v1"
 
 SUITE = SuiteSpec(
@@ -87,10 +58,13 @@ SUITE = SuiteSpec(
         Level("3", "Level 3 Bidirectional", requires=("1", "2"), clause=LEVEL_3_CLAUSE),
         Level("http", "HTTP profile (RECOMMENDED)", clause=HTTP_CLAUSE, optional=True),
     ],
-    document_source=_seed_and_export,
+    document_source=Later("memconform.suites.memoryai.client:seed_and_export"),
     detect=mai.detect,
     routes=mai.ROUTES,
-    reference=_reference, mutants=_mutants, serve=_serve, probe=_probe, run_notes=history_counts.with_counts(),
+    reference=Later("memconform.suites.memoryai.reference.brain:ReferenceBrain"),
+    mutants=Later("memconform.suites.memoryai.mutants"),
+    serve=Later("memconform.suites.memoryai.reference.http_app:serve_reference"), probe=_probe,
+    run_notes=history_counts.with_counts(),
     hints=("generator", "exported_at", "chunks", "memory_edges", "entities", "l2_sessions", "mood_states", "agents"),
 )
 

@@ -15,7 +15,7 @@ from typing import Any
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import HarnessError
-from memconform.core.suite import Level, SuiteSpec
+from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.omp import format as omp
 
@@ -85,26 +85,6 @@ def _run_notes(ctx: CheckContext) -> list[str]:
     return c.run_notes(ctx)
 
 
-def _reference() -> Any:
-    """`reference:omp`: the embedded implementation."""
-    from memconform.suites.omp.reference.serve import reference_target
-
-    return reference_target()
-
-
-def _mutants() -> Any:
-    from memconform.suites.omp import mutants
-
-    return mutants
-
-
-def _serve(**where: Any) -> None:
-    """`memconform serve omp`: the reference over HTTP (host=, port=, db=)."""
-    from memconform.suites.omp.reference.serve import serve_reference
-
-    serve_reference(**where)
-
-
 # §8: "An implementation is OMP-Core conformant if it: Implements all endpoints in §3.3 with correct
 # HTTP methods and status codes; Returns responses matching the schemas in §2.1 and §3.3; Supports
 # keyword search (mode: "keyword") in POST /v1/memories/search; Supports export and import via GET
@@ -149,7 +129,9 @@ SUITE = SuiteSpec(
     claimed_levels=claimed_levels,
     run_notes=history_counts.with_counts(_run_notes),
     preflight=preflight,
-    reference=_reference, mutants=_mutants, serve=_serve, probe=_probe,
+    reference=Later("memconform.suites.omp.reference.serve:reference_target"),
+    mutants=Later("memconform.suites.omp.mutants"),
+    serve=Later("memconform.suites.omp.reference.serve:serve_reference"), probe=_probe,
 )
 
 
