@@ -192,7 +192,9 @@ def test_a_terminated_run_stops_the_implementations_it_started(tmp_path: Path) -
     import signal
     import time
 
-    sleeper = "import os, sys, time; open(os.path.join(sys.argv[1], 'pid'), 'w').write(str(os.getpid())); time.sleep(120)"
+    # its pid as this test sees it: inside a PID namespace of its own os.getpid() is not (/proc is the host's)
+    sleeper = ("import os, sys, time; open(os.path.join(sys.argv[1], 'pid'), 'w').write(os.readlink('/proc/self')); "
+               "time.sleep(120)")
     registry = tmp_path / "implementations.toml"
     registry.write_text(started_entry("never-answers", sleeper), "utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "memconform.cli", "matrix", "run", "--implementations", str(registry),

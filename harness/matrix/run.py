@@ -93,6 +93,8 @@ def _run(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings
             code = _run_memconform(argv, workdir, env, folder / "run.log")
     except HarnessError as exc:  # a start-up error quotes the implementation's log: its key is masked
         return {"status": "errored", "reason": redactor.text(str(exc))}
+    finally:  # the implementation wrote its own log: the shard's key is masked there too, once it has stopped
+        redact_file(workdir / "implementation.log", redactor)
     if code is None:
         return {"status": "errored", "reason": f"memconform run did not finish within {RUN_TIMEOUT_S} s"}
     report = folder / "report" / "report.jsonl"
@@ -128,6 +130,23 @@ def _argv(shard: Shard, impl: Implementation, folder: Path, settings: RunSetting
     for check in settings.checks:
         argv += ["--check", check]
     return argv
+
+
+MAX_LOG_BYTES = 64 << 20
+
+
+def redact_file(path: Path, redactor: Redactor) -> None:
+    """Mask the shard's key in a log the implementation wrote (a larger log is cut to its last MAX_LOG_BYTES)."""
+    if not redactor.secrets or not path.is_file() or path.is_symlink():
+        return
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - MAX_LOG_BYTES))
+            data = fh.read(MAX_LOG_BYTES)
+        path.write_bytes(redactor.binary(data))
+    except OSError:
+        path.unlink(missing_ok=True)  # a log that cannot be masked is not kept
 
 
 def _tail(path: Path, limit: int = 800) -> str:
