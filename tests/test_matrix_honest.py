@@ -127,7 +127,9 @@ def test_a_sentence_is_passed_only_when_every_check_of_it_was_assessed(base_repo
     assert cell.assess(["amps.schema_valid"]).outcome == "passed"
     both = cell.assess(["amps.schema_valid", "amps.delete_cascades"])
     assert both.outcome == "not assessed" and both.reason == "errored: target error: connection reset by peer"
-    assert cell.assess(["amps.schema_valid", "amps.no_such_check"]).outcome == "not assessed"  # absent: not assessed
+    # a check left out of the run (--check) is no evidence either way; with none of its checks run, not assessed
+    assert cell.assess(["amps.schema_valid", "amps.rejects_malformed_export"]).outcome == "passed"
+    assert cell.assess(["amps.rejects_malformed_export"]).reason == "none of its checks was selected for the run"
 
 
 # --- splits per reading point ---------------------------------------------------------------------------
@@ -155,7 +157,8 @@ def test_two_readings_of_one_point_are_a_split_whatever_other_points_do_and_diff
         ({"P7 tag filter": ["all"]}, ["i3", "i4", "i5"]), ({"P7 tag filter": ["any"]}, ["i1", "i2"])]
     row = next(r for r in new["readings"] if r["point"] == "P7 tag filter")
     assert row["needs_erratum"] is True
-    assert diff_matrices(old, new)["new_splits"] == [{"sentence": ONLY_CASCADE, "was": "all-pass"}]
+    cascade = {y["id"] for y in new["sentences"] if "amps.delete_cascades" in y["checks"]}  # the rest not run here
+    assert {(c["sentence"], c["was"]) for c in diff_matrices(old, new)["new_splits"]} == {(i, "all-pass") for i in cascade}
     (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
     (tmp_path / "new.json").write_text(json.dumps(new), "utf-8")
     assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 1
@@ -298,3 +301,19 @@ def test_matrix_md_escapes_html_and_markdown_from_data(base_report: Path, tmp_pa
     for raw in ("<img", "](javascript", "**bold**", "`code`", "\x1b", "\x07", "| `"):
         assert raw not in text, raw
     assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in text and "\\[click\\]\\(javascript:alert\\(1\\)\\)" in text
+
+
+def test_diff_reads_a_version_1_matrix_and_refuses_a_broken_one(base_report: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    new = combine(read_all([planted(base_report, tmp_path / "new", "v")]), generated_at="2026-12-03T10:00:00Z")
+    old = {"matrix_version": 1, "implementations": [{"id": "v", "levels": []}],
+           "sentences": [{"id": ONLY_SCHEMA, "class": "all-pass", "outcomes": {"v": "errored"}}]}
+    (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
+    (tmp_path / "new.json").write_text(json.dumps(new), "utf-8")
+    assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 0  # assessed now
+    assert main(["matrix", "diff", str(tmp_path / "new.json"), str(tmp_path / "old.json")]) == 1  # errored: not assessed
+    assert "NOT ASSESSED v " + ONLY_SCHEMA in capsys.readouterr().out
+    old["sentences"][0]["outcomes"] = "errored"
+    (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
+    assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
+    assert "not a matrix.json" in capsys.readouterr().err

@@ -138,7 +138,7 @@ def test_two_readings_each_followed_twice_make_a_split_and_a_flagged_row(tombsto
     assert row["readings"] == {"deleted-flag": ["fake-flag-reader", "reference-emp"],
                                "type-tombstone": ["fake-type-reader", "so-emp"]}
     assert row["needs_erratum"] is True
-    assert row["erratum"]["href"].startswith("suites/emp/errata.md#e1-")
+    assert row["erratum"]["href"].startswith("errata/emp/errata.md#e1-")
     split = [x for x in doc["sentences"] if "emp.reader_tombstone_deletes" in x["checks"]]
     assert split and all(x["class"] == "split" for x in split)
     assert doc["sentences"][0]["class"] == "split"

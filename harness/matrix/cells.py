@@ -54,7 +54,8 @@ class Cell:
                 self.levels[lv["level"]] = lv
 
     def assess(self, checks: list[str]) -> outcomes.Assessed:
-        return outcomes.combined(outcomes.of_check(c, self.results.get(c, [])) for c in checks)
+        ran = (outcomes.of_check(c, self.results.get(c, [])) for c in checks)
+        return outcomes.combined(a for a in ran if a is not None)
 
     def readings_for(self, checks: list[str]) -> dict[str, list[str]]:
         wanted = set(checks)

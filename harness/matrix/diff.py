@@ -2,9 +2,10 @@
 implementation fails it.
 
 A regression: a sentence an implementation passed in OLD that it fails in NEW, or a level that was
-conformant and no longer is. A new cell not assessed: one that was assessed in OLD (or was not there)
-and in NEW says nothing (errored, not run, cut short by a budget): a matrix that silently assesses less
-is not a matrix that agrees more. A matrix of version 1 (its "errored" outcome) is read as not assessed.
+conformant and no longer is. A new cell not assessed: on a sentence OLD had, a cell that was assessed
+there (or whose implementation was not there) and in NEW says nothing (errored, not run, cut short by a
+budget): a matrix that silently assesses less is not a matrix that agrees more. A sentence OLD did not
+have (the requirement map grew) has no baseline: only its class is gated. A matrix of version 1 (its "errored" outcome) is read as not assessed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def diff_matrices(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         prior_outcomes = was["outcomes"] if was else {}
         for impl, outcome in x["outcomes"].items():
             prior = prior_outcomes.get(impl)
-            if outcome in _OPEN and prior not in _OPEN:
+            if outcome in _OPEN and prior not in _OPEN and was is not None:
                 reason = x.get("not_assessed", {}).get(impl, "")
                 not_assessed.append({"implementation": impl, "sentence": x["id"], "from": prior or "absent",
                                      "reason": reason})

@@ -4,10 +4,11 @@ A cell (implementation x sentence) is one of: passed, failed, warning (a SHOULD/
 requires), not applicable, or not assessed, with the reason. Not assessed covers everything that says
 nothing about the implementation: a check that errored (a broken connection, a harness bug), was not
 run (a spent run budget, a hung target), was cut short by a spent budget (a failure decided by the
-clock, not by the target), was skipped otherwise (inconclusive), or is absent from the report. Such a
-cell is never a pass and never a failure. A sentence observed by several checks: a failure anywhere
-decides; else any check not assessed leaves the cell not assessed; else passed (or not applicable).
-Several seeds of one check: the same rule over the seeds.
+clock, not by the target), or was skipped otherwise (inconclusive). Such a cell is never a pass and
+never a failure. A sentence observed by several checks: a failure anywhere decides; else any check not
+assessed leaves the cell not assessed; else passed (or not applicable). Several seeds of one check: the
+same rule over the seeds. A check left out of the run on purpose (`--check`: not in the report at all)
+is no evidence either way; a sentence none of whose checks ran is not assessed.
 """
 
 from __future__ import annotations
@@ -78,13 +79,12 @@ def combined(cells: Iterable[Assessed]) -> Assessed:
         for cell in seen:
             if cell.outcome == outcome:
                 return cell
-    return Assessed(NOT_ASSESSED, "", "no result of its checks in the report")
+    return Assessed(NOT_ASSESSED, "", "none of its checks was selected for the run")
 
 
-def of_check(check: str, lines: list[dict[str, Any]]) -> Assessed:
-    if not lines:
-        return Assessed(NOT_ASSESSED, check, f"{check} is not in the report (not selected for the run)")
-    return combined(of_result(line) for line in lines)
+def of_check(check: str, lines: list[dict[str, Any]]) -> Assessed | None:
+    """The check over its seeds; None when it is not in the report (left out of the run: no evidence)."""
+    return combined(of_result(line) for line in lines) if lines else None
 
 
 def side(outcome: str) -> str | None:
