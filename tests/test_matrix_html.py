@@ -161,3 +161,29 @@ def test_every_cell_links_to_an_existing_shard_report_and_card(tmp_path: Path) -
             assert anchor in {_slug(line[3:]) for line in target.read_text("utf-8").splitlines() if line.startswith("## ")}
     assert any(h.startswith("errata/amps/errata.md") for _, h in links)  # copied beside the page, never suites/...
     assert not any(h.startswith("suites/") for _, h in links)
+
+
+@needs_chromium
+def test_matrix_md_rendered_with_raw_html_allowed_runs_no_payload_in_chromium(tmp_path: Path) -> None:
+    """matrix.md rendered by a CommonMark renderer that passes raw HTML (as many do): a payload in any data
+    field stays text. A payload that ran would mark the DOM (data-pwned) or the title."""
+    markdown_it = pytest.importorskip("markdown_it")
+    from memconform.matrix.render_md import render_markdown
+
+    payload = ("<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+               "<script>document.title='pwned'</script>[x](javascript:document.title='pwned') **b** | `c`")
+    doc = matrix_doc()
+    doc["sentences"][0]["quote"] = payload
+    doc["sentences"][1]["id"] = payload
+    doc["implementations"][0]["runs"][0]["reason"] = payload
+    doc["readings"][0]["erratum"]["title"] = payload
+    doc["sentences"][0]["groups"][0]["exchange"]["transcript"] = [payload + "\n```\n" + payload]
+    body = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(render_markdown(doc))
+    page = tmp_path / "matrix-md.html"
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>clean</title></head><body>{body}"
+                    "</body></html>", "utf-8")
+    dom, console = _chromium(tmp_path, page.as_uri(), "--dump-dom")
+    assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]
+    assert "<title>clean</title>" in dom and "<img" not in dom and "<script>document" not in dom
+    assert 'href="javascript' not in dom
+    assert "&lt;img src=x onerror=" in dom  # shown as text
