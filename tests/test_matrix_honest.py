@@ -102,7 +102,7 @@ def test_a_shard_whose_run_budget_is_spent_is_not_assessed_never_all_pass(base_r
     assert doc["not_assessed_cells"] == sum(len(y["not_assessed"]) for y in lead) > len(lead)  # clean's unrun checks too
     md = render_markdown(doc)
     assert f"{doc['not_assessed_cells']} cells (implementation x sentence) were not assessed" in md
-    assert "not run: the run budget \\(240 s\\) is spent" in md  # the reason, escaped as Markdown text
+    assert "not run: the run budget (240 s) is spent" in md  # the reason, as Markdown text
 
 
 def test_a_failure_cut_short_by_a_budget_is_no_lone_failure_and_a_real_one_is(base_report: Path, tmp_path: Path) -> None:
@@ -298,9 +298,9 @@ def test_matrix_md_escapes_html_and_markdown_from_data(base_report: Path, tmp_pa
     doc["implementations"][0]["runs"][0]["reason"] = payload
     doc["sentences"][0]["not_assessed"] = {"v": payload}
     text = render_markdown(doc)
-    for raw in ("<img", "](javascript", "**bold**", "`code`", "\x1b", "\x07", "| `"):
+    for raw in ("<img", "[click](javascript", "**bold**", "`code`", "\x1b", "\x07", "| `"):
         assert raw not in text, raw
-    assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in text and "\\[click\\]\\(javascript:alert\\(1\\)\\)" in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text and "\\[click\\](javascript:alert(1))" in text
 
 
 def test_diff_reads_a_version_1_matrix_and_refuses_a_broken_one(base_report: Path, tmp_path: Path,
@@ -317,3 +317,19 @@ def test_diff_reads_a_version_1_matrix_and_refuses_a_broken_one(base_report: Pat
     (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
     assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
     assert "not a matrix.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["1. item", "12) x", "- a", "+ b", "# h", "=", "a-b.c (x)", "<b>&amp;", "[x](javascript:y)",
+                                  "![i](x.png)", "*e* _u_ ~s~ `k`", "> q", "a | b", "<!-- c -->", "\\*", "https://x.test/<a>"])
+def test_md_text_renders_back_to_itself(text: str) -> None:
+    """Escaped for Markdown, any text renders (CommonMark, raw HTML allowed) as exactly that text, no markup."""
+    import html as html_lib
+
+    markdown_it = pytest.importorskip("markdown_it")
+    from memconform.matrix.text import md
+
+    rendered = markdown_it.MarkdownIt("commonmark", {"html": True}).render(md(text)).strip()
+    assert rendered.startswith("<p>") and rendered.endswith("</p>"), rendered
+    inner = rendered[3:-4]
+    assert "<" not in inner, rendered  # no element at all
+    assert html_lib.unescape(inner) == text

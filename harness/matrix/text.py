@@ -9,9 +9,12 @@ from typing import Any
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# every character that starts Markdown syntax (CommonMark's escapable ASCII punctuation that matters in a
-# cell, a list or a paragraph), and the HTML metacharacters, which are replaced by entities instead
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+# the characters that make Markdown syntax anywhere in a line (emphasis, code, links and images: "](" needs
+# a "]", table cells, strikethrough); those that do only at a line's start (a heading, a list item, an
+# ordered list's "1." or "1)") are escaped there; the HTML metacharacters become entities (so a ">" that
+# would open a quote is one too)
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+_LINE_START = re.compile(r"^(?:[#+\-=]|[0-9]+[.)])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
@@ -28,7 +31,8 @@ def md(text: Any) -> str:
     """Plain text inside Markdown (a table cell, a list item, a heading): one line, every Markdown
     metacharacter backslash-escaped, HTML metacharacters as entities, so nothing in it is markup."""
     one_line = visible(text)
-    escaped = _MARKDOWN.sub(r"\\\1", one_line)
+    # the escape goes before the marker's punctuation: "\\-", "1\\."
+    escaped = _LINE_START.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], _MARKDOWN.sub(r"\\\1", one_line))
     return "".join(_HTML.get(ch, ch) for ch in escaped)
 
 
