@@ -129,7 +129,8 @@ def write_matrix(paths: list[Path], registry: Any, out: Path) -> int:
     badges = write_badges(doc, out / "badges")
     counts = ", ".join(f"{k} {v}" for k, v in doc["counts"].items())
     print(visible(f"matrix: {len(doc['implementations'])} implementations, {len(doc['sentences'])} sentences "
-                  f"({counts}); {doc['not_assessed_cells']} cells not assessed"
+                  f"({counts}); {doc['not_assessed_cells']} cells not assessed; "
+                  f"{len(doc['interop_holes'])} interop holes needing an erratum"
                   + ("" if doc["verified"] else f"; UNVERIFIED: reports of harness {doc['harness_version']}")))
     print(visible(f"wrote {out / 'matrix.json'}, matrix.md, matrix.html and {badges} badges in {out / 'badges'}"))
     return 0

@@ -88,7 +88,7 @@ def render_html(doc: dict[str, Any], links: Links | None = None) -> str:
         + f'; cells not assessed <b id="not-assessed">{int(doc.get("not_assessed_cells", 0))}</b></p>',
         _unverified(doc), _sentences(doc["sentences"], [s["name"] for s in doc["suites"]], links),
         _holes(doc.get("interop_holes", [])),
-        _readings(doc["readings"]), _implementations(doc["implementations"]),
+        _readings(doc["readings"]), _implementations(doc["implementations"], links),
         _splits([x for x in doc["sentences"] if x["class"] == "split"]),
         f'<script type="application/json" id="matrix-counts">{_e(json.dumps(doc["counts"]))}</script>',
         f"<script>{_JS}</script></body></html>",
@@ -179,10 +179,14 @@ def _readings(rows: list[dict[str, Any]]) -> str:
             f"<th>flag</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def _implementations(impls: list[dict[str, Any]]) -> str:
+def _implementations(impls: list[dict[str, Any]], links: Links) -> str:
     body = []
     for i in impls:
-        runs = "<br>".join(f"{_e(r['suite'])} seed {_e(r['seed'])}: {_e(r['status'])}"
+        def suite(r: dict[str, Any], impl: str = i["id"]) -> str:
+            href = links.get(impl, {}).get(r["suite"]) if r["status"] == "ran" else None
+            return f'<a class="run" href="{_e(href)}">{_e(r["suite"])}</a>' if href else _e(r["suite"])
+
+        runs = "<br>".join(f"{suite(r)} seed {_e(r['seed'])}: {_e(r['status'])}"
                            + (f" ({_e(r['reason'])})" if r["reason"] else "") for r in i["runs"])
         levels = "<br>".join(f"{_e(lv['suite'])} {_e(lv['title'])}{' (claimed)' if lv['claimed'] else ''}: {_e(lv['status'])}"
                              for lv in i["levels"])
