@@ -182,3 +182,24 @@ def test_shards_out_of_their_run_budget_are_not_assessed_and_run_again_alone(tmp
     if bounded_jobs(2) == 2:  # two at once (memory allowing): each was then run again with no other shard running
         assert all("run again alone" in r.get("rerun", "") for r in records), records
     assert "run again alone" in done.stdout or bounded_jobs(2) == 1
+
+
+def test_a_key_the_implementation_wrote_before_failing_is_masked_too(tmp_path: Path) -> None:
+    # the implementation makes its own key (api_key_from), as the OMP servers do: not the shard's {key}
+    crash = ("import json, os, sys; key = 'k3y-' + os.urandom(12).hex(); "
+             "json.dump({'api_key': key}, open(sys.argv[1] + '/creds.json', 'w')); "
+             "print('refusing to serve with key', key, file=sys.stderr); sys.exit(3)")
+    registry = tmp_path / "implementations.toml"
+    registry.write_text(started_with("writes-then-fails", [sys.executable, "-c", crash, "{workdir}"],
+                                     target="http://127.0.0.1:{port}")
+                        + 'api_key_from = "{workdir}/creds.json#api_key"\n', "utf-8")
+    done = memconform("matrix", "run", "--implementations", str(registry), "--all", "--out", str(tmp_path / "m"),
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [creds] = (tmp_path / "m" / "shards").glob("*/work/creds.json")
+    key = json.loads(creds.read_text("utf-8"))["api_key"]
+    record = json.loads(next((tmp_path / "m" / "shards").glob("*/shard.json")).read_text("utf-8"))
+    assert record["status"] == "errored" and "refusing to serve with key" in record["reason"], record
+    assert key not in done.stdout + done.stderr
+    for path in (p for p in (tmp_path / "m").rglob("*") if p.is_file() and p.name != "creds.json"):
+        assert key.encode() not in path.read_bytes(), path

@@ -15,6 +15,7 @@ that shard's key.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import shutil
@@ -92,6 +93,9 @@ def _run(shard: Shard, impl: Implementation, folder: Path, settings: RunSettings
             argv = _argv(shard, impl, folder, settings, slot)
             code = _run_memconform(argv, workdir, env, folder / "run.log")
     except HarnessError as exc:  # a start-up error quotes the implementation's log: its key is masked
+        if impl.api_key_from and slot.key is None:  # a key it wrote before failing: learned, to be masked too
+            with contextlib.suppress(HarnessError):
+                redactor.add(read_api_key(impl, slot))
         return {"status": "errored", "reason": redactor.text(str(exc))}
     finally:  # the implementation wrote its own log: the shard's key is masked there too, once it has stopped
         redact_file(workdir / "implementation.log", redactor)
