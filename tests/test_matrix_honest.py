@@ -333,3 +333,19 @@ def test_md_text_renders_back_to_itself(text: str) -> None:
     inner = rendered[3:-4]
     assert "<" not in inner, rendered  # no element at all
     assert html_lib.unescape(inner) == text
+
+
+def test_a_real_failure_beside_a_budget_cut_one_still_decides() -> None:
+    from memconform.matrix.outcomes import of_result
+
+    cut = {"title": "search: not sent: the check budget (60 s) is spent", "received": None, "expected": 1, "path": "$"}
+    real = {"title": "the memory came back without its tags", "received": [], "expected": ["a"], "path": "$.tags"}
+    more = {"title": "... and at least 1000 more failures of this check (counting stopped: the check budget (60 s) "
+                     "is spent)", "received": None, "expected": None, "path": "$"}
+    line = {"check_id": "omp.x", "outcome": "failed", "reason": "", "failures": [real, cut, more]}
+    assert of_result(line).outcome == "failed"
+    assert of_result({**line, "failures": [real, more]}).outcome == "failed"  # the runner's count is no cut
+    assert of_result({**line, "failures": [cut, more]}).outcome == "not assessed"
+    in_received = {"title": "no answer", "received": "search: did not finish within 0.028s (bounded by the run budget "
+                                                      "of 240 s)", "expected": "an answer", "path": "$"}
+    assert of_result({**line, "failures": [in_received]}).outcome == "not assessed"

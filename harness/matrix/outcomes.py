@@ -42,13 +42,16 @@ class Assessed:
 
 
 def budget_cut(line: dict[str, Any]) -> str | None:
-    """Why a failed or errored line says nothing about the target (a budget ran out), or None."""
-    texts = [str(line.get("reason") or "")]
-    if line.get("outcome") == "failed":
-        texts += [f"{f.get('title', '')} {f.get('detail', '')}" for f in line.get("failures") or [] if isinstance(f, dict)]
-    for text in texts:
-        if _BUDGET.search(text):
-            return _clip(text)
+    """Why a failed or errored line says nothing about the target (a budget ran out), or None. A failed
+    line is cut only when every failure it lists is the clock's: one real failure beside them decides."""
+    if line.get("outcome") != "failed":
+        reason = str(line.get("reason") or "")
+        return _clip(reason) if _BUDGET.search(reason) else None
+    texts = [f"{f.get('title', '')} {f.get('detail', '')} {f.get('received') if isinstance(f.get('received'), str) else ''}"
+             for f in line.get("failures") or [] if isinstance(f, dict)
+             and not str(f.get("title", "")).startswith("... and ")]  # the runner's count of further failures
+    if texts and all(_BUDGET.search(t) for t in texts):
+        return _clip(texts[0])
     return None
 
 
