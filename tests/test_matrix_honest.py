@@ -349,3 +349,20 @@ def test_a_real_failure_beside_a_budget_cut_one_still_decides() -> None:
     in_received = {"title": "no answer", "received": "search: did not finish within 0.028s (bounded by the run budget "
                                                       "of 240 s)", "expected": "an answer", "path": "$"}
     assert of_result({**line, "failures": [in_received]}).outcome == "not assessed"
+
+
+def test_diff_sends_no_control_character_from_a_handed_file_to_the_terminal(base_report: Path, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    old = combine(read_all([planted(base_report, tmp_path / "old", "v")]), generated_at="2026-12-03T10:00:00Z")
+    new = json.loads(json.dumps(old))
+    x = sentence(new, ONLY_SCHEMA)
+    x["outcomes"]["v"] = "not assessed"
+    x["not_assessed"]["v"] = "errored: \x1b]52;c;cGF5bG9hZA==\x07 \x1b[2J \x9b31m"  # OSC 52, clear screen, C1 CSI
+    (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
+    (tmp_path / "new.json").write_text(json.dumps(new), "utf-8")
+    for extra in ([], ["--json"]):
+        assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), *extra]) == 1
+        out = capsys.readouterr().out
+        assert not any(ch in out for ch in "\x1b\x07\x9b"), repr(out)
+    assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 1
+    assert "\\x1b]52;c;" in capsys.readouterr().out  # shown, visibly

@@ -162,7 +162,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     old, new = (_read_matrix(Path(p)) for p in (args.old, args.new))
     changes = diff_matrices(old, new)
     if args.json:
-        print(json.dumps(changes, indent=1, ensure_ascii=False))
+        print(json.dumps(changes, indent=1, ensure_ascii=True))  # no C1 control character reaches a terminal
     else:
         sys.stdout.write(render_diff(changes))
     return 1 if gate_fails(changes) else 0

@@ -60,7 +60,7 @@ def _level_regressions(old: dict[str, Any], new: dict[str, Any]) -> list[dict[st
 
 
 def render_diff(changes: dict[str, Any]) -> str:
-    from ..render.common import clean
+    from .text import visible
 
     out = []
     for s in changes["new_splits"]:
@@ -78,4 +78,4 @@ def render_diff(changes: dict[str, Any]) -> str:
     out.append(f"{len(changes['new_splits'])} new splits, {len(changes['new_not_assessed'])} new cells not assessed, "
                f"{len(changes['regressions'])} regressions, {len(changes['fixed'])} fixed: the gate {gate}")
     # ids and reasons come from files handed in: no control character reaches the terminal
-    return "\n".join(clean(line) for line in out) + "\n"
+    return "\n".join(visible(line) for line in out) + "\n"
