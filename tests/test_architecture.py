@@ -124,7 +124,7 @@ ROLES = {
     "render": {"core"},                              # renderings of a report read back
     "run": {"core", "kit", "targets", "render"},     # one run: session, report folder, validate, replay
     "evidence": {"core", "run"},                     # certify, attest, verify
-    "matrix": {"core", "kit", "render", "run"},
+    "matrix": {"core", "kit", "targets", "render", "run"},       # a shard starts under the cmd: supervisor
     "portability": {"core", "kit", "run", "targets", "suites"},
     "cli": {"core", "kit", "targets", "render", "run", "evidence", "matrix", "portability"},
 }

@@ -98,8 +98,8 @@ def test_vendor_reports_combine_under_their_folder_names(base_report: Path, tmp_
     ({"a": "passed", "b": "passed", "c": "failed", "d": "failed"}, {}, "split"),
     ({"a": "passed", "b": "passed", "c": "failed", "d": "failed"}, {"c": ["d"]}, "lone-fail"),
     ({"a": "passed", "b": "failed", "c": "failed"}, {}, "mixed"),
-    ({"a": "errored", "b": "not applicable", "c": "not assessed"}, {}, "not assessed"),
-    ({"a": "passed", "b": "errored"}, {}, "all-pass"),
+    ({"a": "not applicable", "b": "not assessed"}, {}, "not assessed"),
+    ({"a": "passed", "b": "not assessed"}, {}, "all-pass"),  # classed by what was assessed
 ])
 def test_classes(outcomes: dict[str, str], links: dict[str, list[str]], expected: str) -> None:
     clusters = Clusters(links)
@@ -125,7 +125,8 @@ def test_badges_one_svg_and_one_shields_endpoint_per_implementation_and_level(ba
 
 def test_diff_exits_1_on_a_new_split_or_a_regression_and_0_otherwise(base_report: Path, tmp_path: Path) -> None:
     old = _doc(base_report, tmp_path)
-    assert diff_matrices(old, old) == {"new_splits": [], "regressions": [], "fixed": [], "reclassified": []}
+    assert diff_matrices(old, old) == {"new_splits": [], "new_not_assessed": [], "regressions": [], "fixed": [],
+                                       "reclassified": []}
     new = json.loads(json.dumps(old))
     target = next(x for x in new["sentences"] if x["outcomes"].get("vendor-b") == "passed")
     target["outcomes"]["vendor-b"] = "failed"

@@ -28,7 +28,10 @@ def _sentence(sid: str, cls: str, outcomes: list[str], rank: int, suite: str = "
                         **({"exchange": {"implementation": ids[0], "check": f"{suite}.x", "outcome": "failed" if s == "fail"
                                          else "passed", "failure": HOSTILE, "transcript": [f"POST /v1/x -> 200 {HOSTILE}"]}}
                            if cls == "split" else {})}
-                       for s, ids in groups.items()], "rank": rank}
+                       for s, ids in groups.items()], "rank": rank,
+            "not_assessed": {i: f"errored: {HOSTILE}" for i, o in zip(IMPLS, outcomes, strict=True) if o == "not assessed"},
+            "cards": {i: f"{suite}.x" for i, o in zip(IMPLS, outcomes, strict=True) if o != "passed"},
+            "split_points": ["O2"] if cls == "split" else [], "same_as": None, "also": []}
 
 
 def matrix_doc() -> dict[str, Any]:
@@ -36,14 +39,16 @@ def matrix_doc() -> dict[str, Any]:
                  _sentence("OMP-1-02", "lone-fail", ["passed", "passed", "passed", "failed"], 2),
                  _sentence("EMP-1-01", "all-pass", ["passed", "passed", "passed", "passed"], 3, suite="emp"),
                  _sentence("OMP-1-03", "all-pass", ["passed", "passed", "passed", "not applicable"], 4)]
-    doc = {"matrix_version": 1, "harness_version": "0.1.0", "profile": "ci", "generated_at": "2026-12-03T10:00:00Z",
+    doc = {"matrix_version": 2, "harness_version": "0.1.0", "combined_by": "0.1.0", "verified": True,
+           "not_assessed_cells": 0, "interop_holes": [],
+           "profile": "ci", "generated_at": "2026-12-03T10:00:00Z",
            "suites": [{"name": "omp", "title": "OMP", "version": "0.1", "seeds": [1]},
                       {"name": "emp", "title": "EMP", "version": "1.0", "seeds": [1]}],
            "implementations": [{"id": i, "name": f"{i} {HOSTILE}", "version": "1", "source": "", "issues": "",
                                 "license": "", "independent_of": [], "claims": {}, "levels": [],
                                 "runs": [{"suite": "omp", "seed": 1, "status": "ran", "reason": ""}]} for i in IMPLS],
            "sentences": sentences,
-           "readings": [{"suite": "omp", "point": "O2", "erratum": {"href": "suites/omp/errata.md#o2", "title": HOSTILE},
+           "readings": [{"suite": "omp", "point": "O2", "erratum": {"href": "errata/omp/errata.md#o2", "title": HOSTILE},
                          "by_implementation": {"impl-a": ["x"], "impl-b": ["x"], "impl-c": ["y"], "impl-d": ["y"]},
                          "readings": {"x": ["impl-a", "impl-b"], "y": ["impl-c", "impl-d"]}, "needs_erratum": True}],
            "counts": {"split": 1, "lone-fail": 1, "all-pass": 2}}
@@ -63,7 +68,7 @@ def test_every_piece_of_target_text_is_escaped() -> None:
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert page.count("<script") == 2  # the counts (JSON, escaped) and the filters, nothing else
     assert "\ud800" not in page and "needs an erratum" in page
-    assert "http" not in page.split("<body>", 1)[1].replace("suites/omp/errata.md", "")  # nothing fetched at view time
+    assert "http" not in page.split("<body>", 1)[1].replace("errata/omp/errata.md", "")  # nothing fetched at view time
 
 
 @pytest.fixture
@@ -100,3 +105,85 @@ def test_filters_work_in_chromium(tmp_path: Path, page: Path, fragment: str, vis
     assert [(c, s) for c, s, hidden in rows if not hidden] == visible, rows
     count = re.search(r'<span id="shown">(\d+)</span>', dom)
     assert count is not None and int(count.group(1)) == len(visible)
+
+
+# --- every cell links to its shard's report (and the failing check's card), wherever --out is -----------
+def _links(dom: str) -> list[tuple[str, str]]:
+    """(class, href) of every link in the page."""
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, str]] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if tag == "a":
+                found.append((a.get("class") or "", a.get("href") or ""))
+
+    Links().feed(dom)
+    return found
+
+
+@needs_chromium
+def test_every_cell_links_to_an_existing_shard_report_and_card(tmp_path: Path) -> None:
+    from urllib.parse import unquote
+
+    from memconform.core.profile import Profile
+    from memconform.matrix.cli import write_matrix
+    from memconform.run.session import execute_run
+    from test_matrix_honest import CHECKS, plain_failure, planted, starved
+
+    execute_run(["amps"], None, Profile.named("ci"), tmp_path / "base" / "report", check_ids=CHECKS)
+    base = tmp_path / "base" / "report" / "report.jsonl"
+    shards = tmp_path / "fleet" / "shards"
+    for name, change in (("clean", None), ("buggy", plain_failure), ("starved", starved)):
+        planted(base, shards, name, change)
+    out = tmp_path / "elsewhere" / "deep" / "matrix"  # not the repository root, not beside the shards
+    assert write_matrix([shards], None, out) == 0
+    page = out / "matrix.html"
+    dom, console = _chromium(tmp_path, page.as_uri(), "--dump-dom")
+    assert console == []
+    links = _links(dom)
+    cells = [href for cls, href in links if cls == "cell"]
+    rows = dom[dom.index('id="sentences"'):].split("</table>", 1)[0]
+    assert len(cells) == rows.count('class="o o-') > 0  # every cell of the queue carries a link
+    assert any("#fail-amps.delete_cascades" in h for h in cells)  # a failing cell: the check's card
+    assert any("#fail-amps.schema_valid" in h for h in cells)  # an errored (not run) cell: its card too
+    for cls, href in links:
+        path, _, anchor = unquote(href).partition("#")
+        target = (page.parent / path).resolve()
+        assert target.is_file(), (cls, href)
+        if anchor and target.suffix == ".html":
+            assert f"id='{anchor}'" in target.read_text("utf-8") or f'id="{anchor}"' in target.read_text("utf-8"), href
+        if anchor and target.suffix == ".md":
+            from memconform.matrix.errata import _slug  # GitHub's heading anchors
+
+            assert anchor in {_slug(line[3:]) for line in target.read_text("utf-8").splitlines() if line.startswith("## ")}
+    assert any(h.startswith("errata/amps/errata.md") for _, h in links)  # copied beside the page, never suites/...
+    assert not any(h.startswith("suites/") for _, h in links)
+
+
+@needs_chromium
+def test_matrix_md_rendered_with_raw_html_allowed_runs_no_payload_in_chromium(tmp_path: Path) -> None:
+    """matrix.md rendered by a CommonMark renderer that passes raw HTML (as many do): a payload in any data
+    field stays text. A payload that ran would mark the DOM (data-pwned) or the title."""
+    markdown_it = pytest.importorskip("markdown_it")
+    from memconform.matrix.render_md import render_markdown
+
+    payload = ("<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+               "<script>document.title='pwned'</script>[x](javascript:document.title='pwned') **b** | `c`")
+    doc = matrix_doc()
+    doc["sentences"][0]["quote"] = payload
+    doc["sentences"][1]["id"] = payload
+    doc["implementations"][0]["runs"][0]["reason"] = payload
+    doc["readings"][0]["erratum"]["title"] = payload
+    doc["sentences"][0]["groups"][0]["exchange"]["transcript"] = [payload + "\n```\n" + payload]
+    body = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(render_markdown(doc))
+    page = tmp_path / "matrix-md.html"
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>clean</title></head><body>{body}"
+                    "</body></html>", "utf-8")
+    dom, console = _chromium(tmp_path, page.as_uri(), "--dump-dom")
+    assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]
+    assert "<title>clean</title>" in dom and "<img" not in dom and "<script>document" not in dom
+    assert 'href="javascript' not in dom
+    assert "&lt;img src=x onerror=" in dom  # shown as text

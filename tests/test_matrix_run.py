@@ -138,7 +138,7 @@ def test_two_readings_each_followed_twice_make_a_split_and_a_flagged_row(tombsto
     assert row["readings"] == {"deleted-flag": ["fake-flag-reader", "reference-emp"],
                                "type-tombstone": ["fake-type-reader", "so-emp"]}
     assert row["needs_erratum"] is True
-    assert row["erratum"]["href"].startswith("suites/emp/errata.md#e1-")
+    assert row["erratum"]["href"].startswith("errata/emp/errata.md#e1-")
     split = [x for x in doc["sentences"] if "emp.reader_tombstone_deletes" in x["checks"]]
     assert split and all(x["class"] == "split" for x in split)
     assert doc["sentences"][0]["class"] == "split"
@@ -192,7 +192,9 @@ def test_a_terminated_run_stops_the_implementations_it_started(tmp_path: Path) -
     import signal
     import time
 
-    sleeper = "import os, sys, time; open(os.path.join(sys.argv[1], 'pid'), 'w').write(str(os.getpid())); time.sleep(120)"
+    # its pid as this test sees it: inside a PID namespace of its own os.getpid() is not (/proc is the host's)
+    sleeper = ("import os, sys, time; open(os.path.join(sys.argv[1], 'pid'), 'w').write(os.readlink('/proc/self')); "
+               "time.sleep(120)")
     registry = tmp_path / "implementations.toml"
     registry.write_text(started_entry("never-answers", sleeper), "utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "memconform.cli.main", "matrix", "run", "--implementations", str(registry),

@@ -22,10 +22,14 @@ def _name(*parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(parts)).strip("-")
 
 
-def endpoint_json(impl: str, level: dict[str, Any], suite_version: str, harness: str, date: str) -> dict[str, Any]:
+def endpoint_json(impl: str, level: dict[str, Any], suite_version: str, harness: str, date: str,
+                  verified: bool = True) -> dict[str, Any]:
+    """`verified` false: the reports were made by another harness version than the one that recomputed
+    the levels, so the badge says "unverified" and takes no verdict colour."""
+    status = level["status"] if verified else f"unverified: {level['status']}"
     return {"schemaVersion": 1, "label": f"{impl} {level['suite']} {level['title']}",
-            "message": f"{level['status']} (spec {suite_version}, memconform {harness}, {date})",
-            "color": SHIELDS_COLORS.get(level["status"], "yellow")}
+            "message": f"{status} (spec {suite_version}, memconform {harness}, {date})",
+            "color": SHIELDS_COLORS.get(level["status"], "yellow") if verified else "lightgrey"}
 
 
 def badges(doc: dict[str, Any]) -> dict[str, str]:
@@ -36,8 +40,9 @@ def badges(doc: dict[str, Any]) -> dict[str, str]:
     for impl in doc["implementations"]:
         for lv in impl["levels"]:
             stem = _name(impl["id"], lv["suite"], lv["level"])
-            out[stem + ".svg"] = badge_svg(f"{lv['suite']} {lv['title']}", lv["status"])
-            body = endpoint_json(impl["id"], lv, versions.get(lv["suite"], "?"), doc["harness_version"], date)
+            verified = bool(doc.get("verified", True))
+            out[stem + ".svg"] = badge_svg(f"{lv['suite']} {lv['title']}", lv["status"] if verified else "unverified")
+            body = endpoint_json(impl["id"], lv, versions.get(lv["suite"], "?"), doc["harness_version"], date, verified)
             out[stem + ".json"] = json.dumps(body, ensure_ascii=False) + "\n"
     return out
 

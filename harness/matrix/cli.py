@@ -42,6 +42,9 @@ def add_matrix_parser(sub: Any) -> None:
     run.add_argument("--out", default=DEFAULT_OUT, help=f"where shard folders (and with --all the matrix) go "
                                                         f"(default {DEFAULT_OUT})")
     run.add_argument("--profile", default="ci")
+    run.add_argument("--run-budget", type=float, metavar="SECONDS",
+                     help="each shard's own run budget (default: the profile's); a shard that ran out of it beside "
+                          "others is run again alone")
     run.add_argument("--check", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
     run.set_defaults(func=cmd_run)
 
@@ -51,7 +54,7 @@ def add_matrix_parser(sub: Any) -> None:
     comb.add_argument("--out", default=DEFAULT_OUT)
     comb.set_defaults(func=cmd_combine)
 
-    diff = msub.add_parser("diff", help="exit 1 on a new split or a regression of an implementation")
+    diff = msub.add_parser("diff", help="exit 1 on a new split, a new cell not assessed or a regression")
     diff.add_argument("old")
     diff.add_argument("new")
     diff.add_argument("--json", action="store_true")
@@ -77,7 +80,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     entries, shards = _plan(args)
     _stop_started_on_sigterm()
-    settings = RunSettings(profile=args.profile, checks=tuple(args.check))
+    if args.run_budget is not None and not args.run_budget > 0:
+        raise HarnessError(f"--run-budget must be a positive number of seconds, not {args.run_budget}")
+    settings = RunSettings(profile=args.profile, checks=tuple(args.check), run_budget_s=args.run_budget)
     out = Path(args.out)
     chosen = shards if args.all else [shard_at(shards, args.shard)]
     folders = run_shards(chosen, by_id(entries), out / "shards", settings, jobs=args.jobs if args.all else 1)
@@ -109,44 +114,87 @@ def cmd_combine(args: argparse.Namespace) -> int:
 def write_matrix(paths: list[Path], registry: Any, out: Path) -> int:
     from .badges import write_badges
     from .combine import combine, read_all
+    from .errata import copy_errata
     from .render_html import render_html
     from .render_md import render_markdown
+    from .text import visible
 
-    doc = combine(read_all(paths), registry)
+    shards = read_all(paths)
+    doc = combine(shards, registry)
     out.mkdir(parents=True, exist_ok=True)
+    copy_errata([s["name"] for s in doc["suites"]], out)  # where matrix.md and matrix.html link, beside them
     (out / "matrix.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", "utf-8")
     (out / "matrix.md").write_text(render_markdown(doc), "utf-8")
-    (out / "matrix.html").write_text(render_html(doc), "utf-8")
+    (out / "matrix.html").write_text(render_html(doc, report_links(shards, out)), "utf-8")
     badges = write_badges(doc, out / "badges")
     counts = ", ".join(f"{k} {v}" for k, v in doc["counts"].items())
-    print(f"matrix: {len(doc['implementations'])} implementations, {len(doc['sentences'])} sentences ({counts})")
-    print(f"wrote {out / 'matrix.json'}, matrix.md, matrix.html and {badges} badges in {out / 'badges'}")
+    print(visible(f"matrix: {len(doc['implementations'])} implementations, {len(doc['sentences'])} sentences "
+                  f"({counts}); {doc['not_assessed_cells']} cells not assessed; "
+                  f"{len(doc['interop_holes'])} interop holes needing an erratum"
+                  + ("" if doc["verified"] else f"; UNVERIFIED: reports of harness {doc['harness_version']}")))
+    print(visible(f"wrote {out / 'matrix.json'}, matrix.md, matrix.html and {badges} badges in {out / 'badges'}"))
     return 0
 
 
+def report_links(shards: list[Any], out: Path) -> dict[str, dict[str, str]]:
+    """implementation -> suite -> its shard's report.html (else its report.jsonl), relative to `out`: the
+    first seed's, so a matrix folder moved together with its shards keeps its links."""
+    import os
+    from urllib.parse import quote
+
+    links: dict[str, dict[str, str]] = {}
+    for s in shards:
+        if s.report_dir is None or s.report is None or s.suite in links.get(s.implementation, {}):
+            continue
+        page = s.report_dir / "report.html"
+        target = page if page.is_file() else s.report_dir / "report.jsonl"
+        try:
+            href = quote(os.path.relpath(target.resolve(), out.resolve()).replace(os.sep, "/"))
+        except ValueError:  # another drive (Windows): no relative path, so the absolute one
+            href = target.resolve().as_uri()
+        links.setdefault(s.implementation, {})[s.suite] = href
+    return links
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_matrices, render_diff
+    from .diff import diff_matrices, gate_fails, render_diff
 
     old, new = (_read_matrix(Path(p)) for p in (args.old, args.new))
     changes = diff_matrices(old, new)
     if args.json:
-        print(json.dumps(changes, indent=1, ensure_ascii=False))
+        print(json.dumps(changes, indent=1, ensure_ascii=True))  # no C1 control character reaches a terminal
     else:
         sys.stdout.write(render_diff(changes))
-    return 1 if changes["new_splits"] or changes["regressions"] else 0
+    return 1 if gate_fails(changes) else 0
 
 
 def _read_matrix(path: Path) -> dict[str, Any]:
+    """A matrix.json handed in (bounded, a regular file); version 1 (before cells not assessed had a
+    reason) is read for its sentences, outcomes and levels only."""
     from .combine import validate_matrix
+    from .safe_read import MAX_REPORT_BYTES, read_bounded
 
     if path.is_dir():
         path = path / "matrix.json"
     try:
-        doc = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+        doc = json.loads(read_bounded(path, path.parent, MAX_REPORT_BYTES))
+    except ValueError as exc:
         raise HarnessError(f"{path}: cannot be read as JSON: {exc}") from None
     try:
-        validate_matrix(doc)
-    except Exception as exc:  # jsonschema.ValidationError: one line
+        if isinstance(doc, dict) and doc.get("matrix_version") == 1:
+            _check_version_1(doc)
+        else:
+            validate_matrix(doc)
+    except Exception as exc:  # jsonschema.ValidationError, KeyError, TypeError: one line
         raise HarnessError(f"{path}: not a matrix.json: {getattr(exc, 'message', exc)}") from None
     return dict(doc)
+
+
+def _check_version_1(doc: dict[str, Any]) -> None:
+    for x in doc["sentences"]:
+        if not (isinstance(x["id"], str) and isinstance(x["class"], str) and isinstance(x["outcomes"], dict)):
+            raise TypeError("a sentence without id, class or outcomes")
+    for i in doc["implementations"]:
+        for lv in i["levels"]:
+            if not all(isinstance(lv[k], str) for k in ("suite", "level", "status")):
+                raise TypeError("a level without suite, level or status")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -18,22 +17,15 @@ from typing import Any
 from .. import __version__
 from ..core.suite import get_suite
 from ..run.coverage import map_path
-from . import errata, outcomes
-from .classify import SPLIT, Clusters, classify, disagreement, groups_of, rank_key
+from . import errata, interop
+from .cells import Cell, sub_point
+from .classify import SPLIT, Clusters, classify, disagreement, followers, groups_of, rank_key, split_points
 from .registry import Implementation
 from .shards import ShardResult, check_aligned, find_inputs, read_input
 
-MATRIX_VERSION = 1
-TRANSCRIPT_LINES = 12
-MAX_SEQUENCE_BYTES = 4 << 20  # a larger file is cut, so it reads as not JSON and says so
-STEP_CHARS = 400
+__all__ = ["Cell", "combine", "read_all", "sub_point", "validate_matrix"]
 
-
-def sub_point(point: str, seen: str) -> tuple[str, str]:
-    """One open point can hold several questions ("keyword match: all-words", "search tags: all" under O2):
-    each "question: answer" is a point of its own, so one differing answer does not hide the agreeing ones."""
-    question, sep, answer = seen.partition(": ")
-    return (f"{point} {question}", answer) if sep and answer else (point, seen)
+MATRIX_VERSION = 2
 
 
 @lru_cache(maxsize=1)
@@ -48,73 +40,8 @@ def validate_matrix(doc: dict[str, Any]) -> None:
     jsonschema.Draft202012Validator(matrix_schema()).validate(doc)
 
 
-@dataclass
-class Cell:
-    """One implementation on one suite, all its seeds together."""
-
-    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # check id -> result lines
-    readings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # point -> footer entries
-    levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # level key -> worst footer level
-    sequences: dict[str, Path] = field(default_factory=dict)  # check id -> a saved failing sequence
-
-    def add(self, shard: ShardResult) -> None:
-        assert shard.report is not None
-        if shard.report_dir is not None:
-            for path in sorted((shard.report_dir / "sequences").glob("*.json")):
-                self.sequences.setdefault(path.name.rsplit("-", 1)[0], path)
-        for line in shard.report.results:
-            self.results.setdefault(line["check_id"], []).append(line)
-        footer = shard.report.footer or {}
-        for x in footer.get("readings", []):
-            for value in x["seen"]:
-                point, reading = sub_point(x["point"], value)
-                self.readings.setdefault(point, []).append({"seen": [reading], "checks": x["checks"]})
-        for lv in footer.get("levels", []):
-            kept = self.levels.get(lv["level"])
-            if kept is None or kept.get("status") == "conformant":  # a level holds only if it holds on every seed
-                self.levels[lv["level"]] = lv
-
-    def outcome(self, checks: list[str]) -> str:
-        per_check = [outcomes.worst(outcomes.of_result(r) for r in self.results.get(c, [])) for c in checks]
-        return outcomes.worst(per_check)
-
-    def readings_for(self, checks: list[str]) -> dict[str, list[str]]:
-        wanted = set(checks)
-        out: dict[str, set[str]] = {}
-        for point, entries in self.readings.items():
-            for x in entries:
-                if wanted & set(x["checks"]):
-                    out.setdefault(point, set()).update(x["seen"])
-        return {p: sorted(v) for p, v in sorted(out.items())}
-
-    def exchange(self, checks: list[str]) -> dict[str, Any] | None:
-        """One exchange that shows this implementation's behaviour: a failing check's transcript first."""
-        lines = [r for c in checks for r in self.results.get(c, []) if r.get("transcript") or c in self.sequences]
-        lines.sort(key=lambda r: (r["outcome"] != "failed", not r.get("transcript"), r["check_id"]))
-        if not lines:
-            return None
-        r = lines[0]
-        shown = {"check": r["check_id"], "outcome": outcomes.of_result(r),
-                 "failure": r["failures"][0]["title"] if r["failures"] else ""}
-        if r.get("transcript"):
-            return {**shown, "transcript": r["transcript"][:TRANSCRIPT_LINES]}
-        path = self.sequences[r["check_id"]]
-        return {**shown, "transcript": sequence_lines(path), "sequence": path.name}
-
-
-def sequence_lines(path: Path) -> list[str]:
-    """The last steps of a saved sequence, up to the divergence, one compact JSON line each (bounded)."""
-    try:
-        with path.open("rb") as fh:
-            doc = json.loads(fh.read(MAX_SEQUENCE_BYTES))
-        steps = doc["steps"][: (doc.get("diverged_at") or len(doc["steps"])) + 1]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return [f"(the saved sequence {path.name} cannot be read: {exc})"]
-    return [json.dumps(step, ensure_ascii=False)[:STEP_CHARS] for step in steps[-TRANSCRIPT_LINES:]]
-
-
 def read_all(paths: Iterable[Path]) -> list[ShardResult]:
-    return [read_input(p) for p in find_inputs(list(paths))]
+    return [read_input(p, root) for p, root in find_inputs(list(paths))]
 
 
 def combine(shards: list[ShardResult], registry: dict[str, Implementation] | None = None,
@@ -127,21 +54,27 @@ def combine(shards: list[ShardResult], registry: dict[str, Implementation] | Non
             cells.setdefault((s.implementation, s.suite), Cell()).add(s)
     clusters = Clusters({i: list(e.get("independent_of", [])) for i, e in entries.items()})
     suites = sorted({s.suite for s in shards if s.report is not None or _installed(s.suite)})
-    sentences = [x for suite in suites for x in _sentences(suite, cells, clusters)]
-    sentences.sort(key=rank_key)
-    for n, x in enumerate(sentences, 1):
-        x["rank"] = n
+    sentences = _ranked([x for suite in suites for x in _sentences(suite, cells, clusters)])
+    leaders = [x for x in sentences if x["same_as"] is None]
     ran = [s for s in shards if s.report is not None]
+    made_by = ran[0].report.header["harness_version"] if ran and ran[0].report else __version__
     doc = {
         "matrix_version": MATRIX_VERSION,
-        "harness_version": ran[0].report.header["harness_version"] if ran and ran[0].report else __version__,
+        "harness_version": made_by,
+        "combined_by": __version__,
+        # verdicts are recomputed here from the result lines; a report another harness version made is
+        # judged by this version's policy, which may not be the one it ran under: shown as unverified
+        "verified": made_by == __version__,
         "profile": ran[0].report.header["profile"] if ran and ran[0].report else "",
         "generated_at": generated_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "suites": [_suite_json(suite, shards) for suite in suites],
         "implementations": [_implementation_json(i, e, shards, cells) for i, e in sorted(entries.items())],
         "sentences": sentences,
         "readings": _readings_table(suites, cells, clusters),
-        "counts": {c: sum(1 for x in sentences if x["class"] == c) for c in sorted({x["class"] for x in sentences})},
+        # one observation counts once: a sentence with the very checks of one ranked above it is not counted again
+        "counts": {c: sum(1 for x in leaders if x["class"] == c) for c in sorted({x["class"] for x in leaders})},
+        "not_assessed_cells": sum(len(x["not_assessed"]) for x in leaders),
+        "interop_holes": [h.to_json() for h in interop.holes() if h.suite in suites],
     }
     validate_matrix(doc)
     return doc
@@ -200,18 +133,48 @@ def _sentences(suite: str, cells: dict[tuple[str, str], Cell], clusters: Cluster
     out = []
     for st in _statements(suite):
         checks = list(st["checks"])
-        results = {i: c.outcome(checks) for i, c in sorted(mine.items())}
+        assessed = {i: c.assess(checks) for i, c in sorted(mine.items())}
+        results = {i: a.outcome for i, a in assessed.items()}
         readings = {i: r for i, c in sorted(mine.items()) if (r := c.readings_for(checks))}
-        groups = groups_of(results, readings, clusters)
-        cls = classify(groups, clusters)
+        points = followers(results, readings)
+        splitting = split_points(points, clusters)
+        groups = groups_of(results, readings, clusters, points, splitting)
+        cls = classify(groups, clusters, splitting)
         sentence = {"id": st["id"], "suite": suite, "section": st["section"], "quote": st["quote"],
                     "keyword": st["keyword"], "level": st.get("level"), "checks": checks, "class": cls,
                     "disagreement": disagreement(groups), "outcomes": results, "readings": readings,
-                    "groups": [g.to_json() for g in groups], "rank": 0}
+                    "not_assessed": {i: a.reason for i, a in assessed.items() if a.outcome == "not assessed"},
+                    "cards": {i: a.check for i, a in assessed.items() if a.check and a.outcome != "passed"},
+                    "split_points": splitting, "groups": [g.to_json() for g in groups], "rank": 0,
+                    "same_as": None, "also": []}
         if cls == SPLIT:
             for g in sentence["groups"]:
                 g["exchange"] = _group_exchange(g["implementations"], mine, checks)
         out.append(sentence)
+    return out
+
+
+def _ranked(sentences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ranked by rank_key; a sentence observed by exactly the checks of one ranked above it (one result
+    line read for two sentences, as OMP's 429 row and its rate-limit SHOULD) follows that one, sharing
+    its rank, counted once."""
+    sentences.sort(key=rank_key)
+    lead: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    ordered: list[dict[str, Any]] = []
+    followers_of: dict[str, list[dict[str, Any]]] = {}
+    for x in sentences:
+        first = lead.setdefault((x["suite"], tuple(sorted(x["checks"]))), x)
+        if first is x:
+            ordered.append(x)
+        else:
+            x["same_as"] = first["id"]
+            first["also"].append(x["id"])
+            followers_of.setdefault(first["id"], []).append(x)
+    out = []
+    for n, x in enumerate(ordered, 1):
+        for y in [x, *followers_of.get(x["id"], [])]:
+            y["rank"] = n
+            out.append(y)
     return out
 
 
@@ -234,7 +197,7 @@ def _readings_table(suites: list[str], cells: dict[tuple[str, str], Cell], clust
             for impl, seen in by_impl.items():
                 followers.setdefault(" + ".join(seen), []).append(impl)
             contested = sum(1 for impls in followers.values() if clusters.count(impls) >= 2) >= 2
-            rows.append({"suite": suite, "point": point, "erratum": errata.link(suite, point.split(" ", 1)[0]),
+            rows.append({"suite": suite, "point": point, "erratum": errata.entry(suite, point.split(" ", 1)[0]),
                          "by_implementation": by_impl, "readings": dict(sorted(followers.items())),
                          "needs_erratum": contested})
     return rows

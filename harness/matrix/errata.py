@@ -1,8 +1,12 @@
-"""Links from an open point (an errata id such as O2 or E1) to its entry in suites/<suite>/errata.md."""
+"""Links from an open point (an errata id such as O2 or E1) to its entry in the suite's errata.md.
+
+The matrix copies each suite's errata file next to what it writes (`errata/<suite>/errata.md`) and links
+there, so the links hold wherever `--out` is and whatever is installed where the page is opened."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,8 +45,25 @@ def anchors(suite: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-def link(suite: str, point: str) -> dict[str, str]:
-    """{"href": "suites/<suite>/errata.md#anchor", "title": ...}; the file alone when the point has no heading."""
+def entry(suite: str, point: str) -> dict[str, str]:
+    """{"href": "errata/<suite>/errata.md#anchor", "title": ...}; the file alone when the point has no heading."""
     anchor = anchors(suite).get(point)
-    href = f"suites/{suite}/errata.md" + (f"#{anchor[0]}" if anchor else "")
-    return {"href": href, "title": anchor[1] if anchor else point}
+    return {"href": copied_name(suite) + (f"#{anchor[0]}" if anchor else ""), "title": anchor[1] if anchor else point}
+
+
+def copied_name(suite: str) -> str:
+    return f"errata/{suite}/errata.md"
+
+
+def copy_errata(suites: list[str], out: Path) -> list[Path]:
+    """Each suite's errata file copied under `out` (where entry() links); the copies made."""
+    made = []
+    for suite in suites:
+        source = _errata_file(suite)
+        if not source.is_file():
+            continue
+        target = out / copied_name(suite)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        made.append(target)
+    return made

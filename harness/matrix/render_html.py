@@ -1,8 +1,10 @@
 """matrix.html: one self-contained page (inline CSS and JS, nothing fetched at view time).
 
 Order: the editor's queue (ranked sentences, filterable by class and suite, also from the URL hash,
-e.g. `#class=split&suite=omp`), the readings table, the implementations, the splits with one exchange
-per group side by side. Every piece of text goes through `_e`: target text is hostile.
+e.g. `#class=split&suite=omp`), the interop holes, the readings table, the implementations, the splits
+with one exchange per group side by side. Every piece of text goes through `_e`: target text is hostile.
+Every cell (an implementation on a sentence) links to its shard's report.html (`links`, relative to the
+page), at the card of the check that decided it when it failed or errored (report.html's `fail-<check>`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,22 @@ def _outcome(outcome: str) -> str:
     return f'<span class="o o-{outcome.replace(" ", "-")}">{_e(outcome)}</span>'
 
 
-def render_html(doc: dict[str, Any]) -> str:
+Links = dict[str, dict[str, str]]  # implementation -> suite -> the shard's report (relative to the page)
+
+
+def cell_href(links: Links, x: dict[str, Any], impl: str) -> str | None:
+    """Where a cell links: the shard's report, at the deciding check's card when report.html has one."""
+    base = links.get(impl, {}).get(x["suite"])
+    if base is None:
+        return None
+    check = x.get("cards", {}).get(impl)
+    carded = x["outcomes"].get(impl) in ("failed", "warning") or x.get("not_assessed", {}).get(impl, "").startswith(
+        ("errored", "not run", "cut short"))
+    return base + (f"#fail-{check}" if check and carded and base.endswith(".html") else "")
+
+
+def render_html(doc: dict[str, Any], links: Links | None = None) -> str:
+    links = links or {}
     suites = ", ".join(f"{s['name']} {s['version']}" for s in doc["suites"])
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -67,9 +84,11 @@ def render_html(doc: dict[str, Any]) -> str:
         "<h1>memconform matrix</h1>",
         f"<p>harness {_e(doc['harness_version'])}, profile <code>{_e(doc['profile'])}</code>, {_e(doc['generated_at'])}; "
         f"{_e(suites)}</p>",
-        "<p>" + ", ".join(f"{_e(k)} <b>{v}</b>" for k, v in doc["counts"].items()) + "</p>",
-        _sentences(doc["sentences"], [s["name"] for s in doc["suites"]]),
-        _readings(doc["readings"]), _implementations(doc["implementations"]),
+        "<p>" + ", ".join(f"{_e(k)} <b>{v}</b>" for k, v in doc["counts"].items())
+        + f'; cells not assessed <b id="not-assessed">{int(doc.get("not_assessed_cells", 0))}</b></p>',
+        _unverified(doc), _sentences(doc["sentences"], [s["name"] for s in doc["suites"]], links),
+        _holes(doc.get("interop_holes", [])),
+        _readings(doc["readings"]), _implementations(doc["implementations"], links),
         _splits([x for x in doc["sentences"] if x["class"] == "split"]),
         f'<script type="application/json" id="matrix-counts">{_e(json.dumps(doc["counts"]))}</script>',
         f"<script>{_JS}</script></body></html>",
@@ -82,34 +101,68 @@ def _select(name: str, values: list[str]) -> str:
     return f'<label>{name} <select id="f-{name}"><option value="">all</option>{options}</select></label> '
 
 
-def _sentences(sentences: list[dict[str, Any]], suites: list[str]) -> str:
+def _unverified(doc: dict[str, Any]) -> str:
+    if doc.get("verified", True):
+        return ""
+    return (f'<p class="flag" id="unverified">Unverified: the reports were made by harness {_e(doc["harness_version"])}; '
+            f'this matrix was combined, and their levels recomputed, by {_e(doc.get("combined_by", "?"))}.</p>')
+
+
+def _holes(holes: list[dict[str, Any]]) -> str:
+    if not holes:
+        return ""
+    rows = "".join(
+        f'<tr id="hole-{_e(h["id"])}"><td>{_e(h["suite"])} {_e(h["id"])}: {_e(h["title"])}</td><td>{_e(", ".join(h["sentences"]))}</td>'
+        f'<td>{_e(h["producer"]["behaviour"])} ({_e(h["producer"]["verdict"])})</td>'
+        f'<td>{_e(h["consumer"]["behaviour"])} ({_e(h["consumer"]["verdict"])})</td>'
+        f'<td><a href="{_e(h["erratum"]["href"])}">{_e(h["erratum"]["title"])}</a> '
+        f'<span class="flag">needs an erratum</span></td></tr>' for h in holes)
+    return ("<h2>Interop holes: each needs an erratum</h2><p>A producer behaviour the suite accepts beside a consumer "
+            "behaviour the text lets a consumer take against it.</p><table id=\"holes\"><thead><tr><th>hole</th>"
+            "<th>sentences</th><th>producer</th><th>consumer</th><th>erratum</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _sentences(sentences: list[dict[str, Any]], suites: list[str], links: Links) -> str:
     from .classify import CLASSES
 
     rows = []
     for x in sentences:
+        if x.get("same_as"):
+            continue  # one observation, one row: it is named on the row of the sentence it shares its checks with
+        also = f'<br><span class="rd">also {_e(", ".join(x["also"]))} (the same checks)</span>' if x.get("also") else ""
+        split_on = f'<br><span class="rd">on {_e(", ".join(x["split_points"]))}</span>' if x.get("split_points") else ""
         rows.append(f'<tr data-class="{_e(x["class"])}" data-suite="{_e(x["suite"])}"><td>{x["rank"]}</td>'
-                    f'<td>{_e(x["id"])} {_e(x["keyword"])}</td><td class="c-{_e(x["class"])}">{_e(x["class"])}</td>'
-                    f'<td>{x["disagreement"]:.2f}</td><td class="quote">{_e(x["quote"])}</td>'
-                    f"<td>{_groups_cell(x)}</td></tr>")
+                    f'<td>{_e(x["id"])} {_e(x["keyword"])}{also}</td><td class="c-{_e(x["class"])}">{_e(x["class"])}{split_on}</td>'
+                    f'<td>{x["disagreement"]:.2f}</td><td>{len(x.get("not_assessed", {}))}</td><td class="quote">{_e(x["quote"])}</td>'
+                    f"<td>{_groups_cell(x, links)}</td></tr>")
     return ("<h2>The editor's queue: sentences ranked by disagreement</h2>"
             f'<div class="filters">{_select("class", list(CLASSES))}{_select("suite", suites)}'
-            f'<span id="shown">{len(sentences)}</span> shown</div>'
+            f'<span id="shown">{len(rows)}</span> shown</div>'
             f'<table id="sentences"><thead><tr><th>rank</th><th>sentence</th><th>class</th><th>disagreement</th>'
-            f"<th>spec text</th><th>implementations (by group; readings seen)</th></tr></thead>"
+            f"<th>not assessed</th><th>spec text</th><th>implementations (by group; readings seen)</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def _groups_cell(x: dict[str, Any]) -> str:
+def _chip(x: dict[str, Any], impl: str, links: Links) -> str:
+    """One cell: the implementation and its outcome, linked to its shard's report; a reason when not assessed."""
+    href = cell_href(links, x, impl)
+    name = f'<a class="cell" href="{_e(href)}">{_e(impl)}</a>' if href else _e(impl)
+    why = x.get("not_assessed", {}).get(impl)
+    return f"{name} {_outcome(x['outcomes'][impl])}" + (f' <span class="rd">({_e(why)})</span>' if why else "")
+
+
+def _groups_cell(x: dict[str, Any], links: Links) -> str:
     """Each implementation that ran the suite with its outcome, grouped as classified, readings beside."""
     grouped = {i for g in x["groups"] for i in g["implementations"]}
     lines = []
     for g in x["groups"]:
         readings = "; ".join(f"{p}: {', '.join(v)}" for p, v in g["readings"].items())
-        chips = " ".join(f"{_e(i)} {_outcome(x['outcomes'][i])}" for i in g["implementations"])
+        chips = " ".join(_chip(x, i, links) for i in g["implementations"])
         lines.append(chips + (f' <span class="rd">({_e(readings)})</span>' if readings else ""))
     rest = [i for i in x["outcomes"] if i not in grouped]
     if rest:
-        lines.append(" ".join(f"{_e(i)} {_outcome(x['outcomes'][i])}" for i in rest))
+        lines.append("<br>".join(_chip(x, i, links) for i in rest))
     return "<br>".join(lines)
 
 
@@ -126,10 +179,14 @@ def _readings(rows: list[dict[str, Any]]) -> str:
             f"<th>flag</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def _implementations(impls: list[dict[str, Any]]) -> str:
+def _implementations(impls: list[dict[str, Any]], links: Links) -> str:
     body = []
     for i in impls:
-        runs = "<br>".join(f"{_e(r['suite'])} seed {_e(r['seed'])}: {_e(r['status'])}"
+        def suite(r: dict[str, Any], impl: str = i["id"]) -> str:
+            href = links.get(impl, {}).get(r["suite"]) if r["status"] == "ran" else None
+            return f'<a class="run" href="{_e(href)}">{_e(r["suite"])}</a>' if href else _e(r["suite"])
+
+        runs = "<br>".join(f"{suite(r)} seed {_e(r['seed'])}: {_e(r['status'])}"
                            + (f" ({_e(r['reason'])})" if r["reason"] else "") for r in i["runs"])
         levels = "<br>".join(f"{_e(lv['suite'])} {_e(lv['title'])}{' (claimed)' if lv['claimed'] else ''}: {_e(lv['status'])}"
                              for lv in i["levels"])

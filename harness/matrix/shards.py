@@ -16,6 +16,7 @@ from typing import Any
 from ..core.report import Report, ReportError
 from ..core.results import HarnessError
 from .run import SHARD_FILE
+from .safe_read import MAX_REPORT_BYTES, UnsafeFile, read_bounded
 
 
 class MisalignedReports(HarnessError):
@@ -67,19 +68,20 @@ class ShardResult:
         return {str(o).split("=", 1)[0] for o in self.entry.get("options", [])}
 
 
-def find_inputs(paths: list[Path]) -> list[Path]:
-    """Shard folders and bare report files under the given paths, in a stable order."""
-    found: list[Path] = []
+def find_inputs(paths: list[Path]) -> list[tuple[Path, Path]]:
+    """Shard folders and bare report files under the given paths, in a stable order, each with the folder it
+    was found in (nothing it reads may lead outside that folder)."""
+    found: list[tuple[Path, Path]] = []
     for path in paths:
-        if path.is_file():
-            found.append(path)
-        elif (path / SHARD_FILE).is_file() or (path / "report.jsonl").is_file():
-            found.append(path)
+        if path.is_file() or (path.exists() and not path.is_dir()):
+            found.append((path, path.parent))
+        elif (path / SHARD_FILE).exists() or (path / "report.jsonl").exists():
+            found.append((path, path))
         elif path.is_dir():
             inner = sorted({p.parent for p in path.rglob(SHARD_FILE)})
             bare = sorted(p for p in path.rglob("report.jsonl")
                           if not any(p.is_relative_to(f) for f in inner))
-            found += inner + bare
+            found += [(p, path) for p in inner + bare]
         else:
             raise HarnessError(f"{path}: no such file or folder")
     if not found:
@@ -87,11 +89,27 @@ def find_inputs(paths: list[Path]) -> list[Path]:
     return found
 
 
-def read_input(path: Path) -> ShardResult:
-    if path.is_dir() and (path / SHARD_FILE).is_file():
-        return _read_shard_folder(path)
-    report_path = path if path.is_file() else path / "report.jsonl"
-    report = Report.from_path(report_path)
+def read_report(path: Path, root: Path) -> Report:
+    """A report read as a handed file: regular, inside `root`, at most MAX_REPORT_BYTES (safe_read)."""
+    if not path.exists() and not path.is_symlink():
+        raise ReportError(f"cannot read {path}: no such file")
+    data = read_bounded(path, root, MAX_REPORT_BYTES)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportError(f"cannot read {path}: {exc}") from None
+    lines = text.split("\n")  # on "\n" only: U+2028 and friends may sit inside JSON strings
+    if lines and lines[-1] == "":
+        lines.pop()
+    return Report.from_lines(lines, source=str(path))
+
+
+def read_input(path: Path, root: Path | None = None) -> ShardResult:
+    root = root if root is not None else (path if path.is_dir() else path.parent)
+    if path.is_dir() and (path / SHARD_FILE).exists():
+        return _read_shard_folder(path, root)
+    report_path = path / "report.jsonl" if path.is_dir() else path
+    report = read_report(report_path, root)
     owner = report_path.parent.parent if report_path.parent.name == "report" else report_path.parent
     suites = report.header["suites"]
     if len(suites) != 1:
@@ -104,14 +122,11 @@ MAX_SHARD_FILE_BYTES = 1 << 20  # a shard.json from another machine is data to c
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
+def _read_meta(path: Path, root: Path) -> dict[str, Any]:
+    raw = read_bounded(path, root, MAX_SHARD_FILE_BYTES)
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_SHARD_FILE_BYTES + 1)
-        if len(raw) > MAX_SHARD_FILE_BYTES:
-            raise ValueError(f"larger than {MAX_SHARD_FILE_BYTES} bytes")
         meta = json.loads(raw)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise HarnessError(f"{path}: cannot be read as JSON: {exc}") from None
     problems = [] if isinstance(meta, dict) else ["not an object"]
     if not problems:
@@ -130,12 +145,14 @@ def _read_meta(path: Path) -> dict[str, Any]:
     return dict(meta)
 
 
-def _read_shard_folder(folder: Path) -> ShardResult:
-    meta = _read_meta(folder / SHARD_FILE)
+def _read_shard_folder(folder: Path, root: Path) -> ShardResult:
+    meta = _read_meta(folder / SHARD_FILE, root)
     report = None
     if meta.get("status") == "ran":
         try:
-            report = Report.from_path(folder / "report" / "report.jsonl")
+            report = read_report(folder / "report" / "report.jsonl", root)
+        except UnsafeFile:
+            raise  # refused with its one clear error, never folded into an errored shard
         except ReportError as exc:
             meta.update(status="errored", reason=f"its report cannot be read: {exc}")
     return ShardResult(implementation=str(meta["implementation"]), suite=str(meta["suite"]), status=str(meta["status"]),
