@@ -10,9 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memconform.core.profile import Profile
 from memconform.core.redact import Redactor, plain
-from memconform.core.report import Report, ReportWriter, render_junit, render_markdown
+from memconform.core.report import Report, ReportWriter
 from memconform.core.results import Failure, Outcome, Result
 from memconform.core.runner import Context, run_one
+from memconform.render.junit import render_junit
+from memconform.render.markdown import render_markdown
 
 SETTINGS = settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
