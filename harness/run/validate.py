@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.handed import open_handed, read_handed
+from ..core.handed import open_handed, read_handed, refuse_unless_regular
 from ..core.json_reader import FILE, JsonRejected, read_json
 from ..core.profile import Profile
 from ..core.results import Failure, HarnessError, Outcome, Result
@@ -195,8 +195,7 @@ def size_within(path: Path, max_bytes: int) -> int:
         stat = path.stat()
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise HarnessError(f"cannot read {path}: not a regular file")
+    refuse_unless_regular(path, stat.st_mode)
     if stat.st_size > max_bytes:
         raise HarnessError(f"{path} is {stat.st_size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
     return stat.st_size
