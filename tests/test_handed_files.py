@@ -531,3 +531,17 @@ def test_the_error_line_is_one_line_whatever_the_file_name(tmp_path: Path) -> No
     line = one_error_line(cli("replay", str(tmp_path / "no\nsuch\x1b[2J.json"), "--target", "reference:memoryai",
                               cwd=tmp_path))
     assert "\\n" in line and "\\u001b[2J" in line
+
+
+def test_an_omp_fuzz_curl_line_names_the_keys_variable_not_filtered() -> None:
+    """schemathesis writes the masked header as [Filtered] (a 401 when run as saved): the saved and printed line
+    names $MEMCONFORM_API_KEY for the run's key, keeps a probe's wrong key, and drops a header never sent."""
+    from memconform.suites.omp.fuzzing.fuzzer import Fuzzer
+
+    fuzz = SimpleNamespace(auth={"Authorization": "Bearer sk-the-runs-key"})
+    curl = "curl -X DELETE -H 'Authorization: [Filtered]' http://127.0.0.1:9/v1/memories/m"
+    assert Fuzzer.key_named(fuzz, curl, "Bearer sk-the-runs-key") == (  # type: ignore[arg-type]
+        'curl -X DELETE -H "Authorization: Bearer $MEMCONFORM_API_KEY" http://127.0.0.1:9/v1/memories/m')
+    assert "'Authorization: Bearer wrong'" in Fuzzer.key_named(fuzz, curl, "Bearer wrong")  # type: ignore[arg-type]
+    assert "Authorization" not in Fuzzer.key_named(fuzz, curl, None)  # type: ignore[arg-type]
+    assert Fuzzer.key_named(fuzz, "curl http://x", "Bearer sk-the-runs-key") == "curl http://x"  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -34,6 +35,7 @@ AUTH_PROBES_PER_OPERATION = 3
 MAX_FAILURES_PER_CHECK = 10
 MAX_CURL_SHOWN = 2000
 EXAMPLES = "<report-dir>/examples/"
+FILTERED = "'Authorization: [Filtered]'"  # how schemathesis writes the header it masks in a curl line
 
 SENTENCE_STATUS = "Implements all endpoints in §3.3 with correct HTTP methods and status codes"
 SENTENCE_SCHEMAS = "Returns responses matching the schemas in §2.1 and §3.3"
@@ -165,7 +167,7 @@ class Fuzzer:
             curl = exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url)
         except Exception as exc:  # curl rendering is best effort; the failure itself stands
             curl = f"(no curl line: {type(exc).__name__})"
-        curl = self.ctx.redact(curl)
+        curl = self.ctx.redact(self.key_named(curl, response.request.headers.get("Authorization")))
         self.curls.append(curl)
         shown = curl if len(curl) <= MAX_CURL_SHOWN else f"{curl[:MAX_CURL_SHOWN]}... ({len(curl)} chars; whole line in {EXAMPLES})"
         title = str(getattr(found, "title", "") or type(found).__name__)
@@ -180,6 +182,17 @@ class Fuzzer:
             path=label,
             detail=self.ctx.redact("\n".join(p for p in (message, f"Reproduce with: {shown}", seed) if p)),
         )
+
+    def key_named(self, curl: str, sent: str | None) -> str:
+        """schemathesis masks the Authorization header as [Filtered], which replays as a 401: a reproduction
+        names the key's variable instead, as every printed line does (or the wrong key a probe sent, no secret)."""
+        if FILTERED not in curl:
+            return curl
+        if sent is None:
+            return curl.replace(f" -H {FILTERED}", "")
+        word = ('"Authorization: Bearer $MEMCONFORM_API_KEY"' if sent == self.auth["Authorization"]
+                else shlex.quote(f"Authorization: {sent}"))
+        return curl.replace(FILTERED, word)
 
     def save_curls(self, check_name: str) -> None:
         """Every failing request of a check as a shell file beside the report (reports/.../examples/)."""
