@@ -545,3 +545,32 @@ def test_an_omp_fuzz_curl_line_names_the_keys_variable_not_filtered() -> None:
     assert "'Authorization: Bearer wrong'" in Fuzzer.key_named(fuzz, curl, "Bearer wrong")  # type: ignore[arg-type]
     assert "Authorization" not in Fuzzer.key_named(fuzz, curl, None)  # type: ignore[arg-type]
     assert Fuzzer.key_named(fuzz, "curl http://x", "Bearer sk-the-runs-key") == "curl http://x"  # type: ignore[arg-type]
+
+
+@pytest.mark.mutants
+def test_an_omp_fuzz_failure_is_saved_as_json_and_replays(tmp_path: Path) -> None:
+    """The failing request of a fuzz check replays from its JSON file: reproduced on the mutant (exit 1), not
+    on the reference (exit 0), judged by the same schemathesis check; the key comes from the environment."""
+    key = {"MEMCONFORM_API_KEY": "sk-handed-fuzz-0123456789"}
+    mutant = "python:memconform.suites.omp.mutants:not_found_as_200"
+    run = cli("run", "--suite", "omp", "--target", mutant, "--check", "omp.fuzz_status_codes", "--report-dir",
+              str(tmp_path / "report"), cwd=tmp_path, env=key)
+    assert run.returncode == 1, run.stdout[-3000:]
+    (saved, *_) = sorted((tmp_path / "report" / "examples").glob("omp-fuzz_status_codes-*.json"))
+    assert "Replay with: memconform replay " in run.stdout and "--api-key \"$MEMCONFORM_API_KEY\"" in run.stdout
+    doc = json.loads(saved.read_text("utf-8"))
+    assert doc["format"] == "memconform-sequence" and doc["steps"][-1]["op"] == "omp.fuzz"
+    assert key["MEMCONFORM_API_KEY"] not in saved.read_text("utf-8")
+    again = cli("replay", str(saved), "--target", mutant, cwd=tmp_path, env=key)
+    assert again.returncode == 1 and "the divergence reproduced" in again.stdout, again.stdout[-2000:] + again.stderr
+    clean = cli("replay", str(saved), "--target", "reference:omp", cwd=tmp_path, env=key)
+    assert clean.returncode == 0 and "no divergence" in clean.stdout, clean.stdout[-2000:] + clean.stderr
+
+
+def test_a_saved_fuzz_file_chooses_among_the_allowed_checks_only() -> None:
+    from memconform.suites.omp.fuzzing.saved import _checks
+
+    assert [f.__name__ for f in _checks(["status_code_conformance"])] == ["status_code_conformance"]
+    for names in (["os:system"], ["ignored_auth"], [], "status_code_conformance"):
+        with pytest.raises(ValueError):
+            _checks(names)

@@ -3,8 +3,8 @@
 The wheel is built offline (tests/dist_build.py) and installed in a fresh virtual environment, where
 memconform comes only from the wheel (its dependencies are this environment's): no suite's checks are
 imported in advance, as they are when tests run from the checkout. Against a known-broken mutant, each
-suite's model-based check fails and saves its sequence, and memoryai's round-trip check saves its
-failing example; `memconform replay FILE --target MUTANT` from the installed CLI reproduces each
+suite's model-based check fails and saves its sequence, memoryai's round-trip check saves its
+failing example and OMP's fuzzer its failing request (examples/*.json); `memconform replay FILE --target MUTANT` from the installed CLI reproduces each
 (exit 1) and `--target reference:SUITE` finds nothing (exit 0). The figures are printed
 (`-s` shows them): reproduced/total per suite.
 """
@@ -22,14 +22,16 @@ from dist_build import build_dist, missing_tools
 pytestmark = [pytest.mark.slow, pytest.mark.mutants,
               pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))]
 
-# suite -> (mutant, the check whose failure is saved, the folder it is saved in, extra replay words)
+KEY = ["--api-key", "sk-handed-replay-0123456789"]  # the OMP fuzzer needs a key; the mutants take any
+# suite -> (mutant, the check whose failure is saved, the folder it is saved in, extra run words, extra replay words)
 SAVED = {
-    "memoryai": [("DedupAgainstLastImportOnly", "memoryai.model_sequences", "sequences", []),
-                 ("RoundtripLosesData", "memoryai.roundtrip_equivalent", "examples", ["--suite", "memoryai"])],
-    "amps": [("ArtifactsReplacedPerImport", "amps.model_sequences", "sequences", [])],
-    "memorizz": [("SkipMeansAbort", "memorizz.model_sequences", "sequences", [])],
-    "emp": [("RewritesFromCache", "emp.writer_model_sequences", "sequences", [])],
-    "omp": [("stale_search_index", "omp.model_based_sequences", "sequences", [])],
+    "memoryai": [("DedupAgainstLastImportOnly", "memoryai.model_sequences", "sequences", [], []),
+                 ("RoundtripLosesData", "memoryai.roundtrip_equivalent", "examples", [], ["--suite", "memoryai"])],
+    "amps": [("ArtifactsReplacedPerImport", "amps.model_sequences", "sequences", [], [])],
+    "memorizz": [("SkipMeansAbort", "memorizz.model_sequences", "sequences", [], [])],
+    "emp": [("RewritesFromCache", "emp.writer_model_sequences", "sequences", [], [])],
+    "omp": [("stale_search_index", "omp.model_based_sequences", "sequences", [], []),
+            ("not_found_as_200", "omp.fuzz_status_codes", "examples", KEY, KEY)],
 }
 
 
@@ -66,11 +68,11 @@ def test_the_installed_cli_is_the_wheels(installed: tuple[Path, dict[str, str]],
 def test_every_saved_failure_replays_from_the_installed_wheel(installed: tuple[Path, dict[str, str]], tmp_path: Path,
                                                                suite: str) -> None:
     reproduced, total = 0, 0
-    for mutant, check, folder, extra in SAVED[suite]:
+    for mutant, check, folder, run_extra, extra in SAVED[suite]:
         target = f"python:memconform.suites.{suite}.mutants:{mutant}"
         report = tmp_path / check
         run = memconform(installed, tmp_path, "run", "--suite", suite, "--target", target, "--check", check,
-                         "--profile", "ci", "--report-dir", str(report))
+                         "--profile", "ci", "--report-dir", str(report), *run_extra)
         assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
         saved = sorted((report / folder).glob("*.json"))
         assert saved, (folder, run.stdout[-3000:])

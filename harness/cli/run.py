@@ -138,6 +138,11 @@ def read_replay_file(path: Path) -> Any:
         raise HarnessError(f"{path} is not JSON: {exc} at {exc.failure.path}") from None
 
 
+def replay_key(args: argparse.Namespace) -> str | None:
+    """The key as `run` takes it: --api-key, else $MEMCONFORM_API_KEY (what every printed line names)."""
+    return args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+
+
 def no_target(args: argparse.Namespace, named: str | None, suite: str) -> HarnessError:
     """replay starts only the target given with --target: what the file names is shown, never run."""
     say = Printer(Redactor([k for k in (args.api_key, os.environ.get("MEMCONFORM_API_KEY")) if k]))
@@ -170,7 +175,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ..core.runner import redact_failure
     from ..run.session import Session  # the same target opening and preflights as `run`
 
-    with Session([args.suite], args.target, profile, None, args.api_key) as session:
+    with Session([args.suite], args.target, profile, None, replay_key(args)) as session:
         ctx = session.context(args.suite)
         failures = [redact_failure(f, ctx.redactor).to_json() for f in replay(ctx, doc)]
         say = session.printer
@@ -198,7 +203,7 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
         raise no_target(args, recorded, name)
     options = {**{str(k): str(v) for k, v in (doc.get("options") or {}).items()}, **parse_options(args.option)}
     profile = Profile.named(args.profile, seed=doc.get("seed"), options=options)
-    with Session([name], target, profile, None, args.api_key, command="memconform replay") as session:
+    with Session([name], target, profile, None, replay_key(args), command="memconform replay") as session:
         ctx = session.context(name)
         ctx.check_id = str(doc.get("check") or "")
         say = session.printer

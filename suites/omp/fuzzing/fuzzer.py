@@ -18,6 +18,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.fuzzing import saved as saved_examples  # registers the comparator replay judges by
 from memconform.suites.omp.fuzzing.openapi_description import (
     ai_allowed,
     closed_requests,
@@ -218,6 +219,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
              accept_readings: bool = False) -> Iterator[Failure]:
     """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind.
     `accept_readings`: an answer that fits a reading the errata accept is recorded, not judged (fuzzing/accepted.py)."""
+    from memconform.core.sequence_files import replay_line
     from memconform.suites.omp.fuzzing.accepted import excused, why_no_reading
     from schemathesis.core.failures import FailureGroup
 
@@ -242,7 +244,12 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 if reported <= MAX_FAILURES_PER_CHECK:
                     failure = fuzz.failure(label, found, exchange, expected)
                     why = why_no_reading(exchange.case, exchange.response) if accept_readings else ""
-                    yield dataclasses.replace(failure, detail=f"{why}\n{failure.detail}") if why else failure
+                    # the request as a file replay sends again and judges by the same checks (saved.py)
+                    saved = saved_examples.save(ctx, fuzz, name, reported, exchange, check_fn, accept_readings,
+                                         f"{label}: {getattr(found, 'title', '') or type(found).__name__}")
+                    replay = f"\nReplay with: {replay_line(ctx, saved)}" if saved is not None else ""
+                    detail = f"{why}\n{failure.detail}" if why else failure.detail
+                    yield dataclasses.replace(failure, detail=f"{detail}{replay}") if why or replay else failure
     if reported > MAX_FAILURES_PER_CHECK:
         ctx.note(f"{reported - MAX_FAILURES_PER_CHECK} more distinct failures not listed")
     fuzz.save_curls(name)
