@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import __version__
-from .handed import MAX_HANDED_BYTES, handed_lines
+from .handed import MAX_HANDED_BYTES, HandedFileError, handed_lines
 from .json_reader import JsonRejected, Policy, read_json
 from .redact import Redactor
 from .results import HarnessError, Result
@@ -141,10 +141,6 @@ class BadLine(ReportError):
     """A line that is not strict JSON, or not a report line of the published schema."""
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 @dataclass
 class Report:
     header: dict[str, Any]
@@ -204,8 +200,11 @@ class Report:
     def from_path(cls, path: Path, **kwargs: Any) -> Report:
         # read as a handed file (core/handed.py): regular, bounded, line by line; split on "\n" only
         # (str.splitlines() would also break on U+2028, U+0085 ... inside JSON strings)
-        return cls.from_lines(decoded_lines(handed_lines(path, MAX_REPORT_BYTES, what="a report"), path),
-                              source=str(path), **kwargs)
+        try:
+            return cls.from_lines(decoded_lines(handed_lines(path, MAX_REPORT_BYTES, what="a report"), path),
+                                  source=str(path), **kwargs)
+        except HandedFileError as exc:  # a report that cannot be read is a ReportError, as callers expect
+            raise ReportError(str(exc)) from None
 
 
 def decoded_lines(lines: Iterable[bytes], path: Path) -> Iterator[str]:
