@@ -89,7 +89,7 @@ def test_failing_fuzz_example_is_saved_and_replays(capsys, tmp_path):
     assert "--target" in argv  # run as printed, it replays against the same target
     code, out, _ = run(capsys, *argv)
     assert code == 1 and "reproduced" in out
-    code, out, _ = run(capsys, "replay", argv[1])  # the reference has no such bug
+    code, out, _ = run(capsys, "replay", argv[1], "--target", "reference:memoryai")  # the reference has no such bug
     assert code == 0 and "no failure" in out
 
 

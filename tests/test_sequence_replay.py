@@ -56,7 +56,10 @@ def test_saved_sequence_reproduces_on_the_mutant_and_not_on_the_reference(
     assert all("op" in s for s in doc["steps"]) and any(s["by"] == "target" for s in doc["steps"])
 
     capsys.readouterr()
-    assert main(["replay", str(path)]) == 1  # the file's own target: the mutant
+    assert main(["replay", str(path)]) == 2  # the file's own target is shown, never started
+    shown = capsys.readouterr()
+    assert target in shown.out and "pass --target" in shown.err
+    assert main(["replay", str(path), "--target", target]) == 1
     out = capsys.readouterr().out
     assert "DIVERGED" in out and "the divergence reproduced" in out and "step 1/" in out
     assert main(["replay", str(path), "--target", f"reference:{suite}"]) == 0
@@ -67,7 +70,7 @@ def test_saved_sequence_reproduces_on_the_mutant_and_not_on_the_reference(
 def test_omp_sequence_has_a_curl_script(tmp_path: Path) -> None:
     path, _ = failing_sequence("omp", tmp_path)
     script = path.with_suffix(".sh").read_text("utf-8")
-    assert script.startswith("#!/bin/sh") and "curl -sS -X POST" in script and "$API_KEY" in script
+    assert script.startswith("#!/bin/sh") and "curl -sS -X POST" in script and "Bearer $MEMCONFORM_API_KEY" in script
     assert "/v1/memories/search" in script and "# step" in script
 
 
@@ -90,8 +93,8 @@ def test_command_script_lists_the_command_lines() -> None:
                      {"by": "check", "op": "reply", "expected": {"ok": True}, "message": "append refused"}]}
     lines = sequence_files.script_lines(ctx, doc)
     text = "\n".join(lines)
-    assert "cat > \"$W/0\"/input.json <<'MEMCONFORM_EOF'" in text and '"entry": {"id": "a"}' in text
-    assert 'impl append "$W/0/input.json" "$W/0/output.json"' in text and "# step 1: the model expected here" in text
+    assert "printf '%s\\n' '{\"path\"" in text and '> "$W"/0/input.json' in text and '"entry": {"id": "a"}' in text
+    assert 'impl append "$W"/0/input.json "$W"/0/output.json' in text and "# step 1: the model expected here" in text
 
 
 @pytest.mark.parametrize("doc,words", [

@@ -12,7 +12,7 @@ from ..core.profile import OPTIONS
 from ..core.registry import REGISTRY
 from ..core.results import Outcome, Result
 from ..core.suite import all_suites, get_suite
-from ..core.wording import plural
+from ..core.wording import plural, visible
 from .common import profile_from_args
 
 
@@ -28,6 +28,11 @@ def _same_cause(r: Result) -> tuple[Any, ...]:
     return (r.outcome, r.reason, first.get("title"), first.get("path"), len(r.failures))
 
 
+def _show(text: str) -> None:
+    """A line about a handed document: its own words shown, never obeyed by the terminal."""
+    print(visible(text))
+
+
 def _print_validation(results: list[Result], warnings: list[Result]) -> None:
     """Each problem with received, expected and path; checks that share one cause are printed once."""
     groups: dict[tuple[Any, ...], list[Result]] = {}
@@ -37,19 +42,19 @@ def _print_validation(results: list[Result], warnings: list[Result]) -> None:
     for same in groups.values():
         r = same[0]
         tag = "WARN " if r in warnings else ("ERROR" if r.outcome is Outcome.ERRORED else "FAIL ")
-        print(f"{tag} {r.check_id} [{r.section} {r.keyword}]")
+        _show(f"{tag} {r.check_id} [{r.section} {r.keyword}]")
         if len(same) > 1:
-            print(f"      the same cause in {len(same) - 1} more: {', '.join(x.check_id for x in same[1:])}")
+            _show(f"      the same cause in {len(same) - 1} more: {', '.join(x.check_id for x in same[1:])}")
         for f in r.failures[:20]:
             j = f.to_json()
-            print(f"      {j['title']}")
-            print(f"        at {j['path']}")
-            print(f"        received {json.dumps(j['received'], ensure_ascii=False)}")
-            print(f"        expected {json.dumps(j['expected'], ensure_ascii=False)}")
+            _show(f"      {j['title']}")
+            _show(f"        at {j['path']}")
+            _show(f"        received {json.dumps(j['received'], ensure_ascii=False)}")
+            _show(f"        expected {json.dumps(j['expected'], ensure_ascii=False)}")
         if len(r.failures) > 20:
-            print(f"      ... and {len(r.failures) - 20} more")
+            _show(f"      ... and {len(r.failures) - 20} more")
         if r.reason:
-            print(f"      {r.reason}")
+            _show(f"      {r.reason}")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -62,7 +67,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings = [r for r in results if r.outcome is Outcome.FAILED and not r.blocking]
     verdict = "invalid" if invalid else "not assessed" if errored else "valid"
     if args.json:
-        print(json.dumps({
+        _show(json.dumps({
             "file": args.file, "format": suite.name, "named_by": how, "verdict": verdict, "profile": profile.name,
             "failed": [r.check_id for r in invalid], "warnings": [r.check_id for r in warnings],
             "errored": [r.check_id for r in errored],
@@ -71,7 +76,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         _print_validation(results, warnings)
         named = "" if how in ("detected", "--format") else f" (named by {how})"
-        print(f"{args.file}: {suite.name}{named} {verdict} ({len(invalid)} failed, {len(errored)} errored, "
+        _show(f"{args.file}: {suite.name}{named} {verdict} ({len(invalid)} failed, {len(errored)} errored, "
               f"{plural(len(warnings), 'warning')}, {plural(len(results), 'check')})")
     return 0 if verdict == "valid" else 1
 

@@ -16,6 +16,7 @@ from typing import NoReturn
 from ..core.profile import PROFILES
 from ..core.results import HarnessError
 from ..core.suite import all_suites, get_suite, suite_names
+from ..core.wording import visible
 from ..run.validate import MAX_DOCUMENT_BYTES
 from .inspecting import cmd_coverage, cmd_list, cmd_validate
 
@@ -195,10 +196,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _error(args: argparse.Namespace, message: str) -> int:
     """One line on stderr; with --json, the same as JSON on stdout, so a script always reads JSON."""
-    print(f"memconform: {message}", file=sys.stderr)
+    # one line: a file name or a target's words in it shown, never obeyed (a line feed written out too)
+    line = visible(message).replace("\n", "\\n")
+    print(f"memconform: {line}", file=sys.stderr)
     if getattr(args, "json", False):
         try:
-            print(json.dumps({"error": message, "exit_code": 2}, ensure_ascii=False))
+            print(visible(json.dumps({"error": message, "exit_code": 2}, ensure_ascii=False)))
         except BrokenPipeError:
             _silence_stdout()
     return 2

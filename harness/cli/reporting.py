@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core.report import Report
 from ..core.results import HarnessError
+from ..core.wording import visible
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -54,18 +55,20 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def read_possibly_cut(path: Path) -> tuple[Report, bool]:
     """A report, tolerating one partial last line (a run killed mid-write): that line is dropped."""
-    from ..core.report import BadLine
+    from ..core.handed import read_handed
+    from ..core.report import MAX_REPORT_BYTES, BadLine, decoded_lines
 
     try:
         return Report.from_path(path, allow_truncated=True, allow_empty=True), False
     except BadLine:
-        text = path.read_text("utf-8")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
+        raw = read_handed(path, MAX_REPORT_BYTES, what="a report")  # bounded as the first read was
+        lines = raw.split(b"\n")
+        if lines and lines[-1] == b"":
             lines.pop()
-        if text.endswith("\n") or not lines:
+        if raw.endswith(b"\n") or not lines:
             raise  # the bad line is a whole line: not a cut-off write
-        return Report.from_lines(lines[:-1], source=str(path), allow_truncated=True, allow_empty=True), True
+        return Report.from_lines(decoded_lines(lines[:-1], path), source=str(path), allow_truncated=True,
+                                 allow_empty=True), True
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -76,7 +79,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     report, cut = read_possibly_cut(Path(args.file))
     if cut:
-        print(f"{args.file}: the last line was cut off mid-write; rendered without it")
+        print(visible(f"{args.file}: the last line was cut off mid-write; rendered without it"))
     wanted = [(args.html, render_html), (args.md, render_markdown), (args.junit, render_junit)]
     if not any(w for w, _ in wanted) and not args.badge:
         raise HarnessError("memconform report: name at least one of --html, --md, --junit, --badge")
@@ -85,12 +88,12 @@ def cmd_report(args: argparse.Namespace) -> int:
             path = Path(dest)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(report), encoding="utf-8")
-            print(f"wrote {path}")
+            print(visible(f"wrote {path}"))
     if args.badge:
         for path in write_badges(Path(args.badge), report):
-            print(f"wrote {path}")
+            print(visible(f"wrote {path}"))
     if report.truncated:
-        print(f"{args.file}: truncated run (no footer): rendered as such, no level verdicts")
+        print(visible(f"{args.file}: truncated run (no footer): rendered as such, no level verdicts"))
         return 1
     return 0
 

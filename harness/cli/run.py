@@ -12,12 +12,13 @@ from typing import Any
 
 from ..core.clock import Clock
 from ..core.profile import Profile
+from ..core.redact import Printer, Redactor
 from ..core.registry import REGISTRY, load_suite
 from ..core.report import render_failure_text
 from ..core.results import HarnessError, Outcome, Result
 from ..core.suite import all_suites, get_suite
 from ..core.wording import plural
-from .common import MAX_DOCUMENT_BYTES, installed, parse_options, profile_from_args, read_document
+from .common import installed, parse_options, profile_from_args
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -120,11 +121,40 @@ def probe_suites(target: str, profile: Profile, api_key: str | None, clock: Cloc
 
 
 
+# the most a saved sequence or example may weigh: what replay reads is held whole, and its parse costs a
+# few times its size (docs/bounds.md); a saved sequence of a ci or thorough run is far below this
+MAX_REPLAY_BYTES = 32 * 1024 * 1024
+
+
+def read_replay_file(path: Path) -> Any:
+    """The JSON a saved sequence or example holds, read as a handed file (core/handed.py): regular, bounded."""
+    from ..core.handed import read_handed
+    from ..run.validate import NotWellFormed, parse_json
+
+    raw = read_handed(path, MAX_REPLAY_BYTES, what="a file to replay (docs/bounds.md)")
+    try:
+        return parse_json(raw)
+    except NotWellFormed as exc:
+        raise HarnessError(f"{path} is not JSON: {exc} at {exc.failure.path}") from None
+
+
+def replay_key(args: argparse.Namespace) -> str | None:
+    """The key as `run` takes it: --api-key, else $MEMCONFORM_API_KEY (what every printed line names)."""
+    return args.api_key or os.environ.get("MEMCONFORM_API_KEY")
+
+
+def no_target(args: argparse.Namespace, named: str | None, suite: str) -> HarnessError:
+    """replay starts only the target given with --target: what the file names is shown, never run."""
+    say = Printer(Redactor([k for k in (args.api_key, os.environ.get("MEMCONFORM_API_KEY")) if k]))
+    if named:
+        say(f"{args.file}: recorded against {shlex.quote(named)} (a file's target is data: not started)")
+    return HarnessError(f"replay runs against --target only: pass --target TARGET (the suite's own reference: "
+                        f"--target reference:{suite})")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Run a saved failing fuzz example, or a saved failing sequence of operations, once more against a target."""
-    raw, doc = read_document(Path(args.file), MAX_DOCUMENT_BYTES)
-    if isinstance(doc, Exception):
-        raise HarnessError(f"{args.file} is not JSON: {doc}")
+    doc = read_replay_file(Path(args.file))
     from ..core import sequence_files
 
     if sequence_files.is_sequence(doc):
@@ -139,11 +169,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not detects(suite, doc):  # judging any JSON as an example would report findings about nothing
         raise HarnessError(f"{args.file} is neither a saved sequence of operations (sequences/*.json) nor a saved "
                            f"{suite.name} example (a {suite.spec_title} document, examples/*.json): nothing to replay")
+    if not args.target:
+        raise no_target(args, None, suite.name)
     profile = profile_from_args(args)
     from ..core.runner import redact_failure
     from ..run.session import Session  # the same target opening and preflights as `run`
 
-    with Session([args.suite], args.target, profile, None, args.api_key) as session:
+    with Session([args.suite], args.target, profile, None, replay_key(args)) as session:
         ctx = session.context(args.suite)
         failures = [redact_failure(f, ctx.redactor).to_json() for f in replay(ctx, doc)]
         say = session.printer
@@ -164,18 +196,19 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     name = str(doc.get("suite"))
     if args.suite and args.suite != name:
         raise HarnessError(f"{args.file} is a sequence of suite {name!r}, not {args.suite!r}")
-    load_suite(name)  # its comparators and harness actions register with its checks
-    target = args.target or (doc.get("target") or {}).get("string")
+    recorded = (doc.get("target") or {}).get("string") or None
+    get_suite(name).load_checks()  # its comparators and harness actions register with its checks
+    target = args.target
     if not target:
-        raise HarnessError(f"{args.file} names no target: give --target")
+        raise no_target(args, recorded, name)
     options = {**{str(k): str(v) for k, v in (doc.get("options") or {}).items()}, **parse_options(args.option)}
     profile = Profile.named(args.profile, seed=doc.get("seed"), options=options)
-    with Session([name], target, profile, None, args.api_key, command="memconform replay") as session:
+    with Session([name], target, profile, None, replay_key(args), command="memconform replay") as session:
         ctx = session.context(name)
         ctx.check_id = str(doc.get("check") or "")
         say = session.printer
         say(f"memconform replay: {args.file}: {doc.get('check')} ({len(doc['steps'])} steps, recorded against "
-            f"{(doc.get('target') or {}).get('string')}); target {target}")
+            f"{recorded}); target {target}")
         try:
             reproduced = sequence_replay.replay(ctx, doc, say)
         finally:
@@ -183,4 +216,3 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
                 say(left)
     say(f"{args.file}: " + ("the divergence reproduced" if reproduced else "no divergence on this target: every step as the model expects"))
     return 1 if reproduced else 0
-

@@ -14,6 +14,7 @@ import sys
 from typing import IO, Any
 
 from .secret_forms import SecretForms
+from .wording import visible
 
 MASK = "***"
 MASKS = ("***", "###", "~~~", "%%%", "^^^")  # one that shares no character with the secret
@@ -188,5 +189,5 @@ class Printer:
     def __call__(self, *parts: Any, file: IO[str] | None = None, end: str = "\n") -> None:
         text = " ".join(p if isinstance(p, str) else str(plain(p)) for p in parts)
         out = file or self.stream or sys.stdout
-        out.write(self.redactor.text(text) + end)
+        out.write(visible(self.redactor.text(text)) + end)  # a target's escapes shown, never obeyed
         out.flush()

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import platform
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -20,11 +20,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import __version__
+from .handed import MAX_HANDED_BYTES, HandedFileError, handed_lines
+from .json_reader import JsonRejected, Policy, read_json
 from .redact import Redactor
 from .results import HarnessError, Result
 from .wording import plural
 
 REPORT_VERSION = 1
+MAX_REPORT_BYTES = MAX_HANDED_BYTES
+# a report line read back: strict (no NaN, no integer past Python's bound), nested no deeper than a
+# reply may be plus the result's own levels
+REPORT_LINE = Policy(max_depth=512)
 
 
 def now() -> str:
@@ -135,10 +141,6 @@ class BadLine(ReportError):
     """A line that is not strict JSON, or not a report line of the published schema."""
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 @dataclass
 class Report:
     header: dict[str, Any]
@@ -162,9 +164,9 @@ class Report:
                 text = text[:-1]
             if not text and footer is not None:
                 continue
-            try:
-                line = json.loads(text, parse_constant=_no_constant)
-            except ValueError as exc:
+            try:  # the one bounded reader: a line nested 100,000 deep is refused, not a RecursionError
+                line = read_json(text.encode("utf-8", "surrogatepass"), REPORT_LINE)
+            except JsonRejected as exc:
                 raise BadLine(f"{source}:{n}: not a strict JSON line ({exc}; a run cut off mid-write?)") from None
             try:
                 validate_line(line)
@@ -196,15 +198,21 @@ class Report:
 
     @classmethod
     def from_path(cls, path: Path, **kwargs: Any) -> Report:
+        # read as a handed file (core/handed.py): regular, bounded, line by line; split on "\n" only
+        # (str.splitlines() would also break on U+2028, U+0085 ... inside JSON strings)
         try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ReportError(f"cannot read {path}: {exc}") from None
-        # split on "\n" only: str.splitlines() would also break on U+2028, U+0085 ... inside JSON strings
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        return cls.from_lines(lines, source=str(path), **kwargs)
+            return cls.from_lines(decoded_lines(handed_lines(path, MAX_REPORT_BYTES, what="a report"), path),
+                                  source=str(path), **kwargs)
+        except HandedFileError as exc:  # a report that cannot be read is a ReportError, as callers expect
+            raise ReportError(str(exc)) from None
+
+
+def decoded_lines(lines: Iterable[bytes], path: Path) -> Iterator[str]:
+    for n, raw in enumerate(lines, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadLine(f"{path}:{n}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:

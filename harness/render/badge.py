@@ -11,9 +11,11 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from ..core.report import Report
+from ..core.wording import visible
 from .common import clean
 
 COLORS = {"conformant": "#1a7f37", "not conformant": "#cf222e", "not assessed": "#9a6700", "not applicable": "#6e7781", "not claimed": "#6e7781"}
+_QUOTES = {'"': "&quot;", "'": "&#39;"}
 _CHAR_W = 6.6  # Verdana 11px, roughly: badges need no font metrics to be readable
 
 
@@ -22,10 +24,11 @@ def _width(text: str) -> int:
 
 
 def badge_svg(label: str, status: str) -> str:
-    label, status = clean(label), clean(status)
+    label, status = visible(clean(label)), visible(clean(status))
     lw, rw = _width(label), _width(status)
     color = COLORS.get(status, COLORS["not assessed"])
-    el, es = escape(label), escape(status)
+    # escaped for an attribute value as for text: a quote cannot end aria-label, no "<" opens an element
+    el, es = escape(label, _QUOTES), escape(status, _QUOTES)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{lw + rw}" height="20" role="img" aria-label="{el}: {es}">'
             f"<title>{el}: {es}</title>"
             f'<rect width="{lw}" height="20" fill="#555"/><rect x="{lw}" width="{rw}" height="20" fill="{color}"/>'

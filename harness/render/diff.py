@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.report import Report
+from ..core.wording import visible
 from . import outcome_label
 
 BAD = ("failed", "errored")
@@ -103,7 +104,7 @@ def cmd_diff(args: Any) -> int:
     b = Report.from_path(Path(args.b), allow_truncated=True, allow_empty=True)
     d = diff_reports(a, b)
     if args.json:
-        print(json.dumps({**asdict(d), "worse": d.worse}, ensure_ascii=False, indent=1))
+        print(visible(json.dumps({**asdict(d), "worse": d.worse}, ensure_ascii=False, indent=1)))
     else:
-        print(render_text(d), end="")
+        print(visible(render_text(d)), end="")  # the reports' own words, shown not obeyed
     return 1 if d.worse else 0

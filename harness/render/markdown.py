@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.report import Report, render_failure_text
+from ..core.wording import visible
 from .common import clean, outcome_label
 from .groups import group_problems, plural
 
@@ -16,18 +17,27 @@ LIMIT = 65_000
 FAILURE_CHARS = 4_000  # one failure's block in the comment; report.html has it whole
 
 
+# the characters that give text a meaning in Markdown (CommonMark + GFM) wherever _cell puts it (inside a
+# table cell or a list item, never at a line's start): emphasis, code, links and images, tables,
+# strikethrough, each escaped with a backslash; "<", ">" and "&" as entities, so no HTML element or entity
+# comes from the data; a line break cannot end the cell
+_MARKDOWN_PUNCTUATION = {ord(c): "\\" + c for c in "\\`*_[]|~"}
+_MARKDOWN_PUNCTUATION.update({ord("<"): "&lt;", ord(">"): "&gt;", ord("&"): "&amp;", ord("\n"): " ", ord("\r"): " "})
+
+
 def _cell(text: Any) -> str:
-    """A Markdown table cell: a "|", a backtick run or a line break in a value cannot break the table."""
-    return clean(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ").replace("<", "&lt;")
+    """Text from a report in Markdown (a table cell, a list item, a heading): shown as the text it is, never as
+    Markdown or HTML; a line break cannot end the cell; a control character is written out."""
+    return visible(clean(text)).translate(_MARKDOWN_PUNCTUATION)
 
 
 def _code(text: Any) -> str:
     """An inline code span: no "|" or backtick from the value can end it or the table cell."""
-    return "`" + clean(text).replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
+    return "`" + visible(clean(text)).replace("`", "'").replace("|", "\\|").replace("\n", " ").replace("\r", " ") + "`"
 
 
 def _fence(text: str) -> list[str]:
-    body = clean(text).replace("```", "`\u200b``")
+    body = visible(clean(text)).replace("```", "`\u200b``")
     if len(body) > FAILURE_CHARS:
         body = body[:FAILURE_CHARS] + f"\n... ({len(body) - FAILURE_CHARS} more characters: see report.html)"
     return ["```", body, "```", ""]
@@ -36,8 +46,8 @@ def _fence(text: str) -> list[str]:
 def _head(report: Report) -> list[str]:
     h = report.header
     return ["# memconform report", "",
-            f"target {_code(h['target'])} · suites {', '.join(h['suites'])} · profile {_code(h['profile'])} · "
-            f"seed `{h['seed']}` · harness {_cell(h['harness_version'])}", ""]
+            f"target {_code(h['target'])} · suites {_cell(', '.join(map(str, h['suites'])))} · profile {_code(h['profile'])} · "
+            f"seed {_code(h['seed'])} · harness {_cell(h['harness_version'])}", ""]
 
 
 def _verdicts(report: Report) -> list[str]:
@@ -61,15 +71,15 @@ def _problems(report: Report, room: int) -> list[str]:
     out = [f"## Failures, errors and warnings ({plural(total, 'check')}, {plural(len(groups), 'cause')})", ""]
     used = 0
     for i, g in enumerate(groups):
-        head = f"**{g.label}** `{g.first['check_id']}`" if len(g.results) == 1 else (
-            f"**{g.label} ×{len(g.results)}**, one cause: " + ", ".join(f"`{c}`" for c in g.check_ids[:50])
+        head = f"**{_cell(g.label)}** {_code(g.first['check_id'])}" if len(g.results) == 1 else (
+            f"**{_cell(g.label)} ×{len(g.results)}**, one cause: " + ", ".join(_code(c) for c in g.check_ids[:50])
             + (f" and {len(g.check_ids) - 50} more" if len(g.check_ids) > 50 else ""))
         block = [head, "", *_fence(render_failure_text(g.first))]
         size = sum(len(x) + 1 for x in block)
         if used + size > room:
             rest = [c for x in groups[i:] for c in x.check_ids]
             out += [f"... and {len(rest)} more not shown here (comment size limit): "
-                    + ", ".join(f"`{x}`" for x in rest[:200]) + "; see report.html", ""]
+                    + ", ".join(_code(x) for x in rest[:200]) + "; see report.html", ""]
             break
         out += block
         used += size
@@ -79,7 +89,7 @@ def _problems(report: Report, room: int) -> list[str]:
 def _table(report: Report) -> list[str]:
     out = ["<details><summary>Every check (" + str(len(report.results)) + ")</summary>", "",
            "| check | section | keyword | level | outcome |", "|---|---|---|---|---|"]
-    out += [f"| `{r['check_id']}` | {_cell(r['section'])} | {r['keyword']} | {_cell(r['level'])} | {outcome_label(r)} |"
+    out += [f"| {_code(r['check_id'])} | {_cell(r['section'])} | {_cell(r['keyword'])} | {_cell(r['level'])} | {_cell(outcome_label(r))} |"
             for r in report.results]
     return out + ["", "</details>", ""]
 

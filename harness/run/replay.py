@@ -59,12 +59,16 @@ def request_of(step: dict[str, Any], rp: Replay) -> Request:
     if "raw_text" in step:
         raw = rp.rename(step["raw_text"]).encode("utf-8")
     elif "raw_base64" in step:
-        raw = base64.b64decode(step["raw_base64"])
+        try:
+            raw = base64.b64decode(step["raw_base64"], validate=True)
+        except ValueError:
+            raise HarnessError(f"step {step['op']!r}: its raw body is not base64") from None
     elif "raw_withheld" in step:
         raise HarnessError(f"step {step['op']!r}: its raw body was not saved ({step['raw_withheld']})")
     route = None
     if step.get("route"):
-        fields = dict(step["route"])
+        known = {f.name for f in dataclasses.fields(Route)}
+        fields = {k: v for k, v in step["route"].items() if k in known}  # a member this harness does not know: left
         for old, new in rp.renames.items():  # an id the route's path holds (PUT /memories/<id>)
             fields["path"] = fields["path"].replace(old, new)
         route = Route(**fields)

@@ -14,11 +14,11 @@ import gc
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.handed import open_handed, read_handed, refuse_unless_regular
 from ..core.json_reader import FILE, JsonRejected, read_json
 from ..core.profile import Profile
 from ..core.results import Failure, HarnessError, Outcome, Result
@@ -171,30 +171,9 @@ def json_syntax(suite: SuiteSpec) -> bool:
 
 
 def open_regular(path: Path) -> int:
-    """A descriptor of `path`, refused before anything is read unless it is a regular file: a FIFO
-    would block the reader forever, a device (/dev/zero) never ends. Checked by stat before opening,
-    and by fstat of what was opened (non-blocking, so a FIFO swapped in between cannot block the open)."""
-    try:
-        _refuse_unless_regular(path, os.stat(path).st_mode)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        _refuse_unless_regular(path, os.fstat(fd).st_mode)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _refuse_unless_regular(path: Path, mode: int) -> None:
-    if stat.S_ISREG(mode):
-        return
-    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else
-            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
-            "not a file")
-    raise HarnessError(f"cannot read {path}: it is {kind}, not a regular file")
+    """A descriptor of `path`, refused before anything is read unless it is a regular file (core/handed.py:
+    the one reader of handed files)."""
+    return open_handed(path)
 
 
 def read_head(path: Path) -> bytes:
@@ -207,7 +186,7 @@ def read_head(path: Path) -> bytes:
 
 def read_all(path: Path, max_bytes: int) -> bytes:
     size_within(path, max_bytes)
-    return read_rest(path, 0, max_bytes)
+    return read_handed(path, max_bytes, what="a document (raise it with --max-bytes)")
 
 
 def size_within(path: Path, max_bytes: int) -> int:
@@ -216,8 +195,7 @@ def size_within(path: Path, max_bytes: int) -> int:
         stat = path.stat()
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise HarnessError(f"cannot read {path}: not a regular file")
+    refuse_unless_regular(path, stat.st_mode)
     if stat.st_size > max_bytes:
         raise HarnessError(f"{path} is {stat.st_size} bytes, over the limit of {max_bytes} (raise it with --max-bytes)")
     return stat.st_size

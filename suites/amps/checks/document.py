@@ -31,6 +31,9 @@ def rule_failures(doc: Any, ctx: CheckContext, rule: amps.Rule) -> Iterator[Fail
         option, value, runs_when_equal = rule.gate
         if (ctx.option(option) == value) != runs_when_equal:
             raise SkipCheck(f"option {option}={ctx.option(option)}: this rule is not applied", not_applicable=True)
+    if not isinstance(doc, dict):  # no atom or reference to judge: never a pass (schema_valid fails it)
+        raise Inconclusive(f"the export is not an AMPS document (a JSON object) but {type(doc).__name__}: this rule "
+                           "has nothing to judge (schema_valid reports it)")
     found: amps.Scan = ctx.once("amps-scan", lambda: amps.scan(doc))
     if not found.observed.get(rule.key) and ctx.document is None:
         raise Inconclusive(f"the target's export holds no {rule.observes}, so the rule could not be observed")

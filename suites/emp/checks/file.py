@@ -12,7 +12,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import includes
-from memconform.core.results import Failure
+from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.suite import SUITE
@@ -20,9 +20,14 @@ from memconform.suites.emp.suite import SUITE
 
 def findings(doc: Any, ctx: CheckContext) -> emp.Findings:
     """One pass over the file shared by every file check of the run (a streamed file is read once)."""
+    if not isinstance(doc, (str, bytes, list, emp.LineStream)):  # not the lines of a file: nothing to judge
+        raise Inconclusive(f"not an EMP file (its text or its lines) but {type(doc).__name__}")
     found: emp.Findings = ctx.once("emp.findings", lambda: emp.scan(emp.as_lines(doc)))
     ctx.note(f"{found.lines} non-blank lines read in one pass")
     return found
+
+
+LINE_LEVEL = ("lines_are_json_objects", "lines_utf8")  # rules about a line itself, not a memory's fields
 
 
 def pinned(ctx: CheckContext, reading: str) -> bool:
@@ -33,6 +38,9 @@ def pinned(ctx: CheckContext, reading: str) -> bool:
 
 def rule_failures(rule: emp.Rule, doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     found = findings(doc, ctx)
+    if rule.key not in LINE_LEVEL and found.lines and found.counts.get("lines_are_json_objects", 0) >= found.lines:
+        # every line is broken: a rule about a memory's fields has no memory to pass on
+        raise Inconclusive("no line is a JSON object: this rule has nothing to judge (lines_are_json_objects reports it)")
     offenders = found.offenders.get(rule.key, [])
     listed = 0
     for n, message, value, readings in offenders:

@@ -68,13 +68,23 @@ def canonical(arc: mz.Archive, ctx: CheckContext) -> bytes | None:
     return arc.canonical
 
 
-def readable(doc: Any, ctx: CheckContext) -> mz.Archive:
+def readable(doc: Any, ctx: CheckContext, any_value: bool = False) -> mz.Archive:
+    """The archive a rule judges; Inconclusive when it cannot be judged. An archive that is not a JSON object
+    is judged by envelope_fields alone (`any_value`): no other rule can pass on it."""
     arc = archive_state(doc, ctx)
     if arc.malformed is not None:
         raise Inconclusive(f"the file is not well-formed JSON: {arc.malformed.message}")
     if arc.refused:
         raise Inconclusive(f"the archive is refused before this rule applies: {arc.refused}")
+    if not any_value:
+        an_archive(arc)
     return arc
+
+
+def an_archive(arc: mz.Archive) -> None:
+    if not isinstance(arc.value, dict):
+        raise Inconclusive(f"the archive is not a JSON object but {type(arc.value).__name__}: this rule has nothing "
+                           "to judge (envelope_fields reports it)")
 
 
 # ---- the rule table, one check per key ------------------------------------------------------------
@@ -90,7 +100,7 @@ def pinned(ctx: CheckContext, reading: str) -> bool:
 
 
 def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
-    arc = readable(doc, ctx)
+    arc = readable(doc, ctx, any_value=key == "envelope_fields")
     problems: dict[str, list[mz.Problem]] = ctx.once("memorizz-scan", lambda: mz.scan(arc.value))
     if ctx.document is None and key in mz.RECORD_RULES and mz.record_total(arc.value) == 0:
         raise Inconclusive("the target's export holds no records, so no record rule could be observed")
@@ -187,6 +197,8 @@ def integers_safe(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
            sentence="The default archive limits are 50 MiB and 100,000 records.")
 def within_limits(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = archive_state(doc, ctx)
+    if not arc.refused and arc.malformed is None:
+        an_archive(arc)  # what is not an archive is not "within the limits" of one
     if arc.refused:
         max_bytes, max_records = limits(ctx)
         yield Failure(f"the archive is over a limit: {arc.refused}", arc.refused,

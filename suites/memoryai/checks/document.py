@@ -45,10 +45,19 @@ def records(doc: dict[str, Any], section: str) -> list[tuple[int, Any]]:
     return list(enumerate(value)) if isinstance(value, list) else []
 
 
+def a_bundle(doc: Any) -> dict[str, Any]:
+    """The bundle, or Inconclusive when the export is not one (not a JSON object): no rule about its records
+    or content can pass on it (envelope_format_literal fails it)."""
+    if not isinstance(doc, dict):
+        raise Inconclusive(f"the export is not a bundle (a JSON object) but {type(doc).__name__}: this rule has "
+                           "nothing to judge (envelope_format_literal reports it)")
+    return doc
+
+
 def examined(doc: Any, ctx: CheckContext, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
     """The records a producer check examines. A given file with none is vacuously fine; a target's
     export with none is no evidence about the producer: inconclusive (errata E15)."""
-    found = records(doc, section)
+    found = records(a_bundle(doc), section)
     if not found and ctx.document is None:
         from memconform.suites.memoryai.client import nothing_to_examine
 
@@ -58,7 +67,7 @@ def examined(doc: Any, ctx: CheckContext, section: str = "chunks", what: str = "
 
 def optional_records(doc: Any, ctx: CheckContext, section: str) -> list[tuple[int, Any]]:
     """Edges and entities are optional content: a producer that exported none has nothing of §3.3/§3.4 to break."""
-    found = records(doc, section)
+    found = records(a_bundle(doc), section)
     if not found and ctx.document is None:
         raise SkipCheck(f"the target's export has no {section}: nothing of their record shape to check", not_applicable=True)
     return found
@@ -392,7 +401,7 @@ def counts_of(doc: Any) -> Iterator[Failure]:
 
 @SUITE.check(kind="document", section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
 def no_credentials_in_bundle(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    if not isinstance(doc, dict) or not credentials.suspicious(doc):
+    if not credentials.suspicious(a_bundle(doc)):  # an export that is no bundle was not scanned: never a pass
         return
     for key, value in doc.items():
         if key == "chunks":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.fuzzing import saved as saved_examples  # registers the comparator replay judges by
 from memconform.suites.omp.fuzzing.openapi_description import (
     ai_allowed,
     closed_requests,
@@ -34,6 +36,7 @@ AUTH_PROBES_PER_OPERATION = 3
 MAX_FAILURES_PER_CHECK = 10
 MAX_CURL_SHOWN = 2000
 EXAMPLES = "<report-dir>/examples/"
+FILTERED = "'Authorization: [Filtered]'"  # how schemathesis writes the header it masks in a curl line
 
 SENTENCE_STATUS = "Implements all endpoints in §3.3 with correct HTTP methods and status codes"
 SENTENCE_SCHEMAS = "Returns responses matching the schemas in §2.1 and §3.3"
@@ -165,7 +168,7 @@ class Fuzzer:
             curl = exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url)
         except Exception as exc:  # curl rendering is best effort; the failure itself stands
             curl = f"(no curl line: {type(exc).__name__})"
-        curl = self.ctx.redact(curl)
+        curl = self.ctx.redact(self.key_named(curl, response.request.headers.get("Authorization")))
         self.curls.append(curl)
         shown = curl if len(curl) <= MAX_CURL_SHOWN else f"{curl[:MAX_CURL_SHOWN]}... ({len(curl)} chars; whole line in {EXAMPLES})"
         title = str(getattr(found, "title", "") or type(found).__name__)
@@ -180,6 +183,17 @@ class Fuzzer:
             path=label,
             detail=self.ctx.redact("\n".join(p for p in (message, f"Reproduce with: {shown}", seed) if p)),
         )
+
+    def key_named(self, curl: str, sent: str | None) -> str:
+        """schemathesis masks the Authorization header as [Filtered], which replays as a 401: a reproduction
+        names the key's variable instead, as every printed line does (or the wrong key a probe sent, no secret)."""
+        if FILTERED not in curl:
+            return curl
+        if sent is None:
+            return curl.replace(f" -H {FILTERED}", "")
+        word = ('"Authorization: Bearer $MEMCONFORM_API_KEY"' if sent == self.auth["Authorization"]
+                else shlex.quote(f"Authorization: {sent}"))
+        return curl.replace(FILTERED, word)
 
     def save_curls(self, check_name: str) -> None:
         """Every failing request of a check as a shell file beside the report (reports/.../examples/)."""
@@ -205,6 +219,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
              accept_readings: bool = False) -> Iterator[Failure]:
     """Run one schemathesis check (or a list of them) over recorded exchanges; one failure per operation and kind.
     `accept_readings`: an answer that fits a reading the errata accept is recorded, not judged (fuzzing/accepted.py)."""
+    from memconform.core.sequence_files import replay_line
     from memconform.suites.omp.fuzzing.accepted import excused, why_no_reading
     from schemathesis.core.failures import FailureGroup
 
@@ -229,7 +244,12 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 if reported <= MAX_FAILURES_PER_CHECK:
                     failure = fuzz.failure(label, found, exchange, expected)
                     why = why_no_reading(exchange.case, exchange.response) if accept_readings else ""
-                    yield dataclasses.replace(failure, detail=f"{why}\n{failure.detail}") if why else failure
+                    # the request as a file replay sends again and judges by the same checks (saved.py)
+                    saved = saved_examples.save(ctx, fuzz, name, reported, exchange, check_fn, accept_readings,
+                                         f"{label}: {getattr(found, 'title', '') or type(found).__name__}")
+                    replay = f"\nReplay with: {replay_line(ctx, saved)}" if saved is not None else ""
+                    detail = f"{why}\n{failure.detail}" if why else failure.detail
+                    yield dataclasses.replace(failure, detail=f"{detail}{replay}") if why or replay else failure
     if reported > MAX_FAILURES_PER_CHECK:
         ctx.note(f"{reported - MAX_FAILURES_PER_CHECK} more distinct failures not listed")
     fuzz.save_curls(name)
