@@ -568,7 +568,7 @@ def test_an_omp_fuzz_failure_is_saved_as_json_and_replays(tmp_path: Path) -> Non
 
 
 def test_a_saved_fuzz_file_chooses_among_the_allowed_checks_only() -> None:
-    from memconform.suites.omp.fuzzing.saved import _checks
+    from memconform.suites.omp.fuzzing.replayed import _checks
 
     assert [f.__name__ for f in _checks(["status_code_conformance"])] == ["status_code_conformance"]
     for names in (["os:system"], ["ignored_auth"], [], "status_code_conformance"):

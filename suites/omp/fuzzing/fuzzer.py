@@ -18,7 +18,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
-from memconform.suites.omp.fuzzing import saved as saved_examples  # registers the comparator replay judges by
+from memconform.suites.omp.fuzzing import saved as saved_examples
 from memconform.suites.omp.fuzzing.openapi_description import (
     ai_allowed,
     closed_requests,

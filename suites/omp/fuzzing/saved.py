@@ -22,7 +22,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 from memconform.core import sequence_files
 from memconform.core.check_context import CheckContext
-from memconform.core.sequence import comparator
 
 COMPARATOR = "omp.fuzz"
 # the checks a saved request is judged by again: each names only the route and the answer
@@ -103,47 +102,3 @@ def save(ctx: CheckContext, fuzz: Any, name: str, n: int, exchange: Any, check_f
     if doc is None:
         return None
     return ctx.attach(f"omp-{name}-{n}-{ctx.run_id}.json", json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
-
-
-def _checks(names: Any) -> list[Any]:
-    """The named checks, from the allow-list only: a file chooses among them, never a module to import."""
-    import importlib
-
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n in RESPONSE_CHECKS for n in names):
-        raise ValueError(f"the file names checks {names!r}; replay judges by {sorted(RESPONSE_CHECKS)}")
-    return [getattr(importlib.import_module(RESPONSE_CHECKS[n]), n) for n in names]
-
-
-@comparator(COMPARATOR)
-def fuzz_reply_differs(ctx: Any, reply: Any, expected: Any) -> str | None:
-    """The saved request's new answer judged by the checks that failed on the old one (None: it passes now)."""
-    from memconform.core.results import HarnessError
-    from memconform.suites.omp.fuzzing.accepted import excused
-    from memconform.suites.omp.fuzzing.fuzzer import fuzzer
-    from memconform.suites.omp.fuzzing.phases import Exchange
-    from memconform.suites.omp.fuzzing.wire import as_schemathesis_response
-    from schemathesis.core import NOT_SET
-    from schemathesis.core.failures import FailureGroup
-
-    if reply is None:
-        return "no reply to judge (the request was not sent)"
-    try:
-        checks = _checks(expected.get("checks"))
-        method, template = expected["operation"]
-        shape = expected["case"]
-        fuzz = fuzzer(ctx)
-        operation = fuzz.schema[template][method]
-        case = operation.Case(method=method, path_parameters=shape.get("path_parameters") or {},
-                              query=shape.get("query") or {}, body=shape.get("body", NOT_SET),
-                              media_type=shape.get("media_type"))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise HarnessError(f"the saved fuzz request cannot be judged again: {type(exc).__name__}: {exc}") from None
-    url = fuzz.target.base_url.rstrip("/") + case.formatted_path
-    response = as_schemathesis_response(reply, method, url, {}, dict(case.query or {}), None)
-    try:
-        case.validate_response(response, checks=checks, headers=dict(fuzz.auth), transport_kwargs=fuzz.transport_kwargs())
-    except FailureGroup as group:
-        if expected.get("accept_readings") and excused(ctx, Exchange(case, response, bool(expected.get("negative")))):
-            return None  # an answer an accepted reading allows, as the run excused it
-        return "; ".join(str(getattr(f, "title", "") or type(f).__name__) for f in group.exceptions)[:1000]
-    return None
