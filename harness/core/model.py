@@ -93,6 +93,18 @@ class NotExercised(Inconclusive):
         self.needs = f"{what}, needs --option {option}"
 
 
+class NeedsOperator(Inconclusive):
+    """The rule is observable only through a file or value only the operator can name (the server's own
+    log, omp.server_log): not assessed, naming the option; like a missing hook it decides the exit code
+    only when the run requires everything to be assessed (--require-hooks, certify)."""
+
+    needs_kind = "operator"
+
+    def __init__(self, what: str, option: str, detail: str = "") -> None:
+        super().__init__(f"{what} needs --option {option}, which only the operator can give" + (f": {detail}" if detail else ""))
+        self.needs = f"{what}, needs --option {option}"
+
+
 class Unsupported(SkipCheck):
     """The target says it does not offer an operation (404/405/501, exit 4): not applicable."""
 
@@ -163,7 +175,7 @@ class Result:
     inconclusive: bool = False  # skipped: ran but had nothing to observe
     in_clause: bool = False  # a level's conformance clause lists this check: it decides that level
     needs: str = ""  # inconclusive for want of a test hook or an option: what would let it be assessed
-    needs_kind: str = ""  # "hook" or "option" (NeedsHook, NotExercised)
+    needs_kind: str = ""  # "hook", "operator" or "option" (NeedsHook, NeedsOperator, NotExercised)
     curl: list[str] = field(default_factory=list)  # HTTP targets: the failed check's last requests as curl lines
 
     strict: bool = False  # under a strict profile SHOULD-level problems block too
