@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from memconform.cli import build_parser
 from memconform.cli_common import profile_from_args
-from memconform.core.model import Inconclusive, NeedsHook, NeedsOperator, NotExercised, Outcome, Result, SkipCheck
+from memconform.core.model import (
+    Inconclusive,
+    NeedsHook,
+    NeedsOperator,
+    NotExercised,
+    Outcome,
+    Result,
+    SkipCheck,
+)
 from memconform.core.profile import Profile
 from memconform.core.suite import Level, SuiteSpec
 from memconform.core.verdicts import exit_code, level_verdicts
