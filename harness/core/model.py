@@ -144,6 +144,7 @@ class Failure:
     path: str = "$"
     detail: str = ""
     readings: tuple[str, ...] = ()
+    explained_by: str = ""  # the check that established the deviation explaining this failure (core/established.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,6 +154,7 @@ class Failure:
             "path": _short(str(self.path), 2000),
             "detail": _short(str(self.detail), 4000),
             "readings": [str(r) for r in self.readings],
+            **({"explained_by": self.explained_by} if self.explained_by else {}),
         }
 
 
@@ -203,7 +205,7 @@ class Result:
             keyword=line["keyword"], level=line["level"], sentence=line["sentence"], outcome=Outcome(line["outcome"]),
             reason=line.get("reason", ""), duration_s=float(line.get("duration_s", 0.0)), reproduce=line.get("reproduce", ""),
             failures=[Failure(f["title"], f.get("received"), f.get("expected"), f.get("path", "$"), f.get("detail", ""),
-                              tuple(f.get("readings", ()))) for f in line.get("failures", [])],
+                              tuple(f.get("readings", ())), str(f.get("explained_by", ""))) for f in line.get("failures", [])],
             transcript=list(line.get("transcript", [])), not_applicable=bool(line.get("not_applicable")),
             inconclusive=bool(line.get("inconclusive")), in_clause=bool(line.get("in_clause")), strict=strict,
             needs=str(line.get("needs", "")), needs_kind=str(line.get("needs_kind", "")),

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform import domain
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
 from memconform.core.readings import Observation
@@ -17,6 +18,7 @@ from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import readings as table
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.imports import import_report_failures, import_with
+from memconform.suites.omp.deviations import STORES_INVALID
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -292,6 +294,7 @@ def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: d
         yield Failure(f"{label}: an allowed item was not imported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
                       '{"imported": 3, "skipped": 0, "errors": []}', "$")
     if expect == "invalid" and not reported:
+        established.establish(ctx, STORES_INVALID, f"an import stored an invalid memory ({case.label})")
         yield Failure(f"{label}: a forbidden item was neither refused nor reported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
                       '{"imported": 2, "errors": [{"index": 1, ...}]}', "$.errors")
     findable = case.marker in str(case.body.get("content"))

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform import large_export
-from memconform.core import history_counts
+from memconform.core import established, history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.model import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import readings as table
 from memconform.suites.omp.checks.imports import import_with
+from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -246,6 +247,7 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
                 return
             if i:  # the memories as the target now has them (an overwrite may restamp created_at, errata O26)
                 _, _, run.mine = exported(ctx, run.word)
-            yield from step(ctx, run)
+            for failure in step(ctx, run):  # overwrite and duplicate: a strategy the target reads elsewhere, if so
+                yield established.explained(ctx, failure, CONFLICT_FROM_BODY) if i else failure
     finally:
         remove(ctx, run.word)
