@@ -79,7 +79,8 @@ JUDGES = {
     "fuzz_status_codes": by_the_fuzzer, "fuzz_no_server_error": by_the_fuzzer,
     "model": by_the_model,  # search_mode_used_honest, domain_search_parameters, model_based_sequences ask it
     "own_export_imported_back_large": by_the_large_round_trip,
-    "domain_create_every_class": by_the_domain_sweep,
+    "domain_create_every_class": by_the_domain_sweep, "domain_update_every_class": by_the_domain_sweep,
+    "domain_import_every_class": by_the_domain_sweep,
 }
 ROWS = list(table.TABLE)
 
@@ -255,7 +256,7 @@ def stores_any_embedding() -> ServedTarget:
     return serve_target(ServerSpec(api_class=StoresAnyEmbedding), label="fake:omp:stores-any-embedding")
 
 
-DROPPING = ["domain_create_every_class", "domain_update_every_class"]
+DROPPING = ["domain_create_every_class", "domain_update_every_class", "domain_import_every_class"]
 
 
 @pytest.mark.slow

@@ -248,6 +248,21 @@ def not_rejecting(pins: Readings) -> bool:
     return pins.bad_params != "reject"
 
 
+def utf16_over(asked: Asked) -> set[str]:
+    """The text fields within their §2.1 maximum counted in code points but over it in UTF-16 units (O19)."""
+    body = asked.fields
+    limits = {"content": omp.MAX_CONTENT, "namespace": omp.MAX_NAMESPACE}
+    over = {name for name, most in limits.items() if isinstance(body.get(name), str) and _units_differ(body[name], most)}
+    tags = body.get("tags")
+    if asked.route != SEARCH and isinstance(tags, list) and any(isinstance(t, str) and _units_differ(t, omp.MAX_TAG_LEN) for t in tags):
+        over.add("tags")
+    return over
+
+
+def _units_differ(text: str, most: int) -> bool:
+    return len(text) <= most < len(text.encode("utf-16-le")) // 2
+
+
 def unsupported_embedding(asked: Asked) -> bool:
     """A write holding an `embedding` that is not an array of numbers (the class a server without
     embeddings may drop with the field)."""
@@ -300,6 +315,14 @@ TABLE = ReadingTable([
             predicts=refusal_names("O35"), checks=FUZZ_VALID,
             example=(Asked("GET", "/v1/memories", query={"limit": "70.0"}), reply(422, envelope("validation_error", "limit"))),
             wrong=reply(500, envelope("internal_error"))),
+    # O19: "chars" counted as UTF-16 code units (JavaScript's length): astral text at the limit refused
+    Reading("O19", "chars are UTF-16 code units: astral text at the limit refused",
+            meets=lambda a: a.valid_data and bool(utf16_over(a)),
+            predicts=lambda a, r: r.status == 422 and error_envelope(r) and names_at_most(r, *utf16_over(a)),
+            accepted=lambda pins: pins.char_unit != "code-points", checks=FUZZ_VALID,
+            example=(Asked("POST", "/v1/memories", body={**MEMORY, "content": "\U0001F600" * 5001}),
+                     reply(422, envelope("validation_error", "content"))),
+            wrong=reply(422, envelope("validation_error", "type"))),
     # O13: semantic and hybrid search optional at OMP-Core
     *(Reading("O13", f"{mode} not offered: refused with a 4xx",
               meets=lambda a, m=mode: a.route == SEARCH and a.fields.get("mode") == m,  # type: ignore[misc]
@@ -341,7 +364,7 @@ TABLE = ReadingTable([
     # O38: a field a server without that feature drops
     Reading("O38", "embedding not supported: the field dropped",
             meets=unsupported_embedding, predicts=embedding_dropped,
-            checks=("domain_create_every_class",),
+            checks=("domain_create_every_class", "domain_update_every_class", "domain_import_every_class"),
             example=(Asked("POST", "/v1/memories", body={**MEMORY, "embedding": ["a", "b"]}), reply(201, MEMORY_SERVED)),
             wrong=reply(201, {**MEMORY_SERVED, "embedding": ["a", "b"]})),
 ])
