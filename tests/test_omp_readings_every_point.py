@@ -568,6 +568,55 @@ def test_o37_fuzzer_null_refused_naming_the_field() -> None:
 POINT = re.compile(r"O\d+")
 
 
+# ---- the points read from OMP's table of readings (suites/omp/readings.py; tests/test_omp_one_table.py) ----
+
+def test_o13_semantic_and_hybrid_refused_at_core_and_blamed_at_search() -> None:
+    from memconform.suites.omp import readings as table
+
+    for mode in ("semantic", "hybrid"):
+        body = {"q": "coffee beans", "mode": mode}
+        refused = reply(422, {"error": "validation_error", "message": "not offered", "details": {"field": "mode"}})
+        core = m.Model.seeded([], m.Readings(), complete=False)
+        assert core.accepts(m.Request("search", body=body), refused) is None
+        assert f"{mode} not offered: refused with a 4xx" in core.fits(m.Request("search", body=body), refused)
+        bare = reply(422, {"detail": "not offered"})
+        assert core.accepts(m.Request("search", body=body), bare) is not None  # no envelope: fits none
+        search_level = m.Model.seeded([], m.Readings(semantic_required=True), complete=False)
+        assert search_level.accepts(m.Request("search", body=body), refused) is not None
+        ctx = Ctx()
+        assert table.TABLE.observe(ctx, table.Asked(*table.SEARCH, body=body), refused, m.Readings())
+        assert ctx.seen == [("O13", f"{mode} not offered: refused with a 4xx")]
+
+
+def test_o38_an_unsupported_embedding_dropped_is_recorded_and_one_served_back_is_not() -> None:
+    body = {"content": "x", "type": "semantic", "source": {"tool": "t", "timestamp": STAMP}, "embedding": ["a", "b"]}
+    ctx = Ctx()
+    assert domain_writes.field_dropped(ctx, ("POST", "/v1/memories"), body, reply(201, doc(1)))
+    assert ctx.seen == [("O38", "embedding not supported: the field dropped")]
+    kept = Ctx()
+    assert not domain_writes.field_dropped(kept, ("POST", "/v1/memories"), body, reply(201, doc(1, embedding=["a", "b"])))
+    assert not domain_writes.field_dropped(kept, ("POST", "/v1/memories"), {**body, "embedding": [0.5]}, reply(201, doc(1)))
+    assert kept.seen == []
+
+
+def test_o40_a_large_import_refused_with_the_envelope_is_recorded_and_a_bare_page_fails() -> None:
+    from memconform.suites.omp.checks import large_roundtrip
+
+    run = large_roundtrip.Large(word="w")
+    run.mine = [{"content": "x" * (2 << 20)}]
+    ctx = Ctx()
+    envelope = reply(413, {"error": "payload_too_large", "message": "over 1 MiB"})
+    assert list(large_roundtrip.refused(ctx, envelope, run, "overwrite")) == []
+    assert ctx.seen == [("O40", "a body over the server's limit refused with the §4 envelope")]
+    bare = Ctx()
+    page_413 = Reply(status=413, body=None, raw=b"<html>413</html>", content_type="text/html")
+    assert [f.title for f in large_roundtrip.refused(bare, page_413, run, "overwrite")] == [
+        "the target's own export (2.1 MB) was refused when imported back (conflict=overwrite)"]
+    assert bare.seen == []
+    server_error = reply(500, {"error": "internal_error", "message": "too big"})
+    assert list(large_roundtrip.refused(Ctx(), server_error, run, "overwrite"))
+
+
 def points_observed() -> set[str]:
     """Every errata point id the OMP suite names as a string of its own (ctx.observe, ask.observe,
     domain_data.OpenPoint, the fuzzer's accepted readings)."""

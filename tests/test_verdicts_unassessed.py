@@ -7,7 +7,15 @@ from __future__ import annotations
 from memconform.cli.common import profile_from_args
 from memconform.cli.main import build_parser
 from memconform.core.profile import Profile
-from memconform.core.results import Inconclusive, NeedsHook, NotExercised, Outcome, Result, SkipCheck
+from memconform.core.results import (
+    Inconclusive,
+    NeedsHook,
+    NeedsOperator,
+    NotExercised,
+    Outcome,
+    Result,
+    SkipCheck,
+)
 from memconform.core.suite import Level, SuiteSpec
 from memconform.core.verdicts import exit_code, level_verdicts
 
@@ -169,3 +177,48 @@ def test_certify_requires_the_hooks_and_verify_agrees(tmp_path) -> None:
     envelope = json.loads(out.read_text("utf-8"))  # a signed DSSE envelope: the bundle is its Statement's predicate
     bundle = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     assert bundle["exit_code"] == 1 and verify_bundle(bundle) == []
+
+
+NO_SERVER_LOG = NeedsOperator("§7 content not logged in plain text", "omp.server_log=PATH")
+
+
+def test_a_file_only_the_operator_can_name_is_asked_for_without_failing_the_run() -> None:
+    """Issue 34 item 11: a rule read in the server's log, with the log not named, leaves its level not
+    assessed naming the option; the run exits 0, and --require-hooks (certify) asks for it."""
+    results = [result("keys_long", "ai"), result("content_not_logged", "ai", skip=NO_SERVER_LOG)]
+    level = verdicts(results)["ai"]
+    assert level.line() == ("AI endpoints: conformant on every rule observable through the spec's interface; "
+                            "not assessed: §7 content not logged in plain text, needs --option omp.server_log=PATH")
+    assert not level.gating and exit_code(results, verdicts(results).values()) == 0
+    required = verdicts(results, require_hooks=True)
+    assert required["ai"].gating and exit_code(results, required.values()) == 1
+    # the control: an option memconform withholds on purpose never decides, even when hooks are required
+    withheld = [result("keys_long", "ai"), result("extract_without_key", "ai", skip=NO_AI_OPTION)]
+    assert exit_code(withheld, verdicts(withheld, require_hooks=True).values()) == 0
+
+
+def test_an_omp_server_whose_log_is_not_named_exits_0_with_the_level_saying_what_it_needs() -> None:
+    """`memconform serve omp` without its log named: the §7 level says it needs omp.server_log, exit 0;
+    with --require-hooks the same run exits 1."""
+    from memconform.run.session import execute_run
+    from memconform.suites.omp.reference.serve import ServerSpec, serve_target
+
+    served = serve_target(ServerSpec())
+    checks = ["api_keys_at_least_32_chars", "content_not_logged"]
+    try:
+        outcome = execute_run(["omp"], served.base_url, Profile.named("ci"), report_dir=None,
+                              api_key=served.api.keys.global_key, check_ids=checks)
+        required = Profile.named("ci")
+        required.require_hooks = True
+        strict_outcome = execute_run(["omp"], served.base_url, required, report_dir=None,
+                                     api_key=served.api.keys.global_key, check_ids=checks)
+    finally:
+        served.close()
+    assert [(r.check_id, r.outcome) for r in outcome.results] == [
+        ("omp.api_keys_at_least_32_chars", Outcome.PASSED), ("omp.content_not_logged", Outcome.SKIPPED)]
+    assert outcome.results[1].needs_kind == "operator"
+    security = next(v for v in outcome.levels["omp"] if v.key == "security")
+    assert "not assessed: §7 content not logged in plain text, needs --option omp.server_log=PATH" in security.line()
+    assert security.observable_conformant and not security.gating
+    assert outcome.exit_code == 0
+    assert strict_outcome.exit_code == 1

@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="bound on one exchange with the target, from connecting to the last byte (default 60)")
     run.add_argument("--require-hooks", action="store_true",
                      help="a level not assessed for want of a memconform test hook (decay, delete_chunk, arm_failure) "
-                          "fails the run (exit 1); without it such a level is reported and does not decide the exit code")
+                          "or of a file only the operator can name (omp.server_log) fails the run (exit 1); "
+                          "without it such a level is reported and does not decide the exit code")
     profile_args(run)
     run.set_defaults(func=cmd_run)
 

@@ -7,7 +7,7 @@ none of the accepted ones held gives a Failure naming them all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,3 +64,69 @@ def observe(ctx: Any, point: str, predictions: Mapping[str, Prediction], answer:
     failure = Failure(title or f"the answer fits no accepted reading of {point}", received, expected, path,
                       readings=pinned)
     return Observation(point, matched, allowed, failure)
+
+
+# ---- a suite's table of readings: one source for every check that meets an open point ----------------
+
+@dataclass(frozen=True)
+class Reading:
+    """One plausible reading of an open point (an errata id), as a row of a suite's table of readings.
+
+    `meets(request)`: the request meets the point; `predicts(request, answer)`: the answer fits this
+    reading; `accepted(pins)`: the run accepts it (the suite's pins: its options, its declared level).
+    `checks`: the checks that can meet the point, each of which must accept the reading's answer (a test
+    walks the table and asks each); `example` a request meeting the point with an answer fitting the
+    reading, `wrong` an answer to the same request that no reading allows (that test's control)."""
+
+    point: str
+    name: str
+    meets: Callable[[Any], bool]
+    predicts: Callable[[Any, Any], bool]
+    accepted: Callable[[Any], bool] = lambda pins: True
+    checks: tuple[str, ...] = ()
+    example: tuple[Any, Any] | None = None
+    wrong: Any = None
+
+    def fits(self, request: Any, answer: Any, pins: Any) -> bool:
+        """The request meets the point, the run accepts the reading, and the answer is what it predicts."""
+        try:
+            return bool(self.meets(request)) and bool(self.accepted(pins)) and bool(self.predicts(request, answer))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            return False  # an answer of an unforeseen shape fits no prediction about it
+
+
+class ReadingTable:
+    """A suite's readings of its open points, one row per reading: the fuzzer, the example checks and the
+    model read the same rows, so no check blames what another accepts."""
+
+    def __init__(self, rows: Iterable[Reading]) -> None:
+        self.rows = tuple(rows)
+        seen: set[tuple[str, str]] = set()
+        for row in self.rows:
+            if (row.point, row.name) in seen:
+                raise ValueError(f"reading {row.point} {row.name!r} is in the table twice")
+            seen.add((row.point, row.name))
+
+    def __iter__(self) -> Iterator[Reading]:
+        return iter(self.rows)
+
+    def points(self) -> list[str]:
+        return list(dict.fromkeys(row.point for row in self.rows))
+
+    def of(self, *points: str) -> list[Reading]:
+        return [row for row in self.rows if row.point in points]
+
+    def named(self, point: str, name: str) -> Reading:
+        return next(row for row in self.rows if (row.point, row.name) == (point, name))
+
+    def fitting(self, request: Any, answer: Any, pins: Any, points: Iterable[str] | None = None) -> list[Reading]:
+        """The accepted readings (of `points`, default every point) the answer to the request fits."""
+        wanted = None if points is None else set(points)
+        return [row for row in self.rows if (wanted is None or row.point in wanted) and row.fits(request, answer, pins)]
+
+    def observe(self, ctx: Any, request: Any, answer: Any, pins: Any, points: Iterable[str] | None = None) -> list[Reading]:
+        """`fitting`, each reading recorded (ctx.reading): what the target was seen to do."""
+        found = self.fitting(request, answer, pins, points)
+        for row in found:
+            ctx.reading(row.point, row.name)
+        return found

@@ -93,6 +93,18 @@ class NotExercised(Inconclusive):
         self.needs = f"{what}, needs --option {option}"
 
 
+class NeedsOperator(Inconclusive):
+    """The rule is observable only through a file or value only the operator can name (the server's own
+    log, omp.server_log): not assessed, naming the option; like a missing hook it decides the exit code
+    only when the run requires everything to be assessed (--require-hooks, certify)."""
+
+    needs_kind = "operator"
+
+    def __init__(self, what: str, option: str, detail: str = "") -> None:
+        super().__init__(f"{what} needs --option {option}, which only the operator can give" + (f": {detail}" if detail else ""))
+        self.needs = f"{what}, needs --option {option}"
+
+
 class Unsupported(SkipCheck):
     """The target says it does not offer an operation (404/405/501, exit 4): not applicable."""
 
@@ -132,6 +144,7 @@ class Failure:
     path: str = "$"
     detail: str = ""
     readings: tuple[str, ...] = ()
+    explained_by: str = ""  # the check that established the deviation explaining this failure (core/established.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,6 +154,7 @@ class Failure:
             "path": _short(str(self.path), 2000),
             "detail": _short(str(self.detail), 4000),
             "readings": [str(r) for r in self.readings],
+            **({"explained_by": self.explained_by} if self.explained_by else {}),
         }
 
 
@@ -163,7 +177,7 @@ class Result:
     inconclusive: bool = False  # skipped: ran but had nothing to observe
     in_clause: bool = False  # a level's conformance clause lists this check: it decides that level
     needs: str = ""  # inconclusive for want of a test hook or an option: what would let it be assessed
-    needs_kind: str = ""  # "hook" or "option" (NeedsHook, NotExercised)
+    needs_kind: str = ""  # "hook", "operator" or "option" (NeedsHook, NeedsOperator, NotExercised)
     curl: list[str] = field(default_factory=list)  # HTTP targets: the failed check's last requests as curl lines
 
     strict: bool = False  # under a strict profile SHOULD-level problems block too
@@ -191,7 +205,7 @@ class Result:
             keyword=line["keyword"], level=line["level"], sentence=line["sentence"], outcome=Outcome(line["outcome"]),
             reason=line.get("reason", ""), duration_s=float(line.get("duration_s", 0.0)), reproduce=line.get("reproduce", ""),
             failures=[Failure(f["title"], f.get("received"), f.get("expected"), f.get("path", "$"), f.get("detail", ""),
-                              tuple(f.get("readings", ()))) for f in line.get("failures", [])],
+                              tuple(f.get("readings", ())), str(f.get("explained_by", ""))) for f in line.get("failures", [])],
             transcript=list(line.get("transcript", [])), not_applicable=bool(line.get("not_applicable")),
             inconclusive=bool(line.get("inconclusive")), in_clause=bool(line.get("in_clause")), strict=strict,
             needs=str(line.get("needs", "")), needs_kind=str(line.get("needs_kind", "")),

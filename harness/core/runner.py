@@ -154,6 +154,7 @@ def redact_failure(failure: Failure, redactor: Redactor) -> Failure:
         title=redactor.text(str(failure.title)), received=redactor.deep(failure.received),
         expected=redactor.deep(failure.expected), path=redactor.text(str(failure.path)),
         detail=redactor.text(str(failure.detail)), readings=tuple(str(r) for r in failure.readings),
+        explained_by=str(failure.explained_by),
     )
 
 

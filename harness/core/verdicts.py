@@ -28,6 +28,7 @@ NOT_ASSESSED = "not assessed"
 NOT_APPLICABLE = "not applicable"
 NOT_CLAIMED = "not claimed"
 OBSERVABLE_CONFORMANT = "conformant on every rule observable through the spec's interface"
+REQUIRED_KINDS = ("hook", "operator")  # what --require-hooks and certify ask for (an option withheld on purpose never)
 
 
 def _short(check_id: str) -> str:
@@ -62,7 +63,7 @@ class LevelVerdict:
     optional: bool = False
     partial: bool = False  # what ran passed, but checks that decide it were left out of the run
     needs: list[str] = field(default_factory=list)  # unobserved for want of a hook or an option: what, and what it needs
-    needs_hooks: bool = False  # some of `needs` is a test hook (--require-hooks makes the level decide)
+    needs_hooks: bool = False  # some of `needs` is a test hook or an operator's file (--require-hooks makes the level decide)
     observable_conformant: bool = False  # every other deciding check passed: conformant on what is observable
     require_hooks: bool = False  # the run requires the test hooks (--require-hooks, certify)
 
@@ -178,7 +179,7 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
             skipped=sum(1 for r in own if r.outcome is Outcome.SKIPPED),
             claimed=None if claimed is None else level.key in claimed,
             implemented=bool(applicable), selected=bool(own or deciding), optional=level.optional,
-            needs=list(dict.fromkeys(r.needs for r in wanting)), needs_hooks=any(r.needs_kind == "hook" for r in wanting),
+            needs=list(dict.fromkeys(r.needs for r in wanting)), needs_hooks=any(r.needs_kind in REQUIRED_KINDS for r in wanting),
             require_hooks=require_hooks,
         )
         prereqs = [verdicts[k] for k in level.requires if k in verdicts]

@@ -41,15 +41,37 @@ def cause_of(r: dict[str, Any]) -> str:
     return "; ".join(dict.fromkeys(str(f["title"]) for f in r["failures"]))
 
 
+def explained_by(r: dict[str, Any]) -> str:
+    """The check whose established deviation explains every failure of the result (core/established.py), or ""."""
+    causes = {str(f.get("explained_by") or "") for f in r.get("failures") or ()}
+    return causes.pop() if len(causes) == 1 and r["outcome"] == "failed" else ""
+
+
 def group_problems(results: list[dict[str, Any]]) -> list[Group]:
-    """Failed, errored and warning results grouped by cause: failures first, then errors, then warnings."""
+    """Failed, errored and warning results grouped by cause: failures first, then errors, then warnings. A
+    failure a deviation established earlier in the run explains joins the group of the check that
+    established it (its root cause), when that check is in the list."""
     groups: dict[tuple[str, str], Group] = {}
+    by_check: dict[str, Group] = {}
+    later: list[dict[str, Any]] = []
     for r in results:
         if r["outcome"] not in ("failed", "errored"):
             continue
+        if explained_by(r):
+            later.append(r)
+            continue
         label = outcome_label(r)
         key = (label, cause_of(r))
-        groups.setdefault(key, Group(label, key[1])).results.append(r)
+        group = groups.setdefault(key, Group(label, key[1]))
+        group.results.append(r)
+        by_check[r["check_id"]] = group
+    for r in later:
+        root = by_check.get(explained_by(r))
+        if root is not None:
+            root.results.append(r)
+        else:
+            key = (outcome_label(r), f"explained by {explained_by(r)}: {cause_of(r)}")
+            groups.setdefault(key, Group(key[0], key[1])).results.append(r)
     return sorted(groups.values(), key=lambda g: ORDER.get(g.label, 3))
 
 

@@ -80,9 +80,10 @@ def _probe(target: Any) -> bool:
 
 def _run_notes(ctx: CheckContext) -> list[str]:
     """The client's run notes; the client is the run's code, imported when a run ends (not to name a format)."""
+    from memconform.core import established
     from memconform.suites.omp import client as c
 
-    return c.run_notes(ctx)
+    return [*c.run_notes(ctx), *established.run_notes(ctx)]
 
 
 # §8: "An implementation is OMP-Core conformant if it: Implements all endpoints in §3.3 with correct

@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure
@@ -14,8 +15,10 @@ from memconform.kit import domain
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd
+from memconform.suites.omp import readings as table
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.imports import import_report_failures, import_with
+from memconform.suites.omp.deviations import STORES_INVALID
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -55,6 +58,7 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
     the spec is silent on either way, never a 5xx."""
     ev.control(c.create(ctx, c.memory(ctx, "domain-create")), "creating the suite's usual memory")
     refused: list[dd.Case] = []
+    dropped: list[dd.Case] = []
     for case in dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "dc"):
         answer = c.create(ctx, case.body, quiet=True)
         stored = answer.body if answer.ok and isinstance(answer.body, dict) else None
@@ -66,6 +70,8 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "201 Created", "$")
             else:
                 yield from dd.read_back_failures(case, stored, "$")
+        elif expect == "invalid" and field_dropped(ctx, table.CREATE, case.body, answer):
+            dropped.append(case)  # errata O38: a server without embeddings drops the field; judged on the export
         elif expect == "invalid":
             yield from judge_refusal(ctx, case, answer)
             refused.append(case)
@@ -73,6 +79,25 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
             yield from judge_open(ctx, case, answer, stored)
         dd.ledger(ctx).judge([case.cls.key])
     yield from never_stored(ctx, refused, "create")
+    yield from dropped_not_stored(ctx, dropped, "create")
+
+
+def field_dropped(ctx: CheckContext, route: tuple[str, str], body: Any, answer: Reply) -> bool:
+    """An invalid value accepted because the server does not support its field and dropped it (OMP's table
+    of readings, errata O38: accepted, and the memory served back holds no such field): recorded."""
+    return bool(table.TABLE.observe(ctx, table.Asked(*route, body=body), answer, table.pins(ctx), points=("O38",)))
+
+
+def dropped_not_stored(ctx: CheckContext, dropped: list[dd.Case], what: str) -> Iterator[Failure]:
+    """A field said dropped is not in the export either: the value was not stored anyway."""
+    if not dropped:
+        return
+    exported = c.exported(ctx)
+    kept = [case.label for case in dropped for m in exported
+            if case.marker in str(m.get("content")) and m.get("embedding") is not None]
+    if kept:
+        yield Failure(f"{what}: an embedding the server answered without (dropped) is in the export", kept[:5],
+                      "no embedding stored (errata O38)", "$.memories", f"{len(kept)} in all")
 
 
 NO_LONGER_SERVED, STILL_SERVED = "an expired memory is no longer served", "an expired memory is still served"
@@ -117,7 +142,8 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 return
             expect = update_expectation(ctx, case)
             if expect == "invalid":
-                yield from judge_refusal(ctx, case, answer)
+                if not (field_dropped(ctx, table.UPDATE, patch, answer) and field_dropped(ctx, table.UPDATE, patch, after)):
+                    yield from judge_refusal(ctx, case, answer)  # (errata O38: a field dropped is no refusal owed)
                 yield from _unchanged(case, before, now)
             elif expect == "valid" and case.value is not None:
                 if not answer.ok:
@@ -267,13 +293,27 @@ def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: d
     if expect == "valid" and reported:
         yield Failure(f"{label}: an allowed item was not imported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
                       '{"imported": 3, "skipped": 0, "errors": []}', "$")
+    if expect == "invalid" and not reported and import_dropped_field(ctx, case):
+        expected.update({goods[0]["content"]: "stored", goods[1]["content"]: "stored", case.marker: "either"})
+        return  # errata O38: the item imported without the field a server without embeddings drops
     if expect == "invalid" and not reported:
+        established.establish(ctx, STORES_INVALID, f"an import stored an invalid memory ({case.label})")
         yield Failure(f"{label}: a forbidden item was neither refused nor reported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
                       '{"imported": 2, "errors": [{"index": 1, ...}]}', "$.errors")
     findable = case.marker in str(case.body.get("content"))
     expected.update({goods[0]["content"]: "stored", goods[1]["content"]: "stored",
                      case.marker: "absent" if expect == "invalid" or reported
                      else "stored" if findable and expect == "valid" else "either"})
+
+
+def import_dropped_field(ctx: CheckContext, case: dd.Case) -> bool:
+    """An import item whose only fault is a field the server does not support, imported without it (O38):
+    the exported memory holding its marker has no such field."""
+    request = table.Asked(*table.IMPORT, body=case.body)
+    if not table.unsupported_embedding(request):
+        return False
+    found = [m for m in c.exported(ctx) if case.marker in str(m.get("content"))]
+    return len(found) == 1 and field_dropped(ctx, table.IMPORT, case.body, Reply(status=200, body=found[0], raw=b""))
 
 
 def _stored_as_promised(ctx: CheckContext, expected: dict[str, str]) -> Iterator[Failure]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.omp import client as c
@@ -15,6 +16,7 @@ from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.imports import import_report_failures, import_with
 from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.deviations import STORES_INVALID
 from memconform.suites.omp.suite import SUITE
 
 ROUND_TRIP = 60  # memories of ~10,000 characters (~1.5 UTF-8 bytes each): an export of about 0.9 MB
@@ -70,30 +72,61 @@ def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
             elif seen.fits(REFUSED):
                 yield from rules.error_failures(ctx, answer, None, None)
             if c.with_marker(everything, bad["content"][:60]):
+                established.establish(ctx, STORES_INVALID, "an import stored an invalid memory (content over 10,000 characters)")
                 yield Failure(f"{label}: the invalid memory was stored", bad["content"][:60], "not stored", "$.memories")
             if existing["id"] not in ids(everything):
                 yield Failure(f"{label}: an existing memory was lost", existing["id"], "still there", "$.memories")
+
+
+def invalid_replacements(ctx: CheckContext, label: str) -> list[tuple[str, dict[str, Any]]]:
+    """Memories a server MUST refuse, each for another §2.1 rule, most plainly broken last: a server that
+    stores one of them never reaches a failed overwrite with it, so the next one is tried."""
+    over = invalid_memory(ctx, f"{label}-long")
+    unknown_type = dict(c.full_memory(ctx, f"{label}-type"), type="not-a-memory-type")
+    no_source = {k: v for k, v in c.full_memory(ctx, f"{label}-nosource").items() if k != "source"}
+    not_text = dict(c.full_memory(ctx, f"{label}-number"), content=12345)
+    return [("content over 10,000 characters", over), ("type not a MemoryType", unknown_type),
+            ("no source", no_source), ("content not a string", not_text)]
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='overwrite — overwrite existing memories')
 def import_failed_overwrite_keeps_old(ctx: CheckContext) -> Iterator[Failure]:
     """An overwrite whose new memory is invalid must leave the existing one as it was: a server that
-    deletes the old row first and then fails to insert loses the memory."""
+    deletes the old row first and then fails to insert loses the memory. The replacement breaks a §2.1
+    rule the server must refuse; one it stores instead is named as such (an import storing an invalid
+    memory, not a failed overwrite), and the next rule is tried until one is refused and the
+    delete-then-insert path is reached."""
     existing = c.created(ctx, c.memory(ctx, "ow-keep"))
     valid = dict(c.full_memory(ctx, "ow-valid"), id=existing["id"])
     ev.control(import_with(ctx, [valid], "overwrite"), "the same overwrite with a valid memory")
-    before = c.get(ctx, existing["id"]).accepted_json(dict, "getting the memory to overwrite")
-    rival = dict(invalid_memory(ctx, "ow-bad"), id=existing["id"])
-    answer = import_with(ctx, [rival], "overwrite")
-    if answer.status >= 500:
-        yield from rules.error_failures(ctx, answer, None, None)
-    after = c.get(ctx, existing["id"])
-    if after.status != 200 or not isinstance(after.body, dict):
-        yield Failure("a failed overwrite lost the existing memory", after.brief(), "the memory as before", "$")
-    elif after.body.get("content") != before.get("content"):
-        yield Failure("a failed overwrite changed the existing memory", str(after.body.get("content"))[:80],
-                      str(before.get("content"))[:80], "$.content")
+    stored: list[str] = []
+    for why, replacement in invalid_replacements(ctx, "ow-bad"):
+        before = c.get(ctx, existing["id"]).accepted_json(dict, "getting the memory to overwrite")
+        rival = dict(replacement, id=existing["id"])
+        answer = import_with(ctx, [rival], "overwrite")
+        if answer.status >= 500:
+            yield from rules.error_failures(ctx, answer, None, None)
+        after = c.get(ctx, existing["id"])
+        if after.status != 200 or not isinstance(after.body, dict):
+            yield Failure(f"a failed overwrite ({why}) lost the existing memory: deleted before the insert failed",
+                          after.brief(), "the memory as before", "$")
+            break
+        if str(after.body.get("content")) == str(rival.get("content")):
+            stored.append(why)  # not refused: the overwrite stored the invalid memory, no failure to judge
+            continue
+        if after.body.get("content") != before.get("content"):
+            yield Failure(f"a failed overwrite ({why}) changed the existing memory", str(after.body.get("content"))[:80],
+                          str(before.get("content"))[:80], "$.content")
+        if stored:
+            ctx.note(f"stored instead of refused before this one: {', '.join(stored)}")
+        break
+    if stored:
+        failure = Failure(f"an overwrite import stored an invalid memory ({', '.join(stored)}) instead of refusing it",
+                          stored, "refused, or reported in errors (errata O7)", "$.errors",
+                          "a failed overwrite was " + ("reached with the next rule" if len(stored) < 4 else "never reached: every invalid replacement was stored"))
+        yield established.explained(ctx, failure, STORES_INVALID)
+        established.establish(ctx, STORES_INVALID, f"an import stored an invalid memory ({stored[0]})")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.omp import client as c
@@ -12,12 +13,14 @@ from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
 from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 
 def import_with(ctx: CheckContext, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
-    """POST /v1/import; under conflict_in=both (default) the strategy goes in the query and the body (errata O1)."""
+    """POST /v1/import; the strategy goes in the query parameter (default), or under conflict_in=both in the query
+    and the body, or under conflict_in=body in the body only (errata O1)."""
     doc = c.export_file(memories)
     if conflict is not None and ctx.option("conflict_in") == "both":
         doc["conflict"] = conflict
@@ -106,31 +109,60 @@ def import_skip_default(ctx: CheckContext) -> Iterator[Failure]:
            sentence='overwrite — overwrite existing memories')
 def import_overwrite(ctx: CheckContext) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "overwrite")
-    yield from import_report_failures(import_with(ctx, [rival, new], "overwrite"))
+    failures = list(import_report_failures(import_with(ctx, [rival, new], "overwrite")))
     got = c.get(ctx, existing["id"]).accepted_json(dict, "getting the overwritten memory")
     if got.get("content") != rival["content"]:
-        yield Failure("conflict=overwrite did not replace the existing memory", got.get("content"), rival["content"], "$.content")
+        failures.append(Failure("conflict=overwrite did not replace the existing memory", got.get("content"), rival["content"], "$.content"))
     found = by_content(ctx, existing["content"], new["content"])
     if found[existing["content"]]:
-        yield Failure("conflict=overwrite kept the old content as well", len(found[existing["content"]]), 0, "$.memories")
+        failures.append(Failure("conflict=overwrite kept the old content as well", len(found[existing["content"]]), 0, "$.memories"))
     if len(found[new["content"]]) != 1:
-        yield Failure("conflict=overwrite did not import the new memory once", len(found[new["content"]]), 1, "$.memories")
+        failures.append(Failure("conflict=overwrite did not import the new memory once", len(found[new["content"]]), 1, "$.memories"))
+    yield from named_cause(ctx, "overwrite", failures)
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='duplicate — always create new IDs')
 def import_duplicate(ctx: CheckContext) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "duplicate")
-    yield from import_report_failures(import_with(ctx, [rival, new], "duplicate"))
+    failures = list(import_report_failures(import_with(ctx, [rival, new], "duplicate")))
     found = by_content(ctx, existing["content"], rival["content"], new["content"])
     if len(found[existing["content"]]) != 1:
-        yield Failure("conflict=duplicate did not keep the existing memory", len(found[existing["content"]]), 1, "$.memories")
+        failures.append(Failure("conflict=duplicate did not keep the existing memory", len(found[existing["content"]]), 1, "$.memories"))
     for mem in (rival, new):
         copies = found[mem["content"]]
         if len(copies) != 1:
-            yield Failure("conflict=duplicate did not import the memory once", len(copies), 1, "$.memories")
+            failures.append(Failure("conflict=duplicate did not import the memory once", len(copies), 1, "$.memories"))
         elif copies[0].get("id") == mem["id"]:
-            yield Failure("conflict=duplicate kept the file's id instead of a new one", copies[0].get("id"), "a new id", "$.memories[?].id")
+            failures.append(Failure("conflict=duplicate kept the file's id instead of a new one", copies[0].get("id"), "a new id", "$.memories[?].id"))
+    yield from named_cause(ctx, "duplicate", failures)
+
+
+def named_cause(ctx: CheckContext, strategy: str, failures: list[Failure]) -> Iterator[Failure]:
+    """The failures of a strategy sent only as the query parameter §3.3 names; when the server follows the
+    same strategy sent only as a body field, that reading (errata O1, body-only) is named first as the cause."""
+    if failures and ctx.option("conflict_in") == "query" and follows_body_only(ctx, strategy):
+        established.establish(ctx, CONFLICT_FROM_BODY, "the import conflict strategy is read from a body field, "
+                                                       "not the query parameter §3.3 names")
+        yield Failure(f"conflict={strategy} in the query parameter §3.3 names is ignored: the server reads the strategy "
+                      "from a body field `conflict` (the body-only reading of errata O1)", "followed as a body field only",
+                      'the query parameter: "conflict strategies (query param)"', "$",
+                      f"the failures below follow from it ({len(failures)})", readings=("conflict_in=query",))
+        for failure in failures:
+            failure.detail = "caused by the body-only reading named above" + (f"; {failure.detail}" if failure.detail else "")
+    yield from failures
+
+
+def follows_body_only(ctx: CheckContext, strategy: str) -> bool:
+    """Does the server apply `strategy` sent only as a body field `conflict` (no query parameter), on fresh memories?"""
+    existing, rival, _ = conflict_case(ctx, f"{strategy}-body")
+    doc = dict(c.export_file([rival]), conflict=strategy)
+    c.import_(ctx, doc)
+    found = by_content(ctx, existing["content"], rival["content"])
+    if strategy == "overwrite":
+        return not found[existing["content"]] and len(found[rival["content"]]) == 1
+    copies = found[rival["content"]]
+    return len(found[existing["content"]]) == 1 and len(copies) == 1 and copies[0].get("id") != rival["id"]
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure, TargetError
@@ -14,6 +15,7 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
+from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING
 from memconform.suites.omp.suite import SUITE
 
 DATASET = 101  # one more than the maximum page
@@ -189,6 +191,7 @@ def filter_failures(ctx: CheckContext, params: dict[str, str], test: Any, wanted
     # a filter applied to the page after paging serves short pages: 10 asked, 10 matches exist
     small = page(ctx, {**params, "limit": "10"})
     if len(wanted) >= 10 and len(small["memories"]) != 10:
+        established.establish(ctx, FILTERS_AFTER_PAGING, "list filters applied to the page after paging (short pages)")
         yield Failure(f"the {what} filter with limit 10 served {len(small['memories'])} of {len(wanted)} matches "
                       "(filtered after paging?)", len(small["memories"]), 10, "$.memories")
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, Inconclusive, NotExercised, SkipCheck
+from memconform.core.results import Failure, Inconclusive, NeedsOperator, NotExercised, SkipCheck
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
@@ -106,8 +106,9 @@ def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
     The positive control: the log grew during the writes, so it is the log this server writes."""
     path = ctx.option("server_log") or c.facts(ctx).server_log
     if not path:
-        raise SkipCheck("the server's log is not visible over the API: name the file the server writes it to "
-                        "with --option omp.server_log=PATH (errata O24)")
+        raise NeedsOperator("§7 content not logged in plain text", "omp.server_log=PATH",
+                            "the server's log is not visible over the API: name the file the server writes it to "
+                            "(errata O24)")
     log = ServerLog(path)
     before = log.size()
     tokens: dict[str, str] = {}

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.omp import ask, rules
@@ -15,6 +16,7 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
 from memconform.suites.omp.checks.listing import dataset, ids, page
+from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, STORES_INVALID
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -98,6 +100,28 @@ def _dataset_order(ctx: CheckContext) -> Iterator[Failure]:
                       "created_at ascending", f"$.memories[{i}]")
 
 
+POISON_PAGES = 20  # pages of 100 read to find a memory that breaks listing: bounded
+
+
+def poisoned_page(ctx: CheckContext) -> int | None:
+    """The offset of a page of the key's plain list (limit 100, no filter) that answers 5xx, or None: a memory
+    stored earlier (by this run or another) then breaks every listing that reaches it, whatever its parameters."""
+    for offset in range(0, 100 * POISON_PAGES, 100):
+        answer = _raw_list(ctx, f"limit=100&offset={offset}")
+        if answer.status >= 500:
+            return offset
+        memories = answer.body.get("memories") if answer.ok and isinstance(answer.body, dict) else None
+        if not isinstance(memories, list) or len(memories) < 100:
+            return None
+    return None
+
+
+def short_page_of_known(answer: Reply, known: list[dict[str, Any]]) -> bool:
+    """A 200 page holding only memories of the data set, fewer than it has: what filtering after paging serves."""
+    memories = answer.body.get("memories") if answer.ok and isinstance(answer.body, dict) else None
+    return isinstance(memories, list) and set(ids(memories)) < set(ids(known))
+
+
 def _raw_list(ctx: CheckContext, query: str) -> Reply:
     return c.send(ctx, "GET", f"/memories?{query}")
 
@@ -117,7 +141,16 @@ def list_empty_and_repeated_parameters(ctx: CheckContext) -> Iterator[Failure]:
         seen = ask.observe(ctx, "O30", request, answer, seeded=lambda r: m.Model.seeded(ds["stored"], r), pins=("bad_params",),
                            title=f"GET /v1/memories?{query}: the answer fits none of the readings", path="$.memories")
         if seen.failure and answer.status >= 500:
-            yield from rules.error_failures(ctx, answer, None, None)  # says "a server error"
+            poisoned = ctx.once("omp.list_poisoned_at", lambda: poisoned_page(ctx))
+            for failure in rules.error_failures(ctx, answer, None, None):  # says "a server error"
+                if poisoned is not None:  # the state, not the parameter: name it (and what established it)
+                    failure.detail = (f"the key's own plain list (limit=100, no filter) answers 5xx too at offset {poisoned}: "
+                                      "a memory stored earlier breaks every listing that reaches it" + (f"; {failure.detail}" if failure.detail else ""))
+                    yield established.explained(ctx, failure, STORES_INVALID)
+                else:
+                    yield failure
+        elif seen.failure and short_page_of_known(answer, ds["stored"]):
+            yield established.explained(ctx, seen.failure, FILTERS_AFTER_PAGING)
         elif seen.failure:
             yield seen.failure
         elif not answer.ok:

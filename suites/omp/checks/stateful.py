@@ -20,13 +20,14 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-from memconform.core import history_counts, model_based, sequence
+from memconform.core import established, history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
+from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.suite import SUITE, claimed_levels
 from memconform.targets.base import Reply
 
@@ -364,5 +365,8 @@ def model_based_sequences(ctx: CheckContext) -> Iterator[Failure]:
     config = model_based.budget(ctx, (3, 12), (12, 25))
     diverged = model_based.run_sequences(ctx, machine_class(ctx, log), config, ctx.state(c.OmpRun).models)
     if diverged is not None:
-        yield diverged.failure("the target left the model", "every answer as the model says", steps=log[-20:])
+        failure = diverged.failure("the target left the model", "every answer as the model says", steps=log[-20:])
+        if any("import overwrite" in step or "import duplicate" in step for step in log[-20:]):
+            failure = established.explained(ctx, failure, CONFLICT_FROM_BODY)  # a strategy the target did not read
+        yield failure
     ctx.note(f"{config.max_examples} sequences of up to {config.stateful_step_count} steps compared with the model")

@@ -54,9 +54,10 @@ LEVEL_NAMES = {"OMP-Core": "core", "OMP-Search": "search", "OMP-Full": "full"}
 LEVEL_ORDER = ("core", "search", "full")
 HEALTH_LEVEL_FIELDS = ("compliance", "compliance_level", "level", "conformance", "omp_level")
 
-declare_option(SUITE, "conflict_in", "both", ("both", "query", "body"),
-               "where the import conflict strategy goes: both the query parameter `conflict` and a body field "
-               "`conflict` (default), or only one of them")
+declare_option(SUITE, "conflict_in", "query", ("query", "both", "body"),
+               "where the import conflict strategy goes: the query parameter `conflict`, where §3.3 puts it "
+               "(default; a server reading only a body field is failed, naming that reading), both it and a body "
+               "field `conflict`, or only the body field")
 declare_option(SUITE, "keyword_match", "any", ("any", "all-words", "substring", "any-word"),
                "keyword search, case-insensitive: any of the readings (default), every word of q, q as a substring, "
                "or any one word of q")

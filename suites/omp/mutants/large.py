@@ -1,5 +1,6 @@
-"""Known-broken OMP servers at the sizes real ones meet: an import that refuses bodies over 1 MiB (the
-public OMP server's round trip stops short of it), and an export cut short once it grows. One broken rule each; registered at the end of mutants/__init__.py."""
+"""Known-broken OMP servers at the sizes real ones meet: an import that refuses bodies over 1 MiB with a bare
+page instead of the §4 envelope (with the envelope it is errata O40's reading), and an export cut short once
+it grows. One broken rule each; registered at the end of mutants/__init__.py."""
 
 from __future__ import annotations
 
@@ -12,8 +13,27 @@ EXPORT_PAGE = 40  # memories: one page of a paginated store query, never followe
 
 
 class ImportBodyCap1Mb(OmpApi):
-    """§8 "Supports export and import": import bodies over 1 MiB are refused with 413, so the server's own
-    export cannot be imported back once it passes 1 MB; every smaller import works."""
+    """§4 "All errors use a consistent envelope": import bodies over 1 MiB are refused with Express's bare
+    413 page (HTML, no envelope), so the server's own export cannot be imported back once it passes 1 MB
+    and the caller is not told why in OMP's words; every smaller import works. The same limit answered
+    with the §4 envelope is a reading (errata O40; tests/test_omp_one_table.py)."""
+
+    def asgi(self, app: Any) -> Any:
+        async def capped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            length = dict(scope.get("headers") or ()).get(b"content-length", b"0") if scope["type"] == "http" else b"0"
+            if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].endswith("/v1/import") \
+                    and length.isdigit() and int(length) > IMPORT_BODY_CAP_1MB:
+                page = b"<html><body><h1>413 Request Entity Too Large</h1></body></html>"
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": [(b"content-type", b"text/html"), (b"content-length", str(len(page)).encode())]})
+                await send({"type": "http.response.body", "body": page})
+                return
+            await app(scope, receive, send)
+        return super().asgi(capped)
+
+
+class ImportBodyCapEnvelope(OmpApi):
+    """Not a mutant: the same 1 MiB limit answered with 413 and the §4 envelope, a reading (errata O40)."""
 
     def op_import(self, who: Principal, req: Req) -> Out:
         if len(req.raw) > IMPORT_BODY_CAP_1MB:

@@ -48,6 +48,25 @@ class OverwriteDeletesFirst(OmpApi):
         return super().import_one(who, item, strategy)
 
 
+class OverwriteDeletesFirstLax(OverwriteDeletesFirst):
+    """The public server's shape of the same bug: §2.1's limits and types are not enforced (content over
+    10,000 characters and an unknown type are stored), and an overwrite deletes the existing row before
+    the insert, so only a memory it does refuse (no source) reaches the loss."""
+
+    enforce_limits = False
+
+
+class ConflictFromBodyOnly(OmpApi):
+    """§3.3 "conflict strategies (query param)": the strategy is read from a body field `conflict` of the
+    export object, and the query parameter is ignored (the careful implementer's body-only reading)."""
+
+    def conflict_strategy(self, req: Req, body: dict[str, Any]) -> str:
+        strategy = body.get("conflict", "skip")
+        if strategy not in ("skip", "overwrite", "duplicate"):
+            raise self.invalid("value", "conflict", f"unknown conflict strategy {str(strategy)[:40]!r}")
+        return str(strategy)
+
+
 class ImportPartial500(OmpApi):
     """§3.3 import: memories are stored one by one and the first invalid one ends the import with a 500;
     those before it stay stored, those after it are dropped, and the answer does not say so."""
@@ -118,6 +137,8 @@ MUTANT_CLASSES: dict[str, type[OmpApi]] = {
     "put_ignores_null": PutIgnoresNull,
     "search_type_ignored": SearchTypeIgnored,
     "overwrite_deletes_first": OverwriteDeletesFirst,
+    "overwrite_deletes_first_lax": OverwriteDeletesFirstLax,
+    "conflict_from_body_only": ConflictFromBodyOnly,
     "import_partial_500": ImportPartial500,
     "import_body_cap": ImportBodyCap,
     "tags_ascii_only": TagsAsciiOnly,
@@ -132,6 +153,8 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "put_ignores_null": {"omp.update_clears_nullable"},
     "search_type_ignored": {"omp.search_filters"},
     "overwrite_deletes_first": {"omp.import_failed_overwrite_keeps_old"},
+    "overwrite_deletes_first_lax": {"omp.import_failed_overwrite_keeps_old", "omp.import_bad_memory_reported"},
+    "conflict_from_body_only": {"omp.import_overwrite", "omp.import_duplicate"},
     "import_partial_500": {"omp.import_bad_memory_reported"},
     "import_body_cap": {"omp.export_import_round_trip"},
     "tags_ascii_only": {"omp.accepts_arbitrary_strings"},
@@ -207,6 +230,11 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "put_ignores_null": {("omp.update_clears_nullable", "did not clear")},
     "search_type_ignored": {("omp.search_filters", "search with type")},
     "overwrite_deletes_first": {("omp.import_failed_overwrite_keeps_old", "lost the existing memory")},
+    "overwrite_deletes_first_lax": {("omp.import_failed_overwrite_keeps_old", "(no source) lost the existing memory"),
+                                    ("omp.import_failed_overwrite_keeps_old", "stored an invalid memory"),
+                                    ("omp.import_bad_memory_reported", "the invalid memory was stored")},
+    "conflict_from_body_only": {("omp.import_overwrite", "the body-only reading of errata O1"),
+                                ("omp.import_duplicate", "the body-only reading of errata O1")},
     "import_partial_500": {("omp.import_bad_memory_reported", "a server error")},
     "import_body_cap": {("omp.export_import_round_trip", "import")},
     "tags_ascii_only": {("omp.accepts_arbitrary_strings", "was refused")},

@@ -1,0 +1,193 @@
+"""The root cause named (issue 35 items 3-5, OMP): a deviation a run established explains the later failures
+it causes ("explained by omp.<check>", grouped under that check), checks that need a clean state read it
+instead of blaming a parameter, and the last misses: a conflict strategy sent only where §3.3 puts it (the
+body-only reading named when a server follows it) and an overwrite refused for a MUST reason so the
+delete-then-insert path is reached."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from memconform.core import established
+from memconform.core.check_context import NoTarget
+from memconform.core.profile import Profile
+from memconform.core.results import Failure, Outcome
+from memconform.core.runner import Context
+from memconform.core.suite import get_suite
+from memconform.render.groups import group_problems
+from memconform.run.session import execute_run
+from memconform.suites.omp.reference.api import OmpApi
+from memconform.suites.omp.reference.parts import DEFAULT_USER
+from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
+
+MUTANTS = "python:memconform.suites.omp.mutants"
+
+
+def run(target: str, checks: list[str], **options: str) -> Any:
+    profile = Profile.named("ci", options={f"omp.{k}": v for k, v in options.items()})
+    return execute_run(["omp"], target, profile, report_dir=None, check_ids=checks)
+
+
+def failures(outcome: Any, check: str) -> list[Failure]:
+    return [f for r in outcome.results if r.check_id == f"omp.{check}" for f in r.failures]
+
+
+# ---- the mechanism (core/established.py, render/groups.py) ----------------------------------------------
+
+def test_a_deviation_explains_only_what_another_check_established() -> None:
+    ctx = Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci"))
+    ctx.check_id = "omp.first"
+    assert established.explained(ctx, Failure("x"), "k").explained_by == ""  # nothing established: no guess
+    established.establish(ctx, "k", "the thing seen")
+    assert established.explained(ctx, Failure("x"), "k").explained_by == ""  # not by the check itself
+    ctx.check_id = "omp.later"
+    later = established.explained(ctx, Failure("y", detail="more"), "other", "k")
+    assert (later.explained_by, later.detail) == ("omp.first", "explained by omp.first: the thing seen; more")
+    assert established.run_notes(ctx) == ["deviations established (later failures they explain say so): the thing seen (omp.first)"]
+    assert established.explained(ctx, Failure("z"), "unknown").explained_by == ""
+
+
+def result(check: str, *titles: str, explained_by: str = "") -> dict[str, Any]:
+    return {"check_id": check, "outcome": "failed", "keyword": "MUST", "failures": [
+        {"title": t, "explained_by": explained_by} for t in titles]}
+
+
+def test_an_explained_failure_is_grouped_under_the_check_that_established_its_cause() -> None:
+    root = result("omp.list_filter_type", "filtered after paging")
+    later = result("omp.list_empty_and_repeated_parameters", "the answer fits none", explained_by="omp.list_filter_type")
+    other = result("omp.search_keyword", "no match")
+    groups = group_problems([later, root, other])
+    assert [g.check_ids for g in groups] == [["omp.list_filter_type", "omp.list_empty_and_repeated_parameters"],
+                                            ["omp.search_keyword"]]
+    alone = group_problems([later])  # the root cause not in the list: its own group, saying what explains it
+    assert alone[0].cause.startswith("explained by omp.list_filter_type: ")
+
+
+# ---- established in a run, and explained ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_tags_filtered_after_paging_explain_the_empty_and_repeated_parameters_failure() -> None:
+    outcome = run(f"{MUTANTS}:filter_after_paging", ["list_filter_type", "list_empty_and_repeated_parameters"])
+    later = failures(outcome, "list_empty_and_repeated_parameters")
+    assert later and all(f.explained_by == "omp.list_filter_type" for f in later), [(f.title, f.explained_by) for f in later]
+    assert all(f.detail.startswith("explained by omp.list_filter_type: list filters applied") for f in later)
+    line = next(r for r in outcome.results if r.check_id == "omp.list_empty_and_repeated_parameters").to_json()
+    assert {f["explained_by"] for f in line["failures"]} == {"omp.list_filter_type"}  # in report.jsonl too
+    assert any("deviations established" in n["note"] for n in outcome.notes)
+
+
+class PoisonedList(OmpApi):
+    """A list handler that crashes on a memory stored with `tags: null` in any page it serves; an empty `limit=`
+    read as "no limit" first walks every memory of the key before filtering (a handler passing -1 to SQLite),
+    so it reaches that memory whatever the filters; otherwise it serves the default page."""
+
+    def op_list(self, who: Any, req: Any) -> Any:
+        if req.params.get("limit") == "" and any(doc.get("tags") is None for doc in self.store.all(self.scope(who))):
+            raise RuntimeError("tags is null")
+        return super().op_list(who, req)
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, total = super().list_page(who, filters, sort, limit, offset)
+        if any(doc.get("tags") is None for doc in docs):  # any page that serves it fails the same way
+            raise RuntimeError("tags is null")
+        return docs, total
+
+    def int_param(self, params: Any, name: str, default: int, low: int, high: int | None) -> int:
+        return default if params.get(name) == "" else super().int_param(params, name, default, low, high)
+
+
+def poisoned(seed_poison: bool) -> ServedTarget:
+    served = serve_target(ServerSpec(api_class=PoisonedList), label="fake:omp:poisoned-list")
+    if seed_poison:  # a memory another run (or an earlier import) left, breaking every listing that reaches it
+        served.api.store.insert(DEFAULT_USER, {
+            "id": "mem_poisonpoison0001", "content": "left by another run", "type": "semantic", "tags": None,
+            "source": {"tool": "t", "timestamp": "2026-01-01T00:00:00Z"}, "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z", "expires_at": None, "metadata": {}})
+    return served
+
+
+def poisoned_list() -> ServedTarget:
+    return poisoned(True)
+
+
+def clean_list() -> ServedTarget:
+    return poisoned(False)
+
+
+@pytest.mark.slow
+def test_a_500_that_a_poisoned_list_causes_names_the_state_not_the_parameter() -> None:
+    outcome = run(f"python:{__name__}:poisoned_list", ["list_empty_and_repeated_parameters"])
+    found = failures(outcome, "list_empty_and_repeated_parameters")
+    assert found and any("the key's own plain list (limit=100, no filter) answers 5xx too" in f.detail for f in found), \
+        [(f.title, f.detail) for f in found]
+    clean = run(f"python:{__name__}:clean_list", ["list_empty_and_repeated_parameters"])
+    assert [r.outcome for r in clean.results] == [Outcome.PASSED], [f.title for f in failures(clean, "list_empty_and_repeated_parameters")]
+
+
+# ---- 35 item 5: an overwrite refused for a MUST reason, the old memory checked afterwards -----------------
+
+@pytest.mark.slow
+def test_a_delete_then_insert_overwrite_behind_a_lax_validator_fails_with_the_loss_named() -> None:
+    outcome = run(f"{MUTANTS}:overwrite_deletes_first_lax", ["import_bad_memory_reported", "import_failed_overwrite_keeps_old"])
+    titles = [(f.title, f.explained_by) for f in failures(outcome, "import_failed_overwrite_keeps_old")]
+    assert ("a failed overwrite (no source) lost the existing memory: deleted before the insert failed", "") in titles, titles
+    stored = [f for f in failures(outcome, "import_failed_overwrite_keeps_old") if "stored an invalid memory" in f.title]
+    assert stored and stored[0].explained_by == "omp.import_bad_memory_reported"
+    assert not any("changed the existing memory" in t for t, _ in titles)  # the wrong cause is gone
+
+
+class StoresInvalidKeepsOld(OmpApi):
+    """Stores content over 10,000 characters and unknown types (no limits), but overwrites atomically."""
+
+    enforce_limits = False
+
+
+def stores_invalid_keeps_old() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=StoresInvalidKeepsOld), label="fake:omp:stores-invalid-keeps-old")
+
+
+@pytest.mark.slow
+def test_an_overwrite_that_stored_the_invalid_memory_is_not_called_a_failed_overwrite() -> None:
+    outcome = run(f"python:{__name__}:stores_invalid_keeps_old", ["import_failed_overwrite_keeps_old"])
+    titles = [f.title for f in failures(outcome, "import_failed_overwrite_keeps_old")]
+    assert titles == ["an overwrite import stored an invalid memory (content over 10,000 characters, type not a MemoryType) "
+                      "instead of refusing it"], titles
+    reference = run("reference:omp", ["import_failed_overwrite_keeps_old"])
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED]
+
+
+# ---- 35 item 5: the conflict strategy only where §3.3 puts it ---------------------------------------------
+
+@pytest.mark.slow
+def test_a_server_reading_the_strategy_from_the_body_only_fails_naming_that_reading() -> None:
+    checks = ["import_overwrite", "import_duplicate"]
+    outcome = run(f"{MUTANTS}:conflict_from_body_only", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]
+    for check in checks:
+        first, *rest = failures(outcome, check)
+        assert "reads the strategy from a body field `conflict` (the body-only reading of errata O1)" in first.title
+        assert rest and all(f.detail.startswith("caused by the body-only reading") for f in rest)
+    pinned = run(f"{MUTANTS}:conflict_from_body_only", checks, conflict_in="body")  # the reading pinned: served
+    assert [r.outcome for r in pinned.results] == [Outcome.PASSED, Outcome.PASSED]
+    reference = run("reference:omp", checks)
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+class IgnoresOverwrite(OmpApi):
+    """The control: the strategy ignored wherever it is sent (overwrite behaves as skip)."""
+
+    def conflict_strategy(self, req: Any, body: dict[str, Any]) -> str:
+        strategy = super().conflict_strategy(req, body)
+        return "skip" if strategy == "overwrite" else strategy
+
+
+def ignores_overwrite() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=IgnoresOverwrite), label="fake:omp:ignores-overwrite")
+
+
+@pytest.mark.slow
+def test_a_server_ignoring_the_strategy_everywhere_is_not_said_to_read_the_body() -> None:
+    outcome = run(f"python:{__name__}:ignores_overwrite", ["import_overwrite"])
+    titles = [f.title for f in failures(outcome, "import_overwrite")]
+    assert titles and not any("body-only" in t for t in titles), titles
