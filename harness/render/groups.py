@@ -19,7 +19,7 @@ from typing import Any
 from ..core.wording import plural
 from .common import outcome_label
 
-__all__ = ["Group", "cause_of", "clip", "cut_schema_dump", "group_heading", "group_problems", "named", "plural",
+__all__ = ["Group", "cause_of", "clip", "cut_schema_dump", "failure_text", "group_heading", "group_problems", "named", "plural",
            "render_groups_text", "shown_value"]
 
 ORDER = {"failed": 0, "errored": 1, "warning": 2}
@@ -227,3 +227,27 @@ def render_groups_text(results: list[dict[str, Any]]) -> str:
     from .terminal import causes_text
 
     return causes_text(results)
+
+
+def failure_text(r: dict[str, Any]) -> str:
+    """One result in full for a reader, as core.report.render_failure_text lays it out, with its values shown as
+    themselves (a string never as a JSON string of JSON) and schemathesis's schema dumps cut (report.jsonl keeps
+    them whole)."""
+    tag = " (warning: a SHOULD/MAY rule no level requires)" if r.get("warning") else ""
+    lines = [f"{r['check_id']} [{r['spec']} {r['section']} {r['keyword']}]{tag} {r['sentence']}"]
+    if r.get("reason"):
+        lines.append(f"  reason: {outcome_label(r) + ': ' if r['outcome'] == 'skipped' else ''}{r['reason']}")
+    for f in r.get("failures") or []:
+        lines.append(f"  - {f['title']} at {f['path']}")
+        lines.append(f"      received: {shown_value(f.get('received'))}")
+        lines.append(f"      expected: {shown_value(f.get('expected'))}")
+        if f.get("detail"):
+            lines += [f"      {line}" for line in cut_schema_dump(str(f["detail"])).split("\n")]
+        if f.get("readings"):
+            lines.append(f"      fails under reading(s): {', '.join(f['readings'])}")
+    if r["outcome"] in ("failed", "errored") and r.get("reproduce"):
+        lines.append(f"  Reproduce with: {r['reproduce']}")
+    if r["outcome"] in ("failed", "errored") and r.get("curl"):
+        lines.append("  The check's last requests (key from $MEMCONFORM_API_KEY; all of them in exchanges.har):")
+        lines += [f"    {c}" for c in r["curl"]]
+    return "\n".join(lines)

@@ -14,7 +14,7 @@ from typing import Any
 from ..core.report import Report
 from ..core.wording import plural
 from .common import spec_versions
-from .groups import Group, clip, cut_schema_dump, group_problems, named, shown_value
+from .groups import Group, clip, cut_schema_dump, failure_text, group_problems, named, shown_value
 
 EXAMPLE_CHARS = 300  # one received or expected value in the by-cause list; report.html has it whole
 NOTE_CHARS = 240
@@ -135,11 +135,9 @@ def render_terminal(report: Report, report_dir: Path | str | None, verbose: bool
     if causes:
         out += [causes.rstrip("\n"), ""]
     if verbose:
-        from ..core.report import render_failure_text
-
         for r in report.results:
             if r["outcome"] in ("failed", "errored"):
-                out += [cut_schema_dump(render_failure_text(r)), ""]
+                out += [failure_text(r), ""]
     if footer is None:
         out.append("truncated run: the report has no footer, so no level has a verdict")
     else:
