@@ -184,7 +184,8 @@ def _failures(report: Report) -> list[str]:
         return out + ["<p>None.</p>"]
     for g in groups:
         shown, _ = g.example()  # the check whose own words name the cause leads its card
-        out += _failure_block(shown, [r for r in g.results if r is not shown], g.cause if len(g.results) > 1 else "")
+        cause = g.cause if len(g.results) > 1 and g.cause != shown.get("reason") else ""  # a reason is said below
+        out += _failure_block(shown, [r for r in g.results if r is not shown], cause)
     return out
 
 
