@@ -112,7 +112,8 @@ EXIT_CODES: dict[str, str] = {
     "report": "0 rendered; 1 rendered, but the report is truncated (no footer); 2 a usage error or an unreadable report.",
     "diff": "0 nothing newly fails and no level got worse; 1 something newly fails or a level got worse; "
             "2 a usage error or an unreadable report.",
-    "certify": "as run: 0 every level conformant (the bundle written), 1 not, 2 a usage or harness error.",
+    "certify": "0 every level conformant, as run says it (the bundle written either way); 1 one is not; "
+               "2 a usage or harness error.",
     "verify": "0 the bundle verifies (digests, signature, every level verdict recomputed); 1 it does not; "
               "2 a usage error or an unreadable bundle.",
     "keygen": "0 the key pair written; 2 an error.",
