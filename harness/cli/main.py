@@ -7,7 +7,6 @@ inspecting.py, report, diff, certify and verify in reporting.py; serve is here.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -255,7 +254,9 @@ def _error(args: argparse.Namespace, message: str) -> int:
     print(f"memconform: {message}", file=sys.stderr)
     if getattr(args, "json", False):
         try:
-            print(json.dumps({"error": message, "exit_code": 2}, ensure_ascii=False))
+            from .json_output import dumps
+
+            print(dumps("error", {"error": message, "exit_code": 2}))
         except BrokenPipeError:
             _silence_stdout()
     return 2

@@ -7,85 +7,20 @@ summary.md and report.html are.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from ..core.report import Report
 from ..core.wording import plural
 from .common import spec_versions
-from .groups import Group, clip, cut_schema_dump, failure_text, group_problems, named, shown_value
+from .groups import causes_text, clip, failure_text
 
-EXAMPLE_CHARS = 300  # one received or expected value in the by-cause list; report.html has it whole
 NOTE_CHARS = 240
-CURL_LINES = 2  # of the example's check; exchanges.har has every request
-
-
-def rerun_line(g: Group) -> str:
-    """One command rerunning every check of the group: the first check's reproduce line with each check named."""
-    reproduce = str(g.first.get("reproduce") or "")
-    if not reproduce:
-        return ""
-    base = re.sub(r"(?:\s+--check\s+\S+)+\s*$", "", reproduce)
-    if base == reproduce:  # not a `memconform run ... --check ID` line: shown as the report has it
-        return reproduce
-    ids = g.check_ids if len(g.check_ids) <= 12 else g.check_ids[:12]
-    more = f"  # and {len(g.check_ids) - 12} more checks: see report.html" if len(g.check_ids) > 12 else ""
-    return base + "".join(f" --check {i}" for i in ids) + more
-
-
-def _example(g: Group) -> list[str]:
-    """The failure that names the cause best, values shown as themselves and cut, and its check's last requests."""
-    r, f = g.example()
-    out = []
-    if f is not None:
-        failures = r.get("failures") or []
-        out += [f"      e.g. {r['check_id']} [{r['section']} {r['keyword']}]: {clip(str(f['title']), 200)} at {f['path']}",
-                f"        received: {shown_value(f['received'], EXAMPLE_CHARS)}",
-                f"        expected: {shown_value(f['expected'], EXAMPLE_CHARS)}"]
-        if f.get("detail"):
-            detail = cut_schema_dump(str(f["detail"])).strip().split("\n")
-            out += [f"        {line}" for line in detail[:14]]
-            if len(detail) > 14:
-                out.append(f"        ... ({len(detail) - 14} more lines: see report.html)")
-        if len(failures) > 1:
-            out.append(f"        (and {plural(len(failures) - 1, 'more failure')} of this check: see report.html)")
-    curl = r.get("curl") or []
-    if curl:
-        out.append(f"      {r['check_id']}'s last requests (key from $MEMCONFORM_API_KEY; all of them in exchanges.har):")
-        out += [f"        {clip(line, EXAMPLE_CHARS)}" for line in curl[-CURL_LINES:]]
-    return out
-
-
-def _cause_lines(groups: list[Group], heading: str) -> list[str]:
-    if not groups:
-        return []
-    checks = len({r["check_id"] for g in groups for r in g.results})
-    out = [f"{heading}: {plural(len(groups), 'cause')} for {plural(checks, 'check')}"]
-    for g in groups:
-        out.append(f"  {len(g.results)} × {g.label}: {clip(g.cause) or '(no reason given)'}")
-        out.append(f"      {plural(len(g.results), 'check')}: {named(g.check_ids)}")
-        out += _example(g)
-        rerun = rerun_line(g)
-        if rerun:
-            out.append(f"      rerun: {rerun}")
-    return out
 
 
 def render_causes(report: Report) -> str:
     """Failures and errors by cause, then the warnings by cause, counted apart."""
     return causes_text(report.results)
-
-
-def causes_text(results: list[dict[str, Any]]) -> str:
-    groups = group_problems(results)
-    problems = [g for g in groups if g.label != "warning"]
-    warnings = [g for g in groups if g.label == "warning"]
-    out = _cause_lines(problems, "Failures by cause")
-    if warnings:
-        out += ([""] if out else []) + _cause_lines(
-            warnings, "Warnings by cause (SHOULD/MAY rules no level requires: not failures)")
-    return "\n".join(out) + "\n" if out else ""
 
 
 def _readings(footer: dict[str, Any], verbose: bool) -> list[str]:
