@@ -7,7 +7,7 @@ import pytest
 from memconform.core.redact import Redactor
 
 
-@pytest.mark.parametrize("prose", ["Implements Bearer token authentication", "Authorization: Bearer token.",
+@pytest.mark.parametrize("prose", ["Implements Bearer token authentication", "uses a Bearer token.",
                                    "send a bearer Token, then", "Bearer authentication (RFC 6750)"])
 def test_the_words_after_bearer_in_prose_stay(prose: str) -> None:
     assert Redactor([]).text(prose) == prose
@@ -18,6 +18,13 @@ def test_the_words_after_bearer_in_prose_stay(prose: str) -> None:
 def test_a_bearer_credential_nobody_named_is_masked(credential: str) -> None:
     masked = Redactor([]).text(f"Authorization: Bearer {credential} sent")
     assert credential not in masked and masked == "Authorization: Bearer *** sent"
+
+
+@pytest.mark.parametrize("header", ["Authorization: Bearer zzz and", '{"authorization": "Bearer token"}',
+                                    "AUTHORIZATION=Bearer secret"])
+def test_in_an_authorization_header_whatever_follows_bearer_is_masked(header: str) -> None:
+    masked = Redactor([]).text(header)
+    assert "Bearer ***" in masked and not any(w in masked for w in ("zzz", "token", "secret"))
 
 
 def test_a_known_secret_that_is_a_word_is_masked_wherever_it_is() -> None:
