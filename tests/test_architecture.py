@@ -133,7 +133,13 @@ ROLES = {
 TOP = {"memconform"}
 
 
+# memconform.api (harness/api.py) is a front door beside the command line: the cli role's imports
+FRONT_DOORS = {"memconform.api": "cli"}
+
+
 def role(module: str) -> str | None:
+    if module in FRONT_DOORS:
+        return FRONT_DOORS[module]
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in ROLES else None
 

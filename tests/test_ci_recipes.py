@@ -182,6 +182,21 @@ def test_the_composite_actions_scripts_pass_shellcheck(tmp_path: Path) -> None:
         assert proc.returncode == 0, f"{step['name']}:\n{proc.stdout}{proc.stderr}"
 
 
+def test_the_workflow_publishes_the_folder_the_action_names() -> None:
+    """The upload and junit steps read the action's `report-dir` output, never a fixed reports/latest: a run
+    that could not start writes under not-started/, and the fixed path would publish the previous run."""
+    steps = yaml.safe_load(WORKFLOW.read_text("utf-8"))["jobs"]["conformance"]["steps"]
+    ours = next(s for s in steps if OUR_ACTION.match(str(s.get("uses", ""))))
+    output = f"steps.{ours['id']}.outputs.report-dir"
+    readers = {s["uses"].split("@")[0]: s for s in steps if str(s.get("uses", "")).startswith(("actions/upload-artifact",
+                                                                                               "mikepenz/action-junit-report"))}
+    assert set(readers) == {"actions/upload-artifact", "mikepenz/action-junit-report"}
+    for step in readers.values():
+        paths = " ".join(str(v) for v in step["with"].values())
+        assert output in paths and "reports/latest" not in paths, step
+        assert output in step["if"], step  # nothing published when the action named no folder
+
+
 def test_the_release_recipe_publishes_with_trusted_publishing_and_attestations() -> None:
     release = yaml.safe_load((ROOT / "docs" / "ci" / "release.yml").read_text("utf-8"))
     build, publish = release["jobs"]["build"], release["jobs"]["publish"]

@@ -50,7 +50,7 @@ def test_validate_refuses_a_huge_file_early(capsys, tmp_path):
 
 def test_list_names_every_check(capsys):
     code, out, _ = run(capsys, "list", "--suite", "memoryai", "--json")
-    checks = json.loads(out)
+    checks = json.loads(out)["checks"]
     assert code == 0 and len(checks) >= 25
     assert all(c["section"].startswith("§") and c["keyword"] in ("MUST", "SHOULD", "MAY") for c in checks)
 
@@ -253,7 +253,7 @@ def test_reproduce_lines_name_the_key_variable_never_the_key(capsys, tmp_path):
                              "--check", "rejects_newer_version", "--report-dir", str(tmp_path))
     finally:
         stop()
-    assert code == 1 and 'Reproduce with: memconform run' in out and '--api-key "$MEMCONFORM_API_KEY"' in out
+    assert code == 1 and 'rerun: memconform run' in out and '--api-key "$MEMCONFORM_API_KEY"' in out
     assert key not in out + err and key not in (tmp_path / "report.jsonl").read_text()
 
 

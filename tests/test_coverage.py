@@ -103,7 +103,7 @@ def test_no_map_says_so(tmp_path):
 
 def test_coverage_command_text_and_json(capsys):
     assert main(["coverage", "--json"]) in (0, 1)
-    reports = {r["suite"]: r for r in json.loads(capsys.readouterr().out)}
+    reports = {r["suite"]: r for r in json.loads(capsys.readouterr().out)["suites"]}
     assert set(reports) == set(SUITES)
     for r in reports.values():
         if r["map"] is None:

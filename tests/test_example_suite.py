@@ -48,7 +48,7 @@ def memconform(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Complet
 def test_list_shows_the_sixth_suite_beside_the_five(env, tmp_path):
     done = memconform(env, tmp_path, "list", "--json")
     assert done.returncode == 0, done.stderr
-    suites = {c["suite"] for c in json.loads(done.stdout)}
+    suites = {c["suite"] for c in json.loads(done.stdout)["checks"]}
     assert suites == {"memoryai", "omp", "memorizz", "amps", "emp", "toy"}
     toy = memconform(env, tmp_path, "list", "--suite", "toy")
     assert "toy.add_increases_by_k" in toy.stdout and toy.stdout.rstrip().endswith("3 checks")
@@ -79,7 +79,7 @@ def test_run_against_a_mutant_fails_its_check(env, tmp_path, mutant, killed):
 def test_coverage_reads_its_requirement_map(env, tmp_path):
     done = memconform(env, tmp_path, "coverage", "--suite", "toy", "--json")
     assert done.returncode == 0, done.stderr
-    (toy,) = json.loads(done.stdout)
+    (toy,) = json.loads(done.stdout)["suites"]
     assert (toy["covered"], toy["testable"]) == (3, 3)
     assert toy["by_keyword"]["MUST"] == {"covered": 1, "testable": 1}
     assert [s["id"] for s in toy["unobservable"]] == ["TOY-OPS-03"]

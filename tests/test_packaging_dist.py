@@ -47,3 +47,24 @@ def test_the_wheel_carries_data_and_entry_points(dist: tuple[Path, str]) -> None
     entry_points = zipfile.ZipFile(next(out.glob("*.whl"))).read("memconform-0.1.0.dist-info/entry_points.txt").decode()
     assert "memconform = memconform.cli.main:main" in entry_points and "[pytest11]" in entry_points
     assert not any(n.startswith(("tests/", "harness/")) for n in names)
+
+
+def test_the_license_and_the_metadata_users_expect_are_in_both_distributions(dist: tuple[Path, str]) -> None:
+    import tarfile
+    from email.parser import Parser
+
+    out, _ = dist
+    wheel = zipfile.ZipFile(next(out.glob("*.whl")))
+    assert "memconform-0.1.0.dist-info/licenses/LICENSE" in wheel.namelist()
+    assert b"Apache License" in wheel.read("memconform-0.1.0.dist-info/licenses/LICENSE")
+    with tarfile.open(next(out.glob("*.tar.gz"))) as sdist:
+        assert "memconform-0.1.0/LICENSE" in sdist.getnames()
+    meta = Parser().parsestr(wheel.read("memconform-0.1.0.dist-info/METADATA").decode())
+    assert meta["License-Expression"] == "Apache-2.0" and meta["License-File"] == "LICENSE"
+    classifiers = meta.get_all("Classifier") or []
+    assert {"Framework :: Pytest", "Typing :: Typed", "Topic :: Software Development :: Testing"} <= set(classifiers)
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert {"Repository", "Issues", "Documentation"} <= set(urls) and all(u.startswith("https://") for u in urls.values())
+    assert meta["Author"] or meta["Author-email"]
+    # the long description (the README) links absolutely: a package index page has no repository beside it
+    assert not re.search(r"\]\((?!https?://|#)", meta.get_payload())

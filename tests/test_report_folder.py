@@ -256,7 +256,7 @@ def test_a_run_without_report_dir_uses_the_environment(tmp_path: Path, capsys: p
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMCONFORM_REPORT_DIR", str(tmp_path / "env"))
     assert main(["run", "--suite", "memoryai", *ONE_CHECK]) == 0
-    assert f"report: {tmp_path / 'env' / 'report.jsonl'}" in capsys.readouterr().out
+    assert f"report: {tmp_path / 'env' / 'report.html'} (report.jsonl" in capsys.readouterr().out
     assert (tmp_path / "env" / "junit.xml").is_file()
 
 

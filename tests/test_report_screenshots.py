@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers
 PROBE = """<script>
 (function(){
   var out=[];
-  document.querySelectorAll('#chart + svg text.label').forEach(function(t){
+  document.querySelectorAll('#chart + .scroll svg text.label').forEach(function(t){
     var bar=t.parentNode.querySelector('rect');
     if(t.getComputedTextLength()>Number(bar.getAttribute('x'))){out.push('clipped:'+t.textContent);}
   });
@@ -56,11 +56,11 @@ def _probe(tmp_path: Path, html: str, name: str) -> dict[str, object]:
     return data
 
 
-def _screenshot(tmp_path: Path, html: str, name: str) -> Path:
+def _screenshot(tmp_path: Path, html: str, name: str, size: str = "1280,2400") -> Path:
     page = tmp_path / f"{name}-shot.html"
     page.write_text(html, encoding="utf-8")
     shot = tmp_path / f"{name}.png"
-    _, console = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", "--window-size=1280,2400", "--hide-scrollbars")
+    _, console = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", f"--window-size={size}", "--hide-scrollbars")
     assert console == [] and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     keep = os.environ.get("MEMCONFORM_SCREENSHOTS")
     if keep:
@@ -127,3 +127,66 @@ def test_a_passing_run_in_chromium(tmp_path: Path, capsys: pytest.CaptureFixture
     assert probe["clipped"] == [] and probe["cards"] == [] and all(str(b).startswith("0:") for b in probe["failedBars"])
     assert "Failures, errors and warnings (0)" in html
     _screenshot(tmp_path, html, "report-passing")
+
+
+# ---- a phone's width: the page never scrolls sideways; wide tables scroll inside their card -----------------
+
+NARROW_PROBE = """<script>
+(function(){
+  var width=document.documentElement.clientWidth,over=[];
+  document.querySelectorAll('body *').forEach(function(e){
+    if(e.closest('.scroll')){return;}
+    var r=e.getBoundingClientRect();
+    if(r.width>0&&r.right>width+1){over.push(e.tagName.toLowerCase()+(e.id?'#'+e.id:'')+(e.className&&e.className.baseVal===undefined?'.'+e.className:''));}
+  });
+  document.body.setAttribute('data-narrow', JSON.stringify({width:width,scroll:document.documentElement.scrollWidth,over:over.slice(0,12)}));
+})();
+</script>"""
+
+
+def _narrow(tmp_path: Path, html: str, name: str, width: int = 390) -> dict[str, object]:
+    import json
+
+    page = tmp_path / f"{name}-narrow.html"
+    page.write_text(html.replace("</body>", NARROW_PROBE + "</body>"), encoding="utf-8")
+    dom, console = _chromium(tmp_path, page.as_uri(), "--dump-dom", f"--window-size={width},844")
+    assert console == [], console
+    found = re.search(r'data-narrow="([^"]*)"', dom)
+    assert found is not None, "the probe did not run"
+    data: dict[str, object] = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    return data
+
+
+def _wide_report(tmp_path: Path) -> str:
+    """The grouped-failures report with what makes a page wide: a long unbroken value, a long command."""
+    report = _grouped_failures(tmp_path / "report.jsonl")
+    return render_html(report).replace("memoryai-bundle", "memoryai-bundle-" + "x" * 400)
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [390, 1280])
+def test_report_html_never_scrolls_sideways(tmp_path: Path, width: int) -> None:
+    html = _wide_report(tmp_path)
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+    probe = _narrow(tmp_path, html, f"report-{width}", width)
+    assert probe["over"] == [] and probe["scroll"] == probe["width"], probe
+    _screenshot(tmp_path, html, f"report-failures-{width}", f"{width},2400")
+
+
+@needs_chromium
+def test_a_page_without_its_scrolling_cards_is_seen_to_overflow(tmp_path: Path) -> None:
+    """Negative control for the probe: without the cards' own scrolling and wrapping the page is wider than 390."""
+    html = _wide_report(tmp_path).replace(".scroll{overflow-x:auto;max-width:100%}td,code,.cause{overflow-wrap:anywhere}", "")
+    html = html.replace("class='scroll'", "class='no-scroll'")
+    probe = _narrow(tmp_path, html, "report-unwrapped")
+    assert probe["over"] != [] and int(str(probe["scroll"])) > int(str(probe["width"])), probe
+
+
+@needs_chromium
+def test_portability_html_has_a_viewport_and_is_shot_at_390(tmp_path: Path) -> None:
+    from memconform.portability.matrix import matrix
+    from memconform.portability.report import html_page
+
+    html = html_page(matrix())
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+    _screenshot(tmp_path, html, "portability-390", "390,2400")

@@ -4,7 +4,6 @@ and profile options), `coverage` (the requirement maps)."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from ..core.results import Outcome, Result
 from ..core.suite import all_suites, get_suite
 from ..core.wording import plural, visible
 from .common import profile_from_args
+from .json_output import dumps
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:
@@ -46,11 +46,15 @@ def _print_validation(results: list[Result], warnings: list[Result]) -> None:
         if len(same) > 1:
             _show(f"      the same cause in {len(same) - 1} more: {', '.join(x.check_id for x in same[1:])}")
         for f in r.failures[:20]:
+            from ..render.groups import (
+                shown_value,  # only when a failure is shown: a valid file loads no renderer
+            )
+
             j = f.to_json()
             _show(f"      {j['title']}")
             _show(f"        at {j['path']}")
-            _show(f"        received {json.dumps(j['received'], ensure_ascii=False)}")
-            _show(f"        expected {json.dumps(j['expected'], ensure_ascii=False)}")
+            _show(f"        received {shown_value(j['received'])}")  # a string as itself, not a JSON string of JSON
+            _show(f"        expected {shown_value(j['expected'])}")
         if len(r.failures) > 20:
             _show(f"      ... and {len(r.failures) - 20} more")
         if r.reason:
@@ -67,12 +71,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings = [r for r in results if r.outcome is Outcome.FAILED and not r.blocking]
     verdict = "invalid" if invalid else "not assessed" if errored else "valid"
     if args.json:
-        _show(json.dumps({
+        _show(dumps("validate", {
             "file": args.file, "format": suite.name, "named_by": how, "verdict": verdict, "profile": profile.name,
             "failed": [r.check_id for r in invalid], "warnings": [r.check_id for r in warnings],
             "errored": [r.check_id for r in errored],
             "results": [r.to_json() for r in results if r.outcome is not Outcome.PASSED],
-        }, ensure_ascii=False, indent=1))
+        }))
     else:
         _print_validation(results, warnings)
         named = "" if how in ("detected", "--format") else f" (named by {how})"
@@ -83,13 +87,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     checks = REGISTRY.for_suite(args.suite) if args.suite else REGISTRY.all()
+    if args.options and args.json:
+        print(dumps("options", {"options": [
+            {"name": f"{suite}.{name}", "suite": suite, "default": o.default, "choices": list(o.choices), "help": o.help}
+            for suite, opts in sorted(OPTIONS.items()) for name, o in opts.items()]}))
+        return 0
     if args.options:
         for suite, opts in sorted(OPTIONS.items()):
             for name, o in opts.items():
                 print(f"{suite}.{name} = {o.default}  (choices: {', '.join(o.choices)})  {o.help}")
         return 0
     if args.json:
-        print(json.dumps([ch.to_json() for ch in checks], ensure_ascii=False, indent=1))
+        print(dumps("list", {"checks": [ch.to_json() for ch in checks]}))
         return 0
     for line in check_table(checks):
         print(line)
@@ -118,7 +127,7 @@ def _domain_coverage(args: argparse.Namespace, suites: list[Any]) -> int:
 
     found = [domain_coverage(s, args.report) for s in suites]
     if args.json:
-        print(json.dumps([d.to_json() for d in found], ensure_ascii=False, indent=1))
+        print(dumps("coverage-domain", {"suites": [d.to_json() for d in found]}))
     else:
         for d in found:
             print("\n".join(render_domain(d)))
@@ -134,7 +143,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         return _domain_coverage(args, suites)
     reports = [coverage(s) for s in suites]
     if args.json:
-        print(json.dumps([r.to_json() for r in reports], ensure_ascii=False, indent=1))
+        print(dumps("coverage", {"suites": [r.to_json() for r in reports]}))
     else:
         for r in reports:
             print("\n".join(render_text(r)))

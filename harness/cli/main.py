@@ -7,7 +7,6 @@ inspecting.py, report, diff, certify and verify in reporting.py; serve is here.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -95,8 +94,61 @@ def plain_validate(argv: list[str]) -> argparse.Namespace | None:
         return None
 
 
+# what each command's exit code means, shown at the end of its --help (a CI script branches on them)
+EXIT_CODES: dict[str, str] = {
+    "memconform": "0 success (conformant, valid, nothing worse); 1 a finding (not conformant, invalid, a regression); "
+                  "2 a usage or harness error. Each command's --help says what its codes mean.",
+    "run": "0 every level the target claims or visibly implements is conformant (a level not assessed only for "
+           "want of a memconform test hook, or of the AI endpoints memconform does not call unasked, does not count "
+           "unless --require-hooks); 1 one is not conformant or not assessed; 2 a usage or harness error, a target "
+           "that cannot be reached, "
+           "or no check ran. With --expect the expectations decide: 1 also when a known failure now passes.",
+    "validate": "0 valid; 1 invalid, or not assessed (a check errored); 2 the file cannot be read or no format "
+                "can be named. With --json stdout is JSON even on errors.",
+    "list": "0 listed; 2 a usage error.",
+    "coverage": "0 shown; 2 a usage error or an unreadable report.",
+    "replay": "0 no failure (no divergence) on this target; 1 the failure or divergence reproduced; "
+              "2 a usage or harness error.",
+    "report": "0 rendered; 1 rendered, but the report is truncated (no footer); 2 a usage error or an unreadable report.",
+    "diff": "0 nothing newly fails and no level got worse; 1 something newly fails or a level got worse; "
+            "2 a usage error or an unreadable report.",
+    "certify": "0 every level conformant, as run says it (the bundle written either way); 1 one is not; "
+               "2 a usage or harness error.",
+    "verify": "0 the bundle verifies (digests, signature, every level verdict recomputed); 1 it does not; "
+              "2 a usage error or an unreadable bundle.",
+    "keygen": "0 the key pair written; 2 an error.",
+    "serve": "0 stopped; 2 a usage error (no servable reference of that suite).",
+    "translate": "0 translated (the loss ledger on stderr, or beside --out); 1 the document cannot be translated; "
+                 "2 a usage error or an unreadable document.",
+    "portability": "0 written; 2 a usage error.",
+    "port": "0 the round trip kept what the ledger promises; 1 it did not; 2 a usage or harness error.",
+    "matrix": "0 done; 1 (matrix diff) a new split or a regression of an implementation; 2 a usage or harness error.",
+    "matrix plan": "0 planned; 2 a usage error or a bad implementations file.",
+    "matrix run": "0 the shards ran (their findings are in their reports); 2 a usage or harness error.",
+    "matrix combine": "0 combined; 2 a usage error or a misaligned shard.",
+    "matrix diff": "0 no new split and no regression; 1 a new split or a regression of an implementation; "
+                   "2 a usage error.",
+}
+DEFAULT_EXIT_CODES = "0 done; 2 a usage or harness error."
+
+
+def exit_codes_in_help(parser: argparse.ArgumentParser, command: str = "memconform") -> None:
+    """Every parser's --help ends with what its exit codes mean: its own entry of EXIT_CODES, else its
+    parent command's, else the default."""
+    parent = command.rpartition(" ")[0]
+    codes = EXIT_CODES.get(command) or EXIT_CODES.get(parent) or DEFAULT_EXIT_CODES
+    parser.epilog = ((parser.epilog + "\n\n") if parser.epilog else "") + f"exit codes: {codes}"
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub_parser in action.choices.items():
+                exit_codes_in_help(sub_parser, name if command == "memconform" else f"{command} {name}")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="memconform", description="Conformance harness for AI memory portability specs.")
+    parser.add_argument("--version", action="version", version=f"memconform {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run suites against a target (default: the embedded reference)")
@@ -117,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "strict 180, thorough 600)")
     run.add_argument("--call-deadline", type=float, metavar="SECONDS",
                      help="bound on one exchange with the target, from connecting to the last byte (default 60)")
+    run.add_argument("--verbose", "-v", action="store_true",
+                     help="after the run, every failure in full and every reading (default: each cause once, "
+                          "one line of readings per suite)")
     run.add_argument("--require-hooks", action="store_true",
                      help="a level not assessed for want of a memconform test hook (decay, delete_chunk, arm_failure) "
                           "or of a file only the operator can name (omp.server_log) fails the run (exit 1); "
@@ -169,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--ai", choices=["offline"], help="omp: answer extract/compress with a deterministic local "
                      "stand-in for an AI provider (default: no AI key configured, errata O11)")
     srv.set_defaults(func=cmd_serve)
+    exit_codes_in_help(parser)
     return parser
 
 
@@ -202,7 +258,9 @@ def _error(args: argparse.Namespace, message: str) -> int:
     print(f"memconform: {line}", file=sys.stderr)
     if getattr(args, "json", False):
         try:
-            print(visible(json.dumps({"error": message, "exit_code": 2}, ensure_ascii=False)))
+            from .json_output import dumps
+
+            print(visible(dumps("error", {"error": message, "exit_code": 2})))
         except BrokenPipeError:
             _silence_stdout()
     return 2

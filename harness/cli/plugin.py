@@ -244,16 +244,17 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not state or state.get("outcome") is None:
         return
     terminalreporter.section("memconform verdicts")
-    if state["session"] is not None:
-        terminalreporter.write(state["session"].redactor.text(state["session"].summary()))
-    elif state.get("merged") is not None and state["merged"].report is not None:
-        from ..core.redact import Redactor
-        from ..core.report import render_summary
+    from ..core.redact import Redactor
+    from ..render.terminal import render_terminal
 
-        redactor = Redactor([state["api_key"]] if state["api_key"] else [])
-        terminalreporter.write(redactor.text(render_summary(state["merged"].report)))
-    if state["report_dir"]:
-        terminalreporter.write_line(f"report: {state['report_dir']}/report.jsonl (junit.xml, summary.md beside it)")
+    report = state["session"].outcome.report if state["session"] is not None else (
+        state["merged"].report if state.get("merged") is not None else None)
+    redactor = state["session"].redactor if state["session"] is not None else Redactor(
+        [state["api_key"]] if state["api_key"] else [])
+    if report is not None:  # the layout `memconform run` prints: causes, readings, the verdicts last, the paths
+        terminalreporter.write(redactor.text(render_terminal(report, state["report_dir"] or None)))
+    elif state["report_dir"]:
+        terminalreporter.write_line(f"report: {state['report_dir']}/report.jsonl")
     terminalreporter.write_line(f"memconform exit code: {state['outcome'].exit_code}")
 
 

@@ -25,7 +25,7 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     dif.add_argument("a", help="the earlier report.jsonl")
     dif.add_argument("b", help="the later report.jsonl")
     dif.add_argument("--json", action="store_true")
-    dif.set_defaults(func=_later("render.diff", "cmd_diff"))
+    dif.set_defaults(func=cmd_diff)
 
     from ..core.profile import PROFILES
 
@@ -106,3 +106,21 @@ def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
         return command(args)
 
     return run
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """`memconform diff A B`: exit 1 when anything newly fails or a level got worse (render/diff.py compares)."""
+    from dataclasses import asdict
+
+    from ..core.wording import visible
+    from ..render.diff import diff_reports, render_text
+    from .json_output import dumps
+
+    a = Report.from_path(Path(args.a), allow_truncated=True, allow_empty=True)
+    b = Report.from_path(Path(args.b), allow_truncated=True, allow_empty=True)
+    d = diff_reports(a, b)
+    if args.json:
+        print(visible(dumps("diff", {**asdict(d), "worse": d.worse})))
+    else:
+        print(visible(render_text(d)), end="")  # the reports' own words, shown not obeyed
+    return 1 if d.worse else 0

@@ -14,8 +14,7 @@ from ..core.clock import Clock
 from ..core.profile import Profile
 from ..core.redact import Printer, Redactor
 from ..core.registry import REGISTRY, load_suite
-from ..core.report import render_failure_text
-from ..core.results import HarnessError, Outcome, Result
+from ..core.results import HarnessError, Result
 from ..core.suite import all_suites, get_suite
 from ..core.wording import plural
 from .common import installed, parse_options, profile_from_args
@@ -51,21 +50,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
 
-    from ..render.groups import cause_of
-
-    first_of_cause: dict[tuple[str, str], str] = {}  # a cause printed once; later checks with it get one line
-
     def print_result(result: Result) -> None:
-        progress.on_result(result)
-        if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
-            label = "WARN " if result.warning else "FAIL " if result.outcome is Outcome.FAILED else "ERROR"
-            line = result.to_json()
-            first = first_of_cause.setdefault((label, cause_of(line)), result.check_id)
-            if first != result.check_id:
-                say(f"{label} {result.check_id}: the same cause as {first} (details above)")
-                return
-            say(f"{label} {result.check_id}")
-            say(render_failure_text(line))
+        progress.on_result(result)  # the failures follow the run, once per cause (render/terminal.py)
 
     session.on_result = print_result
     session.on_start = progress.on_start
@@ -80,8 +66,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         say(f"report of this run: {session.outcome.report_dir}")  # stdout: the error stays the one stderr line
         raise
     say("")
-    say(session.summary(), end="")  # rendered from the report's records, as summary.md is
-    say(f"report: {outcome.report_dir or report_dir}/report.jsonl (junit.xml, summary.md beside it)")
+    report = session.outcome.report
+    if report is not None:  # rendered from the report's records, as summary.md and report.html are
+        from ..render.terminal import render_terminal
+
+        say(render_terminal(report, outcome.report_dir or report_dir, verbose=bool(getattr(args, "verbose", False))), end="")
+    else:
+        say(f"report: {outcome.report_dir or report_dir}/report.jsonl")
     if outcome.exit_code == 2:
         say("memconform: error: no check ran", file=sys.stderr)
     if expect is not None:  # the report keeps its own exit code; the expectations decide the process's

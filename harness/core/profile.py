@@ -52,6 +52,27 @@ PROFILES: dict[str, dict[str, Any]] = {
 
 CI_SEED = 20260528
 
+# multiplies every profile's run and check budgets (never a budget given on the command line, never a
+# call's own deadline): a slow or busy machine, and the harness's own tests, whose verdicts must not
+# depend on how loaded the machine is
+BUDGET_SCALE_ENV = "MEMCONFORM_BUDGET_SCALE"
+
+
+def budget_scale() -> float:
+    """The factor of $MEMCONFORM_BUDGET_SCALE (1 when unset); a value that is not a positive number is refused."""
+    import os
+
+    text = os.environ.get(BUDGET_SCALE_ENV, "").strip()
+    if not text:
+        return 1.0
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = 0.0
+    if not (0 < scale < 1e6):
+        raise HarnessError(f"{BUDGET_SCALE_ENV}={text!r} is not a positive number (a factor such as 4)")
+    return scale
+
 # (run budget, check budget) in seconds: every call of a run and of a check draws on them
 BUDGETS: dict[str, tuple[float, float]] = {
     "ci": (240.0, 60.0),
@@ -81,6 +102,8 @@ class Profile:
         if seed is None:
             seed = CI_SEED if base["derandomize"] else random.randrange(2**31)
         run_s, check_s = BUDGETS.get(name, (Limits.run_deadline_s, None))
+        scale = budget_scale()
+        run_s, check_s = run_s * scale, (check_s * scale if check_s is not None else None)
         return cls(name=name, seed=seed, options=dict(options or {}),
                    limits=Limits(run_deadline_s=run_s, check_deadline_s=check_s), **base)
 

@@ -22,6 +22,10 @@ MIN_LEARNED_SECRET = 3  # a secret met during the run (a key in a target's file)
 MAX_DEPTH = 32  # deeper target values are cut: reports stay readable and recursion bounded
 MAX_INT_BITS = 3000  # ~900 digits: beyond it Python cannot print (or a strict reader parse) the number
 _BEARER = re.compile(r"(?i)(bearer\s+)(?!\$MEMCONFORM_API_KEY\b)[^\s\"']+")  # the variable's name is no secret
+# what follows "Bearer" in prose ("Bearer token authentication"), outside an Authorization header: a short word of
+# letters, capitalised at most, with its punctuation; a credential has digits, symbols, mixed case or length. Values
+# are masked, never the spec's words.
+_PROSE_WORD = re.compile(r"[A-Za-z][a-z]{0,15}[.,;:!?)]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -126,11 +130,17 @@ class Redactor:
                 while secret in value:  # deleting (no mask fits) can join two halves into a new one
                     value = value.replace(secret, _mask_for(secret))
                 value = self.forms(secret).mask(value, _mask_for(secret))
-            value = _BEARER.sub(lambda m: m.group(1) + MASK if all(s not in m.group(1) + MASK for s in self.secrets)
-                                else m.group(1), value)
+            value = _BEARER.sub(self._bearer, value)
             if value == before:
                 break
         return value
+
+    def _bearer(self, m: re.Match[str]) -> str:
+        """A bearer credential no secret of the run names, masked; a word of prose after "Bearer" kept."""
+        header = "authorization" in m.string[max(0, m.start() - 24):m.start()].lower()  # a header: always a credential
+        if not header and _PROSE_WORD.fullmatch(m.group(0)[len(m.group(1)):]):
+            return m.group(0)
+        return m.group(1) + MASK if all(s not in m.group(1) + MASK for s in self.secrets) else m.group(1)
 
     def binary(self, data: bytes) -> bytes:
         """Bytes that are not UTF-8 text (a raw request body) with every secret masked: each byte read

@@ -59,7 +59,7 @@ def html_page(cells: dict[tuple[str, str], Cell]) -> str:
                      f"{body}</table>")
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}.loss{background:#fde8e8}.ok{background:#e8f8e8}")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>memconform portability</title>"
+    return ("<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'><title>memconform portability</title>"
             f"<style>{style}</style></head><body><h1>Portability between the five formats</h1><p>{esc(LEGEND)}</p>"
             f"<table><tr><th>from \\ to</th>{head}</tr>{''.join(rows)}</table><h2>Each pair, field by field</h2>"
             f"{''.join(pairs)}</body></html>\n")

@@ -27,8 +27,17 @@ def spec_versions(report: Report) -> dict[str, str]:
             spec = next((r["spec"] for r in report.results if r["suite"] == name), "")
             out[name] = spec or "unknown"
             continue
-        out[name] = f"{suite.spec_title} {suite.version}".strip()
+        out[name] = title_with_version(suite.spec_title, suite.version)
     return out
+
+
+def title_with_version(title: str, version: str) -> str:
+    """"<title> <version>", the version once: a title that already ends with it ("Open Memory Protocol v0.1")
+    is left as it is."""
+    title, version = title.strip(), version.strip()
+    if not version or title.endswith((f" {version}", f" v{version}", f" V{version}")):
+        return title
+    return f"{title} {version}"
 
 
 def outcome_label(r: dict[str, Any]) -> str:

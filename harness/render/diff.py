@@ -8,13 +8,10 @@ Exit 1 when anything newly fails or a level verdict got worse, else 0 (a regress
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.report import Report
-from ..core.wording import visible
 from . import outcome_label
 
 BAD = ("failed", "errored")
@@ -97,14 +94,3 @@ def render_text(d: ReportDiff) -> str:
     if not any(lines for _, lines in sections):
         out.append("no difference in outcomes, messages, level verdicts or readings")
     return "\n".join(out) + "\n"
-
-
-def cmd_diff(args: Any) -> int:
-    a = Report.from_path(Path(args.a), allow_truncated=True, allow_empty=True)
-    b = Report.from_path(Path(args.b), allow_truncated=True, allow_empty=True)
-    d = diff_reports(a, b)
-    if args.json:
-        print(visible(json.dumps({**asdict(d), "worse": d.worse}, ensure_ascii=False, indent=1)))
-    else:
-        print(visible(render_text(d)), end="")  # the reports' own words, shown not obeyed
-    return 1 if d.worse else 0

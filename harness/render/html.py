@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.report import Report
 from .common import clean, outcome_label, spec_versions
-from .groups import group_problems, plural
+from .groups import cut_schema_dump, group_problems, plural
 from .sections import section_rows
 
 MAX_VALUE_CHARS = 20_000  # one received/expected value on the page; the report keeps it whole
@@ -36,6 +36,8 @@ th{background:#f3f4f6}code,pre{font:12px/1.35 ui-monospace,monospace}pre{backgro
 .cmd{position:relative;margin:0}.cmd pre{padding-right:4.5em;user-select:all}.copy{position:absolute;right:4px;top:4px;font-size:12px}
 .count{font-weight:700;color:#cf222e}.also{color:#444}
 .sentence{font-style:italic;color:#444}.filters{margin:.5em 0}.filters label{margin-right:1em}
+.scroll{overflow-x:auto;max-width:100%}td,code,.cause{overflow-wrap:anywhere}
+@media (max-width:700px){body{padding:.5em .7em}.filters label{display:block;margin:.2em 0}}
 """
 
 _JS = """
@@ -84,7 +86,8 @@ def _slug(text: str) -> str:
 
 
 def _value(v: Any) -> str:
-    text = json.dumps(v, ensure_ascii=False, indent=1, allow_nan=False)
+    """A received or expected value: a string as itself (never a JSON string of JSON), anything else as JSON."""
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, indent=1, allow_nan=False)
     if len(text) > MAX_VALUE_CHARS:
         text = text[:MAX_VALUE_CHARS] + f"\n... ({len(text) - MAX_VALUE_CHARS} more characters in report.jsonl)"
     return text
@@ -97,8 +100,8 @@ def _head(report: Report) -> list[str]:
             ("profile", h["profile"]), ("seed", h["seed"]), ("harness", h["harness_version"]),
             ("started", h["started_at"]), ("finished", (report.footer or {}).get("finished_at", "-")),
             ("command", h["command"])]
-    out = ["<table class='run'>"] + [f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in rows]
-    return out + ["</table>"]
+    out = ["<div class='scroll'><table class='run'>"] + [f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in rows]
+    return out + ["</table></div>"]
 
 
 def _levels(report: Report) -> list[str]:
@@ -107,7 +110,7 @@ def _levels(report: Report) -> list[str]:
     if footer is None:
         return out + ["<div class='banner truncated' id='truncated'>Truncated run: the report has no footer, so no "
                       "level has a verdict. The results below are what was recorded before the run stopped.</div>"]
-    out.append("<table id='verdicts'><tr><th>suite</th><th>level</th><th>verdict</th><th>details</th></tr>")
+    out.append("<div class='scroll'><table id='verdicts'><tr><th>suite</th><th>level</th><th>verdict</th><th>details</th></tr>")
     for lv in footer["levels"]:
         status = lv.get("status", "")
         claimed = {True: "claimed", False: "not claimed"}.get(lv.get("claimed"), "")
@@ -115,8 +118,9 @@ def _levels(report: Report) -> list[str]:
                    f"<small>{_e(claimed)}</small></td><td><span class='st s-{_slug(status)}'>{_e(status)}</span></td>"
                    f"<td>{_e(lv['verdict'])}</td></tr>")
     c = footer["counts"]
-    out.append("</table>")
-    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
+    out.append("</table></div>")
+    warnings = int(footer.get("warnings", 0))  # a warning is counted apart from the failures, everywhere
+    out.append(f"<p id='totals'>passed {c['passed']}, failed {c['failed'] - warnings}, {plural(warnings, 'warning')}, "
                f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}</p>")
     return out
 
@@ -127,7 +131,7 @@ def _command(text: str, cls: str) -> str:
             f"<pre class='{cls}'>{_e(text)}</pre></figure>")
 
 
-def _failure_block(r: dict[str, Any], others: list[dict[str, Any]] | None = None) -> list[str]:
+def _failure_block(r: dict[str, Any], others: list[dict[str, Any]] | None = None, cause: str = "") -> list[str]:
     label = outcome_label(r)
     others = others or []
     kind = " warn" if label == "warning" else " err" if label == "errored" else ""
@@ -137,6 +141,8 @@ def _failure_block(r: dict[str, Any], others: list[dict[str, Any]] | None = None
            f"<h3><span class='st o-{_slug(label)}'>{_e(label)}</span>{count} <code>{_e(r['check_id'])}</code> "
            f"<small>{_e(r['spec'])} {_e(r['section'])} {_e(r['keyword'])}, level {_e(r['level'])}</small></h3>",
            f"<p class='sentence'>{_e(r['sentence'])}</p>"]
+    if cause:
+        out.append(f"<p class='cause'><b>cause:</b> {_e(cause)}</p>")
     if others:
         out.append(f"<p class='also'>The same cause in {len(others)} more check{'s' if len(others) != 1 else ''}: "
                    + ", ".join(f"<code>{_e(o['check_id'])}</code>" for o in others) + "</p>")
@@ -146,10 +152,16 @@ def _failure_block(r: dict[str, Any], others: list[dict[str, Any]] | None = None
         out.append(f"<p><b>reason:</b> {_e(r['reason'])}</p>")
     for f in r["failures"]:
         out.append(f"<p><b>{_e(f['title'])}</b> at <code class='path'>{_e(f['path'])}</code></p>")
-        out.append("<table><tr><th>received</th><th>expected</th></tr>"
-                   f"<tr><td><pre>{_e(_value(f['received']))}</pre></td><td><pre>{_e(_value(f['expected']))}</pre></td></tr></table>")
-        if f.get("detail"):
-            out.append(f"<p>{_e(f['detail'])}</p>")
+        out.append("<div class='scroll'><table><tr><th>received</th><th>expected</th></tr>"
+                   f"<tr><td><pre>{_e(_value(f['received']))}</pre></td><td><pre>{_e(_value(f['expected']))}</pre></td></tr></table></div>")
+        if f.get("detail"):  # schemathesis's: the failing keyword and value, its schema dump cut, its curl copyable
+            detail, sep, command = cut_schema_dump(str(f["detail"])).partition("Reproduce with:")
+            out.append(f"<pre class='detail'>{_e(detail.strip())}</pre>")
+            if sep and command.strip():
+                out.append("<p><b>Reproduce this request:</b></p>" + _command(command.strip().split("\n")[0], "reproduce"))
+                rest = "\n".join(command.strip().split("\n")[1:]).strip()
+                if rest:
+                    out.append(f"<pre class='detail'>{_e(rest)}</pre>")
         if f.get("readings"):
             out.append(f"<p>fails under reading(s): {_e(', '.join(f['readings']))}</p>")
     if r.get("reproduce"):
@@ -171,7 +183,9 @@ def _failures(report: Report) -> list[str]:
     if not groups:
         return out + ["<p>None.</p>"]
     for g in groups:
-        out += _failure_block(g.first, g.results[1:])
+        shown, _ = g.example()  # the check whose own words name the cause leads its card
+        cause = g.cause if len(g.results) > 1 and g.cause != shown.get("reason") else ""  # a reason is said below
+        out += _failure_block(shown, [r for r in g.results if r is not shown], cause)
     return out
 
 
@@ -197,7 +211,7 @@ def _chart(report: Report) -> list[str]:
     bar, row_h = 420, 22
     label_w = 12 + max(7 * len(r.label) for r in rows)  # wide enough for the longest label: never clipped
     height = row_h * len(rows) + 10
-    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 230}' height='{height}' role='img' "
+    svg = ["<div class='scroll'>", f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_w + bar + 230}' height='{height}' role='img' "
            "aria-label='pass rate by spec section'>"]
     for i, r in enumerate(rows):
         y = 5 + i * row_h
@@ -211,7 +225,7 @@ def _chart(report: Report) -> list[str]:
                 f"<rect class='bar-failed' x='{label_w + bar - failed_w}' y='{y}' width='{failed_w}' height='{row_h - 6}' "
                 "fill='#cf222e'/>",
                 f"<text x='{label_w + bar + 6}' y='{y + 15}' font-size='12'>{_e(text)}</text>"]
-    return out + svg + ["</svg>", "<p><small>green passed, red failed or errored, amber neither (inconclusive "
+    return out + svg + ["</svg></div>", "<p><small>green passed, red failed or errored, amber neither (inconclusive "
                         "or a warning); not-applicable checks are not counted.</small></p>"]
 
 
@@ -228,7 +242,7 @@ def _table(report: Report) -> list[str]:
     out = [f"<h2 id='all'>Every check (<span id='shown'>{len(results)}</span> of {len(results)} shown)</h2>",
            "<div class='filters'>", _select("outcome", outcomes), _select("keyword", keywords), _select("level", levels),
            "<label>text <input id='f-q' type='search' placeholder='check id, section, sentence'></label></div>",
-           "<table id='checks'><thead><tr><th>check</th><th>section</th><th>keyword</th><th>level</th>"
+           "<div class='scroll'><table id='checks'><thead><tr><th>check</th><th>section</th><th>keyword</th><th>level</th>"
            "<th>outcome</th><th>sentence / reason</th></tr></thead><tbody>"]
     for r in results:
         label = outcome_label(r)
@@ -237,7 +251,7 @@ def _table(report: Report) -> list[str]:
         out.append(f"<tr data-outcome='{_e(label)}' data-keyword='{_e(r['keyword'])}' data-level='{_e(r['level'])}'>"
                    f"<td><code>{link}</code></td><td>{_e(r['section'])}</td><td>{_e(r['keyword'])}</td><td>{_e(r['level'])}</td>"
                    f"<td><span class='st o-{_slug(label)}'>{_e(label)}</span></td><td>{_e(r['sentence'])}{note}</td></tr>")
-    return out + ["</tbody></table>"]
+    return out + ["</tbody></table></div>"]
 
 
 def _readings_notes(report: Report) -> list[str]:
@@ -245,10 +259,10 @@ def _readings_notes(report: Report) -> list[str]:
     out = ["<h2 id='readings'>Readings seen</h2>"]
     readings = footer.get("readings") or []
     if readings:
-        out.append("<table><tr><th>suite</th><th>open point</th><th>reading(s) seen</th><th>checks</th></tr>")
+        out.append("<div class='scroll'><table><tr><th>suite</th><th>open point</th><th>reading(s) seen</th><th>checks</th></tr>")
         out += [f"<tr><td>{_e(x['suite'])}</td><td>{_e(x['point'])}</td><td>{_e(', '.join(x['seen']))}</td>"
                 f"<td>{_e(', '.join(x['checks']))}</td></tr>" for x in readings]
-        out.append("</table>")
+        out.append("</table></div>")
     else:
         out.append("<p>None recorded.</p>")
     notes = footer.get("notes") or []
@@ -264,6 +278,7 @@ def render_html(report: Report) -> str:
     if report.footer is None:
         body.append("<p class='banner truncated'>Truncated run: the report ends without a footer.</p>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
             "script-src 'unsafe-inline'; img-src data:\">"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(body)

@@ -42,12 +42,30 @@ def _skip_label(r: dict[str, Any]) -> str:
     return "inconclusive: " if r.get("inconclusive") else "not applicable: " if r.get("not_applicable") else ""
 
 
+def _is_default(suite: str, key: str, value: Any) -> bool:
+    """Is `value` the declared default of option `key`? False when the installed suite does not declare it (a
+    report from elsewhere: shown rather than hidden)."""
+    from ..core.profile import OPTIONS
+    from ..core.suite import get_suite
+
+    if suite not in OPTIONS:
+        try:
+            get_suite(suite)  # its format module declares its options
+        except Exception:  # noqa: BLE001 - a suite not installed here
+            return False
+    spec = OPTIONS.get(suite, {}).get(key.partition(".")[2])
+    return spec is not None and str(value) == spec.default
+
+
 def run_properties(report: Report, suite: str) -> list[tuple[str, str]]:
     h = report.header
     props = [("seed", str(h["seed"])), ("profile", h["profile"]), ("target", h["target"]),
              ("harness_version", h["harness_version"]), ("report_version", str(h["report_version"])),
              ("spec_version", spec_versions(report).get(suite, "unknown"))]
-    props += [(f"option.{k}", v) for k, v in sorted(h.get("options", {}).items()) if k.startswith(suite + ".")]
+    # only the options that differ from their defaults: a CI viewer's first screen is not 22 defaults (every option
+    # as run stays in report.jsonl's header)
+    props += [(f"option.{k}", v) for k, v in sorted(h.get("options", {}).items())
+              if k.startswith(suite + ".") and not _is_default(suite, k, v)]
     warnings = [r for r in report.results if r["suite"] == suite and r["outcome"] == "failed" and r.get("warning")]
     if warnings:
         props.append(("warnings", str(len(warnings))))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.report import Report, render_failure_text
+from ..core.report import Report
 from ..core.wording import visible
 from .common import clean, outcome_label
-from .groups import group_problems, plural
+from .groups import clip, failure_text, group_problems, plural
 
 LIMIT = 65_000
 FAILURE_CHARS = 4_000  # one failure's block in the comment; report.html has it whole
@@ -58,7 +58,8 @@ def _verdicts(report: Report) -> list[str]:
     out += [f"| {_cell(lv['suite'])} | {_cell(lv['title'])} | **{_cell(lv['status'])}**: {_cell(lv['verdict'])} |"
             for lv in footer["levels"]]
     c = footer["counts"]
-    out += ["", f"passed {c['passed']}, failed {c['failed']} ({plural(footer.get('warnings', 0), 'warning')}), "
+    warnings = int(footer.get("warnings", 0))  # a warning is counted apart from the failures, everywhere
+    out += ["", f"passed {c['passed']}, failed {c['failed'] - warnings}, {plural(warnings, 'warning')}, "
                 f"errored {c['errored']}, skipped {c['skipped']}; exit code {footer['exit_code']}", ""]
     return out
 
@@ -71,10 +72,12 @@ def _problems(report: Report, room: int) -> list[str]:
     out = [f"## Failures, errors and warnings ({plural(total, 'check')}, {plural(len(groups), 'cause')})", ""]
     used = 0
     for i, g in enumerate(groups):
+        shown, _ = g.example()  # the check whose own words name the cause
         head = f"**{_cell(g.label)}** {_code(g.first['check_id'])}" if len(g.results) == 1 else (
-            f"**{_cell(g.label)} ×{len(g.results)}**, one cause: " + ", ".join(_code(c) for c in g.check_ids[:50])
+            f"**{_cell(g.label)} ×{len(g.results)}**, one cause ({_cell(clip(g.cause))}): "
+            + ", ".join(_code(c) for c in g.check_ids[:50])
             + (f" and {len(g.check_ids) - 50} more" if len(g.check_ids) > 50 else ""))
-        block = [head, "", *_fence(render_failure_text(g.first))]
+        block = [head, "", *_fence(failure_text(shown))]
         size = sum(len(x) + 1 for x in block)
         if used + size > room:
             rest = [c for x in groups[i:] for c in x.check_ids]
@@ -99,8 +102,10 @@ def _readings_notes(report: Report) -> list[str]:
     out: list[str] = []
     if footer.get("notes"):
         out += ["## Notes", ""] + [f"- **{_cell(n['suite'])}** {_cell(n['note'])}" for n in footer["notes"]] + [""]
-    if footer.get("readings"):
-        out += ["<details><summary>Readings seen</summary>", "", "| suite | open point | reading(s) seen | checks |",
+    if footer.get("readings"):  # "## Readings": the terminal points at summary.md#readings
+        out += ["## Readings", "", f"{plural(len(footer['readings']), 'open point')} of the specs, with the reading the "
+                "target was seen to follow.", "",
+                "<details><summary>Readings seen</summary>", "", "| suite | open point | reading(s) seen | checks |",
                 "|---|---|---|---|"]
         out += [f"| {_cell(x['suite'])} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {_cell(', '.join(x['checks']))} |"
                 for x in footer["readings"]] + ["", "</details>", ""]

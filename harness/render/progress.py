@@ -1,12 +1,12 @@
 """Live progress of `memconform run`: one status line kept at the bottom of a terminal (rich), plain
 lines otherwise.
 
-On a terminal (and not under CI): checks done of total, failures so far, elapsed, an estimate of what
-is left, and the check running with its own clock, redrawn four times a second (it ticks during a
-long check);
-failure details printed above it (rich redirects stdout while live), so nothing interleaves. Not a
-terminal, or CI set: one plain line per check, written whole through the run's Printer (redacted),
-and a "still running" line every HEARTBEAT_S seconds while one check runs.
+On a terminal (and not under CI): checks done of total, failures, errors and warnings so far (apart),
+elapsed, an estimate of what is left, and the check running with its own clock, redrawn four times a
+second (it ticks during a long check); anything printed meanwhile goes above it (rich redirects stdout
+while live), so nothing interleaves. The failures themselves follow the run, once per cause
+(render/terminal.py). Not a terminal, or CI set: one plain line per check, written whole through the
+run's Printer (redacted), and a "still running" line every HEARTBEAT_S seconds while one check runs.
 Elapsed time is shown, never used to decide anything.
 """
 
