@@ -214,7 +214,7 @@ def _string_end(f: _File, pos: int) -> int:
 def _value_end(f: _File, pos: int, window: int) -> int:
     """The offset after the JSON value starting at `pos` (an envelope member: found by the stdlib's
     raw_decode on a slice, doubled while the value runs past it)."""
-    length = max(window, 4096)
+    length = min(window, 1 << 16)
     decoder = json.JSONDecoder()
     while True:
         piece = f.read(pos, length)

@@ -10,6 +10,7 @@ again, to report each one where and in the order the whole-document walk does.""
 from __future__ import annotations
 
 import re
+from itertools import chain, repeat
 from typing import Any
 
 from memconform.suites.amps.format.rules import Scan, _array, _object, _resolves, scan_columns, walk
@@ -18,6 +19,14 @@ from memconform.windows.plan import Rereader, WindowPlan
 
 REFERENCES = "references_resolve"
 _INDEX = re.compile(r"^\$\.(atoms|artifacts)\[(\d+)\]")
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _shifted(path: str, first: int) -> str:
@@ -52,18 +61,17 @@ class AmpsWindows(WindowPlan):
             raise NotWindowable("an atom or artifact id that is no JSON scalar") from None
 
     def _atoms(self, first: int, items: list[Any], records: list[dict[str, Any]]) -> None:
-        self.atom_ids.update(atom.get("atom_id") for atom in records)
-        stand_ins = []
-        for atom in records:
-            for ref in _array(_object(atom.get("provenance")).get("artifact_ids")):
-                try:
-                    if ref not in self.cited:
-                        self.cited.add(ref)
-                    stand_ins.append(ref)
-                except TypeError:
-                    self.unhashable["atoms"] = True
+        self.atom_ids.update(map(dict.get, records, repeat("atom_id")))
+        provenances = map(dict.get, records, repeat("provenance"))
+        cited = [refs for p in provenances if type(p) is dict and type(refs := p.get("artifact_ids")) is list]
+        try:
+            distinct = set(chain.from_iterable(cited))
+        except TypeError:  # a reference that cannot be an id (a list, an object): judged at the end
+            self.unhashable["atoms"] = True
+            distinct = {ref for refs in cited for ref in refs if _hashable(ref)}
+        self.cited |= distinct
         # every hashable reference resolves to a stand-in: the window reports no reference (judged at the end)
-        doc = {"atoms": items, "artifacts": [{"artifact_id": ref} for ref in dict.fromkeys(stand_ins)]}
+        doc = {"atoms": items, "artifacts": [{"artifact_id": ref} for ref in distinct]}
         part = scan_columns(doc) or walk(doc)
         self._merge(part, first, keep=lambda problem: problem.rule != REFERENCES)
 
