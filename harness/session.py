@@ -58,6 +58,13 @@ def reproduce_base(suite: str, target: str, profile: Profile, report_dir: Path |
     return redactor.text(line)
 
 
+def call_count_note(target: Any) -> str:
+    """The run's calls to one suite's target, and for a long-lived command how many processes served them."""
+    started = getattr(target, "starts", None)
+    served = f", served by {started} process{'es' if started != 1 else ''} (cmd-lines:)" if started is not None else ""
+    return f"{target.calls} call{'s' if target.calls != 1 else ''} to the target{served}"
+
+
 def budget_of(profile: Profile) -> dict[str, float]:
     """What bounds the run, for the report header: seconds for the run, each check, each call."""
     limits = profile.limits
@@ -217,6 +224,8 @@ class Session:
                                           for p, v in ctx.readings.items()]
             finally:
                 ctx.target.close()
+                if not isinstance(ctx.target, NoTarget):  # how many calls the run cost (issue 33)
+                    self.outcome.notes.append({"suite": suite_name, "note": call_count_note(ctx.target)})
         if results or ctx is not None:
             ran = {r.check_id for r in results}
             not_run = [c for c in REGISTRY.for_suite(suite_name) if c.id not in ran]

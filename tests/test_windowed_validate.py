@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
+from memconform.core.suite import all_suites, get_suite
 from memconform.fixtures_loader import fixture_root
 from memconform.validate import validate_file
 from memconform.windows import WindowedDocument, WithheldRecords
 from memconform.windows.plan import plan_of, read_with_plan
-from memconform.core.suite import all_suites, get_suite
 
 SMALL = 2048  # bytes per window: every fixture crosses a boundary or two, generated ones hundreds
 WHOLE = 1 << 28  # --max-bytes, and a window no file here reaches

@@ -14,13 +14,26 @@ class WithheldRecords(list):  # type: ignore[type-arg]
 
     def __init__(self, section: str, count: int) -> None:
         super().__init__()
-        self.section, self.count = section, count
+        self.section, self.records = section, count
 
-    def _refuse(self, *args: Any) -> NoReturn:
-        raise RuntimeError(f"the {self.section} section ({self.count} records) was read in windows: a check "
+    def _refuse(self) -> NoReturn:
+        raise RuntimeError(f"the {self.section} section ({self.records} records) was read in windows: a check "
                            "must ask the format's windowed findings, not walk the records")
 
-    __iter__ = __getitem__ = __len__ = __contains__ = __reversed__ = _refuse  # type: ignore[assignment]
+    def __iter__(self) -> NoReturn:
+        self._refuse()
+
+    def __len__(self) -> NoReturn:
+        self._refuse()
+
+    def __getitem__(self, index: Any) -> NoReturn:
+        self._refuse()
+
+    def __contains__(self, value: object) -> NoReturn:
+        self._refuse()
+
+    def __reversed__(self) -> NoReturn:
+        self._refuse()
 
 
 class WindowedDocument(dict):  # type: ignore[type-arg]

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.profile import declare_option
-from memconform.windows import NotWindowable, computed
 from memconform.fixtures_loader import fixture_root
 from memconform.formats import now_iso as now_iso  # re-exported: the suite's clock
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
@@ -26,6 +25,7 @@ from memconform.suites.amps.format.string_formats import (
     parse_date_time,
     plain_date_times,
 )
+from memconform.windows import NotWindowable, computed
 
 SUITE = "amps"
 SPEC = "AI Memory Portability Standard v0.1"

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import rules
-from memconform.windows import computed
 from memconform.suites.amps.format.string_formats import PLAIN_DAY, instant
+from memconform.windows import computed
 
 TEXT_MAX = 500
 
