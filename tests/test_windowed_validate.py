@@ -19,7 +19,7 @@ from memconform.windows.plan import plan_of, read_with_plan
 
 SMALL = 2048  # bytes per window: every fixture crosses a boundary or two, generated ones hundreds
 WHOLE = 1 << 28  # --max-bytes, and a window no file here reaches
-WINDOWED_FORMATS = ["amps"]
+WINDOWED_FORMATS = ["amps", "memoryai"]
 
 
 def findings(results: list[Any]) -> list[tuple[Any, ...]]:
@@ -160,8 +160,88 @@ def test_a_check_walking_withheld_records_errors_instead_of_passing() -> None:
     with pytest.raises(RuntimeError, match="read in windows"):
         list(doc["atoms"])
     with pytest.raises(RuntimeError):
-        len(doc["atoms"])
+        doc["atoms"][0]
+    assert len(doc["atoms"]) == 3  # the count is known
 
 
 def test_every_windowed_format_is_listed_here() -> None:
     assert sorted(s.name for s in all_suites() if plan_of(s) is not None) == sorted(WINDOWED_FORMATS)
+
+
+def memoryai_bundle(count: int, seed: int, flaws: bool) -> dict[str, Any]:
+    """A sealed MemoryAI bundle of `count` chunks (and edges, entities); with `flaws`, chunks breaking each
+    record rule scattered across the windows, a credential in one chunk's metadata, NFC-sensitive text."""
+    import unicodedata
+
+    from memconform.suites.memoryai import format as mai
+
+    rng = random.Random(seed)
+    chunks = []
+    for i in range(count):
+        content = f"chunk {i} }},{{ \"]\" café ✓ 😀"
+        chunk: dict[str, Any] = {
+            "id": i + 1, "content": content, "content_hash": mai.content_hash(content), "memory_type": "fact",
+            "embedding": mai.encode_embedding([rng.random() for _ in range(4)]), "tags": ["a"], "zone": "standard",
+            "importance": 0.5, "is_pinned": False, "created_at": "2026-01-01T00:00:00Z", "metadata": {"i": i}}
+        if flaws and rng.random() < 0.08:
+            flaw = rng.randrange(9)
+            if flaw == 0:
+                chunk["content_hash"] = "0" * 64
+            elif flaw == 1:
+                chunk["embedding"] = "not base64!"
+            elif flaw == 2:
+                chunk["embedding"] = mai.encode_embedding([0.5] * 3)
+            elif flaw == 3:
+                chunk["zone"] = "attic"
+            elif flaw == 4:
+                chunk["importance"] = 1.5
+            elif flaw == 5:
+                chunk["memory_type"] = "gossip" if rng.random() < 0.5 else "x_vendor"
+            elif flaw == 6:
+                chunk["metadata"] = {"openai_api_key": "sk-" + "a" * 40}
+            elif flaw == 7:
+                decomposed = "cafe\u0301 chunk"
+                chunk["content"], chunk["content_hash"] = decomposed, mai.content_hash(unicodedata.normalize("NFC", decomposed))
+            else:
+                del chunk["memory_type"]
+        chunks.append(chunk)
+    edges = [{"chunk_a": i + 1, "chunk_b": i + 2, "edge_type": "related", "weight": 0.5} for i in range(count // 4)]
+    entities = [{"name": f"entity {i}", "frequency": i} for i in range(count // 8)]
+    if flaws:
+        edges[len(edges) // 2].pop("edge_type")
+        entities[-1]["frequency"] = "often"
+    doc = {"format": "memoryai-bundle", "version": 1, "generator": "test", "exported_at": "2026-01-03T00:00:00Z",
+           "manifest": {"scope": "full", "embedding_model": "m", "embedding_dim": 4, "tenant_id": None},
+           "chunks": chunks, "memory_edges": edges, "entities": entities, "l2_sessions": [], "mood_states": [], "agents": []}
+    return mai.seal(doc)
+
+
+@pytest.mark.parametrize("flaws", [False, True])
+@pytest.mark.parametrize("indent", [None, 1])
+def test_generated_memoryai_bundle_reads_the_same_across_windows(flaws: bool, indent: int | None, tmp_path: Path) -> None:
+    doc = memoryai_bundle(400, seed=33, flaws=flaws)
+    path = write(tmp_path, "bundle.json", doc, indent)
+    assert path.stat().st_size > 50 * SMALL
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is not None, \
+        "the generated bundle was read whole: the windows were not exercised"
+    for profile in (Profile(), Profile.named("strict"), Profile(options={"memoryai.content_hash": "unchecked"})):
+        whole, windowed = both_ways(path, profile)
+        assert windowed == whole
+    if flaws:
+        assert sum(r[1] == "failed" for r in whole) >= 5
+
+
+def test_a_memoryai_bundle_read_whole_where_the_windows_cannot_say(tmp_path: Path) -> None:
+    """A checksum that matches no literal reading, or the manifest after the chunks: the same findings, read whole."""
+    doc = memoryai_bundle(200, seed=5, flaws=True)
+    doc["manifest"]["checksum"] = "f" * 64
+    path = write(tmp_path, "mismatch.json", doc, None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is None
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+    late = memoryai_bundle(200, seed=5, flaws=True)
+    late["manifest"] = late.pop("manifest")
+    path = write(tmp_path, "late.json", late, None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is None
+    whole, windowed = both_ways(path)
+    assert windowed == whole

@@ -8,9 +8,9 @@ from typing import Any, NoReturn
 
 
 class WithheldRecords(list):  # type: ignore[type-arg]
-    """A section read in windows: an array by its type (so a format's `detect` and shape tests see an
-    array), but walking it is a harness bug, raised, never an empty pass: its records were judged
-    window by window and are no longer held."""
+    """A section read in windows: an array by its type and its length (so a format's `detect`, shape
+    tests and counts see the array), but walking it is a harness bug, raised, never an empty pass: its
+    records were judged window by window and are no longer held."""
 
     def __init__(self, section: str, count: int) -> None:
         super().__init__()
@@ -23,8 +23,8 @@ class WithheldRecords(list):  # type: ignore[type-arg]
     def __iter__(self) -> NoReturn:
         self._refuse()
 
-    def __len__(self) -> NoReturn:
-        self._refuse()
+    def __len__(self) -> int:
+        return self.records  # how many there are is known (and a check of declared counts asks only that)
 
     def __getitem__(self, index: Any) -> NoReturn:
         self._refuse()

@@ -10,16 +10,29 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.model import Result
+from ..core.check_context import NoTarget
+from ..core.model import HarnessError, Result
 from ..core.profile import Profile
+from ..core.registry import Check
+from ..core.runner import Context, run_checks
 from ..core.suite import SuiteSpec
+from ..document_run import select_checks
 from .document import WindowedDocument
 from .reader import WINDOW_BYTES, Layout, NotWindowable, read_windowed, reread
 
 Rereader = Callable[[str], Iterator[tuple[int, list[Any]]]]
+
+
+@dataclass
+class PlanContext:
+    """What a plan may use: the run's context (the one the checks will run in) and the checks chosen."""
+
+    ctx: Context
+    checks: list[Check]
 
 
 class WindowPlan:
@@ -27,12 +40,24 @@ class WindowPlan:
 
     sections: tuple[str, ...] = ()
 
+    def __init__(self, context: PlanContext) -> None:
+        self.context = context
+
+    def begin(self, envelope: dict[str, Any]) -> None:
+        """The envelope members read before the first section (a plan that needs them before the
+        records refuses, at `finish`, a file with members after a section: Layout.late)."""
+
     def window(self, section: str, first: int, items: list[Any]) -> None:
         raise NotImplementedError
 
-    def finish(self, envelope: dict[str, Any], counts: dict[str, int], again: Rereader) -> dict[str, Any]:
+    def finish(self, envelope: dict[str, Any], counts: dict[str, int], again: Rereader,
+               late: list[Any]) -> dict[str, Any]:
         """The computed values (WindowedDocument.computed); `again(section)` reads a section's windows again."""
         raise NotImplementedError
+
+    def checks(self, checks: list[Check]) -> list[Check]:
+        """The checks to run on the WindowedDocument (a plan may hand some their findings, judged per window)."""
+        return checks
 
 
 def plan_of(suite: SuiteSpec) -> type[WindowPlan] | None:
@@ -44,10 +69,11 @@ def plan_of(suite: SuiteSpec) -> type[WindowPlan] | None:
     return plan if isinstance(plan, type) and issubclass(plan, WindowPlan) else None
 
 
-def read_with_plan(path: Path, size: int, suites: list[SuiteSpec],
-                   window: int = WINDOW_BYTES) -> tuple[SuiteSpec, WindowedDocument] | None:
-    """(the suite whose plan read it, the document for its checks), or None: read the file whole.
-    The suite is the one owning the first section met (a section name two formats share is no
+def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int = WINDOW_BYTES,
+                   profile: Profile | None = None, check_ids: list[str] | None = None,
+                   ) -> tuple[SuiteSpec, WindowedDocument, WindowPlan] | None:
+    """(the suite whose plan read it, the document for its checks, the plan), or None: read the file
+    whole. The suite is the one owning the first section met (a section name two formats share is no
     guide); the caller still names the format from the envelope as the whole-file path would."""
     owners: dict[str, list[tuple[SuiteSpec, type[WindowPlan]]]] = {}
     for suite in suites:
@@ -65,40 +91,50 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec],
         found = owners.get(key, [])
         if len(found) != 1:
             return False
-        chosen.append((found[0][0], found[0][1]()))
+        suite, plan_class = found[0]
+        checks = [c for c in select_checks(suite.name, check_ids) if c.kind == "document"]
+        ctx = Context(suite=suite, target=NoTarget(), profile=profile or Profile(), document=None)
+        chosen.append((suite, plan_class(PlanContext(ctx, checks))))
         return True
 
     def on_window(section: str, first: int, items: list[Any]) -> None:
         chosen[0][1].window(section, first, items)
 
+    def on_envelope(envelope: dict[str, Any]) -> None:
+        chosen[0][1].begin(envelope)
+
     from ..validate import open_regular
 
     fd = open_regular(path)
     try:
-        layout: Layout = read_windowed(fd, size, is_section, on_window, window)
+        layout: Layout = read_windowed(fd, size, is_section, on_window, window, on_envelope)
         suite, plan = chosen[0]
         values = plan.finish(layout.envelope, layout.counts,
-                             lambda section: reread(fd, size, layout.spans, section))
+                             lambda section: reread(fd, size, layout.spans, section), layout.late)
     except NotWindowable:
         return None
     finally:
         os.close(fd)
-    return suite, WindowedDocument(layout.envelope, layout.counts, values)
+    return suite, WindowedDocument(layout.envelope, layout.counts, values), plan
 
 
 def validate_windowed(path: Path, size: int, wanted: str | None, suites: list[SuiteSpec], profile: Profile,
                       check_ids: list[str] | None, window: int = WINDOW_BYTES,
                       ) -> tuple[SuiteSpec, str, list[Result]] | None:
     """`validate` of one file in windows: (suite, how it was named, results), or None to read it whole."""
-    from ..document_run import validate_document
     from ..validate import name_format
 
-    read = read_with_plan(path, size, suites, window)
+    read = read_with_plan(path, size, suites, window, profile, check_ids)
     if read is None:
         return None
-    suite, document = read
+    suite, document, plan = read
     plain = {key: [] if key in document.counts else value for key, value in document.items()}
     named = name_format(path, b"", plain, wanted, suites)  # the envelope names it, as the whole document would
     if named.suite.name != suite.name:
         return None
-    return suite, named.how, validate_document(document, suite, profile, check_ids)
+    checks = plan.context.checks
+    if not checks:
+        raise HarnessError(f"suite {suite.name!r} has no document checks")
+    ctx = plan.context.ctx
+    ctx.document = document
+    return suite, named.how, list(run_checks(plan.checks(checks), ctx))

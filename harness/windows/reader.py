@@ -72,6 +72,7 @@ class Layout:
     envelope: dict[str, Any]  # the top-level object with each windowed section as an empty array
     counts: dict[str, int]  # section -> number of elements
     spans: list[Span] = field(default_factory=list)
+    late: list[Any] = field(default_factory=list)  # keys of envelope members after the first section
 
 
 @dataclass
@@ -130,9 +131,11 @@ class _File:
 
 
 def read_windowed(fd: int, size: int, sections: Callable[[str], bool], on_window: OnWindow,
-                  window: int = WINDOW_BYTES) -> Layout:
+                  window: int = WINDOW_BYTES, on_envelope: Callable[[dict[str, Any]], None] | None = None) -> Layout:
     """Read the JSON object in `fd` (`size` bytes): each member for which `sections(key)` holds and
-    whose value is an array is handed to `on_window` a window at a time; the rest is the envelope."""
+    whose value is an array is handed to `on_window` a window at a time; the rest is the envelope.
+    `on_envelope` is handed the members read before the first section, as they are (Layout.late
+    names the envelope members that came after a section)."""
     f = _File(fd, size)
     totals = _Totals()
     pos = f.skip_white(0)
@@ -142,6 +145,7 @@ def read_windowed(fd: int, size: int, sections: Callable[[str], bool], on_window
     members: list[bytes] = []
     counts: dict[str, int] = {}
     spans: list[Span] = []
+    late: list[Any] = []
     while True:
         key_end = _string_end(f, pos)
         key_text = f.read(pos, key_end - pos)
@@ -153,12 +157,19 @@ def read_windowed(fd: int, size: int, sections: Callable[[str], bool], on_window
         if isinstance(key, str) and f.byte(pos) == b"[" and sections(key):
             if key in counts:
                 raise NotWindowable(f"the section {key!r} appears twice")
+            if not counts and on_envelope is not None:
+                early = _strict(b"{" + b",".join(members) + b"}", FILE)
+                if not isinstance(early, dict):
+                    raise NotWindowable("the envelope is not an object")
+                on_envelope(early)
             pos, counts[key] = _section(f, pos + 1, key, window, on_window, spans, totals)
             members.append(key_text + b":[]")
         else:
             end = _value_end(f, pos, window)
             members.append(key_text + b":" + f.read(pos, end - pos))
             pos = end
+            if counts:
+                late.append(key)
         pos = f.skip_white(pos)
         mark = f.byte(pos)
         if mark == b"}":
@@ -177,7 +188,7 @@ def read_windowed(fd: int, size: int, sections: Callable[[str], bool], on_window
     envelope = _strict(skeleton, FILE)
     if not isinstance(envelope, dict):
         raise NotWindowable("the envelope is not an object")
-    return Layout(envelope, counts, spans)
+    return Layout(envelope, counts, spans, late)
 
 
 def reread(fd: int, size: int, spans: list[Span], section: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 from memconform.suites.amps.format.rules import Scan, _array, _resolves, scan_columns, walk
 from memconform.windows import NotWindowable
-from memconform.windows.plan import Rereader, WindowPlan
+from memconform.windows.plan import PlanContext, Rereader, WindowPlan
 
 REFERENCES = "references_resolve"
 _INDEX = re.compile(r"^\$\.(atoms|artifacts)\[(\d+)\]")
@@ -36,7 +36,8 @@ def _shifted(path: str, first: int) -> str:
 class AmpsWindows(WindowPlan):
     sections = ("atoms", "artifacts")
 
-    def __init__(self) -> None:
+    def __init__(self, context: PlanContext) -> None:
+        super().__init__(context)
         from memconform.suites.amps.format import SchemaError
 
         self.errors: list[SchemaError] = []
@@ -99,7 +100,8 @@ class AmpsWindows(WindowPlan):
                     problem.path = _shifted(problem.path, first)
                     self.scan.problems.setdefault(rule, []).append(problem)
 
-    def finish(self, envelope: dict[str, Any], counts: dict[str, int], again: Rereader) -> dict[str, Any]:
+    def finish(self, envelope: dict[str, Any], counts: dict[str, int], again: Rereader,
+               late: list[Any]) -> dict[str, Any]:
         from memconform.suites.amps.format import error_order, json_path, schema_error_entries
 
         plain = {key: [] if key in counts else value for key, value in envelope.items()}
