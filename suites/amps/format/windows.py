@@ -77,16 +77,14 @@ class AmpsWindows(WindowPlan):
         self._merge(part, first, keep=lambda problem: problem.rule != REFERENCES)
 
     def _artifacts(self, records: list[dict[str, Any]]) -> None:
-        self.artifact_ids.update(art.get("artifact_id") for art in records)
-        total = 0
-        for art in records:
-            refs = _array(art.get("atom_ids"))
-            total += len(refs)
-            for ref in refs:
-                try:
-                    self.listed.add(ref)
-                except TypeError:
-                    self.unhashable["artifacts"] = True
+        self.artifact_ids.update(map(dict.get, records, repeat("artifact_id")))
+        listed = [refs for art in records if type(refs := art.get("atom_ids")) is list]
+        total = sum(map(len, listed))
+        try:
+            self.listed.update(chain.from_iterable(listed))
+        except TypeError:  # a reference that cannot be an id: judged at the end
+            self.unhashable["artifacts"] = True
+            self.listed.update(ref for refs in listed for ref in refs if _hashable(ref))
         if total:
             self.scan.observed[REFERENCES] = self.scan.observed.get(REFERENCES, 0) + total
 
