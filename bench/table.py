@@ -52,18 +52,30 @@ class Row:
     skipped: str = ""
 
 
+GNU_TIME = shutil.which("time") if Path("/usr/bin/time").exists() else None
+
+
 def measured(argv: list[str], env: dict[str, str] | None = None) -> Run:
-    """One run in a fresh process: its CPU seconds and peak RSS (wait4), the load average as it starts."""
+    """One run in a fresh process: its CPU seconds and peak RSS, the load average as it starts. Through
+    GNU time where it is installed: a process this script forks directly inherits this script's own
+    peak in its counters (Linux keeps the larger across exec), so the figures come from time's child."""
     load = os.getloadavg()[0]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {stderr[-500:]}")
-    return Run(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, load, proc.returncode)
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        wrapped = [GNU_TIME, "-f", "%e %U %S %M", "-o", out.name, *argv] if GNU_TIME else argv
+        proc = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        code = os.waitstatus_to_exitcode(status)
+        if GNU_TIME:
+            fields = out.read().split()[-4:]
+            cpu, peak = float(fields[1]) + float(fields[2]), float(fields[3]) / 1024
+        else:
+            cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    if code not in (0, 1):
+        raise RuntimeError(f"{argv[:3]} exited {code}: {stderr[-500:]}")
+    return Run(cpu, peak, load, code)
 
 
 def pairs(row: Row, ours: list[str], anchor: list[str], n: int, env: dict[str, str] | None = None) -> None:
