@@ -78,7 +78,7 @@ class MemoryaiWindows(WindowPlan):
         self.by_name = names
         self.found: dict[str, _Found] = {name: _Found() for name in names if name in RECORD_CHECKS or name == CREDENTIALS}
         self.credentials: dict[str, list[Failure]] = {}  # section -> its records' credential findings
-        self.pieces: dict[str, list[bytes]] = {}  # section -> canonical text of its windows (no brackets)
+        self.pieces: dict[str, bytearray] = {}  # section -> the canonical text of its records (no brackets)
         self.envelope: dict[str, Any] = {}
 
     def begin(self, envelope: dict[str, Any]) -> None:
@@ -119,7 +119,10 @@ class MemoryaiWindows(WindowPlan):
             self.credentials.setdefault(section, []).extend(self._run(CREDENTIALS, {section: items}, section, first))
         if CHECKSUM in self.by_name:
             try:
-                self.pieces.setdefault(section, []).append(canonical_value_bytes(items)[1:-1])
+                written = self.pieces.setdefault(section, bytearray())
+                if written:
+                    written += b","
+                written += memoryview(canonical_value_bytes(items))[1:-1]
             except ValueError:
                 raise NotWindowable("a record the canonical form cannot write (NaN or infinity)") from None
 
@@ -148,24 +151,29 @@ class MemoryaiWindows(WindowPlan):
             return  # the check judges that without the canonical bytes
         if ctx.option("checksum_unicode") == "ascii" or ctx.option("checksum_numbers") == "ecmascript":
             raise NotWindowable("a checksum reading other than the literal one is pinned")
-        text = bytearray(b"{")
+
+        def member(key: str) -> bytes:
+            if key in counts:
+                value = b"[" + bytes(self.pieces.pop(key, b"")) + b"]"
+            elif key == "manifest" and isinstance(manifest, dict):
+                value = canonical_value_bytes({k: v for k, v in manifest.items() if k != "checksum"})
+            else:
+                value = canonical_value_bytes(envelope[key])
+            return canonical_value_bytes(key) + b":" + value
+
+        # the largest section's text becomes the whole text (what sorts before it put in front, the rest
+        # after): the records' canonical bytes are held once, never copied into a second buffer
+        order = sorted(envelope)
+        largest = max(counts, key=lambda section: len(self.pieces.get(section, b"")))
+        at = order.index(largest)
         try:
-            for i, key in enumerate(sorted(envelope)):
-                text += (b"," if i else b"") + canonical_value_bytes(key) + b":"
-                if key in counts:
-                    text += b"["
-                    pieces = self.pieces.pop(key, [])
-                    for j in range(len(pieces)):
-                        text += (b"," if j else b"") + pieces[j]
-                        pieces[j] = b""  # freed as it is copied: the text is the one copy
-                    text += b"]"
-                elif key == "manifest" and isinstance(manifest, dict):
-                    text += canonical_value_bytes({k: v for k, v in manifest.items() if k != "checksum"})
-                else:
-                    text += canonical_value_bytes(envelope[key])
+            before = b"{" + b"".join(member(key) + b"," for key in order[:at]) + canonical_value_bytes(largest) + b":["
+            after = b"]" + b"".join(b"," + member(key) for key in order[at + 1:]) + b"}"
         except (ValueError, TypeError):
             raise NotWindowable("an envelope member the canonical form cannot write") from None
-        text += b"}"
+        text = self.pieces.pop(largest, bytearray())
+        text[0:0] = before
+        text += after
         if hashlib.sha256(text).hexdigest() != claimed.lower():
             raise NotWindowable("the checksum matches no literal reading: the whole document says which")
         ctx.once("canonical-literal", lambda: text)
