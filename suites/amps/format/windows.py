@@ -13,7 +13,7 @@ import re
 from itertools import chain, repeat
 from typing import Any
 
-from memconform.suites.amps.format.rules import Scan, _array, _resolves, scan_columns, walk
+from memconform.suites.amps.format.rules import Scan, _resolves, scan_columns, walk
 from memconform.windows import NotWindowable
 from memconform.windows.plan import PlanContext, Rereader, WindowPlan
 
