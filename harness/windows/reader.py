@@ -262,6 +262,8 @@ def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow,
             continue
         cut, elements, closed = found
         totals.add(piece[:cut])
+        if not totals.within_file_bounds(f.size):  # the sums only grow: over now, over at the end
+            raise NotWindowable("over the whole-file reader's first estimates")
         spans.append(Span(section, pos, cut, count))
         on_window(section, count, elements)
         count += len(elements)
