@@ -38,7 +38,7 @@ def run(suite: str, target: str, profile: str, folder: Path) -> dict[str, object
     records = [json.loads(line) for line in (folder / "report.jsonl").read_text().splitlines() if line.strip()]
     outcomes = Counter(r["outcome"] for r in records if r.get("type") == "result")
     footer = records[-1] if records and records[-1].get("type") == "footer" else {}
-    calls = [n["note"] for n in footer.get("notes", []) if "to the target" in n.get("note", "")]
+    calls = [c.get("calls") for c in footer.get("calls", [])]
     return {"wall_s": wall, "exit": done.returncode, "outcomes": dict(outcomes), "calls": calls[0] if calls else "?",
             "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"}
 

@@ -39,6 +39,7 @@ class RunOutcome:
     levels: dict[str, list[LevelVerdict]] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)  # run-level findings, by suite (a domain note carries its figures)
     readings: list[dict[str, Any]] = field(default_factory=list)  # open point -> readings seen, by suite
+    calls: dict[str, dict[str, int]] = field(default_factory=dict)  # suite -> calls to its target (and processes)
     report_dir: Path | None = None
     exit_code: int = 0
     report: Report | None = None  # the records read back: what the summaries render
@@ -58,11 +59,10 @@ def reproduce_base(suite: str, target: str, profile: Profile, report_dir: Path |
     return redactor.text(line)
 
 
-def call_count_note(target: Any) -> str:
-    """The run's calls to one suite's target, and for a long-lived command how many processes served them."""
+def call_count(target: Any) -> dict[str, int]:
+    """The run's calls to one suite's target; for a long-lived command, how many processes served them."""
     started = getattr(target, "starts", None)
-    served = f", served by {started} process{'es' if started != 1 else ''} (cmd-lines:)" if started is not None else ""
-    return f"{target.calls} call{'s' if target.calls != 1 else ''} to the target{served}"
+    return {"calls": int(target.calls), **({"processes": int(started)} if started is not None else {})}
 
 
 def budget_of(profile: Profile) -> dict[str, float]:
@@ -224,8 +224,8 @@ class Session:
                                           for p, v in ctx.readings.items()]
             finally:
                 ctx.target.close()
-                if not isinstance(ctx.target, NoTarget):  # how many calls the run cost (issue 33)
-                    self.outcome.notes.append({"suite": suite_name, "note": call_count_note(ctx.target)})
+                if not isinstance(ctx.target, NoTarget):  # how many calls the run cost (the footer's `calls`)
+                    self.outcome.calls[suite_name] = call_count(ctx.target)
         if results or ctx is not None:
             ran = {r.check_id for r in results}
             not_run = [c for c in REGISTRY.for_suite(suite_name) if c.id not in ran]
@@ -250,6 +250,7 @@ class Session:
             out.counts(),
             [v.to_json(s) for s, vs in out.levels.items() for v in vs],
             out.exit_code, out.notes, out.readings, warnings=sum(1 for r in out.results if r.warning),
+            calls=[{"suite": suite, **figures} for suite, figures in out.calls.items()],
         )
         self.writer.close()
         out.report = self.writer.report(allow_empty=True)
@@ -343,6 +344,11 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
         footer = r.footer or {}
         session.outcome.notes += [n for n in footer.get("notes", []) if n not in session.outcome.notes]
         session.outcome.readings += [x for x in footer.get("readings", []) if x not in session.outcome.readings]
+        for worker in footer.get("calls", []):  # each worker's calls to its own target, added up per suite
+            total = session.outcome.calls.setdefault(worker["suite"], {})
+            for name, value in worker.items():
+                if name != "suite":
+                    total[name] = total.get(name, 0) + value
         if r.footer is None:
             session.outcome.notes.append({"suite": suites[0] if suites else "", "note": "a worker's report was cut off"})
     outcome = _finish_with_the_workers_exchanges(session, folders)

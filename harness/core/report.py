@@ -102,9 +102,10 @@ class ReportWriter:
 
     def footer(self, counts: dict[str, int], levels: list[dict[str, Any]], exit_code: int,
                notes: list[dict[str, str]] | None = None, readings: list[dict[str, Any]] | None = None,
-               warnings: int = 0) -> None:
+               warnings: int = 0, calls: list[dict[str, Any]] | None = None) -> None:
         self.write({"type": "footer", "finished_at": now(), "counts": counts, "levels": levels, "exit_code": exit_code,
-                    "notes": notes or [], "readings": readings or [], "warnings": warnings})
+                    "notes": notes or [], "readings": readings or [], "warnings": warnings,
+                    **({"calls": calls} if calls else {})})
 
     def close(self) -> None:
         if self._fh is not None:
@@ -310,6 +311,8 @@ def render_markdown(report: Report) -> str:
         out += ["## Levels", ""] + [f"- **{lv['suite']}** {lv['verdict']}" for lv in footer["levels"]] + [""]
         if footer.get("notes"):
             out += ["## Notes", ""] + [f"- **{n['suite']}** {n['note']}" for n in footer["notes"]] + [""]
+        if footer.get("calls"):
+            out += ["## Calls to the target", ""] + [f"- **{c['suite']}** {calls_text(c)}" for c in footer["calls"]] + [""]
         if footer.get("readings"):
             out += ["## Readings seen", "", "| suite | open point | reading(s) seen | checks |", "|---|---|---|---|"]
             out += [f"| {x['suite']} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {', '.join(x['checks'])} |"
@@ -327,6 +330,13 @@ def render_markdown(report: Report) -> str:
         for r in problems:
             out += ["```", render_failure_text(r).replace("```", "`\u200b``"), "```", ""]
     return "\n".join(out) + "\n"
+
+
+def calls_text(figures: dict[str, Any]) -> str:
+    """`552 calls to the target`, and for a long-lived command target how many processes served them."""
+    calls, processes = figures.get("calls", 0), figures.get("processes")
+    served = f", served by {plural(processes, 'process')}" if processes is not None else ""
+    return f"{plural(calls, 'call')} to the target{served}"
 
 
 def render_summary(report: Report) -> str:
@@ -347,6 +357,7 @@ def render_summary(report: Report) -> str:
                        f"{cnt.get('errored', 0):>7} {cnt.get('skipped', 0):>7}")
         out += [f"  {v['verdict']}" for v in levels]
     out += [f"note ({n['suite']}): {n['note']}" for n in footer.get("notes", [])]
+    out += [f"calls ({c['suite']}): {calls_text(c)}" for c in footer.get("calls", [])]
     out += [f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in footer.get("readings", [])]
     c = footer["counts"]
     warnings = footer.get("warnings", 0)
