@@ -35,6 +35,8 @@ for line in sys.stdin:
                                                    "raw": m.get("raw"), "key": os.environ.get("MEMCONFORM_API_KEY")}})
     elif op == "reject":
         say({"seq": seq, "status": "rejected", "body": {"error": "no"}})
+    elif op == "text":
+        say({"seq": seq, "status": "ok", "raw": "eyJhIjoxfQp7ImEiOjJ9Cg==", "content_type": "application/x-ndjson"})
     elif op == "unsupported":
         say({"seq": seq, "status": "unsupported"})
     elif op == "fail":
@@ -89,6 +91,9 @@ def test_one_process_answers_every_call_in_order(adapter: str) -> None:
         assert len(pids) == 1 and target.starts == 1 and target.calls == 5
         raw = target.call("echo", raw=b"\xff\x00 not json")
         assert base64.b64decode(raw.body["raw"]) == b"\xff\x00 not json"  # the bytes as sent
+        lines = target.call("text", {})  # a reply that is not one JSON text comes as its bytes
+        assert lines.raw == b'{"a":1}\n{"a":2}\n' and lines.content_type == "application/x-ndjson"
+        assert lines.parse_error is not None
         rejected = target.call("reject", {})
         assert rejected.status == "rejected" and rejected.body == {"error": "no"}
         with pytest.raises(Unsupported):

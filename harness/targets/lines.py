@@ -12,6 +12,7 @@ object per line, each answered by one line (stdout is the protocol: logs go to s
     -> {"cmd": "call", "seq": 7, "op": "export", "body": {...}, "params": {...}}
          (+ "raw": base64 of bytes sent as they are, "filename": their name, when a check sends raw bytes)
     <- {"seq": 7, "status": "ok" | "rejected" | "unsupported", "body": <the reply JSON>}
+       (or "raw": base64 of a reply that is not JSON, such as text or JSON Lines; "content_type" optional)
        ("status": "error", "message": "...": the implementation failed this call; the run goes on, the call errors)
     -> {"cmd": "stop"}                                      (then stdin closes; the command should exit)
 
@@ -229,11 +230,23 @@ class LineCommandTarget(Target):
             message = answer.get("message")
             said = f": {message[:500]}" if isinstance(message, str) else ""
             raise TargetError(f"{op}: the command answered status {status!r}{said}")
-        if "body" not in answer:
-            return Reply(status=status, raw=b"", elapsed_s=elapsed)
-        body = answer["body"]
-        return Reply(status=status, body=body, raw=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                     elapsed_s=elapsed)
+        content_type = answer.get("content_type") if isinstance(answer.get("content_type"), str) else ""
+        if "body" in answer:
+            body = answer["body"]
+            return Reply(status=status, body=body, raw=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                         elapsed_s=elapsed, content_type=content_type)
+        raw = answer.get("raw")
+        if raw is None:
+            return Reply(status=status, raw=b"", elapsed_s=elapsed, content_type=content_type)
+        try:  # a reply that is not JSON (text, JSON Lines), as the product sent it
+            data = base64.b64decode(raw, validate=True) if isinstance(raw, str) else None
+        except ValueError:
+            data = None
+        if data is None:
+            raise TargetError(f"{op}: the reply's raw is not base64 text")
+        reply = Reply(status=status, raw=data, elapsed_s=elapsed, content_type=content_type)
+        reply.body, reply.parse_error = parse_json(data) if data else (None, None)
+        return reply
 
     def _exchange(self, message: dict[str, Any], deadline: float, reply: bool = True) -> bytes:
         """Write one request line, then read one reply line (within the cap) by `deadline`."""

@@ -52,9 +52,14 @@ def serve(spec: str, lines_in: Any, out_fd: int) -> int:
             except TargetError as exc:  # the implementation failed: an error reply, the run goes on
                 write({"seq": message["seq"], "status": "error", "message": str(exc)[:2000]})
                 continue
-            body = reply.body if reply.body is not None or not reply.raw else reply.json()
-            write({"seq": message["seq"], "status": "ok" if reply.ok else "rejected",
-                   **({"body": body} if reply.raw or reply.body is not None else {})})
+            answer: dict[str, Any] = {"seq": message["seq"], "status": "ok" if reply.ok else "rejected"}
+            if reply.body is not None:
+                answer["body"] = reply.body
+            elif reply.raw:  # not JSON (text, JSON Lines): the bytes as they are
+                answer["raw"] = base64.b64encode(reply.raw).decode("ascii")
+            if reply.content_type:
+                answer["content_type"] = reply.content_type
+            write(answer)
     target.close()
     return 0
 
