@@ -248,3 +248,25 @@ def test_a_memoryai_bundle_read_whole_where_the_windows_cannot_say(tmp_path: Pat
     assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is None
     whole, windowed = both_ways(path)
     assert windowed == whole
+
+
+@pytest.mark.parametrize("spec", WINDOWED_FORMATS)
+def test_a_check_the_plan_does_not_know_sends_the_file_to_the_whole_path(spec: str) -> None:
+    """A check added to a suite later may walk the records: the plan refuses it, so the file is read whole."""
+    import dataclasses
+
+    from memconform.core.check_context import NoTarget
+    from memconform.core.registry import REGISTRY
+    from memconform.core.runner import Context
+    from memconform.windows import NotWindowable
+    from memconform.windows.plan import PlanContext
+
+    suite = get_suite(spec)
+    checks = [c for c in REGISTRY.for_suite(spec) if c.kind == "document"]
+    plan_class = plan_of(suite)
+    assert plan_class is not None
+    ctx = Context(suite=suite, target=NoTarget(), profile=Profile())
+    plan_class(PlanContext(ctx, checks))  # every registered document check is known
+    newcomer = dataclasses.replace(checks[0], id=f"{spec}.walks_every_record")
+    with pytest.raises(NotWindowable, match="does not know"):
+        plan_class(PlanContext(ctx, [*checks, newcomer]))

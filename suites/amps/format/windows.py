@@ -38,7 +38,12 @@ class AmpsWindows(WindowPlan):
 
     def __init__(self, context: PlanContext) -> None:
         super().__init__(context)
-        from memconform.suites.amps.format import SchemaError
+        from memconform.suites.amps.format import RULES, SchemaError
+
+        known = {"schema_valid", *RULES}  # the checks that ask schema_errors and scan, which this plan answers
+        unknown = {c.id.split(".", 1)[1] for c in context.checks} - known
+        if unknown:  # a check added since may walk the records: only the whole document is known to serve it
+            raise NotWindowable(f"checks this plan does not know: {sorted(unknown)}")
 
         self.errors: list[SchemaError] = []
         self.scan = Scan()
