@@ -209,3 +209,8 @@ def test_a_suite_runs_the_same_against_its_reference_served_long_lived(tmp_path:
         print(name, calls[0])
     assert outcomes["long-lived"] == outcomes["in-process"]
     assert "passed" in outcomes["long-lived"].values()
+
+
+def test_a_template_naming_per_call_files_is_refused(adapter: str) -> None:
+    with pytest.raises(HarnessError, match="workdir"):
+        open_target(f"cmd-lines:{adapter} {{op}} {{input}}", limits=Limits())

@@ -85,6 +85,12 @@ class LineCommandTarget(Target):
         self.limits = limits
         self.api_key = api_key
         self.template = resolve_template(spec, (cwd or Path.cwd()).resolve())
+        for word in shlex.split(self.template):
+            try:
+                word.format(workdir="")
+            except (KeyError, IndexError, ValueError):
+                raise HarnessError(f"a cmd-lines: template takes {{workdir}} only (the operation and its input come "
+                                   f"over stdin): {spec!r}") from None
         self.description = "cmd-lines:" + spec
         self.timeout_s = limits.call_deadline_s
         self.proc: subprocess.Popen[bytes] | None = None
@@ -98,6 +104,7 @@ class LineCommandTarget(Target):
         self.status = Captured(4096)
         self.pending = bytearray()  # stdout read past the last reply line
         self.status_file: Any = None
+        self.left_pids: list[int] = []  # processes of the run found alive after it was ended (none, normally)
 
     # -- start and stop ------------------------------------------------------------------------
     def preflight(self) -> None:
@@ -129,7 +136,7 @@ class LineCommandTarget(Target):
         become_subreaper()
         in_namespace = ["--namespace"] if namespaced() else []
         self.workdir = tempfile.mkdtemp(prefix="memconform-lines-")
-        argv = [word.format(workdir=self.workdir, op="", input="", output="") for word in shlex.split(self.template)]
+        argv = [word.format(workdir=self.workdir) for word in shlex.split(self.template)]
         token = uuid.uuid4().hex
         env = {**os.environ, TOKEN_VARIABLE: token}
         if self.api_key:
@@ -146,6 +153,7 @@ class LineCommandTarget(Target):
                 LIVE_SUPERVISORS.add(proc.pid)
         except OSError as exc:
             os.close(status_r)
+            shutil.rmtree(self.workdir, ignore_errors=True)
             raise TargetError(f"cannot start the command supervisor: {exc}") from None
         finally:
             os.close(status_w)
@@ -183,8 +191,6 @@ class LineCommandTarget(Target):
                 self.left_pids = left
                 if self.workdir:
                     shutil.rmtree(self.workdir, ignore_errors=True)
-
-    left_pids: list[int] = []
 
     # -- one call -------------------------------------------------------------------------------
     def send(self, request: Request) -> Reply:
@@ -230,7 +236,8 @@ class LineCommandTarget(Target):
             message = answer.get("message")
             said = f": {message[:500]}" if isinstance(message, str) else ""
             raise TargetError(f"{op}: the command answered status {status!r}{said}")
-        content_type = answer.get("content_type") if isinstance(answer.get("content_type"), str) else ""
+        said_type = answer.get("content_type")
+        content_type = said_type if isinstance(said_type, str) else ""
         if "body" in answer:
             body = answer["body"]
             return Reply(status=status, body=body, raw=json.dumps(body, ensure_ascii=False).encode("utf-8"),
@@ -255,6 +262,7 @@ class LineCommandTarget(Target):
         out = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         cap = self.limits.max_response_bytes
+        begun = time.monotonic()
         with selectors.DefaultSelector() as sel:
             sel.register(stdout, selectors.EVENT_READ)
             sel.register(stderr, selectors.EVENT_READ)
@@ -272,7 +280,7 @@ class LineCommandTarget(Target):
                     raise _Broken(f"the reply line is over the cap of {cap} bytes")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise _Broken(f"no reply within {max(0.0, deadline - time.monotonic()):.3g}s"
+                    raise _Broken(f"no reply within {time.monotonic() - begun:.3g}s"
                                   if reply else "the request could not be written in time")
                 for key, _ in sel.select(timeout=min(left, 0.5)):
                     if key.fileobj is stdin:
