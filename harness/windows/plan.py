@@ -8,6 +8,7 @@ Anything a plan cannot judge this way raises NotWindowable: the file is then rea
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -61,16 +62,24 @@ class WindowPlan:
 
 
 def plan_of(suite: SuiteSpec) -> type[WindowPlan] | None:
-    """The format's WINDOW_PLAN, found in the module of its `detect` (a format without one is read whole)."""
+    """The format's WINDOW_PLAN: `windows.py` beside the format module that holds its `detect` (the
+    format package itself does not import it, so the plan may import the format freely); None: read whole."""
     module = getattr(suite.detect, "__module__", None)
     if not module:
         return None
-    plan = getattr(importlib.import_module(module), "WINDOW_PLAN", None)
+    try:
+        found = importlib.util.find_spec(f"{module}.windows")
+    except ModuleNotFoundError:  # the detect's module is no package: it has no windows beside it
+        return None
+    if found is None:
+        return None
+    plan = getattr(importlib.import_module(f"{module}.windows"), "WINDOW_PLAN", None)
     return plan if isinstance(plan, type) and issubclass(plan, WindowPlan) else None
 
 
 def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int = WINDOW_BYTES,
                    profile: Profile | None = None, check_ids: list[str] | None = None,
+                   opener: Callable[[Path], int] | None = None,
                    ) -> tuple[SuiteSpec, WindowedDocument, WindowPlan] | None:
     """(the suite whose plan read it, the document for its checks, the plan), or None: read the file
     whole. The suite is the one owning the first section met (a section name two formats share is no
@@ -103,9 +112,7 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int =
     def on_envelope(envelope: dict[str, Any]) -> None:
         chosen[0][1].begin(envelope)
 
-    from ..validate import open_regular
-
-    fd = open_regular(path)
+    fd = opener(path) if opener is not None else os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         layout: Layout = read_windowed(fd, size, is_section, on_window, window, on_envelope)
         suite, plan = chosen[0]
@@ -119,12 +126,12 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int =
 
 
 def validate_windowed(path: Path, size: int, wanted: str | None, suites: list[SuiteSpec], profile: Profile,
-                      check_ids: list[str] | None, window: int = WINDOW_BYTES,
-                      ) -> tuple[SuiteSpec, str, list[Result]] | None:
-    """`validate` of one file in windows: (suite, how it was named, results), or None to read it whole."""
-    from ..validate import name_format
-
-    read = read_with_plan(path, size, suites, window, profile, check_ids)
+                      check_ids: list[str] | None, window: int, opener: Callable[[Path], int],
+                      name_format: Callable[..., Any]) -> tuple[SuiteSpec, str, list[Result]] | None:
+    """`validate` of one file in windows: (suite, how it was named, results), or None to read it whole.
+    `opener` and `name_format` are validate's own (a regular file only; the format named as a whole
+    document would be)."""
+    read = read_with_plan(path, size, suites, window, profile, check_ids, opener)
     if read is None:
         return None
     suite, document, plan = read

@@ -283,6 +283,4 @@ def dangling(doc: Any) -> Iterator[tuple[str, str]]:
                 yield f"$.artifacts[{i}].atom_ids[{j}]", ref
 
 
-from memconform.suites.amps.format.windows import WINDOW_PLAN as WINDOW_PLAN  # noqa: E402  (it reads the above)
-
 __all__ = ["RULES", "Problem", "Rule", "Scan", "is_date_time", "is_uri", "parse_date_time", "scan"]

@@ -315,6 +315,3 @@ def seal(bundle: dict[str, Any], unicode: str = "literal", numbers: str = "pytho
     manifest.pop("checksum", None)
     manifest["checksum"] = checksum(bundle, unicode, numbers)
     return bundle
-
-
-from memconform.suites.memoryai.format.windows import WINDOW_PLAN as WINDOW_PLAN  # noqa: E402  (it reads the above)
