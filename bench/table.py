@@ -114,7 +114,7 @@ def write_json(path: Path, doc: object) -> Path:
     return path
 
 
-def rows_for(scale: float, folder: Path, n: int) -> list[Row]:
+def rows_for(scale: float, folder: Path, n: int, only: list[str] | None = None) -> list[Row]:
     sys.path.insert(0, str(HERE))
     from bench_amps import make_export
     from bench_emp import write_file
@@ -126,6 +126,8 @@ def rows_for(scale: float, folder: Path, n: int) -> list[Row]:
 
     def row(work: str, size: str, make: Callable[[], Path], anchor_name: str, anchor: Callable[[Path], list[str]],
             env: dict[str, str] | None = None, skipped: str = "") -> None:
+        if only and not any(word.lower() in f"{work} {anchor_name}".lower() for word in only):
+            return
         r = Row(work, size, anchor_name=anchor_name, skipped=skipped)
         out.append(r)
         if skipped:
@@ -137,7 +139,7 @@ def rows_for(scale: float, folder: Path, n: int) -> list[Row]:
         try:
             pairs(r, validate(path), anchor(path), n, env)
         except (RuntimeError, OSError) as exc:  # one row that cannot run is said, the table goes on
-            r.skipped, r.ours, r.anchor = f"could not run: {exc}"[:300], [], []
+            r.skipped, r.ours, r.anchor = " ".join(f"could not run: {exc}".split())[:300], [], []
 
     chunks = int(10_000 * scale)
     row("MemoryAI validate", f"{chunks} x 384", lambda: write_json(folder / "bundle.json", make_bundle(chunks, 384)),
@@ -160,6 +162,8 @@ def rows_for(scale: float, folder: Path, n: int) -> list[Row]:
 
     row("EMP validate", f"{lines} lines", emp_file, "rule-including floor (orjson per line)",
         lambda p: [sys.executable, str(FLOORS / "emp_floor.py"), str(p)])
+    if only and not any(word.lower() in "start-up" for word in only):
+        return out
     tiny = write_json(folder / "tiny.memoryai.json", make_bundle(1, 4))
     start = Row("start-up of validate", "a 1-chunk bundle", anchor_name="a bare interpreter")
     print("start-up: ...", flush=True)
@@ -197,11 +201,12 @@ def main() -> int:
     ap.add_argument("--large", action="store_true", help="the 10x set")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--scale", type=float, help="sizes times this (1: the quick set, 10: --large)")
+    ap.add_argument("--only", action="append", help="rows whose work or anchor holds this word (repeatable)")
     ap.add_argument("--out", type=Path, help="also write the table to this file")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="memconform-bench-") as tmp:
         scale = args.scale or (10.0 if args.large else 1.0)
-        text = table(rows_for(scale, Path(tmp), args.pairs), args.pairs)
+        text = table(rows_for(scale, Path(tmp), args.pairs, args.only), args.pairs)
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
