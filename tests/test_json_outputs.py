@@ -9,8 +9,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from memconform.cli.main import main
 from memconform.cli.json_output import OUTPUTS, schema_path
+from memconform.cli.main import main
 from memconform.core.results import Outcome
 from test_diff import _write
 

@@ -232,9 +232,9 @@ def test_emp_reading_recorded_only_from_the_answer(check: str, target: str, read
 def judge_document(suite: str, doc: Any, check: str, options: dict[str, str] | None = None) -> tuple[Any, set[tuple[str, str]]]:
     """One document check on one document (as `memconform validate` runs it), with the readings it recorded."""
     from memconform.core.check_context import NoTarget
+    from memconform.core.registry import select_checks
     from memconform.core.runner import Context, run_checks
     from memconform.core.suite import get_suite
-    from memconform.run.session import select_checks
 
     profile = Profile.named("ci", options={f"{suite}.{k}": v for k, v in (options or {}).items()})
     ctx = Context(suite=get_suite(suite), target=NoTarget(), profile=profile, document=doc)

@@ -67,6 +67,37 @@ else:
 """
 
 
+LINES_SCRIPT = f"""
+import base64, json, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["cmd"] == "start":
+        print(json.dumps({{"ready": True, "version": 1}}), flush=True)
+        continue
+    if msg["cmd"] == "stop":
+        break
+    seq, op = msg["seq"], msg["op"]
+    if op == "echo":
+        reply = {{"seq": seq, "status": "ok", "body": {{"got": msg.get("body")}}}}
+    elif op == "verbatim":
+        reply = {{"seq": seq, "status": "ok", "body": {{"verbatim": base64.b64decode(msg.get("raw", "")) == {RAW!r}}}}}
+    elif op == "huge":
+        reply = {{"seq": seq, "status": "ok", "body": {{"blob": "x" * {HUGE}}}}}
+    elif op == "hang":
+        time.sleep(30)
+        continue
+    else:
+        reply = {{"seq": seq, "status": "unsupported"}}
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def make_cmd_lines(tmp_path: Path, limits: Limits) -> Target:
+    script = tmp_path / "lines_impl.py"
+    script.write_text(LINES_SCRIPT)
+    return open_target(f"cmd-lines:{sys.executable} {script}", limits=limits, api_key=KEY)
+
+
 def make_python(tmp_path: Path, limits: Limits) -> Target:
     from memconform.targets.pyobj import PythonTarget
 
@@ -158,8 +189,8 @@ def make_http(tmp_path: Path, limits: Limits, base: str = "") -> Target:
     return open_target(base, routes, limits=limits, api_key=KEY)
 
 
-MAKERS: dict[str, Callable[..., Target]] = {"python:": make_python, "cmd:": make_cmd, "dir:": make_dir,
-                                             "http://": make_http}
+MAKERS: dict[str, Callable[..., Target]] = {"python:": make_python, "cmd:": make_cmd, "cmd-lines:": make_cmd_lines,
+                                             "dir:": make_dir, "http://": make_http}
 # kinds that are another kind's class under another prefix
 ALIASES = {"https://": "http://", "reference:": "python:"}
 KINDS = sorted(MAKERS)

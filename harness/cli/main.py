@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run suites against a target (default: the embedded reference)")
     run.add_argument("--suite", action="append", help=f"suite name (repeatable): {', '.join(suite_names())}")
-    run.add_argument("--target", help="http://... or https://..., cmd:..., dir:..., python:mod:attr, reference:NAME")
+    run.add_argument("--target", help="http://... or https://..., cmd:... (a process per call), cmd-lines:... (one process for the run, JSON lines), dir:..., python:mod:attr, reference:NAME")
     run.add_argument("--report-dir", help="where the run's files go (default $MEMCONFORM_REPORT_DIR, else reports/latest); "
                      "the run before is kept in previous/ inside it")
     run.add_argument("--api-key", help="sent as a bearer token; redacted everywhere (or MEMCONFORM_API_KEY)")

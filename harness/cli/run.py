@@ -45,8 +45,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                       command=" ".join(shlex.quote(a) for a in sys.argv))
     session.clock = clock
     say = session.printer  # every terminal line goes through the run's redactor
+    from ..core.registry import select_checks
     from ..render.progress import Progress
-    from ..run.session import select_checks
 
     progress = Progress(sum(len(select_checks(s, args.check or None)) for s in suites), say)
 

@@ -37,3 +37,12 @@ def load_suite(name: str, missing_ok: bool = False) -> None:
     except ModuleNotFoundError as exc:
         if not (missing_ok and is_stale(name, exc)):
             raise
+
+
+def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
+    """A suite's registered checks, or those of them `check_ids` names (with or without the suite's prefix)."""
+    checks = REGISTRY.for_suite(suite)
+    if check_ids:
+        wanted = set(check_ids)
+        checks = [c for c in checks if c.id in wanted or c.id.split(".", 1)[1] in wanted]
+    return checks

@@ -108,9 +108,10 @@ class ReportWriter:
 
     def footer(self, counts: dict[str, int], levels: list[dict[str, Any]], exit_code: int,
                notes: list[dict[str, str]] | None = None, readings: list[dict[str, Any]] | None = None,
-               warnings: int = 0) -> None:
+               warnings: int = 0, calls: list[dict[str, Any]] | None = None) -> None:
         self.write({"type": "footer", "finished_at": now(), "counts": counts, "levels": levels, "exit_code": exit_code,
-                    "notes": notes or [], "readings": readings or [], "warnings": warnings})
+                    "notes": notes or [], "readings": readings or [], "warnings": warnings,
+                    **({"calls": calls} if calls else {})})
 
     def close(self) -> None:
         if self._fh is not None:
@@ -271,9 +272,17 @@ def render_summary(report: Report) -> str:
                        f"{cnt.get('errored', 0):>7} {cnt.get('skipped', 0):>7}")
         out += [f"  {v['verdict']}" for v in levels]
     out += [f"note ({n['suite']}): {n['note']}" for n in footer.get("notes", [])]
+    out += [f"calls ({c['suite']}): {calls_text(c)}" for c in footer.get("calls", [])]
     out += [f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in footer.get("readings", [])]
     c = footer["counts"]
     warnings = footer.get("warnings", 0)
     out += ["", f"{c['passed']} passed, {c['failed']} failed" + (f" ({plural(warnings, 'warning')})" if warnings else "")
             + f", {c['errored']} errored, {c['skipped']} skipped"]
     return "\n".join(out) + "\n"
+
+
+def calls_text(figures: dict[str, Any]) -> str:
+    """`552 calls to the target`, and for a long-lived command target how many processes served them."""
+    calls, processes = figures.get("calls", 0), figures.get("processes")
+    served = f", served by {plural(processes, 'process')}" if processes is not None else ""
+    return f"{plural(calls, 'call')} to the target{served}"

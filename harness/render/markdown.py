@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.report import Report
+from ..core.report import Report, calls_text
 from ..core.wording import visible
 from .common import clean, outcome_label
 from .groups import clip, failure_text, group_problems, plural
@@ -102,6 +102,8 @@ def _readings_notes(report: Report) -> list[str]:
     out: list[str] = []
     if footer.get("notes"):
         out += ["## Notes", ""] + [f"- **{_cell(n['suite'])}** {_cell(n['note'])}" for n in footer["notes"]] + [""]
+    if footer.get("calls"):
+        out += ["## Calls to the target", ""] + [f"- **{_cell(c['suite'])}** {calls_text(c)}" for c in footer["calls"]] + [""]
     if footer.get("readings"):  # "## Readings": the terminal points at summary.md#readings
         out += ["## Readings", "", f"{plural(len(footer['readings']), 'open point')} of the specs, with the reading the "
                 "target was seen to follow.", "",

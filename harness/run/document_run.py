@@ -1,6 +1,6 @@
 """Running a suite's document checks on one document, with no target and no report folder: what
 `memconform validate` needs of a run, importable without the run's own machinery (targets, the
-report writers), so `validate` starts quickly. The session re-exports both functions."""
+report writers), so `validate` starts quickly. The session uses both."""
 
 from __future__ import annotations
 
@@ -8,18 +8,10 @@ from typing import Any
 
 from ..core.check_context import NoTarget
 from ..core.profile import Profile
-from ..core.registry import REGISTRY, Check
+from ..core.registry import select_checks
 from ..core.results import HarnessError, Result
 from ..core.runner import Context, run_checks
 from ..core.suite import SuiteSpec, get_suite
-
-
-def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
-    checks = REGISTRY.for_suite(suite)
-    if check_ids:
-        wanted = set(check_ids)
-        checks = [c for c in checks if c.id in wanted or c.id.split(".", 1)[1] in wanted]
-    return checks
 
 
 def validate_document(doc: Any, suite_or_name: SuiteSpec | str, profile: Profile,

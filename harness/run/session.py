@@ -18,7 +18,7 @@ from ..core.check_context import NoTarget
 from ..core.clock import Clock
 from ..core.profile import Profile, keep_hypothesis_files_in
 from ..core.redact import Printer, Redactor
-from ..core.registry import REGISTRY, Check
+from ..core.registry import REGISTRY, Check, select_checks
 from ..core.report import Report, ReportWriter, render_summary
 from ..core.results import HarnessError, Outcome, Result, SkipCheck, TargetError
 from ..core.runner import Context, claimed_levels, run_checks, run_cleanups
@@ -28,7 +28,6 @@ from ..core.verdicts import level_verdicts as _level_verdicts
 from ..kit.domain import run_note as domain_note
 from ..targets import open_target
 from . import report_folder
-from .document_run import select_checks
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
 
@@ -39,6 +38,7 @@ class RunOutcome:
     levels: dict[str, list[LevelVerdict]] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)  # run-level findings, by suite (a domain note carries its figures)
     readings: list[dict[str, Any]] = field(default_factory=list)  # open point -> readings seen, by suite
+    calls: dict[str, dict[str, int]] = field(default_factory=dict)  # suite -> calls to its target (and processes)
     report_dir: Path | None = None
     exit_code: int = 0
     report: Report | None = None  # the records read back: what the summaries render
@@ -56,6 +56,12 @@ def reproduce_base(suite: str, target: str, profile: Profile, report_dir: Path |
     if keyed:  # the key itself never: the variable the user sets
         line += ' --api-key "$MEMCONFORM_API_KEY"'
     return redactor.text(line)
+
+
+def call_count(target: Any) -> dict[str, int]:
+    """The run's calls to one suite's target; for a long-lived command, how many processes served them."""
+    started = getattr(target, "starts", None)
+    return {"calls": int(target.calls), **({"processes": int(started)} if started is not None else {})}
 
 
 def budget_of(profile: Profile) -> dict[str, float]:
@@ -217,6 +223,8 @@ class Session:
                                           for p, v in ctx.readings.items()]
             finally:
                 ctx.target.close()
+                if not isinstance(ctx.target, NoTarget):  # how many calls the run cost (the footer's `calls`)
+                    self.outcome.calls[suite_name] = call_count(ctx.target)
         if results or ctx is not None:
             ran = {r.check_id for r in results}
             not_run = [c for c in REGISTRY.for_suite(suite_name) if c.id not in ran]
@@ -241,6 +249,7 @@ class Session:
             out.counts(),
             [v.to_json(s) for s, vs in out.levels.items() for v in vs],
             out.exit_code, out.notes, out.readings, warnings=sum(1 for r in out.results if r.warning),
+            calls=[{"suite": suite, **figures} for suite, figures in out.calls.items()],
         )
         self.writer.close()
         out.report = self.writer.report(allow_empty=True)
@@ -334,6 +343,11 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
         footer = r.footer or {}
         session.outcome.notes += [n for n in footer.get("notes", []) if n not in session.outcome.notes]
         session.outcome.readings += [x for x in footer.get("readings", []) if x not in session.outcome.readings]
+        for worker in footer.get("calls", []):  # each worker's calls to its own target, added up per suite
+            total = session.outcome.calls.setdefault(worker["suite"], {})
+            for name, value in worker.items():
+                if name != "suite":
+                    total[name] = total.get(name, 0) + value
         if r.footer is None:
             session.outcome.notes.append({"suite": suites[0] if suites else "", "note": "a worker's report was cut off"})
     outcome = _finish_with_the_workers_exchanges(session, folders)

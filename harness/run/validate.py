@@ -242,18 +242,21 @@ def collector_paused() -> Any:
 
 
 def validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
-                  max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
+                  max_bytes: int, window: int | None = None) -> tuple[SuiteSpec, str, list[Result]]:
     """(suite, how it was named, results) for one file, read once: the head names a streamed format
-    (which then reads the file itself, once, within its own limits); any other file is read whole."""
+    (which then reads the file itself, once, within its own limits); a file over `window` bytes in a
+    format with a window plan is read in windows of that size (harness/kit/windows/); any other file, or
+    one the windows cannot read, is read whole."""
     with collector_paused():
-        return _validate_file(path, wanted, profile, check_ids, max_bytes)
+        return _validate_file(path, wanted, profile, check_ids, max_bytes, window)
 
 
 def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: list[str] | None,
-                   max_bytes: int) -> tuple[SuiteSpec, str, list[Result]]:
+                   max_bytes: int, window: int | None = None) -> tuple[SuiteSpec, str, list[Result]]:
+    from ..kit.windows.reader import WINDOW_BYTES
     from .document_run import validate_document
 
-    size_within(path, max_bytes)
+    size = size_within(path, max_bytes)
     head = read_head(path)
     # --format names one suite: the others are not loaded (no detection runs)
     suites = [get_suite(wanted)] if wanted else all_suites()
@@ -264,6 +267,13 @@ def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: 
         results = validate_document(document, streamed, profile, check_ids)
         failure = not_well_formed(document)
         return streamed, how, [well_formed_result(streamed, failure)] if failure else results
+    window = WINDOW_BYTES if window is None else window
+    if size > window:
+        from ..kit.windows.plan import validate_windowed
+
+        windowed = validate_windowed(path, size, wanted, suites, profile, check_ids, window, open_regular, name_format)
+        if windowed is not None:
+            return windowed
     raw = head + read_rest(path, len(head), max_bytes)
     doc: Any
     try:

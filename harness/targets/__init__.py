@@ -2,6 +2,7 @@
 
     http://host:port/...      HttpTarget      (httpx; timeouts, size cap, no redirects)
     cmd:TEMPLATE | cmd:@FILE  CommandTarget   (a command per operation; every process it starts is ended after each call)
+    cmd-lines:TEMPLATE        LineCommandTarget (one command for the run, JSON lines over stdin/stdout; lines.py)
     dir:PATH | dir:@FILE      DropDirTarget   (file drop into PATH/inbox, replies read from PATH/outbox)
     python:module:attr        PythonTarget    (an in-process object with one method per operation)
     reference:NAME            the embedded reference of suite NAME (SuiteSpec.reference), in process
@@ -39,6 +40,12 @@ def _open_cmd(spec: str, routes: dict[str, Route], limits: Limits, api_key: str 
     return CommandTarget(spec[len("cmd:"):], limits, api_key)
 
 
+def _open_cmd_lines(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
+    from .lines import LineCommandTarget
+
+    return LineCommandTarget(spec[len("cmd-lines:"):], limits, api_key)
+
+
 def _open_dir(spec: str, routes: dict[str, Route], limits: Limits, api_key: str | None) -> Target:
     from .dropdir import DropDirTarget
 
@@ -68,6 +75,7 @@ TARGET_KINDS: dict[str, Callable[[str, dict[str, Route], Limits, str | None], Ta
     "http://": _open_http,
     "https://": _open_http,
     "cmd:": _open_cmd,
+    "cmd-lines:": _open_cmd_lines,
     "dir:": _open_dir,
     "python:": _open_python,
     "reference:": _open_reference,

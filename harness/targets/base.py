@@ -7,6 +7,8 @@ exchange, the OMP client's and schemathesis's included, goes through `HttpTarget
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,10 +23,18 @@ from ..core.profile import Limits
 
 
 class Target:
-    """Base of every target kind. `send` raises Unsupported or TargetError, never returns garbage silently."""
+    """Base of every target kind. `send` raises Unsupported or TargetError, never returns garbage silently.
+    `calls` counts the requests sent (every kind's `send`, counted once however a subclass chains it)."""
 
     kind = "abstract"
     description = ""
+    calls = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        send = cls.__dict__.get("send")
+        if send is not None and not getattr(send, "counts_calls", False):
+            cls.send = _counting(send)  # type: ignore[method-assign]
 
     def call(self, request: Request | str, body: Any = None, **fields: Any) -> Reply:
         """`call(Request(op, ...))`, or the positional form `call(op, body, params=..., raw=..., filename=...)`."""
@@ -78,3 +88,27 @@ class Target:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_SENDING = threading.local()
+_COUNTING = threading.Lock()
+
+
+def _counting(send: Any) -> Any:
+    """`send` that adds one to the target's `calls` for each request (not again for a `send` it chains to)."""
+
+    @functools.wraps(send)
+    def counted(self: Target, request: Request) -> Reply:
+        sending: set[int] = _SENDING.__dict__.setdefault("targets", set())  # this thread's sends under way
+        if id(self) in sending:
+            return send(self, request)  # type: ignore[no-any-return]
+        with _COUNTING:
+            self.calls += 1
+        sending.add(id(self))
+        try:
+            return send(self, request)  # type: ignore[no-any-return]
+        finally:
+            sending.discard(id(self))
+
+    counted.counts_calls = True  # type: ignore[attr-defined]
+    return counted

@@ -354,7 +354,10 @@ def run_in_namespace(timeout_s: float, status_fd: int, command: list[str]) -> di
         timed_out = False
     except Stop:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        os.kill(init, signal.SIGKILL)  # the kernel kills the whole namespace before the init is reaped
+        try:
+            os.kill(init, signal.SIGKILL)  # the kernel kills the whole namespace before the init is reaped
+        except ProcessLookupError:
+            pass  # the init ended (and reported) just before the SIGTERM came: it is reaped below
         os.waitpid(init, 0)
         timed_out = True
     return {"code": None, "timed_out": timed_out, "start_error": None if timed_out else "the namespace's init died",

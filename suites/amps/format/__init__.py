@@ -17,6 +17,7 @@ from typing import Any
 from memconform.core.profile import declare_option
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.kit.shared_rules import now_iso as now_iso  # re-exported: the suite's clock
+from memconform.kit.windows import NotWindowable, computed
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
 from memconform.suites.amps.format.schema_sites import format_sites_of
 from memconform.suites.amps.format.string_formats import (
@@ -153,10 +154,65 @@ def values_at(doc: Any, steps: tuple[str | None, ...]) -> list[str]:
 
 def schema_errors(doc: Any) -> list[tuple[str, str, Any]]:
     """(JSON path, message, offending value) for every schema error, in document order."""
+    windowed = computed(doc, "schema_errors")
+    if windowed is not None:  # a file read in windows (suites/amps/format/windows.py): judged as it was read
+        return list(windowed)
+    return [(json_path(parts), message, instance) for parts, message, instance in schema_error_entries(doc)]
+
+
+SchemaError = tuple[list[Any], str, Any]  # (the path's parts, message, offending value)
+
+
+def error_order(error: SchemaError) -> tuple[list[str], str]:
+    """The order schema errors are reported in (by path, as text, then message)."""
+    return list(map(str, error[0])), error[1]
+
+
+def schema_error_entries(doc: Any) -> list[SchemaError]:
+    """Every schema error as (path parts, message, value), in report order."""
     if schema_surely_valid(doc):  # jsonschema walks 100,000 atoms in ~15 s; jsonschema-rs in under 1 s
         return []
-    errors = sorted(validator().iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [(json_path(e.absolute_path), e.message, e.instance) for e in errors]
+    return sorted(((list(e.absolute_path), e.message, e.instance) for e in validator().iter_errors(doc)),
+                  key=error_order)
+
+
+@functools.cache
+def _section_schema(section: str) -> dict[str, Any] | None:
+    """The published schema's subschema of one top-level array (`properties.<section>`), with the
+    definitions its references name; None when the schema has no such plain subschema."""
+    root = schema()
+    sub = root.get("properties", {}).get(section)
+    if not isinstance(sub, dict) or sub.get("type") != "array":
+        return None
+    return {**{k: root[k] for k in ("$schema", "$defs") if k in root}, **sub}
+
+
+@functools.cache
+def _section_validators(section: str) -> tuple[Any, Any, Any] | None:
+    """(jsonschema, jsonschema-rs on the structure, the format sites) for one section's subschema."""
+    import jsonschema_rs
+    from jsonschema import Draft202012Validator
+
+    sub = _section_schema(section)
+    if sub is None:
+        return None
+    return (Draft202012Validator(sub, format_checker=format_checker()),
+            jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS)))
+
+
+def section_schema_errors(section: str, items: list[Any], first: int) -> list[SchemaError]:
+    """The schema errors a slice of one top-level array holds, as the whole document's validation
+    reports them (paths from the root, `first` the slice's first index). The subschema of a section
+    judges its items alone: nothing else in the schema reaches into them."""
+    validators = _section_validators(section)
+    if validators is None:
+        raise NotWindowable(f"the schema has no plain subschema for {section}")
+    full, structure, sites = validators
+    if sites is not None and structure.is_valid(items) and all(
+            formats_hold(name, values_at(items, steps)) for steps, name in sites):
+        return []
+    return [([section, first + e.absolute_path[0], *list(e.absolute_path)[1:]] if e.absolute_path else [section],
+             e.message, e.instance) for e in full.iter_errors(items)]
 
 
 def detect(doc: Any) -> bool:

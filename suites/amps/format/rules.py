@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core import rules
+from memconform.kit.windows import computed
 from memconform.suites.amps.format.string_formats import PLAIN_DAY, instant
 
 TEXT_MAX = 500
@@ -93,7 +94,11 @@ def _items(doc: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
 
 def scan(doc: Any) -> Scan:
     """Every prose rule of RULES over one export. An export the column checks (scan_columns) prove free
-    of problems gets their counts; any other is walked atom by atom (walk), which reports each problem."""
+    of problems gets their counts; any other is walked atom by atom (walk), which reports each problem.
+    A file read in windows was scanned as it was read (windows.py)."""
+    windowed = computed(doc, "scan")
+    if windowed is not None:
+        return windowed  # type: ignore[no-any-return]
     clean = scan_columns(doc)
     return clean if clean is not None else walk(doc)
 

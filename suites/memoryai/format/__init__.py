@@ -81,6 +81,15 @@ def canonical_bytes(bundle: dict[str, Any], unicode: str = "literal") -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
+def canonical_value_bytes(value: Any) -> bytes:
+    """One JSON value as canonical_bytes writes it inside a bundle (the literal reading): a bundle read
+    in windows is written a slice of records at a time (windows.py). ValueError for NaN or infinity."""
+    fast = _literal_by_orjson(value)
+    if fast is not None:
+        return fast
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
 # orjson writes strings, keys (sorted by code point), integers and most floats byte for byte as
 # json.dumps(ensure_ascii=False, separators=(",", ":")) does (tests/test_memoryai_canonical_fast.py);
 # floats of magnitude below 1e-4 it writes its own way (0.00001, 1e-7 for Python's 1e-05, 1e-07),
@@ -92,7 +101,7 @@ class _NotFinite(Exception):
     pass
 
 
-def _literal_by_orjson(body: dict[str, Any]) -> bytes | None:
+def _literal_by_orjson(body: Any) -> bytes | None:
     """The literal canonical bytes at orjson's speed, or None where only json.dumps can say (a NaN or
     infinity, which json.dumps refuses; an integer past 64 bits, a lone surrogate or a key that is no
     string, which orjson refuses)."""

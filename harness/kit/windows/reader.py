@@ -1,0 +1,345 @@
+"""Reading one JSON object file in bounded windows: its big arrays (a format's record sections) a slice
+of elements at a time, everything else as one small envelope.
+
+The file is never read whole. At the top level the members are found one by one: a key (a short
+string), `:`, a value. A member whose key is one of the sections and whose value is an array is read
+as windows: a slice of about `window` bytes is cut after an element (at a `}` followed by `,` or `]`)
+and read with the strict reader as `[` + slice + `]`. A cut inside a string or inside a nested value
+cannot be read (an unterminated string or an unclosed container), so a slice that reads is exactly
+a run of whole elements; a slice reaching past the end of the section reads up to its `]` and then
+meets the next member ("unexpected content after document"), which says where the section ends. Any
+other member's value is found with the stdlib's `raw_decode` and kept, its bytes, in the envelope.
+
+The strict reader's bounds hold: each window is read by `read_json` with the depth the element has
+in the file; counts of containers, strings and commas are added up over the whole file and the
+whole-file bounds (containers per byte, estimated memory) applied to the sums. Whatever does not fit
+this shape, or any text the strict reader refuses, raises NotWindowable: the caller then reads the
+file whole, so a malformed file is reported by the one whole-file path, in its words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ...core.json_reader import (
+    _ASTRAL_LEADS,
+    _NOT_MARKS,
+    CONTAINER_BYTES,
+    FILE,
+    JsonRejected,
+    estimated_memory,
+    memory_bound,
+    read_json,
+)
+
+WINDOW_BYTES = 1 << 20  # a window's slice of a section (1 MiB: measured faster than larger slices, and smaller peaks); tests shrink it
+KEY_BYTES = 1 << 16  # a top-level key longer than this is not an envelope this reader expects
+CUTS_TRIED = 3  # cuts tried in one slice (from its end) before the slice is doubled
+WHITE = b" \t\r\n"
+# an element inside a section is one array and one object deeper than the same text read as [slice]
+WINDOW_POLICY = dataclasses.replace(FILE, max_depth=FILE.max_depth - 1)
+_AFTER_DOCUMENT = "unexpected content after document"  # orjson's words for trailing text
+_SECTION_CLOSE = re.compile(rb'\}\s*\]\s*(?:,\s*"|\})')
+
+
+class NotWindowable(Exception):
+    """The file is not read in windows (its shape, or a text the strict reader refuses): read it whole."""
+
+
+OnWindow = Callable[[str, int, list[Any]], None]  # (section, index of the first element, the elements)
+
+
+@dataclass
+class Span:
+    """One window as read: where its slice is in the file, so a second pass reads the same elements."""
+
+    section: str
+    offset: int
+    length: int
+    first: int
+
+
+@dataclass
+class Layout:
+    """What one windowed reading found."""
+
+    envelope: dict[str, Any]  # the top-level object with each windowed section as an empty array
+    counts: dict[str, int]  # section -> number of elements
+    spans: list[Span] = field(default_factory=list)
+    late: list[Any] = field(default_factory=list)  # keys of envelope members after the first section
+
+
+@dataclass
+class _Totals:
+    """Counts over every byte read, for the whole-file bounds of the strict reader."""
+
+    objects: int = 0
+    arrays: int = 0
+    quotes: int = 0
+    commas: int = 0
+    wide: int = 0
+    ascii: bool = True
+
+    def add(self, text: bytes) -> None:
+        marks = text.translate(None, _NOT_MARKS)
+        self.objects += marks.count(b"{")
+        self.arrays += marks.count(b"[")
+        self.quotes += marks.count(b'"')
+        self.commas += marks.count(b",")
+        if self.ascii and not text.isascii():
+            self.ascii = False
+        if not self.ascii:
+            self.wide += len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
+
+    def within_file_bounds(self, size: int) -> bool:
+        """Would the whole-file reader take these counts without a second look? (Its first, rough
+        estimates; a file over them is read whole, where the exact count decides.)"""
+        if (self.objects + self.arrays) * CONTAINER_BYTES > size:
+            return False
+        rough = estimated_memory(self.objects, self.arrays, (self.quotes + 1) // 2, self.commas, self.wide, size,
+                                 self.ascii)
+        return rough <= memory_bound(size)
+
+
+class _File:
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+
+    def read(self, offset: int, length: int) -> bytes:
+        length = max(0, min(length, self.size - offset))
+        data = os.pread(self.fd, length, offset)
+        if len(data) != length:
+            raise NotWindowable("the file changed while it was read")
+        return data
+
+    def skip_white(self, pos: int) -> int:
+        while True:
+            piece = self.read(pos, 4096)
+            stripped = piece.lstrip(WHITE)
+            if stripped or not piece:
+                return pos + len(piece) - len(stripped)
+            pos += len(piece)
+
+    def byte(self, pos: int) -> bytes:
+        return self.read(pos, 1)
+
+
+def read_windowed(fd: int, size: int, sections: Callable[[str], bool], on_window: OnWindow,
+                  window: int = WINDOW_BYTES, on_envelope: Callable[[dict[str, Any]], None] | None = None) -> Layout:
+    """Read the JSON object in `fd` (`size` bytes): each member for which `sections(key)` holds and
+    whose value is an array is handed to `on_window` a window at a time; the rest is the envelope.
+    `on_envelope` is handed the members read before the first section, as they are (Layout.late
+    names the envelope members that came after a section)."""
+    f = _File(fd, size)
+    totals = _Totals()
+    pos = f.skip_white(0)
+    if f.byte(pos) != b"{":
+        raise NotWindowable("the file is not one JSON object")
+    pos = f.skip_white(pos + 1)
+    members: list[bytes] = []
+    counts: dict[str, int] = {}
+    spans: list[Span] = []
+    late: list[Any] = []
+    while True:
+        key_end = _string_end(f, pos)
+        key_text = f.read(pos, key_end - pos)
+        key = _strict(key_text, FILE)
+        pos = f.skip_white(key_end)
+        if f.byte(pos) != b":":
+            raise NotWindowable("a member without ':'")
+        pos = f.skip_white(pos + 1)
+        if isinstance(key, str) and f.byte(pos) == b"[" and sections(key):
+            if key in counts:
+                raise NotWindowable(f"the section {key!r} appears twice")
+            if not counts and on_envelope is not None:
+                early = _strict(b"{" + b",".join(members) + b"}", FILE)
+                if not isinstance(early, dict):
+                    raise NotWindowable("the envelope is not an object")
+                on_envelope(early)
+            pos, counts[key] = _section(f, pos + 1, key, window, on_window, spans, totals)
+            members.append(key_text + b":[]")
+        else:
+            end = _value_end(f, pos, window)
+            members.append(key_text + b":" + f.read(pos, end - pos))
+            pos = end
+            if counts:
+                late.append(key)
+        pos = f.skip_white(pos)
+        mark = f.byte(pos)
+        if mark == b"}":
+            break
+        if mark != b",":
+            raise NotWindowable("a member is followed by neither ',' nor '}'")
+        pos = f.skip_white(pos + 1)
+    if f.skip_white(pos + 1) != size:
+        raise NotWindowable("text after the object")
+    if not counts:
+        raise NotWindowable("no section to read in windows")
+    skeleton = b"{" + b",".join(members) + b"}"
+    totals.add(skeleton)
+    if not totals.within_file_bounds(size):
+        raise NotWindowable("over the whole-file reader's first estimates")
+    envelope = _strict(skeleton, FILE)
+    if not isinstance(envelope, dict):
+        raise NotWindowable("the envelope is not an object")
+    return Layout(envelope, counts, spans, late)
+
+
+def reread(fd: int, size: int, spans: list[Span], section: str) -> Any:
+    """The windows of one section again, as (first index, elements), from the spans of a first reading."""
+    f = _File(fd, size)
+    for span in spans:
+        if span.section == section:
+            yield span.first, _strict(b"[" + f.read(span.offset, span.length) + b"]", WINDOW_POLICY)
+
+
+def _strict(text: bytes, policy: Any) -> Any:
+    try:
+        return read_json(text, policy)
+    except JsonRejected as exc:
+        raise NotWindowable(f"the strict reader refuses a part of the file: {exc}") from None
+
+
+def _string_end(f: _File, pos: int) -> int:
+    """The offset after the JSON string (a key) starting at `pos`."""
+    text = f.read(pos, KEY_BYTES)
+    if text[:1] != b'"':
+        raise NotWindowable("a member's key is not a string")
+    at = 1
+    while True:
+        at = text.find(b'"', at)
+        if at < 0:
+            raise NotWindowable("a key longer than this reader takes")
+        backslashes = len(text[:at]) - len(text[:at].rstrip(b"\\"))
+        if backslashes % 2 == 0:
+            return pos + at + 1
+        at += 1
+
+
+def _value_end(f: _File, pos: int, window: int) -> int:
+    """The offset after the JSON value starting at `pos` (an envelope member: found by the stdlib's
+    raw_decode on a slice, doubled while the value runs past it)."""
+    length = min(window, 1 << 16)
+    decoder = json.JSONDecoder()
+    while True:
+        piece = f.read(pos, length)
+        text = piece.decode("utf-8", "surrogateescape")  # one character per undecodable byte: offsets map back
+        try:
+            _, end = decoder.raw_decode(text)
+        except (ValueError, RecursionError):
+            if pos + len(piece) >= f.size:
+                raise NotWindowable("an envelope value that does not read") from None
+            length *= 2
+            continue
+        return pos + len(text[:end].encode("utf-8", "surrogateescape"))
+
+
+def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow, spans: list[Span],
+             totals: _Totals) -> tuple[int, int]:
+    """Read one section's elements from `pos` (after its `[`): (offset after its `]`, element count)."""
+    pos = f.skip_white(pos)
+    if f.byte(pos) == b"]":
+        return pos + 1, 0
+    count = 0
+    length = window
+    while True:
+        piece = f.read(pos, length)
+        if not piece:
+            raise NotWindowable(f"the section {section!r} is not closed")
+        found = _cut(piece, pos + len(piece) >= f.size)
+        if found is None:
+            if pos + len(piece) >= f.size:
+                raise NotWindowable(f"the section {section!r} does not read")
+            length *= 2  # one element longer than the slice, or cuts that did not read: a wider slice
+            continue
+        cut, elements, closed = found
+        totals.add(piece[:cut])
+        if not totals.within_file_bounds(f.size):  # the sums only grow: over now, over at the end
+            raise NotWindowable("over the whole-file reader's first estimates")
+        spans.append(Span(section, pos, cut, count))
+        on_window(section, count, elements)
+        count += len(elements)
+        length = window
+        if closed:
+            return pos + cut + 1, count  # after the section's `]`
+        totals.commas += 1  # the comma at the cut
+        pos = f.skip_white(pos + cut + 1)
+
+
+def _cut(piece: bytes, at_end: bool) -> tuple[int, list[Any], bool] | None:
+    """(offset of the cut, the elements before it, whether the section's `]` is there) for a slice
+    beginning at an element, or None when no cut tried reads."""
+    if at_end:  # the whole rest of the file: the section closes in it or nowhere
+        return _closes_within(piece, len(piece))
+    tries = 0
+    end = len(piece)
+    # where the section may close in this slice (an element's `}`, then `]` and the next member or the
+    # object's end), cuts are tried by orjson first: a cut past the close then costs one quick parse,
+    # not the strict reader's slow path for a text it refuses
+    may_close = _SECTION_CLOSE.search(piece) is not None
+    while tries < CUTS_TRIED:
+        brace = piece.rfind(b"}", 0, end)
+        if brace < 0:
+            return None
+        end = brace
+        after = brace + 1
+        while after < len(piece) and piece[after] in WHITE:
+            after += 1
+        if after >= len(piece) or piece[after] not in b",]":
+            continue
+        tries += 1
+        wrapped = b"[" + piece[:after] + b"]"
+        if may_close:
+            reads, stop = _probe(wrapped)
+            if stop is not None:  # the section closed before this cut: up to its `]`
+                return _closed_at(piece, stop)
+            if not reads:
+                continue  # a cut inside a string or a nested value: an earlier one
+        try:
+            return after, read_json(wrapped, WINDOW_POLICY), piece[after] == ord("]")
+        except JsonRejected:
+            pass
+        reads, stop = _probe(wrapped)
+        if stop is not None:
+            return _closed_at(piece, stop)
+        if reads:
+            raise NotWindowable("the strict reader refuses a window orjson reads (a bound)")
+        # else: a cut inside a string or a nested value; an earlier one
+    return None
+
+
+def _probe(text: bytes) -> tuple[bool, int | None]:
+    """(orjson reads the text, where the value it holds ends when more text follows it: a byte offset)."""
+    try:
+        orjson.loads(text)
+        return True, None
+    except orjson.JSONDecodeError as exc:
+        if exc.msg != _AFTER_DOCUMENT:
+            return False, None
+        chars = exc.pos  # orjson counts characters: back to bytes
+        return False, len(text.decode("utf-8", "surrogateescape")[:chars].encode("utf-8", "surrogateescape"))
+    except RecursionError:
+        return False, None
+
+
+def _closes_within(piece: bytes, limit: int) -> tuple[int, list[Any], bool] | None:
+    """When the section's `]` lies in piece[:limit]: (its offset, the elements, True)."""
+    _, stop = _probe(b"[" + piece[:limit])
+    return None if stop is None else _closed_at(piece, stop)
+
+
+def _closed_at(piece: bytes, stop: int) -> tuple[int, list[Any], bool] | None:
+    """The section read up to its `]`, which ends before `stop` (an offset in `[` + piece)."""
+    close = (b"[" + piece[:stop - 1]).rstrip(WHITE)
+    if not close.endswith(b"]"):
+        return None
+    at = len(close) - 2  # the `]` in piece's offsets (the wrapper adds one byte before it)
+    return at, _strict(b"[" + piece[:at] + b"]", WINDOW_POLICY), True

@@ -1,0 +1,272 @@
+"""Windowed validation (harness/kit/windows/) reports what the whole-file path reports: on every fixture
+of each format with a window plan, and on generated exports that cross many window boundaries (the
+window shrunk to a few KiB so the test stays fast)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memconform.core.profile import Profile
+from memconform.core.suite import all_suites, get_suite
+from memconform.kit.fixtures_loader import fixture_root
+from memconform.kit.windows import WindowedDocument, WithheldRecords
+from memconform.kit.windows.plan import plan_of, read_with_plan
+from memconform.run.validate import validate_file
+
+SMALL = 2048  # bytes per window: every fixture crosses a boundary or two, generated ones hundreds
+WHOLE = 1 << 28  # --max-bytes, and a window no file here reaches
+WINDOWED_FORMATS = ["amps", "memoryai"]
+
+
+def findings(results: list[Any]) -> list[tuple[Any, ...]]:
+    return [(r.check_id, r.outcome.value, r.reason, r.not_applicable, r.inconclusive,
+             [(f.title, repr(f.received), repr(f.expected), f.path, f.detail, f.readings) for f in r.failures])
+            for r in results]
+
+
+def both_ways(path: Path, profile: Profile | None = None, wanted: str | None = None,
+              window: int = SMALL) -> tuple[list[Any], list[Any]]:
+    profile = profile or Profile()
+    whole = validate_file(path, wanted, profile, None, WHOLE, window=WHOLE)
+    windowed = validate_file(path, wanted, profile, None, WHOLE, window=window)
+    assert whole[0].name == windowed[0].name and whole[1] == windowed[1]
+    return findings(whole[2]), findings(windowed[2])
+
+
+def fixture_documents(spec: str) -> list[tuple[str, Any]]:
+    out = []
+    for verdict in ("valid", "invalid"):
+        for case in sorted((fixture_root() / spec / verdict).glob("*.json")):
+            data = json.loads(case.read_text("utf-8"))
+            if isinstance(data, dict) and "document" in data:
+                out.append((f"{verdict}/{case.stem}", data["document"]))
+    return out
+
+
+def write(tmp_path: Path, name: str, doc: Any, indent: int | None) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc, indent=indent, ensure_ascii=indent is None), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("spec", WINDOWED_FORMATS)
+def test_every_fixture_reads_the_same_in_windows(spec: str, tmp_path: Path) -> None:
+    cases = fixture_documents(spec)
+    assert cases, f"no fixtures for {spec}"
+    read_in_windows = 0
+    for name, doc in cases:
+        for indent in (None, 2):
+            path = write(tmp_path, f"{name.replace('/', '-')}-{indent}.json", doc, indent)
+            read_in_windows += read_with_plan(path, path.stat().st_size, [get_suite(spec)], 64) is not None
+            for wanted in (spec, None):
+                whole, windowed = both_ways(path, wanted=wanted, window=64)
+                assert windowed == whole, name
+    assert read_in_windows >= len(cases)  # most are: those with a root-level error are read whole
+
+
+def amps_export(count: int, seed: int, flaws: bool) -> dict[str, Any]:
+    """An AMPS export of `count` atoms and count//3 artifacts; with `flaws`, problems of every rule and
+    schema errors scattered across the windows, strings holding `},` and `]`, non-ASCII text."""
+    rng = random.Random(seed)
+    artifacts = [{"artifact_id": f"art-{i}", "kind": "chat", "captured_at": "2026-01-02T03:04:05Z",
+                  "title": "notes }, {\"x\": [1]} ] é", "atom_ids": [f"atom-{rng.randrange(count)}"]}
+                 for i in range(count // 3)]
+    atoms = []
+    for i in range(count):
+        atom: dict[str, Any] = {
+            "atom_id": f"atom-{i}", "kind": "fact", "text": f"fact {i} }},{{ \"[\" ü 😀", "created_at": "2026-01-01T00:00:00Z",
+            "sensitivity": "public", "valid_from": "2026-01-01T00:00:00Z",
+            "provenance": {"derivation": "inferred", "extractor": "gpt", "artifact_ids": [f"art-{rng.randrange(count // 3)}"]}}
+        if flaws and rng.random() < 0.05:
+            flaw = rng.randrange(8)
+            if flaw == 0:
+                atom["provenance"]["artifact_ids"] = ["art-missing"]
+            elif flaw == 1:
+                atom["text"] = "x" * 501
+            elif flaw == 2:
+                del atom["sensitivity"]
+            elif flaw == 3:
+                atom["valid_to"] = "2025-01-01T00:00:00Z"
+            elif flaw == 4:
+                atom["valid_to"] = atom["valid_from"]
+            elif flaw == 5:
+                atom["kind"] = "rumour"
+            elif flaw == 6:
+                atom["provenance"] = {"derivation": "observed", "artifact_ids": []}
+            else:
+                atom["created_at"] = "2026-02-30T00:00:00Z"
+        atoms.append(atom)
+    if flaws:
+        artifacts[len(artifacts) // 2]["atom_ids"].append("atom-gone")
+        artifacts[-1]["captured_at"] = "yesterday"
+    return {"export_version": "0.1.0", "exported_at": "2026-07-13T14:22:00Z",
+            "subject": {"subject_id": "s1"}, "atoms": atoms, "artifacts": artifacts}
+
+
+@pytest.mark.parametrize("flaws", [False, True])
+@pytest.mark.parametrize("indent", [None, 1])
+def test_generated_amps_export_reads_the_same_across_windows(flaws: bool, indent: int | None, tmp_path: Path) -> None:
+    doc = amps_export(600, seed=33, flaws=flaws)
+    path = write(tmp_path, "export.json", doc, indent)
+    assert path.stat().st_size > 50 * SMALL  # many windows
+    read = read_with_plan(path, path.stat().st_size, [get_suite("amps")], SMALL)
+    assert read is not None, "the generated export was read whole: the windows were not exercised"
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+    if flaws:
+        assert any(r[1] == "failed" for r in whole)
+    for profile in (Profile(options={"amps.validity_order": "strictly-after", "amps.atom_labels": "required"}),):
+        whole, windowed = both_ways(path, profile)
+        assert windowed == whole
+
+
+def test_the_envelope_after_the_sections_and_sections_in_either_order(tmp_path: Path) -> None:
+    doc = amps_export(200, seed=7, flaws=True)
+    reordered = {"artifacts": doc["artifacts"], "atoms": doc["atoms"], "subject": doc["subject"],
+                 "exported_at": "not a date", "export_version": "0.1.0"}
+    path = write(tmp_path, "reordered.json", reordered, None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("amps")], SMALL) is not None
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+
+
+@pytest.mark.parametrize("text", [
+    b'{"export_version":"0.1.0","atoms":[{"a":1},{"a":NaN}],"artifacts":[],"subject":{}}',  # marked NaN
+    b'{"atoms":[{"a":1},{"a":2}],"atoms":[],"artifacts":[],"subject":{},"export_version":"0.1.0"}',  # twice
+    b'{"atoms":[{"a":1},{"a":2}', b'{"atoms":[{"a":"\xff"}],"artifacts":[]}', b'\xef\xbb\xbf{"atoms":[]}',
+    b'{"atoms":[{"a":1}],"artifacts":[]} trailing', b'{"atoms":[{"a":' + b"[" * 600 + b"]" * 600 + b"}]}",
+    b'{"atoms":[{"a":12345678901234567890123}],"artifacts":[],"subject":{},"export_version":"0.1.0"}',
+    # each window under the strict reader's bounds, the whole file over them: containers, then short strings
+    b'{"export_version":"0.1.0","atoms":[' + b"{}," * 150_000 + b'{}],"artifacts":[],"subject":{}}',
+    b'{"export_version":"0.1.0","atoms":[' + b'{"a":"","b":""},' * 120_000 + b'{}],"artifacts":[],"subject":{}}',
+])
+def test_texts_the_windows_do_not_take_are_read_whole_with_the_same_findings(text: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "odd.json"
+    path.write_bytes(text + b" " * 64)
+    try:
+        whole = validate_file(path, "amps", Profile(), None, WHOLE, window=WHOLE)
+    except Exception as exc:  # the whole-file path's own refusal: the windowed one refuses the same way
+        with pytest.raises(type(exc)):
+            validate_file(path, "amps", Profile(), None, WHOLE, window=16 if len(text) < 4096 else 65536)
+        return
+    windowed = validate_file(path, "amps", Profile(), None, WHOLE, window=16 if len(text) < 4096 else 65536)
+    assert findings(windowed[2]) == findings(whole[2])
+
+
+def test_a_check_walking_withheld_records_errors_instead_of_passing() -> None:
+    doc = WindowedDocument({"format": "x"}, {"atoms": 3}, {})
+    assert isinstance(doc["atoms"], list) and isinstance(doc["atoms"], WithheldRecords)
+    with pytest.raises(RuntimeError, match="read in windows"):
+        list(doc["atoms"])
+    with pytest.raises(RuntimeError):
+        doc["atoms"][0]
+    assert len(doc["atoms"]) == 3  # the count is known
+
+
+def test_every_windowed_format_is_listed_here() -> None:
+    assert sorted(s.name for s in all_suites() if plan_of(s) is not None) == sorted(WINDOWED_FORMATS)
+
+
+def memoryai_bundle(count: int, seed: int, flaws: bool) -> dict[str, Any]:
+    """A sealed MemoryAI bundle of `count` chunks (and edges, entities); with `flaws`, chunks breaking each
+    record rule scattered across the windows, a credential in one chunk's metadata, NFC-sensitive text."""
+    import unicodedata
+
+    from memconform.suites.memoryai import format as mai
+
+    rng = random.Random(seed)
+    chunks = []
+    for i in range(count):
+        content = f"chunk {i} }},{{ \"]\" café ✓ 😀"
+        chunk: dict[str, Any] = {
+            "id": i + 1, "content": content, "content_hash": mai.content_hash(content), "memory_type": "fact",
+            "embedding": mai.encode_embedding([rng.random() for _ in range(4)]), "tags": ["a"], "zone": "standard",
+            "importance": 0.5, "is_pinned": False, "created_at": "2026-01-01T00:00:00Z", "metadata": {"i": i}}
+        if flaws and rng.random() < 0.08:
+            flaw = rng.randrange(9)
+            if flaw == 0:
+                chunk["content_hash"] = "0" * 64
+            elif flaw == 1:
+                chunk["embedding"] = "not base64!"
+            elif flaw == 2:
+                chunk["embedding"] = mai.encode_embedding([0.5] * 3)
+            elif flaw == 3:
+                chunk["zone"] = "attic"
+            elif flaw == 4:
+                chunk["importance"] = 1.5
+            elif flaw == 5:
+                chunk["memory_type"] = "gossip" if rng.random() < 0.5 else "x_vendor"
+            elif flaw == 6:
+                chunk["metadata"] = {"openai_api_key": "sk-" + "a" * 40}
+            elif flaw == 7:
+                decomposed = "cafe\u0301 chunk"
+                chunk["content"], chunk["content_hash"] = decomposed, mai.content_hash(unicodedata.normalize("NFC", decomposed))
+            else:
+                del chunk["memory_type"]
+        chunks.append(chunk)
+    edges = [{"chunk_a": i + 1, "chunk_b": i + 2, "edge_type": "related", "weight": 0.5} for i in range(count // 4)]
+    entities = [{"name": f"entity {i}", "frequency": i} for i in range(count // 8)]
+    if flaws:
+        edges[len(edges) // 2].pop("edge_type")
+        entities[-1]["frequency"] = "often"
+    doc = {"format": "memoryai-bundle", "version": 1, "generator": "test", "exported_at": "2026-01-03T00:00:00Z",
+           "manifest": {"scope": "full", "embedding_model": "m", "embedding_dim": 4, "tenant_id": None},
+           "chunks": chunks, "memory_edges": edges, "entities": entities, "l2_sessions": [], "mood_states": [], "agents": []}
+    return mai.seal(doc)
+
+
+@pytest.mark.parametrize("flaws", [False, True])
+@pytest.mark.parametrize("indent", [None, 1])
+def test_generated_memoryai_bundle_reads_the_same_across_windows(flaws: bool, indent: int | None, tmp_path: Path) -> None:
+    doc = memoryai_bundle(400, seed=33, flaws=flaws)
+    path = write(tmp_path, "bundle.json", doc, indent)
+    assert path.stat().st_size > 50 * SMALL
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is not None, \
+        "the generated bundle was read whole: the windows were not exercised"
+    for profile in (Profile(), Profile.named("strict"), Profile(options={"memoryai.content_hash": "unchecked"})):
+        whole, windowed = both_ways(path, profile)
+        assert windowed == whole
+    if flaws:
+        assert sum(r[1] == "failed" for r in whole) >= 5
+
+
+def test_a_memoryai_bundle_read_whole_where_the_windows_cannot_say(tmp_path: Path) -> None:
+    """A checksum that matches no literal reading, or the manifest after the chunks: the same findings, read whole."""
+    doc = memoryai_bundle(200, seed=5, flaws=True)
+    doc["manifest"]["checksum"] = "f" * 64
+    path = write(tmp_path, "mismatch.json", doc, None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is None
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+    late = memoryai_bundle(200, seed=5, flaws=True)
+    late["manifest"] = late.pop("manifest")
+    path = write(tmp_path, "late.json", late, None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is None
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+
+
+@pytest.mark.parametrize("spec", WINDOWED_FORMATS)
+def test_a_check_the_plan_does_not_know_sends_the_file_to_the_whole_path(spec: str) -> None:
+    """A check added to a suite later may walk the records: the plan refuses it, so the file is read whole."""
+    import dataclasses
+
+    from memconform.core.check_context import NoTarget
+    from memconform.core.registry import REGISTRY
+    from memconform.core.runner import Context
+    from memconform.kit.windows import NotWindowable
+    from memconform.kit.windows.plan import PlanContext
+
+    suite = get_suite(spec)
+    checks = [c for c in REGISTRY.for_suite(spec) if c.kind == "document"]
+    plan_class = plan_of(suite)
+    assert plan_class is not None
+    ctx = Context(suite=suite, target=NoTarget(), profile=Profile())
+    plan_class(PlanContext(ctx, checks))  # every registered document check is known
+    newcomer = dataclasses.replace(checks[0], id=f"{spec}.walks_every_record")
+    with pytest.raises(NotWindowable, match="does not know"):
+        plan_class(PlanContext(ctx, [*checks, newcomer]))
