@@ -14,7 +14,7 @@ from typing import Any
 from memconform.core.model import HarnessError
 
 from . import fmt_amps, fmt_emp, fmt_memorizz, fmt_memoryai, fmt_omp
-from .canonical import FORMATS, Document
+from .canonical import FORMATS, HATCH_KEY, Document
 from .ledger import Ledger
 from .placement import Refused
 from .validation import judge
@@ -56,6 +56,7 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
             return Translation(source, target, Document(source), None, ledger)
     canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
+    prepare(canonical, ledger)
     writer = (writers or {}).get(target) or WRITERS.get(target)
     if writer is None:
         raise HarnessError(f"unknown format {target!r}; formats: {', '.join(FORMATS)}")
@@ -71,6 +72,65 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
             ledger.refused = f"the {target} output does not pass memconform's checks: " + " | ".join(found[:5])
             return Translation(source, target, canonical, None, ledger)
     return Translation(source, target, canonical, output, ledger)
+
+
+def prepare(doc: Document, ledger: Ledger) -> None:
+    """What the ledger must say before any writer runs: records that share an id get names of their own (each is
+    translated, and says so); text no format can write (a lone surrogate) is replaced, field by field, and
+    named; what the source's escape-hatch blocks restored, or were refused, is listed."""
+    seen: dict[str, int] = {}
+    for r in doc.records:
+        key = r.key(doc.source)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            r.ledger_key = f"{key} (#{seen[key]} of that id)"
+            ledger.warnings.append(f"record {key!r} appears {seen[key]} times: the later one is named {r.ledger_key!r}")
+    for r in doc.records:
+        rid = r.name(doc.source)
+        for name, value in list(r.values.items()):
+            clean, changed = scrub(value)
+            if changed:
+                r.values[name] = clean
+                ledger.note(rid, name, "lost", f"{changed} lone surrogate(s) no UTF-8 document can hold, each written as U+FFFD")
+        if r.restored:
+            ledger.restored[rid] = sorted(set(r.restored))
+        for name in r.refused_restore:
+            ledger.warnings.append(f"record {rid!r}: the {HATCH_KEY} block gives a {name} that contradicts the record's own "
+                                   f"field; the visible {name} is used")
+    for attr in ("subject", "graph", "other_objects", "envelope"):
+        clean, changed = scrub(getattr(doc, attr))
+        if changed:
+            setattr(doc, attr, clean)
+            ledger.note_document(attr if attr != "envelope" else "envelope", "lost", changed,
+                                 "lone surrogate(s) written as U+FFFD")
+    for attr in ("producer", "exported_spelled"):
+        clean, changed = scrub(getattr(doc, attr))
+        if changed:
+            setattr(doc, attr, clean)
+
+
+def scrub(value: Any) -> tuple[Any, int]:
+    """The value with every lone surrogate (in strings and keys) replaced by U+FFFD, and how many were."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value, 0
+        except UnicodeEncodeError:
+            fixed = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
+            return fixed, sum(1 for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+    if isinstance(value, list):
+        pairs = [scrub(x) for x in value]
+        n = sum(c for _, c in pairs)
+        return ([x for x, _ in pairs], n) if n else (value, 0)
+    if isinstance(value, dict):
+        total, out = 0, {}
+        for k, v in value.items():
+            k2, a = scrub(k)
+            v2, b = scrub(v)
+            out[k2] = v2
+            total += a + b
+        return (out, total) if total else (value, 0)
+    return value, 0
 
 
 def detect(doc: Any) -> str | None:
