@@ -161,10 +161,11 @@ def to_millis(iso: str) -> int:
     return (when - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
 
-def seconds_form(iso: str) -> str:
-    """A canonical instant as ISO 8601 UTC with a fraction only when it is not zero (a leap second written
-    as the second after it: see `writable`)."""
-    return writable(iso).replace(".000Z", "Z")
+def seconds_form(iso: str, keep_leap: bool = False) -> str:
+    """A canonical instant as ISO 8601 UTC with a fraction only when it is not zero. A leap second stays :60
+    for a format whose checks accept RFC 3339's leap second (`keep_leap`: AMPS, OMP); elsewhere it is written
+    as the second after it (see `writable`)."""
+    return (iso if keep_leap else writable(iso)).replace(".000Z", "Z")
 
 
 def native_id(fmt: str, key: str) -> str:

@@ -16,20 +16,30 @@ from typing import Any
 from .canonical import FORMATS
 
 
+def _write(where: Any, text: str) -> None:
+    """Write a file the user named; a folder, a missing parent or a read-only place is one error line, exit 2."""
+    from memconform.core.model import HarnessError
+
+    try:
+        Path(where).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise HarnessError(f"cannot write {str(where)!r}: {exc.strerror or exc}") from None
+
+
 def cmd_translate(args: argparse.Namespace) -> int:
     from .translate import dump, load, translate
 
     source, doc = load(Path(args.file), args.source)
     tr = translate(doc, source, args.to)
     if args.ledger:
-        Path(args.ledger).write_text(json.dumps(tr.ledger.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        _write(args.ledger, json.dumps(tr.ledger.to_json(), ensure_ascii=False, indent=2) + "\n")
     summary = tr.ledger.summary()
     if tr.output is None:
         print(summary, file=sys.stderr)
         return 1
     text = dump(args.to, tr.output)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        _write(args.out, text)
         print(summary)
     else:
         sys.stdout.write(text)
@@ -44,17 +54,17 @@ def cmd_portability(args: argparse.Namespace) -> int:
     cells = matrix()
     md = markdown(cells)
     if args.md:
-        Path(args.md).write_text(md + "\n", encoding="utf-8")
+        _write(args.md, md + "\n")
     if args.html:
-        Path(args.html).write_text(html_page(cells), encoding="utf-8")
+        _write(args.html, html_page(cells))
     if args.json:
-        Path(args.json).write_text(json.dumps(as_json(cells), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        _write(args.json, json.dumps(as_json(cells), ensure_ascii=False, indent=2) + "\n")
     if args.errata:
         from .errata import BEGIN, generated
 
         path = Path(args.errata)
         head = path.read_text(encoding="utf-8").split(BEGIN)[0] if path.exists() else ""
-        path.write_text(head + generated() + "\n", encoding="utf-8")
+        _write(path, head + generated() + "\n")
     if args.live:
         from .port import port
         from .report import live_markdown
@@ -62,7 +72,7 @@ def cmd_portability(args: argparse.Namespace) -> int:
         live = live_markdown({(a, b): port(f"reference:{a}", f"reference:{b}") for a in FORMATS for b in FORMATS if a != b})
         md += "\n\n" + live
         if args.md:
-            Path(args.md).write_text(md + "\n", encoding="utf-8")
+            _write(args.md, md + "\n")
     if not (args.md or args.html or args.json or args.errata):
         print(md)
     refused = sum(len(c.refused) for c in cells.values())
@@ -72,16 +82,21 @@ def cmd_portability(args: argparse.Namespace) -> int:
 
 
 def cmd_port(args: argparse.Namespace) -> int:
+    from memconform.core.model import HarnessError, TargetError
+
     from .port import port
 
-    result = port(args.source, args.to, args.from_format, args.to_format, Path(args.seed) if args.seed else None,
-                  seed_a=not args.no_seed)
+    try:
+        result = port(args.source, args.to, args.from_format, args.to_format, Path(args.seed) if args.seed else None,
+                      seed_a=not args.no_seed)
+    except TargetError as exc:  # a target that failed or refused: one error line, exit 2, never a traceback
+        raise HarnessError(f"port: a target failed: {exc}") from None
     if args.ledger_dir:
         folder = Path(args.ledger_dir)
         folder.mkdir(parents=True, exist_ok=True)
         for name, tr in (("there", result.there), ("back", result.back)):
             if tr is not None:
-                (folder / f"{name}.ledger.json").write_text(json.dumps(tr.ledger.to_json(), indent=2) + "\n", encoding="utf-8")
+                _write(folder / f"{name}.ledger.json", json.dumps(tr.ledger.to_json(), indent=2) + "\n")
     if args.json:
         print(json.dumps(_port_json(result), ensure_ascii=False, indent=2))
     else:

@@ -89,7 +89,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
             art["atom_ids"] = [a["atom_id"] for a in atoms if aid in map(str, amps.artifact_ids_of(a))]
     note_document(ledger, t, "graph", len(doc.graph), len(own))
     note_document(ledger, t, "other_objects", len(doc.other_objects))
-    out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported)}
+    out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported, keep_leap=True)}
     place_export_time(ledger, doc, out["exported_at"])
     if doc.producer:
         out["source_provider"] = str(doc.producer)
@@ -177,7 +177,7 @@ def _instant(p: Placement, name: str) -> str | None:
 
 def _times(p: Placement, atom: dict[str, Any], exported: str) -> None:
     created = _instant(p, "created_at")
-    atom["created_at"] = seconds_form(created or _instant(p, "updated_at") or exported)
+    atom["created_at"] = seconds_form(created or _instant(p, "updated_at") or exported, keep_leap=True)
     if created:
         p.time("created_at", atom["created_at"])
     else:
@@ -185,13 +185,13 @@ def _times(p: Placement, atom: dict[str, Any], exported: str) -> None:
         p.invent("created_at", "atoms[].created_at")
     until = _instant(p, "valid_until")
     start = _instant(p, "valid_from")
-    atom["valid_from"] = seconds_form(start or (min(created, until) if until else created))
+    atom["valid_from"] = seconds_form(start or (min(created, until) if until else created), keep_leap=True)
     if start:
         p.time("valid_from", atom["valid_from"])
     else:
         p.invent("valid_from", "atoms[].valid_from")
     if until:
-        atom["valid_to"] = seconds_form(until)
+        atom["valid_to"] = seconds_form(until, keep_leap=True)
         p.time("valid_until", atom["valid_to"])
 
 

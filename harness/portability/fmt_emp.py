@@ -85,7 +85,7 @@ def write(doc: Document, ledger: Ledger) -> str:
     place_producer(ledger, doc, None)
     place_export_time(ledger, doc, None)
     note_envelope(ledger, doc)
-    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    return "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
 
 
 def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> dict[str, Any]:

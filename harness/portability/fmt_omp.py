@@ -102,7 +102,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
-    out = {"omp_version": omp.VERSION, "exported_at": seconds_form(exported),
+    out = {"omp_version": omp.VERSION, "exported_at": seconds_form(exported, keep_leap=True),
            "server": str(doc.producer) if doc.producer is not None else "memconform-port", "memories": memories}
     place_export_time(ledger, doc, out["exported_at"])
     place_producer(ledger, doc, out["server"])
@@ -184,10 +184,10 @@ def _source(p: Placement, mem: dict[str, Any], exported: str) -> None:
             p.keep(name)
     observed = p.value("observed_at")
     if isinstance(observed, str) and instant(observed):
-        source["timestamp"] = seconds_form(instant(observed) or observed)
+        source["timestamp"] = seconds_form(instant(observed) or observed, keep_leap=True)
         p.time("observed_at", source["timestamp"])
     else:
-        source["timestamp"] = seconds_form(_first_time(p, "created_at", "updated_at") or exported)
+        source["timestamp"] = seconds_form(_first_time(p, "created_at", "updated_at") or exported, keep_leap=True)
         p.invent("observed_at", "memories[].source.timestamp")
     mem["source"] = source
 
@@ -203,8 +203,8 @@ def _first_time(p: Placement, *names: str) -> str | None:
 def _times(p: Placement, mem: dict[str, Any], exported: str) -> None:
     created = _first_time(p, "created_at")
     updated = _first_time(p, "updated_at")
-    mem["created_at"] = seconds_form(created or updated or exported)
-    mem["updated_at"] = seconds_form(updated or created or exported)
+    mem["created_at"] = seconds_form(created or updated or exported, keep_leap=True)
+    mem["updated_at"] = seconds_form(updated or created or exported, keep_leap=True)
     if created:
         p.time("created_at", mem["created_at"])
     else:
@@ -214,7 +214,7 @@ def _times(p: Placement, mem: dict[str, Any], exported: str) -> None:
     else:
         p.invent("updated_at", "memories[].created_at, updated_at")
     until = _first_time(p, "valid_until")
-    mem["expires_at"] = seconds_form(until) if until else None
+    mem["expires_at"] = seconds_form(until, keep_leap=True) if until else None
     if until:
         p.time("valid_until", mem["expires_at"])
 

@@ -96,12 +96,25 @@ def _seen(fmt: str, native_id: str, rec: dict[str, Any], hatch: Any) -> Seen:
 
 
 def records(fmt: str, doc: Any) -> dict[str, Seen]:
-    """The records of a document by the key a ledger names them with."""
+    """The records of a document by the key a ledger names them with (a later record repeating an id: that id
+    followed by " (#n of that id)", as the ledger names it)."""
     return {"memoryai": _memoryai, "omp": _omp, "memorizz": _memorizz, "amps": _amps, "emp": _emp}[fmt](doc)
 
 
+class _Named(dict[str, Seen]):
+    """Records by key; a key seen before gets its ordinal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, int] = {}
+
+    def add(self, key: str, s: Seen) -> None:
+        self.seen[key] = self.seen.get(key, 0) + 1
+        self[key if self.seen[key] == 1 else f"{key} (#{self.seen[key]} of that id)"] = s
+
+
 def _memoryai(doc: Any) -> dict[str, Seen]:
-    out = {}
+    out = _Named()
     model = _walk(doc, ("manifest", "embedding_model"))
     for i, chunk in enumerate(doc.get("chunks") or []):
         key = str(chunk["id"]) if "id" in chunk else f"#{i + 1}"
@@ -115,12 +128,12 @@ def _memoryai(doc: Any) -> dict[str, Seen]:
         if protection:
             s.fields["protection"] = protection
         _outside(s, chunk, MEMORYAI_CHUNK)
-        out[key] = s
+        out.add(key, s)
     return out
 
 
 def _omp(doc: Any) -> dict[str, Seen]:
-    out: dict[str, Seen] = {}
+    out = _Named()
     parts: dict[str, list[tuple[int, str]]] = {}
     for mem in doc.get("memories") or []:
         block, _ = _split_hatch(mem.get("metadata"))
@@ -128,8 +141,9 @@ def _omp(doc: Any) -> dict[str, Seen]:
         if isinstance(part, dict) and part.get("index", 0) > 0:
             parts.setdefault(str(part["of"]), []).append((part["index"], mem.get("content", "")))
             continue
-        out[str(mem.get("id"))] = _seen("omp", str(mem.get("id")), mem, mem.get("metadata"))
-        _outside(out[str(mem.get("id"))], mem, OMP_MEMORY)
+        s = _seen("omp", str(mem.get("id")), mem, mem.get("metadata"))
+        _outside(s, mem, OMP_MEMORY)
+        out.add(s.native_id, s)
     for key, rest in parts.items():  # a text split over parts is read whole (the part blocks say so)
         if key in out:
             out[key].fields["text"] = out[key].fields.get("text", "") + "".join(t for _, t in sorted(rest))
@@ -137,7 +151,7 @@ def _omp(doc: Any) -> dict[str, Seen]:
 
 
 def _memorizz(doc: Any) -> dict[str, Seen]:
-    out = {}
+    out = _Named()
     for store in MEMORIZZ_STORES:
         for rec in (doc.get("stores") or {}).get(store) or []:
             data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
@@ -155,16 +169,16 @@ def _memorizz(doc: Any) -> dict[str, Seen]:
                     rest["user_id"] = data["user_id"]
             if rest:
                 s.fields["extensions"] = rest
-            out[key] = s
+            out.add(key, s)
     return out
 
 
 def _amps(doc: Any) -> dict[str, Seen]:
-    out = {}
+    out = _Named()
     for atom in doc.get("atoms") or []:
         s = _seen("amps", str(atom.get("atom_id")), atom, atom.get("x-provider"))
         _outside(s, atom, AMPS_ATOM)
-        out[s.native_id] = s
+        out.add(s.native_id, s)
     return out
 
 

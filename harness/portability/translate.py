@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,10 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
     except Refused as exc:
         ledger.refused = str(exc)
         return Translation(source, target, canonical, None, ledger)
+    over = over_limit(target, output)
+    if over:
+        ledger.refused = over
+        return Translation(source, target, canonical, None, ledger)
     if validate:
         found, warnings = judge(target, output)
         ledger.warnings += warnings
@@ -72,6 +77,23 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
             ledger.refused = f"the {target} output does not pass memconform's checks: " + " | ".join(found[:5])
             return Translation(source, target, canonical, None, ledger)
     return Translation(source, target, canonical, output, ledger)
+
+
+def over_limit(fmt: str, output: Any) -> str | None:
+    """Why the output breaks its format's own size limit (MemoRizz: the archive's bytes, 50 MiB by default), or
+    None: such an output is refused with the limit named, never written as if valid."""
+    if fmt != "memorizz":
+        return None
+    from memconform.core.profile import OPTIONS
+    from memconform.suites.memorizz import format as mz
+
+    limit_name = OPTIONS["memorizz"]["max_bytes"].default
+    limit = mz.SIZES.get(limit_name, 50 * mz.MIB)
+    size = len(dump(fmt, output).encode("utf-8"))
+    if size <= limit:
+        return None
+    return (f"the memorizz archive would be {size} bytes, over the archive size limit of {limit_name} "
+            f"({limit} bytes, the memorizz suite's max_bytes): translate fewer records")
 
 
 def prepare(doc: Document, ledger: Ledger) -> None:
@@ -91,7 +113,8 @@ def prepare(doc: Document, ledger: Ledger) -> None:
             clean, changed = scrub(value)
             if changed:
                 r.values[name] = clean
-                ledger.note(rid, name, "lost", f"{changed} lone surrogate(s) no UTF-8 document can hold, each written as U+FFFD")
+                ledger.note(rid, name, "lost", f"{changed} value(s) no JSON text can hold: a lone surrogate written as "
+                                               "U+FFFD, a number beyond the double range as null")
         if r.restored:
             ledger.restored[rid] = sorted(set(r.restored))
         for name in r.refused_restore:
@@ -102,7 +125,7 @@ def prepare(doc: Document, ledger: Ledger) -> None:
         if changed:
             setattr(doc, attr, clean)
             ledger.note_document(attr if attr != "envelope" else "envelope", "lost", changed,
-                                 "lone surrogate(s) written as U+FFFD")
+                                 "value(s) no JSON text can hold (lone surrogates as U+FFFD, infinite numbers as null)")
     for attr in ("producer", "exported_spelled"):
         clean, changed = scrub(getattr(doc, attr))
         if changed:
@@ -110,7 +133,10 @@ def prepare(doc: Document, ledger: Ledger) -> None:
 
 
 def scrub(value: Any) -> tuple[Any, int]:
-    """The value with every lone surrogate (in strings and keys) replaced by U+FFFD, and how many were."""
+    """The value with what no JSON text can hold written otherwise, and how many such were: a lone surrogate
+    (in strings and keys) as U+FFFD, a number beyond the double range (1e999999 reads as infinity) as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, 1
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -156,8 +182,12 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
     raw = read_all(path, MAX_DOCUMENT_BYTES)
     try:
         doc: Any = parse_json(raw)
-    except NotWellFormed:
+    except NotWellFormed as exc:  # JSON Lines (EMP) is not one JSON text; any other format must be
+        if fmt not in (None, "emp"):
+            raise HarnessError(f"{path}: not a {fmt} document: {exc}") from None
         doc = raw.decode("utf-8", "replace")
+        if fmt is None and detect(doc) != "emp":
+            raise HarnessError(f"{path}: not JSON, and not JSON Lines of EMP: {exc}") from None
     if isinstance(doc, dict) and "document" in doc and "verdict" in doc:  # a fixture case
         doc = doc["document"]
     if isinstance(doc, dict) and fmt in (None, "emp") and detect(doc) == "emp":
@@ -169,4 +199,5 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
 
 
 def dump(fmt: str, output: Any) -> str:
-    return output if fmt == "emp" else json.dumps(output, ensure_ascii=False, indent=2) + "\n"
+    """The output's text; a value JSON cannot hold is a harness error here, never a file written as if valid."""
+    return output if fmt == "emp" else json.dumps(output, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
