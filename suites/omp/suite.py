@@ -150,6 +150,9 @@ SUITE = SuiteSpec(
     run_notes=history_counts.with_counts(_run_notes),
     preflight=preflight,
     reference=_reference, mutants=_mutants, serve=_serve, probe=_probe,
+    # `memconform validate export.json`: a GET /v1/export body (checks/export_document.py)
+    detect=lambda doc: isinstance(doc, dict) and "omp_version" in doc and isinstance(doc.get("memories"), list),
+    hints=("omp_version", "server", "memories"),
 )
 
 
