@@ -4,13 +4,11 @@ document `translate` writes from a fixture passes it; each rule fails the docume
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import pytest
 from memconform.cli import main
-from memconform.core.model import Outcome
 from memconform.core.profile import Profile
 from memconform.portability.canonical import FORMATS
 from memconform.portability.matrix import sample_files
