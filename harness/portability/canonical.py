@@ -48,6 +48,9 @@ class Record:
     spelled: dict[str, Any] = field(default_factory=dict)
     restored: list[str] = field(default_factory=list)  # fields the source's escape-hatch block restored
     refused_restore: list[str] = field(default_factory=list)  # block values that contradict the visible field
+    # what the record's own fields showed where the block restored another value: a target that drops a field
+    # the block also holds is still seen to drop it (port compares these too)
+    shown: dict[str, Any] = field(default_factory=dict)
     ledger_key: str = ""  # the name a ledger gives the record when its own id is not unique in the document
 
     def get(self, name: str, default: Any = None) -> Any:

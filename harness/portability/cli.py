@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,13 +83,16 @@ def cmd_portability(args: argparse.Namespace) -> int:
 
 
 def cmd_port(args: argparse.Namespace) -> int:
+    from memconform.cli_common import profile_from_args
     from memconform.core.model import HarnessError, TargetError
 
     from .port import port
 
+    shared = args.api_key or os.environ.get("MEMCONFORM_API_KEY") or None
     try:
         result = port(args.source, args.to, args.from_format, args.to_format, Path(args.seed) if args.seed else None,
-                      seed_a=not args.no_seed)
+                      seed_a=not args.no_seed, key_a=args.from_api_key or shared, key_b=args.to_api_key or shared,
+                      profile=profile_from_args(args))
     except TargetError as exc:  # a target that failed or refused: one error line, exit 2, never a traceback
         raise HarnessError(f"port: a target failed: {exc}") from None
     if args.ledger_dir:
@@ -143,6 +147,12 @@ def add_portability_parsers(sub: Any) -> None:
     port.add_argument("--to-format", choices=FORMATS, help="B's format (default: from reference:NAME)")
     port.add_argument("--seed", help="a document imported into A first (default: a reference fixture of A's format)")
     port.add_argument("--no-seed", action="store_true", help="port what A already holds")
+    port.add_argument("--api-key", help="the API key of both targets (default: $MEMCONFORM_API_KEY)")
+    port.add_argument("--from-api-key", help="target A's API key (default: --api-key)")
+    port.add_argument("--to-api-key", help="target B's API key (default: --api-key)")
+    port.add_argument("--profile", default="ci", help="the profile whose limits and options the targets are called with")
+    port.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                      help="a profile option, as for run (e.g. omp.credentials=FILE)")
     port.add_argument("--ledger-dir", help="write both ledgers here")
     port.add_argument("--json", action="store_true")
     port.set_defaults(func=cmd_port)

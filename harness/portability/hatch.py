@@ -71,6 +71,8 @@ def apply(record: Record, found: dict[str, Any] | None, fmt: str, table: Any = N
                 continue
             if shown != value:
                 record.restored.append(name)
+            if shown is not None:
+                record.shown[name] = shown
             record.values[name] = copy.deepcopy(value)
             record.spelled.pop(name, None)
 

@@ -13,7 +13,7 @@ from typing import Any
 from .canonical import NO_ID, Document, Record
 from .translate import Translation, Writer, read, translate
 
-KEPT = ("kept", "carried")
+KEPT = ("kept", "respelled", "carried")  # a respelled value reads back as the same canonical value
 
 
 def _by_id(doc: Document) -> dict[str, Record]:
