@@ -6,7 +6,9 @@ canonical field became. Times are one spelling (UTC, milliseconds) so that two r
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -114,9 +116,35 @@ def _parse(value: Any) -> tuple[dt.datetime, bool] | None:
     return when.astimezone(dt.UTC), leap
 
 
+def jcopy(value: Any) -> Any:
+    """A copy of a JSON value (dicts and lists rebuilt, scalars shared): what copy.deepcopy does for JSON,
+    without its memo (several times faster over 100k records)."""
+    if type(value) is dict:
+        return {k: jcopy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [jcopy(v) for v in value]
+    if isinstance(value, (dict, list)):
+        return copy.deepcopy(value)
+    return value
+
+
+def clone(doc: Document) -> Document:
+    """A copy of a document a writer may change freely."""
+    return Document(doc.source, [Record(ids=dict(r.ids), values=jcopy(r.values), spelled=dict(r.spelled),
+                                        restored=list(r.restored), refused_restore=list(r.refused_restore),
+                                        shown=jcopy(r.shown), ledger_key=r.ledger_key) for r in doc.records],
+                    jcopy(doc.subject), doc.producer, doc.exported_at, doc.exported_spelled, jcopy(doc.envelope),
+                    jcopy(doc.graph), jcopy(doc.other_objects))
+
+
 def instant(value: Any) -> str | None:
     """A date-time in the canonical spelling (UTC, Z, milliseconds, or microseconds when it has them; a leap
     second keeps its :60), or None when it names no instant."""
+    return _instant(value) if isinstance(value, str) and len(value) <= 64 else None
+
+
+@functools.lru_cache(maxsize=8192)  # a writer asks about the same few values of a record several times
+def _instant(value: str) -> str | None:
     parsed = _parse(value)
     if parsed is None:
         return None

@@ -4,12 +4,23 @@ the document's graph."""
 
 from __future__ import annotations
 
-import copy
+import datetime as dt
 from typing import Any
 
 from memconform.suites.amps import format as amps
 
-from .canonical import HATCH_KEY, NO_ID, Document, Record, digest, instant, now_canonical, seconds_form
+from .canonical import (
+    HATCH_KEY,
+    NO_ID,
+    Document,
+    Record,
+    digest,
+    instant,
+    jcopy,
+    now_canonical,
+    offset_of,
+    seconds_form,
+)
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
@@ -55,14 +66,14 @@ def _record(t: Any, atom: dict[str, Any], artifacts: dict[Any, dict[str, Any]]) 
         if atom.get(name) is not None:
             v[name] = atom[name]
     if isinstance(atom.get("provenance"), dict):
-        prov = copy.deepcopy(atom["provenance"])
-        cites = [copy.deepcopy(artifacts[a]) for a in amps.artifact_ids_of(atom) if a in artifacts]
+        prov = jcopy(atom["provenance"])
+        cites = [jcopy(artifacts[a]) for a in amps.artifact_ids_of(atom) if a in artifacts]
         for art in cites:
             art.pop("atom_ids", None)
         if cites:
             prov[ARTIFACTS] = cites
         v["provenance"] = prov
-    outside = {k: copy.deepcopy(x) for k, x in atom.items() if k not in ATOM}
+    outside = {k: jcopy(x) for k, x in atom.items() if k not in ATOM}
     if rest or outside:
         v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
     apply(r, found, FORMAT, t)
@@ -83,10 +94,15 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         atoms.append(_atom(t, doc, r, rid, used, exported, ledger, artifacts))
     own = [g["item"] for g in doc.graph if g["kind"] == f"{FORMAT}.artifacts"]
     for art in own:
-        artifacts.setdefault(str(art.get("artifact_id")), copy.deepcopy(art))
+        artifacts.setdefault(str(art.get("artifact_id")), jcopy(art))
+    citing: dict[str, list[Any]] = {}  # artifact id -> the atoms that cite it, in one pass over the atoms
+    for a in atoms:
+        for cited_id in dict.fromkeys(map(str, amps.artifact_ids_of(a))):
+            citing.setdefault(cited_id, []).append(a["atom_id"])
+    own_ids = {str(a.get("artifact_id")) for a in own}
     for aid, art in artifacts.items():
-        if aid not in {str(a.get("artifact_id")) for a in own}:
-            art["atom_ids"] = [a["atom_id"] for a in atoms if aid in map(str, amps.artifact_ids_of(a))]
+        if aid not in own_ids:
+            art["atom_ids"] = citing.get(aid, [])
     note_document(ledger, t, "graph", len(doc.graph), len(own))
     note_document(ledger, t, "other_objects", len(doc.other_objects))
     out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported, keep_leap=True)}
@@ -103,7 +119,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
 def _subject(doc: Document, ledger: Ledger, t: Any) -> dict[str, Any]:
     if doc.subject and doc.subject.get("format") == FORMAT and isinstance(doc.subject.get("subject_id"), str):
         ledger.note_document("subject", "kept", 1)
-        return {k: copy.deepcopy(v) for k, v in doc.subject.items() if k != "format"}
+        return {k: jcopy(v) for k, v in doc.subject.items() if k != "format"}
     if doc.subject:
         ledger.note_document("subject", "lost", 1)
     ledger.invent("(document)", "subject.subject_id", t.invented_rule("subject.subject_id"))
@@ -131,10 +147,10 @@ def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     ext = r.get("extensions")
     hatch: dict[str, Any] = {}
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        hatch = copy.deepcopy(ext["value"])
+        hatch = jcopy(ext["value"])
         outside = ext.get(OUTSIDE)
         if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(ATOM):
-            atom.update(copy.deepcopy(outside))
+            atom.update(jcopy(outside))
             p.keep_extensions(ext.get("format"))
         elif outside:
             p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
@@ -175,9 +191,19 @@ def _instant(p: Placement, name: str) -> str | None:
     return instant(value) if isinstance(value, str) and instant(value) else None
 
 
+def _spelled(p: Placement, name: str, canonical: str) -> str:
+    """A date-time as AMPS writes it: with the offset the record was written with (the schema's date-time
+    allows any offset), else in UTC."""
+    for candidate in (p.record.spelled.get(name), p.value(name)):
+        if isinstance(candidate, str) and instant(candidate) == canonical and offset_of(candidate) not in (None, dt.timedelta(0)):
+            return candidate
+    return seconds_form(canonical, keep_leap=True)
+
+
 def _times(p: Placement, atom: dict[str, Any], exported: str) -> None:
     created = _instant(p, "created_at")
-    atom["created_at"] = seconds_form(created or _instant(p, "updated_at") or exported, keep_leap=True)
+    atom["created_at"] = _spelled(p, "created_at", created) if created else \
+        seconds_form(_instant(p, "updated_at") or exported, keep_leap=True)
     if created:
         p.time("created_at", atom["created_at"])
     else:
@@ -185,23 +211,24 @@ def _times(p: Placement, atom: dict[str, Any], exported: str) -> None:
         p.invent("created_at", "atoms[].created_at")
     until = _instant(p, "valid_until")
     start = _instant(p, "valid_from")
-    atom["valid_from"] = seconds_form(start or (min(created, until) if until else created), keep_leap=True)
+    atom["valid_from"] = _spelled(p, "valid_from", start) if start else \
+        seconds_form(min(created, until) if until else created, keep_leap=True)
     if start:
         p.time("valid_from", atom["valid_from"])
     else:
         p.invent("valid_from", "atoms[].valid_from")
     if until:
-        atom["valid_to"] = seconds_form(until, keep_leap=True)
+        atom["valid_to"] = _spelled(p, "valid_until", until)
         p.time("valid_until", atom["valid_to"])
 
 
 def _provenance(p: Placement, atom: dict[str, Any], artifacts: dict[str, dict[str, Any]]) -> None:
     prov = p.value("provenance")
     if isinstance(prov, dict) and prov.get("derivation") in amps.DERIVATIONS:
-        native = {k: copy.deepcopy(v) for k, v in prov.items() if k != ARTIFACTS}
+        native = {k: jcopy(v) for k, v in prov.items() if k != ARTIFACTS}
         for art in prov.get(ARTIFACTS) or []:
             if isinstance(art, dict) and isinstance(art.get("artifact_id"), str):
-                artifacts.setdefault(art["artifact_id"], {**copy.deepcopy(art), "atom_ids": []})
+                artifacts.setdefault(art["artifact_id"], {**jcopy(art), "atom_ids": []})
         atom["provenance"] = native
         p.keep("provenance")
         return

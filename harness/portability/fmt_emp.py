@@ -3,14 +3,23 @@ set of records, a tombstone is a deleted record."""
 
 from __future__ import annotations
 
-import copy
 import json
 import uuid
 from typing import Any
 
 from memconform.suites.emp import format as emp
 
-from .canonical import HATCH_KEY, Document, Record, digest, from_millis, instant, now_canonical, to_millis
+from .canonical import (
+    HATCH_KEY,
+    Document,
+    Record,
+    digest,
+    from_millis,
+    instant,
+    jcopy,
+    now_canonical,
+    to_millis,
+)
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
@@ -51,7 +60,7 @@ def _record(t: Any, entry: dict[str, Any]) -> Record:
         v["tags"] = list(entry["tags"])
     if isinstance(entry.get("emb"), list):
         v["embedding"] = list(entry["emb"])
-    outside = {k: copy.deepcopy(x) for k, x in entry.items() if k not in LINE}
+    outside = {k: jcopy(x) for k, x in entry.items() if k not in LINE}
     if rest or outside:
         v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
     apply(r, found, FORMAT, t)
@@ -125,10 +134,10 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     meta: dict[str, Any] = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"] and "deleted" not in ext["value"]:
-        meta = copy.deepcopy(ext["value"])
+        meta = jcopy(ext["value"])
         outside = ext.get(OUTSIDE)
         if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(LINE):
-            line.update(copy.deepcopy(outside))
+            line.update(jcopy(outside))
             p.keep_extensions(ext.get("format"))
         elif outside:
             p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)

@@ -3,12 +3,11 @@ record, its store is its type. `data` is MemoRizz's own place for portable field
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from memconform.suites.memorizz import format as mz
 
-from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical
+from .canonical import HATCH_KEY, Document, Record, digest, instant, jcopy, now_canonical
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, Refused, note_document, note_envelope, place_export_time, place_producer
@@ -35,7 +34,7 @@ def read(doc: dict[str, Any]) -> Document:
     out.envelope = {f"manifest.{k}": v for k, v in manifest.items()
                     if k not in MANIFEST and v not in (None, [], {}, False)}
     if isinstance(manifest.get("scope"), dict):
-        out.subject = {"format": FORMAT, "scope": copy.deepcopy(manifest["scope"])}
+        out.subject = {"format": FORMAT, "scope": jcopy(manifest["scope"])}
     stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
     for store in mz.STORES:
         for rec in stores.get(store) or []:
@@ -96,10 +95,10 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         store, rec = _rec(t, doc, r, rid, used, ledger)
         archive["stores"][store].append(rec)
     place_export_time(ledger, doc, archive["manifest"]["created_at"])
-    place_producer(ledger, doc, archive["manifest"]["source_provider"] if doc.producer is not None else None)
+    place_producer(ledger, doc, archive["manifest"]["source_provider"])
     note_envelope(ledger, doc)
     if doc.subject and doc.subject.get("format") == FORMAT:
-        archive["manifest"]["scope"] = copy.deepcopy(doc.subject["scope"])
+        archive["manifest"]["scope"] = jcopy(doc.subject["scope"])
         ledger.note_document("subject", "kept", 1)
     elif doc.subject:
         ledger.note_document("subject", "lost", 1)
@@ -132,7 +131,7 @@ def _rec(t: Any, doc: Document, r: Record, rid: str, used: set[tuple[str, str]],
     data: dict[str, Any] = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and ext.get("format") == FORMAT and isinstance(ext.get("value"), dict):
-        data.update(copy.deepcopy(ext["value"]))
+        data.update(jcopy(ext["value"]))
         p.keep("extensions")
     elif ext is not None:
         p.carry("extensions", f"{ext.get('format') if isinstance(ext, dict) else '?'}'s extension object, inside data")
@@ -143,7 +142,7 @@ def _rec(t: Any, doc: Document, r: Record, rid: str, used: set[tuple[str, str]],
         else:
             p.carry("text", "its data holds a content of its own")
     if r.get("namespace") is not None:
-        data["memory_id"] = copy.deepcopy(r.get("namespace"))
+        data["memory_id"] = jcopy(r.get("namespace"))
         p.keep("namespace")
     if isinstance(r.get("origin_user"), str):
         data["user_id"] = r.get("origin_user")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import copy
+import functools
 import struct
 from collections import Counter
 from typing import Any
 
 from memconform.suites.memoryai import format as mai
 
-from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, now_canonical, seconds_form
+from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, jcopy, now_canonical, seconds_form
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
@@ -75,7 +75,7 @@ def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Rec
         v["embedding_model"] = model
     if chunk.get("content_hash") is not None:
         v["content_hash"] = chunk["content_hash"]
-    outside = {k: copy.deepcopy(x) for k, x in chunk.items() if k not in CHUNK}
+    outside = {k: jcopy(x) for k, x in chunk.items() if k not in CHUNK}
     if rest or outside:
         v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
     apply(r, found, FORMAT, t)
@@ -106,7 +106,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     dim = dims.most_common(1)[0][0] if dims else 0
     models = Counter(str(r.get("embedding_model")) for r in live if r.has("embedding_model"))
     model = models.most_common(1)[0][0] if models else None
-    used: set[int] = set()
+    used = Ids()
     wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
     hashes = Counter(mai.content_hash(r.get("text") or "") for r in live)
     chunks = []
@@ -129,7 +129,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     elif doc.subject:
         ledger.note_document("subject", "lost", 1)
     for section in GRAPH + OTHERS:
-        bundle[section] = [copy.deepcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
+        bundle[section] = [jcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
     note_document(ledger, t, "graph", len(doc.graph), sum(1 for g in doc.graph if g["kind"].startswith(FORMAT + ".")))
     note_document(ledger, t, "other_objects", len(doc.other_objects),
                   sum(1 for g in doc.other_objects if g["kind"].startswith(FORMAT + ".")))
@@ -139,7 +139,18 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     return mai.seal(bundle)
 
 
-def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], dim: int, ledger: Ledger,
+class Ids(set[int]):
+    """The chunk ids given so far, with the largest kept as they are added (a new id is above all of them,
+    found in constant time: 100k chunks, not 100k scans of the set)."""
+
+    top = 0
+
+    def add(self, value: int) -> None:
+        super().add(value)
+        self.top = max(self.top, value)
+
+
+def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: Ids, dim: int, ledger: Ledger,
            hashes: Counter[str]) -> dict[str, Any]:
     rid = r.name(doc.source)
     p = Placement(t, r, ledger, rid)
@@ -147,7 +158,7 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
         cid = want
         p.place_id(doc.source, cid, "chunks[].id")
     else:
-        cid = max(used | {len(used)}) + 1
+        cid = max(used.top, len(used)) + 1
         p.new_id("chunks[].id")
     used.add(cid)
     ledger.map_id(rid, str(cid))
@@ -155,8 +166,10 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
     chunk: dict[str, Any] = {"id": cid, "content": text}
     if "text" not in p.handled:
         p.keep("text")
-    if hashes[mai.content_hash(text)] > 1:
-        ledger.note(rid, "text", "lost", "another record has the same content: a consumer skips it (§3.8)")
+    if hashes[mai.content_hash(text)] > 1:  # written all the same: the document holds it, a consumer may not
+        ledger.note(rid, "text", "kept", "another record has the same content: a consumer skips it (§3.8)")
+        ledger.warnings.append(f"record {rid!r}: another record has the same content, so a MemoryAI consumer "
+                               "skips one of them (§3.8)")
     _type(p, chunk)
     _hash(p, chunk, text)
     _embedding(p, chunk, dim)
@@ -176,10 +189,10 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
     metadata = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        metadata = copy.deepcopy(ext["value"])
+        metadata = jcopy(ext["value"])
         outside = ext.get(OUTSIDE)
         if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(CHUNK):
-            chunk.update(copy.deepcopy(outside))
+            chunk.update(jcopy(outside))
             p.keep_extensions(ext.get("format"))
         elif outside:
             p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
@@ -200,14 +213,22 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
 NO_CREDENTIALS = "Bundles MUST NOT include API keys, audit logs, or other credentials."
 
 
+@functools.lru_cache(maxsize=4096)
+def _credential_key(key: str) -> bool:
+    """The MemoryAI suite's reading of a key name, remembered: the same few keys recur in every chunk."""
+    from memconform.suites.memoryai.credentials import credential_key
+
+    return bool(credential_key(key))
+
+
 def without_credentials(value: Any) -> tuple[Any, int]:
     """The value with every field the MemoryAI suite reads as a credential left out, and how many were."""
-    from memconform.suites.memoryai.credentials import CREDENTIAL_VALUES, credential_key
+    from memconform.suites.memoryai.credentials import CREDENTIAL_VALUES
 
     if isinstance(value, dict):
         out, dropped = {}, 0
         for key, item in value.items():
-            if isinstance(key, str) and credential_key(key) and item not in (None, "", [], {}, False, 0):
+            if isinstance(key, str) and _credential_key(key) and item not in (None, "", [], {}, False, 0):
                 dropped += 1
                 continue
             if isinstance(item, str) and CREDENTIAL_VALUES.search(item):
@@ -236,7 +257,8 @@ def _hash(p: Placement, chunk: dict[str, Any], text: str) -> None:
     computed = mai.content_hash(text)
     given = p.value("content_hash")
     chunk["content_hash"] = computed
-    if given == computed:
+    if isinstance(given, str) and given.lower() == computed:  # the same digest in upper-case hex is kept as written
+        chunk["content_hash"] = given
         p.keep("content_hash")
     elif given is not None:
         p.carry("content_hash", "not the sha256 of the content as written")

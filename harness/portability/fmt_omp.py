@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical, seconds_form
+from .canonical import HATCH_KEY, Document, Record, digest, instant, jcopy, now_canonical, seconds_form
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
@@ -67,7 +66,7 @@ def _record(t: Any, mem: dict[str, Any]) -> Record:
         v["namespace"] = mem["namespace"]
     if isinstance(mem.get("embedding"), list):
         v["embedding"] = list(mem["embedding"])
-    outside = {k: copy.deepcopy(x) for k, x in mem.items() if k not in MEMORY}
+    outside = {k: jcopy(x) for k, x in mem.items() if k not in MEMORY}
     if rest or outside:
         v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
     if found and isinstance(found.get(PART), dict):
@@ -132,9 +131,9 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
         outside = ext.get(OUTSIDE)
         if len(ext["value"]) <= int(t.limit("extensions", "max_keys")) and HATCH_KEY not in ext["value"]:
-            metadata = copy.deepcopy(ext["value"])
+            metadata = jcopy(ext["value"])
             if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(MEMORY):
-                mem.update(copy.deepcopy(outside))
+                mem.update(jcopy(outside))
                 p.keep_extensions(ext.get("format"))
             elif outside:
                 p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
@@ -152,7 +151,7 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     for i, text in enumerate(texts[1:], start=1):
         part_id, _ = _mem_id(Record(ids={"part": f"{mem_id}#{i}"}), FORMAT, used)
         used.add(part_id)
-        out.append({**{k: copy.deepcopy(x) for k, x in mem.items() if k not in ("id", "content", "metadata", "embedding")},
+        out.append({**{k: jcopy(x) for k, x in mem.items() if k not in ("id", "content", "metadata", "embedding")},
                     "id": part_id, "content": text,
                     "metadata": {HATCH_KEY: {"v": 1, PART: {"of": mem_id, "index": i, "count": len(texts)}}}})
     ledger.map_id(rid, mem_id)

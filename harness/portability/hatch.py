@@ -4,10 +4,9 @@ them back does not mistake an invention for the record's own value)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from .canonical import FIELDS, HATCH_KEY, Record, instant, writable
+from .canonical import FIELDS, HATCH_KEY, Record, instant, jcopy, writable
 
 TIMES = ("created_at", "updated_at", "accessed_at", "valid_from", "valid_until", "observed_at")
 
@@ -19,7 +18,7 @@ def block(carried: dict[str, Any], ids: dict[str, str], invented: list[str], ext
     if ids:
         out["ids"] = dict(sorted(ids.items()))
     if carried:
-        out["fields"] = copy.deepcopy(carried)
+        out["fields"] = jcopy(carried)
     if invented:
         out["invented"] = sorted(set(invented))
     out.update(extra or {})
@@ -73,7 +72,7 @@ def apply(record: Record, found: dict[str, Any] | None, fmt: str, table: Any = N
                 record.restored.append(name)
             if shown is not None:
                 record.shown[name] = shown
-            record.values[name] = copy.deepcopy(value)
+            record.values[name] = jcopy(value)
             record.spelled.pop(name, None)
 
 

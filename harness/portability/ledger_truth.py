@@ -356,7 +356,7 @@ def leaves(value: Any, path: str = "") -> set[str]:
     """Every scalar of a JSON value with the key that holds it (where in the object tree is not compared: a
     format may hold an extension object whole, or spread into its own extension place)."""
     if isinstance(value, dict):
-        return {leaf for k, v in value.items() for leaf in leaves(v, str(k))}
+        return {leaf for k, v in value.items() for leaf in leaves(v, str(k))} or {f"{path}={{}}"}
     if isinstance(value, list):
         return {leaf for v in value for leaf in leaves(v, path)} or {f"{path}=[]"}
     return {f"{path}={json.dumps(value, sort_keys=True)}"}

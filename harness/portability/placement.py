@@ -106,7 +106,12 @@ class Placement:
 
     def carry(self, name: str, detail: str = "", value: Any = None) -> None:
         self.handled.add(name)
-        self.carried[name] = self.record.get(name) if value is None else value
+        if value is None:
+            value = self.record.get(name)
+            spelled = self.record.spelled.get(name)
+            if isinstance(spelled, str) and instant(spelled) == value and offset_of(spelled) not in (None, dt.timedelta(0)):
+                value = spelled  # a date-time travels with the offset it was written with
+        self.carried[name] = value
         self.ledger.note(self.rid, name, "carried", detail)
 
     def lose(self, name: str, detail: str = "") -> None:

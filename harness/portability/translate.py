@@ -4,7 +4,6 @@ only a ledger saying why."""
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import Any
 from memconform.core.model import HarnessError
 
 from . import fmt_amps, fmt_emp, fmt_memorizz, fmt_memoryai, fmt_omp
-from .canonical import FORMATS, HATCH_KEY, Document
+from .canonical import FORMATS, HATCH_KEY, Document, clone
 from .ledger import Ledger
 from .placement import Refused
 from .validation import judge
@@ -62,7 +61,7 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
     if writer is None:
         raise HarnessError(f"unknown format {target!r}; formats: {', '.join(FORMATS)}")
     try:
-        output = writer(copy.deepcopy(canonical), ledger)
+        output = writer(clone(canonical), ledger)
     except Refused as exc:
         ledger.refused = str(exc)
         return Translation(source, target, canonical, None, ledger)
