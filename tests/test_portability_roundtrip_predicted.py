@@ -83,3 +83,19 @@ def check_source(a: str) -> None:
 @pytest.mark.parametrize("a", FORMATS)
 def test_round_trips_of_domain_edges_are_predicted_and_every_ledger_line_true(a):
     check_source(a)
+
+
+def test_an_omp_memory_with_ten_metadata_keys_round_trips_predicted():
+    """Found by the property: the translation's block would be an eleventh metadata key on the way back, so the
+    way back carries the extension object in the block; the difference is one its ledger said."""
+    import copy
+    import json
+
+    from memconform.portability.matrix import SAMPLES
+
+    doc = json.loads((SAMPLES / "omp-export.json").read_text(encoding="utf-8"))
+    doc = copy.deepcopy(doc)
+    doc["memories"][0]["metadata"] = {f"k{i}": None for i in range(10)}
+    for b in FORMATS:
+        if b != "omp":
+            assert unpredicted(doc, "omp", b) == ([], None), b

@@ -128,15 +128,6 @@ def jcopy(value: Any) -> Any:
     return value
 
 
-def clone(doc: Document) -> Document:
-    """A copy of a document a writer may change freely."""
-    return Document(doc.source, [Record(ids=dict(r.ids), values=jcopy(r.values), spelled=dict(r.spelled),
-                                        restored=list(r.restored), refused_restore=list(r.refused_restore),
-                                        shown=jcopy(r.shown), ledger_key=r.ledger_key) for r in doc.records],
-                    jcopy(doc.subject), doc.producer, doc.exported_at, doc.exported_spelled, jcopy(doc.envelope),
-                    jcopy(doc.graph), jcopy(doc.other_objects))
-
-
 def instant(value: Any) -> str | None:
     """A date-time in the canonical spelling (UTC, Z, milliseconds, or microseconds when it has them; a leap
     second keeps its :60), or None when it names no instant."""

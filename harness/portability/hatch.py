@@ -65,15 +65,20 @@ def apply(record: Record, found: dict[str, Any] | None, fmt: str, table: Any = N
             if not isinstance(name, str) or name not in FIELDS or name == "id" or value is None:
                 continue
             shown = record.values.get(name)
-            if shown is not None and shown != value and not consistent(name, shown, value, fmt, table):
+            # a date-time is carried as it was written (its offset): held canonical, its spelling remembered
+            canonical = instant(value) if name in TIMES and instant(value) else value
+            if shown is not None and shown != canonical and not consistent(name, shown, value, fmt, table):
                 record.refused_restore.append(name)
                 continue
-            if shown != value:
+            if shown != canonical:
                 record.restored.append(name)
             if shown is not None:
                 record.shown[name] = shown
-            record.values[name] = jcopy(value)
-            record.spelled.pop(name, None)
+            record.values[name] = jcopy(canonical)
+            if canonical is not value:
+                record.spelled[name] = value
+            else:
+                record.spelled.pop(name, None)
 
 
 def consistent(name: str, shown: Any, value: Any, fmt: str, table: Any) -> bool:
