@@ -118,3 +118,19 @@ def test_the_export_time_and_envelope_are_accounted_for():
     doc, tr = _first("emp", "memoryai", "spec-examples.json")
     assert ("exported_at", "invented") in {(r["field"], r["status"]) for r in tr.ledger.to_json()["document"]}
     assert not tr.output["exported_at"].startswith("1970"), "a bundle from EMP is dated when it was made, not 1970"
+
+
+def test_an_envelope_member_without_its_line_is_found():
+    """Positive control for the envelope: drop the ledger's line for MemoRizz manifest.includes and it is missed."""
+    doc, tr = _first("memorizz", "emp", "every-store.json")
+    ledger = tr.ledger.to_json()
+    assert judge_ledger("memorizz", doc, "emp", tr.output, ledger).false == []
+    ledger["document"] = [r for r in ledger["document"] if r["field"] != "envelope.manifest.includes"]
+    found = judge_ledger("memorizz", doc, "emp", tr.output, ledger).false
+    assert found and "manifest.includes" in found[0]
+    doc, _ = _first("omp", "amps", "omp-export.json")
+    unknown = dict(copy.deepcopy(doc), **{"x-vendor-note": "kept nowhere"})  # OMP names no rule against it
+    tr = translate(unknown, "omp", "amps")
+    assert tr.output is not None, tr.refused
+    assert ("envelope.x-vendor-note", "lost") in {(r["field"], r["status"]) for r in tr.ledger.to_json()["document"]}
+    assert judge_ledger("omp", unknown, "amps", tr.output, tr.ledger.to_json()).false == []

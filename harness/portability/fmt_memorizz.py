@@ -16,6 +16,7 @@ from .tables import table
 FORMAT = "memorizz"
 # manifest members a translation reads or recomputes (counts, record_count and the version describe the archive
 # written, not the memories); `includes` and `warnings` say what the source left out and are named when set
+ARCHIVE = ("format", "version", "taxonomy", "manifest", "stores", "integrity")
 MANIFEST = ("created_at", "source_provider", "scope", "counts", "record_count", "memorizz_version",
             "external_references", "omitted_fields")
 
@@ -33,6 +34,7 @@ def read(doc: dict[str, Any]) -> Document:
     # what the manifest says beyond the export time, producer and scope: named, so a ledger can say it is lost
     out.envelope = {f"manifest.{k}": v for k, v in manifest.items()
                     if k not in MANIFEST and v not in (None, [], {}, False)}
+    out.envelope.update({k: v for k, v in doc.items() if k not in ARCHIVE and v not in (None, [], {}, False)})
     if isinstance(manifest.get("scope"), dict):
         out.subject = {"format": FORMAT, "scope": jcopy(manifest["scope"])}
     stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}

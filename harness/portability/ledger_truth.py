@@ -387,6 +387,33 @@ ENVELOPE: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+# envelope members each format's document lines already speak for (records, export time, producer, subject,
+# graph and other objects) or that describe the file itself (version, counts, checksums, integrity)
+SPOKEN_FOR: dict[str, set[str]] = {
+    "memoryai": {"format", "version", "generator", "exported_at", "manifest", "chunks", "checksum", "counts",
+                 "memory_edges", "entities", "l2_sessions", "mood_states", "agents",
+                 "manifest.tenant_id", "manifest.tenant_name", "manifest.tenant_plan", "manifest.embedding_model",
+                 "manifest.embedding_dim", "manifest.checksum", "manifest.counts", "manifest.scope"},
+    "omp": {"omp_version", "exported_at", "server", "memories"},
+    "memorizz": {"format", "version", "taxonomy", "manifest", "stores", "integrity", "manifest.created_at",
+                 "manifest.source_provider", "manifest.scope", "manifest.counts", "manifest.record_count",
+                 "manifest.memorizz_version", "manifest.external_references", "manifest.omitted_fields"},
+    "amps": {"export_version", "exported_at", "source_provider", "subject", "atoms", "artifacts"},
+    "emp": set(),
+}
+
+
+def envelope_members(fmt: str, doc: Any) -> list[tuple[str, Any]]:
+    """(path, value) of every envelope member (top level, and a manifest's members) no document line speaks for."""
+    if not isinstance(doc, dict):
+        return []
+    out = [(k, v) for k, v in doc.items() if k not in SPOKEN_FOR[fmt]]
+    manifest = doc.get("manifest")
+    if fmt in ("memoryai", "memorizz") and isinstance(manifest, dict):
+        out += [(f"manifest.{k}", v) for k, v in manifest.items() if f"manifest.{k}" not in SPOKEN_FOR[fmt]]
+    return out
+
+
 def _document_lines(source_fmt: str, source_doc: Any, target_fmt: str, output: Any, ledger: dict[str, Any],
                     verdict: Verdict) -> int:
     checked = 0
@@ -403,6 +430,11 @@ def _document_lines(source_fmt: str, source_doc: Any, target_fmt: str, output: A
               "invented": a is None and b is not None}.get(status, False)
         if not ok:
             verdict.false.append(f"{source_fmt}->{target_fmt} (document) {name} {status}: source {a!r:.60} output {b!r:.60}")
+    named = {row["field"] for row in ledger.get("document") or []}
+    for path, value in envelope_members(source_fmt, source_doc):
+        checked += 1
+        if f"envelope.{path}" not in named and value not in (None, [], {}, False):
+            verdict.false.append(f"{source_fmt}->{target_fmt} (document) {path}: an envelope member no ledger line names")
     if source_fmt != "emp":  # every envelope item the source has is accounted for
         named = {row["field"] for row in ledger.get("document") or []}
         for name in ENVELOPE[source_fmt]:
