@@ -27,8 +27,25 @@ def _write(where: Any, text: str) -> None:
         raise HarnessError(f"cannot write {str(where)!r}: {exc.strerror or exc}") from None
 
 
+def _write_chunks(where: Any, pieces: Any) -> None:
+    """A translation written piece by piece (a 100k-record output is never one string in memory)."""
+    from memconform.core.model import HarnessError
+
+    part = f"{where}.part"  # beside it, renamed when whole: a failure never leaves a file that looks written
+    try:
+        with open(part, "w", encoding="utf-8") as out:
+            for piece in pieces:
+                out.write(piece)
+        os.replace(part, where)
+    except OSError as exc:
+        raise HarnessError(f"cannot write {str(where)!r}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+
+
 def cmd_translate(args: argparse.Namespace) -> int:
-    from .translate import dump, load, translate
+    from .translate import chunks, load, translate
 
     source, doc = load(Path(args.file), args.source)
     tr = translate(doc, source, args.to)
@@ -38,12 +55,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
     if tr.output is None:
         print(summary, file=sys.stderr)
         return 1
-    text = dump(args.to, tr.output)
     if args.out:
-        _write(args.out, text)
+        _write_chunks(args.out, chunks(args.to, tr.output))
         print(summary)
     else:
-        sys.stdout.write(text)
+        for piece in chunks(args.to, tr.output):
+            sys.stdout.write(piece)
         print(summary, file=sys.stderr)
     return 0
 

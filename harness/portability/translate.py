@@ -89,7 +89,7 @@ def over_limit(fmt: str, output: Any) -> str | None:
 
     limit_name = OPTIONS["memorizz"]["max_bytes"].default
     limit = mz.SIZES.get(limit_name, 50 * mz.MIB)
-    size = len(dump(fmt, output).encode("utf-8"))
+    size = sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output))
     if size <= limit:
         return None
     return (f"the memorizz archive would be {size} bytes, over the archive size limit of {limit_name} "
@@ -200,4 +200,13 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
 
 def dump(fmt: str, output: Any) -> str:
     """The output's text; a value JSON cannot hold is a harness error here, never a file written as if valid."""
-    return output if fmt == "emp" else json.dumps(output, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    return "".join(chunks(fmt, output))
+
+
+def chunks(fmt: str, output: Any) -> Any:
+    """The output's text in pieces, so a large one is written (or measured) without one string of it all."""
+    if fmt == "emp":
+        yield output
+        return
+    yield from json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False).iterencode(output)
+    yield "\n"
