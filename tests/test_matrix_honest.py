@@ -365,4 +365,4 @@ def test_diff_sends_no_control_character_from_a_handed_file_to_the_terminal(base
         out = capsys.readouterr().out
         assert not any(ch in out for ch in "\x1b\x07\x9b"), repr(out)
     assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 1
-    assert "\\x1b]52;c;" in capsys.readouterr().out  # shown, visibly
+    assert "\\u001b]52;c;" in capsys.readouterr().out  # shown, visibly (as JSON writes it)

@@ -128,8 +128,8 @@ def _links(dom: str) -> list[tuple[str, str]]:
 def test_every_cell_links_to_an_existing_shard_report_and_card(tmp_path: Path) -> None:
     from urllib.parse import unquote
 
+    from memconform.cli.matrix import write_matrix
     from memconform.core.profile import Profile
-    from memconform.matrix.cli import write_matrix
     from memconform.run.session import execute_run
     from test_matrix_honest import CHECKS, plain_failure, planted, starved
 

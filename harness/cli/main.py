@@ -208,11 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_parser(sub)
 
-    from ..matrix.cli import add_matrix_parser  # matrix plan, run, combine, diff
+    from .matrix import add_matrix_parser  # matrix plan, run, combine, diff
 
     add_matrix_parser(sub)
 
-    from ..portability.cli import add_portability_parsers  # translate, portability, port
+    from .portability import add_portability_parsers  # translate, portability, port
 
     add_portability_parsers(sub)
 

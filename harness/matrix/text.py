@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+from ..core.wording import visible as core_visible
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # the characters that make Markdown syntax anywhere in a line (emphasis, code, links and images: "](" needs
 # a "]", table cells, strikethrough); those that do only at a line's start (a heading, a list item, an
@@ -19,12 +20,12 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
 def visible(text: Any) -> str:
-    """One line for a terminal: C0, C1, DEL, ESC and line separators shown as \\xNN (\\uNNNN), never sent."""
-    def shown(m: re.Match[str]) -> str:
-        code = ord(m.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return _CONTROL.sub(shown, _SURROGATE.sub("\ufffd", str(text)))
+    """One line for a terminal: core.wording.visible (nothing a terminal acts on is sent), with line breaks
+    and tabs shown too and lone surrogates replaced (a UTF-8 terminal cannot take them)."""
+    shown = core_visible(_SURROGATE.sub("\ufffd", str(text)))
+    for ch, written in (("\n", "\\n"), ("\t", "\\t"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        shown = shown.replace(ch, written)
+    return shown
 
 
 def md(text: Any) -> str:

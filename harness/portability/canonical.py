@@ -6,7 +6,9 @@ canonical field became. Times are one spelling (UTC, milliseconds) so that two r
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -43,6 +45,15 @@ class Record:
 
     ids: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # canonical field -> value (absent: the format had none)
+    # how the source spelled a value whose canonical form differs (a date-time's offset, a type's native name):
+    # a writer that writes another spelling says `respelled`, not `kept`
+    spelled: dict[str, Any] = field(default_factory=dict)
+    restored: list[str] = field(default_factory=list)  # fields the source's escape-hatch block restored
+    refused_restore: list[str] = field(default_factory=list)  # block values that contradict the visible field
+    # what the record's own fields showed where the block restored another value: a target that drops a field
+    # the block also holds is still seen to drop it (port compares these too)
+    shown: dict[str, Any] = field(default_factory=dict)
+    ledger_key: str = ""  # the name a ledger gives the record when its own id is not unique in the document
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.values.get(name, default)
@@ -52,6 +63,16 @@ class Record:
 
     def key(self, fmt: str) -> str:
         return self.ids.get(fmt, "")
+
+    def name(self, fmt: str) -> str:
+        """How the ledger names the record: its id in `fmt`, or a unique name when that id repeats."""
+        return self.ledger_key or self.ids.get(fmt, "")
+
+    def time(self, name: str, raw: Any) -> None:
+        """A date-time read from a native field: its canonical form, the native spelling remembered."""
+        self.values[name] = instant(raw) or raw
+        if isinstance(raw, str):
+            self.spelled[name] = raw
 
 
 @dataclass
@@ -63,6 +84,9 @@ class Document:
     subject: dict[str, Any] | None = None
     producer: str | None = None
     exported_at: str | None = None
+    exported_spelled: str | None = None  # the export time as the source wrote it (offset, precision)
+    # envelope items no other format has a place for (path -> value): each is a document-level ledger line
+    envelope: dict[str, Any] = field(default_factory=dict)
     graph: list[dict[str, Any]] = field(default_factory=list)  # edges, entities, links (each item tagged with its kind)
     other_objects: list[dict[str, Any]] = field(default_factory=list)
 
@@ -70,40 +94,105 @@ class Document:
         return [r for r in self.records if not r.get("deleted")]
 
 
-def instant(value: Any) -> str | None:
-    """A date-time in the canonical spelling (UTC, milliseconds, Z), or None when it names no instant."""
+LEAP = ":60"  # a leap second (23:59:60 UTC): RFC 3339 allows it, datetime cannot hold it
+
+
+def _parse(value: Any) -> tuple[dt.datetime, bool] | None:
+    """(the instant, whether it was written as a leap second) of an ISO 8601 / RFC 3339 date-time."""
     if not isinstance(value, str) or len(value) > 64:
         return None
     text = value.strip()
     if text.endswith(("z", "Z")):
         text = text[:-1] + "+00:00"
+    leap = text[16:19] == LEAP
+    if leap:  # read as the second before; the canonical spelling puts :60 back
+        text = text[:17] + "59" + text[19:]
     try:
         when = dt.datetime.fromisoformat(text)
     except ValueError:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    return when.astimezone(dt.UTC), leap
+
+
+def jcopy(value: Any) -> Any:
+    """A copy of a JSON value (dicts and lists rebuilt, scalars shared): what copy.deepcopy does for JSON,
+    without its memo (several times faster over 100k records)."""
+    if type(value) is dict:
+        return {k: jcopy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [jcopy(v) for v in value]
+    if isinstance(value, (dict, list)):
+        return copy.deepcopy(value)
+    return value
+
+
+def instant(value: Any) -> str | None:
+    """A date-time in the canonical spelling (UTC, Z, milliseconds, or microseconds when it has them; a leap
+    second keeps its :60), or None when it names no instant."""
+    return _instant(value) if isinstance(value, str) and len(value) <= 64 else None
+
+
+@functools.lru_cache(maxsize=8192)  # a writer asks about the same few values of a record several times
+def _instant(value: str) -> str | None:
+    parsed = _parse(value)
+    if parsed is None:
+        return None
+    when, leap = parsed
+    fraction = f"{when.microsecond // 1000:03d}" if when.microsecond % 1000 == 0 else f"{when.microsecond:06d}"
+    text = when.strftime("%Y-%m-%dT%H:%M:%S.") + fraction + "Z"
+    return text[:17] + "60" + text[19:] if leap else text
+
+
+def offset_of(value: Any) -> dt.timedelta | None:
+    """The UTC offset a date-time was written with (None: not a date-time; no offset reads as UTC)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    text = text[:-1] + "+00:00" if text.endswith(("z", "Z")) else text
+    text = text[:17] + "59" + text[19:] if text[16:19] == LEAP else text
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when.utcoffset() or dt.timedelta(0)
+
+
+def writable(iso: str) -> str:
+    """A canonical instant every format's date-time readers accept: a leap second becomes the second after it
+    (as POSIX time counts it); the caller says so in the ledger and carries the exact value."""
+    if iso[16:19] != LEAP:
+        return iso
+    base = dt.datetime.fromisoformat(iso[:17] + "59" + iso[19:].replace("Z", "+00:00")) + dt.timedelta(seconds=1)
+    return instant(base.isoformat()) or iso
 
 
 def from_millis(ms: Any) -> str | None:
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or abs(ms) > 2**53:
         return None
-    try:
-        when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=int(ms))
+    try:  # a fraction of a millisecond is kept to the microsecond (EMP allows any non-negative number)
+        when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
     except OverflowError:
         return None
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    return instant(when.isoformat())
 
 
 def to_millis(iso: str) -> int:
-    when = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return int((when - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)).total_seconds() * 1000)
+    when = dt.datetime.fromisoformat(writable(iso).replace("Z", "+00:00"))
+    return (when - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
 
-def seconds_form(iso: str) -> str:
-    """A canonical instant as ISO 8601 UTC with milliseconds only when they are not zero."""
-    return iso.replace(".000Z", "Z")
+def seconds_form(iso: str, keep_leap: bool = False) -> str:
+    """A canonical instant as ISO 8601 UTC with a fraction only when it is not zero. A leap second stays :60
+    for a format whose checks accept RFC 3339's leap second (`keep_leap`: AMPS, OMP); elsewhere it is written
+    as the second after it (see `writable`)."""
+    return (iso if keep_leap else writable(iso)).replace(".000Z", "Z")
+
+
+def native_id(fmt: str, key: str) -> str:
+    """A record's own id in its format, from the key a document names it by (MemoRizz: `<store>/<id>`)."""
+    return key.split("/", 1)[1] if fmt == "memorizz" and "/" in key else key
 
 
 def digest(*parts: Any) -> bytes:

@@ -32,15 +32,20 @@ class Endpoint:
         self.ctx.target.close()
 
 
-def open_endpoint(spec: str, fmt: str) -> Endpoint:
+def open_endpoint(spec: str, fmt: str, api_key: str | None = None, profile: Profile | None = None) -> Endpoint:
+    """One target, opened as `run` opens it: its routes, the profile's limits and options (an OMP credentials
+    file: --option omp.credentials=FILE), and the API key it is called with."""
     suite = get_suite(fmt)
-    target = open_target(spec, suite.routes)
+    profile = profile or Profile.named("ci")
+    target = open_target(spec, suite.routes, profile.limits, api_key)
     try:
         target.preflight()
     except BaseException:
         target.close()
         raise
-    end = Endpoint(fmt, spec, Context(suite=suite, target=target, profile=Profile.named("ci")))
+    ctx = Context(suite=suite, target=target, profile=profile)
+    ctx.add_secret(api_key)
+    end = Endpoint(fmt, spec, ctx)
     if fmt == "emp":
         end.emp_path = os.path.join(tempfile.mkdtemp(prefix="memconform-port-"), "memory.jsonl")
         open(end.emp_path, "wb").close()
@@ -93,4 +98,5 @@ def import_(end: Endpoint, doc: Any) -> None:
                     raise TargetError(f"emp append was refused: {reply.raw[:300]!r}")
         return
     if not reply.ok:
-        raise TargetError(f"{end.fmt} import was refused: {reply.raw[:300]!r}")
+        status = getattr(reply, "status", None)
+        raise TargetError(f"{end.fmt} import was refused{f' ({status})' if status else ''}: {reply.raw[:300]!r}")

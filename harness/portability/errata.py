@@ -33,9 +33,10 @@ def pair_section(a: str, b: str, cell: Cell) -> list[str]:
             quotes.append(_quote(row.sentences[:1], tb.raw["spec_file"]))
         out.append(f"- Lost: `{name}` ({cell.fields[name]['lost']} on the fixtures){why}. " + " against ".join(quotes))
     for name in sorted(n for n, c in cell.fields.items() if c["invented"]):
+        row = tb.rows.get(name)
         out.append(f"- Invented: `{name}` ×{cell.fields[name]['invented']}: a value the source never stated "
-                   f"(the target's own rules derive it from another field). "
-                   + _quote(tb.rows[name].sentences[:1], tb.raw["spec_file"]))
+                   f"(the target's own rules derive it from another field, or the time of the translation)"
+                   + (". " + _quote(row.sentences[:1], tb.raw["spec_file"]) if row is not None else "."))
     for native in sorted(cell.invented):
         rows = [r for r in tb.raw["invented"] if r["native"] == native]
         if rows:

@@ -4,24 +4,41 @@ the document's graph."""
 
 from __future__ import annotations
 
-import copy
+import datetime as dt
 from typing import Any
 
 from memconform.suites.amps import format as amps
 
-from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical, seconds_form
+from .canonical import (
+    HATCH_KEY,
+    NO_ID,
+    Document,
+    Record,
+    digest,
+    instant,
+    jcopy,
+    now_canonical,
+    offset_of,
+    seconds_form,
+)
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, note_document
+from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
 from .tables import table
 
 FORMAT = "amps"
+ENVELOPE = ("export_version", "exported_at", "source_provider", "subject", "atoms", "artifacts")
+ATOM = ("atom_id", "text", "kind", "created_at", "valid_from", "valid_to", "sensitivity", "confidence", "provenance",
+        "x-provider")
+OUTSIDE = "outside"  # in a canonical extension object: an atom's own fields beside x-provider (x- fields, unknown)
 ARTIFACTS = "artifacts"  # inside a canonical provenance: the cited artifacts, without their atom_ids
 
 
 def read(doc: dict[str, Any]) -> Document:
     t = table(FORMAT)
-    out = Document(FORMAT, producer=doc.get("source_provider"), exported_at=instant(doc.get("exported_at")))
+    out = Document(FORMAT, producer=doc.get("source_provider"), exported_at=instant(doc.get("exported_at")),
+                   exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
+    out.envelope = {k: v for k, v in doc.items() if k not in ENVELOPE and v not in (None, [], {})}
     if isinstance(doc.get("subject"), dict):
         out.subject = {"format": FORMAT, **doc["subject"]}
     artifacts = {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}
@@ -41,23 +58,25 @@ def _record(t: Any, atom: dict[str, Any], artifacts: dict[Any, dict[str, Any]]) 
     v["text"] = atom.get("text")
     if isinstance(atom.get("kind"), str):
         v["type"] = t.type_to_canonical(atom["kind"])
+        r.spelled["type"] = atom["kind"]
     for native, name in (("created_at", "created_at"), ("valid_from", "valid_from"), ("valid_to", "valid_until")):
         if atom.get(native) is not None:
-            v[name] = instant(atom[native]) or atom[native]
+            r.time(name, atom[native])
     for name in ("sensitivity", "confidence"):
         if atom.get(name) is not None:
             v[name] = atom[name]
     if isinstance(atom.get("provenance"), dict):
-        prov = copy.deepcopy(atom["provenance"])
-        cites = [copy.deepcopy(artifacts[a]) for a in amps.artifact_ids_of(atom) if a in artifacts]
+        prov = jcopy(atom["provenance"])
+        cites = [jcopy(artifacts[a]) for a in amps.artifact_ids_of(atom) if a in artifacts]
         for art in cites:
             art.pop("atom_ids", None)
         if cites:
             prov[ARTIFACTS] = cites
         v["provenance"] = prov
-    if rest:
-        v["extensions"] = {"format": FORMAT, "value": rest}
-    apply(r, found, FORMAT)
+    outside = {k: jcopy(x) for k, x in atom.items() if k not in ATOM}
+    if rest or outside:
+        v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
+    apply(r, found, FORMAT, t)
     return r
 
 
@@ -68,22 +87,30 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     artifacts: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for r in doc.records:
-        rid = r.key(doc.source)
+        rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")
             continue
         atoms.append(_atom(t, doc, r, rid, used, exported, ledger, artifacts))
     own = [g["item"] for g in doc.graph if g["kind"] == f"{FORMAT}.artifacts"]
     for art in own:
-        artifacts.setdefault(str(art.get("artifact_id")), copy.deepcopy(art))
+        artifacts.setdefault(str(art.get("artifact_id")), jcopy(art))
+    citing: dict[str, list[Any]] = {}  # artifact id -> the atoms that cite it, in one pass over the atoms
+    for a in atoms:
+        for cited_id in dict.fromkeys(map(str, amps.artifact_ids_of(a))):
+            citing.setdefault(cited_id, []).append(a["atom_id"])
+    own_ids = {str(a.get("artifact_id")) for a in own}
     for aid, art in artifacts.items():
-        if aid not in {str(a.get("artifact_id")) for a in own}:
-            art["atom_ids"] = [a["atom_id"] for a in atoms if aid in map(str, amps.artifact_ids_of(a))]
+        if aid not in own_ids:
+            art["atom_ids"] = citing.get(aid, [])
     note_document(ledger, t, "graph", len(doc.graph), len(own))
     note_document(ledger, t, "other_objects", len(doc.other_objects))
-    out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported)}
+    out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported, keep_leap=True)}
+    place_export_time(ledger, doc, out["exported_at"])
     if doc.producer:
         out["source_provider"] = str(doc.producer)
+    place_producer(ledger, doc, out.get("source_provider"))
+    note_envelope(ledger, doc)
     out["subject"] = _subject(doc, ledger, t)
     out["atoms"], out["artifacts"] = atoms, list(artifacts.values())
     return out
@@ -92,7 +119,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
 def _subject(doc: Document, ledger: Ledger, t: Any) -> dict[str, Any]:
     if doc.subject and doc.subject.get("format") == FORMAT and isinstance(doc.subject.get("subject_id"), str):
         ledger.note_document("subject", "kept", 1)
-        return {k: copy.deepcopy(v) for k, v in doc.subject.items() if k != "format"}
+        return {k: jcopy(v) for k, v in doc.subject.items() if k != "format"}
     if doc.subject:
         ledger.note_document("subject", "lost", 1)
     ledger.invent("(document)", "subject.subject_id", t.invented_rule("subject.subject_id"))
@@ -102,12 +129,13 @@ def _subject(doc: Document, ledger: Ledger, t: Any) -> dict[str, Any]:
 def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger,
           artifacts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     p = Placement(t, r, ledger, rid)
-    atom_id = next((c for c in (r.ids.get(FORMAT), rid) if isinstance(c, str) and c and c not in used), None)
+    atom_id = next((c for c in (r.ids.get(FORMAT), r.key(doc.source)) if isinstance(c, str) and c and not c.startswith(NO_ID)
+                    and c not in used), None)
     if atom_id is None:
         atom_id = "atom-" + digest(FORMAT, sorted(r.ids.items()), len(used)).hex()[:16]
         p.new_id("atoms[].atom_id")
     else:
-        p.keep("id")
+        p.place_id(doc.source, atom_id, "atoms[].atom_id")
     used.add(atom_id)
     ledger.map_id(rid, atom_id)
     atom: dict[str, Any] = {"atom_id": atom_id}
@@ -119,8 +147,15 @@ def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     ext = r.get("extensions")
     hatch: dict[str, Any] = {}
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        hatch = copy.deepcopy(ext["value"])
-        p.keep_extensions(ext.get("format"))
+        hatch = jcopy(ext["value"])
+        outside = ext.get(OUTSIDE)
+        if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(ATOM):
+            atom.update(jcopy(outside))
+            p.keep_extensions(ext.get("format"))
+        elif outside:
+            p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
+        else:
+            p.keep_extensions(ext.get("format"))
     elif ext is not None:
         p.carry("extensions", "not an object")
     found = p.finish({FORMAT: atom_id})
@@ -138,52 +173,62 @@ def _kind(p: Placement, atom: dict[str, Any]) -> None:
         p.invent("type", "atoms[].kind")
         return
     atom["kind"] = p.table.type_from_canonical(canonical)
-    p.keep("type") if p.table.type_exact(canonical) else p.carry("type", f"{canonical} written as {atom['kind']}")
+    p.place_type(atom["kind"])
 
 
 def _text(p: Placement, atom: dict[str, Any]) -> None:
-    text = p.value("text") or ""
+    text = p.text("atoms[].text")
     limit = int(p.table.limit("text", "max_chars"))
     atom["text"] = text[:limit]  # maxLength counts code points (JSON Schema 2020-12, ajv alike)
     if len(text) > limit:
         p.lose("text", f"cut to {limit} characters")
-    else:
+    elif "text" not in p.handled:
         p.keep("text")
 
 
 def _instant(p: Placement, name: str) -> str | None:
     value = p.value(name)
-    return value if isinstance(value, str) and instant(value) else None
+    return instant(value) if isinstance(value, str) and instant(value) else None
+
+
+def _spelled(p: Placement, name: str, canonical: str) -> str:
+    """A date-time as AMPS writes it: with the offset the record was written with (the schema's date-time
+    allows any offset), else in UTC."""
+    for candidate in (p.record.spelled.get(name), p.value(name)):
+        if isinstance(candidate, str) and instant(candidate) == canonical and offset_of(candidate) not in (None, dt.timedelta(0)):
+            return candidate
+    return seconds_form(canonical, keep_leap=True)
 
 
 def _times(p: Placement, atom: dict[str, Any], exported: str) -> None:
     created = _instant(p, "created_at")
+    atom["created_at"] = _spelled(p, "created_at", created) if created else \
+        seconds_form(_instant(p, "updated_at") or exported, keep_leap=True)
     if created:
-        p.keep("created_at")
+        p.time("created_at", atom["created_at"])
     else:
         created = _instant(p, "updated_at") or exported
         p.invent("created_at", "atoms[].created_at")
-    atom["created_at"] = seconds_form(created)
     until = _instant(p, "valid_until")
     start = _instant(p, "valid_from")
+    atom["valid_from"] = _spelled(p, "valid_from", start) if start else \
+        seconds_form(min(created, until) if until else created, keep_leap=True)
     if start:
-        p.keep("valid_from")
+        p.time("valid_from", atom["valid_from"])
     else:
-        start = min(created, until) if until else created
         p.invent("valid_from", "atoms[].valid_from")
-    atom["valid_from"] = seconds_form(start)
     if until:
-        atom["valid_to"] = seconds_form(until)
-        p.keep("valid_until")
+        atom["valid_to"] = _spelled(p, "valid_until", until)
+        p.time("valid_until", atom["valid_to"])
 
 
 def _provenance(p: Placement, atom: dict[str, Any], artifacts: dict[str, dict[str, Any]]) -> None:
     prov = p.value("provenance")
     if isinstance(prov, dict) and prov.get("derivation") in amps.DERIVATIONS:
-        native = {k: copy.deepcopy(v) for k, v in prov.items() if k != ARTIFACTS}
+        native = {k: jcopy(v) for k, v in prov.items() if k != ARTIFACTS}
         for art in prov.get(ARTIFACTS) or []:
             if isinstance(art, dict) and isinstance(art.get("artifact_id"), str):
-                artifacts.setdefault(art["artifact_id"], {**copy.deepcopy(art), "atom_ids": []})
+                artifacts.setdefault(art["artifact_id"], {**jcopy(art), "atom_ids": []})
         atom["provenance"] = native
         p.keep("provenance")
         return

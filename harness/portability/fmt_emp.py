@@ -3,21 +3,32 @@ set of records, a tombstone is a deleted record."""
 
 from __future__ import annotations
 
-import copy
 import json
 import uuid
 from typing import Any
 
 from memconform.suites.emp import format as emp
 
-from .canonical import HATCH_KEY, Document, Record, digest, from_millis, instant, now_canonical, to_millis
+from .canonical import (
+    HATCH_KEY,
+    Document,
+    Record,
+    digest,
+    from_millis,
+    instant,
+    jcopy,
+    now_canonical,
+    to_millis,
+)
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, note_document
+from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
 from .tables import table
 
 FORMAT = "emp"
 PORT_SRC = "org.memconform.port"
+LINE = ("v", "id", "ts", "src", "content", "type", "tags", "emb", "meta")
+OUTSIDE = "outside"  # in a canonical extension object: a line's fields EMP does not name (kept by readers, §forward)
 
 
 def read(doc: Any) -> Document:
@@ -31,24 +42,28 @@ def read(doc: Any) -> Document:
 def _record(t: Any, entry: dict[str, Any]) -> Record:
     r = Record(ids={FORMAT: str(entry["id"])})
     v = r.values
+    # a ts no date-time can hold (1e21) is kept as the number it is: a writer carries it, never drops it
+    ts = from_millis(entry.get("ts")) or entry.get("ts")
     if emp.is_tombstone(entry):
         v["deleted"] = True
-        v["updated_at"] = from_millis(entry.get("ts"))
+        v["updated_at"] = ts
         return r
     found, rest = split(entry.get("meta"))
     v["text"] = entry.get("content")
-    v["updated_at"] = from_millis(entry.get("ts"))
+    v["updated_at"] = ts
     if isinstance(entry.get("src"), str):
         v["origin_tool"] = entry["src"]
     if isinstance(entry.get("type"), str):
         v["type"] = t.type_to_canonical(entry["type"])
+        r.spelled["type"] = entry["type"]
     if isinstance(entry.get("tags"), list):
         v["tags"] = list(entry["tags"])
     if isinstance(entry.get("emb"), list):
         v["embedding"] = list(entry["emb"])
-    if rest:
-        v["extensions"] = {"format": FORMAT, "value": rest}
-    apply(r, found, FORMAT)
+    outside = {k: jcopy(x) for k, x in entry.items() if k not in LINE}
+    if rest or outside:
+        v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
+    apply(r, found, FORMAT, t)
     return r
 
 
@@ -71,14 +86,15 @@ def write(doc: Document, ledger: Ledger) -> str:
     used: set[str] = set()
     lines = []
     for r in doc.records:
-        rid = r.key(doc.source)
+        rid = r.name(doc.source)
         lines.append(_line(t, doc, r, rid, used, exported, ledger))
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
-    if doc.producer:
-        ledger.note_document("producer", "lost", 1)
-    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    place_producer(ledger, doc, None)
+    place_export_time(ledger, doc, None)
+    note_envelope(ledger, doc)
+    return "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
 
 
 def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> dict[str, Any]:
@@ -86,16 +102,18 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     entry_id, kept = _entry_id(r, doc.source, used)
     used.add(entry_id)
     ledger.map_id(rid, entry_id)
-    p.keep("id") if kept else p.new_id("id")
+    p.place_id(doc.source, entry_id, "id") if kept else p.new_id("id")
     ts = _ts(p, exported)
     src = r.get("origin_tool")
     if r.get("deleted"):
         p.keep("deleted", "a tombstone line")
         p.handled |= {name for name in r.values}  # a tombstone says nothing else
         return emp.tombstone(entry_id, ts, src if isinstance(src, str) and emp.REVDOMAIN_RE.match(src) else PORT_SRC)
-    text = r.get("text") or ""
+    text = p.text("content")
     line: dict[str, Any] = {"v": emp.VERSION, "id": entry_id, "ts": ts, "src": PORT_SRC, "content": text}
-    if text.startswith("encrypted:") and not emp.ENCRYPTED_RE.match(text):
+    if "text" in p.handled:
+        pass
+    elif text.startswith("encrypted:") and not emp.ENCRYPTED_RE.match(text):
         p.keep("text", "begins `encrypted:` without being ciphertext: a reader that reserves the prefix takes it for "
                        "ciphertext (errata E12)")
     else:
@@ -106,8 +124,7 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     else:
         if src is not None:
             p.carry("origin_tool", "not in reverse domain notation")
-        else:
-            p.invented_fields.append("origin_tool")
+        p.invented_fields.append("origin_tool")  # the src written is made up: a reader drops it
         p.ledger.invent(rid, "src", t.invented_rule("src"))
     _type(p, line)
     _tags(p, line)
@@ -117,8 +134,15 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     meta: dict[str, Any] = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"] and "deleted" not in ext["value"]:
-        meta = copy.deepcopy(ext["value"])
-        p.keep_extensions(ext.get("format"))
+        meta = jcopy(ext["value"])
+        outside = ext.get(OUTSIDE)
+        if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(LINE):
+            line.update(jcopy(outside))
+            p.keep_extensions(ext.get("format"))
+        elif outside:
+            p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
+        else:
+            p.keep_extensions(ext.get("format"))
     elif ext is not None:
         p.carry("extensions", "a `deleted` key in meta would make the line a tombstone")
     found = p.finish({FORMAT: entry_id})
@@ -130,13 +154,16 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
 
 
 def _ts(p: Placement, exported: str) -> int:
+    """EMP's ts: whole milliseconds from 1970, never below 0 (an earlier time is written as 0 and carried)."""
     updated = p.value("updated_at")
     if isinstance(updated, str) and instant(updated):
-        p.keep("updated_at")
-        return to_millis(instant(updated) or updated)
+        ts = max(0, to_millis(instant(updated) or updated))
+        p.time("updated_at", ts)
+        return ts
     created = p.value("created_at")
     p.invent("updated_at", "ts")
-    return to_millis(instant(created) or exported) if isinstance(created, str) and instant(created) else to_millis(exported)
+    ts = to_millis(instant(created) or exported) if isinstance(created, str) and instant(created) else to_millis(exported)
+    return max(0, ts)
 
 
 def _type(p: Placement, line: dict[str, Any]) -> None:
@@ -148,7 +175,7 @@ def _type(p: Placement, line: dict[str, Any]) -> None:
         p.carry("type", "a live record typed `tombstone` would read as deleted")
         return
     line["type"] = canonical
-    p.keep("type")
+    p.place_type(canonical)
 
 
 def _tags(p: Placement, line: dict[str, Any]) -> None:

@@ -3,18 +3,22 @@ record, its store is its type. `data` is MemoRizz's own place for portable field
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from memconform.suites.memorizz import format as mz
 
-from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical
+from .canonical import HATCH_KEY, Document, Record, digest, instant, jcopy, now_canonical
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, Refused, note_document
+from .placement import Placement, Refused, note_document, note_envelope, place_export_time, place_producer
 from .tables import table
 
 FORMAT = "memorizz"
+# manifest members a translation reads or recomputes (counts, record_count and the version describe the archive
+# written, not the memories); `includes` and `warnings` say what the source left out and are named when set
+ARCHIVE = ("format", "version", "taxonomy", "manifest", "stores", "integrity")
+MANIFEST = ("created_at", "source_provider", "scope", "counts", "record_count", "memorizz_version",
+            "external_references", "omitted_fields")
 
 
 def key(store: str, rid: str) -> str:
@@ -25,9 +29,14 @@ def key(store: str, rid: str) -> str:
 def read(doc: dict[str, Any]) -> Document:
     t = table(FORMAT)
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
-    out = Document(FORMAT, producer=manifest.get("source_provider"), exported_at=instant(manifest.get("created_at")))
+    out = Document(FORMAT, producer=manifest.get("source_provider"), exported_at=instant(manifest.get("created_at")),
+                   exported_spelled=manifest.get("created_at") if isinstance(manifest.get("created_at"), str) else None)
+    # what the manifest says beyond the export time, producer and scope: named, so a ledger can say it is lost
+    out.envelope = {f"manifest.{k}": v for k, v in manifest.items()
+                    if k not in MANIFEST and v not in (None, [], {}, False)}
+    out.envelope.update({k: v for k, v in doc.items() if k not in ARCHIVE and v not in (None, [], {}, False)})
     if isinstance(manifest.get("scope"), dict):
-        out.subject = {"format": FORMAT, "scope": copy.deepcopy(manifest["scope"])}
+        out.subject = {"format": FORMAT, "scope": jcopy(manifest["scope"])}
     stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
     for store in mz.STORES:
         for rec in stores.get(store) or []:
@@ -53,7 +62,7 @@ def _record(t: Any, store: str, rec: dict[str, Any]) -> Record:
         v["embedding"] = rest.pop("embedding")
     if rest:
         v["extensions"] = {"format": FORMAT, "value": rest}
-    apply(r, found, FORMAT)
+    apply(r, found, FORMAT, t)
     return r
 
 
@@ -77,18 +86,21 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     t = table(FORMAT)
     exported = doc.exported_at or now_canonical()
     archive = mz.empty_archive(created_at=exported, memorizz_version="memconform-port",
-                               source_provider=str(doc.producer or "memconform-port"))
+                               source_provider=str(doc.producer if doc.producer is not None else "memconform-port"))
     ledger.invent("(document)", "manifest.memorizz_version", t.invented_rule("manifest.memorizz_version"))
     used: set[tuple[str, str]] = set()
     for r in doc.records:
-        rid = r.key(doc.source)
+        rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")
             continue
         store, rec = _rec(t, doc, r, rid, used, ledger)
         archive["stores"][store].append(rec)
+    place_export_time(ledger, doc, archive["manifest"]["created_at"])
+    place_producer(ledger, doc, archive["manifest"]["source_provider"])
+    note_envelope(ledger, doc)
     if doc.subject and doc.subject.get("format") == FORMAT:
-        archive["manifest"]["scope"] = copy.deepcopy(doc.subject["scope"])
+        archive["manifest"]["scope"] = jcopy(doc.subject["scope"])
         ledger.note_document("subject", "kept", 1)
     elif doc.subject:
         ledger.note_document("subject", "lost", 1)
@@ -110,25 +122,29 @@ def _rec(t: Any, doc: Document, r: Record, rid: str, used: set[tuple[str, str]],
     canonical = r.get("type")
     if isinstance(canonical, str):
         store = t.type_from_canonical(canonical)
-        p.keep("type") if t.type_exact(canonical) else p.carry("type", f"{canonical} written to store {store}")
+        p.place_type(store)
     else:
         store = str(t.raw["types"]["default"])
         p.invent("type", "the store of a record")
     rec_id, kept = _record_id(r, doc.source, store, used)
     used.add((store, rec_id))
-    p.keep("id") if kept else p.new_id("id")
+    p.place_id(doc.source, rec_id, "id") if kept else p.new_id("id")
     ledger.map_id(rid, key(store, rec_id))
     data: dict[str, Any] = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and ext.get("format") == FORMAT and isinstance(ext.get("value"), dict):
-        data.update(copy.deepcopy(ext["value"]))
+        data.update(jcopy(ext["value"]))
         p.keep("extensions")
     elif ext is not None:
         p.carry("extensions", f"{ext.get('format') if isinstance(ext, dict) else '?'}'s extension object, inside data")
-    data["content"] = r.get("text") or ""
-    p.keep("text")
+    if r.get("text") is not None:  # a record without text (an agent, a tool) is written without content
+        if isinstance(r.get("text"), str) and not isinstance(data.get("content"), (dict, list)):
+            data["content"] = r.get("text")
+            p.keep("text")
+        else:
+            p.carry("text", "its data holds a content of its own")
     if r.get("namespace") is not None:
-        data["memory_id"] = copy.deepcopy(r.get("namespace"))
+        data["memory_id"] = jcopy(r.get("namespace"))
         p.keep("namespace")
     if isinstance(r.get("origin_user"), str):
         data["user_id"] = r.get("origin_user")

@@ -2,29 +2,39 @@
 
 from __future__ import annotations
 
-import copy
+import functools
 import struct
 from collections import Counter
 from typing import Any
 
 from memconform.suites.memoryai import format as mai
 
-from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, seconds_form
+from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, jcopy, now_canonical, seconds_form
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, note_document
+from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
 from .tables import table
 
 FORMAT = "memoryai"
 PROTECTION = ("zone", "importance", "is_pinned", "decay_score", "tier")
 GRAPH = ("memory_edges", "entities")
+CHUNK = ("id", "content", "memory_type", "created_at", "accessed_at", "valid_until", "tags", "embedding",
+         "embedding_model", "content_hash", "metadata") + PROTECTION
+OUTSIDE = "outside"  # in a canonical extension object: a chunk's fields beside metadata that the spec does not name
 OTHERS = ("l2_sessions", "mood_states", "agents")
+BUNDLE = ("format", "version", "generator", "exported_at", "manifest", "chunks", "checksum", "counts") + GRAPH + OTHERS
+# scope and since say which chunks an export holds; the model and dimension are read per chunk; counts and
+# checksum are recomputed for what is written
+MANIFEST = ("tenant_id", "tenant_name", "tenant_plan", "embedding_model", "embedding_dim", "checksum", "counts", "scope")
 
 
 def read(doc: dict[str, Any]) -> Document:
     t = table(FORMAT)
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
-    out = Document(FORMAT, producer=doc.get("generator"), exported_at=instant(doc.get("exported_at")))
+    out = Document(FORMAT, producer=doc.get("generator"), exported_at=instant(doc.get("exported_at")),
+                   exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
+    out.envelope = {k: v for k, v in doc.items() if k not in BUNDLE and v not in (None, [], {})}
+    out.envelope.update({f"manifest.{k}": v for k, v in manifest.items() if k not in MANIFEST and v not in (None, [], {})})
     tenant = {k: manifest[k] for k in ("tenant_id", "tenant_name", "tenant_plan") if manifest.get(k) is not None}
     out.subject = {"format": FORMAT, **tenant} if tenant else None
     for section in GRAPH:
@@ -45,9 +55,10 @@ def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Rec
     v["text"] = chunk.get("content")
     if isinstance(chunk.get("memory_type"), str):
         v["type"] = t.type_to_canonical(chunk["memory_type"])
+        r.spelled["type"] = chunk["memory_type"]
     for name in ("created_at", "accessed_at", "valid_until"):
         if chunk.get(name) is not None:
-            v[name] = instant(chunk[name]) or chunk[name]
+            r.time(name, chunk[name])
     if isinstance(chunk.get("tags"), list):
         v["tags"] = list(chunk["tags"])
     protection = {k: chunk[k] for k in PROTECTION if k in chunk}
@@ -64,9 +75,10 @@ def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Rec
         v["embedding_model"] = model
     if chunk.get("content_hash") is not None:
         v["content_hash"] = chunk["content_hash"]
-    if rest:
-        v["extensions"] = {"format": FORMAT, "value": rest}
-    apply(r, found, FORMAT)
+    outside = {k: jcopy(x) for k, x in chunk.items() if k not in CHUNK}
+    if rest or outside:
+        v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
+    apply(r, found, FORMAT, t)
     return r
 
 
@@ -89,31 +101,35 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     live = [r for r in doc.records if not r.get("deleted")]
     for r in doc.records:
         if r.get("deleted"):
-            ledger.note(r.key(doc.source), "deleted", "lost", "a deleted record is not written")
+            ledger.note(r.name(doc.source), "deleted", "lost", "a deleted record is not written")
     dims = Counter(len(r.get("embedding")) for r in live if isinstance(r.get("embedding"), list) and r.get("embedding"))
     dim = dims.most_common(1)[0][0] if dims else 0
     models = Counter(str(r.get("embedding_model")) for r in live if r.has("embedding_model"))
     model = models.most_common(1)[0][0] if models else None
-    used: set[int] = set()
+    used = Ids()
     wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
     hashes = Counter(mai.content_hash(r.get("text") or "") for r in live)
     chunks = []
     for r, want in zip(live, wanted, strict=True):
         chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
     bundle: dict[str, Any] = {
-        "format": mai.FORMAT, "version": 1, "generator": doc.producer or "memconform-port/1",
-        "exported_at": seconds_form(doc.exported_at) if doc.exported_at else "1970-01-01T00:00:00Z",
+        "format": mai.FORMAT, "version": 1,
+        "generator": str(doc.producer) if doc.producer is not None else "memconform-port/1",
+        "exported_at": seconds_form(doc.exported_at or now_canonical()),
         "manifest": {"tenant_id": None, "tenant_name": None, "tenant_plan": None, "scope": "full", "since": None,
                      "embedding_model": model or "none", "embedding_dim": dim},
         "chunks": chunks,
     }
+    place_export_time(ledger, doc, bundle["exported_at"])
+    place_producer(ledger, doc, bundle["generator"])
+    note_envelope(ledger, doc)
     if doc.subject and doc.subject.get("format") == FORMAT:
         bundle["manifest"].update({k: v for k, v in doc.subject.items() if k != "format"})
         ledger.note_document("subject", "kept", 1)
     elif doc.subject:
         ledger.note_document("subject", "lost", 1)
     for section in GRAPH + OTHERS:
-        bundle[section] = [copy.deepcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
+        bundle[section] = [jcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
     note_document(ledger, t, "graph", len(doc.graph), sum(1 for g in doc.graph if g["kind"].startswith(FORMAT + ".")))
     note_document(ledger, t, "other_objects", len(doc.other_objects),
                   sum(1 for g in doc.other_objects if g["kind"].startswith(FORMAT + ".")))
@@ -123,23 +139,37 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     return mai.seal(bundle)
 
 
-def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], dim: int, ledger: Ledger,
+class Ids(set[int]):
+    """The chunk ids given so far, with the largest kept as they are added (a new id is above all of them,
+    found in constant time: 100k chunks, not 100k scans of the set)."""
+
+    top = 0
+
+    def add(self, value: int) -> None:
+        super().add(value)
+        self.top = max(self.top, value)
+
+
+def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: Ids, dim: int, ledger: Ledger,
            hashes: Counter[str]) -> dict[str, Any]:
-    rid = r.key(doc.source)
+    rid = r.name(doc.source)
     p = Placement(t, r, ledger, rid)
     if want is not None and want not in used:
         cid = want
-        p.keep("id", "" if str(want) == rid else "its earlier MemoryAI id, from the hatch")
+        p.place_id(doc.source, cid, "chunks[].id")
     else:
-        cid = max(used | {len(used)}) + 1
+        cid = max(used.top, len(used)) + 1
         p.new_id("chunks[].id")
     used.add(cid)
     ledger.map_id(rid, str(cid))
-    text = r.get("text") or ""
+    text = p.text("chunks[].content")
     chunk: dict[str, Any] = {"id": cid, "content": text}
-    p.keep("text")
-    if hashes[mai.content_hash(text)] > 1:
-        ledger.note(rid, "text", "lost", "another record has the same content: a consumer skips it (§3.8)")
+    if "text" not in p.handled:
+        p.keep("text")
+    if hashes[mai.content_hash(text)] > 1:  # written all the same: the document holds it, a consumer may not
+        ledger.note(rid, "text", "kept", "another record has the same content: a consumer skips it (§3.8)")
+        ledger.warnings.append(f"record {rid!r}: another record has the same content, so a MemoryAI consumer "
+                               "skips one of them (§3.8)")
     _type(p, chunk)
     _hash(p, chunk, text)
     _embedding(p, chunk, dim)
@@ -154,13 +184,22 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
     _protection(p, chunk)
     for name in ("created_at", "accessed_at", "valid_until"):
         if isinstance(r.get(name), str) and instant(r.get(name)):
-            chunk[name] = seconds_form(r.get(name))
-            p.keep(name)
+            chunk[name] = seconds_form(instant(r.get(name)) or "")
+            p.time(name, chunk[name])
     metadata = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        metadata = copy.deepcopy(ext["value"])
-        p.keep_extensions(ext.get("format"))
+        metadata = jcopy(ext["value"])
+        outside = ext.get(OUTSIDE)
+        if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(CHUNK):
+            chunk.update(jcopy(outside))
+            p.keep_extensions(ext.get("format"))
+        elif outside:
+            p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
+        else:
+            p.keep_extensions(ext.get("format"))
+    elif ext is not None:
+        p.carry("extensions", "not an object")
     found = p.finish({FORMAT: str(cid)})
     if found:
         metadata[HATCH_KEY] = found
@@ -174,14 +213,36 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: set[int], d
 NO_CREDENTIALS = "Bundles MUST NOT include API keys, audit logs, or other credentials."
 
 
+@functools.lru_cache(maxsize=4096)
+def _credential_key(key: str) -> bool:
+    """The MemoryAI suite's reading of a key name, remembered: the same few keys recur in every chunk."""
+    from memconform.suites.memoryai.credentials import credential_key
+
+    return bool(credential_key(key))
+
+
+def _has_credentials(value: Any, search: Any) -> bool:
+    """Is there anything without_credentials would leave out? (Asked first: most metadata has nothing, and a
+    walk that builds nothing is several times cheaper than one that rebuilds every object.)"""
+    if isinstance(value, dict):
+        return any(isinstance(k, str) and _credential_key(k) and v not in (None, "", [], {}, False, 0)
+                   or _has_credentials(v, search) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_credentials(v, search) for v in value)
+    return isinstance(value, str) and search(value) is not None
+
+
 def without_credentials(value: Any) -> tuple[Any, int]:
     """The value with every field the MemoryAI suite reads as a credential left out, and how many were."""
-    from memconform.suites.memoryai.credentials import CREDENTIAL_VALUES, credential_key
+    from memconform.suites.memoryai.credentials import CREDENTIAL_VALUES
+
+    if not _has_credentials(value, CREDENTIAL_VALUES.search):
+        return value, 0
 
     if isinstance(value, dict):
         out, dropped = {}, 0
         for key, item in value.items():
-            if isinstance(key, str) and credential_key(key) and item not in (None, "", [], {}, False, 0):
+            if isinstance(key, str) and _credential_key(key) and item not in (None, "", [], {}, False, 0):
                 dropped += 1
                 continue
             if isinstance(item, str) and CREDENTIAL_VALUES.search(item):
@@ -203,14 +264,15 @@ def _type(p: Placement, chunk: dict[str, Any]) -> None:
         p.invent("type", "chunks[].memory_type")
         return
     chunk["memory_type"] = p.table.type_from_canonical(canonical)
-    p.keep("type") if p.table.type_exact(canonical) else p.carry("type", f"{canonical} written as {chunk['memory_type']}")
+    p.place_type(chunk["memory_type"])
 
 
 def _hash(p: Placement, chunk: dict[str, Any], text: str) -> None:
     computed = mai.content_hash(text)
     given = p.value("content_hash")
     chunk["content_hash"] = computed
-    if given == computed:
+    if isinstance(given, str) and given.lower() == computed:  # the same digest in upper-case hex is kept as written
+        chunk["content_hash"] = given
         p.keep("content_hash")
     elif given is not None:
         p.carry("content_hash", "not the sha256 of the content as written")

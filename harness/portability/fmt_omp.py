@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .canonical import HATCH_KEY, Document, Record, digest, instant, now_canonical, seconds_form
+from .canonical import HATCH_KEY, Document, Record, digest, instant, jcopy, now_canonical, seconds_form
 from .hatch import apply, split
 from .ledger import Ledger
-from .placement import Placement, note_document
+from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
 from .tables import table
 from .textlimits import fits, pieces
 
 FORMAT = "omp"
+ENVELOPE = ("omp_version", "exported_at", "server", "memories")
+MEMORY = ("id", "content", "type", "source", "tags", "namespace", "created_at", "updated_at", "expires_at", "metadata",
+          "embedding")
+OUTSIDE = "outside"  # in a canonical extension object: a memory's fields beside metadata that §2.1 does not name
 PART = "part"  # in a part's block: {"of": first part's id, "index": i, "count": n}
 
 
 def read(doc: dict[str, Any]) -> Document:
     t = table(FORMAT)
-    out = Document(FORMAT, producer=doc.get("server"), exported_at=instant(doc.get("exported_at")))
+    out = Document(FORMAT, producer=doc.get("server"), exported_at=instant(doc.get("exported_at")),
+                   exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
+    out.envelope = {k: v for k, v in doc.items() if k not in ENVELOPE and v not in (None, [], {})}
     parts: dict[str, list[tuple[int, str]]] = {}
     for mem in doc.get("memories") or []:
         if not isinstance(mem, dict):
@@ -45,26 +50,28 @@ def _record(t: Any, mem: dict[str, Any]) -> Record:
     v["text"] = mem.get("content")
     if isinstance(mem.get("type"), str):
         v["type"] = t.type_to_canonical(mem["type"])
+        r.spelled["type"] = mem["type"]
     source: dict[str, Any] = mem["source"] if isinstance(mem.get("source"), dict) else {}
     for native, name in (("tool", "origin_tool"), ("session_id", "origin_session"), ("user_id", "origin_user")):
         if source.get(native) is not None:
             v[name] = source[native]
     if source.get("timestamp") is not None:
-        v["observed_at"] = instant(source["timestamp"]) or source["timestamp"]
+        r.time("observed_at", source["timestamp"])
     for native, name in (("created_at", "created_at"), ("updated_at", "updated_at"), ("expires_at", "valid_until")):
         if mem.get(native) is not None:
-            v[name] = instant(mem[native]) or mem[native]
+            r.time(name, mem[native])
     if isinstance(mem.get("tags"), list):
         v["tags"] = list(mem["tags"])
     if mem.get("namespace") is not None:
         v["namespace"] = mem["namespace"]
     if isinstance(mem.get("embedding"), list):
         v["embedding"] = list(mem["embedding"])
-    if rest:
-        v["extensions"] = {"format": FORMAT, "value": rest}
+    outside = {k: jcopy(x) for k, x in mem.items() if k not in MEMORY}
+    if rest or outside:
+        v["extensions"] = {"format": FORMAT, "value": rest or {}, **({OUTSIDE: outside} if outside else {})}
     if found and isinstance(found.get(PART), dict):
         found = {k: x for k, x in found.items() if k != PART}
-    apply(r, found, FORMAT)
+    apply(r, found, FORMAT, t)
     return r
 
 
@@ -86,7 +93,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     used: set[str] = set()
     memories: list[dict[str, Any]] = []
     for r in doc.records:
-        rid = r.key(doc.source)
+        rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")
             continue
@@ -94,18 +101,23 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
-    return {"omp_version": omp.VERSION, "exported_at": seconds_form(exported), "server": doc.producer or "memconform-port",
-            "memories": memories}
+    out = {"omp_version": omp.VERSION, "exported_at": seconds_form(exported, keep_leap=True),
+           "server": str(doc.producer) if doc.producer is not None else "memconform-port", "memories": memories}
+    place_export_time(ledger, doc, out["exported_at"])
+    place_producer(ledger, doc, out["server"])
+    note_envelope(ledger, doc)
+    return out
 
 
 def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> list[dict[str, Any]]:
     p = Placement(t, r, ledger, rid)
     mem_id, kept = _mem_id(r, doc.source, used)
     used.add(mem_id)
-    p.keep("id") if kept else p.new_id("memories[].id")
+    p.place_id(doc.source, mem_id, "memories[].id") if kept else p.new_id("memories[].id")
     limit = int(t.limit("text", "max_chars"))
-    texts = pieces(r.get("text") or "", limit)
-    p.keep("text", f"split into {len(texts)} memories of at most {limit} characters" if len(texts) > 1 else "")
+    texts = pieces(p.text("memories[].content"), limit)
+    if "text" not in p.handled:
+        p.keep("text", f"split into {len(texts)} memories of at most {limit} characters" if len(texts) > 1 else "")
     mem: dict[str, Any] = {"id": mem_id, "content": texts[0]}
     _type(p, mem)
     _source(p, mem, exported)
@@ -117,11 +129,20 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     metadata: dict[str, Any] = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
+        outside = ext.get(OUTSIDE)
         if len(ext["value"]) <= int(t.limit("extensions", "max_keys")) and HATCH_KEY not in ext["value"]:
-            metadata = copy.deepcopy(ext["value"])
-            p.keep_extensions(ext.get("format"))
+            metadata = jcopy(ext["value"])
+            if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(MEMORY):
+                mem.update(jcopy(outside))
+                p.keep_extensions(ext.get("format"))
+            elif outside:
+                p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
+            else:
+                p.keep_extensions(ext.get("format"))
         else:
             p.carry("extensions", "more keys than the nine metadata keys left")
+    elif ext is not None:
+        p.carry("extensions", "not an object")
     found = p.finish({FORMAT: mem_id})
     if found:
         metadata[HATCH_KEY] = found
@@ -130,7 +151,7 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     for i, text in enumerate(texts[1:], start=1):
         part_id, _ = _mem_id(Record(ids={"part": f"{mem_id}#{i}"}), FORMAT, used)
         used.add(part_id)
-        out.append({**{k: copy.deepcopy(x) for k, x in mem.items() if k not in ("id", "content", "metadata", "embedding")},
+        out.append({**{k: jcopy(x) for k, x in mem.items() if k not in ("id", "content", "metadata", "embedding")},
                     "id": part_id, "content": text,
                     "metadata": {HATCH_KEY: {"v": 1, PART: {"of": mem_id, "index": i, "count": len(texts)}}}})
     ledger.map_id(rid, mem_id)
@@ -144,7 +165,7 @@ def _type(p: Placement, mem: dict[str, Any]) -> None:
         p.invent("type", "memories[].type")
         return
     mem["type"] = p.table.type_from_canonical(canonical)
-    p.keep("type") if p.table.type_exact(canonical) else p.carry("type", f"{canonical} written as {mem['type']}")
+    p.place_type(mem["type"])
 
 
 def _source(p: Placement, mem: dict[str, Any], exported: str) -> None:
@@ -162,10 +183,10 @@ def _source(p: Placement, mem: dict[str, Any], exported: str) -> None:
             p.keep(name)
     observed = p.value("observed_at")
     if isinstance(observed, str) and instant(observed):
-        source["timestamp"] = seconds_form(observed)
-        p.keep("observed_at")
+        source["timestamp"] = seconds_form(instant(observed) or observed, keep_leap=True)
+        p.time("observed_at", source["timestamp"])
     else:
-        source["timestamp"] = seconds_form(_first_time(p, "created_at", "updated_at") or exported)
+        source["timestamp"] = seconds_form(_first_time(p, "created_at", "updated_at") or exported, keep_leap=True)
         p.invent("observed_at", "memories[].source.timestamp")
     mem["source"] = source
 
@@ -174,28 +195,27 @@ def _first_time(p: Placement, *names: str) -> str | None:
     for name in names:
         value = p.value(name)
         if isinstance(value, str) and instant(value):
-            return value
+            return instant(value)
     return None
 
 
 def _times(p: Placement, mem: dict[str, Any], exported: str) -> None:
     created = _first_time(p, "created_at")
     updated = _first_time(p, "updated_at")
+    mem["created_at"] = seconds_form(created or updated or exported, keep_leap=True)
+    mem["updated_at"] = seconds_form(updated or created or exported, keep_leap=True)
     if created:
-        p.keep("created_at")
+        p.time("created_at", mem["created_at"])
     else:
-        created = updated or exported
         p.invent("created_at", "memories[].created_at, updated_at")
     if updated:
-        p.keep("updated_at")
+        p.time("updated_at", mem["updated_at"])
     else:
-        updated = created
         p.invent("updated_at", "memories[].created_at, updated_at")
-    mem["created_at"], mem["updated_at"] = seconds_form(created), seconds_form(updated)
     until = _first_time(p, "valid_until")
-    mem["expires_at"] = seconds_form(until) if until else None
+    mem["expires_at"] = seconds_form(until, keep_leap=True) if until else None
     if until:
-        p.keep("valid_until")
+        p.time("valid_until", mem["expires_at"])
 
 
 def _organisation(p: Placement, mem: dict[str, Any]) -> None:

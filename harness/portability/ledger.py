@@ -7,7 +7,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-STATUSES = ("kept", "carried", "lost", "invented")
+from .canonical import HATCH_KEY
+
+# worst last: a field noted twice for one record keeps the worse status. `respelled`: the same value in
+# the target's own field, spelled by a rule the detail names (a date-time in UTC, a vendor prefix, an id
+# with its store)
+STATUSES = ("kept", "respelled", "carried", "lost", "invented")
 LEDGER_VERSION = 1
 
 
@@ -20,6 +25,8 @@ class Ledger:
     details: dict[tuple[str, str], Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     invented: Counter[tuple[str, str]] = field(default_factory=Counter)
     document: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    document_details: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    restored: dict[str, list[str]] = field(default_factory=dict)  # record -> fields the source's hatch block restored
     id_map: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     declared_in_target: list[str] = field(default_factory=list)
     refused: str | None = None
@@ -37,9 +44,11 @@ class Ledger:
         self.invented[(native, rule)] += 1
         self.per_record[rid].setdefault(f"+{native}", "invented")
 
-    def note_document(self, name: str, status: str, count: int) -> None:
+    def note_document(self, name: str, status: str, count: int, detail: str = "") -> None:
         if count:
             self.document[(name, status)] += count
+            if detail and detail not in self.document_details[(name, status)]:
+                self.document_details[(name, status)].append(detail)
 
     def map_id(self, source_id: str, target_id: str) -> None:
         self.id_map[source_id].append(target_id)
@@ -74,7 +83,10 @@ class Ledger:
                 for name in sorted(counts) for status in STATUSES if (n := counts[name][status])
             ],
             "invented": [{"native": native, "rule": rule, "count": n} for (native, rule), n in sorted(self.invented.items())],
-            "document": [{"field": name, "status": status, "count": n} for (name, status), n in sorted(self.document.items())],
+            "document": [{"field": name, "status": status, "count": n,
+                          "details": list(self.document_details.get((name, status), []))}
+                         for (name, status), n in sorted(self.document.items())],
+            "restored": {k: sorted(v) for k, v in sorted(self.restored.items())},
             "id_map": {k: list(v) for k, v in sorted(self.id_map.items())},
             "per_record": {k: dict(sorted(v.items())) for k, v in sorted(self.per_record.items())},
             "declared_in_target": list(self.declared_in_target),
@@ -89,11 +101,16 @@ class Ledger:
         lines = [f"{self.source} -> {self.target}: {doc['records']['in']} records in, {doc['records']['out']} out"]
         for row in doc["fields"]:
             more = "; ".join(f"{d} ({n})" for d, n in row["details"].items())
-            lines.append(f"  {row['status']:<8} {row['field']:<16} {row['count']:>5}" + (f"   {more}" if more else ""))
+            lines.append(f"  {row['status']:<9} {row['field']:<16} {row['count']:>5}" + (f"   {more}" if more else ""))
         for row in doc["invented"]:
             lines.append(f"  invented {row['native']:<16} {row['count']:>5}   {row['rule']}")
         for row in doc["document"]:
-            lines.append(f"  {row['status']:<8} {row['field']:<16} {row['count']:>5}   (document-level)")
+            more = "; ".join(row["details"])
+            lines.append(f"  {row['status']:<9} {row['field']:<16} {row['count']:>5}   (document-level)" + (f" {more}" if more else ""))
+        restored = sorted({name for names in doc["restored"].values() for name in names})
+        if restored:
+            lines.append(f"  restored from the source's {HATCH_KEY} block: {', '.join(restored)} "
+                         f"({len(doc['restored'])} {'record' if len(doc['restored']) == 1 else 'records'})")
         for line in doc["warnings"]:
             lines.append(f"  warning: {line}")
         if doc["declared_in_target"]:

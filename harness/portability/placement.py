@@ -3,11 +3,12 @@ told what became of each canonical field and which native values were invented."
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from memconform.core.results import HarnessError
 
-from .canonical import FIELDS, Record
+from .canonical import FIELDS, Record, instant, native_id, offset_of, writable
 from .hatch import block
 from .ledger import Ledger
 from .tables import Table
@@ -37,9 +38,80 @@ class Placement:
         self.handled.add(name)
         self.ledger.note(self.rid, name, "kept", detail)
 
+    def respell(self, name: str, rule: str) -> None:
+        """The value is in the target's own field, spelled by `rule` (the ledger names the rule)."""
+        self.handled.add(name)
+        self.ledger.note(self.rid, name, "respelled", rule)
+
+    def text(self, native: str) -> str:
+        """The text to write in a format that requires one; a record without text gets an empty one, invented."""
+        text = self.record.get("text")
+        if isinstance(text, str):
+            return text
+        self.handled.add("text")
+        self.invented_fields.append("text")
+        if text is None:
+            self.ledger.note(self.rid, "text", "invented", "an empty text for a record without one")
+        else:
+            self.carry("text", "not a string: an empty text written in its place")
+        self.ledger.invent(self.rid, native, "an empty text for a record without one")
+        return ""
+
+    def time(self, name: str, written: Any) -> None:
+        """A date-time written natively: kept when it is the source's instant, precision and offset; respelled
+        when only the offset differs; carried (the exact value in the block) when the target cut it."""
+        value = self.record.get(name)
+        spelled = self.record.spelled.get(name, value)
+        exact = instant(value)
+        got = written if isinstance(written, str) else None
+        if got is None and isinstance(written, int):  # epoch milliseconds
+            got = (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=written)).isoformat()
+        if exact is None or instant(got) != exact:
+            why = ("a leap second, written as the second after it" if exact and exact[16:19] == ":60" else
+                   "cut to the target's precision" if exact and writable(exact)[:19] == (instant(got) or "")[:19] else
+                   "before 1970: the target counts milliseconds from 1970 and cannot go below 0" if exact and exact < "1970" else
+                   "not a date-time the target can hold")
+            self.carry(name, f"{why}; the exact value carried")
+        elif offset_of(spelled) not in (None, offset_of(got)):
+            self.respell(name, f"written in UTC (the source's offset {_offset(offset_of(spelled))}; the same instant)")
+        else:
+            self.keep(name)
+
+    def place_type(self, written: str) -> None:
+        """The native type written: kept when it is the source's own name, respelled when it reads back as the
+        same type under another name, carried when the target has no name for it."""
+        canonical = self.record.get("type")
+        spelled = self.record.spelled.get("type", canonical)
+        if not self.table.type_exact(str(canonical)):
+            self.carry("type", f"{canonical} written as {written}")
+        elif written == spelled:
+            self.keep("type")
+        elif str(written).removeprefix("x_") == str(spelled).removeprefix("x_"):
+            self.respell("type", "MemoryAI's vendor prefix x_ for a type outside its ten")
+        else:
+            self.respell("type", f"the type crosswalk: {spelled} written as {written}")
+
+    def place_id(self, source: str, written: Any, native: str) -> None:
+        """The record's id in the target: kept when it is the source's own id, respelled when it is that id
+        with its MemoRizz store, carried (with the ids in the block) when the target's id is another."""
+        own = native_id(source, self.record.key(source))
+        if str(written) == own and not self.record.ledger_key:
+            self.keep("id")
+        elif str(written) == self.record.key(source) and not self.record.ledger_key:
+            self.respell("id", "a MemoRizz id is unique within its store: written <store>/<id>")
+        elif str(written).rsplit("/", 1)[-1] == own.rsplit("/", 1)[-1] and source != "memorizz" and not self.record.ledger_key:
+            self.respell("id", "written as a MemoRizz id: the part before / is the store")
+        else:
+            self.new_id(native)
+
     def carry(self, name: str, detail: str = "", value: Any = None) -> None:
         self.handled.add(name)
-        self.carried[name] = self.record.get(name) if value is None else value
+        if value is None:
+            value = self.record.get(name)
+            spelled = self.record.spelled.get(name)
+            if isinstance(spelled, str) and instant(spelled) == value and offset_of(spelled) not in (None, dt.timedelta(0)):
+                value = spelled  # a date-time travels with the offset it was written with
+        self.carried[name] = value
         self.ledger.note(self.rid, name, "carried", detail)
 
     def lose(self, name: str, detail: str = "") -> None:
@@ -56,7 +128,12 @@ class Placement:
 
     def new_id(self, native: str) -> None:
         """The target cannot use the record's id: one is invented, the record's own ids travel in the hatch."""
-        self.ledger.note(self.rid, "id", "carried", "an id of the target's form invented; the record's own id carried")
+        self.handled.add("id")
+        if self.record.ledger_key:
+            self.ledger.note(self.rid, "id", "carried", "another record of the source has the same id: a new id made, "
+                                                        "the record's own id carried")
+        else:
+            self.ledger.note(self.rid, "id", "carried", "an id of the target's form invented; the record's own id carried")
         self.ledger.invent(self.rid, native, self.table.invented_rule(native))
 
     def finish(self, target_ids: dict[str, str]) -> dict[str, Any] | None:
@@ -77,6 +154,11 @@ class Placement:
         return block(self.carried, other_ids, self.invented_fields, {"ext_from": self.ext_from} if self.ext_from else None)
 
 
+def _offset(delta: dt.timedelta | None) -> str:
+    minutes = int((delta or dt.timedelta(0)).total_seconds() // 60)
+    return f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
 def note_document(ledger: Ledger, table: Table, name: str, count: int, own: int = 0) -> None:
     """Document-level items: `own` of the target's own kind are kept where the table keeps them, the rest lost."""
     row = table.document_rows[name]
@@ -85,3 +167,39 @@ def note_document(ledger: Ledger, table: Table, name: str, count: int, own: int 
         ledger.note_document(name, "lost", count - own)
     else:
         ledger.note_document(name, "lost", count)
+
+
+def place_export_time(ledger: Ledger, doc: Any, written: str | None) -> None:
+    """The document's export time: kept, respelled (offset), cut (precision: said, as lost), invented or lost."""
+    exact = doc.exported_at
+    if exact is None:
+        if written is not None:
+            ledger.note_document("exported_at", "invented", 1, "the source has no export time: the time of the translation")
+        return
+    if written is None:
+        ledger.note_document("exported_at", "lost", 1, "the target has no export time")
+    elif instant(written) != exact:
+        why = "a leap second written as the second after it" if exact[16:19] == ":60" else "cut to the target's precision"
+        ledger.note_document("exported_at", "lost", 1, f"{why} ({doc.exported_spelled or exact} written as {written})")
+    elif offset_of(doc.exported_spelled) not in (None, offset_of(written)):
+        ledger.note_document("exported_at", "respelled", 1, f"written in UTC (the source's offset "
+                             f"{_offset(offset_of(doc.exported_spelled))}; the same instant)")
+    else:
+        ledger.note_document("exported_at", "kept", 1)
+
+
+def place_producer(ledger: Ledger, doc: Any, written: str | None) -> None:
+    if doc.producer is None:
+        if written is not None:
+            ledger.note_document("producer", "invented", 1, f"the source names no producer: {written!r}")
+    elif written == doc.producer:
+        ledger.note_document("producer", "kept", 1)
+    else:
+        ledger.note_document("producer", "lost", 1, "the target has no place for the producer" if written is None
+                             else f"written as {written!r}")
+
+
+def note_envelope(ledger: Ledger, doc: Any) -> None:
+    """Envelope items of the source no other format has a place for: each one named, lost."""
+    for path in sorted(doc.envelope):
+        ledger.note_document(f"envelope.{path}", "lost", 1, "the target's envelope has no place for it")

@@ -3,6 +3,7 @@ properties: a property that passes on these is a property that cannot fail."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .canonical import Document
@@ -13,6 +14,7 @@ from .translate import WRITERS, Writer
 def dna_dropped(target: str) -> Writer:
     """Forgets the DNA flag and the protection fields, and does not tell the ledger."""
     def write(doc: Document, ledger: Ledger) -> Any:
+        doc = copy.deepcopy(doc)  # translate hands writers its own records: a bug is planted in a copy
         for r in doc.records:
             r.values.pop("dna", None)
             r.values.pop("protection", None)
@@ -23,6 +25,7 @@ def dna_dropped(target: str) -> Writer:
 def sensitivity_rewritten(target: str) -> Writer:
     """Writes every labelled record as public."""
     def write(doc: Document, ledger: Ledger) -> Any:
+        doc = copy.deepcopy(doc)  # translate hands writers its own records: a bug is planted in a copy
         for r in doc.records:
             if r.get("sensitivity") is not None:
                 r.values["sensitivity"] = "public"
@@ -33,6 +36,7 @@ def sensitivity_rewritten(target: str) -> Writer:
 def ids_collapsed(target: str) -> Writer:
     """Gives every record the first record's ids, so a target that keys by id keeps one of them."""
     def write(doc: Document, ledger: Ledger) -> Any:
+        doc = copy.deepcopy(doc)  # translate hands writers its own records: a bug is planted in a copy
         first = next((r for r in doc.records if not r.get("deleted")), None)
         if first is not None:
             key = first.key(doc.source)

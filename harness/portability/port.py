@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memconform.core.profile import Profile
 from memconform.core.results import HarnessError
 
 from .canonical import Document, Record
@@ -21,7 +22,7 @@ from .matrix import sample_files
 from .roundtrip import hop_violations, roundtrip_violations
 from .translate import Translation, Writer, read, translate
 
-KEPT = ("kept", "carried")
+KEPT = ("kept", "respelled", "carried")  # what must come back: a respelled value reads back as the same value
 # what a consumer may drop on import by its own spec, with the sentence that allows it: such a difference
 # is reported as a note, not a finding
 SANCTIONED: dict[str, dict[str, str]] = {
@@ -94,6 +95,9 @@ def compare(fmt: str, given: Document, got: Document, where: str, fields: dict[s
         for name in sorted(names - NOT_COMPARED.get(fmt, set())):
             if r.get(name) is not None and other.get(name) != r.get(name):
                 out.append(Finding(where, r.key(fmt), name, r.get(name), other.get(name)))
+            elif name in r.shown and other.shown.get(name) != r.shown[name]:
+                # equal only because the translation's block holds it: the target's own field lost it
+                out.append(Finding(where, r.key(fmt), name, r.shown[name], other.shown.get(name, "only in the memconform_port block")))
     return out
 
 
@@ -121,13 +125,15 @@ def seed_document(fmt: str, seed: Path | None) -> Any:
 
 
 def port(spec_a: str, spec_b: str, fmt_a: str | None = None, fmt_b: str | None = None, seed: Path | None = None,
-         seed_a: bool = True, writers: dict[str, Writer] | None = None) -> PortResult:
-    """A -> B -> A through two live targets; `writers` replaces translators (the planted-bug controls)."""
+         seed_a: bool = True, writers: dict[str, Writer] | None = None, key_a: str | None = None,
+         key_b: str | None = None, profile: Profile | None = None) -> PortResult:
+    """A -> B -> A through two live targets, each called with its own API key (None: none sent); `writers`
+    replaces translators (the planted-bug controls)."""
     a_fmt, b_fmt = format_of(spec_a, fmt_a), format_of(spec_b, fmt_b)
     result = PortResult(a_fmt, b_fmt)
-    a = open_endpoint(spec_a, a_fmt)
+    a = open_endpoint(spec_a, a_fmt, key_a, profile)
     try:
-        b = open_endpoint(spec_b, b_fmt)
+        b = open_endpoint(spec_b, b_fmt, key_b, profile)
         try:
             _run(a, b, a_fmt, b_fmt, seed, seed_a, result, writers)
         finally:

@@ -13,7 +13,7 @@ from typing import Any
 from .canonical import NO_ID, Document, Record
 from .translate import Translation, Writer, read, translate
 
-KEPT = ("kept", "carried")
+KEPT = ("kept", "respelled", "carried")  # a respelled value reads back as the same canonical value
 
 
 def _by_id(doc: Document) -> dict[str, Record]:
@@ -113,3 +113,79 @@ def _fields_back(a: str, b: str, r: Record, came: Record, rid: str, mid: str, th
             problems.append(f"{a} -> {b} -> {a}: record {rid!r}: {name} ({first} there, {second} back) came back as "
                             f"{came.get(name)!r:.80}, not {value!r:.80}")
     return problems
+
+
+PREDICTING = ("respelled", "lost", "invented")  # a ledger line that says a field may not come back as it was
+
+
+def unpredicted(doc: Any, a: str, b: str, writers: dict[str, Writer] | None = None) -> tuple[list[str], str | None]:
+    """A -> B -> A compared with A, record by record and field by field as the independent readers of
+    ledger_truth.py see both documents (envelope included): (every difference neither ledger said would
+    happen, why the round trip could not be made or None)."""
+    from .ledger_truth import ENVELOPE, NATIVE, _walk, alike, leaves, records, same
+
+    there = translate(doc, a, b, writers=writers)
+    if there.output is None:
+        return [], f"{a} -> {b} refused: {there.refused}"
+    back = translate(there.output, b, a, writers=writers)
+    if back.output is None:
+        return [], f"{b} -> {a} refused: {back.refused}"
+    src, final = records(a, doc), records(a, back.output)
+    out: list[str] = []
+    reached: set[str] = set()
+    for rid, seen in src.items():
+        mid = next(iter(there.ledger.id_map.get(rid, [])), None)
+        home = next(iter(back.ledger.id_map.get(mid, [])), None) if mid else None
+        said = _said(there, rid)
+        for name, statuses in _said(back, mid or "").items():
+            said.setdefault(name, set()).update(statuses)
+        carried_back = {n for n, st in _said(back, mid or "").items() if "carried" in st}
+        if seen.fields.get("deleted"):
+            continue
+        came = final.get(home) if home else None
+        if came is None:
+            if "deleted" not in said:
+                out.append(f"{a}->{b}->{a} {rid!r}: did not come back")
+            continue
+        reached.add(home or "")
+        if came.native_id != seen.native_id and not said.get("id", set()) & {"respelled", "lost", "carried"}:
+            out.append(f"{a}->{b}->{a} {rid!r}: id {seen.native_id!r} came back as {came.native_id!r}")
+        invented_natives = " ".join(n for n in _said(back, mid or "") if n.startswith("+"))
+        for name in sorted(set(seen.fields) | set(came.fields)):
+            before, after = seen.fields.get(name), came.fields.get(name)
+            if before is not None and after is not None and same(name, before, after):
+                continue
+            if said.get(name, set()) & set(PREDICTING):
+                continue
+            held = (came.block.get("fields") or {}).get(name) if isinstance(came.block.get("fields"), dict) else None
+            if name in carried_back and held is not None and (
+                    alike(name, before, held) or name == "extensions" and before is not None and leaves(before) <= leaves(held)):
+                continue  # the way back said A's format holds it in the block, and the block holds it
+            native = NATIVE.get(a, {}).get(name, (name,))[-1]
+            if before is None and (native in invented_natives or name in invented_natives):
+                continue
+            out.append(f"{a}->{b}->{a} {rid!r}: {name} {before!r:.60} came back as {after!r:.60} "
+                       f"(ledgers: {sorted(said.get(name, set())) or 'nothing'})")
+    extra = sorted(set(final) - reached)
+    if extra:
+        out.append(f"{a}->{b}->{a}: records that were not in A: {extra[:5]}")
+    for name, path in ENVELOPE.get(a, {}).items():
+        if name == "subject":
+            continue
+        before, after = _walk(doc, path), _walk(back.output, path)
+        if before is not None and after is not None and same("created_at" if name == "exported_at" else name, before, after):
+            continue
+        if before is None and after is None:
+            continue
+        statuses = {r["status"] for t in (there, back) for r in t.ledger.to_json()["document"] if r["field"] == name}
+        if not statuses & set(PREDICTING):
+            out.append(f"{a}->{b}->{a} (document) {name}: {before!r:.60} came back as {after!r:.60}")
+    return out, None
+
+
+def _said(tr: Translation, rid: str) -> dict[str, set[str]]:
+    """Per field (and per invented native, as `+native`), the statuses a ledger gave a record."""
+    out: dict[str, set[str]] = {}
+    for name, status in tr.ledger.per_record.get(rid, {}).items():
+        out.setdefault(name, set()).add(status)
+    return out

@@ -73,3 +73,105 @@ def _with_tombstone(entries: list[dict[str, Any]]) -> str:
         first = lines[0]
         lines.append(emp.tombstone(first["id"], int(first["ts"]) + 1, first["src"]))
     return "".join(json.dumps(e) + "\n" for e in lines)
+
+
+# ---- the edges of every format's domain (issue 32 item 2): each drawn document gets one of them ------------
+
+LEAP, BEFORE_1970, FAR = "2016-12-31T23:59:60Z", "1969-07-20T20:17:40Z", "9999-12-31T23:59:59Z"
+ASTRAL_COMBINING = "e\u0301\U0001d11e\u05d0\u0308"  # a combining accent, an astral clef, Hebrew with a diaeresis
+
+
+def _fixtures(fmt: str) -> list[Any]:
+    from .matrix import sample_files
+    from .translate import load
+
+    return [load(path, fmt)[1] for path in sample_files(fmt)]
+
+
+def _first(doc: Any, fmt: str) -> dict[str, Any] | None:
+    """The first record object of a document (EMP: None, its lines are text)."""
+    if fmt == "memoryai":
+        chunks = doc.get("chunks") or []
+        return chunks[0] if chunks else None
+    if fmt == "omp":
+        return (doc.get("memories") or [None])[0]
+    if fmt == "amps":
+        return (doc.get("atoms") or [None])[0]
+    if fmt == "memorizz":
+        return next((r for store in (doc.get("stores") or {}).values() for r in store or []), None)
+    return None
+
+
+def _edge(fmt: str, doc: Any, edge: str) -> Any:
+    import copy
+
+    doc = copy.deepcopy(doc)
+    if fmt == "emp":
+        lines = [json.loads(x) for x in doc.split("\n") if x.strip()]
+        if not lines:
+            return doc
+        first = lines[0]
+        if edge == "far" and not first.get("type") == "tombstone":
+            first["ts"] = 1e21
+        elif edge == "text" and isinstance(first.get("content"), str) and not first["content"].startswith("encrypted:"):
+            first["content"] = ASTRAL_COMBINING * 20
+        elif edge == "unknown":
+            first["x_future"] = {"a": [1, "b"]}
+        return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+    rec = _first(doc, fmt)
+    if rec is None:
+        return doc
+    times = {"memoryai": ("created_at",), "omp": ("created_at", "updated_at"), "amps": ("created_at", "valid_from")}.get(fmt, ())
+    if edge in ("leap", "before_1970", "far") and times:
+        for name in times:
+            rec[name] = {"leap": LEAP, "before_1970": BEFORE_1970, "far": FAR}[edge]
+        if fmt == "omp" and isinstance(rec.get("source"), dict):
+            rec["source"]["timestamp"] = rec["created_at"]
+    elif edge == "text":
+        limit = {"amps": 500, "omp": 10_000}.get(fmt, 2_000)
+        text = (ASTRAL_COMBINING * (limit // len(ASTRAL_COMBINING) + 1))[:limit]
+        if fmt == "memorizz":
+            rec["data"]["content"] = text
+        else:
+            rec["content" if fmt in ("memoryai", "omp") else "text"] = text
+    elif edge == "no_text" and fmt == "memorizz":
+        rec["data"].pop("content", None)
+    elif edge == "structured" and fmt == "memorizz":
+        rec["data"]["content"] = {"blackboard": [{"step": 1, "note": ASTRAL_COMBINING}]}
+    elif edge == "duplicate_id" and fmt in ("amps", "memoryai"):
+        twin = copy.deepcopy(rec)
+        if fmt == "amps":
+            twin["text"] = "the twin of the first atom"
+            doc["atoms"].append(twin)
+        else:
+            twin["content"] = "the twin of the first chunk"
+            doc["chunks"].append(twin)
+    elif edge == "unknown":
+        rec["x-extra" if fmt == "amps" else "x_extra"] = {"kept": True}
+    return _resealed(fmt, doc)
+
+
+def _resealed(fmt: str, doc: Any) -> Any:
+    if fmt == "memoryai":
+        from memconform.suites.memoryai import format as mai
+
+        for chunk in doc.get("chunks") or []:
+            if isinstance(chunk.get("content"), str):
+                chunk["content_hash"] = mai.content_hash(chunk["content"])
+        return mai.seal(doc)
+    if fmt == "memorizz":
+        from memconform.suites.memorizz import format as mz
+
+        return mz.seal(doc)
+    return doc
+
+
+EDGES = ("none", "leap", "before_1970", "far", "text", "no_text", "structured", "duplicate_id", "unknown")
+
+
+def edge_documents(fmt: str) -> st.SearchStrategy[Any]:
+    """A document of the format (a reference fixture or one the suite's strategy draws) with one edge of the
+    domain put in: a leap second, a date before 1970, a far or 1e21 time, astral and combining text at the
+    format's limit, a record without text or with structured content, a duplicate id, an unknown field."""
+    base = st.one_of(st.sampled_from(_fixtures(fmt)), documents(fmt))
+    return st.tuples(base, st.sampled_from(EDGES)).map(lambda pair: _edge(fmt, pair[0], pair[1]))

@@ -4,8 +4,8 @@ only a ledger saying why."""
 
 from __future__ import annotations
 
-import copy
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +14,7 @@ from typing import Any
 from memconform.core.results import HarnessError
 
 from . import fmt_amps, fmt_emp, fmt_memorizz, fmt_memoryai, fmt_omp
-from .canonical import FORMATS, Document
+from .canonical import FORMATS, HATCH_KEY, Document
 from .ledger import Ledger
 from .placement import Refused
 from .validation import judge
@@ -56,13 +56,19 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
             return Translation(source, target, Document(source), None, ledger)
     canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
+    prepare(canonical, ledger)
     writer = (writers or {}).get(target) or WRITERS.get(target)
     if writer is None:
         raise HarnessError(f"unknown format {target!r}; formats: {', '.join(FORMATS)}")
     try:
-        output = writer(copy.deepcopy(canonical), ledger)
+        # writers read the records and never change them (no copy of 100k records); planted.py copies first
+        output = writer(canonical, ledger)
     except Refused as exc:
         ledger.refused = str(exc)
+        return Translation(source, target, canonical, None, ledger)
+    over = over_limit(target, output)
+    if over:
+        ledger.refused = over
         return Translation(source, target, canonical, None, ledger)
     if validate:
         found, warnings = judge(target, output)
@@ -71,6 +77,86 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
             ledger.refused = f"the {target} output does not pass memconform's checks: " + " | ".join(found[:5])
             return Translation(source, target, canonical, None, ledger)
     return Translation(source, target, canonical, output, ledger)
+
+
+def over_limit(fmt: str, output: Any) -> str | None:
+    """Why the output breaks its format's own size limit (MemoRizz: the archive's bytes, 50 MiB by default), or
+    None: such an output is refused with the limit named, never written as if valid."""
+    if fmt != "memorizz":
+        return None
+    from memconform.core.profile import OPTIONS
+    from memconform.suites.memorizz import format as mz
+
+    limit_name = OPTIONS["memorizz"]["max_bytes"].default
+    limit = mz.SIZES.get(limit_name, 50 * mz.MIB)
+    size = sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output))
+    if size <= limit:
+        return None
+    return (f"the memorizz archive would be {size} bytes, over the archive size limit of {limit_name} "
+            f"({limit} bytes, the memorizz suite's max_bytes): translate fewer records")
+
+
+def prepare(doc: Document, ledger: Ledger) -> None:
+    """What the ledger must say before any writer runs: records that share an id get names of their own (each is
+    translated, and says so); text no format can write (a lone surrogate) is replaced, field by field, and
+    named; what the source's escape-hatch blocks restored, or were refused, is listed."""
+    seen: dict[str, int] = {}
+    for r in doc.records:
+        key = r.key(doc.source)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            r.ledger_key = f"{key} (#{seen[key]} of that id)"
+            ledger.warnings.append(f"record {key!r} appears {seen[key]} times: the later one is named {r.ledger_key!r}")
+    for r in doc.records:
+        rid = r.name(doc.source)
+        for name, value in list(r.values.items()):
+            clean, changed = scrub(value)
+            if changed:
+                r.values[name] = clean
+                ledger.note(rid, name, "lost", f"{changed} value(s) no JSON text can hold: a lone surrogate written as "
+                                               "U+FFFD, a number beyond the double range as null")
+        if r.restored:
+            ledger.restored[rid] = sorted(set(r.restored))
+        for name in r.refused_restore:
+            ledger.warnings.append(f"record {rid!r}: the {HATCH_KEY} block gives a {name} that contradicts the record's own "
+                                   f"field; the visible {name} is used")
+    for attr in ("subject", "graph", "other_objects", "envelope"):
+        clean, changed = scrub(getattr(doc, attr))
+        if changed:
+            setattr(doc, attr, clean)
+            ledger.note_document(attr if attr != "envelope" else "envelope", "lost", changed,
+                                 "value(s) no JSON text can hold (lone surrogates as U+FFFD, infinite numbers as null)")
+    for attr in ("producer", "exported_spelled"):
+        clean, changed = scrub(getattr(doc, attr))
+        if changed:
+            setattr(doc, attr, clean)
+
+
+def scrub(value: Any) -> tuple[Any, int]:
+    """The value with what no JSON text can hold written otherwise, and how many such were: a lone surrogate
+    (in strings and keys) as U+FFFD, a number beyond the double range (1e999999 reads as infinity) as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, 1
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value, 0
+        except UnicodeEncodeError:
+            fixed = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
+            return fixed, sum(1 for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+    if isinstance(value, list):
+        pairs = [scrub(x) for x in value]
+        n = sum(c for _, c in pairs)
+        return ([x for x, _ in pairs], n) if n else (value, 0)
+    if isinstance(value, dict):
+        total, out = 0, {}
+        for k, v in value.items():
+            k2, a = scrub(k)
+            v2, b = scrub(v)
+            out[k2] = v2
+            total += a + b
+        return (out, total) if total else (value, 0)
+    return value, 0
 
 
 def detect(doc: Any) -> str | None:
@@ -95,8 +181,12 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
     raw = read_all(path, MAX_DOCUMENT_BYTES)
     try:
         doc: Any = parse_json(raw)
-    except NotWellFormed:
+    except NotWellFormed as exc:  # JSON Lines (EMP) is not one JSON text; any other format must be
+        if fmt not in (None, "emp"):
+            raise HarnessError(f"{path}: not a {fmt} document: {exc}") from None
         doc = raw.decode("utf-8", "replace")
+        if fmt is None and detect(doc) != "emp":
+            raise HarnessError(f"{path}: not JSON, and not JSON Lines of EMP: {exc}") from None
     if isinstance(doc, dict) and "document" in doc and "verdict" in doc:  # a fixture case
         doc = doc["document"]
     if isinstance(doc, dict) and fmt in (None, "emp") and detect(doc) == "emp":
@@ -108,4 +198,14 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
 
 
 def dump(fmt: str, output: Any) -> str:
-    return output if fmt == "emp" else json.dumps(output, ensure_ascii=False, indent=2) + "\n"
+    """The output's text; a value JSON cannot hold is a harness error here, never a file written as if valid."""
+    return "".join(chunks(fmt, output))
+
+
+def chunks(fmt: str, output: Any) -> Any:
+    """The output's text in pieces, so a large one is written (or measured) without one string of it all."""
+    if fmt == "emp":
+        yield output
+        return
+    yield from json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False).iterencode(output)
+    yield "\n"

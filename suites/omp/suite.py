@@ -133,6 +133,9 @@ SUITE = SuiteSpec(
     reference=Later("memconform.suites.omp.reference.serve:reference_target"),
     mutants=Later("memconform.suites.omp.mutants"),
     serve=Later("memconform.suites.omp.reference.serve:serve_reference"), probe=_probe,
+    # `memconform validate export.json`: a GET /v1/export body (checks/export_document.py)
+    detect=lambda doc: isinstance(doc, dict) and "omp_version" in doc and isinstance(doc.get("memories"), list),
+    hints=("omp_version", "server", "memories"),
 )
 
 

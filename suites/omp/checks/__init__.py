@@ -21,6 +21,7 @@ from memconform.suites.omp.checks import fuzz
 from memconform.suites.omp.checks import domain_writes
 from memconform.suites.omp.checks import domain_params
 from memconform.suites.omp.checks import large_roundtrip
+from memconform.suites.omp.checks import export_document
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.omp.checks import hostile_input
 from memconform.suites.omp.suite import SUITE

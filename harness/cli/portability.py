@@ -9,60 +9,88 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from .canonical import FORMATS
+from ..portability.canonical import FORMATS
+
+
+def _write(where: Any, text: str) -> None:
+    """Write a file the user named; a folder, a missing parent or a read-only place is one error line, exit 2."""
+    from memconform.core.results import HarnessError
+
+    try:
+        Path(where).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise HarnessError(f"cannot write {str(where)!r}: {exc.strerror or exc}") from None
+
+
+def _write_chunks(where: Any, pieces: Any) -> None:
+    """A translation written piece by piece (a 100k-record output is never one string in memory)."""
+    from memconform.core.results import HarnessError
+
+    part = f"{where}.part"  # beside it, renamed when whole: a failure never leaves a file that looks written
+    try:
+        with open(part, "w", encoding="utf-8") as out:
+            for piece in pieces:
+                out.write(piece)
+        os.replace(part, where)
+    except OSError as exc:
+        raise HarnessError(f"cannot write {str(where)!r}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from .translate import dump, load, translate
+    from ..portability.translate import chunks, load, translate
 
     source, doc = load(Path(args.file), args.source)
     tr = translate(doc, source, args.to)
     if args.ledger:
-        Path(args.ledger).write_text(json.dumps(tr.ledger.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        _write(args.ledger, json.dumps(tr.ledger.to_json(), ensure_ascii=False, indent=2) + "\n")
     summary = tr.ledger.summary()
     if tr.output is None:
         print(summary, file=sys.stderr)
         return 1
-    text = dump(args.to, tr.output)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        _write_chunks(args.out, chunks(args.to, tr.output))
         print(summary)
     else:
-        sys.stdout.write(text)
+        for piece in chunks(args.to, tr.output):
+            sys.stdout.write(piece)
         print(summary, file=sys.stderr)
     return 0
 
 
 def cmd_portability(args: argparse.Namespace) -> int:
-    from .matrix import as_json, matrix
-    from .report import html_page, markdown
+    from ..portability.matrix import as_json, matrix
+    from ..portability.report import html_page, markdown
 
     cells = matrix()
     md = markdown(cells)
     if args.md:
-        Path(args.md).write_text(md + "\n", encoding="utf-8")
+        _write(args.md, md + "\n")
     if args.html:
-        Path(args.html).write_text(html_page(cells), encoding="utf-8")
+        _write(args.html, html_page(cells))
     if args.json:
-        Path(args.json).write_text(json.dumps(as_json(cells), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        _write(args.json, json.dumps(as_json(cells), ensure_ascii=False, indent=2) + "\n")
     if args.errata:
-        from .errata import BEGIN, generated
+        from ..portability.errata import BEGIN, generated
 
         path = Path(args.errata)
         head = path.read_text(encoding="utf-8").split(BEGIN)[0] if path.exists() else ""
-        path.write_text(head + generated() + "\n", encoding="utf-8")
+        _write(path, head + generated() + "\n")
     if args.live:
-        from .port import port
-        from .report import live_markdown
+        from ..portability.port import port
+        from ..portability.report import live_markdown
 
         live = live_markdown({(a, b): port(f"reference:{a}", f"reference:{b}") for a in FORMATS for b in FORMATS if a != b})
         md += "\n\n" + live
         if args.md:
-            Path(args.md).write_text(md + "\n", encoding="utf-8")
+            _write(args.md, md + "\n")
     if not (args.md or args.html or args.json or args.errata):
         print(md)
     refused = sum(len(c.refused) for c in cells.values())
@@ -72,16 +100,24 @@ def cmd_portability(args: argparse.Namespace) -> int:
 
 
 def cmd_port(args: argparse.Namespace) -> int:
-    from .port import port
+    from memconform.cli.common import profile_from_args
+    from memconform.core.results import HarnessError, TargetError
 
-    result = port(args.source, args.to, args.from_format, args.to_format, Path(args.seed) if args.seed else None,
-                  seed_a=not args.no_seed)
+    from ..portability.port import port
+
+    shared = args.api_key or os.environ.get("MEMCONFORM_API_KEY") or None
+    try:
+        result = port(args.source, args.to, args.from_format, args.to_format, Path(args.seed) if args.seed else None,
+                      seed_a=not args.no_seed, key_a=args.from_api_key or shared, key_b=args.to_api_key or shared,
+                      profile=profile_from_args(args))
+    except TargetError as exc:  # a target that failed or refused: one error line, exit 2, never a traceback
+        raise HarnessError(f"port: a target failed: {exc}") from None
     if args.ledger_dir:
         folder = Path(args.ledger_dir)
         folder.mkdir(parents=True, exist_ok=True)
         for name, tr in (("there", result.there), ("back", result.back)):
             if tr is not None:
-                (folder / f"{name}.ledger.json").write_text(json.dumps(tr.ledger.to_json(), indent=2) + "\n", encoding="utf-8")
+                _write(folder / f"{name}.ledger.json", json.dumps(tr.ledger.to_json(), indent=2) + "\n")
     if args.json:
         print(json.dumps(_port_json(result), ensure_ascii=False, indent=2))
     else:
@@ -128,6 +164,12 @@ def add_portability_parsers(sub: Any) -> None:
     port.add_argument("--to-format", choices=FORMATS, help="B's format (default: from reference:NAME)")
     port.add_argument("--seed", help="a document imported into A first (default: a reference fixture of A's format)")
     port.add_argument("--no-seed", action="store_true", help="port what A already holds")
+    port.add_argument("--api-key", help="the API key of both targets (default: $MEMCONFORM_API_KEY)")
+    port.add_argument("--from-api-key", help="target A's API key (default: --api-key)")
+    port.add_argument("--to-api-key", help="target B's API key (default: --api-key)")
+    port.add_argument("--profile", default="ci", help="the profile whose limits and options the targets are called with")
+    port.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                      help="a profile option, as for run (e.g. omp.credentials=FILE)")
     port.add_argument("--ledger-dir", help="write both ledgers here")
     port.add_argument("--json", action="store_true")
     port.set_defaults(func=cmd_port)

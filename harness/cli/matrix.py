@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.results import HarnessError
-from .plan import github_matrix, index_table, plan, shard_at
-from .registry import DEFAULT_FILE, by_id, load_registry
+from ..matrix.plan import github_matrix, index_table, plan, shard_at
+from ..matrix.registry import DEFAULT_FILE, by_id, load_registry
 
 DEFAULT_OUT = "reports/matrix"
 
@@ -76,7 +76,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .run import RunSettings, run_shards
+    from ..matrix.run import RunSettings, run_shards
 
     entries, shards = _plan(args)
     _stop_started_on_sigterm()
@@ -97,7 +97,7 @@ def _stop_started_on_sigterm() -> None:
     import os
     import signal
 
-    from .launch import RUNNING
+    from ..matrix.launch import RUNNING
 
     def handler(signum: int, frame: Any) -> None:
         RUNNING.stop_all()
@@ -112,12 +112,12 @@ def cmd_combine(args: argparse.Namespace) -> int:
 
 
 def write_matrix(paths: list[Path], registry: Any, out: Path) -> int:
-    from .badges import write_badges
-    from .combine import combine, read_all
-    from .errata import copy_errata
-    from .render_html import render_html
-    from .render_md import render_markdown
-    from .text import visible
+    from ..matrix.badges import write_badges
+    from ..matrix.combine import combine, read_all
+    from ..matrix.errata import copy_errata
+    from ..matrix.render_html import render_html
+    from ..matrix.render_md import render_markdown
+    from ..matrix.text import visible
 
     shards = read_all(paths)
     doc = combine(shards, registry)
@@ -157,7 +157,7 @@ def report_links(shards: list[Any], out: Path) -> dict[str, dict[str, str]]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_matrices, gate_fails, render_diff
+    from ..matrix.diff import diff_matrices, gate_fails, render_diff
 
     old, new = (_read_matrix(Path(p)) for p in (args.old, args.new))
     changes = diff_matrices(old, new)
@@ -171,8 +171,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def _read_matrix(path: Path) -> dict[str, Any]:
     """A matrix.json handed in (bounded, a regular file); version 1 (before cells not assessed had a
     reason) is read for its sentences, outcomes and levels only."""
-    from .combine import validate_matrix
-    from .safe_read import MAX_REPORT_BYTES, read_bounded
+    from ..matrix.combine import validate_matrix
+    from ..matrix.safe_read import MAX_REPORT_BYTES, read_bounded
 
     if path.is_dir():
         path = path / "matrix.json"

@@ -1,0 +1,128 @@
+"""Benchmark for `memconform translate`: N records of each format (100,000 by default) into every other
+format, through the CLI, each translation in a fresh process. Figures go into closing notes; unit tests
+never time things.
+
+    python bench/bench_translate.py [--records 100000] [--from amps,emp] [--to omp] [--timeout 900]
+
+Per directed pair: wall time, peak RSS of the translate process (RUSAGE_CHILDREN of a fresh wrapper),
+the input and output sizes, and the exit code (0 written, 1 refused: the ledger's reason is printed).
+The documents are generated deterministically from the first record of a reference fixture, each record
+with its own id and text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMATS = ("memoryai", "omp", "memorizz", "amps", "emp")
+
+
+def _fixture(fmt: str, name: str) -> Any:
+    return json.loads((ROOT / "fixtures" / fmt / "valid" / name).read_text(encoding="utf-8"))["document"]
+
+
+def generate(fmt: str, n: int) -> str:
+    """The text of a document of `fmt` holding n records."""
+    if fmt == "memoryai":
+        from memconform.suites.memoryai import format as mai
+
+        doc = _fixture(fmt, "full_bundle_all_sections.json")
+        first = doc["chunks"][0]
+        doc["chunks"] = []
+        for i in range(n):
+            chunk = dict(copy.deepcopy(first), id=i + 1, content=f"record {i}: the release owner is Mira")
+            chunk["content_hash"] = mai.content_hash(chunk["content"])
+            doc["chunks"].append(chunk)
+        for section in ("memory_edges", "entities", "l2_sessions", "mood_states", "agents"):
+            doc[section] = []
+        return json.dumps(mai.seal(doc), ensure_ascii=False)
+    if fmt == "omp":
+        doc = json.loads((ROOT / "harness" / "portability" / "samples" / "omp-export.json").read_text(encoding="utf-8"))
+        first = doc["memories"][0]
+        doc["memories"] = [dict(copy.deepcopy(first), id=f"mem_{i:016d}", content=f"record {i}: the release owner is Mira")
+                           for i in range(n)]
+        return json.dumps(doc, ensure_ascii=False)
+    if fmt == "memorizz":
+        from memconform.suites.memorizz import format as mz
+
+        doc = _fixture(fmt, "every-store.json")
+        first = doc["stores"]["knowledge_base"][0]
+        for store in doc["stores"]:
+            doc["stores"][store] = []
+        doc["stores"]["knowledge_base"] = [
+            {"id": f"kb-{i}", "data": dict(copy.deepcopy(first["data"]), content=f"record {i}: the release owner is Mira")}
+            for i in range(n)]
+        return json.dumps(mz.seal(doc), ensure_ascii=False)
+    if fmt == "amps":
+        doc = _fixture(fmt, "linked-complete.json")
+        first = next(a for a in doc["atoms"] if not (a.get("provenance") or {}).get("artifact_ids"))
+        doc["atoms"] = [dict(copy.deepcopy(first), atom_id=f"atom_{i}", text=f"record {i}: the release owner is Mira")
+                        for i in range(n)]
+        doc["artifacts"] = []
+        return json.dumps(doc, ensure_ascii=False)
+    lines = []
+    for i in range(n):
+        lines.append(json.dumps({"v": "1.0", "id": str(uuid.UUID(int=i + 1, version=4)), "ts": 1_760_000_000_000 + i,
+                                 "src": "com.example.app", "content": f"record {i}: the release owner is Mira",
+                                 "type": "fact", "tags": ["release"]}))
+    return "\n".join(lines) + "\n"
+
+
+# the wrapper: a fresh interpreter whose only child is the translate command, so RUSAGE_CHILDREN is its peak
+WRAPPER = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(done.returncode, time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.stderr.write(done.stderr[-400:])
+"""
+
+
+def measure(src: Path, source: str, target: str, out: Path, timeout: float) -> dict[str, Any]:
+    command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "memconform", "translate", str(src),
+               "--from", source, "--to", target, "--out", str(out)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"pair": f"{source}->{target}", "exit": "timeout", "seconds": timeout}
+    code, seconds, peak_kb = done.stdout.split()
+    reason = done.stderr.strip().splitlines()[-1] if int(code) and done.stderr.strip() else ""
+    return {"pair": f"{source}->{target}", "exit": int(code), "seconds": round(float(seconds), 1),
+            "peak_mb": round(int(peak_kb) / 1024), "in_mb": round(src.stat().st_size / 2**20, 1),
+            "out_mb": round(out.stat().st_size / 2**20, 1) if out.exists() else None, "reason": reason[:200]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--from", dest="sources", default=",".join(FORMATS))
+    parser.add_argument("--to", dest="targets", default=",".join(FORMATS))
+    parser.add_argument("--timeout", type=float, default=900.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memconform-bench-translate-") as tmp:
+        for source in args.sources.split(","):
+            src = Path(tmp) / f"{source}.in"
+            started = time.perf_counter()
+            src.write_text(generate(source, args.records), encoding="utf-8")
+            print(f"# {source}: {args.records} records, {src.stat().st_size / 2**20:.1f} MB, "
+                  f"made in {time.perf_counter() - started:.1f} s", flush=True)
+            for target in args.targets.split(","):
+                if target != source:
+                    out = Path(tmp) / f"{source}-{target}.out"
+                    print(json.dumps(measure(src, source, target, out, args.timeout)), flush=True)
+                    out.unlink(missing_ok=True)
+            src.unlink()
+
+
+if __name__ == "__main__":
+    main()
