@@ -1,4 +1,4 @@
-"""`memconform translate`, `memconform portability` and `memconform port` (added to the parser by cli.py).
+"""`memconform translate`, `memconform portability` and `memconform port` (added to the parser by main.py).
 
 translate: exit 0 written, 1 refused (the ledger says why), 2 the file could not be read.
 portability: the 5 x 5 loss matrix (Markdown on stdout, --md / --html / --json files).
