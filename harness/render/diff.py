@@ -101,6 +101,8 @@ def render_text(d: ReportDiff) -> str:
 def cmd_diff(args: Any) -> int:
     a = Report.from_path(Path(args.a), allow_truncated=True, allow_empty=True)
     b = Report.from_path(Path(args.b), allow_truncated=True, allow_empty=True)
+    a.check_chain(str(args.a))  # a report changed after it was written is named, never compared
+    b.check_chain(str(args.b))
     d = diff_reports(a, b)
     if args.json:
         print(json.dumps({**asdict(d), "worse": d.worse}, ensure_ascii=False, indent=1))
