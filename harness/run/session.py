@@ -74,14 +74,22 @@ def budget_of(profile: Profile) -> dict[str, float]:
     return budget
 
 
-def command_containment(target: str | None, with_folder: bool = False) -> str | None:
-    """For a cmd: target, how its processes are kept in (probed once per run) and, `with_folder`, what
-    it can see of the report folder; None for any other."""
+def command_containment(target: str | None) -> str | None:
+    """For a cmd: target, how its processes are kept in (probed once per run); None for any other."""
     if not (target or "").startswith("cmd:"):
         return None
     from ..targets.contain import containment
 
-    return containment(with_folder)
+    return containment()
+
+
+def command_folder_view(target: str | None) -> str | None:
+    """For a cmd: target, what its commands can see of the report folder (probed once); None for any other."""
+    if not (target or "").startswith("cmd:"):
+        return None
+    from ..targets.contain import mount_view
+
+    return mount_view()
 
 
 def url_secrets(target: str | None) -> list[str]:
@@ -184,7 +192,8 @@ class Session:
             target=self.shown_target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
             budget=budget_of(self.profile), require_hooks=self.profile.require_hooks,
-            containment=command_containment(self.target, with_folder=self.folder is not None),
+            containment=command_containment(self.target),
+            folder_view=command_folder_view(self.target) if self.folder is not None else None,
         )
 
     @property

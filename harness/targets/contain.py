@@ -202,18 +202,16 @@ def mount_view() -> str:
     """What a `cmd:` command can see of the report folder, as the report header states it."""
     answer = hide_probe()
     if answer == "hidden":
-        return "report folder hidden (mount namespace)"
-    return f"report folder visible to the command ({answer.removeprefix('no: ')}): a change to it is still detected"
+        return "hidden (mount namespace)"
+    return f"visible to the command ({answer.removeprefix('no: ')}): a change to it is still detected"
 
 
-def containment(with_folder: bool = False) -> str:
-    """What keeps a `cmd:` command's processes in, as the report header states it (`with_folder`: and
-    what it can see of the report folder)."""
+def containment() -> str:
+    """What keeps a `cmd:` command's processes in, as the report header states it."""
     answer = namespace_probe()
-    view = f"; {mount_view()}" if with_folder else ""
     if answer == "pid-namespace":
-        return answer + view
-    return f"subreaper (the command can signal memconform: no PID namespace here: {answer.removeprefix('no: ')})" + view
+        return answer
+    return f"subreaper (the command can signal memconform: no PID namespace here: {answer.removeprefix('no: ')})"
 
 
 def available() -> bool:
