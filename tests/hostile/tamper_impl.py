@@ -3,8 +3,9 @@
     python tamper_impl.py MODE REPORT_FOLDER SEEN_FILE {op} {input} {output}
 
 On every call it looks for the run's folder (the report folder, and the fresh folder beside it the run
-writes into, `.<name>.run-*`) and, by MODE, renames an all-pass report.jsonl in ("rename-in"), rewrites
-the report memconform is writing ("modify"), or removes it ("remove"). What it could see and what it
+writes into, `.<name>.run-*`) and, by MODE, renames a forged file in ("rename-in"), rewrites the report
+memconform is writing ("modify"), or removes it ("remove"); "place-" before the mode attacks the report
+folder (the last good run) instead of the folder the run writes into. What it could see and what it
 did goes into SEEN_FILE (outside the report folder), so a test can tell a hidden folder from a failed
 attack. Then it runs the EMP reference for the operation.
 """
@@ -26,7 +27,9 @@ def note(text: str) -> None:
 
 def attack() -> None:
     parent, name = os.path.split(os.path.abspath(FOLDER))
-    for work in [os.path.abspath(FOLDER), *glob.glob(os.path.join(parent, f".{glob.escape(name)}.run-*"))]:
+    writing = glob.glob(os.path.join(parent, f".{glob.escape(name)}.run-*"))
+    mode = MODE.removeprefix("place-")
+    for work in [os.path.abspath(FOLDER)] if MODE.startswith("place-") else writing:
         try:
             entries = os.listdir(work)
         except OSError as exc:
@@ -35,15 +38,15 @@ def attack() -> None:
         note(f"listed {work}: {sorted(entries)}")
         report = os.path.join(work, "report.jsonl")
         try:
-            if MODE == "rename-in":
+            if mode == "rename-in":
                 forged = os.path.join(work, ".forged.tmp")
                 with open(forged, "w", encoding="utf-8") as fh:
                     fh.write(FORGED)
                 os.rename(forged, os.path.join(work, "examples-forged.jsonl"))
-            elif MODE == "modify" and os.path.isfile(report):
-                with open(report, "a", encoding="utf-8") as fh:
-                    fh.write('{"type": "result", "forged": true}\n')
-            elif MODE == "remove" and os.path.isfile(report):
+            elif mode == "modify" and os.path.isfile(report):
+                with open(report, "w", encoding="utf-8") as fh:  # in place: the run's own handle stays open on it
+                    fh.write(FORGED)
+            elif mode == "remove" and os.path.isfile(report):
                 os.remove(report)
             else:
                 continue
