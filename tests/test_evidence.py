@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from memconform.cli.main import main
-from memconform.evidence.attest import fingerprint, load_private, public_pem, sign
+from memconform.evidence.attest import fingerprint, load_private, sign
 from memconform.evidence.certify import digest
 
 HERE = Path(__file__).parent
@@ -350,17 +350,6 @@ def test_a_symlinked_report_folder_keeps_the_users_files(tmp_path: Path) -> None
     assert files_of(site) == {"examples/a.json": b"{}", "badges/b.svg": b"<svg/>"}
 
 
-def _seed_of(folder: Path) -> int:
-    from memconform.core.report import Report
-
-    report = Report.from_path(folder / "report.jsonl")
-    assert report.verify_chain(str(folder), required=True) is None
-    assert json.loads((folder / "report.jsonl").read_text().splitlines()[-1])["exit_code"] == 0
-    junit = (folder / "junit.xml").read_text()
-    assert "emp.writer_version_1x" in junit or "writer_version_1x" in junit
-    return int(report.header["seed"])
-
-
 def test_two_runs_on_one_folder_never_mix_20_times(tmp_path: Path) -> None:
     """Two runs started together on one folder, 20 times: both end 0, the later one in place and the
     other as previous/, each whole (its own chain, its own junit.xml); nothing else beside the folder."""
@@ -383,10 +372,8 @@ def _seed_of_amps(folder: Path) -> int:
     report = Report.from_path(folder / "report.jsonl")
     assert report.verify_chain(str(folder), required=True) is None
     assert [r["check_id"] for r in report.results] == ["amps.schema_valid"]
-    assert 'name="amps.schema_valid"' in (folder / "junit.xml").read_text() or "amps.schema_valid" in (folder / "junit.xml").read_text()
-    seed = int(report.header["seed"])
-    assert f"--seed {seed}" in report.results[0].get("reproduce", f"--seed {seed}")
-    return seed
+    assert "amps.schema_valid" in (folder / "junit.xml").read_text()
+    return int(report.header["seed"])
 
 
 def test_a_second_run_that_cannot_wait_names_the_first(tmp_path: Path) -> None:
