@@ -439,8 +439,9 @@ HYPOTHESIS_CACHE = ".hypothesis"  # Hypothesis's own cache, which memconform kee
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, ...]]:
-    """Everything in `folder` (Hypothesis's cache aside) by path: its type, size, inode and change time.
-    The change time (ctime) moves on every write, rename and chmod, and no user call can set it back."""
+    """Everything in `folder` (Hypothesis's cache aside) by path: its type, size, inode, change and
+    modification times. On POSIX the change time (ctime) moves on every write, rename and chmod, and no
+    user call can set it back; elsewhere (ctime is the creation time) the modification time stands in."""
     found: dict[str, tuple[int, ...]] = {}
     if not folder.is_dir():
         return found
@@ -449,8 +450,8 @@ def snapshot(folder: Path) -> dict[str, tuple[int, ...]]:
             st = os.lstat(folder / key)
         except OSError:
             continue
-        found[key] = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns) if not stat.S_ISDIR(st.st_mode) \
-            else (st.st_mode, st.st_ino)
+        found[key] = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns) \
+            if not stat.S_ISDIR(st.st_mode) else (st.st_mode, st.st_ino)
     return found
 
 

@@ -367,8 +367,7 @@ class Session:
             try:
                 self._put_in_place()  # an interrupted run with results is in place, visibly truncated
             except Tampered:
-                if self.outcome.report is not None:
-                    raise  # finish() was not reached: say so only where no other error is on its way
+                pass  # an interrupted run whose folder changed: set aside, outcome.tampered says what changed
         if self.folder is not None:
             self.folder.release()
 
