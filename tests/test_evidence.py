@@ -53,7 +53,7 @@ def tamper_target(mode: str, folder: Path, seen: Path) -> str:
 
 # --- a target that rewrites the run's folder --------------------------------------------------------
 
-@pytest.mark.parametrize("mode", ["rename-in", "modify", "remove", "place-rename-in", "place-modify"])
+@pytest.mark.parametrize("mode", ["rename-in", "modify", "remove", "place-rename-in", "place-modify", "rename-in-escape"])
 def test_a_command_that_rewrites_the_runs_folder_ends_the_run_tampered_with(tmp_path: Path, mode: str) -> None:
     rep, seen = tmp_path / "rep", tmp_path / "seen.txt"
     good = run_cli(tmp_path, ["run", *FAST, "--report-dir", "rep"])
@@ -67,6 +67,9 @@ def test_a_command_that_rewrites_the_runs_folder_ends_the_run_tampered_with(tmp_
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr
     assert run.stderr.count("memconform: error:") == 1 and "tampered with" in run.stderr, run.stderr
     assert "internal error" not in run.stdout + run.stderr
+    assert "\x1b" not in run.stdout + run.stderr  # a name the target chose is shown, never obeyed
+    if mode == "rename-in-escape":
+        assert "\\x1b]0;pwned\\x07forged.jsonl appeared" in run.stderr, run.stderr
     if mode.startswith("place-"):
         assert "rep/" in run.stderr  # the report folder named as what changed
     else:

@@ -42,6 +42,7 @@ import ctypes.util
 import glob
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -267,8 +268,8 @@ class RunFolder:
         found = self.ledger.changes()
         now = snapshot(self.place)
         moved = sorted({*self.before, *now} - {k for k in self.before if self.before.get(k) == now.get(k)})
-        found += [f"{self.named}/{key} {'appeared' if key not in self.before else 'went' if key not in now else 'changed'}"
-                  for key in moved[:8]]
+        found += [f"{shown(str(self.named))}/{shown(key)} "
+                  f"{'appeared' if key not in self.before else 'went' if key not in now else 'changed'}" for key in moved[:8]]
         return found
 
     def set_aside(self) -> Path:
@@ -422,17 +423,26 @@ class Ledger:
             seen.add(key)
             if stat.S_ISDIR(mode):
                 if Path(key) not in folders:
-                    problems.append(f"{key}/ appeared (no file of the run is in it)")
+                    problems.append(f"{shown(key)}/ appeared (no file of the run is in it)")
             elif not stat.S_ISREG(mode):
-                problems.append(f"{key} appeared ({'a symlink' if stat.S_ISLNK(mode) else 'not a regular file'})")
+                problems.append(f"{shown(key)} appeared ({'a symlink' if stat.S_ISLNK(mode) else 'not a regular file'})")
             elif key not in self.files:
-                problems.append(f"{key} appeared (the run did not write it)")
+                problems.append(f"{shown(key)} appeared (the run did not write it)")
             elif _digest_of(self.root / key, self.files[key][0]) != self.files[key]:
-                problems.append(f"{key} was changed after the run wrote it")
-        problems += [f"{key} was removed or replaced" for key in self.files if key not in seen]
+                problems.append(f"{shown(key)} was changed after the run wrote it")
+        problems += [f"{shown(key)} was removed or replaced" for key in self.files if key not in seen]
         if len(problems) > limit:
             problems = [*problems[:limit], f"and {len(problems) - limit} more"]
         return problems
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(name: str) -> str:
+    """A file name from the folder (a target may have chosen it) with its control characters visible."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        name)
 
 
 HYPOTHESIS_CACHE = ".hypothesis"  # Hypothesis's own cache, which memconform keeps in the report folder

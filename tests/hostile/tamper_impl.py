@@ -38,11 +38,12 @@ def attack() -> None:
         note(f"listed {work}: {sorted(entries)}")
         report = os.path.join(work, "report.jsonl")
         try:
-            if mode == "rename-in":
+            if mode in ("rename-in", "rename-in-escape"):  # the second names it with a terminal escape
                 forged = os.path.join(work, ".forged.tmp")
                 with open(forged, "w", encoding="utf-8") as fh:
                     fh.write(FORGED)
-                os.rename(forged, os.path.join(work, "examples-forged.jsonl"))
+                name = "\x1b]0;pwned\x07forged.jsonl" if mode == "rename-in-escape" else "examples-forged.jsonl"
+                os.rename(forged, os.path.join(work, name))
             elif mode == "modify" and os.path.isfile(report):
                 with open(report, "w", encoding="utf-8") as fh:  # in place: the run's own handle stays open on it
                     fh.write(FORGED)
