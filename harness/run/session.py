@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from ..core.check_context import NoTarget
 from ..core.clock import Clock
@@ -31,6 +30,8 @@ from ..kit.domain import run_note as domain_note
 from ..targets import open_target
 from . import report_folder
 from .document_run import select_checks
+from .folder_ledger import Ledger
+from .target_secrets import shown_target, url_secrets
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
 
@@ -90,47 +91,6 @@ def command_folder_view(target: str | None) -> str | None:
     from ..targets.contain import mount_view
 
     return mount_view()
-
-
-def url_secrets(target: str | None) -> list[str]:
-    """The secrets a target URL carries: its userinfo (the password, or the user name when it is alone:
-    a token), the value of every query parameter whose name says it is a credential or whose value has
-    a well-known token's shape, and every path segment with such a shape. They join the run's secrets:
-    masked in every output and in the signed bundle."""
-    from ..kit.shared_rules import secret_key, secret_value
-
-    if not target or "://" not in target:
-        return []
-    try:
-        parts = urlsplit(target)
-        password, user = parts.password, parts.username
-    except ValueError:
-        return []
-    found = [password] if password else [user] if user else []
-    for name, value in parse_qsl(parts.query, keep_blank_values=False):
-        if value and (secret_key(name) or secret_value(value)):
-            found.append(value)
-    found += [unquote(seg) for seg in parts.path.split("/") if seg and secret_value(unquote(seg))]
-    encoded = [s for s in (parts.password, parts.username) if s and s in found]  # as written, percent-encoded too
-    raw_userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
-    return list(dict.fromkeys([*found, *encoded, *([raw_userinfo] if raw_userinfo else [])]))
-
-
-def shown_target(target: str | None, redactor: Redactor) -> str | None:
-    """The target as every output and the bundle show it: a URL's userinfo and secret query values
-    masked whatever their length, then every secret of the run."""
-    if not target:
-        return target
-    if "://" in target:
-        try:
-            parts = urlsplit(target)
-            netloc = parts.netloc
-            if "@" in netloc:
-                netloc = "***@" + netloc.rpartition("@")[2]
-            target = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-        except ValueError:
-            pass
-    return redactor.text(target)
 
 
 def default_target(suite: str) -> str:
@@ -197,7 +157,7 @@ class Session:
         )
 
     @property
-    def ledger(self) -> report_folder.Ledger | None:
+    def ledger(self) -> Ledger | None:
         """What the run wrote into its folder (None: no folder of its own to swap in)."""
         return self.folder.ledger if self.folder is not None else None
 
@@ -453,7 +413,7 @@ def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) ->
     return session.finish()
 
 
-def _move_files_of(worker: Path, run: Path, ledger: report_folder.Ledger | None) -> None:
+def _move_files_of(worker: Path, run: Path, ledger: Ledger | None) -> None:
     """A worker's saved examples and sequences into the merged run's folder (their names are unique)."""
     for kind in ("examples", "sequences"):
         for path in sorted((worker / kind).glob("*")):
@@ -464,7 +424,7 @@ def _move_files_of(worker: Path, run: Path, ledger: report_folder.Ledger | None)
                     ledger.record_as_is(run / kind / path.name)
 
 
-def write_rendered(report_dir: Path, report: Report, ledger: report_folder.Ledger | None = None) -> None:
+def write_rendered(report_dir: Path, report: Report, ledger: Ledger | None = None) -> None:
     """junit.xml, summary.md, report.html and badges/ (memconform.render), each recorded as written."""
     from ..render.badge import badges
     from ..render.html import render_html
