@@ -395,7 +395,7 @@ def test_a_second_run_that_cannot_wait_names_the_first(tmp_path: Path) -> None:
 
 # --- secrets in the target URL --------------------------------------------------------------------------
 
-URL_SECRETS = ("userpass-Secret", "sk-pathsecret0123456789", "querysecret-0123")
+URL_SECRETS = ("userpass-Secret", "sk-pathsecret0123456789", "querysecret-0123", "plainpathkey42")
 
 
 def test_a_key_in_the_target_url_is_in_no_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -404,13 +404,14 @@ def test_a_key_in_the_target_url_is_in_no_output(tmp_path: Path, capsys: pytest.
     with socket.socket() as s:  # a port nothing listens on: the start-up check fails, the report is written
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    target = f"http://127.0.0.1:{port}/v1/sk-pathsecret0123456789/?api_key=querysecret-0123&limit=10"
+    target = (f"http://127.0.0.1:{port}/v1/sk-pathsecret0123456789/api_key/plainpathkey42/"
+              "?api_key=querysecret-0123&limit=10")
     assert main(["run", "--suite", "memoryai", "--profile", "ci", "--target", target,
                  "--report-dir", str(tmp_path / "rep")]) == 2
     captured = capsys.readouterr()
     texts = {"terminal": captured.out + captured.err,
              **{str(p): p.read_text("utf-8") for p in (tmp_path / "rep").rglob("*") if p.is_file()}}
-    assert any(f"127.0.0.1:{port}" in t for t in texts.values())  # the target is named, its secrets not
+    assert any(f"127.0.0.1:{port}/v1/" in t and "limit=10" in t for t in texts.values())  # named, its secrets not
     assert [(where, s) for where, t in texts.items() for s in URL_SECRETS if s in t] == []
     target = f"http://someone:userpass-Secret@127.0.0.1:{port}/"
     assert main(["run", "--suite", "memoryai", "--profile", "ci", "--target", target,

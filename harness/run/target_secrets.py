@@ -14,8 +14,9 @@ from ..core.redact import Redactor
 
 def url_secrets(target: str | None) -> list[str]:
     """The secrets a target URL carries: its userinfo (the password, or the user name when it is alone:
-    a token), the value of every query parameter whose name says it is a credential or whose value has
-    a well-known token's shape, and every path segment with such a shape. They join the run's secrets:
+    a token), the value of every query (or fragment) parameter whose name says it is a credential or
+    whose value has a well-known token's shape, every path segment with such a shape, and the segment
+    after one whose name says it is a credential (`/api_key/VALUE`). They join the run's secrets:
     masked in every output and in the signed bundle."""
     from ..kit.shared_rules import secret_key, secret_value
 
@@ -27,10 +28,13 @@ def url_secrets(target: str | None) -> list[str]:
     except ValueError:
         return []
     found = [password] if password else [user] if user else []
-    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+    for name, value in [*parse_qsl(parts.query), *parse_qsl(parts.fragment)]:
         if value and (secret_key(name) or secret_value(value)):
             found.append(value)
-    found += [unquote(seg) for seg in parts.path.split("/") if seg and secret_value(unquote(seg))]
+    segments = [unquote(seg) for seg in parts.path.split("/")]
+    for before, seg in zip(["", *segments], segments, strict=False):  # /sk-..., or /api_key/VALUE
+        if seg and (secret_value(seg) or (before and secret_key(before))):
+            found.append(seg)
     encoded = [s for s in (parts.password, parts.username) if s and s in found]  # as written, percent-encoded too
     raw_userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
     return list(dict.fromkeys([*found, *encoded, *([raw_userinfo] if raw_userinfo else [])]))
