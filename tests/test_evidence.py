@@ -440,3 +440,19 @@ def test_a_key_in_the_target_url_is_not_in_the_signed_bundle(tmp_path: Path, ven
     assert "querysecret-0123" not in json.dumps(st) and "querysecret-0123" not in out.read_text()
     assert st["predicate"]["target"]["address"].startswith(url.rstrip("/")) and "token=" in st["predicate"]["target"]["address"]
     assert main(["verify", str(out), "--key", f"{vendor}.pub"]) == code
+
+
+def test_an_in_process_target_that_writes_into_the_runs_folder_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Not only commands: any target that reaches the folder (here a library in memconform's own process)."""
+    monkeypatch.setenv("TAMPER_FOLDER", str(tmp_path / "rep"))
+    monkeypatch.syspath_prepend(str(HERE / "hostile"))
+    import tamper_pyobj  # type: ignore[import-not-found]
+
+    code = main(["run", "--suite", "memoryai", "--target", "python:tamper_pyobj:ForgesIntoTheRunsFolder", "--profile",
+                 "ci", "--report-dir", str(tmp_path / "rep"), "--check", "memoryai.envelope_format_literal"])
+    err = capsys.readouterr().err
+    assert tamper_pyobj.ForgesIntoTheRunsFolder.forged  # the forgery happened
+    assert code == 2 and "tampered with" in err and "badges/memoryai-level-1.svg" in err, err
+    assert not (tmp_path / "rep" / "report.jsonl").exists()  # nothing swapped in
+    assert "summary.md appeared (a symlink)" in err and not (tmp_path / "outside.txt").exists()  # not written through

@@ -432,10 +432,20 @@ def write_rendered(report_dir: Path, report: Report, ledger: Ledger | None = Non
     from ..render.markdown import render_markdown
 
     def write(path: Path, text: str) -> None:
+        """Never through a symlink someone put in the folder (the folder check then names it)."""
         data = text.replace("\n", os.linesep).encode("utf-8")  # what write_text would write, as bytes
-        path.write_bytes(data)
         if ledger is not None:
             ledger.record(path, data)
+        if path.parent.is_symlink():
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError:
+            if ledger is None or not path.is_symlink():
+                raise
+            return
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
 
     write(report_dir / "junit.xml", render_junit(report))
     write(report_dir / "summary.md", render_markdown(report))
