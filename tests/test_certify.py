@@ -126,8 +126,13 @@ def test_a_genuine_bundle_verifies_and_names_its_key(envelope_path: Path, vendor
     out = capsys.readouterr().out
     assert f"signed by key {named} (the key you gave" in out and "verified" in out
     assert "profile ci, seed 11; options given: memoryai.dna_rule=union" in out
-    assert main(["verify", str(envelope_path)]) == 0  # no --key: the key inside, named for the reader to compare
-    assert f"signed by key {named} (the key inside the bundle" in capsys.readouterr().out
+    # no --key: the signature checks against the key inside, which vouches for nothing: not 0
+    assert main(["verify", str(envelope_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"signed by key {named} (the key inside the bundle" in out
+    assert "signature valid, signer unverified" in out and ": verified" not in out
+    assert main(["verify", str(envelope_path), "--fingerprint", named]) == 0  # the fingerprint its vendor publishes
+    assert f"signed by key {named} (the fingerprint you named)" in capsys.readouterr().out
 
 
 def test_the_statement_is_in_toto_with_the_report_as_subject(envelope_path: Path) -> None:
@@ -182,13 +187,16 @@ def test_a_forged_bundle_signed_by_another_key_fails_against_the_vendors_key(
     capsys.readouterr()
     assert main(["verify", str(forged), "--key", f"{vendor_key}.pub"]) == 1
     assert "NOT verified" in capsys.readouterr().out
-    # without --key it verifies, but names the forger's key: not the fingerprint the vendor publishes
+    # without --key: the forger's own signature is valid, but nobody named the forger: not verified, not 0
     from memconform.evidence.attest import fingerprint, load_private
 
-    assert main(["verify", str(forged)]) == 0
+    assert main(["verify", str(forged)]) == 1
     out = capsys.readouterr().out
-    assert fingerprint(load_private(forger).public_key()) in out
+    assert fingerprint(load_private(forger).public_key()) in out and "signer unverified" in out
     assert fingerprint(load_private(vendor_key).public_key()) not in out
+    # naming the vendor's fingerprint refuses it
+    assert main(["verify", str(forged), "--fingerprint", fingerprint(load_private(vendor_key).public_key())]) == 1
+    assert "NOT verified" in capsys.readouterr().out
 
 
 def test_certify_needs_a_key_and_runs_thorough_by_default(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def test_a_run_killed_mid_run_leaves_the_last_good_folder_whole(tmp_path: Path) 
     _killed_mid_run(tmp_path)
 
     assert _files(tmp_path / "rep") == before  # the last good run, the user's file: untouched
-    (left,) = [p for p in tmp_path.iterdir() if p.name != "rep"]
+    (left,) = [p for p in tmp_path.iterdir() if p.name not in ("rep", ".rep.lock")]  # the lock dies with its run
     assert left.name.startswith(".rep.run-")  # the killed run's own folder, with the result it wrote
     assert '"type": "result"' in (left / "report.jsonl").read_text("utf-8")
 

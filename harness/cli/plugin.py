@@ -230,8 +230,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not state or state["session"] is None:
         return
     sess = state["session"]
+    from ..run.session import Tampered
+
     try:
         outcome = sess.finish()
+    except Tampered as exc:  # the run's folder changed under it: nothing swapped in, exit 2, one line
+        import sys
+
+        print(f"memconform: error: {exc}", file=sys.stderr)
+        outcome = sess.outcome
     finally:
         sess.close()
     state["outcome"] = outcome

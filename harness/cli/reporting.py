@@ -43,9 +43,13 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     cert.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     cert.set_defaults(func=_later("evidence.certify", "cmd_certify"))
 
-    ver = sub.add_parser("verify", help="check a certification bundle: digest, and every level verdict from its results")
+    ver = sub.add_parser("verify", help="check a certification bundle against the signer's key you name: signature, "
+                         "digest chain, and every level verdict from its results")
     ver.add_argument("bundle")
     ver.add_argument("--key", metavar="PUBKEY", help="accept only a signature by this public key (PEM)")
+    ver.add_argument("--fingerprint", metavar="SHA256:HEX", help="accept only a signature by the key with this "
+                     "fingerprint (as its vendor publishes it); without --key or --fingerprint a valid signature is "
+                     "'signer unverified', exit 1")
     ver.set_defaults(func=_later("evidence.certify", "cmd_verify"))
 
     kg = sub.add_parser("keygen", help="make an Ed25519 key pair for certify --key (KEYFILE and KEYFILE.pub)")
@@ -78,6 +82,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..render.markdown import render_markdown
 
     report, cut = read_possibly_cut(Path(args.file))
+    report.check_chain(str(args.file))  # a report changed after it was written is named, never rendered
     if cut:
         print(visible(f"{args.file}: the last line was cut off mid-write; rendered without it"))
     wanted = [(args.html, render_html), (args.md, render_markdown), (args.junit, render_junit)]
@@ -118,6 +123,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     a = Report.from_path(Path(args.a), allow_truncated=True, allow_empty=True)
     b = Report.from_path(Path(args.b), allow_truncated=True, allow_empty=True)
+    a.check_chain(str(args.a))  # a report changed after it was written is named, never compared
+    b.check_chain(str(args.b))
     d = diff_reports(a, b)
     if args.json:
         print(visible(dumps("diff", {**asdict(d), "worse": d.worse})))

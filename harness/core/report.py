@@ -4,11 +4,19 @@ JUnit XML, the Markdown summary and the terminal summary are rendered from the s
 read back), never from runner state, so a report file on its own is the whole truth. A stream
 with no footer is a truncated run. Every line is strict JSON: values pass through
 `Redactor.line` (plain data, secrets out) and `json.dumps(allow_nan=False)`.
+
+The footer carries a digest chain: the SHA-256 of every line before it, each with its newline (the bytes
+of report.jsonl up to the footer, so `head -n -1 report.jsonl | sha256sum` recomputes it), and how many
+lines that is. Every reader recomputes it as it reads (`Report.verify_chain`): a line changed, added or
+dropped after the run wrote it names the report as changed. A chain is no signature (anyone who rewrites
+the whole file can recompute it); what stops a target rewriting the run's own folder is the run itself
+(run/session.py keeps every line in memory and compares the folder with what it wrote before the swap).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import platform
 import re
@@ -30,7 +38,7 @@ REPORT_VERSION = 1
 MAX_REPORT_BYTES = MAX_HANDED_BYTES
 # a report line read back: strict (no NaN, no integer past Python's bound), nested no deeper than a
 # reply may be plus the result's own levels
-REPORT_LINE = Policy(max_depth=512)
+REPORT_LINE = Policy(max_depth=512, duplicates="refuse")
 
 
 def now() -> str:
@@ -72,20 +80,38 @@ class ReportWriter:
     def __init__(self, path: Path | None, redactor: Redactor) -> None:
         self.path = path
         self.redactor = redactor
-        self.lines: list[str] = []  # the same records, kept for the terminal summary
+        self.lines: list[str] = []  # the same records, kept: the run renders and signs from these, never from disk
+        self._chain = hashlib.sha256()  # every line before the footer, with its newline
+        self._whole = hashlib.sha256()  # every byte written to the file
+        self.size = 0
         self._fh: IO[str] | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = path.open("w", encoding="utf-8")
 
-    def write(self, line: dict[str, Any]) -> None:
-        line = self.redactor.line(line)
+    def write(self, line: dict[str, Any], own: dict[str, Any] | None = None) -> None:
+        """One line, redacted; `own`: fields of the harness's own making added after redaction (a digest
+        is hex: masking a key that happens to be in it would break it)."""
+        line = {**self.redactor.line(line), **(own or {})}
         validate_line(line)
         text = dumps_line(line)
+        data = (text + "\n").encode("utf-8")
+        if line["type"] != "footer":
+            self._chain.update(data)
+        self._whole.update(data)
+        self.size += len(data)
         self.lines.append(text)
         if self._fh is not None:
             self._fh.write(text + "\n")
             self._fh.flush()
+
+    def chain(self) -> dict[str, Any]:
+        """The footer's digest chain over the lines written so far."""
+        return {"algorithm": "sha256", "lines": len(self.lines), "value": self._chain.hexdigest()}
+
+    def file_digest(self) -> str:
+        """The SHA-256 of report.jsonl as this writer wrote it (what the file on disk must still be)."""
+        return self._whole.hexdigest()
 
     def report(self, **kwargs: Any) -> Report:
         """The records written so far, read back by the typed reader."""
@@ -93,7 +119,7 @@ class ReportWriter:
 
     def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str,
                budget: dict[str, float] | None = None,
-               require_hooks: bool = False, containment: str | None = None) -> None:
+               require_hooks: bool = False, containment: str | None = None, folder_view: str | None = None) -> None:
         self.write({
             "type": "header", "report_version": REPORT_VERSION, "harness_version": __version__,
             "started_at": now(), "target": target, "suites": suites, "profile": profile, "seed": seed,
@@ -101,6 +127,7 @@ class ReportWriter:
             **({"budget": budget} if budget else {}),
             **({"require_hooks": True} if require_hooks else {}),
             **({"containment": containment} if containment else {}),  # how a cmd: target's processes are kept in
+            **({"folder_view": folder_view} if folder_view else {}),  # what they can see of the report folder
         })
 
     def result(self, result: Result) -> None:
@@ -111,7 +138,7 @@ class ReportWriter:
                warnings: int = 0, calls: list[dict[str, Any]] | None = None) -> None:
         self.write({"type": "footer", "finished_at": now(), "counts": counts, "levels": levels, "exit_code": exit_code,
                     "notes": notes or [], "readings": readings or [], "warnings": warnings,
-                    **({"calls": calls} if calls else {})})
+                    **({"calls": calls} if calls else {})}, own={"chain": self.chain()})
 
     def close(self) -> None:
         if self._fh is not None:
@@ -142,15 +169,49 @@ class BadLine(ReportError):
     """A line that is not strict JSON, or not a report line of the published schema."""
 
 
+class ChangedReport(ReportError):
+    """A report whose lines are not those its footer's digest chain was computed over."""
+
+
+def loads_line(text: str) -> Any:
+    """One report line, by the one bounded reader: strict JSON, no NaN or Infinity, no member named twice
+    (readers keeping the first and readers keeping the last would see two reports in one file)."""
+    return read_json(text.encode("utf-8", "surrogatepass"), REPORT_LINE)
+
+
 @dataclass
 class Report:
     header: dict[str, Any]
     results: list[dict[str, Any]] = field(default_factory=list)
     footer: dict[str, Any] | None = None
+    chain_seen: dict[str, Any] | None = None  # the digest chain over the lines before the footer, as read
 
     @property
     def truncated(self) -> bool:
         return self.footer is None
+
+    def verify_chain(self, source: str = "the report", required: bool = False) -> str | None:
+        """None when the footer's digest chain is that of the lines read; else what is wrong, in one
+        sentence naming `source`. A truncated run has no footer and so nothing to compare (None); a
+        footer without a chain (a report of an earlier memconform) is a problem only when `required`."""
+        if self.footer is None:
+            return None
+        stated = self.footer.get("chain")
+        if stated is None:
+            return f"{source} carries no digest chain: it cannot tell whether it was changed after it was written" \
+                if required else None
+        seen = self.chain_seen or {}
+        if stated.get("lines") != seen.get("lines") or stated.get("value") != seen.get("value"):
+            return (f"{source} was changed after it was written: its footer's digest chain is over "
+                    f"{stated.get('lines')} lines with SHA-256 {str(stated.get('value'))[:16]}..., the lines read are "
+                    f"{seen.get('lines')} with SHA-256 {str(seen.get('value'))[:16]}...")
+        return None
+
+    def check_chain(self, source: str = "the report", required: bool = False) -> None:
+        """verify_chain, raised as ChangedReport."""
+        problem = self.verify_chain(source, required)
+        if problem is not None:
+            raise ChangedReport(problem)
 
     @classmethod
     def from_lines(cls, lines: Iterable[str], *, allow_truncated: bool = False, allow_empty: bool = False,
@@ -159,6 +220,7 @@ class Report:
         results: list[dict[str, Any]] = []
         footer: dict[str, Any] | None = None
         seen: set[str] = set()
+        chain = hashlib.sha256()
         n = 0
         for n, text in enumerate(lines, 1):
             if text.endswith("\n"):
@@ -169,6 +231,8 @@ class Report:
                 line = read_json(text.encode("utf-8", "surrogatepass"), REPORT_LINE)
             except JsonRejected as exc:
                 raise BadLine(f"{source}:{n}: not a strict JSON line ({exc}; a run cut off mid-write?)") from None
+            if not isinstance(line, dict):
+                raise BadLine(f"{source}:{n}: not a report line: not a JSON object")
             try:
                 validate_line(line)
             except Exception as exc:  # jsonschema.ValidationError: say where, in one line
@@ -189,13 +253,16 @@ class Report:
                 results.append(line)
             else:
                 footer = line
+            if footer is None:
+                chain.update((text + "\n").encode("utf-8", "surrogatepass"))
         if header is None:
             raise EmptyReport(f"{source}: empty report (no header line)") if n == 0 else MissingHeader(f"{source}: no header line")
         if not results and not allow_empty:
             raise EmptyReport(f"{source}: no result lines (no check ran)")
         if footer is None and not allow_truncated:
             raise MissingFooter(f"{source}: no footer line (a truncated run)")
-        return cls(header, results, footer)
+        counted = len(results) + 1
+        return cls(header, results, footer, {"algorithm": "sha256", "lines": counted, "value": chain.hexdigest()})
 
     @classmethod
     def from_path(cls, path: Path, **kwargs: Any) -> Report:

@@ -49,6 +49,9 @@ class Context:
     # open point -> {"seen": [readings], "checks": [check ids]}, in the order first seen
     readings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     cleanups: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
+    # told of every file the run writes into its folder, with the bytes written: the session compares
+    # the folder with these before it swaps the run in (run/report_folder.py, Ledger)
+    on_written: Callable[[Path, bytes], None] | None = None
     _memo: dict[str, tuple[str, Any]] = field(default_factory=dict, repr=False)
     _states: dict[type, Any] = field(default_factory=dict, repr=False)
 
@@ -108,8 +111,15 @@ class Context:
         folder = self.report_dir / "examples"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
-        path.write_bytes(self.redactor.text(data.decode("utf-8", "replace")).encode("utf-8"))
+        written = self.redactor.text(data.decode("utf-8", "replace")).encode("utf-8")
+        path.write_bytes(written)
+        self.wrote(path, written)
         return self.shown_path(path)
+
+    def wrote(self, path: Path, data: bytes) -> None:
+        """Every writer of a file in the run's folder says what it wrote (see `on_written`)."""
+        if self.on_written is not None:
+            self.on_written(path, data)
 
     def shown_path(self, path: Path) -> Path:
         """A file the run wrote, by the name it has once the run is in the report folder's place."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -75,6 +76,13 @@ def _raw_redacted(step: dict[str, Any], redactor: Any) -> dict[str, Any]:
     return {**step, "raw_base64": encoded}
 
 
+def _wrote(ctx: Any, path: Path, text: str) -> None:
+    """The run's folder is checked against what its writers said they wrote (core/runner.Context.wrote)."""
+    wrote = getattr(ctx, "wrote", None)
+    if wrote is not None:
+        wrote(path, text.replace("\n", os.linesep).encode("utf-8"))  # as write_text wrote it
+
+
 def save(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None] | None:
     """Write the sequence file (and its human script) under the report folder; None without one."""
     saved = save_explained(ctx, recorder)
@@ -90,7 +98,9 @@ def save_explained(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None, str
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', ctx.check_id or ctx.suite.name)}-{ctx.run_id}"
     path = folder / f"{stem}.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    path.write_text(text, encoding="utf-8")
+    _wrote(ctx, path, text)
     why = ""
     try:
         lines = script_lines(ctx, doc)
@@ -99,8 +109,10 @@ def save_explained(ctx: Any, recorder: Recorder) -> tuple[Path, Path | None, str
     script = None
     if lines:
         script = folder / f"{stem}.sh"
-        script.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        text = "\n".join(lines) + "\n"
+        script.write_text(text, encoding="utf-8")
         script.chmod(0o755)
+        _wrote(ctx, script, text)
     return _shown(ctx, path), (_shown(ctx, script) if script is not None else None), why
 
 

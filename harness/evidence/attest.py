@@ -138,10 +138,14 @@ def open_envelope(envelope: dict[str, Any], trusted: Any | None) -> tuple[dict[s
     if envelope.get("payloadType") != PAYLOAD_TYPE:
         problems.append(f"payloadType {envelope.get('payloadType')!r}, not {PAYLOAD_TYPE!r}")
     payload = _unb64(envelope.get("payload"), "payload")
-    try:
-        doc = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise HarnessError(f"the payload is not JSON: {exc}") from None
+    from ..core.json_reader import STRICT, JsonRejected, read_json
+
+    try:  # a member named twice: readers that keep the first and the last would see two statements
+        doc = read_json(payload, STRICT)
+    except JsonRejected as exc:
+        if exc.kind == "duplicate":
+            return {}, "", [*problems, f"the signed Statement names a member twice ({exc.message})"]
+        raise HarnessError(f"the payload is not JSON: {exc.message}") from None
     if not isinstance(doc, dict) or doc.get("_type") != STATEMENT_TYPE or doc.get("predicateType") != PREDICATE_TYPE:
         raise HarnessError(f"the payload is not an in-toto Statement of type {PREDICATE_TYPE}")
     signer = (doc.get("predicate") or {}).get("signer") or {}

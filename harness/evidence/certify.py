@@ -11,7 +11,15 @@ under the verdict policy (core/verdicts.level_verdicts), taking each check's key
 clause membership from the installed suite, not from the bundle. The digest shows the bundle is
 intact; it is not a signature (anyone can recompute it). `certify --key` therefore wraps the bundle
 in an in-toto Statement inside a DSSE envelope signed with the vendor's Ed25519 key (attest.py), and
-`verify` checks that signature first and names the key that made it.
+`verify` checks that signature first, against the key the verifier names (`--key`, or `--fingerprint`
+for the key the bundle carries): a signature checked only against the key inside the bundle says who
+signed, not that it is who the verifier trusts, so it is "signature valid, signer unverified", exit 1.
+
+certify signs what the run kept in memory (the report lines as the run wrote them), never what is on
+disk: a target that rewrote the run's folder changes nothing that is signed, and the run, seeing its
+folder changed, ends "tampered with" (exit 2) before anything is certified (run/session.py). Every
+JSON text of a bundle (envelope, Statement, report lines) is read refusing a member named twice, and
+everything printed from a bundle is shown with its control characters visible.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +41,14 @@ from ..core.verdicts import exit_code, level_verdicts
 
 BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 256 * 1024 * 1024
+# C0, DEL, C1, and the line and bidirectional-override characters: never sent to the terminal as they are
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def visible(text: Any) -> str:
+    """Text from a bundle as the terminal may show it: every control character as \\xNN or \\uNNNN."""
+    return _INVISIBLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                          str(text))
 
 
 def canonical(data: Any) -> bytes:
@@ -96,6 +113,9 @@ def verify_bundle(bundle: Any) -> list[str]:
         report = Report.from_lines(lines, source="bundle report")
     except ReportError as exc:
         return [*problems, f"the report does not read back: {exc}"]
+    chained = report.verify_chain("the bundle's report", required=True)
+    if chained is not None:
+        problems.append(chained)
     h, footer = report.header, report.footer
     assert footer is not None
     for key in ("harness_version", "suites", "profile", "seed", "options"):
@@ -155,18 +175,18 @@ def cmd_certify(args: Any) -> int:
     out = Path(args.out)
     report_dir = out.parent / (out.name + ".report")
     api_key = args.api_key or os.environ.get("MEMCONFORM_API_KEY")
-    session = Session(args.suite, args.target, profile, report_dir, api_key, None,
-                      command=f"memconform certify --suite {' --suite '.join(args.suite)} --target {args.target} "
-                              f"--profile {profile.name} --seed {profile.seed}")
-    outcome = session.run()
-    assert outcome.report is not None
-    text = (report_dir / "report.jsonl").read_text("utf-8")
-    lines = [x for x in text.split("\n") if x]
+    session = Session(args.suite, args.target, profile, report_dir, api_key, None)
+    shown = session.shown_target or args.target
+    session.command = (f"memconform certify --suite {' --suite '.join(args.suite)} --target {shown} "
+                       f"--profile {profile.name} --seed {profile.seed}")
+    outcome = session.run()  # a folder changed during the run raises (tampered with): nothing is certified
+    assert outcome.report is not None and session.writer is not None
+    lines = list(session.writer.lines)  # the lines as the run wrote them, from its memory: never read back
     declared = {k: v for k, v in (("name", args.target_name), ("version", args.target_version)) if v}
     public = signing_key.public_key()
     extra = {"options_given": options,
              "signer": {"keyid": attest.fingerprint(public), "public_key": attest.public_pem(public)}}
-    bundle = build_bundle(lines, args.target, declared, extra)
+    bundle = build_bundle(lines, shown, {k: session.redactor.text(v) for k, v in declared.items()}, extra)
     envelope = attest.sign(attest.statement("\n".join(lines) + "\n", bundle), signing_key)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(envelope, indent=1) + "\n", encoding="utf-8")
@@ -181,6 +201,8 @@ def verify_signed(envelope: dict[str, Any], trusted: Any | None) -> tuple[dict[s
     from . import attest
 
     doc, named, problems = attest.open_envelope(envelope, trusted)
+    if not doc:
+        return None, named, problems
     bundle = doc.get("predicate")
     if not isinstance(bundle, dict):
         return None, named, [*problems, "the Statement has no predicate"]
@@ -193,42 +215,72 @@ def verify_signed(envelope: dict[str, Any], trusted: Any | None) -> tuple[dict[s
     return bundle, named, problems + verify_bundle(bundle)
 
 
+def read_bundle(path: Path) -> tuple[Any, str | None]:
+    """(the bundle file's JSON, None) or (None, why it is refused as ambiguous); unreadable: HarnessError."""
+    from ..core.json_reader import STRICT, JsonRejected, read_json
+
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_BUNDLE_BYTES + 1)
+    except OSError as exc:
+        raise HarnessError(f"cannot read bundle {visible(path)}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BUNDLE_BYTES:
+        raise HarnessError(f"bundle {visible(path)} is larger than {MAX_BUNDLE_BYTES} bytes")
+    try:
+        return read_json(raw, STRICT), None
+    except JsonRejected as exc:
+        if exc.kind == "duplicate":
+            return None, f"the bundle file names a member twice ({exc.message}): readers would disagree on what it says"
+        raise HarnessError(f"cannot read bundle {visible(path)}: {exc.message}") from None
+
+
 def cmd_verify(args: Any) -> int:
     from . import attest
 
     path = Path(args.bundle)
-    try:
-        raw = path.read_bytes()[: MAX_BUNDLE_BYTES + 1]
-        doc = json.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise HarnessError(f"cannot read bundle {path}: {exc}") from None
+    say = lambda text: print(visible(text))  # noqa: E731 - every line may carry the bundle's own text
+    fingerprint = getattr(args, "fingerprint", None)
+    if fingerprint and not re.fullmatch(r"SHA256:[0-9a-f]{64}", fingerprint):
+        raise HarnessError("--fingerprint takes SHA256: and 64 lowercase hex digits (as keygen and verify print it)")
+    doc, ambiguous = read_bundle(path)
     trusted = None
     if args.key:
         try:
             trusted = attest.load_public(Path(args.key).read_bytes(), args.key)
         except OSError as exc:
             raise HarnessError(f"cannot read the public key {args.key}: {exc}") from None
+    if ambiguous is not None:
+        say(f"verify: {ambiguous}")
+        say(f"{path}: NOT verified (1 problem)")
+        return 1
     if not attest.is_envelope(doc):
-        print(f"verify: {path} is not signed (no DSSE envelope): a digest alone proves only that the file is "
-              "intact, not who vouches for it; certify with --key")
-        print(f"{path}: NOT verified (1 problem)")
+        say(f"verify: {path} is not signed (no DSSE envelope): a digest alone proves only that the file is "
+            "intact, not who vouches for it; certify with --key")
+        say(f"{path}: NOT verified (1 problem)")
         return 1
     bundle, named, problems = verify_signed(doc, trusted)
+    if trusted is None and fingerprint and named != fingerprint:
+        problems.append(f"signed by key {named}, not by the key {fingerprint} you named")
     for p in problems:
-        print(f"verify: {p}")
+        say(f"verify: {p}")
     if problems or bundle is None:
-        print(f"{path}: NOT verified ({len(problems)} problem{'s' if len(problems) != 1 else ''})")
+        say(f"{path}: NOT verified ({len(problems)} problem{'s' if len(problems) != 1 else ''})")
         return 1
     pinned = f"the key you gave ({args.key})" if trusted is not None else \
-        "the key inside the bundle: compare this fingerprint with the one its vendor publishes, or pass --key"
-    print(f"signed by key {named} ({pinned})")
+        "the fingerprint you named" if fingerprint else "the key inside the bundle: no --key or --fingerprint named the signer"
+    say(f"signed by key {named} ({pinned})")
     target = bundle.get("target") or {}
-    print(f"target {target.get('name') or target.get('address')} {target.get('version', '')}".rstrip()
-          + f"; profile {bundle['profile']}, seed {bundle['seed']}; options given: "
-          + (", ".join(f"{k}={v}" for k, v in sorted((bundle.get("options_given") or {}).items())) or "none"))
+    say(f"target {target.get('name') or target.get('address')} {target.get('version', '')}".rstrip()
+        + f"; profile {bundle['profile']}, seed {bundle['seed']}; options given: "
+        + (", ".join(f"{k}={v}" for k, v in sorted((bundle.get("options_given") or {}).items())) or "none"))
     for c in bundle["claims"]:
-        print(f"  {c['suite']} {c['title']}: {c['status']}")
-    print(f"{path}: verified (signature by {named}; digest intact; every level verdict follows from the results)")
+        say(f"  {c['suite']} {c['title']}: {c['status']}")
+    if trusted is None and not fingerprint:
+        say(f"{path}: signature valid, signer unverified (the bundle is intact and every level verdict follows from "
+            f"its results, but only the key inside it vouches for it: name the vendor's key with --key PUBKEY or "
+            f"--fingerprint {named})")
+        return 1
+    say(f"{path}: verified (signature by {named}; digest intact; every level verdict follows from the results)")
     return 0
 
 

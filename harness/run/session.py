@@ -8,6 +8,7 @@ and the exit code by one policy (core/verdicts.py).
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,8 +29,14 @@ from ..core.verdicts import level_verdicts as _level_verdicts
 from ..kit.domain import run_note as domain_note
 from ..targets import open_target
 from . import report_folder
+from .folder_ledger import Ledger
+from .target_secrets import shown_target, url_secrets
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
+
+
+class Tampered(HarnessError):
+    """The run's folder changed while the run went on: nothing of it is swapped in, nothing certified."""
 
 
 @dataclass
@@ -41,7 +48,8 @@ class RunOutcome:
     calls: dict[str, dict[str, int]] = field(default_factory=dict)  # suite -> calls to its target (and processes)
     report_dir: Path | None = None
     exit_code: int = 0
-    report: Report | None = None  # the records read back: what the summaries render
+    report: Report | None = None  # the records, from the run's memory: what the summaries render
+    tampered: list[str] = field(default_factory=list)  # what changed in the run's folder (the run then ends 2)
 
     def counts(self) -> dict[str, int]:
         return {o.value: sum(1 for r in self.results if r.outcome is o) for o in Outcome}
@@ -82,6 +90,15 @@ def command_containment(target: str | None) -> str | None:
     return containment()
 
 
+def command_folder_view(target: str | None) -> str | None:
+    """For a cmd: target, what its commands can see of the report folder (probed once); None for any other."""
+    if not (target or "").startswith("cmd:"):
+        return None
+    from ..targets.contain import mount_view
+
+    return mount_view()
+
+
 def default_target(suite: str) -> str:
     return f"reference:{suite}"
 
@@ -116,7 +133,8 @@ class Session:
         self.command = command
         self.on_result = on_result
         self.on_start: Callable[[str], None] | None = None  # told each check's id before it runs (live progress)
-        self.redactor = Redactor([api_key] if api_key else [])
+        self.redactor = Redactor([*([api_key] if api_key else []), *url_secrets(target)])
+        self.shown_target = shown_target(target, self.redactor)  # the target as every output names it
         self.printer = Printer(self.redactor)
         self.contexts: dict[str, Context] = {}
         self._open_failed: dict[str, BaseException] = {}
@@ -137,11 +155,23 @@ class Session:
         self.writer = ReportWriter(self.write_dir / "report.jsonl" if self.write_dir else None, self.redactor)
         keep_hypothesis_files_in(self.report_dir)  # a cache the folder keeps from run to run, as a user's file
         self.writer.header(
-            target=self.target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
+            target=self.shown_target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
             seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
-            budget=budget_of(self.profile),
-            require_hooks=self.profile.require_hooks, containment=command_containment(self.target),
+            budget=budget_of(self.profile), require_hooks=self.profile.require_hooks,
+            containment=command_containment(self.target),
+            folder_view=command_folder_view(self.target) if self.folder is not None else None,
         )
+
+    @property
+    def ledger(self) -> Ledger | None:
+        """What the run wrote into its folder (None: no folder of its own to swap in)."""
+        return self.folder.ledger if self.folder is not None else None
+
+    def hidden_folders(self) -> tuple[Path, ...]:
+        """The folders a cmd: call must not see: the one the run writes into and the report folder."""
+        if self.folder is None or self.write_dir is None:
+            return ()
+        return (self.write_dir, self.folder.place)
 
     def context(self, suite_name: str) -> Context:
         """The suite's context: target opened, target and suite preflights passed (a HarnessError if not)."""
@@ -154,12 +184,17 @@ class Session:
         target_str = self.target or default_target(suite_name)
         tgt = open_target(target_str, suite.routes, self.profile.limits, self.api_key)
         tgt.clock = self.clock.sibling()
+        if hasattr(tgt, "hidden"):  # cmd: calls run where the report folder cannot be seen, where one can be had
+            tgt.hidden = self.hidden_folders()
         try:
             tgt.preflight()
             ctx = Context(suite=suite, target=tgt, profile=self.profile, report_dir=self.write_dir,
                           report_name=self.report_dir, redactor=self.redactor)
-            ctx.reproduce_base = reproduce_base(suite_name, target_str, self.profile, self.report_dir, self.redactor,
-                                                keyed=bool(self.api_key))
+            if self.ledger is not None:
+                ctx.on_written = self.ledger.record
+            shown = self.shown_target if self.target else target_str
+            ctx.reproduce_base = reproduce_base(suite_name, shown or target_str, self.profile, self.report_dir,
+                                                self.redactor, keyed=bool(self.api_key))
             if suite.preflight is not None:
                 suite.preflight(ctx)
         except (HarnessError, TargetError, SkipCheck, OSError) as exc:
@@ -252,19 +287,39 @@ class Session:
             calls=[{"suite": suite, **figures} for suite, figures in out.calls.items()],
         )
         self.writer.close()
-        out.report = self.writer.report(allow_empty=True)
+        out.report = self.writer.report(allow_empty=True)  # from memory: never read back from the folder
         if self.write_dir:
-            write_rendered(self.write_dir, out.report)
+            self._record_report()
+            write_rendered(self.write_dir, out.report, self.ledger)
             from . import exchange_report  # httpx and what it pulls in only when a run writes exchanges
 
-            exchange_report.write(self.write_dir, [c.target for c in self.contexts.values()], self.redactor)
+            har = exchange_report.write(self.write_dir, [c.target for c in self.contexts.values()], self.redactor)
+            if har is not None and self.ledger is not None:
+                self.ledger.record_as_is(har)
         self._put_in_place()
         return out
 
+    def _record_report(self) -> None:
+        if self.ledger is not None and self.writer is not None and self.write_dir is not None:
+            self.ledger.record_digest(self.write_dir / "report.jsonl", self.writer.size, self.writer.file_digest())
+
     def _put_in_place(self) -> None:
-        """The run's folder takes the report folder's place (or goes beside the last good run)."""
-        if self.folder is not None and self.folder.work is not None:
+        """The run's folder takes the report folder's place (or goes beside the last good run), unless it
+        was changed by anyone but the run: then the run is "tampered with", exit 2, nothing swapped in."""
+        if self.folder is None or self.folder.work is None:
+            return
+        self._record_report()
+        changes = self.folder.changes()
+        if not changes:
             self.outcome.report_dir = self.folder.close()
+            return
+        kept = self.folder.set_aside()
+        self.outcome.exit_code = 2
+        self.outcome.tampered = changes
+        self.outcome.report_dir = kept
+        raise Tampered(self.redactor.text(
+            f"the run's folder was tampered with while the run went on: {'; '.join(changes)}. Nothing was swapped "
+            f"into {self.folder.named}; the run's files are kept in {kept} for whoever looks into it"))
 
     def close(self) -> None:
         """Close targets and the stream without a footer (an interrupted run stays visibly truncated)."""
@@ -278,7 +333,12 @@ class Session:
                 pass
         if self.writer is not None:
             self.writer.close()
-            self._put_in_place()  # an interrupted run with results is in place, visibly truncated
+            try:
+                self._put_in_place()  # an interrupted run with results is in place, visibly truncated
+            except Tampered:
+                pass  # an interrupted run whose folder changed: set aside, outcome.tampered says what changed
+        if self.folder is not None:
+            self.folder.release()
 
     def __enter__(self) -> Session:
         return self
@@ -336,7 +396,7 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
     session.start()
     assert session.write_dir is not None
     for folder in folders:  # the files the workers' reports name (by the report folder's name) come along
-        _move_files_of(folder, session.write_dir)
+        _move_files_of(folder, session.write_dir, session.ledger)
     for line in ranked:
         session.record(Result.from_json(line, strict=profile.strict))
     for r in reports:
@@ -361,24 +421,52 @@ def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) ->
     from . import exchange_report
 
     assert session.write_dir is not None
-    merge_hars(session.write_dir / exchange_report.HAR_NAME, [f / exchange_report.HAR_NAME for f in folders])
+    har = session.write_dir / exchange_report.HAR_NAME
+    if merge_hars(har, [f / exchange_report.HAR_NAME for f in folders]) and session.ledger is not None:
+        session.ledger.record_as_is(har)
     return session.finish()
 
 
-def _move_files_of(worker: Path, run: Path) -> None:
+def _move_files_of(worker: Path, run: Path, ledger: Ledger | None) -> None:
     """A worker's saved examples and sequences into the merged run's folder (their names are unique)."""
     for kind in ("examples", "sequences"):
         for path in sorted((worker / kind).glob("*")):
             (run / kind).mkdir(exist_ok=True)
             if not (run / kind / path.name).exists():
                 path.rename(run / kind / path.name)
+                if ledger is not None:
+                    ledger.record_as_is(run / kind / path.name)
 
 
-def write_rendered(report_dir: Path, report: Report) -> None:
-    """junit.xml, summary.md, report.html and badges/ (memconform.render)."""
-    from ..render import write_rendered as render_files
+def write_rendered(report_dir: Path, report: Report, ledger: Ledger | None = None) -> None:
+    """junit.xml, summary.md, report.html and badges/ (memconform.render), each recorded as written."""
+    from ..render.badge import badges
+    from ..render.html import render_html
+    from ..render.junit import render_junit
+    from ..render.markdown import render_markdown
 
-    render_files(report_dir, report)
+    def write(path: Path, text: str) -> None:
+        """Never through a symlink someone put in the folder (the folder check then names it)."""
+        data = text.replace("\n", os.linesep).encode("utf-8")  # what write_text would write, as bytes
+        if ledger is not None:
+            ledger.record(path, data)
+        if path.parent.is_symlink():
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError:
+            if ledger is None or not path.is_symlink():
+                raise
+            return
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+
+    write(report_dir / "junit.xml", render_junit(report))
+    write(report_dir / "summary.md", render_markdown(report))
+    write(report_dir / "report.html", render_html(report))
+    (report_dir / "badges").mkdir(parents=True, exist_ok=True)
+    for name, svg in badges(report).items():
+        write(report_dir / "badges" / name, svg)
 
 
 def render_all(report_dir: Path) -> None:

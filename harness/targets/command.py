@@ -56,6 +56,7 @@ from .contain import (
     TOKEN_VARIABLE,
     Call,
     become_subreaper,
+    folder_hidden,
     namespaced,
     start_ticks,
     stopped,
@@ -193,6 +194,7 @@ class CommandTarget(Target):
             self.default_template = resolve_template(self.default_template, self.base)
         self.description = "cmd:" + spec
         self.last_stderr = ""
+        self.hidden: tuple[Path, ...] = ()  # folders the command must not see (the run's report folder)
 
     def preflight(self) -> None:
         for template in {*self.templates.values(), *([self.default_template] if self.default_template else [])}:
@@ -269,6 +271,8 @@ class CommandTarget(Target):
         happens to the supervisor, memconform then ends every process of the call itself (contain.py)."""
         become_subreaper()
         in_namespace = ["--namespace"] if namespaced() else []  # probed (once) before STARTING is held
+        if in_namespace and self.hidden and folder_hidden():
+            in_namespace += [word for path in self.hidden if path.is_dir() for word in ("--hide", str(path.resolve()))]
         token = uuid.uuid4().hex
         env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()

@@ -30,6 +30,7 @@ TOKEN_VARIABLE = "MEMCONFORM_CALL"
 SWEEP_ROUNDS = 200
 _SUBREAPER: list[bool] = []
 _NAMESPACE: list[str] = []  # "pid-namespace", or "no: why not", probed once per process
+_HIDE: list[str] = []  # "hidden", or "no: why not": whether a folder can be hidden from the command
 PROBE_TIMEOUT_S = 10.0
 SUPERVISOR = Path(__file__).with_name("supervise.py")
 CONTAINMENT_VARIABLE = "MEMCONFORM_CONTAINMENT"  # "subreaper": no PID namespace even where one can be had
@@ -169,6 +170,40 @@ def namespace_probe() -> str:
 
 def namespaced() -> bool:
     return namespace_probe() == "pid-namespace"
+
+
+def hide_probe() -> str:
+    """Whether the report folder can be kept out of a `cmd:` command's view here (a mount namespace where
+    it is an empty tmpfs the command cannot unmount), probed once per process: "hidden", or "no: why"."""
+    if not _HIDE and not namespaced():
+        _HIDE.append(f"no: no PID namespace ({namespace_probe().removeprefix('no: ')})")
+    if not _HIDE:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="memconform-hide-probe-") as folder:
+            Path(folder, "evidence").write_bytes(b"")
+            try:
+                with STARTING:
+                    done = subprocess.run([sys.executable, "-I", "-S", str(SUPERVISOR), "--probe-hide", folder],
+                                          stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
+                                          check=False)
+                answer = done.stdout.decode("utf-8", "replace").strip() or f"no: the probe printed nothing (exit {done.returncode})"
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                answer = f"no: the probe did not run ({type(exc).__name__}: {exc})"
+        _HIDE.append(answer)
+    return _HIDE[0]
+
+
+def folder_hidden() -> bool:
+    return hide_probe() == "hidden"
+
+
+def mount_view() -> str:
+    """What a `cmd:` command can see of the report folder, as the report header states it."""
+    answer = hide_probe()
+    if answer == "hidden":
+        return "hidden (mount namespace)"
+    return f"visible to the command ({answer.removeprefix('no: ')}): a change to it is still detected"
 
 
 def containment() -> str:

@@ -1,7 +1,14 @@
 """The per-call supervisor of a `cmd:` target: no process the command starts outlives the call.
 
-Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--namespace] -- ARGV...` (stdlib only: it runs
-isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here.
+Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--namespace [--hide DIR]...] -- ARGV...` (stdlib
+only: it runs isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here
+(`--probe-hide DIR`: whether a folder can be hidden from the command).
+
+With --hide (inside the user namespace only) the supervisor also takes a mount namespace where each DIR
+(the run's report folder and the folder it writes into) is an empty read-only tmpfs, and the command
+runs in one more user and mount namespace, where those mounts are locked: it can neither read, write
+nor unmount its way to the run's evidence. A folder that cannot be hidden is a start error, never a
+call run with the folder in view.
 
 Without --namespace it makes itself a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so
 descendants that double-fork or call setsid() are re-parented to it instead of init; it starts the
@@ -33,6 +40,9 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
+HIDDEN: list[str] = []  # folders this call's command must not see (mounted over in its mount namespace)
 KILL_ROUNDS = 300
 KILL_PAUSE_S = 0.005
 
@@ -92,6 +102,55 @@ def enter_pid_namespace() -> str | None:
     if int(libc.unshare(CLONE_NEWPID)) != 0:  # type: ignore[attr-defined]
         return f"unshare(CLONE_NEWPID) failed in a new user namespace: {os.strerror(ctypes.get_errno())}"
     return None
+
+
+def in_user_namespace() -> bool:
+    """Whether this process runs in a user namespace of its own (its uid map is not the whole range)."""
+    try:
+        with open("/proc/self/uid_map") as fh:
+            return fh.read().split() != ["0", "0", "4294967295"]
+    except OSError:
+        return False
+
+
+def hide(paths: list[str]) -> str | None:
+    """A mount namespace of this process where each of `paths` is an empty read-only tmpfs; None when
+    done, else why not. Only inside a user namespace: the command then runs in one more (nest()), where
+    these mounts are locked to their parents and cannot be unmounted to show what they cover."""
+    if not paths:
+        return None
+    if not in_user_namespace():
+        return "no user namespace here (a command running as root could unmount what hides the folder)"
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mount"):
+        return "mount(2) is not reachable through ctypes"
+    import ctypes
+
+    if int(libc.unshare(CLONE_NEWNS)) != 0:  # type: ignore[attr-defined]
+        return f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}"
+    if int(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None)) != 0:  # type: ignore[attr-defined]
+        return f"the mount namespace could not be made private: {os.strerror(ctypes.get_errno())}"
+    for path in paths:
+        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        if int(libc.mount(b"memconform-hidden", os.fsencode(path), b"tmpfs", flags, b"size=4k,mode=0")) != 0:  # type: ignore[attr-defined]
+            return f"mounting over {path} failed: {os.strerror(ctypes.get_errno())}"
+    HIDDEN.extend(paths)
+    return None
+
+
+def nest() -> None:
+    """In the command's process before exec: one more user and mount namespace, so the mounts that hide
+    the report folder come to it locked (the kernel refuses to unmount them from a less privileged one)."""
+    libc = _libc()
+    if libc is None:
+        raise OSError("no libc: cannot lock the mounts that hide the report folder")
+    import ctypes
+
+    if int(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS)) != 0:  # type: ignore[attr-defined]
+        raise OSError(f"unshare(CLONE_NEWUSER|CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}")
+    for name, text in (("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
+        with open(f"/proc/self/{name}", "w") as fh:
+            fh.write(text)
 
 
 def die_with_parent() -> None:
@@ -258,6 +317,8 @@ def start(argv: list[str]) -> tuple[int, str | None]:
         try:
             os.close(err_r)
             os.setpgid(0, 0)
+            if HIDDEN:
+                nest()
             # the signals Python ignores or handles stay so across exec otherwise (as subprocess resets them)
             for name in ("SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):
                 if hasattr(signal, name):
@@ -378,17 +439,49 @@ def probe() -> int:
     return 0
 
 
+def probe_hide(folder: str) -> int:
+    """Whether the report folder can be hidden from a command here: print "hidden", or "no: WHY". The
+    folder holds a file; a nested command must see the folder empty and fail to unmount what covers it."""
+    why = enter_pid_namespace() or hide([folder])
+    if why is None:
+        child = os.fork()
+        if child == 0:
+            try:
+                nest()
+                seen = os.listdir(folder)
+                libc = _libc()
+                unmounted = libc is not None and int(libc.umount2(os.fsencode(folder), 2)) == 0  # type: ignore[attr-defined]
+                os._exit(0 if not seen and not unmounted and not os.listdir(folder) else 3)
+            except BaseException:  # noqa: BLE001 - any failure: not hidden
+                os._exit(4)
+        _, code = os.waitpid(child, 0)
+        if not (os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0):
+            why = f"the folder was not hidden from a nested command (exit {os.waitstatus_to_exitcode(code)})"
+    print("hidden" if why is None else f"no: {why}", flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv[1:2] == ["--probe"]:
         return probe()
+    if argv[1:2] == ["--probe-hide"]:
+        return probe_hide(argv[2])
     timeout_s, status_fd = float(argv[1]), int(argv[2])
     split = argv.index("--")
     command = argv[split + 1:]
+    options = argv[3:split]
+    hidden = [options[i + 1] for i, word in enumerate(options[:-1]) if word == "--hide"]
     os.set_inheritable(status_fd, False)
     signal.signal(signal.SIGTERM, _on_term)
     namespace: str | bool = False
-    if "--namespace" in argv[3:split]:
+    if "--namespace" in options:
         why = enter_pid_namespace()
+        if why is None and hidden:
+            hidden_why = hide(hidden)
+            if hidden_why is not None:  # the run said the folder is hidden: never run the command where it is not
+                report(status_fd, {"code": None, "timed_out": False, "start_error": f"cannot hide the report folder: "
+                                   f"{hidden_why}", "subreaper": False, "namespace": True, "killed": 0, "left": 0})
+                return 0
         if why is None:
             try:
                 status = run_in_namespace(timeout_s, status_fd, command)
