@@ -437,7 +437,7 @@ def emp_table() -> dict[str, Any]:
               [*presence(True, False, "invalid"), cls("one_zero", "literal", "valid", value="1.0"), cls("one_one", "literal", "valid", "MAJOR.MINOR", value="1.1"),
                cls("number", "literal", "invalid", value=1.0), cls("no_minor", "literal", "invalid", value="1"), cls("empty", "literal", "invalid", value="")]),
         field("entry.id", "line", ops, "id", True, "Schema", lines.quote("id: string;"), "prose", uuid_classes),
-        field("entry.ts", "line", ops, "integer", True, "Schema", lines.quote("ts: number;"), "prose", ts_classes),
+        field("entry.ts", "line", ops, "number", True, "Schema", lines.quote("ts: number;"), "prose", ts_classes),
         field("entry.src", "line", ops, "string", True, "Schema", lines.quote("src: string;"), "prose",
               [*string_classes(True, null_expect="invalid"), cls("reverse_domain", "literal", "valid", value="com.example.app")]),
         field("entry.content", "line", ops, "string", True, "Schema", lines.quote("content: string;"), "prose",
@@ -481,14 +481,14 @@ def emp_request_fields(lines: SpecLines) -> list[dict[str, Any]]:
                   cls("as_string", "literal", "open", "errata E61: refused, or compared as the number", value=str(EMP_T0 + 4000))]
     q = ["query"]
     return [
-        field("query.start", "query", q, "integer", False, "Read Operations", time, "prose",
+        field("query.start", "query", q, "number", False, "Read Operations", time, "prose",
               [cls("absent", "absent", "valid", "every optional parameter alone"),
                cls("at_entry_ts", "literal", "valid", "ts >= startTime: an entry at the bound is in", value=EMP_T0 + 4000),
                cls("between", "literal", "valid", value=EMP_T0 + 4500),
                cls("zero", "literal", "valid", value=0), cls("negative", "literal", "valid", value=-1),
                alone(cls("fraction", "literal", "valid", "a bound between two whole milliseconds", value=EMP_T0 + 3999.5)),
                alone(cls("above_all", "literal", "valid", value=2**53 - 1)), *bound_open]),
-        field("query.end", "query", q, "integer", False, "Read Operations", time, "prose",
+        field("query.end", "query", q, "number", False, "Read Operations", time, "prose",
               [cls("absent", "absent", "valid", "every optional parameter alone"),
                cls("at_entry_ts", "literal", "valid", "ts <= endTime: an entry at the bound is in", value=EMP_T0 + 11000),
                cls("between", "literal", "valid", value=EMP_T0 + 11500), cls("max_safe", "literal", "valid", value=2**53 - 1),

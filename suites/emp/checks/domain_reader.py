@@ -45,7 +45,7 @@ def same_number_or_value(sent: Any, got: Any) -> bool:
     if isinstance(sent, bool) or isinstance(got, bool):
         return sent is got
     if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
-        return float(sent) == float(got)
+        return domain.same_number(got, sent, "double")  # ts, a number in meta or emb: the spec types them `number`
     if isinstance(sent, dict) and isinstance(got, dict):
         return sent.keys() == got.keys() and all(same_number_or_value(sent[k], got[k]) for k in sent)
     if isinstance(sent, list) and isinstance(got, list):
