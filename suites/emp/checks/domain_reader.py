@@ -53,6 +53,15 @@ def same_number_or_value(sent: Any, got: Any) -> bool:
     return bool(sent == got)
 
 
+UUID_AS_WRITTEN = "an upper-case UUID id is returned as written"
+UUID_FOLDED = "an upper-case UUID id is returned in another case (compared case-insensitively)"
+
+
+def same_uuid(sent: Any, got: Any) -> bool:
+    """Two spellings of one UUID: RFC 4122 compares the hex digits case-insensitively (errata E66)."""
+    return isinstance(sent, str) and isinstance(got, str) and bool(emp.UUID_RE.match(sent)) and sent.lower() == got.lower()
+
+
 @SUITE.check(sweep=True, level="reader", section="Access Patterns", keyword="MUST", sentence="Read All: Load entire file and parse each line")
 def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
     """One file with a line of each class (written as UTF-8, not escaped), one resolved view: every line
@@ -61,17 +70,23 @@ def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
     lines = class_lines(ctx)
     path = new_file(ctx, [json.dumps(line, ensure_ascii=False) for _, line in lines])
     got = by_id(view(ctx, path))
+    folded = {k.lower(): e for k, e in got.items() if isinstance(k, str) and emp.UUID_RE.match(k)}
     ledger = ctx.state(domain.DomainLedger)
     missing, changed = [], []
     for vc, line in lines:
         if list(emp.field_errors(line)):
             ledger.sent([vc.key])
             continue
-        seen = got.get(line["id"])
+        seen, exact = got.get(line["id"]), True
+        if seen is None and isinstance(line["id"], str) and emp.UUID_RE.match(line["id"]):
+            seen, exact = folded.get(line["id"].lower()), False  # RFC 4122 compares UUIDs case-insensitively (errata E66)
+        if seen is not None and isinstance(line["id"], str) and line["id"] != line["id"].lower() and emp.UUID_RE.match(line["id"]):
+            ctx.observe("E66", {UUID_AS_WRITTEN: exact, UUID_FOLDED: not exact})
         if seen is None:
             missing.append(f"{vc.key} ({json.dumps(line, ensure_ascii=False)[:90]})")
         else:
-            changed += [f"{vc.key}: {name}" for name in line if not same_number_or_value(line[name], seen.get(name))]
+            changed += [f"{vc.key}: {name}" for name in line if not (same_number_or_value(line[name], seen.get(name))
+                                                                    or name == "id" and same_uuid(line[name], seen.get(name)))]
         ledger.judge([vc.key])
     if missing:
         yield Failure("valid lines (memconform validate accepts them) are missing from the reader's view", missing[:6],

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import time
+import uuid
 from typing import Any
 
 from memconform.hostile import parse_or_reject
@@ -218,3 +219,51 @@ class TakesContentlessLocks(ReferenceEmpApp):
         except FileNotFoundError:
             pass
         super().acquire(path)
+
+
+class GivesUpAndBreaksLock(ReferenceEmpApp):
+    """Waits 1.5 s for another app's lock (longer than emp.writer_waits_for_lock holds it), then gives up,
+    refusing the append, and removes the lock it does not own on the way out."""
+
+    MAX_WAIT_S = 1.5
+
+    def acquire(self, path: str) -> None:
+        try:
+            super().acquire(path)
+        except TimeoutError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.lock_path(path))
+            raise
+
+
+class InitializeBreaksAnyLock(ReferenceEmpApp):
+    """Initialises a missing memory.jsonl by clearing the folder's lock first, whoever holds it, however fresh
+    (a lock with no file beside it is taken for debris); with the file there it waits as it should."""
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        if not os.path.exists(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.lock_path(path))
+        super().locked_append(path, lines)
+
+
+class OwnIdsWithoutVariant(ReferenceEmpApp):
+    """Picks ids for new entries with a hand-rolled generator: version 4, but the variant digit left random
+    hex (RFC 4122 wants 8, 9, a or b); here always 7."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if isinstance(body, dict) and isinstance(body.get("entry"), dict) and "id" not in body["entry"]:
+            made = str(uuid.uuid4())
+            body = {**body, "entry": {**body["entry"], "id": made[:19] + "7" + made[20:]}}
+        return super().append(body)
+
+
+class OwnTsInSeconds(ReferenceEmpApp):
+    """Stamps a new entry handed no ts with Unix seconds (a ts it is given it keeps)."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if isinstance(body, dict) and isinstance(body.get("entry"), dict) and "ts" not in body["entry"]:
+            body = {**body, "entry": {**body["entry"], "ts": int(time.time())}}
+        return super().append(body)
