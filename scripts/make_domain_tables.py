@@ -382,6 +382,13 @@ def amps_table() -> dict[str, Any]:
             "fields": fields, "combinations": [{"id": "atom_optional_fields", "operation": "import", "parameters": optional}]}
 
 
+# RFC 3339 offsets across the range in use (-12:00 to +14:00, odd minutes), each instant on the other side of
+# 12:00Z than its text: a consumer refusing an offset beyond +-12:00, or ordering valid_to and valid_from as
+# strings, refuses a valid export (the pairwise rows put each beside utc_z in the other end of the interval)
+AMPS_OFFSETS = [cls(kind, "timestamp", "valid", "a valid RFC 3339 offset (ajv-formats: hours up to 23)", kind=kind)
+                for kind in ("offset_plus_14", "offset_minus_12", "offset_plus_12_45", "offset_minus_09_30")]
+
+
 def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote: str) -> dict[str, Any]:
     types = prop.get("type")
     types = types if isinstance(types, list) else [types]
@@ -402,7 +409,7 @@ def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote:
                    cls("empty", "literal", "invalid", value="")]
         ftype = "string"
     elif prop.get("format") == "date-time":
-        classes, ftype = timestamp_classes(required, nullable, "valid" if nullable else None), "timestamp"
+        classes, ftype = timestamp_classes(required, nullable, "valid" if nullable else None) + AMPS_OFFSETS, "timestamp"
     elif "number" in types:
         classes, ftype = number_classes(required, prop.get("minimum"), prop.get("maximum")), "number"
     elif "boolean" in types:
