@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.model import ControlRefused, Failure, SkipCheck
+from memconform.core.model import ControlRefused, Failure, Inconclusive, SkipCheck
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch
 from memconform.suites.emp.checks.common import (
@@ -226,6 +226,81 @@ def writer_keeps_out_of_held_lock(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("the app removed or replaced a fresh memory.jsonl.lock it did not own" + (" when it gave up" if gave_up else ""),
                       "lock gone or replaced", "the lock left as the other app holds it (only a stale lock may be taken over)",
                       emp.FILE_NAME + emp.LOCK_SUFFIX)
+
+
+RELEASE_ATTEMPTS = 6  # each with an entry twice as long: a longer write holds the lock longer
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD", sentence="Remove lock file")
+def writer_release_keeps_taken_lock(ctx: CheckContext) -> Iterator[Failure]:
+    """While the target appends, the harness takes its lock over the moment it appears, as another app
+    would that judged it stale (the write outlived the stale limit): it renames a lock of its own over
+    it. The target's release must then leave that lock alone (it is no longer the target's): removing
+    it lets a third app write beside the second. The kernel's order of file events (inotify) tells
+    whether the takeover came while the target still held its lock; when it came after the release,
+    the attempt shows nothing and is repeated with a longer entry (the verdict never rests on timing)."""
+    for attempt in range(RELEASE_ATTEMPTS):
+        outcome = take_lock_over_once(ctx, 64 * 1024 << attempt)
+        if isinstance(outcome, Failure):
+            yield outcome
+            return
+        if outcome:
+            ctx.note(f"attempt {attempt + 1}: the lock was taken over while the app held it, and its release left it")
+            return
+    raise Inconclusive(f"in {RELEASE_ATTEMPTS} appends the app always released its lock before memconform could take it "
+                       "over: what its release does with another app's lock was not seen")
+
+
+def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure:
+    """One append with the takeover: True (taken while held, left alone), False (the release came first:
+    nothing seen), or the Failure. Inconclusive when the app took no lock at all."""
+    path = new_file(ctx, [entry(ctx, "seed")])
+    folder, lock = os.path.dirname(path), path + emp.LOCK_SUFFIX
+    token = ctx.unique("taken-over")
+    spare = os.path.join(new_folder(ctx), "taken.lock")  # same file system (the temporary folder): rename is atomic
+    with open(spare, "w") as fh:
+        fh.write(token)
+    lock_name = os.path.basename(lock)
+    try:
+        watch = fswatch.FolderEvents.open(folder)
+    except fswatch.Unavailable as exc:
+        raise SkipCheck(f"cannot observe the order of file events on this system: {exc}", not_applicable=True) from None
+    with watch:
+        e = entry(ctx, "released")
+        e["content"] += " " + "x" * content_chars
+        pending = Pending(ctx, "append", {"path": path, "entry": e})
+        events: list[tuple[str, int]] = []
+        deadline = time.monotonic() + ctx.profile.limits.call_deadline_s
+        while not any(n == lock_name and m & fswatch.IN_CREATE for n, m in events) and time.monotonic() < deadline:
+            if pending.done() and not watch.wait(0):
+                break
+            if watch.wait(0.05):
+                events += watch.read_masks()
+        took = any(n == lock_name and m & fswatch.IN_CREATE for n, m in events)
+        if took:
+            os.rename(spare, lock)
+        reply = pending.result(ctx.profile.limits.call_deadline_s)
+        events += watch.read_masks()
+    kept = took and read_bytes(lock) == token.encode()
+    if kept:
+        os.unlink(lock)  # ours: nothing else will remove it
+    if reply is None:
+        raise Inconclusive("the append did not return within the call deadline")
+    if not took:
+        raise Inconclusive("the app created no memory.jsonl.lock during the append (emp.writer_locks_around_write judges "
+                           "that): there was no lock of its own to take over")
+    on_lock = [m for n, m in events if n == lock_name]
+    ours = max(i for i, m in enumerate(on_lock) if m & fswatch.IN_MOVED_TO)
+    if any(m & fswatch.IN_MOVED_TO for m in on_lock[:ours]):
+        raise Inconclusive("the app renames its own lock into place: the takeover cannot be told from its lock")
+    released_first = any(m & (fswatch.IN_DELETE | fswatch.IN_MOVED_FROM) for m in on_lock[:ours])
+    if released_first:
+        return False
+    if not kept:
+        return Failure("the app removed memory.jsonl.lock after another app had taken it over (its release did not check "
+                       "the lock was still its own)", "lock gone or replaced", "the other app's lock left in place",
+                       emp.FILE_NAME + emp.LOCK_SUFFIX)
+    return True
 
 
 def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:

@@ -54,6 +54,7 @@ from memconform.suites.emp.mutants.writers import (
     NoValidation,
     OwnIdsWithoutVariant,
     OwnTsInSeconds,
+    ReleasesAnyLock,
     RewriteDropsForeign,
     RewriteDropsIncompleteLines,
     SecondsTimestamps,
@@ -77,7 +78,7 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
     AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks, DropsNullMetaValues,
     RewriteDropsIncompleteLines, QueryFirstFilterOnly, TakesContentlessLocks, GivesUpAndBreaksLock, InitializeBreaksAnyLock,
-    OwnIdsWithoutVariant, OwnTsInSeconds)}
+    OwnIdsWithoutVariant, OwnTsInSeconds, ReleasesAnyLock)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
@@ -109,6 +110,8 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     # only appends handed no id / no ts reach them
     "OwnIdsWithoutVariant": {"emp.writer_own_id_uuid4"},
     "OwnTsInSeconds": {"emp.writer_own_ts_millis"},
+    # only a lock taken over while the writer holds it shows its release
+    "ReleasesAnyLock": {"emp.writer_release_keeps_taken_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
     "RewritesFromCache": {"emp.writer_model_sequences"},
@@ -148,6 +151,8 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                                  "replaced memory.jsonl.lock while another app held it") for held in ("fresh_token", "fresh_empty", "fresh_pid")},
     "OwnIdsWithoutVariant": {("emp.writer_own_id_uuid4", "an id the writer picked is not an RFC 4122 UUID")},
     "OwnTsInSeconds": {("emp.writer_own_ts_millis", "a ts the writer stamped itself is not now in Unix milliseconds")},
+    "ReleasesAnyLock": {("emp.writer_release_keeps_taken_lock", "the app removed memory.jsonl.lock after another app had "
+                                                                "taken it over")},
     "BreaksLockOnTimeout": {("emp.writer_waits_for_lock", "the app removed or replaced memory.jsonl.lock while another app held it"),
                             ("emp.writer_waits_for_lock", "the app wrote while another app held memory.jsonl.lock")},
     "DropsNullMetaValues": {("emp.writer_appends_every_class", "a valid entry (entry.meta:null_value) was written valid, changed"),
