@@ -27,7 +27,7 @@ from memconform.targets.base import Rejected
 class ReferenceEmpApp:
     SRC = "org.memconform.reference"
     STALE_S = 10.0
-    MAX_WAIT_S = 6.0  # then the append is refused ("lock busy", exit 3), the lock left to its owner
+    MAX_WAIT_S = 3.0  # then the append is refused ("lock busy", exit 3), the lock left to its owner
     TOMBSTONE_STYLE = "deleted-flag"
 
     def __init__(self) -> None:
