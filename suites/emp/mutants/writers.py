@@ -160,7 +160,10 @@ class LenientJson(ReferenceEmpApp):
             raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
         entry = body["entry"]
         line = json.dumps(entry, ensure_ascii=True) + "\n"  # NaN and lone surrogates written as they came
-        self.acquire(body["path"])
+        try:
+            self.acquire(body["path"])
+        except TimeoutError as exc:  # the lock stays busy: refused, as the reference refuses (its one bug is the parser)
+            raise Rejected({"error": str(exc)}, "lock busy") from None
         try:
             with open(body["path"], "a", encoding="utf-8") as fh:
                 fh.write(line)
