@@ -382,6 +382,13 @@ def amps_table() -> dict[str, Any]:
             "fields": fields, "combinations": [{"id": "atom_optional_fields", "operation": "import", "parameters": optional}]}
 
 
+# RFC 3339 offsets across the range in use (-12:00 to +14:00, odd minutes), each instant on the other side of
+# 12:00Z than its text: a consumer refusing an offset beyond +-12:00, or ordering valid_to and valid_from as
+# strings, refuses a valid export (the pairwise rows put each beside utc_z in the other end of the interval)
+AMPS_OFFSETS = [cls(kind, "timestamp", "valid", "a valid RFC 3339 offset (ajv-formats: hours up to 23)", kind=kind)
+                for kind in ("offset_plus_14", "offset_minus_12", "offset_plus_12_45", "offset_minus_09_30")]
+
+
 def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote: str) -> dict[str, Any]:
     types = prop.get("type")
     types = types if isinstance(types, list) else [types]
@@ -402,7 +409,7 @@ def amps_leaf(fid: str, where: str, required: bool, prop: dict[str, Any], quote:
                    cls("empty", "literal", "invalid", value="")]
         ftype = "string"
     elif prop.get("format") == "date-time":
-        classes, ftype = timestamp_classes(required, nullable, "valid" if nullable else None), "timestamp"
+        classes, ftype = timestamp_classes(required, nullable, "valid" if nullable else None) + AMPS_OFFSETS, "timestamp"
     elif "number" in types:
         classes, ftype = number_classes(required, prop.get("minimum"), prop.get("maximum")), "number"
     elif "boolean" in types:
@@ -437,7 +444,7 @@ def emp_table() -> dict[str, Any]:
               [*presence(True, False, "invalid"), cls("one_zero", "literal", "valid", value="1.0"), cls("one_one", "literal", "valid", "MAJOR.MINOR", value="1.1"),
                cls("number", "literal", "invalid", value=1.0), cls("no_minor", "literal", "invalid", value="1"), cls("empty", "literal", "invalid", value="")]),
         field("entry.id", "line", ops, "id", True, "Schema", lines.quote("id: string;"), "prose", uuid_classes),
-        field("entry.ts", "line", ops, "integer", True, "Schema", lines.quote("ts: number;"), "prose", ts_classes),
+        field("entry.ts", "line", ops, "number", True, "Schema", lines.quote("ts: number;"), "prose", ts_classes),
         field("entry.src", "line", ops, "string", True, "Schema", lines.quote("src: string;"), "prose",
               [*string_classes(True, null_expect="invalid"), cls("reverse_domain", "literal", "valid", value="com.example.app")]),
         field("entry.content", "line", ops, "string", True, "Schema", lines.quote("content: string;"), "prose",
@@ -481,14 +488,14 @@ def emp_request_fields(lines: SpecLines) -> list[dict[str, Any]]:
                   cls("as_string", "literal", "open", "errata E61: refused, or compared as the number", value=str(EMP_T0 + 4000))]
     q = ["query"]
     return [
-        field("query.start", "query", q, "integer", False, "Read Operations", time, "prose",
+        field("query.start", "query", q, "number", False, "Read Operations", time, "prose",
               [cls("absent", "absent", "valid", "every optional parameter alone"),
                cls("at_entry_ts", "literal", "valid", "ts >= startTime: an entry at the bound is in", value=EMP_T0 + 4000),
                cls("between", "literal", "valid", value=EMP_T0 + 4500),
                cls("zero", "literal", "valid", value=0), cls("negative", "literal", "valid", value=-1),
                alone(cls("fraction", "literal", "valid", "a bound between two whole milliseconds", value=EMP_T0 + 3999.5)),
                alone(cls("above_all", "literal", "valid", value=2**53 - 1)), *bound_open]),
-        field("query.end", "query", q, "integer", False, "Read Operations", time, "prose",
+        field("query.end", "query", q, "number", False, "Read Operations", time, "prose",
               [cls("absent", "absent", "valid", "every optional parameter alone"),
                cls("at_entry_ts", "literal", "valid", "ts <= endTime: an entry at the bound is in", value=EMP_T0 + 11000),
                cls("between", "literal", "valid", value=EMP_T0 + 11500), cls("max_safe", "literal", "valid", value=2**53 - 1),

@@ -293,6 +293,14 @@ class StrictTagAlphabetWriter(ReferenceEmpApp):
         return super().append(body)
 
 
+class LowerCaseIdReader(ReferenceEmpApp):
+    """Reads UUID-shaped ids case-insensitively, as RFC 4122 compares them: the view gives every id in lower case."""
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        return [dict(e, id=e["id"].lower()) if isinstance(e.get("id"), str) and emp.UUID_RE.match(e["id"]) else e
+                for e in super().view(path)]
+
+
 HERE = f"python:{__name__}:"
 MUTANT = "python:memconform.suites.emp.mutants:"
 
@@ -337,6 +345,9 @@ E_CASES = [
     # the reference skips no BOM (the first line is lost) and reads an unterminated last line
     ("E64", "file_every_line_form", "reference:emp", {"the line is read", "the line is left out"}),
     ("E64", "file_every_line_form", MUTANT + "CorruptAborts", None),
+    ("E66", "reader_returns_every_valid_class", "reference:emp", {"an upper-case UUID id is returned as written"}),
+    ("E66", "reader_returns_every_valid_class", HERE + "LowerCaseIdReader",
+     {"an upper-case UUID id is returned in another case (compared case-insensitively)"}),
 ]
 
 # points where every answer the observation sees fits one reading by construction: the answer that fits
@@ -345,6 +356,7 @@ EVERY_ANSWER_FITS = {
     "E13": "a rewrite either keeps the corrupt line or drops it; what else it does to lines is "
            "emp.writer_delete_keeps_foreign's byte comparison (RewriteReencodes, RewriteDropsForeign)",
     "E14": "a reply names the id given, another id, or none; an id the file does not hold is failed where it is read",
+    "E66": "an upper-case id is found as written or in lower case; one found neither way is the check's missing line",
 }
 # points whose readings and an answer fitting none are fed by a test file of their own
 TESTED_ELSEWHERE = {"E36": "tests/test_emp_domain_readings.py"}

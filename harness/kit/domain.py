@@ -23,10 +23,11 @@ from typing import Any
 from ..core.results import HarnessError
 from .domain_values import ABSENT, GENERATORS, fill, generate
 
-__all__ = ["ABSENT", "GENERATORS", "Domain", "DomainLedger", "Field", "ValueClass", "fill", "generate", "load", "plan"]
+__all__ = ["ABSENT", "GENERATORS", "Domain", "DomainLedger", "Field", "ValueClass", "fill", "generate", "load", "plan", "same_number"]
 
 
 EXPECTS = ("valid", "invalid", "open")
+NUMBER_COMPARISONS = {"number": "double", "integer": "exact"}
 
 
 # ---- the table ---------------------------------------------------------------------------------
@@ -77,6 +78,13 @@ class Field:
     def of(self, expect: str) -> list[ValueClass]:
         return [c for c in self.classes if c.expect == expect]
 
+    @property
+    def number_comparison(self) -> str | None:
+        """How a number of this field read back is compared with the one sent: "double" where the spec
+        types it a float or a JSON number with no integer rule (an implementation may hold it as an
+        IEEE-754 double, so 2^53 + 1 may come back 2^53), "exact" for an integer; None: not a number."""
+        return NUMBER_COMPARISONS.get(self.type)
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -113,6 +121,25 @@ class Domain:
     def factors(self, combo_id: str) -> list[tuple[str, list[ValueClass]]]:
         combo = self.combination(combo_id)
         return [(p, [c for c in self.field(p).of("valid") if c.combine]) for p in combo["parameters"]]
+
+
+def same_number(got: Any, sent: Any, comparison: str) -> bool:
+    """`got` (read back) is `sent` as the field's comparison reads numbers (Field.number_comparison):
+    "double" rounds both to the nearest IEEE-754 double (beyond the largest, to an infinity) before
+    comparing, so -0.0 is 0 and 9007199254740992.0 is 9007199254740993; "exact" compares the values
+    as they are, so 5.0 is 5 but 2^53 is not 2^53 + 1. A boolean is never a number."""
+    if comparison not in ("double", "exact"):
+        raise ValueError(f"unknown number comparison {comparison!r}")
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (got, sent)):
+        return False
+    return as_double(got) == as_double(sent) if comparison == "double" else bool(got == sent)
+
+
+def as_double(number: int | float) -> float:
+    try:
+        return float(number)
+    except OverflowError:  # an integer beyond the largest double rounds to an infinity, as a parser does
+        return float("inf") if number > 0 else float("-inf")
 
 
 def schema() -> dict[str, Any]:

@@ -152,7 +152,11 @@ def _timestamp(kind: str) -> list[Any]:
              "non_utc": "2026-06-29T14:00:00+02:00", "no_zone": "2026-06-29T12:00:00", "date_only": "2026-06-29",
              "not_a_date": "yesterday", "impossible": "2026-02-30T12:00:00Z", "lowercase": "2026-06-29t12:00:00z",
              "future_z": "2099-06-29T12:00:00Z", "future_offset": "2099-06-29T12:00:00+00:00",
-             "future_fraction": "2099-06-29T12:00:00.123456Z"}
+             "future_fraction": "2099-06-29T12:00:00.123456Z",
+             # the ends of the offsets in use, and odd minutes; each instant beside 12:00Z, on the other side of it
+             # than its text (so an ordering of the strings and one of the instants disagree with utc_z)
+             "offset_plus_14": "2026-06-30T01:59:00+14:00", "offset_minus_12": "2026-06-29T00:01:00-12:00",
+             "offset_plus_12_45": "2026-06-30T00:44:00+12:45", "offset_minus_09_30": "2026-06-29T02:31:00-09:30"}
     if kind not in kinds:
         raise ValueError(f"unknown timestamp kind {kind!r}")
     return [kinds[kind]]

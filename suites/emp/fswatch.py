@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import select
 import struct
 import sys
 
@@ -44,7 +45,11 @@ class FolderEvents:
 
     def read(self) -> list[tuple[str, str]]:
         """(name, kind) of every event queued so far, in order; kind is written, appeared or gone."""
-        events: list[tuple[str, str]] = []
+        return [(name, kind) for name, mask in self.read_masks() for bit, kind in KINDS.items() if mask & bit]
+
+    def read_masks(self) -> list[tuple[str, int]]:
+        """(name, inotify mask) of every event queued so far, in order (IN_CREATE and IN_MOVED_TO told apart)."""
+        events: list[tuple[str, int]] = []
         while True:
             try:
                 buf = os.read(self.fd, 1 << 16)
@@ -57,9 +62,12 @@ class FolderEvents:
                 offset += _HEADER.size + length
                 if mask & IN_Q_OVERFLOW:
                     raise Unavailable("the kernel dropped file events (queue overflow)")
-                for bit, kind in KINDS.items():
-                    if mask & bit:
-                        events.append((os.fsdecode(name), kind))
+                events.append((os.fsdecode(name), mask))
+
+    def wait(self, seconds: float) -> bool:
+        """Block until an event is queued or `seconds` pass; True if one is queued."""
+        ready, _, _ = select.select([self.fd], [], [], seconds)
+        return bool(ready)
 
     def close(self) -> None:
         os.close(self.fd)

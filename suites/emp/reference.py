@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
+import uuid
 from typing import Any
 
 from memconform.kit.hostile import parse_or_reject
@@ -25,8 +27,17 @@ from memconform.targets.base import Rejected
 class ReferenceEmpApp:
     SRC = "org.memconform.reference"
     STALE_S = 10.0
-    MAX_WAIT_S = 20.0
+    MAX_WAIT_S = 3.0  # then the append is refused ("lock busy", exit 3), the lock left to its owner
     TOMBSTONE_STYLE = "deleted-flag"
+
+    def __init__(self) -> None:
+        self._held = threading.local()  # per thread (one object may serve every thread): path -> its lock's token
+
+    def _tokens_held(self) -> dict[str, str]:
+        if not hasattr(self._held, "tokens"):
+            self._held.tokens = {}
+        tokens: dict[str, str] = self._held.tokens
+        return tokens
 
     # ---- locking -------------------------------------------------------------------------------
     def lock_path(self, path: str) -> str:
@@ -37,7 +48,7 @@ class ReferenceEmpApp:
         while True:
             try:
                 fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                os.write(fd, self._lock_token(path).encode())
                 os.close(fd)
                 return
             except FileExistsError:
@@ -52,8 +63,23 @@ class ReferenceEmpApp:
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
 
+    def _lock_token(self, path: str) -> str:
+        """What this write puts in its lock: the PID, and a token of its own (threads share a PID)."""
+        token = f"{os.getpid()}\n{uuid.uuid4()}\n"
+        self._tokens_held()[path] = token
+        return token
+
     def release(self, path: str) -> None:
-        os.unlink(self.lock_path(path))
+        """Remove the lock if it is still this write's: another app that took it over as stale (this
+        write outlived the stale limit) holds it now, and removing it would let a third app in."""
+        token = self._tokens_held().pop(path, None)
+        try:
+            with open(self.lock_path(path)) as fh:
+                if fh.read() != token:
+                    return
+            os.unlink(self.lock_path(path))
+        except FileNotFoundError:
+            pass
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
         data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in lines).encode()
@@ -93,6 +119,7 @@ class ReferenceEmpApp:
         entry = dict(body["entry"])
         entry.setdefault("v", emp.VERSION)
         entry.setdefault("src", self.SRC)
+        entry.setdefault("id", str(uuid.uuid4()))  # a new entry handed no id: the writer picks it (errata E14)
         entry.setdefault("ts", int(time.time() * 1000))
         errors = emp.hard_errors(entry)
         if errors:

@@ -35,7 +35,7 @@ def read_back(doc: dict[str, Any], place: str, name: str, atom: dict[str, Any], 
 
 def same(sent: Any, got: Any) -> bool:
     if isinstance(sent, (int, float)) and isinstance(got, (int, float)) and not isinstance(sent, bool):
-        return float(sent) == float(got)
+        return domain.same_number(got, sent, "double")  # the schema's one number, confidence, is "type": "number"
     return bool(sent == got)
 
 

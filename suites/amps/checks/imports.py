@@ -229,6 +229,52 @@ def rejects_inferred_without_extractor(ctx: CheckContext) -> Iterator[Failure]:
                           "$.atoms")
 
 
+# "no artifact_ids", each way an exporter writes it: the key left out, null, an empty list
+UNSOURCED: tuple[tuple[str, Any], ...] = (("artifact_ids absent", None), ("artifact_ids null", "null"), ("artifact_ids []", []))
+INFERRED_SOURCES = "inferred — a model concluded this from one or more artifacts. artifact_ids and extractor are required."
+OBSERVED_SOURCES = ("observed — captured passively from behavior (e.g. calendar patterns, voice cadence). artifact_ids required; "
+                    "must be revocable.")
+
+
+def unsourced_atom_failures(ctx: CheckContext, derivation: str) -> Iterator[Failure]:
+    """An atom of `derivation` citing no artifact (each of UNSOURCED) beside a good atom, each in an export
+    of its own to one subject: refused (nothing of that export stored), the atom left out, or stored with
+    sources it names itself; never stored as it came, since the importer's own export would then break
+    "artifact_ids required" (errata A3). The control: the same export with the atom's artifact cited."""
+    subject_id = ctx.unique(f"subject-unsourced-{derivation}")
+    control, control_art = sourced(ctx, f"unsourced-{derivation}-control", derivation)
+    if not import_export(ctx, make_export(subject_id, [control], [control_art])).ok:
+        raise ControlRefused(f"the same export with the {derivation} atom's artifact cited was refused")
+    for what, ids in UNSOURCED:
+        good, good_art = sourced(ctx, f"unsourced-{derivation}-good", "stated")
+        bad = make_atom(ctx, f"unsourced-{derivation}", derivation)  # no artifact_ids key
+        if ids is not None:
+            bad["provenance"]["artifact_ids"] = None if ids == "null" else ids
+        reply = import_export(ctx, make_export(subject_id, [good, bad], [good_art]))
+        stored = atoms_by_id(export(ctx, subject_id))
+        kept = stored.get(bad["atom_id"])
+        if kept is not None and not amps.has_sources(kept):
+            yield Failure(f"a{'n' if derivation[0] in 'aeiou' else ''} {derivation} atom without sources was imported "
+                          f"as it came ({what})", (kept.get("provenance") if isinstance(kept, dict) else kept),
+                          "refused, left out, or stored citing an artifact", "$.atoms[?].provenance.artifact_ids")
+        if not reply.ok and good["atom_id"] in stored:
+            yield Failure(f"part of a rejected export was imported ({what})", good["text"], "nothing from the rejected export",
+                          "$.atoms")
+
+
+@SUITE.check(level="consumer", section="Provenance rules", keyword="MUST", sentence=INFERRED_SOURCES)
+def rejects_inferred_without_sources(ctx: CheckContext) -> Iterator[Failure]:
+    """An inferred atom whose artifact_ids is absent, null or empty is never stored as it came (errata A3;
+    whether the whole export must be refused is amps.rejects_unsourced_inferred, SHOULD)."""
+    yield from unsourced_atom_failures(ctx, "inferred")
+
+
+@SUITE.check(level="consumer", section="Provenance rules", keyword="MUST", sentence=OBSERVED_SOURCES)
+def rejects_observed_without_sources(ctx: CheckContext) -> Iterator[Failure]:
+    """An observed atom whose artifact_ids is absent, null or empty is never stored as it came (errata A3)."""
+    yield from unsourced_atom_failures(ctx, "observed")
+
+
 def _spec_example(ctx: CheckContext) -> dict[str, Any]:
     """The spec's worked example, its ids made unique to the run (references kept consistent)."""
     doc = json.loads((fixture_root() / "amps" / "valid" / "spec-worked-example.json").read_text("utf-8"))["document"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import urllib.request
 from typing import Any
 
@@ -381,3 +382,87 @@ EXPECTED_KILLS["CascadeRelabels"] = {"amps.delete_cascades": "is not what the mo
 MUTANTS["StoresBeforeCheckingExportedAt"] = StoresBeforeCheckingExportedAt
 EXPECTED_KILLS["StoresBeforeCheckingExportedAt"] = {
     "amps.imports_every_envelope_and_id_class": "refused, but what the subject holds changed"}
+
+
+class AcceptsUnsourcedObserved(ReferenceAmpsStore):
+    """Imports an observed atom that cites no artifact (absent or empty artifact_ids) as it came: the spec's
+    importer sentence names inferred atoms only, so the observed twin was never checked."""
+
+    def problems(self, doc: Any) -> list[str]:
+        return [p for p in super().problems(doc) if "observed atom cites no" not in p]
+
+
+class RefusesOwnExport(ReferenceAmpsStore):
+    """Refuses any export naming itself as source_provider ("already imported"), its own re-export included."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = parse_or_reject(doc)
+        if isinstance(doc, dict) and doc.get("source_provider") == self.source_provider:
+            raise Rejected({"error": "an export of this vault cannot be imported into it"}, "own export")
+        return super().import_export(doc, **params)
+
+
+class DeletesArtifactEverywhere(ReferenceAmpsStore):
+    """Deletes an artifact by its id alone, in every subject holding that id (and cascades there too)."""
+
+    def delete_artifact(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        aid = body.get("artifact_id") if isinstance(body, dict) else None
+        holders = [sid for (sid,) in self.db.execute("SELECT DISTINCT subject_id FROM artifacts WHERE artifact_id = ?", (aid,))]
+        answer = super().delete_artifact(body, **params)
+        for sid in holders:
+            if sid != self._subject_id(body):
+                super().delete_artifact({"subject_id": sid, "artifact_id": aid})
+        return answer
+
+
+_OFFSET = re.compile(r"([+-])(\d\d):?(\d\d)$")
+
+
+def _date_times(doc: Any) -> list[str]:
+    """Every date-time string of an export: exported_at, the atoms' and the artifacts' times."""
+    if not isinstance(doc, dict):
+        return []
+    found = [doc.get("exported_at")]
+    found += [a.get(k) for _, a in amps.atoms(doc) for k in ("valid_from", "valid_to", "created_at")]
+    found += [a.get("captured_at") for _, a in amps.artifacts(doc)]
+    return [t for t in found if isinstance(t, str)]
+
+
+class OffsetsWithinTwelveHours(ReferenceAmpsStore):
+    """Refuses a date-time whose offset lies beyond +-12:00 (+12:45 and +14:00 are real, and valid RFC 3339)."""
+
+    def problems(self, doc: Any) -> list[str]:
+        far = [t for t in _date_times(doc) if (m := _OFFSET.search(t)) and int(m.group(2)) * 60 + int(m.group(3)) > 720]
+        return super().problems(doc) + [f"offset out of range: {t}" for t in far]
+
+
+class IntervalsComparedAsStrings(ReferenceAmpsStore):
+    """Refuses an atom whose valid_to sorts before its valid_from as a string (not as an instant)."""
+
+    def problems(self, doc: Any) -> list[str]:
+        out = super().problems(doc)
+        for i, atom in amps.atoms(doc) if isinstance(doc, dict) else []:
+            start, end = atom.get("valid_from"), atom.get("valid_to")
+            if isinstance(start, str) and isinstance(end, str) and end < start:
+                out.append(f"$.atoms[{i}]: valid_to before valid_from")
+        return out
+
+
+for _mutant in (AcceptsUnsourcedObserved, RefusesOwnExport, DeletesArtifactEverywhere, OffsetsWithinTwelveHours,
+                IntervalsComparedAsStrings):
+    MUTANTS[_mutant.__name__] = _mutant
+EXPECTED_KILLS["AcceptsUnsourcedObserved"] = {
+    "amps.rejects_observed_without_sources": "an observed atom without sources was imported as it came"}
+EXPECTED_KILLS["RefusesOwnExport"] = {
+    "amps.private_stays_private": "the target refused to import its own export",
+    "amps.sensitivity_travels": "the target refused to import its own export"}
+EXPECTED_KILLS["DeletesArtifactEverywhere"] = {
+    "amps.delete_cascades": "deleting an artifact of one subject deleted another subject's artifact of the same id"}
+EXPECTED_KILLS["OffsetsWithinTwelveHours"] = {"amps.imports_every_schema_class": "an allowed value was refused"}
+EXPECTED_KILLS["IntervalsComparedAsStrings"] = {"amps.imports_optional_fields_pairwise": "refused, although every value is allowed"}
+EXPECTED_KILLS["AcceptsUnsourcedInferred"]["amps.rejects_inferred_without_sources"] = \
+    "an inferred atom without sources was imported as it came (artifact_ids absent)"
+EXPECTED_KILLS["EmptySourcesCount"]["amps.rejects_inferred_without_sources"] = \
+    "an inferred atom without sources was imported as it came (artifact_ids [])"
+EXPECTED_KILLS["EmptySourcesCount"]["amps.rejects_observed_without_sources"] = \
+    "an observed atom without sources was imported as it came (artifact_ids [])"

@@ -162,13 +162,19 @@ def writer_concurrent_no_loss(ctx: CheckContext) -> Iterator[Failure]:
         raise errors[0]  # a crash under contention is the target erroring, never a pass
 
 
-ROUNDS_OF_EIGHT = 20  # the public SDK lost entries in 5 of 20 such starts
+# rounds of eight apps on a missing file: a plain shell probe lost an entry of the public SDK in 3 of 20
+# starts, so 20 rounds can see none (0.85^20 = 4 %); 60 leave a miss at 6e-5. ci: 2 (its run budget, 240 s, holds the
+# whole suite over `cmd:` on a loaded machine; the in-process mutant forces the interleaving)
+ROUNDS_OF_EIGHT = {"ci": 2}
+ROUNDS_OF_EIGHT_ELSE = 60
 
 
 def missing_file_rounds(ctx: CheckContext) -> list[domain.ValueClass]:
-    """ci: one round of each count of the table; default and above: 2 and 3 once, then eight apps twenty times."""
+    """2 and 3 apps once, then eight apps ROUNDS_OF_EIGHT times (each round a fresh folder, every app of it
+    released by one barrier): a check-then-create initialiser loses a first entry only when two starts
+    overlap, which some rounds show and others do not."""
     every = [apps(ctx, c) for c in ("two", "three", "eight")]
-    return every if ctx.profile.name == "ci" else every[:2] + [every[2]] * ROUNDS_OF_EIGHT
+    return every[:2] + [every[2]] * ROUNDS_OF_EIGHT.get(ctx.profile.name, ROUNDS_OF_EIGHT_ELSE)
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="MUST",

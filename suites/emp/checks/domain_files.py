@@ -129,7 +129,8 @@ LOCK_CONTENT = {"fresh_token": None, "fresh_empty": "", "fresh_pid": f"{os.getpp
               sentence="If lock file exists, wait with exponential backoff")
 def writer_lock_every_content(ctx: CheckContext) -> Iterator[Failure]:
     """Each lock of the table's file.lock another app left: a fresh one, whatever it holds (a token,
-    nothing, a live process's PID), is waited for as emp.writer_waits_for_lock waits (errata E6); a stale
+    nothing, a live process's PID), is waited for as emp.writer_waits_for_lock waits (errata E6), in front
+    of a file and in front of a missing one (the writer's initialise); a stale
     one, with a PID or empty, is taken over, waited on or given up on (E2, recorded), and a refusal
     changes nothing."""
     table = domain.required("emp")
@@ -138,6 +139,9 @@ def writer_lock_every_content(ctx: CheckContext) -> Iterator[Failure]:
         content = LOCK_CONTENT[str(vc.value())]
         if vc.id.startswith("fresh"):
             failures = wait_while_held(ctx, "append", hold, content)
+            # the same lock in front of a writer's first write, which creates the file (its initialise)
+            for failure in wait_while_held(ctx, "append", hold, content, missing=True):
+                yield replace(failure, title=f"{vc.key}, no memory.jsonl yet: {failure.title}")
         else:
             failures = append_past_stale_lock(ctx, new_file(ctx), entry(ctx, "after-stale"), [], content or "")
         for failure in failures:

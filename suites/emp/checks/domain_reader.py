@@ -45,12 +45,31 @@ def same_number_or_value(sent: Any, got: Any) -> bool:
     if isinstance(sent, bool) or isinstance(got, bool):
         return sent is got
     if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
-        return float(sent) == float(got)
+        return domain.same_number(got, sent, "double")  # ts, a number in meta or emb: the spec types them `number`
     if isinstance(sent, dict) and isinstance(got, dict):
         return sent.keys() == got.keys() and all(same_number_or_value(sent[k], got[k]) for k in sent)
     if isinstance(sent, list) and isinstance(got, list):
         return len(sent) == len(got) and all(same_number_or_value(a, b) for a, b in zip(sent, got, strict=True))
     return bool(sent == got)
+
+
+UUID_AS_WRITTEN = "an upper-case UUID id is returned as written"
+UUID_FOLDED = "an upper-case UUID id is returned in another case (compared case-insensitively)"
+
+
+def uuid_shaped(value: Any) -> bool:
+    return isinstance(value, str) and bool(emp.UUID_RE.match(value))
+
+
+def differing(line: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    """The fields of `line` the entry seen does not hold as written (an id in another case is the same UUID, E66)."""
+    return [name for name in line if not (same_number_or_value(line[name], seen.get(name))
+                                          or name == "id" and same_uuid(line[name], seen.get(name)))]
+
+
+def same_uuid(sent: Any, got: Any) -> bool:
+    """Two spellings of one UUID: RFC 4122 compares the hex digits case-insensitively (errata E66)."""
+    return isinstance(sent, str) and isinstance(got, str) and bool(emp.UUID_RE.match(sent)) and sent.lower() == got.lower()
 
 
 @SUITE.check(sweep=True, level="reader", section="Access Patterns", keyword="MUST", sentence="Read All: Load entire file and parse each line")
@@ -61,17 +80,33 @@ def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
     lines = class_lines(ctx)
     path = new_file(ctx, [json.dumps(line, ensure_ascii=False) for _, line in lines])
     got = by_id(view(ctx, path))
+    folded = {k.lower(): e for k, e in got.items() if isinstance(k, str) and emp.UUID_RE.match(k)}
+    # lines whose ids are one UUID in two cases: a reader comparing ids case-insensitively (E66) holds them as one
+    # entry, whichever line wins (their ts tie)
+    twins: dict[str, list[dict[str, Any]]] = {}
+    for _, line in lines:
+        if uuid_shaped(line.get("id")) and not list(emp.field_errors(line)):
+            twins.setdefault(line["id"].lower(), []).append(line)
     ledger = ctx.state(domain.DomainLedger)
     missing, changed = [], []
     for vc, line in lines:
         if list(emp.field_errors(line)):
             ledger.sent([vc.key])
             continue
-        seen = got.get(line["id"])
+        seen, exact = got.get(line["id"]), True
+        if seen is None and uuid_shaped(line["id"]):
+            seen, exact = folded.get(line["id"].lower()), False  # RFC 4122 compares UUIDs case-insensitively (errata E66)
         if seen is None:
             missing.append(f"{vc.key} ({json.dumps(line, ensure_ascii=False)[:90]})")
-        else:
-            changed += [f"{vc.key}: {name}" for name in line if not same_number_or_value(line[name], seen.get(name))]
+            ledger.judge([vc.key])
+            continue
+        group = twins.get(line["id"].lower(), [line]) if uuid_shaped(line["id"]) else [line]
+        fits = [other for other in group if not differing(other, seen)]
+        if not fits:
+            changed += [f"{vc.key}: {name}" for name in differing(line, seen)]
+        elif len(group) > 1 or line["id"] != line["id"].lower():
+            as_written = exact and line in fits and seen.get("id") == line["id"]
+            ctx.observe("E66", {UUID_AS_WRITTEN: as_written, UUID_FOLDED: not as_written})
         ledger.judge([vc.key])
     if missing:
         yield Failure("valid lines (memconform validate accepts them) are missing from the reader's view", missing[:6],

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import ControlRefused, Failure, SkipCheck
+from memconform.core.results import ControlRefused, Failure, Inconclusive, SkipCheck
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch
 from memconform.suites.emp.checks.common import (
@@ -24,6 +24,7 @@ from memconform.suites.emp.checks.common import (
     despite_bad_lines,
     entry,
     new_file,
+    new_folder,
     offers_update,
     read_bytes,
     written_id,
@@ -64,8 +65,12 @@ class Pending:
         return self.reply
 
 
-def file_state(path: str) -> tuple[int, int]:
-    st = os.stat(path)
+def file_state(path: str) -> tuple[int, int] | None:
+    """(size, mtime) of the file, None while it does not exist (a writer's first write creates it)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
     return st.st_size, st.st_mtime_ns
 
 
@@ -119,15 +124,14 @@ def writer_waits_for_lock(ctx: CheckContext) -> Iterator[Failure]:
         yield from wait_while_held(ctx, op, hold)
 
 
-def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None = None) -> Iterator[Failure]:
-    """`content`: what the held lock holds (another app's token by default; empty, or a PID)."""
+def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None = None,
+                    missing: bool = False) -> Iterator[Failure]:
+    """`content`: what the held lock holds (another app's token by default; empty, or a PID). `missing`:
+    no memory.jsonl yet (an append only): the writer's own initialise meets the lock first."""
     seed = entry(ctx, "seed")
-    path = new_file(ctx, [seed])
-    lock, token = path + emp.LOCK_SUFFIX, ctx.unique("lock-holder") if content is None else content
-    with open(lock, "w") as fh:
-        fh.write(token)
-    held = os.stat(lock)
-    held_file = (held.st_ino, held.st_mtime_ns)  # the same file, not one recreated with the same content
+    path = os.path.join(new_folder(ctx), emp.FILE_NAME) if missing else new_file(ctx, [seed])
+    token = ctx.unique("lock-holder") if content is None else content
+    lock, held_file = take_lock(path, token)  # the same file, not one recreated with the same content, is checked
     before = read_bytes(path)
     state = file_state(path)
     body = write_body(ctx, op, path, seed["id"])
@@ -137,12 +141,7 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
         pass
     during = read_bytes(path)
     returned_while_held = pending.done()
-    try:
-        with open(lock) as fh:
-            now = os.fstat(fh.fileno())
-            still_ours = fh.read() == token and (now.st_ino, now.st_mtime_ns) == held_file
-    except FileNotFoundError:
-        still_ours = False
+    still_ours = held_as_left(lock, token, held_file)
     if still_ours:
         os.unlink(lock)
     else:
@@ -168,6 +167,140 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
                       body.get("id") or body["entry"]["id"], op)
     if not reply.ok and after != before:
         yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
+
+
+def held_as_left(lock: str, token: str, held_file: tuple[int, int]) -> bool:
+    """Is memory.jsonl.lock still the file the harness left (same inode and mtime, same content)?"""
+    try:
+        with open(lock) as fh:
+            now = os.fstat(fh.fileno())
+            return fh.read() == token and (now.st_ino, now.st_mtime_ns) == held_file
+    except FileNotFoundError:
+        return False
+
+
+def take_lock(path: str, token: str) -> tuple[str, tuple[int, int]]:
+    """Hold memory.jsonl.lock as another app would: (its path, (inode, mtime) of the file left)."""
+    lock = path + emp.LOCK_SUFFIX
+    with open(lock, "w") as fh:
+        fh.write(token)
+    held = os.stat(lock)
+    return lock, (held.st_ino, held.st_mtime_ns)
+
+
+LOCKING = "Apps must implement file locking to prevent concurrent writes from corrupting the file."
+# how long a lock is held past a writer's own wait: under the shortest stale limit of errata E2 (10 s), past
+# which a writer may take a lock over under some accepted reading
+PAST_WAIT_S = 9.0
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="MUST", sentence=LOCKING)
+def writer_keeps_out_of_held_lock(ctx: CheckContext) -> Iterator[Failure]:
+    """The harness holds a fresh memory.jsonl.lock as another app would while the target appends, and
+    keeps holding it until the append returns (the writer's own wait is over: it gave up), for at most
+    PAST_WAIT_S: the file must not change and the lock must stay as the harness left it. Writing under
+    another app's lock, or breaking a lock that is not stale, is locking not implemented (errata E6)."""
+    hold_window(ctx)  # the positive control: an uncontended append is acknowledged
+    path = new_file(ctx, [entry(ctx, "seed")])
+    token = ctx.unique("lock-holder")
+    lock, held_file = take_lock(path, token)
+    before = read_bytes(path)
+    body = {"path": path, "entry": entry(ctx, "under-held-lock")}
+    pending = Pending(ctx, "append", body)
+    deadline = time.monotonic() + PAST_WAIT_S
+    while time.monotonic() < deadline and not pending.wait(0.01):
+        if read_bytes(path) != before or not held_as_left(lock, token, held_file):
+            break  # the rule is broken already: no need to hold on
+    during, kept, returned = read_bytes(path), held_as_left(lock, token, held_file), pending.done()
+    if kept:
+        os.unlink(lock)
+    reply = pending.result(ctx.profile.limits.call_deadline_s)
+    how = ("returned " + ("acknowledged" if reply is not None and reply.ok else "refused") if returned
+           else f"was still waiting after {PAST_WAIT_S:g} s")
+    ctx.note(f"append under another app's fresh lock: the call {how} while the lock was held")
+    if during != before:
+        yield Failure("the app wrote memory.jsonl while another app held a fresh memory.jsonl.lock",
+                      f"{len(during)} bytes", f"{len(before)} bytes (unchanged until the lock is released)", "append")
+    if not kept:
+        gave_up = reply is not None and not reply.ok
+        yield Failure("the app removed or replaced a fresh memory.jsonl.lock it did not own" + (" when it gave up" if gave_up else ""),
+                      "lock gone or replaced", "the lock left as the other app holds it (only a stale lock may be taken over)",
+                      emp.FILE_NAME + emp.LOCK_SUFFIX)
+
+
+RELEASE_ATTEMPTS = 6  # each with an entry twice as long: a longer write holds the lock longer
+
+
+@SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD", sentence="Remove lock file")
+def writer_release_keeps_taken_lock(ctx: CheckContext) -> Iterator[Failure]:
+    """While the target appends, the harness takes its lock over the moment it appears, as another app
+    would that judged it stale (the write outlived the stale limit): it renames a lock of its own over
+    it. The target's release must then leave that lock alone (it is no longer the target's): removing
+    it lets a third app write beside the second. The kernel's order of file events (inotify) tells
+    whether the takeover came while the target still held its lock; when it came after the release,
+    the attempt shows nothing and is repeated with a longer entry (the verdict never rests on timing)."""
+    for attempt in range(RELEASE_ATTEMPTS):
+        outcome = take_lock_over_once(ctx, 64 * 1024 << attempt)
+        if isinstance(outcome, Failure):
+            yield outcome
+            return
+        if outcome:
+            ctx.note(f"attempt {attempt + 1}: the lock was taken over while the app held it, and its release left it")
+            return
+    raise Inconclusive(f"in {RELEASE_ATTEMPTS} appends the app always released its lock before memconform could take it "
+                       "over: what its release does with another app's lock was not seen")
+
+
+def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure:
+    """One append with the takeover: True (taken while held, left alone), False (the release came first:
+    nothing seen), or the Failure. Inconclusive when the app took no lock at all."""
+    path = new_file(ctx, [entry(ctx, "seed")])
+    folder, lock = os.path.dirname(path), path + emp.LOCK_SUFFIX
+    token = ctx.unique("taken-over")
+    spare = os.path.join(new_folder(ctx), "taken.lock")  # same file system (the temporary folder): rename is atomic
+    with open(spare, "w") as fh:
+        fh.write(token)
+    lock_name = os.path.basename(lock)
+    try:
+        watch = fswatch.FolderEvents.open(folder)
+    except fswatch.Unavailable as exc:
+        raise SkipCheck(f"cannot observe the order of file events on this system: {exc}", not_applicable=True) from None
+    with watch:
+        e = entry(ctx, "released")
+        e["content"] += " " + "x" * content_chars
+        pending = Pending(ctx, "append", {"path": path, "entry": e})
+        events: list[tuple[str, int]] = []
+        deadline = time.monotonic() + ctx.profile.limits.call_deadline_s
+        while not any(n == lock_name and m & fswatch.IN_CREATE for n, m in events) and time.monotonic() < deadline:
+            if pending.done() and not watch.wait(0):
+                break
+            if watch.wait(0.05):
+                events += watch.read_masks()
+        took = any(n == lock_name and m & fswatch.IN_CREATE for n, m in events)
+        if took:
+            os.rename(spare, lock)
+        reply = pending.result(ctx.profile.limits.call_deadline_s)
+        events += watch.read_masks()
+    kept = took and read_bytes(lock) == token.encode()
+    if kept:
+        os.unlink(lock)  # ours: nothing else will remove it
+    if reply is None:
+        raise Inconclusive("the append did not return within the call deadline")
+    if not took:
+        raise Inconclusive("the app created no memory.jsonl.lock during the append (emp.writer_locks_around_write judges "
+                           "that): there was no lock of its own to take over")
+    on_lock = [m for n, m in events if n == lock_name]
+    ours = max(i for i, m in enumerate(on_lock) if m & fswatch.IN_MOVED_TO)
+    if any(m & fswatch.IN_MOVED_TO for m in on_lock[:ours]):
+        raise Inconclusive("the app renames its own lock into place: the takeover cannot be told from its lock")
+    released_first = any(m & (fswatch.IN_DELETE | fswatch.IN_MOVED_FROM) for m in on_lock[:ours])
+    if released_first:
+        return False
+    if not kept:
+        return Failure("the app removed memory.jsonl.lock after another app had taken it over (its release did not check "
+                       "the lock was still its own)", "lock gone or replaced", "the other app's lock left in place",
+                       emp.FILE_NAME + emp.LOCK_SUFFIX)
+    return True
 
 
 def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:

@@ -198,6 +198,65 @@ def writer_ts_millis(ctx: CheckContext) -> Iterator[Failure]:
                       f"within a day of {now}", f"id {written}")
 
 
+OWN_CHOICES = 5  # appends without id and ts: a generator getting the variant wrong 3 times in 4 hides in 5 at 0.1 %
+
+
+def own_choices(ctx: CheckContext) -> list[dict[str, Any]]:
+    """The lines the writer wrote for appends handed no `id` and no `ts` (the writer picks both, errata
+    E14), asked once per run and shared by the two checks of them. A writer that refuses such an entry
+    takes the caller's id and ts: nothing of its own to judge (SkipCheck)."""
+    def ask() -> list[dict[str, Any]] | str:
+        path, lines = new_file(ctx), []
+        for i in range(OWN_CHOICES):
+            e = entry(ctx, f"own-{i}")
+            e.pop("id"), e.pop("ts")
+            before = len(read_bytes(path))
+            reply = call(ctx, "append", {"path": path, "entry": e})
+            if not reply.ok:
+                return f"an append without id and ts was refused ({reply.raw[:120]!r}): the writer takes the caller's"
+            new = [x for _, _, x in emp.iter_text(read_bytes(path)[before:]) if isinstance(x, dict)]
+            mine = [x for x in new if x.get("content") == e["content"]]
+            if not mine:
+                raise TargetError(f"an append without id and ts was acknowledged but its line is not in the file: {new[:2]!r:.200}")
+            lines.append(mine[-1])
+        return lines
+    found: list[dict[str, Any]] | str = ctx.once("emp.own-id-and-ts", ask)
+    if isinstance(found, str):
+        raise SkipCheck(found, not_applicable=True)
+    return found
+
+
+@SUITE.check(level="writer", section="Required Fields", keyword="MUST", sentence="Must be a valid UUID v4")
+def writer_own_id_uuid4(ctx: CheckContext) -> Iterator[Failure]:
+    """The ids a writer picks itself (appends handed none): UUIDs with the RFC 4122 variant (10xx in the
+    first digit of the fourth group), every one distinct; version 4 under `emp.id_version=v4`, by default
+    any RFC 4122 version, as for ids handed to readers (errata E10, which records the versions seen)."""
+    lines = own_choices(ctx)
+    ids = [x.get("id") for x in lines]
+    v4_only = ctx.option("id_version") == "v4"
+    wrong = [i for i in ids if not (isinstance(i, str) and emp.UUID_RE.match(i) and i[19] in "89abAB")
+             or v4_only and not emp.UUID4_RE.match(str(i))]
+    ctx.note(f"the writer's own ids: versions {sorted({str(i)[14] for i in ids if isinstance(i, str) and len(i) > 14})}")
+    if wrong:
+        yield Failure("an id the writer picked is not an RFC 4122 UUID" + (" v4" if v4_only else "") + " (its variant digit is 8, 9, a or b)",
+                      wrong[:4], "xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx", "$.id", f"{len(wrong)} of {len(ids)} ids")
+    if len(set(map(str, ids))) != len(ids):
+        yield Failure("the writer picked the same id twice", ids, "a unique id per new entry", "$.id")
+
+
+@SUITE.check(level="writer", section="Required Fields", keyword="MUST", sentence="Unix timestamp in milliseconds")
+def writer_own_ts_millis(ctx: CheckContext) -> Iterator[Failure]:
+    """The ts a writer stamps itself (appends handed none): now, in Unix milliseconds (within a day of the
+    harness's clock: seconds or microseconds are a thousand times off)."""
+    started = int(time.time() * 1000)
+    lines = own_choices(ctx)
+    ended = int(time.time() * 1000)
+    wrong = [x.get("ts") for x in lines if not (emp.is_ts(x.get("ts")) and started - DAY_MS <= x["ts"] <= ended + DAY_MS)]
+    if wrong:
+        yield Failure("a ts the writer stamped itself is not now in Unix milliseconds", wrong[:4],
+                      f"within a day of {started}", "$.ts", f"{len(wrong)} of {len(lines)} lines")
+
+
 @SUITE.check(level="writer", section="Versioning", keyword="MUST", sentence="Current version: 1.0")
 def writer_version_1x(ctx: CheckContext) -> Iterator[Failure]:
     """A writer of this version writes lines of major 1, whatever it adds."""

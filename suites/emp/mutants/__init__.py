@@ -43,13 +43,18 @@ from memconform.suites.emp.mutants.readers import (
 from memconform.suites.emp.mutants.writers import (
     BreaksLockOnTimeout,
     DropsNullMetaValues,
+    GivesUpAndBreaksLock,
     GluesToTornLine,
+    InitializeBreaksAnyLock,
     Latin1Writer,
     LenientJson,
     LockLeftBehind,
     NeverCreatesLock,
     NoLock,
     NoValidation,
+    OwnIdsWithoutVariant,
+    OwnTsInSeconds,
+    ReleasesAnyLock,
     RewriteDropsForeign,
     RewriteDropsIncompleteLines,
     SecondsTimestamps,
@@ -72,11 +77,12 @@ MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
     Latin1Writer, RewritesFromCache, NoValidation, LenientJson, ShortLineBuffer, WritesVersion2, UpdateAsNewId, UpdateInPlace, AppendReserialises, ReplacesBadUtf8, RewriteReencodes, MissingFileTruncates,
     CheckThenCreateLock, UpdateSkipsLock, LockLeftOnRefusal, TombstoneFinal, WholeFileDecode, QueryFiltersRawLines,
     AcceptsAnyStringId, StrictFileBeforeAppend, SplitsOnUnicodeLineBreaks, DropsNullMetaValues,
-    RewriteDropsIncompleteLines, QueryFirstFilterOnly, TakesContentlessLocks)}
+    RewriteDropsIncompleteLines, QueryFirstFilterOnly, TakesContentlessLocks, GivesUpAndBreaksLock, InitializeBreaksAnyLock,
+    OwnIdsWithoutVariant, OwnTsInSeconds, ReleasesAnyLock)}
 
 EXPECTED_KILLS: dict[str, set[str]] = {
     "NoLock": {"emp.writer_waits_for_lock", "emp.writer_locks_around_write", "emp.writer_concurrent_no_loss",
-               "emp.writer_after_torn_line"},
+               "emp.writer_after_torn_line", "emp.writer_keeps_out_of_held_lock"},
     "LockLeftBehind": {"emp.writer_lock_removed", "emp.writer_waits_for_lock"},
     "StaleTakeoverAnsweredRefused": {"emp.writer_stale_lock", "emp.writer_after_killed_writer"},
     "RewriteDropsForeign": {"emp.writer_delete_keeps_foreign"},
@@ -96,7 +102,16 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "TieKeepsBoth": {"emp.reader_equal_ts_tie"},
     "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
     "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer", "emp.file_every_line_form"},
-    "BreaksLockOnTimeout": {"emp.writer_waits_for_lock"},
+    "BreaksLockOnTimeout": {"emp.writer_waits_for_lock", "emp.writer_keeps_out_of_held_lock"},
+    # its own wait (1.5 s) outlasts writer_waits_for_lock's hold: only a hold past the writer's wait shows it
+    "GivesUpAndBreaksLock": {"emp.writer_keeps_out_of_held_lock"},
+    # only a fresh lock in front of a missing file (its initialise) reaches it
+    "InitializeBreaksAnyLock": {"emp.writer_lock_every_content"},
+    # only appends handed no id / no ts reach them
+    "OwnIdsWithoutVariant": {"emp.writer_own_id_uuid4"},
+    "OwnTsInSeconds": {"emp.writer_own_ts_millis"},
+    # only a lock taken over while the writer holds it shows its release
+    "ReleasesAnyLock": {"emp.writer_release_keeps_taken_lock"},
     "NeverCreatesLock": {"emp.writer_locks_around_write"},
     "Latin1Writer": {"emp.lines_utf8"},
     "RewritesFromCache": {"emp.writer_model_sequences"},
@@ -130,6 +145,14 @@ COMMAND_KILLS: dict[str, set[str]] = {"RewritesInPlace": {"emp.writer_killed_mid
 # the failure branch each mutant is written to reach: (check id, failure title), all of which must fire
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "AppendReserialises": {("emp.writer_append_keeps_foreign", "an append changed or moved lines already in the file")},
+    "GivesUpAndBreaksLock": {("emp.writer_keeps_out_of_held_lock",
+                              "the app removed or replaced a fresh memory.jsonl.lock it did not own when it gave up")},
+    "InitializeBreaksAnyLock": {("emp.writer_lock_every_content", f"file.lock:{held}, no memory.jsonl yet: the app removed or "
+                                 "replaced memory.jsonl.lock while another app held it") for held in ("fresh_token", "fresh_empty", "fresh_pid")},
+    "OwnIdsWithoutVariant": {("emp.writer_own_id_uuid4", "an id the writer picked is not an RFC 4122 UUID")},
+    "OwnTsInSeconds": {("emp.writer_own_ts_millis", "a ts the writer stamped itself is not now in Unix milliseconds")},
+    "ReleasesAnyLock": {("emp.writer_release_keeps_taken_lock", "the app removed memory.jsonl.lock after another app had "
+                                                                "taken it over")},
     "BreaksLockOnTimeout": {("emp.writer_waits_for_lock", "the app removed or replaced memory.jsonl.lock while another app held it"),
                             ("emp.writer_waits_for_lock", "the app wrote while another app held memory.jsonl.lock")},
     "DropsNullMetaValues": {("emp.writer_appends_every_class", "a valid entry (entry.meta:null_value) was written valid, changed"),
@@ -158,6 +181,7 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                          ("emp.writer_locks_around_write", "delete wrote memory.jsonl while no memory.jsonl.lock existed")},
     "NewerMajorAccepted": {("emp.reader_newer_major_refused", "an entry of an unknown major version was read as if it were 1.x")},
     "NoLock": {("emp.writer_concurrent_no_loss", "under contention memory.jsonl was written while no memory.jsonl.lock existed"),
+               ("emp.writer_keeps_out_of_held_lock", "the app wrote memory.jsonl while another app held a fresh memory.jsonl.lock"),
                ("emp.writer_waits_for_lock", "the app wrote while another app held memory.jsonl.lock")},
     "NoValidation": {("emp.writer_validates_before_writing", "an entry with content a number was written as given"),
                      ("emp.writer_validates_before_writing", "an entry with id not a UUID was written as given"),

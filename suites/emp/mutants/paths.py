@@ -24,6 +24,7 @@ class RewritesFromCache(ReferenceEmpApp):
     apps appended since is lost (only a sequence of operations shows it)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.cache: dict[str, list[bytes]] = {}
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
@@ -181,6 +182,7 @@ class CheckThenCreateLock(ReferenceEmpApp):
     _pairs_lock = threading.Lock()
 
     def __init__(self) -> None:
+        super().__init__()
         self._mine = threading.local()  # which of the pair this call is (one object serves every thread)
         self._active, self._active_lock = 0, threading.Lock()  # write calls in flight: apps at work now
 
@@ -226,7 +228,7 @@ class CheckThenCreateLock(ReferenceEmpApp):
             with self._pairs_lock:  # nobody else came: an ordinary write
                 pair["state"], self._mine.rank = "idle", 0
         with open(self.lock_path(path), "w") as fh:
-            fh.write(f"{os.getpid()}\n")
+            fh.write(self._lock_token(path))
 
     def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
         if getattr(self._mine, "rank", 0) == 2:
@@ -235,7 +237,7 @@ class CheckThenCreateLock(ReferenceEmpApp):
 
     def release(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):  # the other holder may have removed "its" lock
-            super().release(path)
+            os.unlink(self.lock_path(path))  # whoever's it is: both of the pair believe it is theirs
         rank = getattr(self._mine, "rank", 0)
         if rank == 1:
             self._mine.pair["released"].set()

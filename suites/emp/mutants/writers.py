@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import time
+import uuid
 from typing import Any
 
 from memconform.kit.hostile import parse_or_reject
@@ -159,7 +160,10 @@ class LenientJson(ReferenceEmpApp):
             raise Rejected({"errors": ["the entry is not a JSON object"]}, "entry is not an object")
         entry = body["entry"]
         line = json.dumps(entry, ensure_ascii=True) + "\n"  # NaN and lone surrogates written as they came
-        self.acquire(body["path"])
+        try:
+            self.acquire(body["path"])
+        except TimeoutError as exc:  # the lock stays busy: refused, as the reference refuses (its one bug is the parser)
+            raise Rejected({"error": str(exc)}, "lock busy") from None
         try:
             with open(body["path"], "a", encoding="utf-8") as fh:
                 fh.write(line)
@@ -218,3 +222,74 @@ class TakesContentlessLocks(ReferenceEmpApp):
         except FileNotFoundError:
             pass
         super().acquire(path)
+
+
+class GivesUpAndBreaksLock(ReferenceEmpApp):
+    """Waits 1.5 s for another app's lock (longer than emp.writer_waits_for_lock holds it), then gives up,
+    refusing the append, and removes the lock it does not own on the way out."""
+
+    MAX_WAIT_S = 1.5
+
+    def acquire(self, path: str) -> None:
+        try:
+            super().acquire(path)
+        except TimeoutError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.lock_path(path))
+            raise
+
+
+class InitializeBreaksAnyLock(ReferenceEmpApp):
+    """Initialises a missing memory.jsonl by clearing the folder's lock first, whoever holds it, however fresh
+    (a lock with no file beside it is taken for debris); with the file there it waits as it should."""
+
+    def locked_append(self, path: str, lines: list[dict[str, Any]]) -> None:
+        if not os.path.exists(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.lock_path(path))
+        super().locked_append(path, lines)
+
+
+class OwnIdsWithoutVariant(ReferenceEmpApp):
+    """Picks ids for new entries with a hand-rolled generator: version 4, but the variant digit left random
+    hex (RFC 4122 wants 8, 9, a or b); here always 7."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if isinstance(body, dict) and isinstance(body.get("entry"), dict) and "id" not in body["entry"]:
+            made = str(uuid.uuid4())
+            body = {**body, "entry": {**body["entry"], "id": made[:19] + "7" + made[20:]}}
+        return super().append(body)
+
+
+class OwnTsInSeconds(ReferenceEmpApp):
+    """Stamps a new entry handed no ts with Unix seconds (a ts it is given it keeps)."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        body = parse_or_reject(body)
+        if isinstance(body, dict) and isinstance(body.get("entry"), dict) and "ts" not in body["entry"]:
+            body = {**body, "entry": {**body["entry"], "ts": int(time.time())}}
+        return super().append(body)
+
+
+class ReleasesAnyLock(ReferenceEmpApp):
+    """Removes memory.jsonl.lock when done, whoever's it is by then. Its writes are slow (it holds its lock until
+    another app has taken it over, at most 2 s: a slow disk, forced so the takeover shows on every run)."""
+
+    WAIT_S = 2.0  # a bound on the wait, never a window the verdict depends on
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        deadline = time.monotonic() + self.WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                with open(self.lock_path(path)) as fh:
+                    if fh.read() != self._tokens_held().get(path):
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.005)
+        super().write_lines(path, lines)
+
+    def release(self, path: str) -> None:
+        self._tokens_held().pop(path, None)
+        os.unlink(self.lock_path(path))

@@ -158,7 +158,7 @@ def edge_failures(case: RecordCase, label: str, exported: dict[str, Any]) -> Ite
                       case.record, "$.memory_edges")
         return
     for key in ("weight", "co_activation_count"):
-        if key in case.record and not same_number(edge.get(key, "<absent>"), case.record[key]):
+        if key in case.record and not same_number(f"edge.{key}", edge.get(key, "<absent>"), case.record[key]):
             yield Failure(f"{label}: the edge's {key} changed between import and export", edge.get(key, "<absent>"),
                           case.record[key], f"$.memory_edges[?].{key}")
 
@@ -177,11 +177,15 @@ def entity_failures(case: RecordCase, label: str, exported: dict[str, Any]) -> I
         return
     for key, sent in case.record.items():
         got = entity.get(key, "<absent>")
-        same = same_number(got, sent) if key == "frequency" else \
+        same = same_number("entity.frequency", got, sent) if key == "frequency" else \
             (c.instant(got) == c.instant(sent) if key in ("first_seen", "last_seen") and c.instant(sent) else got == sent)
         if not same:
             yield Failure(f"{label}: the entity's {key} changed between import and export", got, sent, f"$.entities[?].{key}")
 
 
-def same_number(got: Any, sent: Any) -> bool:
-    return isinstance(got, int | float) and not isinstance(got, bool) and isinstance(sent, int | float) and got == sent
+def same_number(field_id: str, got: Any, sent: Any) -> bool:
+    """As the table types the field: `weight` (<float>) as doubles, so a store of IEEE-754 doubles may
+    give 2^53 back for 2^53 + 1; the <int> counts exactly."""
+    comparison = table().field(field_id).number_comparison
+    assert comparison is not None, f"{field_id} is not a number field"
+    return domain.same_number(got, sent, comparison)
