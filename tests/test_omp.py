@@ -79,7 +79,7 @@ def test_nodelay_stall_noted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert any("may not set TCP_NODELAY" in n["note"] for n in outcome.notes), outcome.notes
     _, _, footer = read_report(tmp_path / "report.jsonl")
     assert footer is not None and any("TCP_NODELAY" in n["note"] for n in footer["notes"])
-    assert "TCP_NODELAY" in (tmp_path / "summary.md").read_text()
+    assert "TCP\\_NODELAY" in (tmp_path / "summary.md").read_text()  # Markdown-escaped: it renders as TCP_NODELAY
     assert not any("TCP_NODELAY" in f.title for f in result["omp.rate_limited_per_key"].failures)
 
 

@@ -64,6 +64,14 @@ def big_memory(ctx: CheckContext, word: str, i: int) -> dict[str, Any]:
     return c.full_memory(ctx, f"big{i}", content=head + filler[:CONTENT_CHARS - len(head)])
 
 
+@dataclass
+class SeedRefusals:
+    """The smallest seed import body the target refused this run (bytes), if any: a refusal below the
+    smallest limit errata O40 names says the server's limit is not one the reading allows."""
+
+    smallest: int | None = None
+
+
 def seed(ctx: CheckContext, memories: list[dict[str, Any]]) -> None:
     for start in range(0, len(memories), SEED_BATCH):
         part = memories[start:start + SEED_BATCH]
@@ -73,6 +81,9 @@ def seed(ctx: CheckContext, memories: list[dict[str, Any]]) -> None:
                     f"a seed import of {len(part)} memories did not import them all: {answer.brief()}")
             continue
         ctx.note(f"a seed import of {len(part)} memories was refused ({answer.status}): created one by one")
+        size = len(json.dumps({"memories": part}, ensure_ascii=False).encode("utf-8"))
+        refusals = ctx.state(SeedRefusals)
+        refusals.smallest = size if refusals.smallest is None else min(refusals.smallest, size)
         for mem in part:
             c.created(ctx, {k: v for k, v in mem.items() if k not in STAMPS})
 
@@ -164,6 +175,13 @@ def refused(ctx: CheckContext, answer: Reply, run: Large, strategy: str) -> Iter
     run.stopped = True  # refused once at this size: the other strategies would say it again
     size = f"{run.size() / 1e6:.1f} MB"
     request = table.Asked(*table.IMPORT, query={"conflict": strategy.split()[0]}, size=run.size())
+    below = ctx.state(SeedRefusals).smallest
+    if below is not None and below < table.BODY_LIMIT_FROM:  # the limit is lower than any the reading allows
+        yield Failure(f"the target's own export ({size}) was refused when imported back (conflict={strategy}), and "
+                      f"an import of {below / 1e3:.0f} kB was refused before it", f"{answer.status}",
+                      f"a body limit of at least {table.BODY_LIMIT_FROM >> 20} MiB (the smallest errata O40 names)", "$",
+                      "the server refuses imports far below any usual body limit, so its own exports cannot come back")
+        return
     if table.TABLE.observe(ctx, request, answer, table.pins(ctx), points=("O40",)):
         ctx.note(f"the target's own export ({size}) was refused when imported back (conflict={strategy}) with "
                  f"{answer.status} and the §4 envelope: a body limit of the server's own, which the spec leaves open "
