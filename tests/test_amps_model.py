@@ -28,7 +28,7 @@ def export_of(subject_id: str, atoms: list[dict[str, Any]], arts: list[dict[str,
             "atoms": atoms, "artifacts": arts}
 
 
-def only(outcomes: tuple[model.Outcome, ...]) -> model.Outcome:
+def only(outcomes: tuple[model.Answer, ...]) -> model.Answer:
     assert len(outcomes) == 1, outcomes
     return outcomes[0]
 
@@ -52,7 +52,7 @@ def test_the_model_agrees_with_every_valid_and_invalid_class_of_the_scalar_field
 def test_a_refused_import_changes_nothing_and_an_open_class_may_go_either_way() -> None:
     state = only(model.import_answers(model.EMPTY, export_of("s", [atom("a-1")], [artifact()]))).state
     broken = export_of("s", [atom("a-2", confidence=2)], [artifact()])
-    assert only(model.import_answers(state, broken)) == model.Outcome(False, state, why=only(model.import_answers(state, broken)).why)
+    assert only(model.import_answers(state, broken)) == model.Answer(False, state, why=only(model.import_answers(state, broken)).why)
     both = model.import_answers(state, broken, open_point="A57")
     assert [o.accepted for o in both] == [False, True, True]
     assert [o.reading for o in both if o.accepted] == ["A57:accepted, A12:merge", "A57:accepted, A12:replace"]

@@ -123,7 +123,7 @@ ROLES = {
     "suites": {"core", "kit", "targets"},            # one package per spec
     "render": {"core"},                              # renderings of a report read back
     "run": {"core", "kit", "targets", "render"},     # one run: session, report folder, validate, replay
-    "evidence": {"core", "run"},                     # certify, attest, verify
+    "evidence": {"core", "render", "run"},           # certify, attest, verify (certify shows the run's progress)
     "matrix": {"core", "kit", "targets", "render", "run"},       # a shard starts under the cmd: supervisor
     "portability": {"core", "kit", "run", "targets", "suites"},
     "cli": {"core", "kit", "targets", "render", "run", "evidence", "matrix", "portability"},

@@ -16,8 +16,8 @@ from readings_kit import ReadingRecorder
 Recording = ReadingRecorder  # the two context methods judge uses
 
 
-def outcome(accepted: bool, reported: bool, stored: str) -> bf.Outcome:
-    return bf.Outcome(accepted=accepted, reported=reported, stored=tuple(ch == "y" for ch in stored))
+def outcome(accepted: bool, reported: bool, stored: str) -> bf.BatchResult:
+    return bf.BatchResult(accepted=accepted, reported=reported, stored=tuple(ch == "y" for ch in stored))
 
 
 CASES = [  # (expect, readings allowed when invalid, outcome, fails?, reading recorded)
@@ -34,7 +34,7 @@ CASES = [  # (expect, readings allowed when invalid, outcome, fails?, reading re
 
 
 @pytest.mark.parametrize("expect,when_invalid,seen,fails,recorded", CASES)
-def test_judge_accepts_what_the_class_allows(expect: str, when_invalid: tuple[str, ...], seen: bf.Outcome, fails: bool,
+def test_judge_accepts_what_the_class_allows(expect: str, when_invalid: tuple[str, ...], seen: bf.BatchResult, fails: bool,
                                              recorded: str | None) -> None:
     ctx = Recording()
     failures = list(bf.judge(ctx, "X1", "a batch", expect, seen, when_invalid))  # type: ignore[arg-type]

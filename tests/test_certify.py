@@ -23,12 +23,24 @@ def vendor_key(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def envelope_path(tmp_path_factory: pytest.TempPathFactory, vendor_key: Path) -> Path:
+    import contextlib
+    import io
+
     out = tmp_path_factory.mktemp("cert") / "bundle.json"
-    code = main(["certify", "--suite", "memoryai", "--target", MUTANT, "--out", str(out), "--key", str(vendor_key),
-                 "--profile", "ci", "--seed", "11", "--option", "memoryai.dna_rule=union",
-                 "--target-name", "Wrong Checksum Inc. brain", "--target-version", "0.9"])
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        code = main(["certify", "--suite", "memoryai", "--target", MUTANT, "--out", str(out), "--key", str(vendor_key),
+                     "--profile", "ci", "--seed", "11", "--option", "memoryai.dna_rule=union",
+                     "--target-name", "Wrong Checksum Inc. brain", "--target-version", "0.9"])
+    out.with_suffix(".said").write_text(said.getvalue(), "utf-8")
     assert code == 1  # the run's own exit code: Level 1 is not conformant
     return out
+
+
+def test_certify_says_its_bound_and_shows_progress(envelope_path: Path) -> None:
+    said = envelope_path.with_suffix(".said").read_text("utf-8")
+    assert "memconform certify: suites memoryai" in said and "the profile's run budget" in said
+    assert "progress with an estimate below" in said and "certification bundle:" in said
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -29,6 +30,21 @@ def base_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "report" / "report.jsonl"
 
 
+def sealed(lines: list[str]) -> str:
+    """The report text of these lines with its footer's digest chain over them (as the run that wrote a report
+    configured otherwise would have sealed it)."""
+    body = [x for x in lines if x and json.loads(x)["type"] != "footer"]
+    out = []
+    for x in lines:
+        line = json.loads(x) if x else None
+        if line is not None and line["type"] == "footer" and "chain" in line:
+            line["chain"] = {"algorithm": "sha256", "lines": len(body),
+                             "value": hashlib.sha256("".join(b + "\n" for b in body).encode("utf-8")).hexdigest()}
+            x = json.dumps(line)
+        out.append(x)
+    return "\n".join(out)
+
+
 def published(base: Path, folder: Path, name: str, **header: Any) -> Path:
     """A vendor's own report: `<folder>/<name>/report/report.jsonl`, its header changed as given."""
     lines = base.read_text("utf-8").split("\n")
@@ -37,7 +53,7 @@ def published(base: Path, folder: Path, name: str, **header: Any) -> Path:
     lines[0] = json.dumps(head)
     path = folder / name / "report" / "report.jsonl"
     path.parent.mkdir(parents=True)
-    path.write_text("\n".join(lines), "utf-8")
+    path.write_text(sealed(lines), "utf-8")
     return path
 
 
@@ -73,7 +89,7 @@ def test_a_different_suite_version_and_the_same_shard_twice_are_refused(base_rep
             line["spec"] = "AI Memory Portability Standard v0.2"
     b = tmp_path / "vendor-b" / "report" / "report.jsonl"
     b.parent.mkdir(parents=True)
-    b.write_text("\n".join(json.dumps(x) for x in lines), "utf-8")
+    b.write_text(sealed([json.dumps(x) for x in lines]), "utf-8")
     with pytest.raises(sh.SuiteVersionMismatch):
         combine(read_all([a, b]))
     twice = shutil.copytree(tmp_path / "vendor-a", tmp_path / "again" / "vendor-a")

@@ -4,6 +4,7 @@ a budget-cut failure, two readings of one point or a forged footer would change 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -14,6 +15,7 @@ import pytest
 from memconform.cli.main import main
 from memconform.core.profile import Profile
 from memconform.core.report import Report
+from memconform.core.results import HarnessError
 from memconform.matrix.cells import Cell
 from memconform.matrix.classify import Clusters, classify, followers, groups_of, split_points
 from memconform.matrix.combine import _ranked, combine, read_all
@@ -44,6 +46,13 @@ def planted(base: Path, folder: Path, name: str, change: Change | None = None) -
     lines = [json.loads(x) for x in base.read_text("utf-8").split("\n") if x]
     if change is not None:
         change(lines)
+    # the vendor seals its forgery again: the footer's digest chain is no secret, anyone can recompute it
+    # (combine still recomputes every level from the results, which is what these tests hold)
+    body = [json.dumps(x) for x in lines if x["type"] != "footer"]
+    for x in lines:
+        if x["type"] == "footer" and "chain" in x:
+            x["chain"] = {"algorithm": "sha256", "lines": len(body),
+                          "value": hashlib.sha256("".join(b + "\n" for b in body).encode("utf-8")).hexdigest()}
     path = folder / name / "report" / "report.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
@@ -366,3 +375,14 @@ def test_diff_sends_no_control_character_from_a_handed_file_to_the_terminal(base
         assert not any(ch in out for ch in "\x1b\x07\x9b"), repr(out)
     assert main(["matrix", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 1
     assert "\\u001b]52;c;" in capsys.readouterr().out  # shown, visibly (as JSON writes it)
+
+
+def test_combine_names_a_shard_report_changed_after_it_was_written(base_report: Path, tmp_path: Path) -> None:
+    """A report edited after its run (the chain left as the run wrote it) is refused by name, never combined."""
+    path = planted(base_report, tmp_path, "edited")
+    text = path.read_text("utf-8")
+    first_result = next(line for line in text.split("\n") if '"type": "result"' in line)
+    path.write_text(text.replace(first_result, first_result.replace('"reason": ""', '"reason": "edited"', 1), 1), "utf-8")
+    with pytest.raises(HarnessError, match="changed after it was written"):
+        read_all([path.parent.parent])
+    assert read_all([planted(base_report, tmp_path / "ok", "untouched").parent.parent])  # the control

@@ -19,7 +19,7 @@ def bundle(chunks: list[Any], entities: list[Any] | None = None, version: int = 
             "chunks": chunks, "entities": entities or []}
 
 
-def only(outcomes: tuple[oracle.Outcome, ...]) -> oracle.Outcome:
+def only(outcomes: tuple[oracle.Answer, ...]) -> oracle.Answer:
     assert len(outcomes) == 1, outcomes
     return outcomes[0]
 

@@ -183,10 +183,15 @@ def test_a_page_without_its_scrolling_cards_is_seen_to_overflow(tmp_path: Path) 
 
 
 @needs_chromium
-def test_portability_html_has_a_viewport_and_is_shot_at_390(tmp_path: Path) -> None:
+@pytest.mark.parametrize("width", [390, 1280])
+def test_portability_html_never_scrolls_sideways(tmp_path: Path, width: int) -> None:
     from memconform.portability.matrix import matrix
     from memconform.portability.report import html_page
 
     html = html_page(matrix())
     assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
-    _screenshot(tmp_path, html, "portability-390", "390,2400")
+    probe = _narrow(tmp_path, html, f"portability-{width}", width)
+    assert probe["over"] == [] and probe["scroll"] == probe["width"], probe
+    _screenshot(tmp_path, html, f"portability-{width}", f"{width},2400")
+    unwrapped = _narrow(tmp_path, html.replace("class='scroll'", "class='no-scroll'"), "portability-unwrapped", 390)
+    assert width != 390 or unwrapped["over"] != [], unwrapped  # the control: without its scrolling boxes it overflows

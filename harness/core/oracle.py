@@ -10,8 +10,8 @@ StateT = TypeVar("StateT")
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[StateT]):
+class Answer(Generic[StateT]):
     accepted: bool
     state: StateT
-    reading: str = ""  # the reading this outcome follows ("" where none is open)
+    reading: str = ""  # the reading this answer follows ("" where none is open)
     why: str = ""

@@ -284,7 +284,10 @@ def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:
         if claimed is not None and check.level not in claimed:
             result = _blank(check, ctx, Outcome.SKIPPED)
             result.not_applicable = True
-            result.reason = f"target does not claim level {check.level!r} (claims: {', '.join(sorted(claimed)) or 'none'})"
+            # what applies is the levels the target claims and those judged whatever it claims (OMP's ai, security):
+            # said as "judged", so a level the target never named is not called claimed
+            result.reason = (f"target does not claim level {check.level!r} "
+                             f"(the levels judged for it: {', '.join(sorted(claimed)) or 'none'})")
             yield result
             continue
         yield run_one(check, ctx)

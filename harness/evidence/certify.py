@@ -179,7 +179,16 @@ def cmd_certify(args: Any) -> int:
     shown = session.shown_target or args.target
     session.command = (f"memconform certify --suite {' --suite '.join(args.suite)} --target {shown} "
                        f"--profile {profile.name} --seed {profile.seed}")
-    outcome = session.run()  # a folder changed during the run raises (tampered with): nothing is certified
+    from ..core.registry import select_checks
+    from ..render.progress import Progress
+
+    progress = Progress(sum(len(select_checks(s, None)) for s in args.suite), session.printer)
+    session.on_start, session.on_result = progress.on_start, progress.on_result
+    session.printer(f"memconform certify: suites {', '.join(args.suite)}; target {shown}; profile {profile.name}; "
+                    f"seed {profile.seed}; at most {profile.limits.run_deadline_s:g} s (the profile's run budget; "
+                    f"the README gives each profile's usual time); progress with an estimate below")
+    with progress:  # a live status line on a terminal (checks done, failures, time left), plain lines otherwise
+        outcome = session.run()  # a folder changed during the run raises (tampered with): nothing is certified
     assert outcome.report is not None and session.writer is not None
     lines = list(session.writer.lines)  # the lines as the run wrote them, from its memory: never read back
     declared = {k: v for k, v in (("name", args.target_name), ("version", args.target_version)) if v}

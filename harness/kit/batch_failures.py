@@ -32,7 +32,7 @@ MIDDLE = BATCH // 2
 
 
 @dataclass(frozen=True)
-class Outcome:
+class BatchResult:
     """What one batch write did: accepted (the operation said it succeeded), reported (its answer names the
     middle item as refused), stored (each item of the batch, in order: is it there afterwards)."""
 
@@ -66,7 +66,7 @@ def accepted_readings(expect: str, when_invalid: tuple[str, ...]) -> tuple[str, 
     return (ALL, *when_invalid)
 
 
-def judge(ctx: CheckContext, point: str, label: str, expect: str, outcome: Outcome,
+def judge(ctx: CheckContext, point: str, label: str, expect: str, outcome: BatchResult,
           when_invalid: tuple[str, ...]) -> Iterator[Failure]:
     """The outcome against the readings this class allows; the reading seen is recorded under `point`."""
     allowed = accepted_readings(expect, when_invalid)

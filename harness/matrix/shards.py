@@ -101,7 +101,9 @@ def read_report(path: Path, root: Path) -> Report:
     lines = text.split("\n")  # on "\n" only: U+2028 and friends may sit inside JSON strings
     if lines and lines[-1] == "":
         lines.pop()
-    return Report.from_lines(lines, source=str(path))
+    report = Report.from_lines(lines, source=str(path))
+    report.check_chain(str(path))  # a shard report changed after its run wrote it is named, never combined
+    return report
 
 
 def read_input(path: Path, root: Path | None = None) -> ShardResult:

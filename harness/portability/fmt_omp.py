@@ -101,7 +101,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
-    out = {"omp_version": omp.VERSION, "exported_at": seconds_form(exported, keep_leap=True),
+    out: dict[str, Any] = {"omp_version": omp.VERSION, "exported_at": seconds_form(exported, keep_leap=True),
            "server": str(doc.producer) if doc.producer is not None else "memconform-port", "memories": memories}
     place_export_time(ledger, doc, out["exported_at"])
     place_producer(ledger, doc, out["server"])

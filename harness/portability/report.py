@@ -6,6 +6,7 @@ import html
 from typing import Any
 
 from .canonical import FORMATS
+from .ledger import STATUSES
 from .matrix import Cell, predicted_lost
 
 LEGEND = ("Rows are the source format, columns the target. A cell lists the fields at least one record lost "
@@ -51,17 +52,19 @@ def html_page(cells: dict[tuple[str, str], Cell]) -> str:
         rows.append(f"<tr><th>{esc(a)}</th>{tds}</tr>")
     pairs = []
     for (a, b), c in cells.items():
-        body = "".join(f"<tr><td>{esc(n)}</td>" + "".join(f"<td>{v[s]}</td>" for s in ("kept", "carried", "lost", "invented"))
+        body = "".join(f"<tr><td>{esc(n)}</td>" + "".join(f"<td>{v[s]}</td>" for s in STATUSES)
                        + "</tr>" for n, v in sorted(c.fields.items()))
         pairs.append(f"<h3>{esc(a)} → {esc(b)} ({c.documents} documents)</h3>"
                      f"<p>By the tables: {esc(', '.join(predicted_lost(a, b)) or 'nothing lost')}.</p>"
-                     "<table><tr><th>field</th><th>kept</th><th>carried</th><th>lost</th><th>invented</th></tr>"
-                     f"{body}</table>")
-    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+                     "<div class='scroll'><table><tr><th>field</th>" + "".join(f"<th>{s}</th>" for s in STATUSES)
+                     + f"</tr>{body}</table></div>")
+    style = ("body{font-family:sans-serif;margin:2em}@media (max-width:600px){body{margin:.5em}}"
+             ".scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}.loss{background:#fde8e8}.ok{background:#e8f8e8}")
     return ("<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'><title>memconform portability</title>"
             f"<style>{style}</style></head><body><h1>Portability between the five formats</h1><p>{esc(LEGEND)}</p>"
-            f"<table><tr><th>from \\ to</th>{head}</tr>{''.join(rows)}</table><h2>Each pair, field by field</h2>"
+            f"<div class='scroll'><table><tr><th>from \\ to</th>{head}</tr>{''.join(rows)}</table></div>"
+            "<h2>Each pair, field by field</h2>"
             f"{''.join(pairs)}</body></html>\n")
 
 

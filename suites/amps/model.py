@@ -58,7 +58,7 @@ State = Mapping[str, Subject]  # subject id -> what is held for it
 EMPTY: State = {}
 
 
-Outcome = oracle.Outcome[State]
+Answer = oracle.Answer[State]
 
 
 # ---- imports -----------------------------------------------------------------------------------
@@ -102,10 +102,10 @@ def _imported(held: Subject | None, doc: Mapping[str, Any], semantics: str, skip
                    held.droppable - set(atoms), doc["subject"])
 
 
-def import_answers(state: State, doc: Any, readings: Readings = DEFAULT, open_point: str = "") -> tuple[Outcome, ...]:
+def import_answers(state: State, doc: Any, readings: Readings = DEFAULT, open_point: str = "") -> tuple[Answer, ...]:
     """Every acceptable outcome of importing `doc`. A refused import changes nothing (A12: under both
     readings). `open_point`: the errata point of a value the spec is silent on (accepted or refused)."""
-    refused = Outcome(False, state, why="; ".join(import_problems(doc))[:300])
+    refused = Answer(False, state, why="; ".join(import_problems(doc))[:300])
     problems = import_problems(doc)
     sid = _subject_id(doc)
     if problems and not open_point:
@@ -116,7 +116,7 @@ def import_answers(state: State, doc: Any, readings: Readings = DEFAULT, open_po
         return (refused,)
     if problems:  # open: the schema refuses it, yet the spec's prose leaves it to the importer
         kept = _accepted(state, sid, doc, readings, f"{open_point}:accepted")
-        return (refused, *(kept or (Outcome(True, state, f"{open_point}:accepted", "stored under no subject id"),)))
+        return (refused, *(kept or (Answer(True, state, f"{open_point}:accepted", "stored under no subject id"),)))
     accepted = _accepted(state, sid, doc, readings, f"{open_point}:accepted" if open_point else "")
     if open_point or inverted_intervals(doc):
         return (*accepted, replace(refused, reading=f"{open_point or 'A56'}:refused"))
@@ -124,22 +124,22 @@ def import_answers(state: State, doc: Any, readings: Readings = DEFAULT, open_po
 
 
 def _accepted(state: State, sid: Any, doc: Any, readings: Readings, reading: str,
-              skip: frozenset[int] = frozenset()) -> tuple[Outcome, ...]:
+              skip: frozenset[int] = frozenset()) -> tuple[Answer, ...]:
     if not isinstance(sid, str) or not amps.detect(doc):
         return ()  # nothing a subject could be stored under: the only answer left is a refusal
     held = state.get(sid)
-    out: list[Outcome] = []
+    out: list[Answer] = []
     for semantics in readings.semantics():
         after = {**state, sid: _imported(held, doc, semantics, skip)}
         label = ", ".join(r for r in (reading, f"A12:{semantics}" if held is not None else "") if r)
         if all(after != o.state for o in out):
-            out.append(Outcome(True, after, label))
+            out.append(Answer(True, after, label))
     return tuple(out)
 
 
 # ---- deletions ---------------------------------------------------------------------------------
 
-def delete_answers(state: State, subject_id: str, artifact_id: str) -> tuple[Outcome, ...]:
+def delete_answers(state: State, subject_id: str, artifact_id: str) -> tuple[Answer, ...]:
     """Deleting an artifact (errata A5): it is gone, no atom cites it any more; a sourced atom left without
     a source is deleted or re-flagged unsourced, a stated one kept (citing nothing) or dropped."""
     held = state.get(subject_id, Subject())
@@ -159,7 +159,7 @@ def delete_answers(state: State, subject_id: str, artifact_id: str) -> tuple[Out
         atoms[atom_id] = {**atom, "provenance": {**amps.provenance(dict(atom)), "artifact_ids": kept}}
     arts = {k: v for k, v in held.artifacts.items() if k != artifact_id}
     after = replace(held, atoms=atoms, artifacts=arts, unsourced=frozenset(unsourced), droppable=frozenset(droppable))
-    return (Outcome(True, {**state, subject_id: after}, "A5"),)
+    return (Answer(True, {**state, subject_id: after}, "A5"),)
 
 
 # ---- exports -----------------------------------------------------------------------------------
@@ -211,16 +211,16 @@ def _atom_differs(atom_id: Any, atom: dict[str, Any], held: Subject, readings: R
     return None
 
 
-def fitting(outcomes: tuple[Outcome, ...], accepted: bool) -> tuple[Outcome, ...]:
+def fitting(outcomes: tuple[Answer, ...], accepted: bool) -> tuple[Answer, ...]:
     """The outcomes a target's reply (accepted or refused) fits."""
     return tuple(o for o in outcomes if o.accepted == accepted)
 
 
-def held_by_every(outcomes: tuple[Outcome, ...], subject_id: str, atom_id: str) -> bool:
+def held_by_every(outcomes: tuple[Answer, ...], subject_id: str, atom_id: str) -> bool:
     """Does every outcome hold the atom for the subject (so an answer without it lost it)?"""
     return bool(outcomes) and all(atom_id in o.state.get(subject_id, Subject()).atoms for o in outcomes)
 
 
-def held_by_none(outcomes: tuple[Outcome, ...], subject_id: str, atom_id: str) -> bool:
+def held_by_none(outcomes: tuple[Answer, ...], subject_id: str, atom_id: str) -> bool:
     """Does no outcome hold the atom for the subject (so an answer with it stored what it should not)?"""
     return not any(atom_id in o.state.get(subject_id, Subject()).atoms for o in outcomes)

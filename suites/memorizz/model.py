@@ -48,7 +48,7 @@ class ImportRequest:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Answer:
     """One acceptable answer: refused or accepted, the conflicts listed, the records written (`imported`),
     and the state after (None for a clone, whose new ids the target chooses: see `added`)."""
 
@@ -63,10 +63,10 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Answers:
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[Answer, ...]
     readings: Readings = field(default=DEFAULT)
 
-    def fitting(self, accepted: bool, imported: int | None = None) -> list[Outcome]:
+    def fitting(self, accepted: bool, imported: int | None = None) -> list[Answer]:
         """The outcomes a reply fits: its acceptance and, where it reports one, its count of writes."""
         return [o for o in self.outcomes if o.accepted == accepted and (imported is None or o.imported == imported)]
 
@@ -91,40 +91,40 @@ def planned_writes(state: State, request: ImportRequest) -> list[tuple[Key, Mapp
 def answers(state: State, request: ImportRequest, readings: Readings = DEFAULT) -> Answers:
     """Every outcome the spec accepts for this import in this state."""
     if request.mode not in MODES or request.conflict not in CONFLICTS or not request.valid:
-        return Answers((Outcome(False, dict(state), why="refused, nothing written"),), readings)
+        return Answers((Answer(False, dict(state), why="refused, nothing written"),), readings)
     taken = conflicts(state, request)
     if request.mode == "preview":
-        listing = Outcome(True, dict(state), taken, why=f"a preview listing {len(taken)} conflicts, nothing written")
+        listing = Answer(True, dict(state), taken, why=f"a preview listing {len(taken)} conflicts, nothing written")
         if taken and request.conflict == "error":  # the preview may also say the restore it previews would be refused
-            return Answers((listing, Outcome(False, dict(state), taken, why="a preview saying ok: false for its "
+            return Answers((listing, Answer(False, dict(state), taken, why="a preview saying ok: false for its "
                                              f"{len(taken)} conflicts, nothing written")), readings)
         return Answers((listing,), readings)
     if taken and request.conflict == "error":
-        return Answers((Outcome(False, dict(state), taken, why="refused for conflicts before writing anything"),), readings)
+        return Answers((Answer(False, dict(state), taken, why="refused for conflicts before writing anything"),), readings)
     if request.mode == "clone":
         return Answers(tuple(clone_outcomes(request, readings)), readings)
     writes = planned_writes(state, request)
     if request.fail_after is not None and request.fail_after < len(writes):
         return Answers(tuple(partial_outcomes(state, writes, request.fail_after, taken)), readings)
     after = {**state, **dict(writes)}
-    return Answers((Outcome(True, after, taken, len(writes), why=f"restored, {len(writes)} records written"),), readings)
+    return Answers((Answer(True, after, taken, len(writes), why=f"restored, {len(writes)} records written"),), readings)
 
 
 def partial_outcomes(state: State, writes: list[tuple[Key, Mapping[str, Any]]], fail_after: int,
-                     taken: frozenset[Key]) -> Iterable[Outcome]:
+                     taken: frozenset[Key]) -> Iterable[Answer]:
     """A failure armed after N writes: the import fails; the writes committed before it may stay (not atomic)
     or be rolled back, and the report's `imported` equals what stays."""
     kept = {**state, **dict(writes[:fail_after])}
-    yield Outcome(False, kept, taken, fail_after, why=f"failed after {fail_after} writes, which stay and are reported")
+    yield Answer(False, kept, taken, fail_after, why=f"failed after {fail_after} writes, which stay and are reported")
     if fail_after:
-        yield Outcome(False, dict(state), taken, 0, why="failed and rolled back, 0 reported")
+        yield Answer(False, dict(state), taken, 0, why="failed and rolled back, 0 reported")
 
 
-def clone_outcomes(request: ImportRequest, readings: Readings) -> Iterable[Outcome]:
+def clone_outcomes(request: ImportRequest, readings: Readings) -> Iterable[Answer]:
     """A clone adds every record under a new id; namespaces kept or rewritten (M9)."""
     rules = {"either": ("kept", "rewritten"), "keep": ("kept",), "rewrite": ("rewritten",)}[readings.namespaces]
     for rule in rules:
-        yield Outcome(True, None, frozenset(), len(request.records), len(request.records), rule,
+        yield Answer(True, None, frozenset(), len(request.records), len(request.records), rule,
                       why=f"cloned: {len(request.records)} records under new ids, namespaces {rule}")
 
 

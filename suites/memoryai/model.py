@@ -53,7 +53,7 @@ class State:
 
 
 @dataclass(frozen=True)
-class Outcome(oracle.Outcome[State]):
+class Answer(oracle.Answer[State]):
     counters: Mapping[str, int] = field(default_factory=dict)  # the ImportReport's chunk counters (§4), when accepted
 
 
@@ -93,16 +93,16 @@ def chunk_valid(chunk: Any) -> bool:
 
 
 def import_answers(state: State, bundle: Mapping[str, Any], readings: Readings = DEFAULT,
-                   max_version: int = mai.MAX_VERSION) -> tuple[Outcome, ...]:
+                   max_version: int = mai.MAX_VERSION) -> tuple[Answer, ...]:
     """Every outcome of importing `bundle` in `state` the spec and the readings allow."""
     why = refused_why(bundle, max_version)
     if why is not None:
-        return (Outcome(False, state, why=f"refused ({why}), nothing changed"),)
+        return (Answer(False, state, why=f"refused ({why}), nothing changed"),)
     chunks = [ch for ch in bundle.get("chunks") or [] if isinstance(ch, Mapping)]
     invalid = [ch for ch in bundle.get("chunks") or [] if not chunk_valid(ch)]
-    out: list[Outcome] = []
+    out: list[Answer] = []
     if invalid and "refuse" in readings.allowed("invalid_chunks", "skip", "refuse"):
-        out.append(Outcome(False, state, "refuse", "the whole bundle refused for its invalid chunks"))
+        out.append(Answer(False, state, "refuse", "the whole bundle refused for its invalid chunks"))
     if invalid and "skip" not in readings.allowed("invalid_chunks", "skip", "refuse"):
         return tuple(out)
     again = bundle_key(bundle) in state.seen_bundles
@@ -113,7 +113,7 @@ def import_answers(state: State, bundle: Mapping[str, Any], readings: Readings =
     for counters in (readings.allowed("reimport_counters", "accumulate", "stable") if again else ("accumulate",)):
         after = State(added, state.deleted, merged_entities(state.entities, bundle.get("entities") or [], counters),
                       state.seen_bundles | {bundle_key(bundle)})
-        out.append(Outcome(True, after, counters if again else "", f"ingested (counters: {counters})", report))
+        out.append(Answer(True, after, counters if again else "", f"ingested (counters: {counters})", report))
     return tuple(out)
 
 

@@ -75,7 +75,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         atoms[bf.MIDDLE] = with_class(atoms[bf.MIDDLE], name, cls.value())
         reply = import_export(ctx, make_export(subject_id, atoms, []))
         stored = atoms_by_id(export(ctx, subject_id))
-        outcome = bf.Outcome(accepted=reply.ok, reported=False, stored=tuple(a["atom_id"] in stored for a in atoms))
+        outcome = bf.BatchResult(accepted=reply.ok, reported=False, stored=tuple(a["atom_id"] in stored for a in atoms))
         label = f"an export whose middle atom has {cls.key}"
         yield from bf.judge(ctx, "A36", label, cls.expect, outcome, bf.WHOLE)
         ledger.judge([cls.key])

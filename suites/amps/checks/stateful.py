@@ -94,7 +94,7 @@ def compare(ctx: CheckContext, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "amps.export", want, problem))
 
 
-def take(ctx: CheckContext, model: Model, outcomes: tuple[oracle.Outcome, ...], accepted: bool, what: str) -> None:
+def take(ctx: CheckContext, model: Model, outcomes: tuple[oracle.Answer, ...], accepted: bool, what: str) -> None:
     """The oracle's outcome the target's reply fits becomes the next state; none fits: a divergence."""
     fits = oracle.fitting(outcomes, accepted)
     if not fits:

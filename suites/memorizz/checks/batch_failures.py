@@ -105,7 +105,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         accepted, body = import_archive(ctx, archive_of(records), "restore", "replace")
         after = texts(ctx, ns)
         errors = body.get("errors") if isinstance(body, dict) else None
-        outcome = bf.Outcome(accepted=accepted, reported=bool(errors),
+        outcome = bf.BatchResult(accepted=accepted, reported=bool(errors),
                              stored=tuple(r["data"]["content"] in after for r in records))
         label = f"a restore whose middle record has {label}"
         yield from bf.judge(ctx, "M34", label, expect, outcome, bf.WHOLE)

@@ -53,7 +53,7 @@ def oracle_request(archive: dict[str, Any], mode: str, conflict: str, valid: boo
 
 
 def take_outcome(ctx: CheckContext, model: Model, ns: str, request: oracle.ImportRequest, accepted: bool,
-                 what: str) -> oracle.Outcome:
+                 what: str) -> oracle.Answer:
     """The oracle's outcome the reply fits, made the model's state; a reply fitting none diverges (a refusal
     where only acceptance is allowed is the target's error, as before: a valid restore refused)."""
     found = oracle.answers(oracle_state(model, ns), request)

@@ -62,7 +62,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         report = c.report_or_none(reply) or {}
         skipped = c.counter(report, "chunks", "skipped_invalid") if report else None
         rows = c.by_hash(c.export(ctx, "full"))
-        outcome = bf.Outcome(accepted=reply.ok, reported=isinstance(skipped, int) and skipped >= 1,
+        outcome = bf.BatchResult(accepted=reply.ok, reported=isinstance(skipped, int) and skipped >= 1,
                              stored=tuple(bool(rows.get(ch["content_hash"])) for ch in chunks))
         label = f"a bundle whose middle chunk has {cls.key}"
         yield from bf.judge(ctx, "E41", label, cls.expect, outcome, bf.EITHER)

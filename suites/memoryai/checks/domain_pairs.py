@@ -164,13 +164,13 @@ def preserved_failures(label: str, rows: dict[str, list[dict[str, Any]]], before
 
 
 def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: frozenset[str], touched: frozenset[str],
-                  outcomes: tuple[oracle.Outcome, ...]) -> Iterator[Failure]:
+                  outcomes: tuple[oracle.Answer, ...]) -> Iterator[Failure]:
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "an ImportReport, or a refusal with a 4xx", "$")
         return
     report = c.report_or_none(reply)
 
-    def fits(o: oracle.Outcome) -> bool:
+    def fits(o: oracle.Answer) -> bool:
         counted = all(c.counter(report, "chunks", k) == v for k, v in o.counters.items()) if report and reply.ok else True
         return o.accepted == reply.ok and held == frozenset(o.state.chunks) & touched and counted
     if not reply.ok and not any(not o.accepted for o in outcomes):
