@@ -187,3 +187,16 @@ def test_matrix_md_rendered_with_raw_html_allowed_runs_no_payload_in_chromium(tm
     assert "<title>clean</title>" in dom and "<img" not in dom and "<script>document" not in dom
     assert 'href="javascript' not in dom
     assert "&lt;img src=x onerror=" in dom  # shown as text
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [390, 1280])
+def test_matrix_html_never_scrolls_sideways(tmp_path: Path, page: Path, width: int) -> None:
+    """Wide tables scroll inside their boxes; the page itself is never wider than the screen (a phone at 390)."""
+    from test_report_screenshots import _narrow
+
+    html = page.read_text("utf-8")
+    probe = _narrow(tmp_path, html, f"matrix-{width}", width)
+    assert probe["over"] == [] and probe["scroll"] == probe["width"], probe
+    unwrapped = _narrow(tmp_path, html.replace("class='scroll'", "class='no-scroll'"), "matrix-unwrapped", 390)
+    assert width != 390 or unwrapped["over"] != [], unwrapped  # the control: without the boxes it overflows

@@ -23,6 +23,7 @@ th{background:#f3f4f6}pre{font:12px/1.35 ui-monospace,monospace;background:#f6f8
 word-break:break-all;max-height:24em;overflow:auto}.o{display:inline-block;padding:0 5px;border-radius:3px;color:#fff;font-size:12px}
 .o-passed{background:#1a7f37}.o-failed{background:#cf222e}.o-warning{background:#bf8700}.o-errored{background:#9a6700}
 .o-not-applicable,.o-not-assessed{background:#6e7781}.c-split,.flag{color:#cf222e;font-weight:600}
+.scroll{overflow-x:auto;max-width:100%}@media (max-width:600px){body{padding:.5em}}
 .rd{color:#57606a;font-size:12px}.side{display:flex;gap:1em}.side>div{flex:1;min-width:0;border:1px solid #ddd;padding:.4em}.quote{font-style:italic}
 """
 
@@ -93,7 +94,8 @@ def render_html(doc: dict[str, Any], links: Links | None = None) -> str:
         f'<script type="application/json" id="matrix-counts">{_e(json.dumps(doc["counts"]))}</script>',
         f"<script>{_JS}</script></body></html>",
     ]
-    return "\n".join(parts) + "\n"
+    # every table scrolls inside its own box: on a phone the page itself never scrolls sideways
+    return "\n".join(parts).replace("<table", "<div class='scroll'><table").replace("</table>", "</table></div>") + "\n"
 
 
 def _select(name: str, values: list[str]) -> str:
