@@ -156,8 +156,8 @@ def suite_tests(suite_name: str) -> Any:
 
     @pytest.mark.parametrize("check_id", ids)
     def test_check(check_id: str, memconform_result: Any) -> None:
-        from ..core.report import render_failure_text
         from ..core.results import Outcome
+        from ..render.groups import failure_text as render_failure_text
 
         result = memconform_result
         if result.outcome is Outcome.SKIPPED:
@@ -176,8 +176,8 @@ def suite_tests(suite_name: str) -> Any:
 @pytest.fixture
 def memconform_result(request: pytest.FixtureRequest) -> Any:
     from ..core.registry import REGISTRY
-    from ..core.report import render_failure_text
     from ..core.results import HarnessError, Outcome
+    from ..render.groups import failure_text as render_failure_text
 
     check = REGISTRY.get(request.node.callspec.params["check_id"])
     session = _session(request.config)

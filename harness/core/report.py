@@ -292,35 +292,6 @@ def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _skip_label(r: dict[str, Any]) -> str:
-    return "inconclusive: " if r.get("inconclusive") else "not applicable: " if r.get("not_applicable") else ""
-
-
-def _value(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False, allow_nan=False)
-
-
-def render_failure_text(r: dict[str, Any]) -> str:
-    tag = " (warning: a SHOULD/MAY rule no level requires)" if r.get("warning") else ""
-    lines = [f"{r['check_id']} [{r['spec']} {r['section']} {r['keyword']}]{tag} {r['sentence']}"]
-    if r["reason"]:
-        lines.append(f"  reason: {_skip_label(r)}{r['reason']}")
-    for f in r["failures"]:
-        lines.append(f"  - {f['title']} at {f['path']}")
-        lines.append(f"      received: {_value(f['received'])}")
-        lines.append(f"      expected: {_value(f['expected'])}")
-        if f.get("detail"):
-            lines.append(f"      {f['detail']}")
-        if f.get("readings"):
-            lines.append(f"      fails under reading(s): {', '.join(f['readings'])}")
-    if r["outcome"] in ("failed", "errored") and r.get("reproduce"):
-        lines.append(f"  Reproduce with: {r['reproduce']}")
-    if r["outcome"] in ("failed", "errored") and r.get("curl"):
-        lines.append("  The check's last requests (key from $MEMCONFORM_API_KEY; all of them in exchanges.har):")
-        lines += [f"    {c}" for c in r["curl"]]
-    return "\n".join(lines)
-
-
 def render_summary(report: Report) -> str:
     """The terminal summary after a run: per-suite level table, verdicts, notes, readings, totals."""
     out: list[str] = []

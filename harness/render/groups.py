@@ -312,7 +312,7 @@ def causes_text(results: list[dict[str, Any]]) -> str:
 
 
 def failure_text(r: dict[str, Any]) -> str:
-    """One result in full for a reader, as core.report.render_failure_text lays it out, with its values shown as
+    """One result in full for a reader (the terminal, summary.md, junit.xml, the pytest plugin), with its values shown as
     themselves (a string never as a JSON string of JSON) and schemathesis's schema dumps cut (report.jsonl keeps
     them whole)."""
     tag = " (warning: a SHOULD/MAY rule no level requires)" if r.get("warning") else ""

@@ -20,8 +20,9 @@ import re
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from ..core.report import Report, render_failure_text
+from ..core.report import Report
 from .common import clean, spec_versions
+from .groups import failure_text
 
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
@@ -121,7 +122,7 @@ def render_junit(report: Report) -> str:
         for r in items:
             out.append(f"    <testcase classname={_qa(suite + '.' + r['level'])} name={_qa(r['check_id'])} "
                        f"time=\"{r['duration_s']:.3f}\">")
-            text = _x(render_failure_text(r))
+            text = _x(failure_text(r))
             if r["outcome"] == "failed" and r.get("warning"):
                 out.append(f"      <system-out>WARNING (no level requires this rule; a failure under strict)\n{text}</system-out>")
             elif r["outcome"] == "failed":
