@@ -45,7 +45,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     bin_dir = make_venv(work / "venv")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM_", "PIP_", "VIRTUAL_ENV", "PYTHONPATH"))}
     env.update({"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "CI": "true"})
-    pip = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)], capture_output=True,
+    # --ignore-installed: the venv sees the test run's own site-packages (for the dependencies), which in CI hold a
+    # plain install of memconform; pip must still put the wheel's copy (and its `memconform` script) in this venv
+    pip = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--ignore-installed", str(wheel)],
+                         capture_output=True,
                          text=True, env=env, timeout=600, check=False)
     assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
     return bin_dir, env

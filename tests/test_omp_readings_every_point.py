@@ -45,6 +45,10 @@ class Ctx:
     def option(self, name: str) -> str:
         return self.options[name]
 
+    def state(self, kind: type) -> Any:
+        """A run state kept by type, as the runner's context keeps it."""
+        return self.__dict__.setdefault("_states", {}).setdefault(kind, kind())
+
     def reading(self, point: str, seen: str) -> None:
         self.seen.append((point, seen))
 
