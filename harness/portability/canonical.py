@@ -116,6 +116,11 @@ def _parse(value: Any) -> tuple[dt.datetime, bool] | None:
     return when.astimezone(dt.UTC), leap
 
 
+# in a canonical extension object: the record's fields its format names nowhere (x- fields, unknown fields),
+# beside the extension object itself; restored by the same format, carried by any other (placement.py)
+OUTSIDE = "outside"
+
+
 def jcopy(value: Any) -> Any:
     """A copy of a JSON value (dicts and lists rebuilt, scalars shared): what copy.deepcopy does for JSON,
     without its memo (several times faster over 100k records)."""

@@ -12,6 +12,7 @@ from memconform.suites.amps import format as amps
 from .canonical import (
     HATCH_KEY,
     NO_ID,
+    OUTSIDE,
     Document,
     Record,
     digest,
@@ -30,7 +31,6 @@ FORMAT = "amps"
 ENVELOPE = ("export_version", "exported_at", "source_provider", "subject", "atoms", "artifacts")
 ATOM = ("atom_id", "text", "kind", "created_at", "valid_from", "valid_to", "sensitivity", "confidence", "provenance",
         "x-provider")
-OUTSIDE = "outside"  # in a canonical extension object: an atom's own fields beside x-provider (x- fields, unknown)
 ARTIFACTS = "artifacts"  # inside a canonical provenance: the cited artifacts, without their atom_ids
 
 
@@ -148,14 +148,7 @@ def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     hatch: dict[str, Any] = {}
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
         hatch = jcopy(ext["value"])
-        outside = ext.get(OUTSIDE)
-        if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(ATOM):
-            atom.update(jcopy(outside))
-            p.keep_extensions(ext.get("format"))
-        elif outside:
-            p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
-        else:
-            p.keep_extensions(ext.get("format"))
+        p.restore_extensions(ext, atom, ATOM)
     elif ext is not None:
         p.carry("extensions", "not an object")
     found = p.finish({FORMAT: atom_id})

@@ -11,6 +11,7 @@ from memconform.suites.emp import format as emp
 
 from .canonical import (
     HATCH_KEY,
+    OUTSIDE,
     Document,
     Record,
     digest,
@@ -28,7 +29,6 @@ from .tables import table
 FORMAT = "emp"
 PORT_SRC = "org.memconform.port"
 LINE = ("v", "id", "ts", "src", "content", "type", "tags", "emb", "meta")
-OUTSIDE = "outside"  # in a canonical extension object: a line's fields EMP does not name (kept by readers, §forward)
 
 
 def read(doc: Any) -> Document:
@@ -135,14 +135,7 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"] and "deleted" not in ext["value"]:
         meta = jcopy(ext["value"])
-        outside = ext.get(OUTSIDE)
-        if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(LINE):
-            line.update(jcopy(outside))
-            p.keep_extensions(ext.get("format"))
-        elif outside:
-            p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
-        else:
-            p.keep_extensions(ext.get("format"))
+        p.restore_extensions(ext, line, LINE)
     elif ext is not None:
         p.carry("extensions", "a `deleted` key in meta would make the line a tombstone")
     found = p.finish({FORMAT: entry_id})

@@ -9,7 +9,17 @@ from typing import Any
 
 from memconform.suites.memoryai import format as mai
 
-from .canonical import HATCH_KEY, NO_ID, Document, Record, instant, jcopy, now_canonical, seconds_form
+from .canonical import (
+    HATCH_KEY,
+    NO_ID,
+    OUTSIDE,
+    Document,
+    Record,
+    instant,
+    jcopy,
+    now_canonical,
+    seconds_form,
+)
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
@@ -20,7 +30,6 @@ PROTECTION = ("zone", "importance", "is_pinned", "decay_score", "tier")
 GRAPH = ("memory_edges", "entities")
 CHUNK = ("id", "content", "memory_type", "created_at", "accessed_at", "valid_until", "tags", "embedding",
          "embedding_model", "content_hash", "metadata") + PROTECTION
-OUTSIDE = "outside"  # in a canonical extension object: a chunk's fields beside metadata that the spec does not name
 OTHERS = ("l2_sessions", "mood_states", "agents")
 BUNDLE = ("format", "version", "generator", "exported_at", "manifest", "chunks", "checksum", "counts") + GRAPH + OTHERS
 # scope and since say which chunks an export holds; the model and dimension are read per chunk; counts and
@@ -190,14 +199,7 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: Ids, dim: i
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
         metadata = jcopy(ext["value"])
-        outside = ext.get(OUTSIDE)
-        if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(CHUNK):
-            chunk.update(jcopy(outside))
-            p.keep_extensions(ext.get("format"))
-        elif outside:
-            p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
-        else:
-            p.keep_extensions(ext.get("format"))
+        p.restore_extensions(ext, chunk, CHUNK)
     elif ext is not None:
         p.carry("extensions", "not an object")
     found = p.finish({FORMAT: str(cid)})

@@ -6,7 +6,17 @@ from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .canonical import HATCH_KEY, Document, Record, digest, instant, jcopy, now_canonical, seconds_form
+from .canonical import (
+    HATCH_KEY,
+    OUTSIDE,
+    Document,
+    Record,
+    digest,
+    instant,
+    jcopy,
+    now_canonical,
+    seconds_form,
+)
 from .hatch import apply, split
 from .ledger import Ledger
 from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
@@ -17,7 +27,6 @@ FORMAT = "omp"
 ENVELOPE = ("omp_version", "exported_at", "server", "memories")
 MEMORY = ("id", "content", "type", "source", "tags", "namespace", "created_at", "updated_at", "expires_at", "metadata",
           "embedding")
-OUTSIDE = "outside"  # in a canonical extension object: a memory's fields beside metadata that §2.1 does not name
 PART = "part"  # in a part's block: {"of": first part's id, "index": i, "count": n}
 
 
@@ -129,16 +138,9 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     metadata: dict[str, Any] = {}
     ext = r.get("extensions")
     if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
-        outside = ext.get(OUTSIDE)
         if len(ext["value"]) <= int(t.limit("extensions", "max_keys")) and HATCH_KEY not in ext["value"]:
             metadata = jcopy(ext["value"])
-            if ext.get("format") == FORMAT and isinstance(outside, dict) and not set(outside) & set(MEMORY):
-                mem.update(jcopy(outside))
-                p.keep_extensions(ext.get("format"))
-            elif outside:
-                p.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
-            else:
-                p.keep_extensions(ext.get("format"))
+            p.restore_extensions(ext, mem, MEMORY)
         else:
             p.carry("extensions", "more keys than the nine metadata keys left")
     elif ext is not None:

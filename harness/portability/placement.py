@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.core.results import HarnessError
 
-from .canonical import FIELDS, Record, instant, native_id, offset_of, writable
+from .canonical import FIELDS, OUTSIDE, Record, instant, jcopy, native_id, offset_of, writable
 from .hatch import block
 from .ledger import Ledger
 from .tables import Table
@@ -33,6 +33,19 @@ class Placement:
         if source_format != self.table.format:
             self.ext_from = str(source_format)
         self.keep("extensions", "" if self.ext_from is None else f"{source_format}'s extension object")
+
+    def restore_extensions(self, ext: dict[str, Any], into: dict[str, Any], own_fields: Any) -> None:
+        """A canonical extension object's fields beside it (`outside`: the record's fields its format names
+        nowhere) spread back onto `into` when they came from this format and clash with none of `own_fields`;
+        from another format they are carried, never spread."""
+        outside = ext.get(OUTSIDE)
+        if ext.get("format") == self.table.format and isinstance(outside, dict) and not set(outside) & set(own_fields):
+            into.update(jcopy(outside))
+            self.keep_extensions(ext.get("format"))
+        elif outside:
+            self.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
+        else:
+            self.keep_extensions(ext.get("format"))
 
     def keep(self, name: str, detail: str = "") -> None:
         self.handled.add(name)
