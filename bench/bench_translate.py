@@ -47,7 +47,7 @@ def generate(fmt: str, n: int) -> str:
             doc[section] = []
         return json.dumps(mai.seal(doc), ensure_ascii=False)
     if fmt == "omp":
-        doc = json.loads((ROOT / "harness" / "portability" / "samples" / "omp-export.json").read_text(encoding="utf-8"))
+        doc = json.loads((ROOT / "suites" / "omp" / "portability" / "omp-export.json").read_text(encoding="utf-8"))
         first = doc["memories"][0]
         doc["memories"] = [dict(copy.deepcopy(first), id=f"mem_{i:016d}", content=f"record {i}: the release owner is Mira")
                            for i in range(n)]

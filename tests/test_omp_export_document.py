@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from memconform.cli.main import main
 from memconform.core.profile import Profile
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats
 from memconform.portability.matrix import sample_files
 from memconform.portability.translate import dump, load, translate
 from memconform.run.document_run import validate_document
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "harness" / "portability" / "samples" / "omp-export.json"
+SAMPLE = ROOT / "suites" / "omp" / "portability" / "omp-export.json"
 
 
 def _verdicts(doc) -> dict[str, str]:
@@ -77,7 +77,7 @@ def test_validate_names_an_omp_export_without_being_told(tmp_path, capsys):
     assert main(["validate", str(bad)]) == 1
 
 
-@pytest.mark.parametrize("source", [f for f in FORMATS if f != "omp"])
+@pytest.mark.parametrize("source", [f for f in formats() if f != "omp"])
 def test_memconform_validate_passes_every_omp_output_of_the_fixtures(source, tmp_path, capsys):
     written = 0
     for path in sample_files(source):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats
 from memconform.portability.ledger_truth import judge_ledger, records
 from memconform.portability.matrix import sample_files
 from memconform.portability.translate import load, translate
@@ -15,12 +15,12 @@ from memconform.portability.translate import load, translate
 def _translations(a: str):
     for path in sample_files(a):
         fmt, doc = load(path, a)
-        for b in FORMATS:
+        for b in formats():
             if b != a:
                 yield path.name, doc, b, translate(doc, fmt, b)
 
 
-@pytest.mark.parametrize("a", FORMATS)
+@pytest.mark.parametrize("a", formats())
 def test_every_ledger_line_of_every_fixture_is_true(a):
     checked, false, written = 0, [], 0
     for name, doc, b, tr in _translations(a):

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from memconform.cli.main import main
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats
 from memconform.portability.port import port
 from memconform.suites.emp.reference import ReferenceEmpApp
 
-PAIRS = [(a, b) for a in FORMATS for b in FORMATS if a != b]
+PAIRS = [(a, b) for a in formats() for b in formats() if a != b]
 
 
 @pytest.mark.parametrize(("a", "b"), PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from memconform.cli.main import main
 from memconform.core.profile import OPTIONS
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats
 from memconform.portability.ledger_truth import judge_ledger, records
 from memconform.portability.translate import load, read, translate
 from memconform.portability.validation import problems
@@ -28,7 +28,7 @@ def _fixture(fmt: str, name: str):
 def _all_targets(source: str, doc):
     """Every other format: written, valid, and every ledger line true."""
     out = {}
-    for target in FORMATS:
+    for target in formats():
         if target == source:
             continue
         tr = translate(doc, source, target)
@@ -169,7 +169,7 @@ def test_an_archive_over_the_memorizz_size_limit_is_refused_with_the_limit_named
 
 
 def test_a_hatch_block_cannot_rewrite_what_a_record_shows_and_what_it_restores_is_named():
-    doc = json.loads((ROOT / "harness" / "portability" / "samples" / "omp-export.json").read_text(encoding="utf-8"))
+    doc = json.loads((ROOT / "suites" / "omp" / "portability" / "omp-export.json").read_text(encoding="utf-8"))
     mem = doc["memories"][0]
     shown = mem["content"]
     mem["metadata"] = {"memconform_port": {"v": 1, "fields": {"text": "forged content", "tags": ["forged"],

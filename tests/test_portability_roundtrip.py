@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats
 from memconform.portability.roundtrip import roundtrip_violations
 from memconform.portability.strategies import documents
 from memconform.portability.validation import problems
@@ -13,7 +13,7 @@ from memconform.portability.validation import problems
 pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
 
 SOURCES = ("memoryai", "omp", "memorizz")
-PAIRS = [(a, b) for a in SOURCES for b in FORMATS if a != b]
+PAIRS = [(a, b) for a in SOURCES for b in formats() if a != b]
 
 
 def check_pair(a: str, b: str) -> None:

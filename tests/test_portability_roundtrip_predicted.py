@@ -7,21 +7,21 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats, portable
 from memconform.portability.ledger_truth import judge_ledger
 from memconform.portability.matrix import sample_files
 from memconform.portability.roundtrip import unpredicted
 from memconform.portability.strategies import edge_documents
-from memconform.portability.translate import WRITERS, load, translate
+from memconform.portability.translate import load, translate
 from memconform.portability.validation import problems
 
 
-@pytest.mark.parametrize("a", FORMATS)
+@pytest.mark.parametrize("a", formats())
 def test_every_fixture_round_trip_is_fully_predicted(a):
     trips, predicted, differences = 0, 0, []
     for path in sample_files(a):
         fmt, doc = load(path, a)
-        for b in FORMATS:
+        for b in formats():
             if b == a:
                 continue
             found, refused = unpredicted(doc, fmt, b)
@@ -35,7 +35,7 @@ def test_every_fixture_round_trip_is_fully_predicted(a):
 
 def _silently_rewriting_omp(doc, ledger):
     """A planted translator: writes every memory's content upper-cased while its ledger says `kept`."""
-    out = WRITERS["omp"](doc, ledger)
+    out = portable("omp").write(doc, ledger)
     for mem in out["memories"]:
         mem["content"] = mem["content"].upper()
     return out
@@ -43,7 +43,7 @@ def _silently_rewriting_omp(doc, ledger):
 
 def _silently_dropping_amps(doc, ledger):
     """A planted translator: drops every atom's x-provider extension fields while its ledger says `kept`."""
-    out = WRITERS["amps"](doc, ledger)
+    out = portable("amps").write(doc, ledger)
     for atom in out["atoms"]:
         provider = atom.get("x-provider") or {}
         atom["x-provider"] = {k: v for k, v in provider.items() if k == "memconform_port"}
@@ -69,7 +69,7 @@ def check_source(a: str) -> None:
     @given(edge_documents(a))
     def prop(doc):
         assume(not problems(a, doc))  # an edge the source format itself refuses is not a document of it
-        for b in FORMATS:
+        for b in formats():
             if b == a:
                 continue
             there = translate(doc, a, b)
@@ -80,7 +80,7 @@ def check_source(a: str) -> None:
     prop()
 
 
-@pytest.mark.parametrize("a", FORMATS)
+@pytest.mark.parametrize("a", formats())
 def test_round_trips_of_domain_edges_are_predicted_and_every_ledger_line_true(a):
     check_source(a)
 
@@ -91,11 +91,10 @@ def test_an_omp_memory_with_ten_metadata_keys_round_trips_predicted():
     import copy
     import json
 
-    from memconform.portability.matrix import SAMPLES
 
-    doc = json.loads((SAMPLES / "omp-export.json").read_text(encoding="utf-8"))
+    doc = json.loads(portable("omp").mapping.with_name("omp-export.json").read_text(encoding="utf-8"))
     doc = copy.deepcopy(doc)
     doc["memories"][0]["metadata"] = {f"k{i}": None for i in range(10)}
-    for b in FORMATS:
+    for b in formats():
         if b != "omp":
             assert unpredicted(doc, "omp", b) == ([], None), b

@@ -8,8 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from memconform.portability.canonical import FIELDS, FORMATS, TYPES
-from memconform.portability.tables import MAPPINGS, table, table_problems
+from memconform.portability.canonical import FIELDS, TYPES
+from memconform.portability.formats import formats, portable
+from memconform.portability.tables import table, table_problems
 
 SPECS = Path(__file__).resolve().parents[1] / "fixtures" / "specs"
 
@@ -27,15 +28,15 @@ def _sentences(value: object) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", formats())
 def test_table_is_valid_and_complete(fmt):
-    raw = json.loads((MAPPINGS / f"{fmt}.json").read_text(encoding="utf-8"))
+    raw = json.loads(portable(fmt).mapping.read_text(encoding="utf-8"))
     assert table_problems(fmt, raw) == []
     assert set(table(fmt).rows) == set(FIELDS)
 
 
 def test_a_table_missing_a_field_or_quoting_nothing_is_refused():
-    raw = json.loads((MAPPINGS / "omp.json").read_text(encoding="utf-8"))
+    raw = json.loads(portable("omp").mapping.read_text(encoding="utf-8"))
     raw["fields"] = [r for r in raw["fields"] if r["canonical"] != "dna"]
     raw["fields"][0]["sentences"] = []
     problems = table_problems("omp", raw)
@@ -44,9 +45,9 @@ def test_a_table_missing_a_field_or_quoting_nothing_is_refused():
     assert "no row for canonical field 'dna'" in table_problems("omp", raw)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", formats())
 def test_every_quoted_sentence_is_verbatim_in_the_spec(fmt):
-    raw = json.loads((MAPPINGS / f"{fmt}.json").read_text(encoding="utf-8"))
+    raw = json.loads(portable(fmt).mapping.read_text(encoding="utf-8"))
     spec = _flat((SPECS / raw["spec_file"]).read_text(encoding="utf-8"))
     quoted = _sentences(raw)
     assert len(quoted) > 20
@@ -60,7 +61,7 @@ def test_the_verbatim_check_can_fail():
     assert _flat("Max 10000 chars.") not in spec
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", formats())
 def test_crosswalk_names_a_native_type_for_every_canonical_type(fmt):
     t = table(fmt)
     for canonical in TYPES:
@@ -72,7 +73,7 @@ def test_crosswalk_names_a_native_type_for_every_canonical_type(fmt):
             assert native in ("fact", "preference", "relationship", "belief", "goal", "skill")
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", formats())
 def test_stated_ambiguities_are_the_non_injective_directions(fmt):
     """Every native value several canonical types fall onto is listed as ambiguous, with all of them."""
     t = table(fmt)

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from memconform.cli.main import main
-from memconform.portability.canonical import FORMATS
+from memconform.portability.formats import formats
 from memconform.portability.matrix import sample_files
 from memconform.portability.translate import dump, load, read, translate
 from memconform.portability.validation import problems
@@ -17,14 +17,14 @@ from memconform.suites.memoryai import format as mai
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGER_SCHEMA = json.loads((ROOT / "harness" / "schemas" / "ledger.schema.json").read_text(encoding="utf-8"))
-CASES = [(fmt, path) for fmt in FORMATS for path in sample_files(fmt)]
+CASES = [(fmt, path) for fmt in formats() for path in sample_files(fmt)]
 
 
 @pytest.mark.parametrize(("fmt", "path"), CASES, ids=[f"{f}/{p.name}" for f, p in CASES])
 def test_every_fixture_translates_into_every_other_format(fmt, path):
     source, doc = load(path)
     assert source == fmt
-    for target in FORMATS:
+    for target in formats():
         if target == fmt:
             continue
         tr = translate(doc, source, target)

@@ -1,7 +1,9 @@
 """`memconform translate`, `memconform portability` and `memconform port` (added to the parser by main.py).
 
 translate: exit 0 written, 1 refused (the ledger says why), 2 the file could not be read.
-portability: the 5 x 5 loss matrix (Markdown on stdout, --md / --html / --json files).
+portability: the loss matrix of every pair of formats (Markdown on stdout, --md / --html / --json files).
+The formats are those the installed suites declare (portability/formats.py): a format name is checked when the
+command runs, not by the parser, so the parser imports no suite.
 port: exit 0 when every loss was predicted by the ledger, 1 when one was not, 2 when a target failed.
 """
 
@@ -13,8 +15,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-
-from ..portability.canonical import FORMATS
 
 
 def _write(where: Any, text: str) -> None:
@@ -45,8 +45,12 @@ def _write_chunks(where: Any, pieces: Any) -> None:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
+    from ..portability.formats import portable
     from ..portability.translate import chunks, load, translate
 
+    for named in (args.to, args.source):  # an unknown format: one error line naming the known ones, exit 2
+        if named is not None:
+            portable(named)
     source, doc = load(Path(args.file), args.source)
     tr = translate(doc, source, args.to)
     if args.ledger:
@@ -84,10 +88,11 @@ def cmd_portability(args: argparse.Namespace) -> int:
         head = path.read_text(encoding="utf-8").split(BEGIN)[0] if path.exists() else ""
         _write(path, head + generated() + "\n")
     if args.live:
+        from ..portability.formats import formats
         from ..portability.port import port
         from ..portability.report import live_markdown
 
-        live = live_markdown({(a, b): port(f"reference:{a}", f"reference:{b}") for a in FORMATS for b in FORMATS if a != b})
+        live = live_markdown({(a, b): port(f"reference:{a}", f"reference:{b}") for a in formats() for b in formats() if a != b})
         md += "\n\n" + live
         if args.md:
             _write(args.md, md + "\n")
@@ -143,13 +148,13 @@ def _port_json(result: Any) -> dict[str, Any]:
 def add_portability_parsers(sub: Any) -> None:
     tr = sub.add_parser("translate", help="translate a document into another format, with a loss ledger")
     tr.add_argument("file")
-    tr.add_argument("--to", required=True, choices=FORMATS)
-    tr.add_argument("--from", dest="source", choices=FORMATS, help="the document's format (default: detected)")
+    tr.add_argument("--to", required=True, help="the format to write (an installed suite that declares portability)")
+    tr.add_argument("--from", dest="source", help="the document's format (default: detected)")
     tr.add_argument("--out", help="write the translation here (default: stdout, the ledger summary on stderr)")
     tr.add_argument("--ledger", help="write the loss ledger here as JSON (schemas/ledger.schema.json)")
     tr.set_defaults(func=cmd_translate)
 
-    mat = sub.add_parser("portability", help="the 5 x 5 loss matrix of the five formats (Markdown, HTML, JSON)")
+    mat = sub.add_parser("portability", help="the loss matrix of every pair of formats (Markdown, HTML, JSON)")
     mat.add_argument("--md", help="write the Markdown report here")
     mat.add_argument("--html", help="write the HTML report here")
     mat.add_argument("--json", help="write the matrix as JSON here")
@@ -160,8 +165,8 @@ def add_portability_parsers(sub: Any) -> None:
     port = sub.add_parser("port", help="export from one target, translate, import into another, and back")
     port.add_argument("--from", dest="source", required=True, help="target A, e.g. reference:memoryai or http://...")
     port.add_argument("--to", required=True, help="target B")
-    port.add_argument("--from-format", choices=FORMATS, help="A's format (default: from reference:NAME)")
-    port.add_argument("--to-format", choices=FORMATS, help="B's format (default: from reference:NAME)")
+    port.add_argument("--from-format", help="A's format (default: from reference:NAME)")
+    port.add_argument("--to-format", help="B's format (default: from reference:NAME)")
     port.add_argument("--seed", help="a document imported into A first (default: a reference fixture of A's format)")
     port.add_argument("--no-seed", action="store_true", help="port what A already holds")
     port.add_argument("--api-key", help="the API key of both targets (default: $MEMCONFORM_API_KEY)")

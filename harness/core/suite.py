@@ -102,6 +102,10 @@ class SuiteSpec:
     # `memconform validate`: top-level keys of the format's envelope; a document with two or more of
     # one suite's hints (and fewer of any other's) is named as that format even when `detect` says no
     hints: tuple[str, ...] = ()
+    # `memconform translate`, `portability` and `port`: a zero-argument factory of the format's Portable
+    # (harness/portability/formats.py: mapping table, translator, witness, samples, export and import); None:
+    # the suite takes no part in portability
+    portability: Callable[[], Any] | None = None
     # the spec as published: every check's sentence must be verbatim in it (None: not verified)
     spec_text: Path | None = None
     # the module whose import registers the checks and sets what they add to the SuiteSpec (a

@@ -1,4 +1,4 @@
-"""The canonical record: the union of what the five formats can say about one memory, and a document of them.
+"""The canonical record: the union of what the formats can say about one memory, and a document of them.
 
 Every translator reads its format into a `Document` and writes one out; the ledger compares what each
 canonical field became. Times are one spelling (UTC, milliseconds) so that two readings compare equal.
@@ -14,8 +14,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMATS = ("memoryai", "omp", "memorizz", "amps", "emp")
-
 # the per-record fields of the canonical record, in ledger order
 FIELDS = (
     "text", "id", "type", "created_at", "updated_at", "accessed_at", "valid_from", "valid_until",
@@ -26,8 +24,8 @@ FIELDS = (
 # document-level things (the ledger counts them per item)
 DOCUMENT_FIELDS = ("subject", "producer", "graph", "other_objects")
 
-# the canonical type vocabulary: every format's own names (MemoryAI's ten, AMPS's kinds, OMP's three,
-# EMP's suggested values, MemoRizz's 13 stores); any other string is a free type and passes as itself
+# the canonical type vocabulary: the type names of the formats this repository ships (each vocabulary's
+# names, from its spec); any other string is a free type and passes as itself
 TYPES = (
     "fact", "episodic", "goal", "error", "preference", "decision", "identity", "pitfall", "procedure", "life_event",
     "relationship", "belief", "skill", "semantic", "procedural", "event", "conversation", "note",
@@ -176,7 +174,7 @@ def writable(iso: str) -> str:
 def from_millis(ms: Any) -> str | None:
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or abs(ms) > 2**53:
         return None
-    try:  # a fraction of a millisecond is kept to the microsecond (EMP allows any non-negative number)
+    try:  # a fraction of a millisecond is kept to the microsecond (a format may allow any non-negative number)
         when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
     except OverflowError:
         return None
@@ -190,14 +188,9 @@ def to_millis(iso: str) -> int:
 
 def seconds_form(iso: str, keep_leap: bool = False) -> str:
     """A canonical instant as ISO 8601 UTC with a fraction only when it is not zero. A leap second stays :60
-    for a format whose checks accept RFC 3339's leap second (`keep_leap`: AMPS, OMP); elsewhere it is written
+    for a format whose checks accept RFC 3339's leap second (`keep_leap`); elsewhere it is written
     as the second after it (see `writable`)."""
     return (iso if keep_leap else writable(iso)).replace(".000Z", "Z")
-
-
-def native_id(fmt: str, key: str) -> str:
-    """A record's own id in its format, from the key a document names it by (MemoRizz: `<store>/<id>`)."""
-    return key.split("/", 1)[1] if fmt == "memorizz" and "/" in key else key
 
 
 def digest(*parts: Any) -> bytes:

@@ -4,7 +4,7 @@ for every directed pair, what is unavoidably lost and what must be invented, eac
 
 from __future__ import annotations
 
-from .canonical import FORMATS
+from .formats import formats
 from .matrix import Cell, matrix
 from .tables import table
 
@@ -49,10 +49,11 @@ def pair_section(a: str, b: str, cell: Cell) -> list[str]:
 def generated() -> str:
     cells = matrix()
     lines = [BEGIN, "", "## Every directed pair", "",
-             "Measured on the reference fixtures of the source format (OMP: the sample export in "
-             "`harness/portability/samples/`). Kept and carried fields are left out; the ledger of each translation lists them.", ""]
-    for a in FORMATS:
-        for b in FORMATS:
+             "Measured on the sample documents of the source format (its suite's document source: the valid reference "
+             "fixtures, or for OMP the sample export in `suites/omp/portability/`). Kept and carried fields are left out; "
+             "the ledger of each translation lists them.", ""]
+    for a in formats():
+        for b in formats():
             if a != b:
                 lines += pair_section(a, b, cells[(a, b)])
     return "\n".join(lines)

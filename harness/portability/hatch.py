@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .canonical import FIELDS, HATCH_KEY, Record, instant, jcopy, writable
+from .formats import portable
 
 TIMES = ("created_at", "updated_at", "accessed_at", "valid_from", "valid_until", "observed_at")
 
@@ -87,11 +88,13 @@ def consistent(name: str, shown: Any, value: Any, fmt: str, table: Any) -> bool:
         exact, seen = instant(value), instant(shown)
         if exact is None or seen is None:
             return seen is None
-        if exact < "1970" and fmt == "emp":
-            return seen.startswith("1970-01-01T00:00:00.000")
+        own = _own_answer(fmt, name, shown, value)
+        if own is not None:
+            return own
         return writable(exact)[:23] == writable(seen)[:23] or writable(exact)[:19] == seen[:19]
-    if name == "type" and fmt == "emp" and value == "tombstone":  # the EMP writer's one rewrite of a free type
-        return shown == "note"
+    own = _own_answer(fmt, name, shown, value)
+    if own is not None:  # a writer's own rewrite its format declares (a time it cannot hold, a type it reserves)
+        return own
     if name == "type" and table is not None and isinstance(value, str) and isinstance(shown, str):
         return not table.type_exact(value) or table.type_from_canonical(value) == table.type_from_canonical(shown)
     if name == "tags" and isinstance(shown, list) and isinstance(value, list):
@@ -102,3 +105,9 @@ def consistent(name: str, shown: Any, value: Any, fmt: str, table: Any) -> bool:
         return isinstance(inner, dict) and isinstance(seen_inner, dict) and all(
             inner.get(k) == v for k, v in seen_inner.items())
     return False
+
+
+def _own_answer(fmt: str, name: str, shown: Any, value: Any) -> bool | None:
+    """The format's own answer (its Portable's `consistent`), or None when it leaves the field to the rule."""
+    ask = portable(fmt).consistent if fmt else None
+    return ask(name, shown, value) if ask is not None else None

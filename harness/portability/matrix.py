@@ -1,5 +1,5 @@
-"""The 5 x 5 loss matrix: every directed pair, what the mapping tables say is lost, and what translating the
-reference fixtures (and the OMP sample export) actually lost, per field."""
+"""The loss matrix: every directed pair of formats, what the mapping tables say is lost, and what translating
+each format's sample documents (its Portable's `samples`) actually lost, per field."""
 
 from __future__ import annotations
 
@@ -8,20 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kit.fixtures_loader import fixture_root
-from .canonical import FIELDS, FORMATS
+from .canonical import FIELDS
+from .formats import formats, portable
 from .tables import table
 from .translate import load, translate
 
-FIXTURES = fixture_root()  # installed as memconform.fixtures, or the repository's folder
-SAMPLES = Path(__file__).parent / "samples"
-
 
 def sample_files(fmt: str) -> list[Path]:
-    """The documents a format's row of the matrix is measured on: its valid reference fixtures."""
-    if fmt == "omp":
-        return sorted(SAMPLES.glob("omp-*.json"))
-    return sorted((FIXTURES / fmt / "valid").glob("*.json"))
+    """The documents a format's row of the matrix is measured on: what its suite declares (its valid reference
+    fixtures, or sample exports beside its translator)."""
+    return portable(fmt).samples()
 
 
 def predicted_lost(a: str, b: str) -> list[str]:
@@ -67,7 +63,7 @@ def measure(a: str, b: str, files: list[Path] | None = None) -> Cell:
 
 
 def matrix() -> dict[tuple[str, str], Cell]:
-    return {(a, b): measure(a, b) for a in FORMATS for b in FORMATS if a != b}
+    return {(a, b): measure(a, b) for a in formats() for b in formats() if a != b}
 
 
 def as_json(cells: dict[tuple[str, str], Cell]) -> dict[str, Any]:

@@ -8,10 +8,11 @@ from typing import Any
 
 from memconform.core.results import HarnessError
 
-from .canonical import FIELDS, OUTSIDE, Record, instant, jcopy, native_id, offset_of, writable
+from .canonical import FIELDS, OUTSIDE, Record, instant, jcopy, offset_of, writable
+from .formats import formats, portable
 from .hatch import block
 from .ledger import Ledger
-from .tables import Table
+from .tables import Table, table
 
 
 class Refused(Exception):
@@ -99,21 +100,26 @@ class Placement:
             self.carry("type", f"{canonical} written as {written}")
         elif written == spelled:
             self.keep("type")
-        elif str(written).removeprefix("x_") == str(spelled).removeprefix("x_"):
-            self.respell("type", "MemoryAI's vendor prefix x_ for a type outside its ten")
+        elif (rule := _prefix_rule(str(written), str(spelled))) is not None:
+            self.respell("type", rule)
         else:
             self.respell("type", f"the type crosswalk: {spelled} written as {written}")
 
     def place_id(self, source: str, written: Any, native: str) -> None:
         """The record's id in the target: kept when it is the source's own id, respelled when it is that id
-        with its MemoRizz store, carried (with the ids in the block) when the target's id is another."""
-        own = native_id(source, self.record.key(source))
+        with the part a format names it by (its Portable's `respellings`: "id in key" of a source whose key holds
+        more than the id, "id as key" of a target that writes such a key), carried (with the ids in the block)
+        when the target's id is another."""
+        came_from = portable(source)
+        own = came_from.native_id(self.record.key(source))
+        into = portable(self.table.format).respellings.get("id as key")
         if str(written) == own and not self.record.ledger_key:
             self.keep("id")
         elif str(written) == self.record.key(source) and not self.record.ledger_key:
-            self.respell("id", "a MemoRizz id is unique within its store: written <store>/<id>")
-        elif str(written).rsplit("/", 1)[-1] == own.rsplit("/", 1)[-1] and source != "memorizz" and not self.record.ledger_key:
-            self.respell("id", "written as a MemoRizz id: the part before / is the store")
+            self.respell("id", came_from.respellings.get("id in key", "the key the source names the record by"))
+        elif (into is not None and str(written).rsplit("/", 1)[-1] == own.rsplit("/", 1)[-1]
+              and "id in key" not in came_from.respellings and not self.record.ledger_key):
+            self.respell("id", into)
         else:
             self.new_id(native)
 
@@ -165,6 +171,17 @@ class Placement:
         if not (self.carried or other_ids or self.invented_fields or self.ext_from):
             return None
         return block(self.carried, other_ids, self.invented_fields, {"ext_from": self.ext_from} if self.ext_from else None)
+
+
+def _prefix_rule(written: str, spelled: str) -> str | None:
+    """The wording of a vendor prefix (a mapping table's `vendor_prefix`, its Portable's "type prefix") that makes
+    `written` and `spelled` the same type name, or None."""
+    for fmt in formats():
+        prefix = table(fmt).raw["types"].get("vendor_prefix")
+        rule = portable(fmt).respellings.get("type prefix")
+        if prefix and rule and written.removeprefix(prefix) == spelled.removeprefix(prefix):
+            return rule
+    return None
 
 
 def _offset(delta: dt.timedelta | None) -> str:

@@ -7,8 +7,9 @@ import copy
 from typing import Any
 
 from .canonical import Document
+from .formats import portable
 from .ledger import Ledger
-from .translate import WRITERS, Writer
+from .translate import Writer
 
 
 def dna_dropped(target: str) -> Writer:
@@ -18,7 +19,7 @@ def dna_dropped(target: str) -> Writer:
         for r in doc.records:
             r.values.pop("dna", None)
             r.values.pop("protection", None)
-        return WRITERS[target](doc, ledger)
+        return portable(target).write(doc, ledger)
     return write
 
 
@@ -29,7 +30,7 @@ def sensitivity_rewritten(target: str) -> Writer:
         for r in doc.records:
             if r.get("sensitivity") is not None:
                 r.values["sensitivity"] = "public"
-        return WRITERS[target](doc, ledger)
+        return portable(target).write(doc, ledger)
     return write
 
 
@@ -42,7 +43,7 @@ def ids_collapsed(target: str) -> Writer:
             key = first.key(doc.source)
             for r in doc.records:
                 r.ids = {doc.source: key, **{k: v for k, v in first.ids.items() if k != doc.source}}
-        return WRITERS[target](doc, ledger)
+        return portable(target).write(doc, ledger)
     return write
 
 

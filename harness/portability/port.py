@@ -18,25 +18,15 @@ from memconform.core.results import HarnessError
 
 from .canonical import Document, Record
 from .endpoints import Endpoint, export, import_, open_endpoint
+from .formats import portable
 from .matrix import sample_files
 from .roundtrip import hop_violations, roundtrip_violations
 from .translate import Translation, Writer, read, translate
 
 KEPT = ("kept", "respelled", "carried")  # what must come back: a respelled value reads back as the same value
-# what a consumer may drop on import by its own spec, with the sentence that allows it: such a difference
-# is reported as a note, not a finding
-SANCTIONED: dict[str, dict[str, str]] = {
-    "memoryai": {
-        "embedding": "When the consumer's local `embedding_model` differs from the manifest's, the consumer SHOULD drop "
-                     "embeddings (use `null`) and re-embed lazily on next recall.",
-        "embedding_model": "When the consumer's local `embedding_model` differs from the manifest's, the consumer SHOULD "
-                           "drop embeddings (use `null`) and re-embed lazily on next recall.",
-    },
-    "memorizz": {"embedding": "Embeddings are excluded by default and discarded on standard import"},
-}
-# what a target may rewrite without it being a loss: the consumer assigns MemoryAI chunk ids (§3.8), and the
-# OMP/MemoRizz/AMPS/EMP readers compare records by their ids
-NOT_COMPARED = {"memoryai": {"id"}}
+# what a consumer may drop on import by its own spec (a Portable's `sanctioned`, with the sentence that allows it)
+# is reported as a note, not a finding; what it may rewrite (`not_compared`, e.g. ids a consumer assigns) is not
+# compared
 
 
 @dataclass
@@ -74,9 +64,9 @@ def format_of(spec: str, named: str | None) -> str:
 
 
 def match_key(fmt: str, r: Record) -> str:
-    """How two exports of one format name the same record: MemoryAI consumers assign their own ids and
-    skip by content_hash (§3.8), so MemoryAI records are matched by text; the others by id."""
-    return f"text:{r.get('text')}" if fmt == "memoryai" else r.key(fmt)
+    """How two exports of one format name the same record: by text where the format's consumers assign their
+    own ids (its Portable's `match_by_text`), else by id."""
+    return f"text:{r.get('text')}" if portable(fmt).match_by_text else r.key(fmt)
 
 
 def compare(fmt: str, given: Document, got: Document, where: str, fields: dict[str, set[str]] | None = None) -> list[Finding]:
@@ -92,7 +82,7 @@ def compare(fmt: str, given: Document, got: Document, where: str, fields: dict[s
             out.append(Finding(where, r.key(fmt), "(record)", "present", "missing"))
             continue
         names = fields.get(k, set()) if fields is not None else set(r.values)
-        for name in sorted(names - NOT_COMPARED.get(fmt, set())):
+        for name in sorted(names - portable(fmt).not_compared):
             if r.get(name) is not None and other.get(name) != r.get(name):
                 out.append(Finding(where, r.key(fmt), name, r.get(name), other.get(name)))
             elif name in r.shown and other.shown.get(name) != r.shown[name]:
@@ -110,15 +100,10 @@ def kept_fields(tr: Translation, fmt: str, doc: Document) -> dict[str, set[str]]
     return out
 
 
-# the richest reference fixture of each format: what A is seeded with when no --seed is given
-DEFAULT_SEEDS = {"memoryai": "full_bundle_all_sections.json", "amps": "linked-complete.json",
-                 "memorizz": "every-store.json", "emp": "spec-examples.json", "omp": "omp-export.json"}
-
-
 def seed_document(fmt: str, seed: Path | None) -> Any:
     from .translate import load
 
-    path = seed or next((p for p in sample_files(fmt) if p.name == DEFAULT_SEEDS.get(fmt)), None)
+    path = seed or next((p for p in sample_files(fmt) if p.name == portable(fmt).seed), None)
     if path is None:
         raise HarnessError(f"no seed document for {fmt}: give one with --seed")
     return load(path, fmt)[1]
@@ -181,7 +166,7 @@ def _run(a: Endpoint, b: Endpoint, a_fmt: str, b_fmt: str, seed: Path | None, se
 def _add(result: PortResult, findings: list[Finding], consumer: str) -> None:
     """Findings, except differences the consumer's spec allows (those become notes naming the sentence)."""
     for f in findings:
-        why = SANCTIONED.get(consumer, {}).get(f.field)
+        why = portable(consumer).sanctioned.get(f.field)
         if why:
             result.notes.append(f"{f.line()} (allowed to {consumer}: \"{why}\")")
         else:
@@ -195,9 +180,8 @@ def _document_of(fmt: str, exported: Any, keep: Document) -> Any:
     if len(full.records) == len(keep.records):
         return exported
     drop = {r.key(fmt) for r in full.records if match_key(fmt, r) not in wanted}
-    if fmt == "emp":
-        import json
-
-        return "".join(line + "\n" for line in exported.splitlines() if line.strip() and json.loads(line).get("id") not in drop)
+    narrow = portable(fmt).narrow
+    if narrow is not None:
+        return narrow(exported, drop)
     raise HarnessError(f"the {fmt} target holds {len(full.records) - len(keep.records)} records this port did not write; "
                        "port from an instance that holds only what it was given")

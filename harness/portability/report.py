@@ -1,16 +1,16 @@
-"""The portability report in Markdown and HTML: the 5 x 5 matrix of lost fields, then each pair's fields."""
+"""The portability report in Markdown and HTML: the matrix of lost fields between every pair of formats, then each pair's fields."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
-from .canonical import FORMATS
+from .formats import formats
 from .ledger import STATUSES
 from .matrix import Cell, predicted_lost
 
 LEGEND = ("Rows are the source format, columns the target. A cell lists the fields at least one record lost "
-          "translating the row's reference fixtures (the OMP row: the sample export), then how many native values "
+          "translating the row's sample documents (each format's document source), then how many native values "
           "were invented. Kept and carried fields are not listed; see each pair below.")
 
 
@@ -21,10 +21,11 @@ def _cell_text(c: Cell) -> str:
 
 
 def markdown(cells: dict[tuple[str, str], Cell]) -> str:
-    out = ["# Portability between the five formats", "", LEGEND, "",
-           "| from \\ to | " + " | ".join(FORMATS) + " |", "|---|" + "---|" * len(FORMATS)]
-    for a in FORMATS:
-        row = [("—" if a == b else _cell_text(cells[(a, b)])) for b in FORMATS]
+    names = formats()
+    out = ["# Portability between the formats", "", LEGEND, "",
+           "| from \\ to | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for a in names:
+        row = [("—" if a == b else _cell_text(cells[(a, b)])) for b in names]
         out.append(f"| **{a}** | " + " | ".join(row) + " |")
     out += ["", "## Each pair, field by field", ""]
     for (a, b), c in cells.items():
@@ -43,12 +44,13 @@ def markdown(cells: dict[tuple[str, str], Cell]) -> str:
 
 def html_page(cells: dict[tuple[str, str], Cell]) -> str:
     esc = html.escape
-    head = "".join(f"<th>{esc(b)}</th>" for b in FORMATS)
+    names = formats()
+    head = "".join(f"<th>{esc(b)}</th>" for b in names)
     rows = []
-    for a in FORMATS:
+    for a in names:
         tds = "".join("<td>—</td>" if a == b else
                       f"<td class='{'loss' if cells[(a, b)].lost() else 'ok'}'>{esc(_cell_text(cells[(a, b)]))}</td>"
-                      for b in FORMATS)
+                      for b in names)
         rows.append(f"<tr><th>{esc(a)}</th>{tds}</tr>")
     pairs = []
     for (a, b), c in cells.items():
@@ -62,7 +64,7 @@ def html_page(cells: dict[tuple[str, str], Cell]) -> str:
              ".scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}.loss{background:#fde8e8}.ok{background:#e8f8e8}")
     return ("<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'><title>memconform portability</title>"
-            f"<style>{style}</style></head><body><h1>Portability between the five formats</h1><p>{esc(LEGEND)}</p>"
+            f"<style>{style}</style></head><body><h1>Portability between the formats</h1><p>{esc(LEGEND)}</p>"
             f"<div class='scroll'><table><tr><th>from \\ to</th>{head}</tr>{''.join(rows)}</table></div>"
             "<h2>Each pair, field by field</h2>"
             f"{''.join(pairs)}</body></html>\n")
@@ -72,10 +74,10 @@ def live_markdown(results: dict[tuple[str, str], Any]) -> str:
     """`portability --live`: each directed port between the embedded references, predicted or not."""
     out = ["## Live ports between the embedded references", "",
            "Each cell: `memconform port --from reference:ROW --to reference:COLUMN` (A -> B -> A).", "",
-           "| from \\ to | " + " | ".join(FORMATS) + " |", "|---|" + "---|" * len(FORMATS)]
-    for a in FORMATS:
+           "| from \\ to | " + " | ".join(formats()) + " |", "|---|" + "---|" * len(formats())]
+    for a in formats():
         cells = []
-        for b in FORMATS:
+        for b in formats():
             r = results.get((a, b))
             if r is None:
                 cells.append("—")

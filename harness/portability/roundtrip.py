@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .canonical import NO_ID, Document, Record
+from .formats import portable
 from .translate import Translation, Writer, read, translate
 
 KEPT = ("kept", "respelled", "carried")  # a respelled value reads back as the same canonical value
@@ -122,7 +123,7 @@ def unpredicted(doc: Any, a: str, b: str, writers: dict[str, Writer] | None = No
     """A -> B -> A compared with A, record by record and field by field as the independent readers of
     ledger_truth.py see both documents (envelope included): (every difference neither ledger said would
     happen, why the round trip could not be made or None)."""
-    from .ledger_truth import ENVELOPE, NATIVE, _walk, alike, leaves, records, same
+    from .ledger_truth import alike, leaves, records, same, walk
 
     there = translate(doc, a, b, writers=writers)
     if there.output is None:
@@ -131,6 +132,7 @@ def unpredicted(doc: Any, a: str, b: str, writers: dict[str, Writer] | None = No
     if back.output is None:
         return [], f"{b} -> {a} refused: {back.refused}"
     src, final = records(a, doc), records(a, back.output)
+    witness = portable(a).witness
     out: list[str] = []
     reached: set[str] = set()
     for rid, seen in src.items():
@@ -161,7 +163,7 @@ def unpredicted(doc: Any, a: str, b: str, writers: dict[str, Writer] | None = No
             if name in carried_back and held is not None and (
                     alike(name, before, held) or name == "extensions" and before is not None and leaves(before) <= leaves(held)):
                 continue  # the way back said A's format holds it in the block, and the block holds it
-            native = NATIVE.get(a, {}).get(name, (name,))[-1]
+            native = witness.native.get(name, (name,))[-1]
             if before is None and (native in invented_natives or name in invented_natives):
                 continue
             out.append(f"{a}->{b}->{a} {rid!r}: {name} {before!r:.60} came back as {after!r:.60} "
@@ -169,10 +171,10 @@ def unpredicted(doc: Any, a: str, b: str, writers: dict[str, Writer] | None = No
     extra = sorted(set(final) - reached)
     if extra:
         out.append(f"{a}->{b}->{a}: records that were not in A: {extra[:5]}")
-    for name, path in ENVELOPE.get(a, {}).items():
+    for name, path in witness.envelope.items():
         if name == "subject":
             continue
-        before, after = _walk(doc, path), _walk(back.output, path)
+        before, after = walk(doc, path), walk(back.output, path)
         if before is not None and after is not None and same("created_at" if name == "exported_at" else name, before, after):
             continue
         if before is None and after is None:

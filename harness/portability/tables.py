@@ -1,4 +1,4 @@
-"""The mapping tables (mappings/<format>.json) read and checked against their schema, with the questions
+"""The mapping tables (each suite's portability/mapping.json, named by its Portable) read and checked against their schema, with the questions
 the translators ask of them: what becomes of a canonical field in a format, and how a type crosses."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from memconform.core.results import HarnessError
 
-from .canonical import FIELDS, FORMATS
+from .canonical import FIELDS
+from .formats import portable
 
-MAPPINGS = Path(__file__).parent / "mappings"
 SCHEMA = Path(__file__).parent.parent / "schemas" / "mapping.schema.json"
 
 
@@ -112,9 +112,7 @@ def table_problems(fmt: str, doc: Any) -> list[str]:
 
 @functools.cache
 def table(fmt: str) -> Table:
-    if fmt not in FORMATS:
-        raise HarnessError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    path = MAPPINGS / f"{fmt}.json"
+    path = portable(fmt).mapping
     doc = json.loads(path.read_text(encoding="utf-8"))
     problems = table_problems(fmt, doc)
     if problems:

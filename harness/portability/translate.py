@@ -13,18 +13,14 @@ from typing import Any
 
 from memconform.core.results import HarnessError
 
-from . import fmt_amps, fmt_emp, fmt_memorizz, fmt_memoryai, fmt_omp
-from .canonical import FORMATS, HATCH_KEY, Document
+from .canonical import HATCH_KEY, Document
+from .formats import formats, portable
 from .ledger import Ledger
 from .placement import Refused
 from .validation import judge
 
 Reader = Callable[[Any], Document]
 Writer = Callable[[Document, Ledger], Any]
-READERS: dict[str, Reader] = {"memoryai": fmt_memoryai.read, "omp": fmt_omp.read, "memorizz": fmt_memorizz.read,
-                              "amps": fmt_amps.read, "emp": fmt_emp.read}
-WRITERS: dict[str, Writer] = {"memoryai": fmt_memoryai.write, "omp": fmt_omp.write, "memorizz": fmt_memorizz.write,
-                              "amps": fmt_amps.write, "emp": fmt_emp.write}
 
 
 @dataclass
@@ -32,7 +28,7 @@ class Translation:
     source: str
     target: str
     canonical: Document  # what was read
-    output: Any  # the written document (EMP: the file's text); None when refused
+    output: Any  # the written document (a text format: the file's text); None when refused
     ledger: Ledger
 
     @property
@@ -41,9 +37,7 @@ class Translation:
 
 
 def read(fmt: str, doc: Any) -> Document:
-    if fmt not in READERS:
-        raise HarnessError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    return READERS[fmt](doc)
+    return portable(fmt).read(doc)
 
 
 def translate(doc: Any, source: str, target: str, validate: bool = True,
@@ -57,9 +51,7 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
     canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
     prepare(canonical, ledger)
-    writer = (writers or {}).get(target) or WRITERS.get(target)
-    if writer is None:
-        raise HarnessError(f"unknown format {target!r}; formats: {', '.join(FORMATS)}")
+    writer = (writers or {}).get(target) or portable(target).write
     try:
         # writers read the records and never change them (no copy of 100k records); planted.py copies first
         output = writer(canonical, ledger)
@@ -80,20 +72,17 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
 
 
 def over_limit(fmt: str, output: Any) -> str | None:
-    """Why the output breaks its format's own size limit (MemoRizz: the archive's bytes, 50 MiB by default), or
-    None: such an output is refused with the limit named, never written as if valid."""
-    if fmt != "memorizz":
+    """Why the output breaks its format's own size limit (its Portable's `size_limit`: the limit's name and
+    bytes), or None: such an output is refused with the limit named, never written as if valid."""
+    size_limit = portable(fmt).size_limit
+    if size_limit is None:
         return None
-    from memconform.core.profile import OPTIONS
-    from memconform.suites.memorizz import format as mz
-
-    limit_name = OPTIONS["memorizz"]["max_bytes"].default
-    limit = mz.SIZES.get(limit_name, 50 * mz.MIB)
+    limit_name, limit = size_limit()
     size = sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output))
     if size <= limit:
         return None
-    return (f"the memorizz archive would be {size} bytes, over the archive size limit of {limit_name} "
-            f"({limit} bytes, the memorizz suite's max_bytes): translate fewer records")
+    return (f"the {fmt} document would be {size} bytes, over the size limit of {limit_name} "
+            f"({limit} bytes, the {fmt} suite's limit): translate fewer records")
 
 
 def prepare(doc: Document, ledger: Ledger) -> None:
@@ -160,40 +149,39 @@ def scrub(value: Any) -> tuple[Any, int]:
 
 
 def detect(doc: Any) -> str | None:
-    """The format of a parsed document (EMP: the file's text), by the suites' own detectors."""
-    from memconform.suites.amps import format as amps
-    from memconform.suites.emp import format as emp
-    from memconform.suites.memorizz import format as memorizz
-    from memconform.suites.memoryai import format as memoryai
-
-    if isinstance(doc, dict) and isinstance(doc.get("memories"), list) and "omp_version" in doc:
-        return "omp"
-    for name, detector in (("memoryai", memoryai.detect), ("memorizz", memorizz.detect), ("amps", amps.detect)):
-        if detector(doc):
+    """The format of a parsed document (a text format: the file's text), by the formats' own detectors; the
+    text formats are asked last (one line of JSON Lines parses as an object another format might claim)."""
+    for name in sorted(formats(), key=lambda f: portable(f).text):
+        if portable(name).detect(doc):
             return name
-    return "emp" if isinstance(doc, (str, dict)) and emp.detect(doc) else None
+    return None
+
+
+def _text(fmt: str | None) -> bool:
+    return fmt is not None and portable(fmt).text
 
 
 def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
-    """(format, document) of a file: JSON, or JSON Lines for EMP; a fixture case file gives its document."""
+    """(format, document) of a file: JSON, or the text of a text format (JSON Lines); a fixture case file gives
+    its document."""
     from memconform.run.validate import MAX_DOCUMENT_BYTES, NotWellFormed, parse_json, read_all
 
     raw = read_all(path, MAX_DOCUMENT_BYTES)
     try:
         doc: Any = parse_json(raw)
-    except NotWellFormed as exc:  # JSON Lines (EMP) is not one JSON text; any other format must be
-        if fmt not in (None, "emp"):
+    except NotWellFormed as exc:  # JSON Lines is not one JSON text; a format that is not text must be
+        if fmt is not None and not _text(fmt):
             raise HarnessError(f"{path}: not a {fmt} document: {exc}") from None
         doc = raw.decode("utf-8", "replace")
-        if fmt is None and detect(doc) != "emp":
-            raise HarnessError(f"{path}: not JSON, and not JSON Lines of EMP: {exc}") from None
+        if fmt is None and not _text(detect(doc)):
+            raise HarnessError(f"{path}: not JSON, and not a text format's document: {exc}") from None
     if isinstance(doc, dict) and "document" in doc and "verdict" in doc:  # a fixture case
         doc = doc["document"]
-    if isinstance(doc, dict) and fmt in (None, "emp") and detect(doc) == "emp":
+    if isinstance(doc, dict) and (fmt is None or _text(fmt)) and _text(detect(doc)):
         doc = raw.decode("utf-8")
     found = fmt or detect(doc)
     if found is None:
-        raise HarnessError(f"{path}: no format recognises this document (formats: {', '.join(FORMATS)}); name one with --from")
+        raise HarnessError(f"{path}: no format recognises this document (formats: {', '.join(formats())}); name one with --from")
     return found, doc
 
 
@@ -204,7 +192,7 @@ def dump(fmt: str, output: Any) -> str:
 
 def chunks(fmt: str, output: Any) -> Any:
     """The output's text in pieces, so a large one is written (or measured) without one string of it all."""
-    if fmt == "emp":
+    if portable(fmt).text:
         yield output
         return
     yield from json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False).iterencode(output)

@@ -1,6 +1,6 @@
 """A translation's output judged by memconform's own checks before it is written: the suite's document
-checks, as `memconform validate` runs them (OMP: suites/omp/checks/export_document.py, the export envelope
-and the §2.1 memory rules over every memory), and for OMP also that an embedding is number[]."""
+checks, as `memconform validate` runs them, and what the format's Portable adds as `output_problems` (a rule
+its document checks leave to the API, such as an embedding's element type)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 from memconform.core.profile import Profile
 from memconform.core.results import Outcome
+
+from .formats import portable
 
 
 def problems(fmt: str, doc: Any) -> list[str]:
@@ -20,7 +22,8 @@ def judge(fmt: str, doc: Any) -> tuple[list[str], list[str]]:
     """(blocking problems, warnings): a failed SHOULD check is a warning the ledger repeats, as `run` does."""
     from memconform.run.document_run import validate_document
 
-    blocking: list[str] = omp_embedding_problems(doc) if fmt == "omp" else []
+    extra = portable(fmt).output_problems
+    blocking: list[str] = extra(doc) if extra is not None else []
     warnings: list[str] = []
     for result in validate_document(doc, fmt, Profile.named("ci")):
         if result.outcome not in (Outcome.FAILED, Outcome.ERRORED):
@@ -30,11 +33,3 @@ def judge(fmt: str, doc: Any) -> tuple[list[str], list[str]]:
         (blocking if result.outcome is Outcome.ERRORED or result.deciding else warnings).append(line)
     return blocking, warnings
 
-
-def omp_embedding_problems(doc: Any) -> list[str]:
-    """An embedding a translation writes into an OMP memory is number[] (§2.1 `embedding?: number[]`)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
-        return []
-    return [f"$.memories[{i}].embedding is not number[]" for i, mem in enumerate(doc["memories"])
-            if isinstance(mem, dict) and isinstance(mem.get("embedding"), list)
-            and not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in mem["embedding"])]

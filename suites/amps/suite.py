@@ -48,6 +48,7 @@ SUITE = SuiteSpec(
     document_source=Later("memconform.suites.amps.client:seed_and_export"),
     detect=amps.detect,
     reference=Later("memconform.suites.amps.reference:ReferenceAmpsStore"),
+    portability=Later("memconform.suites.amps.portability.declared:portable"),
     mutants=Later("memconform.suites.amps.mutants"), probe=_probe,
     run_notes=history_counts.with_counts(),
     hints=("subject", "atoms", "artifacts", "export_version"),

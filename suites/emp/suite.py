@@ -56,6 +56,7 @@ SUITE = SuiteSpec(
             Level("writer", "Writer", clause=WRITER_CLAUSE)],
     detect=emp.detect, parse=_parse, stream=emp.LineStream,
     reference=Later("memconform.suites.emp.reference:ReferenceEmpApp"),
+    portability=Later("memconform.suites.emp.portability.declared:portable"),
     mutants=Later("memconform.suites.emp.mutants"), probe=_probe,
     run_notes=history_counts.with_counts(),
     hints=("v", "id", "ts", "src", "content"),

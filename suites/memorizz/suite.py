@@ -50,6 +50,7 @@ SUITE = SuiteSpec(
             Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
     document_source=Later("memconform.suites.memorizz.client:exported_graph"), detect=mz.detect, stream=mz.open_file,
     reference=Later("memconform.suites.memorizz.reference:ReferenceArchiveStore"),
+    portability=Later("memconform.suites.memorizz.portability.declared:portable"),
     mutants=Later("memconform.suites.memorizz.mutants"), probe=_probe,
     run_notes=history_counts.with_counts(),
     hints=("taxonomy", "stores", "integrity"),

@@ -62,6 +62,7 @@ SUITE = SuiteSpec(
     detect=mai.detect,
     routes=mai.ROUTES,
     reference=Later("memconform.suites.memoryai.reference.brain:ReferenceBrain"),
+    portability=Later("memconform.suites.memoryai.portability.declared:portable"),
     mutants=Later("memconform.suites.memoryai.mutants"),
     serve=Later("memconform.suites.memoryai.reference.http_app:serve_reference"), probe=_probe,
     run_notes=history_counts.with_counts(),

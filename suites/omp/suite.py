@@ -131,6 +131,7 @@ SUITE = SuiteSpec(
     run_notes=history_counts.with_counts(_run_notes),
     preflight=preflight,
     reference=Later("memconform.suites.omp.reference.serve:reference_target"),
+    portability=Later("memconform.suites.omp.portability.declared:portable"),
     mutants=Later("memconform.suites.omp.mutants"),
     serve=Later("memconform.suites.omp.reference.serve:serve_reference"), probe=_probe,
     # `memconform validate export.json`: a GET /v1/export body (checks/export_document.py)

@@ -7,9 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from memconform.suites.amps import format as amps
-
-from .canonical import (
+from memconform.portability.canonical import (
     HATCH_KEY,
     NO_ID,
     OUTSIDE,
@@ -22,10 +20,17 @@ from .canonical import (
     offset_of,
     seconds_form,
 )
-from .hatch import apply, split
-from .ledger import Ledger
-from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
-from .tables import table
+from memconform.portability.hatch import apply, split
+from memconform.portability.ledger import Ledger
+from memconform.portability.placement import (
+    Placement,
+    note_document,
+    note_envelope,
+    place_export_time,
+    place_producer,
+)
+from memconform.portability.tables import table
+from memconform.suites.amps import format as amps
 
 FORMAT = "amps"
 ENVELOPE = ("export_version", "exported_at", "source_provider", "subject", "atoms", "artifacts")

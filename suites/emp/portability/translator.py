@@ -7,9 +7,7 @@ import json
 import uuid
 from typing import Any
 
-from memconform.suites.emp import format as emp
-
-from .canonical import (
+from memconform.portability.canonical import (
     HATCH_KEY,
     OUTSIDE,
     Document,
@@ -21,10 +19,17 @@ from .canonical import (
     now_canonical,
     to_millis,
 )
-from .hatch import apply, split
-from .ledger import Ledger
-from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
-from .tables import table
+from memconform.portability.hatch import apply, split
+from memconform.portability.ledger import Ledger
+from memconform.portability.placement import (
+    Placement,
+    note_document,
+    note_envelope,
+    place_export_time,
+    place_producer,
+)
+from memconform.portability.tables import table
+from memconform.suites.emp import format as emp
 
 FORMAT = "emp"
 PORT_SRC = "org.memconform.port"

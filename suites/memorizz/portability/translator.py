@@ -5,13 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.portability.canonical import (
+    HATCH_KEY,
+    Document,
+    Record,
+    digest,
+    instant,
+    jcopy,
+    now_canonical,
+)
+from memconform.portability.hatch import apply, split
+from memconform.portability.ledger import Ledger
+from memconform.portability.placement import (
+    Placement,
+    Refused,
+    note_document,
+    note_envelope,
+    place_export_time,
+    place_producer,
+)
+from memconform.portability.tables import table
 from memconform.suites.memorizz import format as mz
-
-from .canonical import HATCH_KEY, Document, Record, digest, instant, jcopy, now_canonical
-from .hatch import apply, split
-from .ledger import Ledger
-from .placement import Placement, Refused, note_document, note_envelope, place_export_time, place_producer
-from .tables import table
 
 FORMAT = "memorizz"
 # manifest members a translation reads or recomputes (counts, record_count and the version describe the archive

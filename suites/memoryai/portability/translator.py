@@ -7,9 +7,7 @@ import struct
 from collections import Counter
 from typing import Any
 
-from memconform.suites.memoryai import format as mai
-
-from .canonical import (
+from memconform.portability.canonical import (
     HATCH_KEY,
     NO_ID,
     OUTSIDE,
@@ -20,10 +18,17 @@ from .canonical import (
     now_canonical,
     seconds_form,
 )
-from .hatch import apply, split
-from .ledger import Ledger
-from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
-from .tables import table
+from memconform.portability.hatch import apply, split
+from memconform.portability.ledger import Ledger
+from memconform.portability.placement import (
+    Placement,
+    note_document,
+    note_envelope,
+    place_export_time,
+    place_producer,
+)
+from memconform.portability.tables import table
+from memconform.suites.memoryai import format as mai
 
 FORMAT = "memoryai"
 PROTECTION = ("zone", "importance", "is_pinned", "decay_score", "tier")

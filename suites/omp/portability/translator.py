@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suites.omp import format as omp
-
-from .canonical import (
+from memconform.portability.canonical import (
     HATCH_KEY,
     OUTSIDE,
     Document,
@@ -17,10 +15,18 @@ from .canonical import (
     now_canonical,
     seconds_form,
 )
-from .hatch import apply, split
-from .ledger import Ledger
-from .placement import Placement, note_document, note_envelope, place_export_time, place_producer
-from .tables import table
+from memconform.portability.hatch import apply, split
+from memconform.portability.ledger import Ledger
+from memconform.portability.placement import (
+    Placement,
+    note_document,
+    note_envelope,
+    place_export_time,
+    place_producer,
+)
+from memconform.portability.tables import table
+from memconform.suites.omp import format as omp
+
 from .textlimits import fits, pieces
 
 FORMAT = "omp"

@@ -1,0 +1,51 @@
+"""MemoRizz's part in portability (harness/portability/formats.py): its mapping table, translator and witness,
+its sample documents, its archive size limit, and its export and import by the suite's operation names
+(`export`, `import_archive` in restore mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memconform.kit.fixtures_loader import fixture_root
+from memconform.portability.endpoints import Endpoint, refused
+from memconform.portability.formats import Portable
+from memconform.suites.memorizz import format as mz
+
+from . import strategies, translator, witness
+
+
+def samples() -> list[Path]:
+    return sorted((fixture_root() / "memorizz" / "valid").glob("*.json"))
+
+
+def export(end: Endpoint) -> Any:
+    return end.ctx.target.call("export", {}).accepted_json(dict, "memorizz export")
+
+
+def import_(end: Endpoint, doc: Any) -> None:
+    refused(end, end.ctx.target.call("import_archive", {"archive": doc, "mode": "restore", "conflict": "error"}))
+
+
+def size_limit() -> tuple[str, int]:
+    """The archive size limit: the suite's max_bytes option as declared (50 MiB by default)."""
+    from memconform.core.profile import OPTIONS
+
+    name = OPTIONS["memorizz"]["max_bytes"].default
+    return name, mz.SIZES.get(name, 50 * mz.MIB)
+
+
+def native_id(key: str) -> str:
+    """A record's id from the key an archive names it by: `<store>/<id>` (an id is unique within its store)."""
+    return key.split("/", 1)[1] if "/" in key else key
+
+
+def portable() -> Portable:
+    return Portable(
+        name="memorizz", mapping=Path(__file__).with_name("mapping.json"), read=translator.read,
+        write=translator.write, detect=mz.detect, samples=samples, seed="every-store.json", export=export,
+        import_=import_, witness=witness.WITNESS, documents=strategies.documents, edge=strategies.edge, order=3,
+        native_id=native_id, size_limit=size_limit,
+        sanctioned={"embedding": "Embeddings are excluded by default and discarded on standard import"},
+        respellings={"id in key": "a MemoRizz id is unique within its store: written <store>/<id>",
+                     "id as key": "written as a MemoRizz id: the part before / is the store"})

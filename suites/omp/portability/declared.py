@@ -1,0 +1,50 @@
+"""OMP's part in portability (harness/portability/formats.py): its mapping table, translator and witness, its
+sample export, and its export and import through the suite's client (GET /v1/export, POST /v1/import)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memconform.portability.endpoints import Endpoint, refused
+from memconform.portability.formats import Portable
+
+from . import strategies, translator, witness
+
+
+def detect(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("memories"), list) and "omp_version" in doc
+
+
+def samples() -> list[Path]:
+    """The OMP row of the loss matrix: the sample exports beside this file (OMP has no document fixtures)."""
+    return sorted(Path(__file__).parent.glob("omp-*.json"))
+
+
+def export(end: Endpoint) -> Any:
+    from memconform.suites.omp import client
+
+    return client.export(end.ctx, record=False).accepted_json(dict, "omp export")
+
+
+def import_(end: Endpoint, doc: Any) -> None:
+    from memconform.suites.omp import client
+
+    refused(end, client.import_(end.ctx, doc))
+
+
+def embedding_problems(doc: Any) -> list[str]:
+    """An embedding a translation writes into an OMP memory is number[] (§2.1 `embedding?: number[]`)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
+        return []
+    return [f"$.memories[{i}].embedding is not number[]" for i, mem in enumerate(doc["memories"])
+            if isinstance(mem, dict) and isinstance(mem.get("embedding"), list)
+            and not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in mem["embedding"])]
+
+
+def portable() -> Portable:
+    return Portable(
+        name="omp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
+        detect=detect, samples=samples, seed="omp-export.json", export=export, import_=import_,
+        witness=witness.WITNESS, documents=strategies.documents, edge=strategies.edge, order=2,
+        output_problems=embedding_problems)
