@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.profile import Profile
@@ -12,26 +11,12 @@ from memconform.core.runner import Context  # the port builds and owns its own c
 from memconform.core.suite import get_suite
 from memconform.targets import open_target
 
-from .formats import portable
-
-
-@dataclass
-class Endpoint:
-    """One live implementation of one format: its target, and what the format's operations keep between calls
-    (`held`: the subjects given, a file prepared, ...)."""
-
-    fmt: str
-    spec: str
-    ctx: Context
-    held: dict[str, Any] = field(default_factory=dict)
-
-    def close(self) -> None:
-        self.ctx.target.close()
+from .formats import Endpoint, portable
 
 
 def open_endpoint(spec: str, fmt: str, api_key: str | None = None, profile: Profile | None = None) -> Endpoint:
-    """One target, opened as `run` opens it: its routes, the profile's limits and options (an OMP credentials
-    file: --option omp.credentials=FILE), and the API key it is called with."""
+    """One target, opened as `run` opens it: its routes, the profile's limits and options (a suite's credentials
+    file, say: --option SUITE.credentials=FILE), and the API key it is called with."""
     declared = portable(fmt)
     suite = get_suite(fmt)
     profile = profile or Profile.named("ci")

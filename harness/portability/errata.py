@@ -49,9 +49,9 @@ def pair_section(a: str, b: str, cell: Cell) -> list[str]:
 def generated() -> str:
     cells = matrix()
     lines = [BEGIN, "", "## Every directed pair", "",
-             "Measured on the sample documents of the source format (its suite's document source: the valid reference "
-             "fixtures, or for OMP the sample export in `suites/omp/portability/`). Kept and carried fields are left out; "
-             "the ledger of each translation lists them.", ""]
+             "Measured on the sample documents of the source format (the document source its suite declares: its valid "
+             "reference fixtures, or sample exports beside its translator in `suites/<spec>/portability/`). Kept and "
+             "carried fields are left out; the ledger of each translation lists them.", ""]
     for a in formats():
         for b in formats():
             if a != b:

@@ -14,15 +14,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memconform.core.results import HarnessError
+from memconform.core.runner import Context
 from memconform.core.suite import all_suites, get_suite
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
     from .canonical import Document
-    from .endpoints import Endpoint
     from .ledger import Ledger
-    from .ledger_truth import Witness
+    from .witness import Witness
+
+
+@dataclass
+class Endpoint:
+    """One live implementation of one format (endpoints.py opens it): its target, and what the format's
+    operations keep between calls (`held`: the subjects given, a file prepared, ...)."""
+
+    fmt: str
+    spec: str
+    ctx: Context
+    held: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        self.ctx.target.close()
 
 
 def _same(key: str) -> str:

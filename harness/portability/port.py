@@ -17,8 +17,8 @@ from memconform.core.profile import Profile
 from memconform.core.results import HarnessError
 
 from .canonical import Document, Record
-from .endpoints import Endpoint, export, import_, open_endpoint
-from .formats import portable
+from .endpoints import export, import_, open_endpoint
+from .formats import Endpoint, portable
 from .matrix import sample_files
 from .roundtrip import hop_violations, roundtrip_violations
 from .translate import Translation, Writer, read, translate

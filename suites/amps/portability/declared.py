@@ -9,8 +9,8 @@ from typing import Any
 
 from memconform.core.results import TargetError
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.portability.endpoints import Endpoint, refused
-from memconform.portability.formats import Portable
+from memconform.portability.endpoints import refused
+from memconform.portability.formats import Endpoint, Portable
 from memconform.suites.amps import format as amps
 
 from . import strategies, translator, witness

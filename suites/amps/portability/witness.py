@@ -1,11 +1,11 @@
 """A reader of AMPS exports apart from the translator (it must not import it): what a reader of the format sees
-in a document, against which every ledger line is judged (harness/portability/ledger_truth.py)."""
+in a document, against which every ledger line is judged (harness/portability/ledger_truth.py, with the helpers of witness.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from memconform.portability.ledger_truth import Named, Seen, Witness, outside, seen
+from memconform.portability.witness import Named, Seen, Witness, outside, seen
 
 # canonical name -> native path (a tuple walks objects)
 NATIVE = {"text": ("text",), "type": ("kind",), "created_at": ("created_at",), "valid_from": ("valid_from",),

@@ -12,8 +12,7 @@ from typing import Any
 
 from memconform.core.results import TargetError
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.portability.endpoints import Endpoint
-from memconform.portability.formats import Portable
+from memconform.portability.formats import Endpoint, Portable
 from memconform.suites.emp import format as emp
 
 from . import strategies, translator, witness

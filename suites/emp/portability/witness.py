@@ -1,12 +1,12 @@
 """A reader of EMP memory.jsonl files apart from the translator (it must not import it): what a reader of the
-format sees in a document, against which every ledger line is judged (harness/portability/ledger_truth.py)."""
+format sees in a document, against which every ledger line is judged (harness/portability/ledger_truth.py, with the helpers of witness.py)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from memconform.portability.ledger_truth import Seen, Witness, outside, seen
+from memconform.portability.witness import Seen, Witness, outside, seen
 
 # canonical name -> native path (a tuple walks objects)
 NATIVE = {"text": ("content",), "type": ("type",), "origin_tool": ("src",), "tags": ("tags",), "embedding": ("emb",)}

@@ -1,11 +1,11 @@
 """A reader of MemoRizz archives apart from the translator (it must not import it): what a reader of the format
-sees in a document, against which every ledger line is judged (harness/portability/ledger_truth.py)."""
+sees in a document, against which every ledger line is judged (harness/portability/ledger_truth.py, with the helpers of witness.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from memconform.portability.ledger_truth import HATCH, Named, Seen, Witness, seen, split_hatch
+from memconform.portability.witness import HATCH, Named, Seen, Witness, seen, split_hatch
 
 # canonical name -> native path (a tuple walks objects)
 NATIVE = {"text": ("data", "content"), "namespace": ("data", "memory_id"), "origin_user": ("data", "user_id"),

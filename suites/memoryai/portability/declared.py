@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.portability.endpoints import Endpoint, refused
-from memconform.portability.formats import Portable
+from memconform.portability.endpoints import refused
+from memconform.portability.formats import Endpoint, Portable
 from memconform.suites.memoryai import format as mai
 
 from . import strategies, translator, witness

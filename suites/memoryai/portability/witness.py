@@ -1,5 +1,5 @@
 """A reader of MemoryAI bundles apart from the translator (it must not import it): what a reader of the format
-sees in a document, against which every ledger line is judged (harness/portability/ledger_truth.py)."""
+sees in a document, against which every ledger line is judged (harness/portability/ledger_truth.py, with the helpers of witness.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import base64
 import struct
 from typing import Any
 
-from memconform.portability.ledger_truth import Named, Seen, Witness, outside, seen, walk
+from memconform.portability.witness import Named, Seen, Witness, outside, seen, walk
 
 # canonical name -> native path (a tuple walks objects)
 NATIVE = {"text": ("content",), "type": ("memory_type",), "created_at": ("created_at",),

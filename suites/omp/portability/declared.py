@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memconform.portability.endpoints import Endpoint, refused
-from memconform.portability.formats import Portable
+from memconform.portability.endpoints import refused
+from memconform.portability.formats import Endpoint, Portable
 
 from . import strategies, translator, witness
 
