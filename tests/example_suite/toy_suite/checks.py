@@ -5,27 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
-from memconform.core.suite import Level, SuiteSpec
+from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.targets.base import Target
 
 SPEC = "Toy Counter Spec v1"
-
-
-def _reference() -> Any:
-    from .reference import ToyCounter
-
-    return ToyCounter()
-
-
-def _mutants() -> ModuleType:
-    from . import reference
-
-    return reference
 
 
 def _probe(target: Target) -> bool:
@@ -46,7 +33,8 @@ SUITE = SuiteSpec(
     levels=[Level("document", "Document"), Level("implementation", "Implementation")],
     document_source=_document,
     detect=lambda doc: isinstance(doc, dict) and doc.get("toy") == "counter",
-    reference=_reference, mutants=_mutants, probe=_probe,
+    reference=Later("toy_suite.reference:ToyCounter"), mutants=Later("toy_suite.reference"), probe=_probe,
+    portability=Later("toy_suite.portability:portable"),  # translate, the loss matrix and port
     requirements=Path(__file__).with_name("requirements.json"),
     spec_text=Path(__file__).with_name("SPEC.md"),  # every check's sentence must be verbatim in it
 )

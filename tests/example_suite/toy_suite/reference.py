@@ -10,9 +10,25 @@ from memconform.targets.base import Rejected
 class ToyCounter:
     def __init__(self) -> None:
         self.count = 0
+        self.notes: list[dict[str, Any]] = []
 
     def get(self, body: Any = None) -> dict[str, Any]:
-        return {"toy": "counter", "count": self.count}
+        return {"toy": "counter", "count": self.count, **({"notes": [dict(n) for n in self.notes]} if self.notes else {})}
+
+    def load(self, body: Any = None) -> dict[str, Any]:
+        """Make a counter document the current one; one that breaks SPEC.md is refused and changes nothing."""
+        notes = body.get("notes", []) if isinstance(body, dict) else None
+        count = body.get("count") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or body.get("toy") != "counter" or not isinstance(count, int) \
+                or isinstance(count, bool) or count < 0 or not isinstance(notes, list):
+            raise Rejected({"error": "not a counter document"})
+        ids = [n.get("id") for n in notes if isinstance(n, dict)]
+        if len(ids) != len(notes) or len(set(ids)) != len(ids) or not all(
+                isinstance(n["id"], str) and isinstance(n.get("text"), str) and isinstance(n.get("meta", {}), dict)
+                for n in notes):
+            raise Rejected({"error": "each note needs a unique string id, a string text and an object meta"})
+        self.count, self.notes = count, [dict(n) for n in notes]
+        return self.get()
 
     def add(self, body: Any = None) -> dict[str, Any]:
         n = (body or {}).get("n")
