@@ -61,3 +61,13 @@ def test_the_matrix_order_is_the_declared_order():
 def test_an_unknown_format_is_a_harness_error_naming_the_known_ones():
     with pytest.raises(HarnessError, match="unknown format 'nope'; formats: memoryai, omp"):
         portable("nope")
+
+
+def test_a_declaration_that_is_not_the_suites_portable_is_refused():
+    from memconform.portability.formats import _checked
+
+    assert _checked("omp", portable("omp")) is portable("omp")  # the control: the suite's own declaration
+    with pytest.raises(HarnessError, match="suite amps: SuiteSpec.portability must return a Portable named 'amps'"):
+        _checked("amps", portable("omp"))
+    with pytest.raises(HarnessError, match="must return a Portable"):
+        _checked("amps", {"mapping": "x.json"})
