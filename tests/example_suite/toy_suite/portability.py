@@ -50,7 +50,8 @@ def read(doc: Any) -> Document:
 
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     t = table(FORMAT)
-    notes, used = [], set()
+    notes: list[dict[str, Any]] = []
+    used: set[str] = set()
     for r in doc.records:
         rid = r.name(doc.source)
         if r.get("deleted"):
