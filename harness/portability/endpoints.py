@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.core.profile import Profile
-from memconform.core.results import TargetError
 from memconform.core.runner import Context  # the port builds and owns its own contexts
 from memconform.core.suite import get_suite
 from memconform.targets import open_target
@@ -43,9 +42,3 @@ def import_(end: Endpoint, doc: Any) -> None:
     """Give the target a document of its format; a refusal is the target's answer, raised as TargetError."""
     portable(end.fmt).import_(end, doc)
 
-
-def refused(end: Endpoint, reply: Any, what: str = "import") -> None:
-    """Raise TargetError when `reply` refuses: the format's operations call this after each call that must succeed."""
-    if not reply.ok:
-        status = getattr(reply, "status", None)
-        raise TargetError(f"{end.fmt} {what} was refused{f' ({status})' if status else ''}: {reply.raw[:300]!r}")

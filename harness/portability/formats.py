@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memconform.core.results import HarnessError
-from memconform.core.runner import Context
+from memconform.core.results import HarnessError, TargetError
 from memconform.core.suite import all_suites, get_suite
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # only annotations: translating a file imports no runner, hypothesis or ledger types here
     from hypothesis.strategies import SearchStrategy
+    from memconform.core.runner import Context
 
     from .canonical import Document
     from .ledger import Ledger
@@ -57,8 +57,10 @@ class Portable:
     export: Callable[[Endpoint], Any]  # the target's export, by the suite's own operation names
     import_: Callable[[Endpoint, Any], None]  # give the target a document; a refusal raises TargetError
     witness: Witness  # a reader of the format apart from the translator: judges every ledger line
-    documents: Callable[[], SearchStrategy[Any]] | None = None  # valid documents for the round-trip properties
-    edge: Callable[[Any, str], Any] | None = None  # a document with one edge of the domain put in (strategies.EDGES)
+    # valid documents for the round-trip properties, and a document with one edge of the domain put in
+    # (strategies.EDGES); named with core.suite.Later so that translating imports no hypothesis
+    documents: Callable[[], SearchStrategy[Any]] | None = None
+    edge: Callable[[Any, str], Any] | None = None
     prepare: Callable[[Endpoint], None] | None = None  # what an endpoint needs before its first operation
     narrow: Callable[[Any, set[str]], Any] | None = None  # an export without the records of these ids (None: cannot)
     text: bool = False  # the document is text (JSON Lines), not one JSON value
@@ -72,6 +74,13 @@ class Portable:
     # a format's own answer to "could a writer have written `value` as `shown`?" for a field (None: ask the rule)
     consistent: Callable[[str, Any, Any], bool | None] | None = None
     respellings: Mapping[str, str] = field(default_factory=dict)  # id/type respelling rule -> its ledger wording
+
+
+def refused(end: Endpoint, reply: Any, what: str = "import") -> None:
+    """Raise TargetError when `reply` refuses: a format's operations call this after each call that must succeed."""
+    if not reply.ok:
+        status = getattr(reply, "status", None)
+        raise TargetError(f"{end.fmt} {what} was refused{f' ({status})' if status else ''}: {reply.raw[:300]!r}")
 
 
 @functools.cache

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from memconform.core.results import TargetError
+from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.portability.endpoints import refused
-from memconform.portability.formats import Endpoint, Portable
+from memconform.portability.formats import Endpoint, Portable, refused
 from memconform.suites.amps import format as amps
 
-from . import strategies, translator, witness
+from . import translator, witness
+
+STRATEGIES = "memconform.suites.amps.portability.strategies"  # imported when a property asks: hypothesis
 
 
 def samples() -> list[Path]:
@@ -37,4 +39,4 @@ def portable() -> Portable:
     return Portable(
         name="amps", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=amps.detect, samples=samples, seed="linked-complete.json", export=export, import_=import_,
-        witness=witness.WITNESS, documents=strategies.documents, edge=strategies.edge, order=4)
+        witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=4)

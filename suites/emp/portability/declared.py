@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from memconform.core.results import TargetError
+from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.portability.formats import Endpoint, Portable
 from memconform.suites.emp import format as emp
 
-from . import strategies, translator, witness
+from . import translator, witness
+
+STRATEGIES = "memconform.suites.emp.portability.strategies"  # imported when a property asks: hypothesis
 
 
 def detect(doc: Any) -> bool:
@@ -71,5 +74,5 @@ def portable() -> Portable:
     return Portable(
         name="emp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="spec-examples.json", export=export, import_=import_,
-        witness=witness.WITNESS, documents=strategies.documents, edge=strategies.edge, prepare=prepare,
+        witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), prepare=prepare,
         narrow=narrow, text=True, order=5, consistent=consistent)

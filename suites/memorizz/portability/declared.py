@@ -7,12 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.portability.endpoints import refused
-from memconform.portability.formats import Endpoint, Portable
+from memconform.portability.formats import Endpoint, Portable, refused
 from memconform.suites.memorizz import format as mz
 
-from . import strategies, translator, witness
+from . import translator, witness
+
+STRATEGIES = "memconform.suites.memorizz.portability.strategies"  # imported when a property asks: hypothesis
 
 
 def samples() -> list[Path]:
@@ -44,7 +46,7 @@ def portable() -> Portable:
     return Portable(
         name="memorizz", mapping=Path(__file__).with_name("mapping.json"), read=translator.read,
         write=translator.write, detect=mz.detect, samples=samples, seed="every-store.json", export=export,
-        import_=import_, witness=witness.WITNESS, documents=strategies.documents, edge=strategies.edge, order=3,
+        import_=import_, witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=3,
         native_id=native_id, size_limit=size_limit,
         sanctioned={"embedding": "Embeddings are excluded by default and discarded on standard import"},
         respellings={"id in key": "a MemoRizz id is unique within its store: written <store>/<id>",

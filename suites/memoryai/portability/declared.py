@@ -6,16 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.portability.endpoints import refused
-from memconform.portability.formats import Endpoint, Portable
+from memconform.portability.formats import Endpoint, Portable, refused
 from memconform.suites.memoryai import format as mai
 
-from . import strategies, translator, witness
+from . import translator, witness
 
 # §3.8: a consumer whose model differs drops embeddings, which is no loss of the translation's
 DROP_EMBEDDINGS = ("When the consumer's local `embedding_model` differs from the manifest's, the consumer SHOULD drop "
                    "embeddings (use `null`) and re-embed lazily on next recall.")
+
+
+STRATEGIES = "memconform.suites.memoryai.portability.strategies"  # imported when a property asks: hypothesis
 
 
 def samples() -> list[Path]:
@@ -34,8 +37,8 @@ def portable() -> Portable:
     return Portable(
         name="memoryai", mapping=Path(__file__).with_name("mapping.json"), read=translator.read,
         write=translator.write, detect=mai.detect, samples=samples, seed="full_bundle_all_sections.json",
-        export=export, import_=import_, witness=witness.WITNESS, documents=strategies.documents,
-        edge=strategies.edge, order=1,
+        export=export, import_=import_, witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"),
+        edge=Later(f"{STRATEGIES}:edge"), order=1,
         # consumers assign their own chunk ids and skip by content_hash (§3.8): records are matched by text
         match_by_text=True, not_compared=frozenset({"id"}),
         sanctioned={"embedding": DROP_EMBEDDINGS, "embedding_model": DROP_EMBEDDINGS},

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memconform.portability.endpoints import refused
-from memconform.portability.formats import Endpoint, Portable
+from memconform.core.suite import Later
+from memconform.portability.formats import Endpoint, Portable, refused
 
-from . import strategies, translator, witness
+from . import translator, witness
+
+STRATEGIES = "memconform.suites.omp.portability.strategies"  # imported when a property asks: hypothesis
 
 
 def detect(doc: Any) -> bool:
@@ -46,5 +48,5 @@ def portable() -> Portable:
     return Portable(
         name="omp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="omp-export.json", export=export, import_=import_,
-        witness=witness.WITNESS, documents=strategies.documents, edge=strategies.edge, order=2,
+        witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=2,
         output_problems=embedding_problems)

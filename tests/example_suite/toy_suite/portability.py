@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memconform.portability.canonical import HATCH_KEY, NO_ID, Document, Record, digest, jcopy
-from memconform.portability.endpoints import refused
-from memconform.portability.formats import Endpoint, Portable
+from memconform.portability.formats import Endpoint, Portable, refused
 from memconform.portability.hatch import apply, split
 from memconform.portability.ledger import Ledger
 from memconform.portability.placement import (
