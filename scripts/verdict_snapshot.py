@@ -10,7 +10,7 @@ before, one after, and compare them:
 The matrix is {suite: {row: {check id: outcome}}}, a row being "reference" or a mutant's name;
 timings and messages are left out, so only verdicts are compared. Each row runs in its own
 process (two at a time), with the `ci` profile (its fixed seed). `--suite` limits it to some
-suites. Exit 0 when nothing differs (or nothing was compared), 1 when a verdict changed.
+suites, `--check` some checks (the rows are still every mutant). Exit 0 when nothing differs (or nothing was compared), 1 when a verdict changed.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def rows(suites: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def verdicts(suite: str, row: str) -> dict[str, str]:
+def verdicts(suite: str, row: str, checks: list[str] | None = None) -> dict[str, str]:
     from memconform.core.profile import Profile
     from memconform.core.suite import get_suite
     from memconform.run.session import execute_run
@@ -55,25 +55,25 @@ def verdicts(suite: str, row: str) -> dict[str, str]:
         else:
             target = table.target(row)
     try:
-        outcome = execute_run([suite], target, Profile.named("ci"), report_dir=None)
+        outcome = execute_run([suite], target, Profile.named("ci"), report_dir=None, check_ids=checks)
     finally:
         if stop is not None:
             stop()
     return {r.check_id: r.outcome.value for r in outcome.results}
 
 
-def _job(args: tuple[str, str]) -> tuple[str, str, dict[str, str]]:
-    suite, row = args
+def _job(args: tuple[str, str, list[str]]) -> tuple[str, str, dict[str, str]]:
+    suite, row, checks = args
     try:
-        return suite, row, verdicts(suite, row)
+        return suite, row, verdicts(suite, row, [c for c in checks if c.startswith(suite + ".")] or None)
     except Exception as exc:  # a row that cannot run is itself a result to compare
         return suite, row, {"<run>": f"raised {type(exc).__name__}"}
 
 
-def snapshot(suites: list[str], workers: int) -> dict[str, dict[str, dict[str, str]]]:
+def snapshot(suites: list[str], workers: int, checks: list[str]) -> dict[str, dict[str, dict[str, str]]]:
     matrix: dict[str, dict[str, dict[str, str]]] = {}
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1) as pool:
-        for suite, row, found in pool.map(_job, rows(suites)):
+        for suite, row, found in pool.map(_job, [(suite, row, checks) for suite, row in rows(suites)]):
             matrix.setdefault(suite, {})[row] = dict(sorted(found.items()))
             print(f"{suite}:{row} {sum(v == 'failed' for v in found.values())} failed", file=sys.stderr)
     return matrix
@@ -99,9 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--compare", type=Path, help="an earlier snapshot to compare with")
     parser.add_argument("--suite", action="append", default=[])
+    parser.add_argument("--check", action="append", default=[], help="only this check (repeatable; its suite's rows)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    matrix = snapshot(args.suite, args.workers)
+    suites = args.suite or sorted({c.split(".")[0] for c in args.check})
+    matrix = snapshot(suites, args.workers, args.check)
     args.out.write_text(json.dumps(matrix, indent=1, sort_keys=True) + "\n")
     total = sum(len(r) for s in matrix.values() for r in s.values())
     print(f"{sum(len(s) for s in matrix.values())} rows, {total} verdicts -> {args.out}")

@@ -16,11 +16,13 @@ The check turns a `Diverged` into its own Failure (its words, its reading).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from . import history_counts, sequence
 from .results import Failure, Inconclusive, TargetError
 from .sequence_files import failure_detail
+
+M = TypeVar("M")
 
 
 class Divergence(AssertionError):
@@ -60,6 +62,13 @@ def budget(ctx: Any, derandomized: tuple[int, int], otherwise: tuple[int, int]) 
     base = ctx.profile.hypothesis_settings()
     examples, steps = derandomized if ctx.profile.derandomize else otherwise
     return settings(base, max_examples=min(base.max_examples, examples), stateful_step_count=steps)
+
+
+def for_run(machine: type[M], ctx: Any, **facts: Any) -> type[M]:
+    """A suite's module-level machine bound to one run: its `ctx` and what the check learnt before the
+    sequences (an operation offered or not, the keys, the readings) become class attributes of a subclass,
+    so the machine closes over nothing and one class serves every run."""
+    return type(machine.__name__, (machine,), {"ctx": ctx, **facts, "__qualname__": machine.__qualname__})
 
 
 def run_sequences(ctx: Any, machine: type, config: Any, models: list[Any]) -> Diverged | None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
@@ -112,99 +114,100 @@ def open_classes() -> list[tuple[str, str, str, Any]]:
 
 
 
-def machine(ctx: CheckContext, readings: oracle.Readings) -> type:
-    from hypothesis import strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+SENSITIVITIES = st.sampled_from(amps.SENSITIVITIES)
+OPEN_PICKS = st.deferred(lambda: st.sampled_from(open_classes()))  # the domain table is read on first draw
 
-    sensitivities = st.sampled_from(amps.SENSITIVITIES)
-    open_picks = open_classes()
 
-    class AmpsSubject(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.subject_id = ctx.unique("subject-model")
-            self.model = Model(self.subject_id, readings)
-            ctx.state(AmpsRun).models.append(self.model)
-            sequence.begin(ctx)
+class AmpsSubject(RuleBasedStateMachine):
+    """One subject's exports imported and artifacts deleted; bound to a run by `model_based.for_run`."""
 
-        def step(self, text: str) -> None:
-            self.model.steps.append(text)
-            compare(ctx, self.model)
+    ctx: ClassVar[CheckContext]
+    readings: ClassVar[oracle.Readings]  # the import semantics seen (A12) and the options' readings
 
-        def built(self, data: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-            arts = [make_artifact(ctx, "m", [], private=data.draw(st.booleans(), label="private"))
-                    for _ in range(data.draw(st.integers(1, 2), label="artifacts"))]
-            atoms = []
-            for _ in range(data.draw(st.integers(1, 3), label="atoms")):
-                derivation = data.draw(st.sampled_from(amps.DERIVATIONS), label="derivation")
-                cites = data.draw(st.lists(st.sampled_from(arts), min_size=derivation != "stated", max_size=2,
-                                           unique_by=lambda a: a["artifact_id"]), label="cites")
-                atom = make_atom(ctx, "m", derivation, [a["artifact_id"] for a in cites],
-                                 sensitivity=data.draw(sensitivities, label="sensitivity"))
-                for a in cites:
-                    a["atom_ids"].append(atom["atom_id"])
-                atoms.append(atom)
-            return atoms, arts
+    def __init__(self) -> None:
+        super().__init__()
+        self.subject_id = self.ctx.unique("subject-model")
+        self.model = Model(self.subject_id, self.readings)
+        self.ctx.state(AmpsRun).models.append(self.model)
+        sequence.begin(self.ctx)
 
-        def imported(self, atoms: list[dict[str, Any]], arts: list[dict[str, Any]]) -> None:
-            doc = make_export(self.subject_id, atoms, arts)
-            outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
-            reply = import_export(ctx, doc)
-            take(ctx, self.model, outcomes, reply.ok, "a conformant export")
-            self.model.acknowledged += len(atoms) + len(arts)
-            self.step(f"import {len(atoms)} atoms, {len(arts)} artifacts")
+    def step(self, text: str) -> None:
+        self.model.steps.append(text)
+        compare(self.ctx, self.model)
 
-        # every sequence opens with two imports of one sourced atom each, so what a second import does to
-        # the first one's atoms and artifacts is seen whatever the random steps after it draw
-        @initialize()
-        def two_imports(self) -> None:
-            for label in ("first", "second"):
-                art = make_artifact(ctx, f"m-{label}", [], private=label == "second")
-                atom = make_atom(ctx, f"m-{label}", "observed", [art["artifact_id"]])
-                art["atom_ids"] = [atom["atom_id"]]
-                self.imported([atom], [art])
+    def built(self, data: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        arts = [make_artifact(self.ctx, "m", [], private=data.draw(st.booleans(), label="private"))
+                for _ in range(data.draw(st.integers(1, 2), label="artifacts"))]
+        atoms = []
+        for _ in range(data.draw(st.integers(1, 3), label="atoms")):
+            derivation = data.draw(st.sampled_from(amps.DERIVATIONS), label="derivation")
+            cites = data.draw(st.lists(st.sampled_from(arts), min_size=derivation != "stated", max_size=2,
+                                       unique_by=lambda a: a["artifact_id"]), label="cites")
+            atom = make_atom(self.ctx, "m", derivation, [a["artifact_id"] for a in cites],
+                             sensitivity=data.draw(SENSITIVITIES, label="sensitivity"))
+            for a in cites:
+                a["atom_ids"].append(atom["atom_id"])
+            atoms.append(atom)
+        return atoms, arts
 
-        @rule(data=st.data())
-        def import_valid(self, data: Any) -> None:
-            self.imported(*self.built(data))
+    def imported(self, atoms: list[dict[str, Any]], arts: list[dict[str, Any]]) -> None:
+        doc = make_export(self.subject_id, atoms, arts)
+        outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
+        reply = import_export(self.ctx, doc)
+        take(self.ctx, self.model, outcomes, reply.ok, "a conformant export")
+        self.model.acknowledged += len(atoms) + len(arts)
+        self.step(f"import {len(atoms)} atoms, {len(arts)} artifacts")
 
-        @rule(data=st.data(), broken=st.sampled_from(["confidence", "kind", "unzoned", "no-subject-id"]))
-        def import_refused(self, data: Any, broken: str) -> None:
-            atoms, arts = self.built(data)
-            doc = make_export(self.subject_id, atoms, arts)
-            if broken == "confidence":
-                atoms[0]["confidence"] = 2
-            elif broken == "kind":
-                atoms[0]["kind"] = "rumour"
-            elif broken == "unzoned":
-                arts[0]["captured_at"] = "2026-01-01T00:00:00"
-            else:
-                del doc["subject"]["subject_id"]
-            outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
-            take(ctx, self.model, outcomes, import_export(ctx, doc).ok, f"an export with a broken {broken}")
-            self.step(f"import refused ({broken})")
+    # every sequence opens with two imports of one sourced atom each, so what a second import does to
+    # the first one's atoms and artifacts is seen whatever the random steps after it draw
+    @initialize()
+    def two_imports(self) -> None:
+        for label in ("first", "second"):
+            art = make_artifact(self.ctx, f"m-{label}", [], private=label == "second")
+            atom = make_atom(self.ctx, f"m-{label}", "observed", [art["artifact_id"]])
+            art["atom_ids"] = [atom["atom_id"]]
+            self.imported([atom], [art])
 
-        # a value of a class the domain table marks open (errata A57) in the first atom, artifact or the
-        # subject: accepted or refused, and the sequence goes on from the state the answer fits
-        @rule(data=st.data(), picked=st.sampled_from(open_picks))
-        def import_open(self, data: Any, picked: tuple[str, str, str, Any]) -> None:
-            key, place, name, value = picked
-            doc = with_value(make_export(self.subject_id, *self.built(data)), place, name, value)
-            outcomes = oracle.import_answers(self.model.state, doc, self.model.readings, "A57")
-            take(ctx, self.model, outcomes, import_export(ctx, doc).ok, f"an export with {key}")
-            self.step(f"import with {key}")
+    @rule(data=st.data())
+    def import_valid(self, data: Any) -> None:
+        self.imported(*self.built(data))
 
-        @precondition(lambda self: bool(self.model.held.artifacts))
-        @rule(data=st.data())
-        def delete(self, data: Any) -> None:
-            artifact_id = data.draw(st.sampled_from(sorted(self.model.held.artifacts)), label="artifact")
-            delete_artifact(ctx, self.subject_id, artifact_id)
-            take(ctx, self.model, oracle.delete_answers(self.model.state, self.subject_id, artifact_id), True, "delete_artifact")
-            self.model.deleted.add(artifact_id)
-            self.model.acknowledged += 1
-            self.step(f"delete artifact {artifact_id}")
+    @rule(data=st.data(), broken=st.sampled_from(["confidence", "kind", "unzoned", "no-subject-id"]))
+    def import_refused(self, data: Any, broken: str) -> None:
+        atoms, arts = self.built(data)
+        doc = make_export(self.subject_id, atoms, arts)
+        if broken == "confidence":
+            atoms[0]["confidence"] = 2
+        elif broken == "kind":
+            atoms[0]["kind"] = "rumour"
+        elif broken == "unzoned":
+            arts[0]["captured_at"] = "2026-01-01T00:00:00"
+        else:
+            del doc["subject"]["subject_id"]
+        outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
+        take(self.ctx, self.model, outcomes, import_export(self.ctx, doc).ok, f"an export with a broken {broken}")
+        self.step(f"import refused ({broken})")
 
-    return AmpsSubject
+    # a value of a class the domain table marks open (errata A57) in the first atom, artifact or the
+    # subject: accepted or refused, and the sequence goes on from the state the answer fits
+    @rule(data=st.data(), picked=OPEN_PICKS)
+    def import_open(self, data: Any, picked: tuple[str, str, str, Any]) -> None:
+        key, place, name, value = picked
+        doc = with_value(make_export(self.subject_id, *self.built(data)), place, name, value)
+        outcomes = oracle.import_answers(self.model.state, doc, self.model.readings, "A57")
+        take(self.ctx, self.model, outcomes, import_export(self.ctx, doc).ok, f"an export with {key}")
+        self.step(f"import with {key}")
+
+    @precondition(lambda self: bool(self.model.held.artifacts))
+    @rule(data=st.data())
+    def delete(self, data: Any) -> None:
+        artifact_id = data.draw(st.sampled_from(sorted(self.model.held.artifacts)), label="artifact")
+        delete_artifact(self.ctx, self.subject_id, artifact_id)
+        take(self.ctx, self.model, oracle.delete_answers(self.model.state, self.subject_id, artifact_id), True, "delete_artifact")
+        self.model.deleted.add(artifact_id)
+        self.model.acknowledged += 1
+        self.step(f"delete artifact {artifact_id}")
+
 
 
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
@@ -216,7 +219,8 @@ def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     seen = import_semantics(ctx)
     readings = oracle.Readings.from_options(ctx.option)
     readings = oracle.Readings(seen, readings.unsourced_inferred, readings.unsourced_after_delete)
-    diverged = model_based.run_sequences(ctx, machine(ctx, readings), model_based.budget(ctx, (4, 6), (25, 15)),
+    diverged = model_based.run_sequences(ctx, model_based.for_run(AmpsSubject, ctx, readings=readings),
+                                         model_based.budget(ctx, (4, 6), (25, 15)),
                                          ctx.state(AmpsRun).models)
     if diverged is not None:
         yield diverged.failure("the subject left the model", "the export the spec and the import semantics (A12) describe",

@@ -17,8 +17,10 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError, Unsupported
@@ -155,101 +157,101 @@ def compare(ctx: CheckContext, path: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "emp.view", want, problem))
 
 
-def machine(ctx: CheckContext, offers_update: bool) -> type:
-    from hypothesis import strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+class EmpFile(RuleBasedStateMachine):
+    """One memory.jsonl written by the target and by other apps; bound to a run by `model_based.for_run`."""
 
-    class EmpFile(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            sequence.begin(ctx)
-            self.path = new_file(ctx)
-            sequence.harness_step(ctx, "emp.new_file", {"path": self.path}, "a fresh memory.jsonl", done=True)
-            self.model = Model()
-            ctx.state(EmpRun).models.append(self.model)
+    ctx: ClassVar[CheckContext]
+    offers_update: ClassVar[bool]  # else the target's updates are other apps' updates
 
-        def step(self, text: str) -> None:
-            self.model.steps.append(text)
+    def __init__(self) -> None:
+        super().__init__()
+        sequence.begin(self.ctx)
+        self.path = new_file(self.ctx)
+        sequence.harness_step(self.ctx, "emp.new_file", {"path": self.path}, "a fresh memory.jsonl", done=True)
+        self.model = Model()
+        self.ctx.state(EmpRun).models.append(self.model)
 
-        @initialize()
-        def both_apps_start(self) -> None:  # every sequence starts with one entry of each app in the file
-            self.target_appends(0)
-            self.other_app_appends(0)
+    def step(self, text: str) -> None:
+        self.model.steps.append(text)
 
-        # one rule choosing among the operations: hypothesis's simplest choice (the first) is the one
-        # most likely to expose a writer's own state, a delete by the target
-        @rule(op=st.sampled_from(["target_deletes", "other_app_appends", "target_updates", "target_appends",
-                                  "other_app_updates"]), pick=st.integers(0, 63))
-        def act(self, op: str, pick: int) -> None:
-            if op in ("target_deletes", "target_updates", "other_app_updates") and not self.model.live:
-                op = "target_appends"
-            if op == "target_updates" and not offers_update:
-                op = "other_app_updates"
-            getattr(self, op)(pick)
+    @initialize()
+    def both_apps_start(self) -> None:  # every sequence starts with one entry of each app in the file
+        self.target_appends(0)
+        self.other_app_appends(0)
 
-        def chosen(self, pick: int) -> str:
-            ids = list(self.model.live)
-            return ids[pick % len(ids)]
+    # one rule choosing among the operations: hypothesis's simplest choice (the first) is the one
+    # most likely to expose a writer's own state, a delete by the target
+    @rule(op=st.sampled_from(["target_deletes", "other_app_appends", "target_updates", "target_appends",
+                              "other_app_updates"]), pick=st.integers(0, 63))
+    def act(self, op: str, pick: int) -> None:
+        if op in ("target_deletes", "target_updates", "other_app_updates") and not self.model.live:
+            op = "target_appends"
+        if op == "target_updates" and not self.offers_update:
+            op = "other_app_updates"
+        getattr(self, op)(pick)
 
-        def target_appends(self, pick: int) -> None:
-            e = entry(ctx, "t")
-            reply = call(ctx, "append", {"path": self.path, "entry": e})
-            if not reply.ok:
-                raise TargetError(f"append was refused: {reply.raw[:200]!r}")
-            self.model.write(written_id(ctx, reply, e), e["content"], "target")
-            self.model.acknowledged += 1
-            self.step("the target appends an entry")
+    def chosen(self, pick: int) -> str:
+        ids = list(self.model.live)
+        return ids[pick % len(ids)]
 
-        def target_updates(self, pick: int) -> None:
-            i, content = self.chosen(pick), ctx.unique("t-upd")
-            reply = call(ctx, "update", {"path": self.path, "id": i, "entry": {"content": content}})
-            if not reply.ok:
-                raise TargetError(f"update was refused: {reply.raw[:200]!r}")
-            self.model.write(i, content, "target")
-            self.model.acknowledged += 1
-            self.step(f"the target updates {i}")
+    def target_appends(self, pick: int) -> None:
+        e = entry(self.ctx, "t")
+        reply = call(self.ctx, "append", {"path": self.path, "entry": e})
+        if not reply.ok:
+            raise TargetError(f"append was refused: {reply.raw[:200]!r}")
+        self.model.write(written_id(self.ctx, reply, e), e["content"], "target")
+        self.model.acknowledged += 1
+        self.step("the target appends an entry")
 
-        def target_deletes(self, pick: int) -> None:
-            i = self.chosen(pick)
-            reply = call(ctx, "delete", {"path": self.path, "id": i})
-            if not reply.ok:
-                raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
-            self.model.delete(i, "target")
-            self.model.deleted.add(i)
-            self.model.acknowledged += 1
-            self.model.foreign = [(j, raw) for j, raw in self.model.foreign if j != i]
-            self.step(f"the target deletes {i}")
+    def target_updates(self, pick: int) -> None:
+        i, content = self.chosen(pick), self.ctx.unique("t-upd")
+        reply = call(self.ctx, "update", {"path": self.path, "id": i, "entry": {"content": content}})
+        if not reply.ok:
+            raise TargetError(f"update was refused: {reply.raw[:200]!r}")
+        self.model.write(i, content, "target")
+        self.model.acknowledged += 1
+        self.step(f"the target updates {i}")
 
-        def other_app_appends(self, pick: int) -> None:
-            e = entry(ctx, "o", ts=now_ms(self.path))
-            self.write_foreign(e)
-            self.model.write(e["id"], e["content"], OTHER)
-            self.step("another app appends an entry")
+    def target_deletes(self, pick: int) -> None:
+        i = self.chosen(pick)
+        reply = call(self.ctx, "delete", {"path": self.path, "id": i})
+        if not reply.ok:
+            raise TargetError(f"delete was refused: {reply.raw[:200]!r}")
+        self.model.delete(i, "target")
+        self.model.deleted.add(i)
+        self.model.acknowledged += 1
+        self.model.foreign = [(j, raw) for j, raw in self.model.foreign if j != i]
+        self.step(f"the target deletes {i}")
 
-        def other_app_updates(self, pick: int) -> None:
-            i = self.chosen(pick)
-            e = dict(entry(ctx, "o-upd", ts=now_ms(self.path)), id=i)
-            self.write_foreign(e)
-            self.model.write(i, e["content"], OTHER)
-            self.step(f"another app updates {i}")
+    def other_app_appends(self, pick: int) -> None:
+        e = entry(self.ctx, "o", ts=now_ms(self.path))
+        self.write_foreign(e)
+        self.model.write(e["id"], e["content"], OTHER)
+        self.step("another app appends an entry")
 
-        def write_foreign(self, e: dict[str, Any]) -> None:
-            raw = json.dumps(e, ensure_ascii=False, separators=(", ", ": ")).encode()
-            # between the target's operations: no lock contention
-            sequence.harness_step(ctx, "emp.append_line", {"path": self.path, "line": raw.decode("utf-8")}, "another app writes")
-            self.model.foreign.append((e["id"], raw))
-            while time.time() * 1000 <= e["ts"]:  # a target stamping "now" next is newer, as in real time
-                time.sleep(0.001)
+    def other_app_updates(self, pick: int) -> None:
+        i = self.chosen(pick)
+        e = dict(entry(self.ctx, "o-upd", ts=now_ms(self.path)), id=i)
+        self.write_foreign(e)
+        self.model.write(i, e["content"], OTHER)
+        self.step(f"another app updates {i}")
 
-        @invariant()
-        def other_apps_lines_intact(self) -> None:  # after every step: read from the file, no target call
-            foreign_intact(ctx, self.path, self.model)
+    def write_foreign(self, e: dict[str, Any]) -> None:
+        raw = json.dumps(e, ensure_ascii=False, separators=(", ", ": ")).encode()
+        # between the target's operations: no lock contention
+        sequence.harness_step(self.ctx, "emp.append_line", {"path": self.path, "line": raw.decode("utf-8")}, "another app writes")
+        self.model.foreign.append((e["id"], raw))
+        while time.time() * 1000 <= e["ts"]:  # a target stamping "now" next is newer, as in real time
+            time.sleep(0.001)
 
-        def teardown(self) -> None:  # the target's view, once per sequence (one process per call is slow)
-            if self.model.steps and not sequence.diverged(ctx):
-                compare(ctx, self.path, self.model)
+    @invariant()
+    def other_apps_lines_intact(self) -> None:  # after every step: read from the file, no target call
+        foreign_intact(self.ctx, self.path, self.model)
 
-    return EmpFile
+    def teardown(self) -> None:  # the target's view, once per sequence (one process per call is slow)
+        if self.model.steps and not sequence.diverged(self.ctx):
+            compare(self.ctx, self.path, self.model)
+
 
 
 @SUITE.check(level="writer", section="Write Operations", keyword="MUST",
@@ -265,7 +267,7 @@ def writer_model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     except Unsupported:
         offers_update = False
     with ONE_MACHINE_AT_A_TIME:
-        diverged = model_based.run_sequences(ctx, machine(ctx, offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
+        diverged = model_based.run_sequences(ctx, model_based.for_run(EmpFile, ctx, offers_update=offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
                                              ctx.state(EmpRun).models)
     if diverged is not None:
         yield diverged.failure("the file left the model", "the view and other apps' lines as the spec resolves them")

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
@@ -115,133 +117,132 @@ def compare(ctx: CheckContext, ns: str, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memorizz.export", want, problem))
 
 
-def machine(ctx: CheckContext) -> type:
-    from hypothesis import strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+class Namespace(RuleBasedStateMachine):
+    """One namespace restored, previewed and cloned into; bound to a run by `model_based.for_run`."""
 
-    class Namespace(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = Model()
-            ctx.state(MemorizzRun).models.append(self.model)
-            sequence.begin(ctx)
-            self.ns = ctx.unique("model-ns")
-            forget_namespaces_at_end(ctx, self.ns)
+    ctx: ClassVar[CheckContext]
 
-        def archive(self, ids: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
-            archive = mz.empty_archive(source_provider="memconform-model")
-            texts = {rid: ctx.unique("prose") for rid in ids}
-            archive["stores"]["knowledge_base"] = [{"id": rid, "data": {"memory_id": self.ns, "content": text}}
-                                                   for rid, text in texts.items()]
-            agent = ctx.unique("model-agent")  # an archive of notes usually travels with its agent
-            archive["stores"]["agents"] = [{"id": agent, "data": {"agent_id": agent, "memory_ids": [self.ns],
-                                                                  "delegates": []}}]
-            return mz.seal(archive), texts
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = Model()
+        self.ctx.state(MemorizzRun).models.append(self.model)
+        sequence.begin(self.ctx)
+        self.ns = self.ctx.unique("model-ns")
+        forget_namespaces_at_end(self.ctx, self.ns)
 
-        def fresh(self, data: Any) -> list[str]:
-            return [ctx.unique("kb") for _ in range(data.draw(st.integers(1, 3), label="new records"))]
+    def archive(self, ids: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+        archive = mz.empty_archive(source_provider="memconform-model")
+        texts = {rid: self.ctx.unique("prose") for rid in ids}
+        archive["stores"]["knowledge_base"] = [{"id": rid, "data": {"memory_id": self.ns, "content": text}}
+                                               for rid, text in texts.items()]
+        agent = self.ctx.unique("model-agent")  # an archive of notes usually travels with its agent
+        archive["stores"]["agents"] = [{"id": agent, "data": {"agent_id": agent, "memory_ids": [self.ns],
+                                                              "delegates": []}}]
+        return mz.seal(archive), texts
 
-        def step(self, text: str) -> None:
-            self.model.steps.append(text)
-            compare(ctx, self.ns, self.model)
+    def fresh(self, data: Any) -> list[str]:
+        return [self.ctx.unique("kb") for _ in range(data.draw(st.integers(1, 3), label="new records"))]
 
-        def send(self, archive: dict[str, Any], mode: str, conflict: str, what: str, valid: bool = True) -> None:
-            """One import, its reply matched with the oracle's outcomes, then the namespace compared."""
-            accepted, _body = import_archive(ctx, archive, mode, conflict)
-            request = oracle_request(archive, mode, conflict, valid)
-            take_outcome(ctx, self.model, self.ns, request, accepted, what)
-            self.step(what)
+    def step(self, text: str) -> None:
+        self.model.steps.append(text)
+        compare(self.ctx, self.ns, self.model)
 
-        @initialize()
-        def some_records(self) -> None:
-            """Every sequence starts with records a later restore can meet, met once under each conflict
-            policy: the three paths are in every sequence, whatever the rules drawn after (a small `ci`
-            budget may otherwise draw none of them)."""
-            archive, _texts = self.archive([ctx.unique("kb"), ctx.unique("kb")])
-            self.send(archive, "restore", "error", "restore 2 new records")
-            for conflict in ("skip", "replace", "error"):
-                old = sorted(self.model.records)[:1]
-                archive, _texts = self.archive(old + [ctx.unique("kb")])
-                self.send(archive, "restore", conflict, f"restore 1 existing and 1 new record (conflict={conflict})")
+    def send(self, archive: dict[str, Any], mode: str, conflict: str, what: str, valid: bool = True) -> None:
+        """One import, its reply matched with the oracle's outcomes, then the namespace compared."""
+        accepted, _body = import_archive(self.ctx, archive, mode, conflict)
+        request = oracle_request(archive, mode, conflict, valid)
+        take_outcome(self.ctx, self.model, self.ns, request, accepted, what)
+        self.step(what)
 
-        @rule(data=st.data(), conflict=st.sampled_from(oracle.CONFLICTS))
-        def restore_new(self, data: Any, conflict: str) -> None:
-            archive, texts = self.archive(self.fresh(data))
-            self.send(archive, "restore", conflict, f"restore {len(texts)} new records (conflict={conflict})")
+    @initialize()
+    def some_records(self) -> None:
+        """Every sequence starts with records a later restore can meet, met once under each conflict
+        policy: the three paths are in every sequence, whatever the rules drawn after (a small `ci`
+        budget may otherwise draw none of them)."""
+        archive, _texts = self.archive([self.ctx.unique("kb"), self.ctx.unique("kb")])
+        self.send(archive, "restore", "error", "restore 2 new records")
+        for conflict in ("skip", "replace", "error"):
+            old = sorted(self.model.records)[:1]
+            archive, _texts = self.archive(old + [self.ctx.unique("kb")])
+            self.send(archive, "restore", conflict, f"restore 1 existing and 1 new record (conflict={conflict})")
 
-        def over_existing(self, data: Any, conflict: str) -> None:
-            old = data.draw(st.lists(st.sampled_from(sorted(self.model.records)), min_size=1, max_size=2, unique=True),
-                            label="existing")
-            new = self.fresh(data)  # always some: conflict=skip must still add them
-            archive, _texts = self.archive(old + new)
-            self.send(archive, "restore", conflict, f"restore {len(old)} existing and {len(new)} new records (conflict={conflict})")
+    @rule(data=st.data(), conflict=st.sampled_from(oracle.CONFLICTS))
+    def restore_new(self, data: Any, conflict: str) -> None:
+        archive, texts = self.archive(self.fresh(data))
+        self.send(archive, "restore", conflict, f"restore {len(texts)} new records (conflict={conflict})")
 
-        # one rule per policy: each is drawn as often as the other operations
-        @precondition(lambda self: bool(self.model.records))
-        @rule(data=st.data())
-        def restore_over_existing_error(self, data: Any) -> None:
-            self.over_existing(data, "error")
+    def over_existing(self, data: Any, conflict: str) -> None:
+        old = data.draw(st.lists(st.sampled_from(sorted(self.model.records)), min_size=1, max_size=2, unique=True),
+                        label="existing")
+        new = self.fresh(data)  # always some: conflict=skip must still add them
+        archive, _texts = self.archive(old + new)
+        self.send(archive, "restore", conflict, f"restore {len(old)} existing and {len(new)} new records (conflict={conflict})")
 
-        @precondition(lambda self: bool(self.model.records))
-        @rule(data=st.data())
-        def restore_over_existing_skip(self, data: Any) -> None:
-            self.over_existing(data, "skip")
+    # one rule per policy: each is drawn as often as the other operations
+    @precondition(lambda self: bool(self.model.records))
+    @rule(data=st.data())
+    def restore_over_existing_error(self, data: Any) -> None:
+        self.over_existing(data, "error")
 
-        @precondition(lambda self: bool(self.model.records))
-        @rule(data=st.data())
-        def restore_over_existing_replace(self, data: Any) -> None:
-            self.over_existing(data, "replace")
+    @precondition(lambda self: bool(self.model.records))
+    @rule(data=st.data())
+    def restore_over_existing_skip(self, data: Any) -> None:
+        self.over_existing(data, "skip")
 
-        @rule(data=st.data())
-        def preview(self, data: Any) -> None:
-            ids = self.fresh(data) + sorted(self.model.records)[:1]
-            archive, _texts = self.archive(ids)
-            accepted, _body = import_archive(ctx, archive, "preview")
-            # a preview may also be answered as a refusal when it lists conflicts: either way nothing is written
-            found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "preview", "error"))
-            self.model.records = {rid: str(d.get("content")) for (store, rid), d in (found.outcomes[0].state or {}).items()
-                                  if store == "knowledge_base"}
-            self.step(f"preview {len(ids)} records ({'accepted' if accepted else 'refused'})")
+    @precondition(lambda self: bool(self.model.records))
+    @rule(data=st.data())
+    def restore_over_existing_replace(self, data: Any) -> None:
+        self.over_existing(data, "replace")
 
-        @rule(data=st.data())
-        def clone(self, data: Any) -> None:
-            """A clone of new records and one existing: every record added under the new id its id_map names,
-            into this namespace if the clone keeps namespaces, into a new one if it rewrites them (M9)."""
-            ids = self.fresh(data) + sorted(self.model.records)[:1]
-            archive, texts = self.archive(ids)
-            accepted, body = import_archive(ctx, archive, "clone")
-            found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "clone", "error"))
-            if not found.fitting(accepted):
-                raise TargetError(f"a clone of {len(ids)} records was refused; the spec allows only {found.expected()}")
-            id_map = body.get("id_map") if isinstance(body, dict) else None
-            new_ns = id_map.get(self.ns) if isinstance(id_map, dict) else None
-            if not isinstance(id_map, dict) or not all(isinstance(id_map.get(rid), str) for rid in ids):
-                raise TargetError("the clone report has no id_map naming every record's new id")
-            if isinstance(new_ns, str) and new_ns != self.ns:
-                forget_namespaces_at_end(ctx, new_ns)  # rewritten: the copies live in a namespace of their own
-            else:  # kept: the copies join this namespace under their new ids
-                self.model.records.update({id_map[rid]: texts[rid] for rid in ids})
-                self.model.acknowledged += len(ids)
-            self.step(f"clone {len(ids)} records (namespaces {'kept' if new_ns in (None, self.ns) else 'rewritten'})")
+    @rule(data=st.data())
+    def preview(self, data: Any) -> None:
+        ids = self.fresh(data) + sorted(self.model.records)[:1]
+        archive, _texts = self.archive(ids)
+        accepted, _body = import_archive(self.ctx, archive, "preview")
+        # a preview may also be answered as a refusal when it lists conflicts: either way nothing is written
+        found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "preview", "error"))
+        self.model.records = {rid: str(d.get("content")) for (store, rid), d in (found.outcomes[0].state or {}).items()
+                              if store == "knowledge_base"}
+        self.step(f"preview {len(ids)} records ({'accepted' if accepted else 'refused'})")
 
-        @rule(data=st.data(), broken=st.sampled_from(["version", "count", "checksum", "duplicate"]))
-        def restore_refused(self, data: Any, broken: str) -> None:
-            archive, _texts = self.archive(self.fresh(data))
-            kb = archive["stores"]["knowledge_base"]
-            if broken == "version":
-                archive["version"] = 2
-                mz.reseal(archive)
-            elif broken == "count":
-                archive["manifest"]["counts"]["knowledge_base"] += 1
-                mz.reseal(archive)
-            elif broken == "checksum":
-                kb[0]["data"]["content"] += " (edited after sealing)"
-            else:
-                kb.append({"id": kb[0]["id"], "data": {"memory_id": self.ns, "content": ctx.unique("twin")}})
-                mz.seal(archive)
-            self.send(archive, "restore", "replace", f"an archive with a broken {broken} (restore refused)", valid=False)
+    @rule(data=st.data())
+    def clone(self, data: Any) -> None:
+        """A clone of new records and one existing: every record added under the new id its id_map names,
+        into this namespace if the clone keeps namespaces, into a new one if it rewrites them (M9)."""
+        ids = self.fresh(data) + sorted(self.model.records)[:1]
+        archive, texts = self.archive(ids)
+        accepted, body = import_archive(self.ctx, archive, "clone")
+        found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "clone", "error"))
+        if not found.fitting(accepted):
+            raise TargetError(f"a clone of {len(ids)} records was refused; the spec allows only {found.expected()}")
+        id_map = body.get("id_map") if isinstance(body, dict) else None
+        new_ns = id_map.get(self.ns) if isinstance(id_map, dict) else None
+        if not isinstance(id_map, dict) or not all(isinstance(id_map.get(rid), str) for rid in ids):
+            raise TargetError("the clone report has no id_map naming every record's new id")
+        if isinstance(new_ns, str) and new_ns != self.ns:
+            forget_namespaces_at_end(self.ctx, new_ns)  # rewritten: the copies live in a namespace of their own
+        else:  # kept: the copies join this namespace under their new ids
+            self.model.records.update({id_map[rid]: texts[rid] for rid in ids})
+            self.model.acknowledged += len(ids)
+        self.step(f"clone {len(ids)} records (namespaces {'kept' if new_ns in (None, self.ns) else 'rewritten'})")
 
-    return Namespace
+    @rule(data=st.data(), broken=st.sampled_from(["version", "count", "checksum", "duplicate"]))
+    def restore_refused(self, data: Any, broken: str) -> None:
+        archive, _texts = self.archive(self.fresh(data))
+        kb = archive["stores"]["knowledge_base"]
+        if broken == "version":
+            archive["version"] = 2
+            mz.reseal(archive)
+        elif broken == "count":
+            archive["manifest"]["counts"]["knowledge_base"] += 1
+            mz.reseal(archive)
+        elif broken == "checksum":
+            kb[0]["data"]["content"] += " (edited after sealing)"
+        else:
+            kb.append({"id": kb[0]["id"], "data": {"memory_id": self.ns, "content": self.ctx.unique("twin")}})
+            mz.seal(archive)
+        self.send(archive, "restore", "replace", f"an archive with a broken {broken} (restore refused)", valid=False)
+
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
@@ -249,7 +250,7 @@ def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of restores, previews and refused archives: after every step the namespace's export
     equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
 
-    diverged = model_based.run_sequences(ctx, machine(ctx), model_based.budget(ctx, (5, 8), (25, 15)),
+    diverged = model_based.run_sequences(ctx, model_based.for_run(Namespace, ctx), model_based.budget(ctx, (5, 8), (25, 15)),
                                          ctx.state(MemorizzRun).models)
     if diverged is not None:
         yield diverged.failure("the namespace left the model", "the records the conflict policies and validation leave")
