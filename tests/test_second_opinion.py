@@ -44,6 +44,9 @@ def run_checks(spec: str, bugs: str, checks: list[str], work: Path, monkeypatch:
     monkeypatch.setenv("SECOND_OPINION_BUGS", bugs)  # cmd: implementations inherit it
     monkeypatch.setenv("SECOND_OPINION_STATE", str(work / "state"))
     impl = DRIVER.Implementation(spec, bugs, work)
+    monkeypatch.setenv(impl.bug_env, bugs)  # an in-process target reads its author's variable (launch.json)
+    if impl.cwd is not None:
+        monkeypatch.chdir(impl.cwd)  # where its module is imported from
     try:
         code = main(["run", "--suite", DRIVER.suite_of(spec), "--target", impl.target, "--profile", "ci", "--report-dir", str(work / "report"),
                      *impl.args, *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))])
