@@ -4,7 +4,11 @@ each planted bug switched on, and say which checks and levels caught each bug.
     python scripts/second_opinion.py SPEC [--bug NAME]... [--out FILE.json] [--profile ci]
 
 SPEC is a folder of tests/second_opinion/: a suite's name, or the name followed by a number for another
-independent implementation of it (omp2, emp2).
+independent implementation of it (omp2, emp2). A folder holding launch.json is started its author's way
+(omp3, memoryai3): `bug_env` names the variable that switches a bug on (else SECOND_OPINION_BUGS);
+`python` is an in-process target `module:attr` imported from the folder; `server` is the argv after the
+interpreter (the script first, `{port_file}` where the server writes its port), `key_env` the variable
+that hands it a fresh API key (never written to a file), `env` more variables.
 
 The implementations were written from the spec text alone by someone who had not read the suite;
 bugs.json lists each planted bug with the sentence it breaks and the level it should fail. A bug is
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -41,9 +46,20 @@ class Implementation:
     def __init__(self, folder: str, bugs: str, work: Path) -> None:
         spec = suite_of(folder)
         self.spec, self.work = spec, work
+        launch_file = SO / folder / "launch.json"
+        launch: dict[str, Any] = json.loads(launch_file.read_text("utf-8")) if launch_file.is_file() else {}
+        self.bug_env: str = launch.get("bug_env", "SECOND_OPINION_BUGS")
         self.env = dict(os.environ, SECOND_OPINION_BUGS=bugs, SECOND_OPINION_STATE=str(work / "state"))
+        self.env[self.bug_env] = bugs
         self.server: subprocess.Popen[str] | None = None
         self.args: list[str] = []
+        self.cwd: Path | None = None  # where the run starts: an in-process target's module is imported from there
+        if "python" in launch:
+            self.target, self.cwd = f"python:{launch['python']}", SO / folder
+            return
+        if "server" in launch:
+            self._start_own_way(folder, launch, work)
+            return
         if spec not in HTTP_SPECS:
             self.target = f"cmd:{sys.executable} {SO / folder / 'app.py'} {{op}} {{input}} {{output}}"
             return
@@ -65,6 +81,26 @@ class Implementation:
             self.args = [f"--api-key={keys['api_key']}", "--option", f"omp.credentials={work / 'omp-keys.json'}",
                          "--option", "omp.ai_endpoints=no-key", "--option", f"omp.server_log={self.log}"]
 
+    def _start_own_way(self, folder: str, launch: dict[str, Any], work: Path) -> None:
+        """A server started as its README says: its port read from the file it writes, its key handed over
+        in the environment, its stderr the log OMP's §7 check reads."""
+        key, port_file = secrets.token_urlsafe(32), work / "port"
+        script, *rest = launch["server"]
+        argv = [sys.executable, str(SO / folder / script), *(a.replace("{port_file}", str(port_file)) for a in rest)]
+        env = {**self.env, **launch.get("env", {}), **({launch["key_env"]: key} if "key_env" in launch else {})}
+        self.log = work / "server.log"
+        with open(self.log, "wb") as log:
+            self.server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=env, text=True)
+        deadline = time.monotonic() + 30
+        while not (port_file.is_file() and port_file.read_text("utf-8").strip().isdigit()):
+            if self.server.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"the {folder} second opinion did not start: {self.log.read_text('utf-8', 'replace')[-500:]!r}")
+            time.sleep(0.05)
+        self.target = f"http://127.0.0.1:{int(port_file.read_text('utf-8'))}"
+        if self.spec == "omp":
+            self.args = [f"--api-key={key}", "--option", "omp.ai_endpoints=no-key", "--option", f"omp.server_log={self.log}"]
+
     def close(self) -> None:
         if self.server is not None:
             self.server.terminate()
@@ -85,7 +121,7 @@ def run(spec: str, bugs: str = "", checks: tuple[str, ...] = (), profile: str = 
         argv = [str(Path(sys.executable).with_name("memconform")), "run", "--suite", suite_of(spec), "--target", impl.target,
                 "--profile", profile, "--report-dir", str(work / "report"), *impl.args,
                 *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))]
-        done = subprocess.run(argv, env=impl.env, capture_output=True, text=True, timeout=1200)
+        done = subprocess.run(argv, env=impl.env, cwd=impl.cwd, capture_output=True, text=True, timeout=1200)
     finally:
         impl.close()
     lines = [json.loads(line) for line in (work / "report" / "report.jsonl").read_text("utf-8").splitlines()]

@@ -533,7 +533,7 @@ def test_o34_a_refusal_naming_nothing_fits_no_reading() -> None:
     assert accepted.accepted_reading(ctx, case, Response(500, b'{"error": "internal_error"}')) is None
 
 
-# ---- O36, O37, O52: source.timestamp left out; null for an optional field; UTC as +00:00 ------------------------------------
+# ---- O36, O37, O52, O53: source.timestamp left out; null for an optional field; UTC as +00:00; another form ------------------------------------
 
 def value_class(key: str) -> domain.ValueClass:
     field_id, class_id = key.rsplit(":", 1)
@@ -542,8 +542,10 @@ def value_class(key: str) -> domain.ValueClass:
 
 @pytest.mark.parametrize(("key", "point"), [("memory.source.timestamp:absent", "O36"), ("memory.namespace:null", "O37"),
                                             ("memory.metadata:null", "O37"), ("memory.source.timestamp:utc_offset", "O52"),
-                                            ("memory.expires_at:future_offset", "O52"), ("memory.created_at:utc_offset", "O52")])
-def test_o36_o37_o52_open_domain_classes(key: str, point: str) -> None:
+                                            ("memory.expires_at:future_offset", "O52"), ("memory.created_at:utc_offset", "O52"),
+                                            ("memory.source.timestamp:non_utc", "O53"), ("memory.expires_at:no_zone", "O53"),
+                                            ("memory.created_at:date_only", "O53"), ("memory.updated_at:lowercase", "O53")])
+def test_o36_o37_o52_o53_open_domain_classes(key: str, point: str) -> None:
     vc = value_class(key)
     found = domain_data.open_point(vc)
     assert found is not None and found.point == point

@@ -44,6 +44,9 @@ def run_checks(spec: str, bugs: str, checks: list[str], work: Path, monkeypatch:
     monkeypatch.setenv("SECOND_OPINION_BUGS", bugs)  # cmd: implementations inherit it
     monkeypatch.setenv("SECOND_OPINION_STATE", str(work / "state"))
     impl = DRIVER.Implementation(spec, bugs, work)
+    monkeypatch.setenv(impl.bug_env, bugs)  # an in-process target reads its author's variable (launch.json)
+    if impl.cwd is not None:
+        monkeypatch.chdir(impl.cwd)  # where its module is imported from
     try:
         code = main(["run", "--suite", DRIVER.suite_of(spec), "--target", impl.target, "--profile", "ci", "--report-dir", str(work / "report"),
                      *impl.args, *(a for c in checks for a in ("--check", c)), *(a for o in options for a in ("--option", o))])
@@ -113,3 +116,26 @@ def test_the_key_is_passed_as_one_argument(tmp_path: Path) -> None:
         assert "--api-key" not in impl.args and any(a.startswith("--api-key=") for a in impl.args), impl.args
     finally:
         impl.close()
+
+
+def test_a_server_started_its_authors_way_gets_a_fresh_key_written_nowhere(tmp_path: Path) -> None:
+    """omp3 takes its key from OMP_API_KEY (launch.json): a fresh key per start, in no file of the work
+    folder (its log and port file included), and the server answers with it."""
+    import urllib.request
+
+    keys = []
+    for n in range(2):
+        (tmp_path / str(n)).mkdir()
+        impl = DRIVER.Implementation("omp3", "", tmp_path / str(n))
+        try:
+            key = next(a.removeprefix("--api-key=") for a in impl.args if a.startswith("--api-key="))
+            keys.append(key)
+            assert impl.target.startswith("http://127.0.0.1:"), impl.target
+            request = urllib.request.Request(f"{impl.target}/v1/memories", headers={"Authorization": f"Bearer {key}"})
+            with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - loopback, the URL the driver built
+                assert answer.status == 200
+        finally:
+            impl.close()
+        written = [p.read_bytes() for p in (tmp_path / str(n)).rglob("*") if p.is_file()]
+        assert written and not any(key.encode() in data for data in written)
+    assert keys[0] != keys[1] and all(len(k) >= 32 for k in keys)

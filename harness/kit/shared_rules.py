@@ -8,6 +8,7 @@ string is one under a reading:
     spec      syntax       zone      the spec's words
     omp       rfc3339      utc       "ISO 8601 UTC timestamp" (suites/omp/errata.md O6): Z or +00:00, "T" and "Z"
                                      upper case as ISO 8601 writes them
+    omp-sent  iso8601      optional  the instant a timestamp a client sent names, in whatever form (O53)
     memorizz  iso8601      utc       "Export timestamp in UTC" (suites/memorizz/errata.md): a zero UTC offset
     memoryai  iso8601      optional  "<ISO-8601 datetime>"
     amps      rfc3339      required  JSON Schema `"format": "date-time"` = RFC 3339 §5.6
@@ -64,6 +65,9 @@ class Reading:
 READINGS: dict[str, Reading] = {
     "amps": Reading("rfc3339", "required"),
     "omp": Reading("rfc3339", "utc", upper=True),
+    # the instant a client's OMP timestamp names, whatever form it was sent in (suites/omp/errata.md O53):
+    # a server may store it as that instant; the form it then writes is judged by "omp"
+    "omp-sent": Reading("iso8601", "optional"),
     "memorizz": Reading("iso8601", "utc"),
     "memoryai": Reading("iso8601", "optional"),
 }

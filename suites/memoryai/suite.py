@@ -19,7 +19,7 @@ LEVEL_1_CLAUSE = (
     # "passes the envelope check in § 3.1"
     "envelope_format_literal", "envelope_version_integer", "manifest_required_fields",
     # "correctly encodes embeddings per § 3.5"
-    "embedding_base64_float32", "embedding_length_matches_dim",
+    "embedding_base64_float32", "embedding_length_matches_dim", "embedding_little_endian",
     # "includes a valid `checksum` per § 3.6"
     "checksum_present_and_valid", "checksum_valid_scoped",
     # "declares accurate `manifest.counts`"

@@ -49,14 +49,20 @@ NULL_OPTIONAL_FIELDS = ("memory.namespace", "memory.metadata", "memory.source.se
                         "memory.embedding", "search.type", "search.namespace")
 UTC_OFFSET = OpenPoint("O52", "utc_offset", "UTC written +00:00: read as UTC", "UTC written +00:00: refused (Z only)",
                        ("accept", "refuse"))
+OTHER_FORM = OpenPoint("O53", "timestamp_form", "a timestamp in another form: stored as the same instant",
+                       "a timestamp in another form: refused", ("instant", "refuse"))
+OTHER_FORM_KINDS = ("non_utc", "no_zone", "date_only", "lowercase")  # +02:00, no offset, a date alone, lower-case t/z
+TIMESTAMP_FIELDS = ("memory.source.timestamp", "memory.expires_at", "memory.created_at", "memory.updated_at")
 
 
 def open_point(vc: domain.ValueClass) -> OpenPoint | None:
     if vc.field == "memory.source.timestamp" and vc.id == "absent":
         return SOURCE_TIMESTAMP
     if vc.gen == "timestamp" and vc.args.get("kind") in ("utc_offset", "future_offset") and vc.expect == "open" \
-            and vc.field in ("memory.source.timestamp", "memory.expires_at", "memory.created_at", "memory.updated_at"):
+            and vc.field in TIMESTAMP_FIELDS:
         return UTC_OFFSET
+    if vc.gen == "timestamp" and vc.args.get("kind") in OTHER_FORM_KINDS and vc.expect == "open" and vc.field in TIMESTAMP_FIELDS:
+        return OTHER_FORM
     if vc.field in NULL_OPTIONAL_FIELDS and vc.id == "null":
         return NULL_OPTIONAL
     return None
@@ -68,6 +74,16 @@ def expectation(ctx: CheckContext, vc: domain.ValueClass) -> str:
     if found is None or ctx.option(found.option) == "either":
         return vc.expect
     return "valid" if ctx.option(found.option) == found.pins[0] else "invalid"
+
+
+def kept_instant(case: Case, mem: dict[str, Any] | None) -> bool:
+    """Accepted and read back: a timestamp class holds the instant sent (errata O53), any other class counts as kept."""
+    if mem is None:
+        return False
+    if case.cls.field not in TIMESTAMP_FIELDS:
+        return True
+    sent, got = stored_value(case.body, case.cls.field), stored_value(mem, case.cls.field)
+    return not isinstance(sent, str) or rules.sent_instant(sent) == rules.sent_instant(got)
 
 
 def observe_open(ctx: CheckContext, vc: domain.ValueClass, stored: bool, refused: bool, answer: Any) -> Observation | None:
@@ -193,12 +209,21 @@ def read_back_failures(case: Case, mem: dict[str, Any], where: str) -> Iterator[
     got = stored_value(mem, case.cls.field)
     if sent is domain.ABSENT or sent is None or case.cls.field == "memory.embedding" and got is domain.ABSENT:
         return  # absent or null: what "none" reads as is the shape checks' business; embeddings need not be served
-    if case.cls.field in ("memory.expires_at", "memory.source.timestamp", "memory.created_at", "memory.updated_at"):
-        same = rules.instant(sent) == rules.instant(got)
+    if case.cls.field in TIMESTAMP_FIELDS:  # the same instant in any form; the form written is O6's business
+        same = rules.sent_instant(sent) is not None and rules.sent_instant(sent) == rules.sent_instant(got)
+    elif case.cls.field == "memory.source" and isinstance(sent, dict) and isinstance(got, dict):
+        same = same_json(_stamp_as_instant(sent), _stamp_as_instant(got))
     else:
         same = same_json(sent, got)
     if not same:
         yield Failure(f"{case.label}: not read back as written", _brief(got), _brief(sent), f"{where}.{case.cls.field.removeprefix('memory.')}")
+
+
+def _stamp_as_instant(source: dict[str, Any]) -> dict[str, Any]:
+    """A source object with its timestamp as the instant it names (O53), so `Z` and `.000Z` agree."""
+    stamp = source.get("timestamp")
+    when = rules.sent_instant(stamp)
+    return {**source, "timestamp": when.isoformat() if when is not None else stamp} if "timestamp" in source else source
 
 
 def _brief(value: Any) -> Any:

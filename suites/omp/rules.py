@@ -19,6 +19,12 @@ def instant(value: Any) -> dt.datetime | None:
     return parse_datetime(value, "omp")
 
 
+def sent_instant(value: Any) -> dt.datetime | None:
+    """The moment a timestamp a client sent names in any ISO 8601 form (errata O53), no offset read as UTC:
+    what a server that accepted it must hold; the form it writes back is `instant`'s (O6)."""
+    return parse_datetime(value, "omp-sent")
+
+
 def id_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
     value = mem.get("id")
     if not isinstance(value, str) or not omp.ID_RE.match(value):

@@ -3,12 +3,15 @@ exports' counts and checksums (the document checks judge the full export)."""
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai.checks.document import checksum_of, counts_of
 from memconform.suites.memoryai.suite import SUITE
 
@@ -97,3 +100,53 @@ def checksum_valid_scoped(ctx: CheckContext) -> Iterator[Failure]:
         for f in checksum_of(doc, ctx):
             f.title = f"{f.title} (export scope {scope})"
             yield f
+
+
+# values whose float32 bytes read the other way round are far from them (a big-endian 0.25 reads as ~1e-41)
+KNOWN_VECTOR_SEED = 11
+
+
+def _floats(raw: bytes, order: str) -> list[float]:
+    return list(struct.unpack(f"{order}{len(raw) // 4}f", raw[:len(raw) // 4 * 4]))
+
+
+def _same_floats(got: list[float], want: list[float]) -> bool:
+    return len(got) == len(want) and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(got, want, strict=True))
+
+
+@SUITE.check(section="§3.5", keyword="MUST", level="1",
+              sentence="A **base64-encoded** little-endian array of `float32` values.")
+def embedding_little_endian(ctx: CheckContext) -> Iterator[Failure]:
+    """§5 Level 1 "correctly encodes embeddings per § 3.5": a chunk seeded with a known vector in the
+    target's own model comes out of the export decoding, little-endian, to the same float32 values. The
+    document checks see only lengths; byte order shows only against values known in advance."""
+    model, dim = c.target_model(ctx)
+    if dim < 1:
+        raise SkipCheck(f"the target's embedding_dim is {dim}: no embedding to compare", not_applicable=True)
+    want = _floats(mai.decode_embedding(mai.encode_embedding(c.vector(dim, KNOWN_VECTOR_SEED))), "<")
+    ch = c.chunk(ctx, "known-embedding", embedding=mai.encode_embedding(want), embedding_model=model)
+    c.seed(ctx, c.bundle(ctx, [ch], model=model, dim=dim), "judging the byte order of an exported embedding")
+    rows = c.by_hash(c.export(ctx, "full"))
+    yield from c.mistyped_hashes([ch["content"]], rows)
+    found = rows.get(ch["content_hash"], [])
+    if not found:
+        raise Inconclusive("the chunk seeded with a known embedding is not in the export, so its bytes cannot be read")
+    value = found[0].get("embedding")
+    if value == ch["embedding"]:
+        return
+    if not isinstance(value, str):  # null (re-embed lazily) or another type: embedding_base64_float32 judges the type
+        raise SkipCheck(f"the producer exported the seeded chunk's embedding as {type(value).__name__}, not the vector "
+                        "it was given: its byte order cannot be compared with known values", not_applicable=True)
+    try:
+        raw = mai.decode_embedding(value)
+    except ValueError:
+        return  # not base64: embedding_base64_float32 says so
+    if _same_floats(_floats(raw, "<"), want):
+        return  # the same float32 values, encoded again
+    if _same_floats(_floats(raw, ">"), want):
+        yield Failure("the embedding is written big-endian: read little-endian it is not the vector imported",
+                      _floats(raw, "<")[:3], want[:3], "$.chunks[?].embedding",
+                      f"read big-endian the {len(want)} values are exactly the {model} vector the chunk was imported with")
+        return
+    raise SkipCheck("the producer exported other values than the seeded vector (re-embedded?): its byte order "
+                    "cannot be compared with known values", not_applicable=True)

@@ -45,6 +45,7 @@ from memconform.suites.memoryai.mutants.export import (
     BrokenStream,
     CountsOff,
     DnaOnlyLeaks,
+    EmbeddingBigEndian,
     EmbeddingNotBase64,
     ExportsCredentials,
     ExportsDeleted,
@@ -130,7 +131,7 @@ MUTANTS: dict[str, type[ReferenceBrain]] = {cls.__name__: cls for cls in (
     FileUploadLatin1, DuplicatesOnReimport, OverwritesExistingRow, EdgesNotAccumulated, EdgeWeightLastWins,
     EntitiesReplaced, DnaDecayed, DnaTypeOnly, TenantIdAdopted, MismatchEmbeddingsKept, InvalidChunksAbort,
     ReportShapeWrong, ChecksumMismatchRejected, DnaOnlyLeaks, SinceIgnored, BrokenStream, StreamDropsRecords,
-    NoImportFile, SpecEmpty, RoundtripLosesData, ImportBodyCap)}
+    NoImportFile, SpecEmpty, RoundtripLosesData, ImportBodyCap, EmbeddingBigEndian)}
 # mutants only an HTTP target can reveal (a 404 is an absent endpoint there); served over loopback in the tests
 HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected", "VersionGateOffByOne", "ExportFilenameNotJson"}
 
@@ -151,6 +152,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "CountsOff": ["counts_accurate"],
     "BadEmbeddingLength": ["embedding_length_matches_dim", "roundtrip_equivalent"],
     "EmbeddingNotBase64": ["embedding_base64_float32"],
+    "EmbeddingBigEndian": ["embedding_little_endian"],
     "FormatWrong": ["envelope_format_literal"],
     "VersionBool": ["envelope_version_integer"],
     "ManifestMissingModel": ["manifest_required_fields"],

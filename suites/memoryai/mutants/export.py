@@ -5,6 +5,8 @@ edge and entity records, embeddings, checksum and counts, what an export scope o
 
 from __future__ import annotations
 
+import base64
+import struct
 from typing import Any
 
 from memconform.suites.memoryai import format as mai
@@ -36,6 +38,18 @@ class BadEmbeddingLength(ReferenceBrain):
 
     def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
         return dict(chunk, embedding=mai.encode_embedding([0.25] * 383))
+
+
+class EmbeddingBigEndian(ReferenceBrain):
+    """§3.5: embeddings exported as big-endian float32 (the right length and base64, the wrong byte order)."""
+
+    def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
+        out = super()._exported_chunk(chunk)
+        if isinstance(out.get("embedding"), str):
+            raw = mai.decode_embedding(out["embedding"])
+            values = struct.unpack(f"<{len(raw) // 4}f", raw)
+            out = dict(out, embedding=base64.b64encode(struct.pack(f">{len(values)}f", *values)).decode("ascii"))
+        return out
 
 
 class EmbeddingNotBase64(ReferenceBrain):

@@ -64,7 +64,7 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
         stored = answer.body if answer.ok and isinstance(answer.body, dict) else None
         expect = dd.expectation(ctx, case.cls)
         if answer.status < 500:
-            dd.observe_open(ctx, case.cls, answer.ok, 400 <= answer.status < 500, answer.brief())
+            dd.observe_open(ctx, case.cls, answer.ok and dd.kept_instant(case, stored), 400 <= answer.status < 500, answer.brief())
         if expect == "valid":
             if not answer.ok or stored is None:
                 yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "201 Created", "$")
@@ -126,8 +126,10 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
             answer = c.update(ctx, made["id"], patch, quiet=True)
             after = c.get(ctx, made["id"], quiet=True)
             now = after.body if after.ok and isinstance(after.body, dict) else None
+            as_body = dd.Case(case.cls, case.value, patch_as_body(before, patch), case.marker)
             if answer.status < 500:
-                dd.observe_open(ctx, case.cls, answer.ok, 400 <= answer.status < 500, answer.brief())
+                kept = answer.ok and dd.kept_instant(as_body, now)
+                dd.observe_open(ctx, case.cls, kept, 400 <= answer.status < 500, answer.brief())
             if answer.ok and expires_in_past(patch):
                 seen = observe_expiry(ctx, case.label, after)
                 if seen.failure:
@@ -149,10 +151,10 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 if not answer.ok:
                     yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "200 OK", "$")
                 else:
-                    yield from dd.read_back_failures(dd.Case(case.cls, case.value, patch_as_body(before, patch), case.marker), now, "$")
+                    yield from dd.read_back_failures(as_body, now, "$")
                     yield from _others_kept(case, before, now, patch)
-            else:
-                yield from judge_open(ctx, case, answer, None)
+            else:  # an open timestamp accepted is read back as the same instant (errata O53); other open values as served
+                yield from judge_open(ctx, as_body, answer, now if dd.open_point(case.cls) in (dd.OTHER_FORM, dd.UTC_OFFSET) else None)
             dd.ledger(ctx).judge([case.cls.key])
             before = now  # the memory as this update left it is what the next one starts from
 

@@ -100,6 +100,9 @@ declare_option(SUITE, "null_optional", "either", ("either", "absent", "refuse"),
 declare_option(SUITE, "utc_offset", "either", ("either", "accept", "refuse"),
                "a timestamp written with `+00:00` instead of `Z` (\"ISO 8601 UTC\"): read as UTC or refused with 422 "
                "(default either) (errata O52)")
+declare_option(SUITE, "timestamp_form", "either", ("either", "instant", "refuse"),
+               "a timestamp sent in another form (another offset such as +02:00, no offset, a date alone, lower-case t/z): "
+               "stored as the same instant (served in UTC, O6) or refused with 422 (default either) (errata O53)")
 declare_option(SUITE, "credentials", "", (),
                "path of a JSON file {\"tool_keys\": {TOOL: KEY}, \"other_user_key\": KEY} for the OMP-Full checks")
 declare_option(SUITE, "server_log", "", (),

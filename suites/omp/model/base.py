@@ -104,6 +104,11 @@ def instant(value: Any) -> Any:
     return parse_datetime(value, "omp")
 
 
+def sent_instant(value: Any) -> Any:
+    """The moment a timestamp sent in any form names (errata O53): a served value is compared with it."""
+    return parse_datetime(value, "omp-sent")
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in WORD_RE.findall(text)]
 

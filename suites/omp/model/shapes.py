@@ -6,7 +6,7 @@ from typing import Any
 
 from memconform.suites.omp import format as omp
 
-from .base import Check, Readings, body_of, brief, instant, same_json, status_of
+from .base import Check, Readings, body_of, brief, instant, same_json, sent_instant, status_of
 
 # ---- §2.1 validity ---------------------------------------------------------------------------
 
@@ -148,20 +148,21 @@ def fields_differ(served: dict[str, Any], want: dict[str, Any], *, stored: bool 
         return f"namespace: served {served.get('namespace')!r}, expected {want.get('namespace')!r}"
     if not same_json(served.get("metadata") or {}, want.get("metadata") or {}):
         return f"metadata: served {served.get('metadata')!r}, expected {want.get('metadata')!r}"
-    if instant(served.get("expires_at")) != instant(want.get("expires_at")):
+    # the same instant in whatever form each side wrote it (errata O53); the served form is O6's business
+    if sent_instant(served.get("expires_at")) != sent_instant(want.get("expires_at")):
         return f"expires_at: served {served.get('expires_at')!r}, expected {want.get('expires_at')!r}"
     source, wanted = served.get("source") or {}, want.get("source") or {}
     if isinstance(wanted, dict) and wanted:
         if not isinstance(source, dict) or source.get("tool") != wanted.get("tool"):
             return f"source.tool: served {source.get('tool') if isinstance(source, dict) else source!r}, expected {wanted.get('tool')!r}"
-        if instant(source.get("timestamp")) != instant(wanted.get("timestamp")):
+        if sent_instant(source.get("timestamp")) != sent_instant(wanted.get("timestamp")):
             return f"source.timestamp: served {source.get('timestamp')!r}, expected {wanted.get('timestamp')!r}"
         for name in ("session_id", "user_id"):
             if source.get(name) != wanted.get(name):
                 return f"source.{name}: served {source.get(name)!r}, expected {wanted.get(name)!r}"
     if stored:
         for name in ("created_at", "updated_at"):
-            if name in want and instant(served.get(name)) != instant(want.get(name)):
+            if name in want and sent_instant(served.get(name)) != sent_instant(want.get(name)):
                 return f"{name}: served {served.get(name)!r}, stored {want.get(name)!r}"
     return None
 
