@@ -45,16 +45,6 @@ class ArchiveFindings:
     unsafe: list[tuple[str, int]]  # the first SHOWN_UNSAFE (path, integer) past the safe range, by path
 
 
-class _AnyStore:
-    """The ids of every store read in windows, and the record_ids their records name."""
-
-    def __init__(self, stores: dict[str, set[str]], record_ids: set[str]) -> None:
-        self.sets = [record_ids, *stores.values()]
-
-    def __contains__(self, item: object) -> bool:
-        return any(item in ids for ids in self.sets)
-
-
 @dataclass
 class _Windows:
     key_order: str
@@ -121,8 +111,10 @@ class _Windows:
         windowed = {name[len(GROUP) + 1:]: count for name, count in layout.counts.items() if count}
         value = {**envelope, GROUP: {k: WithheldRecords(k, windowed[k]) if k in windowed else v
                                      for k, v in stores.items()}}
-        judged = JudgedStores({k: self.problems.get(k, []) for k in windowed},
-                              _AnyStore(self.seen, self.record_ids), self.targets)
+        # the ids a link may name: one set, built only when there are links (a file of many small stores
+        # must not make each lookup ask every store's set)
+        ids = self.record_ids.union(*self.seen.values()) if self.targets else set()
+        judged = JudgedStores({k: self.problems.get(k, []) for k in windowed}, ids, self.targets)
         problems = scan(value, judged=judged)
         digest = self._digest(envelope, windowed)
         unsafe = sorted([*self.unsafe, *unsafe_integers(envelope)])[:SHOWN_UNSAFE]
