@@ -356,6 +356,11 @@ def memorizz_archive(count: int, seed: int, flaws: bool) -> dict[str, Any]:
                 data["record_id"] = f"named-{i}"
                 data["content"] = {"previous_event_id": f"named-{i - 1}"}
         archive["stores"][store].append(record)
+    # a store's last record without its natural id, and a link into that store: it resolves
+    last, linking = archive["stores"]["personas"][-1], archive["stores"]["summaries"][0]
+    if isinstance(last, dict) and isinstance(linking, dict):
+        last["data"].pop("persona_id", None)
+        linking["data"]["source_ids"] = [archive["stores"]["personas"][0]["id"]]
     sealed = mz.seal(archive)
     if flaws:
         sealed["manifest"]["counts"]["toolbox"] += 1

@@ -203,7 +203,7 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
     """The per-record rules; the hot loop of validating a big archive, so it stays flat. A store read in
     windows passes its ids so far (`seen`, kept by the caller: they are not added to `all_ids`) and the
     index of the window's first record."""
-    own = seen is None
+    seen_here = seen is None
     if seen is None:
         seen = set()
     remember = seen.add
@@ -257,7 +257,7 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
         content = data.get("content")
         if type(content) is dict and not link_set.isdisjoint(content):
             linking.append(content)
-    if own:
+    if seen_here:
         all_ids |= seen
 
 
