@@ -5,8 +5,10 @@
 The floor is what any validator must do: read the file, parse it, write the canonical serialisation and
 sha256 it. memconform's validate (in process, the same code path as the CLI) should be within 1.5x of
 the floor; memorizz's `validate_archive` (timed only when memorizz is importable: run this with the
-interpreter of a venv that has it) should be at least 5x slower than memconform. Each step runs in a
-fresh interpreter (median of --repeat runs): wall and CPU seconds and the peak RSS of that process.
+interpreter of a venv that has it) should be at least 10x slower than memconform, at 10k records as at
+100k (issue 33). Each step runs in a fresh interpreter (median of --repeat runs): wall and CPU seconds
+of the step, and the peak RSS of that process (which on Linux starts at this script's own peak, the
+archive it generated: bench/table.py measures peaks through GNU time instead).
 A second archive with floats that need the special number rules (1.0, 1e-7) measures the marked writer.
 """
 
@@ -176,7 +178,7 @@ def main() -> int:
         line = f"  {label}: memconform/floor = {m['wall'] / f['wall']:.2f} [{m['cpu'] / f['cpu']:.2f}] (goal <= 1.5)"
         if "memorizz" in rows:
             z = rows["memorizz"]
-            line += f"; memorizz/memconform = {z['wall'] / m['wall']:.1f} [{z['cpu'] / m['cpu']:.1f}] (goal >= 5)"
+            line += f"; memorizz/memconform = {z['wall'] / m['wall']:.1f} [{z['cpu'] / m['cpu']:.1f}] (goal >= 10)"
         print(line)
     return 0
 

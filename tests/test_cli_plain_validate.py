@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memconform.cli.main import build_parser, plain_validate
@@ -64,3 +65,53 @@ def test_a_valid_file_is_validated_without_the_run_or_report_machinery(tmp_path:
                   "httpx", "rich"):
         assert heavy not in loaded, heavy
     assert "memconform.suites.memoryai.checks.document" in loaded  # a positive control: the checks did run
+
+
+SUITE_NAMES = ("amps", "emp", "memorizz", "memoryai", "omp")
+# what no validation needs: a run's machinery, the other subcommands', the property-based and HTTP
+# libraries, packaging metadata (entry points are read from the files), a suite's reference or mutants
+NEVER_ON_THE_VALIDATE_PATH = (
+    "memconform.run.session", "memconform.core.report", "memconform.render", "memconform.matrix",
+    "memconform.portability", "memconform.cli.run", "memconform.cli.reporting", "memconform.cli.matrix",
+    "memconform.targets.http", "memconform.targets.command", "memconform.targets.lines", "httpx", "hypothesis",
+    "pydantic", "rich", "importlib.metadata", "asyncio", "sqlite3", "ssl")
+
+
+def modules_after(argv: list[str]) -> dict[str, Any]:
+    """The exit code, what was printed and every module imported, of `memconform ARGV` in a fresh interpreter."""
+    code = textwrap.dedent(f"""
+        import contextlib, io, json, sys
+        from memconform.cli.main import main
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            code = main({argv!r})
+        print(json.dumps({{"code": code, "printed": printed.getvalue(), "modules": sorted(sys.modules)}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+@pytest.mark.parametrize("suite", SUITE_NAMES)
+def test_validating_each_format_imports_only_its_own_checks_and_nothing_heavy(suite: str, tmp_path: Path) -> None:
+    case = sorted((fixture_root() / suite / "valid").glob("*.json"))[0]
+    document = json.loads(case.read_text("utf-8"))["document"]
+    path = tmp_path / "document.json"
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    out = modules_after(["validate", str(path)])
+    assert out["code"] == 0 and f"{suite} valid" in out["printed"], out["printed"]
+    loaded = set(out["modules"])
+    assert not loaded & set(NEVER_ON_THE_VALIDATE_PATH), sorted(loaded & set(NEVER_ON_THE_VALIDATE_PATH))
+    others = [m for m in loaded if m.startswith("memconform.suites.") and m.count(".") > 2
+              and m.split(".")[2] != suite and m.split(".")[3] not in ("suite", "format")]
+    assert others == [], others  # the other formats are named (their detect), never checked
+    assert not [m for m in loaded if m.startswith((f"memconform.suites.{suite}.reference", f"memconform.suites.{suite}.mutants"))]
+    assert any(m.startswith(f"memconform.suites.{suite}.checks.") for m in loaded)  # a positive control: checks ran
+
+
+def test_version_builds_no_parser_and_loads_no_suite() -> None:
+    out = modules_after(["--version"])
+    assert out["code"] == 0 and out["printed"].startswith("memconform ")
+    loaded = set(out["modules"])
+    assert not [m for m in loaded if m.startswith("memconform.suites.")]
+    assert not loaded & set(NEVER_ON_THE_VALIDATE_PATH)

@@ -168,6 +168,8 @@ def test_a_check_walking_withheld_records_errors_instead_of_passing() -> None:
 
 
 def test_every_windowed_format_is_listed_here() -> None:
+    """AMPS and MemoryAI by a window plan (validate reads the file); MemoRizz reads its own file, as
+    the checks first ask for it (suites/memorizz/format/windows.py, tested below)."""
     assert sorted(s.name for s in all_suites() if plan_of(s) is not None) == sorted(WINDOWED_FORMATS)
 
 
@@ -270,3 +272,157 @@ def test_a_check_the_plan_does_not_know_sends_the_file_to_the_whole_path(spec: s
     newcomer = dataclasses.replace(checks[0], id=f"{spec}.walks_every_record")
     with pytest.raises(NotWindowable, match="does not know"):
         plan_class(PlanContext(ctx, [*checks, newcomer]))
+
+
+# ---- MemoRizz: the archive reads its own file (a streamed document), its stores in windows -----------
+
+def memorizz_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch, profile: Profile | None = None,
+                       window: int = SMALL) -> tuple[list[Any], list[Any]]:
+    from memconform.suites.memorizz.format import windows
+
+    profile = profile or Profile()
+    monkeypatch.setattr(windows, "WINDOW", WHOLE)
+    whole = validate_file(path, None, profile, None, WHOLE)
+    monkeypatch.setattr(windows, "WINDOW", window)
+    windowed = validate_file(path, None, profile, None, WHOLE)
+    assert whole[0].name == windowed[0].name == "memorizz"
+    return findings(whole[2]), findings(windowed[2])
+
+
+def read_as_memorizz_windows(path: Path, window: int = SMALL, key_order: str = "codepoint") -> bool:
+    from memconform.suites.memorizz.format import windows
+
+    return windows.read_in_windows(path, key_order, window) is not None
+
+
+def test_every_memorizz_fixture_reads_the_same_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = fixture_documents("memorizz")
+    assert cases
+    read_in_windows = 0
+    for name, doc in cases:
+        for indent in (None, 2):
+            path = write(tmp_path, f"{name.replace('/', '-')}-{indent}.json", doc, indent)
+            read_in_windows += read_as_memorizz_windows(path, 64)
+            whole, windowed = memorizz_both_ways(path, monkeypatch, window=64)
+            assert windowed == whole, name
+    assert read_in_windows >= len(cases)  # most are: those without records or a manifest first are read whole
+
+
+def memorizz_archive(count: int, seed: int, flaws: bool) -> dict[str, Any]:
+    """A sealed archive of `count` records over every store, in the stores' taxonomy order (not sorted),
+    text holding `},{` and `]`, non-ASCII; with `flaws`, records breaking each record rule scattered
+    across the windows, links that resolve in a later store and links that resolve nowhere, floats the
+    spec writes otherwise (1.0, 1e-7), integers past 2**53, an embedding while includes says none."""
+    from memconform.suites.memorizz import format as mz
+
+    rng = random.Random(seed)
+    archive = mz.empty_archive(created_at="2026-05-01T12:00:00+00:00", memorizz_version="0.17.16",
+                               source_provider="FileSystemProvider")
+    archive["manifest"]["includes"] = {"delegates": True, "history": True, "context": True, "embeddings": False}
+    stores = list(mz.STORES)
+    ids = [f"rec-{i:05d}-é" for i in range(count)]
+    for i in range(count):
+        store = stores[i % len(stores)]
+        data: dict[str, Any] = {"id": ids[i], "content": f"note {i} }},{{ \"]\" ü 😀", "weight": 0.25}
+        natural = mz.NATURAL_IDS_IMPLIED.get(store)
+        if natural:
+            data[natural] = ids[i]
+        record: Any = {"id": ids[i], "data": data}
+        if flaws and rng.random() < 0.08:
+            flaw = rng.randrange(12)
+            if flaw == 0:
+                record["id"] = ids[i - 13 * 30] if i >= 13 * 30 else ids[i]  # the same store, windows back
+            elif flaw == 1:
+                data["_id"] = "someone-else"
+            elif flaw == 2 and natural:
+                data[natural] = "another"  # a named natural id, or one only reading M4:implied names
+            elif flaw == 3:
+                data["embedding"] = [0.1, 0.2]
+            elif flaw == 4:
+                data["vector"] = [0.5]  # an embedding only under M8:with-vector
+            elif flaw == 5:
+                data["source_ids"] = [ids[min(count - 1, i + 40)], f"gone-{i}"]  # one later, one nowhere
+            elif flaw == 6:
+                data["weight"] = 1.0 if rng.random() < 0.5 else 1e-7
+            elif flaw == 7:
+                data["big"] = 2**60 + i
+            elif flaw == 8:
+                record = {"id": ids[i], "data": data, "extra": True}
+            elif flaw == 9:
+                record["id"] = "x" * 513
+            elif flaw == 10:
+                record = ["not", "a", "record"]
+            else:
+                data["record_id"] = f"named-{i}"
+                data["content"] = {"previous_event_id": f"named-{i - 1}"}
+        archive["stores"][store].append(record)
+    # a store's last record without its natural id, and a link into that store: it resolves
+    last, linking = archive["stores"]["personas"][-1], archive["stores"]["summaries"][0]
+    if isinstance(last, dict) and isinstance(linking, dict):
+        last["data"].pop("persona_id", None)
+        linking["data"]["source_ids"] = [archive["stores"]["personas"][0]["id"]]
+    sealed = mz.seal(archive)
+    if flaws:
+        sealed["manifest"]["counts"]["toolbox"] += 1
+        sealed["stores"]["vendor_store"] = []
+        sealed["stores"]["agents"] = None
+    return sealed
+
+
+@pytest.mark.parametrize("flaws", [False, True])
+@pytest.mark.parametrize("indent", [None, 1])
+def test_generated_memorizz_archive_reads_the_same_across_windows(flaws: bool, indent: int | None, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = memorizz_archive(700, seed=33, flaws=flaws)
+    path = write(tmp_path, "archive.memorizz.json", doc, indent)
+    assert path.stat().st_size > 50 * SMALL
+    assert read_as_memorizz_windows(path), "the generated archive was read whole: the windows were not exercised"
+    profiles = (Profile(), Profile.named("strict"),
+                Profile(options={"memorizz.natural_ids": "implied", "memorizz.embedding_fields": "with-vector"}),
+                Profile(options={"memorizz.key_order": "utf16"}))
+    for profile in profiles:
+        whole, windowed = memorizz_both_ways(path, monkeypatch, profile)
+        assert windowed == whole
+    if flaws:  # a negative control: the flaws are seen (by both)
+        failed = {r[0] for r in whole if r[1] == "failed"}
+        assert {"memorizz.record_id_unique", "memorizz.data_id_matches", "memorizz.record_shape",
+                "memorizz.record_id_form", "memorizz.external_references_reported", "memorizz.integers_safe",
+                "memorizz.embeddings_follow_includes", "memorizz.manifest_counts",
+                "memorizz.stores_complete"} <= failed, failed
+    else:  # and a positive one: a sealed archive passes whole and in windows alike
+        assert all(r[1] in ("passed", "skipped") for r in whole), [r for r in whole if r[1] not in ("passed", "skipped")]
+
+
+def test_a_memorizz_archive_read_whole_where_the_windows_cannot_say(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest after the stores, keys the two key orders sort differently, a NaN, a digest that
+    does not match: read whole where the windows cannot say, and the same findings either way; an
+    emoji alone (past U+FFFF, nothing from U+E000 to U+FFFF beside it) is one text in either order."""
+    late = memorizz_archive(300, seed=5, flaws=True)
+    late["manifest"] = late.pop("manifest")
+    sensitive = memorizz_archive(300, seed=6, flaws=False)
+    sensitive["stores"]["personas"][0]["data"].update({"\ue000": 1, "\U0001f600": 2})
+    wrong = memorizz_archive(300, seed=7, flaws=False)
+    wrong["integrity"]["digest"] = "0" * 64
+    for name, doc, windowable in (("late", late, False), ("sensitive", sensitive, False), ("wrong", wrong, True)):
+        path = write(tmp_path, f"{name}.memorizz.json", doc, None)
+        assert read_as_memorizz_windows(path) is windowable, name
+        for profile in (Profile(), Profile(options={"memorizz.key_order": "utf16"})):
+            whole, windowed = memorizz_both_ways(path, monkeypatch, profile)
+            assert windowed == whole, name
+    text = write(tmp_path, "nan.memorizz.json", memorizz_archive(300, seed=8, flaws=False), None).read_bytes()
+    nan = tmp_path / "nan.memorizz.json"
+    nan.write_bytes(text.replace(b'"weight": 0.25', b'"weight": NaN', 1))
+    assert not read_as_memorizz_windows(nan)
+    whole, windowed = memorizz_both_ways(nan, monkeypatch)
+    assert windowed == whole
+    assert [r[:2] for r in whole] == [("memorizz.well_formed", "failed")]  # NaN is no JSON (RFC 8259)
+
+
+def test_a_memorizz_archive_over_the_record_limit_is_refused_the_same_way(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "many.memorizz.json", memorizz_archive(400, seed=9, flaws=False), None)
+    profile = Profile(options={"memorizz.max_records": "10"})
+    whole, windowed = memorizz_both_ways(path, monkeypatch, profile)
+    assert windowed == whole
+    assert any(r[0] == "memorizz.within_limits" and r[1] == "failed" for r in whole)

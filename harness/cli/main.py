@@ -229,7 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = plain_validate(sys.argv[1:] if argv is None else argv)
+    line = sys.argv[1:] if argv is None else argv
+    if line == ["--version"]:  # what the full parser prints, without building every subcommand's parser
+        from .. import __version__
+
+        print(f"memconform {__version__}")
+        return 0
+    args = plain_validate(line)
     if args is None:
         try:
             args = build_parser().parse_args(argv)

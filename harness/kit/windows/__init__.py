@@ -4,7 +4,8 @@ reader.py reads a JSON object file member by member and a format's record sectio
 elements at a time, within the strict reader's bounds; document.py is what the checks are then handed;
 plan.py runs a format's WindowPlan over the windows and the checks over the result. A format offers
 windowed validation by a `WINDOW_PLAN` (a WindowPlan class) in `windows.py` beside the module of its
-`detect` (a package), which imports the format, never the other way round.
+`detect` (a package), which imports the format, never the other way round. A streamed format, which
+reads its own file when its checks first ask (MemoRizz), calls reader.read_windowed itself.
 """
 
 from __future__ import annotations

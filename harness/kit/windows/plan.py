@@ -105,7 +105,7 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int =
         chosen.append((suite, plan_class(PlanContext(ctx, checks))))
         return True
 
-    def on_window(section: str, first: int, items: list[Any]) -> None:
+    def on_window(section: str, first: int, items: list[Any], fast: bool) -> None:
         chosen[0][1].window(section, first, items)
 
     def on_envelope(envelope: dict[str, Any]) -> None:

@@ -9,6 +9,8 @@ cannot be read (an unterminated string or an unclosed container), so a slice tha
 a run of whole elements; a slice reaching past the end of the section reads up to its `]` and then
 meets the next member ("unexpected content after document"), which says where the section ends. Any
 other member's value is found with the stdlib's `raw_decode` and kept, its bytes, in the envelope.
+A member named by `groups` whose value is an object is read the same way one level down: its arrays
+are sections named `<group>.<key>` (MemoRizz's stores), its other members part of the envelope.
 
 The strict reader's bounds hold: each window is read by `read_json` with the depth the element has
 in the file; counts of containers, strings and commas are added up over the whole file and the
@@ -37,7 +39,7 @@ from ...core.json_reader import (
     JsonRejected,
     estimated_memory,
     memory_bound,
-    read_json,
+    read_json_noting_path,
 )
 
 WINDOW_BYTES = 1 << 20  # a window's slice of a section (1 MiB: measured faster than larger slices, and smaller peaks); tests shrink it
@@ -46,6 +48,8 @@ CUTS_TRIED = 3  # cuts tried in one slice (from its end) before the slice is dou
 WHITE = b" \t\r\n"
 # an element inside a section is one array and one object deeper than the same text read as [slice]
 WINDOW_POLICY = dataclasses.replace(FILE, max_depth=FILE.max_depth - 1)
+# and one object deeper again inside a group (a section `<group>.<key>`)
+GROUP_WINDOW_POLICY = dataclasses.replace(FILE, max_depth=FILE.max_depth - 2)
 _AFTER_DOCUMENT = "unexpected content after document"  # orjson's words for trailing text
 _SECTION_CLOSE = re.compile(rb'\}\s*\]\s*(?:,\s*"|\})')
 
@@ -54,7 +58,9 @@ class NotWindowable(Exception):
     """The file is not read in windows (its shape, or a text the strict reader refuses): read it whole."""
 
 
-OnWindow = Callable[[str, int, list[Any]], None]  # (section, index of the first element, the elements)
+# (section, index of the first element, the elements, whether orjson read them: no NaN, no infinity,
+# no integer past 64 bits)
+OnWindow = Callable[[str, int, list[Any], bool], None]
 
 
 @dataclass
@@ -65,6 +71,7 @@ class Span:
     offset: int
     length: int
     first: int
+    policy: Any = WINDOW_POLICY
 
 
 @dataclass
@@ -133,64 +140,98 @@ class _File:
 
 
 def read_windowed(fd: int, size: int, sections: Callable[[str], bool], on_window: OnWindow,
-                  window: int = WINDOW_BYTES, on_envelope: Callable[[dict[str, Any]], None] | None = None) -> Layout:
+                  window: int = WINDOW_BYTES, on_envelope: Callable[[dict[str, Any]], None] | None = None,
+                  groups: Callable[[str], bool] | None = None) -> Layout:
     """Read the JSON object in `fd` (`size` bytes): each member for which `sections(key)` holds and
     whose value is an array is handed to `on_window` a window at a time; the rest is the envelope.
-    `on_envelope` is handed the members read before the first section, as they are (Layout.late
-    names the envelope members that came after a section)."""
+    A member for which `groups(key)` holds and whose value is an object is read member by member in
+    the same way, its sections named `<key>.<member>`. `on_envelope` is handed the top-level members
+    read before the first section, as they are (Layout.late names the envelope members that came
+    after a section)."""
     f = _File(fd, size)
-    totals = _Totals()
+    reading = _Reading(f, sections, on_window, window, on_envelope, groups or (lambda key: False))
     pos = f.skip_white(0)
     if f.byte(pos) != b"{":
         raise NotWindowable("the file is not one JSON object")
-    pos = f.skip_white(pos + 1)
-    members: list[bytes] = []
-    counts: dict[str, int] = {}
-    spans: list[Span] = []
-    late: list[Any] = []
-    while True:
-        key_end = _string_end(f, pos)
-        key_text = f.read(pos, key_end - pos)
-        key = _strict(key_text, FILE)
-        pos = f.skip_white(key_end)
-        if f.byte(pos) != b":":
-            raise NotWindowable("a member without ':'")
-        pos = f.skip_white(pos + 1)
-        if isinstance(key, str) and f.byte(pos) == b"[" and sections(key):
-            if key in counts:
-                raise NotWindowable(f"the section {key!r} appears twice")
-            if not counts and on_envelope is not None:
-                early = _strict(b"{" + b",".join(members) + b"}", FILE)
-                if not isinstance(early, dict):
-                    raise NotWindowable("the envelope is not an object")
-                on_envelope(early)
-            pos, counts[key] = _section(f, pos + 1, key, window, on_window, spans, totals)
-            members.append(key_text + b":[]")
-        else:
-            end = _value_end(f, pos, window)
-            members.append(key_text + b":" + f.read(pos, end - pos))
-            pos = end
-            if counts:
-                late.append(key)
-        pos = f.skip_white(pos)
-        mark = f.byte(pos)
-        if mark == b"}":
-            break
-        if mark != b",":
-            raise NotWindowable("a member is followed by neither ',' nor '}'")
-        pos = f.skip_white(pos + 1)
-    if f.skip_white(pos + 1) != size:
+    pos, skeleton = reading.members(f.skip_white(pos + 1), "")
+    if f.skip_white(pos) != size:
         raise NotWindowable("text after the object")
-    if not counts:
+    if not reading.counts:
         raise NotWindowable("no section to read in windows")
-    skeleton = b"{" + b",".join(members) + b"}"
+    totals = reading.totals
     totals.add(skeleton)
     if not totals.within_file_bounds(size):
         raise NotWindowable("over the whole-file reader's first estimates")
     envelope = _strict(skeleton, FILE)
     if not isinstance(envelope, dict):
         raise NotWindowable("the envelope is not an object")
-    return Layout(envelope, counts, spans, late)
+    return Layout(envelope, reading.counts, reading.spans, reading.late)
+
+
+class _Reading:
+    """One reading of a file: the members of its object (and of a group's), sections as windows."""
+
+    def __init__(self, f: _File, sections: Callable[[str], bool], on_window: OnWindow, window: int,
+                 on_envelope: Callable[[dict[str, Any]], None] | None, groups: Callable[[str], bool]) -> None:
+        self.f, self.sections, self.on_window, self.window = f, sections, on_window, window
+        self.on_envelope, self.groups = on_envelope, groups
+        self.totals = _Totals()
+        self.counts: dict[str, int] = {}
+        self.spans: list[Span] = []
+        self.late: list[Any] = []
+        self.top: list[bytes] = []  # the top-level members read so far (on_envelope's)
+        self.grouped: set[str] = set()
+
+    def members(self, pos: int, group: str) -> tuple[int, bytes]:
+        """Read an object's members from `pos` (after its `{`): (offset after its `}`, its skeleton:
+        each section's array written empty, every other member as it is)."""
+        f = self.f
+        members: list[bytes] = self.top if not group else []
+        if group and f.byte(pos) == b"}":
+            return pos + 1, b"{}"
+        while True:
+            key_end = _string_end(f, pos)
+            key_text = f.read(pos, key_end - pos)
+            key = _strict(key_text, FILE)
+            pos = f.skip_white(key_end)
+            if f.byte(pos) != b":":
+                raise NotWindowable("a member without ':'")
+            pos = f.skip_white(pos + 1)
+            opener = f.byte(pos)
+            name = f"{group}.{key}" if group and isinstance(key, str) else key
+            if not group and key in self.grouped:
+                raise NotWindowable(f"the member {key!r} appears twice")
+            if isinstance(name, str) and opener == b"[" and self.sections(name):
+                if name in self.counts:
+                    raise NotWindowable(f"the section {name!r} appears twice")
+                if not self.counts and self.on_envelope is not None:
+                    early = _strict(b"{" + b",".join(self.top) + b"}", FILE)
+                    if not isinstance(early, dict):
+                        raise NotWindowable("the envelope is not an object")
+                    self.on_envelope(early)
+                policy = GROUP_WINDOW_POLICY if group else WINDOW_POLICY
+                pos, self.counts[name] = _section(f, pos + 1, name, self.window, self.on_window, self.spans,
+                                                  self.totals, policy)
+                members.append(key_text + b":[]")
+            elif not group and isinstance(key, str) and opener == b"{" and self.groups(key):
+                self.grouped.add(key)
+                if self.counts:
+                    self.late.append(key)
+                pos, inner = self.members(f.skip_white(pos + 1), key)
+                members.append(key_text + b":" + inner)
+            else:
+                end = _value_end(f, pos, self.window)
+                members.append(key_text + b":" + f.read(pos, end - pos))
+                pos = end
+                if self.counts:
+                    self.late.append(name)
+            pos = f.skip_white(pos)
+            mark = f.byte(pos)
+            if mark == b"}":
+                return pos + 1, b"{" + b",".join(members) + b"}"
+            if mark != b",":
+                raise NotWindowable("a member is followed by neither ',' nor '}'")
+            pos = f.skip_white(pos + 1)
 
 
 def reread(fd: int, size: int, spans: list[Span], section: str) -> Any:
@@ -198,12 +239,17 @@ def reread(fd: int, size: int, spans: list[Span], section: str) -> Any:
     f = _File(fd, size)
     for span in spans:
         if span.section == section:
-            yield span.first, _strict(b"[" + f.read(span.offset, span.length) + b"]", WINDOW_POLICY)
+            yield span.first, _strict(b"[" + f.read(span.offset, span.length) + b"]", span.policy)
 
 
 def _strict(text: bytes, policy: Any) -> Any:
+    return _strict_noting(text, policy)[0]
+
+
+def _strict_noting(text: bytes, policy: Any) -> tuple[Any, bool]:
+    """(value, whether orjson read it) of a part of the file, or NotWindowable."""
     try:
-        return read_json(text, policy)
+        return read_json_noting_path(text, policy)
     except JsonRejected as exc:
         raise NotWindowable(f"the strict reader refuses a part of the file: {exc}") from None
 
@@ -243,7 +289,7 @@ def _value_end(f: _File, pos: int, window: int) -> int:
 
 
 def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow, spans: list[Span],
-             totals: _Totals) -> tuple[int, int]:
+             totals: _Totals, policy: Any = WINDOW_POLICY) -> tuple[int, int]:
     """Read one section's elements from `pos` (after its `[`): (offset after its `]`, element count)."""
     pos = f.skip_white(pos)
     if f.byte(pos) == b"]":
@@ -254,18 +300,18 @@ def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow,
         piece = f.read(pos, length)
         if not piece:
             raise NotWindowable(f"the section {section!r} is not closed")
-        found = _cut(piece, pos + len(piece) >= f.size)
+        found = _cut(piece, pos + len(piece) >= f.size, policy)
         if found is None:
             if pos + len(piece) >= f.size:
                 raise NotWindowable(f"the section {section!r} does not read")
             length *= 2  # one element longer than the slice, or cuts that did not read: a wider slice
             continue
-        cut, elements, closed = found
+        cut, elements, closed, fast = found
         totals.add(piece[:cut])
         if not totals.within_file_bounds(f.size):  # the sums only grow: over now, over at the end
             raise NotWindowable("over the whole-file reader's first estimates")
-        spans.append(Span(section, pos, cut, count))
-        on_window(section, count, elements)
+        spans.append(Span(section, pos, cut, count, policy))
+        on_window(section, count, elements, fast)
         count += len(elements)
         length = window
         if closed:
@@ -274,11 +320,14 @@ def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow,
         pos = f.skip_white(pos + cut + 1)
 
 
-def _cut(piece: bytes, at_end: bool) -> tuple[int, list[Any], bool] | None:
-    """(offset of the cut, the elements before it, whether the section's `]` is there) for a slice
-    beginning at an element, or None when no cut tried reads."""
+Cut = tuple[int, list[Any], bool, bool]  # (offset of the cut, the elements, closed there, read by orjson)
+
+
+def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
+    """(offset of the cut, the elements before it, whether the section's `]` is there, whether orjson
+    read them) for a slice beginning at an element, or None when no cut tried reads."""
     if at_end:  # the whole rest of the file: the section closes in it or nowhere
-        return _closes_within(piece, len(piece))
+        return _closes_within(piece, len(piece), policy)
     tries = 0
     end = len(piece)
     # where the section may close in this slice (an element's `}`, then `]` and the next member or the
@@ -300,16 +349,17 @@ def _cut(piece: bytes, at_end: bool) -> tuple[int, list[Any], bool] | None:
         if may_close:
             reads, stop = _probe(wrapped)
             if stop is not None:  # the section closed before this cut: up to its `]`
-                return _closed_at(piece, stop)
+                return _closed_at(piece, stop, policy)
             if not reads:
                 continue  # a cut inside a string or a nested value: an earlier one
         try:
-            return after, read_json(wrapped, WINDOW_POLICY), piece[after] == ord("]")
+            elements, fast = read_json_noting_path(wrapped, policy)
+            return after, elements, piece[after] == ord("]"), fast
         except JsonRejected:
             pass
         reads, stop = _probe(wrapped)
         if stop is not None:
-            return _closed_at(piece, stop)
+            return _closed_at(piece, stop, policy)
         if reads:
             raise NotWindowable("the strict reader refuses a window orjson reads (a bound)")
         # else: a cut inside a string or a nested value; an earlier one
@@ -330,16 +380,17 @@ def _probe(text: bytes) -> tuple[bool, int | None]:
         return False, None
 
 
-def _closes_within(piece: bytes, limit: int) -> tuple[int, list[Any], bool] | None:
-    """When the section's `]` lies in piece[:limit]: (its offset, the elements, True)."""
+def _closes_within(piece: bytes, limit: int, policy: Any) -> Cut | None:
+    """When the section's `]` lies in piece[:limit]: (its offset, the elements, True, read by orjson)."""
     _, stop = _probe(b"[" + piece[:limit])
-    return None if stop is None else _closed_at(piece, stop)
+    return None if stop is None else _closed_at(piece, stop, policy)
 
 
-def _closed_at(piece: bytes, stop: int) -> tuple[int, list[Any], bool] | None:
+def _closed_at(piece: bytes, stop: int, policy: Any) -> Cut | None:
     """The section read up to its `]`, which ends before `stop` (an offset in `[` + piece)."""
     close = (b"[" + piece[:stop - 1]).rstrip(WHITE)
     if not close.endswith(b"]"):
         return None
     at = len(close) - 2  # the `]` in piece's offsets (the wrapper adds one byte before it)
-    return at, _strict(b"[" + piece[:at] + b"]", WINDOW_POLICY), True
+    elements, fast = _strict_noting(b"[" + piece[:at] + b"]", policy)
+    return at, elements, True, fast

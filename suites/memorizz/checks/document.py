@@ -33,7 +33,7 @@ def archive_state(doc: Any, ctx: CheckContext) -> mz.Archive:
         arc = doc if isinstance(doc, mz.Archive) else mz.Archive(value=doc)
         max_bytes, max_records = limits(ctx)
         if arc.unread:
-            loaded = mz.load_file(arc.path, max_bytes, max_records)  # type: ignore[arg-type]
+            loaded = mz.load_file(arc.path, max_bytes, max_records, _key_order(ctx))  # type: ignore[arg-type]
             doc.malformed = loaded.malformed  # validate reads its well-formedness from the document it gave
             arc = loaded
         if not arc.refused and arc.file_bytes is not None and arc.file_bytes > max_bytes:
@@ -101,7 +101,8 @@ def pinned(ctx: CheckContext, reading: str) -> bool:
 
 def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     arc = readable(doc, ctx, any_value=key == "envelope_fields")
-    problems: dict[str, list[mz.Problem]] = ctx.once("memorizz-scan", lambda: mz.scan(arc.value))
+    problems: dict[str, list[mz.Problem]] = ctx.once(
+        "memorizz-scan", lambda: arc.windowed.scan if arc.windowed is not None else mz.scan(arc.value))
     if ctx.document is None and key in mz.RECORD_RULES and mz.record_total(arc.value) == 0:
         raise Inconclusive("the target's export holds no records, so no record rule could be observed")
     for p in problems.get(key, []):
@@ -126,7 +127,8 @@ CHECKSUM = ("The checksum covers canonical UTF-8 JSON of every field except inte
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="MUST", sentence=CHECKSUM)
 def numbers_finite(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
-    canonical(arc, ctx)
+    if arc.windowed is None:  # else every window and the envelope had a canonical form
+        canonical(arc, ctx)
     if arc.canonical_error:
         yield Failure("the archive has no canonical JSON form", arc.canonical_error, "finite numbers only")
 
@@ -138,18 +140,21 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     claimed = integ.get("digest") if isinstance(integ, dict) else None
     if not isinstance(claimed, str):
         raise Inconclusive("no integrity digest to compare (integrity_form reports it)")
-    data = canonical(arc, ctx)
-    if data is None:
-        raise Inconclusive(f"no canonical form to hash (numbers_finite reports it): {arc.canonical_error}")
-    actual = hashlib.sha256(data).hexdigest()
     order = _key_order(ctx)
     # errata M2: "object keys sorted" by code points or by UTF-16 units; a reading is recorded only
     # where the two orders give different bytes, so that the digest shows which one was followed
     other_order = "codepoint" if order == "utf16" else "utf16"
-    # no key a UTF-16 order sorts differently: one text, one digest
-    facts = arc.canonical_facts
-    same_text = not facts.order_sensitive if facts is not None else mz.key_orders_agree(data)
-    other = actual if same_text else hashlib.sha256(mz.canonical_bytes(arc.value, other_order)).hexdigest()
+    if arc.windowed is not None:  # hashed as the windows were written: no key the two orders sort otherwise
+        actual = other = arc.windowed.digest
+    else:
+        data = canonical(arc, ctx)
+        if data is None:
+            raise Inconclusive(f"no canonical form to hash (numbers_finite reports it): {arc.canonical_error}")
+        actual = hashlib.sha256(data).hexdigest()
+        # no key a UTF-16 order sorts differently: one text, one digest
+        facts = arc.canonical_facts
+        same_text = not facts.order_sensitive if facts is not None else mz.key_orders_agree(data)
+        other = actual if same_text else hashlib.sha256(mz.canonical_bytes(arc.value, other_order)).hexdigest()
     digests = {order: actual, other_order: other}
     names = {"codepoint": "keys sorted by code points", "utf16": "keys sorted by UTF-16 code units"}
     pinned = ctx.option("key_order")
@@ -164,33 +169,21 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
                       readings=() if pinned == "either" else (f"key_order={pinned}",))
 
 
-SAFE_INTEGER = 2**53 - 1
-
-
-def _unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
-    stack = [(value, path)]
-    while stack:
-        node, where = stack.pop()
-        if isinstance(node, dict):
-            stack.extend((v, f"{where}.{k}") for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
-        elif type(node) is int and abs(node) > SAFE_INTEGER:
-            yield where, node
-
-
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="SHOULD",
            sentence="Use strings for identifiers and exact integers beyond JavaScript's safe integer range.")
 def integers_safe(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     arc = readable(doc, ctx)
+    if arc.windowed is not None:  # judged window by window (format/windows.py)
+        arc.long_digits = arc.windowed.long_digits
     text = canonical(arc, ctx) if arc.long_digits is None else None
     if text is not None:  # every integer written as in the file
         arc.long_digits = arc.canonical_facts.long_digits if arc.canonical_facts else has_digit_run(text, 16)
     if arc.long_digits is False:  # no run of 16 digits: no integer can be that large
         return
-    for path, number in sorted(_unsafe_integers(arc.value))[:20]:
+    found = arc.windowed.unsafe if arc.windowed is not None else sorted(mz.unsafe_integers(arc.value))[:mz.SHOWN_UNSAFE]
+    for path, number in found:
         yield Failure("an integer beyond JavaScript's safe range is written as a number", number,
-                      f"a string (|n| <= {SAFE_INTEGER})", path)
+                      f"a string (|n| <= {mz.SAFE_INTEGER})", path)
 
 
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="MUST",

@@ -57,12 +57,15 @@ from memconform.suites.memorizz.format.reader import (
     sniff,
 )
 from memconform.suites.memorizz.format.records import (
+    SAFE_INTEGER,
+    SHOWN_UNSAFE,
     credential_paths,
     embedding_paths,
     external_references,
     links_of,
     records_of,
     reported_ids,
+    unsafe_integers,
 )
 from memconform.suites.memorizz.format.rules import RECORD_RULES, RULES, Problem, Rule, is_utc_timestamp, scan
 
@@ -74,5 +77,5 @@ __all__ = [
     "credential_paths", "detect", "digest", "embedding_paths", "empty_archive", "external_references",
     "float_is_plain", "is_int", "key_orders_agree", "is_utc_timestamp", "links_of", "load_file", "needs_exact_writer", "number_text",
     "open_file", "parse_bytes", "record_total", "records_of", "reported_ids", "reseal", "scan", "seal", "sniff",
-    "utc_now", "without_integrity",
+    "utc_now", "without_integrity", "SAFE_INTEGER", "SHOWN_UNSAFE", "unsafe_integers",
 ]

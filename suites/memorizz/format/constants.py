@@ -58,7 +58,9 @@ def embedding_key(key: str) -> str | None:
     return "M8:with-vector" if key in VECTOR_KEYS else None
 HEX64 = re.compile(r"[0-9a-f]{64}")  # used with fullmatch: "$" would let a final newline in
 MIB = 1024 * 1024
-SIZES = {"50MiB": 50 * MIB, "100MiB": 100 * MIB, "4MiB": 4 * MIB, "1MiB": MIB, "256KiB": 256 * 1024, "4KiB": 4096}
+# 1GiB: a configured limit for exports past the defaults (read in bounded windows, format/windows.py)
+SIZES = {"50MiB": 50 * MIB, "100MiB": 100 * MIB, "1GiB": 1024 * MIB, "4MiB": 4 * MIB, "1MiB": MIB, "256KiB": 256 * 1024,
+         "4KiB": 4096}
 
 declare_option(SUITE, "max_bytes", "50MiB", tuple(SIZES),
                "archive size limit (file bytes, or canonical bytes of a parsed document); 4MiB = inline MCP")

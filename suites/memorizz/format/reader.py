@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memconform.core.json_reader import FILE, JsonRejected, read_json_noting_path
 from memconform.suites.memorizz.format.canonical_fast import TextFacts
 from memconform.suites.memorizz.format.constants import FORMAT
+
+if TYPE_CHECKING:
+    from memconform.suites.memorizz.format.windows import ArchiveFindings
 
 
 @dataclass
@@ -27,6 +30,8 @@ class Archive:
     path: str | None = None  # a file opened for `memconform validate`, read when a check first needs it
     malformed: JsonRejected | None = None  # the strict reader refused the file (validate: one well_formed failure)
     finite: bool = False  # read by orjson: no NaN, no infinity, no integer past 64 bits (canonical fast path)
+    # read in windows (format/windows.py): `value` holds its big stores withheld, the checks ask this
+    windowed: ArchiveFindings | None = None
 
     @property
     def unread(self) -> bool:
@@ -70,12 +75,28 @@ def parse_bytes(raw: bytes, file_bytes: int | None = None) -> Archive:
     return Archive(value=value, file_bytes=len(raw) if file_bytes is None else file_bytes, exact=None, finite=fast)
 
 
-def load_file(path: str | os.PathLike[str], max_bytes: int, max_records: int) -> Archive:
-    """Read an archive file: its size is checked before reading, records counted right after parsing."""
+def load_file(path: str | os.PathLike[str], max_bytes: int, max_records: int, key_order: str = "codepoint") -> Archive:
+    """Read an archive file: its size is checked before reading, records counted right after parsing.
+    A file over a window's bytes is read in windows where they can say what the whole file would
+    (format/windows.py; `key_order` is the one its digest is computed in), else whole."""
     size = os.stat(path).st_size
     if size > max_bytes:
         return Archive(value=None, file_bytes=size, refused=f"file is {size} bytes, over the limit of {max_bytes}",
                        path=os.fspath(path))
+    from memconform.suites.memorizz.format.windows import (  # WINDOW as set now (tests shrink it)
+        WINDOW,
+        read_in_windows,
+    )
+
+    read = read_in_windows(path, key_order) if size > WINDOW else None
+    if read is not None:
+        value, size, found = read
+        archive = Archive(value=value, file_bytes=size, path=os.fspath(path), windowed=found)
+        if size > max_bytes:
+            archive.refused = f"file grew past the limit of {max_bytes} bytes"
+        elif (total := record_total(value)) > max_records:
+            archive.refused = f"{total} records, over the limit of {max_records}"
+        return archive
     with open(path, "rb") as fh:
         raw = fh.read(max_bytes + 1)  # bounded even if the file grew since stat
     if len(raw) > max_bytes:

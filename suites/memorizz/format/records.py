@@ -97,3 +97,20 @@ def records_of(archive: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         for record in records if isinstance(records, list) else []:
             if isinstance(record, dict):
                 yield store, record
+
+
+SAFE_INTEGER = 2**53 - 1
+SHOWN_UNSAFE = 20  # integers_safe shows the first of them by path
+
+
+def unsafe_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
+    """(path, integer) of every integer past JavaScript's safe range in the value."""
+    stack = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, f"{where}.{k}") for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
+        elif type(node) is int and abs(node) > SAFE_INTEGER:
+            yield where, node

@@ -8,6 +8,7 @@ verifies that at import), so the two cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -89,11 +90,23 @@ class AddProblem(Protocol):
                  readings: tuple[str, ...] = ()) -> None: ...
 
 
-def scan(value: Any, natural_ids: dict[str, str] = NATURAL_IDS_IMPLIED) -> dict[str, list[Problem]]:
+@dataclass
+class JudgedStores:
+    """What a windowed reading found in the stores it read a window at a time (format/windows.py): each
+    store's record problems in document order, the ids every link may name, the links' targets."""
+
+    problems: dict[str, list[Problem]]
+    ids: Container[str]
+    link_targets: set[str]
+
+
+def scan(value: Any, natural_ids: dict[str, str] = NATURAL_IDS_IMPLIED,
+         judged: JudgedStores | None = None) -> dict[str, list[Problem]]:
     """Check every rule of RULES in one walk; problems grouped by rule key (= check name).
 
     A natural id outside NATURAL_IDS_NAMED that differs is a problem only under reading M4:implied
-    (`Problem.readings`); the caller decides whether that reading is pinned."""
+    (`Problem.readings`); the caller decides whether that reading is pinned. With `judged`, the stores
+    it names were judged window by window: their problems are put in where the walk meets them."""
     found: dict[str, list[Problem]] = {}
 
     def add(rule: str, title: str, received: Any, expected: Any, path: str, readings: tuple[str, ...] = ()) -> None:
@@ -146,10 +159,19 @@ def scan(value: Any, natural_ids: dict[str, str] = NATURAL_IDS_IMPLIED) -> dict[
                         f"$.stores.{k}")
                     continue
                 sizes[k] = len(records)
-                _scan_store(k, records, natural_ids.get(k), add, ids, no_embeddings, linking)
+                if judged is not None and k in judged.problems:
+                    for p in judged.problems[k]:
+                        found.setdefault(p.rule, []).append(p)
+                else:
+                    _scan_store(k, records, natural_ids.get(k), add, ids, no_embeddings, linking)
     _scan_manifest(value.get("manifest"), "manifest" in value, sizes, add)
     if isinstance(value.get("manifest"), dict) and "stores" in value:
-        _scan_links(value["manifest"], linking, ids, add)
+        targets = {ref for node in linking for ref in refs_in(node)}
+        known: Container[str] = ids
+        if judged is not None:
+            targets |= judged.link_targets
+            known = _Either(ids, judged.ids)
+        _scan_links(value["manifest"], targets, known, add)
     integ = value.get("integrity")
     if "integrity" in value:
         if not isinstance(integ, dict) or set(integ) != {"algorithm", "digest"}:
@@ -165,16 +187,30 @@ def scan(value: Any, natural_ids: dict[str, str] = NATURAL_IDS_IMPLIED) -> dict[
     return found
 
 
+class _Either:
+    """Membership in either of two collections of ids (the walked stores' and the windowed ones')."""
+
+    def __init__(self, first: Container[str], second: Container[str]) -> None:
+        self.first, self.second = first, second
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.first or item in self.second
+
+
 def _scan_store(store: str, records: list[Any], natural: str | None,
                 add: AddProblem, all_ids: set[str], no_embeddings: bool,
-                linking: list[dict[str, Any]]) -> None:
-    """The per-record rules; the hot loop of validating a big archive, so it stays flat."""
-    seen: set[str] = set()
+                linking: list[dict[str, Any]], seen: set[str] | None = None, first: int = 0) -> None:
+    """The per-record rules; the hot loop of validating a big archive, so it stays flat. A store read in
+    windows passes its ids so far (`seen`, kept by the caller: they are not added to `all_ids`) and the
+    index of the window's first record."""
+    seen_here = seen is None
+    if seen is None:
+        seen = set()
     remember = seen.add
     named = NATURAL_IDS_NAMED
     link_set = LINK_SET
     embedding = _embedding_keys(records) if no_embeddings else {}
-    for i, record in enumerate(records):
+    for i, record in enumerate(records, first):
         if type(record) is not dict or len(record) != 2 or "id" not in record or "data" not in record:
             add("record_shape", "a record is not exactly {id, data}",
                 sorted(record) if isinstance(record, dict) else record, ["data", "id"], f"$.stores.{store}[{i}]")
@@ -221,7 +257,8 @@ def _scan_store(store: str, records: list[Any], natural: str | None,
         content = data.get("content")
         if type(content) is dict and not link_set.isdisjoint(content):
             linking.append(content)
-    all_ids |= seen
+    if seen_here:
+        all_ids |= seen
 
 
 def _embedding_keys(records: list[Any]) -> dict[str, str]:
@@ -293,10 +330,9 @@ def is_utc_timestamp(text: str) -> bool:
     return parse_datetime(text, "memorizz") is not None
 
 
-def _scan_links(manifest: dict[str, Any], linking: list[dict[str, Any]], ids: set[str],
-                add: AddProblem) -> None:
+def _scan_links(manifest: dict[str, Any], targets: set[str], ids: Container[str], add: AddProblem) -> None:
     reported = reported_ids(manifest.get("external_references"))
-    missing = sorted({ref for node in linking for ref in refs_in(node) if ref not in ids} - reported)
+    missing = sorted({ref for ref in targets if ref not in ids} - reported)
     if missing:
         add("external_references_reported", "links to records outside the archive are not reported",
             missing[:20], "listed in manifest.external_references", "$.manifest.external_references")
