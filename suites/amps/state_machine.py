@@ -9,7 +9,6 @@ inferred or observed atom left without a source is deleted or re-flagged unsourc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -17,7 +16,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model as oracle
 from memconform.suites.amps.client import (
@@ -27,13 +25,11 @@ from memconform.suites.amps.client import (
     delete_artifact,
     export,
     import_export,
-    import_semantics,
     make_artifact,
     make_atom,
     make_export,
 )
 from memconform.suites.amps.domain_fields import drawn_fields, with_value
-from memconform.suites.amps.suite import SUITE
 
 
 @dataclass
@@ -71,11 +67,6 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
     return oracle.export_differs(doc, want["subject_id"], subject_of(want))
 
 
-@sequence.comparator("amps.export")
-def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    return export_differs(reply.json() if reply is not None else None, want)
-
-
 def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
     """Jepsen-style counts of the subject's atoms and artifacts in one export."""
     atoms, arts, held = atoms_by_id(doc), artifacts_by_id(doc), model.held
@@ -111,7 +102,6 @@ def open_classes() -> list[tuple[str, str, str, Any]]:
     comparison does not read (text and sensitivity are compared as sent; an open one may be normalised)."""
     return [(vc.key, place, name, vc.value()) for field, place, name in drawn_fields() for vc in field.of("open")
             if name not in ("text", "sensitivity")]
-
 
 
 SENSITIVITIES = st.sampled_from(amps.SENSITIVITIES)
@@ -209,19 +199,3 @@ class AmpsSubject(RuleBasedStateMachine):
         self.step(f"delete artifact {artifact_id}")
 
 
-
-@SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
-                sentence="Deleting an artifact must re-evaluate every atom whose provenance depends on it.")
-def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
-    """Random sequences of imports (valid and refused) and deletions: after every step the subject's export
-    equals the model: nothing lost, nothing half-done, nothing resurrected."""
-
-    seen = import_semantics(ctx)
-    readings = oracle.Readings.from_options(ctx.option)
-    readings = oracle.Readings(seen, readings.unsourced_inferred, readings.unsourced_after_delete)
-    diverged = model_based.run_sequences(ctx, model_based.for_run(AmpsSubject, ctx, readings=readings),
-                                         model_based.budget(ctx, (4, 6), (25, 15)),
-                                         ctx.state(AmpsRun).models)
-    if diverged is not None:
-        yield diverged.failure("the subject left the model", "the export the spec and the import semantics (A12) describe",
-                               readings=(f"A12:{seen}",))

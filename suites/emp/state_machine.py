@@ -11,11 +11,8 @@ for byte and in order whatever the target does.
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -23,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, TargetError, Unsupported
+from memconform.core.results import TargetError
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (
@@ -37,7 +34,6 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
-from memconform.suites.emp.suite import SUITE
 
 
 @dataclass
@@ -113,32 +109,6 @@ def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, A
     answers = {i: ({"id": i, "content": content},) for i, content in want["live"].items()}
     problems = emp_model.view_problems(view, answers, same=lambda a, b: a.get("content") == b.get("content"))
     return "; ".join(problems[:3]) or None
-
-
-@sequence.comparator("emp.foreign_lines")
-def _replayed_foreign(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    return foreign_missing(want["path"], want["foreign"])
-
-
-@sequence.comparator("emp.view")
-def _replayed_view(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    seen = reply.body if reply is not None and reply.ok and isinstance(reply.body, list) else None
-    return view_differs(want["path"], seen, want)
-
-
-def _new_file_again(ctx: CheckContext, body: Any) -> dict[str, str]:
-    path = new_file(ctx)
-    return {body["path"]: path, os.path.dirname(body["path"]): os.path.dirname(path)}
-
-
-def _append_again(ctx: CheckContext, body: Any) -> dict[str, str]:
-    with open(body["path"], "ab") as fh:
-        fh.write(body["line"].encode("utf-8") + b"\n")
-    return {}
-
-
-sequence.harness_action("emp.new_file", lambda b: [f"mkdir -p {shlex.quote(os.path.dirname(b['path']))} && : > {shlex.quote(b['path'])}"])(_new_file_again)
-sequence.harness_action("emp.append_line", lambda b: [f"printf '%s\\n' {shlex.quote(b['line'])} >> {shlex.quote(b['path'])}"])(_append_again)
 
 
 def compare(ctx: CheckContext, path: str, model: Model) -> None:
@@ -253,21 +223,3 @@ class EmpFile(RuleBasedStateMachine):
             compare(self.ctx, self.path, self.model)
 
 
-
-@SUITE.check(level="writer", section="Write Operations", keyword="MUST",
-              sentence="Update: Append new entry with same id (newer ts takes precedence)")
-def writer_model_sequences(ctx: CheckContext) -> Iterator[Failure]:
-    """Random sequences of appends, updates and deletes by the target and by other apps: after every
-    step every other app's line is where it was, and at the end the target's view equals the model."""
-
-    first = entry(ctx, "probe")
-    try:  # is update offered at all? (a refusal still says yes: the sequences then show what it does)
-        call(ctx, "update", {"path": new_file(ctx, [first]), "id": first["id"], "entry": {"content": ctx.unique("p")}})
-        offers_update = True
-    except Unsupported:
-        offers_update = False
-    with ONE_MACHINE_AT_A_TIME:
-        diverged = model_based.run_sequences(ctx, model_based.for_run(EmpFile, ctx, offers_update=offers_update), model_based.budget(ctx, (3, 6), (25, 20)),
-                                             ctx.state(EmpRun).models)
-    if diverged is not None:
-        yield diverged.failure("the file left the model", "the view and other apps' lines as the spec resolves them")

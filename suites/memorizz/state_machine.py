@@ -12,7 +12,6 @@ model's next state.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -20,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, TargetError
+from memconform.core.results import TargetError
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz import model as oracle
 from memconform.suites.memorizz.client import (
@@ -31,7 +30,6 @@ from memconform.suites.memorizz.client import (
     import_archive,
     scalar,
 )
-from memconform.suites.memorizz.suite import SUITE
 
 
 @dataclass
@@ -98,11 +96,6 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
         changed = sorted(k for k in set(got) & set(records) if got[k] != records[k])
         return f"the namespace holds records {extra} it should not, lacks {missing}, and has other prose in {changed}"
     return None
-
-
-@sequence.comparator("memorizz.export")
-def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    return export_differs(reply.json() if reply is not None else None, want)
 
 
 def compare(ctx: CheckContext, ns: str, model: Model) -> None:
@@ -244,13 +237,3 @@ class Namespace(RuleBasedStateMachine):
         self.send(archive, "restore", "replace", f"an archive with a broken {broken} (restore refused)", valid=False)
 
 
-
-@SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
-def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
-    """Random sequences of restores, previews and refused archives: after every step the namespace's export
-    equals the model: nothing lost, nothing half-done, nothing written by a preview or a refusal."""
-
-    diverged = model_based.run_sequences(ctx, model_based.for_run(Namespace, ctx), model_based.budget(ctx, (5, 8), (25, 15)),
-                                         ctx.state(MemorizzRun).models)
-    if diverged is not None:
-        yield diverged.failure("the namespace left the model", "the records the conflict policies and validation leave")

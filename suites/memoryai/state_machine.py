@@ -12,7 +12,6 @@ matched with its outcomes, and scoped exports (dna_only, since in two offsets) w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -20,11 +19,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, TargetError, Unsupported
+from memconform.core.results import TargetError
 from memconform.suites.memoryai import client
 from memconform.suites.memoryai import format as mai
 from memconform.suites.memoryai import model as oracle
-from memconform.suites.memoryai.suite import SUITE
 
 
 @dataclass
@@ -93,11 +91,6 @@ def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
     return None
 
 
-@sequence.comparator("memoryai.export")
-def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    return export_differs(reply.json() if reply is not None else None, want)
-
-
 def tally(doc: Any, model: Model) -> dict[str, int]:
     """Jepsen-style counts of the sequence's chunks in one export."""
     rows = {h: r for h, r in client.by_hash(doc).items()
@@ -140,11 +133,6 @@ def scoped_differs(doc: Any, want: dict[str, Any]) -> str | None:
     closest = min(sets, key=lambda hashes: len(rows ^ hashes))
     return (f"the export holds {len(rows - closest)} chunk(s) it should not and lacks {len(closest - rows)} "
             f"(allowed: {'; '.join(a['why'] for a in want['allowed'])})")
-
-
-@sequence.comparator("memoryai.scoped_export")
-def _replayed_scoped_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    return scoped_differs(reply.json() if reply is not None else None, want)
 
 
 CORE_TYPES = st.sampled_from(mai.CORE_TYPES)
@@ -273,22 +261,3 @@ class Brain(RuleBasedStateMachine):
             compare(self.ctx, self.model)
 
 
-
-@SUITE.check(section="§3.8", keyword="MUST", level="2",
-              sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
-def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
-    """Random sequences of imports, re-imports of earlier bundles, rival rows, rejected bundles and
-    deletions: every export equals the model (first row kept, nothing duplicated, deleted and rejected
-    content absent, entities merged)."""
-
-    client.seed(ctx, client.bundle(ctx, [client.chunk(ctx, "sm-probe")]), "sequences of imports")
-    try:
-        ctx.target.call("delete_chunk", {"content_hash": "0" * 64})
-        can_delete = True
-    except Unsupported:
-        can_delete = False
-    diverged = model_based.run_sequences(ctx, model_based.for_run(Brain, ctx, can_delete=can_delete),
-                                         model_based.budget(ctx, (3, 8), (20, 20)),
-                                         ctx.state(client.MemoryaiRun).models)
-    if diverged is not None:
-        yield diverged.failure("the brain left the model", "the export as §3.8, §3.1 and §6 resolve the sequence")

@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import quote
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
-from memconform.core import established, history_counts, model_based, sequence
+from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure
 from memconform.suites.omp import client, model, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
-from memconform.suites.omp.suite import SUITE, claimed_levels
+from memconform.suites.omp.suite import claimed_levels
 from memconform.targets.base import Reply
 
 # (examples, steps per example) by profile: ci is small and derandomized
@@ -39,7 +36,7 @@ class Mismatch(model_based.Divergence):
     """The target's answer differs from the model's."""
 
 
-def _same(served: dict[str, Any], model: dict[str, Any]) -> list[str]:
+def memory_differences(served: dict[str, Any], model: dict[str, Any]) -> list[str]:
     diffs = []
     for name in ("content", "type", "namespace"):
         if served.get(name) != model[name]:
@@ -55,31 +52,6 @@ def _model_fields(model: dict[str, Any]) -> dict[str, Any]:
     return {k: model.get(k) for k in ("content", "type", "namespace", "tags", "expires_at")}
 
 
-@sequence.comparator("omp.memory")
-def _replayed_memory(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    if reply is None or reply.status != 200 or not isinstance(reply.body, dict):
-        return f"answered {getattr(reply, 'status', None)}, the model expected 200 with the memory"
-    return "; ".join(_same(reply.body, want)) or None
-
-
-@sequence.comparator("omp.export")
-def _replayed_export(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    body = reply.body if reply is not None and reply.ok else None
-    if not isinstance(body, dict) or not isinstance(body.get("memories"), list):
-        return f"the export answered {getattr(reply, 'status', None)} without a memories array"
-    return export_differs([m for m in body["memories"] if isinstance(m, dict)], want)
-
-
-@sequence.comparator("omp.model")
-def _replayed_model(ctx: CheckContext, reply: Any, want: Any) -> str | None:
-    """The model's answer set again, from the state recorded at the divergence (the replay's ids)."""
-    if reply is None:
-        return "no reply to compare"
-    server, request = model.Model.from_snapshot(want, model.Readings.from_options(ctx.option))
-    reason = server.accepts(request, reply)
-    return None if reason is None else str(reason)
-
-
 def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str | None:
     """What differs between the sequence's memories in an export and the model's expectation."""
     mine = [mem for mem in exported if want["marker"] in str(mem.get("content"))]
@@ -89,7 +61,7 @@ def export_differs(exported: list[dict[str, Any]], want: dict[str, Any]) -> str 
         if set(ids) != set(want["memories"]):
             return f"export holds {len(ids)} memories of the sequence, model {len(want['memories'])}"
         for mem_id, fields in want["memories"].items():
-            diffs = _same(ids[mem_id], fields)
+            diffs = memory_differences(ids[mem_id], fields)
             if diffs:
                 return f"export {mem_id}: {'; '.join(diffs)}"
     lost = [i for i in want.get("present_ids", []) if i not in ids]
@@ -357,20 +329,3 @@ class OmpMachine(RuleBasedStateMachine):
                 client.delete(self.ctx, doc["id"], self.keys[user_key], record=False, quiet=True)
 
 
-
-@SUITE.check(section="§8", keyword="MUST", level="core",
-           sentence="Implements all endpoints in §3.3 with correct HTTP methods and status codes")
-def model_based_sequences(ctx: CheckContext) -> Iterator[Failure]:
-    """Random sequences of every operation compared with the model; the shrunk failing sequence is the detail."""
-    log: list[str] = []
-    config = model_based.budget(ctx, (3, 12), (12, 25))
-    keys = keys_of(ctx)
-    machine = model_based.for_run(OmpMachine, ctx, keys=keys, full=len(keys) > 1, log=log,
-                                  readings=model.Readings.from_options(ctx.option))
-    diverged = model_based.run_sequences(ctx, machine, config, ctx.state(client.OmpRun).models)
-    if diverged is not None:
-        failure = diverged.failure("the target left the model", "every answer as the model says", steps=log[-20:])
-        if any("import overwrite" in step or "import duplicate" in step for step in log[-20:]):
-            failure = established.explained(ctx, failure, CONFLICT_FROM_BODY)  # a strategy the target did not read
-        yield failure
-    ctx.note(f"{config.max_examples} sequences of up to {config.stateful_step_count} steps compared with the model")
