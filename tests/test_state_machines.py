@@ -11,11 +11,11 @@ from memconform.core import model_based
 
 ROOT = Path(__file__).resolve().parent.parent
 STATEFUL_CHECKS = {  # suite -> (module, machine class)
-    "amps": ("memconform.suites.amps.checks.stateful", "AmpsSubject"),
-    "emp": ("memconform.suites.emp.checks.stateful", "EmpFile"),
-    "memorizz": ("memconform.suites.memorizz.checks.stateful", "Namespace"),
-    "memoryai": ("memconform.suites.memoryai.checks.stateful", "Brain"),
-    "omp": ("memconform.suites.omp.checks.stateful", "OmpMachine"),
+    "amps": ("memconform.suites.amps.state_machine", "AmpsSubject"),
+    "emp": ("memconform.suites.emp.state_machine", "EmpFile"),
+    "memorizz": ("memconform.suites.memorizz.state_machine", "Namespace"),
+    "memoryai": ("memconform.suites.memoryai.state_machine", "Brain"),
+    "omp": ("memconform.suites.omp.state_machine", "OmpMachine"),
 }
 # classes that can only be made at run time, with why
 BUILT_AT_RUN_TIME = {
@@ -48,6 +48,7 @@ def test_the_scan_sees_a_class_built_inside_a_function() -> None:  # the positiv
 
 
 def test_every_suite_state_machine_is_a_module_level_rule_based_machine() -> None:
+    """...in its own module beside the checks: importing the checks (validate does) loads no hypothesis."""
     from hypothesis.stateful import RuleBasedStateMachine
 
     for suite, (module_name, class_name) in STATEFUL_CHECKS.items():
@@ -70,3 +71,13 @@ def test_for_run_binds_each_run_to_its_own_subclass() -> None:
     assert (second.ctx, second.offers_update) == ("ctx-2", False)
     assert not hasattr(Machine, "ctx")  # the module-level class keeps no run's facts
     assert (first.__name__, first.__qualname__) == (Machine.__name__, Machine.__qualname__)  # hypothesis reports it by name
+
+
+def test_importing_every_suites_checks_loads_no_hypothesis() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\n" + "".join(f"import memconform.suites.{suite}.checks\n" for suite in STATEFUL_CHECKS)
+            + "print('hypothesis' in sys.modules, 'memconform.suites.omp.checks.stateful' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False", "True"]  # the stateful checks registered, their machines not loaded
