@@ -58,23 +58,25 @@ def _children_cpu() -> float:
 
 
 def run_omp(start_s: float, profile: str, folder: Path) -> dict[str, object]:
-    """OMP against `memconform serve omp` started after a sleep of start_s: the run command it prints."""
-    server = subprocess.Popen(["sh", "-c", f'sleep {start_s}; exec "$0" -m memconform serve omp --port 0', sys.executable],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    """OMP against `memconform serve omp` started after a sleep of start_s: the run command it prints (its
+    output goes to a file, so a server that logs every request never blocks on a full pipe)."""
+    log = folder.with_suffix(".server.log")
+    with log.open("w") as sink:
+        server = subprocess.Popen(["sh", "-c", f'sleep {start_s}; exec "$0" -m memconform serve omp --port 0', sys.executable],
+                                  stdout=sink, stderr=subprocess.STDOUT, text=True)
     try:
-        assert server.stdout is not None
-        line = ""
-        while "run: memconform run" not in line:
-            line = server.stdout.readline()
-            if not line:
-                raise RuntimeError("memconform serve omp ended before printing its run command")
+        deadline = time.monotonic() + 120
+        while not (line := next((x for x in log.read_text().splitlines() if "run: memconform run" in x), "")):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"memconform serve omp printed no run command: {log.read_text()[:500]}")
+            time.sleep(0.05)
         words = shlex.split(line.split("run: ", 1)[1])
-        target = words[words.index("--target") + 1]
-        extra = [w for w in words[words.index("--target") + 2:] if w not in ("--report-dir", "/tmp/omp-report")]
-        return run("omp", target, profile, folder, extra)
+        at = words.index("--target")
+        extra = [w for w in words[at + 2:] if w not in ("--report-dir", "/tmp/omp-report")]
+        return run("omp", words[at + 1], profile, folder, extra)
     finally:
-        server.terminate()
-        server.wait(10)
+        server.kill()
+        server.wait()
 
 
 def main() -> int:
