@@ -52,3 +52,19 @@ def test_a_failure_only_the_items_together_cause_is_the_rows() -> None:
         return [Failure(f"{len(row)} together")] if len(row) > 2 else []
 
     assert [f.title for f in domain_plan.judge_rows([[1, 2, 3, 4]], attempt)] == ["4 together"]
+
+
+def test_a_packed_sweep_judges_every_class_in_fewer_calls_than_one_a_value() -> None:
+    """AMPS's schema sweep on its reference: the same outcome and the same classes judged under ci (packed)
+    and default (one value a request), ci with fewer calls."""
+    from memconform.core.profile import Profile
+    from memconform.run.session import execute_run
+
+    seen = {}
+    for profile in ("ci", "default"):
+        outcome = execute_run(["amps"], None, Profile.named(profile), None, check_ids=["amps.imports_every_schema_class"])
+        [result] = outcome.results
+        [note] = [n for n in outcome.notes if "domain" in n]
+        seen[profile] = (result.outcome.value, note["domain"]["classes_judged"], outcome.calls["amps"]["calls"])
+    assert seen["ci"][:2] == seen["default"][:2] and seen["ci"][0] == "passed"
+    assert seen["ci"][2] < seen["default"][2] / 2
