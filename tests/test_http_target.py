@@ -366,7 +366,7 @@ def test_stall_note_needs_a_control_to_be_confirmed() -> None:
 
 # ---- a fresh connection per check ----------------------------------------------------------------
 
-HOOKS = ("/v1/x-memconform/decay", "/v1/x-memconform/delete")
+HOOKS = ("/v1/x-memconform/decay", "/v1/x-memconform/delete", "/v1/x-memconform/delete-many")
 
 
 def keep_alive_front(upstream: str, drains_404: bool) -> tuple[str, Callable[[], None]]:

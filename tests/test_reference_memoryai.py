@@ -157,3 +157,60 @@ def test_http_profile():
     finally:
         stop()
         brain.close()
+
+
+class _Calls:
+    """A target over a brain that counts each operation it is asked for."""
+
+    def __init__(self, brain: ReferenceBrain) -> None:
+        from memconform.targets.pyobj import PythonTarget
+
+        self.target = PythonTarget(brain, "brain")
+        self.ops: list[str] = []
+        inner = self.target.call
+
+        def call(op, body=None, **kw):
+            self.ops.append(op)
+            return inner(op, body, **kw)
+
+        self.target.call = call  # type: ignore[method-assign]
+
+
+def _exported_contents(brain: ReferenceBrain) -> set[str]:
+    return {c["content"] for c in brain.export({"scope": "full"})["chunks"]}
+
+
+def test_the_runs_cleanup_deletes_in_batches_and_falls_back_to_one_a_call(brain) -> None:
+    from types import SimpleNamespace
+
+    from memconform.suites.memoryai import client
+
+    brain.import_bundle(bundle())
+    hashes = [mai.content_hash(t) for t in ("likes tea", "it rained", "met Bob")]
+    assert _exported_contents(brain) == {"likes tea", "it rained", "met Bob"}
+    calls = _Calls(brain)
+    assert client._delete_written(SimpleNamespace(target=calls.target), hashes * 2)  # a chunk written twice: one delete
+    assert calls.ops == ["delete_chunks"] and _exported_contents(brain) == set()
+
+    class NoBatch(ReferenceBrain):  # only the one-at-a-time hook: each chunk still removed
+        def delete_chunks(self, body=None, **params):
+            from memconform.core.results import Unsupported
+
+            raise Unsupported("delete_chunks")
+
+    older = NoBatch()
+    try:
+        older.import_bundle(bundle())
+        calls = _Calls(older)
+        assert client._delete_written(SimpleNamespace(target=calls.target), hashes)
+        assert calls.ops == ["delete_chunks", "delete_chunk", "delete_chunk", "delete_chunk"]
+        assert _exported_contents(older) == set()
+    finally:
+        older.close()
+
+
+def test_delete_chunks_refuses_what_is_not_a_list_of_hashes(brain) -> None:
+    for body in (None, {}, {"content_hashes": "abc"}, {"content_hashes": [1]}):
+        with pytest.raises(Rejected):
+            brain.delete_chunks(body)
+    assert brain.delete_chunks({"content_hashes": []}) == {"deleted": 0}

@@ -117,14 +117,34 @@ def remember_written(ctx: CheckContext, bundle: Any) -> None:
                    if isinstance(c, dict) and (isinstance(c.get("content_hash"), str) or isinstance(c.get("content"), str)))
 
 
+DELETE_BATCH = 500  # content hashes per delete_chunks call
+
+
 def _delete_written(ctx: CheckContext, written: list[str]) -> bool:
+    """The run's chunks removed: many a call through delete_chunks, the rest (all, where that hook is not
+    offered) one a call through delete_chunk."""
+    hashes = list(dict.fromkeys(written))
     try:
-        for h in dict.fromkeys(written):
+        for h in hashes[_deleted_in_batches(ctx, hashes):]:
             if not ctx.target.call("delete_chunk", {"content_hash": h}).ok:
                 return False
     except (SkipCheck, TargetError):
         return False  # no deletion hook: the footer says what could not be removed
     return True
+
+
+def _deleted_in_batches(ctx: CheckContext, hashes: list[str]) -> int:
+    """How many of `hashes`, from the first, the delete_chunks hook removed (0 where it is not offered)."""
+    done = 0
+    try:
+        while done < len(hashes):
+            part = hashes[done:done + DELETE_BATCH]
+            if not ctx.target.call("delete_chunks", {"content_hashes": part}).ok:
+                break
+            done += len(part)
+    except Unsupported:
+        pass
+    return done
 
 
 def is_bundle_rejection(reply: Reply) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
-from memconform.kit import domain
+from memconform.kit import domain, domain_plan
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
@@ -113,20 +113,51 @@ def writer_appends_every_class(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx)
     if not call(ctx, "append", {"path": path, "entry": entry(ctx, "control")}).ok:
         raise ControlRefused("a valid entry was refused")
-    ledger = ctx.state(domain.DomainLedger)
-    for vc, line in class_lines(ctx):
-        kind = verdict_class(vc, line)
-        reply, new = append_one(ctx, path, line)
-        done = what_was_done(reply, new, line)
-        if done == AS_GIVEN and isinstance(line.get("v"), str):
-            ctx.observe("E65", {OWN_VERSION: new[0].get("v") != line["v"], KEEPS_VERSION: new[0].get("v") == line["v"]})
-        if kind == "open":
-            ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
-                                f"an open class {REPAIRED}": done == REPAIRED})
-        problem = judge_append(kind, done, reply, new, line, vc.key)
-        if problem:
-            yield problem
-        ledger.judge([vc.key])
+    rows = domain_plan.rows_for(class_lines(ctx), ctx.profile.name, group=lambda item: "valid" if packable(*item) else None,
+                                slot=field_name)
+    yield from domain_plan.judge_rows(rows, lambda row: appended(ctx, path, row))
+
+
+def field_name(item: tuple[domain.ValueClass, dict[str, Any]]) -> str:
+    return item[0].field.split(".", 1)[1]
+
+
+def packable(vc: domain.ValueClass, line: dict[str, Any]) -> bool:
+    """A valid class whose entry is valid: under ci it shares an entry with classes of other fields."""
+    return verdict_class(vc, line) == "valid"
+
+
+def together(ctx: CheckContext, row: list[tuple[domain.ValueClass, dict[str, Any]]]) -> dict[str, Any]:
+    """One entry holding each class's field as its own entry has it (left out where it leaves it out)."""
+    line = entry(ctx, "dr-row")
+    for item in row:
+        name = field_name(item)
+        if name in item[1]:
+            line[name] = item[1][name]
+        else:
+            line.pop(name, None)
+    return line
+
+
+def appended(ctx: CheckContext, path: str, row: list[tuple[domain.ValueClass, dict[str, Any]]]) -> list[Failure]:
+    """An append of the row's entry (the class's own entry for a row of one, else one entry holding every
+    class's field) judged: a row whose entry is not valid as a whole is appended class by class."""
+    line = row[0][1] if len(row) == 1 else together(ctx, row)
+    kind = verdict_class(row[0][0], line)
+    if len(row) > 1 and kind != "valid":
+        return [f for item in row for f in appended(ctx, path, [item])]
+    reply, new = append_one(ctx, path, line)
+    done = what_was_done(reply, new, line)
+    if done == AS_GIVEN and isinstance(line.get("v"), str):
+        ctx.observe("E65", {OWN_VERSION: new[0].get("v") != line["v"], KEEPS_VERSION: new[0].get("v") == line["v"]})
+    if kind == "open":
+        ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
+                            f"an open class {REPAIRED}": done == REPAIRED})
+    keys = [vc.key for vc, _ in row]
+    ctx.state(domain.DomainLedger).judge(keys)
+    problem = judge_append(kind, done, reply, new, line, keys[0] if len(row) == 1 else f"{len(row)} classes in one entry "
+                           f"({', '.join(keys[:4])} ...)")
+    return [problem] if problem else []
 
 
 def update_one(ctx: CheckContext, path: str, entry_id: str, fields: dict[str, Any]) -> tuple[Any, list[Any]]:
@@ -172,25 +203,37 @@ def writer_updates_every_class(ctx: CheckContext) -> Iterator[Failure]:
         raise SkipCheck(f"the target offers no update operation: {exc.reason}", not_applicable=True) from None
     if not control.ok:
         raise ControlRefused(f"an update to a valid content was refused: {control.raw[:200]!r}")
-    ledger = ctx.state(domain.DomainLedger)
-    for vc, line in class_lines(ctx):
-        name = vc.field.split(".", 1)[1]
-        if name == "id":
-            continue  # the id names the entry updated: its classes are judged by the append and the delete
-        state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
-        fields = {name: line[name]} if name in line else {}
-        current = emp_model.view_answers(state.lines).get(first["id"], (None,))[0]
-        if current is None:
-            raise HarnessError(f"the entry {first['id']} left the view of the file the check updates")
-        want = dict(state.update(first["id"], fields, current["ts"] + 1, base=current).lines[-1])
-        kind = verdict_class(vc, want)
-        reply, new = update_one(ctx, path, first["id"], fields)
-        if kind == "open":
-            done = what_was_done(reply, new, want)
-            ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
-                                f"an open class {REPAIRED}": done == REPAIRED})
-        yield from judge_update(kind, reply, new, want, current["ts"], vc.key)
-        ledger.judge([vc.key])
+    items = [item for item in class_lines(ctx) if field_name(item) != "id"]  # the id names the entry updated: its
+    # classes are judged by the append and the delete
+    rows = domain_plan.rows_for(items, ctx.profile.name, slot=field_name,
+                                group=lambda item: "valid" if field_name(item) in item[1] and packable(*item) else None)
+    yield from domain_plan.judge_rows(rows, lambda row: list(updated(ctx, path, first["id"], row)))
+
+
+def updated(ctx: CheckContext, path: str, entry_id: str, row: list[tuple[domain.ValueClass, dict[str, Any]]]) -> Iterator[Failure]:
+    """An update of the entry setting each class's field at once (a row of one: the class's own field, or
+    nothing for an absent class) judged against the model's update; a row whose update is not valid as a
+    whole is sent class by class."""
+    state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+    fields = {field_name(item): item[1][field_name(item)] for item in row if field_name(item) in item[1]}
+    current = emp_model.view_answers(state.lines).get(entry_id, (None,))[0]
+    if current is None:
+        raise HarnessError(f"the entry {entry_id} left the view of the file the check updates")
+    want = dict(state.update(entry_id, fields, current["ts"] + 1, base=current).lines[-1])
+    kind = verdict_class(row[0][0], want)
+    if len(row) > 1 and kind != "valid":
+        for item in row:
+            yield from updated(ctx, path, entry_id, [item])
+        return
+    reply, new = update_one(ctx, path, entry_id, fields)
+    if kind == "open":
+        done = what_was_done(reply, new, want)
+        ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
+                            f"an open class {REPAIRED}": done == REPAIRED})
+    keys = [vc.key for vc, _ in row]
+    yield from judge_update(kind, reply, new, want, current["ts"], keys[0] if len(row) == 1 else
+                            f"{len(row)} classes in one update ({', '.join(keys[:4])} ...)")
+    ctx.state(domain.DomainLedger).judge(keys)
 
 
 @SUITE.check(sweep=True, level="writer", section="Write Operations", keyword="MUST",

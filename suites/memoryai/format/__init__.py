@@ -42,6 +42,7 @@ ROUTES: dict[str, Route] = {
     # not in the spec: optional hooks a target may offer so DNA protection and deletion can be tested
     "decay": Route("POST", "/v1/x-memconform/decay"),
     "delete_chunk": Route("POST", "/v1/x-memconform/delete"),
+    "delete_chunks": Route("POST", "/v1/x-memconform/delete-many"),  # the run's cleanup, many at once
 }
 
 # Readings of ambiguous sentences: each is explained in suites/memoryai/errata.md.

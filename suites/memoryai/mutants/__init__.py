@@ -95,7 +95,7 @@ class RefusesEverything(ReferenceBrain):
     """Not a rule: a target that refuses every request. No negative check may pass on it."""
 
     def __getattribute__(self, name: str) -> Any:
-        if name in ("export", "export_stream", "import_bundle", "import_file", "spec", "decay", "delete_chunk"):
+        if name in ("export", "export_stream", "import_bundle", "import_file", "spec", "decay", "delete_chunk", "delete_chunks"):
             def refuse(body: Any = None, **params: Any) -> Any:
                 raise Rejected({"error": "refused"}, "refused")
             return refuse
@@ -116,6 +116,9 @@ class EmptyExportOnly(ReferenceBrain):
 
     def delete_chunk(self, body: Any = None, **params: Any) -> dict[str, int]:
         raise Unsupported("delete_chunk")
+
+    def delete_chunks(self, body: Any = None, **params: Any) -> dict[str, int]:
+        raise Unsupported("delete_chunks")
 
 
 # by name, in the order they were written; the three targets above are not mutants (no rule broken)

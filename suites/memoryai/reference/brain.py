@@ -8,6 +8,7 @@ Operations (called by PythonTarget as `method(body, **params)`):
     spec(None)                        -> bytes, markdown
     decay(None)                       -> {"decayed": n, "deleted": m}   (x-memconform hook)
     delete_chunk({"content_hash": h}) -> {"deleted": 0|1}              (x-memconform hook)
+    delete_chunks({"content_hashes": [h, ...]}) -> {"deleted": n}      (x-memconform hook: the run's cleanup)
 
 Each rule sits in a small overridable method so a mutant can break exactly one of them.
 Storage is store.py; the producer rules producer.py, the consumer rules
@@ -26,6 +27,7 @@ from memconform.suites.memoryai.reference.producer import ProducerHooks
 from memconform.suites.memoryai.reference.store import (
     _is_number,
 )
+from memconform.targets.base import Rejected
 
 __all__ = ["ReferenceBrain"]
 
@@ -109,4 +111,10 @@ class ReferenceBrain(ProducerHooks, ConsumerHooks):
             cur = self.db.execute("UPDATE chunks SET deleted=1 WHERE deleted=0 AND (content_hash=? OR "
                                   "json_extract(doc, '$.content_hash')=?)", (hash_, hash_))
         return {"deleted": 1 if cur.rowcount else 0}
+
+    def delete_chunks(self, body: Any = None, **params: Any) -> dict[str, int]:
+        hashes = body.get("content_hashes") if isinstance(body, dict) else None
+        if not isinstance(hashes, list) or not all(isinstance(h, str) for h in hashes):
+            raise Rejected({"error": "content_hashes must be an array of strings"})
+        return {"deleted": sum(self.delete_chunk({"content_hash": h})["deleted"] for h in hashes)}
 

@@ -81,6 +81,7 @@ def make_app(brain: ReferenceBrain, multipart_field: str = "file", rejection_sta
         Route("/v1/spec", spec),
         Route("/v1/x-memconform/decay", json_route("decay"), methods=["POST"]),
         Route("/v1/x-memconform/delete", json_route("delete_chunk"), methods=["POST"]),
+        Route("/v1/x-memconform/delete-many", json_route("delete_chunks"), methods=["POST"]),
     ])
 
 

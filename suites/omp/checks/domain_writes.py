@@ -3,6 +3,7 @@ create, partial update, and import batches in which one item in the middle is of
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Iterator
 from typing import Any
@@ -11,7 +12,7 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure
-from memconform.kit import domain
+from memconform.kit import domain, domain_plan
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd
@@ -55,31 +56,85 @@ def never_stored(ctx: CheckContext, refused: list[dd.Case], what: str) -> Iterat
 def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/memories with each value of each class of each field alone (the rest the suite's usual
     memory): allowed values created and read back as written, forbidden ones 422 and not stored, values
-    the spec is silent on either way, never a 5xx."""
+    the spec is silent on either way, never a 5xx. Under ci allowed values of different fields share a
+    memory (harness/kit/domain_plan.py; one refused is split until the failure names its value)."""
     ev.control(c.create(ctx, c.memory(ctx, "domain-create")), "creating the suite's usual memory")
     refused: list[dd.Case] = []
     dropped: list[dd.Case] = []
-    for case in dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "dc"):
-        answer = c.create(ctx, case.body, quiet=True)
-        stored = answer.body if answer.ok and isinstance(answer.body, dict) else None
-        expect = dd.expectation(ctx, case.cls)
-        if answer.status < 500:
-            dd.observe_open(ctx, case.cls, answer.ok and dd.kept_instant(case, stored), 400 <= answer.status < 500, answer.brief())
-        if expect == "valid":
-            if not answer.ok or stored is None:
-                yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "201 Created", "$")
-            else:
-                yield from dd.read_back_failures(case, stored, "$")
-        elif expect == "invalid" and field_dropped(ctx, table.CREATE, case.body, answer):
-            dropped.append(case)  # errata O38: a server without embeddings drops the field; judged on the export
-        elif expect == "invalid":
-            yield from judge_refusal(ctx, case, answer)
-            refused.append(case)
-        else:
-            yield from judge_open(ctx, case, answer, stored)
-        dd.ledger(ctx).judge([case.cls.key])
+
+    def attempt(row: list[dd.Case]) -> list[Failure]:
+        found = list(_created_row(ctx, row) if len(row) > 1 else _created_alone(ctx, row[0], refused, dropped))
+        dd.ledger(ctx).judge(case.cls.key for case in row)
+        return found
+
+    rows = domain_plan.rows_for(list(dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "dc")), ctx.profile.name,
+                                group=lambda case: "allowed" if packable(ctx, case) else None, slot=top_field)
+    yield from domain_plan.judge_rows(rows, attempt)
     yield from never_stored(ctx, refused, "create")
     yield from dropped_not_stored(ctx, dropped, "create")
+
+
+def top_field(case: dd.Case) -> str:
+    """The member of the memory a class's value sits in (a source field's own place within the source):
+    two values of a row never share one."""
+    path = case.cls.field.removeprefix("memory.").removesuffix("[]")
+    return path if path.startswith("source.") else path.split(".")[0]
+
+
+def packable(ctx: CheckContext, case: dd.Case) -> bool:
+    """An allowed value no errata point reads, of a field that is not the whole source (which the
+    source's own fields share): it goes in a memory beside others (rows_for)."""
+    return dd.expectation(ctx, case.cls) == "valid" and dd.open_point(case.cls) is None and case.cls.field != "memory.source"
+
+
+def carry(body: dict[str, Any], case: dd.Case) -> None:
+    """Set in `body` the member the case's value sits in, as the case's own body has it (absent: removed)."""
+    *parents, name = top_field(case).split(".")
+    source, holder = case.body, body
+    for part in parents:
+        source, holder = source.get(part) or {}, holder.setdefault(part, {})
+    if name in source:
+        holder[name] = copy.deepcopy(source[name])
+    else:
+        holder.pop(name, None)
+
+
+def together(row: list[dd.Case]) -> dict[str, Any]:
+    """One memory holding each case's value as its own body has it (the first's, or a content case's, marker)."""
+    body = copy.deepcopy(row[0].body)
+    for case in row[1:]:
+        carry(body, case)
+    return body
+
+
+def _created_row(ctx: CheckContext, row: list[dd.Case]) -> Iterator[Failure]:
+    answer = c.create(ctx, together(row), quiet=True)
+    if not answer.ok or not isinstance(answer.body, dict):
+        keys = ", ".join(case.cls.key for case in row[:4])
+        yield Failure(f"{len(row)} allowed values in one memory ({keys} ...): refused", answer.brief(), "201 Created", "$")
+        return
+    for case in row:
+        yield from dd.read_back_failures(case, answer.body, "$")
+
+
+def _created_alone(ctx: CheckContext, case: dd.Case, refused: list[dd.Case], dropped: list[dd.Case]) -> Iterator[Failure]:
+    answer = c.create(ctx, case.body, quiet=True)
+    stored = answer.body if answer.ok and isinstance(answer.body, dict) else None
+    expect = dd.expectation(ctx, case.cls)
+    if answer.status < 500:
+        dd.observe_open(ctx, case.cls, answer.ok and dd.kept_instant(case, stored), 400 <= answer.status < 500, answer.brief())
+    if expect == "valid":
+        if not answer.ok or stored is None:
+            yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "201 Created", "$")
+        else:
+            yield from dd.read_back_failures(case, stored, "$")
+    elif expect == "invalid" and field_dropped(ctx, table.CREATE, case.body, answer):
+        dropped.append(case)  # errata O38: a server without embeddings drops the field; judged on the export
+    elif expect == "invalid":
+        yield from judge_refusal(ctx, case, answer)
+        refused.append(case)
+    else:
+        yield from judge_open(ctx, case, answer, stored)
 
 
 def field_dropped(ctx: CheckContext, route: tuple[str, str], body: Any, answer: Reply) -> bool:
@@ -117,11 +172,20 @@ def observe_expiry(ctx: CheckContext, label: str, after: Reply) -> Observation:
 def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """PUT /v1/memories/:id with each value of each class as a one-field patch; the "absent" class as a
     patch of every other field. Allowed values change that field and nothing else, forbidden ones 422
-    and leave the memory as it was; never a 5xx."""
+    and leave the memory as it was; never a 5xx. Under ci allowed values of different fields go in one
+    patch of a memory of their own (harness/kit/domain_plan.py; one refused is split until the failure
+    names its value)."""
+    every = list(dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "du"))
+    packed = [case for case in every if domain_plan.packs(ctx.profile.name) and packable_patch(ctx, case)]
+    yield from domain_plan.judge_rows(domain_plan.pack(packed, top_field), lambda row: list(_updated_together(ctx, row)))
+    alone = {id(case) for case in every} - {id(case) for case in packed}
     for field_id in dd.WRITE_FIELDS_CREATE:
+        cases = [case for case in every if case.cls.field == field_id and id(case) in alone]
+        if not cases:
+            continue
         made = c.created(ctx, c.memory(ctx, f"du-{field_id}"))
         before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
-        for case in dd.cases(ctx, (field_id,), "du"):
+        for case in cases:
             patch = _patch(case, before)
             answer = c.update(ctx, made["id"], patch, quiet=True)
             after = c.get(ctx, made["id"], quiet=True)
@@ -157,6 +221,45 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 yield from judge_open(ctx, as_body, answer, now if dd.open_point(case.cls) in (dd.OTHER_FORM, dd.UTC_OFFSET) else None)
             dd.ledger(ctx).judge([case.cls.key])
             before = now  # the memory as this update left it is what the next one starts from
+
+
+def packable_patch(ctx: CheckContext, case: dd.Case) -> bool:
+    """An allowed value that sets its field (not absent, not null, not an expiry already gone) and that no
+    errata point reads: it goes in a patch beside others."""
+    return (update_expectation(ctx, case) == "valid" and packable(ctx, case)
+            and case.value is not domain.ABSENT and case.value is not None
+            and not expires_in_past({top_field(case): case.body.get(top_field(case))}))
+
+
+def _updated_together(ctx: CheckContext, row: list[dd.Case]) -> Iterator[Failure]:
+    """A fresh memory patched with every case's value at once: the patch accepted, each field read back
+    as written and every field not in the patch kept."""
+    made = c.created(ctx, c.memory(ctx, "du-row"))
+    before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
+    patch: dict[str, Any] = {}
+    for case in row:
+        one = _patch(case, before)
+        if "." in top_field(case) and "source" in patch:
+            carry(patch, case)  # a second source field: set in the source the first one's patch holds
+        else:
+            patch.update(copy.deepcopy(one))
+    answer = c.update(ctx, made["id"], patch, quiet=True)
+    after = c.get(ctx, made["id"], quiet=True)
+    now = after.body if after.ok and isinstance(after.body, dict) else None
+    dd.ledger(ctx).judge(case.cls.key for case in row)
+    label = row[0].label if len(row) == 1 else f"{len(row)} allowed values in one patch ({', '.join(x.cls.key for x in row[:4])} ...)"
+    if not answer.ok:
+        yield Failure(f"{label}: an allowed value was refused", answer.brief(), "200 OK", "$")
+        return
+    if now is None:
+        yield Failure(f"{label}: the memory is gone after an update", after.brief(), "200 and the memory", "$")
+        return
+    for case in row:
+        yield from dd.read_back_failures(dd.Case(case.cls, case.value, patch_as_body(before, patch), case.marker), now, "$")
+    moved = sorted(k for k in before if k not in patch and k != "updated_at" and not dd.same_json(before.get(k), now.get(k)))
+    if moved:
+        yield Failure(f"{label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
+                      {k: before.get(k) for k in moved[:3]}, "$")
 
 
 def update_expectation(ctx: CheckContext, case: dd.Case) -> str:
