@@ -45,10 +45,12 @@ def _write_chunks(where: Any, pieces: Any) -> None:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from ..portability.translate import chunks, load, translate
+    from ..portability.translate import chunks, load, read_checked, write_read
 
     source, doc = load(Path(args.file), args.source)
-    tr = translate(doc, source, args.to)
+    first = read_checked(doc, source, args.to)
+    del doc  # the parsed source is let go once read: a 100k-record translation never holds it beside the output
+    tr = write_read(first, keep_canonical=False)
     if args.ledger:
         _write(args.ledger, json.dumps(tr.ledger.to_json(), ensure_ascii=False, indent=2) + "\n")
     summary = tr.ledger.summary()
