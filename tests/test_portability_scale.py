@@ -138,3 +138,15 @@ def test_writing_the_text_never_holds_it_whole(target):
         tracemalloc.stop()
     assert size > 500_000
     assert peak < size / 20, f"{target}: {peak} bytes at the peak while writing {size} characters"
+
+
+@pytest.mark.parametrize("text", ["", "plain ascii", "é☃ combining e\u0301", "😀 astral 𝄞", "\ud800 lone \udfff", "a" * 300 + "😀"])
+def test_text_units_counted_in_c_equal_a_count_per_character(text):
+    from memconform.portability.textlimits import cut, pieces, units
+
+    assert units(text) == len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    for limit in (2, 3, 5, units(text), units(text) + 1):
+        assert units(cut(text, limit)) <= limit and "".join(pieces(text, limit)) == text
+    assert cut(text, units(text)) == text
+    if units(text) > 2:
+        assert cut(text, units(text) - 1) != text
