@@ -4,8 +4,11 @@ never time things.
 
     python bench/bench_translate.py [--records 100000] [--from amps,emp] [--to omp] [--timeout 900]
 
-Per directed pair: wall time, peak RSS of the translate process (RUSAGE_CHILDREN of a fresh wrapper),
-the input and output sizes, and the exit code (0 written, 1 refused: the ledger's reason is printed).
+Per directed pair: wall time, CPU time (user + system) and peak RSS of the translate process
+(RUSAGE_CHILDREN of a fresh wrapper), the input and output sizes, peak RSS over the input size, the
+1-minute load average before and after (wall time on a shared machine means little without it), and the
+exit code (0 written, 1 refused: the ledger's reason is printed). `--markdown` prints the rows as a
+bench/RESULTS.md table instead of JSON lines.
 The documents are generated deterministically from the first record of a reference fixture, each record
 with its own id and text.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -83,7 +87,8 @@ WRAPPER = """
 import resource, subprocess, sys, time
 started = time.perf_counter()
 done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-print(done.returncode, time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(done.returncode, time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 sys.stderr.write(done.stderr[-400:])
 """
 
@@ -91,15 +96,27 @@ sys.stderr.write(done.stderr[-400:])
 def measure(src: Path, source: str, target: str, out: Path, timeout: float) -> dict[str, Any]:
     command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "memconform", "translate", str(src),
                "--from", source, "--to", target, "--out", str(out)]
+    load_before = os.getloadavg()[0]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"pair": f"{source}->{target}", "exit": "timeout", "seconds": timeout}
-    code, seconds, peak_kb = done.stdout.split()
+    code, seconds, cpu, peak_kb = done.stdout.split()
     reason = done.stderr.strip().splitlines()[-1] if int(code) and done.stderr.strip() else ""
+    in_mb = src.stat().st_size / 2**20
     return {"pair": f"{source}->{target}", "exit": int(code), "seconds": round(float(seconds), 1),
-            "peak_mb": round(int(peak_kb) / 1024), "in_mb": round(src.stat().st_size / 2**20, 1),
-            "out_mb": round(out.stat().st_size / 2**20, 1) if out.exists() else None, "reason": reason[:200]}
+            "cpu_s": round(float(cpu), 1), "peak_mb": round(int(peak_kb) / 1024), "in_mb": round(in_mb, 1),
+            "peak_per_input": round(int(peak_kb) / 1024 / in_mb, 1),
+            "out_mb": round(out.stat().st_size / 2**20, 1) if out.exists() else None,
+            "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}", "reason": reason[:200]}
+
+
+def markdown_row(row: dict[str, Any]) -> str:
+    """One bench/RESULTS.md row of a measured pair."""
+    if row["exit"] == "timeout":
+        return f"| {row['pair']} | timeout after {row['seconds']} s | | | | | | |"
+    return (f"| {row['pair']} | {row['exit']} | {row['seconds']} | {row['cpu_s']} | {row['in_mb']} | "
+            f"{row['peak_mb']} | {row['peak_per_input']}x | {row['load']} |")
 
 
 def main() -> None:
@@ -108,18 +125,23 @@ def main() -> None:
     parser.add_argument("--from", dest="sources", default=",".join(FORMATS))
     parser.add_argument("--to", dest="targets", default=",".join(FORMATS))
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--markdown", action="store_true", help="rows of a bench/RESULTS.md table, not JSON lines")
     args = parser.parse_args()
+    if args.markdown:
+        print("| pair | exit | wall s | CPU s | input MB | peak RSS MB | peak / input | load average (1 min) |")
+        print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="memconform-bench-translate-") as tmp:
         for source in args.sources.split(","):
             src = Path(tmp) / f"{source}.in"
             started = time.perf_counter()
             src.write_text(generate(source, args.records), encoding="utf-8")
-            print(f"# {source}: {args.records} records, {src.stat().st_size / 2**20:.1f} MB, "
-                  f"made in {time.perf_counter() - started:.1f} s", flush=True)
+            print(f"{'<!--' if args.markdown else '#'} {source}: {args.records} records, {src.stat().st_size / 2**20:.1f} MB, "
+                  f"made in {time.perf_counter() - started:.1f} s{' -->' if args.markdown else ''}", flush=True)
             for target in args.targets.split(","):
                 if target != source:
                     out = Path(tmp) / f"{source}-{target}.out"
-                    print(json.dumps(measure(src, source, target, out, args.timeout)), flush=True)
+                    row = measure(src, source, target, out, args.timeout)
+                    print(markdown_row(row) if args.markdown else json.dumps(row), flush=True)
                     out.unlink(missing_ok=True)
             src.unlink()
 

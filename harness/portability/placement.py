@@ -167,6 +167,7 @@ class Placement:
                 self.carry(name)
             else:
                 self.lose(name)
+        self.ledger.share(self.rid)
         other_ids = {k: v for k, v in self.record.ids.items() if target_ids.get(k) != v}
         if not (self.carried or other_ids or self.invented_fields or self.ext_from):
             return None

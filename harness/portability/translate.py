@@ -4,7 +4,6 @@ only a ledger saying why."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any
 
 from memconform.core.results import HarnessError
 
+from . import jsontext
 from .canonical import HATCH_KEY, Document
 from .formats import formats, portable
 from .ledger import Ledger
@@ -42,6 +42,12 @@ def read(fmt: str, doc: Any) -> Document:
 
 def translate(doc: Any, source: str, target: str, validate: bool = True,
               writers: dict[str, Writer] | None = None) -> Translation:
+    return write_read(read_checked(doc, source, target, validate), validate, writers)
+
+
+def read_checked(doc: Any, source: str, target: str, validate: bool = True) -> Translation:
+    """The first half of a translation: the source judged and read into canonical records (`output` None).
+    Nothing returned refers to `doc`: a caller that lets go of it frees the parsed source before writing."""
     if validate:
         wrong, _ = judge(source, doc)
         if wrong:  # a translation of a document its own format refuses would only spread the fault
@@ -51,6 +57,17 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
     canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
     prepare(canonical, ledger)
+    return Translation(source, target, canonical, None, ledger)
+
+
+def write_read(tr: Translation, validate: bool = True, writers: dict[str, Writer] | None = None,
+               keep_canonical: bool = True) -> Translation:
+    """The second half: the canonical records written in the target format and the output judged.
+    Without `keep_canonical` the records are let go once written (the result's `canonical` is an empty
+    document), so the output is judged without them in memory."""
+    if tr.refused:
+        return tr
+    source, target, canonical, ledger = tr.source, tr.target, tr.canonical, tr.ledger
     writer = (writers or {}).get(target) or portable(target).write
     try:
         # writers read the records and never change them (no copy of 100k records); planted.py copies first
@@ -58,6 +75,8 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
     except Refused as exc:
         ledger.refused = str(exc)
         return Translation(source, target, canonical, None, ledger)
+    if not keep_canonical:
+        tr.canonical = canonical = Document(source)
     over = over_limit(target, output)
     if over:
         ledger.refused = over
@@ -195,5 +214,5 @@ def chunks(fmt: str, output: Any) -> Any:
     if portable(fmt).text:
         yield output
         return
-    yield from json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False).iterencode(output)
+    yield from jsontext.pieces(output)  # json.dumps(indent=2)'s bytes, written by orjson (jsontext.py)
     yield "\n"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 def units(text: str) -> int:
     """UTF-16 code units: never fewer than code points, so within it is within both readings."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # counted in C: an astral character is 4 bytes
 
 
 def fits(text: str, limit: int) -> bool:
@@ -15,6 +17,8 @@ def fits(text: str, limit: int) -> bool:
 
 def cut(text: str, limit: int) -> str:
     """The longest prefix within the limit (never half a surrogate pair)."""
+    if units(text) <= limit:  # the common case, without a walk over every character
+        return text
     out, used = [], 0
     for ch in text:
         size = 2 if ord(ch) > 0xFFFF else 1
