@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 
 INDENT = "  "
-# containers with more members than this are written a member at a time at any depth (a MemoRizz store
-# of 100k records two levels down); smaller ones below the top two levels are one piece
+# containers with more members than this are written a member at a time at any depth (a record array
+# of 100k records two levels down, as some formats nest them); smaller ones below the top two levels are one piece
 STREAM_ABOVE = 64
 _ORJSON_FLOATS_FROM = 1e-4  # orjson and repr() agree on every finite float of magnitude 1e-4 and above
 
