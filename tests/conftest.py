@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from junit_schema import describe, invalid_junit_files
 from memconform.core.suite import all_suites
@@ -27,6 +28,11 @@ if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="memconform-tests-hypothesis-")
     atexit.register(shutil.rmtree, os.environ["HYPOTHESIS_STORAGE_DIRECTORY"], True)
 set_hypothesis_home_dir(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])  # hypothesis's plugin may have read ./ already
+# Hypothesis fails an example that takes over 200 ms (its default deadline): a verdict the machine's load decides
+# (test_omp_model's paging test failed so at load 30). The tests' own @given run without one, as the profiles'
+# runs do (core/profile.py); a test that wants a deadline still names it in its settings.
+settings.register_profile("memconform-tests", deadline=None)
+settings.load_profile("memconform-tests")
 
 # Check and run budgets are there for hostile targets; a test asserting a verdict must not depend on how busy
 # the machine is (a 60 s check budget ran out at load 10-12 on 2 cores). Every run the tests start, in this
