@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 from actions_local import OUR_ACTION, evaluate, make_venv, run_action, run_bash
-from dist_build import build_dist, missing_tools
+from dist_build import dist_of_the_session, missing_tools
 from memconform.core.report import Report
 
 pytestmark = pytest.mark.slow  # the slow tier: builds packages, starts browsers or whole suites in subprocesses
@@ -52,8 +52,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reason = missing_tools()
     if reason is not None:
         pytest.skip(f"the recipe installs a wheel built here: {reason}")
-    out, proc = build_dist(tmp_path_factory.mktemp("wheel"))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out, returncode, log = dist_of_the_session(tmp_path_factory)
+    assert returncode == 0, log[-6000:]
     return next(out.glob("*.whl"))
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from actions_local import make_venv
-from dist_build import build_dist, missing_tools
+from dist_build import dist_of_the_session, missing_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.mutants,
               pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))]
@@ -39,8 +39,8 @@ SAVED = {
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """(the folder of the installed `memconform`, the environment to run it in), the wheel's only."""
     work = tmp_path_factory.mktemp("wheel")
-    out, proc = build_dist(work)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out, returncode, log = dist_of_the_session(tmp_path_factory)
+    assert returncode == 0, log[-6000:]
     wheel = next(out.glob("*.whl"))
     bin_dir = make_venv(work / "venv")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCONFORM_", "PIP_", "VIRTUAL_ENV", "PYTHONPATH"))}

@@ -11,16 +11,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from dist_build import build_dist, missing_tools
+from dist_build import dist_of_the_session, missing_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(missing_tools() is not None, reason=str(missing_tools()))]
 
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out, proc = build_dist(tmp_path_factory.mktemp("build"))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return out, proc.stdout + proc.stderr
+    out, returncode, log = dist_of_the_session(tmp_path_factory)
+    assert returncode == 0, log[-6000:]
+    return out, log
 
 
 def test_build_is_clean(dist: tuple[Path, str]) -> None:
