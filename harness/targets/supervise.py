@@ -1,7 +1,7 @@
 """The per-call supervisor of a `cmd:` target: no process the command starts outlives the call.
 
-Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--namespace [--hide DIR]...] -- ARGV...` (stdlib
-only: it runs isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here
+Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--gate DIR] [--namespace [--hide DIR]...] -- ARGV...`
+(stdlib only: it runs isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here
 (`--probe-hide DIR`: whether a folder can be hidden from the command).
 
 With --hide (inside the user namespace only) the supervisor also takes a mount namespace where each DIR
@@ -9,6 +9,9 @@ With --hide (inside the user namespace only) the supervisor also takes a mount n
 runs in one more user and mount namespace, where those mounts are locked: it can neither read, write
 nor unmount its way to the run's evidence. A folder that cannot be hidden is a start error, never a
 call run with the folder in view.
+
+With --gate DIR the command's process, forked and about to exec, first waits at a start gate
+(targets/gate.py), so that several calls' commands exec at the same moment.
 
 Without --namespace it makes itself a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so
 descendants that double-fork or call setsid() are re-parented to it instead of init; it starts the
@@ -43,6 +46,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
 HIDDEN: list[str] = []  # folders this call's command must not see (mounted over in its mount namespace)
+GATE: list[str] = []  # a start gate's folder (targets/gate.py): the command execs when the harness opens it
 KILL_ROUNDS = 300
 KILL_PAUSE_S = 0.005
 
@@ -323,6 +327,8 @@ def start(argv: list[str]) -> tuple[int, str | None]:
             for name in ("SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
+            if GATE:
+                pass_gate(GATE[0])
             os.execvp(argv[0], argv)
         except BaseException as exc:  # noqa: BLE001 - anything is a start failure, reported and exited
             try:
@@ -339,6 +345,17 @@ def start(argv: list[str]) -> tuple[int, str | None]:
     os.close(err_r)
     message = b"".join(chunks).decode("utf-8", "replace")
     return pid, message or None
+
+
+def pass_gate(folder: str) -> None:
+    """Say this command is ready, then wait until the harness opens the gate (targets/gate.py): opening a
+    FIFO for reading blocks until a writer holds it, and every waiting open returns at once."""
+    ready = os.open(os.path.join(folder, "ready-" + os.urandom(8).hex()), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(ready)
+    try:
+        os.close(os.open(os.path.join(folder, "release"), os.O_RDONLY))
+    except FileNotFoundError:
+        pass  # the gate was closed and removed: it is open for good
 
 
 def to_json(status: dict[str, object]) -> str:
@@ -471,6 +488,7 @@ def main(argv: list[str]) -> int:
     command = argv[split + 1:]
     options = argv[3:split]
     hidden = [options[i + 1] for i, word in enumerate(options[:-1]) if word == "--hide"]
+    GATE[:] = [options[i + 1] for i, word in enumerate(options[:-1]) if word == "--gate"][:1]
     os.set_inheritable(status_fd, False)
     signal.signal(signal.SIGTERM, _on_term)
     namespace: str | bool = False
