@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.kit import domain
@@ -18,6 +19,7 @@ from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
 from memconform.suites.omp import rules
+from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -335,8 +337,11 @@ def domain_conflict_on_existing_id(ctx: CheckContext) -> Iterator[Failure]:
             seen = strategy_seen(before, after, rival, found)
             allowed = conflict_readings(values)
             if seen not in allowed:
-                yield Failure(f"{label}: the stored state fits none of the strategies this value may mean", seen or "another state",
-                              allowed or "a 4xx (not a strategy)", "$.memories")
+                failure = Failure(f"{label}: the stored state fits none of the strategies this value may mean", seen or "another state",
+                                  allowed or "a 4xx (not a strategy)", "$.memories")
+                # a known strategy sent only in the query, to a server seen reading it from the body only
+                read_elsewhere = vc.expect == "valid" and ctx.option("conflict_in") == "query"
+                yield established.explained(ctx, failure, CONFLICT_FROM_BODY) if read_elsewhere else failure
             if found["news"] != 2:
                 yield Failure(f"{label}: the new memories beside it were not both imported", found["news"], 2, "$.memories")
         dd.ledger(ctx).judge([vc.key])

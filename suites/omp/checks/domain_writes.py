@@ -14,9 +14,9 @@ from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
+from memconform.suites.omp import deviations, rules
 from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import readings as table
-from memconform.suites.omp import rules
 from memconform.suites.omp.checks.imports import import_report_failures, import_with
 from memconform.suites.omp.deviations import STORES_INVALID
 from memconform.suites.omp.suite import SUITE
@@ -235,6 +235,7 @@ def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
             dd.ledger(ctx).judge([case.cls.key])
     for case in (case for case in every if dd.expectation(ctx, case.cls) != "valid" or chokes(case.cls)):
         goods = [c.full_memory(ctx, f"dig{i}") for i in range(2)]
+        deviations.sent_import(ctx, case.body)
         answer = import_with(ctx, [goods[0], case.body, goods[1]])
         yield from _batch_failures(ctx, case, answer, stored_markers, goods)
         dd.ledger(ctx).judge([case.cls.key])
