@@ -94,3 +94,13 @@ def test_strategies_sent_in_the_query_to_a_body_only_server_are_explained_by_tha
     assert unknown and not any(f.explained_by for f in unknown), [(f.title, f.explained_by) for f in unknown]
     reference = run("reference:omp", checks)
     assert [r.outcome.value for r in reference.results] == ["passed"] * 3
+
+
+@pytest.mark.slow
+def test_a_server_ignoring_sort_fails_the_sort_check_not_the_paging_one() -> None:
+    """The public server serves created_at_desc whatever `sort` says; its pages are right for that order."""
+    outcome = run(f"{MUTANTS}:sort_ignored", ["list_offset_pages", "list_sort_orders"])
+    assert [r.outcome.value for r in outcome.results] == ["passed", "failed"], \
+        [(r.check_id, [f.title for f in r.failures]) for r in outcome.results]
+    paging = run(f"{MUTANTS}:offset_ignored", ["list_offset_pages"])  # the control: paging broken is still caught
+    assert [r.outcome.value for r in paging.results] == ["failed"]

@@ -152,8 +152,10 @@ def list_limit_max_100(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`offset` integer Pagination offset')
 def list_offset_pages(ctx: CheckContext) -> Iterator[Failure]:
+    """Pages of the default order (created_at_desc): an order asked with `sort` is list_sort_orders' to judge,
+    so a server that ignores `sort` is not blamed here for its pages."""
     ds = dataset(ctx)
-    base = {"tags": ds["tag"], "sort": "created_at_asc"}
+    base = {"tags": ds["tag"]}
     answers = {}
     for label, params in (("whole", {**base, "limit": "20"}), ("first", {**base, "limit": "10", "offset": "0"}),
                           ("second", {**base, "limit": "10", "offset": "10"}), ("beyond", {**base, "offset": "500"})):
