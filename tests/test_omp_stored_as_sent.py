@@ -5,14 +5,17 @@ and an unknown strategy accepted in the body too, stay failures of their own."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
 from memconform.core.results import Failure
 from memconform.run.session import execute_run
-from memconform.suites.omp.mutants.paths import ConflictFromBodyOnly
+from memconform.suites.omp.mutants.paths import ConflictFromBodyOnly, FilterAfterPaging
 from memconform.suites.omp.reference.api import OmpApi
+from memconform.suites.omp.reference.parts import DEFAULT_USER
 from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
 
 MUTANTS = "python:memconform.suites.omp.mutants"
@@ -104,3 +107,56 @@ def test_a_server_ignoring_sort_fails_the_sort_check_not_the_paging_one() -> Non
         [(r.check_id, [f.title for f in r.failures]) for r in outcome.results]
     paging = run(f"{MUTANTS}:offset_ignored", ["list_offset_pages"])  # the control: paging broken is still caught
     assert [r.outcome.value for r in paging.results] == ["failed"]
+
+
+class TagsAfterPaging(OmpApi):
+    """As the public server: every filter but `tags` in the query, `tags` applied to the page it cut, and
+    total counting the matches of the other filters."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        others = dataclasses.replace(filters, tags=())
+        docs, total = self.store.page(self.scope(who), others, sort, limit, offset)
+        return [d for d in docs if all(t in (d.get("tags") or []) for t in filters.tags)], total
+
+
+def seeded(api_class: type) -> ServedTarget:
+    """Fifty memories already stored, newer than the run's imported data set (as a user's own)."""
+    served = serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for i in range(50):
+        served.api.store.insert(DEFAULT_USER, {
+            "id": f"mem_seed{i:012d}", "content": f"seeded memory {i}", "type": "semantic", "tags": ["seeded"],
+            "source": {"tool": "seed-tool", "timestamp": now}, "created_at": now, "updated_at": now,
+            "expires_at": None, "metadata": {}, "namespace": None})
+    return served
+
+
+def seeded_tags_after_paging() -> ServedTarget:
+    return seeded(TagsAfterPaging)
+
+
+def seeded_filter_after_paging() -> ServedTarget:
+    return seeded(FilterAfterPaging)
+
+
+LIST_CHECKS = ["list_filter_tags_and", "list_default_limit_20", "list_offset_pages", "list_total_counts_matches",
+               "list_filter_type"]
+
+
+@pytest.mark.slow
+def test_with_fifty_memories_stored_the_list_failures_name_the_tags_filter_after_paging() -> None:
+    outcome = run(f"python:{__name__}:seeded_tags_after_paging", LIST_CHECKS)
+    assert [r.check_id for r in outcome.results][0] == "omp.list_filter_tags_and"  # registered first: it names the cause
+    assert failures(outcome, "list_filter_tags_and")
+    later = [f for check in LIST_CHECKS[1:] for f in failures(outcome, check)]
+    assert later and all(f.explained_by == "omp.list_filter_tags_and" for f in later), [(f.title, f.explained_by) for f in later]
+    # the control: every filter applied after paging: the type filter's own short page is its own fault
+    every = run(f"python:{__name__}:seeded_filter_after_paging", LIST_CHECKS)
+    own = [f for f in failures(every, "list_filter_type") if "filtered after paging" in f.title]
+    assert own and not any(f.explained_by for f in own)
+    reference = run(f"python:{__name__}:seeded_reference", LIST_CHECKS)
+    assert [r.outcome.value for r in reference.results] == ["passed"] * len(LIST_CHECKS)
+
+
+def seeded_reference() -> ServedTarget:
+    return seeded(OmpApi)
