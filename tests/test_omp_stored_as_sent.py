@@ -160,3 +160,22 @@ def test_with_fifty_memories_stored_the_list_failures_name_the_tags_filter_after
 
 def seeded_reference() -> ServedTarget:
     return seeded(OmpApi)
+
+
+@pytest.mark.slow
+def test_a_server_ignoring_sort_has_the_domain_pages_in_other_orders_explained_by_the_sort_check() -> None:
+    outcome = run(f"{MUTANTS}:sort_ignored", ["list_sort_orders", "domain_list_parameters"])
+    assert failures(outcome, "list_sort_orders")
+    later = failures(outcome, "domain_list_parameters")
+    assert later and all(f.explained_by == "omp.list_sort_orders" for f in later), [(f.title, f.explained_by) for f in later]
+    assert any("sort is ignored" in n["note"] for n in outcome.notes)
+    fresh = run(f"{MUTANTS}:sort_ignored", ["domain_list_parameters"])  # nothing established: nothing explained
+    assert failures(fresh, "domain_list_parameters") and not any(f.explained_by for f in failures(fresh, "domain_list_parameters"))
+
+
+@pytest.mark.slow
+def test_an_export_holding_a_memory_a_create_should_have_refused_is_explained_by_that_create() -> None:
+    outcome = run(f"python:{__name__}:stores_imports_as_sent", ["rejects_too_many_tags", "export_document_tags_namespace_metadata"])
+    assert failures(outcome, "rejects_too_many_tags")
+    found = failures(outcome, "export_document_tags_namespace_metadata")
+    assert found and all(f.explained_by == "omp.rejects_too_many_tags" for f in found), [(f.title, f.path, f.explained_by) for f in found]

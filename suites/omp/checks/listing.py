@@ -16,6 +16,7 @@ from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
 from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING
+from memconform.suites.omp.root_causes import explained_if_tags_late, tags_filtered_late
 from memconform.suites.omp.suite import SUITE
 
 DATASET = 101  # one more than the maximum page
@@ -99,42 +100,6 @@ def page_of(answer: Any, params: dict[str, str]) -> dict[str, Any]:
 
 def ids(memories: list[Any]) -> list[Any]:
     return [m.get("id") for m in memories if isinstance(m, dict)]
-
-
-def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any) -> bool:
-    """Is this answer exactly the page the same request without `tags` serves, with the tags filter applied to
-    that page afterwards (and its total the untagged one's or the page's own)? Then a failure it causes is
-    the one fault list_filter_tags_and established, not the parameter under test: the untagged page must be
-    full, so the other parameters are applied before paging. Asked only once that deviation is established by
-    another check; one more request."""
-    if "tags" not in params or not established.explaining(ctx, FILTERS_AFTER_PAGING):
-        return False
-    body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
-    if body is None or not isinstance(body.get("memories"), list):
-        return False
-    plain = c.list_(ctx, {k: v for k, v in params.items() if k != "tags"})
-    untagged = plain.body if plain.ok and isinstance(plain.body, dict) and isinstance(plain.body.get("memories"), list) else None
-    if untagged is None:
-        return False
-    if not full_page(untagged, params):
-        return False  # the other parameters leave short pages too: not the tags alone
-    wanted = m.comma_tags(params["tags"])
-    late = [mem for mem in untagged["memories"] if isinstance(mem, dict) and isinstance(mem.get("tags"), list)
-            and all(t in mem["tags"] for t in wanted)]
-    return ids(body["memories"]) == ids(late) and body.get("total") in (untagged.get("total"), len(late))
-
-
-def full_page(body: dict[str, Any], params: dict[str, str]) -> bool:
-    """Does the page hold as many memories as its limit and total leave room for?"""
-    total, limit = body.get("total"), body.get("limit")
-    offset = params.get("offset", "0")
-    if not rules.is_int(total) or not rules.is_int(limit) or not offset.isdigit():
-        return False
-    return len(body["memories"]) >= min(limit, max(0, total - int(offset)))
-
-
-def explained_if_tags_late(ctx: CheckContext, failure: Failure, params: dict[str, str], answer: Any) -> Failure:
-    return established.explained(ctx, failure, FILTERS_AFTER_PAGING) if tags_filtered_late(ctx, params, answer) else failure
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
