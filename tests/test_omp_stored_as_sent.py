@@ -179,3 +179,12 @@ def test_an_export_holding_a_memory_a_create_should_have_refused_is_explained_by
     assert failures(outcome, "rejects_too_many_tags")
     found = failures(outcome, "export_document_tags_namespace_metadata")
     assert found and all(f.explained_by == "omp.rejects_too_many_tags" for f in found), [(f.title, f.path, f.explained_by) for f in found]
+
+
+@pytest.mark.slow
+def test_export_memories_the_domain_creates_and_updates_stored_are_explained_by_them() -> None:
+    checks = ["domain_create_every_class", "domain_update_every_class", "export_document_tags_namespace_metadata"]
+    outcome = run(f"python:{__name__}:stores_imports_as_sent", checks)
+    found = failures(outcome, "export_document_tags_namespace_metadata")
+    assert found and {f.explained_by for f in found} == {"omp.domain_create_every_class", "omp.domain_update_every_class"}, \
+        [(f.title, f.path, f.explained_by) for f in found]

@@ -18,6 +18,7 @@ CONFLICT_FROM_BODY = "omp.conflict_from_body_only"  # the import strategy read f
 
 
 CREATE_STORES_INVALID = "omp.create_stores_invalid"  # a create stored a memory §2.1 forbids (+ ":" and the rule's label)
+UPDATE_STORES_INVALID = "omp.update_stores_invalid"  # an update stored a value §2.1 forbids
 
 
 @dataclass
@@ -43,8 +44,8 @@ def sent_item(ctx: Any, item: Any, key: str) -> None:
         return
     record = ctx.state(SentItems)
     with record.lock:
-        if isinstance(item.get("id"), str):
-            record.by_id[item["id"]] = (item, key)
+        if isinstance(item.get("id"), str):  # a later patch of the same memory adds its fields
+            record.by_id[item["id"]] = ({**record.by_id.get(item["id"], ({}, key))[0], **item}, key)
         if isinstance(item.get("content"), str):
             record.by_content[item["content"]] = (item, key)
 

@@ -73,6 +73,10 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
         elif expect == "invalid" and field_dropped(ctx, table.CREATE, case.body, answer):
             dropped.append(case)  # errata O38: a server without embeddings drops the field; judged on the export
         elif expect == "invalid":
+            if answer.ok:  # stored: what the export then holds of it is this deviation, not the export's
+                key = f"{deviations.CREATE_STORES_INVALID}:domain"
+                established.establish(ctx, key, f"a create stored a memory §2.1 forbids ({case.label})")
+                deviations.sent_item(ctx, case.body, key)
             yield from judge_refusal(ctx, case, answer)
             refused.append(case)
         else:
@@ -142,6 +146,9 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 return
             expect = update_expectation(ctx, case)
             if expect == "invalid":
+                if answer.ok and now != before:  # stored: the export then holds it
+                    established.establish(ctx, deviations.UPDATE_STORES_INVALID, f"an update stored a value §2.1 forbids ({case.label})")
+                    deviations.sent_item(ctx, {**patch, "id": made["id"]}, deviations.UPDATE_STORES_INVALID)
                 if not (field_dropped(ctx, table.UPDATE, patch, answer) and field_dropped(ctx, table.UPDATE, patch, after)):
                     yield from judge_refusal(ctx, case, answer)  # (errata O38: a field dropped is no refusal owed)
                 yield from _unchanged(case, before, now)
