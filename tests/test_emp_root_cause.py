@@ -66,3 +66,19 @@ def test_the_reference_establishes_nothing() -> None:
     outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None, check_ids=CHECKS)
     assert [r.outcome.value for r in outcome.results] == ["passed"] * len(CHECKS)
     assert not any("deviations established" in n["note"] for n in outcome.notes)
+
+
+@pytest.mark.slow
+def test_updates_of_every_class_written_under_a_new_id_are_explained_by_the_same_id_check() -> None:
+    checks = ["emp.writer_update_same_id", "emp.writer_updates_every_class"]
+    outcome = execute_run(["emp"], "python:memconform.suites.emp.mutants:UpdateAsNewId", Profile.named("ci"),
+                          report_dir=None, check_ids=checks)
+    assert failures(outcome, "emp.writer_update_same_id")
+    later = failures(outcome, "emp.writer_updates_every_class")
+    new_id = [f for f in later if "did not append exactly one line of the id" in f.title]
+    assert new_id and all(f.explained_by == "emp.writer_update_same_id" for f in new_id), [(f.title, f.explained_by) for f in later]
+    # its updates are not validated either: a fault of its own, not explained by the new id
+    assert all(not f.explained_by for f in later if "was written invalid" in f.title)
+    alone = execute_run(["emp"], "python:memconform.suites.emp.mutants:UpdateAsNewId", Profile.named("ci"),
+                        report_dir=None, check_ids=checks[1:])  # nothing established: each failure its own
+    assert failures(alone, "emp.writer_updates_every_class") and not any(f.explained_by for f in failures(alone, "emp.writer_updates_every_class"))
