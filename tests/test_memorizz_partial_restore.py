@@ -32,11 +32,12 @@ class FileNameLimitedStore(ReferenceArchiveStore):
         try:
             return super().import_archive(body, **params)
         except StoreRefused as exc:
-            report = {"ok": False, "errors": [f"Invalid or duplicate record ID in {exc}"]}
+            report = {"ok": False, "errors": [{"memory_type": str(exc), "id": self.refused, "error_type": "ValueError"}]}
             raise Rejected({**report, "imported": self.written} if self.report_progress else report, "store refused") from None
 
     def write(self, store: str, rid: str, data: dict[str, Any]) -> None:
         if len(rid.encode("utf-8")) > FILE_NAME_BYTES:
+            self.refused = rid
             raise StoreRefused(store)
         super().write(store, rid, data)
         self.written += 1
@@ -59,3 +60,10 @@ def test_an_open_id_refused_mid_restore_with_its_progress_reported_is_the_provid
     assert not any("at_max_astral" in t and "records of it were written" in t for t in titles), titles
     silent = failures_of("FileNameLimitedSilent")
     assert any("at_max_astral" in t and "records of it were written" in t for t in silent), silent
+
+
+@pytest.mark.slow
+def test_an_archive_of_allowed_records_refused_names_the_record_the_errors_name() -> None:
+    titles = failures_of("FileNameLimitedStore")  # its first error names the 512-character id
+    refused = [t for t in titles if t.startswith("an archive of") and "records of allowed classes was refused" in t]
+    assert refused and "its errors naming record.id:at_max" in refused[0], refused

@@ -238,7 +238,10 @@ def domain_records_every_class(ctx: CheckContext) -> Iterator[Failure]:
     plain = [case for case in cases if expectation(case.cls) == "valid"]
     accepted, body = import_archive(ctx, archive_of([case.record for case in plain]), "restore")
     if not accepted:
-        yield Failure(f"an archive of {len(plain)} records of allowed classes was refused",
+        errors = json.dumps(body.get("errors") if isinstance(body, dict) else body, default=str, ensure_ascii=False)
+        named = sorted({case.cls.key for case in plain if str(case.record.get("id")) in errors})  # the records its errors name
+        yield Failure(f"an archive of {len(plain)} records of allowed classes was refused"
+                      + (f", its errors naming {', '.join(named)[:120]}" if named else ""),
                       json.dumps(body, default=str)[:200], "restored", "$",
                       ", ".join(sorted({case.cls.key for case in plain}))[:200])
     else:
