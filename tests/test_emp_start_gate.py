@@ -106,3 +106,28 @@ def test_the_reference_as_commands_started_together_loses_nothing() -> None:
     assert result.outcome.value == "passed", (result.reason, [f.title for f in result.failures])
     assert any("8 apps on a missing file" in str(line) and "'lost': 0" in str(line) for line in result.transcript)
     assert any("8 of 8 started together at a start gate" in str(line) for line in result.transcript)
+
+
+def test_a_call_that_never_reaches_the_gate_is_not_waited_for(tmp_path: Path) -> None:
+    """A call refused before any process starts (a spent budget) leaves the gate: the others are let through
+    at once, not after the gate's wait bound."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    target = marking_target(marks)
+    replies: list[str] = []
+
+    def refused(gate: StartGate) -> None:
+        with gate.entered():
+            pass  # the call errored before its supervisor was started
+
+    with StartGate(3, wait_s=600.0) as gate:
+        threads = [threading.Thread(target=lambda: replies.append(_gated_call(target, gate)), daemon=True) for _ in range(2)]
+        threads.append(threading.Thread(target=refused, args=(gate,), daemon=True))
+        for t in threads:
+            t.start()
+        started = time.monotonic()
+        assert gate.open_when_ready() == 2
+        assert time.monotonic() - started < 300  # far below the 600 s bound: not a timing verdict, a hang guard
+        for t in threads:
+            t.join(READY_BOUND_S)
+    assert replies == ["ok", "ok"]

@@ -7,8 +7,9 @@ memory.jsonl) never shows. Behind a gate, each call's supervisor forks the comma
 marks itself ready in the gate's folder and then blocks opening the gate's FIFO for reading; when every
 expected call is ready, the gate opens the FIFO's write end, every blocked open returns at once, and the
 commands exec together. The write end stays open until the gate is closed, so a call that arrives late
-passes straight through. Nothing here decides a verdict: a gate that is not full by its wait bound
-opens anyway, and says how many were waiting.
+passes straight through. Nothing here decides a verdict: a call that ends without reaching the gate (its
+budget spent) is not waited for, a gate that is not full by its wait bound opens anyway, and it says how
+many were waiting.
 
 Use: `with StartGate(n) as gate:` start n threads, each making its call inside `with gate.entered():`,
 then `gate.open_when_ready()`, then join the threads. Only targets whose class sets `start_gates = True`
@@ -22,6 +23,7 @@ import contextvars
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +45,8 @@ class StartGate:
         os.mkfifo(self.folder / RELEASE, 0o600)
         self.write_fd = -1
         self.waited = 0  # how many commands waited at the gate when it opened
+        self.gone = 0  # calls that ended before it opened (refused before any process started: a spent budget)
+        self.lock = threading.Lock()
 
     @classmethod
     def for_target(cls, target: Any, expected: int) -> StartGate | None:
@@ -63,6 +67,8 @@ class StartGate:
             yield
         finally:
             ACTIVE.reset(token)
+            with self.lock:
+                self.gone += self.write_fd < 0  # a gated command cannot end before the gate opens: this one never came
 
     def ready(self) -> int:
         try:
@@ -75,7 +81,7 @@ class StartGate:
         were waiting when it opened."""
         deadline = time.monotonic() + self.wait_s
         waiting = self.ready()
-        while waiting < self.expected and time.monotonic() < deadline:
+        while waiting < self.expected - self.gone and time.monotonic() < deadline:
             time.sleep(POLL_S)
             waiting = self.ready()
         self.waited = waiting
