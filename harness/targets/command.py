@@ -17,6 +17,9 @@ Exit codes: 0 done, 3 rejected (the reply may still hold a report), 4 operation 
 anything else, or a timeout, is the target erroring. A command that cannot start at all (program
 not found or not executable, a template that does not parse) is one start-up error (exit 2).
 
+Start gates (gate.py): calls made inside a StartGate's `entered()` exec their commands together, when
+the gate opens, instead of one after the other as their supervisors start.
+
 Bounds: a call is given the target's timeout_s (default: the call deadline), never past the run
 deadline, after which every call errors at once. Each call runs under a small supervisor (supervise.py);
 where the platform allows, the command runs in its own PID namespace (probed once per run; the
@@ -62,6 +65,7 @@ from .contain import (
     stopped,
     sweep,
 )
+from .gate import ACTIVE as ACTIVE_GATE
 from .safefile import read_regular
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNSUPPORTED = 0, 3, 4
@@ -168,6 +172,7 @@ def program_problem(program: str) -> str | None:
 
 class CommandTarget(Target):
     kind = "cmd"
+    start_gates = True  # a call made inside a StartGate's `entered()` execs its command when the gate opens
 
     def __init__(self, spec: str, limits: Limits, api_key: str | None = None, cwd: Path | None = None) -> None:
         self.limits = limits
@@ -273,6 +278,8 @@ class CommandTarget(Target):
         in_namespace = ["--namespace"] if namespaced() else []  # probed (once) before STARTING is held
         if in_namespace and self.hidden and folder_hidden():
             in_namespace += [word for path in self.hidden if path.is_dir() for word in ("--hide", str(path.resolve()))]
+        gate = ACTIVE_GATE.get()
+        gated = ["--gate", str(gate.folder)] if gate is not None else []
         token = uuid.uuid4().hex
         env = {**env, TOKEN_VARIABLE: token}
         status_r, status_w = os.pipe()
@@ -280,7 +287,7 @@ class CommandTarget(Target):
             with STARTING:  # registered before any sweep of a parallel call can see it
                 proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", str(SUPERVISOR), repr(timeout_s), str(status_w),
-                     *in_namespace, "--", *argv],
+                     *gated, *in_namespace, "--", *argv],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     cwd=work, env=env, start_new_session=True, pass_fds=(status_w,),
                 )

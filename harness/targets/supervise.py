@@ -1,29 +1,29 @@
 """The per-call supervisor of a `cmd:` target: no process the command starts outlives the call.
 
-Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--namespace [--hide DIR]...] -- ARGV...` (stdlib
-only: it runs isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here
-(`--probe-hide DIR`: whether a folder can be hidden from the command).
+Run as `python -I -S supervise.py TIMEOUT_S STATUS_FD [--gate DIR] [--namespace [--hide DIR]...] -- ARGV...` (stdlib
+only: it runs isolated), or `supervise.py --probe` to learn whether a PID namespace can be had here (`--probe-hide
+DIR`: whether a folder can be hidden from the command). With --gate DIR the command, forked, execs only when a start
+gate opens (targets/gate.py).
 
-With --hide (inside the user namespace only) the supervisor also takes a mount namespace where each DIR
-(the run's report folder and the folder it writes into) is an empty read-only tmpfs, and the command
-runs in one more user and mount namespace, where those mounts are locked: it can neither read, write
-nor unmount its way to the run's evidence. A folder that cannot be hidden is a start error, never a
-call run with the folder in view.
+With --hide (inside the user namespace only) the supervisor also takes a mount namespace where each DIR (the run's
+report folder and the folder it writes into) is an empty read-only tmpfs, and the command runs in one more user and
+mount namespace, where those mounts are locked: it can neither read, write nor unmount its way to the run's
+evidence. A folder that cannot be hidden is a start error, never a call run with the folder in view.
 
-Without --namespace it makes itself a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so
-descendants that double-fork or call setsid() are re-parented to it instead of init; it starts the
-command in its own process group; when the command exits, or TIMEOUT_S passes, or the harness sends
-SIGTERM, it kills the command's group and every descendant it can find, reaps them all, and writes
-one JSON line to STATUS_FD: {"code", "timed_out", "start_error", "subreaper", "namespace", "killed", "left"}.
-The command runs as the same user as this supervisor and memconform, so it can signal both.
+Without --namespace it makes itself a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so descendants that
+double-fork or call setsid() are re-parented to it instead of init; it starts the command in its own process group;
+when the command exits, or TIMEOUT_S passes, or the harness sends SIGTERM, it kills the command's group and every
+descendant it can find, reaps them all, and writes one JSON line to STATUS_FD: {"code", "timed_out", "start_error",
+"subreaper", "namespace", "killed", "left"}. The command runs as the same user as this supervisor and memconform, so
+it can signal both.
 
-With --namespace it first enters a new user namespace mapping its own user to root there and a new
-PID namespace (unshare(2) through ctypes; root where user namespaces are refused: the PID namespace
-alone) and forks the namespace's init, which starts the command and ends the call as above. The command then sees and can signal no
-process outside the namespace (this supervisor, memconform and the test runner included); the init
-ignores every signal sent from inside that it has no handler for, SIGKILL and SIGSTOP included; when
-the init dies the kernel kills every process in the namespace, so nothing escapes. If the namespace
-cannot be entered after all, the call runs without it and "namespace" in the status line says why.
+With --namespace it first enters a new user namespace mapping its own user to root there and a new PID namespace
+(unshare(2) through ctypes; root where user namespaces are refused: the PID namespace alone) and forks the
+namespace's init, which starts the command and ends the call as above. The command then sees and can signal no
+process outside the namespace (this supervisor, memconform and the test runner included); the init ignores every
+signal sent from inside that it has no handler for, SIGKILL and SIGSTOP included; when the init dies the kernel
+kills every process in the namespace, so nothing escapes. If the namespace cannot be entered after all, the call
+runs without it and "namespace" in the status line says why.
 """
 
 from __future__ import annotations
@@ -36,15 +36,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNS = 0x00020000
+PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS = 0x10000000, 0x20000000, 0x00020000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
 HIDDEN: list[str] = []  # folders this call's command must not see (mounted over in its mount namespace)
-KILL_ROUNDS = 300
-KILL_PAUSE_S = 0.005
+GATE: list[str] = []  # a start gate's folder (targets/gate.py): the command execs when the harness opens it
+KILL_ROUNDS, KILL_PAUSE_S = 300, 0.005
 
 
 class Stop(Exception):
@@ -75,11 +72,10 @@ def become_subreaper() -> bool:
 
 
 def enter_pid_namespace() -> str | None:
-    """Make this process's next child the init of a new PID namespace; None when done, else why not.
-    A new user namespace comes first, where this process's user is mapped to root (as `unshare
-    --user --map-root-user --pid`): the command then holds no capability over any process outside,
-    even where memconform runs as root (which could otherwise reach them through /proc). Root,
-    where user namespaces are not allowed, takes the PID namespace alone."""
+    """Make this process's next child the init of a new PID namespace; None when done, else why not. A new user
+    namespace comes first, where this process's user is mapped to root (as `unshare --user --map-root-user --pid`): the
+    command then holds no capability over any process outside, even where memconform runs as root (which could otherwise
+    reach them through /proc). Root, where user namespaces are not allowed, takes the PID namespace alone."""
     if not sys.platform.startswith("linux"):
         return f"not Linux ({sys.platform})"
     libc = _libc()
@@ -323,6 +319,9 @@ def start(argv: list[str]) -> tuple[int, str | None]:
             for name in ("SIGTERM", "SIGINT", "SIGPIPE", "SIGXFSZ"):
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
+            if GATE:  # a start gate (targets/gate.py): say ready, then wait until the harness holds the FIFO open
+                os.close(os.open(os.path.join(GATE[0], "ready-" + os.urandom(8).hex()), os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+                os.close(os.open(os.path.join(GATE[0], "release"), os.O_RDONLY))  # returns when the gate opens
             os.execvp(argv[0], argv)
         except BaseException as exc:  # noqa: BLE001 - anything is a start failure, reported and exited
             try:
@@ -468,9 +467,9 @@ def main(argv: list[str]) -> int:
         return probe_hide(argv[2])
     timeout_s, status_fd = float(argv[1]), int(argv[2])
     split = argv.index("--")
-    command = argv[split + 1:]
-    options = argv[3:split]
+    command, options = argv[split + 1:], argv[3:split]
     hidden = [options[i + 1] for i, word in enumerate(options[:-1]) if word == "--hide"]
+    GATE[:] = [options[i + 1] for i, word in enumerate(options[:-1]) if word == "--gate"][:1]
     os.set_inheritable(status_fd, False)
     signal.signal(signal.SIGTERM, _on_term)
     namespace: str | bool = False

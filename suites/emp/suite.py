@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memconform.core import history_counts
+from memconform.core import established, history_counts
 from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.emp import format as emp
@@ -58,6 +58,6 @@ SUITE = SuiteSpec(
     reference=Later("memconform.suites.emp.reference:ReferenceEmpApp"),
     portability=Later("memconform.suites.emp.portability.declared:portable"),
     mutants=Later("memconform.suites.emp.mutants"), probe=_probe,
-    run_notes=history_counts.with_counts(),
+    run_notes=history_counts.with_counts(established.run_notes),  # what the run established, then the counts
     hints=("v", "id", "ts", "src", "content"),
 )

@@ -1,6 +1,68 @@
 """The deviations an OMP run can establish and a later check's failure can be explained by
 (core/established.py): one name each, shared by the check that establishes it and those it explains."""
 
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.core import established
+from memconform.core.results import Failure
+
 STORES_INVALID = "omp.import_stores_invalid"  # an import stored a memory §2.1 forbids
 FILTERS_AFTER_PAGING = "omp.list_filters_after_paging"  # list filters applied to the page, not before paging
+SORT_IGNORED = "omp.sort_ignored"  # every list served in created_at_desc order whatever `sort` asks
 CONFLICT_FROM_BODY = "omp.conflict_from_body_only"  # the import strategy read from the body, not the query
+
+
+CREATE_STORES_INVALID = "omp.create_stores_invalid"  # a create stored a memory §2.1 forbids (+ ":" and the rule's label)
+UPDATE_STORES_INVALID = "omp.update_stores_invalid"  # an update stored a value §2.1 forbids
+
+
+@dataclass
+class SentItems:
+    """The run's record (ctx.state(SentItems)) of the memories the domain, failure-path and refused-create
+    checks sent (values over a limit, null, another offset, a short id among them), by id and by content,
+    each with the deviation that stores it as sent. A memory of the target's export that is one of them,
+    holding the very value memconform sent where the export check fails it, was stored as handed: explained
+    by that deviation (the import or create that stored it), not blamed on the export."""
+
+    by_id: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    by_content: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def sent_import(ctx: Any, item: Any) -> None:
+    """An import item memconform sends: stored as sent, it is explained by STORES_INVALID."""
+    sent_item(ctx, item, STORES_INVALID)
+
+
+def sent_item(ctx: Any, item: Any, key: str) -> None:
+    if not isinstance(item, dict):
+        return
+    record = ctx.state(SentItems)
+    with record.lock:
+        if isinstance(item.get("id"), str):  # a later patch of the same memory adds its fields
+            record.by_id[item["id"]] = ({**record.by_id.get(item["id"], ({}, key))[0], **item}, key)
+        if isinstance(item.get("content"), str):
+            record.by_content[item["content"]] = (item, key)
+
+
+def explained_if_stored_as_sent(ctx: Any, failure: Failure, mem: Any) -> Failure:
+    """The failure of a memory an export holds (failure.path `$.memories[i].FIELD...`), explained by the
+    deviation that stored it when that memory is one memconform sent and FIELD holds what was sent."""
+    if not isinstance(mem, dict):
+        return failure
+    match = re.match(r"\$\.memories\[\d+\]\.([A-Za-z_]+)", failure.path or "")
+    record = ctx.state(SentItems)
+    with record.lock:
+        found = record.by_id.get(str(mem.get("id"))) or record.by_content.get(str(mem.get("content")))
+    if found is None or match is None:
+        return failure
+    sent, key = found
+    name = match.group(1)
+    if name in sent and sent[name] == mem.get(name) and type(sent[name]) is type(mem.get(name)):
+        return established.explained(ctx, failure, key)
+    return failure

@@ -5,6 +5,7 @@ resurrected (deleted but back) and corrupted (lines no reader can use)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -21,16 +22,20 @@ from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import by_id, entry, new_folder, target_view, written_id
 from memconform.suites.emp.checks.lock import unlocked_writes
 from memconform.suites.emp.suite import SUITE
+from memconform.targets.gate import StartGate
 
 
-def run_apps(n: int, work: Callable[[int], None]) -> list[BaseException]:
-    """n apps at once, released together; the errors they raised."""
+def run_apps(n: int, work: Callable[[int], None], gate: StartGate | None = None) -> list[BaseException]:
+    """n apps at once, released together; the errors they raised. With a gate (a `cmd:` target), the first
+    call of every app starts its process behind it, so the n processes exec at the same moment rather than
+    one after the other as memconform starts them (targets/gate.py)."""
     start, errors, mutex = threading.Barrier(n), [], threading.Lock()
 
     def app(i: int) -> None:
         try:
             start.wait(10)
-            work(i)
+            with gate.entered() if gate is not None else contextlib.nullcontext():
+                work(i)
         except BaseException as exc:  # kept, and raised by the check unless the file shows damage
             with mutex:
                 errors.append(exc)
@@ -38,6 +43,8 @@ def run_apps(n: int, work: Callable[[int], None]) -> list[BaseException]:
     threads = [threading.Thread(target=app, args=(i,), daemon=True) for i in range(n)]
     for t in threads:
         t.start()
+    if gate is not None:
+        gate.open_when_ready()
     for t in threads:
         t.join(120)
     return errors
@@ -192,12 +199,18 @@ def writer_missing_file_contention(ctx: CheckContext) -> Iterator[Failure]:
         def work(i: int, path: str = path, history: History = history) -> None:
             history.append(ctx, path, entry(ctx, f"first-{i}"))
 
-        errors = run_apps(n, work)
+        gate = StartGate.for_target(ctx.target, n)
+        try:
+            errors = run_apps(n, work, gate)
+        finally:
+            if gate is not None:
+                gate.close()
         appended, _ = history.acknowledged()
         acknowledged += len(appended)
         found = counts(ctx, path, appended, set())
         history_counts.record(ctx, found)
-        ctx.note(f"round {r + 1}: {n} apps on a missing file: {found}")
+        together = f" ({gate.waited} of {n} started together at a start gate)" if gate is not None else ""
+        ctx.note(f"round {r + 1}: {n} apps on a missing file{together}: {found}")
         wrong = history.problems(shown_view(ctx, path))
         domain.ledger(ctx).judge([count.key])
         if wrong or found["corrupted"] or found["duplicated"]:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
@@ -18,6 +19,7 @@ from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import OTHER, call, entry, new_file
 from memconform.suites.emp.checks.domain_reader import same_number_or_value
 from memconform.suites.emp.checks.reader import tombstone_form
+from memconform.suites.emp.deviations import NEWEST_NOT_RESOLVED
 from memconform.suites.emp.suite import SUITE
 
 COMBO = "query_parameters"
@@ -153,6 +155,30 @@ def tag_readings(query: dict[str, Any], form: str | None) -> dict[str, emp_model
     return {"every given tag present": base, "any given tag present": emp_model.Readings(tombstone=base.tombstone, query_tags="any")}
 
 
+def without_superseded(lines: tuple[Any, ...], answer: list[Any]) -> list[Any] | None:
+    """The answer without the lines a newer line of the same id supersedes (a greater ts in the file), or
+    None when it held none: what a reader whose one fault is not resolving ids would have answered."""
+    newest: dict[Any, float] = {}
+    for line in lines:
+        if isinstance(line, dict) and is_number(line.get("ts")):
+            newest[line.get("id")] = max(newest.get(line.get("id"), -math.inf), float(line["ts"]))
+    kept = [e for e in answer if not (isinstance(e, dict) and is_number(e.get("ts"))
+                                      and float(e["ts"]) < newest.get(e.get("id"), -math.inf))]
+    return kept if len(kept) < len(answer) else None
+
+
+def fits_without_superseded(lines: tuple[Any, ...], query: dict[str, Any], form: str | None, answer: list[Any]) -> bool:
+    """Would the answer be one the model allows once superseded lines are taken out of it?"""
+    kept = without_superseded(lines, answer)
+    without = {k: v for k, v in query.items() if k != "near"}
+    return kept is not None and any(not problems_under(lines, q, readings, kept) for readings in tag_readings(query, form).values()
+                                    for q in ([query, without] if "near" in query else [query]))
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict[str, Any], form: str | None,
                 reply: Any) -> Iterator[Failure]:
     """A query of valid parameters: answered, with the entries the model allows under some reading of
@@ -174,9 +200,12 @@ def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: di
     fits = [key for key, problems in found.items() if not problems]
     if not fits:
         reasons = next(iter(found.values()))
-        yield Failure(f"{label}: the answer is not what the query must return", reasons[:4],
-                      "the model's entries (suites/emp/model.py) under any reading of "
-                      + "; ".join(sorted({f"{t}, {n}" for t, n in found})), "$", f"{len(reasons)} problems")
+        failure = Failure(f"{label}: the answer is not what the query must return", reasons[:4],
+                          "the model's entries (suites/emp/model.py) under any reading of "
+                          + "; ".join(sorted({f"{t}, {n}" for t, n in found})), "$", f"{len(reasons)} problems")
+        if established.explaining(ctx, NEWEST_NOT_RESOLVED) and fits_without_superseded(lines, query, form, answer):
+            failure = established.explained(ctx, failure, NEWEST_NOT_RESOLVED)
+        yield failure
         return
     if "near" in query:
         telling(ctx, "E60", {near: any(n == near for _, n in fits) for near in ("similar vectors returned", "near ignored")})
@@ -206,7 +235,12 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
     seen = ctx.observe(point, predictions, answer if reply.ok else reply.raw[:200],
                        title=f"{label}: the answer fits no reading of a value the spec is silent on")
     if seen.failure:
-        yield seen.failure
+        kept = without_superseded(lines, answer) if answer is not None and established.explaining(ctx, NEWEST_NOT_RESOLVED) else None
+        mended = kept is not None and any(
+            read_as != emp_model.REFUSED and not problems_under(lines, read_as, emp_model.Readings(tombstone=form or "either",
+                                                                                              case=readings.case), kept)
+            for read_as, readings in emp_model.odd_value_readings(query, name).values())
+        yield established.explained(ctx, seen.failure, NEWEST_NOT_RESOLVED) if mended else seen.failure
 
 
 @SUITE.check(sweep=True, level="reader", section="Read Operations", keyword="MUST",

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
 from memconform.kit import domain, domain_plan
@@ -17,6 +18,7 @@ from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
 from memconform.suites.emp.checks.domain_reader import class_lines, same_number_or_value
+from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
 from memconform.suites.emp.suite import SUITE
 
 AS_GIVEN = "appended as given"
@@ -168,6 +170,15 @@ def update_one(ctx: CheckContext, path: str, entry_id: str, fields: dict[str, An
     return reply, [e for _, _, e in emp.iter_text(after[len(before):] if after.startswith(before) else after)]
 
 
+def explained_if_new_id(ctx: CheckContext, failure: Failure, new: list[Any], want: dict[str, Any]) -> Failure:
+    """A failure of an update that appended one valid line under another id, holding the update's content:
+    the writer's one fault here is the one writer_update_same_id established (a new id for an update)."""
+    if failure.title.startswith("an acknowledged update") and len(new) == 1 \
+            and isinstance(new[0], dict) and new[0].get("id") != want["id"] and new[0].get("content") == want.get("content"):
+        return established.explained(ctx, failure, UPDATE_AS_NEW_ID)
+    return failure
+
+
 def judge_update(kind: str, reply: Any, new: list[Any], want: dict[str, Any], old_ts: Any, key: str) -> Iterator[Failure]:
     """`want`: the model's line for the update (the entry before it with the fields changed)."""
     if kind == "valid" and not reply.ok:
@@ -231,8 +242,9 @@ def updated(ctx: CheckContext, path: str, entry_id: str, row: list[tuple[domain.
         ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
                             f"an open class {REPAIRED}": done == REPAIRED})
     keys = [vc.key for vc, _ in row]
-    yield from judge_update(kind, reply, new, want, current["ts"], keys[0] if len(row) == 1 else
-                            f"{len(row)} classes in one update ({', '.join(keys[:4])} ...)")
+    for failure in judge_update(kind, reply, new, want, current["ts"], keys[0] if len(row) == 1 else
+                                f"{len(row)} classes in one update ({', '.join(keys[:4])} ...)"):
+        yield explained_if_new_id(ctx, failure, new, want)
     ctx.state(domain.DomainLedger).judge(keys)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.kit import domain
@@ -21,6 +22,7 @@ from memconform.suites.emp.checks.common import (
     new_file,
     view,
 )
+from memconform.suites.emp.deviations import NEWEST_NOT_RESOLVED
 from memconform.suites.emp.suite import SUITE
 
 TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
@@ -35,9 +37,12 @@ def reader_newest_ts_wins(ctx: CheckContext) -> Iterator[Failure]:
     got = [e for e in view(ctx, new_file(ctx, [new, old])) if isinstance(e, dict) and e.get("id") == new["id"]]
     contents = [e.get("content") for e in got]
     if len(got) != 1:
+        if old["content"] in contents:
+            established.establish(ctx, NEWEST_NOT_RESOLVED, "the reader returns lines a newer line of the same id supersedes")
         yield Failure(f"one id with two lines resolved to {len(got)} entries", contents, "exactly one, the newer ts",
                       f"id {new['id']}")
     elif contents[0] == old["content"]:
+        established.establish(ctx, NEWEST_NOT_RESOLVED, "the reader returns lines a newer line of the same id supersedes")
         yield Failure("an older line written later won over the newer ts", got[0], want, f"id {new['id']}")
     elif contents[0] != (want or {}).get("content"):
         yield Failure("the entry shows content neither line has", got[0], want, f"id {new['id']}")
@@ -227,18 +232,19 @@ def _query(ctx: CheckContext, filters: dict[str, Any], want: list[dict[str, Any]
             yield Failure("query left out a matching entry", sorted(got, key=str), sent[i], f"id {i}",
                           detail=f"query {filters}")
         elif options == (None,) and i in got:
-            yield _wrongly_returned(got[i], filters, superseded, deleted)
+            yield _wrongly_returned(ctx, got[i], filters, superseded, deleted)
 
 
-def _wrongly_returned(shown: dict[str, Any], filters: dict[str, Any], superseded: tuple[dict[str, Any], dict[str, Any]] | None,
-                      deleted: dict[str, Any] | None) -> Failure:
+def _wrongly_returned(ctx: CheckContext, shown: dict[str, Any], filters: dict[str, Any],
+                      superseded: tuple[dict[str, Any], dict[str, Any]] | None, deleted: dict[str, Any] | None) -> Failure:
     """The failure for an id the query must not return, named by why it must not."""
     i = shown.get("id")
     if superseded is not None and i == superseded[0]["id"] and shown.get("content") == superseded[0]["content"]:
         new = superseded[1]
-        return Failure("query returned a superseded version: it filtered lines before resolving", shown,
-                       f"absent: the newest line of the id ({new['content']!r}, ts {new['ts']}) does not match",
-                       f"id {i}", detail=f"query {filters}")
+        return established.explained(ctx, Failure(
+            "query returned a superseded version: it filtered lines before resolving", shown,
+            f"absent: the newest line of the id ({new['content']!r}, ts {new['ts']}) does not match",
+            f"id {i}", detail=f"query {filters}"), NEWEST_NOT_RESOLVED)
     if deleted is not None and i == deleted["id"]:
         return Failure("query returned a deleted entry: it filtered lines before resolving", shown,
                        "absent: its tombstone is the newest line of the id", f"id {i}", detail=f"query {filters}")

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
 from memconform.suites.emp import format as emp
@@ -24,6 +25,7 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
+from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
 from memconform.suites.emp.suite import SUITE
 
 
@@ -170,6 +172,7 @@ def writer_update_same_id(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("the update wrote no line with the new content", after[len(before):][:300], new_content)
     for e in new_lines:
         if e.get("id") != old["id"]:
+            established.establish(ctx, UPDATE_AS_NEW_ID, "the writer appends an update under a new id")
             yield Failure("the update was written as a new id instead of the same id", e.get("id"), old["id"])
         elif not (emp.is_ts(e.get("ts")) and e["ts"] > old["ts"]):
             yield Failure("the update's ts is not newer than the entry it updates", e.get("ts"), f"> {old['ts']}")

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure, HarnessError
 from memconform.kit.fixtures_loader import iter_cases
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
+from memconform.suites.omp import deviations, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -27,7 +28,13 @@ def refused_create(ctx: CheckContext, label: str, repaired: dict[str, Any], **fi
     First the positive control: the same memory with the one rule repaired must be accepted."""
     ev.control(c.create(ctx, c.memory(ctx, label + "-ok", **repaired)), f"the same create with the rule repaired ({label})")
     before = c.run_state(ctx)
-    yield from rules.validation_failures(ctx, c.create(ctx, c.memory(ctx, label, **fields)))
+    bad = c.memory(ctx, label, **fields)
+    answer = c.create(ctx, bad)
+    if answer.ok:  # stored: what the export then holds of it is this deviation, not the export's
+        key = f"{deviations.CREATE_STORES_INVALID}:{label}"
+        established.establish(ctx, key, f"a create stored a memory §2.1 forbids ({', '.join(fields)})")
+        deviations.sent_item(ctx, bad, key)
+    yield from rules.validation_failures(ctx, answer)
     yield from c.state_changes(before, c.run_state(ctx), f"a refused create ({label})")
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.kit import domain
@@ -17,7 +18,8 @@ from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
-from memconform.suites.omp import rules
+from memconform.suites.omp import root_causes, rules
+from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -123,6 +125,19 @@ def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: d
         yield Failure(f"{label}: {reason.title}", reason.received, reason.expected, "$.memories")
 
 
+def root_caused(ctx: CheckContext, failure: Failure, pairs: list[tuple[str, str]], answer: Reply, ds: dict[str, Any]) -> Failure:
+    """The failure, explained by a deviation another check established when the target's answers show it
+    alone produced it: `sort` ignored (the page right in the default order), or tags applied after paging."""
+    def judge(as_served: list[tuple[str, str]], same: Reply) -> Iterator[Failure]:
+        return page_failures("", same, as_served, ds, m.Readings.from_options(ctx.option))
+
+    failure = root_causes.explained_if_sort_ignored(ctx, failure, pairs, answer, judge)
+    params = dict(pairs)
+    if failure.explained_by or len(params) != len(pairs):
+        return failure
+    return root_causes.explained_if_tags_late(ctx, failure, params, answer)
+
+
 def open_answer_failures(ctx: CheckContext, label: str, answer: Reply) -> Iterator[Failure]:
     """A value the spec is silent on: a 4xx with the envelope, or a page; never a 5xx."""
     if answer.ok:
@@ -179,7 +194,8 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
     for row in domain.plan(table, combo, ctx.profile.name):
         pairs = query_pairs(row, ds["names"])
         answer = c.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
-        yield from page_failures(f"GET /v1/memories?{raw_query(pairs)}", answer, pairs, ds, m.Readings.from_options(ctx.option))
+        for failure in page_failures(f"GET /v1/memories?{raw_query(pairs)}", answer, pairs, ds, m.Readings.from_options(ctx.option)):
+            yield root_caused(ctx, failure, pairs, answer, ds)
         dd.ledger(ctx).judge_row(combo, row)
     for param in table.combination(combo)["parameters"]:
         for vc in (v for v in table.field(param).classes if v.expect != "valid" or not v.combine):
@@ -189,7 +205,8 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
             label = f"GET /v1/memories?{raw_query(pairs)} ({vc.key})"
             answer = c.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
             if vc.expect == "valid":  # a value that matches nothing: the model's (empty) page
-                yield from page_failures(label, answer, pairs, ds, m.Readings.from_options(ctx.option))
+                for failure in page_failures(label, answer, pairs, ds, m.Readings.from_options(ctx.option)):
+                    yield root_caused(ctx, failure, pairs, answer, ds)
                 dd.ledger(ctx).judge([vc.key])
                 continue
             yield from open_answer_failures(ctx, label, answer)
@@ -335,8 +352,11 @@ def domain_conflict_on_existing_id(ctx: CheckContext) -> Iterator[Failure]:
             seen = strategy_seen(before, after, rival, found)
             allowed = conflict_readings(values)
             if seen not in allowed:
-                yield Failure(f"{label}: the stored state fits none of the strategies this value may mean", seen or "another state",
-                              allowed or "a 4xx (not a strategy)", "$.memories")
+                failure = Failure(f"{label}: the stored state fits none of the strategies this value may mean", seen or "another state",
+                                  allowed or "a 4xx (not a strategy)", "$.memories")
+                # a known strategy sent only in the query, to a server seen reading it from the body only
+                read_elsewhere = vc.expect == "valid" and ctx.option("conflict_in") == "query"
+                yield established.explained(ctx, failure, CONFLICT_FROM_BODY) if read_elsewhere else failure
             if found["news"] != 2:
                 yield Failure(f"{label}: the new memories beside it were not both imported", found["news"], 2, "$.memories")
         dd.ledger(ctx).judge([vc.key])

@@ -15,9 +15,9 @@ from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
+from memconform.suites.omp import deviations, rules
 from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import readings as table
-from memconform.suites.omp import rules
 from memconform.suites.omp.checks.imports import import_report_failures, import_with
 from memconform.suites.omp.deviations import STORES_INVALID
 from memconform.suites.omp.suite import SUITE
@@ -131,6 +131,10 @@ def _created_alone(ctx: CheckContext, case: dd.Case, refused: list[dd.Case], dro
     elif expect == "invalid" and field_dropped(ctx, table.CREATE, case.body, answer):
         dropped.append(case)  # errata O38: a server without embeddings drops the field; judged on the export
     elif expect == "invalid":
+        if answer.ok:  # stored: what the export then holds of it is this deviation, not the export's
+            key = f"{deviations.CREATE_STORES_INVALID}:domain"
+            established.establish(ctx, key, f"a create stored a memory §2.1 forbids ({case.label})")
+            deviations.sent_item(ctx, case.body, key)
         yield from judge_refusal(ctx, case, answer)
         refused.append(case)
     else:
@@ -208,6 +212,9 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 return
             expect = update_expectation(ctx, case)
             if expect == "invalid":
+                if answer.ok and now != before:  # stored: the export then holds it
+                    established.establish(ctx, deviations.UPDATE_STORES_INVALID, f"an update stored a value §2.1 forbids ({case.label})")
+                    deviations.sent_item(ctx, {**patch, "id": made["id"]}, deviations.UPDATE_STORES_INVALID)
                 if not (field_dropped(ctx, table.UPDATE, patch, answer) and field_dropped(ctx, table.UPDATE, patch, after)):
                     yield from judge_refusal(ctx, case, answer)  # (errata O38: a field dropped is no refusal owed)
                 yield from _unchanged(case, before, now)
@@ -340,6 +347,7 @@ def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
             dd.ledger(ctx).judge([case.cls.key])
     for case in (case for case in every if dd.expectation(ctx, case.cls) != "valid" or chokes(case.cls)):
         goods = [c.full_memory(ctx, f"dig{i}") for i in range(2)]
+        deviations.sent_import(ctx, case.body)
         answer = import_with(ctx, [goods[0], case.body, goods[1]])
         yield from _batch_failures(ctx, case, answer, stored_markers, goods)
         dd.ledger(ctx).judge([case.cls.key])

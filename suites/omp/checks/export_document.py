@@ -14,8 +14,8 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck
+from memconform.suites.omp import deviations, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp import rules
 from memconform.suites.omp.suite import SUITE
 
 Rule = Callable[[dict[str, Any], str], Iterator[Failure]]
@@ -54,7 +54,8 @@ def _each(doc: Any, ctx: CheckContext, rule: Rule) -> Iterator[Failure]:
         if not isinstance(mem, dict):
             yield Failure("a memory is not an object", mem, "a Memory object (§2.1)", where)
             continue
-        yield from rule(mem, where)
+        for failure in rule(mem, where):
+            yield deviations.explained_if_stored_as_sent(ctx, failure, mem)
 
 
 @SUITE.check(kind="document", section="§3.3", keyword="MUST", level="core",

@@ -12,8 +12,8 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
+from memconform.suites.omp import deviations, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp import rules
 from memconform.suites.omp.checks.imports import import_report_failures, import_with
 from memconform.suites.omp.checks.listing import ids
 from memconform.suites.omp.deviations import STORES_INVALID
@@ -55,6 +55,7 @@ def import_bad_memory_reported(ctx: CheckContext) -> Iterator[Failure]:
             good = [c.full_memory(ctx, f"good-{strategy}-{where}-{i}") for i in range(2)]
             bad = invalid_memory(ctx, f"bad-{strategy}-{where}")
             batch = [*good[:where], bad, *good[where:]]
+            deviations.sent_import(ctx, bad)
             answer = import_with(ctx, batch, strategy)
             everything = c.exported(ctx)
             label = f"conflict={strategy}, invalid memory at index {where}"

@@ -16,7 +16,7 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
 from memconform.suites.omp.checks.listing import dataset, ids, page
-from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, STORES_INVALID
+from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, SORT_IGNORED, STORES_INVALID
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -51,13 +51,16 @@ def list_sort_orders(ctx: CheckContext) -> Iterator[Failure]:
     tag = f"sort-{c.word()}"
     made = _distinct_creates(ctx, tag)
     model = m.Model.seeded(made)  # their created_at strictly increase: the model's order is one order
+    orders = {}
     for sort in ("created_at_asc", "created_at_desc", None):
         request = m.Request.list({"tags": tag, "limit": "100", **({"sort": sort} if sort else {})})
         wanted = [mem["id"] for mem in model.list_page(request)[1]]
-        seen = _order(ctx, tag, sort)
+        seen = orders[sort] = _order(ctx, tag, sort)
         if seen != wanted:
             yield Failure(f"sort={sort or '(default: created_at_desc)'}: memories created one after the other are out of order",
                           seen, wanted, "$.memories[*].id")
+    if orders["created_at_asc"] == orders[None] != list(reversed(orders[None])):  # asc asked, the default served
+        established.establish(ctx, SORT_IGNORED, "sort is ignored: every list comes in the default order")
     yield from _updated_order(ctx, tag, made)
     yield from _dataset_order(ctx)
 

@@ -1,0 +1,69 @@
+"""A store that refuses a record mid-restore (the memorizz CLI's filesystem store and an id of 512 astral
+characters, 2,048 bytes of file name): for a value the page leaves open the partial import is what the spec
+allows after a provider failure when the committed progress is reported (errata M34); the same partial
+write without the progress reported, or for a value validation must refuse, still fails."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from memconform.core.profile import Profile
+from memconform.run.session import execute_run
+from memconform.suites.memorizz.reference import ReferenceArchiveStore
+from memconform.targets.base import Rejected
+
+CHECK = "memorizz.domain_records_every_class"
+FILE_NAME_BYTES = 255
+
+
+class StoreRefused(Exception):
+    pass
+
+
+class FileNameLimitedStore(ReferenceArchiveStore):
+    """Writes records one by one as files: an id over 255 bytes of UTF-8 is refused when its turn comes, after
+    the records before it were written; the report says how many were."""
+
+    report_progress = True
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        self.written = 0
+        try:
+            return super().import_archive(body, **params)
+        except StoreRefused as exc:
+            report = {"ok": False, "errors": [{"memory_type": str(exc), "id": self.refused, "error_type": "ValueError"}]}
+            raise Rejected({**report, "imported": self.written} if self.report_progress else report, "store refused") from None
+
+    def write(self, store: str, rid: str, data: dict[str, Any]) -> None:
+        if len(rid.encode("utf-8")) > FILE_NAME_BYTES:
+            self.refused = rid
+            raise StoreRefused(store)
+        super().write(store, rid, data)
+        self.written += 1
+
+
+class FileNameLimitedSilent(FileNameLimitedStore):
+    """The control: the same partial write, its progress not reported."""
+
+    report_progress = False
+
+
+def failures_of(name: str) -> list[str]:
+    outcome = execute_run(["memorizz"], f"python:{__name__}:{name}", Profile.named("ci"), report_dir=None, check_ids=[CHECK])
+    return [f.title for r in outcome.results for f in r.failures]
+
+
+@pytest.mark.slow
+def test_an_open_id_refused_mid_restore_with_its_progress_reported_is_the_provider_failure_reading() -> None:
+    titles = failures_of("FileNameLimitedStore")
+    assert not any("at_max_astral" in t and "records of it were written" in t for t in titles), titles
+    silent = failures_of("FileNameLimitedSilent")
+    assert any("at_max_astral" in t and "records of it were written" in t for t in silent), silent
+
+
+@pytest.mark.slow
+def test_an_archive_of_allowed_records_refused_names_the_record_the_errors_name() -> None:
+    titles = failures_of("FileNameLimitedStore")  # its first error names the 512-character id
+    refused = [t for t in titles if t.startswith("an archive of") and "records of allowed classes was refused" in t]
+    assert refused and "its errors naming record.id:at_max" in refused[0], refused
