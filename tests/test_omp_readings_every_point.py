@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.core.profile import OPTIONS
 from memconform.core.readings import Observation, observe
 from memconform.kit import domain
 from memconform.suites.omp import ask, domain_data
@@ -27,6 +26,7 @@ from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
 from memconform.suites.omp.checks import bad_input, domain_writes, import_paths, listing, search, search_full
 from memconform.suites.omp.fuzzing import accepted
+from memconform.suites.omp.options import OPTIONS
 from memconform.targets.base import Reply
 
 SUITE_DIR = Path(omp.__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ class Ctx:
     the readings recorded, the notes."""
 
     def __init__(self, **options: str) -> None:
-        self.options = {name: spec.default for name, spec in OPTIONS["omp"].items()} | options
+        self.options = {spec.name: spec.default for spec in OPTIONS} | options
         self.seen: list[tuple[str, str]] = []
         self.notes: list[str] = []
 

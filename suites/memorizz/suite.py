@@ -21,6 +21,7 @@ from memconform.core import history_counts
 from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz.options import OPTIONS
 
 SPEC = mz.SPEC
 
@@ -42,6 +43,7 @@ _probe = answers_with("export", lambda: {"memory_id": f"memconform-probe-{uuid.u
 
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.memorizz.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memorizz-archive-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=mz.SUITE, spec_title=SPEC, version="1",

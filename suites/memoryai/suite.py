@@ -12,6 +12,7 @@ from memconform.core import history_counts
 from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.options import OPTIONS
 
 # §5, quoted in suites/memoryai/errata.md E16: each bullet of a level's clause names the checks that decide it,
 # whatever keyword the bullet's own section uses (§3.6's checksum is a SHOULD, §3.5's mismatch too).
@@ -47,6 +48,7 @@ _probe = answers_with("export", lambda: {"scope": "full"}, mai.detect)
 SPEC = "MemoryAI Protocol v1"
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.memoryai.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memoryai-protocol-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=mai.SUITE,

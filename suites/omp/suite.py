@@ -18,6 +18,7 @@ from memconform.core.results import HarnessError
 from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.options import OPTIONS
 
 
 def claimed_levels(ctx: CheckContext) -> set[str] | None:
@@ -115,6 +116,7 @@ FULL_CLAUSE = ("list_filter_namespace", "search_filter_namespace", "tool_key_own
                "tool_key_forbidden_other_read", "users_isolated")
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.omp.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('open-memory-protocol-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=omp.SUITE,

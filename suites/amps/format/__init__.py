@@ -2,7 +2,7 @@
 
 The schema is kept byte-for-byte as published (fixtures/amps/schema.json). The prose rules the
 schema cannot say (provenance, time, cross-record references) are helpers here; every reading of
-ambiguous prose is a declared option explained in suites/amps/errata.md.
+ambiguous prose is an option of suites/amps/options.py, explained in suites/amps/errata.md.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from memconform.core.profile import declare_option
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.kit.shared_rules import now_iso as now_iso  # re-exported: the suite's clock
 from memconform.kit.windows import NotWindowable, computed
@@ -37,24 +36,6 @@ DERIVATIONS = ("stated", "inferred", "observed")
 TEXT_MAX = 500
 
 # Readings of ambiguous sentences: each is explained in suites/amps/errata.md.
-declare_option(SUITE, "atom_labels", "recommended", ("recommended", "required"),
-               "Principles: every atom carries sensitivity and valid_from: SHOULD (schema leaves them optional) or MUST")
-declare_option(SUITE, "dangling_refs", "report", ("report", "ignore"),
-               "Source-linked: provenance artifact_ids / artifact atom_ids that resolve nowhere in the export are reported (SHOULD) or ignored")
-declare_option(SUITE, "unsourced_inferred", "reject-export", ("reject-export", "drop-atom"),
-               "Provenance: an inferred atom without artifact_ids makes the importer reject the whole export, or only drop that atom")
-declare_option(SUITE, "unsourced_after_delete", "delete-or-flag", ("delete-or-flag", "delete"),
-               "Delete cascades: an atom left with no source is deleted or re-flagged unsourced, or must be deleted")
-declare_option(SUITE, "x_provider_namespace", "x-prefix", ("x-prefix", "x-provider-key"),
-               "Fork-friendly: extension fields are any key starting 'x-', or only a literal 'x-provider' key")
-declare_option(SUITE, "export_subject_id", "", (),
-               "the subject a producer should export for the Producer checks (default: the subject the harness "
-               "imported; a producer that cannot import needs this)")
-declare_option(SUITE, "import_semantics", "either", ("either", "merge", "replace"),
-               "a second import for a subject adds to what is stored (merge) or replaces the subject's snapshot "
-               "(replace); errata A12")
-declare_option(SUITE, "validity_order", "allow-equal", ("allow-equal", "strictly-after"),
-               "Time-aware: valid_to may equal valid_from, or must be strictly after it")
 
 
 @functools.cache

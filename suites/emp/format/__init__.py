@@ -19,7 +19,6 @@ from typing import Any
 
 from memconform.core import rules
 from memconform.core.json_reader import LINE, JsonRejected, read_json
-from memconform.core.profile import declare_option
 from memconform.kit.shared_rules import is_int as is_int  # re-exported
 
 from .block_scan import block_is_clean
@@ -65,26 +64,6 @@ from .forms import (
 from .forms import (
     src_is_reverse_domain,
 )
-
-declare_option(SUITE, "tombstone", "either", ("either", "deleted-flag", "type-tombstone"),
-               "tombstone lines a reader must honour: either form (default), or only meta {\"deleted\": true}, "
-               "or only type \"tombstone\"")
-declare_option(SUITE, "stale_lock_s", "30", ("10", "30", "60"),
-               "age in seconds after which a lock file may be taken over as stale")
-declare_option(SUITE, "stale_lock_takeover", "may", ("may", "required"),
-               "a lock older than stale_lock_s: a writer may take it over or keep waiting and give up (default), "
-               "or must take it over (errata E2)")
-declare_option(SUITE, "hostile_refusal", "any", ("any", "clear"),
-               "a writer fed bad input bytes: any refusal that writes nothing, a crash included (default), or a clear "
-               "rejection (exit 3 / Rejected) as memconform advises (errata E15)")
-declare_option(SUITE, "ts_tie", "any", ("any", "later-line"),
-               "equal ts for one id: either line may win (default) or the later line must")
-declare_option(SUITE, "id_version", "any", ("any", "v4"),
-               "ids: any RFC 4122 UUID, as the spec's own examples (default), or UUID v4 only")
-declare_option(SUITE, "ts_form", "number", ("number", "integer"),
-               "ts: any non-negative number of milliseconds (default) or whole milliseconds only")
-declare_option(SUITE, "encrypted_prefix", "declared", ("declared", "reserved"),
-               "content starting with \"encrypted:\": may be plain text (default) or must be encrypted:ALGORITHM:base64")
 
 # reading "<errata point>:<option value>" -> (option, value): a problem carrying a reading is a
 # failure only when the profile pins that reading (the same shape as memconform.suites.memorizz.format)

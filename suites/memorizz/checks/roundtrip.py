@@ -21,7 +21,6 @@ from memconform.suites.memorizz.client import export, forget_namespaces_at_end, 
 from memconform.suites.memorizz.suite import SUITE
 
 BATCH, SIZE = 30, 10_000  # knowledge of ~10,000 mixed UTF-8 characters each (~20 kB): restores of about 600 kB
-large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 
 
 def knowledge(ctx: CheckContext, ns: str, i: int) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai.suite import SUITE
 
 BATCH, SIZE = 30, 10_000  # ~10,000 characters of mixed UTF-8 each (~15 kB): imports of about 450 kB
-large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned")
 
 

@@ -11,7 +11,6 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
-from memconform.core.profile import declare_option
 from memconform.targets.base import Route
 
 SUITE = "memoryai"
@@ -45,27 +44,6 @@ ROUTES: dict[str, Route] = {
 }
 
 # Readings of ambiguous sentences: each is explained in suites/memoryai/errata.md.
-declare_option(SUITE, "checksum_unicode", "either", ("either", "literal", "ascii"),
-               "§3.6: non-ASCII in the canonical JSON as literal UTF-8, as \\u escapes, or accept either (default)")
-declare_option(SUITE, "checksum_numbers", "either", ("either", "python", "ecmascript"),
-               "§3.6: numbers in the canonical JSON as Python's json writes them (1.0, 1e-05), as JSON.stringify "
-               "writes them (1, 0.00001), or accept either (default)")
-declare_option(SUITE, "content_hash", "sha256-utf8", ("sha256-utf8", "unchecked"),
-               "§3.2: content_hash is sha256 of the UTF-8 content, or left unchecked")
-declare_option(SUITE, "dna_rule", "union", ("union", "type-only"),
-               "§3.7 union of type/zone/pinned, or §2 memory_type only")
-declare_option(SUITE, "reimport_counters", "either", ("either", "accumulate", "stable"),
-               "§3.8 re-importing the same bundle: counters accumulate again, stay as they were, or accept either")
-declare_option(SUITE, "rejection_status", "any-4xx", ("any-4xx", "400", "422"),
-               "HTTP status for a rejected bundle")
-declare_option(SUITE, "multipart_field", "either", ("either", "file", "bundle"),
-               "§4 multipart field name of import/file: file, bundle, or try file then bundle (default)")
-declare_option(SUITE, "since_boundary", "either", ("either", "inclusive", "exclusive"),
-               "§3.1 scope since: a chunk created exactly at `since` is exported (inclusive), not, or either")
-declare_option(SUITE, "tenant", "", (),
-               "the tenant a producer should export (sent as tenant_id in the export body); empty: the target's default")
-declare_option(SUITE, "embedding_mismatch", "drop", ("drop", "accept"),
-               "§3.5 on model mismatch: drop embeddings (SHOULD), or accept (user opt-in)")
 
 
 def canonical_bytes(bundle: dict[str, Any], unicode: str = "literal") -> bytes:

@@ -29,8 +29,6 @@ from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
-large_export.declare(SUITE.name)
-
 CONTENT_CHARS = 9_990  # under the §2.1 maximum of 10,000
 FILLER = "記憶の往復と大きな書き出し "  # three UTF-8 bytes a character: about 30 kB a memory
 SEED_BATCH = 6

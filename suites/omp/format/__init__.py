@@ -1,7 +1,7 @@
-"""Open Memory Protocol v0.1 (+0.2 extract/compress): constants, limits, credentials, options.
+"""Open Memory Protocol v0.1 (+0.2 extract/compress): constants, limits, credentials.
 
 The contract between the OMP suite (suites/omp), the reference server (suites/omp/reference/api.py)
-and its mutants. Every option is a reading of ambiguous spec text, explained in suites/omp/errata.md.
+and its mutants. The readings of ambiguous spec text a run can pin are suites/omp/options.py (errata.md says why).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memconform.core.profile import declare_option
 from memconform.core.results import HarnessError
 
 SUITE = "omp"
@@ -54,59 +53,6 @@ LEVEL_NAMES = {"OMP-Core": "core", "OMP-Search": "search", "OMP-Full": "full"}
 LEVEL_ORDER = ("core", "search", "full")
 HEALTH_LEVEL_FIELDS = ("compliance", "compliance_level", "level", "conformance", "omp_level")
 
-declare_option(SUITE, "conflict_in", "query", ("query", "both", "body"),
-               "where the import conflict strategy goes: the query parameter `conflict`, where §3.3 puts it "
-               "(default; a server reading only a body field is failed, naming that reading), both it and a body "
-               "field `conflict`, or only the body field")
-declare_option(SUITE, "keyword_match", "any", ("any", "all-words", "substring", "any-word"),
-               "keyword search, case-insensitive: any of the readings (default), every word of q, q as a substring, "
-               "or any one word of q")
-declare_option(SUITE, "search_default_limit", "either", ("either", "20", "10"),
-               "the search limit when none is given: 20 like list or 10 like the request example (default either)")
-declare_option(SUITE, "search_tags_match", "either", ("either", "all", "any"),
-               "the search tags filter: AND like list, or any one tag (default either)")
-declare_option(SUITE, "search_total", "either", ("either", "matches", "page"),
-               "search total: the matches before the limit, or the memories returned (default either)")
-declare_option(SUITE, "limit_over_max", "either", ("either", "reject", "clamp"),
-               "limit above 100: a 422 validation_error or served as at most 100 (default either)")
-declare_option(SUITE, "bad_params", "either", ("either", "reject"),
-               "a list/search parameter out of range or of a wrong spelling (limit=0, offset=-1, sort=x, empty "
-               "or repeated parameters): 422, or served sanely (default either)")
-declare_option(SUITE, "char_unit", "either", ("either", "code-points", "utf-16"),
-               "what the §2.1 'chars' limits count: Unicode code points or UTF-16 code units (default either)")
-declare_option(SUITE, "tool_key_status", "either", ("either", "403", "404"),
-               "a per-tool key touching another tool's memory: 403 forbidden or 404 memory_not_found (default either)")
-declare_option(SUITE, "error_message", "optional", ("optional", "required"),
-               "§4 envelope: `message` may be left out, as the §3.3 404 example does (default), or is required "
-               "(\"All errors use a consistent envelope\") (errata O15)")
-declare_option(SUITE, "malformed_json_status", "any-4xx", ("any-4xx", "422", "400"),
-               "the status for a body that is not JSON: any 4xx with the error envelope (default), or exactly 422 / 400")
-declare_option(SUITE, "cross_user_status", "either", ("either", "404", "403"),
-               "another user's memory id: 404 memory_not_found or 403 forbidden (default either)")
-declare_option(SUITE, "assume_level", "none", ("none", "core", "search", "full"),
-               "the level to assume when /v1/health names none (default: none, only OMP-Core checks run and a note says so)")
-declare_option(SUITE, "ai_endpoints", "auto", ("auto", "no-key", "skip"),
-               "extract/compress: `auto` tests the no-key rule only on targets that state they have no AI key "
-               "(the embedded reference); `no-key` is the user's word that the target has none; `skip` never calls them")
-declare_option(SUITE, "hostile_json", "rfc8259", ("rfc8259", "i-json"),
-               "hostile JSON: `rfc8259` (default) lets a target accept duplicate names and escaped lone surrogates, "
-               "which RFC 8259 allows (noted); `i-json` requires refusing them, as RFC 7493 does")
-declare_option(SUITE, "source_timestamp", "either", ("either", "stamped", "required"),
-               "a create or import item without source.timestamp: stamped by the server or refused with 422 "
-               "(default either) (errata O36)")
-declare_option(SUITE, "null_optional", "either", ("either", "absent", "refuse"),
-               "null sent for a field §2.1 marks optional without `| null` (namespace, metadata, source.session_id, "
-               "source.user_id, embedding; search filters): read as absent or refused with 422 (default either) (errata O37)")
-declare_option(SUITE, "utc_offset", "either", ("either", "accept", "refuse"),
-               "a timestamp written with `+00:00` instead of `Z` (\"ISO 8601 UTC\"): read as UTC or refused with 422 "
-               "(default either) (errata O52)")
-declare_option(SUITE, "credentials", "", (),
-               "path of a JSON file {\"tool_keys\": {TOOL: KEY}, \"other_user_key\": KEY} for the OMP-Full checks")
-declare_option(SUITE, "server_log", "", (),
-               "path of the file the server writes its log to (its stdout/stderr redirected there, or its log file): "
-               "then §7 \"Memory content MUST NOT be logged in plain text\" is checked on what it logs (errata O24)")
-declare_option(SUITE, "rate_limit_burst", "300", ("100", "300", "1000"),
-               "how many requests the §7 rate-limit probe sends, at most, before calling it unlimited")
 
 
 @dataclass
