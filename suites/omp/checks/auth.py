@@ -9,14 +9,13 @@ from memconform.core.results import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
+from memconform.suites.omp.ai_calls import ai_reason
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 
 def protected_calls(ctx: CheckContext, key: str | None) -> Iterator[tuple[Reply, str]]:
     """Every endpoint but health with the given (missing or wrong) key; each write carries a marker."""
-    from memconform.suites.omp.checks.security_ai import ai_reason
-
     made = c.created(ctx, c.memory(ctx, "auth"))
     marker = ctx.unique("unauth")
     body = c.memory(ctx, "unauth", content=f"{marker} must not be stored")

@@ -18,6 +18,7 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
+from memconform.suites.omp.rules import served_sanely_to
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -96,34 +97,9 @@ def send_case(ctx: CheckContext, case: dict[str, Any]) -> Reply:
     return c.send(ctx, doc["method"], doc["path"], body=body, params=doc.get("params"))
 
 
-def sane_page(answer: Reply) -> bool:
-    """A bad parameter served under the lenient reading: a page of at most 100 memories (and an honest mode)."""
-    body = answer.body if isinstance(answer.body, dict) else {}
-    memories = body.get("memories")
-    if not (isinstance(memories, list) and len(memories) <= omp.MAX_LIMIT
-            and body.get("mode_used", "keyword") in omp.SEARCH_MODES):
-        return False
-    # a page of memories, not any 200 with a "memories" key: a server answering everything with junk
-    # must not pass as one that clamps bad paging (the hostile zoo showed it)
-    return all(isinstance(m, dict) and not any(rules.id_failures(m, "$")) and not any(rules.content_type_failures(m, "$"))
-               for m in memories)
-
-
 def served_sanely(answer: Reply, case: dict[str, Any]) -> bool:
     """served_sanely_to for the body of a request fixture."""
     return served_sanely_to(answer, case["document"].get("body"))
-
-
-def served_sanely_to(answer: Reply, body: Any) -> bool:
-    """A sane page; search `tags` given as a string is read like list's `tags` (comma-separated), so
-    every memory served holds each of them (errata O9)."""
-    if not (answer.ok and sane_page(answer)):
-        return False
-    tags = body.get("tags") if isinstance(body, dict) else None
-    if isinstance(tags, str):
-        wanted = {t.strip() for t in tags.split(",") if t.strip()}
-        return all(wanted <= set(m.get("tags") or []) for m in answer.body["memories"])
-    return True
 
 
 def o9_predictions(case: dict[str, Any], answer: Any) -> dict[str, bool]:

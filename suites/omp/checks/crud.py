@@ -12,7 +12,7 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.suite import SUITE
 
 

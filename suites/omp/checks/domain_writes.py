@@ -17,8 +17,8 @@ from memconform.suites.omp import controls as ev
 from memconform.suites.omp import domain_data as dd
 from memconform.suites.omp import readings as table
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks.imports import import_report_failures, import_with
 from memconform.suites.omp.deviations import STORES_INVALID
+from memconform.suites.omp.importing import import_report_failures, import_with
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 

@@ -14,9 +14,9 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks.imports import import_report_failures, import_with
-from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.deviations import STORES_INVALID
+from memconform.suites.omp.importing import import_report_failures, import_with
 from memconform.suites.omp.suite import SUITE
 
 ROUND_TRIP = 60  # memories of ~10,000 characters (~1.5 UTF-8 bytes each): an export of about 0.9 MB

@@ -12,20 +12,10 @@ from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
+from memconform.suites.omp.importing import import_report_failures, import_with
 from memconform.suites.omp.suite import SUITE
-from memconform.targets.base import Reply
-
-
-def import_with(ctx: CheckContext, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
-    """POST /v1/import; the strategy goes in the query parameter (default), or under conflict_in=both in the query
-    and the body, or under conflict_in=body in the body only (errata O1)."""
-    doc = c.export_file(memories)
-    if conflict is not None and ctx.option("conflict_in") == "both":
-        doc["conflict"] = conflict
-    return c.import_(ctx, doc, conflict, key=key)
-
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
@@ -47,18 +37,6 @@ def export_envelope(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("memories is not an array", body.get("memories", "<absent>"), "Memory[]", "$.memories")
     elif made["id"] not in ids(body["memories"]):
         yield Failure("export does not hold a memory just created", "absent", made["id"], "$.memories")
-
-
-def import_report_failures(answer: Reply) -> Iterator[Failure]:
-    body = answer.body
-    if answer.status != 200 or not isinstance(body, dict):
-        yield Failure("import did not answer 200 with a report", f"{answer.status} {answer.raw[:160]!r}", 200, "$")
-        return
-    for name in ("imported", "skipped"):
-        if not rules.is_int(body.get(name)):
-            yield Failure(f"{name} is missing or not an integer", body.get(name, "<absent>"), "integer", f"$.{name}")
-    if not isinstance(body.get("errors"), list):
-        yield Failure("errors is missing or not an array", body.get("errors", "<absent>"), "[]", "$.errors")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

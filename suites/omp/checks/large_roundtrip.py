@@ -24,8 +24,8 @@ from memconform.kit import large_export
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import readings as table
-from memconform.suites.omp.checks.imports import import_with
 from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
+from memconform.suites.omp.importing import import_with
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 

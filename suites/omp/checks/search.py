@@ -8,20 +8,14 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
-from memconform.core.results import Failure, SkipCheck, TargetError
+from memconform.core.results import Failure, SkipCheck
 from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import DATASET, dataset, ids
+from memconform.suites.omp.dataset import DATASET, dataset, ids
+from memconform.suites.omp.searching import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
-
-
-def search_body(ctx: CheckContext, query: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = c.search(ctx, query).accepted_json(dict, f"searching {query}")
-    if not isinstance(body.get("memories"), list):
-        raise TargetError(f"a search answer has no memories array: {body!r:.200}")
-    return body
 
 
 def asked(ctx: CheckContext, model: m.Model, query: dict[str, Any], what: str, path: str = "$.memories") -> Iterator[Failure]:
@@ -169,15 +163,6 @@ def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[
         seen.failure.expected = {reading.format(v): str(model.accepts(request, answer)) for v, model in pinned.items()
                                  if chosen in ("either", v)}
     return seen
-
-
-def overlap_pair(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Any], str, str]:
-    """A memory sharing two of three query words and one sharing none: only similarity finds the first."""
-    w = [c.word() for _ in range(6)]
-    tag = f"sem-{c.word()}"
-    near = c.created(ctx, c.memory(ctx, "sem-near", content=f"{ctx.unique('sem')} {w[0]} {w[1]} {w[2]}", tags=[tag]))
-    far = c.created(ctx, c.memory(ctx, "sem-far", content=f"{ctx.unique('sem')} {w[3]} {w[4]}", tags=[tag]))
-    return near, far, f"{w[0]} {w[1]} {w[5]}", tag
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

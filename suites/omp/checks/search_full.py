@@ -10,8 +10,8 @@ from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import dataset, filter_failures, filter_test, ids, matching, model
-from memconform.suites.omp.checks.search import overlap_pair, search_body
+from memconform.suites.omp.dataset import dataset, filter_failures, filter_test, ids, matching, model
+from memconform.suites.omp.searching import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 

@@ -17,27 +17,12 @@ from memconform.core.results import Failure, Inconclusive, NeedsOperator, NotExe
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
+from memconform.suites.omp.ai_calls import ai_reason
 from memconform.suites.omp.server_log import SCAN_CAP, ServerLog
 from memconform.suites.omp.suite import SUITE
 
 MIN_KEY_LEN = 32
 WRITTEN = {"create": "a created memory", "update": "an updated, then deleted, memory", "import": "an imported memory"}
-
-
-def ai_reason(ctx: CheckContext) -> str | None:
-    """Why extract/compress must not be called (None: the target has no AI key, calling is safe)."""
-    mode = ctx.option("ai_endpoints")
-    if mode == "skip":
-        return "option omp.ai_endpoints=skip: extract and compress are never called"
-    if mode == "no-key":
-        return None
-    configured = c.facts(ctx).ai_key_configured
-    if configured is False:
-        return None
-    if configured:
-        return "the target states it has an AI key configured: calling extract/compress would reach a real AI provider"
-    return ("unknown whether the target has an AI key; a call could reach a real AI provider. "
-            "Pass --option omp.ai_endpoints=no-key if it has none")
 
 
 def refuse_to_call(ctx: CheckContext, endpoint: str) -> None:

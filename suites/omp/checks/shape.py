@@ -10,7 +10,7 @@ from memconform.core.results import Failure
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import rules
-from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.suite import SUITE
 
 

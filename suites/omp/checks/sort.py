@@ -15,7 +15,7 @@ from memconform.suites.omp import ask, rules
 from memconform.suites.omp import client as c
 from memconform.suites.omp import controls as ev
 from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import dataset, ids, page
+from memconform.suites.omp.dataset import dataset, ids, page
 from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, STORES_INVALID
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply

@@ -22,7 +22,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.suites.omp import readings as table
-from memconform.suites.omp.checks.bad_input import sane_page
+from memconform.suites.omp.rules import sane_page
 from memconform.targets.base import Reply
 
 LIST = table.LIST
