@@ -228,3 +228,12 @@ def exported_graph(ctx: CheckContext) -> dict[str, Any]:
                  "--option memorizz.export_memory_id=... or export_agent_id=...)")
         return export(ctx)
     return export(ctx, agent_id=seed.owner)
+
+
+def listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
+    """errata "Target operations": a conflict names its store as memory_type (or store, type) and its id."""
+    out = set()
+    for c in body.get("conflicts") or []:
+        if isinstance(c, dict):
+            out.add((c.get("memory_type", c.get("store", c.get("type"))), c.get("id")))
+    return out

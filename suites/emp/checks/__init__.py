@@ -4,13 +4,13 @@ names this package (suite.py): the first ask for the checks imports it and regis
 wrong declaration is refused then (core/check.py)."""
 # ruff: noqa: F401, I001
 
+from memconform.suites.emp.checks import lock
 from memconform.suites.emp.checks import concurrency
+from memconform.suites.emp.checks import writer
 from memconform.suites.emp.checks import crash
 from memconform.suites.emp.checks import file
-from memconform.suites.emp.checks import lock
 from memconform.suites.emp.checks import reader
 from memconform.suites.emp.checks import stateful
-from memconform.suites.emp.checks import writer
 from memconform.suites.emp.checks import domain_reader
 from memconform.suites.emp.checks import domain_writer
 from memconform.suites.emp.checks import domain_query

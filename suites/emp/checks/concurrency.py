@@ -19,7 +19,7 @@ from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import by_id, entry, new_folder, target_view, written_id
-from memconform.suites.emp.checks.lock import unlocked_writes
+from memconform.suites.emp.checks.locking import unlocked_writes
 from memconform.suites.emp.suite import SUITE
 
 

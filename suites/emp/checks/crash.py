@@ -41,8 +41,8 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
-from memconform.suites.emp.checks.lock import Pending
-from memconform.suites.emp.checks.writer import foreign_lines, in_order
+from memconform.suites.emp.checks.locking import Pending
+from memconform.suites.emp.checks.writing import foreign_lines, in_order
 from memconform.suites.emp.suite import SUITE
 
 try:

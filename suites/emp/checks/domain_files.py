@@ -26,8 +26,8 @@ from memconform.suites.emp.checks.common import (
     read_bytes,
     written_id,
 )
-from memconform.suites.emp.checks.domain_reader import same_number_or_value
-from memconform.suites.emp.checks.lock import append_past_stale_lock, hold_window, wait_while_held
+from memconform.suites.emp.checks.domain_common import same_number_or_value
+from memconform.suites.emp.checks.locking import append_past_stale_lock, hold_window, wait_while_held
 from memconform.suites.emp.suite import SUITE
 
 BOM = b"\xef\xbb\xbf"

@@ -15,9 +15,8 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import model as emp_model
-from memconform.suites.emp.checks.common import OTHER, call, entry, new_file
-from memconform.suites.emp.checks.domain_reader import same_number_or_value
-from memconform.suites.emp.checks.reader import tombstone_form
+from memconform.suites.emp.checks.common import OTHER, call, entry, new_file, tombstone_form
+from memconform.suites.emp.checks.domain_common import same_number_or_value
 from memconform.suites.emp.suite import SUITE
 
 COMBO = "query_parameters"

@@ -16,7 +16,7 @@ from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
-from memconform.suites.emp.checks.domain_reader import class_lines, same_number_or_value
+from memconform.suites.emp.checks.domain_common import class_lines, same_number_or_value
 from memconform.suites.emp.suite import SUITE
 
 AS_GIVEN = "appended as given"

@@ -13,17 +13,17 @@ from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     OTHER,
+    TOMBSTONE_FORMS,
     by_id,
     call,
     control_without_bad_lines,
     despite_bad_lines,
     entry,
     new_file,
+    tombstone_form,
     view,
 )
 from memconform.suites.emp.suite import SUITE
-
-TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
@@ -50,22 +50,6 @@ def the_one_answer(lines: list[dict[str, Any]], entry_id: str, form: str = "eith
     if len(options) != 1:
         raise HarnessError(f"the file leaves {len(options)} answers for id {entry_id}; the check wants one")
     return options[0]
-
-
-def tombstone_form(ctx: CheckContext) -> str | None:
-    """The tombstone form this reader honours (errata E1): the pinned one, else the first of both that works."""
-    def learn() -> str | None:
-        forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
-        for form in forms:
-            kept, gone = entry(ctx, "kept"), entry(ctx, "gone")
-            got = by_id(view(ctx, new_file(ctx, [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form)])))
-            if kept["id"] not in got:
-                raise ControlRefused(f"an entry nobody deleted is missing from the view (id {kept['id']})")
-            if ctx.observe("E1", {form: gone["id"] not in got}).matched:
-                return form
-        return None
-    form: str | None = ctx.once("emp.tombstone-form", learn)
-    return form
 
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",

@@ -16,6 +16,7 @@ from memconform.suites.memorizz.client import (
     export,
     forget_namespaces_at_end,
     import_archive,
+    listed_conflicts,
     object_at,
     report_of,
     scalar,
@@ -57,15 +58,6 @@ def preview_writes_nothing(ctx: CheckContext) -> Iterator[Failure]:
 
 def preview_of(archive: dict[str, Any]) -> oracle.ImportRequest:
     return oracle.ImportRequest(tuple((store, r["id"], r["data"]) for store, r in mz.records_of(archive)), "preview")
-
-
-def listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
-    """errata "Target operations": a conflict names its store as memory_type (or store, type) and its id."""
-    out = set()
-    for c in body.get("conflicts") or []:
-        if isinstance(c, dict):
-            out.add((c.get("memory_type", c.get("store", c.get("type"))), c.get("id")))
-    return out
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")

@@ -21,14 +21,9 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz.checks.domain_imports import (
-    class_answer_failures,
-    keeper,
-    kept_failures,
-    table,
-)
-from memconform.suites.memorizz.checks.reject import REJECTS
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.domain_support import class_answer_failures, keeper, kept_failures, table
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
 ENVELOPE_FIELDS = ("archive.envelope", "archive.taxonomy", "archive.stores", "archive.integrity.algorithm")

@@ -20,9 +20,8 @@ from memconform.core.results import ControlRefused, Failure, Unsupported
 from memconform.kit import domain
 from memconform.suites.memorizz import format as mz
 from memconform.suites.memorizz import model as oracle
-from memconform.suites.memorizz.checks.consumer import listed_conflicts
-from memconform.suites.memorizz.checks.domain_imports import namespace_export, table
-from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, ids_in, seeded
+from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, ids_in, listed_conflicts, seeded
+from memconform.suites.memorizz.domain_support import namespace_export, table
 from memconform.suites.memorizz.suite import SUITE
 
 EXPORT_COMBO, IMPORT_COMBO = "export_selection", "import_modes"

@@ -18,8 +18,8 @@ from memconform.core.results import Failure, TargetError
 from memconform.kit.hostile import BadInput
 from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
 from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz.checks.reject import REJECTS
 from memconform.suites.memorizz.client import forget_namespaces_at_end
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
 ENVELOPE = b'{"mode": "restore", "conflict": "error", "archive": '

@@ -26,10 +26,9 @@ from memconform.suites.memorizz.client import (
     seeded,
     small_archive,
 )
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
-REJECTS = ("Validation rejects unsupported versions, unknown envelope fields, incorrect taxonomy, missing store "
-           "keys, duplicate or inconsistent IDs, incorrect counts, and checksum mismatches.")
 Breaker = Callable[[dict[str, Any]], Any]
 
 

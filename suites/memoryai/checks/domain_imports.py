@@ -25,17 +25,25 @@ from __future__ import annotations
 import math
 import struct
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, Inconclusive, TargetError
+from memconform.core.results import Failure, Inconclusive
 from memconform.kit import domain
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import format as mai
-from memconform.suites.memoryai import model as oracle
+from memconform.suites.memoryai.domain_support import (
+    call_or_failure,
+    ledger,
+    marked,
+    no_instant_observed,
+    placeholder,
+    server_error,
+    table,
+)
 from memconform.suites.memoryai.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -63,13 +71,6 @@ INGEST = "if it can ingest any spec-conformant Bundle"
 SCOPE_LINE = '"scope": "full" | "dna_only" | "since",'
 
 
-def table() -> domain.Domain:
-    return domain.required("memoryai")
-
-
-ledger = domain.ledger
-
-
 def expectation(vc: domain.ValueClass) -> str:
     return "open" if vc.key in CONSUMER_OPEN else vc.expect
 
@@ -78,27 +79,6 @@ def observed(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
     """A class the spec leaves open: the answer the target gave is the reading recorded (errata E42)."""
     ctx.observe("E42", {f"{vc.key} accepted": lambda answer: answer is True,
                         f"{vc.key} refused": lambda answer: answer is False}, accepted)
-
-
-def server_error(reply: Reply) -> bool:
-    return reply.http_status is not None and reply.http_status >= 500
-
-
-def call_or_failure(ctx: CheckContext, label: str, call: Callable[[], Reply]) -> Reply | Failure:
-    """A server error answers nothing the spec allows: a failure naming the class sent (the HTTP seam raises
-    it as the target's error, which every other check reports as errored)."""
-    try:
-        return call()
-    except TargetError as exc:
-        if "server error" not in str(exc):
-            raise
-        return Failure(f"{label}: a server error", str(exc)[:200], "an answer, or a refusal with a 4xx", "$")
-
-
-def marked(ctx: CheckContext, label: str) -> tuple[str, dict[str, Any]]:
-    """(marker, a valid chunk tagged with it)."""
-    marker = ctx.unique(label)
-    return marker, c.chunk(ctx, label, tags=["memconform", marker])
 
 
 def by_marker(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -161,14 +141,6 @@ def embedding_value(class_id: str, dim: int) -> Any:
     if class_id == "wrong_length":
         return mai.encode_embedding(floats[:-1] if dim > 1 else floats * 2)
     return None
-
-
-def placeholder(value: Any, names: dict[str, Any]) -> Any:
-    """A class value naming a role ("{model}", "{hash}", ...) as what this run made; any other value as it is
-    (a braced uuid is a value, not a placeholder)."""
-    if isinstance(value, str) and value.startswith("{") and value.endswith("}") and value[1:-1] in names:
-        return names[value[1:-1]]
-    return value
 
 
 def chunk_value(ctx: CheckContext, vc: domain.ValueClass, value: Any, marker: str, dim: int, chunk: dict[str, Any]) -> Any:
@@ -444,17 +416,6 @@ def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
     else:
         body[key] = value
     return body
-
-
-def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, doc: Any) -> bool:
-    """E63: scope since without a since, served or refused (a bundle rejection): the answer seen is recorded.
-    False when the request names an instant (or another scope): the caller judges it."""
-    if not oracle.may_refuse_export(body.get("scope"), body.get("since")):
-        return False
-    answer = "served" if doc is not None else "refused" if c.is_bundle_rejection(reply) else "other"
-    ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
-                title="an export of scope since without since: neither a bundle nor a refusal")
-    return answer != "other"
 
 
 def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply,

@@ -25,7 +25,7 @@ from memconform.core.results import Failure, Inconclusive, TargetError, Unsuppor
 from memconform.kit import domain
 from memconform.suites.memoryai import client as c
 from memconform.suites.memoryai import model as oracle
-from memconform.suites.memoryai.checks.domain_imports import (
+from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
     no_instant_observed,

@@ -22,7 +22,7 @@ from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.kit.shared_rules import now_iso
 from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai.checks.domain_imports import (
+from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
     marked,

@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai.checks.document import checksum_of, counts_of
+from memconform.suites.memoryai.bundle_rules import checksum_of, counts_of
 from memconform.suites.memoryai.suite import SUITE
 
 
@@ -25,7 +25,7 @@ def _deletion_views(ctx: CheckContext) -> Iterator[tuple[str, dict[str, Any]]]:
     except Unsupported:
         return
     if reply.ok:
-        from memconform.suites.memoryai.checks.profile import parse_stream
+        from memconform.suites.memoryai.stream import parse_stream
 
         yield "export/stream", parse_stream(ctx, reply.raw)[0]
 
