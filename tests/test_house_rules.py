@@ -8,7 +8,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from memconform.core.suite import get_suite
 
 ROOT = Path(__file__).resolve().parent.parent
