@@ -83,3 +83,83 @@ def test_checks_register_in_the_order_checks_init_lists_them(suite: str) -> None
         if module not in order:
             order.append(module)
     assert order == [m for m in listed if m in order] and len(order) >= 5
+
+
+# a module imported under another name: only these conventions (the suite's format module shadows the builtin
+# `format`, so it goes by its suite's name); the state machines (checks/stateful.py) are rewritten elsewhere
+CONVENTIONAL_ALIASES = {("hypothesis.strategies", "st"), ("datetime", "dt")} | {
+    (f"memconform.suites.{s}.format", s) for s in SUITES}
+STATEFUL_EXEMPT = "stateful.py"
+
+
+def module_file(dotted: str) -> Path | None:
+    """Where a memconform module lives in this tree (harness/ is memconform, suites/ memconform.suites)."""
+    parts = dotted.split(".")
+    if parts[0] != "memconform":
+        return None
+    base = ROOT / "suites" if parts[1:2] == ["suites"] else ROOT / "harness"
+    rest = parts[2:] if parts[1:2] == ["suites"] else parts[1:]
+    path = base.joinpath(*rest) if rest else base
+    return path if path.is_dir() or path.with_suffix(".py").is_file() else None
+
+
+def is_module(dotted: str) -> bool:
+    if dotted.startswith("memconform."):
+        return module_file(dotted) is not None
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def dotted_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    head = ["memconform", "suites"] if parts[0] == "suites" else ["memconform"]
+    return ".".join(head + parts[1:])
+
+
+def module_aliases(path: Path, source: str) -> list[tuple[str, str]]:
+    """(module, alias) for every module this file imports under a name other than its own."""
+    found = []
+    package = dotted_name(path) if path.name == "__init__.py" else dotted_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(a.name, a.asname) for a in node.names if a.asname and a.asname != a.name.rpartition(".")[2]]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            for a in node.names:
+                if a.asname and a.asname != a.name and is_module(f"{base}.{a.name}"):
+                    found.append((f"{base}.{a.name}", a.asname))
+    return found
+
+
+def test_the_alias_scan_sees_module_aliases_not_renamed_functions() -> None:
+    here = ROOT / "suites" / "omp" / "checks" / "listing.py"
+    source = ("from memconform.suites.omp import client as c\n"
+              "import memconform.suites.omp.controls as ev\n"
+              "from .. import model as m\n"
+              "from memconform.suites.omp import format as omp\n"
+              "from memconform.suites.omp.rules import sane_page as page\n"
+              "import hypothesis.strategies as st\n")
+    assert module_aliases(here, source) == [
+        ("memconform.suites.omp.client", "c"), ("memconform.suites.omp.controls", "ev"),
+        ("memconform.suites.omp.model", "m"), ("memconform.suites.omp.format", "omp"), ("hypothesis.strategies", "st")]
+
+
+def test_no_module_is_imported_under_a_short_name() -> None:
+    """`client as c`, `controls as ev`, `model as m`, `domain_data as dd`: a reader meets the module's own name."""
+    offenders = []
+    for folder in ("harness", "suites"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.name == STATEFUL_EXEMPT and path.parent.name == "checks":
+                continue
+            offenders += [f"{path.relative_to(ROOT)}: {module} as {alias}"
+                          for module, alias in module_aliases(path, path.read_text("utf-8"))
+                          if (module, alias) not in CONVENTIONAL_ALIASES]
+    assert offenders == []

@@ -153,16 +153,16 @@ def _edge(fmt: str, doc: Any, edge: str) -> Any:
 
 def _resealed(fmt: str, doc: Any) -> Any:
     if fmt == "memoryai":
-        from memconform.suites.memoryai import format as mai
+        from memconform.suites.memoryai import format as memoryai
 
         for chunk in doc.get("chunks") or []:
             if isinstance(chunk.get("content"), str):
-                chunk["content_hash"] = mai.content_hash(chunk["content"])
-        return mai.seal(doc)
+                chunk["content_hash"] = memoryai.content_hash(chunk["content"])
+        return memoryai.seal(doc)
     if fmt == "memorizz":
-        from memconform.suites.memorizz import format as mz
+        from memconform.suites.memorizz import format as memorizz
 
-        return mz.seal(doc)
+        return memorizz.seal(doc)
     return doc
 
 

@@ -84,11 +84,11 @@ def over_limit(fmt: str, output: Any) -> str | None:
     None: such an output is refused with the limit named, never written as if valid."""
     if fmt != "memorizz":
         return None
-    from memconform.suites.memorizz import format as mz
+    from memconform.suites.memorizz.format import MIB, SIZES
     from memconform.suites.memorizz.options import OPTIONS
 
     limit_name = OPTIONS["max_bytes"].default
-    limit = mz.SIZES.get(limit_name, 50 * mz.MIB)
+    limit = SIZES.get(limit_name, 50 * MIB)
     size = sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output))
     if size <= limit:
         return None

@@ -11,7 +11,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
 from memconform.kit import domain
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
 
 
@@ -21,7 +21,7 @@ def table() -> domain.Domain:
 
 def namespace_export(ctx: CheckContext, ns: str) -> list[dict[str, Any]]:
     archive = export(ctx, memory_id=ns)
-    return [r for _, r in mz.records_of(archive) if isinstance(r, dict)]
+    return [r for _, r in memorizz.records_of(archive) if isinstance(r, dict)]
 
 
 def keeper(ctx: CheckContext, label: str) -> tuple[str, list[dict[str, Any]]]:

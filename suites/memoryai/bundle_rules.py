@@ -10,7 +10,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import equals
 from memconform.core.results import Failure, Inconclusive
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 
 
 def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Failure]:
@@ -27,24 +27,24 @@ def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Fa
     unicode, numbers = ctx.option("checksum_unicode"), ctx.option("checksum_numbers")
     try:
         if unicode != "ascii" and numbers != "ecmascript":
-            data = literal(doc, ctx) if literal else mai.canonical_bytes(doc, "literal")
+            data = literal(doc, ctx) if literal else memoryai.canonical_bytes(doc, "literal")
             if hashlib.sha256(data).hexdigest() == claimed.lower():
                 # an all-ASCII body reads the same literal or escaped: only non-ASCII text shows which
                 ctx.observe("E1", {"utf8-literal": not data.isascii()})
                 return
-        seen = mai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
+        seen = memoryai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
     except ValueError as exc:
         yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
         return
-    accepted = mai.checksum_readings(unicode, numbers)
+    accepted = memoryai.checksum_readings(unicode, numbers)
     # the first accepted serialisation whose digest is the one claimed is the reading the bundle followed
     if ctx.observe("E1", {name: equals(name) for name in accepted}, seen):
         return
     yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
-                  mai.checksum(doc, *mai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
+                  memoryai.checksum(doc, *memoryai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
                   "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (suites/memoryai/errata.md E1); "
                   f"readings tried: {', '.join(accepted)}",
-                  readings=tuple(accepted) if len(accepted) < len(mai.CHECKSUM_READINGS) else ())
+                  readings=tuple(accepted) if len(accepted) < len(memoryai.CHECKSUM_READINGS) else ())
 
 
 def counts_of(doc: Any) -> Iterator[Failure]:
@@ -53,7 +53,7 @@ def counts_of(doc: Any) -> Iterator[Failure]:
     if not isinstance(counts, dict):
         yield Failure("manifest.counts is missing or not an object", counts, "object of section counts", "$.manifest.counts")
         return
-    for section in mai.RECORD_SECTIONS:
+    for section in memoryai.RECORD_SECTIONS:
         actual = len(doc[section]) if isinstance(doc.get(section), list) else 0
         declared = counts.get(section, 0 if actual == 0 else "<absent>")
         if declared != actual:

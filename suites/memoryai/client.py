@@ -21,7 +21,7 @@ from memconform.core.results import (
     Unsupported,
 )
 from memconform.kit.shared_rules import now_iso, parse_datetime
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.targets.base import Reply
 
 
@@ -112,7 +112,7 @@ def remember_written(ctx: CheckContext, bundle: Any) -> None:
     if not run.cleanup_registered:
         run.cleanup_registered = True
         ctx.cleanup("memoryai chunks this run imported", lambda: _delete_written(ctx, written))
-    written.extend(c["content_hash"] if isinstance(c.get("content_hash"), str) else mai.content_hash(c["content"])
+    written.extend(c["content_hash"] if isinstance(c.get("content_hash"), str) else memoryai.content_hash(c["content"])
                    for c in bundle["chunks"]
                    if isinstance(c, dict) and (isinstance(c.get("content_hash"), str) or isinstance(c.get("content"), str)))
 
@@ -253,7 +253,7 @@ def chunk(ctx: CheckContext, label: str, memory_type: str = "fact", **fields: An
     record = {
         "id": fields.pop("id", 0),
         "content": content,
-        "content_hash": mai.content_hash(content),
+        "content_hash": memoryai.content_hash(content),
         "memory_type": memory_type,
         "embedding": None,
         "tags": ["memconform", label],
@@ -280,7 +280,7 @@ def bundle(ctx: CheckContext, chunks: list[dict[str, Any]], *, model: str | None
         c["id"] = c.get("id") or i
         c.setdefault("embedding_model", model)
     doc = {
-        "format": mai.FORMAT,
+        "format": memoryai.FORMAT,
         "version": version,
         "generator": "memconform/0.1",
         "exported_at": now_iso(),
@@ -300,7 +300,7 @@ def bundle(ctx: CheckContext, chunks: list[dict[str, Any]], *, model: str | None
         "mood_states": [],
         "agents": [],
     }
-    return mai.seal(doc)
+    return memoryai.seal(doc)
 
 
 def vector(dim: int, seed: int) -> list[float]:
@@ -335,7 +335,7 @@ def by_hash(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         if isinstance(c, dict):
             h = c.get("content_hash")
             if h is None or h == "":
-                key = mai.content_hash(c["content"]) if isinstance(c.get("content"), str) else NO_HASH
+                key = memoryai.content_hash(c["content"]) if isinstance(c.get("content"), str) else NO_HASH
             else:
                 key = h.lower() if isinstance(h, str) else MISTYPED_HASH
             out.setdefault(key, []).append(c)
@@ -382,17 +382,17 @@ def own_part(doc: dict[str, Any], marker: str) -> dict[str, Any]:
     between such chunks), sealed again in the §3.6 reading its checksum followed (when it followed one):
     what a check imports back of an instance others share, so that it never writes back what others
     wrote, or deleted, between the export and the import."""
-    part = {k: v for k, v in doc.items() if k not in mai.RECORD_SECTIONS}
+    part = {k: v for k, v in doc.items() if k not in memoryai.RECORD_SECTIONS}
     chunks = [ch for ch in array_at(doc, "chunks") if marker in dumps(ch)]
     ids = {ch.get("id") for ch in chunks if _scalar(ch.get("id"))}
-    for section in mai.RECORD_SECTIONS:
+    for section in memoryai.RECORD_SECTIONS:
         if isinstance(doc.get(section), list):
             part[section] = [r for r in doc[section] if marker in dumps(r) or section == "memory_edges" and isinstance(r, dict)
                              and _scalar(r.get("chunk_a")) and _scalar(r.get("chunk_b")) and {r["chunk_a"], r["chunk_b"]} <= ids]
     part["manifest"] = dict(doc["manifest"]) if isinstance(doc.get("manifest"), dict) else doc.get("manifest")
-    reading = mai.checksum_reading_of(doc) if isinstance(part["manifest"], dict) else None
+    reading = memoryai.checksum_reading_of(doc) if isinstance(part["manifest"], dict) else None
     if reading is not None:
-        mai.seal(part, *mai.CHECKSUM_READINGS[reading])
+        memoryai.seal(part, *memoryai.CHECKSUM_READINGS[reading])
     return part
 
 
@@ -408,7 +408,7 @@ def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
     try:
         model, dim = target_model(ctx)
         records = [
-            chunk(ctx, "seed-fact", "fact", embedding=mai.encode_embedding(vector(dim, 1))),
+            chunk(ctx, "seed-fact", "fact", embedding=memoryai.encode_embedding(vector(dim, 1))),
             chunk(ctx, "seed-dna", "preference", zone="critical"),
             chunk(ctx, "seed-vendor", "x_memconform_note", is_pinned=True),
         ]

@@ -10,8 +10,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.kit import domain
-from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai import model as oracle
+from memconform.suites.memoryai import client, model
 from memconform.targets.base import Reply
 
 
@@ -40,7 +39,7 @@ def call_or_failure(ctx: CheckContext, label: str, call: Callable[[], Reply]) ->
 def marked(ctx: CheckContext, label: str) -> tuple[str, dict[str, Any]]:
     """(marker, a valid chunk tagged with it)."""
     marker = ctx.unique(label)
-    return marker, c.chunk(ctx, label, tags=["memconform", marker])
+    return marker, client.chunk(ctx, label, tags=["memconform", marker])
 
 
 def placeholder(value: Any, names: dict[str, Any]) -> Any:
@@ -54,9 +53,9 @@ def placeholder(value: Any, names: dict[str, Any]) -> Any:
 def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, doc: Any) -> bool:
     """E63: scope since without a since, served or refused (a bundle rejection): the answer seen is recorded.
     False when the request names an instant (or another scope): the caller judges it."""
-    if not oracle.may_refuse_export(body.get("scope"), body.get("since")):
+    if not model.may_refuse_export(body.get("scope"), body.get("since")):
         return False
-    answer = "served" if doc is not None else "refused" if c.is_bundle_rejection(reply) else "other"
+    answer = "served" if doc is not None else "refused" if client.is_bundle_rejection(reply) else "other"
     ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
                 title="an export of scope since without since: neither a bundle nor a refusal")
     return answer != "other"

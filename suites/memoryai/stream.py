@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 
 # errata E3: the key a stream line names its section or kind by (the spec says only "NDJSON stream")
 STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
@@ -27,7 +27,7 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    doc: dict[str, Any] = {s: [] for s in mai.RECORD_SECTIONS}
+    doc: dict[str, Any] = {s: [] for s in memoryai.RECORD_SECTIONS}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -39,11 +39,11 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
         if not isinstance(item, dict):
             failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
             continue
-        key = next((k for k in STREAM_KIND_KEYS if isinstance(item.get(k), str) and item[k] in mai.STREAM_KINDS), None)
-        section = mai.STREAM_KINDS[item[key]] if key else None
-        if item.get("format") == mai.FORMAT and section in (None, "envelope"):
-            doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS and k != key})
-            for s in mai.RECORD_SECTIONS:
+        key = next((k for k in STREAM_KIND_KEYS if isinstance(item.get(k), str) and item[k] in memoryai.STREAM_KINDS), None)
+        section = memoryai.STREAM_KINDS[item[key]] if key else None
+        if item.get("format") == memoryai.FORMAT and section in (None, "envelope"):
+            doc.update({k: v for k, v in item.items() if k not in memoryai.RECORD_SECTIONS and k != key})
+            for s in memoryai.RECORD_SECTIONS:
                 records = item.get(s)
                 if isinstance(records, list):
                     doc[s].extend(records)
@@ -60,11 +60,11 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
         ctx.observe("E3", {f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}":
                            stream_line_shape(item, key, wrapped)}, item)
         fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
-        if section in mai.RECORD_SECTIONS:
+        if section in memoryai.RECORD_SECTIONS:
             doc[section].append(fields)
         elif section == "envelope":
-            doc.update({k: v for k, v in fields.items() if k not in mai.RECORD_SECTIONS})
-    if doc.get("format") != mai.FORMAT and not failures:
+            doc.update({k: v for k, v in fields.items() if k not in memoryai.RECORD_SECTIONS})
+    if doc.get("format") != memoryai.FORMAT and not failures:
         failures.append(Failure("the stream carries no bundle envelope", sorted(doc)[:8], "{format, version, manifest, ...}", "line 1"))
     return doc, failures
 

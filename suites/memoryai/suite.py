@@ -11,7 +11,7 @@ from pathlib import Path
 from memconform.core import history_counts
 from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.options import OPTIONS
 
 # §5, quoted in suites/memoryai/errata.md E16: each bullet of a level's clause names the checks that decide it,
@@ -42,7 +42,7 @@ HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equ
                "spec_endpoint", "import_report_shape")
 
 # `memconform run` without --suite: a MemoryAI target exports a memoryai-bundle
-_probe = answers_with("export", lambda: {"scope": "full"}, mai.detect)
+_probe = answers_with("export", lambda: {"scope": "full"}, memoryai.detect)
 
 
 SPEC = "MemoryAI Protocol v1"
@@ -51,7 +51,7 @@ SUITE = SuiteSpec(
     options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.memoryai.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memoryai-protocol-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
-    name=mai.SUITE,
+    name=memoryai.SUITE,
     spec_title=SPEC,
     version="1",
     levels=[
@@ -61,8 +61,8 @@ SUITE = SuiteSpec(
         Level("http", "HTTP profile (RECOMMENDED)", clause=HTTP_CLAUSE, optional=True),
     ],
     document_source=Later("memconform.suites.memoryai.client:seed_and_export"),
-    detect=mai.detect,
-    routes=mai.ROUTES,
+    detect=memoryai.detect,
+    routes=memoryai.ROUTES,
     reference=Later("memconform.suites.memoryai.reference.brain:ReferenceBrain"),
     mutants=Later("memconform.suites.memoryai.mutants"),
     serve=Later("memconform.suites.memoryai.reference.http_app:serve_reference"), probe=_probe,

@@ -4,7 +4,7 @@ provider (option omp.ai_endpoints, errata O11). Not a check module: the checks i
 from __future__ import annotations
 
 from memconform.core.check_context import CheckContext
-from memconform.suites.omp import client as c
+from memconform.suites.omp import client
 
 
 def ai_reason(ctx: CheckContext) -> str | None:
@@ -14,7 +14,7 @@ def ai_reason(ctx: CheckContext) -> str | None:
         return "option omp.ai_endpoints=skip: extract and compress are never called"
     if mode == "no-key":
         return None
-    configured = c.facts(ctx).ai_key_configured
+    configured = client.facts(ctx).ai_key_configured
     if configured is False:
         return None
     if configured:

@@ -11,12 +11,10 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure, TargetError
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
+from memconform.suites.omp import client, controls, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp import model as m
-from memconform.suites.omp import rules
 from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING
+from memconform.suites.omp.model import Filters, Model, Readings, Request, comma_tags
 
 DATASET = 101  # one more than the maximum page
 
@@ -24,23 +22,23 @@ DATASET = 101  # one more than the maximum page
 def _dataset(ctx: CheckContext) -> dict[str, Any]:
     """101 memories in one import, with known types, tools, tags, namespaces and distinct created_at;
     the ids are those the target stored (read back by content), not the file's."""
-    ds: dict[str, Any] = {"tag": f"ds-{ctx.run_id}", "word": c.word(), "tool": f"mc-alt-{ctx.run_id}", "a": f"a-{ctx.run_id}",
+    ds: dict[str, Any] = {"tag": f"ds-{ctx.run_id}", "word": client.word(), "tool": f"mc-alt-{ctx.run_id}", "a": f"a-{ctx.run_id}",
           "b": f"b-{ctx.run_id}", "namespace": f"project:mc-{ctx.run_id}"}
     memories = []
     for i in range(DATASET):
         tags = [ds["tag"]] + ([ds["a"]] if i % 2 == 0 else []) + ([ds["b"]] if i % 3 == 0 else [])
-        mem = c.full_memory(ctx, f"ds{i}", type=omp.TYPES[i % 3], tool=ds["tool"] if i % 5 == 0 else c.OWN_TOOL,
+        mem = client.full_memory(ctx, f"ds{i}", type=omp.TYPES[i % 3], tool=ds["tool"] if i % 5 == 0 else client.OWN_TOOL,
                             created_at=f"2026-01-{1 + i // 24:02d}T{i % 24:02d}:00:00Z")
         mem["content"] += f" {ds['word']}"
         mem["tags"] += tags
         if i % 4 == 0:
             mem["namespace"] = ds["namespace"]
         memories.append(mem)
-    answer = c.import_(ctx, c.export_file(memories))
+    answer = client.import_(ctx, client.export_file(memories))
     report = answer.body if answer.ok and isinstance(answer.body, dict) else None
-    ev.need(report is not None and report.get("imported") == DATASET,
+    controls.need(report is not None and report.get("imported") == DATASET,
             f"the 101-memory data set could not be seeded by one import: {answer.brief()}")
-    stored = {m.get("content"): m for m in c.with_marker(c.exported(ctx), ds["word"])}
+    stored = {m.get("content"): m for m in client.with_marker(client.exported(ctx), ds["word"])}
     missing = [m["content"] for m in memories if m["content"] not in stored]
     if missing:
         raise TargetError(f"import reported 101 memories imported, yet {len(missing)} are not in the export")
@@ -69,25 +67,25 @@ def count(ds: dict[str, Any], test: Any) -> int:
     return sum(1 for m in ds["memories"] if test(m))
 
 
-def model(ctx: CheckContext, ds: dict[str, Any]) -> m.Model:
+def model(ctx: CheckContext, ds: dict[str, Any]) -> Model:
     """The OMP model holding the data set as stored: the page and total any list of it must give."""
-    return m.Model.seeded(ds["stored"], m.Readings.from_options(ctx.option))
+    return Model.seeded(ds["stored"], Readings.from_options(ctx.option))
 
 
 def filter_test(params: dict[str, str]) -> Any:
     """Whether a served memory fits these list filters, as the model reads them."""
-    fit = m.Filters(type=params.get("type"), tool=params.get("tool"), namespace=params.get("namespace"),
-                    tags=m.comma_tags(params.get("tags", "")))
+    fit = Filters(type=params.get("type"), tool=params.get("tool"), namespace=params.get("namespace"),
+                    tags=comma_tags(params.get("tags", "")))
     return fit.fit
 
 
 def matching(ctx: CheckContext, ds: dict[str, Any], params: dict[str, str]) -> list[dict[str, Any]]:
     """Every memory of the data set the model says these list parameters match."""
-    return model(ctx, ds).list_page(m.Request.list(params))[0]
+    return model(ctx, ds).list_page(Request.list(params))[0]
 
 
 def page(ctx: CheckContext, params: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = c.list_(ctx, params).accepted_json(dict, f"listing {params}")
+    body: dict[str, Any] = client.list_(ctx, params).accepted_json(dict, f"listing {params}")
     if not isinstance(body.get("memories"), list):
         raise TargetError(f"a list answer has no memories array: {body!r:.200}")
     return body

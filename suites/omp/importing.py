@@ -8,18 +8,17 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import client as c
-from memconform.suites.omp import rules
+from memconform.suites.omp import client, rules
 from memconform.targets.base import Reply
 
 
-def import_with(ctx: CheckContext, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
+def import_with(ctx: CheckContext, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = client.GLOBAL) -> Reply:
     """POST /v1/import; the strategy goes in the query parameter (default), or under conflict_in=both in the query
     and the body, or under conflict_in=body in the body only (errata O1)."""
-    doc = c.export_file(memories)
+    doc = client.export_file(memories)
     if conflict is not None and ctx.option("conflict_in") == "both":
         doc["conflict"] = conflict
-    return c.import_(ctx, doc, conflict, key=key)
+    return client.import_(ctx, doc, conflict, key=key)
 
 
 def import_report_failures(answer: Reply) -> Iterator[Failure]:

@@ -10,7 +10,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import model
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     append,
@@ -147,7 +147,7 @@ def writer_update_same_id(ctx: CheckContext) -> Iterator[Failure]:
         elif not (emp.is_ts(e.get("ts")) and e["ts"] > old["ts"]):
             yield Failure("the update's ts is not newer than the entry it updates", e.get("ts"), f"> {old['ts']}")
     # what any reader must see after it: the model's answers for the file as it now is (ties included)
-    answers = emp_model.view_answers([e for _, _, e in emp.iter_text(after)]).get(old["id"], (None,))
+    answers = model.view_answers([e for _, _, e in emp.iter_text(after)]).get(old["id"], (None,))
     if not any(e is not None and e.get("content") == new_content for e in answers):
         got = [e.get("content") if e is not None else None for e in answers]
         yield Failure("after the update the newest line of the id is not the update", got, new_content, f"id {old['id']}")

@@ -26,7 +26,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import (
     class_answer_failures,
@@ -71,15 +71,15 @@ def with_envelope_class(archive: dict[str, Any], vc: domain.ValueClass, value: A
                                           "short": sealed[:-1], "long": sealed + "0"}[vc.id]
         return archive
     if vc.field == "manifest.record_count":
-        archive["manifest"]["record_count"] = mz.record_total(archive) + (1 if vc.id == "off_by_one" else 0)
-        return mz.reseal(archive)
+        archive["manifest"]["record_count"] = memorizz.record_total(archive) + (1 if vc.id == "off_by_one" else 0)
+        return memorizz.reseal(archive)
     owner, key = {"archive.format": (archive, "format"), "archive.version": (archive, "version"),
                   "manifest.created_at": (archive["manifest"], "created_at")}[vc.field]
     if value is domain.ABSENT:
         owner.pop(key, None)
     else:
         owner[key] = value
-    return mz.reseal(archive)
+    return memorizz.reseal(archive)
 
 
 @SUITE.check(sweep=True, level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
@@ -145,9 +145,9 @@ def unique_id(prefix: str, value: Any) -> Any:
 
 
 def archive_of(records: list[dict[str, Any]]) -> dict[str, Any]:
-    archive = mz.empty_archive(source_provider="memconform-domain")
+    archive = memorizz.empty_archive(source_provider="memconform-domain")
     archive["stores"][RECORD_STORE].extend(records)
-    return mz.seal(archive)
+    return memorizz.seal(archive)
 
 
 def read_back_failures(case: RecordCase, got: dict[str, Any] | None) -> Iterator[Failure]:

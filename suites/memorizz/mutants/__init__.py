@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.mutants.imports import (
     AcceptsBadChecksum,
     AcceptsOtherVersions,
@@ -99,7 +99,7 @@ class CloneRewritesProse(ReferenceArchiveStore):
     """A clone replaces every old id wherever it occurs, prose included."""
 
     def rewrite(self, value: Any, mapping: dict[str, str], key: str = "") -> Any:
-        if isinstance(value, str) and key not in mz.REFERENCE_FIELDS:
+        if isinstance(value, str) and key not in memorizz.REFERENCE_FIELDS:
             for old, new in mapping.items():
                 value = value.replace(old, new)
             return value
@@ -125,7 +125,7 @@ class KeepsEmbeddings(ReferenceArchiveStore):
     def incoming(self, store: str, record: dict[str, Any], mapping: dict[str, str]) -> tuple[str, dict[str, Any]]:
         rid, data = super().incoming(store, record, mapping)
         for key in record["data"]:
-            if mz.embedding_key(key) is not None:
+            if memorizz.embedding_key(key) is not None:
                 data[key] = record["data"][key]
         return rid, data
 
@@ -136,7 +136,7 @@ class LeaksCredentials(ReferenceArchiveStore):
     def clean(self, data: Any, omitted: list[str], where: str, keep_embeddings: bool = False, parent: str = "") -> Any:
         if isinstance(data, dict):
             return {k: self.clean(v, omitted, where, keep_embeddings, k) for k, v in data.items()
-                    if keep_embeddings or mz.embedding_key(k) is None}
+                    if keep_embeddings or memorizz.embedding_key(k) is None}
         if isinstance(data, list):
             return [self.clean(v, omitted, where, keep_embeddings, parent) for v in data]
         return data
@@ -174,7 +174,7 @@ class NoExternalReferences(ReferenceArchiveStore):
     def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
         archive = super().export(body, **params)
         archive["manifest"].pop("external_references", None)
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
 
 class SelectionIgnored(ReferenceArchiveStore):
@@ -189,15 +189,15 @@ class DropsEmptyStores(ReferenceArchiveStore):
 
     def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
         archive["stores"] = {k: v for k, v in archive["stores"].items() if v}
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
 
 class AsciiChecksum(ReferenceArchiveStore):
     """Hashes JSON with non-ASCII characters escaped as \\u sequences."""
 
     def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
-        mz.seal(archive)
-        body = mz.without_integrity(archive)
+        memorizz.seal(archive)
+        body = memorizz.without_integrity(archive)
         text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         archive["integrity"]["digest"] = hashlib.sha256(text.encode()).hexdigest()
         return archive
@@ -207,8 +207,8 @@ class PythonNumbersChecksum(ReferenceArchiveStore):
     """Hashes Python's json.dumps: 1.0 stays 1.0 and 1e-7 is written 1e-07."""
 
     def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
-        mz.seal(archive)
-        text = json.dumps(mz.without_integrity(archive), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        memorizz.seal(archive)
+        text = json.dumps(memorizz.without_integrity(archive), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         archive["integrity"]["digest"] = hashlib.sha256(text.encode()).hexdigest()
         return archive
 
@@ -217,10 +217,10 @@ class CountsSkipZeros(ReferenceArchiveStore):
     """manifest.counts names only the stores that hold records."""
 
     def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
-        mz.seal(archive)
+        memorizz.seal(archive)
         archive["manifest"]["counts"] = {k: n for k, n in archive["manifest"]["counts"].items() if n}
         archive.pop("integrity")
-        archive["integrity"] = {"algorithm": "sha256", "digest": mz.digest(archive)}
+        archive["integrity"] = {"algorithm": "sha256", "digest": memorizz.digest(archive)}
         return archive
 
 
@@ -229,7 +229,7 @@ class LocalTimestamps(ReferenceArchiveStore):
 
     def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
         archive["manifest"]["created_at"] = "2026-07-01T09:30:00"
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
 
 class ExportsEmbeddings(ReferenceArchiveStore):
@@ -237,9 +237,9 @@ class ExportsEmbeddings(ReferenceArchiveStore):
 
     def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
         archive = super().export(body, **params)
-        for _, record in mz.records_of(archive):
+        for _, record in memorizz.records_of(archive):
             record["data"].setdefault("embedding", [0.5, 0.25])
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
 
 MUTANTS: dict[str, type] = {cls.__name__: cls for cls in (
@@ -326,7 +326,7 @@ class ExportTruncatesPastN(ReferenceArchiveStore):
         archive = super().export(body, **params)
         for store, records in archive["stores"].items():
             archive["stores"][store] = records[:self.PAGE]
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
 
 MUTANTS["ExportTruncatesPastN"] = ExportTruncatesPastN
@@ -356,7 +356,7 @@ def _with_knowledge(archive: dict[str, Any], records: list[Any]) -> dict[str, An
 
     trial = copy.deepcopy(archive)
     trial["stores"]["knowledge_base"] = records
-    return mz.seal(trial)
+    return memorizz.seal(trial)
 
 
 MUTANTS["ImportStopsAtInvalid"] = ImportStopsAtInvalid
@@ -395,7 +395,7 @@ class IdsOfAnyLength(ReferenceArchiveStore):
 
 def _overlong_only(archive: Any) -> bool:
     """Every record id problem of the archive is one of length (a string over 512 characters)."""
-    ids = [r.get("id") for _, r in mz.records_of(archive) if isinstance(r, dict)] if isinstance(archive, dict) else []
+    ids = [r.get("id") for _, r in memorizz.records_of(archive) if isinstance(r, dict)] if isinstance(archive, dict) else []
     return all(isinstance(rid, str) and rid for rid in ids)
 
 
@@ -428,7 +428,7 @@ MUTANTS["DigestAnyCase"] = DigestAnyCase
 EXPECTED_KILLS["DigestAnyCase"] = {"memorizz.domain_envelope_every_class": "archive.integrity.digest:uppercase"}
 
 
-from memconform.suites.memorizz.mutants import domain as _domain  # noqa: E402
+from memconform.suites.memorizz.mutants import domain  # noqa: E402
 from memconform.suites.memorizz.mutants.domain import (  # noqa: E402, F401  (the contract names them here)
     CloneSkipsHeldIds,
     DataIdNullAsAbsent,
@@ -437,5 +437,5 @@ from memconform.suites.memorizz.mutants.domain import (  # noqa: E402, F401  (th
     TypesIgnoredWithAgent,
 )
 
-MUTANTS.update(_domain.MUTANTS)
-EXPECTED_KILLS.update(_domain.EXPECTED_KILLS)
+MUTANTS.update(domain.MUTANTS)
+EXPECTED_KILLS.update(domain.EXPECTED_KILLS)

@@ -33,8 +33,8 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive
 from memconform.kit import domain
-from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import client
+from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
@@ -85,7 +85,7 @@ def by_marker(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Exported chunks by each of their tags, and by their content under CONTENT + content (a chunk of a
     tags class carries no marker tag; its content is unique to the run all the same)."""
     out: dict[str, dict[str, Any]] = {}
-    for chunk in c.array_at(doc, "chunks"):
+    for chunk in client.array_at(doc, "chunks"):
         if not isinstance(chunk, dict):
             continue
         tags = chunk.get("tags")
@@ -110,8 +110,8 @@ def located(found: dict[str, dict[str, Any]], marker: str, case: ChunkCase | Non
 def keeper(ctx: CheckContext) -> tuple[str, dict[str, Any]]:
     """A chunk imported before the domain imports (the positive control): its marker and how it is exported."""
     marker, chunk = marked(ctx, "dom-keep")
-    c.control(c.import_bundle(ctx, c.bundle(ctx, [chunk])), "a valid bundle of one chunk")
-    kept = by_marker(c.export(ctx, "full")).get(marker)
+    client.control(client.import_bundle(ctx, client.bundle(ctx, [chunk])), "a valid bundle of one chunk")
+    kept = by_marker(client.export(ctx, "full")).get(marker)
     if kept is None:
         raise Inconclusive("the imported control chunk is not in the full export: nothing to compare the domain "
                            "imports with (ingests_conformant_bundles judges that)")
@@ -131,15 +131,15 @@ def kept_failures(exported: dict[str, Any], marker: str, before: dict[str, Any])
 # ---- values of the classes -----------------------------------------------------------------------
 
 def embedding_value(class_id: str, dim: int) -> Any:
-    floats = c.vector(dim, 7)
+    floats = client.vector(dim, 7)
     if class_id == "little_endian":
-        return mai.encode_embedding(floats)
+        return memoryai.encode_embedding(floats)
     if class_id == "big_endian":
         import base64
 
         return base64.b64encode(struct.pack(f">{dim}f", *floats)).decode("ascii")
     if class_id == "wrong_length":
-        return mai.encode_embedding(floats[:-1] if dim > 1 else floats * 2)
+        return memoryai.encode_embedding(floats[:-1] if dim > 1 else floats * 2)
     return None
 
 
@@ -151,10 +151,10 @@ def chunk_value(ctx: CheckContext, vc: domain.ValueClass, value: Any, marker: st
     if vc.field == "chunk.content" and isinstance(value, str) and value:
         return f"{marker} {value}"
     content = str(chunk.get("content"))
-    digest = mai.content_hash(content)
-    return placeholder(value, {"model": c.target_model(ctx)[0], "hash": digest, "HASH": digest.upper(),
-                               "nfc_hash": mai.content_hash(unicodedata.normalize("NFC", content)),
-                               "other_hash": mai.content_hash(f"{marker} another content")})
+    digest = memoryai.content_hash(content)
+    return placeholder(value, {"model": client.target_model(ctx)[0], "hash": digest, "HASH": digest.upper(),
+                               "nfc_hash": memoryai.content_hash(unicodedata.normalize("NFC", content)),
+                               "other_hash": memoryai.content_hash(f"{marker} another content")})
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def chunk_cases(ctx: CheckContext, dim: int) -> Iterator[ChunkCase]:
         case = ChunkCase(vc, sent, marker, chunk)
         reapply(case)
         if field_id == "chunk.content" and isinstance(sent, str):
-            chunk["content_hash"] = mai.content_hash(sent)
+            chunk["content_hash"] = memoryai.content_hash(sent)
         yield case
 
 
@@ -188,10 +188,10 @@ def reapply(case: ChunkCase) -> None:
 
 
 def bundle_of(ctx: CheckContext, chunks: list[dict[str, Any]], cases: list[ChunkCase]) -> dict[str, Any]:
-    bundle = c.bundle(ctx, chunks)
+    bundle = client.bundle(ctx, chunks)
     for case in cases:
         reapply(case)
-    return mai.seal(bundle)
+    return memoryai.seal(bundle)
 
 
 # ---- judging a chunk read back -------------------------------------------------------------------
@@ -199,8 +199,8 @@ def bundle_of(ctx: CheckContext, chunks: list[dict[str, Any]], cases: list[Chunk
 def same_value(field: str, sent: Any, got: Any) -> bool:
     if field == "tags" and isinstance(sent, list) and isinstance(got, list):  # E11: tags as a set
         return all(isinstance(t, str) for t in got) and set(got) == set(sent)
-    if field == "valid_until" and isinstance(sent, str) and c.instant(sent) is not None:
-        return c.instant(got) == c.instant(sent)
+    if field == "valid_until" and isinstance(sent, str) and client.instant(sent) is not None:
+        return client.instant(got) == client.instant(sent)
     if field == "content_hash" and isinstance(sent, str):
         return isinstance(got, str) and got.lower() == sent.lower()
     if field == "importance":
@@ -208,7 +208,7 @@ def same_value(field: str, sent: Any, got: Any) -> bool:
                 and got == sent)
     if field == "embedding" and isinstance(sent, str) and isinstance(got, str):
         try:
-            return mai.decode_embedding(got) == mai.decode_embedding(sent)
+            return memoryai.decode_embedding(got) == memoryai.decode_embedding(sent)
         except ValueError:
             return False
     return bool(got == sent)
@@ -223,20 +223,20 @@ def valid_now(field: str, got: Any, dim: int) -> bool:
     if field in ("importance", "decay_score"):
         return got is None or (isinstance(got, int | float) and not isinstance(got, bool) and 0 <= got <= 1)
     if field == "zone":
-        return got is None or got in mai.ZONES
+        return got is None or got in memoryai.ZONES
     if field == "tier":
-        return got is None or got in mai.TIERS
+        return got is None or got in memoryai.TIERS
     if field in ("content_hash", "embedding_model"):
         return got is None or isinstance(got, str)
     if field == "id":
         return isinstance(got, int | str) and not isinstance(got, bool)
     if field in ("created_at", "accessed_at"):
-        return got is None or c.instant(got) is not None
+        return got is None or client.instant(got) is not None
     if field == "embedding":
         if got is None:
             return True
         try:
-            return isinstance(got, str) and len(mai.decode_embedding(got)) == dim * 4
+            return isinstance(got, str) and len(memoryai.decode_embedding(got)) == dim * 4
         except ValueError:
             return False
     return True
@@ -265,21 +265,21 @@ def read_back_failures(case: ChunkCase, got: dict[str, Any] | None, dim: int) ->
 @SUITE.check(sweep=True, section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
 def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the bundle envelope and of a chunk's fields through an import (see the module)."""
-    model, dim = c.target_model(ctx)
+    model, dim = client.target_model(ctx)
     kept_marker, kept = keeper(ctx)
     # marker -> (its case, "stored" | "absent" | "either" | "valid-if-stored" | "repaired": ingested uncounted)
     expected: dict[str, tuple[ChunkCase | None, str]] = {}
     yield from envelope_failures(ctx, expected)
     cases = list(chunk_cases(ctx, dim))
     plain = [case for case in cases if expectation(case.cls) == "valid"]
-    reply = c.import_bundle(ctx, bundle_of(ctx, [case.chunk for case in plain], plain))
+    reply = client.import_bundle(ctx, bundle_of(ctx, [case.chunk for case in plain], plain))
     if server_error(reply) or not reply.ok:
         yield Failure(f"a bundle of {len(plain)} chunks of allowed classes was refused", reply.status, "ingested", "$",
                       ", ".join(sorted({case.cls.key for case in plain}))[:200])
     expected.update({case.marker: (case, "stored" if reply.ok else "absent") for case in plain})
     for case in (case for case in cases if expectation(case.cls) != "valid"):
         yield from middle_chunk_failures(ctx, case, expected)
-    exported = c.export(ctx, "full")
+    exported = client.export(ctx, "full")
     yield from export_failures(exported, expected, dim)
     yield from kept_failures(exported, kept_marker, kept)
     ledger(ctx).judge(case.cls.key for case in cases)
@@ -292,7 +292,7 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 marker, chunk = marked(ctx, "dom-env")
                 bundle = envelope_bundle(ctx, field_id, value, chunk)
                 label = f"a bundle with {vc.key} = {value!r:.40}"
-                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, bundle))
+                answer = call_or_failure(ctx, label, partial(client.import_bundle, ctx, bundle))
                 ledger(ctx).judge([vc.key])
                 if isinstance(answer, Failure):
                     yield answer
@@ -304,7 +304,7 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 elif expect == "valid" and not reply.ok:
                     yield Failure(f"{label} was refused", f"{reply.status} {reply.raw[:160]!r}", "ingested", "$")
                 elif expect == "invalid":
-                    yield from c.expect_rejected(reply, label)
+                    yield from client.expect_rejected(reply, label)
                 elif expect == "open":
                     observed(ctx, vc, reply.ok)
                 expected[marker] = (None, "stored" if expect == "valid" and reply.ok else "either" if reply.ok else "absent")
@@ -313,27 +313,27 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
 def envelope_bundle(ctx: CheckContext, field_id: str, value: Any, chunk: dict[str, Any]) -> dict[str, Any]:
     """A sealed bundle of one chunk with one envelope field of a class; counts and checksum placed after
     sealing (which writes them), the counts then sealed by the checksum."""
-    bundle = c.bundle(ctx, [chunk])
+    bundle = client.bundle(ctx, [chunk])
     where, key = field_id.split(".", 1)
     owner = bundle["manifest"] if where == "manifest" else bundle
     sealed = bundle["manifest"]["checksum"]
-    sent = placeholder(value, {"model": c.target_model(ctx)[0], "checksum": sealed, "CHECKSUM": sealed.upper()})
+    sent = placeholder(value, {"model": client.target_model(ctx)[0], "checksum": sealed, "CHECKSUM": sealed.upper()})
     if sent is domain.ABSENT:
         owner.pop(key, None)
     else:
         owner[key] = sent
     if field_id == "manifest.counts":
         bundle["manifest"].pop("checksum", None)
-        bundle["manifest"]["checksum"] = mai.checksum(bundle)
+        bundle["manifest"]["checksum"] = memoryai.checksum(bundle)
     elif field_id not in AFTER_SEAL:
-        mai.seal(bundle)
+        memoryai.seal(bundle)
     return bundle
 
 
 def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str, tuple[ChunkCase | None, str]]) -> Iterator[Failure]:
     goods = [marked(ctx, "dom-beside") for _ in range(2)]
     label = f"a bundle with {case.cls.key} = {case.value!r:.40} in its middle chunk"
-    answer = call_or_failure(ctx, label, lambda: c.import_bundle(ctx, bundle_of(ctx, [goods[0][1], case.chunk, goods[1][1]], [case])))
+    answer = call_or_failure(ctx, label, lambda: client.import_bundle(ctx, bundle_of(ctx, [goods[0][1], case.chunk, goods[1][1]], [case])))
     if isinstance(answer, Failure):
         yield answer
         expected.update({goods[0][0]: (None, "either"), goods[1][0]: (None, "either"), case.marker: (case, "valid-if-stored")})
@@ -354,10 +354,10 @@ def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str
 def counted_or_unreported(case: ChunkCase, reply: Reply) -> bool:
     """§4's ImportReport counts a skipped chunk under skipped_invalid: a forbidden chunk ingested with none
     counted must have been repaired (so it is in the export). True where no report is answered (E8)."""
-    report = c.report_or_none(reply)
+    report = client.report_or_none(reply)
     if expectation(case.cls) != "invalid" or report is None:
         return True
-    skipped = c.counter(report, "chunks", "skipped_invalid")
+    skipped = client.counter(report, "chunks", "skipped_invalid")
     return isinstance(skipped, int) and skipped >= 1
 
 
@@ -409,7 +409,7 @@ def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
 
 
 def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
-    body = c.export_body(ctx, "since", c.now_iso(-60)) if field_id == "manifest.since" else c.export_body(ctx)
+    body = client.export_body(ctx, "since", client.now_iso(-60)) if field_id == "manifest.since" else client.export_body(ctx)
     key = field_id.split(".", 1)[1]
     if value is domain.ABSENT:
         body.pop(key, None)
@@ -436,13 +436,13 @@ def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any,
         return
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     scope, since = manifest.get("scope", "<absent>"), manifest.get("since")
-    if scope not in mai.SCOPES:
-        yield Failure(f"{label}: the bundle's manifest.scope is not a listed scope", scope, list(mai.SCOPES), "$.manifest.scope")
+    if scope not in memoryai.SCOPES:
+        yield Failure(f"{label}: the bundle's manifest.scope is not a listed scope", scope, list(memoryai.SCOPES), "$.manifest.scope")
     if vc.field == "manifest.scope" and vc.expect == "valid" and scope != value:
         yield Failure(f"{label}: the bundle declares another scope", scope, value, "$.manifest.scope")
-    if since is not None and c.instant(since) is None:
+    if since is not None and client.instant(since) is None:
         yield Failure(f"{label}: the bundle's manifest.since is not an ISO-8601 date-time", since, "a date-time or null",
                       "$.manifest.since")
     if vc.field == "manifest.since" and vc.expect == "valid" and isinstance(value, str) and \
-            (since is None or c.instant(since) != c.instant(value)):
+            (since is None or client.instant(since) != client.instant(value)):
         yield Failure(f"{label}: the bundle does not declare the instant asked for", since, value, "$.manifest.since")

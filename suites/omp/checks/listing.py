@@ -8,9 +8,7 @@ from urllib.parse import urlencode
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import ask, rules
-from memconform.suites.omp import client as c
-from memconform.suites.omp import model as m
+from memconform.suites.omp import ask, client, rules
 from memconform.suites.omp.dataset import (
     DATASET,
     dataset,
@@ -21,6 +19,7 @@ from memconform.suites.omp.dataset import (
     model,
     page,
 )
+from memconform.suites.omp.model import Model, Request
 from memconform.suites.omp.suite import SUITE
 
 
@@ -28,7 +27,7 @@ from memconform.suites.omp.suite import SUITE
            sentence='List memories with optional filters.')
 def list_response_shape(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
-    answer = c.list_(ctx, {"tags": ds["tag"], "limit": "5", "offset": "2"})
+    answer = client.list_(ctx, {"tags": ds["tag"], "limit": "5", "offset": "2"})
     if answer.status != 200 or not isinstance(answer.body, dict):
         yield Failure("list did not answer 200 with an object", answer.status, 200, "$")
         return
@@ -44,8 +43,8 @@ def list_response_shape(ctx: CheckContext) -> Iterator[Failure]:
 
 def asked(ctx: CheckContext, ds: dict[str, Any], params: dict[str, str], what: str, path: str = "$.memories") -> Iterator[Failure]:
     """GET /v1/memories with these parameters, judged by the model holding the data set."""
-    request = m.Request.list(params)
-    failure = ask.judged(model(ctx, ds), request, c.list_(ctx, params), f"GET /v1/memories?{urlencode(params)} ({what})", path)
+    request = Request.list(params)
+    failure = ask.judged(model(ctx, ds), request, client.list_(ctx, params), f"GET /v1/memories?{urlencode(params)} ({what})", path)
     if failure is not None:
         yield failure
 
@@ -63,8 +62,8 @@ def list_limit_max_100(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     yield from asked(ctx, ds, {"tags": ds["tag"], "limit": "100"}, f"limit=100 over {DATASET} matches: the first 100")
     params = {"tags": ds["tag"], "limit": "101"}
-    answer = c.list_(ctx, params)
-    seen = ask.observe(ctx, "O9", m.Request.list(params), answer, seeded=lambda r: m.Model.seeded(ds["stored"], r),
+    answer = client.list_(ctx, params)
+    seen = ask.observe(ctx, "O9", Request.list(params), answer, seeded=lambda r: Model.seeded(ds["stored"], r),
                        pins=("limit_over_max",), path="$.limit",
                        title=f"GET /v1/memories?{urlencode(params)}: limit=101 was neither served with at most 100 memories "
                              "nor refused with a 4xx")
@@ -84,8 +83,8 @@ def list_offset_pages(ctx: CheckContext) -> Iterator[Failure]:
     answers = {}
     for label, params in (("whole", {**base, "limit": "20"}), ("first", {**base, "limit": "10", "offset": "0"}),
                           ("second", {**base, "limit": "10", "offset": "10"}), ("beyond", {**base, "offset": "500"})):
-        answers[label] = c.list_(ctx, params)
-        failure = ask.judged(model(ctx, ds), m.Request.list(params), answers[label],
+        answers[label] = client.list_(ctx, params)
+        failure = ask.judged(model(ctx, ds), Request.list(params), answers[label],
                              f"GET /v1/memories?{urlencode(params)} ({label} page)", "$.memories")
         if failure is not None:
             yield failure
