@@ -51,6 +51,8 @@ WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_l
 
 SUITE = SuiteSpec(
     options=OPTIONS,  # the readings a run can pin (options.py)
+    # the document a run against a target judges is the file the writer checks have it write
+    document_source=Later("memconform.suites.emp.checks.writer:written_file"),
     checks_module="memconform.suites.emp.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('edge-memory-protocol-v1.0.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=emp.SUITE, spec_title=emp.SPEC, version="1.0",
