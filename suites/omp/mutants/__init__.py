@@ -75,6 +75,7 @@ from .table import (  # noqa: F401  the package's face: table.py holds the code
     UpdatedAtFrozen,
     UsersNotIsolated,
     WrongErrorEnvelope,
+    __getattr__,  # `python:memconform.suites.omp.mutants:<name>` resolves a mutant by its name
     _factory,
     large,
     serve_target,
