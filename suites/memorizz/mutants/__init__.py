@@ -1,5 +1,5 @@
-"""Known-broken MemoRizz implementations (SuiteSpec.mutants): the tables and mutants live in table.py (with domain.py
-and imports.py); this face re-exports them."""
+"""Known-broken MemoRizz implementations (SuiteSpec.mutants): the tables live in table.py, the mutants in
+stores.py, table.py, domain.py and imports.py; this face re-exports them."""
 
 from .table import (  # noqa: F401  the package's face: table.py holds the code
     EXPECTED_KILLS,
