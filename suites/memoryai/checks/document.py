@@ -6,75 +6,27 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from itertools import chain, repeat
-from typing import Any, TypeGuard
+from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import equals
 from memconform.core.results import Failure, Inconclusive, SkipCheck
-from memconform.kit.shared_rules import is_int, parse_datetime
+from memconform.kit.shared_rules import is_int
 from memconform.suites.memoryai import credentials
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai.bundle_rules import checksum_of, counts_of
+from memconform.suites.memoryai.bundle_rules import (
+    a_bundle,
+    canonical,
+    checksum_of,
+    counts_of,
+    embedding_sizes,
+    examined,
+    is_number,
+    iso_ok,
+    optional_records,
+    records,
+)
 from memconform.suites.memoryai.suite import SUITE
-
-
-def canonical(doc: Any, ctx: CheckContext) -> bytes:
-    """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
-    literal: bytes = ctx.once("canonical-literal", lambda: memoryai.canonical_bytes(doc, "literal"))
-    return literal
-
-
-def embedding_sizes(doc: Any, ctx: CheckContext) -> dict[int, int | ValueError]:
-    """Decoded byte length of every string embedding (or why it does not decode), once per document."""
-
-    def decode_all() -> dict[int, int | ValueError]:
-        found = [(i, chunk["embedding"]) for i, chunk in records(doc, "chunks")
-                 if isinstance(chunk, dict) and isinstance(chunk.get("embedding"), str)]
-        return dict(zip([i for i, _ in found], memoryai.decoded_sizes([text for _, text in found]), strict=True))
-
-    sizes: dict[int, int | ValueError] = ctx.once("embedding-sizes", decode_all)
-    return sizes
-
-
-def is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def records(doc: dict[str, Any], section: str) -> list[tuple[int, Any]]:
-    value = doc.get(section) if isinstance(doc, dict) else None
-    return list(enumerate(value)) if isinstance(value, list) else []
-
-
-def a_bundle(doc: Any) -> dict[str, Any]:
-    """The bundle, or Inconclusive when the export is not one (not a JSON object): no rule about its records
-    or content can pass on it (envelope_format_literal fails it)."""
-    if not isinstance(doc, dict):
-        raise Inconclusive(f"the export is not a bundle (a JSON object) but {type(doc).__name__}: this rule has "
-                           "nothing to judge (envelope_format_literal reports it)")
-    return doc
-
-
-def examined(doc: Any, ctx: CheckContext, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
-    """The records a producer check examines. A given file with none is vacuously fine; a target's
-    export with none is no evidence about the producer: inconclusive (errata E15)."""
-    found = records(a_bundle(doc), section)
-    if not found and ctx.document is None:
-        from memconform.suites.memoryai.client import nothing_to_examine
-
-        raise nothing_to_examine(ctx, what)
-    return found
-
-
-def optional_records(doc: Any, ctx: CheckContext, section: str) -> list[tuple[int, Any]]:
-    """Edges and entities are optional content: a producer that exported none has nothing of §3.3/§3.4 to break."""
-    found = records(a_bundle(doc), section)
-    if not found and ctx.document is None:
-        raise SkipCheck(f"the target's export has no {section}: nothing of their record shape to check", not_applicable=True)
-    return found
-
-
-def iso_ok(value: Any) -> bool:
-    return parse_datetime(value, "memoryai") is not None
 
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
