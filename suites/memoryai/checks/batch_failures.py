@@ -17,7 +17,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
-from memconform.suites.memoryai import client
+from memconform.suites.memoryai import answers, client
 from memconform.suites.memoryai.suite import SUITE
 
 # (field of suites/memoryai/domain.json, class): each goes alone into the middle of a bundle of its own
@@ -50,7 +50,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
     earlier = client.chunk(ctx, "batch-earlier")
     client.seed(ctx, client.bundle(ctx, [earlier]), "a chunk held before the batches")
     before = held(ctx, [earlier["content_hash"]])
-    client.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"batch-control{i}") for i in range(batch_failures.BATCH)])),
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"batch-control{i}") for i in range(batch_failures.BATCH)])),
               "a bundle of five valid chunks")
     ledger = ctx.state(domain.DomainLedger)
     for field_id, class_id in MIDDLE_CLASSES:
@@ -58,8 +58,8 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         chunks = [client.chunk(ctx, f"batch-{class_id}-{i}") for i in range(batch_failures.BATCH)]
         chunks[batch_failures.MIDDLE] = with_class(chunks[batch_failures.MIDDLE], field_id.split(".", 1)[1], cls.value())
         reply = client.import_bundle(ctx, client.bundle(ctx, chunks))
-        report = client.report_or_none(reply) or {}
-        skipped = client.counter(report, "chunks", "skipped_invalid") if report else None
+        report = answers.report_or_none(reply) or {}
+        skipped = answers.counter(report, "chunks", "skipped_invalid") if report else None
         rows = client.by_hash(client.export(ctx, "full"))
         outcome = batch_failures.BatchResult(accepted=reply.ok, reported=isinstance(skipped, int) and skipped >= 1,
                              stored=tuple(bool(rows.get(ch["content_hash"])) for ch in chunks))

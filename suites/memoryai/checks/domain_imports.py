@@ -29,7 +29,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.memoryai import client
+from memconform.suites.memoryai import answers, client
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.domain_support import (
     ChunkCase,
@@ -129,7 +129,7 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 elif expect == "valid" and not reply.ok:
                     yield Failure(f"{label} was refused", f"{reply.status} {reply.raw[:160]!r}", "ingested", "$")
                 elif expect == "invalid":
-                    yield from client.expect_rejected(reply, label)
+                    yield from answers.expect_rejected(reply, label)
                 elif expect == "open":
                     observed(ctx, vc, reply.ok)
                 expected[marker] = (None, "stored" if expect == "valid" and reply.ok else "either" if reply.ok else "absent")
@@ -179,10 +179,10 @@ def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str
 def counted_or_unreported(case: ChunkCase, reply: Reply) -> bool:
     """§4's ImportReport counts a skipped chunk under skipped_invalid: a forbidden chunk ingested with none
     counted must have been repaired (so it is in the export). True where no report is answered (E8)."""
-    report = client.report_or_none(reply)
+    report = answers.report_or_none(reply)
     if expectation(case.cls) != "invalid" or report is None:
         return True
-    skipped = client.counter(report, "chunks", "skipped_invalid")
+    skipped = answers.counter(report, "chunks", "skipped_invalid")
     return isinstance(skipped, int) and skipped >= 1
 
 

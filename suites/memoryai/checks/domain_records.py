@@ -21,7 +21,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.kit.shared_rules import now_iso
-from memconform.suites.memoryai import client
+from memconform.suites.memoryai import answers, client
 from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
@@ -111,7 +111,7 @@ def answer_failures(ctx: CheckContext, case: RecordCase, reply: Reply, label: st
         yield Failure(f"{label} was refused", f"{reply.status} {reply.raw[:160]!r}", "ingested", "$")
     elif case.cls.expect == "open":
         observed(ctx, case.cls, reply.ok)
-    elif case.cls.expect == "invalid" and not reply.ok and not client.is_bundle_rejection(reply):
+    elif case.cls.expect == "invalid" and not reply.ok and not answers.is_bundle_rejection(reply):
         yield Failure(f"{label}: the refusal is not a bundle rejection", f"{reply.http_status} {reply.raw[:160]!r}",
                       "a 4xx with a JSON body, or the record skipped", "$")
     elif case.cls.expect == "invalid" and reply.ok:
@@ -121,9 +121,9 @@ def answer_failures(ctx: CheckContext, case: RecordCase, reply: Reply, label: st
 def counted_failures(case: RecordCase, reply: Reply, label: str) -> Iterator[Failure]:
     """An ingested bundle's forbidden record was skipped: an ImportReport (where answered, E8) does not
     count it as upserted (§4 `memory_edges: {upserted, skipped}`, `entities: {upserted}`)."""
-    report = client.report_or_none(reply)
+    report = answers.report_or_none(reply)
     section = "memory_edges" if case.cls.field.startswith("edge.") else "entities"
-    upserted = client.counter(report, section, "upserted") if report is not None else None
+    upserted = answers.counter(report, section, "upserted") if report is not None else None
     if isinstance(upserted, int) and upserted != 0:
         yield Failure(f"{label}: the report counts a record it could not store as upserted", upserted, 0,
                       f"$.report.{section}.upserted")

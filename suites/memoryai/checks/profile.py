@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, SkipCheck
 from memconform.core.suite import replay_command
-from memconform.suites.memoryai import client
+from memconform.suites.memoryai import answers, client
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.model import Readings, State, export_answers
 from memconform.suites.memoryai.stream import parse_stream
@@ -259,14 +259,14 @@ def rejection_status(ctx: CheckContext) -> Iterator[Failure]:
     """Over HTTP, a rejection is a 4xx with an ImportReport saying success false (errata E7); control first."""
     if ctx.target.kind != "http":
         raise SkipCheck("status codes exist only on HTTP targets", not_applicable=True)
-    client.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "status-control")])), "import of a version 1 bundle")
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "status-control")])), "import of a version 1 bundle")
     reply = client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "reject-status")], version=memoryai.MAX_VERSION + 998))
     wanted = ctx.option("rejection_status")
     status = reply.http_status or 0
     if not (400 <= status < 500) or (wanted != "any-4xx" and str(status) != wanted):
         yield Failure("a rejected bundle was not answered with the expected status", status, wanted,
                       readings=() if wanted == "any-4xx" else (wanted,))
-    body = client.report_body(reply)
+    body = answers.report_body(reply)
     if not isinstance(body, dict) or body.get("success") is not False:
         yield Failure("a rejected bundle's answer does not say success: false", body if body is not None else reply.raw[:200],
                       {"success": False})
@@ -280,9 +280,9 @@ def shape_failures(body: Any) -> Iterator[Failure]:
     for name, kind in (("bundle_format", str), ("bundle_version", int), ("embedding_model_match", bool), ("warnings", list)):
         if not isinstance(report.get(name), kind):
             yield Failure(f"report.{name} is missing or not a {kind.__name__}", report.get(name, "<absent>"), kind.__name__, f"$.report.{name}")
-    for section, names in client.REPORT_COUNTERS.items():
+    for section, names in answers.REPORT_COUNTERS.items():
         for name in names:
-            value = client.counter(report, section, name)
+            value = answers.counter(report, section, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 yield Failure(f"report.{section}.{name} is missing or not a count", value, "integer >= 0", f"$.report.{section}.{name}")
 
@@ -290,7 +290,7 @@ def shape_failures(body: Any) -> Iterator[Failure]:
 @SUITE.check(section="§4", keyword="SHOULD", level="http", sentence="`ImportReport` shape:")
 def import_report_shape(ctx: CheckContext) -> Iterator[Failure]:
     reply = client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "shape")]))
-    yield from client.expect_accepted(reply, "import")
+    yield from answers.expect_accepted(reply, "import")
     if not reply.ok:
         return
     body = reply.json()
