@@ -14,7 +14,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError
 from memconform.kit import domain
-from memconform.suites.memoryai import client, model
+from memconform.suites.memoryai import answers, client, model
 from memconform.suites.memoryai import format as memoryai
 from memconform.targets.base import Reply
 
@@ -60,7 +60,7 @@ def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, d
     False when the request names an instant (or another scope): the caller judges it."""
     if not model.may_refuse_export(body.get("scope"), body.get("since")):
         return False
-    answer = "served" if doc is not None else "refused" if client.is_bundle_rejection(reply) else "other"
+    answer = "served" if doc is not None else "refused" if answers.is_bundle_rejection(reply) else "other"
     ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
                 title="an export of scope since without since: neither a bundle nor a refusal")
     return answer != "other"
@@ -106,7 +106,7 @@ def located(found: dict[str, dict[str, Any]], marker: str, case: ChunkCase | Non
 def keeper(ctx: CheckContext) -> tuple[str, dict[str, Any]]:
     """A chunk imported before the domain imports (the positive control): its marker and how it is exported."""
     marker, chunk = marked(ctx, "dom-keep")
-    client.control(client.import_bundle(ctx, client.bundle(ctx, [chunk])), "a valid bundle of one chunk")
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [chunk])), "a valid bundle of one chunk")
     kept = by_marker(client.export(ctx, "full")).get(marker)
     if kept is None:
         raise Inconclusive("the imported control chunk is not in the full export: nothing to compare the domain "

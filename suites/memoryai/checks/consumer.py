@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, Unsupported
-from memconform.suites.memoryai import client, model
+from memconform.suites.memoryai import answers, client, model
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.suite import SUITE
 
@@ -19,7 +19,7 @@ def rejects_newer_version(ctx: CheckContext) -> Iterator[Failure]:
     """On /import and on /import/file: each first accepts the same bundle at version 1 (the positive control)."""
     for op in ("import_bundle", "import_file"):
         try:
-            client.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"version-control-{op}")]), op), f"{op} of a version 1 bundle")
+            answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"version-control-{op}")]), op), f"{op} of a version 1 bundle")
         except Unsupported:
             if op == "import_bundle":
                 raise
@@ -29,7 +29,7 @@ def rejects_newer_version(ctx: CheckContext) -> Iterator[Failure]:
         for version in (memoryai.MAX_VERSION + 1, memoryai.MAX_VERSION + 998):
             probe = client.chunk(ctx, f"future-{version}-{op}")
             reply = client.import_bundle(ctx, client.bundle(ctx, [probe], version=version), op)
-            yield from client.expect_rejected(reply, f"a bundle of version {version} ({op})")
+            yield from answers.expect_rejected(reply, f"a bundle of version {version} ({op})")
             rows = client.by_hash(client.export(ctx, "full"))
             yield from client.mistyped_hashes([probe["content"]], rows)
             if probe["content_hash"] in rows:
@@ -44,16 +44,16 @@ def reimport_inserts_nothing(ctx: CheckContext) -> Iterator[Failure]:
     name = ctx.unique("idem-entity")
     doc = client.bundle(ctx, chunks, entities=[{"name": name, "frequency": 2, "first_seen": client.now_iso(-900),
                                            "last_seen": client.now_iso(-800), "is_dna": False}])
-    yield from client.expect_accepted(client.import_bundle(ctx, doc), "first import")
+    yield from answers.expect_accepted(client.import_bundle(ctx, doc), "first import")
     second = client.import_bundle(ctx, doc)
-    yield from client.expect_accepted(second, "second import of the same bundle")
+    yield from answers.expect_accepted(second, "second import of the same bundle")
     if not second.ok:
         return
-    report = client.report_or_none(second)
-    if report is not None and client.counter(report, "chunks", "inserted") not in (0, None):
-        yield Failure("re-import inserted chunks again", client.counter(report, "chunks", "inserted"), 0, "$.report.chunks.inserted")
-    if report is not None and client.counter(report, "chunks", "skipped_duplicate") not in (len(chunks), None):
-        yield Failure("re-import did not count every chunk as skipped_duplicate", client.counter(report, "chunks", "skipped_duplicate"),
+    report = answers.report_or_none(second)
+    if report is not None and answers.counter(report, "chunks", "inserted") not in (0, None):
+        yield Failure("re-import inserted chunks again", answers.counter(report, "chunks", "inserted"), 0, "$.report.chunks.inserted")
+    if report is not None and answers.counter(report, "chunks", "skipped_duplicate") not in (len(chunks), None):
+        yield Failure("re-import did not count every chunk as skipped_duplicate", answers.counter(report, "chunks", "skipped_duplicate"),
                       len(chunks), "$.report.chunks.skipped_duplicate")
     exported = client.export(ctx, "full")
     rows = client.by_hash(exported)
@@ -82,9 +82,9 @@ def reimport_inserts_nothing(ctx: CheckContext) -> Iterator[Failure]:
               sentence="Skip chunks whose `content_hash` already exists in the target tenant (no duplicate insert; the existing row is preserved).")
 def existing_row_preserved(ctx: CheckContext) -> Iterator[Failure]:
     original = client.chunk(ctx, "keep", tags=["original"], importance=0.25)
-    yield from client.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [original])), "first import")
+    yield from answers.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [original])), "first import")
     rival = dict(original, tags=["rival"], importance=0.75, metadata={"rival": True}, zone="important")
-    yield from client.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [rival])), "import of a rival row")
+    yield from answers.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [rival])), "import of a rival row")
     exported = client.by_hash(client.export(ctx, "full"))
     yield from client.mistyped_hashes([original["content"]], exported)
     rows = exported.get(original["content_hash"], [])
@@ -111,8 +111,8 @@ def edges_upserted(ctx: CheckContext) -> Iterator[Failure]:
     first = [_edge(1, 2, 0.25, 2, older), _edge(1, 3, 0.75, 2, newer), _edge(1, 2, 0.5, 1, older, "contradicts")]
     second = [_edge(1, 2, 0.75, 3, newer), _edge(1, 3, 0.25, 3, older)]
     started = client.now_iso(-1)
-    yield from client.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [a, b, d], edges=first)), "first import")
-    yield from client.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [dict(a), dict(b), dict(d)], edges=second)), "second import")
+    yield from answers.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [a, b, d], edges=first)), "first import")
+    yield from answers.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [dict(a), dict(b), dict(d)], edges=second)), "second import")
     doc = client.export(ctx, "full")
     yield from client.mistyped_hashes([a["content"], b["content"], d["content"]], client.by_hash(doc))
     edges = client.edges_by_hash(doc)
@@ -147,7 +147,7 @@ def entities_upserted(ctx: CheckContext) -> Iterator[Failure]:
     names = {ctx.unique("entity-up"): (small, large), ctx.unique("entity-down"): (large, small)}
     for n in (0, 1):
         ents = [dict(pair[n], name=name) for name, pair in names.items()]
-        yield from client.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"ent{n}")], entities=ents)), f"import {n + 1}")
+        yield from answers.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"ent{n}")], entities=ents)), f"import {n + 1}")
     exported = client.export(ctx, "full")
     if not isinstance(exported.get("entities", []), list):
         yield Failure("the export's entities is not an array", exported["entities"], "an array of entities", "$.entities")
@@ -173,7 +173,7 @@ def tenant_id_not_adopted(ctx: CheckContext) -> Iterator[Failure]:
     import json
 
     foreign = str(uuid.uuid4())
-    yield from client.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "tenant")], tenant_id=foreign)), "import")
+    yield from answers.expect_accepted(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "tenant")], tenant_id=foreign)), "import")
     exported = client.export(ctx, "full")
     manifest = exported.get("manifest")
     if isinstance(manifest, dict) and manifest.get("tenant_id") == foreign:
@@ -230,7 +230,7 @@ def dna_never_decayed(ctx: CheckContext) -> Iterator[Failure]:
 def core_memory_types_recognized(ctx: CheckContext) -> Iterator[Failure]:
     chunks = [client.chunk(ctx, f"type-{t}", t) for t in memoryai.CORE_TYPES]
     reply = client.import_bundle(ctx, client.bundle(ctx, chunks))
-    yield from client.expect_accepted(reply, "import of one chunk of each core memory_type")
+    yield from answers.expect_accepted(reply, "import of one chunk of each core memory_type")
     rows = client.by_hash(client.export(ctx, "full"))
     yield from client.mistyped_hashes([ch["content"] for ch in chunks], rows)
     for ch in chunks:
@@ -248,10 +248,10 @@ def embedding_mismatch_dropped(ctx: CheckContext) -> Iterator[Failure]:
     dim = dim or 4
     ch = client.chunk(ctx, "foreign-model", embedding=memoryai.encode_embedding(client.vector(dim, 7)), embedding_model="x-memconform-foreign-model")
     reply = client.import_bundle(ctx, client.bundle(ctx, [ch], model="x-memconform-foreign-model", dim=dim))
-    yield from client.expect_accepted(reply, "import")
+    yield from answers.expect_accepted(reply, "import")
     if not reply.ok:
         return
-    report = client.report_or_none(reply)
+    report = answers.report_or_none(reply)
     if report is not None and report.get("embedding_model_match") is not False:
         yield Failure("the report does not say the embedding model differs", report.get("embedding_model_match"), False,
                       "$.report.embedding_model_match")
@@ -267,14 +267,14 @@ def embedding_mismatch_dropped(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§3.6", keyword="SHOULD", level="2",
               sentence="A consumer SHOULD verify the checksum on import and warn (not reject) on mismatch.")
 def checksum_mismatch_warned(ctx: CheckContext) -> Iterator[Failure]:
-    client.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "good-checksum")])), "import of the same bundle with its checksum right")
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "good-checksum")])), "import of the same bundle with its checksum right")
     doc = client.bundle(ctx, [client.chunk(ctx, "bad-checksum")])
     doc["manifest"]["checksum"] = "0" * 64
     reply = client.import_bundle(ctx, doc)
     if not reply.ok:
         yield Failure("a bundle with a wrong checksum was rejected (the spec says warn, not reject)", reply.status, "accepted with a warning")
         return
-    report = client.report_or_none(reply)
+    report = answers.report_or_none(reply)
     warnings = report.get("warnings") if report is not None else None
     if not isinstance(warnings, list) or not any("checksum" in str(w).lower() for w in warnings):
         yield Failure("no warning names the checksum mismatch", warnings, "a warning mentioning the checksum", "$.report.warnings",
@@ -286,7 +286,7 @@ def checksum_mismatch_warned(ctx: CheckContext) -> Iterator[Failure]:
 def invalid_chunks_skipped(ctx: CheckContext) -> Iterator[Failure]:
     """Errata E9: invalid chunks are skipped and counted; valid chunks of the same bundle are imported."""
     good = [client.chunk(ctx, f"good{i}") for i in range(2)]
-    client.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "good-control")])), "the same bundle without its invalid chunks")
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "good-control")])), "the same bundle without its invalid chunks")
     bad_type = client.chunk(ctx, "bad-type")
     bad_type["memory_type"] = 42
     no_content = client.chunk(ctx, "no-content")
@@ -298,10 +298,10 @@ def invalid_chunks_skipped(ctx: CheckContext) -> Iterator[Failure]:
     if not reply.ok:
         yield Failure("one invalid chunk made the whole import fail", reply.status, "valid chunks imported, invalid skipped")
     else:
-        report = client.report_or_none(reply)
+        report = answers.report_or_none(reply)
         want = skipped.counters["skipped_invalid"]
-        if report is not None and client.counter(report, "chunks", "skipped_invalid") != want:
-            yield Failure("invalid chunks not counted as skipped_invalid", client.counter(report, "chunks", "skipped_invalid"), want,
+        if report is not None and answers.counter(report, "chunks", "skipped_invalid") != want:
+            yield Failure("invalid chunks not counted as skipped_invalid", answers.counter(report, "chunks", "skipped_invalid"), want,
                           "$.report.chunks.skipped_invalid")
     exported = client.by_hash(client.export(ctx, "full"))
     yield from client.mistyped_hashes([ch["content"] for ch in good], exported)

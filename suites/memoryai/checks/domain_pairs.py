@@ -23,7 +23,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError, Unsupported
 from memconform.kit import domain
-from memconform.suites.memoryai import client, model
+from memconform.suites.memoryai import answers, client, model
 from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
@@ -115,7 +115,7 @@ def kind_bundle(ctx: CheckContext, kind: str, state: model.State) -> tuple[dict[
         chunks = [fresh("a"), bad, fresh("b")]
     else:
         held = client.bundle(ctx, [fresh("held")])
-        client.control(client.import_bundle(ctx, held), f"the setup import of {kind}")
+        answers.control(client.import_bundle(ctx, held), f"the setup import of {kind}")
         state = next(o.state for o in model.import_answers(state, held) if o.accepted)
         if kind == "reimport_same":
             return held, state, list(state.chunks)
@@ -167,10 +167,10 @@ def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: fr
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "an ImportReport, or a refusal with a 4xx", "$")
         return
-    report = client.report_or_none(reply)
+    report = answers.report_or_none(reply)
 
     def fits(o: model.Answer) -> bool:
-        counted = all(client.counter(report, "chunks", k) == v for k, v in o.counters.items()) if report and reply.ok else True
+        counted = all(answers.counter(report, "chunks", k) == v for k, v in o.counters.items()) if report and reply.ok else True
         return o.accepted == reply.ok and held == frozenset(o.state.chunks) & touched and counted
     if not reply.ok and not any(not o.accepted for o in outcomes):
         raise Inconclusive(f"{label}: a conformant bundle was refused ({reply.status} {reply.raw[:160]!r}); "
