@@ -1,12 +1,11 @@
-"""Edge Memory Protocol v1.0 (lines.py: the line rules as one table, the one-pass scanner, the streaming reader
-and the resolved view; with block_scan.py, forms.py and strategies.py), re-exported here as
-`memconform.suites.emp.format`."""
+"""Edge Memory Protocol v1.0, re-exported here as `memconform.suites.emp.format`: lines.py (the line rules as one
+table and the one-pass scanner), reader.py (a file read line by line or streamed, the resolved view, `detect`),
+with block_scan.py, forms.py and strategies.py."""
 
-from .lines import (  # noqa: F401  the package's face: lines.py holds the code
+from .lines import (  # noqa: F401  the package's face
     BLOCK_BYTES,
     ENCRYPTED_RE,
     FILE_NAME,
-    LINE,
     LINE_RULES,
     LOCK_SUFFIX,
     MAJOR,
@@ -22,7 +21,6 @@ from .lines import (  # noqa: F401  the package's face: lines.py holds the code
     VERSION,
     VERSION_RE,
     Findings,
-    JsonRejected,
     LineError,
     LineRuleFn,
     LineStream,
@@ -31,30 +29,20 @@ from .lines import (  # noqa: F401  the package's face: lines.py holds the code
     Rule,
     _is_number,
     _scan_lines,
-    as_lines,
     block_is_clean,
     content_string,
-    decode,
-    detect,
     encrypted_content_form,
     field_errors,
     hard_errors,
     id_uuid4,
     is_int,
-    is_tombstone,
     is_ts,
-    iter_lines,
-    iter_text,
     line_blocks,
     line_is_clean,
     optional_field_types,
-    parse_line,
     parse_version,
-    read_json,
     read_line,
-    readable,
     required_fields,
-    resolve,
     rule,
     rules,
     scan,
@@ -65,6 +53,20 @@ from .lines import (  # noqa: F401  the package's face: lines.py holds the code
     tombstone,
     ts_millis,
     version_format,
+)
+from .reader import (  # noqa: F401  the package's face
+    LINE,
+    JsonRejected,
+    as_lines,
+    decode,
+    detect,
+    is_tombstone,
+    iter_lines,
+    iter_text,
+    parse_line,
+    read_json,
+    readable,
+    resolve,
 )
 
 __all__ = [
