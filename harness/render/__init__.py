@@ -8,6 +8,5 @@ for its own format and drops what the format cannot carry (XML-invalid character
 from __future__ import annotations
 
 from .common import clean, outcome_label, spec_versions
-from .files import write_rendered
 
-__all__ = ["clean", "outcome_label", "spec_versions", "write_rendered"]
+__all__ = ["clean", "outcome_label", "spec_versions"]

@@ -56,7 +56,6 @@ from .table import (  # noqa: F401  the package's face: table.py holds the code
     WritesUntilFirstConflict,
     _overlong_only,
     _with_knowledge,
-    domain,
     memorizz,
 )
 
@@ -113,6 +112,5 @@ __all__ = [
     "TypesIgnoredWithAgent",
     "WritesBeforeValidating",
     "WritesUntilFirstConflict",
-    "domain",
     "memorizz",
 ]

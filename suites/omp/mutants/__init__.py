@@ -73,7 +73,6 @@ from .table import (  # noqa: F401  the package's face: table.py holds the code
     WrongErrorEnvelope,
     __getattr__,  # `python:memconform.suites.omp.mutants:<name>` resolves a mutant by its name
     _factory,
-    large,
     serve_target,
 )
 
@@ -147,6 +146,5 @@ __all__ = [
     "UpdatedAtFrozen",
     "UsersNotIsolated",
     "WrongErrorEnvelope",
-    "large",
     "serve_target",
 ]

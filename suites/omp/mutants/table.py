@@ -257,9 +257,12 @@ def __getattr__(name: str) -> Callable[[], Target]:
 
 
 # at the sizes real servers meet (mutants/large.py)
-from memconform.suites.omp.mutants import large  # noqa: E402
+from memconform.suites.omp.mutants.large import EXPECTED_KILLS as LARGE_KILLS  # noqa: E402
+from memconform.suites.omp.mutants.large import EXPECTED_TITLES as LARGE_TITLES  # noqa: E402
+from memconform.suites.omp.mutants.large import KILLS_ONLY as LARGE_KILLS_ONLY  # noqa: E402
+from memconform.suites.omp.mutants.large import MUTANT_CLASSES as LARGE_CLASSES  # noqa: E402
 
-MUTANTS.update({name: _factory(name, api_class) for name, api_class in large.MUTANT_CLASSES.items()})
-EXPECTED_KILLS.update(large.EXPECTED_KILLS)
-EXPECTED_TITLES.update(large.EXPECTED_TITLES)
-KILLS_ONLY |= large.KILLS_ONLY
+MUTANTS.update({name: _factory(name, api_class) for name, api_class in LARGE_CLASSES.items()})
+EXPECTED_KILLS.update(LARGE_KILLS)
+EXPECTED_TITLES.update(LARGE_TITLES)
+KILLS_ONLY |= LARGE_KILLS_ONLY
