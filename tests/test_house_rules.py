@@ -163,3 +163,55 @@ def test_no_module_is_imported_under_a_short_name() -> None:
                           for module, alias in module_aliases(path, path.read_text("utf-8"))
                           if (module, alias) not in CONVENTIONAL_ALIASES]
     assert offenders == []
+
+
+MAX_LINES = 400
+# the few modules over MAX_LINES, each with why it is not split yet (ideally none)
+LONG_MODULES = {
+    "harness/portability/ledger_truth.py": "harness/portability is being reworked on two other branches this stop "
+                                           "(issue 30 item 2 and issue 32); split it after they merge",
+    "harness/targets/supervise.py": "the cmd: supervisor, which the real-implementations work (issue 35) changes this "
+                                    "stop; split it after that merges",
+}
+# a package's __init__.py that does more than import and re-export, with why
+INIT_WITH_LOGIC = {
+    "harness/__init__.py": "the import guard (imported as `harness` the package refuses to load) must run in the "
+                           "package root before any module, and __version__ lives there",
+}
+
+
+def init_logic(source: str) -> list[str]:
+    """What an __init__.py holds beyond a docstring, imports and `__all__`: each statement's kind and line."""
+    found = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
+            continue
+        found.append(f"{type(node).__name__} at line {node.lineno}")
+    return found
+
+
+def test_the_face_scan_sees_logic() -> None:
+    assert init_logic('"""doc"""\nfrom .a import b\n__all__ = ["b"]\n') == []
+    assert init_logic("from .a import b\nX = 1\ndef f():\n    pass\nb.y = 2\n") == [
+        "Assign at line 2", "FunctionDef at line 3", "Assign at line 5"]
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {str(p.relative_to(ROOT)): sum(1 for _ in p.open("rb"))
+            for folder in ("harness", "suites") for p in (ROOT / folder).rglob("*.py")}
+    over = {path: n for path, n in long.items() if n > MAX_LINES}
+    assert sorted(set(over) - set(LONG_MODULES)) == [], f"split by topic: {over}"
+    assert sorted(set(LONG_MODULES) - set(over)) == [], "an exception no longer needed: drop it from LONG_MODULES"
+
+
+def test_every_package_init_is_a_face() -> None:
+    """A package's __init__.py holds a docstring, imports (re-exports) and `__all__`: readers find the code in the
+    module named for it, and importing the package runs nothing else."""
+    logic = {str(p.relative_to(ROOT)): init_logic(p.read_text("utf-8"))
+             for folder in ("harness", "suites") for p in (ROOT / folder).rglob("__init__.py")}
+    assert {path: what for path, what in logic.items() if what and path not in INIT_WITH_LOGIC} == {}
+    assert all(logic.get(path) for path in INIT_WITH_LOGIC), "an exception no longer needed"
