@@ -169,3 +169,20 @@ def test_list_options_shows_every_suites_table(capsys: pytest.CaptureFixture[str
     shown = {line.split(" = ", 1)[0] for line in capsys.readouterr().out.splitlines()}
     declared = {f"{s.name}.{o.name}" for s in all_suites() for o in s.options}
     assert shown == declared and "omp.large_export_mb" in shown and "emp.large_export_mb" not in shown
+
+
+def test_a_run_checks_and_records_the_options_of_the_suites_it_runs(tmp_path: Path) -> None:
+    """report.jsonl's header holds every option of the suites run (as run), no other suite's; a value for a
+    suite not run is refused as unknown. A run imports no other suite for its options: importing one was seen
+    to change a verdict (amps.model_sequences on the LenientValidator mutant after emp's or omp's format loaded)."""
+    import json
+
+    from memconform.run.session import execute_run
+
+    profile = Profile.named("ci", options={"emp.tombstone": "deleted-flag"})
+    execute_run(["emp"], None, profile, tmp_path / "report", check_ids=["emp.lines_utf8"])
+    header = json.loads((tmp_path / "report" / "report.jsonl").read_text("utf-8").splitlines()[0])
+    assert header["options"] == {f"emp.{o.name}": ("deleted-flag" if o.name == "tombstone" else o.default)
+                                 for o in get_suite("emp").options}
+    with pytest.raises(HarnessError, match="unknown profile option"):
+        execute_run(["emp"], None, Profile.named("ci", options={"omp.assume_level": "core"}), None)

@@ -121,7 +121,9 @@ class Session:
         """`report_dir`: the report folder; the run is written beside it and swapped into its place when
         it ends (report_folder.py). `report_name`: an xdist worker's part of a run, written straight into
         report_dir and naming its files by the report folder `report_name` the merged run goes to."""
-        profile.validate_options()
+        # against the suites run only: importing another suite's modules is not free of effects (a run's
+        # verdicts were seen to change with it), and a run reads no other suite's options
+        profile.validate_options([get_suite(name) for name in suites])
         self.suites = list(suites)
         self.target = target
         self.profile = profile
@@ -156,7 +158,7 @@ class Session:
         keep_hypothesis_files_in(self.report_dir)  # a cache the folder keeps from run to run, as a user's file
         self.writer.header(
             target=self.shown_target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
-            seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
+            seed=self.profile.seed, options=self.profile.effective_options([get_suite(name) for name in self.suites]), command=self.command,
             budget=budget_of(self.profile), require_hooks=self.profile.require_hooks,
             containment=command_containment(self.target),
             folder_view=command_folder_view(self.target) if self.folder is not None else None,
