@@ -35,8 +35,6 @@ ARTIFACT_KINDS = ("chat", "document", "journal", "voice", "message", "email", "c
 DERIVATIONS = ("stated", "inferred", "observed")
 TEXT_MAX = 500
 
-# Readings of ambiguous sentences: each is explained in suites/amps/errata.md.
-
 
 @functools.cache
 def schema() -> dict[str, Any]:
