@@ -1,6 +1,6 @@
 """MemoryAI mutants that reach one failure branch each (kills per branch, not per check): the
 ways real implementers break a rule that the first mutants did not reach. MUTANTS and the
-expected kills are in __init__.py.
+expected kills are in table.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """MemoryAI mutants of the producer side, one broken rule each: the envelope and manifest, the chunk,
 edge and entity records, embeddings, checksum and counts, what an export scope or the stream carries,
-/v1/spec and the round trip. MUTANTS and the expected kills are in __init__.py.
+/v1/spec and the round trip. MUTANTS and the expected kills are in table.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """MemoryAI mutants of the consumer side, one broken rule each: the version gate, the file upload, the
 upserts of §3.8 (chunks, edges, entities), decay of DNA, embeddings of another model, the ImportReport and
-the import's size cap. MUTANTS and the expected kills are in __init__.py.
+the import's size cap. MUTANTS and the expected kills are in table.py.
 """
 
 from __future__ import annotations
