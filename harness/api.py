@@ -167,10 +167,11 @@ def run(suites: Sequence[str], target: str | None = None, *, profile: str = "ci"
     reference). `report_dir`: write the report folder there (report.jsonl, junit.xml, summary.md, report.html);
     None writes none."""
     from .core.profile import Profile
+    from .core.suite import get_suite
     from .run.session import execute_run
 
     chosen = Profile.named(profile, seed=seed, options=dict(options or {}))
-    chosen.validate_options()
+    chosen.validate_options([get_suite(name) for name in suites])  # the suites run, as execute_run does
     outcome = execute_run(list(suites), target, chosen, Path(report_dir) if report_dir is not None else None, api_key,
                           list(checks) if checks else None, command="memconform.api.run")
     levels = tuple(LevelVerdict(suite, v.key, v.title, v.status, v.line(), v.claimed)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from memconform.suites.emp import format as emp
+from memconform.suites.emp.format import lines as emp_lines  # the module whose globals the scanner reads
 
 
 def _good(rng: random.Random, i: int) -> dict:
@@ -64,7 +65,7 @@ def _bad_variants(rng: random.Random, i: int) -> list[bytes]:
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> tuple[emp.Findings, emp.Findings]:
-    monkeypatch.setattr(emp, "BLOCK_BYTES", block)
+    monkeypatch.setattr(emp_lines, "BLOCK_BYTES", block)
     return emp.scan(emp.LineStream(path)), emp.scan(emp.iter_lines(path))
 
 
@@ -88,7 +89,7 @@ def test_clean_blocks_pass_without_findings(tmp_path: Path, monkeypatch: pytest.
     path = tmp_path / "memory.jsonl"
     path.write_bytes(b"\r\n".join(_dump(_good(rng, i)) for i in range(2000)))  # CR LF, no final line feed
     calls: list[int] = []
-    monkeypatch.setattr(emp, "_scan_lines", lambda found, lines: calls.append(1))
+    monkeypatch.setattr(emp_lines, "_scan_lines", lambda found, lines: calls.append(1))
     by_block = emp.scan_file(path)
     assert by_block.lines == 2000 and not by_block.counts and not calls
 

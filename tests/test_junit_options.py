@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memconform.core.profile import OPTIONS, Profile
+from memconform.core.profile import Profile
 from memconform.core.redact import Redactor
 from memconform.core.report import Report, ReportWriter
 from memconform.core.results import Outcome
@@ -15,10 +15,10 @@ from test_report_html import _result
 
 
 def test_only_options_that_differ_from_their_defaults_are_properties(tmp_path: Path) -> None:
-    get_suite("memoryai")
+    suite = get_suite("memoryai")
     options = Profile.named("ci").effective_options()
     ours = {k: v for k, v in options.items() if k.startswith("memoryai.")}
-    changed_key, spec = next((f"memoryai.{n}", o) for n, o in OPTIONS["memoryai"].items() if len(o.choices) > 1)
+    changed_key, spec = next((f"memoryai.{o.name}", o) for o in suite.options if len(o.choices) > 1)
     changed_value = next(c for c in spec.choices if c != spec.default)
     ours[changed_key] = changed_value
     w = ReportWriter(tmp_path / "report.jsonl", Redactor([]))

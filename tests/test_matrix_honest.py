@@ -21,7 +21,7 @@ from memconform.matrix.classify import Clusters, classify, followers, groups_of,
 from memconform.matrix.combine import _ranked, combine, read_all
 from memconform.matrix.diff import diff_matrices
 from memconform.matrix.render_md import render_markdown
-from memconform.render import write_rendered
+from memconform.run.rendered import write_rendered
 from memconform.run.session import execute_run
 
 CHECKS = ["amps.schema_valid", "amps.delete_cascades"]

@@ -86,7 +86,7 @@ def test_ih1_consumer_side_is_what_the_import_check_expects() -> None:
     the suite's consumer-open classes): when the suite changes it, this fails until the table says so."""
     get_suite("memoryai")
     from memconform.suites.memoryai.checks.domain_imports import expectation
-    from memconform.suites.memoryai.checks.domain_imports import table as domain_table
+    from memconform.suites.memoryai.domain_support import table as domain_table
 
     [hole] = [h for h in holes() if h.id == "IH1"]
     field, _, class_id = hole.consumer["domain_class"].partition(":")

@@ -6,6 +6,7 @@ import base64
 import random
 
 from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai.format import bundle  # the module whose globals decoded_sizes reads
 
 
 def _one_by_one(texts: list[str]) -> list[object]:
@@ -44,7 +45,7 @@ def test_all_at_once_equals_one_by_one() -> None:
 def test_a_clean_set_is_judged_in_one_pass_without_decoding(monkeypatch) -> None:
     calls: list[int] = []
     real = mai.decode_embedding
-    monkeypatch.setattr(mai, "decode_embedding", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr(bundle, "decode_embedding", lambda text: calls.append(1) or real(text))
     texts = [base64.b64encode(bytes(1536)).decode()] * 50
     assert mai.decoded_sizes(texts) == [1536] * 50 and calls == []
 

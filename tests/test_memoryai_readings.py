@@ -183,7 +183,7 @@ def test_e63_each_reading_is_recorded_from_the_export(target: str, reading: str)
 def test_e63_an_answer_neither_a_bundle_nor_a_bundle_rejection_fits_none(status: int, body: Any, reading: str | None) -> None:
     import json
 
-    from memconform.suites.memoryai.checks.domain_imports import no_instant_observed
+    from memconform.suites.memoryai.domain_support import no_instant_observed
     from memconform.targets.base import Reply
 
     reply = Reply(status=status, body=body, raw=json.dumps(body).encode() if body is not None else b"<html>")

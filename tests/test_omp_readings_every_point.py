@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memconform.core.profile import OPTIONS
 from memconform.core.readings import Observation, observe
 from memconform.kit import domain
-from memconform.suites.omp import ask, domain_data
+from memconform.suites.omp import ask, dataset, domain_data
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
-from memconform.suites.omp.checks import bad_input, domain_writes, import_paths, listing, search, search_full
+from memconform.suites.omp.checks import bad_input, domain_writes, import_paths, search, search_full
 from memconform.suites.omp.fuzzing import accepted
+from memconform.suites.omp.options import OPTIONS
 from memconform.targets.base import Reply
 
 SUITE_DIR = Path(omp.__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ class Ctx:
     the readings recorded, the notes."""
 
     def __init__(self, **options: str) -> None:
-        self.options = {name: spec.default for name, spec in OPTIONS["omp"].items()} | options
+        self.options = {spec.name: spec.default for spec in OPTIONS} | options
         self.seen: list[tuple[str, str]] = []
         self.notes: list[str] = []
 
@@ -432,7 +432,7 @@ def test_o19_chars_at_the_limit(answer: Reply, created: bool, reading: str | Non
 @pytest.mark.parametrize(("kept", "reading"), [(101, "import keeps created_at"), (0, "import stamps created_at"), (40, None)])
 def test_o26_import_created_at(kept: int, reading: str | None) -> None:
     ctx = Ctx()
-    seen = listing.observe_created_at(ctx, kept, 101)
+    seen = dataset.observe_created_at(ctx, kept, 101)
     if reading is None:
         fits_none(ctx, seen, "O26", "import keeps created_at", "import stamps created_at")
         assert ctx.notes  # seeding judges nothing: the note says what was seen

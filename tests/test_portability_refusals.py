@@ -6,12 +6,12 @@ format's own size limit is refused with the limit named; a hatch block cannot re
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 from memconform.cli.main import main
-from memconform.core.profile import OPTIONS
 from memconform.portability.formats import formats
 from memconform.portability.ledger_truth import judge_ledger, records
 from memconform.portability.translate import load, read, translate
@@ -158,8 +158,11 @@ def test_an_emp_ts_no_date_time_can_hold_is_carried_not_dropped():
 
 
 def test_an_archive_over_the_memorizz_size_limit_is_refused_with_the_limit_named(monkeypatch):
-    spec = OPTIONS["memorizz"]["max_bytes"]
-    monkeypatch.setitem(OPTIONS["memorizz"], "max_bytes", type(spec)(spec.name, "256KiB", spec.choices, spec.help))
+    from memconform.core.options import Options
+    from memconform.suites.memorizz import options
+
+    smaller = [dataclasses.replace(o, default="256KiB") if o.name == "max_bytes" else o for o in options.OPTIONS]
+    monkeypatch.setattr(options, "OPTIONS", Options(*smaller))
     doc = _fixture("amps", "linked-complete.json")
     small = translate(doc, "amps", "memorizz")
     assert small.output is not None, "the control: a small archive is written"

@@ -314,7 +314,7 @@ def test_memoryai_e3_stream_line_shape_recorded_only_from_the_line(line: dict[st
     from memconform.core.runner import Context
     from memconform.core.suite import get_suite
     from memconform.suites.memoryai import format as mai
-    from memconform.suites.memoryai.checks.profile import parse_stream
+    from memconform.suites.memoryai.stream import parse_stream
 
     ctx = Context(suite=get_suite("memoryai"), target=None, profile=Profile.named("ci"))  # type: ignore[arg-type]
     envelope = {k: v for k, v in memoryai_bundle("x").items() if k not in mai.RECORD_SECTIONS}

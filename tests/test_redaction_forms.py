@@ -25,7 +25,7 @@ from memconform.core.report import Report, ReportWriter
 from memconform.core.results import Failure, Outcome, Result
 from memconform.core.runner import redact_failure
 from memconform.core.sequence import Recorder
-from memconform.render import write_rendered
+from memconform.run.rendered import write_rendered
 from zoo_support import key_leaks
 
 SETTINGS = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))

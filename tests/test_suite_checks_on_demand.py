@@ -1,6 +1,6 @@
 """Naming a file's format needs each suite's SuiteSpec and format, not its checks: a suite's checks
-import the first time they are asked for (SuiteSpec.checks_module), and what a checks module sets on
-the SuiteSpec (emp's document_source, memoryai's replay) is there once they have.
+import the first time they are asked for (SuiteSpec.checks_module); what lives in a checks module (emp's
+document_source, memoryai's replay) the SuiteSpec names as `Later("module:attr")`, imported on first call.
 
 Each test runs in a fresh interpreter: this one has every suite's checks loaded already (conftest.py)."""
 
@@ -76,16 +76,21 @@ def test_asking_for_one_suites_checks_imports_that_suite_only():
     assert out["suites"] == ["memorizz"]
 
 
-def test_what_checks_modules_set_is_there_once_asked_for():
+def test_what_lives_in_checks_modules_is_named_on_the_suite_and_imported_late():
+    """No checks module sets anything on its SuiteSpec (a package's __init__ holds no logic): the SuiteSpec
+    names emp's document source and memoryai's replay, and naming them imports no check."""
     out = fresh("""
-        from memconform.core.suite import get_suite
+        import sys
+        from memconform.core.suite import Later, get_suite
         emp, memoryai = get_suite("emp"), get_suite("memoryai")
-        before = [emp.document_source is None, memoryai.replay is None]
-        emp.load_checks(); memoryai.load_checks()
-        out = {"before": before, "after": [emp.document_source is not None, memoryai.replay is not None]}
+        named = [repr(emp.document_source), repr(memoryai.replay)]
+        loaded = sorted(m for m in sys.modules if m.startswith("memconform.suites.") and ".checks" in m)
+        out = {"named": named, "later": [isinstance(emp.document_source, Later), isinstance(memoryai.replay, Later)],
+               "loaded": loaded}
     """)
-    assert out["before"] == [True, True]  # set by the checks modules, which had not loaded
-    assert out["after"] == [True, True]
+    assert out["later"] == [True, True] and out["loaded"] == []
+    assert out["named"] == ["Later('memconform.suites.emp.checks.writer:written_file')",
+                            "Later('memconform.suites.memoryai.checks.profile:roundtrip_once')"]
 
 
 def test_the_same_checks_in_the_same_order_as_importing_the_checks_module():

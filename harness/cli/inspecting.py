@@ -7,7 +7,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..core.profile import OPTIONS
 from ..core.registry import REGISTRY
 from ..core.results import Outcome, Result
 from ..core.suite import all_suites, get_suite
@@ -89,13 +88,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     checks = REGISTRY.for_suite(args.suite) if args.suite else REGISTRY.all()
     if args.options and args.json:
         print(dumps("options", {"options": [
-            {"name": f"{suite}.{name}", "suite": suite, "default": o.default, "choices": list(o.choices), "help": o.help}
-            for suite, opts in sorted(OPTIONS.items()) for name, o in opts.items()]}))
+            {"name": f"{suite.name}.{o.name}", "suite": suite.name, "default": o.default, "choices": list(o.choices),
+             "help": o.help}
+            for suite in all_suites() for o in suite.options]}))
         return 0
     if args.options:
-        for suite, opts in sorted(OPTIONS.items()):
-            for name, o in opts.items():
-                print(f"{suite}.{name} = {o.default}  (choices: {', '.join(o.choices)})  {o.help}")
+        for suite in all_suites():
+            for o in suite.options:
+                print(f"{suite.name}.{o.name} = {o.default}  (choices: {', '.join(o.choices)})  {o.help}")
         return 0
     if args.json:
         print(dumps("list", {"checks": [ch.to_json() for ch in checks]}))

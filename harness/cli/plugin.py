@@ -208,7 +208,7 @@ def _merge_xdist(session: pytest.Session, state: dict[str, Any]) -> None:
     """The xdist controller runs no check: it merges the workers' streams into the one report."""
     from pathlib import Path
 
-    from ..run.session import merge_worker_reports
+    from ..run.workers import merge_worker_reports
 
     if _xdist_worker(session.config) or not state.get("report_dir") or "profile" not in state:
         return

@@ -180,7 +180,7 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     """A saved sequence (core/sequence_files.py): each step printed; 1 when the divergence reproduces, 0 when not."""
     from ..core import sequence_files
     from ..core.runner import run_cleanups
-    from ..run import replay as sequence_replay
+    from ..run.replay import replay as replay_sequence
     from ..run.session import Session
 
     sequence_files.check_document(doc)
@@ -201,7 +201,7 @@ def replay_sequence(args: argparse.Namespace, doc: dict[str, Any]) -> int:
         say(f"memconform replay: {args.file}: {doc.get('check')} ({len(doc['steps'])} steps, recorded against "
             f"{recorded}); target {target}")
         try:
-            reproduced = sequence_replay.replay(ctx, doc, say)
+            reproduced = replay_sequence(ctx, doc, say)
         finally:
             for left in run_cleanups(ctx):
                 say(left)

@@ -1,32 +1,31 @@
 """Profiles: how hard to fuzz, how strict to be, and which reading of ambiguous spec text to take.
 
-Every reading a suite takes of an ambiguous sentence is a named option here, declared by the
-suite with its default and alternatives, and explained in ERRATA.md.
+Every reading a suite takes of an ambiguous sentence is a named option, declared in the suite's own
+options table (suites/<spec>/options.py, held by its SuiteSpec; core/options.py) with its default and
+alternatives, and explained in the suite's errata.md. A profile holds the values given (`--option`)
+and resolves them against those tables.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .results import HarnessError
 
-
-@dataclass(frozen=True)
-class OptionSpec:
-    name: str
-    default: str
-    choices: tuple[str, ...]
-    help: str
+if TYPE_CHECKING:
+    from .suite import SuiteSpec
 
 
-# suite -> option name -> spec; filled by the format modules.
-OPTIONS: dict[str, dict[str, OptionSpec]] = {}
+def _installed(suites: Iterable[SuiteSpec] | None) -> list[SuiteSpec]:
+    """The suites whose options a profile is checked against: the given ones, or every installed suite."""
+    if suites is not None:
+        return list(suites)
+    from .suite import all_suites
 
-
-def declare_option(suite: str, name: str, default: str, choices: tuple[str, ...], help: str) -> None:
-    OPTIONS.setdefault(suite, {})[name] = OptionSpec(name, default, choices, help)
+    return all_suites()
 
 
 @dataclass(frozen=True)
@@ -107,35 +106,38 @@ class Profile:
         return cls(name=name, seed=seed, options=dict(options or {}),
                    limits=Limits(run_deadline_s=run_s, check_deadline_s=check_s), **base)
 
-    def option(self, suite: str, name: str) -> str:
-        spec = OPTIONS.get(suite, {}).get(name)
-        if spec is None:
-            raise HarnessError(f"suite {suite!r} declares no option {name!r}")
-        value = self.options.get(f"{suite}.{name}", self.options.get(name, spec.default))
+    def option(self, suite: SuiteSpec, name: str) -> str:
+        """The value of `suite`'s option `name` in this run: `--option suite.name=`, `--option name=`, or
+        its declared default; an option the suite does not declare is refused (SuiteSpec.option)."""
+        spec = suite.option(name)
+        value = self.options.get(f"{suite.name}.{name}", self.options.get(name, spec.default))
         if spec.choices and value not in spec.choices:  # no choices: a free value (a path, say)
             raise HarnessError(
-                f"option {suite}.{name}={value!r} is not one of {', '.join(spec.choices)}"
+                f"option {suite.name}.{name}={value!r} is not one of {', '.join(spec.choices)}"
             )
         return value
 
-    def validate_options(self) -> None:
-        known = {f"{s}.{n}" for s, opts in OPTIONS.items() for n in opts} | {
-            n for opts in OPTIONS.values() for n in opts
-        }
+    def validate_options(self, suites: Iterable[SuiteSpec] | None = None) -> None:
+        """Every value given names an option some suite declares (`suite.name` or a bare `name`) and is one
+        of its choices; `suites`: those to check against (None: every installed suite)."""
+        tables = [(s.name, s.options) for s in _installed(suites)]
+        known = {f"{s}.{o.name}" for s, opts in tables for o in opts} | {o.name for _, opts in tables for o in opts}
         unknown = sorted(k for k in self.options if k not in known)
         if unknown:
             raise HarnessError(f"unknown profile option(s): {', '.join(unknown)}; `memconform list --options` shows them")
         for key, value in self.options.items():
             suite, _, name = key.rpartition(".")
-            for s, opts in OPTIONS.items():
-                if (not suite or suite == s) and name in opts and opts[name].choices and value not in opts[name].choices:
-                    raise HarnessError(f"option {key}={value!r} is not one of {', '.join(opts[name].choices)}")
+            for s, opts in tables:
+                spec = opts.get(name)
+                if (not suite or suite == s) and spec is not None and spec.choices and value not in spec.choices:
+                    raise HarnessError(f"option {key}={value!r} is not one of {', '.join(spec.choices)}")
 
-    def effective_options(self) -> dict[str, str]:
+    def effective_options(self, suites: Iterable[SuiteSpec] | None = None) -> dict[str, str]:
+        """`suite.name` -> the value this run takes, for every option of `suites` (None: every installed suite)."""
         return {
-            f"{s}.{n}": self.options.get(f"{s}.{n}", self.options.get(n, o.default))
-            for s, opts in OPTIONS.items()
-            for n, o in opts.items()
+            f"{s.name}.{o.name}": self.options.get(f"{s.name}.{o.name}", self.options.get(o.name, o.default))
+            for s in sorted(_installed(suites), key=lambda s: s.name)
+            for o in s.options
         }
 
     def hypothesis_settings(self) -> Any:

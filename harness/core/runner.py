@@ -60,7 +60,7 @@ class Context:
         return f"memconform-{self.run_id}-{label}-{uuid.uuid4().hex[:8]}"
 
     def option(self, name: str) -> str:
-        return self.profile.option(self.suite.name, name)
+        return self.profile.option(self.suite, name)
 
     def note(self, line: str) -> None:
         self.transcript.append(self.redactor.text(str(line)))

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .check import Check, CheckFn, declaration_problems, parse_keyword, squash
+from .options import Options, OptionSpec
 from .results import HarnessError
 
 if TYPE_CHECKING:
@@ -112,6 +113,9 @@ class SuiteSpec:
     # `document_source`, a `replay`): imported on the first `registered()` or `load_checks()`; None:
     # the checks register when the SuiteSpec's own module loads
     checks_module: str | None = None
+    # the readings of ambiguous spec text a run can pin (`--option`), declared by the suite package
+    # (suites/<spec>/options.py) and read with `ctx.option(name)` (core/options.py)
+    options: Options = field(default_factory=Options)
     _checks_import_started: bool = field(default=False, init=False, repr=False, compare=False)
     _checks: dict[str, Check] = field(default_factory=dict, init=False, repr=False, compare=False)
     _text: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -141,6 +145,15 @@ class SuiteSpec:
         if problems:
             raise HarnessError(f"check {check.id} ({check.fn.__module__}) refused: " + "; ".join(problems))
         self._checks[check.id] = check
+
+    def option(self, name: str) -> OptionSpec:
+        """The declared option `name`; reading one the suite does not declare is a harness bug, said here."""
+        spec = self.options.get(name)
+        if spec is None:
+            declared = ", ".join(self.options.names()) or "none"
+            raise HarnessError(f"suite {self.name!r} declares no option {name!r} (it declares: {declared}); "
+                               f"declare it in the suite's options table")
+        return spec
 
     def mutant_table(self) -> Mutants | None:
         """The suite's known-broken implementations as one validated table (core/mutants.py), or None."""

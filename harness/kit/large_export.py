@@ -2,14 +2,14 @@
 
 Real implementations meet a body cap at such sizes (Express's `limit: '1mb'`, a proxy's 10 MB): the
 round trip must cross them, in MiB as well as in MB, to show one. Each suite that runs such a check
-declares the option `<suite>.large_export_mb` through `declare`; `profile` (the default) takes the
+lists OPTION_SPEC in its options table (`<suite>.large_export_mb`); `profile` (the default) takes the
 size from the run's profile, a number of MB pins it.
 """
 
 from __future__ import annotations
 
 from memconform.core.check_context import CheckContext
-from memconform.core.profile import declare_option
+from memconform.core.options import OptionSpec
 from memconform.core.results import HarnessError
 
 OPTION = "large_export_mb"
@@ -18,9 +18,7 @@ PROFILE_MB = {"ci": 1.2, "default": 11.0, "thorough": 11.0, "strict": 11.0}
 HELP = ("the size the own-export round trip grows to, in MB: 'profile' (ci 1.2, default and thorough 11) "
         "or a number")
 
-
-def declare(suite: str) -> None:
-    declare_option(suite, OPTION, "profile", (), HELP)
+OPTION_SPEC = OptionSpec(OPTION, "profile", (), HELP)
 
 
 def target_bytes(ctx: CheckContext) -> int:

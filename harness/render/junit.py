@@ -46,15 +46,12 @@ def _skip_label(r: dict[str, Any]) -> str:
 def _is_default(suite: str, key: str, value: Any) -> bool:
     """Is `value` the declared default of option `key`? False when the installed suite does not declare it (a
     report from elsewhere: shown rather than hidden)."""
-    from ..core.profile import OPTIONS
     from ..core.suite import get_suite
 
-    if suite not in OPTIONS:
-        try:
-            get_suite(suite)  # its format module declares its options
-        except Exception:  # noqa: BLE001 - a suite not installed here
-            return False
-    spec = OPTIONS.get(suite, {}).get(key.partition(".")[2])
+    try:
+        spec = get_suite(suite).options.get(key.partition(".")[2])
+    except Exception:  # noqa: BLE001 - a suite not installed here
+        return False
     return spec is not None and str(value) == spec.default
 
 

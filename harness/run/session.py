@@ -8,7 +8,6 @@ and the exit code by one policy (core/verdicts.py).
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from ..kit.domain import run_note as domain_note
 from ..targets import open_target
 from . import report_folder
 from .folder_ledger import Ledger
+from .rendered import write_rendered
 from .target_secrets import shown_target, url_secrets
 
 DEFAULT_REPORT_DIR = Path("reports/latest")
@@ -121,7 +121,9 @@ class Session:
         """`report_dir`: the report folder; the run is written beside it and swapped into its place when
         it ends (report_folder.py). `report_name`: an xdist worker's part of a run, written straight into
         report_dir and naming its files by the report folder `report_name` the merged run goes to."""
-        profile.validate_options()
+        # against the suites run only: importing another suite's modules is not free of effects (a run's
+        # verdicts were seen to change with it), and a run reads no other suite's options
+        profile.validate_options([get_suite(name) for name in suites])
         self.suites = list(suites)
         self.target = target
         self.profile = profile
@@ -156,7 +158,7 @@ class Session:
         keep_hypothesis_files_in(self.report_dir)  # a cache the folder keeps from run to run, as a user's file
         self.writer.header(
             target=self.shown_target or "reference:<suite>", suites=self.suites, profile=self.profile.name,
-            seed=self.profile.seed, options=self.profile.effective_options(), command=self.command,
+            seed=self.profile.seed, options=self.profile.effective_options([get_suite(name) for name in self.suites]), command=self.command,
             budget=budget_of(self.profile), require_hooks=self.profile.require_hooks,
             containment=command_containment(self.target),
             folder_view=command_folder_view(self.target) if self.folder is not None else None,
@@ -375,103 +377,6 @@ class Session:
 
         grouped = render_groups_text(report.results)  # each distinct cause once, with its count
         return render_summary(report) + ("\n" + grouped if grouped else "")
-
-
-def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile, api_key: str | None,
-                         command: str) -> RunOutcome | None:
-    """pytest-xdist: each worker wrote its checks' results under `.<report folder>.workers/<id>/`; one report
-    of them all, with the level verdicts, notes and readings of the whole run (None: no worker wrote one)."""
-    import shutil
-
-    workers = report_folder.workers_folder(report_dir)
-    folders = sorted(p for p in workers.glob("*") if (p / "report.jsonl").is_file())
-    if not folders:
-        return None
-    reports = [Report.from_path(p / "report.jsonl", allow_truncated=True, allow_empty=True) for p in folders]
-    lines = {line["check_id"]: line for r in reports for line in r.results}
-    order = {c.id: i for i, c in enumerate(REGISTRY.all())}  # the serial run's order
-    ranked = sorted(lines.values(), key=lambda line: order.get(line["check_id"], len(order)))
-    suites = list(dict.fromkeys(line["suite"] for line in ranked))
-    session = Session(suites, target, profile, report_dir, api_key, command=command)
-    session.start()
-    assert session.write_dir is not None
-    for folder in folders:  # the files the workers' reports name (by the report folder's name) come along
-        _move_files_of(folder, session.write_dir, session.ledger)
-    for line in ranked:
-        session.record(Result.from_json(line, strict=profile.strict))
-    for r in reports:
-        footer = r.footer or {}
-        session.outcome.notes += [n for n in footer.get("notes", []) if n not in session.outcome.notes]
-        session.outcome.readings += [x for x in footer.get("readings", []) if x not in session.outcome.readings]
-        for worker in footer.get("calls", []):  # each worker's calls to its own target, added up per suite
-            total = session.outcome.calls.setdefault(worker["suite"], {})
-            for name, value in worker.items():
-                if name != "suite":
-                    total[name] = total.get(name, 0) + value
-        if r.footer is None:
-            session.outcome.notes.append({"suite": suites[0] if suites else "", "note": "a worker's report was cut off"})
-    outcome = _finish_with_the_workers_exchanges(session, folders)
-    shutil.rmtree(workers, ignore_errors=True)
-    return outcome
-
-
-def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) -> RunOutcome:
-    """The merged run's exchanges.har is the workers' together (the curl lines of its report point to it)."""
-    from ..targets.exchanges import merge_hars
-    from . import exchange_report
-
-    assert session.write_dir is not None
-    har = session.write_dir / exchange_report.HAR_NAME
-    if merge_hars(har, [f / exchange_report.HAR_NAME for f in folders]) and session.ledger is not None:
-        session.ledger.record_as_is(har)
-    return session.finish()
-
-
-def _move_files_of(worker: Path, run: Path, ledger: Ledger | None) -> None:
-    """A worker's saved examples and sequences into the merged run's folder (their names are unique)."""
-    for kind in ("examples", "sequences"):
-        for path in sorted((worker / kind).glob("*")):
-            (run / kind).mkdir(exist_ok=True)
-            if not (run / kind / path.name).exists():
-                path.rename(run / kind / path.name)
-                if ledger is not None:
-                    ledger.record_as_is(run / kind / path.name)
-
-
-def write_rendered(report_dir: Path, report: Report, ledger: Ledger | None = None) -> None:
-    """junit.xml, summary.md, report.html and badges/ (memconform.render), each recorded as written."""
-    from ..render.badge import badges
-    from ..render.html import render_html
-    from ..render.junit import render_junit
-    from ..render.markdown import render_markdown
-
-    def write(path: Path, text: str) -> None:
-        """Never through a symlink someone put in the folder (the folder check then names it)."""
-        data = text.replace("\n", os.linesep).encode("utf-8")  # what write_text would write, as bytes
-        if ledger is not None:
-            ledger.record(path, data)
-        if path.parent.is_symlink():
-            return
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        except OSError:
-            if ledger is None or not path.is_symlink():
-                raise
-            return
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-
-    write(report_dir / "junit.xml", render_junit(report))
-    write(report_dir / "summary.md", render_markdown(report))
-    write(report_dir / "report.html", render_html(report))
-    (report_dir / "badges").mkdir(parents=True, exist_ok=True)
-    for name, svg in badges(report).items():
-        write(report_dir / "badges" / name, svg)
-
-
-def render_all(report_dir: Path) -> None:
-    """junit.xml and summary.md from report.jsonl on disk (possibly truncated)."""
-    write_rendered(report_dir, Report.from_path(report_dir / "report.jsonl", allow_truncated=True, allow_empty=True))
 
 
 def execute_run(

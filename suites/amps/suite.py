@@ -26,6 +26,7 @@ from memconform.core import history_counts
 from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.amps import format as amps
+from memconform.suites.amps.options import OPTIONS
 
 SPEC = amps.SPEC
 PRODUCER_CLAUSE = ("schema_valid", "inferred_has_sources", "observed_has_sources")
@@ -39,6 +40,7 @@ _probe = answers_with("export", lambda: {"subject_id": f"memconform-probe-{uuid.
 
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.amps.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('ai-memory-portability-standard-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=amps.SUITE,

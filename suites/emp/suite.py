@@ -14,6 +14,7 @@ from memconform.core import established, history_counts
 from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.emp import format as emp
+from memconform.suites.emp.options import OPTIONS
 
 
 def _probe(target: Any) -> bool:
@@ -49,6 +50,9 @@ WRITER_CLAUSE = ("writer_waits_for_lock", "writer_locks_around_write", "writer_l
                  "writer_ts_millis", "writer_version_1x", "writer_model_sequences", "writer_killed_mid_write")
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
+    # the document a run against a target judges is the file the writer checks have it write
+    document_source=Later("memconform.suites.emp.checks.writer:written_file"),
     checks_module="memconform.suites.emp.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('edge-memory-protocol-v1.0.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=emp.SUITE, spec_title=emp.SPEC, version="1.0",

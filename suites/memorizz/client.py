@@ -19,7 +19,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Inconclusive, TargetError, Unsupported
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 
 
 def export(ctx: CheckContext, **selection: Any) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def by_content(archive: dict[str, Any], avoid_ids: set[str] | frozenset[str] = f
     (an original and its clone in one namespace, reading M9:namespaces-kept), the one whose id is not
     in `avoid_ids` wins."""
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for store, record in mz.records_of(archive):
+    for store, record in memorizz.records_of(archive):
         data = record.get("data")
         text = data.get("content") if isinstance(data, dict) else None
         rid = record.get("id")  # an array or object id is in no avoid_ids (and no set member)
@@ -63,7 +63,7 @@ def by_content(archive: dict[str, Any], avoid_ids: set[str] | frozenset[str] = f
 def ids_in(archive: dict[str, Any]) -> set[tuple[str, object]]:
     """(store, id) of every record, the id as the archive holds it (absent: None); a record whose id is an
     array or object is left out (no (store, id) pair names it)."""
-    return {(store, r.get("id")) for store, r in mz.records_of(archive) if scalar(r.get("id"))}
+    return {(store, r.get("id")) for store, r in memorizz.records_of(archive) if scalar(r.get("id"))}
 
 
 def scalar(value: object) -> bool:
@@ -119,12 +119,12 @@ class Seed:
         self.msg1, self.msg2, self.gone = u("msg"), u("msg"), u("deleted-msg")
         self.summary = u("summary")
         ns = self.ns
-        self.archive = mz.empty_archive(source_provider="memconform-seed")
+        self.archive = memorizz.empty_archive(source_provider="memconform-seed")
         self.archive["manifest"]["includes"]["embeddings"] = True  # it carries one, for the import to discard
         self.texts: dict[str, str] = {}
 
         def add(store: str, rid: str, natural: bool = True, **data: Any) -> None:
-            key = mz.NATURAL_IDS_IMPLIED.get(store)
+            key = memorizz.NATURAL_IDS_IMPLIED.get(store)
             record = {**({key: rid} if key and natural else {}), **data}
             if "content" not in record:
                 record["content"] = u(f"{store}-prose")
@@ -157,7 +157,7 @@ class Seed:
         add("semantic_cache", u("cache"), memory_id=ns, query="when is launch", response="after 19:00 UTC")
         add("shared_memory", u("shared"), memory_id=ns)
         add("knowledge_base", u("kb-private"), memory_id=self.ns_delegate, user_id=None)
-        mz.seal(self.archive)
+        memorizz.seal(self.archive)
 
     @property
     def namespaces(self) -> tuple[str, str]:
@@ -172,7 +172,7 @@ def small_archive(ctx: CheckContext, label: str) -> tuple[dict[str, Any], str]:
     namespace: what the rejection checks break one rule of. (archive, namespace)"""
     u = ctx.unique
     ns, agent, persona = u(f"{label}-ns"), u(f"{label}-agent"), u(f"{label}-persona")
-    archive = mz.empty_archive(source_provider="memconform-probe")
+    archive = memorizz.empty_archive(source_provider="memconform-probe")
     stores = archive["stores"]
     stores["agents"].append({"id": agent, "data": {"agent_id": agent, "memory_ids": [ns], "delegates": [],
                                                    "content": u("agent-prose")}})
@@ -180,7 +180,7 @@ def small_archive(ctx: CheckContext, label: str) -> tuple[dict[str, Any], str]:
                                                        "content": u("persona-prose")}})
     kb = u(f"{label}-kb")
     stores["knowledge_base"].append({"id": kb, "data": {"id": kb, "memory_id": ns, "content": u("kb-prose")}})
-    return mz.seal(archive), ns
+    return memorizz.seal(archive), ns
 
 
 def restore(ctx: CheckContext, archive: dict[str, Any], what: str) -> dict[str, Any]:
@@ -228,3 +228,12 @@ def exported_graph(ctx: CheckContext) -> dict[str, Any]:
                  "--option memorizz.export_memory_id=... or export_agent_id=...)")
         return export(ctx)
     return export(ctx, agent_id=seed.owner)
+
+
+def listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
+    """errata "Target operations": a conflict names its store as memory_type (or store, type) and its id."""
+    out = set()
+    for c in body.get("conflicts") or []:
+        if isinstance(c, dict):
+            out.add((c.get("memory_type", c.get("store", c.get("type"))), c.get("id")))
+    return out

@@ -19,7 +19,7 @@ from typing import Any
 
 from memconform.kit.hostile import parse_or_reject
 from memconform.kit.shared_rules import secret_key
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.targets.base import Rejected
 
 WARNING_RULES = {"created_at_utc", "external_references_reported"}  # SHOULD-level: never refuse for them
@@ -28,7 +28,7 @@ OWNER_FIELDS = ("agent_id", "owner_agent_id")
 
 class ReferenceArchiveStore:
     PROVIDER = "memconform-reference-sqlite"
-    MAX_BYTES = mz.SIZES["50MiB"]
+    MAX_BYTES = memorizz.SIZES["50MiB"]
     MAX_RECORDS = 100_000
 
     def __init__(self, db: str = ":memory:") -> None:
@@ -42,7 +42,7 @@ class ReferenceArchiveStore:
 
     # ---- storage -------------------------------------------------------------------------------
     def rows(self, stores: set[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {k: [] for k in mz.STORES}
+        out: dict[str, list[dict[str, Any]]] = {k: [] for k in memorizz.STORES}
         for store, rid, data in self.db.execute("SELECT store, id, data FROM records ORDER BY rowid"):
             if stores is None or store in stores:
                 out[store].append({"id": rid, "data": json.loads(data)})
@@ -58,8 +58,8 @@ class ReferenceArchiveStore:
 
     # ---- producer ------------------------------------------------------------------------------
     def select(self, body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-        types = set(body.get("types") or mz.STORES)
-        unknown = types - set(mz.STORES)
+        types = set(body.get("types") or memorizz.STORES)
+        unknown = types - set(memorizz.STORES)
         if unknown:
             raise Rejected({"error": f"unknown store keys {sorted(unknown)}"})
         everything = self.rows()
@@ -79,8 +79,8 @@ class ReferenceArchiveStore:
                 namespaces.update(agents[current].get("memory_ids") or [])
                 if body.get("include_delegates", True):
                     queue += [d for d in agents[current].get("delegates") or [] if d in agents]
-        picked: dict[str, list[dict[str, Any]]] = {k: [] for k in mz.STORES}
-        for store in mz.STORES:
+        picked: dict[str, list[dict[str, Any]]] = {k: [] for k in memorizz.STORES}
+        for store in memorizz.STORES:
             if store not in types:
                 continue
             for record in everything[store]:
@@ -99,7 +99,7 @@ class ReferenceArchiveStore:
     def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
         body = dict(body or {})
         include_embeddings = body.get("include_embeddings") is True
-        archive = mz.empty_archive(source_provider=self.PROVIDER)
+        archive = memorizz.empty_archive(source_provider=self.PROVIDER)
         omitted: list[str] = []
         for store, records in self.select(body).items():
             for record in records:
@@ -110,7 +110,7 @@ class ReferenceArchiveStore:
                                   "agent_ids": sorted({r["id"] for r in archive["stores"]["agents"]})})
         manifest["includes"].update({"delegates": body.get("include_delegates", True) is not False,
                                      "embeddings": include_embeddings})
-        external = sorted(mz.external_references(archive))
+        external = sorted(memorizz.external_references(archive))
         if omitted:
             manifest["omitted_fields"] = sorted(set(omitted))
             manifest["warnings"].append("Credential fields were omitted; reconnect providers and tools after restore.")
@@ -121,7 +121,7 @@ class ReferenceArchiveStore:
         return self.seal(archive)
 
     def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
     def clean(self, data: Any, omitted: list[str], where: str, keep_embeddings: bool = False,
               parent: str = "") -> Any:
@@ -132,7 +132,7 @@ class ReferenceArchiveStore:
                 if secret_key(k) and parent != "properties" and v not in (None, ""):
                     omitted.append(f"{where}.{k}")
                     continue
-                if mz.embedding_key(k) is not None and not keep_embeddings:  # every reading's (errata M8)
+                if memorizz.embedding_key(k) is not None and not keep_embeddings:  # every reading's (errata M8)
                     continue
                 out[k] = self.clean(v, omitted, f"{where}.{k}", keep_embeddings, k)
             return out
@@ -144,15 +144,15 @@ class ReferenceArchiveStore:
     def problems(self, archive: Any) -> list[str]:
         if not isinstance(archive, dict):
             return ["the archive is not an object"]
-        total = mz.record_total(archive)
+        total = memorizz.record_total(archive)
         if total > self.MAX_RECORDS:
             return [f"{total} records, over the limit of {self.MAX_RECORDS}"]
-        found = mz.scan(archive, mz.NATURAL_IDS_IMPLIED)
+        found = memorizz.scan(archive, memorizz.NATURAL_IDS_IMPLIED)
         out = [f"{p.rule}: {p.title} at {p.path}" for rule, ps in found.items() if rule not in WARNING_RULES for p in ps]
         if out or "integrity" not in archive:
             return out
         try:
-            data = mz.canonical_bytes(archive)
+            data = memorizz.canonical_bytes(archive)
         except ValueError as exc:
             return [f"numbers_finite: {exc}"]
         if len(data) > self.MAX_BYTES:
@@ -170,7 +170,7 @@ class ReferenceArchiveStore:
     def id_map(self, archive: dict[str, Any]) -> dict[str, str]:
         """Clone mapping: every record id and every namespace gets a new id of its own."""
         mapping: dict[str, str] = {}
-        for _, record in mz.records_of(archive):
+        for _, record in memorizz.records_of(archive):
             mapping.setdefault(record["id"], self.new_id(record["id"]))
             data = record["data"]
             for ns in [data.get("memory_id"), *(data.get("memory_ids") or [])]:
@@ -187,7 +187,7 @@ class ReferenceArchiveStore:
             return {k: self.rewrite(v, mapping, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self.rewrite(v, mapping, key) for v in value]
-        if isinstance(value, str) and key in mz.REFERENCE_FIELDS:
+        if isinstance(value, str) and key in memorizz.REFERENCE_FIELDS:
             return mapping.get(value, value)
         return value
 
@@ -195,7 +195,7 @@ class ReferenceArchiveStore:
         rid = mapping.get(record["id"], record["id"])
         data = self.rewrite(copy.deepcopy(record["data"]), mapping)
         data = self.clean(data, [], rid)  # credentials never re-enter; a standard import drops embeddings
-        for key in ("id", "_id", mz.NATURAL_IDS_IMPLIED.get(store)):
+        for key in ("id", "_id", memorizz.NATURAL_IDS_IMPLIED.get(store)):
             if key and key in data:
                 data[key] = rid
         if store == "agents":
@@ -215,7 +215,7 @@ class ReferenceArchiveStore:
             raise Rejected({"ok": False, "errors": bad[:50]})
         assert isinstance(archive, dict)
         mapping = self.id_map(archive) if mode == "clone" else {}
-        planned = [(store, *self.incoming(store, record, mapping)) for store, record in mz.records_of(archive)]
+        planned = [(store, *self.incoming(store, record, mapping)) for store, record in memorizz.records_of(archive)]
         conflicts = self.conflicts(planned)
         report: dict[str, Any] = {"ok": not (conflicts and conflict == "error"), "dry_run": mode == "preview",
                                   "planned": len(planned), "imported": 0, "skipped": 0,

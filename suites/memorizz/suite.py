@@ -20,9 +20,10 @@ from pathlib import Path
 from memconform.core import history_counts
 from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz.options import OPTIONS
 
-SPEC = mz.SPEC
+SPEC = memorizz.SPEC
 
 # "Validation rejects unsupported versions, unknown envelope fields, incorrect taxonomy, missing store keys,
 # duplicate or inconsistent IDs, incorrect counts, and checksum mismatches."
@@ -38,17 +39,18 @@ CONSUMER_CLAUSE = ("rejects_unsupported_version", "rejects_unknown_envelope_fiel
 
 # `memconform run` without --suite: a MemoRizz implementation exports an archive (here of a namespace
 # no one uses, so the probe reads nothing of the store)
-_probe = answers_with("export", lambda: {"memory_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, mz.detect)
+_probe = answers_with("export", lambda: {"memory_id": f"memconform-probe-{uuid.uuid4().hex[:8]}"}, memorizz.detect)
 
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.memorizz.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memorizz-archive-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
-    name=mz.SUITE, spec_title=SPEC, version="1",
+    name=memorizz.SUITE, spec_title=SPEC, version="1",
     levels=[Level("archive", "Archive", clause=ARCHIVE_CLAUSE),
             Level("producer", "Producer", ("archive",), clause=PRODUCER_CLAUSE),
             Level("consumer", "Consumer", clause=CONSUMER_CLAUSE)],
-    document_source=Later("memconform.suites.memorizz.client:exported_graph"), detect=mz.detect, stream=mz.open_file,
+    document_source=Later("memconform.suites.memorizz.client:exported_graph"), detect=memorizz.detect, stream=memorizz.open_file,
     reference=Later("memconform.suites.memorizz.reference:ReferenceArchiveStore"),
     portability=Later("memconform.suites.memorizz.portability.declared:portable"),
     mutants=Later("memconform.suites.memorizz.mutants"), probe=_probe,

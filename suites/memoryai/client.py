@@ -12,7 +12,6 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import equals
 from memconform.core.results import (
-    ControlRefused,
     Failure,
     Inconclusive,
     NeedsHook,
@@ -21,7 +20,7 @@ from memconform.core.results import (
     Unsupported,
 )
 from memconform.kit.shared_rules import now_iso, parse_datetime
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.targets.base import Reply
 
 
@@ -34,16 +33,6 @@ class MemoryaiRun:
     cleanup_registered: bool = False
     seed: str = "not tried"  # what became of the seed import before the producer checks' export
     models: list[Any] = field(default_factory=list)  # the state machine's models, one per example
-
-
-REPORT_COUNTERS = {
-    "chunks": ("inserted", "skipped_duplicate", "skipped_invalid"),
-    "memory_edges": ("upserted", "skipped"),
-    "entities": ("upserted",),
-    "l2_sessions": ("inserted",),
-    "mood_states": ("upserted",),
-    "agents": ("upserted",),
-}
 
 
 def iso(at: dt.datetime, offset_s: int = 0, zone: str = "Z", fraction: bool = False) -> str:
@@ -112,7 +101,7 @@ def remember_written(ctx: CheckContext, bundle: Any) -> None:
     if not run.cleanup_registered:
         run.cleanup_registered = True
         ctx.cleanup("memoryai chunks this run imported", lambda: _delete_written(ctx, written))
-    written.extend(c["content_hash"] if isinstance(c.get("content_hash"), str) else mai.content_hash(c["content"])
+    written.extend(c["content_hash"] if isinstance(c.get("content_hash"), str) else memoryai.content_hash(c["content"])
                    for c in bundle["chunks"]
                    if isinstance(c, dict) and (isinstance(c.get("content_hash"), str) or isinstance(c.get("content"), str)))
 
@@ -147,36 +136,6 @@ def _deleted_in_batches(ctx: CheckContext, hashes: list[str]) -> int:
     return done
 
 
-def is_bundle_rejection(reply: Reply) -> bool:
-    """A refusal that is about the bundle (4xx or a transport's rejection, with JSON), not a crash or an error page."""
-    if reply.ok:
-        return False
-    if reply.http_status is not None:
-        if not 400 <= reply.http_status < 500 or reply.http_status in (401, 403, 404, 405, 408, 413, 429):
-            return False
-        try:
-            return isinstance(json.loads(reply.raw or b"null"), dict)
-        except ValueError:
-            return False
-    return True
-
-
-def expect_rejected(reply: Reply, what: str) -> list[Failure]:
-    """A negative request must be refused, and refused as a bundle rejection (not a 5xx, 401 or HTML page)."""
-    if reply.ok:
-        return [Failure(f"{what} was accepted", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "rejected")]
-    if not is_bundle_rejection(reply):
-        raise TargetError(f"{what}: the refusal is not a bundle rejection (HTTP {reply.http_status}, "
-                          f"{reply.content_type or 'no content type'}): {reply.raw[:200]!r}")
-    return []
-
-
-def control(reply: Reply, what: str) -> None:
-    """The positive control of a negative check: the same request with the broken rule repaired is accepted."""
-    if not reply.ok:
-        raise ControlRefused(f"{what}: {reply.status} {reply.http_status or ''} {reply.raw[:200]!r}")
-
-
 def hook(ctx: CheckContext, op: str, body: Any, why: str) -> Reply:
     """Call an x-memconform hook (errata E13); without it the behaviour cannot be observed: inconclusive."""
     try:
@@ -209,31 +168,6 @@ def profile_call(ctx: CheckContext, op: str, body: Any = None, **kw: Any) -> Rep
         raise
 
 
-def report_of(reply: Reply) -> dict[str, Any]:
-    """The `report` object of an ImportReport, or a TargetError if there is none to read."""
-    body = reply.json()
-    if not isinstance(body, dict) or not isinstance(body.get("report"), dict):
-        raise TargetError(f"import answered no ImportReport object: {reply.raw[:200]!r}")
-    return body["report"]
-
-
-def report_body(reply: Reply) -> Any:
-    """The JSON answer of an import, or None when it is not JSON."""
-    try:
-        return reply.json()
-    except TargetError:
-        return None
-
-
-def report_or_none(reply: Reply) -> dict[str, Any] | None:
-    """The ImportReport's `report`, or None when the consumer answers none (its shape is a reading, errata E8)."""
-    try:
-        body = reply.json()
-    except TargetError:
-        return None
-    return body["report"] if isinstance(body, dict) and isinstance(body.get("report"), dict) else None
-
-
 def instant(value: Any) -> dt.datetime | None:
     """An ISO-8601 time as an instant (so 'Z', '+00:00' and other offsets compare equal); None if unreadable."""
     return parse_datetime(value, "memoryai")
@@ -244,11 +178,6 @@ def own_instant(text: str) -> dt.datetime:
     moment = instant(text)
     assert moment is not None, f"the suite wrote a time it cannot read: {text!r}"
     return moment
-
-
-def counter(report: dict[str, Any], section: str, name: str) -> Any:
-    value = report.get(section, {})
-    return value.get(name) if isinstance(value, dict) else None
 
 
 def target_model(ctx: CheckContext) -> tuple[str, int]:
@@ -273,7 +202,7 @@ def chunk(ctx: CheckContext, label: str, memory_type: str = "fact", **fields: An
     record = {
         "id": fields.pop("id", 0),
         "content": content,
-        "content_hash": mai.content_hash(content),
+        "content_hash": memoryai.content_hash(content),
         "memory_type": memory_type,
         "embedding": None,
         "tags": ["memconform", label],
@@ -300,7 +229,7 @@ def bundle(ctx: CheckContext, chunks: list[dict[str, Any]], *, model: str | None
         c["id"] = c.get("id") or i
         c.setdefault("embedding_model", model)
     doc = {
-        "format": mai.FORMAT,
+        "format": memoryai.FORMAT,
         "version": version,
         "generator": "memconform/0.1",
         "exported_at": now_iso(),
@@ -320,7 +249,7 @@ def bundle(ctx: CheckContext, chunks: list[dict[str, Any]], *, model: str | None
         "mood_states": [],
         "agents": [],
     }
-    return mai.seal(doc)
+    return memoryai.seal(doc)
 
 
 def vector(dim: int, seed: int) -> list[float]:
@@ -355,7 +284,7 @@ def by_hash(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         if isinstance(c, dict):
             h = c.get("content_hash")
             if h is None or h == "":
-                key = mai.content_hash(c["content"]) if isinstance(c.get("content"), str) else NO_HASH
+                key = memoryai.content_hash(c["content"]) if isinstance(c.get("content"), str) else NO_HASH
             else:
                 key = h.lower() if isinstance(h, str) else MISTYPED_HASH
             out.setdefault(key, []).append(c)
@@ -402,24 +331,18 @@ def own_part(doc: dict[str, Any], marker: str) -> dict[str, Any]:
     between such chunks), sealed again in the §3.6 reading its checksum followed (when it followed one):
     what a check imports back of an instance others share, so that it never writes back what others
     wrote, or deleted, between the export and the import."""
-    part = {k: v for k, v in doc.items() if k not in mai.RECORD_SECTIONS}
+    part = {k: v for k, v in doc.items() if k not in memoryai.RECORD_SECTIONS}
     chunks = [ch for ch in array_at(doc, "chunks") if marker in dumps(ch)]
     ids = {ch.get("id") for ch in chunks if _scalar(ch.get("id"))}
-    for section in mai.RECORD_SECTIONS:
+    for section in memoryai.RECORD_SECTIONS:
         if isinstance(doc.get(section), list):
             part[section] = [r for r in doc[section] if marker in dumps(r) or section == "memory_edges" and isinstance(r, dict)
                              and _scalar(r.get("chunk_a")) and _scalar(r.get("chunk_b")) and {r["chunk_a"], r["chunk_b"]} <= ids]
     part["manifest"] = dict(doc["manifest"]) if isinstance(doc.get("manifest"), dict) else doc.get("manifest")
-    reading = mai.checksum_reading_of(doc) if isinstance(part["manifest"], dict) else None
+    reading = memoryai.checksum_reading_of(doc) if isinstance(part["manifest"], dict) else None
     if reading is not None:
-        mai.seal(part, *mai.CHECKSUM_READINGS[reading])
+        memoryai.seal(part, *memoryai.CHECKSUM_READINGS[reading])
     return part
-
-
-def expect_accepted(reply: Reply, what: str) -> list[Failure]:
-    if reply.ok:
-        return []
-    return [Failure(f"{what}: the consumer refused a conformant bundle", f"{reply.status} {reply.http_status or ''} {reply.raw[:200]!r}", "accepted")]
 
 
 def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
@@ -428,7 +351,7 @@ def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
     try:
         model, dim = target_model(ctx)
         records = [
-            chunk(ctx, "seed-fact", "fact", embedding=mai.encode_embedding(vector(dim, 1))),
+            chunk(ctx, "seed-fact", "fact", embedding=memoryai.encode_embedding(vector(dim, 1))),
             chunk(ctx, "seed-dna", "preference", zone="critical"),
             chunk(ctx, "seed-vendor", "x_memconform_note", is_pinned=True),
         ]

@@ -25,7 +25,7 @@ from typing import Any
 
 from memconform.core import oracle
 from memconform.kit.shared_rules import parse_datetime
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def bundle_key(bundle: Mapping[str, Any]) -> str:
 
 def refused_why(bundle: Any, max_version: int) -> str | None:
     """Why §3.1 has the bundle refused, or None."""
-    if not isinstance(bundle, Mapping) or bundle.get("format") != mai.FORMAT:
+    if not isinstance(bundle, Mapping) or bundle.get("format") != memoryai.FORMAT:
         return "format is not memoryai-bundle"
     version = bundle.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
@@ -93,7 +93,7 @@ def chunk_valid(chunk: Any) -> bool:
 
 
 def import_answers(state: State, bundle: Mapping[str, Any], readings: Readings = DEFAULT,
-                   max_version: int = mai.MAX_VERSION) -> tuple[Answer, ...]:
+                   max_version: int = memoryai.MAX_VERSION) -> tuple[Answer, ...]:
     """Every outcome of importing `bundle` in `state` the spec and the readings allow."""
     why = refused_why(bundle, max_version)
     if why is not None:
@@ -121,7 +121,7 @@ def added_chunks(state: State, chunks: Iterable[Mapping[str, Any]]) -> dict[str,
     """§3.8: a chunk whose content_hash is held (or was deleted) is skipped; the first row stays."""
     out = dict(state.chunks)
     for ch in chunks:
-        h = str(ch.get("content_hash") or mai.content_hash(ch["content"])).lower()
+        h = str(ch.get("content_hash") or memoryai.content_hash(ch["content"])).lower()
         if h not in out and h not in state.deleted:
             out[h] = dict(ch)
     return out
@@ -160,7 +160,7 @@ def export_answers(state: State, scope: str = "full", since: str | None = None,
     if scope == "full":
         chosen, what = frozenset(live), "every live chunk"
     elif scope == "dna_only":
-        chosen, what = frozenset(h for h, ch in live.items() if mai.is_dna(dict(ch), readings.dna_rule)), "the DNA chunks"
+        chosen, what = frozenset(h for h, ch in live.items() if memoryai.is_dna(dict(ch), readings.dna_rule)), "the DNA chunks"
     elif scope == "since":
         chosen, what = frozenset(live), "every live chunk"
     else:

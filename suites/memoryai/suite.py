@@ -11,7 +11,8 @@ from pathlib import Path
 from memconform.core import history_counts
 from memconform.core.suite import Later, Level, SuiteSpec, answers_with
 from memconform.kit.fixtures_loader import spec_text_path
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai.options import OPTIONS
 
 # §5, quoted in suites/memoryai/errata.md E16: each bullet of a level's clause names the checks that decide it,
 # whatever keyword the bullet's own section uses (§3.6's checksum is a SHOULD, §3.5's mismatch too).
@@ -41,15 +42,18 @@ HTTP_CLAUSE = ("export_scope_dna_only", "export_scope_since", "export_stream_equ
                "spec_endpoint", "import_report_shape")
 
 # `memconform run` without --suite: a MemoryAI target exports a memoryai-bundle
-_probe = answers_with("export", lambda: {"scope": "full"}, mai.detect)
+_probe = answers_with("export", lambda: {"scope": "full"}, memoryai.detect)
 
 
 SPEC = "MemoryAI Protocol v1"
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
+    # `memconform replay FILE --suite memoryai`: a saved bundle is round-tripped again
+    replay=Later("memconform.suites.memoryai.checks.profile:roundtrip_once"),
     checks_module="memconform.suites.memoryai.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('memoryai-protocol-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
-    name=mai.SUITE,
+    name=memoryai.SUITE,
     spec_title=SPEC,
     version="1",
     levels=[
@@ -59,8 +63,8 @@ SUITE = SuiteSpec(
         Level("http", "HTTP profile (RECOMMENDED)", clause=HTTP_CLAUSE, optional=True),
     ],
     document_source=Later("memconform.suites.memoryai.client:seed_and_export"),
-    detect=mai.detect,
-    routes=mai.ROUTES,
+    detect=memoryai.detect,
+    routes=memoryai.ROUTES,
     reference=Later("memconform.suites.memoryai.reference.brain:ReferenceBrain"),
     portability=Later("memconform.suites.memoryai.portability.declared:portable"),
     mutants=Later("memconform.suites.memoryai.mutants"),

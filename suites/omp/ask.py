@@ -15,7 +15,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure
-from memconform.suites.omp import model as m
+from memconform.suites.omp.model import Check, Model, Readings, Request
 
 
 def summary(answer: Any) -> str:
@@ -30,7 +30,7 @@ def summary(answer: Any) -> str:
     return str(brief()) if callable(brief) else f"{status} {str(body)[:160]}"
 
 
-def judged(model: m.Model, request: m.Request, answer: Any, sent: str, path: str = "$") -> Failure | None:
+def judged(model: Model, request: Request, answer: Any, sent: str, path: str = "$") -> Failure | None:
     """None when the answer is in the model's set, else a Failure: the request, the answer, each reading's expectation."""
     reason = model.accepts(request, answer)
     if reason is None:
@@ -38,29 +38,29 @@ def judged(model: m.Model, request: m.Request, answer: Any, sent: str, path: str
     return Failure(f"{sent}: {reason.title}", summary(answer), reason.expected, path)
 
 
-def expectations(model: m.Model, request: m.Request, read_back: bool = False) -> dict[str, m.Check]:
+def expectations(model: Model, request: Request, read_back: bool = False) -> dict[str, Check]:
     return model.expect_read_back(request) if read_back else model.expect(request)
 
 
-def predictions(model: m.Model, request: m.Request, read_back: bool = False) -> dict[str, Callable[[Any], bool]]:
+def predictions(model: Model, request: Request, read_back: bool = False) -> dict[str, Callable[[Any], bool]]:
     """{reading: does the answer fit it}, one per reading the model names for the request."""
     return {name: fits(check) for name, check in expectations(model, request, read_back).items()}
 
 
-def fits(check: m.Check) -> Callable[[Any], bool]:
+def fits(check: Check) -> Callable[[Any], bool]:
     """The prediction of one reading: the answer breaks none of its expectations."""
     return lambda answer: check(answer) is None
 
 
-def observe(ctx: CheckContext, point: str, request: m.Request, answer: Any, *, title: str, path: str = "$",
-            seeded: Callable[[m.Readings], m.Model], pins: tuple[str, ...] = (), read_back: bool = False) -> Observation:
+def observe(ctx: CheckContext, point: str, request: Request, answer: Any, *, title: str, path: str = "$",
+            seeded: Callable[[Readings], Model], pins: tuple[str, ...] = (), read_back: bool = False) -> Observation:
     """Record the readings of `point` the answer fitted, as the model predicts them under every reading;
     fail (naming each accepted reading's expectation) when it fits none the run's options accept.
     `seeded` builds the model in the state at hand under given readings; `pins`: the options (names
     of Readings fields) that may narrow this point; `read_back`: the answer is the pair (a write's answer, the
     GET of its id after it), judged by `Model.expect_read_back`."""
-    every = seeded(m.Readings())
-    pinned = seeded(m.Readings.from_options(ctx.option))
+    every = seeded(Readings())
+    pinned = seeded(Readings.from_options(ctx.option))
     allowed = expectations(pinned, request, read_back)
     accepted = tuple(allowed)
     chosen = tuple(f"{name}={ctx.option(name)}" for name in pins if ctx.option(name) not in ("either", "any"))

@@ -11,7 +11,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Inconclusive, TargetError
-from memconform.suites.omp import client as c
+from memconform.suites.omp import client
 from memconform.targets.base import Reply
 
 
@@ -44,24 +44,24 @@ def absent(answer: Reply) -> bool:
 
 def _sweep(ctx: CheckContext) -> bool:
     """Delete every memory of this run the harness's keys can see; raise naming what stayed."""
-    keys: list[str | None] = [c.GLOBAL]
-    creds = c.facts(ctx).credentials
+    keys: list[str | None] = [client.GLOBAL]
+    creds = client.facts(ctx).credentials
     if creds is not None and creds.other_user_key:
         keys.append(creds.other_user_key)
     left: list[str] = []
     removed = 0
     for key in keys:
-        answer = c.export(ctx, key, record=False, quiet=True)
+        answer = client.export(ctx, key, record=False, quiet=True)
         body = answer.body if answer.ok and isinstance(answer.body, dict) else {}
         for mem in body.get("memories") or []:
             if not isinstance(mem, dict) or ctx.run_id not in str(mem.get("content", "")) + str(mem.get("tags", "")):
                 continue
             mem_id = str(mem.get("id"))
-            if c.delete(ctx, mem_id, key, record=False, quiet=True).status in (204, 200, 404):
+            if client.delete(ctx, mem_id, key, record=False, quiet=True).status in (204, 200, 404):
                 removed += 1
             else:
                 left.append(mem_id)
-    ctx.state(c.OmpRun).cleanup_counts = (removed, len(left))
+    ctx.state(client.OmpRun).cleanup_counts = (removed, len(left))
     if left:
         raise TargetError(f"{len(left)} memories of run {ctx.run_id} could not be deleted, e.g. {left[:3]}")
     return True
@@ -70,7 +70,7 @@ def _sweep(ctx: CheckContext) -> bool:
 def track(ctx: CheckContext) -> None:
     """Register, once per run, the sweep that removes what this run wrote (ctx.cleanup)."""
     register = getattr(ctx, "cleanup", None)
-    if not callable(register) or ctx.state(c.OmpRun).cleanup_registered:
+    if not callable(register) or ctx.state(client.OmpRun).cleanup_registered:
         return
-    ctx.state(c.OmpRun).cleanup_registered = True
+    ctx.state(client.OmpRun).cleanup_registered = True
     register(f"the memories of run {ctx.run_id}", lambda: _sweep(ctx))

@@ -20,8 +20,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.omp import client as c
-from memconform.suites.omp import rules
+from memconform.suites.omp import client, rules
 
 WRITE_FIELDS_CREATE = ("memory.content", "memory.type", "memory.source", "memory.source.tool", "memory.source.session_id",
                        "memory.source.user_id", "memory.source.timestamp", "memory.tags", "memory.tags[]", "memory.namespace",
@@ -158,8 +157,8 @@ def cases(ctx: CheckContext, field_ids: tuple[str, ...], label: str, *, full: bo
             for i, value in enumerate(vc.values()):
                 marker = ctx.unique(f"{label}-{vc.field}-{vc.id}-{i}")
                 value = fresh_id(vc, value)
-                base = c.full_memory(ctx, marker, content=f"{marker} domain probe") if full else c.memory(ctx, marker, content=f"{marker} domain probe")
-                yield Case(vc, value, set_field(base, field_id, value, marker, c.run_tag(ctx)), marker)
+                base = client.full_memory(ctx, marker, content=f"{marker} domain probe") if full else client.memory(ctx, marker, content=f"{marker} domain probe")
+                yield Case(vc, value, set_field(base, field_id, value, marker, client.run_tag(ctx)), marker)
 
 
 def fresh_id(vc: domain.ValueClass, value: Any) -> Any:

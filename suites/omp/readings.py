@@ -221,13 +221,13 @@ def names_at_most(answer: Reply, *allowed: str) -> bool:
 
 
 def sane_page(answer: Reply) -> bool:
-    from memconform.suites.omp.checks.bad_input import sane_page as page
+    from memconform.suites.omp.rules import sane_page as page
 
     return page(answer)
 
 
 def served_sanely_to(answer: Reply, body: Any) -> bool:
-    from memconform.suites.omp.checks.bad_input import served_sanely_to as served
+    from memconform.suites.omp.rules import served_sanely_to as served
 
     return served(answer, body)
 

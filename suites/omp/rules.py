@@ -142,3 +142,28 @@ def declared_level(body: Any) -> str | None:
                 if value.strip().lower() in (title.lower(), key):
                     return key
     return None
+
+
+def sane_page(answer: Reply) -> bool:
+    """A bad parameter served under the lenient reading: a page of at most 100 memories (and an honest mode)."""
+    body = answer.body if isinstance(answer.body, dict) else {}
+    memories = body.get("memories")
+    if not (isinstance(memories, list) and len(memories) <= omp.MAX_LIMIT
+            and body.get("mode_used", "keyword") in omp.SEARCH_MODES):
+        return False
+    # a page of memories, not any 200 with a "memories" key: a server answering everything with junk
+    # must not pass as one that clamps bad paging (the hostile zoo showed it)
+    return all(isinstance(m, dict) and not any(id_failures(m, "$")) and not any(content_type_failures(m, "$"))
+               for m in memories)
+
+
+def served_sanely_to(answer: Reply, body: Any) -> bool:
+    """A sane page; search `tags` given as a string is read like list's `tags` (comma-separated), so
+    every memory served holds each of them (errata O9)."""
+    if not (answer.ok and sane_page(answer)):
+        return False
+    tags = body.get("tags") if isinstance(body, dict) else None
+    if isinstance(tags, str):
+        wanted = {t.strip() for t in tags.split(",") if t.strip()}
+        return all(wanted <= set(m.get("tags") or []) for m in answer.body["memories"])
+    return True

@@ -18,43 +18,42 @@ from memconform.core.results import HarnessError
 from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.options import OPTIONS
 
 
 def claimed_levels(ctx: CheckContext) -> set[str] | None:
     """Levels are cumulative: OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 checks always apply."""
-    from memconform.suites.omp import client as c
-    from memconform.suites.omp import controls as ev
+    from memconform.suites.omp import client, controls
     from memconform.suites.omp.rules import declared_level
     from memconform.targets import is_http
 
     if not is_http(ctx.target):
         return None  # every check then says it needs an http:// target
-    ev.track(ctx)
-    answer = c.health(ctx)
+    controls.track(ctx)
+    answer = client.health(ctx)
     level = declared_level(answer.body)
     if level is None and ctx.option("assume_level") != "none":
         level = ctx.option("assume_level")
-        ctx.state(c.OmpRun).level_note = f"health names no level; option assume_level={level} applies"
+        ctx.state(client.OmpRun).level_note = f"health names no level; option assume_level={level} applies"
     elif level is None:
-        ctx.state(c.OmpRun).level_note = "health names no level: only the OMP-Core checks run (option omp.assume_level)"
+        ctx.state(client.OmpRun).level_note = "health names no level: only the OMP-Core checks run (option omp.assume_level)"
     else:
-        ctx.state(c.OmpRun).level_note = f"health declares {level!r}"
+        ctx.state(client.OmpRun).level_note = f"health declares {level!r}"
     upto = omp.LEVEL_ORDER.index(level) + 1 if level else 1
     return {*omp.LEVEL_ORDER[:upto], "ai", "security"}
 
 
 def preflight(ctx: CheckContext) -> None:
     """A missing or refused global key would turn every check into noise: say so once, up front."""
-    from memconform.suites.omp import client as c
-    from memconform.suites.omp import controls as ev
+    from memconform.suites.omp import client, controls
     from memconform.targets import is_http
 
     if not is_http(ctx.target):
         return  # every check says it needs an http:// target
     if not ctx.target.api_key:
         raise HarnessError("OMP needs the target's global API key (§3.2): pass --api-key or set MEMCONFORM_API_KEY")
-    ev.track(ctx)
-    answer = c.preflight_send(ctx, "GET", "/memories", params={"limit": "1"}, record=False, quiet=True)
+    controls.track(ctx)
+    answer = client.preflight_send(ctx, "GET", "/memories", params={"limit": "1"}, record=False, quiet=True)
     if answer.status == 401:
         raise HarnessError(f"the target refuses the given API key: GET /v1/memories?limit=1 answered 401 "
                            f"{answer.raw[:120]!r}; pass the right one with --api-key")
@@ -81,9 +80,9 @@ def _probe(target: Any) -> bool:
 def _run_notes(ctx: CheckContext) -> list[str]:
     """The client's run notes; the client is the run's code, imported when a run ends (not to name a format)."""
     from memconform.core import established
-    from memconform.suites.omp import client as c
+    from memconform.suites.omp import client
 
-    return [*c.run_notes(ctx), *established.run_notes(ctx)]
+    return [*client.run_notes(ctx), *established.run_notes(ctx)]
 
 
 # §8: "An implementation is OMP-Core conformant if it: Implements all endpoints in §3.3 with correct
@@ -115,6 +114,7 @@ FULL_CLAUSE = ("list_filter_namespace", "search_filter_namespace", "tool_key_own
                "tool_key_forbidden_other_read", "users_isolated")
 
 SUITE = SuiteSpec(
+    options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.omp.checks",  # imported when the checks are asked for, not to name a format
     spec_text=spec_text_path('open-memory-protocol-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=omp.SUITE,

@@ -16,8 +16,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
-from memconform.kit import batch_failures as bf
-from memconform.kit import domain
+from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
 from memconform.suites.amps.client import (
     atoms_by_id,
@@ -61,7 +60,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
     assert table is not None, "the amps domain table is packaged with the suite"
     merge = import_semantics(ctx) == "merge"
     control = import_export(ctx, make_export(ctx.unique("subject-batch-control"),
-                                             [make_atom(ctx, f"batch-control{i}") for i in range(bf.BATCH)], []))
+                                             [make_atom(ctx, f"batch-control{i}") for i in range(batch_failures.BATCH)], []))
     if not control.ok:
         raise ControlRefused(f"an export of five valid atoms was refused: {control.raw[:200]!r}")
     ledger = ctx.state(domain.DomainLedger)
@@ -71,13 +70,13 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         earlier = make_atom(ctx, "batch-earlier")
         seed(ctx, make_export(subject_id, [earlier], []), "an export of the subject's earlier atom")
         before = earlier_view(ctx, subject_id, earlier["atom_id"])
-        atoms = [make_atom(ctx, f"batch-{class_id}-{i}") for i in range(bf.BATCH)]
-        atoms[bf.MIDDLE] = with_class(atoms[bf.MIDDLE], name, cls.value())
+        atoms = [make_atom(ctx, f"batch-{class_id}-{i}") for i in range(batch_failures.BATCH)]
+        atoms[batch_failures.MIDDLE] = with_class(atoms[batch_failures.MIDDLE], name, cls.value())
         reply = import_export(ctx, make_export(subject_id, atoms, []))
         stored = atoms_by_id(export(ctx, subject_id))
-        outcome = bf.BatchResult(accepted=reply.ok, reported=False, stored=tuple(a["atom_id"] in stored for a in atoms))
+        outcome = batch_failures.BatchResult(accepted=reply.ok, reported=False, stored=tuple(a["atom_id"] in stored for a in atoms))
         label = f"an export whose middle atom has {cls.key}"
-        yield from bf.judge(ctx, "A36", label, cls.expect, outcome, bf.WHOLE)
+        yield from batch_failures.judge(ctx, "A36", label, cls.expect, outcome, batch_failures.WHOLE)
         ledger.judge([cls.key])
         if merge or not reply.ok:  # under the replace reading (A12) an accepted export is the subject's whole snapshot
-            yield from bf.kept(label, before, earlier_view(ctx, subject_id, earlier["atom_id"]))
+            yield from batch_failures.kept(label, before, earlier_view(ctx, subject_id, earlier["atom_id"]))

@@ -20,11 +20,6 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
 from memconform.kit import domain
 from memconform.suites.amps import model
-from memconform.suites.amps.checks.domain_imports import (
-    judge_class,
-    same,
-    table,
-)
 from memconform.suites.amps.client import (
     export,
     import_export,
@@ -33,6 +28,8 @@ from memconform.suites.amps.client import (
     make_export,
     sourced,
 )
+from memconform.suites.amps.domain_fields import table
+from memconform.suites.amps.domain_support import judge_class, same
 from memconform.suites.amps.format import atoms as amps_atoms
 from memconform.suites.amps.suite import SUITE
 

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.kit import domain
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.suites.amps import domain_fields, model
 from memconform.suites.amps import format as amps
+from memconform.suites.amps import model
 from memconform.suites.amps.client import (
     artifacts_by_id,
     atoms_by_id,
@@ -29,58 +28,14 @@ from memconform.suites.amps.client import (
     seed,
     sourced,
 )
+from memconform.suites.amps.importing import (
+    _Canary,
+    _stored_atoms,
+    _unsourced_variant,
+    malformed_breaker,
+    unsourced_atom_failures,
+)
 from memconform.suites.amps.suite import SUITE
-
-Breaker = Callable[[dict[str, Any]], Any]
-
-
-def _stored_atoms(ctx: CheckContext, subject_id: str) -> dict[Any, dict[str, Any]]:
-    return atoms_by_id(export(ctx, subject_id))
-
-
-def refused_variants(ctx: CheckContext, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
-    """Control first (the export, unbroken, must import), then each broken export to the same subject: it must
-    be refused, and neither its atoms appear nor the control's disappear."""
-    subject_id = ctx.unique("subject")
-    anchor, anchor_art = sourced(ctx, f"{label}-control")
-    reply = import_export(ctx, make_export(subject_id, [anchor], [anchor_art]))
-    if not reply.ok:
-        raise ControlRefused(f"a conformant export of the same shape was refused: {reply.raw[:200]!r}")
-    if anchor["atom_id"] not in _stored_atoms(ctx, subject_id):
-        raise Inconclusive("the accepted control export is not in the subject's export: absence shows nothing")
-    for what, breaker in variants.items():
-        atom, art = sourced(ctx, label)
-        atom_id = atom["atom_id"]
-        doc = make_export(subject_id, [atom], [art])
-        breaker(doc)
-        reply = import_export(ctx, doc)
-        stored = _stored_atoms(ctx, subject_id)
-        if reply.ok:
-            yield Failure(f"an export with {what} was accepted", f"{reply.status} {reply.raw[:200]!r}", "rejected")
-        elif atom_id in stored:
-            yield Failure(f"an export with {what} was refused, but its atom was stored", atom_id, "absent", "$.atoms")
-        if anchor["atom_id"] not in stored:
-            yield Failure(f"importing an export with {what} lost the subject's earlier atom", "absent",
-                          anchor["atom_id"], "$.atoms")
-
-
-def _set(*path: Any, value: Any) -> Breaker:
-    def brk(doc: dict[str, Any]) -> None:
-        node: Any = doc
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = value
-    return brk
-
-
-def _drop(*path: Any) -> Breaker:
-    def brk(doc: dict[str, Any]) -> None:
-        node: Any = doc
-        for key in path[:-1]:
-            node = node[key]
-        del node[path[-1]]
-    return brk
-
 
 # Malformed exports: an invalid class of the domain table (suites/amps/domain.json) where the table has
 # one, else the literal (type confusions and date forms the table does not list). Whether each must be
@@ -105,19 +60,6 @@ MALFORMED: tuple[tuple[str, Any], ...] = (
     ("an atom without atom_id", "export.atoms[].atom_id:absent"),
     ("artifacts as an object", ("artifacts", {})),
 )
-
-
-def malformed_breaker(source: Any) -> tuple[str, Breaker]:
-    """(what the table calls it, the breaker) for a table class key, or the breaker of a literal (path..., value)."""
-    if isinstance(source, tuple):
-        return "", _set(*source[:-1], value=source[-1])
-    field_id, class_id = source.split(":")
-    vc = domain_fields.table().field(field_id).cls(class_id)
-    if vc.expect != "invalid":
-        raise HarnessError(f"{source} is not an invalid class of suites/amps/domain.json")
-    path = tuple(part for name in field_id.removeprefix("export.").split(".")
-                 for part in ((name[:-2], 0) if name.endswith("[]") else (name,)))
-    return vc.key, _drop(*path) if vc.value() is domain.ABSENT else _set(*path, value=vc.value())
 
 
 @SUITE.check(level="consumer", section="Reference implementation", keyword="MUST",
@@ -177,27 +119,6 @@ def rejects_unsourced_inferred(ctx: CheckContext) -> Iterator[Failure]:
         yield from _unsourced_variant(ctx, subject_id, anchor, whole, what, ids)
 
 
-def _unsourced_variant(ctx: CheckContext, subject_id: str, anchor: dict[str, Any], whole: bool, what: str,
-                       ids: list[str] | None) -> Iterator[Failure]:
-    good, art = sourced(ctx, "good")
-    bad = make_atom(ctx, "laundered", "inferred", ids)  # inferred, and no artifact id
-    reply = import_export(ctx, make_export(subject_id, [good, bad], [art]))
-    if whole and reply.ok:
-        yield Failure(f"an export with an unsourced inferred atom was accepted ({what})",
-                      f"{reply.status} {reply.raw[:200]!r}", "rejected", readings=("A4:reject-export",))
-    after = export(ctx, subject_id)
-    stored = atoms_by_id(after)
-    if bad["atom_id"] in stored:
-        yield Failure(f"the unsourced inferred atom was imported ({what})", bad["text"], "absent", "$.atoms")
-    if not reply.ok and good["atom_id"] in stored:
-        yield Failure(f"part of a rejected export was imported ({what})", good["text"], "nothing from the rejected export",
-                      "$.atoms")
-    if not reply.ok and art["artifact_id"] in artifacts_by_id(after):
-        yield Failure(f"an artifact of a rejected export was imported ({what})", art["artifact_id"], "absent", "$.artifacts")
-    if not reply.ok and anchor["atom_id"] not in stored:
-        yield Failure(f"a rejected export lost the subject's earlier atom ({what})", "absent", anchor["atom_id"], "$.atoms")
-
-
 @SUITE.check(level="consumer", section="Provenance rules", keyword="MUST",
              sentence="inferred — a model concluded this from one or more artifacts. artifact_ids and extractor are required.")
 def rejects_inferred_without_extractor(ctx: CheckContext) -> Iterator[Failure]:
@@ -229,37 +150,9 @@ def rejects_inferred_without_extractor(ctx: CheckContext) -> Iterator[Failure]:
                           "$.atoms")
 
 
-# "no artifact_ids", each way an exporter writes it: the key left out, null, an empty list
-UNSOURCED: tuple[tuple[str, Any], ...] = (("artifact_ids absent", None), ("artifact_ids null", "null"), ("artifact_ids []", []))
 INFERRED_SOURCES = "inferred — a model concluded this from one or more artifacts. artifact_ids and extractor are required."
 OBSERVED_SOURCES = ("observed — captured passively from behavior (e.g. calendar patterns, voice cadence). artifact_ids required; "
                     "must be revocable.")
-
-
-def unsourced_atom_failures(ctx: CheckContext, derivation: str) -> Iterator[Failure]:
-    """An atom of `derivation` citing no artifact (each of UNSOURCED) beside a good atom, each in an export
-    of its own to one subject: refused (nothing of that export stored), the atom left out, or stored with
-    sources it names itself; never stored as it came, since the importer's own export would then break
-    "artifact_ids required" (errata A3). The control: the same export with the atom's artifact cited."""
-    subject_id = ctx.unique(f"subject-unsourced-{derivation}")
-    control, control_art = sourced(ctx, f"unsourced-{derivation}-control", derivation)
-    if not import_export(ctx, make_export(subject_id, [control], [control_art])).ok:
-        raise ControlRefused(f"the same export with the {derivation} atom's artifact cited was refused")
-    for what, ids in UNSOURCED:
-        good, good_art = sourced(ctx, f"unsourced-{derivation}-good", "stated")
-        bad = make_atom(ctx, f"unsourced-{derivation}", derivation)  # no artifact_ids key
-        if ids is not None:
-            bad["provenance"]["artifact_ids"] = None if ids == "null" else ids
-        reply = import_export(ctx, make_export(subject_id, [good, bad], [good_art]))
-        stored = atoms_by_id(export(ctx, subject_id))
-        kept = stored.get(bad["atom_id"])
-        if kept is not None and not amps.has_sources(kept):
-            yield Failure(f"a{'n' if derivation[0] in 'aeiou' else ''} {derivation} atom without sources was imported "
-                          f"as it came ({what})", (kept.get("provenance") if isinstance(kept, dict) else kept),
-                          "refused, left out, or stored citing an artifact", "$.atoms[?].provenance.artifact_ids")
-        if not reply.ok and good["atom_id"] in stored:
-            yield Failure(f"part of a rejected export was imported ({what})", good["text"], "nothing from the rejected export",
-                          "$.atoms")
 
 
 @SUITE.check(level="consumer", section="Provenance rules", keyword="MUST", sentence=INFERRED_SOURCES)
@@ -326,43 +219,6 @@ def accepts_schema_edges(ctx: CheckContext) -> Iterator[Failure]:
         if got is None or got.get("text") != atom["text"]:
             yield Failure(f"an atom valid at the schema's edges ({label}) is not in the export as imported",
                           None if got is None else got.get("text"), atom["text"], "$.atoms")
-
-
-class _Canary:
-    """A loopback HTTP server that only counts requests: nothing should ever reach it."""
-
-    def __init__(self) -> None:
-        import http.server  # only when a canary is started: validate never needs it
-
-        hits: list[str] = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                hits.append(self.path)
-                self.send_response(204)
-                self.end_headers()
-
-            do_HEAD = do_POST = do_GET  # noqa: N815
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.hits = hits
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        # a short poll keeps shutdown() quick: it waits for the serving loop's next turn
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/{path}"
-
-    def __enter__(self) -> _Canary:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
 
 
 MEDIA = '"media_url": { "type": "string", "format": "uri" }'

@@ -15,7 +15,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive
 from memconform.suites.amps import format as amps
-from memconform.suites.amps import model as oracle
+from memconform.suites.amps import model
 from memconform.suites.amps.client import (
     artifacts_by_id,
     atoms_by_id,
@@ -198,10 +198,10 @@ def delete_cascades(ctx: CheckContext) -> Iterator[Failure]:
     if found:  # the model would name the same difference again
         return
     # the rest of the subject as the model says a deletion leaves it: the atoms it did not concern untouched
-    readings = oracle.Readings.from_options(ctx.option)
-    before = next(o.state for o in oracle.import_answers(oracle.EMPTY, doc, readings) if o.accepted)
-    held = oracle.delete_answers(before, subject_id, doomed["artifact_id"])[0].state[subject_id]
-    problem = oracle.export_differs(after, subject_id, held, readings)
+    readings = model.Readings.from_options(ctx.option)
+    before = next(o.state for o in model.import_answers(model.EMPTY, doc, readings) if o.accepted)
+    held = model.delete_answers(before, subject_id, doomed["artifact_id"])[0].state[subject_id]
+    problem = model.export_differs(after, subject_id, held, readings)
     if problem:
         yield Failure("the subject's export after the delete is not what the model says it leaves", problem,
                       "every atom and artifact the deletion did not concern as imported")

@@ -31,7 +31,6 @@ from memconform.suites.amps.client import (
 from memconform.suites.amps.suite import SUITE
 
 BATCH, SIZE = 30, 10_000  # artifact bodies of ~10,000 mixed UTF-8 characters (~15 kB): imports of about 450 kB
-large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 ATOM_FIELDS = ("text", "kind", "sensitivity", "confidence")
 ARTIFACT_FIELDS = ("body", "title", "kind", "private")
 

@@ -1,286 +1,107 @@
-"""AI Memory Portability Standard v0.1: the published schema, a validator, and the prose rules.
+"""AI Memory Portability Standard v0.1 (schema.py: the published schema, a validator and the prose rules; with
+rules.py, string_formats.py, schema_sites.py, strategies.py and windows.py), re-exported here as
+`memconform.suites.amps.format`."""
 
-The schema is kept byte-for-byte as published (fixtures/amps/schema.json). The prose rules the
-schema cannot say (provenance, time, cross-record references) are helpers here; every reading of
-ambiguous prose is a declared option explained in suites/amps/errata.md.
-"""
-
-from __future__ import annotations
-
-import functools
-import itertools
-import json
-import re
-from collections.abc import Iterator
-from typing import Any
-
-from memconform.core.profile import declare_option
-from memconform.kit.fixtures_loader import fixture_root
-from memconform.kit.shared_rules import now_iso as now_iso  # re-exported: the suite's clock
-from memconform.kit.windows import NotWindowable, computed
-from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
-from memconform.suites.amps.format.schema_sites import format_sites_of
-from memconform.suites.amps.format.string_formats import (
+from .schema import (  # noqa: F401  the package's face: schema.py holds the code
+    ARTIFACT_KINDS,
+    ATOM_KINDS,
+    DERIVATIONS,
+    EXPORT_VERSION,
+    FORMAT_CHECKS,
+    RULES,
+    SENSITIVITIES,
+    SPEC,
+    SUITE,
+    TEXT_MAX,
+    NotWindowable,
+    Problem,
+    Rule,
+    Scan,
+    SchemaError,
+    _section_schema,
+    _section_validators,
+    artifact_ids_of,
+    artifacts,
+    atoms,
+    computed,
+    dangling,
+    detect,
+    error_order,
+    fast_validator,
+    fixture_root,
+    format_checker,
+    format_sites,
+    format_sites_of,
+    formats_hold,
+    has_sources,
     is_date_time,
+    is_extension_key,
+    is_flagged_unsourced,
     is_uri,
+    json_path,
+    now_iso,
     parse_date_time,
     plain_date_times,
+    provenance,
+    scan,
+    schema,
+    schema_error_entries,
+    schema_errors,
+    schema_surely_valid,
+    section_schema_errors,
+    structure_validator,
+    unsourced_inferred,
+    validator,
+    values_at,
 )
 
-SUITE = "amps"
-SPEC = "AI Memory Portability Standard v0.1"
-EXPORT_VERSION = "0.1.0"
-SENSITIVITIES = ("public", "private", "medical", "financial", "legal")
-ATOM_KINDS = ("fact", "preference", "relationship", "belief", "goal", "skill")
-ARTIFACT_KINDS = ("chat", "document", "journal", "voice", "message", "email", "calendar")
-DERIVATIONS = ("stated", "inferred", "observed")
-TEXT_MAX = 500
-
-# Readings of ambiguous sentences: each is explained in suites/amps/errata.md.
-declare_option(SUITE, "atom_labels", "recommended", ("recommended", "required"),
-               "Principles: every atom carries sensitivity and valid_from: SHOULD (schema leaves them optional) or MUST")
-declare_option(SUITE, "dangling_refs", "report", ("report", "ignore"),
-               "Source-linked: provenance artifact_ids / artifact atom_ids that resolve nowhere in the export are reported (SHOULD) or ignored")
-declare_option(SUITE, "unsourced_inferred", "reject-export", ("reject-export", "drop-atom"),
-               "Provenance: an inferred atom without artifact_ids makes the importer reject the whole export, or only drop that atom")
-declare_option(SUITE, "unsourced_after_delete", "delete-or-flag", ("delete-or-flag", "delete"),
-               "Delete cascades: an atom left with no source is deleted or re-flagged unsourced, or must be deleted")
-declare_option(SUITE, "x_provider_namespace", "x-prefix", ("x-prefix", "x-provider-key"),
-               "Fork-friendly: extension fields are any key starting 'x-', or only a literal 'x-provider' key")
-declare_option(SUITE, "export_subject_id", "", (),
-               "the subject a producer should export for the Producer checks (default: the subject the harness "
-               "imported; a producer that cannot import needs this)")
-declare_option(SUITE, "import_semantics", "either", ("either", "merge", "replace"),
-               "a second import for a subject adds to what is stored (merge) or replaces the subject's snapshot "
-               "(replace); errata A12")
-declare_option(SUITE, "validity_order", "allow-equal", ("allow-equal", "strictly-after"),
-               "Time-aware: valid_to may equal valid_from, or must be strictly after it")
-
-
-@functools.cache
-def schema() -> dict[str, Any]:
-    return json.loads((fixture_root() / "amps" / "schema.json").read_text("utf-8"))
-
-
-@functools.cache
-def format_checker() -> Any:
-    from jsonschema import FormatChecker
-
-    checker = FormatChecker(formats=())
-    checker.checks("date-time")(is_date_time)
-    checker.checks("uri")(is_uri)
-    return checker
-
-
-@functools.cache
-def validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    Draft202012Validator.check_schema(schema())
-    return Draft202012Validator(schema(), format_checker=format_checker())
-
-
-@functools.cache
-def format_sites() -> tuple[tuple[tuple[str | None, ...], str], ...] | None:
-    return format_sites_of(schema(), set(FORMAT_CHECKS))
-
-
-def json_path(parts: Any) -> str:
-    out = "$"
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(p)) else f"[{json.dumps(p)}]")
-    return out
-
-
-@functools.cache
-def fast_validator() -> Any:
-    """jsonschema-rs on the same schema with the same format rules: it says yes or no ten times faster
-    than jsonschema; jsonschema still writes every error message, so reports read the same."""
-    import jsonschema_rs
-
-    return jsonschema_rs.Draft202012Validator(
-        schema(), formats={"date-time": is_date_time, "uri": is_uri}, validate_formats=True)
-
-
-@functools.cache
-def structure_validator() -> Any:
-    """jsonschema-rs on the same schema, formats not asserted: `formats_hold` judges them in bulk."""
-    import jsonschema_rs
-
-    return jsonschema_rs.Draft202012Validator(schema(), validate_formats=False)
-
-
-FORMAT_CHECKS = {"date-time": is_date_time, "uri": is_uri}
-
-
-def schema_surely_valid(doc: Any) -> bool:
-    """True when the published schema (with our format checker) accepts doc; False means "ask
-    jsonschema for the errors". Where the schema says where its formats apply (`format_sites`), the
-    structure is judged in Rust and the format strings in bulk, each distinct string once; else
-    jsonschema-rs calls back into Python for every formatted string."""
-    sites = format_sites()
-    if sites is None:
-        return bool(fast_validator().is_valid(doc))
-    if not structure_validator().is_valid(doc):
-        return False
-    return all(formats_hold(name, values_at(doc, steps)) for steps, name in sites)
-
-
-def formats_hold(name: str, values: list[str]) -> bool:
-    """Does every string hold the format? Date-times in the common shape are passed by one match over
-    all of them; any other string is judged by the format's own check."""
-    distinct = set(values)
-    if name == "date-time" and plain_date_times(distinct):
-        return True
-    check = FORMAT_CHECKS[name]
-    return all(check(value) for value in distinct)
-
-
-def values_at(doc: Any, steps: tuple[str | None, ...]) -> list[str]:
-    """The strings at one place of a document: property names, None for every item of an array (as
-    `properties` and `items` apply: only to an object, only to an array)."""
-    level = [doc]
-    for step in steps:
-        kinds = set(map(type, level))  # when every node is of the kind the step takes, the step runs in C
-        if step is None:
-            level = (list(itertools.chain.from_iterable(level)) if kinds == {list}
-                     else [item for node in level if type(node) is list for item in node])
-        elif kinds == {dict}:  # absent keys read as None, which no later step takes and no string is
-            level = list(map(dict.get, level, itertools.repeat(step)))
-        else:
-            level = [node[step] for node in level if type(node) is dict and step in node]
-    return level if set(map(type, level)) <= {str} else [value for value in level if type(value) is str]
-
-
-def schema_errors(doc: Any) -> list[tuple[str, str, Any]]:
-    """(JSON path, message, offending value) for every schema error, in document order."""
-    windowed = computed(doc, "schema_errors")
-    if windowed is not None:  # a file read in windows (suites/amps/format/windows.py): judged as it was read
-        return list(windowed)
-    return [(json_path(parts), message, instance) for parts, message, instance in schema_error_entries(doc)]
-
-
-SchemaError = tuple[list[Any], str, Any]  # (the path's parts, message, offending value)
-
-
-def error_order(error: SchemaError) -> tuple[list[str], str]:
-    """The order schema errors are reported in (by path, as text, then message)."""
-    return list(map(str, error[0])), error[1]
-
-
-def schema_error_entries(doc: Any) -> list[SchemaError]:
-    """Every schema error as (path parts, message, value), in report order."""
-    if schema_surely_valid(doc):  # jsonschema walks 100,000 atoms in ~15 s; jsonschema-rs in under 1 s
-        return []
-    return sorted(((list(e.absolute_path), e.message, e.instance) for e in validator().iter_errors(doc)),
-                  key=error_order)
-
-
-@functools.cache
-def _section_schema(section: str) -> dict[str, Any] | None:
-    """The published schema's subschema of one top-level array (`properties.<section>`), with the
-    definitions its references name; None when the schema has no such plain subschema."""
-    root = schema()
-    sub = root.get("properties", {}).get(section)
-    if not isinstance(sub, dict) or sub.get("type") != "array":
-        return None
-    return {**{k: root[k] for k in ("$schema", "$defs") if k in root}, **sub}
-
-
-@functools.cache
-def _section_validators(section: str) -> tuple[Any, Any, Any] | None:
-    """(jsonschema, jsonschema-rs on the structure, the format sites) for one section's subschema."""
-    import jsonschema_rs
-    from jsonschema import Draft202012Validator
-
-    sub = _section_schema(section)
-    if sub is None:
-        return None
-    return (Draft202012Validator(sub, format_checker=format_checker()),
-            jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS)))
-
-
-def section_schema_errors(section: str, items: list[Any], first: int) -> list[SchemaError]:
-    """The schema errors a slice of one top-level array holds, as the whole document's validation
-    reports them (paths from the root, `first` the slice's first index). The subschema of a section
-    judges its items alone: nothing else in the schema reaches into them."""
-    validators = _section_validators(section)
-    if validators is None:
-        raise NotWindowable(f"the schema has no plain subschema for {section}")
-    full, structure, sites = validators
-    if sites is not None and structure.is_valid(items) and all(
-            formats_hold(name, values_at(items, steps)) for steps, name in sites):
-        return []
-    return [([section, first + e.absolute_path[0], *list(e.absolute_path)[1:]] if e.absolute_path else [section],
-             e.message, e.instance) for e in full.iter_errors(items)]
-
-
-def detect(doc: Any) -> bool:
-    """An AMPS export by its top-level shape: export_version plus subject/atoms/artifacts."""
-    return (isinstance(doc, dict) and "export_version" in doc
-            and isinstance(doc.get("subject"), dict) and isinstance(doc.get("atoms"), list)
-            and isinstance(doc.get("artifacts"), list))
-
-
-def atoms(doc: Any) -> Iterator[tuple[int, dict[str, Any]]]:
-    items = doc.get("atoms") if isinstance(doc, dict) else None
-    for i, a in enumerate(items if isinstance(items, list) else []):
-        if isinstance(a, dict):
-            yield i, a
-
-
-def artifacts(doc: Any) -> Iterator[tuple[int, dict[str, Any]]]:
-    items = doc.get("artifacts") if isinstance(doc, dict) else None
-    for i, a in enumerate(items if isinstance(items, list) else []):
-        if isinstance(a, dict):
-            yield i, a
-
-
-def provenance(atom: dict[str, Any]) -> dict[str, Any]:
-    p = atom.get("provenance")
-    return p if isinstance(p, dict) else {}
-
-
-def artifact_ids_of(atom: dict[str, Any]) -> list[Any]:
-    ids = provenance(atom).get("artifact_ids")
-    return ids if isinstance(ids, list) else []
-
-
-def has_sources(atom: dict[str, Any]) -> bool:
-    return len(artifact_ids_of(atom)) > 0
-
-
-def unsourced_inferred(doc: Any) -> list[int]:
-    """Indexes of inferred atoms that cite no artifact: the export an importer should reject."""
-    return [i for i, a in atoms(doc) if provenance(a).get("derivation") == "inferred" and not has_sources(a)]
-
-
-def is_extension_key(key: str, reading: str = "x-prefix") -> bool:
-    return key == "x-provider" if reading == "x-provider-key" else key.startswith("x-")
-
-
-def is_flagged_unsourced(atom: dict[str, Any]) -> bool:
-    """suites/amps/errata.md: 're-flagged as unsourced' is an extension key naming 'unsourced' set truthy."""
-    for holder in (atom, provenance(atom)):
-        for key, value in holder.items():
-            if isinstance(key, str) and key.startswith("x-") and "unsourced" in key.lower() and value:
-                return True
-    return False
-
-
-def dangling(doc: Any) -> Iterator[tuple[str, str]]:
-    """(JSON path, id) of every reference that resolves to nothing in the same export."""
-    atom_ids = {a.get("atom_id") for _, a in atoms(doc)}
-    artifact_ids = {a.get("artifact_id") for _, a in artifacts(doc)}
-    for i, a in atoms(doc):
-        for j, ref in enumerate(artifact_ids_of(a)):
-            if ref not in artifact_ids:
-                yield f"$.atoms[{i}].provenance.artifact_ids[{j}]", ref
-    for i, art in artifacts(doc):
-        refs = art.get("atom_ids")
-        for j, ref in enumerate(refs if isinstance(refs, list) else []):
-            if ref not in atom_ids:
-                yield f"$.artifacts[{i}].atom_ids[{j}]", ref
-
-
-__all__ = ["RULES", "Problem", "Rule", "Scan", "is_date_time", "is_uri", "parse_date_time", "scan"]
+__all__ = [
+    "ARTIFACT_KINDS",
+    "ATOM_KINDS",
+    "DERIVATIONS",
+    "EXPORT_VERSION",
+    "FORMAT_CHECKS",
+    "NotWindowable",
+    "Problem",
+    "RULES",
+    "Rule",
+    "SENSITIVITIES",
+    "SPEC",
+    "SUITE",
+    "Scan",
+    "SchemaError",
+    "TEXT_MAX",
+    "artifact_ids_of",
+    "artifacts",
+    "atoms",
+    "computed",
+    "dangling",
+    "detect",
+    "error_order",
+    "fast_validator",
+    "fixture_root",
+    "format_checker",
+    "format_sites",
+    "format_sites_of",
+    "formats_hold",
+    "has_sources",
+    "is_date_time",
+    "is_extension_key",
+    "is_flagged_unsourced",
+    "is_uri",
+    "json_path",
+    "now_iso",
+    "parse_date_time",
+    "plain_date_times",
+    "provenance",
+    "scan",
+    "schema",
+    "schema_error_entries",
+    "schema_errors",
+    "schema_surely_valid",
+    "section_schema_errors",
+    "structure_validator",
+    "unsourced_inferred",
+    "validator",
+    "values_at",
+]

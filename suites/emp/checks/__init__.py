@@ -4,13 +4,13 @@ names this package (suite.py): the first ask for the checks imports it and regis
 wrong declaration is refused then (core/check.py)."""
 # ruff: noqa: F401, I001
 
+from memconform.suites.emp.checks import lock
 from memconform.suites.emp.checks import concurrency
+from memconform.suites.emp.checks import writer
 from memconform.suites.emp.checks import crash
 from memconform.suites.emp.checks import file
-from memconform.suites.emp.checks import lock
 from memconform.suites.emp.checks import reader
 from memconform.suites.emp.checks import stateful
-from memconform.suites.emp.checks import writer
 from memconform.suites.emp.checks import domain_reader
 from memconform.suites.emp.checks import domain_writer
 from memconform.suites.emp.checks import domain_query
@@ -18,8 +18,5 @@ from memconform.suites.emp.checks import domain_files
 # last: what can break a target (stored hostile inputs) runs after every other check
 from memconform.suites.emp.checks import hostile_input
 from memconform.suites.emp.suite import SUITE
-
-# the document a run against a target judges is the file the writer checks have it write
-SUITE.document_source = writer.written_file
 
 __all__ = ["SUITE"]

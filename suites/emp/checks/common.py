@@ -162,3 +162,22 @@ def despite_bad_lines(ctx: CheckContext, op: str, body: dict[str, Any], bad: str
 
 
 RESILIENT = '"Resilient: Corruption affects only individual lines, not entire file"'
+
+
+TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
+
+
+def tombstone_form(ctx: CheckContext) -> str | None:
+    """The tombstone form this reader honours (errata E1): the pinned one, else the first of both that works."""
+    def learn() -> str | None:
+        forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
+        for form in forms:
+            kept, gone = entry(ctx, "kept"), entry(ctx, "gone")
+            got = by_id(view(ctx, new_file(ctx, [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form)])))
+            if kept["id"] not in got:
+                raise ControlRefused(f"an entry nobody deleted is missing from the view (id {kept['id']})")
+            if ctx.observe("E1", {form: gone["id"] not in got}).matched:
+                return form
+        return None
+    form: str | None = ctx.once("emp.tombstone-form", learn)
+    return form

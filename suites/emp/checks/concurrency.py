@@ -17,10 +17,9 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import fswatch
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import fswatch, model
 from memconform.suites.emp.checks.common import by_id, entry, new_folder, target_view, written_id
-from memconform.suites.emp.checks.lock import unlocked_writes
+from memconform.suites.emp.checks.locking import unlocked_writes
 from memconform.suites.emp.suite import SUITE
 from memconform.targets.gate import StartGate
 
@@ -104,10 +103,10 @@ class History:
         """What in the view fits none of the views the model allows (suites/emp/model.py
         `concurrent_answers`), entries compared by content (a writer may stamp its own ts, pick its own
         id: errata E14). An entry of a refused append under an id the writer picked is not held against it."""
-        answers = emp_model.concurrent_answers(self.writes, self.deletes)
+        answers = model.concurrent_answers(self.writes, self.deletes)
         maybe = {e["content"] for _, e, ok in self.writes if not ok}
         seen = [e for e in shown if isinstance(e, dict) and (e.get("id") in answers or e.get("content") not in maybe)]
-        return emp_model.view_problems(seen, answers, same=lambda a, b: a.get("content") == b.get("content"))
+        return model.view_problems(seen, answers, same=lambda a, b: a.get("content") == b.get("content"))
 
 
 def apps(ctx: CheckContext, class_id: str) -> domain.ValueClass:

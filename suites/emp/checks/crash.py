@@ -29,7 +29,7 @@ from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import model
 from memconform.suites.emp.checks.common import (
     OTHER,
     append,
@@ -41,8 +41,8 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
-from memconform.suites.emp.checks.lock import Pending
-from memconform.suites.emp.checks.writer import foreign_lines, in_order
+from memconform.suites.emp.checks.locking import Pending
+from memconform.suites.emp.checks.writing import foreign_lines, in_order
 from memconform.suites.emp.suite import SUITE
 
 try:
@@ -261,7 +261,7 @@ def after_the_cut(ctx: CheckContext, op: str, path: str, victim: dict[str, Any],
     answers = cut_answers(op, victim, cut, dict(following, id=written_id(ctx, reply, following)))
     maybe = {str(cut["entry"].get("content"))} if op == "append" else set()  # a cut append under an id the writer picked
     mine = [e for e in seen if isinstance(e, dict) and (e.get("id") in answers or e.get("content") in maybe)]
-    problems = emp_model.view_problems([e for e in mine if e.get("id") in answers], answers,
+    problems = model.view_problems([e for e in mine if e.get("id") in answers], answers,
                                        same=lambda a, b: a.get("content") == b.get("content"))
     if problems:
         yield Failure(f"after a write was cut short during {op}, the view is neither the file before it nor after it",
@@ -271,8 +271,8 @@ def after_the_cut(ctx: CheckContext, op: str, path: str, victim: dict[str, Any],
 def cut_answers(op: str, victim: dict[str, Any], cut: dict[str, Any], following: dict[str, Any]) -> dict[str, Any]:
     """The model's answers after a cut write and the next append: the victim's file before the write, or
     after it (an append of the cut entry, the victim updated, or the victim deleted in any form)."""
-    before = emp_model.File().append(victim)
+    before = model.File().append(victim)
     fields = cut.get("entry", {})
     entry_id = str(fields.get("id")) if op == "append" else str(victim["id"])
-    afters = emp_model.write_results(before, op, entry_id, fields, victim["ts"] + 1, OTHER)
-    return emp_model.any_of(f.append(following) for f in (before, *afters))
+    afters = model.write_results(before, op, entry_id, fields, victim["ts"] + 1, OTHER)
+    return model.any_of(f.append(following) for f in (before, *afters))

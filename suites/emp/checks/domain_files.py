@@ -16,7 +16,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import model
 from memconform.suites.emp.checks.common import (
     by_id,
     call,
@@ -26,8 +26,8 @@ from memconform.suites.emp.checks.common import (
     read_bytes,
     written_id,
 )
-from memconform.suites.emp.checks.domain_reader import same_number_or_value
-from memconform.suites.emp.checks.lock import append_past_stale_lock, hold_window, wait_while_held
+from memconform.suites.emp.checks.domain_common import same_number_or_value
+from memconform.suites.emp.checks.locking import append_past_stale_lock, hold_window, wait_while_held
 from memconform.suites.emp.suite import SUITE
 
 BOM = b"\xef\xbb\xbf"
@@ -50,10 +50,10 @@ def at_risk(form: str, first: dict[str, Any], second: dict[str, Any]) -> str | N
 def view_failures(label: str, shown: list[Any], lines: list[dict[str, Any]], optional: str | None) -> list[str]:
     """The model's view of the entries (the line form is no entry), the one an open form puts at risk
     allowed absent."""
-    answers = emp_model.view_answers(lines)
+    answers = model.view_answers(lines)
     if optional is not None:
         answers = {i: (*options, None) if i == optional else options for i, options in answers.items()}
-    return emp_model.view_problems(shown, answers, same=lambda x, y: same_number_or_value(dict(x), dict(y)))
+    return model.view_problems(shown, answers, same=lambda x, y: same_number_or_value(dict(x), dict(y)))
 
 
 def parsed_lines(raw: bytes) -> list[dict[str, Any]]:

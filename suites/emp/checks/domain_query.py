@@ -15,10 +15,9 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.emp import model as emp_model
-from memconform.suites.emp.checks.common import OTHER, call, entry, new_file
-from memconform.suites.emp.checks.domain_reader import same_number_or_value
-from memconform.suites.emp.checks.reader import tombstone_form
+from memconform.suites.emp import model
+from memconform.suites.emp.checks.common import OTHER, call, entry, new_file, tombstone_form
+from memconform.suites.emp.checks.domain_common import same_number_or_value
 from memconform.suites.emp.deviations import NEWEST_NOT_RESOLVED
 from memconform.suites.emp.suite import SUITE
 
@@ -90,13 +89,13 @@ def given(query: dict[str, Any], name: str) -> bool:
     return isinstance(value, kinds[name]) and not isinstance(value, bool) and value not in ([], "")
 
 
-def with_history(entries: list[dict[str, Any]], extra: list[dict[str, Any]], history: str, form: str | None) -> emp_model.File:
+def with_history(entries: list[dict[str, Any]], extra: list[dict[str, Any]], history: str, form: str | None) -> model.File:
     """The data set and the row's witness and near misses (`extra`: witness, second witness, misses)
     after a write history (the table's history.writes): every fourth entry of the data set from the
     second, and the second witness, updated (a newer line changing content, tags and type; the witness's
     newer line breaks a filter, and the last near miss's newer line is the witness's fields), or deleted
     by a tombstone of the form the reader honours, or by a rewrite without it."""
-    file = emp_model.File()
+    file = model.File()
     for e in [*entries, *extra]:
         file = file.append(e)
     touched = [e for i, e in enumerate(entries) if i % 4 == 1] + extra[1:2]
@@ -107,7 +106,7 @@ def with_history(entries: list[dict[str, Any]], extra: list[dict[str, Any]], his
             file = file.update(e["id"], {"content": CONTENTS[(i + 2) % len(CONTENTS)], "tags": tags,
                                          "type": TYPES[(i + 3) % len(TYPES)] or "note"}, ts, base=e)
         elif history == "deleted_tombstone" and form is not None:
-            file = file.delete_forms(e["id"], ts, OTHER, emp_model.Readings(tombstone=form))[0]
+            file = file.delete_forms(e["id"], ts, OTHER, model.Readings(tombstone=form))[0]
         elif history == "deleted_rewrite":
             file = file.delete_forms(e["id"], ts, OTHER)[-1]
     if history == "updated" and len(extra) > 2:
@@ -135,24 +134,24 @@ def request(row: dict[str, domain.ValueClass]) -> tuple[dict[str, Any], str]:
     return query, str(history.value()) if history is not None else "appended"
 
 
-def problems_under(lines: tuple[Any, ...], query: dict[str, Any], readings: emp_model.Readings,
+def problems_under(lines: tuple[Any, ...], query: dict[str, Any], readings: model.Readings,
                    answer: list[Any]) -> list[str]:
-    if query.get("text") == emp_model.NOTHING["text"]:
+    if query.get("text") == model.NOTHING["text"]:
         return [] if not answer else [f"{len(answer)} entries returned; this reading matches nothing"]
-    answers = emp_model.query_answers(lines, query, readings)
-    return emp_model.view_problems(answer, answers, same=same_entry)
+    answers = model.query_answers(lines, query, readings)
+    return model.view_problems(answer, answers, same=same_entry)
 
 
 def same_entry(a: Any, b: Any) -> bool:
     return isinstance(a, dict) and isinstance(b, dict) and same_number_or_value(dict(a), dict(b))
 
 
-def tag_readings(query: dict[str, Any], form: str | None) -> dict[str, emp_model.Readings]:
+def tag_readings(query: dict[str, Any], form: str | None) -> dict[str, model.Readings]:
     """E62: several tags asked: every one present, or any one (one tag: the two agree)."""
-    base = emp_model.Readings(tombstone=form or "either")
+    base = model.Readings(tombstone=form or "either")
     if len(query.get("tags") or []) < 2:
         return {"every given tag present": base}
-    return {"every given tag present": base, "any given tag present": emp_model.Readings(tombstone=base.tombstone, query_tags="any")}
+    return {"every given tag present": base, "any given tag present": model.Readings(tombstone=base.tombstone, query_tags="any")}
 
 
 def without_superseded(lines: tuple[Any, ...], answer: list[Any]) -> list[Any] | None:
@@ -226,20 +225,20 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
     the entries the model returns for the query that reading reads it as."""
     answer = reply.accepted_json(list, "query") if reply.ok else None
     predictions = {}
-    for reading, (read_as, readings) in emp_model.odd_value_readings(query, name).items():
-        if read_as == emp_model.REFUSED:
+    for reading, (read_as, readings) in model.odd_value_readings(query, name).items():
+        if read_as == model.REFUSED:
             predictions[reading] = not reply.ok
         else:
-            readings = emp_model.Readings(tombstone=form or "either", case=readings.case)
+            readings = model.Readings(tombstone=form or "either", case=readings.case)
             predictions[reading] = reply.ok and not problems_under(lines, read_as, readings, answer or [])
     seen = ctx.observe(point, predictions, answer if reply.ok else reply.raw[:200],
                        title=f"{label}: the answer fits no reading of a value the spec is silent on")
     if seen.failure:
         kept = without_superseded(lines, answer) if answer is not None and established.explaining(ctx, NEWEST_NOT_RESOLVED) else None
         mended = kept is not None and any(
-            read_as != emp_model.REFUSED and not problems_under(lines, read_as, emp_model.Readings(tombstone=form or "either",
+            read_as != model.REFUSED and not problems_under(lines, read_as, model.Readings(tombstone=form or "either",
                                                                                               case=readings.case), kept)
-            for read_as, readings in emp_model.odd_value_readings(query, name).values())
+            for read_as, readings in model.odd_value_readings(query, name).values())
         yield established.explained(ctx, seen.failure, NEWEST_NOT_RESOLVED) if mended else seen.failure
 
 

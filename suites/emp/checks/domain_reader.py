@@ -8,50 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, HarnessError
+from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
-from memconform.suites.emp.checks.common import by_id, entry, new_file, view
+from memconform.suites.emp.checks.common import by_id, new_file, view
+from memconform.suites.emp.checks.domain_common import class_lines, same_number_or_value
 from memconform.suites.emp.suite import SUITE
-
-
-def _table() -> domain.Domain:
-    found = domain.load("emp")
-    if found is None:
-        raise HarnessError("suites/emp/domain.json is missing (scripts/make_domain_tables.py writes it)")
-    return found
-
-
-def class_lines(ctx: CheckContext) -> list[tuple[domain.ValueClass, dict[str, Any]]]:
-    """One entry per value of every class of a line's fields: the usual entry with one field at that value (absent: left out)."""
-    out = []
-    for field in _table().for_operation("append", where=("line",)):
-        name = field.id.split(".", 1)[1]
-        for vc in field.classes:
-            for i, value in enumerate(vc.values()):
-                line = entry(ctx, f"dr-{vc.key}-{i}")
-                if value is domain.ABSENT:
-                    line.pop(name, None)
-                elif name == "content" and isinstance(value, str):
-                    line["content"] = f"{line['content']} {value}"  # the marker stays in front
-                else:
-                    line[name] = value
-                out.append((vc, line))
-    return out
-
-
-def same_number_or_value(sent: Any, got: Any) -> bool:
-    """Equal as JSON values; numbers as doubles (a JavaScript reader holds 2^53+1 as 2^53)."""
-    if isinstance(sent, bool) or isinstance(got, bool):
-        return sent is got
-    if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
-        return domain.same_number(got, sent, "double")  # ts, a number in meta or emb: the spec types them `number`
-    if isinstance(sent, dict) and isinstance(got, dict):
-        return sent.keys() == got.keys() and all(same_number_or_value(sent[k], got[k]) for k in sent)
-    if isinstance(sent, list) and isinstance(got, list):
-        return len(sent) == len(got) and all(same_number_or_value(a, b) for a, b in zip(sent, got, strict=True))
-    return bool(sent == got)
-
 
 UUID_AS_WRITTEN = "an upper-case UUID id is returned as written"
 UUID_FOLDED = "an upper-case UUID id is returned in another case (compared case-insensitively)"

@@ -15,9 +15,9 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
 from memconform.kit import domain, domain_plan
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import model
 from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
-from memconform.suites.emp.checks.domain_reader import class_lines, same_number_or_value
+from memconform.suites.emp.checks.domain_common import class_lines, same_number_or_value
 from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
 from memconform.suites.emp.suite import SUITE
 
@@ -225,9 +225,9 @@ def updated(ctx: CheckContext, path: str, entry_id: str, row: list[tuple[domain.
     """An update of the entry setting each class's field at once (a row of one: the class's own field, or
     nothing for an absent class) judged against the model's update; a row whose update is not valid as a
     whole is sent class by class."""
-    state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+    state = model.File(tuple(e for _, _, e in emp.iter_lines(path)))
     fields = {field_name(item): item[1][field_name(item)] for item in row if field_name(item) in item[1]}
-    current = emp_model.view_answers(state.lines).get(entry_id, (None,))[0]
+    current = model.view_answers(state.lines).get(entry_id, (None,))[0]
     if current is None:
         raise HarnessError(f"the entry {entry_id} left the view of the file the check updates")
     want = dict(state.update(entry_id, fields, current["ts"] + 1, base=current).lines[-1])
@@ -271,12 +271,12 @@ def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
             deleted.append((vc, line["id"]))
         ledger.judge([vc.key])
     view = target_view(ctx, path)
-    state = emp_model.File(tuple(e for _, _, e in emp.iter_lines(path)))
+    state = model.File(tuple(e for _, _, e in emp.iter_lines(path)))
     seen = by_id(view if view is not None else emp.resolve(emp.iter_lines(path)))
     for vc, entry_id in deleted:
         if entry_id in seen:
             yield Failure(f"an acknowledged delete ({vc.key}) left the entry in the view", seen[entry_id], "absent", vc.key)
-    if keep["id"] not in seen or emp_model.view_answers(state.lines).get(keep["id"], (None,)) == (None,):
+    if keep["id"] not in seen or model.view_answers(state.lines).get(keep["id"], (None,)) == (None,):
         yield Failure("an entry nobody deleted left the view", sorted(map(str, seen))[:6], keep, f"id {keep['id']}")
     file_lines = read_bytes(path).split(b"\n")
     for vc, raw in unread:

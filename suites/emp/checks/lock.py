@@ -7,7 +7,6 @@ checks of it all the same, because the lock file is the only lock other apps can
 from __future__ import annotations
 
 import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,87 +28,21 @@ from memconform.suites.emp.checks.common import (
     read_bytes,
     written_id,
 )
+from memconform.suites.emp.checks.locking import (
+    Pending,
+    append_past_stale_lock,
+    held_as_left,
+    hold_window,
+    take_lock,
+    unlocked_writes,
+    wait_while_held,
+)
 from memconform.suites.emp.suite import SUITE
-
-
-class Pending:
-    """A target call running in a thread while the check holds the lock; its error is re-raised, never lost."""
-
-    def __init__(self, ctx: CheckContext, op: str, body: dict[str, Any]) -> None:
-        self.reply: Any = None
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(ctx, op, body), daemon=True)
-        self.thread.start()
-
-    def _run(self, ctx: CheckContext, op: str, body: dict[str, Any]) -> None:
-        try:
-            self.reply = call(ctx, op, body)
-        except BaseException as exc:  # handed to the check's thread by result()
-            self.error = exc
-
-    def done(self) -> bool:
-        return not self.thread.is_alive()
-
-    def wait(self, seconds: float) -> bool:
-        """Wait up to seconds for the call to return; True if it has."""
-        self.thread.join(seconds)
-        return self.done()
-
-    def result(self, timeout: float) -> Any:
-        """The reply, or None if the call is still running after timeout seconds."""
-        self.thread.join(timeout)
-        if self.thread.is_alive():
-            return None
-        if self.error is not None:
-            raise self.error
-        return self.reply
-
-
-def file_state(path: str) -> tuple[int, int] | None:
-    """(size, mtime) of the file, None while it does not exist (a writer's first write creates it)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_size, st.st_mtime_ns
-
-
-def hold_window(ctx: CheckContext) -> float:
-    """How long to hold the lock: 1 s, or 5 times one uncontended append if the target is slower (at most 8 s).
-
-    Scaling by the target's own speed keeps the verdict independent of how fast it starts. The
-    uncontended append is also the positive control of the checks that hold the lock."""
-    path = new_file(ctx)
-    started = time.monotonic()
-    reply = call(ctx, "append", {"path": path, "entry": entry(ctx, "timing")})
-    if not reply.ok:
-        raise ControlRefused(f"an uncontended append was refused: {reply.raw[:200]!r}")
-    return min(8.0, max(1.0, 5 * (time.monotonic() - started)))  # under 10 s, the shortest stale limit
 
 
 def write_ops(ctx: CheckContext) -> tuple[str, ...]:
     """The write operations the target offers: append, update (optional) and delete."""
     return ("append", "update", "delete") if offers_update(ctx) else ("append", "delete")
-
-
-def write_body(ctx: CheckContext, op: str, path: str, existing: str) -> dict[str, Any]:
-    """A request for `op` on `path`, whose entry `existing` it updates or deletes."""
-    if op == "append":
-        return {"path": path, "entry": entry(ctx, "waiter")}
-    if op == "update":
-        return {"path": path, "id": existing, "entry": {"content": ctx.unique("updated-waiter")}}
-    return {"path": path, "id": existing}
-
-
-def landed(ctx: CheckContext, op: str, body: dict[str, Any], reply: Any, before: bytes, after: bytes) -> bool:
-    """Is the acknowledged operation in the file? An append or update must resolve as written; a
-    delete (a tombstone of any form, or a rewrite) must at least have changed the file."""
-    if op == "delete":
-        return after != before
-    view = by_id(emp.resolve(emp.iter_text(after)))
-    if op == "append":
-        return written_id(ctx, reply, body["entry"]) in view
-    return bool(view.get(body["id"], {}).get("content") == body["entry"]["content"])
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
@@ -122,70 +55,6 @@ def writer_waits_for_lock(ctx: CheckContext) -> Iterator[Failure]:
     hold = hold_window(ctx)
     for op in write_ops(ctx):
         yield from wait_while_held(ctx, op, hold)
-
-
-def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None = None,
-                    missing: bool = False) -> Iterator[Failure]:
-    """`content`: what the held lock holds (another app's token by default; empty, or a PID). `missing`:
-    no memory.jsonl yet (an append only): the writer's own initialise meets the lock first."""
-    seed = entry(ctx, "seed")
-    path = os.path.join(new_folder(ctx), emp.FILE_NAME) if missing else new_file(ctx, [seed])
-    token = ctx.unique("lock-holder") if content is None else content
-    lock, held_file = take_lock(path, token)  # the same file, not one recreated with the same content, is checked
-    before = read_bytes(path)
-    state = file_state(path)
-    body = write_body(ctx, op, path, seed["id"])
-    pending = Pending(ctx, op, body)
-    deadline = time.monotonic() + hold
-    while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
-        pass
-    during = read_bytes(path)
-    returned_while_held = pending.done()
-    still_ours = held_as_left(lock, token, held_file)
-    if still_ours:
-        os.unlink(lock)
-    else:
-        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept", op)
-    reply = pending.result(ctx.profile.limits.call_deadline_s)
-    ctx.note(f"{op}: held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} "
-             "before release")
-    if during != before:
-        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes", op)
-    if reply is None:
-        yield Failure(f"the {op} did not finish after the lock was released", "still waiting",
-                      f"done within {ctx.profile.limits.call_deadline_s} s", op)
-        return
-    seen = ctx.observe("E6", {"waits for the lock": not returned_while_held,
-                              "gives up while the lock is held": returned_while_held and not reply.ok and during == before},
-                       reply.status, title=f"the {op} was acknowledged while another app held the lock", path=op)
-    if seen.failure:
-        seen.failure.expected = f"one of the readings (E6): {'; '.join(seen.accepted)}"
-        yield seen.failure
-    after = read_bytes(path)
-    if reply.ok and not landed(ctx, op, body, reply, before, after):
-        yield Failure(f"the {op} was acknowledged but is not in the file", after[len(before):][:300].decode("utf-8", "replace"),
-                      body.get("id") or body["entry"]["id"], op)
-    if not reply.ok and after != before:
-        yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
-
-
-def held_as_left(lock: str, token: str, held_file: tuple[int, int]) -> bool:
-    """Is memory.jsonl.lock still the file the harness left (same inode and mtime, same content)?"""
-    try:
-        with open(lock) as fh:
-            now = os.fstat(fh.fileno())
-            return fh.read() == token and (now.st_ino, now.st_mtime_ns) == held_file
-    except FileNotFoundError:
-        return False
-
-
-def take_lock(path: str, token: str) -> tuple[str, tuple[int, int]]:
-    """Hold memory.jsonl.lock as another app would: (its path, (inode, mtime) of the file left)."""
-    lock = path + emp.LOCK_SUFFIX
-    with open(lock, "w") as fh:
-        fh.write(token)
-    held = os.stat(lock)
-    return lock, (held.st_ino, held.st_mtime_ns)
 
 
 LOCKING = "Apps must implement file locking to prevent concurrent writes from corrupting the file."
@@ -303,20 +172,6 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
     return True
 
 
-def unlocked_writes(events: list[tuple[str, str]]) -> tuple[int, list[int]]:
-    """(writes to memory.jsonl, indexes of those made while no memory.jsonl.lock existed)."""
-    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
-    held, writes, unlocked = False, 0, []
-    for i, (name, kind) in enumerate(events):
-        if name == lock_name and kind != "written":
-            held = kind == "appeared"
-        elif name == emp.FILE_NAME:
-            writes += 1
-            if not held:
-                unlocked.append(i)
-    return writes, unlocked
-
-
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
               sentence="Create lock file (memory.jsonl.lock) before writing")
 def writer_locks_around_write(ctx: CheckContext) -> Iterator[Failure]:
@@ -387,58 +242,6 @@ def lock_left(path: str, after: str) -> Iterator[Failure]:
         os.unlink(lock)
 
 
-def stale_lock(ctx: CheckContext, path: str, content: str = "999999\n") -> str:
-    """Leave the lock a crashed writer leaves, aged past the stale limit of errata emp.stale_lock_s."""
-    lock = path + emp.LOCK_SUFFIX
-    with open(lock, "w") as fh:
-        fh.write(content)
-    old = time.time() - float(ctx.option("stale_lock_s")) - 5
-    os.utime(lock, (old, old))
-    return lock
-
-
-def stale_reading(ctx: CheckContext) -> tuple[str, ...]:
-    return (f"a lock is stale after {ctx.option('stale_lock_s')} s", "stale_lock_takeover=required")
-
-
-TAKES_OVER, GIVES_UP, WAITS = "takes over a stale lock", "waits on a stale lock, then gives up", "waits on a stale lock"
-
-
-def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], written: list[str],
-                           content: str = "999999\n") -> Iterator[Failure]:
-    """An append while a lock older than the stale limit sits there. The sentence asks a writer to wait
-    while a lock exists; taking over a stale one is errata E2's advice, required only under
-    `emp.stale_lock_takeover=required`. By default what the writer did is recorded, and a refusal must
-    leave the file as it was. `written` receives the id of an append the writer acknowledged."""
-    control = call(ctx, "append", {"path": new_file(ctx), "entry": entry(ctx, "stale-control")})
-    if not control.ok:  # a writer refusing every append would otherwise "give up" on the stale lock and pass
-        raise ControlRefused(f"an append to a file without a lock was refused: {control.raw[:200]!r}")
-    lock = stale_lock(ctx, path, content)
-    before = read_bytes(path)
-    required = ctx.option("stale_lock_takeover") == "required"
-    pending = Pending(ctx, "append", {"path": path, "entry": e})
-    reply = pending.result(5)
-    changed = reply is not None and read_bytes(path) != before
-    ctx.observe("E2", {TAKES_OVER: reply is not None and reply.ok, GIVES_UP: reply is not None and not reply.ok and not changed,
-                       WAITS: reply is None}, "still waiting after 5 s" if reply is None else reply.brief())
-    if reply is None:
-        if os.path.exists(lock):
-            os.unlink(lock)  # let the waiting app finish before the folder goes
-        late = pending.result(ctx.profile.limits.call_deadline_s)
-        if required:
-            yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
-                          f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))
-        elif late is not None and late.ok:
-            written.append(written_id(ctx, late, e))
-    elif not reply.ok:
-        if required:
-            yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written",
-                          readings=stale_reading(ctx))
-        elif changed:
-            yield Failure("an append refused on a stale lock changed the file", "the file changed",
-                          "a refused append writes nothing", emp.FILE_NAME)
-    else:
-        written.append(written_id(ctx, reply, e))
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",

@@ -10,22 +10,22 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import model
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     OTHER,
+    TOMBSTONE_FORMS,
     by_id,
     call,
     control_without_bad_lines,
     despite_bad_lines,
     entry,
     new_file,
+    tombstone_form,
     view,
 )
 from memconform.suites.emp.deviations import NEWEST_NOT_RESOLVED
 from memconform.suites.emp.suite import SUITE
-
-TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
 
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
@@ -51,26 +51,10 @@ def reader_newest_ts_wins(ctx: CheckContext) -> Iterator[Failure]:
 def the_one_answer(lines: list[dict[str, Any]], entry_id: str, form: str = "either") -> dict[str, Any] | None:
     """The model's only acceptable entry for `entry_id` in a file of `lines` (None: the id absent); the
     harness wrote these files so that no reading leaves a choice."""
-    options = emp_model.view_answers(lines, emp_model.Readings(tombstone=form))[entry_id]
+    options = model.view_answers(lines, model.Readings(tombstone=form))[entry_id]
     if len(options) != 1:
         raise HarnessError(f"the file leaves {len(options)} answers for id {entry_id}; the check wants one")
     return options[0]
-
-
-def tombstone_form(ctx: CheckContext) -> str | None:
-    """The tombstone form this reader honours (errata E1): the pinned one, else the first of both that works."""
-    def learn() -> str | None:
-        forms = TOMBSTONE_FORMS if ctx.option("tombstone") == "either" else (ctx.option("tombstone"),)
-        for form in forms:
-            kept, gone = entry(ctx, "kept"), entry(ctx, "gone")
-            got = by_id(view(ctx, new_file(ctx, [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form)])))
-            if kept["id"] not in got:
-                raise ControlRefused(f"an entry nobody deleted is missing from the view (id {kept['id']})")
-            if ctx.observe("E1", {form: gone["id"] not in got}).matched:
-                return form
-        return None
-    form: str | None = ctx.once("emp.tombstone-form", learn)
-    return form
 
 
 @SUITE.check(level="reader", section="Write Operations", keyword="MUST",
@@ -131,7 +115,7 @@ def reader_equal_ts_tie(ctx: CheckContext) -> Iterator[Failure]:
     got = [e for e in view(ctx, new_file(ctx, [first, second])) if isinstance(e, dict) and e.get("id") == first["id"]]
     contents = [e.get("content") for e in got]
     # the default readings: either line may win (the pinned one is judged by the observation below)
-    either = [e["content"] for e in emp_model.view_answers([first, second])[first["id"]] if e is not None]
+    either = [e["content"] for e in model.view_answers([first, second])[first["id"]] if e is not None]
     if len(got) != 1:
         yield Failure(f"one id with two equal-ts lines resolved to {len(got)} entries", contents, "exactly one",
                       f"id {first['id']}")
@@ -225,7 +209,7 @@ def _query(ctx: CheckContext, filters: dict[str, Any], want: list[dict[str, Any]
         lines += [deleted, tomb]
     got = by_id(view(ctx, new_file(ctx, lines), "query", **filters))
     # what the query must return is the model's answer (E9: from the resolved view), not restated here
-    answers = emp_model.query_answers(lines, filters, emp_model.Readings(tombstone=form or "either"))
+    answers = model.query_answers(lines, filters, model.Readings(tombstone=form or "either"))
     sent = {e["id"]: e for e in lines}
     for i, options in answers.items():
         if None not in options and i not in got:

@@ -11,7 +11,7 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
+from memconform.suites.emp import model
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     append,
@@ -25,25 +25,9 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
+from memconform.suites.emp.checks.writing import foreign_lines, in_order
 from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
 from memconform.suites.emp.suite import SUITE
-
-
-def foreign_lines(ctx: CheckContext) -> list[bytes]:
-    """Other apps' lines, each spelled in a way a writer that re-serialises or re-decodes would change."""
-    plain = entry(ctx, "plain")
-    spaced = entry(ctx, "spaced", content=ctx.unique("caf\u00e9 \U0001F600 e\u0301"), tags=["ui"])
-    return [
-        json.dumps(plain, separators=(",", ":")).encode(),
-        # spaces, key order, an escaped and a raw non-ASCII character
-        b'{ "content" : ' + json.dumps(spaced["content"]).encode() + b', "id": "' + spaced["id"].encode()
-        + b'", "v": "1.0", "ts": 1701234567890, "src": "com.example.spaced", "tags": ["ui"], "x": "\\u00e9\xc3\xa9" }',
-        json.dumps(entry(ctx, "future", v="3.0", shape=[1])).encode(),
-        json.dumps(entry(ctx, "extra", unknown={"a": 1.50}, type="x-other")).encode(),
-        # not valid UTF-8: a writer that decodes with replacement and writes back changes it
-        b'{"v":"1.0","id":"' + entry(ctx, "bytes")["id"].encode() + b'","ts":1701234567890,"src":"com.example.bytes",'
-        b'"content":"latin-1 \xe9t\xe9"}',
-    ]
 
 
 def first_difference(before: bytes, after: bytes) -> str:
@@ -52,17 +36,6 @@ def first_difference(before: bytes, after: bytes) -> str:
         if a != b:
             return f"line {n}"
     return f"line {min(len(lines_before), len(lines_after))}"
-
-
-def in_order(wanted: list[bytes], lines: list[bytes]) -> list[int]:
-    """Indexes of `wanted` lines missing from `lines` (byte for byte, relative order kept)."""
-    missing, pos = [], 0
-    for i, want in enumerate(wanted):
-        try:
-            pos = lines.index(want, pos) + 1
-        except ValueError:
-            missing.append(i)
-    return missing
 
 
 def good_only(lines: list[bytes]) -> list[bytes]:
@@ -177,7 +150,7 @@ def writer_update_same_id(ctx: CheckContext) -> Iterator[Failure]:
         elif not (emp.is_ts(e.get("ts")) and e["ts"] > old["ts"]):
             yield Failure("the update's ts is not newer than the entry it updates", e.get("ts"), f"> {old['ts']}")
     # what any reader must see after it: the model's answers for the file as it now is (ties included)
-    answers = emp_model.view_answers([e for _, _, e in emp.iter_text(after)]).get(old["id"], (None,))
+    answers = model.view_answers([e for _, _, e in emp.iter_text(after)]).get(old["id"], (None,))
     if not any(e is not None and e.get("content") == new_content for e in answers):
         got = [e.get("content") if e is not None else None for e in answers]
         yield Failure("after the update the newest line of the id is not the update", got, new_content, f"id {old['id']}")

@@ -1,6 +1,6 @@
 """Known-broken EMP apps on the failure paths: rewrites, crashes mid-write, contention on a missing file,
 lock ownership, and what the independent implementation (tests/second_opinion/emp) got wrong. MUTANTS and
-the expected kills are in __init__.py.
+the expected kills are in table.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Known-broken EMP readers, one rule each: which line of an id wins (ts, ties, tombstones), corrupt and
-long lines, the versions read, and the query filters. MUTANTS and the expected kills are in __init__.py.
+long lines, the versions read, and the query filters. MUTANTS and the expected kills are in table.py.
 """
 
 from __future__ import annotations

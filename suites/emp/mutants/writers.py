@@ -1,6 +1,6 @@
 """Known-broken EMP writers, one rule each: the lock (taken, waited for, removed, stale), rewrites that drop
 or damage other apps' lines, an append after a torn line, the ts and v written, the encoding, and the
-validation of what is written. MUTANTS and the expected kills are in __init__.py.
+validation of what is written. MUTANTS and the expected kills are in table.py.
 """
 
 from __future__ import annotations

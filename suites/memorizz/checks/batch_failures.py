@@ -17,10 +17,9 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
-from memconform.kit import batch_failures as bf
-from memconform.kit import domain
+from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import by_content, export, forget_namespaces_at_end, import_archive
 from memconform.suites.memorizz.suite import SUITE
 
@@ -29,7 +28,7 @@ Record = dict[str, Any]
 
 def with_id(value: Any) -> Callable[[list[Record]], None]:
     def apply(records: list[Record]) -> None:
-        middle = records[bf.MIDDLE]
+        middle = records[batch_failures.MIDDLE]
         if value is ABSENT:
             middle.pop("id", None)
         else:
@@ -39,16 +38,16 @@ def with_id(value: Any) -> Callable[[list[Record]], None]:
 
 
 def without_user_id(records: list[Record]) -> None:
-    records[bf.MIDDLE]["data"].pop("user_id")
+    records[batch_failures.MIDDLE]["data"].pop("user_id")
 
 
 def data_id_disagrees(records: list[Record]) -> None:
-    records[bf.MIDDLE]["data"]["id"] = records[bf.MIDDLE]["id"] + "-other"
+    records[batch_failures.MIDDLE]["data"]["id"] = records[batch_failures.MIDDLE]["id"] + "-other"
 
 
 def id_taken(records: list[Record]) -> None:
-    records[bf.MIDDLE]["id"] = records[1]["id"]
-    records[bf.MIDDLE]["data"]["id"] = records[1]["id"]
+    records[batch_failures.MIDDLE]["id"] = records[1]["id"]
+    records[batch_failures.MIDDLE]["data"]["id"] = records[1]["id"]
 
 
 def cases(table: domain.Domain) -> list[tuple[str, str, str | None, Callable[[list[Record]], None]]]:
@@ -67,9 +66,9 @@ def kb_record(ctx: CheckContext, ns: str, label: str, rid: str | None = None) ->
 
 
 def archive_of(records: list[Record]) -> dict[str, Any]:
-    archive = mz.empty_archive(source_provider="memconform-batch")
+    archive = memorizz.empty_archive(source_provider="memconform-batch")
     archive["stores"]["knowledge_base"] = records
-    return mz.seal(archive)
+    return memorizz.seal(archive)
 
 
 def texts(ctx: CheckContext, ns: str) -> dict[str, Any]:
@@ -88,7 +87,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
     assert table is not None, "the memorizz domain table is packaged with the suite"
     control_ns = ctx.unique("batch-control-ns")
     forget_namespaces_at_end(ctx, control_ns)
-    accepted, body = import_archive(ctx, archive_of([kb_record(ctx, control_ns, f"c{i}") for i in range(bf.BATCH)]), "restore")
+    accepted, body = import_archive(ctx, archive_of([kb_record(ctx, control_ns, f"c{i}") for i in range(batch_failures.BATCH)]), "restore")
     if not accepted:
         raise ControlRefused(f"a restore of five valid records was refused: {str(body)[:200]}")
     ledger = ctx.state(domain.DomainLedger)
@@ -100,16 +99,16 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         if not accepted:
             raise ControlRefused(f"a restore of one valid record was refused: {str(body)[:200]}")
         before = {held["data"]["content"]: held["id"]}
-        records = [kb_record(ctx, ns, f"b{i}", rid=held["id"] if i == 0 else None) for i in range(bf.BATCH)]
+        records = [kb_record(ctx, ns, f"b{i}", rid=held["id"] if i == 0 else None) for i in range(batch_failures.BATCH)]
         change(records)
         accepted, body = import_archive(ctx, archive_of(records), "restore", "replace")
         after = texts(ctx, ns)
         errors = body.get("errors") if isinstance(body, dict) else None
-        outcome = bf.BatchResult(accepted=accepted, reported=bool(errors),
+        outcome = batch_failures.BatchResult(accepted=accepted, reported=bool(errors),
                              stored=tuple(r["data"]["content"] in after for r in records))
         label = f"a restore whose middle record has {label}"
-        yield from bf.judge(ctx, "M34", label, expect, outcome, bf.WHOLE)
+        yield from batch_failures.judge(ctx, "M34", label, expect, outcome, batch_failures.WHOLE)
         if key is not None:
             ledger.judge([key])
         if not accepted:  # refused: the record the first one would have replaced is as it was
-            yield from bf.kept(label, before, {t: after[t] for t in before if t in after})
+            yield from batch_failures.kept(label, before, {t: after[t] for t in before if t in after})

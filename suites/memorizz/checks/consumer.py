@@ -8,14 +8,15 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz import model as oracle
+from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import model
 from memconform.suites.memorizz.client import (
     Seed,
     by_content,
     export,
     forget_namespaces_at_end,
     import_archive,
+    listed_conflicts,
     object_at,
     report_of,
     scalar,
@@ -48,24 +49,15 @@ def preview_writes_nothing(ctx: CheckContext) -> Iterator[Failure]:
     forget_namespaces_at_end(ctx, *seed.namespaces)
     accepted, body = import_archive(ctx, seed.sealed_copy(), "preview")
     report = report_of(accepted, body, "previewing a fresh, valid archive")
-    allowed = oracle.answers({}, preview_of(seed.archive))  # the destination holds none of it
+    allowed = model.answers({}, preview_of(seed.archive))  # the destination holds none of it
     imported = report.get("imported")
     if not allowed.fitting(accepted, imported if isinstance(imported, int) else None):
         yield Failure("a preview reports imported records", imported, allowed.expected(), "$.imported")
     yield from _namespace_untouched(ctx, seed)
 
 
-def preview_of(archive: dict[str, Any]) -> oracle.ImportRequest:
-    return oracle.ImportRequest(tuple((store, r["id"], r["data"]) for store, r in mz.records_of(archive)), "preview")
-
-
-def listed_conflicts(body: dict[str, Any]) -> set[tuple[Any, Any]]:
-    """errata "Target operations": a conflict names its store as memory_type (or store, type) and its id."""
-    out = set()
-    for c in body.get("conflicts") or []:
-        if isinstance(c, dict):
-            out.add((c.get("memory_type", c.get("store", c.get("type"))), c.get("id")))
-    return out
+def preview_of(archive: dict[str, Any]) -> model.ImportRequest:
+    return model.ImportRequest(tuple((store, r["id"], r["data"]) for store, r in memorizz.records_of(archive)), "preview")
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="Imports preview conflicts before writing")
@@ -74,8 +66,8 @@ def preview_reports_conflicts(ctx: CheckContext) -> Iterator[Failure]:
     _accepted, body = import_archive(ctx, seed.sealed_copy(), "preview")
     if not isinstance(body, dict):
         raise TargetError(f"the preview answered {type(body).__name__}, not a report")
-    held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}  # the seed was restored
-    wanted = set().union(*(o.conflicts for o in oracle.answers(held, preview_of(seed.archive)).outcomes))
+    held = {(store, r["id"]): r["data"] for store, r in memorizz.records_of(seed.archive)}  # the seed was restored
+    wanted = set().union(*(o.conflicts for o in model.answers(held, preview_of(seed.archive)).outcomes))
     missing = sorted(wanted - listed_conflicts(body))
     if missing:
         yield Failure("a preview of records already present does not list them as conflicts", len(missing), 0,
@@ -99,14 +91,14 @@ def restore_refuses_conflicts(ctx: CheckContext) -> Iterator[Failure]:
             record["data"]["content"] = record["data"]["content"] + " (changed)"
         if records and store != "agents":
             rid = ctx.unique(f"fresh-{store}")
-            data = {k: v for k, v in records[0]["data"].items() if k not in mz.REFERENCE_FIELDS or k == "memory_id"}
-            data.update({"content": ctx.unique("fresh-prose"), **({k: rid} if (k := mz.NATURAL_IDS_IMPLIED.get(store)) else {})})
+            data = {k: v for k, v in records[0]["data"].items() if k not in memorizz.REFERENCE_FIELDS or k == "memory_id"}
+            data.update({"content": ctx.unique("fresh-prose"), **({k: rid} if (k := memorizz.NATURAL_IDS_IMPLIED.get(store)) else {})})
             records.insert(0, {"id": rid, "data": data})
             fresh.append(data["content"])
-    mz.seal(changed)
+    memorizz.seal(changed)
     accepted, body = import_archive(ctx, changed, "restore", "error")
-    held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive) if store != "agents"}
-    allowed = oracle.answers(held, oracle.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in mz.records_of(changed)),
+    held = {(store, r["id"]): r["data"] for store, r in memorizz.records_of(seed.archive) if store != "agents"}
+    allowed = model.answers(held, model.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in memorizz.records_of(changed)),
                                                         "restore", "error"))
     if not allowed.fitting(accepted):
         yield Failure("a restore over existing records with conflict=error was accepted",
@@ -126,8 +118,8 @@ def restore_refuses_conflicts(ctx: CheckContext) -> Iterator[Failure]:
 def restore_keeps_ids(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     after = by_content(export(ctx, agent_id=seed.owner))
-    held = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}
-    wanted = oracle.export_records(held, agent_id=seed.owner)  # the oracle's selection: the owner, its delegate, their namespaces
+    held = {(store, r["id"]): r["data"] for store, r in memorizz.records_of(seed.archive)}
+    wanted = model.export_records(held, agent_id=seed.owner)  # the oracle's selection: the owner, its delegate, their namespaces
     for (store, rid), sent in wanted.items():
         record: dict[str, Any] = {"id": rid, "data": sent}
         text = record["data"]["content"]
@@ -139,7 +131,7 @@ def restore_keeps_ids(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("a restored record has a new id", got[1].get("id"), record["id"], f"$.stores.{store}")
         data = got[1].get("data") or {}
         # scope and links stay explicit fields (tool schemas: tool_schemas_remain_data)
-        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", mz.NATURAL_IDS_IMPLIED.get(store)):
+        for key in ("memory_id", "memory_ids", "delegates", "source_message_ids", memorizz.NATURAL_IDS_IMPLIED.get(store)):
             if key and key in record["data"] and data.get(key) != record["data"][key]:
                 yield Failure(f"a restored record changed its {key}", data.get(key), record["data"][key],
                               f"$.stores.{store}[id={record['id']}].data.{key}")
@@ -153,7 +145,7 @@ def tool_schemas_remain_data(ctx: CheckContext) -> Iterator[Failure]:
     reach into it."""
     seed = seeded(ctx)
     after = by_content(export(ctx, agent_id=seed.owner))
-    schemas = [(store, r) for store, r in mz.records_of(seed.archive) if "parameters" in r["data"]]
+    schemas = [(store, r) for store, r in memorizz.records_of(seed.archive) if "parameters" in r["data"]]
     for store, record in schemas:
         got = after.get(record["data"]["content"])
         if got is None:
@@ -187,7 +179,7 @@ def _natural_id_failures(ctx: CheckContext, store: str, natural: str, data: dict
     """A cloned record's natural id (errata M4): bound to its new id where the spec names it; elsewhere
     rebound too, or kept as data (the reading a clone that treats it as a value takes)."""
     path = f"$.stores.{store}[id={new}].data.{natural}"
-    if store in mz.NATURAL_IDS_NAMED:
+    if store in memorizz.NATURAL_IDS_NAMED:
         if got.get(natural) != new:
             yield Failure(f"a cloned record's {natural} is not its new id", got.get(natural), new, path)
         return
@@ -226,7 +218,7 @@ def clone_rewrites_ids(ctx: CheckContext) -> Iterator[Failure]:
     after = _clone_records(seed, archive)
     new_ids = {rid: after[text][1].get("id") for rid, text in seed.texts.items() if text in after}
     namespaces = ctx.option("clone_namespaces")
-    for store, record in mz.records_of(seed.archive):
+    for store, record in memorizz.records_of(seed.archive):
         rid, data = record["id"], record["data"]
         new = new_ids.get(rid)
         if new is None:
@@ -236,7 +228,7 @@ def clone_rewrites_ids(ctx: CheckContext) -> Iterator[Failure]:
         if new == rid:
             yield Failure("a cloned record kept its id", new, "a new id", f"$.stores.{store}")
         got = after[data["content"]][1].get("data") or {}
-        natural = mz.NATURAL_IDS_IMPLIED.get(store)
+        natural = memorizz.NATURAL_IDS_IMPLIED.get(store)
         if natural is not None and natural in data:
             yield from _natural_id_failures(ctx, store, natural, data, got, new)
         if "memory_id" in data:
@@ -268,7 +260,7 @@ def clone_keeps_namespaces_separate(ctx: CheckContext) -> Iterator[Failure]:
     seed, _id_map, archive = cloned(ctx)
     after = _clone_records(seed, archive)
     spaces: dict[str, set[Any]] = {seed.ns: set(), seed.ns_delegate: set()}
-    for _, record in mz.records_of(seed.archive):
+    for _, record in memorizz.records_of(seed.archive):
         old_ns, text = record["data"].get("memory_id"), record["data"]["content"]
         if old_ns in spaces and text in after:
             store, got = after[text]
@@ -301,7 +293,7 @@ def import_discards_embeddings(ctx: CheckContext) -> Iterator[Failure]:
     if includes.get("embeddings") is not True:
         raise Inconclusive("the target cannot export embeddings on request, so what an import kept is not visible")
     # errata M8: `vector` is an embedding only under the pinned memorizz reading
-    for path in mz.embedding_paths(archive.get("stores"), with_vector=ctx.option("embedding_fields") == "with-vector"):
+    for path in memorizz.embedding_paths(archive.get("stores"), with_vector=ctx.option("embedding_fields") == "with-vector"):
         yield Failure("an embedding survived a standard import", path, "discarded", "$.stores" + path[1:])
 
 
@@ -325,7 +317,7 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     elif not isinstance(stores.get("agents", []), list):
         problems.append(Failure("the export's agents store is not an array", type(stores["agents"]).__name__, "array",
                                 "$.stores.agents"))
-    agents = [r for store, r in mz.records_of(archive) if store == "agents"]
+    agents = [r for store, r in memorizz.records_of(archive) if store == "agents"]
     problems += [Failure("an exported agent's id is not a string", r.get("id"), "a string id", "$.stores.agents[].id")
                  for r in agents if not scalar(r.get("id"))]
     yield from problems
@@ -383,9 +375,9 @@ def failed_import_reports_progress(ctx: CheckContext) -> Iterator[Failure]:
         raise TargetError(f"the failed import answered {type(body).__name__}, not a report")
     present = set(by_content(export(ctx, memory_id=seed.ns))) | set(by_content(export(ctx, memory_id=seed.ns_delegate)))
     committed = sum(1 for t in seed.texts.values() if t in present)
-    request = oracle.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in mz.records_of(seed.archive)), "restore",
+    request = model.ImportRequest(tuple((st, r["id"], r["data"]) for st, r in memorizz.records_of(seed.archive)), "restore",
                                    "error", fail_after=3)
-    allowed = oracle.answers({}, request)  # the seed's namespaces are new: nothing of them is held before
+    allowed = model.answers({}, request)  # the seed's namespaces are new: nothing of them is held before
     if not allowed.fitting(body.get("ok") is not False):
         yield Failure("an import that failed part way reports success", body.get("ok"), False, "$.ok", allowed.expected())
     elif not allowed.fitting(False, committed):

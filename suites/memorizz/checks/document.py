@@ -1,6 +1,6 @@
-"""Archive level: one check per rule of the scanner's table (mz.RULES), plus the number, digest and limit checks.
+"""Archive level: one check per rule of the scanner's table (memorizz.RULES), plus the number, digest and limit checks.
 
-The structural rules are not written out here one by one: each key of mz.RULES becomes one check
+The structural rules are not written out here one by one: each key of memorizz.RULES becomes one check
 whose id is `memorizz.<key>` and whose sentence is the table's, all fed by a single scan of the
 archive. `verify_rule_registration` (run at import) fails loudly if the table and the registered
 checks ever differ.
@@ -17,28 +17,28 @@ from memconform.core.json_reader import has_digit_run
 from memconform.core.readings import includes
 from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.suite import SUITE
 
 # ---- the document an archive check looks at ---------------------------------------------------
 
 def limits(ctx: CheckContext) -> tuple[int, int]:
-    return mz.SIZES[ctx.option("max_bytes")], int(ctx.option("max_records"))
+    return memorizz.SIZES[ctx.option("max_bytes")], int(ctx.option("max_records"))
 
 
-def archive_state(doc: Any, ctx: CheckContext) -> mz.Archive:
+def archive_state(doc: Any, ctx: CheckContext) -> memorizz.Archive:
     """The archive with its limits applied and (for a parsed document) its canonical bytes, once per run."""
 
-    def make() -> mz.Archive:
-        arc = doc if isinstance(doc, mz.Archive) else mz.Archive(value=doc)
+    def make() -> memorizz.Archive:
+        arc = doc if isinstance(doc, memorizz.Archive) else memorizz.Archive(value=doc)
         max_bytes, max_records = limits(ctx)
         if arc.unread:
-            loaded = mz.load_file(arc.path, max_bytes, max_records, _key_order(ctx))  # type: ignore[arg-type]
+            loaded = memorizz.load_file(arc.path, max_bytes, max_records, _key_order(ctx))  # type: ignore[arg-type]
             doc.malformed = loaded.malformed  # validate reads its well-formedness from the document it gave
             arc = loaded
         if not arc.refused and arc.file_bytes is not None and arc.file_bytes > max_bytes:
             arc.refused = f"file is {arc.file_bytes} bytes, over the limit of {max_bytes}"
-        total = mz.record_total(arc.value)
+        total = memorizz.record_total(arc.value)
         if not arc.refused and total > max_records:
             arc.refused = f"{total} records, over the limit of {max_records}"
         if not arc.refused and arc.file_bytes is None:
@@ -47,7 +47,7 @@ def archive_state(doc: Any, ctx: CheckContext) -> mz.Archive:
                 arc.refused = f"{len(arc.canonical)} canonical bytes, over the limit of {max_bytes}"
         return arc
 
-    state: mz.Archive = ctx.once("memorizz-archive", make)
+    state: memorizz.Archive = ctx.once("memorizz-archive", make)
     return state
 
 
@@ -55,20 +55,20 @@ def _key_order(ctx: CheckContext) -> str:
     return "utf16" if ctx.option("key_order") == "utf16" else "codepoint"
 
 
-def canonical(arc: mz.Archive, ctx: CheckContext) -> bytes | None:
+def canonical(arc: memorizz.Archive, ctx: CheckContext) -> bytes | None:
     if arc.canonical is None and not arc.canonical_error:
         if not isinstance(arc.value, dict):
             arc.canonical_error = "the archive is not an object"
             return None
         try:
-            arc.canonical, arc.canonical_facts = mz.canonical_bytes_and_facts(arc.value, _key_order(ctx), arc.exact,
+            arc.canonical, arc.canonical_facts = memorizz.canonical_bytes_and_facts(arc.value, _key_order(ctx), arc.exact,
                                                                                 arc.finite)
         except (ValueError, RecursionError) as exc:
             arc.canonical_error = str(exc)
     return arc.canonical
 
 
-def readable(doc: Any, ctx: CheckContext, any_value: bool = False) -> mz.Archive:
+def readable(doc: Any, ctx: CheckContext, any_value: bool = False) -> memorizz.Archive:
     """The archive a rule judges; Inconclusive when it cannot be judged. An archive that is not a JSON object
     is judged by envelope_fields alone (`any_value`): no other rule can pass on it."""
     arc = archive_state(doc, ctx)
@@ -81,7 +81,7 @@ def readable(doc: Any, ctx: CheckContext, any_value: bool = False) -> mz.Archive
     return arc
 
 
-def an_archive(arc: mz.Archive) -> None:
+def an_archive(arc: memorizz.Archive) -> None:
     if not isinstance(arc.value, dict):
         raise Inconclusive(f"the archive is not a JSON object but {type(arc.value).__name__}: this rule has nothing "
                            "to judge (envelope_fields reports it)")
@@ -101,9 +101,9 @@ def pinned(ctx: CheckContext, reading: str) -> bool:
 
 def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     arc = readable(doc, ctx, any_value=key == "envelope_fields")
-    problems: dict[str, list[mz.Problem]] = ctx.once(
-        "memorizz-scan", lambda: arc.windowed.scan if arc.windowed is not None else mz.scan(arc.value))
-    if ctx.document is None and key in mz.RECORD_RULES and mz.record_total(arc.value) == 0:
+    problems: dict[str, list[memorizz.Problem]] = ctx.once(
+        "memorizz-scan", lambda: arc.windowed.scan if arc.windowed is not None else memorizz.scan(arc.value))
+    if ctx.document is None and key in memorizz.RECORD_RULES and memorizz.record_total(arc.value) == 0:
         raise Inconclusive("the target's export holds no records, so no record rule could be observed")
     for p in problems.get(key, []):
         unpinned = [r for r in p.readings if not pinned(ctx, r)]
@@ -115,7 +115,7 @@ def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 
 
-RULE_CHECKS = register_rules(SUITE, mz.RULES, lambda rule, doc, ctx: rule_failures(doc, ctx, rule.key), level="archive")
+RULE_CHECKS = register_rules(SUITE, memorizz.RULES, lambda rule, doc, ctx: rule_failures(doc, ctx, rule.key), level="archive")
 
 
 # ---- numbers, digest and limits (need the canonical form, not the scan) ---------------------------
@@ -153,8 +153,8 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         actual = hashlib.sha256(data).hexdigest()
         # no key a UTF-16 order sorts differently: one text, one digest
         facts = arc.canonical_facts
-        same_text = not facts.order_sensitive if facts is not None else mz.key_orders_agree(data)
-        other = actual if same_text else hashlib.sha256(mz.canonical_bytes(arc.value, other_order)).hexdigest()
+        same_text = not facts.order_sensitive if facts is not None else memorizz.key_orders_agree(data)
+        other = actual if same_text else hashlib.sha256(memorizz.canonical_bytes(arc.value, other_order)).hexdigest()
     digests = {order: actual, other_order: other}
     names = {"codepoint": "keys sorted by code points", "utf16": "keys sorted by UTF-16 code units"}
     pinned = ctx.option("key_order")
@@ -180,10 +180,10 @@ def integers_safe(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         arc.long_digits = arc.canonical_facts.long_digits if arc.canonical_facts else has_digit_run(text, 16)
     if arc.long_digits is False:  # no run of 16 digits: no integer can be that large
         return
-    found = arc.windowed.unsafe if arc.windowed is not None else sorted(mz.unsafe_integers(arc.value))[:mz.SHOWN_UNSAFE]
+    found = arc.windowed.unsafe if arc.windowed is not None else sorted(memorizz.unsafe_integers(arc.value))[:memorizz.SHOWN_UNSAFE]
     for path, number in found:
         yield Failure("an integer beyond JavaScript's safe range is written as a number", number,
-                      f"a string (|n| <= {mz.SAFE_INTEGER})", path)
+                      f"a string (|n| <= {memorizz.SAFE_INTEGER})", path)
 
 
 @SUITE.check(kind="document", level="archive", section="Integrity and validation", keyword="MUST",

@@ -20,15 +20,10 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz.checks.domain_imports import (
-    class_answer_failures,
-    keeper,
-    kept_failures,
-    table,
-)
-from memconform.suites.memorizz.checks.reject import REJECTS
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.domain_support import class_answer_failures, keeper, kept_failures, table
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
 ENVELOPE_FIELDS = ("archive.envelope", "archive.taxonomy", "archive.stores", "archive.integrity.algorithm")
@@ -75,11 +70,11 @@ def with_structure_class(ctx: CheckContext, vc: domain.ValueClass, ns: str, arch
     field = vc.field
     if field.startswith("record."):
         change_record(ctx, vc, change, ns, archive)
-        return mz.seal(archive)  # counts follow the records
+        return memorizz.seal(archive)  # counts follow the records
     if field == "archive.stores" and change.get("fill"):
-        for store in mz.STORES:
+        for store in memorizz.STORES:
             record_in(ctx, archive, store, ns)
-        return mz.seal(archive)
+        return memorizz.seal(archive)
     if field == "archive.integrity.algorithm":
         apply_change(archive["integrity"], change, {})
         return archive
@@ -91,7 +86,7 @@ def with_structure_class(ctx: CheckContext, vc: domain.ValueClass, ns: str, arch
         apply_change(archive if key == "" else manifest, change, {})
     else:
         owner[key] = apply_change(owner[key], change, {})
-    mz.reseal(archive)
+    memorizz.reseal(archive)
     if field == "archive.envelope":
         apply_change(archive, {"drop": change.get("drop", [])}, {})  # resealing put an absent integrity back
     return archive
@@ -118,7 +113,7 @@ def change_record(ctx: CheckContext, vc: domain.ValueClass, change: dict[str, An
 
 def namespace_records(archive: dict[str, Any], ns: str) -> int:
     """How many of the archive's records an export of the namespace holds when the archive is restored."""
-    return sum(1 for _, r in mz.records_of(archive) if isinstance(r, dict) and isinstance(r.get("data"), dict)
+    return sum(1 for _, r in memorizz.records_of(archive) if isinstance(r, dict) and isinstance(r.get("data"), dict)
                and (r["data"].get("memory_id") == ns or ns in (r["data"].get("memory_ids") or [])))
 
 
@@ -152,7 +147,7 @@ def judge_classes(ctx: CheckContext, field_ids: tuple[str, ...], label: str) -> 
 def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
     """How many records of an export each namespace holds (an agent counts in each namespace it is bound to)."""
     out: dict[str, int] = {}
-    for _, record in mz.records_of(archive):
+    for _, record in memorizz.records_of(archive):
         data = record.get("data")
         if isinstance(data, dict):
             bound: list[Any] = data["memory_ids"] if isinstance(data.get("memory_ids"), list) else []

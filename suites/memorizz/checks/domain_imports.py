@@ -19,16 +19,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import ControlRefused, Failure
+from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz.checks.reject import REJECTS
-from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz.client import forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.domain_support import (
+    class_answer_failures,
+    keeper,
+    kept_failures,
+    namespace_export,
+    table,
+)
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
 ENVELOPE_FIELDS = ("archive.format", "archive.version", "archive.integrity.digest", "manifest.created_at",
@@ -41,10 +48,6 @@ CONSUMER_OPEN = frozenset({"manifest.created_at:not_a_date", "manifest.created_a
 ID_SENTENCE = "id is a nonempty string, unique within its store, with at most 512 characters."
 
 
-def table() -> domain.Domain:
-    return domain.required("memorizz")
-
-
 ledger = domain.ledger
 
 
@@ -52,36 +55,10 @@ def expectation(vc: domain.ValueClass) -> str:
     return "open" if vc.key in CONSUMER_OPEN else vc.expect
 
 
-def namespace_export(ctx: CheckContext, ns: str) -> list[dict[str, Any]]:
-    archive = export(ctx, memory_id=ns)
-    return [r for _, r in mz.records_of(archive) if isinstance(r, dict)]
-
-
 def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
     """A class the page leaves open: the answer the target gave is the reading recorded (errata M35)."""
     ctx.observe("M35", {f"{vc.key} restored": lambda answer: answer is True,
                         f"{vc.key} refused": lambda answer: answer is False}, accepted)
-
-
-def keeper(ctx: CheckContext, label: str) -> tuple[str, list[dict[str, Any]]]:
-    """A valid archive restored first (the positive control): its namespace and its records as exported."""
-    archive, ns = small_archive(ctx, label)
-    forget_namespaces_at_end(ctx, ns)
-    accepted, body = import_archive(ctx, archive, "restore")
-    if not accepted:
-        raise ControlRefused(f"a valid archive of three records was refused: {json.dumps(body, default=str)[:200]}")
-    return ns, namespace_export(ctx, ns)
-
-
-def kept_failures(ctx: CheckContext, ns: str, before: list[dict[str, Any]]) -> Iterator[Failure]:
-    now = namespace_export(ctx, ns)
-    if sorted(map(canonical, now)) != sorted(map(canonical, before)):
-        yield Failure("an archive restored before the domain imports was lost or changed", len(now), len(before),
-                      f"$ (namespace {ns})")
-
-
-def canonical(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
 
 # ---- envelope classes ----------------------------------------------------------------------------
@@ -94,15 +71,15 @@ def with_envelope_class(archive: dict[str, Any], vc: domain.ValueClass, value: A
                                           "short": sealed[:-1], "long": sealed + "0"}[vc.id]
         return archive
     if vc.field == "manifest.record_count":
-        archive["manifest"]["record_count"] = mz.record_total(archive) + (1 if vc.id == "off_by_one" else 0)
-        return mz.reseal(archive)
+        archive["manifest"]["record_count"] = memorizz.record_total(archive) + (1 if vc.id == "off_by_one" else 0)
+        return memorizz.reseal(archive)
     owner, key = {"archive.format": (archive, "format"), "archive.version": (archive, "version"),
                   "manifest.created_at": (archive["manifest"], "created_at")}[vc.field]
     if value is domain.ABSENT:
         owner.pop(key, None)
     else:
         owner[key] = value
-    return mz.reseal(archive)
+    return memorizz.reseal(archive)
 
 
 @SUITE.check(sweep=True, level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
@@ -130,26 +107,6 @@ def envelope_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: An
     label = f"an archive with {vc.key} = {value!r:.40}"
     yield from class_answer_failures(ctx, vc, label, accepted, body, ns, 3, len(namespace_export(ctx, ns)),
                                      expectation(vc), judged_open)
-
-
-def class_answer_failures(ctx: CheckContext, vc: domain.ValueClass, label: str, accepted: bool, body: Any, ns: str,
-                          expected: int, written: int, expect: str,
-                          on_open: Callable[[CheckContext, domain.ValueClass, bool], None]) -> Iterator[Failure]:
-    """One archive of a class, restored: allowed ones restored whole (`expected` records in an export of
-    its namespace), forbidden ones refused with nothing written, open ones either way (`on_open` records
-    the reading seen under the caller's errata point)."""
-    if expect == "valid" and not accepted:
-        yield Failure(f"{label} was refused", json.dumps(body, default=str)[:200], "restored", "$")
-    elif expect == "valid" and written != expected:
-        yield Failure(f"{label} was restored, but not all its records are in an export of its namespace", written,
-                      expected, f"$ (namespace {ns})")
-    elif expect == "invalid" and accepted:
-        yield Failure(f"{label} was accepted", body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
-    elif not accepted and written:
-        forget_namespaces_at_end(ctx, ns)
-        yield Failure(f"{label} was refused, but its records were written", written, 0, f"$ (namespace {ns})")
-    elif expect == "open":
-        on_open(ctx, vc, accepted)
 
 
 # ---- record classes ------------------------------------------------------------------------------
@@ -188,9 +145,9 @@ def unique_id(prefix: str, value: Any) -> Any:
 
 
 def archive_of(records: list[dict[str, Any]]) -> dict[str, Any]:
-    archive = mz.empty_archive(source_provider="memconform-domain")
+    archive = memorizz.empty_archive(source_provider="memconform-domain")
     archive["stores"][RECORD_STORE].extend(records)
-    return mz.seal(archive)
+    return memorizz.seal(archive)
 
 
 def read_back_failures(case: RecordCase, got: dict[str, Any] | None) -> Iterator[Failure]:

@@ -18,11 +18,10 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, Unsupported
 from memconform.kit import domain
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz import model as oracle
-from memconform.suites.memorizz.checks.consumer import listed_conflicts
-from memconform.suites.memorizz.checks.domain_imports import namespace_export, table
-from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, ids_in, seeded
+from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import model
+from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, ids_in, listed_conflicts, seeded
+from memconform.suites.memorizz.domain_support import namespace_export, table
 from memconform.suites.memorizz.suite import SUITE
 
 EXPORT_COMBO, IMPORT_COMBO = "export_selection", "import_modes"
@@ -61,13 +60,13 @@ def export_selection(row: dict[str, domain.ValueClass], names: dict[str, str]) -
     return out
 
 
-def export_request(selection: dict[str, Any]) -> oracle.ExportRequest:
+def export_request(selection: dict[str, Any]) -> model.ExportRequest:
     types = selection.get("types")
-    return oracle.ExportRequest(selection.get("memory_id"), selection.get("agent_id"),
+    return model.ExportRequest(selection.get("memory_id"), selection.get("agent_id"),
                                 tuple(types) if isinstance(types, list) else None, selection.get("include_embeddings"))
 
 
-def export_mismatch(answer: oracle.ExportAnswer, refused: bool, archive: Any, seed_keys: set[Any]) -> str:
+def export_mismatch(answer: model.ExportAnswer, refused: bool, archive: Any, seed_keys: set[Any]) -> str:
     """How an export's reply differs from one acceptable answer ("" when it fits)."""
     if answer.refused or refused:
         return "" if answer.refused == refused else ("refused" if refused else "not refused")
@@ -84,7 +83,7 @@ def export_mismatch(answer: oracle.ExportAnswer, refused: bool, archive: Any, se
     said = includes.get("embeddings") if isinstance(includes, dict) else None
     if said is not None and said is not answer.embeddings:
         return f"manifest.includes.embeddings is {said!r} while embeddings were {'' if answer.embeddings else 'not '}requested"
-    if not answer.embeddings and list(mz.embedding_paths(archive.get("stores"))):
+    if not answer.embeddings and list(memorizz.embedding_paths(archive.get("stores"))):
         return "an embedding is exported although none was requested"
     return ""
 
@@ -94,7 +93,7 @@ def domain_export_selection(ctx: CheckContext) -> Iterator[Failure]:
     """Every export parameter alone and pairwise with every other, on the seeded graph: the records of the graph
     the export holds, the stores it fills and what it says of embeddings are the model's, for every row."""
     seed = seeded(ctx)
-    state = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}
+    state = {(store, r["id"]): r["data"] for store, r in memorizz.records_of(seed.archive)}
     names = placeholders(ctx, seed)
     for row in domain.plan(table(), EXPORT_COMBO, ctx.profile.name):
         if (yield from export_row_failures(ctx, state, export_selection(row, names))):
@@ -110,7 +109,7 @@ def content_of(record: dict[str, Any]) -> Any:
     return data.get("content") if isinstance(data, dict) else None
 
 
-def export_row_failures(ctx: CheckContext, state: oracle.State, selection: dict[str, Any]) -> Generator[Failure, None, bool]:
+def export_row_failures(ctx: CheckContext, state: model.State, selection: dict[str, Any]) -> Generator[Failure, None, bool]:
     """Judge one export against the model; returns whether it was judged (not: the target lacks a parameter)."""
     try:
         reply = ctx.target.call("export", selection)
@@ -118,7 +117,7 @@ def export_row_failures(ctx: CheckContext, state: oracle.State, selection: dict[
         ctx.note(f"export {json.dumps(selection)} not judged: {exc}")
         return False
     archive = reply.body if reply.ok else None
-    answers = oracle.export_answers(state, export_request(selection))
+    answers = model.export_answers(state, export_request(selection))
     mismatches = {a.reading or a.why: export_mismatch(a, not reply.ok, archive, set(state)) for a in answers}
     title = f"an export selecting {json.dumps(selection)[:160]} is not what the selection holds"
     if len(answers) > 1:  # open: the failure names every reading
@@ -148,13 +147,13 @@ def three_records(ctx: CheckContext, ns: str) -> list[tuple[str, str, dict[str, 
 
 
 def archive_of(records: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
-    archive = mz.empty_archive(source_provider="memconform-domain")
+    archive = memorizz.empty_archive(source_provider="memconform-domain")
     for store, rid, data in records:
         archive["stores"][store].append({"id": rid, "data": dict(data)})
-    return mz.seal(archive)
+    return memorizz.seal(archive)
 
 
-def hold(ctx: CheckContext, records: list[tuple[str, str, dict[str, Any]]]) -> dict[oracle.Key, dict[str, Any]]:
+def hold(ctx: CheckContext, records: list[tuple[str, str, dict[str, Any]]]) -> dict[model.Key, dict[str, Any]]:
     """Restore the records the row says the destination holds, changed (the positive control): the state."""
     held = [(store, rid, {**data, "content": data["content"] + " (held)"}) for store, rid, data in records]
     if held:
@@ -187,8 +186,8 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
     answer = reply.body if reply.body is not None else reply.raw[:200].decode("utf-8", "replace")
     accepted = reply.ok and not (isinstance(answer, dict) and answer.get("ok") is False)
     forget_cloned_namespaces(ctx, answer, ns)
-    request = oracle.ImportRequest(tuple(records), str(body.get("mode")), str(body.get("conflict", "error")))
-    answers = oracle.answers(state, request)
+    request = model.ImportRequest(tuple(records), str(body.get("mode")), str(body.get("conflict", "error")))
+    answers = model.answers(state, request)
     imported = answer.get("imported") if isinstance(answer, dict) and isinstance(answer.get("imported"), int) else None
     label = f"an import with {', '.join(f'{vc.key}' for vc in row.values())}"
     fitting = answers.fitting(accepted, imported)
@@ -214,7 +213,7 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
                           sorted(outcome.conflicts)[:3], "$.conflicts")
 
 
-def clone_failures(ctx: CheckContext, label: str, state: oracle.State, records: list[tuple[str, str, dict[str, Any]]],
+def clone_failures(ctx: CheckContext, label: str, state: model.State, records: list[tuple[str, str, dict[str, Any]]],
                    after: dict[Any, Any]) -> Iterator[Failure]:
     """A clone leaves what the namespace held as it was, and adds every record beside it (namespaces kept) or
     elsewhere (rewritten): the reading seen is recorded as M9."""

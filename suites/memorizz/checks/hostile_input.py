@@ -17,9 +17,9 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.kit.hostile import BadInput
 from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz.checks.reject import REJECTS
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import forget_namespaces_at_end
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
 ENVELOPE = b'{"mode": "restore", "conflict": "error", "archive": '
@@ -32,12 +32,12 @@ def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
 
     def make(marker: str) -> dict[str, Any]:
         agent, note = ctx.unique("hostile-agent"), ctx.unique("hostile-kb")
-        archive = mz.empty_archive(source_provider="memconform-probe")
+        archive = memorizz.empty_archive(source_provider="memconform-probe")
         archive["stores"]["agents"].append({"id": agent, "data": {"agent_id": agent, "memory_ids": [ns], "delegates": [],
                                                                   "content": ctx.unique("agent-prose")}})
         archive["stores"]["knowledge_base"].append({"id": note, "data": {"id": note, "memory_id": ns,
                                                                           "content": f"{marker} prose ☂"}})
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
     def send(item: BadInput) -> Any:
         return send_bytes(ctx, "import_archive", replace(item, data=ENVELOPE + item.data + b"}"))

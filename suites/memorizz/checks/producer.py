@@ -7,8 +7,8 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, Unsupported
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz import model as oracle
+from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import model
 from memconform.suites.memorizz.client import export, list_at, named_selection, object_at, seeded
 from memconform.suites.memorizz.suite import SUITE
 
@@ -19,8 +19,8 @@ def _one_type_selection(ctx: CheckContext) -> tuple[dict[str, Any], str, object]
     cannot import, the user's named selection and one of its non-empty stores."""
     try:
         seed = seeded(ctx)
-        state = {(store, r["id"]): r["data"] for store, r in mz.records_of(seed.archive)}
-        (answer,) = oracle.export_answers(state, oracle.ExportRequest(memory_id=seed.ns, types=("summaries",)))
+        state = {(store, r["id"]): r["data"] for store, r in memorizz.records_of(seed.archive)}
+        (answer,) = model.export_answers(state, model.ExportRequest(memory_id=seed.ns, types=("summaries",)))
         (store, rid), = answer.keys  # the seed's one summary
         return {"memory_id": seed.ns}, store, rid
     except Unsupported:
@@ -30,7 +30,7 @@ def _one_type_selection(ctx: CheckContext) -> tuple[dict[str, Any], str, object]
                                "export_agent_id), so there is nothing known to select") from None
         full = export(ctx, **named)
         stores = object_at(full, "stores")
-        filled = [s for s in mz.STORES if isinstance(stores.get(s), list) and stores[s]]
+        filled = [s for s in memorizz.STORES if isinstance(stores.get(s), list) and stores[s]]
         if len(filled) < 2:
             raise Inconclusive(f"the named selection holds records of {len(filled)} store(s): a one-type export "
                                "could not show that the other types are left out") from None
@@ -44,7 +44,7 @@ def _one_type_selection(ctx: CheckContext) -> tuple[dict[str, Any], str, object]
 def selected_export_only_selected(ctx: CheckContext) -> Iterator[Failure]:
     selection, store, must_hold = _one_type_selection(ctx)
     archive = export(ctx, **selection, types=[store])
-    problems = mz.scan(archive)
+    problems = memorizz.scan(archive)
     for rule in ("stores_complete", "taxonomy_canonical", "manifest_counts", "manifest_record_count"):
         for p in problems.get(rule, []):
             yield Failure(f"a one-type export: {p.title}", p.received, p.expected, p.path)
@@ -64,7 +64,7 @@ def unselected_links_reported(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
     archive = export(ctx, memory_id=seed.ns, types=["summaries"])
     manifest = object_at(archive, "manifest")
-    reported = mz.reported_ids(manifest.get("external_references"))
+    reported = memorizz.reported_ids(manifest.get("external_references"))
     wrong = _mistyped_stores(archive, "summaries")
     if wrong:
         yield wrong
@@ -109,7 +109,7 @@ def credentials_never_exported(ctx: CheckContext) -> Iterator[Failure]:
                                     "cannot be recognised", len(mistyped), "a string id on every record", mistyped[0],
                                     f"{len(mistyped)} record(s) without a string id"))
     yield from problems
-    leaked = list(mz.credential_paths(archive.get("stores")))
+    leaked = list(memorizz.credential_paths(archive.get("stores")))
     if not leaked and seed is None and not problems:  # nothing known to hold a credential was exported: none out shows nothing
         raise Inconclusive("the target cannot import, so no record known to hold credentials could be exported")
     for path in leaked:

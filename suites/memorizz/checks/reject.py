@@ -17,7 +17,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, Inconclusive
 from memconform.kit import domain
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import (
     by_content,
     export,
@@ -26,10 +26,9 @@ from memconform.suites.memorizz.client import (
     seeded,
     small_archive,
 )
+from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
-REJECTS = ("Validation rejects unsupported versions, unknown envelope fields, incorrect taxonomy, missing store "
-           "keys, duplicate or inconsistent IDs, incorrect counts, and checksum mismatches.")
 Breaker = Callable[[dict[str, Any]], Any]
 
 
@@ -69,7 +68,7 @@ def _set(path: tuple[str, ...], value: Any, seal: bool = True) -> Breaker:
             node = node[key]
         node[path[-1]] = value
         if seal:
-            mz.reseal(archive)
+            memorizz.reseal(archive)
     return brk
 
 
@@ -92,7 +91,7 @@ def rejects_unknown_envelope_field(ctx: CheckContext) -> Iterator[Failure]:
 
 def _rename_taxonomy_key(archive: dict[str, Any]) -> None:
     archive["taxonomy"]["memagent"] = archive["taxonomy"].pop("agents")
-    mz.reseal(archive)
+    memorizz.reseal(archive)
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
@@ -106,7 +105,7 @@ def rejects_incorrect_taxonomy(ctx: CheckContext) -> Iterator[Failure]:
 def _drop_store(archive: dict[str, Any]) -> None:
     del archive["stores"]["shared_memory"]
     del archive["manifest"]["counts"]["shared_memory"]
-    mz.reseal(archive)
+    memorizz.reseal(archive)
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
@@ -119,14 +118,14 @@ def _duplicate(archive: dict[str, Any]) -> None:
     twin["data"]["content"] += " (twin)"
     twin["data"].pop("id", None)
     archive["stores"]["knowledge_base"].append(twin)
-    mz.seal(archive)
+    memorizz.seal(archive)
 
 
 def _differ(store: str, key: str) -> Breaker:
     def brk(archive: dict[str, Any]) -> None:
         record = archive["stores"][store][0]
         record["data"][key] = record["id"] + "-other"
-        mz.reseal(archive)
+        memorizz.reseal(archive)
     return brk
 
 
@@ -144,7 +143,7 @@ def rejects_duplicate_or_inconsistent_ids(ctx: CheckContext) -> Iterator[Failure
 def _count_and_total(archive: dict[str, Any]) -> None:
     archive["manifest"]["counts"]["knowledge_base"] = 2  # the store holds 1; record_count agrees with counts
     archive["manifest"]["record_count"] = 4
-    mz.reseal(archive)
+    memorizz.reseal(archive)
 
 
 @SUITE.check(level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)
@@ -152,7 +151,7 @@ def rejects_incorrect_counts(ctx: CheckContext) -> Iterator[Failure]:
     yield from rejected_variants(ctx, "counts", {
         "a store count that is not the store's length": _count_and_total,
         "a record_count that is not the number of records": _set(("manifest", "record_count"), 7),
-        "a zero count missing": lambda a: (a["manifest"]["counts"].pop("tool_log"), mz.reseal(a)),
+        "a zero count missing": lambda a: (a["manifest"]["counts"].pop("tool_log"), memorizz.reseal(a)),
     })
 
 
@@ -207,9 +206,9 @@ def archives_of(ctx: CheckContext, label: str, most: int) -> Callable[[int], dic
     forget_namespaces_at_end(ctx, ns)
 
     def archive_of(records: int) -> dict[str, Any]:
-        archive = mz.empty_archive(source_provider="memconform-probe")
+        archive = memorizz.empty_archive(source_provider="memconform-probe")
         archive["stores"]["knowledge_base"] = notes[:records]
-        return mz.seal(archive, exact=False)  # strings only: no float needs the number rules
+        return memorizz.seal(archive, exact=False)  # strings only: no float needs the number rules
 
     return archive_of
 

@@ -16,12 +16,11 @@ from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive
 from memconform.kit import large_export
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, scalar
 from memconform.suites.memorizz.suite import SUITE
 
 BATCH, SIZE = 30, 10_000  # knowledge of ~10,000 mixed UTF-8 characters each (~20 kB): restores of about 600 kB
-large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 
 
 def knowledge(ctx: CheckContext, ns: str, i: int) -> dict[str, Any]:
@@ -31,11 +30,11 @@ def knowledge(ctx: CheckContext, ns: str, i: int) -> dict[str, Any]:
 
 def records(doc: dict[str, Any]) -> dict[Any, Any]:
     """knowledge_base id -> data; a record whose id is an array or object is left out (mistyped_ids names it)."""
-    return {r.get("id"): r.get("data") for store, r in mz.records_of(doc) if store == "knowledge_base" and scalar(r.get("id"))}
+    return {r.get("id"): r.get("data") for store, r in memorizz.records_of(doc) if store == "knowledge_base" and scalar(r.get("id"))}
 
 
 def mistyped_ids(doc: dict[str, Any], when: str) -> Iterator[Failure]:
-    bad = [r.get("id") for store, r in mz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
+    bad = [r.get("id") for store, r in memorizz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
     if bad:
         yield Failure(f"{len(bad)} knowledge_base record id(s) in the namespace's export {when} are not strings",
                       bad[0], "a string id", "$.stores.knowledge_base[].id")
@@ -50,9 +49,9 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     forget_namespaces_at_end(ctx, ns)
     wanted = large_export.records_for(ctx, len(json.dumps(knowledge(ctx, ns, 0), ensure_ascii=False).encode("utf-8")))
     for start in range(0, wanted, BATCH):  # small restores: only the export restored back is large
-        archive = mz.empty_archive(source_provider="memconform-round-trip")
+        archive = memorizz.empty_archive(source_provider="memconform-round-trip")
         archive["stores"]["knowledge_base"] = [knowledge(ctx, ns, i) for i in range(start, min(start + BATCH, wanted))]
-        accepted, body = import_archive(ctx, mz.seal(archive), "restore")
+        accepted, body = import_archive(ctx, memorizz.seal(archive), "restore")
         if not accepted:
             raise Inconclusive(f"the seed of the large round trip was refused: {json.dumps(body, default=str)[:200]}")
     doc = export(ctx, memory_id=ns)

@@ -1,10 +1,10 @@
-"""MemoRizz Memory Archive v1: the constants of the format and the options (readings of open text)."""
+"""MemoRizz Memory Archive v1: the constants of the format (its options, the readings of open
+text, are suites/memorizz/options.py)."""
 
 from __future__ import annotations
 
 import re
 
-from memconform.core.profile import declare_option
 from memconform.kit.shared_rules import is_int as is_int  # re-exported
 
 SUITE = "memorizz"
@@ -62,31 +62,3 @@ MIB = 1024 * 1024
 SIZES = {"50MiB": 50 * MIB, "100MiB": 100 * MIB, "1GiB": 1024 * MIB, "4MiB": 4 * MIB, "1MiB": MIB, "256KiB": 256 * 1024,
          "4KiB": 4096}
 
-declare_option(SUITE, "max_bytes", "50MiB", tuple(SIZES),
-               "archive size limit (file bytes, or canonical bytes of a parsed document); 4MiB = inline MCP")
-declare_option(SUITE, "max_records", "100000", ("100000", "1000000", "10000", "1000", "10"),
-               "archive record limit (records across all 13 stores)")
-declare_option(SUITE, "natural_ids", "named", ("named", "implied"),
-               "natural identity fields that must equal the record id: only the three the spec names (default), "
-               "or also tool/skill/workflow/entity/tool_log ids (errata M4)")
-declare_option(SUITE, "key_order", "either", ("either", "codepoint", "utf16"),
-               "canonical JSON object key order: either reading (default), Unicode code points (Python) or "
-               "UTF-16 code units (browser) (errata M2)")
-
-
-declare_option(SUITE, "export_memory_id", "", (),
-               "the namespace (memory_id) a producer should export for the archive checks (default: the one the "
-               "harness imported; a producer that cannot import needs this or export_agent_id)")
-declare_option(SUITE, "export_agent_id", "", (),
-               "the agent (agent_id) a producer should export for the archive checks, with its delegates")
-declare_option(SUITE, "clone_namespaces", "either", ("either", "rewrite", "keep"),
-               "a clone with new ids gives each namespace a new one, or keeps the namespaces (errata M9)")
-declare_option(SUITE, "automations_field", "either", ("either", "automations_enabled", "automations-list"),
-               "how imported automations show they start disabled: either spelling (default), memorizz's "
-               "automations_enabled false, or every automations[].enabled false (errata M10)")
-declare_option(SUITE, "embedding_fields", "named", ("named", "with-vector"),
-               "which data fields are embeddings: embedding, embeddings and *_embedding(s) (default), or also "
-               "memorizz's `vector` (errata M8)")
-declare_option(SUITE, "includes_keys", "any", ("any", "memorizz"),
-               "manifest.includes: any boolean-valued keys (default), or memorizz's four keys delegates, history, "
-               "context, embeddings required (errata M5)")

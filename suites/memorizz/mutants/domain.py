@@ -8,7 +8,7 @@ import unicodedata
 from typing import Any
 
 from memconform.kit.hostile import parse_or_reject
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 
 
@@ -47,7 +47,7 @@ class DataIdNullAsAbsent(ReferenceArchiveStore):
     def problems(self, archive: Any) -> list[str]:
         found = super().problems(archive)
         if isinstance(archive, dict) and any(isinstance(r.get("data"), dict) and "id" in r["data"] and r["data"]["id"] is None
-                                             for _, r in mz.records_of(archive)):
+                                             for _, r in memorizz.records_of(archive)):
             found = [p for p in found if not p.startswith("data_id_matches")]
         return found
 
@@ -74,7 +74,7 @@ class CloneSkipsHeldIds(ReferenceArchiveStore):
             for store, records in archive.get("stores", {}).items():
                 if isinstance(records, list):
                     archive["stores"][store] = [r for r in records if not (isinstance(r, dict) and self.exists(store, str(r.get("id"))))]
-            body = {**body, "archive": mz.seal(archive)}
+            body = {**body, "archive": memorizz.seal(archive)}
         return super().import_archive(body, **params)
 
 

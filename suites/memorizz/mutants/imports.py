@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from memconform.kit.hostile import parse_or_reject
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 from memconform.targets.base import Rejected
 
@@ -45,7 +45,7 @@ class TaxonomyKeysOnly(ReferenceArchiveStore):
     def problems(self, archive: Any) -> list[str]:
         out = super().problems(archive)
         if isinstance(archive, dict) and isinstance(archive.get("taxonomy"), dict) and \
-                set(archive["taxonomy"]) == set(mz.STORES):
+                set(archive["taxonomy"]) == set(memorizz.STORES):
             out = [p for p in out if not p.startswith("taxonomy_canonical")]
         return out
 
@@ -79,9 +79,9 @@ class BigIntegersAsNumbers(ReferenceArchiveStore):
 
     def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
         archive = super().export(body, **params)
-        for i, (_, record) in enumerate(mz.records_of(archive)):
+        for i, (_, record) in enumerate(memorizz.records_of(archive)):
             record["data"]["sequence"] = 2**53 + 1 + 2 * i
-        return mz.seal(archive)
+        return memorizz.seal(archive)
 
 
 class NarrowCharacterSet(ReferenceArchiveStore):
@@ -135,8 +135,8 @@ class WritesBeforeValidating(ReferenceArchiveStore):
         body = body if isinstance(body, dict) else {}
         archive = body.get("archive")
         if body.get("mode") == "restore" and self.problems(archive) and isinstance(archive, dict):
-            for store, record in mz.records_of(archive):
-                if isinstance(record.get("data"), dict) and isinstance(record.get("id"), str) and store in mz.STORES:
+            for store, record in memorizz.records_of(archive):
+                if isinstance(record.get("data"), dict) and isinstance(record.get("id"), str) and store in memorizz.STORES:
                     self.write(store, record["id"], record["data"])
         return super().import_archive(body, **params)
 
@@ -148,7 +148,7 @@ class NarrowCredentialFilter(ReferenceArchiveStore):
         if isinstance(data, dict):
             return {k: self.clean(v, omitted, where, keep_embeddings, k) for k, v in data.items()
                     if not (k in ("api_key", "password", "secret") and parent != "properties")
-                    and (keep_embeddings or mz.embedding_key(k) is None)}
+                    and (keep_embeddings or memorizz.embedding_key(k) is None)}
         if isinstance(data, list):
             return [self.clean(v, omitted, where, keep_embeddings, parent) for v in data]
         return data
@@ -158,8 +158,8 @@ class RecordLimitExclusive(ReferenceArchiveStore):
     """Reads "limits are ... 100,000 records" as exclusive (`>=`): an archive of exactly 100,000 is refused."""
 
     def problems(self, archive: Any) -> list[str]:
-        if isinstance(archive, dict) and mz.record_total(archive) >= self.MAX_RECORDS:
-            return [f"{mz.record_total(archive)} records, at or over the limit of {self.MAX_RECORDS}"]
+        if isinstance(archive, dict) and memorizz.record_total(archive) >= self.MAX_RECORDS:
+            return [f"{memorizz.record_total(archive)} records, at or over the limit of {self.MAX_RECORDS}"]
         return super().problems(archive)
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.portability.formats import Endpoint, Portable, refused
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import options
 
 from . import translator, witness
 
@@ -30,11 +31,10 @@ def import_(end: Endpoint, doc: Any) -> None:
 
 
 def size_limit() -> tuple[str, int]:
-    """The archive size limit: the suite's max_bytes option as declared (50 MiB by default)."""
-    from memconform.core.profile import OPTIONS
-
-    name = OPTIONS["memorizz"]["max_bytes"].default
-    return name, mz.SIZES.get(name, 50 * mz.MIB)
+    """The archive size limit: the suite's max_bytes option as declared in its table (options.py; 50 MiB by
+    default)."""
+    name = options.OPTIONS["max_bytes"].default
+    return name, memorizz.SIZES.get(name, 50 * memorizz.MIB)
 
 
 def native_id(key: str) -> str:
@@ -45,7 +45,7 @@ def native_id(key: str) -> str:
 def portable() -> Portable:
     return Portable(
         name="memorizz", mapping=Path(__file__).with_name("mapping.json"), read=translator.read,
-        write=translator.write, detect=mz.detect, samples=samples, seed="every-store.json", export=export,
+        write=translator.write, detect=memorizz.detect, samples=samples, seed="every-store.json", export=export,
         import_=import_, witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=3,
         native_id=native_id, size_limit=size_limit,
         sanctioned={"embedding": "Embeddings are excluded by default and discarded on standard import"},

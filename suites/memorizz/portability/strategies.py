@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from memconform.portability.strategies import ASTRAL_COMBINING, edge_text
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 
 
 def documents() -> st.SearchStrategy[Any]:
@@ -32,4 +32,4 @@ def edge(doc: Any, name: str) -> Any:
         rec["data"]["content"] = {"blackboard": [{"step": 1, "note": ASTRAL_COMBINING}]}
     elif name == "unknown":
         rec["x_extra"] = {"kept": True}
-    return mz.seal(doc)
+    return memorizz.seal(doc)

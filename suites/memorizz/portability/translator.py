@@ -25,7 +25,7 @@ from memconform.portability.placement import (
     place_producer,
 )
 from memconform.portability.tables import table
-from memconform.suites.memorizz import format as mz
+from memconform.suites.memorizz import format as memorizz
 
 FORMAT = "memorizz"
 # manifest members a translation reads or recomputes (counts, record_count and the version describe the archive
@@ -52,7 +52,7 @@ def read(doc: dict[str, Any]) -> Document:
     if isinstance(manifest.get("scope"), dict):
         out.subject = {"format": FORMAT, "scope": jcopy(manifest["scope"])}
     stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
-    for store in mz.STORES:
+    for store in memorizz.STORES:
         for rec in stores.get(store) or []:
             if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
                 out.records.append(_record(t, store, rec))
@@ -88,7 +88,7 @@ def _record_id(r: Record, source: str, store: str, used: set[tuple[str, str]]) -
     if source != FORMAT:
         candidates.append(r.key(source))
     for c in candidates:
-        if c and len(c) <= mz.MAX_ID_CHARS and (store, c) not in used:
+        if c and len(c) <= memorizz.MAX_ID_CHARS and (store, c) not in used:
             return c, True
     salt = 0
     while (store, made := digest(FORMAT, sorted(r.ids.items()), salt).hex()) in used:
@@ -99,7 +99,7 @@ def _record_id(r: Record, source: str, store: str, used: set[tuple[str, str]]) -
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     t = table(FORMAT)
     exported = doc.exported_at or now_canonical()
-    archive = mz.empty_archive(created_at=exported, memorizz_version="memconform-port",
+    archive = memorizz.empty_archive(created_at=exported, memorizz_version="memconform-port",
                                source_provider=str(doc.producer if doc.producer is not None else "memconform-port"))
     ledger.invent("(document)", "manifest.memorizz_version", t.invented_rule("manifest.memorizz_version"))
     used: set[tuple[str, str]] = set()
@@ -124,11 +124,11 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     if sum(len(v) for v in archive["stores"].values()) > limit:
         raise Refused(f"{sum(len(v) for v in archive['stores'].values())} records: over the archive limit of {limit} "
                       "(mapping table memorizz, row id)")
-    external = sorted(mz.external_references(archive))
+    external = sorted(memorizz.external_references(archive))
     if external:
         archive["manifest"]["external_references"] = external
     _declare(archive, ledger)
-    return mz.seal(archive)
+    return memorizz.seal(archive)
 
 
 def _rec(t: Any, doc: Document, r: Record, rid: str, used: set[tuple[str, str]], ledger: Ledger) -> tuple[str, dict[str, Any]]:

@@ -18,7 +18,4 @@ from memconform.suites.memoryai.checks import batch_failures
 from memconform.suites.memoryai.checks import hostile_input
 from memconform.suites.memoryai.suite import SUITE
 
-# `memconform replay FILE --suite memoryai`: a saved bundle is round-tripped again
-SUITE.replay = profile.roundtrip_once
-
 __all__ = ["SUITE"]

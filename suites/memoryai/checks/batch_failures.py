@@ -15,10 +15,9 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.kit import batch_failures as bf
-from memconform.kit import domain
+from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
-from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import answers, client
 from memconform.suites.memoryai.suite import SUITE
 
 # (field of suites/memoryai/domain.json, class): each goes alone into the middle of a bundle of its own
@@ -37,7 +36,7 @@ def with_class(chunk: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
 
 
 def held(ctx: CheckContext, hashes: list[str]) -> dict[str, Any]:
-    rows = c.by_hash(c.export(ctx, "full"))
+    rows = client.by_hash(client.export(ctx, "full"))
     return {h: {k: rows[h][0].get(k) for k in FIELDS} for h in hashes if rows.get(h)}
 
 
@@ -48,23 +47,23 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
     nothing of it imported; never the first chunks kept and the rest dropped; the chunk held before kept."""
     table = domain.load(SUITE.name)
     assert table is not None, "the memoryai domain table is packaged with the suite"
-    earlier = c.chunk(ctx, "batch-earlier")
-    c.seed(ctx, c.bundle(ctx, [earlier]), "a chunk held before the batches")
+    earlier = client.chunk(ctx, "batch-earlier")
+    client.seed(ctx, client.bundle(ctx, [earlier]), "a chunk held before the batches")
     before = held(ctx, [earlier["content_hash"]])
-    c.control(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, f"batch-control{i}") for i in range(bf.BATCH)])),
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, f"batch-control{i}") for i in range(batch_failures.BATCH)])),
               "a bundle of five valid chunks")
     ledger = ctx.state(domain.DomainLedger)
     for field_id, class_id in MIDDLE_CLASSES:
         cls = table.field(field_id).cls(class_id)
-        chunks = [c.chunk(ctx, f"batch-{class_id}-{i}") for i in range(bf.BATCH)]
-        chunks[bf.MIDDLE] = with_class(chunks[bf.MIDDLE], field_id.split(".", 1)[1], cls.value())
-        reply = c.import_bundle(ctx, c.bundle(ctx, chunks))
-        report = c.report_or_none(reply) or {}
-        skipped = c.counter(report, "chunks", "skipped_invalid") if report else None
-        rows = c.by_hash(c.export(ctx, "full"))
-        outcome = bf.BatchResult(accepted=reply.ok, reported=isinstance(skipped, int) and skipped >= 1,
+        chunks = [client.chunk(ctx, f"batch-{class_id}-{i}") for i in range(batch_failures.BATCH)]
+        chunks[batch_failures.MIDDLE] = with_class(chunks[batch_failures.MIDDLE], field_id.split(".", 1)[1], cls.value())
+        reply = client.import_bundle(ctx, client.bundle(ctx, chunks))
+        report = answers.report_or_none(reply) or {}
+        skipped = answers.counter(report, "chunks", "skipped_invalid") if report else None
+        rows = client.by_hash(client.export(ctx, "full"))
+        outcome = batch_failures.BatchResult(accepted=reply.ok, reported=isinstance(skipped, int) and skipped >= 1,
                              stored=tuple(bool(rows.get(ch["content_hash"])) for ch in chunks))
         label = f"a bundle whose middle chunk has {cls.key}"
-        yield from bf.judge(ctx, "E41", label, cls.expect, outcome, bf.EITHER)
+        yield from batch_failures.judge(ctx, "E41", label, cls.expect, outcome, batch_failures.EITHER)
         ledger.judge([cls.key])
-        yield from bf.kept(label, before, held(ctx, list(before)))
+        yield from batch_failures.kept(label, before, held(ctx, list(before)))

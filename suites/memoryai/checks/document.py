@@ -2,79 +2,31 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from itertools import chain, repeat
-from typing import Any, TypeGuard
+from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import equals
 from memconform.core.results import Failure, Inconclusive, SkipCheck
-from memconform.kit.shared_rules import is_int, parse_datetime
+from memconform.kit.shared_rules import is_int
 from memconform.suites.memoryai import credentials
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai.bundle_rules import (
+    a_bundle,
+    canonical,
+    checksum_of,
+    counts_of,
+    embedding_sizes,
+    examined,
+    is_number,
+    iso_ok,
+    optional_records,
+    records,
+)
 from memconform.suites.memoryai.suite import SUITE
-
-
-def canonical(doc: Any, ctx: CheckContext) -> bytes:
-    """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
-    literal: bytes = ctx.once("canonical-literal", lambda: mai.canonical_bytes(doc, "literal"))
-    return literal
-
-
-def embedding_sizes(doc: Any, ctx: CheckContext) -> dict[int, int | ValueError]:
-    """Decoded byte length of every string embedding (or why it does not decode), once per document."""
-
-    def decode_all() -> dict[int, int | ValueError]:
-        found = [(i, chunk["embedding"]) for i, chunk in records(doc, "chunks")
-                 if isinstance(chunk, dict) and isinstance(chunk.get("embedding"), str)]
-        return dict(zip([i for i, _ in found], mai.decoded_sizes([text for _, text in found]), strict=True))
-
-    sizes: dict[int, int | ValueError] = ctx.once("embedding-sizes", decode_all)
-    return sizes
-
-
-def is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def records(doc: dict[str, Any], section: str) -> list[tuple[int, Any]]:
-    value = doc.get(section) if isinstance(doc, dict) else None
-    return list(enumerate(value)) if isinstance(value, list) else []
-
-
-def a_bundle(doc: Any) -> dict[str, Any]:
-    """The bundle, or Inconclusive when the export is not one (not a JSON object): no rule about its records
-    or content can pass on it (envelope_format_literal fails it)."""
-    if not isinstance(doc, dict):
-        raise Inconclusive(f"the export is not a bundle (a JSON object) but {type(doc).__name__}: this rule has "
-                           "nothing to judge (envelope_format_literal reports it)")
-    return doc
-
-
-def examined(doc: Any, ctx: CheckContext, section: str = "chunks", what: str = "chunks") -> list[tuple[int, Any]]:
-    """The records a producer check examines. A given file with none is vacuously fine; a target's
-    export with none is no evidence about the producer: inconclusive (errata E15)."""
-    found = records(a_bundle(doc), section)
-    if not found and ctx.document is None:
-        from memconform.suites.memoryai.client import nothing_to_examine
-
-        raise nothing_to_examine(ctx, what)
-    return found
-
-
-def optional_records(doc: Any, ctx: CheckContext, section: str) -> list[tuple[int, Any]]:
-    """Edges and entities are optional content: a producer that exported none has nothing of §3.3/§3.4 to break."""
-    found = records(a_bundle(doc), section)
-    if not found and ctx.document is None:
-        raise SkipCheck(f"the target's export has no {section}: nothing of their record shape to check", not_applicable=True)
-    return found
-
-
-def iso_ok(value: Any) -> bool:
-    return parse_datetime(value, "memoryai") is not None
 
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
@@ -82,8 +34,8 @@ def iso_ok(value: Any) -> bool:
 def envelope_format_literal(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     if not isinstance(doc, dict):
         yield Failure("bundle is not a JSON object", type(doc).__name__, "object")
-    elif doc.get("format") != mai.FORMAT:
-        yield Failure("format is not the literal memoryai-bundle", doc.get("format", "<absent>"), mai.FORMAT, "$.format")
+    elif doc.get("format") != memoryai.FORMAT:
+        yield Failure("format is not the literal memoryai-bundle", doc.get("format", "<absent>"), memoryai.FORMAT, "$.format")
 
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1", sentence="The `version` field MUST be an integer ≥ 1.")
@@ -103,8 +55,8 @@ def manifest_required_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     for name in ("scope", "embedding_model", "embedding_dim"):
         if name not in manifest:
             yield Failure(f"manifest.{name} is missing", "<absent>", name, f"$.manifest.{name}")
-    if "scope" in manifest and manifest["scope"] not in mai.SCOPES:
-        yield Failure("manifest.scope is not one of full, dna_only, since", manifest["scope"], list(mai.SCOPES), "$.manifest.scope")
+    if "scope" in manifest and manifest["scope"] not in memoryai.SCOPES:
+        yield Failure("manifest.scope is not one of full, dna_only, since", manifest["scope"], list(memoryai.SCOPES), "$.manifest.scope")
     if "embedding_model" in manifest and not isinstance(manifest["embedding_model"], str):
         yield Failure("manifest.embedding_model is not a string", manifest["embedding_model"], "string", "$.manifest.embedding_model")
     if "embedding_dim" in manifest and (not is_int(manifest["embedding_dim"]) or manifest["embedding_dim"] < 0):
@@ -203,7 +155,7 @@ def _enums_and_ranges_all_hold(chunks: list[dict[str, Any]]) -> bool:
     """Would the per-chunk loop of chunk_enums_and_ranges find nothing? Judged a column at a time: the
     set of zones (tiers) written is one of the enum's strings each; the numbers of a range column lie
     within 0..1 (min and max; a NaN makes the sum unequal to itself). Anything else: the loop decides."""
-    for name, allowed in (("zone", mai.ZONES), ("tier", mai.TIERS)):
+    for name, allowed in (("zone", memoryai.ZONES), ("tier", memoryai.TIERS)):
         try:
             written = set(map(dict.get, chunks, repeat(name), repeat(allowed[0])))  # absent passes
         except TypeError:  # an unhashable value
@@ -235,10 +187,10 @@ def chunk_enums_and_ranges(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         if not isinstance(chunk, dict):
             continue
         path = f"$.chunks[{i}]"
-        if "zone" in chunk and chunk["zone"] not in mai.ZONES:
-            yield Failure("zone is not one of the four zones", chunk["zone"], list(mai.ZONES), path + ".zone")
-        if "tier" in chunk and chunk["tier"] not in mai.TIERS:
-            yield Failure("tier is not hot, warm or cold", chunk["tier"], list(mai.TIERS), path + ".tier")
+        if "zone" in chunk and chunk["zone"] not in memoryai.ZONES:
+            yield Failure("zone is not one of the four zones", chunk["zone"], list(memoryai.ZONES), path + ".zone")
+        if "tier" in chunk and chunk["tier"] not in memoryai.TIERS:
+            yield Failure("tier is not hot, warm or cold", chunk["tier"], list(memoryai.TIERS), path + ".tier")
         for name in ("importance", "decay_score"):
             value = chunk.get(name)
             if is_number(value) and not 0 <= value <= 1:
@@ -251,7 +203,7 @@ def memory_type_known_or_vendor(doc: Any, ctx: CheckContext) -> Iterator[Failure
     """An informational finding, never a blocking one: the spec permits x_ vendor types and forbids nothing else."""
     for i, chunk in examined(doc, ctx):
         mtype = chunk.get("memory_type") if isinstance(chunk, dict) else None
-        if isinstance(mtype, str) and mtype not in mai.CORE_TYPES and not mtype.startswith("x_"):
+        if isinstance(mtype, str) and mtype not in memoryai.CORE_TYPES and not mtype.startswith("x_"):
             yield Failure("memory_type is neither a core type nor an x_-prefixed vendor type (other consumers may not know it)",
                           mtype, "core type or x_*", f"$.chunks[{i}].memory_type")
 
@@ -343,60 +295,13 @@ def checksum_present_and_valid(doc: Any, ctx: CheckContext) -> Iterator[Failure]
     yield from checksum_of(doc, ctx, canonical)
 
 
-def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Failure]:
-    """The checksum rule on one bundle; `literal(doc, ctx)` may supply its cached literal canonical bytes."""
-    manifest = doc.get("manifest") if isinstance(doc, dict) else None
-    if not isinstance(manifest, dict):
-        # manifest_required_fields reports it; with no manifest there is no checksum to judge, and
-        # nothing observed is no pass (an answer that is no bundle at all must not pass this check)
-        raise Inconclusive("the document has no manifest object: there is no checksum to check")
-    claimed = manifest.get("checksum")
-    if not isinstance(claimed, str):
-        yield Failure("manifest.checksum is missing (Level 1 requires a valid checksum)", claimed, "sha256 hex digest", "$.manifest.checksum")
-        return
-    unicode, numbers = ctx.option("checksum_unicode"), ctx.option("checksum_numbers")
-    try:
-        if unicode != "ascii" and numbers != "ecmascript":
-            data = literal(doc, ctx) if literal else mai.canonical_bytes(doc, "literal")
-            if hashlib.sha256(data).hexdigest() == claimed.lower():
-                # an all-ASCII body reads the same literal or escaped: only non-ASCII text shows which
-                ctx.observe("E1", {"utf8-literal": not data.isascii()})
-                return
-        seen = mai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
-    except ValueError as exc:
-        yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
-        return
-    accepted = mai.checksum_readings(unicode, numbers)
-    # the first accepted serialisation whose digest is the one claimed is the reading the bundle followed
-    if ctx.observe("E1", {name: equals(name) for name in accepted}, seen):
-        return
-    yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
-                  mai.checksum(doc, *mai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
-                  "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (suites/memoryai/errata.md E1); "
-                  f"readings tried: {', '.join(accepted)}",
-                  readings=tuple(accepted) if len(accepted) < len(mai.CHECKSUM_READINGS) else ())
-
-
 @SUITE.check(kind="document", section="§5 Level 1", keyword="MUST", level="1", sentence="declares accurate `manifest.counts`")
 def counts_accurate(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    if ctx.document is None and not any(records(doc, s) for s in mai.RECORD_SECTIONS):
+    if ctx.document is None and not any(records(doc, s) for s in memoryai.RECORD_SECTIONS):
         from memconform.suites.memoryai.client import nothing_to_examine
 
         raise nothing_to_examine(ctx, "records")  # zero declared for zero present shows nothing
     yield from counts_of(doc)
-
-
-def counts_of(doc: Any) -> Iterator[Failure]:
-    manifest = doc.get("manifest") if isinstance(doc, dict) else None
-    counts = manifest.get("counts") if isinstance(manifest, dict) else None
-    if not isinstance(counts, dict):
-        yield Failure("manifest.counts is missing or not an object", counts, "object of section counts", "$.manifest.counts")
-        return
-    for section in mai.RECORD_SECTIONS:
-        actual = len(doc[section]) if isinstance(doc.get(section), list) else 0
-        declared = counts.get(section, 0 if actual == 0 else "<absent>")
-        if declared != actual:
-            yield Failure(f"manifest.counts.{section} differs from the records present", declared, actual, f"$.manifest.counts.{section}")
 
 
 @SUITE.check(kind="document", section="§6", keyword="MUST", level="1", sentence="Bundles MUST NOT include API keys, audit logs, or other credentials.")
@@ -426,16 +331,16 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
             claimed, content = chunk["content_hash"].lower(), chunk["content"]
             normalised = unicodedata.normalize("NFC", content)
             if normalised != content:  # only a text NFC changes shows which of the two readings was taken
-                seen = ctx.observe("E2", {"as written": equals(mai.content_hash(content)),
-                                          "nfc-normalised": equals(mai.content_hash(normalised))},
+                seen = ctx.observe("E2", {"as written": equals(memoryai.content_hash(content)),
+                                          "nfc-normalised": equals(memoryai.content_hash(normalised))},
                                    claimed, title="content_hash is not sha256 of the UTF-8 content, as written or NFC",
                                    path=f"$.chunks[{i}].content_hash")
                 if seen.failure:
                     yield seen.failure
                 continue
-            if claimed == mai.content_hash(content):
+            if claimed == memoryai.content_hash(content):
                 continue
-            yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], mai.content_hash(content),
+            yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], memoryai.content_hash(content),
                           f"$.chunks[{i}].content_hash")
 
 
@@ -465,6 +370,6 @@ def envelope_optional_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         for name, (expected, ok) in shape.items():
             if name in node and not ok(node[name]):
                 yield Failure(f"{name} is not a {expected}", node[name], expected, f"{where}.{name}")
-    for section in mai.RECORD_SECTIONS:
+    for section in memoryai.RECORD_SECTIONS:
         if section in doc and not isinstance(doc[section], list):
             yield Failure(f"{section} is not an array of records", type(doc[section]).__name__, "array", f"$.{section}")

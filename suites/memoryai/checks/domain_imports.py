@@ -22,20 +22,33 @@ and one float short. The user's fields (errata E11) are read back as written; th
 
 from __future__ import annotations
 
-import math
-import struct
-import unicodedata
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, Inconclusive, TargetError
+from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai import format as mai
-from memconform.suites.memoryai import model as oracle
+from memconform.suites.memoryai import answers, client
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai.domain_support import (
+    ChunkCase,
+    bundle_of,
+    by_marker,
+    call_or_failure,
+    chunk_cases,
+    keeper,
+    kept_failures,
+    ledger,
+    located,
+    marked,
+    no_instant_observed,
+    placeholder,
+    read_back_failures,
+    server_error,
+    table,
+    valid_now,
+)
 from memconform.suites.memoryai.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -44,13 +57,6 @@ ENVELOPE_FIELDS = ("bundle.format", "bundle.version", "manifest.embedding_dim", 
                    "manifest.counts", "manifest.checksum", "bundle.l2_sessions", "bundle.mood_states", "bundle.agents")
 # fields applied after the bundle is sealed (sealing would overwrite them)
 AFTER_SEAL = frozenset({"manifest.counts", "manifest.checksum"})
-CHUNK_FIELDS = ("chunk.content", "chunk.memory_type", "chunk.importance", "chunk.embedding", "chunk.id", "chunk.content_hash",
-                "chunk.embedding_model", "chunk.tags", "chunk.zone", "chunk.is_pinned", "chunk.decay_score", "chunk.tier",
-                "chunk.created_at", "chunk.accessed_at", "chunk.valid_until", "chunk.metadata")
-# E11: the user's fields, read back as written; the others are the consumer's state or informational, read
-# back only as a value §3.2 allows (or left out)
-READ_BACK_EXACT = frozenset({"content", "memory_type", "importance", "embedding", "tags", "zone", "is_pinned", "valid_until",
-                             "metadata", "content_hash"})
 EXPORT_FIELDS = ("manifest.scope", "manifest.since")
 # A consumer's duty the spec does not state, so either answer is accepted (recorded as E42): a manifest's
 # embedding_dim matters only for the length of embeddings, and the bundles here carry none; big-endian
@@ -63,13 +69,6 @@ INGEST = "if it can ingest any spec-conformant Bundle"
 SCOPE_LINE = '"scope": "full" | "dna_only" | "since",'
 
 
-def table() -> domain.Domain:
-    return domain.required("memoryai")
-
-
-ledger = domain.ledger
-
-
 def expectation(vc: domain.ValueClass) -> str:
     return "open" if vc.key in CONSUMER_OPEN else vc.expect
 
@@ -80,212 +79,10 @@ def observed(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
                         f"{vc.key} refused": lambda answer: answer is False}, accepted)
 
 
-def server_error(reply: Reply) -> bool:
-    return reply.http_status is not None and reply.http_status >= 500
-
-
-def call_or_failure(ctx: CheckContext, label: str, call: Callable[[], Reply]) -> Reply | Failure:
-    """A server error answers nothing the spec allows: a failure naming the class sent (the HTTP seam raises
-    it as the target's error, which every other check reports as errored)."""
-    try:
-        return call()
-    except TargetError as exc:
-        if "server error" not in str(exc):
-            raise
-        return Failure(f"{label}: a server error", str(exc)[:200], "an answer, or a refusal with a 4xx", "$")
-
-
-def marked(ctx: CheckContext, label: str) -> tuple[str, dict[str, Any]]:
-    """(marker, a valid chunk tagged with it)."""
-    marker = ctx.unique(label)
-    return marker, c.chunk(ctx, label, tags=["memconform", marker])
-
-
-def by_marker(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Exported chunks by each of their tags, and by their content under CONTENT + content (a chunk of a
-    tags class carries no marker tag; its content is unique to the run all the same)."""
-    out: dict[str, dict[str, Any]] = {}
-    for chunk in c.array_at(doc, "chunks"):
-        if not isinstance(chunk, dict):
-            continue
-        tags = chunk.get("tags")
-        for tag in tags if isinstance(tags, list) else []:
-            if isinstance(tag, str):
-                out.setdefault(tag, chunk)
-        if isinstance(chunk.get("content"), str):
-            out.setdefault(CONTENT + chunk["content"], chunk)
-    return out
-
-
-CONTENT = "\x00content:"
-
-
-def located(found: dict[str, dict[str, Any]], marker: str, case: ChunkCase | None) -> dict[str, Any] | None:
-    got = found.get(marker)
-    if got is None and case is not None and isinstance(case.chunk.get("content"), str):
-        got = found.get(CONTENT + case.chunk["content"])
-    return got
-
-
-def keeper(ctx: CheckContext) -> tuple[str, dict[str, Any]]:
-    """A chunk imported before the domain imports (the positive control): its marker and how it is exported."""
-    marker, chunk = marked(ctx, "dom-keep")
-    c.control(c.import_bundle(ctx, c.bundle(ctx, [chunk])), "a valid bundle of one chunk")
-    kept = by_marker(c.export(ctx, "full")).get(marker)
-    if kept is None:
-        raise Inconclusive("the imported control chunk is not in the full export: nothing to compare the domain "
-                           "imports with (ingests_conformant_bundles judges that)")
-    return marker, kept
-
-
-def kept_failures(exported: dict[str, Any], marker: str, before: dict[str, Any]) -> Iterator[Failure]:
-    now = by_marker(exported).get(marker)
-    fields = ("content", "content_hash", "memory_type", "importance", "tags")
-    if now is None:
-        yield Failure("a chunk imported before the domain imports was lost", "absent", before.get("content"), "$.chunks")
-    elif any(now.get(k) != before.get(k) for k in fields):
-        yield Failure("a chunk imported before the domain imports was changed", {k: now.get(k) for k in fields},
-                      {k: before.get(k) for k in fields}, "$.chunks")
-
-
 # ---- values of the classes -----------------------------------------------------------------------
-
-def embedding_value(class_id: str, dim: int) -> Any:
-    floats = c.vector(dim, 7)
-    if class_id == "little_endian":
-        return mai.encode_embedding(floats)
-    if class_id == "big_endian":
-        import base64
-
-        return base64.b64encode(struct.pack(f">{dim}f", *floats)).decode("ascii")
-    if class_id == "wrong_length":
-        return mai.encode_embedding(floats[:-1] if dim > 1 else floats * 2)
-    return None
-
-
-def placeholder(value: Any, names: dict[str, Any]) -> Any:
-    """A class value naming a role ("{model}", "{hash}", ...) as what this run made; any other value as it is
-    (a braced uuid is a value, not a placeholder)."""
-    if isinstance(value, str) and value.startswith("{") and value.endswith("}") and value[1:-1] in names:
-        return names[value[1:-1]]
-    return value
-
-
-def chunk_value(ctx: CheckContext, vc: domain.ValueClass, value: Any, marker: str, dim: int, chunk: dict[str, Any]) -> Any:
-    """The value sent for one class: content prefixed with the marker (unique to the run, keeping its class),
-    embeddings of the target's dimension, hashes of the chunk's own content, the rest as the table gives it."""
-    if vc.field == "chunk.embedding":
-        return embedding_value(vc.id, dim)
-    if vc.field == "chunk.content" and isinstance(value, str) and value:
-        return f"{marker} {value}"
-    content = str(chunk.get("content"))
-    digest = mai.content_hash(content)
-    return placeholder(value, {"model": c.target_model(ctx)[0], "hash": digest, "HASH": digest.upper(),
-                               "nfc_hash": mai.content_hash(unicodedata.normalize("NFC", content)),
-                               "other_hash": mai.content_hash(f"{marker} another content")})
-
-
-@dataclass(frozen=True)
-class ChunkCase:
-    cls: domain.ValueClass
-    value: Any
-    marker: str
-    chunk: dict[str, Any]
-
-
-def chunk_cases(ctx: CheckContext, dim: int) -> Iterator[ChunkCase]:
-    every = [(f, k, v) for f in CHUNK_FIELDS for k in table().field(f).classes for v in k.values()]
-    for n, (field_id, vc, value) in enumerate(every):
-        marker, chunk = marked(ctx, "dom")
-        chunk["id"] = 1000 + n  # distinct from every id class, so no two chunks of a bundle share one
-        sent = chunk_value(ctx, vc, value, marker, dim, chunk)
-        case = ChunkCase(vc, sent, marker, chunk)
-        reapply(case)
-        if field_id == "chunk.content" and isinstance(sent, str):
-            chunk["content_hash"] = mai.content_hash(sent)
-        yield case
-
-
-def reapply(case: ChunkCase) -> None:
-    """Put the class's value (or its absence) back in the chunk: c.bundle numbers ids and names the model."""
-    name = case.cls.field.split(".", 1)[1]
-    if case.value is domain.ABSENT:
-        case.chunk.pop(name, None)
-    else:
-        case.chunk[name] = case.value
-
-
-def bundle_of(ctx: CheckContext, chunks: list[dict[str, Any]], cases: list[ChunkCase]) -> dict[str, Any]:
-    bundle = c.bundle(ctx, chunks)
-    for case in cases:
-        reapply(case)
-    return mai.seal(bundle)
 
 
 # ---- judging a chunk read back -------------------------------------------------------------------
-
-def same_value(field: str, sent: Any, got: Any) -> bool:
-    if field == "tags" and isinstance(sent, list) and isinstance(got, list):  # E11: tags as a set
-        return all(isinstance(t, str) for t in got) and set(got) == set(sent)
-    if field == "valid_until" and isinstance(sent, str) and c.instant(sent) is not None:
-        return c.instant(got) == c.instant(sent)
-    if field == "content_hash" and isinstance(sent, str):
-        return isinstance(got, str) and got.lower() == sent.lower()
-    if field == "importance":
-        return (isinstance(got, int | float) and not isinstance(got, bool) and math.isfinite(got)
-                and got == sent)
-    if field == "embedding" and isinstance(sent, str) and isinstance(got, str):
-        try:
-            return mai.decode_embedding(got) == mai.decode_embedding(sent)
-        except ValueError:
-            return False
-    return bool(got == sent)
-
-
-def valid_now(field: str, got: Any, dim: int) -> bool:
-    """Is an exported chunk's value one §3.2/§3.5 allow (a forbidden value repaired counts)?"""
-    if field == "content":
-        return isinstance(got, str)
-    if field == "memory_type":
-        return isinstance(got, str)
-    if field in ("importance", "decay_score"):
-        return got is None or (isinstance(got, int | float) and not isinstance(got, bool) and 0 <= got <= 1)
-    if field == "zone":
-        return got is None or got in mai.ZONES
-    if field == "tier":
-        return got is None or got in mai.TIERS
-    if field in ("content_hash", "embedding_model"):
-        return got is None or isinstance(got, str)
-    if field == "id":
-        return isinstance(got, int | str) and not isinstance(got, bool)
-    if field in ("created_at", "accessed_at"):
-        return got is None or c.instant(got) is not None
-    if field == "embedding":
-        if got is None:
-            return True
-        try:
-            return isinstance(got, str) and len(mai.decode_embedding(got)) == dim * 4
-        except ValueError:
-            return False
-    return True
-
-
-def read_back_failures(case: ChunkCase, got: dict[str, Any] | None, dim: int) -> Iterator[Failure]:
-    field = case.cls.field.split(".", 1)[1]
-    label = f"{case.cls.key} = {case.value!r:.40}"
-    if got is None:
-        yield Failure(f"{label}: an imported chunk is not in the full export", "absent", case.marker, "$.chunks")
-    elif case.value is domain.ABSENT:  # an optional field left out: absent, null or a default the spec allows
-        if field in got and not valid_now(field, got[field], dim):
-            yield Failure(f"{label}: a field left out came back with a value the spec forbids", got[field], "absent, null or "
-                          "a value §3.2 allows", f"$.chunks[?].{field}")
-    elif field not in READ_BACK_EXACT:  # the consumer's state (E11): any value §3.2 allows
-        if field in got and not valid_now(field, got[field], dim):
-            yield Failure(f"{label}: the field came back with a value the spec forbids", got[field], "a value §3.2 allows",
-                          f"$.chunks[?].{field}")
-    elif not same_value(field, case.value, got.get(field, "<absent>")):
-        yield Failure(f"{label}: the value changed between import and export", got.get(field, "<absent>"), case.value,
-                      f"$.chunks[?].{field}")
 
 
 # ---- the import check ----------------------------------------------------------------------------
@@ -293,21 +90,21 @@ def read_back_failures(case: ChunkCase, got: dict[str, Any] | None, dim: int) ->
 @SUITE.check(sweep=True, section="§5 Level 2", keyword="MUST", level="2", sentence=INGEST)
 def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the bundle envelope and of a chunk's fields through an import (see the module)."""
-    model, dim = c.target_model(ctx)
+    model, dim = client.target_model(ctx)
     kept_marker, kept = keeper(ctx)
     # marker -> (its case, "stored" | "absent" | "either" | "valid-if-stored" | "repaired": ingested uncounted)
     expected: dict[str, tuple[ChunkCase | None, str]] = {}
     yield from envelope_failures(ctx, expected)
     cases = list(chunk_cases(ctx, dim))
     plain = [case for case in cases if expectation(case.cls) == "valid"]
-    reply = c.import_bundle(ctx, bundle_of(ctx, [case.chunk for case in plain], plain))
+    reply = client.import_bundle(ctx, bundle_of(ctx, [case.chunk for case in plain], plain))
     if server_error(reply) or not reply.ok:
         yield Failure(f"a bundle of {len(plain)} chunks of allowed classes was refused", reply.status, "ingested", "$",
                       ", ".join(sorted({case.cls.key for case in plain}))[:200])
     expected.update({case.marker: (case, "stored" if reply.ok else "absent") for case in plain})
     for case in (case for case in cases if expectation(case.cls) != "valid"):
         yield from middle_chunk_failures(ctx, case, expected)
-    exported = c.export(ctx, "full")
+    exported = client.export(ctx, "full")
     yield from export_failures(exported, expected, dim)
     yield from kept_failures(exported, kept_marker, kept)
     ledger(ctx).judge(case.cls.key for case in cases)
@@ -320,7 +117,7 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 marker, chunk = marked(ctx, "dom-env")
                 bundle = envelope_bundle(ctx, field_id, value, chunk)
                 label = f"a bundle with {vc.key} = {value!r:.40}"
-                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, bundle))
+                answer = call_or_failure(ctx, label, partial(client.import_bundle, ctx, bundle))
                 ledger(ctx).judge([vc.key])
                 if isinstance(answer, Failure):
                     yield answer
@@ -332,7 +129,7 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
                 elif expect == "valid" and not reply.ok:
                     yield Failure(f"{label} was refused", f"{reply.status} {reply.raw[:160]!r}", "ingested", "$")
                 elif expect == "invalid":
-                    yield from c.expect_rejected(reply, label)
+                    yield from answers.expect_rejected(reply, label)
                 elif expect == "open":
                     observed(ctx, vc, reply.ok)
                 expected[marker] = (None, "stored" if expect == "valid" and reply.ok else "either" if reply.ok else "absent")
@@ -341,27 +138,27 @@ def envelope_failures(ctx: CheckContext, expected: dict[str, tuple[ChunkCase | N
 def envelope_bundle(ctx: CheckContext, field_id: str, value: Any, chunk: dict[str, Any]) -> dict[str, Any]:
     """A sealed bundle of one chunk with one envelope field of a class; counts and checksum placed after
     sealing (which writes them), the counts then sealed by the checksum."""
-    bundle = c.bundle(ctx, [chunk])
+    bundle = client.bundle(ctx, [chunk])
     where, key = field_id.split(".", 1)
     owner = bundle["manifest"] if where == "manifest" else bundle
     sealed = bundle["manifest"]["checksum"]
-    sent = placeholder(value, {"model": c.target_model(ctx)[0], "checksum": sealed, "CHECKSUM": sealed.upper()})
+    sent = placeholder(value, {"model": client.target_model(ctx)[0], "checksum": sealed, "CHECKSUM": sealed.upper()})
     if sent is domain.ABSENT:
         owner.pop(key, None)
     else:
         owner[key] = sent
     if field_id == "manifest.counts":
         bundle["manifest"].pop("checksum", None)
-        bundle["manifest"]["checksum"] = mai.checksum(bundle)
+        bundle["manifest"]["checksum"] = memoryai.checksum(bundle)
     elif field_id not in AFTER_SEAL:
-        mai.seal(bundle)
+        memoryai.seal(bundle)
     return bundle
 
 
 def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str, tuple[ChunkCase | None, str]]) -> Iterator[Failure]:
     goods = [marked(ctx, "dom-beside") for _ in range(2)]
     label = f"a bundle with {case.cls.key} = {case.value!r:.40} in its middle chunk"
-    answer = call_or_failure(ctx, label, lambda: c.import_bundle(ctx, bundle_of(ctx, [goods[0][1], case.chunk, goods[1][1]], [case])))
+    answer = call_or_failure(ctx, label, lambda: client.import_bundle(ctx, bundle_of(ctx, [goods[0][1], case.chunk, goods[1][1]], [case])))
     if isinstance(answer, Failure):
         yield answer
         expected.update({goods[0][0]: (None, "either"), goods[1][0]: (None, "either"), case.marker: (case, "valid-if-stored")})
@@ -382,10 +179,10 @@ def middle_chunk_failures(ctx: CheckContext, case: ChunkCase, expected: dict[str
 def counted_or_unreported(case: ChunkCase, reply: Reply) -> bool:
     """§4's ImportReport counts a skipped chunk under skipped_invalid: a forbidden chunk ingested with none
     counted must have been repaired (so it is in the export). True where no report is answered (E8)."""
-    report = c.report_or_none(reply)
+    report = answers.report_or_none(reply)
     if expectation(case.cls) != "invalid" or report is None:
         return True
-    skipped = c.counter(report, "chunks", "skipped_invalid")
+    skipped = answers.counter(report, "chunks", "skipped_invalid")
     return isinstance(skipped, int) and skipped >= 1
 
 
@@ -437,24 +234,13 @@ def domain_export_every_class(ctx: CheckContext) -> Iterator[Failure]:
 
 
 def request_of(ctx: CheckContext, field_id: str, value: Any) -> dict[str, Any]:
-    body = c.export_body(ctx, "since", c.now_iso(-60)) if field_id == "manifest.since" else c.export_body(ctx)
+    body = client.export_body(ctx, "since", client.now_iso(-60)) if field_id == "manifest.since" else client.export_body(ctx)
     key = field_id.split(".", 1)[1]
     if value is domain.ABSENT:
         body.pop(key, None)
     else:
         body[key] = value
     return body
-
-
-def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, doc: Any) -> bool:
-    """E63: scope since without a since, served or refused (a bundle rejection): the answer seen is recorded.
-    False when the request names an instant (or another scope): the caller judges it."""
-    if not oracle.may_refuse_export(body.get("scope"), body.get("since")):
-        return False
-    answer = "served" if doc is not None else "refused" if c.is_bundle_rejection(reply) else "other"
-    ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
-                title="an export of scope since without since: neither a bundle nor a refusal")
-    return answer != "other"
 
 
 def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, reply: Reply,
@@ -475,13 +261,13 @@ def export_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any,
         return
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     scope, since = manifest.get("scope", "<absent>"), manifest.get("since")
-    if scope not in mai.SCOPES:
-        yield Failure(f"{label}: the bundle's manifest.scope is not a listed scope", scope, list(mai.SCOPES), "$.manifest.scope")
+    if scope not in memoryai.SCOPES:
+        yield Failure(f"{label}: the bundle's manifest.scope is not a listed scope", scope, list(memoryai.SCOPES), "$.manifest.scope")
     if vc.field == "manifest.scope" and vc.expect == "valid" and scope != value:
         yield Failure(f"{label}: the bundle declares another scope", scope, value, "$.manifest.scope")
-    if since is not None and c.instant(since) is None:
+    if since is not None and client.instant(since) is None:
         yield Failure(f"{label}: the bundle's manifest.since is not an ISO-8601 date-time", since, "a date-time or null",
                       "$.manifest.since")
     if vc.field == "manifest.since" and vc.expect == "valid" and isinstance(value, str) and \
-            (since is None or c.instant(since) != c.instant(value)):
+            (since is None or client.instant(since) != client.instant(value)):
         yield Failure(f"{label}: the bundle does not declare the instant asked for", since, value, "$.manifest.since")

@@ -23,9 +23,8 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError, Unsupported
 from memconform.kit import domain
-from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai import model as oracle
-from memconform.suites.memoryai.checks.domain_imports import (
+from memconform.suites.memoryai import answers, client, model
+from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
     no_instant_observed,
@@ -39,18 +38,18 @@ SCOPE_LINE = '"scope": "full" | "dna_only" | "since",'
 IDEMPOTENT = "1. Skip chunks whose `content_hash` already exists in the target tenant"
 
 
-def readings_of(ctx: CheckContext) -> oracle.Readings:
-    return oracle.Readings(reimport_counters=ctx.option("reimport_counters"), since_boundary=ctx.option("since_boundary"))
+def readings_of(ctx: CheckContext) -> model.Readings:
+    return model.Readings(reimport_counters=ctx.option("reimport_counters"), since_boundary=ctx.option("since_boundary"))
 
 
 # ---- export: scope x since -----------------------------------------------------------------------
 
-def seeded_state(ctx: CheckContext) -> oracle.State:
+def seeded_state(ctx: CheckContext) -> model.State:
     """Six chunks of the check's own, imported; the oracle's state holds exactly them."""
-    ages = {"old": "1990-01-01T00:00:00Z", "boundary": BOUNDARY, "recent": c.now_iso(-3600)}
-    chunks = [c.chunk(ctx, f"pair-{age}-{kind}", kind, created_at=at) for age, at in ages.items() for kind in ("fact", "decision")]
-    c.seed(ctx, c.bundle(ctx, chunks), "the scope and since pairs")
-    return oracle.State(chunks={ch["content_hash"]: ch for ch in chunks})
+    ages = {"old": "1990-01-01T00:00:00Z", "boundary": BOUNDARY, "recent": client.now_iso(-3600)}
+    chunks = [client.chunk(ctx, f"pair-{age}-{kind}", kind, created_at=at) for age, at in ages.items() for kind in ("fact", "decision")]
+    client.seed(ctx, client.bundle(ctx, chunks), "the scope and since pairs")
+    return model.State(chunks={ch["content_hash"]: ch for ch in chunks})
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http", sentence=SCOPE_LINE)
@@ -59,7 +58,7 @@ def domain_export_parameters_pairwise(ctx: CheckContext) -> Iterator[Failure]:
     state = seeded_state(ctx)
     for row in domain.plan(table(), "export_request", ctx.profile.name):
         scope, since = row["manifest.scope"].value(), row["manifest.since"].value()
-        body = c.export_body(ctx, scope)
+        body = client.export_body(ctx, scope)
         if since is not domain.ABSENT:
             body["since"] = since
         label = f"an export of scope {scope} with since {since!r}"
@@ -74,13 +73,13 @@ def domain_export_parameters_pairwise(ctx: CheckContext) -> Iterator[Failure]:
         if server_error(answer) or doc is None:
             yield Failure(f"{label} was not answered with a bundle", f"{answer.status} {answer.raw[:160]!r}", "a bundle", "$")
             continue
-        own = frozenset(h for h in c.by_hash(doc) if h in state.chunks)
-        allowed = oracle.export_answers(state, scope, since if isinstance(since, str) else None, readings_of(ctx))
+        own = frozenset(h for h in client.by_hash(doc) if h in state.chunks)
+        allowed = model.export_answers(state, scope, since if isinstance(since, str) else None, readings_of(ctx))
         yield from judged_export(ctx, label, scope, own, allowed)
 
 
 def judged_export(ctx: CheckContext, label: str, scope: str, own: frozenset[str],
-                  allowed: tuple[oracle.ExportAnswer, ...]) -> Iterator[Failure]:
+                  allowed: tuple[model.ExportAnswer, ...]) -> Iterator[Failure]:
     """The export's own chunks against the oracle: one set allowed, or a reading recorded from the set seen."""
     if len({a.hashes for a in allowed}) == 1:
         if own != allowed[0].hashes:
@@ -101,10 +100,10 @@ def judged_export(ctx: CheckContext, label: str, scope: str, own: frozenset[str]
 
 # ---- import: transport x kind of bundle ----------------------------------------------------------
 
-def kind_bundle(ctx: CheckContext, kind: str, state: oracle.State) -> tuple[dict[str, Any], oracle.State, list[str]]:
+def kind_bundle(ctx: CheckContext, kind: str, state: model.State) -> tuple[dict[str, Any], model.State, list[str]]:
     """(the bundle of a kind, the oracle's state after its setup import, the hashes the row judges)."""
     def fresh(label: str, **fields: Any) -> dict[str, Any]:
-        return c.chunk(ctx, f"pair-{kind}-{label}", **fields)
+        return client.chunk(ctx, f"pair-{kind}-{label}", **fields)
     if kind == "fresh":
         chunks = [fresh("a"), fresh("b")]
     elif kind == "duplicate_in_bundle":
@@ -115,16 +114,16 @@ def kind_bundle(ctx: CheckContext, kind: str, state: oracle.State) -> tuple[dict
         bad.pop("content")
         chunks = [fresh("a"), bad, fresh("b")]
     else:
-        held = c.bundle(ctx, [fresh("held")])
-        c.control(c.import_bundle(ctx, held), f"the setup import of {kind}")
-        state = next(o.state for o in oracle.import_answers(state, held) if o.accepted)
+        held = client.bundle(ctx, [fresh("held")])
+        answers.control(client.import_bundle(ctx, held), f"the setup import of {kind}")
+        state = next(o.state for o in model.import_answers(state, held) if o.accepted)
         if kind == "reimport_same":
             return held, state, list(state.chunks)
         copy = dict(held["chunks"][0])
         if kind == "rival_row_of_held":
             copy.update(importance=0.95, zone="ephemeral", tags=["rival"])
         chunks = [copy, fresh("b")]
-    bundle = c.bundle(ctx, chunks)
+    bundle = client.bundle(ctx, chunks)
     hashes = [str(ch.get("content_hash")) for ch in chunks if isinstance(ch.get("content_hash"), str)]
     return bundle, state, hashes
 
@@ -134,18 +133,18 @@ def domain_import_requests_pairwise(ctx: CheckContext) -> Iterator[Failure]:
     """Each kind of bundle on each import endpoint (pairwise), judged by the oracle (see the module)."""
     for row in domain.plan(table(), "import_request", ctx.profile.name):
         op, kind = row["import.transport"].value(), row["import.bundle_kind"].value()
-        bundle, state, hashes = kind_bundle(ctx, kind, oracle.State())
-        outcomes = oracle.import_answers(state, bundle, readings_of(ctx))
+        bundle, state, hashes = kind_bundle(ctx, kind, model.State())
+        outcomes = model.import_answers(state, bundle, readings_of(ctx))
         label = f"a bundle of kind {kind} through {op}"
         try:
-            reply = c.import_bundle(ctx, bundle, op=op)
+            reply = client.import_bundle(ctx, bundle, op=op)
         except Unsupported as exc:
             ctx.note(f"{label}: not offered ({exc.reason}); the row is not judged")
             continue
         except TargetError as exc:
             yield Failure(f"{label}: a server error", str(exc)[:200], "an ImportReport, or a refusal with a 4xx", "$")
             continue
-        rows = c.by_hash(c.export(ctx, "full"))
+        rows = client.by_hash(client.export(ctx, "full"))
         held = frozenset(h for h in rows if h in hashes)
         yield from judged_import(ctx, label, kind, reply, held, frozenset(hashes), outcomes)
         if kind == "rival_row_of_held":
@@ -153,7 +152,7 @@ def domain_import_requests_pairwise(ctx: CheckContext) -> Iterator[Failure]:
         ledger(ctx).judge_row("import_request", row)
 
 
-def preserved_failures(label: str, rows: dict[str, list[dict[str, Any]]], before: oracle.State) -> Iterator[Failure]:
+def preserved_failures(label: str, rows: dict[str, list[dict[str, Any]]], before: model.State) -> Iterator[Failure]:
     """§3.8.1: the existing row is preserved, so the held chunk keeps its first importance, zone and tags."""
     for h, first in before.chunks.items():
         now = rows.get(h, [{}])[0]
@@ -164,14 +163,14 @@ def preserved_failures(label: str, rows: dict[str, list[dict[str, Any]]], before
 
 
 def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: frozenset[str], touched: frozenset[str],
-                  outcomes: tuple[oracle.Answer, ...]) -> Iterator[Failure]:
+                  outcomes: tuple[model.Answer, ...]) -> Iterator[Failure]:
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "an ImportReport, or a refusal with a 4xx", "$")
         return
-    report = c.report_or_none(reply)
+    report = answers.report_or_none(reply)
 
-    def fits(o: oracle.Answer) -> bool:
-        counted = all(c.counter(report, "chunks", k) == v for k, v in o.counters.items()) if report and reply.ok else True
+    def fits(o: model.Answer) -> bool:
+        counted = all(answers.counter(report, "chunks", k) == v for k, v in o.counters.items()) if report and reply.ok else True
         return o.accepted == reply.ok and held == frozenset(o.state.chunks) & touched and counted
     if not reply.ok and not any(not o.accepted for o in outcomes):
         raise Inconclusive(f"{label}: a conformant bundle was refused ({reply.status} {reply.raw[:160]!r}); "

@@ -21,8 +21,8 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.kit.shared_rules import now_iso
-from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai.checks.domain_imports import (
+from memconform.suites.memoryai import answers, client
+from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
     marked,
@@ -65,7 +65,7 @@ def edge_bundle(ctx: CheckContext, vc: domain.ValueClass, value: Any) -> tuple[d
         edge.pop(key)
     else:
         edge[key] = sent
-    bundle = c.bundle(ctx, chunks, edges=[edge])
+    bundle = client.bundle(ctx, chunks, edges=[edge])
     return bundle, RecordCase(vc, sent, tuple(ch["content_hash"] for ch in chunks), edge)
 
 
@@ -79,7 +79,7 @@ def entity_bundle(ctx: CheckContext, vc: domain.ValueClass, value: Any) -> tuple
         entity.pop(key)
     else:
         entity[key] = sent
-    bundle = c.bundle(ctx, [chunk], entities=[entity])
+    bundle = client.bundle(ctx, [chunk], entities=[entity])
     return bundle, RecordCase(vc, sent, (chunk["content_hash"],), entity)
 
 
@@ -92,14 +92,14 @@ def domain_import_every_record_class(ctx: CheckContext) -> Iterator[Failure]:
             for value in vc.values():
                 bundle, case = make(ctx, vc, value)
                 label = f"a bundle with {vc.key} = {case.value!r:.40}"
-                answer = call_or_failure(ctx, label, partial(c.import_bundle, ctx, bundle))
+                answer = call_or_failure(ctx, label, partial(client.import_bundle, ctx, bundle))
                 ledger(ctx).judge([vc.key])
                 if isinstance(answer, Failure):
                     yield answer
                     continue
                 yield from answer_failures(ctx, case, answer, label)
                 cases.append(RecordCase(case.cls, case.value, case.hashes, case.record, answer.ok))
-    exported = c.export(ctx, "full")
+    exported = client.export(ctx, "full")
     for case in cases:
         yield from exported_failures(case, exported)
 
@@ -111,7 +111,7 @@ def answer_failures(ctx: CheckContext, case: RecordCase, reply: Reply, label: st
         yield Failure(f"{label} was refused", f"{reply.status} {reply.raw[:160]!r}", "ingested", "$")
     elif case.cls.expect == "open":
         observed(ctx, case.cls, reply.ok)
-    elif case.cls.expect == "invalid" and not reply.ok and not c.is_bundle_rejection(reply):
+    elif case.cls.expect == "invalid" and not reply.ok and not answers.is_bundle_rejection(reply):
         yield Failure(f"{label}: the refusal is not a bundle rejection", f"{reply.http_status} {reply.raw[:160]!r}",
                       "a 4xx with a JSON body, or the record skipped", "$")
     elif case.cls.expect == "invalid" and reply.ok:
@@ -121,9 +121,9 @@ def answer_failures(ctx: CheckContext, case: RecordCase, reply: Reply, label: st
 def counted_failures(case: RecordCase, reply: Reply, label: str) -> Iterator[Failure]:
     """An ingested bundle's forbidden record was skipped: an ImportReport (where answered, E8) does not
     count it as upserted (§4 `memory_edges: {upserted, skipped}`, `entities: {upserted}`)."""
-    report = c.report_or_none(reply)
+    report = answers.report_or_none(reply)
     section = "memory_edges" if case.cls.field.startswith("edge.") else "entities"
-    upserted = c.counter(report, section, "upserted") if report is not None else None
+    upserted = answers.counter(report, section, "upserted") if report is not None else None
     if isinstance(upserted, int) and upserted != 0:
         yield Failure(f"{label}: the report counts a record it could not store as upserted", upserted, 0,
                       f"$.report.{section}.upserted")
@@ -131,7 +131,7 @@ def counted_failures(case: RecordCase, reply: Reply, label: str) -> Iterator[Fai
 
 def exported_failures(case: RecordCase, exported: dict[str, Any]) -> Iterator[Failure]:
     label = f"{case.cls.key} = {case.value!r:.40}"
-    held = c.by_hash(exported)
+    held = client.by_hash(exported)
     stored = [h for h in case.hashes if h in held]
     if case.accepted and len(stored) != len(case.hashes):
         yield Failure(f"{label}: the chunks of an ingested bundle are not in the full export", stored, list(case.hashes), "$.chunks")
@@ -145,7 +145,7 @@ def exported_failures(case: RecordCase, exported: dict[str, Any]) -> Iterator[Fa
 
 def edge_failures(case: RecordCase, label: str, exported: dict[str, Any]) -> Iterator[Failure]:
     a, b = case.hashes
-    edges = {k: e for k, e in c.edges_by_hash(exported).items() if a in k[:2] or b in k[:2]}
+    edges = {k: e for k, e in client.edges_by_hash(exported).items() if a in k[:2] or b in k[:2]}
     dangling = [k for k in edges if k[0] not in (a, b) or k[1] not in (a, b)]
     if dangling:
         yield Failure(f"{label}: an edge to a chunk the bundle lacks was exported", [edges[k] for k in dangling][:2],
@@ -164,13 +164,13 @@ def edge_failures(case: RecordCase, label: str, exported: dict[str, Any]) -> Ite
 
 
 def entity_failures(case: RecordCase, label: str, exported: dict[str, Any]) -> Iterator[Failure]:
-    nameless = [e for e in c.array_at(exported, "entities") if isinstance(e, dict) and not isinstance(e.get("name"), str)]
+    nameless = [e for e in client.array_at(exported, "entities") if isinstance(e, dict) and not isinstance(e.get("name"), str)]
     if nameless:
         yield Failure(f"{label}: an entity without a name was exported", nameless[:2], "every entity named (§3.4 REQUIRED)",
                       "$.entities")
     if not (case.accepted and case.cls.expect == "valid"):
         return
-    entity = c.entities_by_name(exported).get(case.record.get("name"))  # type: ignore[arg-type]
+    entity = client.entities_by_name(exported).get(case.record.get("name"))  # type: ignore[arg-type]
     if entity is None:
         yield Failure(f"{label}: the entity of an ingested bundle is not in the full export", "absent", case.record.get("name"),
                       "$.entities")
@@ -178,7 +178,7 @@ def entity_failures(case: RecordCase, label: str, exported: dict[str, Any]) -> I
     for key, sent in case.record.items():
         got = entity.get(key, "<absent>")
         same = same_number("entity.frequency", got, sent) if key == "frequency" else \
-            (c.instant(got) == c.instant(sent) if key in ("first_seen", "last_seen") and c.instant(sent) else got == sent)
+            (client.instant(got) == client.instant(sent) if key in ("first_seen", "last_seen") and client.instant(sent) else got == sent)
         if not same:
             yield Failure(f"{label}: the entity's {key} changed between import and export", got, sent, f"$.entities[?].{key}")
 

@@ -15,20 +15,20 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.kit.hostile_check import Surface, run_battery, send_bytes, speaks_http
-from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import client
 from memconform.suites.memoryai.suite import SUITE
 
 
 def _maker(ctx: CheckContext) -> Any:
     def make(marker: str) -> dict[str, Any]:
-        doc = c.bundle(ctx, [c.chunk(ctx, "hostile", content=f"{marker} — unique memory ✓ 記憶 🧠")])
-        c.remember_written(ctx, doc)
+        doc = client.bundle(ctx, [client.chunk(ctx, "hostile", content=f"{marker} — unique memory ✓ 記憶 🧠")])
+        client.remember_written(ctx, doc)
         return doc
     return make
 
 
 def _stored(ctx: CheckContext) -> bytes:
-    reply = ctx.target.call("export", c.export_body(ctx, "full"))
+    reply = ctx.target.call("export", client.export_body(ctx, "full"))
     if not reply.ok:
         raise TargetError(f"export was refused: {reply.raw[:200]!r}")
     return bytes(reply.raw)
@@ -45,7 +45,7 @@ def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
        sentence="A Bundle is a single JSON document with this top-level shape:")
 def hostile_json_file_refused(ctx: CheckContext) -> Iterator[Failure]:
     def send(item: Any) -> Any:
-        field = ctx.state(c.MemoryaiRun).multipart or ctx.option("multipart_field")
+        field = ctx.state(client.MemoryaiRun).multipart or ctx.option("multipart_field")
         field = "file" if field == "either" else field
         return send_bytes(ctx, "import_file", item, filename="bundle.json", params={"_field": field})
 

@@ -9,9 +9,10 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, SkipCheck
 from memconform.core.suite import replay_command
-from memconform.suites.memoryai import client as c
-from memconform.suites.memoryai import format as mai
-from memconform.suites.memoryai import model as oracle
+from memconform.suites.memoryai import answers, client
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai.model import Readings, State, export_answers
+from memconform.suites.memoryai.stream import parse_stream
 from memconform.suites.memoryai.suite import SUITE
 
 # ---- Level 3 Bidirectional ----------------------------------------------------------------------
@@ -23,7 +24,7 @@ def roundtrip_equivalent(ctx: CheckContext) -> Iterator[Failure]:
     from hypothesis import given, seed
     from memconform.suites.memoryai.format import strategies
 
-    model, dim = c.target_model(ctx)
+    model, dim = client.target_model(ctx)
     found: list[Failure] = []
     failing: dict[str, Any] = {}
     seen: dict[str, list[Failure]] = {}
@@ -56,16 +57,16 @@ def roundtrip_once(ctx: CheckContext, doc: dict[str, Any]) -> Iterator[Failure]:
     """One bundle through import → export → import → re-export; also what `memconform replay` runs."""
     from memconform.suites.memoryai.format.equivalence import roundtrip_differences
 
-    reply = c.import_bundle(ctx, doc)
+    reply = client.import_bundle(ctx, doc)
     if not reply.ok:
         yield Failure("a conformant bundle was refused", reply.raw[:300], "accepted")
         return
     mine = f"memconform-{ctx.run_id}"
-    first = c.export(ctx, "full")
+    first = client.export(ctx, "full")
     # others (other checks, other users) write and delete on the same instance meanwhile: only this run's
     # records are imported back, and only they decide extras
-    c.import_bundle(ctx, c.own_part(first, mine), remember=False)
-    yield from roundtrip_differences(doc, first, c.export(ctx, "full"), mine=mine)
+    client.import_bundle(ctx, client.own_part(first, mine), remember=False)
+    yield from roundtrip_differences(doc, first, client.export(ctx, "full"), mine=mine)
 
 
 def _save_example(ctx: CheckContext, doc: Any) -> str | None:
@@ -78,7 +79,7 @@ def _save_example(ctx: CheckContext, doc: Any) -> str | None:
 # ---- HTTP profile (RECOMMENDED) -------------------------------------------------------------------
 
 def _export_or_missing(ctx: CheckContext, scope: str, since: str | None = None) -> dict[str, Any] | Failure:
-    reply = c.profile_call(ctx, "export", c.export_body(ctx, scope, since))
+    reply = client.profile_call(ctx, "export", client.export_body(ctx, scope, since))
     if isinstance(reply, Failure):
         return reply
     if not reply.ok:
@@ -92,29 +93,29 @@ def _export_or_missing(ctx: CheckContext, scope: str, since: str | None = None) 
               sentence='"scope": "full" | "dna_only" | "since",')
 def export_scope_dna_only(ctx: CheckContext) -> Iterator[Failure]:
     """Seeded with DNA chunks of every kind (type, zone critical/important, pinned) and non-DNA look-alikes."""
-    dna = [c.chunk(ctx, "scope-dna", "decision"), c.chunk(ctx, "scope-critical", "fact", zone="critical"),
-           c.chunk(ctx, "scope-important", "episodic", zone="important"), c.chunk(ctx, "scope-pinned", "goal", is_pinned=True)]
-    plain = [c.chunk(ctx, "scope-plain", "fact"), c.chunk(ctx, "scope-life", "life_event", zone="ephemeral"),
-             c.chunk(ctx, "scope-vendor", "x_memconform_note")]
-    c.seed(ctx, c.bundle(ctx, dna + plain), "the dna_only scope")
+    dna = [client.chunk(ctx, "scope-dna", "decision"), client.chunk(ctx, "scope-critical", "fact", zone="critical"),
+           client.chunk(ctx, "scope-important", "episodic", zone="important"), client.chunk(ctx, "scope-pinned", "goal", is_pinned=True)]
+    plain = [client.chunk(ctx, "scope-plain", "fact"), client.chunk(ctx, "scope-life", "life_event", zone="ephemeral"),
+             client.chunk(ctx, "scope-vendor", "x_memconform_note")]
+    client.seed(ctx, client.bundle(ctx, dna + plain), "the dna_only scope")
     doc = _export_or_missing(ctx, "dna_only")
     if isinstance(doc, Failure):
         yield doc
         return
-    rows = c.by_hash(doc)
+    rows = client.by_hash(doc)
     manifest = doc.get("manifest", {})
     if not isinstance(manifest, dict):
         yield Failure("the dna_only export's manifest is not an object", type(manifest).__name__, "object", "$.manifest")
     elif manifest.get("scope") != "dna_only":
         yield Failure("manifest.scope does not say dna_only", manifest.get("scope"), "dna_only", "$.manifest.scope")
-    readings = oracle.Readings(dna_rule=ctx.option("dna_rule"))
-    yield from c.mistyped_hashes([ch["content"] for ch in dna], rows)
-    (seeded,) = oracle.export_answers(oracle.State(chunks={ch["content_hash"]: ch for ch in dna + plain}), "dna_only", readings=readings)
+    readings = Readings(dna_rule=ctx.option("dna_rule"))
+    yield from client.mistyped_hashes([ch["content"] for ch in dna], rows)
+    (seeded,) = export_answers(State(chunks={ch["content_hash"]: ch for ch in dna + plain}), "dna_only", readings=readings)
     for ch in dna + plain:
         if ch["content_hash"] in seeded.hashes and ch["content_hash"] not in rows:
             yield Failure("a DNA chunk is missing from the dna_only export", "absent", ch["content"], "$.chunks",
                           f"memory_type={ch['memory_type']} zone={ch['zone']} is_pinned={ch['is_pinned']}",
-                          readings=("union",) if ch["memory_type"] not in mai.DNA_TYPES else ())
+                          readings=("union",) if ch["memory_type"] not in memoryai.DNA_TYPES else ())
     judged = {}  # the first row of each hash whose memory_type and zone are strings (or absent): DNA or not
     for h, r in rows.items():
         wrong = [name for name in ("memory_type", "zone") if r[0].get(name) is not None and not isinstance(r[0][name], str)]
@@ -124,7 +125,7 @@ def export_scope_dna_only(ctx: CheckContext) -> Iterator[Failure]:
         else:
             judged[h] = r[0]
     # every exported row asked of the oracle: which of them a dna_only export may hold
-    (allowed,) = oracle.export_answers(oracle.State(chunks=judged), "dna_only", readings=readings)
+    (allowed,) = export_answers(State(chunks=judged), "dna_only", readings=readings)
     leaked = [r.get("content") for h, r in judged.items() if h not in allowed.hashes]
     if leaked:
         yield Failure("the dna_only export contains non-DNA chunks", leaked[:3], "only DNA chunks", "$.chunks")
@@ -135,24 +136,24 @@ def export_scope_dna_only(ctx: CheckContext) -> Iterator[Failure]:
 def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
     """`since` in three spellings of one instant (Z, +00:00 with fractions, +05:30); chunks one second either
     side of it, and one exactly at it (errata E10: at-or-after or strictly after, either by default)."""
-    cut = c.now_iso(-600)
-    at = c.instant(cut)
+    cut = client.now_iso(-600)
+    at = client.instant(cut)
     assert at is not None
     def stamp(offset: int) -> str:
-        return c.iso(at, offset)
-    before, exact, after = (c.chunk(ctx, f"since-{n}", created_at=stamp(o), accessed_at=stamp(o))
+        return client.iso(at, offset)
+    before, exact, after = (client.chunk(ctx, f"since-{n}", created_at=stamp(o), accessed_at=stamp(o))
                             for n, o in (("before", -1), ("exact", 0), ("after", 1)))
-    c.seed(ctx, c.bundle(ctx, [before, exact, after]), "the since scope")
+    client.seed(ctx, client.bundle(ctx, [before, exact, after]), "the since scope")
     wanted = ctx.option("since_boundary")
     reported: set[str] = set()  # texts whose mistyped content_hash was reported (once over the three exports)
-    for spelling in (cut, c.iso(at, 0, "+00:00", fraction=True), c.iso(at, 0, "+05:30")):
+    for spelling in (cut, client.iso(at, 0, "+00:00", fraction=True), client.iso(at, 0, "+05:30")):
         doc = _export_or_missing(ctx, "since", spelling)
         if isinstance(doc, Failure):
             yield doc
             return
-        rows = c.by_hash(doc)
-        mistyped = {r["content"] for r in rows.get(c.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
-        yield from c.mistyped_hashes({ch["content"] for ch in (before, exact, after)} - reported, rows)
+        rows = client.by_hash(doc)
+        mistyped = {r["content"] for r in rows.get(client.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
+        yield from client.mistyped_hashes({ch["content"] for ch in (before, exact, after)} - reported, rows)
         reported |= mistyped & {ch["content"] for ch in (before, exact, after)}
         if after["content_hash"] not in rows:
             yield Failure("a chunk created after `since` is missing", "absent", after["created_at"], "$.chunks", f"since={spelling}")
@@ -163,7 +164,7 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
         inclusive = exact["content_hash"] in rows
         seen = "inclusive" if inclusive else "exclusive"
         # the oracle's chunk sets for this `since`, one per reading of E10: which holds the chunk at it
-        allowed = oracle.export_answers(oracle.State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}),
+        allowed = export_answers(State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}),
                                         "since", spelling)
         if ctx.observe("E10", {a.reading: inclusive == (exact["content_hash"] in a.hashes) for a in allowed},
                        accepted=None if wanted == "either" else (wanted,)).failure:
@@ -171,70 +172,13 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
                           "$.chunks", f"since={spelling}", readings=(wanted,))
 
 
-# errata E3: the key a stream line names its section or kind by (the spec says only "NDJSON stream")
-STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
-STREAM_RECORD_KEYS = ("record", "data")
-
-
-def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
-    """Reassemble a bundle from the NDJSON stream. Errata E3 accepts every line shape that says what it
-    is: the bundle envelope (`format`, with record arrays absent, empty or full), and lines naming their
-    section or kind under one of STREAM_KIND_KEYS (`{"section": "chunks", "record": {...}}`,
-    `{"_kind": "chunk", ...fields}`, `{"kind": "header", "format": ...}`, `{"type": "end"}`), the
-    record under `record`/`data` or inline."""
-    failures: list[Failure] = []
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    doc: dict[str, Any] = {s: [] for s in mai.RECORD_SECTIONS}
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError:
-            failures.append(Failure("a stream line is not JSON", line[:200].decode("utf-8", "replace"), "one JSON object per line", f"line {n}"))
-            continue
-        if not isinstance(item, dict):
-            failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
-            continue
-        key = next((k for k in STREAM_KIND_KEYS if isinstance(item.get(k), str) and item[k] in mai.STREAM_KINDS), None)
-        section = mai.STREAM_KINDS[item[key]] if key else None
-        if item.get("format") == mai.FORMAT and section in (None, "envelope"):
-            doc.update({k: v for k, v in item.items() if k not in mai.RECORD_SECTIONS and k != key})
-            for s in mai.RECORD_SECTIONS:
-                records = item.get(s)
-                if isinstance(records, list):
-                    doc[s].extend(records)
-                elif records is not None:  # a number, string, object: no records (null, as before, is none)
-                    failures.append(Failure(f"the stream envelope's {s} is not an array", type(records).__name__, "array",
-                                            f"line {n}: $.{s}"))
-            continue
-        if section is None:
-            failures.append(Failure("a stream line says neither that it is the envelope nor which section it belongs to",
-                                    item, f"the envelope, or a line naming its kind under one of {list(STREAM_KIND_KEYS)}",
-                                    f"line {n}"))
-            continue
-        wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
-        ctx.observe("E3", {f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}":
-                           stream_line_shape(item, key, wrapped)}, item)
-        fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
-        if section in mai.RECORD_SECTIONS:
-            doc[section].append(fields)
-        elif section == "envelope":
-            doc.update({k: v for k, v in fields.items() if k not in mai.RECORD_SECTIONS})
-    if doc.get("format") != mai.FORMAT and not failures:
-        failures.append(Failure("the stream carries no bundle envelope", sorted(doc)[:8], "{format, version, manifest, ...}", "line 1"))
-    return doc, failures
-
-
 @SUITE.check(section="§4", keyword="SHOULD", level="http",
               sentence="Conforming HTTP implementations SHOULD expose at least:")
 def export_stream_equivalent(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/brain/export/stream: the same export as an NDJSON stream."""
-    c.seed(ctx, c.bundle(ctx, [c.chunk(ctx, "stream")], entities=[{"name": ctx.unique("stream-entity"), "frequency": 1}]),
+    client.seed(ctx, client.bundle(ctx, [client.chunk(ctx, "stream")], entities=[{"name": ctx.unique("stream-entity"), "frequency": 1}]),
            "the stream")
-    reply = c.profile_call(ctx, "export_stream", c.export_body(ctx, "full"))
+    reply = client.profile_call(ctx, "export_stream", client.export_body(ctx, "full"))
     if isinstance(reply, Failure):
         yield reply
         return
@@ -245,21 +189,21 @@ def export_stream_equivalent(ctx: CheckContext) -> Iterator[Failure]:
     yield from failures
     if failures:
         return
-    full = c.export(ctx, "full")
+    full = client.export(ctx, "full")
     # only this run's records are compared: on a shared instance others write and delete between the two exports
     mine = f"memconform-{ctx.run_id}"
-    full_rows, streamed_rows = c.by_hash(full), c.by_hash(streamed)
+    full_rows, streamed_rows = client.by_hash(full), client.by_hash(streamed)
     # this run's chunks whose content_hash is not a string: reported, and left out of the comparison
-    ours_mistyped = {r["content"] for rows in (full_rows, streamed_rows) for r in rows.get(c.MISTYPED_HASH, [])
+    ours_mistyped = {r["content"] for rows in (full_rows, streamed_rows) for r in rows.get(client.MISTYPED_HASH, [])
                      if isinstance(r.get("content"), str) and mine in r["content"]}
-    yield from c.mistyped_hashes(sorted(ours_mistyped), full_rows, streamed_rows)
+    yield from client.mistyped_hashes(sorted(ours_mistyped), full_rows, streamed_rows)
     own = {h for h, rows in {**full_rows, **streamed_rows}.items()
-           if h != c.MISTYPED_HASH and any(mine in str(r.get("content", "")) for r in rows)}
+           if h != client.MISTYPED_HASH and any(mine in str(r.get("content", "")) for r in rows)}
     differ = own & (set(full_rows) ^ set(streamed_rows))
     if differ:
         yield Failure("the stream does not carry the same chunks as the export", f"{len(differ)} differ", "the same content_hash set", "$.chunks")
-    names_full = {n for n in c.entities_by_name(full) if mine in n}
-    names_streamed = {n for n in c.entities_by_name(streamed) if mine in n}
+    names_full = {n for n in client.entities_by_name(full) if mine in n}
+    names_streamed = {n for n in client.entities_by_name(streamed) if mine in n}
     if names_full != names_streamed:
         yield Failure("the stream does not carry the same entities as the export", sorted(names_streamed)[:5],
                       sorted(names_full)[:5], "$.entities")
@@ -269,11 +213,11 @@ def export_stream_equivalent(ctx: CheckContext) -> Iterator[Failure]:
               sentence="Conforming HTTP implementations SHOULD expose at least:")
 def import_file_multipart(ctx: CheckContext) -> Iterator[Failure]:
     """POST /v1/brain/import/file: a bundle as a multipart upload, answered with an ImportReport (errata E4)."""
-    ch = c.chunk(ctx, "multipart")
-    doc = c.bundle(ctx, [ch])
-    c.remember_written(ctx, doc)
+    ch = client.chunk(ctx, "multipart")
+    doc = client.bundle(ctx, [ch])
+    client.remember_written(ctx, doc)
     try:
-        reply = c.import_file(ctx, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        reply = client.import_file(ctx, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
     except SkipCheck as exc:
         if ctx.target.kind == "http":
             yield Failure("an endpoint of the HTTP profile is not exposed", exc.reason, "POST /v1/brain/import/file")
@@ -283,8 +227,8 @@ def import_file_multipart(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("the multipart import was refused", f"{reply.status} {reply.raw[:200]!r}", "an ImportReport")
         return
     yield from shape_failures(reply.json())
-    rows = c.by_hash(c.export(ctx, "full"))
-    yield from c.mistyped_hashes([ch["content"]], rows)
+    rows = client.by_hash(client.export(ctx, "full"))
+    yield from client.mistyped_hashes([ch["content"]], rows)
     found = rows.get(ch["content_hash"]) or []
     if not found:
         yield Failure("the chunk uploaded as a file is not in the export", "absent", ch["content"], "$.chunks")
@@ -299,7 +243,7 @@ def import_file_multipart(ctx: CheckContext) -> Iterator[Failure]:
               sentence="Conforming HTTP implementations SHOULD expose at least:")
 def spec_endpoint(ctx: CheckContext) -> Iterator[Failure]:
     """GET /v1/spec answers this protocol document (errata E5)."""
-    reply = c.profile_call(ctx, "spec")
+    reply = client.profile_call(ctx, "spec")
     if isinstance(reply, Failure):
         yield reply
         return
@@ -315,14 +259,14 @@ def rejection_status(ctx: CheckContext) -> Iterator[Failure]:
     """Over HTTP, a rejection is a 4xx with an ImportReport saying success false (errata E7); control first."""
     if ctx.target.kind != "http":
         raise SkipCheck("status codes exist only on HTTP targets", not_applicable=True)
-    c.control(c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "status-control")])), "import of a version 1 bundle")
-    reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "reject-status")], version=mai.MAX_VERSION + 998))
+    answers.control(client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "status-control")])), "import of a version 1 bundle")
+    reply = client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "reject-status")], version=memoryai.MAX_VERSION + 998))
     wanted = ctx.option("rejection_status")
     status = reply.http_status or 0
     if not (400 <= status < 500) or (wanted != "any-4xx" and str(status) != wanted):
         yield Failure("a rejected bundle was not answered with the expected status", status, wanted,
                       readings=() if wanted == "any-4xx" else (wanted,))
-    body = c.report_body(reply)
+    body = answers.report_body(reply)
     if not isinstance(body, dict) or body.get("success") is not False:
         yield Failure("a rejected bundle's answer does not say success: false", body if body is not None else reply.raw[:200],
                       {"success": False})
@@ -336,17 +280,17 @@ def shape_failures(body: Any) -> Iterator[Failure]:
     for name, kind in (("bundle_format", str), ("bundle_version", int), ("embedding_model_match", bool), ("warnings", list)):
         if not isinstance(report.get(name), kind):
             yield Failure(f"report.{name} is missing or not a {kind.__name__}", report.get(name, "<absent>"), kind.__name__, f"$.report.{name}")
-    for section, names in c.REPORT_COUNTERS.items():
+    for section, names in answers.REPORT_COUNTERS.items():
         for name in names:
-            value = c.counter(report, section, name)
+            value = answers.counter(report, section, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 yield Failure(f"report.{section}.{name} is missing or not a count", value, "integer >= 0", f"$.report.{section}.{name}")
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http", sentence="`ImportReport` shape:")
 def import_report_shape(ctx: CheckContext) -> Iterator[Failure]:
-    reply = c.import_bundle(ctx, c.bundle(ctx, [c.chunk(ctx, "shape")]))
-    yield from c.expect_accepted(reply, "import")
+    reply = client.import_bundle(ctx, client.bundle(ctx, [client.chunk(ctx, "shape")]))
+    yield from answers.expect_accepted(reply, "import")
     if not reply.ok:
         return
     body = reply.json()
@@ -360,7 +304,7 @@ def export_filename_json(ctx: CheckContext) -> Iterator[Failure]:
     """Observable where an HTTP export names its file (Content-Disposition); otherwise not applicable."""
     import re
 
-    reply = ctx.target.call("export", c.export_body(ctx, "dna_only"))
+    reply = ctx.target.call("export", client.export_body(ctx, "dna_only"))
     disposition = {k.lower(): v for k, v in (reply.headers or {}).items()}.get("content-disposition", "")
     match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.IGNORECASE)
     if not match:
@@ -369,6 +313,3 @@ def export_filename_json(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("the exported bundle's filename does not end in .json", match.group(1), "*.json")
 
 
-def stream_line_shape(line: dict[str, Any], key: str | None, wrapped: str | None) -> bool:
-    """E3's prediction for one line: its kind named under `key`, its record under `wrapped` or inline."""
-    return key is not None and isinstance(line.get(key), str) and (wrapped is None or isinstance(line.get(wrapped), dict))

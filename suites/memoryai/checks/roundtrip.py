@@ -19,11 +19,10 @@ from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError
 from memconform.kit import large_export
-from memconform.suites.memoryai import client as c
+from memconform.suites.memoryai import client
 from memconform.suites.memoryai.suite import SUITE
 
 BATCH, SIZE = 30, 10_000  # ~10,000 characters of mixed UTF-8 each (~15 kB): imports of about 450 kB
-large_export.declare(SUITE.name)  # how many: past 1 MB in ci, 10 MB in default and thorough
 FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned")
 
 
@@ -35,7 +34,7 @@ def ours(rows_by_hash: dict[str, list[dict[str, Any]]], prefix: str) -> dict[str
     """The groups of c.by_hash holding a seeded chunk; those whose content_hash is not a string are left out
     (c.mistyped_hashes reports them): every key is then a string, so the keys sort."""
     return {h: rows for h, rows in rows_by_hash.items()
-            if h != c.MISTYPED_HASH and any(isinstance(r.get("content"), str) and r["content"].startswith(prefix) for r in rows)}
+            if h != client.MISTYPED_HASH and any(isinstance(r.get("content"), str) and r["content"].startswith(prefix) for r in rows)}
 
 
 def text_of(rows: list[dict[str, Any]]) -> str:
@@ -52,14 +51,14 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     prefix = ctx.unique("rt-mb")
 
     def make(i: int) -> dict[str, Any]:
-        return c.chunk(ctx, "rt-mb", content=f"{prefix} #{i} {filler(i)}", tags=["memconform", f"t{i % 7}"],
+        return client.chunk(ctx, "rt-mb", content=f"{prefix} #{i} {filler(i)}", tags=["memconform", f"t{i % 7}"],
                        importance=round((i % 10) / 10, 1))
 
     records = large_export.records_for(ctx, len(json.dumps(make(0), ensure_ascii=False).encode("utf-8")))
     chunks = [make(i) for i in range(records)]
     try:
         for start in range(0, records, BATCH):  # small imports: only the export imported back is large
-            c.seed(ctx, c.bundle(ctx, chunks[start:start + BATCH]), "the large round trip")
+            client.seed(ctx, client.bundle(ctx, chunks[start:start + BATCH]), "the large round trip")
         yield from _round_trip(ctx, prefix, chunks)
     finally:
         try:
@@ -72,9 +71,9 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
 def _round_trip(ctx: CheckContext, prefix: str, chunks: list[dict[str, Any]]) -> Iterator[Failure]:
     sent = {ch["content_hash"]: ch for ch in chunks}
     texts = [ch["content"] for ch in chunks]
-    doc = c.export(ctx, "full")
-    exported = c.by_hash(doc)
-    mistyped = list(c.mistyped_hashes(texts, exported))
+    doc = client.export(ctx, "full")
+    exported = client.by_hash(doc)
+    mistyped = list(client.mistyped_hashes(texts, exported))
     yield from mistyped
     before = ours(exported, prefix)
     if not before:
@@ -88,15 +87,15 @@ def _round_trip(ctx: CheckContext, prefix: str, chunks: list[dict[str, Any]]) ->
         yield Failure(f"the export holds {len(before)} of the {len(chunks)} chunks imported (it grew to {size / 1e6:.1f} MB)",
                       len(before), len(chunks), "$.chunks", f"first missing: {sent[lost_at_export[0]]['content'][:60]!r}")
     # the target's own export, of this run's records only: never write back what others wrote or deleted
-    reply = c.import_bundle(ctx, c.own_part(doc, prefix), remember=False)
+    reply = client.import_bundle(ctx, client.own_part(doc, prefix), remember=False)
     if not reply.ok:
         history_counts.record(ctx, history_counts.counts(acknowledged=len(before)))
         yield Failure(f"the target's own export ({size / 1e6:.1f} MB) was refused when imported back",
                       f"{reply.status} {reply.raw[:200].decode('utf-8', 'replace')}", "accepted", "$")
         return
-    exported_again = c.by_hash(c.export(ctx, "full"))
-    reported = {r["content"] for r in exported.get(c.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
-    yield from c.mistyped_hashes(set(texts) - reported, exported_again)  # only those new after the import back
+    exported_again = client.by_hash(client.export(ctx, "full"))
+    reported = {r["content"] for r in exported.get(client.MISTYPED_HASH, []) if isinstance(r.get("content"), str)}
+    yield from client.mistyped_hashes(set(texts) - reported, exported_again)  # only those new after the import back
     after = ours(exported_again, prefix)
     lost = sorted(set(before) - set(after))
     duplicated = sorted(h for h, rows in after.items() if len(rows) > 1)

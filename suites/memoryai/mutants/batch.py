@@ -1,4 +1,4 @@
-"""MemoryAI consumers that fail in the middle of a bundle: registered at the end of mutants/__init__.py."""
+"""MemoryAI consumers that fail in the middle of a bundle: registered at the end of mutants/table.py."""
 
 from __future__ import annotations
 

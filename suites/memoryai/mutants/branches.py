@@ -1,6 +1,6 @@
 """MemoryAI mutants that reach one failure branch each (kills per branch, not per check): the
 ways real implementers break a rule that the first mutants did not reach. MUTANTS and the
-expected kills are in __init__.py.
+expected kills are in table.py.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.core.results import Unsupported
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
 
@@ -45,7 +45,7 @@ class ScopedChecksumStale(ReferenceBrain):
     def _checksum_for(self, bundle: dict[str, Any]) -> str:
         if bundle["manifest"]["scope"] == "full":
             return super()._checksum_for(bundle)
-        return mai.checksum(self._build({"scope": "full"}))
+        return memoryai.checksum(self._build({"scope": "full"}))
 
 
 class StreamExportsDeleted(ReferenceBrain):
@@ -124,7 +124,7 @@ class DnaOnlyByTypeOnly(ReferenceBrain):
 
     def _exportable(self, chunk: dict[str, Any], deleted: bool, scope: str, since: str | None) -> bool:
         if scope == "dna_only" and not deleted:
-            return mai.is_dna(chunk, "type-only")
+            return memoryai.is_dna(chunk, "type-only")
         return super()._exportable(chunk, deleted, scope, since)
 
 
@@ -219,7 +219,7 @@ class RejectsUnknownFields(ReferenceBrain):
     """§5 Level 2: a bundle with fields the consumer does not know is rejected whole."""
 
     def _envelope_problems(self, bundle: Any) -> list[str]:
-        known = {"format", "version", "generator", "exported_at", "manifest", *mai.RECORD_SECTIONS}
+        known = {"format", "version", "generator", "exported_at", "manifest", *memoryai.RECORD_SECTIONS}
         extra = sorted(set(bundle) - known) if isinstance(bundle, dict) else []
         return super()._envelope_problems(bundle) + [f"unknown fields {extra}" for _ in extra[:1]]
 

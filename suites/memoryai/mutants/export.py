@@ -1,6 +1,6 @@
 """MemoryAI mutants of the producer side, one broken rule each: the envelope and manifest, the chunk,
 edge and entity records, embeddings, checksum and counts, what an export scope or the stream carries,
-/v1/spec and the round trip. MUTANTS and the expected kills are in __init__.py.
+/v1/spec and the round trip. MUTANTS and the expected kills are in table.py.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import base64
 import struct
 from typing import Any
 
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
 
@@ -17,8 +17,8 @@ class WrongChecksum(ReferenceBrain):
     """§3.6: the checksum is not over the canonical body."""
 
     def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        sealed = mai.seal(bundle)
-        sealed["manifest"]["checksum"] = mai.checksum(dict(bundle, generator="other"))
+        sealed = memoryai.seal(bundle)
+        sealed["manifest"]["checksum"] = memoryai.checksum(dict(bundle, generator="other"))
         return sealed
 
 
@@ -26,10 +26,10 @@ class CountsOff(ReferenceBrain):
     """§5 Level 1: manifest.counts is off by one."""
 
     def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        mai.seal(bundle)
+        memoryai.seal(bundle)
         bundle["manifest"]["counts"]["chunks"] += 1
         bundle["manifest"].pop("checksum")
-        bundle["manifest"]["checksum"] = mai.checksum(bundle)
+        bundle["manifest"]["checksum"] = memoryai.checksum(bundle)
         return bundle
 
 
@@ -37,7 +37,7 @@ class BadEmbeddingLength(ReferenceBrain):
     """§3.5: exported embeddings are one float short of embedding_dim."""
 
     def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, embedding=mai.encode_embedding([0.25] * 383))
+        return dict(chunk, embedding=memoryai.encode_embedding([0.25] * 383))
 
 
 class EmbeddingBigEndian(ReferenceBrain):
@@ -46,7 +46,7 @@ class EmbeddingBigEndian(ReferenceBrain):
     def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
         out = super()._exported_chunk(chunk)
         if isinstance(out.get("embedding"), str):
-            raw = mai.decode_embedding(out["embedding"])
+            raw = memoryai.decode_embedding(out["embedding"])
             values = struct.unpack(f"<{len(raw) // 4}f", raw)
             out = dict(out, embedding=base64.b64encode(struct.pack(f">{len(values)}f", *values)).decode("ascii"))
         return out
@@ -63,14 +63,14 @@ class FormatWrong(ReferenceBrain):
     """§3.1: format is not the literal memoryai-bundle."""
 
     def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        return mai.seal(dict(bundle, format="memoryai"))
+        return memoryai.seal(dict(bundle, format="memoryai"))
 
 
 class VersionBool(ReferenceBrain):
     """§3.1: version is JSON true, not an integer."""
 
     def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
-        return mai.seal(dict(bundle, version=True))
+        return memoryai.seal(dict(bundle, version=True))
 
 
 class ManifestMissingModel(ReferenceBrain):
@@ -78,7 +78,7 @@ class ManifestMissingModel(ReferenceBrain):
 
     def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
         bundle["manifest"] = {k: v for k, v in bundle["manifest"].items() if k not in ("embedding_model",)}
-        return mai.seal(bundle)
+        return memoryai.seal(bundle)
 
     def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
         doc = super().export(body)
@@ -120,7 +120,7 @@ class BrokenEdgesAndEntities(ReferenceBrain):
         for e in doc["memory_edges"]:
             e["chunk_a"] = str(e["chunk_a"])
         doc["entities"] = [{k: v for k, v in e.items() if k != "name"} | {"label": e["name"]} for e in doc["entities"]]
-        return mai.seal(doc)
+        return memoryai.seal(doc)
 
 
 class ExportsCredentials(ReferenceBrain):
@@ -134,7 +134,7 @@ class WrongContentHash(ReferenceBrain):
     """§3.2: content_hash is not sha256 of the content."""
 
     def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        return dict(chunk, content_hash=mai.content_hash(chunk["content"].upper() + "!"))
+        return dict(chunk, content_hash=memoryai.content_hash(chunk["content"].upper() + "!"))
 
 
 class ExportsDeleted(ReferenceBrain):

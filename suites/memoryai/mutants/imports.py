@@ -1,6 +1,6 @@
 """MemoryAI mutants of the consumer side, one broken rule each: the version gate, the file upload, the
 upserts of §3.8 (chunks, edges, entities), decay of DNA, embeddings of another model, the ImportReport and
-the import's size cap. MUTANTS and the expected kills are in __init__.py.
+the import's size cap. MUTANTS and the expected kills are in table.py.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import uuid
 from typing import Any
 
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.targets.base import Rejected
 
@@ -89,7 +89,7 @@ class DnaTypeOnly(ReferenceBrain):
     """§3.7: zone critical/important and is_pinned do not protect (the §2 reading only)."""
 
     def _protect(self, chunk: dict[str, Any]) -> bool:
-        return mai.is_dna(chunk, "type-only")
+        return memoryai.is_dna(chunk, "type-only")
 
 
 class TenantIdAdopted(ReferenceBrain):
@@ -132,7 +132,7 @@ class ChecksumMismatchRejected(ReferenceBrain):
     """§3.6: a checksum mismatch is rejected instead of warned about."""
 
     def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
-        if isinstance(body, dict) and not mai.checksum_matches(body, "either"):
+        if isinstance(body, dict) and not memoryai.checksum_matches(body, "either"):
             raise Rejected(self._report(body, warnings=["bad checksum"], success=False))
         return super().import_bundle(body)
 

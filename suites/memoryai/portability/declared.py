@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.portability.formats import Endpoint, Portable, refused
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 
 from . import translator, witness
 
@@ -36,7 +36,7 @@ def import_(end: Endpoint, doc: Any) -> None:
 def portable() -> Portable:
     return Portable(
         name="memoryai", mapping=Path(__file__).with_name("mapping.json"), read=translator.read,
-        write=translator.write, detect=mai.detect, samples=samples, seed="full_bundle_all_sections.json",
+        write=translator.write, detect=memoryai.detect, samples=samples, seed="full_bundle_all_sections.json",
         export=export, import_=import_, witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"),
         edge=Later(f"{STRATEGIES}:edge"), order=1,
         # consumers assign their own chunk ids and skip by content_hash (§3.8): records are matched by text

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from memconform.portability.strategies import EDGE_TIMES, edge_text
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 
 
 def documents() -> st.SearchStrategy[Any]:
@@ -36,5 +36,5 @@ def edge(doc: Any, name: str) -> Any:
         rec["x_extra"] = {"kept": True}
     for chunk in doc.get("chunks") or []:
         if isinstance(chunk.get("content"), str):
-            chunk["content_hash"] = mai.content_hash(chunk["content"])
-    return mai.seal(doc)
+            chunk["content_hash"] = memoryai.content_hash(chunk["content"])
+    return memoryai.seal(doc)

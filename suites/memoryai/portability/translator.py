@@ -28,7 +28,7 @@ from memconform.portability.placement import (
     place_producer,
 )
 from memconform.portability.tables import table
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 
 FORMAT = "memoryai"
 PROTECTION = ("zone", "importance", "is_pinned", "decay_score", "tier")
@@ -78,10 +78,10 @@ def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Rec
     protection = {k: chunk[k] for k in PROTECTION if k in chunk}
     if protection:
         v["protection"] = protection
-    v["dna"] = mai.is_dna(chunk)
+    v["dna"] = memoryai.is_dna(chunk)
     if isinstance(chunk.get("embedding"), str):
         try:
-            v["embedding"] = list(mai.embedding_floats(chunk["embedding"]))
+            v["embedding"] = list(memoryai.embedding_floats(chunk["embedding"]))
         except ValueError:
             pass
     model = chunk.get("embedding_model") or (bundle_model if "embedding" in v else None)
@@ -122,12 +122,12 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     model = models.most_common(1)[0][0] if models else None
     used = Ids()
     wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
-    hashes = Counter(mai.content_hash(r.get("text") or "") for r in live)
+    hashes = Counter(memoryai.content_hash(r.get("text") or "") for r in live)
     chunks = []
     for r, want in zip(live, wanted, strict=True):
         chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
     bundle: dict[str, Any] = {
-        "format": mai.FORMAT, "version": 1,
+        "format": memoryai.FORMAT, "version": 1,
         "generator": str(doc.producer) if doc.producer is not None else "memconform-port/1",
         "exported_at": seconds_form(doc.exported_at or now_canonical()),
         "manifest": {"tenant_id": None, "tenant_name": None, "tenant_plan": None, "scope": "full", "since": None,
@@ -150,7 +150,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     if model is None or not dims:
         ledger.invent("(document)", "manifest.scope, embedding_model, embedding_dim",
                       t.invented_rule("manifest.scope, embedding_model, embedding_dim"))
-    return mai.seal(bundle)
+    return memoryai.seal(bundle)
 
 
 class Ids(set[int]):
@@ -180,7 +180,7 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: Ids, dim: i
     chunk: dict[str, Any] = {"id": cid, "content": text}
     if "text" not in p.handled:
         p.keep("text")
-    if hashes[mai.content_hash(text)] > 1:  # written all the same: the document holds it, a consumer may not
+    if hashes[memoryai.content_hash(text)] > 1:  # written all the same: the document holds it, a consumer may not
         ledger.note(rid, "text", "kept", "another record has the same content: a consumer skips it (§3.8)")
         ledger.warnings.append(f"record {rid!r}: another record has the same content, so a MemoryAI consumer "
                                "skips one of them (§3.8)")
@@ -275,7 +275,7 @@ def _type(p: Placement, chunk: dict[str, Any]) -> None:
 
 
 def _hash(p: Placement, chunk: dict[str, Any], text: str) -> None:
-    computed = mai.content_hash(text)
+    computed = memoryai.content_hash(text)
     given = p.value("content_hash")
     chunk["content_hash"] = computed
     if isinstance(given, str) and given.lower() == computed:  # the same digest in upper-case hex is kept as written
@@ -301,7 +301,7 @@ def _embedding(p: Placement, chunk: dict[str, Any], dim: int) -> None:
         chunk["embedding"] = None
         p.carry("embedding", "float32 cannot hold the values exactly")
     else:
-        chunk["embedding"] = mai.encode_embedding([float(x) for x in values])
+        chunk["embedding"] = memoryai.encode_embedding([float(x) for x in values])
         p.keep("embedding")
 
 
@@ -311,12 +311,12 @@ def _protection(p: Placement, chunk: dict[str, Any]) -> None:
         chunk.update({k: protection[k] for k in PROTECTION if k in protection})
         p.keep("protection")
     dna = p.value("dna")
-    if dna is True and not mai.is_dna(chunk):
+    if dna is True and not memoryai.is_dna(chunk):
         chunk["is_pinned"] = True
         p.keep("dna", "pinned to stay DNA (§3.7)")
-    elif dna is True or dna is False and not mai.is_dna(chunk):
+    elif dna is True or dna is False and not memoryai.is_dna(chunk):
         p.keep("dna")
-    elif mai.is_dna(chunk):  # a type that is DNA in MemoryAI: a protection the source never stated
+    elif memoryai.is_dna(chunk):  # a type that is DNA in MemoryAI: a protection the source never stated
         p.handled.add("dna")
         p.invented_fields.append("dna")
         p.ledger.note(p.rid, "dna", "invented", f"DNA by its memory_type {chunk.get('memory_type')}")

@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from memconform.kit.hostile import strict_loads
-from memconform.suites.memoryai import format as mai
+from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 from memconform.suites.memoryai.reference.store import _ts
 
@@ -37,7 +37,7 @@ class OtherReadingsBrain(ReferenceBrain):
         return dict(super()._envelope(), exported_at=super()._envelope()["exported_at"].replace("Z", "+00:00"))
 
     def _checksum_for(self, bundle: dict[str, Any]) -> str:
-        return mai.checksum(bundle, "ascii", "ecmascript")
+        return memoryai.checksum(bundle, "ascii", "ecmascript")
 
     def _exported_chunk(self, chunk: dict[str, Any]) -> dict[str, Any]:
         record = super()._exported_chunk(chunk)
@@ -67,18 +67,18 @@ class OtherReadingsBrain(ReferenceBrain):
         return bundle
 
     def _stream_lines(self, bundle: dict[str, Any]) -> list[bytes]:
-        header = {"_kind": "header", **{k: v for k, v in bundle.items() if k not in mai.RECORD_SECTIONS}}
+        header = {"_kind": "header", **{k: v for k, v in bundle.items() if k not in memoryai.RECORD_SECTIONS}}
         lines = [json.dumps(header).encode() + b"\n"]
         kinds = {"chunks": "chunk", "memory_edges": "memory_edge", "entities": "entity", "l2_sessions": "l2_session",
                  "mood_states": "mood_state", "agents": "agent"}
-        for section in mai.RECORD_SECTIONS:
+        for section in memoryai.RECORD_SECTIONS:
             for record in bundle.get(section, []):
                 lines.append(json.dumps({"_kind": kinds[section], **record}).encode() + b"\n")
         lines.append(json.dumps({"_kind": "footer", "lines": len(lines) - 1}).encode() + b"\n")
         return lines
 
     def _verify_checksum(self, bundle: dict[str, Any]) -> str | None:
-        ok = mai.checksum_matches(bundle, "either")
+        ok = memoryai.checksum_matches(bundle, "either")
         return None if ok else "checksum mismatch: bundle content does not match manifest.checksum"
 
     def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:

@@ -4,8 +4,8 @@ names this package (suite.py): the first ask for the checks imports it and regis
 wrong declaration is refused then (core/check.py)."""
 # ruff: noqa: F401, I001
 
-from memconform.suites.omp.checks import shape
 from memconform.suites.omp.checks import listing
+from memconform.suites.omp.checks import shape
 from memconform.suites.omp.checks import sort
 from memconform.suites.omp.checks import crud
 from memconform.suites.omp.checks import search

@@ -6,32 +6,29 @@ from collections.abc import Iterator
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import rules
+from memconform.suites.omp import client, controls, rules
+from memconform.suites.omp.ai_calls import ai_reason
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 
 def protected_calls(ctx: CheckContext, key: str | None) -> Iterator[tuple[Reply, str]]:
     """Every endpoint but health with the given (missing or wrong) key; each write carries a marker."""
-    from memconform.suites.omp.checks.security_ai import ai_reason
-
-    made = c.created(ctx, c.memory(ctx, "auth"))
+    made = client.created(ctx, client.memory(ctx, "auth"))
     marker = ctx.unique("unauth")
-    body = c.memory(ctx, "unauth", content=f"{marker} must not be stored")
-    yield c.create(ctx, body, key), marker
-    yield c.list_(ctx, {"limit": "1"}, key), marker
-    yield c.get(ctx, made["id"], key), marker
-    yield c.update(ctx, made["id"], {"content": f"{marker} overwritten"}, key), marker
-    yield c.delete(ctx, made["id"], key), marker
-    yield c.search(ctx, {"q": "memconform", "mode": "keyword"}, key), marker
-    yield c.export(ctx, key), marker
-    yield c.import_(ctx, c.export_file([c.full_memory(ctx, "unauth-import", content=f"{marker} imported")]), key=key), marker
+    body = client.memory(ctx, "unauth", content=f"{marker} must not be stored")
+    yield client.create(ctx, body, key), marker
+    yield client.list_(ctx, {"limit": "1"}, key), marker
+    yield client.get(ctx, made["id"], key), marker
+    yield client.update(ctx, made["id"], {"content": f"{marker} overwritten"}, key), marker
+    yield client.delete(ctx, made["id"], key), marker
+    yield client.search(ctx, {"q": "memconform", "mode": "keyword"}, key), marker
+    yield client.export(ctx, key), marker
+    yield client.import_(ctx, client.export_file([client.full_memory(ctx, "unauth-import", content=f"{marker} imported")]), key=key), marker
     if ai_reason(ctx) is None:  # only where calling them cannot reach a real AI provider
-        yield c.extract(ctx, {"transcript": f"{marker} Alice: I use TypeScript.", "source_tool": c.OWN_TOOL}, key), marker
-        yield c.compress(ctx, {"transcript": f"{marker} Alice: I use TypeScript.", "source_tool": c.OWN_TOOL}, key), marker
-    after = c.get(ctx, made["id"])
+        yield client.extract(ctx, {"transcript": f"{marker} Alice: I use TypeScript.", "source_tool": client.OWN_TOOL}, key), marker
+        yield client.compress(ctx, {"transcript": f"{marker} Alice: I use TypeScript.", "source_tool": client.OWN_TOOL}, key), marker
+    after = client.get(ctx, made["id"])
     if after.status != 200 or (isinstance(after.body, dict) and after.body.get("content") != made["content"]):
         raise _Tampered(after)
 
@@ -44,10 +41,10 @@ class _Tampered(Exception):
 
 def auth_failures(ctx: CheckContext, key: str | None) -> Iterator[Failure]:
     # the positive control: the same reads with the valid key are served
-    probe = c.created(ctx, c.memory(ctx, "auth-control"))
-    for what, answer in (("get", c.get(ctx, probe["id"])), ("list", c.list_(ctx, {"limit": "1"})),
-                         ("search", c.search(ctx, {"q": "memconform", "mode": "keyword"})), ("export", c.export(ctx, record=False))):
-        ev.control(answer, f"the same {what} with the valid key")
+    probe = client.created(ctx, client.memory(ctx, "auth-control"))
+    for what, answer in (("get", client.get(ctx, probe["id"])), ("list", client.list_(ctx, {"limit": "1"})),
+                         ("search", client.search(ctx, {"q": "memconform", "mode": "keyword"})), ("export", client.export(ctx, record=False))):
+        controls.control(answer, f"the same {what} with the valid key")
     markers: list[str] = []
     try:
         for answer, marker in protected_calls(ctx, key):
@@ -55,7 +52,7 @@ def auth_failures(ctx: CheckContext, key: str | None) -> Iterator[Failure]:
             yield from rules.error_failures(ctx, answer, 401, "unauthorized")
     except _Tampered as exc:
         yield Failure("a request without a valid key changed or deleted a memory", exc.answer.brief(), "the memory unchanged", "$")
-    if markers and c.with_marker(c.exported(ctx), markers[0]):
+    if markers and client.with_marker(client.exported(ctx), markers[0]):
         yield Failure("a request without a valid key stored memories", marker, "nothing stored", "$.memories")
 
 
@@ -68,4 +65,4 @@ def auth_missing_key_401(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§3.2", keyword="MUST", level="core",
            sentence='`unauthorized` 401 Missing or invalid API key')
 def auth_wrong_key_401(ctx: CheckContext) -> Iterator[Failure]:
-    yield from auth_failures(ctx, "memconform-wrong-key-" + c.word() + c.word())
+    yield from auth_failures(ctx, "memconform-wrong-key-" + client.word() + client.word())

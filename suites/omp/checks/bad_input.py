@@ -15,10 +15,9 @@ from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure, HarnessError
 from memconform.kit.fixtures_loader import iter_cases
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import deviations, rules
+from memconform.suites.omp import client, controls, deviations, rules
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.rules import served_sanely_to
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -26,16 +25,16 @@ from memconform.targets.base import Reply
 def refused_create(ctx: CheckContext, label: str, repaired: dict[str, Any], **fields: Any) -> Iterator[Failure]:
     """Create a memory that breaks one rule: 422 validation_error, and nothing of the run changes.
     First the positive control: the same memory with the one rule repaired must be accepted."""
-    ev.control(c.create(ctx, c.memory(ctx, label + "-ok", **repaired)), f"the same create with the rule repaired ({label})")
-    before = c.run_state(ctx)
-    bad = c.memory(ctx, label, **fields)
-    answer = c.create(ctx, bad)
+    controls.control(client.create(ctx, client.memory(ctx, label + "-ok", **repaired)), f"the same create with the rule repaired ({label})")
+    before = client.run_state(ctx)
+    bad = client.memory(ctx, label, **fields)
+    answer = client.create(ctx, bad)
     if answer.ok:  # stored: what the export then holds of it is this deviation, not the export's
         key = f"{deviations.CREATE_STORES_INVALID}:{label}"
         established.establish(ctx, key, f"a create stored a memory §2.1 forbids ({', '.join(fields)})")
         deviations.sent_item(ctx, bad, key)
     yield from rules.validation_failures(ctx, answer)
-    yield from c.state_changes(before, c.run_state(ctx), f"a refused create ({label})")
+    yield from client.state_changes(before, client.run_state(ctx), f"a refused create ({label})")
 
 
 def padded(ctx: CheckContext, label: str, size: int, fill: str = "x") -> str:
@@ -96,41 +95,16 @@ def send_case(ctx: CheckContext, case: dict[str, Any]) -> Reply:
     doc = case["document"]
     body = doc.get("body")
     if "merge" in doc or "drop" in doc:
-        body = c.memory(ctx, case["id"])
+        body = client.memory(ctx, case["id"])
         body.update(doc.get("merge", {}))
         for name in doc.get("drop", []):
             body.pop(name, None)
-    return c.send(ctx, doc["method"], doc["path"], body=body, params=doc.get("params"))
-
-
-def sane_page(answer: Reply) -> bool:
-    """A bad parameter served under the lenient reading: a page of at most 100 memories (and an honest mode)."""
-    body = answer.body if isinstance(answer.body, dict) else {}
-    memories = body.get("memories")
-    if not (isinstance(memories, list) and len(memories) <= omp.MAX_LIMIT
-            and body.get("mode_used", "keyword") in omp.SEARCH_MODES):
-        return False
-    # a page of memories, not any 200 with a "memories" key: a server answering everything with junk
-    # must not pass as one that clamps bad paging (the hostile zoo showed it)
-    return all(isinstance(m, dict) and not any(rules.id_failures(m, "$")) and not any(rules.content_type_failures(m, "$"))
-               for m in memories)
+    return client.send(ctx, doc["method"], doc["path"], body=body, params=doc.get("params"))
 
 
 def served_sanely(answer: Reply, case: dict[str, Any]) -> bool:
     """served_sanely_to for the body of a request fixture."""
     return served_sanely_to(answer, case["document"].get("body"))
-
-
-def served_sanely_to(answer: Reply, body: Any) -> bool:
-    """A sane page; search `tags` given as a string is read like list's `tags` (comma-separated), so
-    every memory served holds each of them (errata O9)."""
-    if not (answer.ok and sane_page(answer)):
-        return False
-    tags = body.get("tags") if isinstance(body, dict) else None
-    if isinstance(tags, str):
-        wanted = {t.strip() for t in tags.split(",") if t.strip()}
-        return all(wanted <= set(m.get("tags") or []) for m in answer.body["memories"])
-    return True
 
 
 def o9_predictions(case: dict[str, Any], answer: Any) -> dict[str, bool]:
@@ -166,10 +140,10 @@ def case_failures(ctx: CheckContext, check_name: str, lenient: tuple[str, ...] =
 @SUITE.check(section="§4", keyword="MUST", level="core",
            sentence='`validation_error` 422 Request body failed schema validation')
 def rejects_wrong_types(ctx: CheckContext) -> Iterator[Failure]:
-    ev.control(c.create(ctx, c.memory(ctx, "types-ok")), "a create with every field of the right type")
-    before = c.run_state(ctx)
+    controls.control(client.create(ctx, client.memory(ctx, "types-ok")), "a create with every field of the right type")
+    before = client.run_state(ctx)
     yield from case_failures(ctx, "rejects_wrong_types")
-    yield from c.state_changes(before, c.run_state(ctx), "refused creates with wrong types")
+    yield from client.state_changes(before, client.run_state(ctx), "refused creates with wrong types")
 
 
 CODE_POINTS, UTF16_UNITS = "chars are code points", "chars are UTF-16 code units"
@@ -192,10 +166,10 @@ def accepts_values_at_limits(ctx: CheckContext) -> Iterator[Failure]:
     astral character (2 UTF-16 code units): limits count characters, not bytes (errata O19)."""
     unit = ctx.option("char_unit")
     for fill, name in (("y", "ASCII"), ("é", "non-ASCII"), ("🧠", "astral")):
-        request = c.memory(ctx, f"limits-{name}", content=padded(ctx, f"limits-{name}", omp.MAX_CONTENT, fill),
+        request = client.memory(ctx, f"limits-{name}", content=padded(ctx, f"limits-{name}", omp.MAX_CONTENT, fill),
                            tags=[f"{i:02d}".ljust(omp.MAX_TAG_LEN, fill) for i in range(omp.MAX_TAGS - 1)],
                            namespace=fill * omp.MAX_NAMESPACE, metadata={f"k{i}": i for i in range(omp.MAX_METADATA_KEYS)})
-        answer = c.create(ctx, request)
+        answer = client.create(ctx, request)
         created = answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str)
         if name == "astral":
             seen = observe_char_unit(ctx, answer, created, unit)
@@ -206,7 +180,7 @@ def accepts_values_at_limits(ctx: CheckContext) -> Iterator[Failure]:
         elif not created:
             yield Failure(f"a memory with every value at its limit ({name} characters) was refused", answer.brief(), 201, "$")
             continue
-        got = c.get(ctx, answer.body["id"]).accepted_json(dict, "getting the memory at the limits")
+        got = client.get(ctx, answer.body["id"]).accepted_json(dict, "getting the memory at the limits")
         for field in ("content", "namespace", "metadata"):
             if got.get(field) != request[field]:
                 yield Failure(f"{field} at its limit ({name}) was not stored as written", str(got.get(field))[:80],
@@ -225,28 +199,28 @@ def malformed_status(ctx: CheckContext) -> tuple[int | None, str | None]:
 @SUITE.check(section="§4", keyword="MUST", level="core",
            sentence='All request and response bodies are JSON.')
 def malformed_json_rejected(ctx: CheckContext) -> Iterator[Failure]:
-    made = c.created(ctx, c.memory(ctx, "malformed"))
-    ev.control(c.send(ctx, "PUT", f"/memories/{made['id']}", raw=b'{"tags": ["malformed-ok"]}'), "the same PUT with a JSON body")
-    before = c.run_state(ctx)
+    made = client.created(ctx, client.memory(ctx, "malformed"))
+    controls.control(client.send(ctx, "PUT", f"/memories/{made['id']}", raw=b'{"tags": ["malformed-ok"]}'), "the same PUT with a JSON body")
+    before = client.run_state(ctx)
     marker = ctx.unique("malformed")
     broken = ('{"content": "' + marker + '", "type": "semantic", "tags": [').encode()
     status, code = malformed_status(ctx)
     for method, path in (("POST", "/memories"), ("PUT", f"/memories/{made['id']}"), ("POST", "/memories/search"), ("POST", "/import")):
-        yield from rules.error_failures(ctx, c.send(ctx, method, path, raw=broken), status, code)
-    yield from c.state_changes(before, c.run_state(ctx), "requests with a malformed JSON body")
+        yield from rules.error_failures(ctx, client.send(ctx, method, path, raw=broken), status, code)
+    yield from client.state_changes(before, client.run_state(ctx), "requests with a malformed JSON body")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`limit` integer Max results (default 20, max 100)')
 def list_rejects_bad_paging(ctx: CheckContext) -> Iterator[Failure]:
-    ev.control(c.list_(ctx, {"limit": "1", "offset": "0", "sort": "created_at_asc", "type": "semantic"}), "a list with valid paging")
+    controls.control(client.list_(ctx, {"limit": "1", "offset": "0", "sort": "created_at_asc", "type": "semantic"}), "a list with valid paging")
     yield from case_failures(ctx, "list_rejects_bad_paging", lenient=("list-",))
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`validation_error` 422 Request body failed schema validation')
 def search_rejects_bad_input(ctx: CheckContext) -> Iterator[Failure]:
-    ev.control(c.search(ctx, {"q": "memconform", "mode": "keyword", "limit": 1, "tags": [c.run_tag(ctx)]}), "a valid search")
+    controls.control(client.search(ctx, {"q": "memconform", "mode": "keyword", "limit": 1, "tags": [client.run_tag(ctx)]}), "a valid search")
     yield from case_failures(ctx, "search_rejects_bad_input",
                              lenient=("search-limit-negative", "search-mode-unknown", "search-tags-string"))
 
@@ -254,12 +228,12 @@ def search_rejects_bad_input(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Response 404 Not Found: { "error": "memory_not_found" }')
 def unknown_id_every_route(ctx: CheckContext) -> Iterator[Failure]:
-    missing = c.new_id()
+    missing = client.new_id()
     marker = ctx.unique("ghost")
-    known = c.created(ctx, c.memory(ctx, "known-id"))
-    ev.control(c.get(ctx, known["id"]), "getting a memory that exists")
-    yield from rules.error_failures(ctx, c.get(ctx, missing), 404, "memory_not_found")
-    yield from rules.error_failures(ctx, c.update(ctx, missing, {"content": f"{marker} upserted?"}), 404, "memory_not_found")
-    yield from rules.error_failures(ctx, c.delete(ctx, missing), 404, "memory_not_found")
-    if c.get(ctx, missing, quiet=True).status != 404 or c.with_marker(c.exported(ctx), marker):
+    known = client.created(ctx, client.memory(ctx, "known-id"))
+    controls.control(client.get(ctx, known["id"]), "getting a memory that exists")
+    yield from rules.error_failures(ctx, client.get(ctx, missing), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, client.update(ctx, missing, {"content": f"{marker} upserted?"}), 404, "memory_not_found")
+    yield from rules.error_failures(ctx, client.delete(ctx, missing), 404, "memory_not_found")
+    if client.get(ctx, missing, quiet=True).status != 404 or client.with_marker(client.exported(ctx), marker):
         yield Failure("an update of an unknown id stored a memory", marker, "nothing stored", "$.memories")

@@ -15,7 +15,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
-from memconform.suites.omp import client as c
+from memconform.suites.omp import client
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.suite import SUITE
 
@@ -30,7 +30,7 @@ def field_value(ctx: CheckContext, thread: int, op: int, marker: str) -> tuple[s
     stamp = f"t{thread}o{op}"
     return [
         ("content", f"{marker} shared {stamp}"),
-        ("tags", [c.run_tag(ctx), marker, stamp]),
+        ("tags", [client.run_tag(ctx), marker, stamp]),
         ("metadata", {"memconform_run": ctx.run_id, "stamp": stamp}),
         ("namespace", f"project:{stamp}"),
         ("type", omp.TYPES[op % 3]),
@@ -58,7 +58,7 @@ def worker(ctx: CheckContext, thread: int, shared: list[str], marker: str, ledge
         try:
             if kind == "create":
                 content = f"{marker} own t{thread}o{op}"
-                answer = c.create(ctx, c.memory(ctx, "conc", content=content, tags=[marker]), record=False, quiet=True)
+                answer = client.create(ctx, client.memory(ctx, "conc", content=content, tags=[marker]), record=False, quiet=True)
                 ok = answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str)
                 if ok:
                     own.append(answer.body["id"])
@@ -67,13 +67,13 @@ def worker(ctx: CheckContext, thread: int, shared: list[str], marker: str, ledge
             elif kind == "update":
                 target = shared[(thread + op) % len(shared)]
                 name, value = field_value(ctx, thread, op, marker)
-                ok = c.update(ctx, target, {name: value}, record=False, quiet=True).ok
+                ok = client.update(ctx, target, {name: value}, record=False, quiet=True).ok
                 if ok:
                     with ledger.lock:
                         ledger.last_field[(target, name)] = value
             else:
                 doomed = own.pop(0)
-                ok = c.delete(ctx, doomed, record=False, quiet=True).status == 204
+                ok = client.delete(ctx, doomed, record=False, quiet=True).status == 204
                 if ok:
                     with ledger.lock:
                         ledger.live.pop(doomed, None)
@@ -91,7 +91,7 @@ def worker(ctx: CheckContext, thread: int, shared: list[str], marker: str, ledge
            sentence='Implements all endpoints in §3.3 with correct HTTP methods and status codes')
 def concurrent_writers_nothing_lost(ctx: CheckContext) -> Iterator[Failure]:
     marker = ctx.unique("conc")  # in every content and as a tag: this run's writers only
-    shared = [c.created(ctx, c.memory(ctx, "conc-shared", content=f"{marker} shared seed {i}", tags=[marker]))["id"]
+    shared = [client.created(ctx, client.memory(ctx, "conc-shared", content=f"{marker} shared seed {i}", tags=[marker]))["id"]
               for i in range(SHARED)]
     ledger = Ledger(live={i: "shared" for i in shared})
     start = threading.Barrier(THREADS)
@@ -102,8 +102,8 @@ def concurrent_writers_nothing_lost(ctx: CheckContext) -> Iterator[Failure]:
         t.join(timeout=JOIN_S)
     if any(t.is_alive() for t in threads):
         raise TargetError(f"the concurrent writers did not finish within {JOIN_S:.0f} s")
-    everything = c.exported(ctx)
-    mine = c.with_marker(everything, marker)
+    everything = client.exported(ctx)
+    mine = client.with_marker(everything, marker)
     by_id = collections.Counter(m.get("id") for m in mine)
     by_content = collections.Counter(m.get("content") for m in mine)
     stored = {m.get("id"): m for m in mine}
@@ -117,7 +117,7 @@ def concurrent_writers_nothing_lost(ctx: CheckContext) -> Iterator[Failure]:
               f"resurrected {len(resurrected)}, unacknowledged {ledger.unacknowledged} "
               f"({THREADS} threads x {OPS} operations)")
     ctx.note(counts)
-    c.latency_note(ctx)
+    client.latency_note(ctx)
     if lost_creates:
         yield Failure("acknowledged creates are missing", lost_creates[:5], "every 201 memory present", "$.memories", counts)
     for i, name in lost_updates[:5]:

@@ -13,13 +13,10 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.kit import domain
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import domain_data as dd
+from memconform.suites.omp import client, controls, domain_data, root_causes, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp import model as m
-from memconform.suites.omp import root_causes, rules
 from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
+from memconform.suites.omp.model import Filters, Model, Readings, Request
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -31,7 +28,7 @@ DATASET = 48  # type (i mod 3) and tool, sub tag, namespace, astral tag (bits 0-
 
 def _names(ctx: CheckContext) -> dict[str, str]:
     run = ctx.run_id
-    word, word2 = c.word(), c.word()
+    word, word2 = client.word(), client.word()
     return {"tag": f"dt-{run}", "sub": f"dsub-{run}", "tag_prefix": f"dt-{run}"[:-3], "astral_tag": f"🚀-{run}",
             "tool": f"dtool-{run}", "other_tool": f"dtool2-{run}", "none": f"nobody-{run}", "namespace": f"project:d-{run}",
             "namespace_prefix": f"project:d-{run}"[:-3], "word": word, "word2": word2, "WORD": word.upper()}
@@ -44,18 +41,18 @@ def _dataset(ctx: CheckContext) -> dict[str, Any]:
     memories = []
     for i in range(DATASET):
         tags = [names["tag"]] + ([names["sub"]] if (i // 2) % 2 == 0 else []) + ([names["astral_tag"]] if (i // 8) % 2 == 0 else [])
-        mem = c.full_memory(ctx, f"dp{i}", type=omp.TYPES[i % 3], tool=names["tool"] if i % 2 == 0 else names["other_tool"],
+        mem = client.full_memory(ctx, f"dp{i}", type=omp.TYPES[i % 3], tool=names["tool"] if i % 2 == 0 else names["other_tool"],
                             created_at=f"2026-02-{1 + i // 2:02d}T{i % 24:02d}:{i % 2 * 30:02d}:00Z")
         mem["content"] += f" {names['word']} {names['word2']}"
         mem["tags"] = tags
         if (i // 4) % 2 == 0:
             mem["namespace"] = names["namespace"]
         memories.append(mem)
-    answer = c.import_(ctx, c.export_file(memories))
-    ev.need(answer.ok and isinstance(answer.body, dict) and answer.body.get("imported") == DATASET,
+    answer = client.import_(ctx, client.export_file(memories))
+    controls.need(answer.ok and isinstance(answer.body, dict) and answer.body.get("imported") == DATASET,
             f"the {DATASET}-memory data set could not be seeded by one import: {answer.brief()}")
     _touch_in_reverse(ctx, names["word"])
-    stored = c.with_marker(c.exported(ctx), names["word"])
+    stored = client.with_marker(client.exported(ctx), names["word"])
     if len(stored) != DATASET:
         raise TargetError(f"import reported {DATASET} memories imported, yet {len(stored)} are in the export")
     return {"names": names, "memories": stored}
@@ -63,9 +60,9 @@ def _dataset(ctx: CheckContext) -> dict[str, Any]:
 
 def _touch_in_reverse(ctx: CheckContext, word: str) -> None:
     """Update every third memory, the oldest last: updated_at then orders them unlike created_at."""
-    mine = sorted(c.with_marker(c.exported(ctx), word), key=lambda m: str(m.get("created_at")), reverse=True)
+    mine = sorted(client.with_marker(client.exported(ctx), word), key=lambda mem: str(mem.get("created_at")), reverse=True)
     for mem in mine[::3]:
-        c.update(ctx, str(mem.get("id")), {"content": f"{mem.get('content')} (updated)"}, quiet=True).accepted_json(
+        client.update(ctx, str(mem.get("id")), {"content": f"{mem.get('content')} (updated)"}, quiet=True).accepted_json(
             dict, "updating a memory of the data set")
 
 
@@ -93,17 +90,9 @@ def query_pairs(row: dict[str, domain.ValueClass], names: dict[str, str]) -> lis
 
 def matches(memories: list[dict[str, Any]], filters: dict[str, str]) -> list[dict[str, Any]]:
     """The memories the model's filters keep (suites/omp/model/: tags AND, comma-separated)."""
-    fit = m.Filters(type=filters.get("type"), tool=filters.get("tool"), namespace=filters.get("namespace"),
+    fit = Filters(type=filters.get("type"), tool=filters.get("tool"), namespace=filters.get("namespace"),
                     tags=tuple(filters["tags"].split(",")) if "tags" in filters else ())
     return [mem for mem in memories if fit.fit(mem)]
-
-
-def sort_key(mem: dict[str, Any], sort: str) -> Any:
-    return m.sort_key(mem, sort)
-
-
-def ordered(memories: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
-    return m.ordered(memories, sort)
 
 
 def is_scoped(filters: dict[str, str], names: dict[str, str]) -> bool:
@@ -114,13 +103,13 @@ def is_scoped(filters: dict[str, str], names: dict[str, str]) -> bool:
 
 
 def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: dict[str, Any],
-                  readings: m.Readings | None = None) -> Iterator[Failure]:
+                  readings: Readings | None = None) -> Iterator[Failure]:
     """A valid combination: the model's answer set (suites/omp/model/), exactly when a run-unique filter
     scopes the page; otherwise what the data set decides (every served memory fits the filters, at most
     limit, in order, the data set's memories as stored)."""
     filters = {k: v for k, v in pairs if k in ("type", "tool", "tags", "namespace")}
-    model = m.Model.seeded(ds["memories"], readings, complete=is_scoped(filters, ds["names"]))
-    reason = model.accepts(m.Request.list(pairs), answer)
+    model = Model.seeded(ds["memories"], readings, complete=is_scoped(filters, ds["names"]))
+    reason = model.accepts(Request.list(pairs), answer)
     if reason is not None:
         yield Failure(f"{label}: {reason.title}", reason.received, reason.expected, "$.memories")
 
@@ -129,7 +118,7 @@ def root_caused(ctx: CheckContext, failure: Failure, pairs: list[tuple[str, str]
     """The failure, explained by a deviation another check established when the target's answers show it
     alone produced it: `sort` ignored (the page right in the default order), or tags applied after paging."""
     def judge(as_served: list[tuple[str, str]], same: Reply) -> Iterator[Failure]:
-        return page_failures("", same, as_served, ds, m.Readings.from_options(ctx.option))
+        return page_failures("", same, as_served, ds, Readings.from_options(ctx.option))
 
     failure = root_causes.explained_if_sort_ignored(ctx, failure, pairs, answer, judge)
     params = dict(pairs)
@@ -150,7 +139,7 @@ def served_ids(answer: Reply) -> set[Any] | None:
     body = answer.body if answer.ok and isinstance(answer.body, dict) else None
     if body is None or not isinstance(body.get("memories"), list):
         return None
-    return {m.get("id") for m in body["memories"] if isinstance(m, dict)}
+    return {mem.get("id") for mem in body["memories"] if isinstance(mem, dict)}
 
 
 def filter_readings(vc: domain.ValueClass, base: dict[str, str], ds: dict[str, Any]) -> dict[str, set[Any]]:
@@ -189,25 +178,25 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
     (unknown, empty, repeated, malformed, out of range) on a scoped base: refused with the envelope or
     a page one reading serves, never a 5xx."""
     ds = dataset(ctx)
-    table = dd.table()
+    table = domain_data.table()
     combo = "list_parameters"
     for row in domain.plan(table, combo, ctx.profile.name):
         pairs = query_pairs(row, ds["names"])
-        answer = c.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
-        for failure in page_failures(f"GET /v1/memories?{raw_query(pairs)}", answer, pairs, ds, m.Readings.from_options(ctx.option)):
+        answer = client.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
+        for failure in page_failures(f"GET /v1/memories?{raw_query(pairs)}", answer, pairs, ds, Readings.from_options(ctx.option)):
             yield root_caused(ctx, failure, pairs, answer, ds)
-        dd.ledger(ctx).judge_row(combo, row)
+        domain_data.ledger(ctx).judge_row(combo, row)
     for param in table.combination(combo)["parameters"]:
         for vc in (v for v in table.field(param).classes if v.expect != "valid" or not v.combine):
             name = param.split(".", 1)[1]
             base = {"tags": ds["names"]["tag"]} if name != "tags" else {"tool": ds["names"]["tool"]}
             pairs = [*base.items(), *query_pairs({param: vc}, ds["names"]), *([("limit", "100")] if name != "limit" else [])]
             label = f"GET /v1/memories?{raw_query(pairs)} ({vc.key})"
-            answer = c.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
+            answer = client.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)
             if vc.expect == "valid":  # a value that matches nothing: the model's (empty) page
-                for failure in page_failures(label, answer, pairs, ds, m.Readings.from_options(ctx.option)):
+                for failure in page_failures(label, answer, pairs, ds, Readings.from_options(ctx.option)):
                     yield root_caused(ctx, failure, pairs, answer, ds)
-                dd.ledger(ctx).judge([vc.key])
+                domain_data.ledger(ctx).judge([vc.key])
                 continue
             yield from open_answer_failures(ctx, label, answer)
             served = served_ids(answer)
@@ -215,11 +204,11 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
                 yield Failure(f"{label}: no memories array", answer.raw[:160], "a list page or a 4xx", "$.memories")
             elif served is not None:
                 yield from odd_page_failures(label, vc, base, served, ds)
-            dd.ledger(ctx).judge([vc.key])
+            domain_data.ledger(ctx).judge([vc.key])
 
 
 def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[str, Any],
-                    readings: m.Readings | None = None) -> Iterator[Failure]:
+                    readings: Readings | None = None) -> Iterator[Failure]:
     """The model's answer set: a keyword search over the run's word holds exactly the data set's matches;
     another mode, answered, is held to its filters and limit (its ranking and reach are open)."""
     mode = body.get("mode", "keyword")
@@ -229,8 +218,8 @@ def search_failures(label: str, answer: Reply, body: dict[str, Any], ds: dict[st
         yield Failure(f"{label}: not a 200 search page", answer.brief(), "200 with memories, total, mode_used", "$")
         return
     used = answer.body.get("mode_used")
-    model = m.Model.seeded(ds["memories"], readings, complete=used == "keyword")
-    reason = model.accepts(m.Request("search", body=body), answer)
+    model = Model.seeded(ds["memories"], readings, complete=used == "keyword")
+    reason = model.accepts(Request("search", body=body), answer)
     if reason is not None:
         yield Failure(f"{label}: {reason.title}", reason.received, reason.expected, "$.memories")
 
@@ -241,24 +230,24 @@ def domain_search_parameters(ctx: CheckContext) -> Iterator[Failure]:
     covering array, judged against the matching memories (keyword: exactly; another mode answered: the
     filters and limit; refused: the envelope); then each odd class alone; never a 5xx."""
     ds = dataset(ctx)
-    table = dd.table()
+    table = domain_data.table()
     combo = "search_parameters"
     for row in domain.plan(table, combo, ctx.profile.name):
         body = _search_body(row, ds["names"])
-        answer = c.search(ctx, body, quiet=True)
+        answer = client.search(ctx, body, quiet=True)
         label = f"search {body}"
         yield from open_answer_failures(ctx, label, answer)
-        yield from search_failures(label, answer, body, ds, m.Readings.from_options(ctx.option))
-        dd.ledger(ctx).judge_row(combo, row)
+        yield from search_failures(label, answer, body, ds, Readings.from_options(ctx.option))
+        domain_data.ledger(ctx).judge_row(combo, row)
     base = {"search.q": table.field("search.q").cls("run_word")}
     for param in table.combination(combo)["parameters"]:
         for vc in (v for v in table.field(param).classes if v.expect != "valid"):
             body = _search_body({**base, param: vc}, ds["names"])
-            answer = c.search(ctx, body, quiet=True)
+            answer = client.search(ctx, body, quiet=True)
             label = f"search {body} ({vc.key})"
-            expect = dd.expectation(ctx, vc)
+            expect = domain_data.expectation(ctx, vc)
             if answer.status < 500:
-                dd.observe_open(ctx, vc, answer.ok, 400 <= answer.status < 500, answer.brief())
+                domain_data.observe_open(ctx, vc, answer.ok, 400 <= answer.status < 500, answer.brief())
             if expect == "invalid":
                 for failure in rules.validation_failures(ctx, answer):
                     yield Failure(f"{label}: {failure.title}", failure.received, failure.expected, failure.path)
@@ -266,7 +255,7 @@ def domain_search_parameters(ctx: CheckContext) -> Iterator[Failure]:
                 yield Failure(f"{label}: an allowed value was refused", answer.brief(), "200 and a search page", "$")
             else:
                 yield from open_answer_failures(ctx, label, answer)
-            dd.ledger(ctx).judge([vc.key])
+            domain_data.ledger(ctx).judge([vc.key])
 
 
 def _search_body(row: dict[str, domain.ValueClass], names: dict[str, str]) -> dict[str, Any]:
@@ -284,14 +273,14 @@ def _search_body(row: dict[str, domain.ValueClass], names: dict[str, str]) -> di
 
 def _import_raw(ctx: CheckContext, memories: list[dict[str, Any]], values: list[str] | None) -> Reply:
     """POST /v1/import with the strategy as the class gives it: absent, one value, or the parameter repeated."""
-    doc = c.export_file(memories)
+    doc = client.export_file(memories)
     if values is None:
-        return c.import_(ctx, doc)
+        return client.import_(ctx, doc)
     if len(values) == 1:
         if ctx.option("conflict_in") == "both":
             doc["conflict"] = values[0]
-        return c.import_(ctx, doc, values[0])
-    return c.send(ctx, "POST", f"/import?{raw_query([('conflict', v) for v in values])}", body=doc, record=False)
+        return client.import_(ctx, doc, values[0])
+    return client.send(ctx, "POST", f"/import?{raw_query([('conflict', v) for v in values])}", body=doc, record=False)
 
 
 def conflict_readings(values: list[str] | None) -> list[str]:
@@ -328,17 +317,17 @@ def domain_conflict_on_existing_id(ctx: CheckContext) -> Iterator[Failure]:
     applied; an unknown one 422 with nothing imported and the existing memory as it was; an empty,
     case-variant or repeated value refused, or applied as one sane reading; never a 5xx, never the
     existing memory lost."""
-    for vc in dd.table().field("import.conflict").classes:
-        existing = c.created(ctx, c.memory(ctx, f"dcf-{vc.id}"))
-        before = c.get(ctx, existing["id"], quiet=True).accepted_json(dict, "reading the existing memory")
-        rival = dict(c.full_memory(ctx, f"dcf-rival-{vc.id}"), id=existing["id"])
-        news = [c.full_memory(ctx, f"dcf-new{i}-{vc.id}") for i in range(2)]
+    for vc in domain_data.table().field("import.conflict").classes:
+        existing = client.created(ctx, client.memory(ctx, f"dcf-{vc.id}"))
+        before = client.get(ctx, existing["id"], quiet=True).accepted_json(dict, "reading the existing memory")
+        rival = dict(client.full_memory(ctx, f"dcf-rival-{vc.id}"), id=existing["id"])
+        news = [client.full_memory(ctx, f"dcf-new{i}-{vc.id}") for i in range(2)]
         value = vc.value()
         values = None if value is domain.ABSENT else value if isinstance(value, list) else [value]
         answer = _import_raw(ctx, [news[0], rival, news[1]], values)
-        got = c.get(ctx, existing["id"], quiet=True)
+        got = client.get(ctx, existing["id"], quiet=True)
         after = got.body if got.ok and isinstance(got.body, dict) else None
-        contents = [str(m.get("content")) for m in c.exported(ctx)]
+        contents = [str(m.get("content")) for m in client.exported(ctx)]
         found = {"rival": sum(rival["content"] in t for t in contents), "news": sum(any(n["content"] in t for t in contents) for n in news)}
         label = f"import with {vc.key} = {value!r} on an existing id"
         if after is None:
@@ -359,7 +348,7 @@ def domain_conflict_on_existing_id(ctx: CheckContext) -> Iterator[Failure]:
                 yield established.explained(ctx, failure, CONFLICT_FROM_BODY) if read_elsewhere else failure
             if found["news"] != 2:
                 yield Failure(f"{label}: the new memories beside it were not both imported", found["news"], 2, "$.memories")
-        dd.ledger(ctx).judge([vc.key])
+        domain_data.ledger(ctx).judge([vc.key])
 
 
 def _refused(ctx: CheckContext, label: str, vc: domain.ValueClass, answer: Reply, before: dict[str, Any],
@@ -380,12 +369,12 @@ def _refused(ctx: CheckContext, label: str, vc: domain.ValueClass, answer: Reply
 def domain_memory_ids(ctx: CheckContext) -> Iterator[Failure]:
     """GET, PUT and DELETE of ids of every class: a well-formed id never stored is 404 memory_not_found;
     a malformed one 404 or another 4xx with the envelope; never a 5xx."""
-    for vc in dd.table().field("memory_path.id").classes:
-        mem_id = dd.fresh_id(vc, vc.value())  # "never stored": the class's shape, letters of this run
+    for vc in domain_data.table().field("memory_path.id").classes:
+        mem_id = domain_data.fresh_id(vc, vc.value())  # "never stored": the class's shape, letters of this run
         for method, body in (("GET", None), ("PUT", {"content": "never applied"}), ("DELETE", None)):
-            answer = c.send(ctx, method, f"/memories/{mem_id}", body=body, quiet=True)
+            answer = client.send(ctx, method, f"/memories/{mem_id}", body=body, quiet=True)
             label = f"{method} /v1/memories/{mem_id} ({vc.key})"
             failures = rules.error_failures(ctx, answer, 404, "memory_not_found") if vc.expect == "valid" else rules.error_failures(ctx, answer, None, None)
             for failure in failures:
                 yield Failure(f"{label}: {failure.title}", failure.received, failure.expected, failure.path)
-        dd.ledger(ctx).judge([vc.key])
+        domain_data.ledger(ctx).judge([vc.key])

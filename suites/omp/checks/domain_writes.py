@@ -13,40 +13,36 @@ from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
 from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import deviations, rules
-from memconform.suites.omp import domain_data as dd
-from memconform.suites.omp import readings as table
-from memconform.suites.omp.checks.imports import import_report_failures, import_with
+from memconform.suites.omp import client, controls, deviations, domain_data, readings, rules
 from memconform.suites.omp.deviations import STORES_INVALID
+from memconform.suites.omp.importing import import_report_failures, import_with
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
 IMPORT_BATCH = 40  # valid items per import: small files, so only the classes decide
 
 
-def judge_refusal(ctx: CheckContext, case: dd.Case, answer: Reply) -> Iterator[Failure]:
+def judge_refusal(ctx: CheckContext, case: domain_data.Case, answer: Reply) -> Iterator[Failure]:
     """A value the spec forbids: 422 validation_error with the §4 envelope."""
     for failure in rules.validation_failures(ctx, answer):
         yield Failure(f"{case.label}: {failure.title}", failure.received, failure.expected, failure.path, failure.detail)
 
 
-def judge_open(ctx: CheckContext, case: dd.Case, answer: Reply, stored: dict[str, Any] | None) -> Iterator[Failure]:
+def judge_open(ctx: CheckContext, case: domain_data.Case, answer: Reply, stored: dict[str, Any] | None) -> Iterator[Failure]:
     """A value the spec is silent on: accepted (and then a sound Memory) or refused with a 4xx envelope; never a 5xx."""
     if answer.ok:
         if stored is not None:
-            yield from dd.read_back_failures(case, stored, "$")
+            yield from domain_data.read_back_failures(case, stored, "$")
         return
     for failure in rules.error_failures(ctx, answer, None, None):
         yield Failure(f"{case.label}: {failure.title}", failure.received, failure.expected, failure.path, failure.detail)
 
 
-def never_stored(ctx: CheckContext, refused: list[dd.Case], what: str) -> Iterator[Failure]:
+def never_stored(ctx: CheckContext, refused: list[domain_data.Case], what: str) -> Iterator[Failure]:
     """Refused values left nothing behind: one export, every refused marker absent."""
     if not refused:
         return
-    text = {str(m.get("content")) for m in c.exported(ctx)}
+    text = {str(m.get("content")) for m in client.exported(ctx)}
     kept = [case.label for case in refused if any(case.marker in t for t in text)]
     if kept:
         yield Failure(f"{what}: a refused value was stored anyway", kept[:5], "nothing stored", "$.memories", f"{len(kept)} in all")
@@ -58,36 +54,36 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
     memory): allowed values created and read back as written, forbidden ones 422 and not stored, values
     the spec is silent on either way, never a 5xx. Under ci allowed values of different fields share a
     memory (harness/kit/domain_plan.py; one refused is split until the failure names its value)."""
-    ev.control(c.create(ctx, c.memory(ctx, "domain-create")), "creating the suite's usual memory")
-    refused: list[dd.Case] = []
-    dropped: list[dd.Case] = []
+    controls.control(client.create(ctx, client.memory(ctx, "domain-create")), "creating the suite's usual memory")
+    refused: list[domain_data.Case] = []
+    dropped: list[domain_data.Case] = []
 
-    def attempt(row: list[dd.Case]) -> list[Failure]:
+    def attempt(row: list[domain_data.Case]) -> list[Failure]:
         found = list(_created_row(ctx, row) if len(row) > 1 else _created_alone(ctx, row[0], refused, dropped))
-        dd.ledger(ctx).judge(case.cls.key for case in row)
+        domain_data.ledger(ctx).judge(case.cls.key for case in row)
         return found
 
-    rows = domain_plan.rows_for(list(dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "dc")), ctx.profile.name,
+    rows = domain_plan.rows_for(list(domain_data.cases(ctx, domain_data.WRITE_FIELDS_CREATE, "dc")), ctx.profile.name,
                                 group=lambda case: "allowed" if packable(ctx, case) else None, slot=top_field)
     yield from domain_plan.judge_rows(rows, attempt)
     yield from never_stored(ctx, refused, "create")
     yield from dropped_not_stored(ctx, dropped, "create")
 
 
-def top_field(case: dd.Case) -> str:
+def top_field(case: domain_data.Case) -> str:
     """The member of the memory a class's value sits in (a source field's own place within the source):
     two values of a row never share one."""
     path = case.cls.field.removeprefix("memory.").removesuffix("[]")
     return path if path.startswith("source.") else path.split(".")[0]
 
 
-def packable(ctx: CheckContext, case: dd.Case) -> bool:
+def packable(ctx: CheckContext, case: domain_data.Case) -> bool:
     """An allowed value no errata point reads, of a field that is not the whole source (which the
     source's own fields share): it goes in a memory beside others (rows_for)."""
-    return dd.expectation(ctx, case.cls) == "valid" and dd.open_point(case.cls) is None and case.cls.field != "memory.source"
+    return domain_data.expectation(ctx, case.cls) == "valid" and domain_data.open_point(case.cls) is None and case.cls.field != "memory.source"
 
 
-def carry(body: dict[str, Any], case: dd.Case) -> None:
+def carry(body: dict[str, Any], case: domain_data.Case) -> None:
     """Set in `body` the member the case's value sits in, as the case's own body has it (absent: removed)."""
     *parents, name = top_field(case).split(".")
     source, holder = case.body, body
@@ -99,7 +95,7 @@ def carry(body: dict[str, Any], case: dd.Case) -> None:
         holder.pop(name, None)
 
 
-def together(row: list[dd.Case]) -> dict[str, Any]:
+def together(row: list[domain_data.Case]) -> dict[str, Any]:
     """One memory holding each case's value as its own body has it (the first's, or a content case's, marker)."""
     body = copy.deepcopy(row[0].body)
     for case in row[1:]:
@@ -107,28 +103,28 @@ def together(row: list[dd.Case]) -> dict[str, Any]:
     return body
 
 
-def _created_row(ctx: CheckContext, row: list[dd.Case]) -> Iterator[Failure]:
-    answer = c.create(ctx, together(row), quiet=True)
+def _created_row(ctx: CheckContext, row: list[domain_data.Case]) -> Iterator[Failure]:
+    answer = client.create(ctx, together(row), quiet=True)
     if not answer.ok or not isinstance(answer.body, dict):
         keys = ", ".join(case.cls.key for case in row[:4])
         yield Failure(f"{len(row)} allowed values in one memory ({keys} ...): refused", answer.brief(), "201 Created", "$")
         return
     for case in row:
-        yield from dd.read_back_failures(case, answer.body, "$")
+        yield from domain_data.read_back_failures(case, answer.body, "$")
 
 
-def _created_alone(ctx: CheckContext, case: dd.Case, refused: list[dd.Case], dropped: list[dd.Case]) -> Iterator[Failure]:
-    answer = c.create(ctx, case.body, quiet=True)
+def _created_alone(ctx: CheckContext, case: domain_data.Case, refused: list[domain_data.Case], dropped: list[domain_data.Case]) -> Iterator[Failure]:
+    answer = client.create(ctx, case.body, quiet=True)
     stored = answer.body if answer.ok and isinstance(answer.body, dict) else None
-    expect = dd.expectation(ctx, case.cls)
+    expect = domain_data.expectation(ctx, case.cls)
     if answer.status < 500:
-        dd.observe_open(ctx, case.cls, answer.ok and dd.kept_instant(case, stored), 400 <= answer.status < 500, answer.brief())
+        domain_data.observe_open(ctx, case.cls, answer.ok and domain_data.kept_instant(case, stored), 400 <= answer.status < 500, answer.brief())
     if expect == "valid":
         if not answer.ok or stored is None:
             yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "201 Created", "$")
         else:
-            yield from dd.read_back_failures(case, stored, "$")
-    elif expect == "invalid" and field_dropped(ctx, table.CREATE, case.body, answer):
+            yield from domain_data.read_back_failures(case, stored, "$")
+    elif expect == "invalid" and field_dropped(ctx, readings.CREATE, case.body, answer):
         dropped.append(case)  # errata O38: a server without embeddings drops the field; judged on the export
     elif expect == "invalid":
         if answer.ok:  # stored: what the export then holds of it is this deviation, not the export's
@@ -144,14 +140,14 @@ def _created_alone(ctx: CheckContext, case: dd.Case, refused: list[dd.Case], dro
 def field_dropped(ctx: CheckContext, route: tuple[str, str], body: Any, answer: Reply) -> bool:
     """An invalid value accepted because the server does not support its field and dropped it (OMP's table
     of readings, errata O38: accepted, and the memory served back holds no such field): recorded."""
-    return bool(table.TABLE.observe(ctx, table.Asked(*route, body=body), answer, table.pins(ctx), points=("O38",)))
+    return bool(readings.TABLE.observe(ctx, readings.Asked(*route, body=body), answer, readings.pins(ctx), points=("O38",)))
 
 
-def dropped_not_stored(ctx: CheckContext, dropped: list[dd.Case], what: str) -> Iterator[Failure]:
+def dropped_not_stored(ctx: CheckContext, dropped: list[domain_data.Case], what: str) -> Iterator[Failure]:
     """A field said dropped is not in the export either: the value was not stored anyway."""
     if not dropped:
         return
-    exported = c.exported(ctx)
+    exported = client.exported(ctx)
     kept = [case.label for case in dropped for m in exported
             if case.marker in str(m.get("content")) and m.get("embedding") is not None]
     if kept:
@@ -179,33 +175,33 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
     and leave the memory as it was; never a 5xx. Under ci allowed values of different fields go in one
     patch of a memory of their own (harness/kit/domain_plan.py; one refused is split until the failure
     names its value)."""
-    every = list(dd.cases(ctx, dd.WRITE_FIELDS_CREATE, "du"))
+    every = list(domain_data.cases(ctx, domain_data.WRITE_FIELDS_CREATE, "du"))
     packed = [case for case in every if domain_plan.packs(ctx.profile.name) and packable_patch(ctx, case)]
     yield from domain_plan.judge_rows(domain_plan.pack(packed, top_field), lambda row: list(_updated_together(ctx, row)))
     alone = {id(case) for case in every} - {id(case) for case in packed}
-    for field_id in dd.WRITE_FIELDS_CREATE:
+    for field_id in domain_data.WRITE_FIELDS_CREATE:
         cases = [case for case in every if case.cls.field == field_id and id(case) in alone]
         if not cases:
             continue
-        made = c.created(ctx, c.memory(ctx, f"du-{field_id}"))
-        before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
+        made = client.created(ctx, client.memory(ctx, f"du-{field_id}"))
+        before = client.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
         for case in cases:
             patch = _patch(case, before)
-            answer = c.update(ctx, made["id"], patch, quiet=True)
-            after = c.get(ctx, made["id"], quiet=True)
+            answer = client.update(ctx, made["id"], patch, quiet=True)
+            after = client.get(ctx, made["id"], quiet=True)
             now = after.body if after.ok and isinstance(after.body, dict) else None
-            as_body = dd.Case(case.cls, case.value, patch_as_body(before, patch), case.marker)
+            as_body = domain_data.Case(case.cls, case.value, patch_as_body(before, patch), case.marker)
             if answer.status < 500:
-                kept = answer.ok and dd.kept_instant(as_body, now)
-                dd.observe_open(ctx, case.cls, kept, 400 <= answer.status < 500, answer.brief())
+                kept = answer.ok and domain_data.kept_instant(as_body, now)
+                domain_data.observe_open(ctx, case.cls, kept, 400 <= answer.status < 500, answer.brief())
             if answer.ok and expires_in_past(patch):
                 seen = observe_expiry(ctx, case.label, after)
                 if seen.failure:
                     yield seen.failure
                 if not seen.fits(STILL_SERVED):  # gone (or unreadable): go on with a fresh memory
-                    dd.ledger(ctx).judge([case.cls.key])
-                    made = c.created(ctx, c.memory(ctx, f"du-{field_id}-again"))
-                    before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
+                    domain_data.ledger(ctx).judge([case.cls.key])
+                    made = client.created(ctx, client.memory(ctx, f"du-{field_id}-again"))
+                    before = client.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
                     continue
             if now is None:
                 yield Failure(f"{case.label}: the memory is gone after an update", after.brief(), "200 and the memory", "$")
@@ -215,22 +211,22 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                 if answer.ok and now != before:  # stored: the export then holds it
                     established.establish(ctx, deviations.UPDATE_STORES_INVALID, f"an update stored a value §2.1 forbids ({case.label})")
                     deviations.sent_item(ctx, {**patch, "id": made["id"]}, deviations.UPDATE_STORES_INVALID)
-                if not (field_dropped(ctx, table.UPDATE, patch, answer) and field_dropped(ctx, table.UPDATE, patch, after)):
+                if not (field_dropped(ctx, readings.UPDATE, patch, answer) and field_dropped(ctx, readings.UPDATE, patch, after)):
                     yield from judge_refusal(ctx, case, answer)  # (errata O38: a field dropped is no refusal owed)
                 yield from _unchanged(case, before, now)
             elif expect == "valid" and case.value is not None:
                 if not answer.ok:
                     yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "200 OK", "$")
                 else:
-                    yield from dd.read_back_failures(as_body, now, "$")
+                    yield from domain_data.read_back_failures(as_body, now, "$")
                     yield from _others_kept(case, before, now, patch)
             else:  # an open timestamp accepted is read back as the same instant (errata O53); other open values as served
-                yield from judge_open(ctx, as_body, answer, now if dd.open_point(case.cls) in (dd.OTHER_FORM, dd.UTC_OFFSET) else None)
-            dd.ledger(ctx).judge([case.cls.key])
+                yield from judge_open(ctx, as_body, answer, now if domain_data.open_point(case.cls) in (domain_data.OTHER_FORM, domain_data.UTC_OFFSET) else None)
+            domain_data.ledger(ctx).judge([case.cls.key])
             before = now  # the memory as this update left it is what the next one starts from
 
 
-def packable_patch(ctx: CheckContext, case: dd.Case) -> bool:
+def packable_patch(ctx: CheckContext, case: domain_data.Case) -> bool:
     """An allowed value that sets its field (not absent, not null, not an expiry already gone) and that no
     errata point reads: it goes in a patch beside others."""
     return (update_expectation(ctx, case) == "valid" and packable(ctx, case)
@@ -238,11 +234,11 @@ def packable_patch(ctx: CheckContext, case: dd.Case) -> bool:
             and not expires_in_past({top_field(case): case.body.get(top_field(case))}))
 
 
-def _updated_together(ctx: CheckContext, row: list[dd.Case]) -> Iterator[Failure]:
+def _updated_together(ctx: CheckContext, row: list[domain_data.Case]) -> Iterator[Failure]:
     """A fresh memory patched with every case's value at once: the patch accepted, each field read back
     as written and every field not in the patch kept."""
-    made = c.created(ctx, c.memory(ctx, "du-row"))
-    before = c.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
+    made = client.created(ctx, client.memory(ctx, "du-row"))
+    before = client.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
     patch: dict[str, Any] = {}
     for case in row:
         one = _patch(case, before)
@@ -250,10 +246,10 @@ def _updated_together(ctx: CheckContext, row: list[dd.Case]) -> Iterator[Failure
             carry(patch, case)  # a second source field: set in the source the first one's patch holds
         else:
             patch.update(copy.deepcopy(one))
-    answer = c.update(ctx, made["id"], patch, quiet=True)
-    after = c.get(ctx, made["id"], quiet=True)
+    answer = client.update(ctx, made["id"], patch, quiet=True)
+    after = client.get(ctx, made["id"], quiet=True)
     now = after.body if after.ok and isinstance(after.body, dict) else None
-    dd.ledger(ctx).judge(case.cls.key for case in row)
+    domain_data.ledger(ctx).judge(case.cls.key for case in row)
     label = row[0].label if len(row) == 1 else f"{len(row)} allowed values in one patch ({', '.join(x.cls.key for x in row[:4])} ...)"
     if not answer.ok:
         yield Failure(f"{label}: an allowed value was refused", answer.brief(), "200 OK", "$")
@@ -262,17 +258,17 @@ def _updated_together(ctx: CheckContext, row: list[dd.Case]) -> Iterator[Failure
         yield Failure(f"{label}: the memory is gone after an update", after.brief(), "200 and the memory", "$")
         return
     for case in row:
-        yield from dd.read_back_failures(dd.Case(case.cls, case.value, patch_as_body(before, patch), case.marker), now, "$")
-    moved = sorted(k for k in before if k not in patch and k != "updated_at" and not dd.same_json(before.get(k), now.get(k)))
+        yield from domain_data.read_back_failures(domain_data.Case(case.cls, case.value, patch_as_body(before, patch), case.marker), now, "$")
+    moved = sorted(k for k in before if k not in patch and k != "updated_at" and not domain_data.same_json(before.get(k), now.get(k)))
     if moved:
         yield Failure(f"{label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
                       {k: before.get(k) for k in moved[:3]}, "$")
 
 
-def update_expectation(ctx: CheckContext, case: dd.Case) -> str:
+def update_expectation(ctx: CheckContext, case: domain_data.Case) -> str:
     """A patch may leave out any top-level field; a source without a required part is replaced whole (refused)
     or merged into the old one (accepted): the spec does not say which."""
-    expect = dd.expectation(ctx, case.cls)
+    expect = domain_data.expectation(ctx, case.cls)
     if case.value is not domain.ABSENT:
         return expect
     nested = "." in case.cls.field.removeprefix("memory.")
@@ -293,7 +289,7 @@ def expires_in_past(patch: dict[str, Any]) -> bool:
     return moment < dt.datetime.now(dt.UTC)
 
 
-def _patch(case: dd.Case, before: dict[str, Any]) -> dict[str, Any]:
+def _patch(case: domain_data.Case, before: dict[str, Any]) -> dict[str, Any]:
     """A one-field patch of the class value; for "absent", every other writable field as it is now."""
     if case.value is domain.ABSENT:
         top = case.cls.field.removeprefix("memory.").split(".")[0].removesuffix("[]")
@@ -313,15 +309,15 @@ def patch_as_body(before: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
     return {**before, **patch}
 
 
-def _unchanged(case: dd.Case, before: dict[str, Any], now: dict[str, Any]) -> Iterator[Failure]:
-    moved = sorted(k for k in set(before) | set(now) if k != "updated_at" and not dd.same_json(before.get(k), now.get(k)))
+def _unchanged(case: domain_data.Case, before: dict[str, Any], now: dict[str, Any]) -> Iterator[Failure]:
+    moved = sorted(k for k in set(before) | set(now) if k != "updated_at" and not domain_data.same_json(before.get(k), now.get(k)))
     if moved:
         yield Failure(f"{case.label}: a refused update changed the memory", {k: now.get(k) for k in moved[:3]},
                       {k: before.get(k) for k in moved[:3]}, "$")
 
 
-def _others_kept(case: dd.Case, before: dict[str, Any], now: dict[str, Any], patch: dict[str, Any]) -> Iterator[Failure]:
-    moved = sorted(k for k in before if k not in patch and k not in ("updated_at",) and not dd.same_json(before.get(k), now.get(k)))
+def _others_kept(case: domain_data.Case, before: dict[str, Any], now: dict[str, Any], patch: dict[str, Any]) -> Iterator[Failure]:
+    moved = sorted(k for k in before if k not in patch and k not in ("updated_at",) and not domain_data.same_json(before.get(k), now.get(k)))
     if moved:
         yield Failure(f"{case.label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
                       {k: before.get(k) for k in moved[:3]}, "$")
@@ -333,10 +329,10 @@ def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
     class as the middle item of a three-item batch, then what the spec allows: the item imported, or
     reported in errors with the two beside it imported, or the whole file refused with a 4xx and nothing
     imported; never a 5xx, and a memory stored before neither lost nor changed."""
-    keep = c.created(ctx, c.memory(ctx, "di-keep"))
-    before = c.get(ctx, keep["id"]).accepted_json(dict, "reading the memory that must survive")
-    every = list(dd.cases(ctx, dd.WRITE_FIELDS_CREATE + dd.IMPORT_ONLY_FIELDS, "di", full=True))
-    plain = [case for case in every if dd.expectation(ctx, case.cls) == "valid" and not chokes(case.cls)]
+    keep = client.created(ctx, client.memory(ctx, "di-keep"))
+    before = client.get(ctx, keep["id"]).accepted_json(dict, "reading the memory that must survive")
+    every = list(domain_data.cases(ctx, domain_data.WRITE_FIELDS_CREATE + domain_data.IMPORT_ONLY_FIELDS, "di", full=True))
+    plain = [case for case in every if domain_data.expectation(ctx, case.cls) == "valid" and not chokes(case.cls)]
     stored_markers: dict[str, str] = {}  # marker -> what must hold: "stored", "absent", "either"
     for start in range(0, len(plain), IMPORT_BATCH):
         batch = plain[start:start + IMPORT_BATCH]
@@ -344,19 +340,19 @@ def domain_import_every_class(ctx: CheckContext) -> Iterator[Failure]:
         yield from _plain_batch_failures(answer, batch)
         for case in batch:
             stored_markers[case.marker] = "stored" if answer.ok and case.marker in str(case.body.get("content")) else "either"
-            dd.ledger(ctx).judge([case.cls.key])
-    for case in (case for case in every if dd.expectation(ctx, case.cls) != "valid" or chokes(case.cls)):
-        goods = [c.full_memory(ctx, f"dig{i}") for i in range(2)]
+            domain_data.ledger(ctx).judge([case.cls.key])
+    for case in (case for case in every if domain_data.expectation(ctx, case.cls) != "valid" or chokes(case.cls)):
+        goods = [client.full_memory(ctx, f"dig{i}") for i in range(2)]
         deviations.sent_import(ctx, case.body)
         answer = import_with(ctx, [goods[0], case.body, goods[1]])
         yield from _batch_failures(ctx, case, answer, stored_markers, goods)
-        dd.ledger(ctx).judge([case.cls.key])
+        domain_data.ledger(ctx).judge([case.cls.key])
     yield from _envelope_failures(ctx, stored_markers)
     yield from _stored_as_promised(ctx, stored_markers)
-    after = c.get(ctx, keep["id"])
+    after = client.get(ctx, keep["id"])
     if not after.ok or not isinstance(after.body, dict):
         yield Failure("a memory stored before the imports was lost", after.brief(), "still there", "$")
-    elif not dd.same_json({k: v for k, v in before.items() if k != "updated_at"}, {k: v for k, v in after.body.items() if k != "updated_at"}):
+    elif not domain_data.same_json({k: v for k, v in before.items() if k != "updated_at"}, {k: v for k, v in after.body.items() if k != "updated_at"}):
         yield Failure("a memory stored before the imports was changed", str(after.body)[:160], str(before)[:160], "$")
 
 
@@ -369,7 +365,7 @@ def chokes(vc: domain.ValueClass) -> bool:
     return vc.id in CHOKING
 
 
-def _plain_batch_failures(answer: Reply, batch: list[dd.Case]) -> Iterator[Failure]:
+def _plain_batch_failures(answer: Reply, batch: list[domain_data.Case]) -> Iterator[Failure]:
     if answer.status >= 500:
         yield Failure(f"an import of {len(batch)} allowed values: a server error", answer.status, "200 and every item imported", "$",
                       ", ".join(case.label for case in batch[:4]))
@@ -380,17 +376,17 @@ def _plain_batch_failures(answer: Reply, batch: list[dd.Case]) -> Iterator[Failu
                       "$", ", ".join(case.label for case in batch[:4]))
 
 
-def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: dict[str, str],
+def _batch_failures(ctx: CheckContext, case: domain_data.Case, answer: Reply, expected: dict[str, str],
                     goods: list[dict[str, Any]]) -> Iterator[Failure]:
     label = f"import [valid, {case.label}, valid]"
-    expect = dd.expectation(ctx, case.cls)
+    expect = domain_data.expectation(ctx, case.cls)
     if answer.status >= 500:
         yield Failure(f"{label}: a server error", answer.status, "200 with the item reported, or a 4xx", "$",
                       answer.raw[:160].decode("utf-8", "replace"))
         expected.update({case.marker: "either", goods[0]["content"]: "either", goods[1]["content"]: "either"})
         return
     if not answer.ok:  # the whole file refused: nothing of it may be stored
-        dd.observe_open(ctx, case.cls, False, 400 <= answer.status < 500, answer.brief())
+        domain_data.observe_open(ctx, case.cls, False, 400 <= answer.status < 500, answer.brief())
         if expect == "valid":
             yield Failure(f"{label}: a file of allowed items was refused", answer.brief(), "200 and all three imported", "$")
         for failure in rules.error_failures(ctx, answer, None, None):
@@ -402,7 +398,7 @@ def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: d
     errors: list[Any] = body["errors"] if isinstance(body.get("errors"), list) else []
     named = [e for e in errors if isinstance(e, dict) and (e.get("index") == 1 or e.get("id") == case.body.get("id"))]
     reported = bool(named) or body.get("imported") == 2
-    dd.observe_open(ctx, case.cls, not reported, reported, {k: body.get(k) for k in ("imported", "skipped", "errors")})
+    domain_data.observe_open(ctx, case.cls, not reported, reported, {k: body.get(k) for k in ("imported", "skipped", "errors")})
     if expect == "valid" and reported:
         yield Failure(f"{label}: an allowed item was not imported", {k: body.get(k) for k in ("imported", "skipped", "errors")},
                       '{"imported": 3, "skipped": 0, "errors": []}', "$")
@@ -419,18 +415,18 @@ def _batch_failures(ctx: CheckContext, case: dd.Case, answer: Reply, expected: d
                      else "stored" if findable and expect == "valid" else "either"})
 
 
-def import_dropped_field(ctx: CheckContext, case: dd.Case) -> bool:
+def import_dropped_field(ctx: CheckContext, case: domain_data.Case) -> bool:
     """An import item whose only fault is a field the server does not support, imported without it (O38):
     the exported memory holding its marker has no such field."""
-    request = table.Asked(*table.IMPORT, body=case.body)
-    if not table.unsupported_embedding(request):
+    request = readings.Asked(*readings.IMPORT, body=case.body)
+    if not readings.unsupported_embedding(request):
         return False
-    found = [m for m in c.exported(ctx) if case.marker in str(m.get("content"))]
-    return len(found) == 1 and field_dropped(ctx, table.IMPORT, case.body, Reply(status=200, body=found[0], raw=b""))
+    found = [m for m in client.exported(ctx) if case.marker in str(m.get("content"))]
+    return len(found) == 1 and field_dropped(ctx, readings.IMPORT, case.body, Reply(status=200, body=found[0], raw=b""))
 
 
 def _stored_as_promised(ctx: CheckContext, expected: dict[str, str]) -> Iterator[Failure]:
-    contents = [str(m.get("content")) for m in c.exported(ctx)]
+    contents = [str(m.get("content")) for m in client.exported(ctx)]
     missing = [m for m, want in expected.items() if want == "stored" and not any(m in t for t in contents)]
     extra = [m for m, want in expected.items() if want == "absent" and any(m in t for t in contents)]
     if missing:
@@ -444,17 +440,17 @@ def _stored_as_promised(ctx: CheckContext, expected: dict[str, str]) -> Iterator
 def _envelope_failures(ctx: CheckContext, expected: dict[str, str]) -> Iterator[Failure]:
     """Each class of the export envelope's fields around one valid memory: allowed ones imported, a file
     without its memories array refused, the others either way; never a 5xx."""
-    for field in dd.table().for_operation("import", where=("envelope",)):
+    for field in domain_data.table().for_operation("import", where=("envelope",)):
         name = field.id.split(".", 1)[1]
         for vc in field.classes:
-            mem = c.full_memory(ctx, f"die-{vc.key}")
-            doc = c.export_file([mem])
+            mem = client.full_memory(ctx, f"die-{vc.key}")
+            doc = client.export_file([mem])
             value = vc.value()
             if value is domain.ABSENT:
                 doc.pop(name, None)
             else:
                 doc[name] = value
-            answer = c.import_(ctx, doc)
+            answer = client.import_(ctx, doc)
             label = f"import of a file with {vc.key} = {value!r:.40}"
             if answer.status >= 500:
                 yield Failure(f"{label}: a server error", answer.status, "200, or a 4xx", "$", answer.raw[:160].decode("utf-8", "replace"))
@@ -469,4 +465,4 @@ def _envelope_failures(ctx: CheckContext, expected: dict[str, str]) -> Iterator[
             if name != "memories":
                 imported = answer.ok and isinstance(answer.body, dict) and answer.body.get("imported") == 1
                 expected[mem["content"]] = "stored" if imported else "absent" if not answer.ok else "either"
-            dd.ledger(ctx).judge([vc.key])
+            domain_data.ledger(ctx).judge([vc.key])

@@ -23,13 +23,13 @@ Rule = Callable[[dict[str, Any], str], Iterator[Failure]]
 
 def target_export(ctx: CheckContext) -> Any:
     """The document of a run against a target: its export, holding at least one memory this run wrote."""
-    from memconform.suites.omp import client as c
+    from memconform.suites.omp import client
     from memconform.targets import is_http
 
     if not is_http(ctx.target):
         raise SkipCheck("needs an http:// target (OMP is an HTTP API)", not_applicable=True)
-    c.created(ctx, c.memory(ctx, "export-document"))
-    return c.export(ctx, record=False).accepted_json(dict, "exporting")
+    client.created(ctx, client.memory(ctx, "export-document"))
+    return client.export(ctx, record=False).accepted_json(dict, "exporting")
 
 
 SUITE.document_source = target_export

@@ -24,7 +24,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError
 from memconform.kit.hostile import BadInput
 from memconform.kit.hostile_check import Surface, run_battery
-from memconform.suites.omp import client as c
+from memconform.suites.omp import client
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Request, Route
@@ -33,7 +33,7 @@ SENTENCE = "Request body failed schema validation"
 
 
 def _send(ctx: CheckContext, path: str, item: BadInput) -> Any:
-    target = c.http(ctx)
+    target = client.http(ctx)
     prefix = "" if target.base_url.endswith(omp.BASE) else omp.BASE
     headers = {"Content-Type": item.content_type if item.content_type is not None else "application/json"}
     reply = target.call(Request(f"POST {path}", raw=item.data, headers=headers,
@@ -41,12 +41,12 @@ def _send(ctx: CheckContext, path: str, item: BadInput) -> Any:
     mem_id = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) else None
     if isinstance(mem_id, str) and path == "/memories":
         # what a bad input created must not stay to trouble later checks (isolation)
-        ctx.cleanup(f"delete hostile memory {mem_id}", lambda: c.delete(ctx, mem_id, record=False, quiet=True))
+        ctx.cleanup(f"delete hostile memory {mem_id}", lambda: client.delete(ctx, mem_id, record=False, quiet=True))
     return reply
 
 
 def _stored(ctx: CheckContext) -> bytes:
-    reply = c.export(ctx, record=False, quiet=True)
+    reply = client.export(ctx, record=False, quiet=True)
     if not reply.ok:
         raise TargetError(f"GET /export answered {reply.status}: {reply.raw[:200]!r}")
     return bytes(reply.raw)
@@ -73,8 +73,8 @@ BEFORE = "omp.hostile.before"
 def reading_problems(ctx: CheckContext) -> list[str]:
     """What keeps the user's memories from being read back whole: the export and the list."""
     problems = []
-    for what, read in (("GET /v1/export", lambda: c.export(ctx, record=False, quiet=True)),
-                       ("GET /v1/memories", lambda: c.list_(ctx, {"limit": "100"}, record=False, quiet=True))):
+    for what, read in (("GET /v1/export", lambda: client.export(ctx, record=False, quiet=True)),
+                       ("GET /v1/memories", lambda: client.list_(ctx, {"limit": "100"}, record=False, quiet=True))):
         try:
             answer = read()
         except TargetError as exc:  # a connection the server drops is no answer either
@@ -87,13 +87,13 @@ def reading_problems(ctx: CheckContext) -> list[str]:
 
 @SUITE.check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
 def hostile_json_create_refused(ctx: CheckContext) -> Iterator[Failure]:
-    yield from _battery(ctx, "/memories", lambda marker: c.memory(ctx, "hostile", content=f"{marker} memconform probe ✓"), True)
+    yield from _battery(ctx, "/memories", lambda marker: client.memory(ctx, "hostile", content=f"{marker} memconform probe ✓"), True)
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="core", sentence=SENTENCE)
 def hostile_json_import_refused(ctx: CheckContext) -> Iterator[Failure]:
     def make(marker: str) -> dict[str, Any]:
-        return c.export_file([c.full_memory(ctx, "hostile", content=f"{marker} memconform probe ✓")])
+        return client.export_file([client.full_memory(ctx, "hostile", content=f"{marker} memconform probe ✓")])
 
     yield from _battery(ctx, "/import", make, True)
 
@@ -119,7 +119,7 @@ def hostile_json_leaves_export_working(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure(f"after the hostile-JSON battery {problem}", problem, "200 with a memories array, as before the battery",
                       "$", "an input the target accepted left it unable to give the user's memories back; the hostile "
                       "checks run last, so no other check's verdict rests on it, but the run's cleanup may fail for it")
-    if not after and ctx.run_id not in c.export(ctx, record=False, quiet=True).raw.decode("utf-8", "replace"):
+    if not after and ctx.run_id not in client.export(ctx, record=False, quiet=True).raw.decode("utf-8", "replace"):
         # an answer of the right shape that holds nothing this run wrote is no evidence it is the user's export
         raise Inconclusive("the export answers, but holds none of the memories this run wrote: no evidence it is "
                            "the user's export")

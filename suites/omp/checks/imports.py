@@ -8,31 +8,19 @@ from typing import Any
 from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
+from memconform.suites.omp import client, controls, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp import rules
-from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
+from memconform.suites.omp.importing import import_report_failures, import_with
 from memconform.suites.omp.suite import SUITE
-from memconform.targets.base import Reply
-
-
-def import_with(ctx: CheckContext, memories: list[dict[str, Any]], conflict: str | None = None, key: Any = c.GLOBAL) -> Reply:
-    """POST /v1/import; the strategy goes in the query parameter (default), or under conflict_in=both in the query
-    and the body, or under conflict_in=body in the body only (errata O1)."""
-    doc = c.export_file(memories)
-    if conflict is not None and ctx.option("conflict_in") == "both":
-        doc["conflict"] = conflict
-    return c.import_(ctx, doc, conflict, key=key)
-
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Export all memories as a portable JSON file.')
 def export_envelope(ctx: CheckContext) -> Iterator[Failure]:
-    made = c.created(ctx, c.memory(ctx, "export"))
-    answer = c.export(ctx, record=False)
+    made = client.created(ctx, client.memory(ctx, "export"))
+    answer = client.export(ctx, record=False)
     body = answer.body
     if answer.status != 200 or not isinstance(body, dict):
         yield Failure("export did not answer 200 with an object", answer.status, 200, "$")
@@ -49,43 +37,31 @@ def export_envelope(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("export does not hold a memory just created", "absent", made["id"], "$.memories")
 
 
-def import_report_failures(answer: Reply) -> Iterator[Failure]:
-    body = answer.body
-    if answer.status != 200 or not isinstance(body, dict):
-        yield Failure("import did not answer 200 with a report", f"{answer.status} {answer.raw[:160]!r}", 200, "$")
-        return
-    for name in ("imported", "skipped"):
-        if not rules.is_int(body.get(name)):
-            yield Failure(f"{name} is missing or not an integer", body.get(name, "<absent>"), "integer", f"$.{name}")
-    if not isinstance(body.get("errors"), list):
-        yield Failure("errors is missing or not an array", body.get("errors", "<absent>"), "[]", "$.errors")
-
-
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Import memories from an OMP export file.')
 def import_report_shape(ctx: CheckContext) -> Iterator[Failure]:
-    memories = [c.full_memory(ctx, f"imp{i}") for i in range(2)]
+    memories = [client.full_memory(ctx, f"imp{i}") for i in range(2)]
     answer = import_with(ctx, memories)
     yield from import_report_failures(answer)
     if isinstance(answer.body, dict) and (answer.body.get("imported"), answer.body.get("skipped"), answer.body.get("errors")) != (2, 0, []):
         yield Failure("two new memories did not report imported 2, skipped 0, no errors",
                       {k: answer.body.get(k) for k in ("imported", "skipped", "errors")}, {"imported": 2, "skipped": 0, "errors": []}, "$")
-    everything = c.exported(ctx)
-    stored = [m for mem in memories for m in c.with_marker(everything, mem["content"])]
+    everything = client.exported(ctx)
+    stored = [m for mem in memories for m in client.with_marker(everything, mem["content"])]
     if len(stored) != 2:
         yield Failure("the imported memories are not in the export exactly once each", len(stored), 2, "$.memories")
 
 
 def conflict_case(ctx: CheckContext, label: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """An existing memory, a rival with its id and other content, and a new memory, for one import."""
-    existing = c.created(ctx, c.memory(ctx, f"{label}-existing"))
-    rival = dict(c.full_memory(ctx, f"{label}-rival"), id=existing["id"])
-    return existing, rival, c.full_memory(ctx, f"{label}-new")
+    existing = client.created(ctx, client.memory(ctx, f"{label}-existing"))
+    rival = dict(client.full_memory(ctx, f"{label}-rival"), id=existing["id"])
+    return existing, rival, client.full_memory(ctx, f"{label}-new")
 
 
 def by_content(ctx: CheckContext, *contents: str) -> dict[str, list[dict[str, Any]]]:
-    everything = c.exported(ctx)
-    return {text: c.with_marker(everything, text) for text in contents}
+    everything = client.exported(ctx)
+    return {text: client.with_marker(everything, text) for text in contents}
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
@@ -110,7 +86,7 @@ def import_skip_default(ctx: CheckContext) -> Iterator[Failure]:
 def import_overwrite(ctx: CheckContext) -> Iterator[Failure]:
     existing, rival, new = conflict_case(ctx, "overwrite")
     failures = list(import_report_failures(import_with(ctx, [rival, new], "overwrite")))
-    got = c.get(ctx, existing["id"]).accepted_json(dict, "getting the overwritten memory")
+    got = client.get(ctx, existing["id"]).accepted_json(dict, "getting the overwritten memory")
     if got.get("content") != rival["content"]:
         failures.append(Failure("conflict=overwrite did not replace the existing memory", got.get("content"), rival["content"], "$.content"))
     found = by_content(ctx, existing["content"], new["content"])
@@ -156,8 +132,8 @@ def named_cause(ctx: CheckContext, strategy: str, failures: list[Failure]) -> It
 def follows_body_only(ctx: CheckContext, strategy: str) -> bool:
     """Does the server apply `strategy` sent only as a body field `conflict` (no query parameter), on fresh memories?"""
     existing, rival, _ = conflict_case(ctx, f"{strategy}-body")
-    doc = dict(c.export_file([rival]), conflict=strategy)
-    c.import_(ctx, doc)
+    doc = dict(client.export_file([rival]), conflict=strategy)
+    client.import_(ctx, doc)
     found = by_content(ctx, existing["content"], rival["content"])
     if strategy == "overwrite":
         return not found[existing["content"]] and len(found[rival["content"]]) == 1
@@ -171,10 +147,10 @@ def import_unknown_conflict_rejected(ctx: CheckContext) -> Iterator[Failure]:
     """An unknown strategy is 422 with nothing imported. A server already seen reading the strategy from a
     body field only never sees one sent in the query: its acceptance is explained by that reading when the
     same unknown strategy sent as a body field is refused, and stays a failure of its own when it is not."""
-    ev.control(import_with(ctx, [c.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
-    new = c.full_memory(ctx, "bad-conflict")
+    controls.control(import_with(ctx, [client.full_memory(ctx, "good-conflict")], "skip"), "the same import with conflict=skip")
+    new = client.full_memory(ctx, "bad-conflict")
     failures = list(rules.validation_failures(ctx, import_with(ctx, [new], "replace-all")))
-    if c.with_marker(c.exported(ctx), new["content"]):
+    if client.with_marker(client.exported(ctx), new["content"]):
         failures.append(Failure("an import with an unknown conflict strategy stored memories", new["content"], "nothing imported",
                                 "$.memories"))
     if failures and ctx.option("conflict_in") == "query" and established.explaining(ctx, CONFLICT_FROM_BODY) \
@@ -185,15 +161,15 @@ def import_unknown_conflict_rejected(ctx: CheckContext) -> Iterator[Failure]:
 
 def refuses_unknown_in_body(ctx: CheckContext) -> bool:
     """Is an unknown strategy sent only as a body field `conflict` refused (a 4xx, nothing stored)?"""
-    mem = c.full_memory(ctx, "bad-conflict-body")
-    answer = c.import_(ctx, dict(c.export_file([mem]), conflict="replace-all"))
-    return 400 <= answer.status < 500 and not c.with_marker(c.exported(ctx), mem["content"])
+    mem = client.full_memory(ctx, "bad-conflict-body")
+    answer = client.import_(ctx, dict(client.export_file([mem]), conflict="replace-all"))
+    return 400 <= answer.status < 500 and not client.with_marker(client.exported(ctx), mem["content"])
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Server health check. No authentication required.')
 def health_without_key(ctx: CheckContext) -> Iterator[Failure]:
-    answer = c.health(ctx, key=None)
+    answer = client.health(ctx, key=None)
     body = answer.body
     if answer.status != 200 or not isinstance(body, dict):
         yield Failure("health without a key did not answer 200 with an object", f"{answer.status} {answer.raw[:120]!r}", 200, "$")
@@ -209,9 +185,9 @@ def health_without_key(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§5", keyword="MUST", level="core",
            sentence='Implementations declare their compliance level in /v1/health:')
 def health_declares_level(ctx: CheckContext) -> Iterator[Failure]:
-    if ctx.state(c.OmpRun).level_note is not None:
-        ctx.note(str(ctx.state(c.OmpRun).level_note))
-    body = c.health(ctx).body
+    if ctx.state(client.OmpRun).level_note is not None:
+        ctx.note(str(ctx.state(client.OmpRun).level_note))
+    body = client.health(ctx).body
     if rules.declared_level(body) is None:
         named = {k: body.get(k) for k in omp.HEALTH_LEVEL_FIELDS if isinstance(body, dict) and k in body}
         yield Failure("health names no compliance level", named or "<absent>", list(omp.LEVEL_NAMES), "$.compliance")

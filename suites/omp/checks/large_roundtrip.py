@@ -21,15 +21,11 @@ from memconform.core import established, history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import large_export
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import readings as table
-from memconform.suites.omp.checks.imports import import_with
+from memconform.suites.omp import client, controls, readings
 from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
+from memconform.suites.omp.importing import import_with
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
-
-large_export.declare(SUITE.name)
 
 CONTENT_CHARS = 9_990  # under the §2.1 maximum of 10,000
 FILLER = "記憶の往復と大きな書き出し "  # three UTF-8 bytes a character: about 30 kB a memory
@@ -61,7 +57,7 @@ class Large:
 def big_memory(ctx: CheckContext, word: str, i: int) -> dict[str, Any]:
     head = f"{ctx.unique(f'big{i}')} {word} #{i} "
     filler = FILLER * (CONTENT_CHARS // len(FILLER) + 1)
-    return c.full_memory(ctx, f"big{i}", content=head + filler[:CONTENT_CHARS - len(head)])
+    return client.full_memory(ctx, f"big{i}", content=head + filler[:CONTENT_CHARS - len(head)])
 
 
 @dataclass
@@ -77,7 +73,7 @@ def seed(ctx: CheckContext, memories: list[dict[str, Any]]) -> None:
         part = memories[start:start + SEED_BATCH]
         answer = import_with(ctx, part)
         if answer.ok:
-            ev.need(isinstance(answer.body, dict) and answer.body.get("imported") == len(part),
+            controls.need(isinstance(answer.body, dict) and answer.body.get("imported") == len(part),
                     f"a seed import of {len(part)} memories did not import them all: {answer.brief()}")
             continue
         ctx.note(f"a seed import of {len(part)} memories was refused ({answer.status}): created one by one")
@@ -85,14 +81,14 @@ def seed(ctx: CheckContext, memories: list[dict[str, Any]]) -> None:
         refusals = ctx.state(SeedRefusals)
         refusals.smallest = size if refusals.smallest is None else min(refusals.smallest, size)
         for mem in part:
-            c.created(ctx, {k: v for k, v in mem.items() if k not in STAMPS})
+            client.created(ctx, {k: v for k, v in mem.items() if k not in STAMPS})
 
 
 def exported(ctx: CheckContext, word: str) -> tuple[Reply, dict[str, Any], list[dict[str, Any]]]:
-    answer = c.export(ctx, record=False, quiet=True)
+    answer = client.export(ctx, record=False, quiet=True)
     body = answer.body if answer.status == 200 and isinstance(answer.body, dict) else {}
     memories = [m for m in body.get("memories") or [] if isinstance(m, dict)]
-    return answer, body, c.with_marker(memories, word)
+    return answer, body, client.with_marker(memories, word)
 
 
 def grow(ctx: CheckContext, run: Large) -> Iterator[Failure]:
@@ -123,7 +119,7 @@ def grow(ctx: CheckContext, run: Large) -> Iterator[Failure]:
 
 def by_text(memories: list[dict[str, Any]], run: Large) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = {}
-    for mem in c.with_marker(memories, run.word):
+    for mem in client.with_marker(memories, run.word):
         found.setdefault(str(mem["content"]), []).append(mem)
     return found
 
@@ -165,7 +161,7 @@ def import_back(ctx: CheckContext, run: Large, conflict: str | None) -> Reply:
     doc = run.body()
     if conflict is not None and ctx.option("conflict_in") == "both":  # errata O1, as import_with does
         doc["conflict"] = conflict
-    return c.import_(ctx, doc, conflict)
+    return client.import_(ctx, doc, conflict)
 
 
 def refused(ctx: CheckContext, answer: Reply, run: Large, strategy: str) -> Iterator[Failure]:
@@ -174,15 +170,15 @@ def refused(ctx: CheckContext, answer: Reply, run: Large, strategy: str) -> Iter
     noted; any other refusal (a 5xx, a bare 413 page) fails. What was stored is judged either way."""
     run.stopped = True  # refused once at this size: the other strategies would say it again
     size = f"{run.size() / 1e6:.1f} MB"
-    request = table.Asked(*table.IMPORT, query={"conflict": strategy.split()[0]}, size=run.size())
+    request = readings.Asked(*readings.IMPORT, query={"conflict": strategy.split()[0]}, size=run.size())
     below = ctx.state(SeedRefusals).smallest
-    if below is not None and below < table.BODY_LIMIT_FROM:  # the limit is lower than any the reading allows
+    if below is not None and below < readings.BODY_LIMIT_FROM:  # the limit is lower than any the reading allows
         yield Failure(f"the target's own export ({size}) was refused when imported back (conflict={strategy}), and "
                       f"an import of {below / 1e3:.0f} kB was refused before it", f"{answer.status}",
-                      f"a body limit of at least {table.BODY_LIMIT_FROM >> 20} MiB (the smallest errata O40 names)", "$",
+                      f"a body limit of at least {readings.BODY_LIMIT_FROM >> 20} MiB (the smallest errata O40 names)", "$",
                       "the server refuses imports far below any usual body limit, so its own exports cannot come back")
         return
-    if table.TABLE.observe(ctx, request, answer, table.pins(ctx), points=("O40",)):
+    if readings.TABLE.observe(ctx, request, answer, readings.pins(ctx), points=("O40",)):
         ctx.note(f"the target's own export ({size}) was refused when imported back (conflict={strategy}) with "
                  f"{answer.status} and the §4 envelope: a body limit of the server's own, which the spec leaves open "
                  "(errata O40, reading recorded); the round trip was not judged at this size")
@@ -203,7 +199,7 @@ def skip_back(ctx: CheckContext, run: Large) -> Iterator[Failure]:
     """The default strategy: the memories deleted meanwhile come back, the others are skipped untouched."""
     gone = run.mine[:GONE]
     for mem in gone:
-        ev.control(c.delete(ctx, mem["id"]), "deleting a memory of the round trip")
+        controls.control(client.delete(ctx, mem["id"]), "deleting a memory of the round trip")
     answer = import_back(ctx, run, None)
     kept = {m["content"] for m in run.mine[GONE:]}
     if not answer.ok:
@@ -246,7 +242,7 @@ def duplicate_back(ctx: CheckContext, run: Large) -> Iterator[Failure]:
 
 def remove(ctx: CheckContext, word: str) -> None:
     for mem in exported(ctx, word)[2]:
-        c.delete(ctx, str(mem.get("id")), record=False, quiet=True)
+        client.delete(ctx, str(mem.get("id")), record=False, quiet=True)
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core",
@@ -255,7 +251,7 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
     """The target's own export, past 1 MB (ci) or 10 MB, imported back with the default strategy
     (three memories deleted meanwhile come back, the rest skipped untouched), then with overwrite
     (every memory once, as it was) and duplicate (every memory twice, the originals as they were)."""
-    run = Large(word=c.word())
+    run = Large(word=client.word())
     try:
         yield from grow(ctx, run)
         if not run.mine:  # none of the seeded memories exported: grow has said so (a loss, not a lack of evidence)

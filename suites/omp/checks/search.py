@@ -8,25 +8,17 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation
-from memconform.core.results import Failure, SkipCheck, TargetError
-from memconform.suites.omp import ask, rules
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import DATASET, dataset, ids
+from memconform.core.results import Failure, SkipCheck
+from memconform.suites.omp import ask, client, controls, rules
+from memconform.suites.omp.dataset import DATASET, dataset, ids
+from memconform.suites.omp.model import Model, Readings, Request
+from memconform.suites.omp.searching import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
 
 
-def search_body(ctx: CheckContext, query: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = c.search(ctx, query).accepted_json(dict, f"searching {query}")
-    if not isinstance(body.get("memories"), list):
-        raise TargetError(f"a search answer has no memories array: {body!r:.200}")
-    return body
-
-
-def asked(ctx: CheckContext, model: m.Model, query: dict[str, Any], what: str, path: str = "$.memories") -> Iterator[Failure]:
+def asked(ctx: CheckContext, model: Model, query: dict[str, Any], what: str, path: str = "$.memories") -> Iterator[Failure]:
     """POST /v1/memories/search with this body, judged by the model."""
-    failure = ask.judged(model, m.Request("search", body=query), c.search(ctx, query), f"search {query} ({what})", path)
+    failure = ask.judged(model, Request("search", body=query), client.search(ctx, query), f"search {query} ({what})", path)
     if failure is not None:
         yield failure
 
@@ -36,17 +28,17 @@ def asked(ctx: CheckContext, model: m.Model, query: dict[str, Any], what: str, p
 def search_keyword(ctx: CheckContext) -> Iterator[Failure]:
     """One memory holds a run-unique word: the model's keyword page for it is that memory, with
     `mode_used: keyword` and an integer total."""
-    key = c.word()
-    made = c.created(ctx, c.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
-    model = m.Model.seeded([made], m.Readings.from_options(ctx.option))
+    key = client.word()
+    made = client.created(ctx, client.memory(ctx, "search", content=f"{ctx.unique('search')} likes {key} a lot"))
+    model = Model.seeded([made], Readings.from_options(ctx.option))
     yield from asked(ctx, model, {"q": key, "mode": "keyword"}, "a word one memory holds")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='keyword — full-text keyword search (MUST be supported by all implementations)')
 def search_keyword_case_insensitive(ctx: CheckContext) -> Iterator[Failure]:
-    key = c.word()
-    made = c.created(ctx, c.memory(ctx, "case", content=f"{ctx.unique('case')} prefers {key.capitalize()} mode"))
+    key = client.word()
+    made = client.created(ctx, client.memory(ctx, "case", content=f"{ctx.unique('case')} prefers {key.capitalize()} mode"))
     hits = ids(search_body(ctx, {"q": key.upper(), "mode": "keyword"})["memories"])
     if made["id"] not in hits:
         yield Failure("keyword search is case-sensitive", f"q={key.upper()!r} found {len(hits)}", made["content"], "$.memories")
@@ -60,12 +52,12 @@ KEYWORD_READINGS = ("all-words", "substring", "any-word")
 def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
     """Which words of q must a memory hold? Every plausible reading is accepted by default (errata O2):
     every word, q as a substring, or any one word; a memory holding none is never a match."""
-    w1, w2 = c.word(), c.word()
+    w1, w2 = client.word(), client.word()
     made = {
-        "phrase": c.created(ctx, c.memory(ctx, "kw-both", content=f"{ctx.unique('kw')} {w2} then {w1} {w2}")),
-        "apart": c.created(ctx, c.memory(ctx, "kw-apart", content=f"{ctx.unique('kw')} {w2} far from {w1}")),
-        "one": c.created(ctx, c.memory(ctx, "kw-one", content=f"{ctx.unique('kw')} only {w1}")),
-        "none": c.created(ctx, c.memory(ctx, "kw-none", content=f"{ctx.unique('kw')} only {c.word()}")),
+        "phrase": client.created(ctx, client.memory(ctx, "kw-both", content=f"{ctx.unique('kw')} {w2} then {w1} {w2}")),
+        "apart": client.created(ctx, client.memory(ctx, "kw-apart", content=f"{ctx.unique('kw')} {w2} far from {w1}")),
+        "one": client.created(ctx, client.memory(ctx, "kw-one", content=f"{ctx.unique('kw')} only {w1}")),
+        "none": client.created(ctx, client.memory(ctx, "kw-none", content=f"{ctx.unique('kw')} only {client.word()}")),
     }
     query = {"q": f"{w1} {w2}", "mode": "keyword", "limit": 100}
     hits = set(ids(search_body(ctx, query)["memories"]))
@@ -82,9 +74,9 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
 def observe_keyword_match(ctx: CheckContext, made: dict[str, dict[str, Any]], query: dict[str, Any], found: set[str]) -> Observation:
     """O2: which memories (by name) each keyword reading matches, as the model says; the found ones fit one."""
     names = {mem["id"]: name for name, mem in made.items()}
-    model = m.Model.seeded(made.values())  # every reading, whatever the option: the observation names the one seen
+    model = Model.seeded(made.values())  # every reading, whatever the option: the observation names the one seen
     expected = {reading.removeprefix("keyword match: "): {names[i] for i in wanted}
-                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
+                for reading, wanted in model.search_sets(Request("search", body=query)).items()}
     pinned = ctx.option("keyword_match")
     seen = ctx.observe("O2", {f"keyword match: {name}": found == wanted for name, wanted in expected.items()}, sorted(found),
                        accepted=None if pinned == "any" else (f"keyword match: {pinned}",),
@@ -100,18 +92,18 @@ def observe_keyword_match(ctx: CheckContext, made: dict[str, dict[str, Any]], qu
 def search_filters(ctx: CheckContext) -> Iterator[Failure]:
     """type and tags filter the matches; tags AND (like list) or any one tag (errata O2): a filter that is
     ignored returns the memory holding neither tag, and the one of another type."""
-    key, x, y = c.word(), f"x-{c.word()}", f"y-{c.word()}"
-    a = c.created(ctx, c.memory(ctx, "sf-a", content=f"{ctx.unique('sf')} {key}", tags=[x, y], type="procedural"))
-    b = c.created(ctx, c.memory(ctx, "sf-b", content=f"{ctx.unique('sf')} {key}", tags=[x], type="procedural"))
-    d = c.created(ctx, c.memory(ctx, "sf-d", content=f"{ctx.unique('sf')} {key}", tags=[x, y], type="episodic"))
-    e = c.created(ctx, c.memory(ctx, "sf-e", content=f"{ctx.unique('sf')} {key}", tags=[], type="semantic"))
-    every = {m["id"] for m in (a, b, d, e)}
+    key, x, y = client.word(), f"x-{client.word()}", f"y-{client.word()}"
+    a = client.created(ctx, client.memory(ctx, "sf-a", content=f"{ctx.unique('sf')} {key}", tags=[x, y], type="procedural"))
+    b = client.created(ctx, client.memory(ctx, "sf-b", content=f"{ctx.unique('sf')} {key}", tags=[x], type="procedural"))
+    d = client.created(ctx, client.memory(ctx, "sf-d", content=f"{ctx.unique('sf')} {key}", tags=[x, y], type="episodic"))
+    e = client.created(ctx, client.memory(ctx, "sf-e", content=f"{ctx.unique('sf')} {key}", tags=[], type="semantic"))
+    every = {mem["id"] for mem in (a, b, d, e)}
     unfiltered = set(ids(search_body(ctx, {"q": key, "mode": "keyword", "limit": 100})["memories"]))
-    ev.need(every <= unfiltered, "the four memories holding the word are not all found without filters: nothing to filter")
-    model = m.Model.seeded([a, b, d, e], m.Readings(keyword_match="all-words"))  # q is one word: every keyword reading agrees
+    controls.need(every <= unfiltered, "the four memories holding the word are not all found without filters: nothing to filter")
+    model = Model.seeded([a, b, d, e], Readings(keyword_match="all-words"))  # q is one word: every keyword reading agrees
     query = {"q": key, "mode": "keyword", "type": "procedural", "limit": 100}
     hits = set(ids(search_body(ctx, query)["memories"]))
-    (wanted,) = model.search_sets(m.Request("search", body=query)).values()
+    (wanted,) = model.search_sets(Request("search", body=query)).values()
     if hits != wanted:
         yield Failure("search with type did not return exactly the matches of that type", sorted(hits), sorted(wanted), "$.memories")
     query = {"q": key, "mode": "keyword", "tags": [x, y], "limit": 100}
@@ -120,15 +112,15 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
         yield seen.failure
     query = {"q": key, "mode": "keyword", "type": "procedural", "tags": [y], "limit": 100}
     hits = set(ids(search_body(ctx, query)["memories"]))
-    (wanted,) = model.search_sets(m.Request("search", body=query)).values()
+    (wanted,) = model.search_sets(Request("search", body=query)).values()
     if hits != wanted:
         yield Failure("search with type and tags did not apply both", sorted(hits), sorted(wanted), "$.memories")
 
 
-def observe_search_tags(ctx: CheckContext, model: m.Model, query: dict[str, Any], hits: set[str]) -> Observation:
+def observe_search_tags(ctx: CheckContext, model: Model, query: dict[str, Any], hits: set[str]) -> Observation:
     """O2: the ids the model says each reading of the search `tags` filter (all, any) matches; the hits fit one."""
     readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
-                for reading, wanted in model.search_sets(m.Request("search", body=query)).items()}
+                for reading, wanted in model.search_sets(Request("search", body=query)).items()}
     pinned = ctx.option("search_tags_match")
     return ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
                        accepted=None if pinned == "either" else (f"search tags: {pinned}",),
@@ -148,7 +140,7 @@ def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
              f"search without limit over {DATASET} matches did not return the default page"),
             ({"q": ds["word"], "mode": "keyword", "limit": 5}, "search_total", ("matches", "page"), "search total: {}",
              "search with limit 5: not 5 memories, or a total that is neither the matches nor the page")):
-        seen = observe_pinned(ctx, ds["stored"], query, c.search(ctx, query), option, values, reading, title)
+        seen = observe_pinned(ctx, ds["stored"], query, client.search(ctx, query), option, values, reading, title)
         if seen.failure:
             yield seen.failure
 
@@ -156,9 +148,9 @@ def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
 def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[str, Any], answer: Any, option: str,
                    values: tuple[str, ...], reading: str, title: str) -> Observation:
     """O2: the answer fits a reading when the model pinned to it (the option at that value) accepts it."""
-    request = m.Request("search", body=query)
-    base = m.Readings.from_options(ctx.option)
-    pinned = {value: m.Model.seeded(stored, replace(base, **{option: value})) for value in values}  # type: ignore[arg-type]
+    request = Request("search", body=query)
+    base = Readings.from_options(ctx.option)
+    pinned = {value: Model.seeded(stored, replace(base, **{option: value})) for value in values}  # type: ignore[arg-type]
     chosen = ctx.option(option)
     seen = ctx.observe("O2", {reading.format(v): model.accepts(request, answer) is None for v, model in pinned.items()},
                        answer, accepted=[reading.format(v) for v in values if chosen in ("either", v)],
@@ -171,15 +163,6 @@ def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[
     return seen
 
 
-def overlap_pair(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Any], str, str]:
-    """A memory sharing two of three query words and one sharing none: only similarity finds the first."""
-    w = [c.word() for _ in range(6)]
-    tag = f"sem-{c.word()}"
-    near = c.created(ctx, c.memory(ctx, "sem-near", content=f"{ctx.unique('sem')} {w[0]} {w[1]} {w[2]}", tags=[tag]))
-    far = c.created(ctx, c.memory(ctx, "sem-far", content=f"{ctx.unique('sem')} {w[3]} {w[4]}", tags=[tag]))
-    return near, far, f"{w[0]} {w[1]} {w[5]}", tag
-
-
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='semantic — vector similarity search (OPTIONAL, requires embeddings)')
 def search_mode_used_honest(ctx: CheckContext) -> Iterator[Failure]:
@@ -187,12 +170,12 @@ def search_mode_used_honest(ctx: CheckContext) -> Iterator[Failure]:
     model says a page saying semantic or hybrid finds the memory sharing two of three query words (a
     keyword search presented as semantic does not), and a page saying keyword is a keyword page."""
     near, far, query, tag = overlap_pair(ctx)
-    model = m.Model.seeded([near, far], m.Readings.from_options(ctx.option))
+    model = Model.seeded([near, far], Readings.from_options(ctx.option))
     refused: list[str] = []
     for mode in ("semantic", "hybrid"):
-        body = {"q": query, "mode": mode, "tags": [c.run_tag(ctx), tag]}
-        answer = c.search(ctx, body)
-        failure = ask.judged(model, m.Request("search", body=body), answer, f"search {body}", "$.mode_used")
+        body = {"q": query, "mode": mode, "tags": [client.run_tag(ctx), tag]}
+        answer = client.search(ctx, body)
+        failure = ask.judged(model, Request("search", body=body), answer, f"search {body}", "$.mode_used")
         if failure is not None:
             yield failure
         elif not answer.ok:

@@ -6,12 +6,10 @@ from collections.abc import Iterator
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import ask, rules
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import dataset, filter_failures, filter_test, ids, matching, model
-from memconform.suites.omp.checks.search import overlap_pair, search_body
+from memconform.suites.omp import ask, client, controls, rules
+from memconform.suites.omp.dataset import dataset, filter_failures, filter_test, ids, matching, model
+from memconform.suites.omp.model import Model, Readings, Request
+from memconform.suites.omp.searching import overlap_pair, search_body
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -23,9 +21,9 @@ def semantic_search(ctx: CheckContext) -> Iterator[Failure]:
     """At OMP-Search the model allows only a semantic page saying `mode_used: semantic` that finds the
     memory sharing two of three query words and ranks it above the one sharing none (errata O13)."""
     near, far, query, tag = overlap_pair(ctx)
-    model = m.Model.seeded([near, far], m.Readings.from_options(ctx.option, "search"))
-    body = {"q": query, "mode": "semantic", "tags": [c.run_tag(ctx), tag]}
-    failure = ask.judged(model, m.Request("search", body=body), c.search(ctx, body), f"search {body} (a target declaring OMP-Search)")
+    model = Model.seeded([near, far], Readings.from_options(ctx.option, "search"))
+    body = {"q": query, "mode": "semantic", "tags": [client.run_tag(ctx), tag]}
+    failure = ask.judged(model, Request("search", body=body), client.search(ctx, body), f"search {body} (a target declaring OMP-Search)")
     if failure is not None:
         yield failure
 
@@ -45,7 +43,7 @@ def list_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
 def search_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
     ds = dataset(ctx)
     query = {"q": ds["word"], "mode": "keyword", "namespace": ds["namespace"], "limit": 100}
-    wanted = set.union(*model(ctx, ds).search_sets(m.Request("search", body=query)).values())  # one word: every reading agrees
+    wanted = set.union(*model(ctx, ds).search_sets(Request("search", body=query)).values())  # one word: every reading agrees
     hits = set(ids(search_body(ctx, query)["memories"]))
     if hits != wanted:
         yield Failure("search with a namespace did not return exactly that namespace's matches",
@@ -56,7 +54,7 @@ def search_filter_namespace(ctx: CheckContext) -> Iterator[Failure]:
 
 def tool_pair(ctx: CheckContext) -> tuple[str, str, str]:
     """A tool with its key, and another tool (a second keyed tool, or one no key is bound to)."""
-    keys = c.credentials(ctx).tool_keys
+    keys = client.credentials(ctx).tool_keys
     tools = sorted(keys)
     return tools[0], keys[tools[0]], tools[1] if len(tools) > 1 else f"mc-unkeyed-{ctx.run_id}"
 
@@ -65,14 +63,14 @@ def tool_pair(ctx: CheckContext) -> tuple[str, str, str]:
            sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
 def tool_key_own_tool(ctx: CheckContext) -> Iterator[Failure]:
     tool, key, _ = tool_pair(ctx)
-    answer = c.create(ctx, c.memory(ctx, "own-tool", tool=tool), key)
+    answer = client.create(ctx, client.memory(ctx, "own-tool", tool=tool), key)
     if answer.status != 201 or not isinstance(answer.body, dict) or "id" not in answer.body:
         yield Failure("a tool's key may not create a memory of its own tool", f"{answer.status} {answer.raw[:160]!r}", 201, "$")
         return
     mem_id = answer.body["id"]
-    for what, reply, status in (("get", c.get(ctx, mem_id, key), 200),
-                                ("update", c.update(ctx, mem_id, {"tags": [c.run_tag(ctx), "own-tool-2"]}, key), 200),
-                                ("delete", c.delete(ctx, mem_id, key), 204)):
+    for what, reply, status in (("get", client.get(ctx, mem_id, key), 200),
+                                ("update", client.update(ctx, mem_id, {"tags": [client.run_tag(ctx), "own-tool-2"]}, key), 200),
+                                ("delete", client.delete(ctx, mem_id, key), 204)):
         if reply.status != status:
             yield Failure(f"a tool's key may not {what} its own tool's memory", reply.status, status, "$")
 
@@ -101,15 +99,15 @@ def tool_status_failures(ctx: CheckContext, answer: Reply, creating: bool = Fals
 def tool_key_forbidden_other_write(ctx: CheckContext) -> Iterator[Failure]:
     tool, key, other = tool_pair(ctx)
     marker = ctx.unique("foreign-write")
-    ev.control(c.create(ctx, c.memory(ctx, "own-w", tool=tool), key), "the same create for the key's own tool")
-    yield from tool_status_failures(ctx, c.create(ctx, c.memory(ctx, "foreign", content=f"{marker} x", tool=other), key), creating=True)
-    theirs = c.created(ctx, c.memory(ctx, "theirs-w", tool=other))
-    yield from tool_status_failures(ctx, c.update(ctx, theirs["id"], {"content": f"{marker} overwritten"}, key))
-    yield from tool_status_failures(ctx, c.delete(ctx, theirs["id"], key))
-    after = c.get(ctx, theirs["id"])
+    controls.control(client.create(ctx, client.memory(ctx, "own-w", tool=tool), key), "the same create for the key's own tool")
+    yield from tool_status_failures(ctx, client.create(ctx, client.memory(ctx, "foreign", content=f"{marker} x", tool=other), key), creating=True)
+    theirs = client.created(ctx, client.memory(ctx, "theirs-w", tool=other))
+    yield from tool_status_failures(ctx, client.update(ctx, theirs["id"], {"content": f"{marker} overwritten"}, key))
+    yield from tool_status_failures(ctx, client.delete(ctx, theirs["id"], key))
+    after = client.get(ctx, theirs["id"])
     if after.status != 200 or (isinstance(after.body, dict) and after.body.get("content") != theirs["content"]):
         yield Failure("another tool's key changed or deleted the memory", after.brief(), "unchanged", "$")
-    if c.with_marker(c.exported(ctx), marker):
+    if client.with_marker(client.exported(ctx), marker):
         yield Failure("a forbidden write stored content", marker, "nothing stored", "$.memories")
 
 
@@ -117,15 +115,15 @@ def tool_key_forbidden_other_write(ctx: CheckContext) -> Iterator[Failure]:
            sentence='Implementations MAY support per-tool API keys that restrict read/write access by source.tool.')
 def tool_key_forbidden_other_read(ctx: CheckContext) -> Iterator[Failure]:
     tool, key, other = tool_pair(ctx)
-    word = c.word()
-    theirs = c.created(ctx, c.memory(ctx, "theirs-r", tool=other, content=f"{ctx.unique('theirs')} {word}"))
-    mine = c.created(ctx, c.memory(ctx, "mine-r", tool=tool, content=f"{ctx.unique('mine')} {word}"))
-    ev.control(c.get(ctx, mine["id"], key), "getting the key's own tool's memory")
-    yield from tool_status_failures(ctx, c.get(ctx, theirs["id"], key))
+    word = client.word()
+    theirs = client.created(ctx, client.memory(ctx, "theirs-r", tool=other, content=f"{ctx.unique('theirs')} {word}"))
+    mine = client.created(ctx, client.memory(ctx, "mine-r", tool=tool, content=f"{ctx.unique('mine')} {word}"))
+    controls.control(client.get(ctx, mine["id"], key), "getting the key's own tool's memory")
+    yield from tool_status_failures(ctx, client.get(ctx, theirs["id"], key))
     views = {
-        "list": c.listed(ctx, {"tags": c.run_tag(ctx), "limit": "100"}, key),
-        "search": c.found(ctx, {"q": word, "mode": "keyword"}, key),
-        "export": c.exported(ctx, key),
+        "list": client.listed(ctx, {"tags": client.run_tag(ctx), "limit": "100"}, key),
+        "search": client.found(ctx, {"q": word, "mode": "keyword"}, key),
+        "export": client.exported(ctx, key),
     }
     for view, memories in views.items():
         seen = ids(memories)
@@ -152,21 +150,21 @@ def cross_user_failures(ctx: CheckContext, answer: Reply, wanted: str) -> Iterat
 @SUITE.check(section="§5", keyword="MUST", level="full",
            sentence='OMP-Full OMP-Search + namespacing, per-tool API keys, multi-user support')
 def users_isolated(ctx: CheckContext) -> Iterator[Failure]:
-    other_key = c.credentials(ctx, need_other_user=True).other_user_key
-    word = c.word()
-    mine = c.created(ctx, c.memory(ctx, "user-a", content=f"{ctx.unique('ua')} {word}"))
-    theirs = c.created(ctx, c.memory(ctx, "user-b", content=f"{ctx.unique('ub')} {word}"), other_key)
-    ev.control(c.get(ctx, theirs["id"], other_key), "the second user getting their own memory")
+    other_key = client.credentials(ctx, need_other_user=True).other_user_key
+    word = client.word()
+    mine = client.created(ctx, client.memory(ctx, "user-a", content=f"{ctx.unique('ua')} {word}"))
+    theirs = client.created(ctx, client.memory(ctx, "user-b", content=f"{ctx.unique('ub')} {word}"), other_key)
+    controls.control(client.get(ctx, theirs["id"], other_key), "the second user getting their own memory")
     wanted = ctx.option("cross_user_status")
-    for answer in (c.get(ctx, mine["id"], other_key), c.update(ctx, mine["id"], {"tags": ["stolen"]}, other_key),
-                   c.delete(ctx, mine["id"], other_key), c.get(ctx, theirs["id"])):
+    for answer in (client.get(ctx, mine["id"], other_key), client.update(ctx, mine["id"], {"tags": ["stolen"]}, other_key),
+                   client.delete(ctx, mine["id"], other_key), client.get(ctx, theirs["id"])):
         yield from cross_user_failures(ctx, answer, wanted)
-    for who, key, foreign in (("the second user", other_key, mine["id"]), ("the first user", c.GLOBAL, theirs["id"])):
-        for view, memories in (("list", c.listed(ctx, {"tags": c.run_tag(ctx), "limit": "100"}, key)),
-                               ("search", c.found(ctx, {"q": word, "mode": "keyword"}, key)), ("export", c.exported(ctx, key))):
+    for who, key, foreign in (("the second user", other_key, mine["id"]), ("the first user", client.GLOBAL, theirs["id"])):
+        for view, memories in (("list", client.listed(ctx, {"tags": client.run_tag(ctx), "limit": "100"}, key)),
+                               ("search", client.found(ctx, {"q": word, "mode": "keyword"}, key)), ("export", client.exported(ctx, key))):
             if foreign in ids(memories):
                 yield Failure(f"{who} sees the other user's memory in {view}", foreign, "absent", "$.memories")
-    after = c.get(ctx, mine["id"])
+    after = client.get(ctx, mine["id"])
     if after.status != 200 or not isinstance(after.body, dict):
         yield Failure("the second user deleted the first user's memory", after.brief(), "still there", "$")
     elif after.body.get("tags") != mine.get("tags"):

@@ -14,30 +14,13 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, NeedsOperator, NotExercised, SkipCheck
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import rules
+from memconform.suites.omp import client, controls, rules
+from memconform.suites.omp.ai_calls import ai_reason
 from memconform.suites.omp.server_log import SCAN_CAP, ServerLog
 from memconform.suites.omp.suite import SUITE
 
 MIN_KEY_LEN = 32
 WRITTEN = {"create": "a created memory", "update": "an updated, then deleted, memory", "import": "an imported memory"}
-
-
-def ai_reason(ctx: CheckContext) -> str | None:
-    """Why extract/compress must not be called (None: the target has no AI key, calling is safe)."""
-    mode = ctx.option("ai_endpoints")
-    if mode == "skip":
-        return "option omp.ai_endpoints=skip: extract and compress are never called"
-    if mode == "no-key":
-        return None
-    configured = c.facts(ctx).ai_key_configured
-    if configured is False:
-        return None
-    if configured:
-        return "the target states it has an AI key configured: calling extract/compress would reach a real AI provider"
-    return ("unknown whether the target has an AI key; a call could reach a real AI provider. "
-            "Pass --option omp.ai_endpoints=no-key if it has none")
 
 
 def refuse_to_call(ctx: CheckContext, endpoint: str) -> None:
@@ -47,7 +30,7 @@ def refuse_to_call(ctx: CheckContext, endpoint: str) -> None:
     reason = ai_reason(ctx)
     if reason is None:
         return
-    if c.facts(ctx).ai_key_configured:
+    if client.facts(ctx).ai_key_configured:
         raise SkipCheck(reason, not_applicable=True)
     raise NotExercised(f"{endpoint} without an AI key", "omp.ai_endpoints=no-key", reason)
 
@@ -60,7 +43,7 @@ def no_key_failures(ctx: CheckContext, send: Any, endpoint: str) -> Iterator[Fai
     if answer.status in (404, 405, 501):
         raise SkipCheck(f"{endpoint} is not offered ({answer.status}): a 0.2 endpoint a v0.1 server need not have", not_applicable=True)
     yield from rules.error_failures(ctx, answer, 422, "no_api_key")
-    stored = [m for m in c.exported(ctx) if (m.get("source") or {}).get("tool") == tool or marker in str(m.get("content"))]
+    stored = [m for m in client.exported(ctx) if (m.get("source") or {}).get("tool") == tool or marker in str(m.get("content"))]
     if stored:
         yield Failure(f"{endpoint} without an AI key stored memories", [m.get("content", "")[:60] for m in stored[:3]],
                       "nothing stored", "$.memories")
@@ -69,23 +52,23 @@ def no_key_failures(ctx: CheckContext, send: Any, endpoint: str) -> Iterator[Fai
 @SUITE.check(section="§3.3 (0.2)", keyword="MUST", level="ai",
            sentence='Error 422: no_api_key — no AI API key configured')
 def extract_without_ai_key(ctx: CheckContext) -> Iterator[Failure]:
-    yield from no_key_failures(ctx, c.extract, "extract")
+    yield from no_key_failures(ctx, client.extract, "extract")
 
 
 @SUITE.check(section="§3.3 (0.2)", keyword="MUST", level="ai",
            sentence='Error 422: no_api_key — no AI API key configured')
 def compress_without_ai_key(ctx: CheckContext) -> Iterator[Failure]:
-    yield from no_key_failures(ctx, c.compress, "compress")
+    yield from no_key_failures(ctx, client.compress, "compress")
 
 
 @SUITE.check(section="§7", keyword="MUST", level="security",
            sentence='API keys MUST be at least 32 characters of cryptographic randomness')
 def api_keys_at_least_32_chars(ctx: CheckContext) -> Iterator[Failure]:
     named: dict[str, str] = {}
-    global_key = getattr(c.http(ctx), "api_key", None)
+    global_key = getattr(client.http(ctx), "api_key", None)
     if global_key:
         named["the global key (--api-key)"] = global_key
-    creds = c.facts(ctx).credentials
+    creds = client.facts(ctx).credentials
     if creds:
         named.update({f"the key of tool {tool!r}": key for tool, key in creds.tool_keys.items()})
         if creds.other_user_key:
@@ -104,7 +87,7 @@ def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
     fresh token; then what the server's log (option omp.server_log) gained meanwhile: a token there is that
     content in plain text.
     The positive control: the log grew during the writes, so it is the log this server writes."""
-    path = ctx.option("server_log") or c.facts(ctx).server_log
+    path = ctx.option("server_log") or client.facts(ctx).server_log
     if not path:
         raise NeedsOperator("§7 content not logged in plain text", "omp.server_log=PATH",
                             "the server's log is not visible over the API: name the file the server writes it to "
@@ -117,10 +100,10 @@ def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
         tokens[write] = uuid.uuid4().hex[:24]  # a prefix of 16 hex digits is already found by chance in no log
         return f"{tokens[write]} private note from {ctx.unique('log')}"
 
-    made = c.created(ctx, c.memory(ctx, "log-create", content=content("create")))
-    ev.control(c.update(ctx, made["id"], {"content": content("update")}), "an update of a memory's content")
-    ev.control(c.delete(ctx, made["id"]), "a delete of that memory")  # a server may log what it deletes
-    ev.control(c.import_(ctx, c.export_file([c.full_memory(ctx, "log-import", content=content("import"))])), "an import of one memory")
+    made = client.created(ctx, client.memory(ctx, "log-create", content=content("create")))
+    controls.control(client.update(ctx, made["id"], {"content": content("update")}), "an update of a memory's content")
+    controls.control(client.delete(ctx, made["id"]), "a delete of that memory")  # a server may log what it deletes
+    controls.control(client.import_(ctx, client.export_file([client.full_memory(ctx, "log-import", content=content("import"))])), "an import of one memory")
     growth = log.since(before)
     logged = [(write, growth.data.find(token[:16].encode())) for write, token in tokens.items()]
     for write, at in logged:
@@ -140,7 +123,7 @@ def content_not_logged(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§7", keyword="SHOULD", level="security",
            sentence='Implementations SHOULD rate-limit per API key')
 def rate_limited_per_key(ctx: CheckContext) -> Iterator[Failure]:
-    creds = c.facts(ctx).credentials
+    creds = client.facts(ctx).credentials
     if creds is None or not creds.tool_keys:
         raise SkipCheck("needs a key other than the global one (--option omp.credentials=FILE), so the burst never "
                         "throttles the run's own key")
@@ -149,20 +132,20 @@ def rate_limited_per_key(ctx: CheckContext) -> Iterator[Failure]:
     limited, sent = None, 0
     while sent < burst:
         sent += 1
-        answer = c.list_(ctx, {"limit": "1"}, key, quiet=True)
+        answer = client.list_(ctx, {"limit": "1"}, key, quiet=True)
         if answer.status == 429:
             limited = answer
             break
         if not answer.ok:
             yield Failure("the rate-limit probe was refused before any limit", answer.brief(), "200 or 429", "$")
             return
-    c.latency_note(ctx)
+    client.latency_note(ctx)
     if limited is None:
         yield Failure("no request of a burst was rate-limited", f"{burst} requests with one key, all served",
                       "429 rate_limited within the burst", "$", "option omp.rate_limit_burst sets the burst")
         return
     ctx.note(f"rate-limited after {sent} requests; Retry-After: {limited.headers.get('retry-after', '<absent>')}")
     yield from rules.error_failures(ctx, limited, 429, "rate_limited")
-    other = c.list_(ctx, {"limit": "1"})
+    other = client.list_(ctx, {"limit": "1"})
     if other.status == 429:
         yield Failure("the limit of one key throttled another key: not per API key", other.status, 200, "$")

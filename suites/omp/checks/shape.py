@@ -7,28 +7,26 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import rules
-from memconform.suites.omp.checks.listing import ids
+from memconform.suites.omp import client, controls, rules
+from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.suite import SUITE
 
 
 def _sample(ctx: CheckContext) -> list[tuple[str, dict[str, Any]]]:
     """One rich memory as create, get, list, search and export return it."""
-    key = c.word()
-    request = c.memory(ctx, "sample", content=f"{ctx.unique('sample')} {key} — ✓ 記憶", type="procedural",
-                       tags=["sample"], namespace=f"project:{ctx.run_id}", expires_at=c.now_iso(86400 * 365),
+    key = client.word()
+    request = client.memory(ctx, "sample", content=f"{ctx.unique('sample')} {key} — ✓ 記憶", type="procedural",
+                       tags=["sample"], namespace=f"project:{ctx.run_id}", expires_at=client.now_iso(86400 * 365),
                        metadata={"memconform_run": ctx.run_id, "n": 1, "nested": {"a": [1, None]}})
     request["source"]["session_id"] = "memconform-session"
-    made = c.created(ctx, request)
+    made = client.created(ctx, request)
     out = [("$(create)", made)]
-    got = c.get(ctx, made["id"]).accepted_json(dict, "getting the sample memory")
+    got = client.get(ctx, made["id"]).accepted_json(dict, "getting the sample memory")
     out.append(("$(get)", got))
-    out += [("$(list).memories[?]", m) for m in c.listed(ctx, {"tags": c.run_tag(ctx) + ",sample"}) if m.get("id") == made["id"]]
-    out += [("$(search).memories[?]", m) for m in c.found(ctx, {"q": key, "mode": "keyword"}) if m.get("id") == made["id"]]
-    out += [("$(export).memories[?]", m) for m in c.exported(ctx) if m.get("id") == made["id"]]
-    ctx.state(c.OmpRun).sample_request = request
+    out += [("$(list).memories[?]", m) for m in client.listed(ctx, {"tags": client.run_tag(ctx) + ",sample"}) if m.get("id") == made["id"]]
+    out += [("$(search).memories[?]", m) for m in client.found(ctx, {"q": key, "mode": "keyword"}) if m.get("id") == made["id"]]
+    out += [("$(export).memories[?]", m) for m in client.exported(ctx) if m.get("id") == made["id"]]
+    ctx.state(client.OmpRun).sample_request = request
     return out
 
 
@@ -93,8 +91,8 @@ def echo_failures(request: dict[str, Any], mem: dict[str, Any], where: str) -> I
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Create a new memory.')
 def create_returns_201(ctx: CheckContext) -> Iterator[Failure]:
-    request = c.memory(ctx, "create", tags=["create"])
-    answer = c.create(ctx, request)
+    request = client.memory(ctx, "create", tags=["create"])
+    answer = client.create(ctx, request)
     if answer.status != 201:
         yield Failure("create did not answer 201 Created", answer.status, 201, "$")
     if not answer.ok or not isinstance(answer.body, dict):
@@ -107,7 +105,7 @@ def create_returns_201(ctx: CheckContext) -> Iterator[Failure]:
            sentence='session_id?: string // Optional session/conversation ID from the source tool')
 def memory_reads_as_written(ctx: CheckContext) -> Iterator[Failure]:
     points = sample(ctx)
-    request = ctx.state(c.OmpRun).sample_request
+    request = ctx.state(client.OmpRun).sample_request
     seen = {where.split(".")[0] for where, _ in points}
     for where in ("$(get)", "$(list)", "$(search)", "$(export)"):
         if where not in seen:
@@ -119,9 +117,9 @@ def memory_reads_as_written(ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='Response 404 Not Found: { "error": "memory_not_found" }')
 def get_unknown_id_404(ctx: CheckContext) -> Iterator[Failure]:
-    made = c.created(ctx, c.memory(ctx, "known"))
-    ev.control(c.get(ctx, made["id"]), "getting a memory that exists")
-    yield from rules.error_failures(ctx, c.get(ctx, c.new_id()), 404, "memory_not_found")
+    made = client.created(ctx, client.memory(ctx, "known"))
+    controls.control(client.get(ctx, made["id"]), "getting a memory that exists")
+    yield from rules.error_failures(ctx, client.get(ctx, client.new_id()), 404, "memory_not_found")
 
 
 ARBITRARY_TAGS = ["Zürich Team", "UPPER case", "résumé", "e\u0301t\u00e9", "日本語", "emoji 🧠🚀", "with/slash:colon",
@@ -133,17 +131,17 @@ ARBITRARY_TAGS = ["Zürich Team", "UPPER case", "résumé", "e\u0301t\u00e9", "�
 def accepts_arbitrary_strings(ctx: CheckContext) -> Iterator[Failure]:
     """"Arbitrary tags": upper case, spaces, accents, combining marks, CJK, astral characters and
     punctuation are stored as written, and a list filter by such a tag finds the memory."""
-    request = c.memory(ctx, "arbitrary", tags=ARBITRARY_TAGS, namespace="Project: Ünïcode 🧠",
+    request = client.memory(ctx, "arbitrary", tags=ARBITRARY_TAGS, namespace="Project: Ünïcode 🧠",
                        content=f"{ctx.unique('arbitrary')} Ça va? 你好 — 🧠 e\u0301 \u200d «quotes» <b>&amp;</b>",
                        metadata={"memconform_run": ctx.run_id, "Schlüssel": "wert 🚀"})
     request["source"]["session_id"] = "Session 🚀 #1"
-    answer = c.create(ctx, request)
+    answer = client.create(ctx, request)
     if not answer.ok or not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
         yield Failure("a memory with arbitrary Unicode tags, namespace and content was refused", answer.brief(), 201, "$")
         return
-    got = c.get(ctx, answer.body["id"]).accepted_json(dict, "getting the memory with arbitrary strings")
+    got = client.get(ctx, answer.body["id"]).accepted_json(dict, "getting the memory with arbitrary strings")
     yield from echo_failures(request, got, "$(get)")
     for tag in (ARBITRARY_TAGS[0], ARBITRARY_TAGS[5]):
-        listed = ids(c.listed(ctx, {"tags": tag + "," + c.run_tag(ctx), "limit": "100"}))
+        listed = ids(client.listed(ctx, {"tags": tag + "," + client.run_tag(ctx), "limit": "100"}))
         if answer.body["id"] not in listed:
             yield Failure(f"a list filter by the tag {tag!r} does not find the memory", len(listed), answer.body["id"], "$.memories")

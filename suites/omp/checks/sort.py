@@ -11,12 +11,10 @@ from urllib.parse import parse_qsl
 from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import ask, rules
-from memconform.suites.omp import client as c
-from memconform.suites.omp import controls as ev
-from memconform.suites.omp import model as m
-from memconform.suites.omp.checks.listing import dataset, ids, page
+from memconform.suites.omp import ask, client, controls, rules
+from memconform.suites.omp.dataset import dataset, ids, page
 from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, SORT_IGNORED, STORES_INVALID
+from memconform.suites.omp.model import Model, Readings, Request
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -29,14 +27,14 @@ def _distinct_creates(ctx: CheckContext, tag: str) -> list[dict[str, Any]]:
     made: list[dict[str, Any]] = []
     deadline = time.monotonic() + SORT_SEED * 2 * DISTINCT_WAIT_S
     while len(made) < SORT_SEED and time.monotonic() < deadline:
-        mem = c.created(ctx, c.memory(ctx, f"sort{len(made)}", tags=[tag]))
+        mem = client.created(ctx, client.memory(ctx, f"sort{len(made)}", tags=[tag]))
         now, before = rules.instant(mem.get("created_at")), rules.instant(made[-1].get("created_at")) if made else None
         if made and (now is None or before is None or not now > before):
-            c.delete(ctx, mem["id"], quiet=True)  # same stamp as the one before: wait for the clock and make it again
+            client.delete(ctx, mem["id"], quiet=True)  # same stamp as the one before: wait for the clock and make it again
             time.sleep(DISTINCT_WAIT_S / 4)
             continue
         made.append(mem)
-    ev.need(len(made) == SORT_SEED, "could not create memories with distinct created_at: order cannot be observed")
+    controls.need(len(made) == SORT_SEED, "could not create memories with distinct created_at: order cannot be observed")
     return made
 
 
@@ -48,12 +46,12 @@ def _order(ctx: CheckContext, tag: str, sort: str | None) -> list[Any]:
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='`sort` string `created_at_desc` (default), `created_at_asc`, `updated_at_desc`')
 def list_sort_orders(ctx: CheckContext) -> Iterator[Failure]:
-    tag = f"sort-{c.word()}"
+    tag = f"sort-{client.word()}"
     made = _distinct_creates(ctx, tag)
-    model = m.Model.seeded(made)  # their created_at strictly increase: the model's order is one order
+    model = Model.seeded(made)  # their created_at strictly increase: the model's order is one order
     orders = {}
     for sort in ("created_at_asc", "created_at_desc", None):
-        request = m.Request.list({"tags": tag, "limit": "100", **({"sort": sort} if sort else {})})
+        request = Request.list({"tags": tag, "limit": "100", **({"sort": sort} if sort else {})})
         wanted = [mem["id"] for mem in model.list_page(request)[1]]
         seen = orders[sort] = _order(ctx, tag, sort)
         if seen != wanted:
@@ -68,21 +66,21 @@ def list_sort_orders(ctx: CheckContext) -> Iterator[Failure]:
 def _updated_order(ctx: CheckContext, tag: str, made: list[dict[str, Any]]) -> Iterator[Failure]:
     """updated_at_desc: touch the oldest, then the second; the model, following each update's answer (its
     updated_at moved on, errata O6), gives the order: the second first, then the oldest, then the rest."""
-    model = m.Model.seeded(made, m.Readings.from_options(ctx.option))
+    model = Model.seeded(made, Readings.from_options(ctx.option))
     for mem in (made[0], made[1]):
         patch = {"metadata": {"memconform_run": ctx.run_id, "touched": mem["id"]}}
-        answer = c.update(ctx, mem["id"], patch)
-        ev.control(answer, "updating a memory of the sort data")
-        reason = model.step(m.Request("update", id=mem["id"], body=patch), answer)
+        answer = client.update(ctx, mem["id"], patch)
+        controls.control(answer, "updating a memory of the sort data")
+        reason = model.step(Request("update", id=mem["id"], body=patch), answer)
         if reason is not None:
             yield Failure(f"sort=updated_at_desc: updating a memory of the sort data: {reason.title}", ask.summary(answer),
                           reason.expected, "$.updated_at")
             return
     params = {"tags": tag, "limit": "100", "sort": "updated_at_desc"}
-    answer = c.list_(ctx, params)
-    reason = model.accepts(m.Request.list(params), answer)
+    answer = client.list_(ctx, params)
+    reason = model.accepts(Request.list(params), answer)
     if reason is not None:
-        wanted = [mem["id"] for mem in model.list_page(m.Request.list(params))[1]]
+        wanted = [mem["id"] for mem in model.list_page(Request.list(params))[1]]
         yield Failure(f"sort=updated_at_desc: the memories updated last are not first, latest first ({reason.title})",
                       ask.summary(answer), {"order": wanted, **reason.expected}, "$.memories[*].id")
 
@@ -126,7 +124,7 @@ def short_page_of_known(answer: Reply, known: list[dict[str, Any]]) -> bool:
 
 
 def _raw_list(ctx: CheckContext, query: str) -> Reply:
-    return c.send(ctx, "GET", f"/memories?{query}")
+    return client.send(ctx, "GET", f"/memories?{query}")
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
@@ -136,12 +134,12 @@ def list_empty_and_repeated_parameters(ctx: CheckContext) -> Iterator[Failure]:
     under one of the plausible readings (absent; last, first or all values); never a 5xx (errata O30).
     The readings and the page each one predicts are the model's."""
     ds = dataset(ctx)
-    ev.control(_raw_list(ctx, f"tags={ds['a']}&limit=100"), "the same list with one tags parameter")
+    controls.control(_raw_list(ctx, f"tags={ds['a']}&limit=100"), "the same list with one tags parameter")
     for query in (f"tags={ds['tag']}&type=&limit=100", f"tags={ds['a']}&tags={ds['b']}&limit=100",
                   f"tags={ds['tag']}&limit=", f"tags={ds['tag']}&namespace=&tool=&limit=100"):
         answer = _raw_list(ctx, query)
-        request = m.Request.list(parse_qsl(query, keep_blank_values=True))
-        seen = ask.observe(ctx, "O30", request, answer, seeded=lambda r: m.Model.seeded(ds["stored"], r), pins=("bad_params",),
+        request = Request.list(parse_qsl(query, keep_blank_values=True))
+        seen = ask.observe(ctx, "O30", request, answer, seeded=lambda r: Model.seeded(ds["stored"], r), pins=("bad_params",),
                            title=f"GET /v1/memories?{query}: the answer fits none of the readings", path="$.memories")
         if seen.failure and answer.status >= 500:
             poisoned = ctx.once("omp.list_poisoned_at", lambda: poisoned_page(ctx))

@@ -21,21 +21,21 @@ import json
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.suites.omp import readings as table
-from memconform.suites.omp.checks.bad_input import sane_page
+from memconform.suites.omp import readings
+from memconform.suites.omp.rules import sane_page
 from memconform.targets.base import Reply
 
-LIST = table.LIST
+LIST = readings.LIST
 
 
-def asked(case: Any) -> table.Asked:
+def asked(case: Any) -> readings.Asked:
     """A schemathesis case as the table reads it."""
     body = getattr(case, "body", None)
     try:
         size = len(json.dumps(body)) if body is not None else 0
     except (TypeError, ValueError):
         size = 0
-    return table.Asked(str(case.method).upper(), case.operation.path, dict(case.query or {}), body,
+    return readings.Asked(str(case.method).upper(), case.operation.path, dict(case.query or {}), body,
                        _negative(case), str(case.operation.method).upper(), size)
 
 
@@ -57,7 +57,7 @@ def _reply(response: Any) -> Reply:
 
 def accepted_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple[str, str]]:
     """The (errata point, reading) pairs of the table the answer to this generated request fits."""
-    return [(row.point, row.name) for row in table.TABLE.fitting(asked(case), _reply(response), table.pins(ctx))]
+    return [(row.point, row.name) for row in readings.TABLE.fitting(asked(case), _reply(response), readings.pins(ctx))]
 
 
 def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:
@@ -70,7 +70,7 @@ def why_no_reading(case: Any, response: Any) -> str:
     """For a list request bad only in its query and answered 2xx: why the answer is not the sane page
     O9/O30 accept (empty when that reading is not in question)."""
     request = asked(case)
-    if request.route != LIST or not 200 <= response.status_code < 300 or not table.only_in_query(request):
+    if request.route != LIST or not 200 <= response.status_code < 300 or not readings.only_in_query(request):
         return ""
     if sane_page(_reply(response)):
         return ""  # the reading applies (or is pinned away): nothing to explain

@@ -16,15 +16,15 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
-from memconform.suites.omp import client as c
+from memconform.suites.omp import client
 from memconform.suites.omp import format as omp
-from memconform.suites.omp.fuzzing import saved as saved_examples
 from memconform.suites.omp.fuzzing.openapi_description import (
     ai_allowed,
     closed_requests,
     description,
 )
 from memconform.suites.omp.fuzzing.phases import Exchange, PhaseRun, run_phase, run_stateful
+from memconform.suites.omp.fuzzing.saved import save
 from memconform.suites.omp.fuzzing.wire import bound_schema_class, send_serialized, target_transport
 
 # Requests sent before pacing starts, then at most this many per second: a ci run never waits,
@@ -49,7 +49,7 @@ class Fuzzer:
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
-        self.target = c.http(ctx)
+        self.target = client.http(ctx)
         if not self.target.api_key:
             raise TargetError("the OMP fuzz checks need the target's API key (--api-key)")
         self.auth = {"Authorization": f"Bearer {self.target.api_key}"}
@@ -138,7 +138,7 @@ class Fuzzer:
         removed = 0
         for mem_id in sorted(self.created):
             try:
-                answer = c.delete(self.ctx, mem_id, quiet=True, record=False)
+                answer = client.delete(self.ctx, mem_id, quiet=True, record=False)
             except TargetError:
                 break
             removed += answer.status == 204
@@ -245,7 +245,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                     failure = fuzz.failure(label, found, exchange, expected)
                     why = why_no_reading(exchange.case, exchange.response) if accept_readings else ""
                     # the request as a file replay sends again and judges by the same checks (saved.py)
-                    saved = saved_examples.save(ctx, fuzz, name, reported, exchange, check_fn, accept_readings,
+                    saved = save(ctx, fuzz, name, reported, exchange, check_fn, accept_readings,
                                          f"{label}: {getattr(found, 'title', '') or type(found).__name__}")
                     replay = f"\nReplay with: {replay_line(ctx, saved)}" if saved is not None else ""
                     detail = f"{why}\n{failure.detail}" if why else failure.detail

@@ -11,7 +11,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.kit.fixtures_loader import fixture_root
-from memconform.suites.omp import client as c
+from memconform.suites.omp import client
 
 DESCRIPTION = "omp/openapi.yaml"
 AI_PATHS = ("/v1/extract", "/v1/compress")
@@ -20,7 +20,7 @@ BODY_METHODS = ("post", "put")
 
 def ai_allowed(ctx: CheckContext) -> bool:
     """Extract/compress only where the target states it has no AI key (errata O11)."""
-    return ctx.option("ai_endpoints") != "skip" and c.facts(ctx).ai_key_configured is False
+    return ctx.option("ai_endpoints") != "skip" and client.facts(ctx).ai_key_configured is False
 
 
 @functools.cache

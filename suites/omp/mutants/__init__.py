@@ -1,438 +1,150 @@
-"""Known-broken variants of the OMP reference server, one broken rule each.
-
-Each entry of MUTANTS is a zero-argument factory returning a ServedTarget (like `reference:omp`)
-over the reference with one small override. The docstring of each class is the rule it breaks.
-The checks each must fail are listed by the suite's own tests (tests/test_omp.py), not here.
-"""
-
-from __future__ import annotations
-
-import asyncio
-import json
-import time
-from collections.abc import Callable
-from typing import Any
-
-from memconform.suites.omp.reference.api import (
-    ApiError,
-    OmpApi,
-    Principal,
-)
-from memconform.suites.omp.reference.serve import (
-    ServedTarget,
-    ServerSpec,
-    serve_target,
-)
-from memconform.suites.omp.reference.store import Filters, OmpStore
-from memconform.targets.base import Target
-
-
-class AuthSkipped(OmpApi):
-    """§3.2: any key, or none at all, is accepted as the global key."""
-
-    def authenticate(self, headers: Any) -> Principal:
-        try:
-            return super().authenticate(headers)
-        except ApiError:
-            return self.principals[self.keys.global_key]
-
-
-class HealthRequiresAuth(OmpApi):
-    """§3.3 health: "No authentication required", yet health answers 401 without a key."""
-
-    public_ops = frozenset({"root"})
-
-
-class WrongErrorEnvelope(OmpApi):
-    """§4: errors answer {"detail": ...} instead of {"error", "message", "details"}."""
-
-    def error_body(self, err: ApiError) -> dict[str, Any]:
-        return {"detail": err.message}
-
-
-class ErrorWithoutMessage(OmpApi):
-    """§4: errors answer {"error": code} alone, as the §3.3 404 example shows (allowed by default, errata O15)."""
-
-    def error_body(self, err: ApiError) -> dict[str, Any]:
-        return {"error": super().error_body(err)["error"]}
-
-
-class NotFoundAs200(OmpApi):
-    """§3.3 get/update/delete: an unknown id answers 200 (with the error body) instead of 404."""
-
-    def error_status(self, err: ApiError) -> int:
-        return 200 if err.code == "memory_not_found" else err.status
-
-
-class LimitNotCapped(OmpApi):
-    """§3.3 list: limit has max 100, yet limit=101 is accepted and 101 memories served."""
-
-    max_limit = 1000
-
-
-class LimitDefault50(OmpApi):
-    """§3.3 list: limit defaults to 20, yet 50 are served when no limit is given."""
-
-    default_limit = 50
-
-
-class OffsetIgnored(OmpApi):
-    """§3.3 list: offset is echoed but every page starts at the first memory."""
-
-    def list_page(self, who: Principal, filters: Filters, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
-        return super().list_page(who, filters, sort, limit, 0)
-
-
-class TagsOr(OmpApi):
-    """§3.3 list: tags use AND logic, yet a memory with any one of the tags matches."""
-
-    tags_match = "any"
-
-
-class TypeFilterIgnored(OmpApi):
-    """§3.3 list: the type filter is validated but not applied."""
-
-    def list_filters(self, params: Any) -> Filters:
-        filters = super().list_filters(params)
-        filters.type = None
-        return filters
-
-
-class NamespaceFilterIgnored(OmpApi):
-    """§3.3 list: the namespace filter is not applied."""
-
-    def list_filters(self, params: Any) -> Filters:
-        filters = super().list_filters(params)
-        filters.namespace = None
-        return filters
-
-
-class SortIgnored(OmpApi):
-    """§3.3 list: sort is validated but every list comes in created_at_desc order."""
-
-    def list_sort(self, params: Any) -> str:
-        super().list_sort(params)
-        return "created_at_desc"
-
-
-class TotalIsPageSize(OmpApi):
-    """§3.3 list: total is the size of the page served, not the number of memories matching."""
-
-    def list_page(self, who: Principal, filters: Filters, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
-        docs, _ = super().list_page(who, filters, sort, limit, offset)
-        return docs, len(docs)
-
-
-class RacyStore(OmpStore):
-    """A store that rewrites a user's whole set of memories on every write, from a snapshot read
-    without the lock and a short pause before writing it back (a JSON file rewritten per request)."""
-
-    pause_s = 0.02
-
-    def transaction(self) -> Any:
-        import contextlib
-
-        return contextlib.nullcontext()
-
-    def _racy(self, user: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
-        snapshot = self.user_docs(user)
-        time.sleep(self.pause_s)
-        self.rewrite_user(user, change(snapshot))
-
-    def insert(self, user: str, doc: dict[str, Any]) -> None:
-        self._racy(user, lambda docs: [*docs, doc])
-
-    def replace(self, user: str, memory_id: str, doc: dict[str, Any]) -> None:
-        self._racy(user, lambda docs: [doc if d["id"] == memory_id else d for d in docs])
-
-    def delete(self, user: str, memory_id: str) -> bool:
-        found = self.exists(user, memory_id)
-        self._racy(user, lambda docs: [d for d in docs if d["id"] != memory_id])
-        return found
-
-    def rewrite_user(self, user: str, docs: list[dict[str, Any]]) -> None:
-        with self.lock:
-            self.db.execute("DELETE FROM memories WHERE user = ?", (user,))
-            for doc in docs:
-                OmpStore.insert(self, user, doc)
-
-
-class NagleStall(OmpApi):
-    """Not a spec rule: every small response goes out ~40 ms after its request arrived, as when small
-    writes wait for a delayed ACK without TCP_NODELAY. The benchmark's and report's stall detector must name it."""
-
-    stall_s = 0.036  # the client sees ~40 ms with its own overhead (measured: +2 to +5 ms)
-    small_bytes = 1024
-
-    def asgi(self, app: Any) -> Any:
-        stall_s, small = self.stall_s, self.small_bytes
-
-        async def stalled(scope: dict[str, Any], receive: Any, send: Any) -> None:
-            if scope["type"] != "http":
-                await app(scope, receive, send)
-                return
-            held: list[dict[str, Any]] = []
-            started = time.monotonic()
-
-            async def hold(message: dict[str, Any]) -> None:
-                held.append(message)
-
-            await app(scope, receive, hold)
-            if sum(len(m.get("body", b"")) for m in held) < small:  # like a delayed-ACK timer: ~40 ms from arrival
-                await asyncio.sleep(max(0.0, stall_s - (time.monotonic() - started)))
-            for message in held:
-                await send(message)
-
-        return stalled
-
-
-# ---- response shapes, limits, filters, import strategies, search, keys ----------------------------
-
-from memconform.suites.omp.mutants.domain import EXPECTED_KILLS as DOMAIN_KILLS  # noqa: E402
-from memconform.suites.omp.mutants.domain import EXPECTED_TITLES as DOMAIN_TITLES  # noqa: E402
-from memconform.suites.omp.mutants.domain import MUTANT_CLASSES as DOMAIN_CLASSES  # noqa: E402
-from memconform.suites.omp.mutants.paths import EXPECTED_KILLS as PATH_KILLS  # noqa: E402
-from memconform.suites.omp.mutants.paths import EXPECTED_TITLES as EXPECTED_TITLES  # noqa: E402  (the failure branch each must fire)
-from memconform.suites.omp.mutants.paths import MUTANT_CLASSES as PATH_CLASSES  # noqa: E402
-from memconform.suites.omp.mutants.replies import (  # noqa: E402
-    CreateReturns200,
-    ImportReportWithoutErrors,
-    KeywordAnyWord,
-    LimitsOffByOne,
-    ListWithoutPaging,
-    OverwriteKeepsExisting,
-    ReadsDropMetadata,
-    SearchNamespaceIgnored,
-    SearchWithoutModeUsed,
-    ShortKeys,
-    SourceWithoutTimestamp,
-    TagsAsString,
-    ToolFilterIgnored,
-    TypeCapitalised,
-    UnknownConflictAsSkip,
-)
-from memconform.suites.omp.mutants.rules import (  # noqa: E402
+"""Known-broken OMP servers (SuiteSpec.mutants): the tables live in table.py, the mutants in servers.py and the
+sibling modules (domain.py, large.py, paths.py, replies.py, rules.py); this face re-exports them."""
+
+from .table import (  # noqa: F401  the package's face: table.py holds the code
+    ALSO_RUN,
+    DOMAIN_CLASSES,
+    DOMAIN_KILLS,
+    DOMAIN_TITLES,
+    EXPECTED_KILLS,
+    EXPECTED_TITLES,
+    KILLED_ELSEWHERE,
+    KILLS_ONLY,
+    MUTANTS,
+    NOTE_ONLY,
+    OPTION_KILLS,
+    PATH_CLASSES,
+    PATH_KILLS,
+    AuthSkipped,
     ConflictIgnored,
     ContentLogged,
+    CreateReturns200,
     DeleteReturns200AndKeeps,
     DuplicateReusesIds,
+    ErrorWithoutMessage,
     ExportEnvelopeWrong,
     ExtractStoresWithoutKey,
+    HealthRequiresAuth,
     IdFormatUuid,
     ImportAbortsOnBadMemory,
     ImportReplacesAll,
+    ImportReportWithoutErrors,
+    KeywordAnyWord,
+    LimitDefault50,
+    LimitNotCapped,
+    LimitsOffByOne,
+    ListWithoutPaging,
+    NagleStall,
+    NamespaceFilterIgnored,
+    NotFoundAs200,
     NoValidation,
+    OffsetIgnored,
+    OmpApi,
+    OverwriteKeepsExisting,
     PutChangesCreatedAt,
     PutReplacesWhole,
+    RacyStore,
+    ReadsDropMetadata,
     SearchCaseSensitive,
     SearchModeLies,
+    SearchNamespaceIgnored,
+    SearchWithoutModeUsed,
+    ServedTarget,
     ServerErrorOnBadInput,
+    ServerSpec,
+    ShortKeys,
+    SortIgnored,
+    SourceWithoutTimestamp,
+    StoresLoneSurrogates,
+    SurrogateKeepingStore,
+    TagsAsString,
+    TagsOr,
+    Target,
     TimestampsNotUtc,
+    ToolFilterIgnored,
     ToolKeyCannotDelete,
     ToolKeyUnscoped,
+    TotalIsPageSize,
+    TypeCapitalised,
+    TypeFilterIgnored,
+    UnknownConflictAsSkip,
     UpdatedAtFrozen,
     UsersNotIsolated,
+    WrongErrorEnvelope,
+    __getattr__,  # `python:memconform.suites.omp.mutants:<name>` resolves a mutant by its name
+    _factory,
+    serve_target,
 )
 
-
-def _factory(name: str, api_class: type[OmpApi] = OmpApi, doc: str | None = None, **spec: Any) -> Callable[[], Target]:
-    def make() -> ServedTarget:
-        return serve_target(ServerSpec(api_class=api_class, **spec), label=f"mutant:omp:{name}")
-
-    make.__name__ = name
-    make.__doc__ = doc or api_class.__doc__
-    return make
-
-
-class SurrogateKeepingStore(OmpStore):
-    """Stores what a lenient reader handed it: a lone surrogate kept through SQLite as an ASCII escape."""
-
-    def _columns(self, doc: dict[str, Any]) -> tuple[Any, ...]:
-        columns = list(super()._columns(doc))
-        columns[1] = columns[1].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        columns[-1] = json.dumps(doc)
-        return tuple(columns)
-
-
-class StoresLoneSurrogates(OmpApi):
-    """§8 export: a plain json.loads reader takes an escaped lone surrogate (RFC 8259 lets it), the memory
-    is stored, and from then on the export cannot be encoded as UTF-8 (500): the user's memories are stuck."""
-
-    def parse_json(self, raw: bytes) -> Any:
-        if not raw.strip():
-            raise self.invalid("type", "body", "the request body is empty; expected a JSON object")
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise self.invalid("type", "body", f"the request body is not JSON: {exc}") from None
-
-
-MUTANTS: dict[str, Callable[[], Target]] = {
-    "auth_skipped": _factory("auth_skipped", AuthSkipped),
-    "health_requires_auth": _factory("health_requires_auth", HealthRequiresAuth),
-    "wrong_error_envelope": _factory("wrong_error_envelope", WrongErrorEnvelope),
-    "not_found_as_200": _factory("not_found_as_200", NotFoundAs200),
-    "error_without_message": _factory("error_without_message", ErrorWithoutMessage),
-    "limit_not_capped": _factory("limit_not_capped", LimitNotCapped),
-    "limit_default_50": _factory("limit_default_50", LimitDefault50),
-    "offset_ignored": _factory("offset_ignored", OffsetIgnored),
-    "tags_or": _factory("tags_or", TagsOr),
-    "type_filter_ignored": _factory("type_filter_ignored", TypeFilterIgnored),
-    "namespace_filter_ignored": _factory("namespace_filter_ignored", NamespaceFilterIgnored),
-    "sort_ignored": _factory("sort_ignored", SortIgnored),
-    "total_is_page_size": _factory("total_is_page_size", TotalIsPageSize),
-    "id_format_uuid": _factory("id_format_uuid", IdFormatUuid),
-    "timestamps_not_utc": _factory("timestamps_not_utc", TimestampsNotUtc),
-    "no_validation": _factory("no_validation", NoValidation),
-    "server_error_on_bad_input": _factory("server_error_on_bad_input", ServerErrorOnBadInput),
-    "put_replaces_whole": _factory("put_replaces_whole", PutReplacesWhole),
-    "put_changes_created_at": _factory("put_changes_created_at", PutChangesCreatedAt),
-    "updated_at_frozen": _factory("updated_at_frozen", UpdatedAtFrozen),
-    "delete_returns_200_and_keeps": _factory("delete_returns_200_and_keeps", DeleteReturns200AndKeeps),
-    "search_case_sensitive": _factory("search_case_sensitive", SearchCaseSensitive),
-    "search_mode_lies": _factory("search_mode_lies", SearchModeLies),
-    "export_envelope_wrong": _factory("export_envelope_wrong", ExportEnvelopeWrong),
-    "conflict_ignored": _factory("conflict_ignored", ConflictIgnored),
-    "import_aborts_on_bad_memory": _factory("import_aborts_on_bad_memory", ImportAbortsOnBadMemory),
-    "import_replaces_all": _factory("import_replaces_all", ImportReplacesAll),
-    "duplicate_reuses_ids": _factory("duplicate_reuses_ids", DuplicateReusesIds),
-    "tool_key_unscoped": _factory("tool_key_unscoped", ToolKeyUnscoped),
-    "tool_key_cannot_delete": _factory("tool_key_cannot_delete", ToolKeyCannotDelete),
-    "users_not_isolated": _factory("users_not_isolated", UsersNotIsolated),
-    "extract_stores_without_key": _factory("extract_stores_without_key", ExtractStoresWithoutKey),
-    "no_rate_limit": _factory("no_rate_limit", doc="§7: no rate limit on any key (SHOULD rate-limit per API key).",
-                              rate_limits={}),
-    "lost_update_under_concurrency": _factory(
-        "lost_update_under_concurrency", store_class=RacyStore,
-        doc="Nothing lost: concurrent creates, updates and deletes lose acknowledged writes and resurrect deleted "
-            "memories (each write rewrites the user's memories from a snapshot read without the lock)."),
-    "nagle_stall": _factory("nagle_stall", NagleStall),
-    "create_returns_200": _factory("create_returns_200", CreateReturns200),
-    "limits_off_by_one": _factory("limits_off_by_one", LimitsOffByOne),
-    "import_report_without_errors": _factory("import_report_without_errors", ImportReportWithoutErrors),
-    "tool_filter_ignored": _factory("tool_filter_ignored", ToolFilterIgnored),
-    "list_without_paging": _factory("list_without_paging", ListWithoutPaging),
-    "type_capitalised": _factory("type_capitalised", TypeCapitalised),
-    "tags_as_string": _factory("tags_as_string", TagsAsString),
-    "source_without_timestamp": _factory("source_without_timestamp", SourceWithoutTimestamp),
-    "reads_drop_metadata": _factory("reads_drop_metadata", ReadsDropMetadata),
-    "search_without_mode_used": _factory("search_without_mode_used", SearchWithoutModeUsed),
-    "keyword_any_word": _factory("keyword_any_word", KeywordAnyWord),
-    "short_keys": _factory("short_keys", ShortKeys),
-    "content_logged": _factory("content_logged", ContentLogged),
-    "overwrite_keeps_existing": _factory("overwrite_keeps_existing", OverwriteKeepsExisting),
-    "unknown_conflict_as_skip": _factory("unknown_conflict_as_skip", UnknownConflictAsSkip),
-    "search_namespace_ignored": _factory("search_namespace_ignored", SearchNamespaceIgnored),
-    **{name: _factory(name, api_class) for name, api_class in PATH_CLASSES.items()},
-    "stores_lone_surrogates": _factory("stores_lone_surrogates", StoresLoneSurrogates, store_class=SurrogateKeepingStore),
-    **{name: _factory(name, api_class) for name, api_class in DOMAIN_CLASSES.items()},
-}
-
-# not a spec rule: the ~40 ms stall is a note, never a failure (tests/test_omp.py test_nodelay_stall_noted)
-NOTE_ONLY = {"nagle_stall"}
-
-# cheap, and between them every endpoint and every set-up helper of the suite: every mutant runs them
-# too, so a mutant that breaks the suite's own set-up steps shows as an errored check
-ALSO_RUN = {"omp.memory_id_format", "omp.create_returns_201", "omp.memory_reads_as_written", "omp.list_response_shape",
-            "omp.update_partial", "omp.delete_then_gone", "omp.search_keyword", "omp.export_envelope",
-            "omp.import_skip_default", "omp.health_without_key", "omp.auth_wrong_key_401", "omp.rejects_unknown_type",
-            "omp.tool_key_own_tool", "omp.users_isolated", "omp.extract_without_ai_key"}
-# a slow server (a 20 ms pause a write) runs only the check it must fail
-KILLS_ONLY = {"lost_update_under_concurrency"}
-
-# what each broken server must fail (tests/test_omp.py runs them; every OMP check is killed by one)
-EXPECTED_KILLS: dict[str, set[str]] = {
-    "stores_lone_surrogates": {"omp.hostile_json_create_refused", "omp.hostile_json_leaves_export_working"},
-    "auth_skipped": {"omp.auth_missing_key_401", "omp.auth_wrong_key_401", "omp.fuzz_ignored_auth"},
-    "health_requires_auth": {"omp.health_without_key", "omp.health_declares_level"},
-    "wrong_error_envelope": {"omp.get_unknown_id_404", "omp.unknown_id_every_route", "omp.malformed_json_rejected",
-                             "omp.rejects_wrong_types", "omp.list_rejects_bad_paging", "omp.search_rejects_bad_input",
-                             "omp.auth_missing_key_401", "omp.tool_key_forbidden_other_write", "omp.users_isolated",
-                             "omp.extract_without_ai_key", "omp.fuzz_error_envelopes"},
-    "not_found_as_200": {"omp.get_unknown_id_404", "omp.unknown_id_every_route", "omp.delete_then_gone",
-                         "omp.fuzz_status_codes", "omp.fuzz_response_schemas", "omp.fuzz_stateful_crud"},
-    "limit_not_capped": {"omp.list_limit_max_100"},
-    "limit_default_50": {"omp.list_default_limit_20", "omp.search_limit_and_total"},
-    "offset_ignored": {"omp.list_offset_pages"},
-    "tags_or": {"omp.list_filter_tags_and"},  # search tags OR is a reading (errata O2)
-    "type_filter_ignored": {"omp.list_filter_type"},
-    "namespace_filter_ignored": {"omp.list_filter_namespace"},
-    "sort_ignored": {"omp.list_sort_orders"},
-    "total_is_page_size": {"omp.list_total_counts_matches"},
-    "id_format_uuid": {"omp.memory_id_format"},
-    "timestamps_not_utc": {"omp.memory_timestamps_utc", "omp.export_envelope"},
-    "no_validation": {"omp.rejects_content_over_max", "omp.rejects_too_many_tags", "omp.rejects_long_tag",
-                      "omp.rejects_too_many_metadata_keys", "omp.rejects_long_namespace", "omp.rejects_unknown_type",
-                      "omp.update_invalid_changes_nothing", "omp.import_bad_memory_reported"},
-    "server_error_on_bad_input": {"omp.malformed_json_rejected", "omp.rejects_wrong_types", "omp.list_rejects_bad_paging",
-                                  "omp.search_rejects_bad_input", "omp.fuzz_no_server_error",
-                                  # plain json.loads: 500s, and duplicate names and UTF-16 bodies stored
-                                  "omp.hostile_json_create_refused", "omp.hostile_json_import_refused",
-                                  "omp.hostile_json_search_refused"},
-    "put_replaces_whole": {"omp.update_partial"},
-    "put_changes_created_at": {"omp.update_keeps_id_and_created_at", "omp.update_partial"},
-    "updated_at_frozen": {"omp.update_partial", "omp.list_sort_orders"},
-    "delete_returns_200_and_keeps": {"omp.delete_then_gone"},
-    "search_case_sensitive": {"omp.search_keyword_case_insensitive"},
-    "search_mode_lies": {"omp.search_mode_used_honest", "omp.semantic_search"},
-    "export_envelope_wrong": {"omp.export_envelope"},
-    "conflict_ignored": {"omp.import_skip_default", "omp.import_duplicate"},
-    "import_aborts_on_bad_memory": {"omp.import_bad_memory_reported"},
-    "import_replaces_all": {"omp.import_bad_memory_reported", "omp.import_skip_default"},
-    "duplicate_reuses_ids": {"omp.import_duplicate"},
-    "tool_key_unscoped": {"omp.tool_key_forbidden_other_read", "omp.tool_key_forbidden_other_write"},
-    "tool_key_cannot_delete": {"omp.tool_key_own_tool"},
-    "users_not_isolated": {"omp.users_isolated"},
-    "extract_stores_without_key": {"omp.extract_without_ai_key", "omp.compress_without_ai_key"},
-    "no_rate_limit": {"omp.rate_limited_per_key"},
-    "lost_update_under_concurrency": {"omp.concurrent_writers_nothing_lost"},
-    "create_returns_200": {"omp.create_returns_201"},
-    "limits_off_by_one": {"omp.accepts_values_at_limits"},
-    "import_report_without_errors": {"omp.import_report_shape"},
-    "tool_filter_ignored": {"omp.list_filter_tool"},
-    "list_without_paging": {"omp.list_response_shape"},
-    "type_capitalised": {"omp.memory_content_and_type", "omp.create_returns_201"},
-    "tags_as_string": {"omp.memory_tags_namespace_metadata"},
-    "source_without_timestamp": {"omp.memory_source_object"},
-    "reads_drop_metadata": {"omp.memory_reads_as_written"},
-    "search_without_mode_used": {"omp.search_keyword"},
-    "short_keys": {"omp.api_keys_at_least_32_chars"},
-    "content_logged": {"omp.content_not_logged"},
-    "overwrite_keeps_existing": {"omp.import_overwrite"},
-    "unknown_conflict_as_skip": {"omp.import_unknown_conflict_rejected"},
-    "search_namespace_ignored": {"omp.search_filter_namespace"},
-    **PATH_KILLS,
-    **DOMAIN_KILLS,
-}
-EXPECTED_TITLES = {**EXPECTED_TITLES, **DOMAIN_TITLES}
-
-# broken only under a pinned reading: killed when the option pins it, accepted by default (errata O2)
-# checks killed by a test of their own, {check id: the test}. no_validation only drops the §2.1 limits: whether
-# hypothesis's random negative data hits one of them depends on the derandomized seed (an installed and an
-# editable copy of the package draw differently), so the deterministic killer is the toy server that accepts
-# every body
-KILLED_ELSEWHERE = {"omp.fuzz_negative_data_rejected": "tests/test_omp_openapi.py (toy `lenient`: accepts every body)",
-                    "omp.fuzz_valid_data_accepted": "tests/test_omp_openapi.py (toy `strict`: refuses valid tags)"}
-
-OPTION_KILLS: dict[str, tuple[dict[str, str], set[str]]] = {
-    "keyword_any_word": ({"keyword_match": "all-words"}, {"omp.search_keyword_all_words"}),
-    "error_without_message": ({"error_message": "required"}, {"omp.get_unknown_id_404"}),
-}
-
-
-
-def __getattr__(name: str) -> Callable[[], Target]:
-    """`memconform.suites.omp.mutants:<name>` (and `python:memconform.suites.omp.mutants:<name>`) resolve to the factory."""
-    try:
-        return MUTANTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-# at the sizes real servers meet (mutants/large.py)
-from memconform.suites.omp.mutants import large  # noqa: E402
-
-MUTANTS.update({name: _factory(name, api_class) for name, api_class in large.MUTANT_CLASSES.items()})
-EXPECTED_KILLS.update(large.EXPECTED_KILLS)
-EXPECTED_TITLES.update(large.EXPECTED_TITLES)
-KILLS_ONLY |= large.KILLS_ONLY
+__all__ = [
+    "ALSO_RUN",
+    "AuthSkipped",
+    "ConflictIgnored",
+    "ContentLogged",
+    "CreateReturns200",
+    "DOMAIN_CLASSES",
+    "DOMAIN_KILLS",
+    "DOMAIN_TITLES",
+    "DeleteReturns200AndKeeps",
+    "DuplicateReusesIds",
+    "EXPECTED_KILLS",
+    "EXPECTED_TITLES",
+    "ErrorWithoutMessage",
+    "ExportEnvelopeWrong",
+    "ExtractStoresWithoutKey",
+    "HealthRequiresAuth",
+    "IdFormatUuid",
+    "ImportAbortsOnBadMemory",
+    "ImportReplacesAll",
+    "ImportReportWithoutErrors",
+    "KILLED_ELSEWHERE",
+    "KILLS_ONLY",
+    "KeywordAnyWord",
+    "LimitDefault50",
+    "LimitNotCapped",
+    "LimitsOffByOne",
+    "ListWithoutPaging",
+    "MUTANTS",
+    "NOTE_ONLY",
+    "NagleStall",
+    "NamespaceFilterIgnored",
+    "NoValidation",
+    "NotFoundAs200",
+    "OPTION_KILLS",
+    "OffsetIgnored",
+    "OmpApi",
+    "OverwriteKeepsExisting",
+    "PATH_CLASSES",
+    "PATH_KILLS",
+    "PutChangesCreatedAt",
+    "PutReplacesWhole",
+    "RacyStore",
+    "ReadsDropMetadata",
+    "SearchCaseSensitive",
+    "SearchModeLies",
+    "SearchNamespaceIgnored",
+    "SearchWithoutModeUsed",
+    "ServedTarget",
+    "ServerErrorOnBadInput",
+    "ServerSpec",
+    "ShortKeys",
+    "SortIgnored",
+    "SourceWithoutTimestamp",
+    "StoresLoneSurrogates",
+    "SurrogateKeepingStore",
+    "TagsAsString",
+    "TagsOr",
+    "Target",
+    "TimestampsNotUtc",
+    "ToolFilterIgnored",
+    "ToolKeyCannotDelete",
+    "ToolKeyUnscoped",
+    "TotalIsPageSize",
+    "TypeCapitalised",
+    "TypeFilterIgnored",
+    "UnknownConflictAsSkip",
+    "UpdatedAtFrozen",
+    "UsersNotIsolated",
+    "WrongErrorEnvelope",
+    "serve_target",
+]

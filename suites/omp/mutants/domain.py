@@ -1,7 +1,7 @@
 """Known-broken OMP servers that only data drawn from the domain table reaches: an optional field left
 out, a parameter repeated or empty where the suite's literals never are, an id of another shape, a
 pair of parameters that only a covering array puts together. One broken rule each; registered in
-mutants/__init__.py."""
+mutants/table.py."""
 
 from __future__ import annotations
 

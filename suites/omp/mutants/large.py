@@ -1,6 +1,6 @@
 """Known-broken OMP servers at the sizes real ones meet: an import that refuses bodies over 1 MiB with a bare
 page instead of the §4 envelope (with the envelope it is errata O40's reading), and an export cut short once
-it grows. One broken rule each; registered at the end of mutants/__init__.py."""
+it grows. One broken rule each; registered at the end of mutants/table.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Known-broken OMP servers of the kinds found in real implementations: filters after paging,
 nulls that cannot clear, half-done imports, narrow character sets, limits in bytes, parameters that
-crash, sort ignored where import restamps. One broken rule each; registered in __init__.py."""
+crash, sort ignored where import restamps. One broken rule each; registered in table.py."""
 
 from __future__ import annotations
 

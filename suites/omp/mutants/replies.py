@@ -1,5 +1,5 @@
 """Known-broken OMP servers that answer with the wrong shape or skip one rule (create status, limits,
-report fields, filters, types, keys); registered in __init__.py."""
+report fields, filters, types, keys); registered in table.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Known-broken OMP servers breaking one §2/§3.3 rule each: ids, timestamps, validation, updates, search,
-export and import, keys and users; registered in __init__.py."""
+export and import, keys and users; registered in table.py."""
 
 from __future__ import annotations
 

@@ -1,0 +1,98 @@
+"""What the AMPS domain checks share (checks/domain_imports.py, domain_envelope.py): a class judged by its import
+and read back, and when two values are the same. Not a check module: the checks import it, never one another."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memconform.core.check_context import CheckContext
+from memconform.core.results import ControlRefused, Failure
+from memconform.kit import domain
+from memconform.suites.amps import model
+from memconform.suites.amps.client import export, import_export, make_export, sourced
+
+OPEN_POINT = "A57"  # errata: the value classes the spec is silent on, as the target was seen to take them
+
+
+DERIVATION = "observed"  # cites an artifact and needs no extractor: every provenance field stays optional
+
+
+def same(sent: Any, got: Any) -> bool:
+    if isinstance(sent, (int, float)) and isinstance(got, (int, float)) and not isinstance(sent, bool):
+        return domain.same_number(got, sent, "double")  # the schema's one number, confidence, is "type": "number"
+    return bool(sent == got)
+
+
+def readings(ctx: CheckContext) -> model.Readings:
+    return model.Readings.from_options(ctx.option)
+
+
+def subject_id_of(doc: dict[str, Any]) -> Any:
+    subject = doc.get("subject")
+    return subject.get("subject_id") if isinstance(subject, dict) else None
+
+
+def held_before(ctx: CheckContext, doc: dict[str, Any]) -> model.State:
+    """For an export that must be refused: the subject it names first holds one atom of a control export,
+    so that a refusal can be seen to change nothing (none where no subject id can be asked for)."""
+    sid = subject_id_of(doc)
+    if not isinstance(sid, str) or not sid:
+        return model.EMPTY
+    atom, art = sourced(ctx, "held", DERIVATION)
+    control = make_export(sid, [atom], [art])
+    accepted = [o for o in model.import_answers(model.EMPTY, control, readings(ctx)) if o.accepted]
+    if not accepted or not import_export(ctx, control).ok:
+        raise ControlRefused("an export of one atom for the subject was refused")
+    return accepted[0].state
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One import judged: accepted or not, the failure (None when the answer fits the model), and the
+    subject's export read to judge it (None when none was read), which the read-back uses again."""
+
+    accepted: bool
+    failure: Failure | None = None
+    exported: dict[str, Any] | None = None
+
+
+def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str,
+          state: model.State = model.EMPTY) -> Judged:
+    """Import the export into `state`: (whether it was accepted, the failure or None). The reply must be an
+    answer the model accepts; after it the subject's export must be what the model's state says (read only
+    where the subject id can be asked for, after a refusal only where the subject held something, and not
+    after an open value was accepted)."""
+    answers = model.import_answers(state, doc, readings(ctx), open_point)
+    reply = import_export(ctx, doc)
+    fits = model.fitting(answers, reply.ok)
+    if not fits:
+        allowed = sorted({"imported" if a.accepted else f"refused ({a.why[:80]})" for a in answers})
+        title = "a forbidden value was imported" if reply.ok else "an allowed value was refused"
+        return Judged(reply.ok, Failure(f"{label}: {title}", f"{reply.status} {reply.raw[:160]!r}", " or ".join(allowed)))
+    sid = subject_id_of(doc)
+    if not isinstance(sid, str) or not sid or (not reply.ok and sid not in state):
+        return Judged(reply.ok)
+    if reply.ok and open_point:  # a value the spec is silent on may be kept as sent or normalised: not read back
+        return Judged(True)
+    stored = export(ctx, sid)
+    problems = [model.export_differs(stored, sid, o.state[sid], readings(ctx)) for o in fits if sid in o.state]
+    if problems and all(problems):
+        title = "the export does not hold what was imported" if reply.ok else "refused, but what the subject holds changed"
+        return Judged(reply.ok, Failure(f"{label}: {title}", problems[0], "the subject as the model says"), stored)
+    return Judged(reply.ok, None, stored)
+
+
+def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
+    ctx.observe(OPEN_POINT, {f"{vc.key} accepted": lambda answer: answer is True,
+                             f"{vc.key} refused": lambda answer: answer is False}, accepted)
+
+
+def judge_class(ctx: CheckContext, vc: domain.ValueClass, doc: dict[str, Any], label: str) -> Judged:
+    """One export carrying a class, imported and judged by the model; an open class's answer recorded."""
+    open_point = OPEN_POINT if vc.expect == "open" else ""
+    held = held_before(ctx, doc) if vc.expect == "invalid" else model.EMPTY
+    judged = judge(ctx, doc, label, open_point, held)
+    if judged.failure is None and open_point:
+        observe_open(ctx, vc, judged.accepted)
+    return judged
