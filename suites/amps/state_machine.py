@@ -17,7 +17,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.suites.amps import format as amps
-from memconform.suites.amps import model as oracle
 from memconform.suites.amps.client import (
     AmpsRun,
     artifacts_by_id,
@@ -30,41 +29,52 @@ from memconform.suites.amps.client import (
     make_export,
 )
 from memconform.suites.amps.domain_fields import drawn_fields, with_value
+from memconform.suites.amps.model import (
+    DEFAULT,
+    Answer,
+    Readings,
+    State,
+    Subject,
+    delete_answers,
+    fitting,
+    import_answers,
+)
+from memconform.suites.amps.model import export_differs as subject_export_differs
 
 
 @dataclass
 class Model:
     subject_id: str = ""
-    readings: oracle.Readings = oracle.DEFAULT  # the import semantics seen (A12), the options' other readings
-    state: oracle.State = field(default_factory=dict)  # the oracle's state after the last step
+    readings: Readings = DEFAULT  # the import semantics seen (A12), the options' other readings
+    state: State = field(default_factory=dict)  # the oracle's state after the last step
     steps: list[str] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)  # artifacts deleted
     acknowledged: int = 0  # atoms and artifacts in accepted imports, and deletions
     tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
 
     @property
-    def held(self) -> oracle.Subject:
-        return self.state.get(self.subject_id, oracle.Subject())
+    def held(self) -> Subject:
+        return self.state.get(self.subject_id, Subject())
 
 
 class Divergence(model_based.Divergence):
     """The subject's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
-def expected_of(subject_id: str, held: oracle.Subject) -> dict[str, Any]:
+def expected_of(subject_id: str, held: Subject) -> dict[str, Any]:
     """What the oracle says the subject holds, language-neutral, for the sequence file (and its replay)."""
     return {"subject_id": subject_id, "unsourced": sorted(held.unsourced), "droppable": sorted(held.droppable),
             "atoms": {str(i): dict(a) for i, a in held.atoms.items()},
             "artifacts": {str(i): dict(a) for i, a in held.artifacts.items()}}
 
 
-def subject_of(want: dict[str, Any]) -> oracle.Subject:
-    return oracle.Subject(want["atoms"], want["artifacts"], frozenset(want["unsourced"]), frozenset(want.get("droppable", ())))
+def subject_of(want: dict[str, Any]) -> Subject:
+    return Subject(want["atoms"], want["artifacts"], frozenset(want["unsourced"]), frozenset(want.get("droppable", ())))
 
 
 def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
     """What differs between the subject's export and the oracle's expectation (None: nothing)."""
-    return oracle.export_differs(doc, want["subject_id"], subject_of(want))
+    return subject_export_differs(doc, want["subject_id"], subject_of(want))
 
 
 def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
@@ -82,14 +92,14 @@ def compare(ctx: CheckContext, model: Model) -> None:
     doc = export(ctx, model.subject_id)
     model.tally = tally(doc, model)
     want = expected_of(model.subject_id, model.held)
-    problem = oracle.export_differs(doc, model.subject_id, model.held, model.readings)
+    problem = subject_export_differs(doc, model.subject_id, model.held, model.readings)
     if problem:
         raise Divergence(sequence.expect(ctx, "amps.export", want, problem))
 
 
-def take(ctx: CheckContext, model: Model, outcomes: tuple[oracle.Answer, ...], accepted: bool, what: str) -> None:
+def take(ctx: CheckContext, model: Model, outcomes: tuple[Answer, ...], accepted: bool, what: str) -> None:
     """The oracle's outcome the target's reply fits becomes the next state; none fits: a divergence."""
-    fits = oracle.fitting(outcomes, accepted)
+    fits = fitting(outcomes, accepted)
     if not fits:
         allowed = [("accepted" if o.accepted else "refused") + (f" ({o.reading})" if o.reading else "") for o in outcomes]
         raise Divergence(sequence.expect(ctx, "reply", {"ok": not accepted},
@@ -112,7 +122,7 @@ class AmpsSubject(RuleBasedStateMachine):
     """One subject's exports imported and artifacts deleted; bound to a run by `model_based.for_run`."""
 
     ctx: ClassVar[CheckContext]
-    readings: ClassVar[oracle.Readings]  # the import semantics seen (A12) and the options' readings
+    readings: ClassVar[Readings]  # the import semantics seen (A12) and the options' readings
 
     def __init__(self) -> None:
         super().__init__()
@@ -142,7 +152,7 @@ class AmpsSubject(RuleBasedStateMachine):
 
     def imported(self, atoms: list[dict[str, Any]], arts: list[dict[str, Any]]) -> None:
         doc = make_export(self.subject_id, atoms, arts)
-        outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
+        outcomes = import_answers(self.model.state, doc, self.model.readings)
         reply = import_export(self.ctx, doc)
         take(self.ctx, self.model, outcomes, reply.ok, "a conformant export")
         self.model.acknowledged += len(atoms) + len(arts)
@@ -174,7 +184,7 @@ class AmpsSubject(RuleBasedStateMachine):
             arts[0]["captured_at"] = "2026-01-01T00:00:00"
         else:
             del doc["subject"]["subject_id"]
-        outcomes = oracle.import_answers(self.model.state, doc, self.model.readings)
+        outcomes = import_answers(self.model.state, doc, self.model.readings)
         take(self.ctx, self.model, outcomes, import_export(self.ctx, doc).ok, f"an export with a broken {broken}")
         self.step(f"import refused ({broken})")
 
@@ -184,7 +194,7 @@ class AmpsSubject(RuleBasedStateMachine):
     def import_open(self, data: Any, picked: tuple[str, str, str, Any]) -> None:
         key, place, name, value = picked
         doc = with_value(make_export(self.subject_id, *self.built(data)), place, name, value)
-        outcomes = oracle.import_answers(self.model.state, doc, self.model.readings, "A57")
+        outcomes = import_answers(self.model.state, doc, self.model.readings, "A57")
         take(self.ctx, self.model, outcomes, import_export(self.ctx, doc).ok, f"an export with {key}")
         self.step(f"import with {key}")
 
@@ -193,7 +203,7 @@ class AmpsSubject(RuleBasedStateMachine):
     def delete(self, data: Any) -> None:
         artifact_id = data.draw(st.sampled_from(sorted(self.model.held.artifacts)), label="artifact")
         delete_artifact(self.ctx, self.subject_id, artifact_id)
-        take(self.ctx, self.model, oracle.delete_answers(self.model.state, self.subject_id, artifact_id), True, "delete_artifact")
+        take(self.ctx, self.model, delete_answers(self.model.state, self.subject_id, artifact_id), True, "delete_artifact")
         self.model.deleted.add(artifact_id)
         self.model.acknowledged += 1
         self.step(f"delete artifact {artifact_id}")

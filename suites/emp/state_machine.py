@@ -22,7 +22,6 @@ from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import TargetError
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model as emp_model
 from memconform.suites.emp.checks.common import (
     OTHER,
     EmpRun,
@@ -34,11 +33,12 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
+from memconform.suites.emp.model import File, view_answers, view_problems
 
 
 @dataclass
 class Model:
-    file: emp_model.File = field(default_factory=emp_model.File)  # every write, in order, on the step clock
+    file: File = field(default_factory=File)  # every write, in order, on the step clock
     # other apps' lines, in file order, with their ids (a delete of that id may remove them by a rewrite)
     foreign: list[tuple[str, bytes]] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
@@ -49,7 +49,7 @@ class Model:
     @property
     def live(self) -> dict[str, str]:
         """id -> the content the view must show for it (the model's one answer: no ties on the step clock)."""
-        answers = emp_model.view_answers(self.file.lines)
+        answers = view_answers(self.file.lines)
         return {i: str(won[0]["content"]) for i, won in answers.items() if won and won[0] is not None}
 
     def write(self, entry_id: str, content: str, src: str) -> None:
@@ -107,7 +107,7 @@ def view_differs(path: str, seen: list[dict[str, Any]] | None, want: dict[str, A
         return problem
     view = seen if seen is not None else emp.resolve(emp.iter_lines(path))
     answers = {i: ({"id": i, "content": content},) for i, content in want["live"].items()}
-    problems = emp_model.view_problems(view, answers, same=lambda a, b: a.get("content") == b.get("content"))
+    problems = view_problems(view, answers, same=lambda a, b: a.get("content") == b.get("content"))
     return "; ".join(problems[:3]) or None
 
 

@@ -20,8 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import TargetError
-from memconform.suites.memorizz import format as mz
-from memconform.suites.memorizz import model as oracle
+from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.client import (
     MemorizzRun,
     by_content,
@@ -30,6 +29,7 @@ from memconform.suites.memorizz.client import (
     import_archive,
     scalar,
 )
+from memconform.suites.memorizz.model import CONFLICTS, Answer, ImportRequest, Key, answers, export_records
 
 
 @dataclass
@@ -44,19 +44,19 @@ class Divergence(model_based.Divergence):
     """The namespace's export left the model: hypothesis shrinks the sequence that caused it."""
 
 
-def oracle_state(model: Model, ns: str) -> dict[oracle.Key, dict[str, Any]]:
+def oracle_state(model: Model, ns: str) -> dict[Key, dict[str, Any]]:
     return {("knowledge_base", rid): {"memory_id": ns, "content": text} for rid, text in model.records.items()}
 
 
-def oracle_request(archive: dict[str, Any], mode: str, conflict: str, valid: bool = True) -> oracle.ImportRequest:
-    return oracle.ImportRequest(tuple((store, r["id"], r["data"]) for store, r in mz.records_of(archive)), mode, conflict, valid)
+def oracle_request(archive: dict[str, Any], mode: str, conflict: str, valid: bool = True) -> ImportRequest:
+    return ImportRequest(tuple((store, r["id"], r["data"]) for store, r in memorizz.records_of(archive)), mode, conflict, valid)
 
 
-def take_outcome(ctx: CheckContext, model: Model, ns: str, request: oracle.ImportRequest, accepted: bool,
-                 what: str) -> oracle.Answer:
+def take_outcome(ctx: CheckContext, model: Model, ns: str, request: ImportRequest, accepted: bool,
+                 what: str) -> Answer:
     """The oracle's outcome the reply fits, made the model's state; a reply fitting none diverges (a refusal
     where only acceptance is allowed is the target's error, as before: a valid restore refused)."""
-    found = oracle.answers(oracle_state(model, ns), request)
+    found = answers(oracle_state(model, ns), request)
     fits = found.fitting(accepted)
     if not fits:
         if not accepted:
@@ -79,7 +79,7 @@ def records_in(doc: Any) -> dict[Any, str]:
 
 def mistyped_ids(doc: Any) -> list[Any]:
     """The knowledge_base record ids that are an array or an object."""
-    return [r.get("id") for store, r in mz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
+    return [r.get("id") for store, r in memorizz.records_of(doc) if store == "knowledge_base" and not scalar(r.get("id"))]
 
 
 def export_differs(doc: Any, want: dict[str, Any]) -> str | None:
@@ -103,7 +103,7 @@ def compare(ctx: CheckContext, ns: str, model: Model) -> None:
     got = records_in(doc)
     model.tally = history_counts.counts(acknowledged=model.acknowledged, lost=len(set(model.records) - set(got)),
                                 corrupted=sum(1 for k in set(got) & set(model.records) if got[k] != model.records[k]))
-    selected = oracle.export_records(oracle_state(model, ns), memory_id=ns, stores=["knowledge_base"])
+    selected = export_records(oracle_state(model, ns), memory_id=ns, stores=["knowledge_base"])
     want = {"memory_id": ns, "records": {rid: str(data.get("content")) for (_store, rid), data in selected.items()}}
     problem = export_differs(doc, want)
     if problem:
@@ -124,14 +124,14 @@ class Namespace(RuleBasedStateMachine):
         forget_namespaces_at_end(self.ctx, self.ns)
 
     def archive(self, ids: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
-        archive = mz.empty_archive(source_provider="memconform-model")
+        archive = memorizz.empty_archive(source_provider="memconform-model")
         texts = {rid: self.ctx.unique("prose") for rid in ids}
         archive["stores"]["knowledge_base"] = [{"id": rid, "data": {"memory_id": self.ns, "content": text}}
                                                for rid, text in texts.items()]
         agent = self.ctx.unique("model-agent")  # an archive of notes usually travels with its agent
         archive["stores"]["agents"] = [{"id": agent, "data": {"agent_id": agent, "memory_ids": [self.ns],
                                                               "delegates": []}}]
-        return mz.seal(archive), texts
+        return memorizz.seal(archive), texts
 
     def fresh(self, data: Any) -> list[str]:
         return [self.ctx.unique("kb") for _ in range(data.draw(st.integers(1, 3), label="new records"))]
@@ -159,7 +159,7 @@ class Namespace(RuleBasedStateMachine):
             archive, _texts = self.archive(old + [self.ctx.unique("kb")])
             self.send(archive, "restore", conflict, f"restore 1 existing and 1 new record (conflict={conflict})")
 
-    @rule(data=st.data(), conflict=st.sampled_from(oracle.CONFLICTS))
+    @rule(data=st.data(), conflict=st.sampled_from(CONFLICTS))
     def restore_new(self, data: Any, conflict: str) -> None:
         archive, texts = self.archive(self.fresh(data))
         self.send(archive, "restore", conflict, f"restore {len(texts)} new records (conflict={conflict})")
@@ -193,7 +193,7 @@ class Namespace(RuleBasedStateMachine):
         archive, _texts = self.archive(ids)
         accepted, _body = import_archive(self.ctx, archive, "preview")
         # a preview may also be answered as a refusal when it lists conflicts: either way nothing is written
-        found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "preview", "error"))
+        found = answers(oracle_state(self.model, self.ns), oracle_request(archive, "preview", "error"))
         self.model.records = {rid: str(d.get("content")) for (store, rid), d in (found.outcomes[0].state or {}).items()
                               if store == "knowledge_base"}
         self.step(f"preview {len(ids)} records ({'accepted' if accepted else 'refused'})")
@@ -205,7 +205,7 @@ class Namespace(RuleBasedStateMachine):
         ids = self.fresh(data) + sorted(self.model.records)[:1]
         archive, texts = self.archive(ids)
         accepted, body = import_archive(self.ctx, archive, "clone")
-        found = oracle.answers(oracle_state(self.model, self.ns), oracle_request(archive, "clone", "error"))
+        found = answers(oracle_state(self.model, self.ns), oracle_request(archive, "clone", "error"))
         if not found.fitting(accepted):
             raise TargetError(f"a clone of {len(ids)} records was refused; the spec allows only {found.expected()}")
         id_map = body.get("id_map") if isinstance(body, dict) else None
@@ -225,15 +225,15 @@ class Namespace(RuleBasedStateMachine):
         kb = archive["stores"]["knowledge_base"]
         if broken == "version":
             archive["version"] = 2
-            mz.reseal(archive)
+            memorizz.reseal(archive)
         elif broken == "count":
             archive["manifest"]["counts"]["knowledge_base"] += 1
-            mz.reseal(archive)
+            memorizz.reseal(archive)
         elif broken == "checksum":
             kb[0]["data"]["content"] += " (edited after sealing)"
         else:
             kb.append({"id": kb[0]["id"], "data": {"memory_id": self.ns, "content": self.ctx.unique("twin")}})
-            mz.seal(archive)
+            memorizz.seal(archive)
         self.send(archive, "restore", "replace", f"an archive with a broken {broken} (restore refused)", valid=False)
 
 

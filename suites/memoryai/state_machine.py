@@ -21,8 +21,15 @@ from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import TargetError
 from memconform.suites.memoryai import client
-from memconform.suites.memoryai import format as mai
-from memconform.suites.memoryai import model as oracle
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai.model import (
+    ExportAnswer,
+    Readings,
+    State,
+    delete,
+    export_answers,
+    import_answers,
+)
 
 
 @dataclass
@@ -35,9 +42,9 @@ class Model:
     steps: list[str] = field(default_factory=list)
     acknowledged: int = 0  # chunks in accepted imports
     tally: dict[str, int] = field(default_factory=history_counts.counts)  # the last comparison's counts
-    state: oracle.State = field(default_factory=oracle.State)  # the oracle's state of the sequence's data
+    state: State = field(default_factory=State)  # the oracle's state of the sequence's data
 
-    def take(self, state: oracle.State) -> None:
+    def take(self, state: State) -> None:
         self.state = state
         self.chunks = {h: dict(ch) for h, ch in state.chunks.items()}
         self.deleted = set(state.deleted)
@@ -112,11 +119,11 @@ def compare(ctx: CheckContext, model: Model) -> None:
         raise Divergence(sequence.expect(ctx, "memoryai.export", expected_of(model), problem))
 
 
-def readings_of(ctx: CheckContext) -> oracle.Readings:
-    return oracle.Readings(reimport_counters=ctx.option("reimport_counters"), since_boundary=ctx.option("since_boundary"))
+def readings_of(ctx: CheckContext) -> Readings:
+    return Readings(reimport_counters=ctx.option("reimport_counters"), since_boundary=ctx.option("since_boundary"))
 
 
-def scoped_expected(model: Model, allowed: tuple[oracle.ExportAnswer, ...]) -> dict[str, Any]:
+def scoped_expected(model: Model, allowed: tuple[ExportAnswer, ...]) -> dict[str, Any]:
     """What a scoped export may hold of this sequence: language-neutral, for the sequence file."""
     return {"prefix": model.prefix, "allowed": [{"hashes": sorted(a.hashes), "why": a.why} for a in allowed]}
 
@@ -135,7 +142,7 @@ def scoped_differs(doc: Any, want: dict[str, Any]) -> str | None:
             f"(allowed: {'; '.join(a['why'] for a in want['allowed'])})")
 
 
-CORE_TYPES = st.sampled_from(mai.CORE_TYPES)
+CORE_TYPES = st.sampled_from(memoryai.CORE_TYPES)
 
 
 class Brain(RuleBasedStateMachine):
@@ -161,7 +168,7 @@ class Brain(RuleBasedStateMachine):
 
     def send(self, bundle: dict[str, Any], what: str) -> bool:
         """One import, the reply matched with the oracle's outcomes; the one it fits is the next state."""
-        outcomes = oracle.import_answers(self.model.state, bundle, readings_of(self.ctx))
+        outcomes = import_answers(self.model.state, bundle, readings_of(self.ctx))
         reply = client.import_bundle(self.ctx, bundle)
         fits = [o for o in outcomes if o.accepted == reply.ok]
         if not fits and not reply.ok:
@@ -191,7 +198,7 @@ class Brain(RuleBasedStateMachine):
         self.import_new([("decision", "critical", True)], 1, 30, True)
         self.accept(self.model.bundles[0], "import the first bundle again")
 
-    @rule(kinds=st.lists(st.tuples(CORE_TYPES, st.sampled_from(mai.ZONES), st.booleans()), min_size=1, max_size=3),
+    @rule(kinds=st.lists(st.tuples(CORE_TYPES, st.sampled_from(memoryai.ZONES), st.booleans()), min_size=1, max_size=3),
           entity=st.sampled_from([0, 1]), age=st.integers(1, 5000), dna=st.booleans())
     def import_new(self, kinds: list[Any], entity: int, age: int, dna: bool) -> None:
         chunks = [self.new_chunk(*k) for k in kinds]
@@ -215,7 +222,7 @@ class Brain(RuleBasedStateMachine):
     @rule()
     def import_rejected(self) -> None:
         probe = self.new_chunk("fact", "standard", False)
-        self.send(client.bundle(self.ctx, [probe], version=mai.MAX_VERSION + 998), "import a bundle of version 999 (rejected)")
+        self.send(client.bundle(self.ctx, [probe], version=memoryai.MAX_VERSION + 998), "import a bundle of version 999 (rejected)")
 
     @precondition(lambda self: bool(self.model.chunks))
     @rule(data=st.data(), scope=st.sampled_from(["dna_only", "since"]), zone=st.sampled_from(["Z", "+05:30"]),
@@ -230,7 +237,7 @@ class Brain(RuleBasedStateMachine):
             at = client.instant(self.model.chunks[h]["created_at"])
             assert at is not None
             since = client.iso(at, shift, zone)
-        allowed = oracle.export_answers(self.model.state, scope, since, readings_of(self.ctx))
+        allowed = export_answers(self.model.state, scope, since, readings_of(self.ctx))
         reply = self.ctx.target.call("export", client.export_body(self.ctx, scope, since))
         self.model.steps.append(f"export {scope}{' since ' + since if since else ''}")
         if not reply.ok or not isinstance(reply.body, dict):
@@ -246,7 +253,7 @@ class Brain(RuleBasedStateMachine):
     def delete(self, data: Any) -> None:
         h = data.draw(st.sampled_from(self.in_creation_order()))
         client.hook(self.ctx, "delete_chunk", {"content_hash": h}, "deletion in sequences")
-        self.model.take(oracle.delete(self.model.state, h))
+        self.model.take(delete(self.model.state, h))
         # whether importing a deleted chunk again restores it is open: never ask
         self.model.bundles = [b for b in self.model.bundles if all(ch["content_hash"] != h for ch in b["chunks"])]
         self.model.steps.append("delete a stored chunk")

@@ -9,10 +9,9 @@ from typing import Any
 from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
-from memconform.suites.omp import client as c
-from memconform.suites.omp import model as m
-from memconform.suites.omp import rules
+from memconform.suites.omp import client, rules
 from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, SORT_IGNORED
+from memconform.suites.omp.model import comma_tags
 
 
 def ids(memories: list[Any]) -> list[Any]:
@@ -30,13 +29,13 @@ def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any) -
     body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
     if body is None or not isinstance(body.get("memories"), list):
         return False
-    plain = c.list_(ctx, {k: v for k, v in params.items() if k != "tags"})
+    plain = client.list_(ctx, {k: v for k, v in params.items() if k != "tags"})
     untagged = plain.body if plain.ok and isinstance(plain.body, dict) and isinstance(plain.body.get("memories"), list) else None
     if untagged is None:
         return False
     if not full_page(untagged, params):
         return False  # the other parameters leave short pages too: not the tags alone
-    wanted = m.comma_tags(params["tags"])
+    wanted = comma_tags(params["tags"])
     late = [mem for mem in untagged["memories"] if isinstance(mem, dict) and isinstance(mem.get("tags"), list)
             and all(t in mem["tags"] for t in wanted)]
     return ids(body["memories"]) == ids(late) and body.get("total") in (untagged.get("total"), len(late))
