@@ -54,8 +54,6 @@ from .command import (
     CommandTarget,
     _command_pid,
     _status_of,
-    program_problem,
-    resolve_template,
 )
 from .contain import (
     LIVE_SUPERVISORS,
@@ -68,6 +66,7 @@ from .contain import (
     start_ticks,
     sweep,
 )
+from .templates import program_problem, resolve_template
 
 PROTOCOL_VERSION = 1
 STOP_GRACE_S = 2.0  # after {"cmd": "stop"}, for the command to exit by itself before it is ended
