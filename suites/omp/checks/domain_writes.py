@@ -4,7 +4,6 @@ create, partial update, and import batches in which one item in the middle is of
 from __future__ import annotations
 
 import copy
-import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,18 @@ from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.omp import client, controls, deviations, domain_data, readings, rules
 from memconform.suites.omp.deviations import STORES_INVALID
+from memconform.suites.omp.domain_writing import (
+    carry,
+    expires_in_past,
+    others_kept,
+    packable,
+    patch_as_body,
+    patch_for,
+    together,
+    top_field,
+    unchanged,
+    update_expectation,
+)
 from memconform.suites.omp.importing import import_report_failures, import_with
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
@@ -68,39 +79,6 @@ def domain_create_every_class(ctx: CheckContext) -> Iterator[Failure]:
     yield from domain_plan.judge_rows(rows, attempt)
     yield from never_stored(ctx, refused, "create")
     yield from dropped_not_stored(ctx, dropped, "create")
-
-
-def top_field(case: domain_data.Case) -> str:
-    """The member of the memory a class's value sits in (a source field's own place within the source):
-    two values of a row never share one."""
-    path = case.cls.field.removeprefix("memory.").removesuffix("[]")
-    return path if path.startswith("source.") else path.split(".")[0]
-
-
-def packable(ctx: CheckContext, case: domain_data.Case) -> bool:
-    """An allowed value no errata point reads, of a field that is not the whole source (which the
-    source's own fields share): it goes in a memory beside others (rows_for)."""
-    return domain_data.expectation(ctx, case.cls) == "valid" and domain_data.open_point(case.cls) is None and case.cls.field != "memory.source"
-
-
-def carry(body: dict[str, Any], case: domain_data.Case) -> None:
-    """Set in `body` the member the case's value sits in, as the case's own body has it (absent: removed)."""
-    *parents, name = top_field(case).split(".")
-    source, holder = case.body, body
-    for part in parents:
-        source, holder = source.get(part) or {}, holder.setdefault(part, {})
-    if name in source:
-        holder[name] = copy.deepcopy(source[name])
-    else:
-        holder.pop(name, None)
-
-
-def together(row: list[domain_data.Case]) -> dict[str, Any]:
-    """One memory holding each case's value as its own body has it (the first's, or a content case's, marker)."""
-    body = copy.deepcopy(row[0].body)
-    for case in row[1:]:
-        carry(body, case)
-    return body
 
 
 def _created_row(ctx: CheckContext, row: list[domain_data.Case]) -> Iterator[Failure]:
@@ -186,7 +164,7 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
         made = client.created(ctx, client.memory(ctx, f"du-{field_id}"))
         before = client.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
         for case in cases:
-            patch = _patch(case, before)
+            patch = patch_for(case, before)
             answer = client.update(ctx, made["id"], patch, quiet=True)
             after = client.get(ctx, made["id"], quiet=True)
             now = after.body if after.ok and isinstance(after.body, dict) else None
@@ -213,13 +191,13 @@ def domain_update_every_class(ctx: CheckContext) -> Iterator[Failure]:
                     deviations.sent_item(ctx, {**patch, "id": made["id"]}, deviations.UPDATE_STORES_INVALID)
                 if not (field_dropped(ctx, readings.UPDATE, patch, answer) and field_dropped(ctx, readings.UPDATE, patch, after)):
                     yield from judge_refusal(ctx, case, answer)  # (errata O38: a field dropped is no refusal owed)
-                yield from _unchanged(case, before, now)
+                yield from unchanged(case, before, now)
             elif expect == "valid" and case.value is not None:
                 if not answer.ok:
                     yield Failure(f"{case.label}: an allowed value was refused", answer.brief(), "200 OK", "$")
                 else:
                     yield from domain_data.read_back_failures(as_body, now, "$")
-                    yield from _others_kept(case, before, now, patch)
+                    yield from others_kept(case, before, now, patch)
             else:  # an open timestamp accepted is read back as the same instant (errata O53); other open values as served
                 yield from judge_open(ctx, as_body, answer, now if domain_data.open_point(case.cls) in (domain_data.OTHER_FORM, domain_data.UTC_OFFSET) else None)
             domain_data.ledger(ctx).judge([case.cls.key])
@@ -241,7 +219,7 @@ def _updated_together(ctx: CheckContext, row: list[domain_data.Case]) -> Iterato
     before = client.get(ctx, made["id"], quiet=True).accepted_json(dict, "reading the memory to update")
     patch: dict[str, Any] = {}
     for case in row:
-        one = _patch(case, before)
+        one = patch_for(case, before)
         if "." in top_field(case) and "source" in patch:
             carry(patch, case)  # a second source field: set in the source the first one's patch holds
         else:
@@ -262,64 +240,6 @@ def _updated_together(ctx: CheckContext, row: list[domain_data.Case]) -> Iterato
     moved = sorted(k for k in before if k not in patch and k != "updated_at" and not domain_data.same_json(before.get(k), now.get(k)))
     if moved:
         yield Failure(f"{label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
-                      {k: before.get(k) for k in moved[:3]}, "$")
-
-
-def update_expectation(ctx: CheckContext, case: domain_data.Case) -> str:
-    """A patch may leave out any top-level field; a source without a required part is replaced whole (refused)
-    or merged into the old one (accepted): the spec does not say which."""
-    expect = domain_data.expectation(ctx, case.cls)
-    if case.value is not domain.ABSENT:
-        return expect
-    nested = "." in case.cls.field.removeprefix("memory.")
-    return "open" if nested and expect == "invalid" else expect if nested else "valid"
-
-
-def expires_in_past(patch: dict[str, Any]) -> bool:
-    """A patch setting expires_at to a moment already gone (in any offset the target may have read it)."""
-    value = patch.get("expires_at")
-    if not isinstance(value, str):
-        return False
-    try:
-        moment = dt.datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment < dt.datetime.now(dt.UTC)
-
-
-def _patch(case: domain_data.Case, before: dict[str, Any]) -> dict[str, Any]:
-    """A one-field patch of the class value; for "absent", every other writable field as it is now."""
-    if case.value is domain.ABSENT:
-        top = case.cls.field.removeprefix("memory.").split(".")[0].removesuffix("[]")
-        keep: dict[str, Any] = {k: before[k] for k in ("content", "type", "tags", "namespace", "expires_at", "metadata", "source")
-                                if k in before}
-        if "." in case.cls.field.removeprefix("memory."):  # a source field left out of the source object
-            return {"source": {k: v for k, v in before.get("source", {}).items() if k != case.cls.field.split(".")[-1]}}
-        keep.pop(top, None)
-        return keep
-    top = case.cls.field.removeprefix("memory.").split(".")[0].removesuffix("[]")
-    if top == "source" and case.cls.field != "memory.source":
-        return {"source": case.body["source"]}
-    return {top: case.body.get(top)}
-
-
-def patch_as_body(before: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    return {**before, **patch}
-
-
-def _unchanged(case: domain_data.Case, before: dict[str, Any], now: dict[str, Any]) -> Iterator[Failure]:
-    moved = sorted(k for k in set(before) | set(now) if k != "updated_at" and not domain_data.same_json(before.get(k), now.get(k)))
-    if moved:
-        yield Failure(f"{case.label}: a refused update changed the memory", {k: now.get(k) for k in moved[:3]},
-                      {k: before.get(k) for k in moved[:3]}, "$")
-
-
-def _others_kept(case: domain_data.Case, before: dict[str, Any], now: dict[str, Any], patch: dict[str, Any]) -> Iterator[Failure]:
-    moved = sorted(k for k in before if k not in patch and k not in ("updated_at",) and not domain_data.same_json(before.get(k), now.get(k)))
-    if moved:
-        yield Failure(f"{case.label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
                       {k: before.get(k) for k in moved[:3]}, "$")
 
 
