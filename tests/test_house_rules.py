@@ -168,8 +168,6 @@ def test_no_module_is_imported_under_a_short_name() -> None:
 MAX_LINES = 400
 # the few modules over MAX_LINES, each with why it is not split yet (ideally none)
 LONG_MODULES = {
-    "harness/portability/ledger_truth.py": "harness/portability is being reworked on two other branches this stop "
-                                           "(issue 30 item 2 and issue 32); split it after they merge",
     "harness/targets/supervise.py": "the cmd: supervisor, which the real-implementations work (issue 35) changes this "
                                     "stop; split it after that merges",
 }

@@ -21,7 +21,7 @@ STATEFUL_CHECKS = {  # suite -> (module, machine class)
 BUILT_AT_RUN_TIME = {
     ("suites/omp/fuzzing/phases.py", "Machine"): "schemathesis builds its state machine from the OpenAPI document at run time",
     ("suites/omp/fuzzing/wire.py", "TargetTransport"): "a transport closing over the fuzzer's target call",
-    ("suites/amps/checks/imports.py", "Handler"): "an HTTP handler of a test server started inside the check",
+    ("suites/amps/importing.py", "Handler"): "an HTTP handler of a test server started inside a check (importing.py holds the checks' shared helpers)",
 }
 
 
