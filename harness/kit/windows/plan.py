@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,11 +62,14 @@ class WindowPlan:
 
 
 def plan_of(suite: SuiteSpec) -> type[WindowPlan] | None:
-    """The format's WINDOW_PLAN: `windows.py` beside the format module that holds its `detect` (the
-    format package itself does not import it, so the plan may import the format freely); None: read whole."""
+    """The format's WINDOW_PLAN: `windows.py` in the format package whose module holds its `detect` (the
+    package itself, or the topic module a package face re-exports it from, e.g. amps format/schema.py; the
+    format package does not import it, so the plan may import the format freely); None: read whole."""
     module = getattr(suite.detect, "__module__", None)
     if not module:
         return None
+    if not hasattr(sys.modules.get(module), "__path__"):  # a topic module: its package holds windows.py
+        module = module.rpartition(".")[0]
     try:
         found = importlib.util.find_spec(f"{module}.windows")
     except ModuleNotFoundError:  # the detect's module is no package: it has no windows beside it
