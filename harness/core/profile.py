@@ -144,6 +144,7 @@ class Profile:
         from hypothesis import HealthCheck, Phase, settings
 
         keep_hypothesis_files_in(None)
+        draws_from_the_seed_alone()
 
         return settings(
             max_examples=self.examples,
@@ -184,3 +185,29 @@ def keep_hypothesis_files_in(folder: Any) -> None:
         home = os.path.join(str(folder), ".hypothesis")
     set_hypothesis_home_dir(home)
     _HYPOTHESIS_HOME.append(home)
+
+
+_PINNED: list[bool] = []
+
+
+def draws_from_the_seed_alone() -> None:
+    """Hypothesis (6.131 and later) draws about one value in twenty from constants it finds in the source of
+    the "local" modules loaded so far: which those are depends on what the process imported before and on
+    whether memconform runs from a checkout or an installed wheel. The same seed then drew other sequences
+    (importing emp's format module before an AMPS run turned a mutant's model_sequences from passed to
+    failed). memconform's draws come from the profile's seed alone: the local pool is pinned empty, once
+    per process, for every hypothesis run in it; the constants hypothesis ships with are still drawn."""
+    if _PINNED:
+        return
+    _PINNED.append(True)
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # a hypothesis without local constants draws from the seed alone already
+        return
+    if not hasattr(providers, "_get_local_constants"):
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if cache is not None and hasattr(cache, "max_size"):  # a pool cached before the pin is not drawn from
+        providers.CONSTANTS_CACHE = type(cache)(cache.max_size)
