@@ -124,7 +124,10 @@ def by_the_domain_sweep(row: Reading, request: Any, answer: Reply) -> Verdict:
         return recorded(row, lambda ctx: domain_data.observe_open(ctx, vc, answer.ok, 400 <= answer.status < 500, answer.brief()))
     if isinstance(request, ex.Expired):
         return recorded(row, lambda ctx: domain_writes.observe_expiry(ctx, request.label, answer))
-    return domain_writes.field_dropped(omp_ctx(), request.route, request.body, answer)
+    ctx = omp_ctx()
+    if not domain_writes.field_dropped(ctx, request.route, request.body, answer):
+        return False
+    return set(ctx.readings.get(row.point, {}).get("seen", []))
 
 
 def by_ask_observe(row: Reading, request: ex.Modelled, answer: Any) -> Verdict:

@@ -2,13 +2,17 @@
 the name the readings table shows, which requests meet the point, what answer the reading predicts, and
 the options or level that pin it away).
 
-The fuzzer (fuzzing/accepted.py), the model (model/search.py) and the example checks that meet these
-points (checks/large_roundtrip.py, checks/domain_writes.py, and through the model search_mode_used_honest,
-domain_search_parameters and model_based_sequences) read the same rows: no check blames an answer
-another accepts. tests/test_omp_one_table.py walks every row and asks each check named in it.
+The fuzzer (fuzzing/accepted.py) and its replayed failures (fuzzing/judged.py), the model (model/search.py)
+and the example checks that meet these points (checks/large_roundtrip.py, checks/domain_writes.py, and
+through the model search_mode_used_honest, domain_search_parameters and model_based_sequences) read the same
+rows: no check blames an answer another accepts. Every other open point a check observes is a row too, in
+the form its checks meet it (example_readings.py: the model's O2, O8, O9, O30, the checks' O7, O14, O17,
+O26, the domain table's O36, O37, O52). tests/test_omp_one_table.py walks every row and asks each check
+named in it; tests/test_omp_table_cases.py fails when a point observed in suites/omp is not in the table.
 
-A request is an `Asked` (method, path, query, body, where schemathesis made it invalid); an answer a
-`Reply`; the pins are the model's `Readings` (the run's options, and the level health declares).
+A request of the fuzzer's rows is an `Asked` (method, path, query, body, where schemathesis made it
+invalid); an answer a `Reply`; the pins are the model's `Readings` (the run's options, and the level health
+declares).
 """
 
 from __future__ import annotations
