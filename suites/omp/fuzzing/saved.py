@@ -51,8 +51,10 @@ def sequence_of(ctx: CheckContext, fuzz: Any, exchange: Any, names: list[str], a
                 title: str, found: Any = None, probe: Any = None) -> dict[str, Any] | None:
     """The sequence file's content for one failing exchange; None when it cannot be replayed from a file.
     `found`: the schemathesis failure; `probe`: for ignored auth, the response to the probe that failed."""
+    if not names:
+        return None
     judgement = judged.JUDGED.get(names[0]) if len(names) == 1 else None
-    if not names or (judgement is None and any(n not in RESPONSE_CHECKS for n in names)):
+    if judgement is None and any(n not in RESPONSE_CHECKS for n in names):
         return None
     if judgement == "auth" and probe is None:
         return None  # the probe that failed was not seen: the keyed request would show nothing
