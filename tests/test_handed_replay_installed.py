@@ -4,7 +4,9 @@ The wheel is built offline (tests/dist_build.py) and installed in a fresh virtua
 memconform comes only from the wheel (its dependencies are this environment's): no suite's checks are
 imported in advance, as they are when tests run from the checkout. Against a known-broken mutant, each
 suite's model-based check fails and saves its sequence, memoryai's round-trip check saves its
-failing example and OMP's fuzzer its failing request (examples/*.json); `memconform replay FILE --target MUTANT` from the installed CLI reproduces each
+failing example and OMP's fuzzer its failing requests (examples/*.json: a status-code failure, and one each of
+invalid data accepted, valid data refused and a request without the key accepted); `memconform replay FILE
+--target MUTANT` from the installed CLI reproduces each
 (exit 1) and `--target reference:SUITE` finds nothing (exit 0). The figures are printed
 (`-s` shows them): reproduced/total per suite.
 """
@@ -31,7 +33,11 @@ SAVED = {
     "memorizz": [("SkipMeansAbort", "memorizz.model_sequences", "sequences", [], [])],
     "emp": [("RewritesFromCache", "emp.writer_model_sequences", "sequences", [], [])],
     "omp": [("stale_search_index", "omp.model_based_sequences", "sequences", [], []),
-            ("not_found_as_200", "omp.fuzz_status_codes", "examples", KEY, KEY)],
+            ("not_found_as_200", "omp.fuzz_status_codes", "examples", KEY, KEY),
+            # judged by how the request was generated: what was judged saved as data (fuzzing/judged.py)
+            ("no_validation", "omp.fuzz_negative_data_rejected", "examples", KEY, KEY),
+            ("tags_ascii_only", "omp.fuzz_valid_data_accepted", "examples", KEY, KEY),
+            ("auth_skipped", "omp.fuzz_ignored_auth", "examples", KEY, KEY)],
 }
 
 

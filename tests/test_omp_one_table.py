@@ -15,21 +15,32 @@ server without embeddings dropping the field (O38).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from memconform.core.check_context import NoTarget
 from memconform.core.profile import CI_SEED, Profile
-from memconform.core.readings import Reading
+from memconform.core.readings import Observation, Reading
 from memconform.core.results import Outcome
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.run.session import execute_run
+from memconform.suites.omp import ask, domain_data
+from memconform.suites.omp import example_readings as ex
 from memconform.suites.omp import model as m
 from memconform.suites.omp import readings as table
-from memconform.suites.omp.checks import domain_writes, large_roundtrip
-from memconform.suites.omp.fuzzing import accepted
+from memconform.suites.omp.checks import (
+    bad_input,
+    domain_writes,
+    import_paths,
+    large_roundtrip,
+    listing,
+    search,
+    search_full,
+)
+from memconform.suites.omp.fuzzing import accepted, judged
 from memconform.suites.omp.mutants.large import ImportBodyCapEnvelope
 from memconform.suites.omp.reference.api import OmpApi, Principal
 from memconform.suites.omp.reference.parts import Out, Req
@@ -43,6 +54,13 @@ def omp_ctx(**options: str) -> Context:
 
 
 # ---- each check that can meet a reading, asked through its own code ------------------------------------
+# A judge answers False (refused), True (accepted) or, for a check that records readings, the readings it
+# recorded for the point (accepted, and the walk asserts the row's reading is among them); a refusal's text
+# (`failed`) names the readings the check accepted.
+
+Verdict = bool | set[str]
+failed: dict[str, str] = {}
+
 
 def schemathesis_case(asked: table.Asked) -> Any:
     """The parts of a schemathesis case the fuzzer's judge reads."""
@@ -54,33 +72,123 @@ def schemathesis_case(asked: table.Asked) -> Any:
                            query=dict(asked.query), body=asked.body, meta=meta)
 
 
-def by_the_fuzzer(row: Reading, asked: table.Asked, answer: Reply) -> bool:
+def by_the_fuzzer(row: Reading, asked: table.Asked, answer: Reply) -> Verdict:
     response = SimpleNamespace(status_code=answer.status, content=answer.raw)
     return (row.point, row.name) in accepted.accepted_readings(omp_ctx(), schemathesis_case(asked), response)
 
 
-def by_the_model(row: Reading, asked: table.Asked, answer: Reply) -> bool:
-    model = m.Model.seeded([], m.Readings(), complete=False)
-    return model.accepts(m.Request("search", body=asked.body), answer) is None
+def by_the_replay(row: Reading, asked: table.Asked, answer: Reply) -> Verdict:
+    """A saved fuzz failure replayed (fuzzing/judged.py): with no status passing it (1xx is none of the walk's),
+    the table alone decides."""
+    saved = {"judged": "negative" if asked.negative else "positive", "accept_readings": True, "statuses": ["1xx"],
+             "asked": {"method": asked.method, "path": asked.path, "query": dict(asked.query), "body": asked.body,
+                       "negative": sorted(asked.negative), "described": asked.described, "size": asked.size}}
+    return judged.judged_reply_differs(omp_ctx(), answer, saved) is None
 
 
-def by_the_large_round_trip(row: Reading, asked: table.Asked, answer: Reply) -> bool:
+def by_the_model(row: Reading, request: Any, answer: Any) -> Verdict:
+    """The model under every reading: the set of answers it allows holds this one."""
+    if isinstance(request, table.Asked):
+        return m.Model.seeded([], m.Readings(), complete=False).accepts(m.Request("search", body=request.body), answer) is None
+    if isinstance(request, ex.Modelled):
+        model = request.seeded(m.Readings())
+        if request.read_back:
+            return any(check(answer) is None for check in model.expect_read_back(request.request).values())
+        return model.accepts(request.request, answer) is None
+    stored = request.stored if hasattr(request, "stored") else tuple(d for _, d in request.made)
+    return m.Model.seeded(stored, m.Readings()).accepts(m.Request("search", body=request.query), answer) is None
+
+
+def recorded(row: Reading, check: Callable[[Context], Any], names: bool = True) -> Verdict:
+    """Run a check's observation on a run's context: the readings it recorded, or False with its failure kept
+    (`names`: its failure names the readings, as ctx.observe words it)."""
+    ctx = omp_ctx()
+    outcome = check(ctx)
+    failures = [outcome.failure] if isinstance(outcome, Observation) else list(outcome or ())
+    if any(f is not None for f in failures):
+        if names:
+            failed[f"{row.point}:{row.name}"] = " ".join(str(f.expected) for f in failures if f is not None)
+        return False
+    return set(ctx.readings.get(row.point, {}).get("seen", []))
+
+
+def by_the_large_round_trip(row: Reading, asked: table.Asked, answer: Reply) -> Verdict:
     run = large_roundtrip.Large(word="w")
     run.mine = [{"content": "x" * asked.size}]
-    return not list(large_roundtrip.refused(omp_ctx(), answer, run, "overwrite"))
+    return recorded(row, lambda ctx: large_roundtrip.refused(ctx, answer, run, "overwrite"), names=False)
 
 
-def by_the_domain_sweep(row: Reading, asked: table.Asked, answer: Reply) -> bool:
-    return domain_writes.field_dropped(omp_ctx(), asked.route, asked.body, answer)
+def by_the_domain_sweep(row: Reading, request: Any, answer: Reply) -> Verdict:
+    if isinstance(request, ex.OpenClass):
+        vc = request.value_class()
+        return recorded(row, lambda ctx: domain_data.observe_open(ctx, vc, answer.ok, 400 <= answer.status < 500, answer.brief()))
+    if isinstance(request, ex.Expired):
+        return recorded(row, lambda ctx: domain_writes.observe_expiry(ctx, request.label, answer))
+    ctx = omp_ctx()
+    if not domain_writes.field_dropped(ctx, request.route, request.body, answer):
+        return False
+    return set(ctx.readings.get(row.point, {}).get("seen", []))
 
 
-JUDGES = {
-    "fuzz_valid_data_accepted": by_the_fuzzer, "fuzz_negative_data_rejected": by_the_fuzzer,
-    "fuzz_status_codes": by_the_fuzzer, "fuzz_no_server_error": by_the_fuzzer,
-    "model": by_the_model,  # search_mode_used_honest, domain_search_parameters, model_based_sequences ask it
-    "own_export_imported_back_large": by_the_large_round_trip,
-    "domain_create_every_class": by_the_domain_sweep, "domain_update_every_class": by_the_domain_sweep,
-    "domain_import_every_class": by_the_domain_sweep,
+def by_ask_observe(row: Reading, request: ex.Modelled, answer: Any) -> Verdict:
+    """update_clears_nullable, list_limit_max_100, list_empty_and_repeated_parameters: ask.observe, as they call it."""
+    return recorded(row, lambda ctx: ask.observe(ctx, request.point, request.request, answer, seeded=request.seeded,
+                                                 pins=request.pins, read_back=request.read_back, title=row.point))
+
+
+def by_the_keyword_check(row: Reading, request: ex.KeywordSearch, answer: Reply) -> Verdict:
+    found = {name for name, mem in request.made if mem["id"] in ex.ids(answer)}
+    return recorded(row, lambda ctx: search.observe_keyword_match(ctx, dict(request.made), request.query, found))
+
+
+def by_the_filter_check(row: Reading, request: ex.TagSearch, answer: Reply) -> Verdict:
+    model = m.Model.seeded(request.stored, m.Readings(keyword_match="all-words"))
+    return recorded(row, lambda ctx: search.observe_search_tags(ctx, model, request.query, ex.ids(answer)))
+
+
+def by_the_paging_check(row: Reading, request: ex.PinnedSearch, answer: Reply) -> Verdict:
+    return recorded(row, lambda ctx: search.observe_pinned(ctx, list(request.stored), request.query, answer, request.option,
+                                                           request.values, request.reading, "the page"))
+
+
+def by_the_import_check(row: Reading, request: ex.ImportBatch, answer: tuple[Reply, int]) -> Verdict:
+    reply, stored = answer
+    return recorded(row, lambda ctx: ctx.observe("O7", import_paths.o7_predictions(reply, request.where, request.bad_id,
+                                                                                   stored, request.good)))
+
+
+def by_the_fixture_check(row: Reading, request: ex.BadListFixture, answer: Reply) -> Verdict:
+    return recorded(row, lambda ctx: ctx.observe("O9", bad_input.o9_predictions(request.case, answer)))
+
+
+def by_the_tool_key_checks(row: Reading, request: ex.ForeignMemory, answer: Reply) -> Verdict:
+    return recorded(row, lambda ctx: search_full.tool_status_failures(ctx, answer))
+
+
+def by_the_seeding(row: Reading, request: ex.CreatedAtKept, answer: int) -> Verdict:
+    return recorded(row, lambda ctx: listing.observe_created_at(ctx, answer, request.imported))
+
+
+def by_the_limits_check(row: Reading, asked: table.Asked, answer: Reply) -> Verdict:
+    created = answer.ok and isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str)
+    return recorded(row, lambda ctx: bad_input.observe_char_unit(ctx, answer, created, ctx.option("char_unit")))
+
+
+FUZZ = (by_the_fuzzer, by_the_replay)
+JUDGES: dict[str, tuple[Callable[[Reading, Any, Any], Verdict], ...]] = {
+    "fuzz_valid_data_accepted": FUZZ, "fuzz_negative_data_rejected": FUZZ, "fuzz_status_codes": (by_the_fuzzer,),
+    "fuzz_no_server_error": (by_the_fuzzer,),
+    "model": (by_the_model,),  # search_mode_used_honest, domain_*_parameters, model_based_sequences ask it
+    "own_export_imported_back_large": (by_the_large_round_trip,),
+    "domain_create_every_class": (by_the_domain_sweep,), "domain_update_every_class": (by_the_domain_sweep,),
+    "domain_import_every_class": (by_the_domain_sweep,),
+    "update_clears_nullable": (by_ask_observe,), "list_limit_max_100": (by_ask_observe,),
+    "list_empty_and_repeated_parameters": (by_ask_observe,),
+    "search_keyword_all_words": (by_the_keyword_check,), "search_filters": (by_the_filter_check,),
+    "search_limit_and_total": (by_the_paging_check,), "import_bad_memory_reported": (by_the_import_check,),
+    "list_rejects_bad_paging": (by_the_fixture_check,), "tool_key_forbidden_other_read": (by_the_tool_key_checks,),
+    "tool_key_forbidden_other_write": (by_the_tool_key_checks,), "listing_dataset": (by_the_seeding,),
+    "accepts_values_at_limits": (by_the_limits_check,),
 }
 ROWS = list(table.TABLE)
 
@@ -94,16 +202,31 @@ def test_every_point_of_the_table_is_an_errata_entry() -> None:
     assert all(f"## {point} " in errata for point in table.TABLE.points()), table.TABLE.points()
 
 
+def test_every_check_a_row_names_is_a_registered_check_or_a_named_judge() -> None:
+    registered = {check_id.split(".", 1)[1] for check_id in get_suite("omp").registered()}
+    shared = {"model", "listing_dataset"}  # the model every example check asks; the listing checks' seeding
+    named = {check for row in ROWS for check in row.checks}
+    assert named <= registered | shared, sorted(named - registered - shared)
+    assert named <= set(JUDGES), sorted(named - set(JUDGES))
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r.point}:{r.name}" for r in ROWS])
 def test_every_check_that_can_meet_a_reading_accepts_its_answer_and_refuses_the_control(row: Reading) -> None:
     assert row.example is not None and row.wrong is not None and row.checks, "a row needs an example, a control and its checks"
-    asked, answer = row.example
-    assert row.fits(asked, answer, m.Readings()), "the example fits its own reading"
-    assert not row.fits(asked, row.wrong, m.Readings()), "the control fits no reading"
+    request, answer = row.example
+    assert row.fits(request, answer, m.Readings()), "the example fits its own reading"
+    assert not row.fits(request, row.wrong, m.Readings()), "the control fits no reading"
     for check in row.checks:
-        judge = JUDGES[check]
-        assert judge(row, asked, answer), f"{check} blames what {row.point} accepts ({row.name})"
-        assert not judge(row, asked, row.wrong), f"{check} accepts the control of {row.point} ({row.name})"
+        for judge in JUDGES[check]:
+            got = judge(row, request, answer)
+            assert got, f"{check} ({judge.__name__}) blames what {row.point} accepts ({row.name})"
+            if isinstance(got, set):
+                assert row.name in got, f"{check} recorded {sorted(got)}, not {row.name!r}"
+            failed.pop(f"{row.point}:{row.name}", None)
+            assert not judge(row, request, row.control(check)), f"{check} ({judge.__name__}) accepts the control of {row.point} ({row.name})"
+            text = failed.pop(f"{row.point}:{row.name}", None)
+            if text is not None:  # the refusal names the readings the check accepts, this one among them
+                assert row.name.rsplit(": ", 1)[-1] in text, text
 
 
 def test_a_reading_pinned_away_is_blamed_again() -> None:

@@ -53,8 +53,8 @@ def test_a_prediction_that_cannot_read_the_answer_does_not_hold() -> None:
     assert not seen and ctx.seen == []
 
 
-# the O9 and O30 predictions are the OMP model's: tests/test_omp_readings_every_point.py feeds them each
-# reading's answer and one fitting none
+# the O9 and O30 predictions are the OMP model's: OMP's table of readings holds them, and
+# tests/test_omp_one_table.py feeds each reading's answer and one fitting none
 
 
 # ---- OMP checks against fakes: each reading's answer, and one fitting none ---------------------

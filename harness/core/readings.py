@@ -76,7 +76,9 @@ class Reading:
     reading; `accepted(pins)`: the run accepts it (the suite's pins: its options, its declared level).
     `checks`: the checks that can meet the point, each of which must accept the reading's answer (a test
     walks the table and asks each); `example` a request meeting the point with an answer fitting the
-    reading, `wrong` an answer to the same request that no reading allows (that test's control)."""
+    reading, `wrong` an answer to the same request that no reading allows (that test's control); `controls`
+    (check, answer): the control for a check that judges less of the answer than the reading does (it sees
+    only the status where the reading reads the body too), still an answer no reading allows."""
 
     point: str
     name: str
@@ -86,6 +88,11 @@ class Reading:
     checks: tuple[str, ...] = ()
     example: tuple[Any, Any] | None = None
     wrong: Any = None
+    controls: tuple[tuple[str, Any], ...] = ()
+
+    def control(self, check: str) -> Any:
+        """The answer `check` must refuse in the walk: its own control, else the row's."""
+        return dict(self.controls).get(check, self.wrong)
 
     def fits(self, request: Any, answer: Any, pins: Any) -> bool:
         """The request meets the point, the run accepts the reading, and the answer is what it predicts."""

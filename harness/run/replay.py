@@ -72,9 +72,21 @@ def request_of(step: dict[str, Any], rp: Replay) -> Request:
         for old, new in rp.renames.items():  # an id the route's path holds (PUT /memories/<id>)
             fields["path"] = fields["path"].replace(old, new)
         route = Route(**fields)
+    headers, auth = key_placeholder(step.get("headers"), step.get("auth", True))
     return Request(op=step["op"], body=rp.rename(step.get("body")), params=rp.rename(step.get("params")),
-                   headers=step.get("headers"), path_params=rp.rename(step.get("path_params")), raw=raw,
-                   filename=step.get("filename"), route=route, auth=step.get("auth", True))
+                   headers=headers, path_params=rp.rename(step.get("path_params")), raw=raw,
+                   filename=step.get("filename"), route=route, auth=auth)
+
+
+KEY_VARIABLE = "$MEMCONFORM_API_KEY"
+
+
+def key_placeholder(headers: dict[str, Any] | None, auth: bool) -> tuple[dict[str, Any] | None, bool]:
+    """A saved header naming $MEMCONFORM_API_KEY stands for the key: the target sends its own key there
+    (the header dropped, auth on), never the variable's name."""
+    if not headers or not any(KEY_VARIABLE in str(v) for v in headers.values()):
+        return headers, auth
+    return {k: v for k, v in headers.items() if KEY_VARIABLE not in str(v)} or None, True
 
 
 def replay(ctx: Any, doc: Any, say: Callable[[str], None]) -> bool:

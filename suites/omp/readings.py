@@ -2,13 +2,17 @@
 the name the readings table shows, which requests meet the point, what answer the reading predicts, and
 the options or level that pin it away).
 
-The fuzzer (fuzzing/accepted.py), the model (model/search.py) and the example checks that meet these
-points (checks/large_roundtrip.py, checks/domain_writes.py, and through the model search_mode_used_honest,
-domain_search_parameters and model_based_sequences) read the same rows: no check blames an answer
-another accepts. tests/test_omp_one_table.py walks every row and asks each check named in it.
+The fuzzer (fuzzing/accepted.py) and its replayed failures (fuzzing/judged.py), the model (model/search.py)
+and the example checks that meet these points (checks/large_roundtrip.py, checks/domain_writes.py, and
+through the model search_mode_used_honest, domain_search_parameters and model_based_sequences) read the same
+rows: no check blames an answer another accepts. Every other open point a check observes is a row too, in
+the form its checks meet it (example_readings.py: the model's O2, O8, O9, O30, the checks' O7, O14, O17,
+O26, the domain table's O36, O37, O52). tests/test_omp_one_table.py walks every row and asks each check
+named in it; tests/test_omp_table_cases.py fails when a point observed in suites/omp is not in the table.
 
-A request is an `Asked` (method, path, query, body, where schemathesis made it invalid); an answer a
-`Reply`; the pins are the model's `Readings` (the run's options, and the level health declares).
+A request of the fuzzer's rows is an `Asked` (method, path, query, body, where schemathesis made it
+invalid); an answer a `Reply`; the pins are the model's `Readings` (the run's options, and the level health
+declares).
 """
 
 from __future__ import annotations
@@ -277,6 +281,12 @@ def embedding_dropped(asked: Asked, answer: Reply) -> bool:
     return ok(answer) and body is not None and body.get("embedding") is None
 
 
+def example_rows() -> list[Reading]:
+    from memconform.suites.omp.example_readings import ROWS
+
+    return ROWS
+
+
 # ---- the table ------------------------------------------------------------------------------------
 
 SOURCE = {"tool": "t", "timestamp": "2010-11-09T13:49:11Z"}
@@ -316,13 +326,20 @@ TABLE = ReadingTable([
             example=(Asked("GET", "/v1/memories", query={"limit": "70.0"}), reply(422, envelope("validation_error", "limit"))),
             wrong=reply(500, envelope("internal_error"))),
     # O19: "chars" counted as UTF-16 code units (JavaScript's length): astral text at the limit refused
-    Reading("O19", "chars are UTF-16 code units: astral text at the limit refused",
+    # (accepts_values_at_limits takes any 4xx as this reading: its control is a status no reading allows)
+    Reading("O19", "chars are UTF-16 code units",
             meets=lambda a: a.valid_data and bool(utf16_over(a)),
             predicts=lambda a, r: r.status == 422 and error_envelope(r) and names_at_most(r, *utf16_over(a)),
-            accepted=lambda pins: pins.char_unit != "code-points", checks=FUZZ_VALID,
+            accepted=lambda pins: pins.char_unit != "code-points", checks=(*FUZZ_VALID, "accepts_values_at_limits"),
             example=(Asked("POST", "/v1/memories", body={**MEMORY, "content": "\U0001F600" * 5001}),
                      reply(422, envelope("validation_error", "content"))),
-            wrong=reply(422, envelope("validation_error", "type"))),
+            wrong=reply(422, envelope("validation_error", "type")),
+            controls=(("accepts_values_at_limits", reply(500, envelope("internal_error"))),)),
+    Reading("O19", "chars are code points", meets=lambda a: a.valid_data and bool(utf16_over(a)),
+            predicts=lambda a, r: r.status == 201 and isinstance(r.body, dict) and isinstance(r.body.get("id"), str),
+            checks=("accepts_values_at_limits",),
+            example=(Asked("POST", "/v1/memories", body={**MEMORY, "content": "\U0001F600" * 5001}), reply(201, MEMORY_SERVED)),
+            wrong=reply(500, envelope("internal_error"))),
     # O13: semantic and hybrid search optional at OMP-Core
     *(Reading("O13", f"{mode} not offered: refused with a 4xx",
               meets=lambda a, m=mode: a.route == SEARCH and a.fields.get("mode") == m,  # type: ignore[misc]
@@ -367,6 +384,8 @@ TABLE = ReadingTable([
             checks=("domain_create_every_class", "domain_update_every_class", "domain_import_every_class"),
             example=(Asked("POST", "/v1/memories", body={**MEMORY, "embedding": ["a", "b"]}), reply(201, MEMORY_SERVED)),
             wrong=reply(201, {**MEMORY_SERVED, "embedding": ["a", "b"]})),
+    # the points the example checks and the model meet, in the forms they meet them (example_readings.py)
+    *example_rows(),
 ])
 
 

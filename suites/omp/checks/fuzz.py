@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError
 from memconform.suites.omp import format as omp
-from memconform.suites.omp.fuzzing import replayed  # noqa: F401  registers the comparator `memconform replay` judges a saved example by
+from memconform.suites.omp.fuzzing import judged, replayed  # noqa: F401  the comparators replay judges saved examples by
 from memconform.suites.omp.fuzzing.fuzzer import (
     AUTH_PROBES_PER_OPERATION,
     MAX_FAILURES_PER_CHECK,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shlex
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from memconform.suites.omp.fuzzing.openapi_description import (
     description,
 )
 from memconform.suites.omp.fuzzing.phases import Exchange, PhaseRun, run_phase, run_stateful
-from memconform.suites.omp.fuzzing.saved import save
+from memconform.suites.omp.fuzzing.saved import check_names, save
 from memconform.suites.omp.fuzzing.wire import bound_schema_class, send_serialized, target_transport
 
 # Requests sent before pacing starts, then at most this many per second: a ci run never waits,
@@ -65,6 +66,7 @@ class Fuzzer:
         self.sent = 0
         self.created: set[str] = set()
         self.curls: list[str] = []
+        self.last_response: Any = None  # the last answer sent back: a check's own probe (ignored_auth's) is seen here
         self.ai_fuzzed = ai_allowed(ctx)
         self.transport = target_transport(self.send)
         # hypothesis builds its table of UTF-8 characters once per process (seconds; more on a busy machine,
@@ -112,7 +114,8 @@ class Fuzzer:
 
     def send(self, data: dict[str, Any]) -> Any:
         """Send one serialized case through the target's seam; return it as a schemathesis Response."""
-        return send_serialized(self.target, self.ctx.redact, data, self.pace)
+        self.last_response = send_serialized(self.target, self.ctx.redact, data, self.pace)
+        return self.last_response
 
     def transport_kwargs(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "headers": dict(self.auth)}
@@ -161,11 +164,14 @@ class Fuzzer:
 
     # -- verdicts ----------------------------------------------------------------------------
 
-    def failure(self, label: str, found: Any, exchange: Exchange, expected: str) -> Failure:
-        """One schemathesis failure as a memconform Failure: what, where, the curl line, the seed."""
-        response = exchange.response
+    def failure(self, label: str, found: Any, exchange: Exchange, expected: str, probe: Any = None) -> Failure:
+        """One schemathesis failure as a memconform Failure: what, where, the curl line, the seed. `probe`: the
+        answer to the request the check sent itself (ignored_auth's, without the key): shown in place of the
+        generated request's, which was accepted with the key and reproduces nothing."""
+        response = probe if probe is not None else exchange.response
         try:
-            curl = exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url)
+            curl = (curl_of(response.request) if probe is not None else
+                    exchange.case.as_curl_command(headers=dict(response.request.headers), base_url=self.base_url))
         except Exception as exc:  # curl rendering is best effort; the failure itself stands
             curl = f"(no curl line: {type(exc).__name__})"
         curl = self.ctx.redact(self.key_named(curl, response.request.headers.get("Authorization")))
@@ -204,6 +210,23 @@ class Fuzzer:
         self.curls.clear()
 
 
+_NOT_SHOWN = ("content-length", "connection", "user-agent", "accept-encoding", "x-schemathesis-testcaseid")
+
+
+def curl_of(sent: Any) -> str:
+    """A curl line for a request as sent (a prepared request): its method, headers, body and URL, each one
+    quoted word; the key, when sent, written as schemathesis writes it, for key_named to name."""
+    words = ["curl", "-X", str(sent.method)]
+    for name, value in sent.headers.items():
+        if str(name).lower() not in _NOT_SHOWN:
+            words += ["-H", f"{name}: {value}"]
+    body = sent.body.decode("utf-8", "replace") if isinstance(sent.body, bytes) else sent.body
+    if body:
+        words += ["-d", str(body)]
+    line = " ".join(shlex.quote(w) for w in [*words, str(sent.url)])
+    return re.sub(r"'Authorization: [^']*'", FILTERED, line)
+
+
 def fuzzer(ctx: CheckContext) -> Fuzzer:
     return ctx.once("omp.fuzz", lambda: Fuzzer(ctx))
 
@@ -227,6 +250,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
     seen: set[tuple[str, str, str]] = set()
     reported = 0
     for exchange in exchanges:
+        fuzz.last_response = None  # what the check itself sends (ignored_auth's probes) is seen from here on
         try:
             checks = list(check_fn) if isinstance(check_fn, list | tuple) else [check_fn]
             exchange.case.validate_response(exchange.response, checks=checks, headers=dict(fuzz.auth),
@@ -242,11 +266,13 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 seen.add(key)
                 reported += 1
                 if reported <= MAX_FAILURES_PER_CHECK:
-                    failure = fuzz.failure(label, found, exchange, expected)
+                    # ignored_auth's failing probe is the last request it sent (schemathesis fails right after it)
+                    probe = fuzz.last_response if check_names(check_fn) == ["ignored_auth"] else None
+                    failure = fuzz.failure(label, found, exchange, expected, probe)
                     why = why_no_reading(exchange.case, exchange.response) if accept_readings else ""
                     # the request as a file replay sends again and judges by the same checks (saved.py)
                     saved = save(ctx, fuzz, name, reported, exchange, check_fn, accept_readings,
-                                         f"{label}: {getattr(found, 'title', '') or type(found).__name__}")
+                                 f"{label}: {getattr(found, 'title', '') or type(found).__name__}", found, probe)
                     replay = f"\nReplay with: {replay_line(ctx, saved)}" if saved is not None else ""
                     detail = f"{why}\n{failure.detail}" if why else failure.detail
                     yield dataclasses.replace(failure, detail=f"{detail}{replay}") if why or replay else failure
