@@ -188,31 +188,39 @@ def _section_schema(section: str) -> dict[str, Any] | None:
 
 
 @functools.cache
-def _section_validators(section: str) -> tuple[Any, Any, Any] | None:
-    """(jsonschema, jsonschema-rs on the structure, the format sites) for one section's subschema."""
+def _section_structure(section: str) -> tuple[Any, Any] | None:
+    """(jsonschema-rs on the structure, the format sites) for one section's subschema; None when the
+    schema has no plain subschema for it. The pure-Python jsonschema (an import of ~0.06 s CPU) is
+    built only for a window that holds an error (`_section_full`)."""
     import jsonschema_rs
-    from jsonschema import Draft202012Validator
 
     sub = _section_schema(section)
     if sub is None:
         return None
-    return (Draft202012Validator(sub, format_checker=format_checker()),
-            jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS)))
+    return jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS))
+
+
+@functools.cache
+def _section_full(section: str) -> Any:
+    """jsonschema on one section's subschema, with our format checker: it writes the error messages."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_section_schema(section), format_checker=format_checker())
 
 
 def section_schema_errors(section: str, items: list[Any], first: int) -> list[SchemaError]:
     """The schema errors a slice of one top-level array holds, as the whole document's validation
     reports them (paths from the root, `first` the slice's first index). The subschema of a section
     judges its items alone: nothing else in the schema reaches into them."""
-    validators = _section_validators(section)
-    if validators is None:
+    found = _section_structure(section)
+    if found is None:
         raise NotWindowable(f"the schema has no plain subschema for {section}")
-    full, structure, sites = validators
+    structure, sites = found
     if sites is not None and structure.is_valid(items) and all(
             formats_hold(name, values_at(items, steps)) for steps, name in sites):
         return []
     return [([section, first + e.absolute_path[0], *list(e.absolute_path)[1:]] if e.absolute_path else [section],
-             e.message, e.instance) for e in full.iter_errors(items)]
+             e.message, e.instance) for e in _section_full(section).iter_errors(items)]
 
 
 def detect(doc: Any) -> bool:
