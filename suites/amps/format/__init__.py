@@ -21,6 +21,8 @@ from memconform.kit.windows import NotWindowable, computed
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
 from memconform.suites.amps.format.schema_sites import format_sites_of
 from memconform.suites.amps.format.string_formats import (
+    PLAIN_DATE_TIME_PATTERN,
+    PLAIN_URI_PATTERN,
     is_date_time,
     is_uri,
     parse_date_time,
@@ -200,6 +202,46 @@ def _section_structure(section: str) -> tuple[Any, Any] | None:
     return jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS))
 
 
+# A `pattern` each of whose strings the format holds (a subset of the format, never more).
+PLAIN_PATTERNS = {"date-time": PLAIN_DATE_TIME_PATTERN, "uri": PLAIN_URI_PATTERN}
+
+
+def with_plain_patterns(node: Any) -> Any:
+    """A copy of a schema in which every subschema asserting a format we know also asserts its plain
+    pattern; None when one already has a `pattern` (the two would have to be combined). Whatever the
+    copy accepts the schema with our format checks accepts (each pattern is a subset of its format),
+    so a yes from it is final and a no means "ask the exact path"."""
+    if isinstance(node, list):
+        items = [with_plain_patterns(item) for item in node]
+        return None if any(item is None and orig is not None for item, orig in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        copied = with_plain_patterns(value) if key not in ("enum", "const", "examples", "default") else value
+        if copied is None and value is not None:
+            return None
+        out[key] = copied
+    name = node.get("format")
+    if isinstance(name, str) and name in PLAIN_PATTERNS:
+        if "pattern" in node:
+            return None
+        out["pattern"] = PLAIN_PATTERNS[name]
+    return out
+
+
+@functools.cache
+def _section_plain(section: str) -> Any:
+    """jsonschema-rs on one section's subschema with the plain patterns (`with_plain_patterns`): the
+    formats of a window in the common shapes are then judged in Rust, in the same pass as the structure;
+    None when the subschema cannot be so extended."""
+    import jsonschema_rs
+
+    sub = _section_schema(section)
+    plain = None if sub is None else with_plain_patterns(sub)
+    return None if plain is None else jsonschema_rs.Draft202012Validator(plain, validate_formats=False)
+
+
 @functools.cache
 def _section_full(section: str) -> Any:
     """jsonschema on one section's subschema, with our format checker: it writes the error messages."""
@@ -216,6 +258,9 @@ def section_schema_errors(section: str, items: list[Any], first: int) -> list[Sc
     if found is None:
         raise NotWindowable(f"the schema has no plain subschema for {section}")
     structure, sites = found
+    plain = _section_plain(section)
+    if plain is not None and plain.is_valid(items):  # every formatted string in a plain shape: valid
+        return []
     if sites is not None and structure.is_valid(items) and all(
             formats_hold(name, values_at(items, steps)) for steps, name in sites):
         return []
