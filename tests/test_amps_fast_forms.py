@@ -5,20 +5,28 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
+import importlib
+import json
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memconform.suites.amps import format as amps
 from memconform.suites.amps.format.schema_sites import format_sites_of
 from memconform.suites.amps.format.string_formats import (
+    PLAIN_DATE_TIME_PATTERN,
+    PLAIN_URI_PATTERN,
     instant,
     is_date_time,
+    is_uri,
     parse_date_time,
     plain_date_times,
 )
 
 FUZZ = settings(max_examples=300, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(FUZZ, max_examples=50)  # strings drawn from a long regex are slow to make
 
 _PIECES = ["0000", "0001", "1999", "2000", "2023", "2024", "9999", "-", "00", "01", "02", "12", "13", "28", "29", "30",
            "31", "32", "T", "t", " ", "\n", ":", "23", "24", "59", "60", "61", ".", "5", "123456", "1234567", "Z", "z",
@@ -132,3 +140,100 @@ def test_scan_counts_and_reports_as_before():
     assert paths["atom_labels"] == ["$.atoms[1].sensitivity"]
     assert paths["text_at_most_500"] == ["$.atoms[1].text"]
     assert instant("2024-01-01T01:00:00+01:00") == dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+
+# ---- the plain patterns: the formats of a window in their common shapes judged in Rust -----------
+
+@functools.cache
+def _rust_pattern(pattern: str):
+    import jsonschema_rs
+
+    return jsonschema_rs.Draft202012Validator({"pattern": pattern})
+
+
+def _rust_matches(pattern: str, value: str) -> bool:
+    """How jsonschema-rs (the validator the windows use) reads the pattern."""
+    return _rust_pattern(pattern).is_valid(value)
+
+
+@FEW
+@given(st.from_regex(PLAIN_DATE_TIME_PATTERN, fullmatch=True))
+def test_plain_date_time_pattern_holds_only_ajv_formats_date_times(value):
+    assert is_date_time(value) and plain_date_times({value}), value
+    assert _rust_matches(PLAIN_DATE_TIME_PATTERN, value)
+
+
+@FUZZ
+@given(near_date_times())
+def test_plain_date_time_pattern_reads_alike_in_rust_and_python(value):
+    in_python = re.fullmatch(PLAIN_DATE_TIME_PATTERN[1:-1], value, re.ASCII) is not None
+    assert _rust_matches(PLAIN_DATE_TIME_PATTERN, value) == in_python, value
+    if in_python:
+        assert is_date_time(value)
+
+
+@FEW
+@given(st.from_regex(PLAIN_URI_PATTERN, fullmatch=True))
+def test_plain_uri_pattern_holds_only_ajv_formats_uris(value):
+    assert is_uri(value), value
+    assert _rust_matches(PLAIN_URI_PATTERN, value)
+
+
+def test_plain_patterns_take_the_common_forms_and_refuse_the_rest():
+    # positive controls: the shapes exports carry
+    for value in ("2024-01-01T00:00:00Z", "0001-12-31T23:59:59.999999+05:30", "2024-02-28T00:00:00-23:59"):
+        assert _rust_matches(PLAIN_DATE_TIME_PATTERN, value), value
+    for value in ("https://media.example/0.m4a", "http://h:8080/a/b/", "https://a-b.c"):
+        assert _rust_matches(PLAIN_URI_PATTERN, value), value
+    # not plain (some are valid, the exact path then judges them): the pattern must refuse them all
+    for value in ("0000-01-01T00:00:00Z", "2024-02-29T00:00:00Z", "2024-01-01T00:00:00z", "2024-01-01t00:00:00Z",
+                  "2024-01-01 00:00:00Z", "2024-01-01T00:00:60Z", "2024-01-01T00:00:00.1234567Z",
+                  "2024-01-01T00:00:00Z\n", "\n2024-01-01T00:00:00Z", "2024-01-01T00:00:00+0530", "2024-01-01",
+                  "2024-01-01T00:00:00\u0660Z", "x2024-01-01T00:00:00Z"):
+        assert not _rust_matches(PLAIN_DATE_TIME_PATTERN, value), value
+    for value in ("https://a.example/?q=1", "https://a.example/#f", "mailto:a@b", "https://a.example/é",
+                  "https://a.example/ b", "https://a.example/\n", "//a.example/", "ftp://a.example/"):
+        assert not _rust_matches(PLAIN_URI_PATTERN, value), value
+
+
+def test_with_plain_patterns_adds_a_pattern_beside_each_known_format_only():
+    schema = {"type": "object", "properties": {"a": {"type": "string", "format": "date-time"},
+                                               "format": {"type": "string", "format": "uri"},
+                                               "e": {"type": "string", "format": "email"},
+                                               "c": {"const": {"format": "date-time"}}}}
+    out = amps.with_plain_patterns(schema)
+    assert out["properties"]["a"]["pattern"] == PLAIN_DATE_TIME_PATTERN
+    assert out["properties"]["format"]["pattern"] == PLAIN_URI_PATTERN
+    assert "pattern" not in out["properties"]["e"] and out["properties"]["c"] == {"const": {"format": "date-time"}}
+    assert "pattern" not in schema["properties"]["a"]  # a copy
+    assert amps.with_plain_patterns({"type": "string", "format": "uri", "pattern": "^h"}) is None
+
+
+def _every_section_slice():
+    from memconform.kit.fixtures_loader import fixture_root
+
+    for case in sorted((fixture_root() / "amps").glob("*/*.json")):
+        data = json.loads(case.read_text("utf-8"))
+        doc = data.get("document") if isinstance(data, dict) else None
+        name = case.stem
+        for section in ("atoms", "artifacts"):
+            items = doc.get(section) if isinstance(doc, dict) else None
+            if isinstance(items, list):
+                yield name, section, items
+
+
+def test_section_errors_with_and_without_the_plain_patterns_are_the_same(monkeypatch):
+    """The fast path against the path before it, on every AMPS fixture and on atoms whose formats are
+    valid but not plain (so the patterned validator says no and the exact path must say yes)."""
+    cases = list(_every_section_slice())
+    assert cases
+    odd = _export([_atom(0, valid_from="2024-02-29T00:00:00z", created_at="2024-01-01 00:00:00Z")],
+                  [{"artifact_id": "r", "kind": "chat", "captured_at": "2024-01-01T00:00:60Z",
+                    "media_url": "urn:isbn:0451450523"}])
+    cases += [("odd", section, odd[section]) for section in ("atoms", "artifacts")]
+    fast = {(name, section): amps.section_schema_errors(section, items, 3) for name, section, items in cases}
+    assert amps.section_schema_errors("atoms", odd["atoms"], 0) == []  # valid, judged by the exact path
+    monkeypatch.setattr(importlib.import_module("memconform.suites.amps.format.schema"), "_section_plain", lambda section: None)
+    slow = {(name, section): amps.section_schema_errors(section, items, 3) for name, section, items in cases}
+    assert fast == slow
+    assert any(fast.values()) and not all(fast.values())  # both outcomes were exercised

@@ -8,6 +8,7 @@ from .schema import (  # noqa: F401  the package's face: schema.py holds the cod
     DERIVATIONS,
     EXPORT_VERSION,
     FORMAT_CHECKS,
+    PLAIN_PATTERNS,
     RULES,
     SENSITIVITIES,
     SPEC,
@@ -19,7 +20,7 @@ from .schema import (  # noqa: F401  the package's face: schema.py holds the cod
     Scan,
     SchemaError,
     _section_schema,
-    _section_validators,
+    _section_structure,
     artifact_ids_of,
     artifacts,
     atoms,
@@ -53,9 +54,12 @@ from .schema import (  # noqa: F401  the package's face: schema.py holds the cod
     unsourced_inferred,
     validator,
     values_at,
+    with_plain_patterns,
 )
 
 __all__ = [
+    "PLAIN_PATTERNS",
+    "with_plain_patterns",
     "ARTIFACT_KINDS",
     "ATOM_KINDS",
     "DERIVATIONS",

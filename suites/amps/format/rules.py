@@ -193,11 +193,13 @@ _UTC_SECONDS_LINES = re.compile(rf"(?:{_UTC_SECONDS}\n)*{_UTC_SECONDS}", re.ASCI
 _SOURCED = ("inferred", "observed")
 
 
-def scan_columns(doc: Any) -> Scan | None:
+def scan_columns(doc: Any, references_judged_elsewhere: bool = False) -> Scan | None:
     """The counts of `walk` for an export in which no rule finds a problem, judged a column at a time
     (one key of every atom, in C where it can be: `map` over `dict.get`); None when a rule may find
     one, or the export has a shape the columns do not cover (an atom that is not an object, a provenance
-    that is not an object, an id that cannot be looked up): `walk` then says what and where."""
+    that is not an object, an id that cannot be looked up): `walk` then says what and where.
+    `references_judged_elsewhere`: the caller resolves the references itself (a window, whose atoms
+    cite artifacts of other windows): they are counted here, not looked up."""
     top = _object(doc)
     atoms, artifacts = _array(top.get("atoms")), _array(top.get("artifacts"))
     if not (_all_objects(atoms) and _all_objects(artifacts)):
@@ -224,7 +226,8 @@ def scan_columns(doc: Any) -> Scan | None:
     if texts and max(map(len, texts)) > TEXT_MAX:
         return None
     seen["text_at_most_500"] = len(texts)
-    references = _references_resolve(atoms, artifacts, refs)
+    references = (_references_counted(artifacts, refs) if references_judged_elsewhere
+                  else _references_resolve(atoms, artifacts, refs))
     if references is None:
         return None
     seen["references_resolve"] = references
@@ -273,6 +276,13 @@ def _utc_seconds(values: set[str]) -> bool:
         return True
     joined = "\n".join(values)
     return joined.count("\n") == len(values) - 1 and _UTC_SECONDS_LINES.fullmatch(joined) is not None
+
+
+def _references_counted(artifacts: list[dict[str, Any]], refs: list[Any]) -> int:
+    """How many references there are (as `_references_resolve` counts them), none looked up."""
+    cited = [r for r in refs if type(r) is list and r]
+    listed = [r for r in _column(artifacts, "atom_ids") if type(r) is list and r]
+    return sum(map(len, cited)) + sum(map(len, listed))
 
 
 def _references_resolve(atoms: list[dict[str, Any]], artifacts: list[dict[str, Any]], refs: list[Any]) -> int | None:

@@ -20,6 +20,8 @@ from memconform.kit.windows import NotWindowable, computed
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
 from memconform.suites.amps.format.schema_sites import format_sites_of
 from memconform.suites.amps.format.string_formats import (
+    PLAIN_DATE_TIME_PATTERN,
+    PLAIN_URI_PATTERN,
     is_date_time,
     is_uri,
     parse_date_time,
@@ -167,31 +169,82 @@ def _section_schema(section: str) -> dict[str, Any] | None:
 
 
 @functools.cache
-def _section_validators(section: str) -> tuple[Any, Any, Any] | None:
-    """(jsonschema, jsonschema-rs on the structure, the format sites) for one section's subschema."""
+def _section_structure(section: str) -> tuple[Any, Any] | None:
+    """(jsonschema-rs on the structure, the format sites) for one section's subschema; None when the
+    schema has no plain subschema for it. The pure-Python jsonschema (an import of ~0.06 s CPU) is
+    built only for a window that holds an error (`_section_full`)."""
     import jsonschema_rs
-    from jsonschema import Draft202012Validator
 
     sub = _section_schema(section)
     if sub is None:
         return None
-    return (Draft202012Validator(sub, format_checker=format_checker()),
-            jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS)))
+    return jsonschema_rs.Draft202012Validator(sub, validate_formats=False), format_sites_of(sub, set(FORMAT_CHECKS))
+
+
+# A `pattern` each of whose strings the format holds (a subset of the format, never more).
+PLAIN_PATTERNS = {"date-time": PLAIN_DATE_TIME_PATTERN, "uri": PLAIN_URI_PATTERN}
+
+
+def with_plain_patterns(node: Any) -> Any:
+    """A copy of a schema in which every subschema asserting a format we know also asserts its plain
+    pattern; None when one already has a `pattern` (the two would have to be combined). Whatever the
+    copy accepts the schema with our format checks accepts (each pattern is a subset of its format),
+    so a yes from it is final and a no means "ask the exact path"."""
+    if isinstance(node, list):
+        items = [with_plain_patterns(item) for item in node]
+        return None if any(item is None and orig is not None for item, orig in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        copied = with_plain_patterns(value) if key not in ("enum", "const", "examples", "default") else value
+        if copied is None and value is not None:
+            return None
+        out[key] = copied
+    name = node.get("format")
+    if isinstance(name, str) and name in PLAIN_PATTERNS:
+        if "pattern" in node:
+            return None
+        out["pattern"] = PLAIN_PATTERNS[name]
+    return out
+
+
+@functools.cache
+def _section_plain(section: str) -> Any:
+    """jsonschema-rs on one section's subschema with the plain patterns (`with_plain_patterns`): the
+    formats of a window in the common shapes are then judged in Rust, in the same pass as the structure;
+    None when the subschema cannot be so extended."""
+    import jsonschema_rs
+
+    sub = _section_schema(section)
+    plain = None if sub is None else with_plain_patterns(sub)
+    return None if plain is None else jsonschema_rs.Draft202012Validator(plain, validate_formats=False)
+
+
+@functools.cache
+def _section_full(section: str) -> Any:
+    """jsonschema on one section's subschema, with our format checker: it writes the error messages."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_section_schema(section), format_checker=format_checker())
 
 
 def section_schema_errors(section: str, items: list[Any], first: int) -> list[SchemaError]:
     """The schema errors a slice of one top-level array holds, as the whole document's validation
     reports them (paths from the root, `first` the slice's first index). The subschema of a section
     judges its items alone: nothing else in the schema reaches into them."""
-    validators = _section_validators(section)
-    if validators is None:
+    found = _section_structure(section)
+    if found is None:
         raise NotWindowable(f"the schema has no plain subschema for {section}")
-    full, structure, sites = validators
+    structure, sites = found
+    plain = _section_plain(section)
+    if plain is not None and plain.is_valid(items):  # every formatted string in a plain shape: valid
+        return []
     if sites is not None and structure.is_valid(items) and all(
             formats_hold(name, values_at(items, steps)) for steps, name in sites):
         return []
     return [([section, first + e.absolute_path[0], *list(e.absolute_path)[1:]] if e.absolute_path else [section],
-             e.message, e.instance) for e in full.iter_errors(items)]
+             e.message, e.instance) for e in _section_full(section).iter_errors(items)]
 
 
 def detect(doc: Any) -> bool:

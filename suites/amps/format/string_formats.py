@@ -51,6 +51,16 @@ _PLAIN_DATE_TIME = rf"{PLAIN_DAY}T{_PLAIN_CLOCK}"
 _PLAIN_ONE = re.compile(_PLAIN_DATE_TIME, re.ASCII)
 _PLAIN_LINES = re.compile(rf"(?:{_PLAIN_DATE_TIME}\n)*{_PLAIN_DATE_TIME}", re.ASCII)
 
+# The same common shape as a JSON Schema `pattern` (ECMA-262, anchored; no look-ahead, so the Rust
+# validator runs it without backtracking): the year 0000 is left out by spelling the other years.
+_YEAR = r"(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+_DAY_OF_ANY_YEAR = (r"(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)"
+                    r"|(?:0[13578]|1[02])-31)")
+PLAIN_DATE_TIME_PATTERN = rf"^{_YEAR}-{_DAY_OF_ANY_YEAR}T{_PLAIN_CLOCK}$"
+# A plain web address, every string of which ajv-formats' `uri` accepts: http(s), a host of letters,
+# digits, dots and hyphens, an optional port, a path of unreserved characters; no query, no fragment.
+PLAIN_URI_PATTERN = r"^https?://[A-Za-z0-9.\-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~\-]*)*$"
+
 
 def plain_date_times(values: set[str]) -> bool:
     """Is every string a date-time of the common shape? One match over all of them, joined by newlines

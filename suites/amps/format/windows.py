@@ -1,10 +1,11 @@
 """AMPS in windows: the schema and every prose rule judged a slice of atoms or artifacts at a time,
 with the findings the whole-document path reports (tests/test_windowed_validate.py holds them equal).
 
-Per window: the section's subschema (schema errors, re-indexed), and the rule scan of the atoms in it
-(`scan_columns`, else `walk`, on the window), with references resolved against stand-ins so the
-window reports none; what references need is kept small: every atom and artifact id, and the
-distinct ids cited. Only when a reference resolves nowhere (or cannot be an id) are the windows read
+Per window: the section's subschema (schema errors, re-indexed; the formats in their plain shapes
+judged by jsonschema-rs as patterns, `section_schema_errors`), and the rule scan of the atoms in it
+(`scan_columns`, references counted not looked up, else `walk` on the window with references resolved
+against stand-ins) so the window reports none; what references need is kept small: every atom and
+artifact id, and the distinct ids cited. Only when a reference resolves nowhere (or cannot be an id) are the windows read
 again, to report each one where and in the order the whole-document walk does."""
 
 from __future__ import annotations
@@ -70,15 +71,20 @@ class AmpsWindows(WindowPlan):
         self.atom_ids.update(map(dict.get, records, repeat("atom_id")))
         provenances = map(dict.get, records, repeat("provenance"))
         cited = [refs for p in provenances if type(p) is dict and type(refs := p.get("artifact_ids")) is list]
+        ids_only = True
         try:
             distinct = set(chain.from_iterable(cited))
         except TypeError:  # a reference that cannot be an id (a list, an object): judged at the end
             self.unhashable["atoms"] = True
+            ids_only = False
             distinct = {ref for refs in cited for ref in refs if _hashable(ref)}
         self.cited |= distinct
-        # every hashable reference resolves to a stand-in: the window reports no reference (judged at the end)
-        doc = {"atoms": items, "artifacts": [{"artifact_id": ref} for ref in distinct]}
-        part = scan_columns(doc) or walk(doc)
+        # references are resolved at the end (`_dangling`): the columns count them without looking them up
+        part = scan_columns({"atoms": items, "artifacts": []}, references_judged_elsewhere=True) if ids_only else None
+        if part is None:  # a problem (or a reference that is no id): walk says what and where, every
+            # hashable reference resolving to a stand-in, so the window reports no reference
+            doc = {"atoms": items, "artifacts": [{"artifact_id": ref} for ref in distinct]}
+            part = walk(doc) if ids_only else scan_columns(doc) or walk(doc)
         self._merge(part, first, keep=lambda problem: problem.rule != REFERENCES)
 
     def _artifacts(self, records: list[dict[str, Any]]) -> None:
