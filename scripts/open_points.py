@@ -74,10 +74,10 @@ def scanned(suite: str) -> dict[str, set[str]]:
 
 
 def omp_points() -> dict[str, set[str]]:
-    from memconform.suites.omp import readings
+    from memconform.suites.omp.table import TABLE
 
     table: dict[str, set[str]] = defaultdict(set)
-    for row in readings.TABLE:
+    for row in TABLE:
         table[row.point] |= set(row.checks)
     return table
 

@@ -27,7 +27,7 @@ from memconform.core.results import Outcome
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.run.session import execute_run
-from memconform.suites.omp import ask, domain_data
+from memconform.suites.omp import ask, dataset, domain_data
 from memconform.suites.omp import example_readings as ex
 from memconform.suites.omp import model as m
 from memconform.suites.omp import readings as table
@@ -36,7 +36,6 @@ from memconform.suites.omp.checks import (
     domain_writes,
     import_paths,
     large_roundtrip,
-    listing,
     search,
     search_full,
 )
@@ -45,6 +44,7 @@ from memconform.suites.omp.mutants.large import ImportBodyCapEnvelope
 from memconform.suites.omp.reference.api import OmpApi, Principal
 from memconform.suites.omp.reference.parts import Out, Req
 from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
+from memconform.suites.omp.table import TABLE
 from memconform.targets.base import Reply
 
 
@@ -166,7 +166,7 @@ def by_the_tool_key_checks(row: Reading, request: ex.ForeignMemory, answer: Repl
 
 
 def by_the_seeding(row: Reading, request: ex.CreatedAtKept, answer: int) -> Verdict:
-    return recorded(row, lambda ctx: listing.observe_created_at(ctx, answer, request.imported))
+    return recorded(row, lambda ctx: dataset.observe_created_at(ctx, answer, request.imported))
 
 
 def by_the_limits_check(row: Reading, asked: table.Asked, answer: Reply) -> Verdict:
@@ -190,7 +190,7 @@ JUDGES: dict[str, tuple[Callable[[Reading, Any, Any], Verdict], ...]] = {
     "tool_key_forbidden_other_write": (by_the_tool_key_checks,), "listing_dataset": (by_the_seeding,),
     "accepts_values_at_limits": (by_the_limits_check,),
 }
-ROWS = list(table.TABLE)
+ROWS = list(TABLE)
 
 
 def test_every_point_of_the_table_is_an_errata_entry() -> None:
@@ -199,7 +199,7 @@ def test_every_point_of_the_table_is_an_errata_entry() -> None:
     import memconform.suites.omp as omp_suite
 
     errata = (Path(omp_suite.__file__).parent / "errata.md").read_text()
-    assert all(f"## {point} " in errata for point in table.TABLE.points()), table.TABLE.points()
+    assert all(f"## {point} " in errata for point in TABLE.points()), TABLE.points()
 
 
 def test_every_check_a_row_names_is_a_registered_check_or_a_named_judge() -> None:
@@ -230,12 +230,12 @@ def test_every_check_that_can_meet_a_reading_accepts_its_answer_and_refuses_the_
 
 
 def test_a_reading_pinned_away_is_blamed_again() -> None:
-    semantic = table.TABLE.named("O13", "semantic not offered: refused with a 4xx")
+    semantic = TABLE.named("O13", "semantic not offered: refused with a 4xx")
     asked, answer = semantic.example  # type: ignore[misc]
     assert not semantic.fits(asked, answer, m.Readings(semantic_required=True))  # OMP-Search must serve it
     model = m.Model.seeded([], m.Readings(semantic_required=True), complete=False)
     assert model.accepts(m.Request("search", body=asked.body), answer) is not None
-    null = table.TABLE.named("O37", "null on an optional field: refused")
+    null = TABLE.named("O37", "null on an optional field: refused")
     asked, answer = null.example  # type: ignore[misc]
     assert by_the_fuzzer(null, asked, answer)  # the default pins accept it
     pinned = accepted.accepted_readings(omp_ctx(null_optional="absent"), schemathesis_case(asked),
@@ -327,7 +327,7 @@ def test_a_search_q_without_word_characters_refused_with_the_envelope_is_not_bla
         finally:
             target.close()
         assert answer.status == 422
-        row = table.TABLE.named("O34", "a search q without word characters refused")
+        row = TABLE.named("O34", "a search q without word characters refused")
         asked = table.Asked(*table.SEARCH, body={"q": q})
         assert by_the_fuzzer(row, asked, answer) is fits
         assert by_the_model(row, asked, answer) is fits

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from memconform.core.readings import Observation, observe
 from memconform.kit import domain
-from memconform.suites.omp import ask, dataset, domain_data
+from memconform.suites.omp import ask, dataset, domain_data, importing
 from memconform.suites.omp import format as omp
 from memconform.suites.omp import model as m
 from memconform.suites.omp.checks import domain_writes, import_paths, search
@@ -101,14 +101,14 @@ def test_o2_keyword_match_pinned_other_reading_fails() -> None:
 # ---- O7: one invalid memory in an import ----------------------------------------------------------
 
 @pytest.mark.parametrize(("answer", "stored", "reading"), [
-    (reply(200, {"imported": 2, "skipped": 0, "errors": [{"id": "mem_bad0000000000000"}]}), 2, import_paths.REPORTED),
+    (reply(200, {"imported": 2, "skipped": 0, "errors": [{"id": "mem_bad0000000000000"}]}), 2, importing.REPORTED),
     (reply(200, {"imported": 1, "skipped": 0, "errors": [{"index": 1}]}), 1, None),  # the rest dropped
 ])
 def test_o7_invalid_import_item(answer: Reply, stored: int, reading: str | None) -> None:
     ctx = Ctx()
     seen = ctx.observe("O7", import_paths.o7_predictions(answer, 1, "mem_bad0000000000000", stored, 2), title="O7")
     if reading is None:
-        fits_none(ctx, seen, "O7", import_paths.REPORTED, import_paths.REFUSED)
+        fits_none(ctx, seen, "O7", importing.REPORTED, importing.REFUSED)
     else:
         recorded(ctx, seen, "O7", reading)
 
@@ -362,6 +362,7 @@ POINT = re.compile(r"O\d+")
 
 def test_o13_semantic_and_hybrid_refused_at_core_and_blamed_at_search() -> None:
     from memconform.suites.omp import readings as table
+    from memconform.suites.omp.table import TABLE
 
     for mode in ("semantic", "hybrid"):
         body = {"q": "coffee beans", "mode": mode}
@@ -374,7 +375,7 @@ def test_o13_semantic_and_hybrid_refused_at_core_and_blamed_at_search() -> None:
         search_level = m.Model.seeded([], m.Readings(semantic_required=True), complete=False)
         assert search_level.accepts(m.Request("search", body=body), refused) is not None
         ctx = Ctx()
-        assert table.TABLE.observe(ctx, table.Asked(*table.SEARCH, body=body), refused, m.Readings())
+        assert TABLE.observe(ctx, table.Asked(*table.SEARCH, body=body), refused, m.Readings())
         assert ctx.seen == [("O13", f"{mode} not offered: refused with a 4xx")]
 
 
@@ -411,9 +412,10 @@ def points_observed() -> set[str]:
 
 
 def test_every_point_observed_in_the_suite_is_a_point_of_the_table() -> None:
-    from memconform.suites.omp import readings as table
+
+    from memconform.suites.omp.table import TABLE
 
     observed = points_observed()
     assert {"O2", "O7", "O8", "O9", "O30"} <= observed, observed  # the scan sees the suite
-    missing = sorted(observed - set(table.TABLE.points()), key=lambda p: int(p[1:]))
+    missing = sorted(observed - set(TABLE.points()), key=lambda p: int(p[1:]))
     assert not missing, f"points observed in suites/omp that OMP's table of readings (suites/omp/readings.py) lacks: {missing}"

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Observation
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.omp import domain_data
+from memconform.targets.base import Reply
 
 
 def top_field(case: domain_data.Case) -> str:
@@ -104,3 +106,15 @@ def others_kept(case: domain_data.Case, before: dict[str, Any], now: dict[str, A
     if moved:
         yield Failure(f"{case.label}: a field not in the patch changed", {k: now.get(k) for k in moved[:3]},
                       {k: before.get(k) for k in moved[:3]}, "$")
+
+
+NO_LONGER_SERVED, STILL_SERVED = "an expired memory is no longer served", "an expired memory is still served"
+
+
+def observe_expiry(ctx: CheckContext, label: str, after: Reply) -> Observation:
+    """O14: the spec does not say whether an expired memory is still served: its GET answers 404
+    memory_not_found, or 200 with the memory; anything else fits neither."""
+    gone = after.status == 404 and isinstance(after.body, dict) and after.body.get("error") == "memory_not_found"
+    served = after.status == 200 and isinstance(after.body, dict)
+    return ctx.observe("O14", {NO_LONGER_SERVED: gone, STILL_SERVED: served}, after.brief(), path="$",
+                       title=f"{label}: the memory whose expires_at passed was neither served nor 404 memory_not_found")

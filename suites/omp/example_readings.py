@@ -2,7 +2,7 @@
 meet: keyword search and its paging (O2), an invalid memory in an import (O7), namespace null on update (O8),
 limit=101 and a bad list fixture (O9), an expired memory (O14), another tool's memory (O17), chars at the
 limit (O19), created_at on import (O26), empty and repeated list parameters (O30), and the open classes of
-the domain table (O36, O37, O52).
+the domain table (O36, O37, O52, O53).
 
 A row's request is the form its checks meet the point in (a `Modelled` request the model judges in a state,
 an import batch, a value class...), and its prediction runs the checks' own observation on a context that
@@ -11,224 +11,32 @@ only records (`Scratch`): the reading a row predicts is the reading the check re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.core.readings import Observation, Reading, observe
-from memconform.suites.omp import model as m
+from memconform.core.readings import Reading
+from memconform.suites.omp import model
+from memconform.suites.omp.example_requests import (  # noqa: F401  rows and tests name them here too
+    STAMP,
+    BadListFixture,
+    CreatedAtKept,
+    Expired,
+    ForeignMemory,
+    ImportBatch,
+    KeywordSearch,
+    Modelled,
+    OpenClass,
+    PinnedSearch,
+    Scratch,
+    TagSearch,
+    doc,
+    ids,
+    newest,
+    page,
+    reply,
+    seen_by,
+)
 from memconform.targets.base import Reply
-
-STAMP = "2026-06-29T12:00:00Z"
-
-
-class Scratch:
-    """A context that only records: a check's observation run to see which readings an answer fits, with
-    every option open (the table's `accepted` applies the run's pins)."""
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-        self.states: dict[type, Any] = {}
-
-    def option(self, name: str) -> str:
-        return str(getattr(m.Readings(), name, "either"))
-
-    def reading(self, point: str, seen: str) -> None:
-        self.seen.add(seen)
-
-    def observe(self, point: str, predictions: Any, answer: Any = None, **how: Any) -> Observation:
-        return observe(self, point, predictions, answer, **how)
-
-    def note(self, line: str) -> None:
-        """Notes are the check's to print; a prediction keeps none."""
-
-    def state(self, kind: type) -> Any:
-        return self.states.setdefault(kind, kind())
-
-
-def seen_by(run: Callable[[Scratch], Any]) -> set[str]:
-    scratch = Scratch()
-    run(scratch)
-    return scratch.seen
-
-
-def reply(status: int, body: Any = None) -> Reply:
-    return Reply(status=status, body=body, raw=b"" if body is None else json.dumps(body).encode(),
-                 content_type="" if body is None else "application/json")
-
-
-def doc(i: int, **fields: Any) -> dict[str, Any]:
-    """A stored memory as a server serves it: distinct created_at, one word every memory holds."""
-    stamp = f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z"
-    base = {"id": f"mem_{i:016d}", "content": f"memory {i} common", "type": ("semantic", "episodic", "procedural")[i % 3],
-            "source": {"tool": "claude", "timestamp": STAMP}, "tags": ["all"] + (["even"] if i % 2 == 0 else []),
-            "created_at": stamp, "updated_at": stamp, "expires_at": None, "metadata": {}}
-    return base | fields
-
-
-def page(docs: Any, **said: Any) -> Reply:
-    return reply(200, {"memories": list(docs), **said})
-
-
-def newest(docs: Any) -> list[dict[str, Any]]:
-    return sorted(docs, key=lambda d: d["created_at"], reverse=True)
-
-
-# ---- the forms a request meets a point in -------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Modelled:
-    """A request the OMP model judges with `stored` memories served before it; `point` the errata point the
-    check observes; `read_back`: the answer is the pair (the write's answer, the GET of its id after it);
-    `pins` the options (Readings fields) that may narrow the point. `readings(answer)`: what ask.observe,
-    the example checks' door to the model, records."""
-
-    point: str
-    request: m.Request
-    stored: tuple[dict[str, Any], ...] = ()
-    read_back: bool = False
-    pins: tuple[str, ...] = ()
-
-    def seeded(self, readings: m.Readings) -> m.Model:
-        return m.Model.seeded(self.stored, readings)
-
-    def readings(self, answer: Any) -> set[str]:
-        from memconform.suites.omp import ask
-
-        return seen_by(lambda ctx: ask.observe(ctx, self.point, self.request, answer, seeded=self.seeded,  # type: ignore[arg-type]
-                                               pins=self.pins, read_back=self.read_back, title=self.point))
-
-
-@dataclass(frozen=True)
-class KeywordSearch:
-    """O2 as search_keyword_all_words meets it: memories by name, the query, the names found."""
-
-    made: tuple[tuple[str, dict[str, Any]], ...]
-    query: dict[str, Any] = field(hash=False)
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp.checks import search
-
-        found = {name for name, mem in self.made if mem["id"] in ids(answer)}
-        return seen_by(lambda ctx: search.observe_keyword_match(ctx, dict(self.made), self.query, found))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class TagSearch:
-    """O2 as search_filters meets it: the memories stored, a search with two tags."""
-
-    stored: tuple[dict[str, Any], ...]
-    query: dict[str, Any] = field(hash=False)
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp.checks import search
-
-        model = m.Model.seeded(self.stored, m.Readings(keyword_match="all-words"))
-        return seen_by(lambda ctx: search.observe_search_tags(ctx, model, self.query, ids(answer)))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class PinnedSearch:
-    """O2 as search_limit_and_total meets it: the answer fits a reading when the model pinned to it accepts it."""
-
-    stored: tuple[dict[str, Any], ...]
-    query: dict[str, Any] = field(hash=False)
-    option: str = ""
-    values: tuple[str, ...] = ()
-    reading: str = ""
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp.checks import search
-
-        return seen_by(lambda ctx: search.observe_pinned(ctx, list(self.stored), self.query, answer, self.option,  # type: ignore[arg-type]
-                                                         self.values, self.reading, "the page"))
-
-
-@dataclass(frozen=True)
-class ImportBatch:
-    """O7: a batch with one invalid memory at `where` among `good` valid ones; the answer is (reply, stored)."""
-
-    where: int = 1
-    bad_id: str = "mem_bad0000000000000"
-    good: int = 2
-
-    def readings(self, answer: tuple[Reply, int]) -> set[str]:
-        from memconform.suites.omp.checks import import_paths
-
-        reply_, stored = answer
-        return seen_by(lambda ctx: ctx.observe("O7", import_paths.o7_predictions(reply_, self.where, self.bad_id, stored,
-                                                                                 self.good)))
-
-
-@dataclass(frozen=True)
-class BadListFixture:
-    """O9 as list_rejects_bad_paging meets it: a request fixture with a bad list parameter."""
-
-    case: dict[str, Any] = field(hash=False)
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp.checks import bad_input
-
-        return seen_by(lambda ctx: ctx.observe("O9", bad_input.o9_predictions(self.case, answer)))
-
-
-@dataclass(frozen=True)
-class Expired:
-    """O14: the GET of a memory whose expires_at has passed."""
-
-    label: str = "expires_at in the past"
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp.checks import domain_writes
-
-        return seen_by(lambda ctx: domain_writes.observe_expiry(ctx, self.label, answer))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class ForeignMemory:
-    """O17: a tool's key reaching another tool's memory (read, update or delete)."""
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp.checks import search_full
-
-        return seen_by(lambda ctx: list(search_full.tool_status_failures(ctx, answer)))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class CreatedAtKept:
-    """O26: how many of the `imported` memories kept their created_at (the answer)."""
-
-    imported: int = 101
-
-    def readings(self, answer: int) -> set[str]:
-        from memconform.suites.omp.checks import listing
-
-        return seen_by(lambda ctx: listing.observe_created_at(ctx, answer, self.imported))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class OpenClass:
-    """O36, O37, O52: one open class of the domain table (`field:class`), sent alone in a valid write."""
-
-    key: str
-
-    def value_class(self) -> Any:
-        from memconform.kit import domain
-
-        field_id, class_id = self.key.rsplit(":", 1)
-        return domain.required("omp").field(field_id).cls(class_id)
-
-    def readings(self, answer: Reply) -> set[str]:
-        from memconform.suites.omp import domain_data
-
-        vc = self.value_class()
-        return seen_by(lambda ctx: domain_data.observe_open(ctx, vc, answer.ok, 400 <= answer.status < 500, answer.brief()))  # type: ignore[arg-type]
-
-
-def ids(answer: Reply) -> set[str]:
-    body = answer.body if isinstance(answer.body, dict) else {}
-    return {mem["id"] for mem in body.get("memories") or () if isinstance(mem, dict) and isinstance(mem.get("id"), str)}
 
 
 def predicted(kind: type, name: str) -> tuple[Callable[[Any], bool], Callable[[Any, Any], bool]]:
@@ -238,13 +46,13 @@ def predicted(kind: type, name: str) -> tuple[Callable[[Any], bool], Callable[[A
 
 
 def row(point: str, name: str, kind: type, checks: tuple[str, ...], example: tuple[Any, Any], wrong: Any,
-        accepted: Callable[[m.Readings], bool] = lambda pins: True, meets: Callable[[Any], bool] | None = None) -> Reading:
+        accepted: Callable[[model.Readings], bool] = lambda pins: True, meets: Callable[[Any], bool] | None = None) -> Reading:
     met, predicts = predicted(kind, name)
     return Reading(point, name, meets=(lambda r: met(r) and meets(r)) if meets else met, predicts=predicts,
                    accepted=accepted, checks=checks, example=example, wrong=wrong)
 
 
-def allows(option: str, value: str) -> Callable[[m.Readings], bool]:
+def allows(option: str, value: str) -> Callable[[model.Readings], bool]:
     return lambda pins: pins.allows(option, value)
 
 
@@ -282,16 +90,16 @@ def many_page(n: int, total: int) -> Reply:
 
 
 NS_DOC = doc(1, namespace="project:a")
-NAMESPACE_NULL = Modelled("O8", m.Request("update", id=NS_DOC["id"], body={"namespace": None}), (NS_DOC,), read_back=True)
+NAMESPACE_NULL = Modelled("O8", model.Request("update", id=NS_DOC["id"], body={"namespace": None}), (NS_DOC,), read_back=True)
 CLEARED = {k: v for k, v in NS_DOC.items() if k != "namespace"} | {"updated_at": "2026-02-01T00:00:00Z"}
 HUNDRED_AND_ONE = tuple(doc(i) for i in range(101))
-LIMIT_101 = Modelled("O9", m.Request.list({"tags": "all", "limit": "101"}), HUNDRED_AND_ONE, pins=("limit_over_max",))
+LIMIT_101 = Modelled("O9", model.Request.list({"tags": "all", "limit": "101"}), HUNDRED_AND_ONE, pins=("limit_over_max",))
 LIMIT_ABC = BadListFixture({"id": "list-limit-abc", "document": {"method": "GET", "path": "/memories", "params": {"limit": "abc"}}})
 LISTED = tuple(doc(i, tags=["all"] + (["a"] if i % 2 == 0 else []) + (["b"] if i % 3 == 0 else [])) for i in range(12))
 
 
 def listed(query: list[tuple[str, str]]) -> Modelled:
-    return Modelled("O30", m.Request.list(query), LISTED, pins=("bad_params",))
+    return Modelled("O30", model.Request.list(query), LISTED, pins=("bad_params",))
 
 
 def with_tags(*tags: str) -> list[dict[str, Any]]:
@@ -310,11 +118,11 @@ WRITES = ("domain_create_every_class", "domain_update_every_class", "domain_impo
 FULL_TOOL_KEYS = ("tool_key_forbidden_other_read", "tool_key_forbidden_other_write")
 
 
-def _not_rejecting(pins: m.Readings) -> bool:
+def _not_rejecting(pins: model.Readings) -> bool:
     return pins.bad_params != "reject"
 
 
-def _served_unless_rejecting(name: str) -> Callable[[m.Readings], bool]:
+def _served_unless_rejecting(name: str) -> Callable[[model.Readings], bool]:
     """A refusal is accepted whatever the pins; a parameter served is not under bad_params=reject."""
     return (lambda pins: True) if name.endswith("refused with a 4xx") else _not_rejecting
 
@@ -394,13 +202,15 @@ ROWS = [
           ("repeated tags: first value", REPEATED_TAGS, page(with_tags("a"), total=6, limit=100, offset=0),
            page(with_tags("all"), total=12, limit=100, offset=0)),
           ("empty limit: served as 10", EMPTY_LIMIT, page(with_tags("all")[:10], total=12, limit=10, offset=0), SERVER_ERROR))),
-    # O36, O37, O52: open classes of the domain table, written alone (the domain sweeps)
+    # O36, O37, O52, O53: open classes of the domain table, written alone (the domain sweeps)
     *(row(point, name, OpenClass, WRITES, (OpenClass(key), answer), reply(302), meets=lambda r, k=key: r.key == k)  # type: ignore[misc]
       for point, key, name, answer in (
           ("O36", "memory.source.timestamp:absent", "source.timestamp left out: stamped by the server", reply(201, doc(1))),
           ("O36", "memory.source.timestamp:absent", "source.timestamp left out: refused", REFUSAL),
           ("O37", "memory.metadata:null", "null on an optional field: read as absent", reply(201, doc(1))),
           ("O52", "memory.source.timestamp:utc_offset", "UTC written +00:00: read as UTC", reply(201, doc(1))),
-          ("O52", "memory.source.timestamp:utc_offset", "UTC written +00:00: refused (Z only)", REFUSAL))),
+          ("O52", "memory.source.timestamp:utc_offset", "UTC written +00:00: refused (Z only)", REFUSAL),
+          ("O53", "memory.expires_at:no_zone", "a timestamp in another form: stored as the same instant", reply(201, doc(1))),
+          ("O53", "memory.created_at:date_only", "a timestamp in another form: refused", REFUSAL))),
 ]
 

@@ -31,3 +31,14 @@ def import_report_failures(answer: Reply) -> Iterator[Failure]:
             yield Failure(f"{name} is missing or not an integer", body.get(name, "<absent>"), "integer", f"$.{name}")
     if not isinstance(body.get("errors"), list):
         yield Failure("errors is missing or not an array", body.get("errors", "<absent>"), "[]", "$.errors")
+
+
+REPORTED, REFUSED = "invalid memory reported, the rest imported", "whole file refused"
+
+
+def o7_predictions(answer: Any, where: int, bad_id: Any, stored: int, good: int) -> dict[str, bool]:
+    """O7: reported (200, `errors` naming the invalid memory by index or id, every good one stored) or
+    refused (a 4xx, none stored)."""
+    errors = answer.body.get("errors") if answer.ok and isinstance(answer.body, dict) else None
+    named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad_id)]
+    return {REPORTED: answer.ok and bool(named) and stored == good, REFUSED: 400 <= answer.status < 500 and not stored}

@@ -167,3 +167,14 @@ def served_sanely_to(answer: Reply, body: Any) -> bool:
         wanted = {t.strip() for t in tags.split(",") if t.strip()}
         return all(wanted <= set(m.get("tags") or []) for m in answer.body["memories"])
     return True
+
+
+def served_sanely(answer: Reply, case: dict[str, Any]) -> bool:
+    """served_sanely_to for the body of a request fixture."""
+    return served_sanely_to(answer, case["document"].get("body"))
+
+
+def o9_predictions(case: dict[str, Any], answer: Any) -> dict[str, bool]:
+    """O9: a bad parameter of this fixture served as a sane page, or refused with a 4xx."""
+    return {f"{case['id']}: served as a sane page": served_sanely(answer, case),
+            f"{case['id']}: refused with a 4xx": 400 <= answer.status < 500}

@@ -17,7 +17,7 @@ from memconform.core.results import Failure, HarnessError
 from memconform.kit.fixtures_loader import iter_cases
 from memconform.suites.omp import client, controls, deviations, rules
 from memconform.suites.omp import format as omp
-from memconform.suites.omp.rules import served_sanely_to
+from memconform.suites.omp.rules import o9_predictions
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -100,17 +100,6 @@ def send_case(ctx: CheckContext, case: dict[str, Any]) -> Reply:
         for name in doc.get("drop", []):
             body.pop(name, None)
     return client.send(ctx, doc["method"], doc["path"], body=body, params=doc.get("params"))
-
-
-def served_sanely(answer: Reply, case: dict[str, Any]) -> bool:
-    """served_sanely_to for the body of a request fixture."""
-    return served_sanely_to(answer, case["document"].get("body"))
-
-
-def o9_predictions(case: dict[str, Any], answer: Any) -> dict[str, bool]:
-    """O9: a bad parameter of this fixture served as a sane page, or refused with a 4xx."""
-    return {f"{case['id']}: served as a sane page": served_sanely(answer, case),
-            f"{case['id']}: refused with a 4xx": 400 <= answer.status < 500}
 
 
 def case_failures(ctx: CheckContext, check_name: str, lenient: tuple[str, ...] = ()) -> Iterator[Failure]:

@@ -9,14 +9,15 @@ from typing import Any
 
 from memconform.core import established
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import Observation
 from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
-from memconform.suites.omp import client, controls, deviations, domain_data, readings, rules
+from memconform.suites.omp import client, controls, deviations, domain_data, readings, rules, table
 from memconform.suites.omp.deviations import STORES_INVALID
 from memconform.suites.omp.domain_writing import (
+    STILL_SERVED,
     carry,
     expires_in_past,
+    observe_expiry,
     others_kept,
     packable,
     patch_as_body,
@@ -118,7 +119,7 @@ def _created_alone(ctx: CheckContext, case: domain_data.Case, refused: list[doma
 def field_dropped(ctx: CheckContext, route: tuple[str, str], body: Any, answer: Reply) -> bool:
     """An invalid value accepted because the server does not support its field and dropped it (OMP's table
     of readings, errata O38: accepted, and the memory served back holds no such field): recorded."""
-    return bool(readings.TABLE.observe(ctx, readings.Asked(*route, body=body), answer, readings.pins(ctx), points=("O38",)))
+    return bool(table.TABLE.observe(ctx, readings.Asked(*route, body=body), answer, readings.pins(ctx), points=("O38",)))
 
 
 def dropped_not_stored(ctx: CheckContext, dropped: list[domain_data.Case], what: str) -> Iterator[Failure]:
@@ -133,16 +134,6 @@ def dropped_not_stored(ctx: CheckContext, dropped: list[domain_data.Case], what:
                       "no embedding stored (errata O38)", "$.memories", f"{len(kept)} in all")
 
 
-NO_LONGER_SERVED, STILL_SERVED = "an expired memory is no longer served", "an expired memory is still served"
-
-
-def observe_expiry(ctx: CheckContext, label: str, after: Reply) -> Observation:
-    """O14: the spec does not say whether an expired memory is still served: its GET answers 404
-    memory_not_found, or 200 with the memory; anything else fits neither."""
-    gone = after.status == 404 and isinstance(after.body, dict) and after.body.get("error") == "memory_not_found"
-    served = after.status == 200 and isinstance(after.body, dict)
-    return ctx.observe("O14", {NO_LONGER_SERVED: gone, STILL_SERVED: served}, after.brief(), path="$",
-                       title=f"{label}: the memory whose expires_at passed was neither served nor 404 memory_not_found")
 
 
 @SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core",

@@ -14,7 +14,7 @@ from memconform.suites.omp import client, controls, deviations, rules
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.dataset import ids
 from memconform.suites.omp.deviations import STORES_INVALID
-from memconform.suites.omp.importing import import_report_failures, import_with
+from memconform.suites.omp.importing import REFUSED, import_report_failures, import_with, o7_predictions
 from memconform.suites.omp.suite import SUITE
 
 ROUND_TRIP = 60  # memories of ~10,000 characters (~1.5 UTF-8 bytes each): an export of about 0.9 MB
@@ -22,7 +22,6 @@ ROUND_TRIP_GONE = 3
 SEED_BATCH = 10  # about 150 KB an import
 
 
-REPORTED, REFUSED = "invalid memory reported, the rest imported", "whole file refused"
 
 
 def invalid_memory(ctx: CheckContext, label: str) -> dict[str, Any]:
@@ -30,14 +29,6 @@ def invalid_memory(ctx: CheckContext, label: str) -> dict[str, Any]:
     bad = client.full_memory(ctx, label)
     bad["content"] += "z" * omp.MAX_CONTENT
     return bad
-
-
-def o7_predictions(answer: Any, where: int, bad_id: Any, stored: int, good: int) -> dict[str, bool]:
-    """O7: reported (200, `errors` naming the invalid memory by index or id, every good one stored) or
-    refused (a 4xx, none stored)."""
-    errors = answer.body.get("errors") if answer.ok and isinstance(answer.body, dict) else None
-    named = [e for e in errors or [] if isinstance(e, dict) and (e.get("index") == where or e.get("id") == bad_id)]
-    return {REPORTED: answer.ok and bool(named) and stored == good, REFUSED: 400 <= answer.status < 500 and not stored}
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

@@ -21,7 +21,7 @@ from memconform.core import established, history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import large_export
-from memconform.suites.omp import client, controls, readings
+from memconform.suites.omp import client, controls, readings, table
 from memconform.suites.omp.deviations import CONFLICT_FROM_BODY
 from memconform.suites.omp.importing import import_with
 from memconform.suites.omp.suite import SUITE
@@ -178,7 +178,7 @@ def refused(ctx: CheckContext, answer: Reply, run: Large, strategy: str) -> Iter
                       f"a body limit of at least {readings.BODY_LIMIT_FROM >> 20} MiB (the smallest errata O40 names)", "$",
                       "the server refuses imports far below any usual body limit, so its own exports cannot come back")
         return
-    if readings.TABLE.observe(ctx, request, answer, readings.pins(ctx), points=("O40",)):
+    if table.TABLE.observe(ctx, request, answer, readings.pins(ctx), points=("O40",)):
         ctx.note(f"the target's own export ({size}) was refused when imported back (conflict={strategy}) with "
                  f"{answer.status} and the §4 envelope: a body limit of the server's own, which the spec leaves open "
                  "(errata O40, reading recorded); the round trip was not judged at this size")

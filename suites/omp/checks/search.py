@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import Observation
 from memconform.core.results import Failure, SkipCheck
 from memconform.suites.omp import ask, client, controls, rules
 from memconform.suites.omp.dataset import DATASET, dataset, ids
 from memconform.suites.omp.model import Model, Readings, Request
-from memconform.suites.omp.searching import overlap_pair, search_body
+from memconform.suites.omp.searching import (
+    observe_keyword_match,
+    observe_pinned,
+    observe_search_tags,
+    overlap_pair,
+    search_body,
+)
 from memconform.suites.omp.suite import SUITE
 
 
@@ -71,22 +75,6 @@ def search_keyword_all_words(ctx: CheckContext) -> Iterator[Failure]:
         yield seen.failure
 
 
-def observe_keyword_match(ctx: CheckContext, made: dict[str, dict[str, Any]], query: dict[str, Any], found: set[str]) -> Observation:
-    """O2: which memories (by name) each keyword reading matches, as the model says; the found ones fit one."""
-    names = {mem["id"]: name for name, mem in made.items()}
-    model = Model.seeded(made.values())  # every reading, whatever the option: the observation names the one seen
-    expected = {reading.removeprefix("keyword match: "): {names[i] for i in wanted}
-                for reading, wanted in model.search_sets(Request("search", body=query)).items()}
-    pinned = ctx.option("keyword_match")
-    seen = ctx.observe("O2", {f"keyword match: {name}": found == wanted for name, wanted in expected.items()}, sorted(found),
-                       accepted=None if pinned == "any" else (f"keyword match: {pinned}",),
-                       title="keyword matches fit no accepted reading (every word, substring, any word)", path="$.memories",
-                       pinned=() if pinned == "any" else (f"keyword_match={pinned}",))
-    if seen.failure:
-        seen.failure.expected = {k: sorted(v) for k, v in expected.items() if pinned in ("any", k)}
-    return seen
-
-
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='"q": "coding preferences", "type": "semantic", "tags": ["preferences"],')
 def search_filters(ctx: CheckContext) -> Iterator[Failure]:
@@ -117,17 +105,6 @@ def search_filters(ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("search with type and tags did not apply both", sorted(hits), sorted(wanted), "$.memories")
 
 
-def observe_search_tags(ctx: CheckContext, model: Model, query: dict[str, Any], hits: set[str]) -> Observation:
-    """O2: the ids the model says each reading of the search `tags` filter (all, any) matches; the hits fit one."""
-    readings = {reading.split(", ")[0].removeprefix("search tags: "): wanted
-                for reading, wanted in model.search_sets(Request("search", body=query)).items()}
-    pinned = ctx.option("search_tags_match")
-    return ctx.observe("O2", {f"search tags: {name}": hits == wanted for name, wanted in readings.items()}, sorted(hits),
-                       accepted=None if pinned == "either" else (f"search tags: {pinned}",),
-                       title="search with tags did not return exactly the memories with both tags (or, reading any, either tag)",
-                       path="$.memories", pinned=() if pinned == "either" else (f"search_tags_match={pinned}",))
-
-
 @SUITE.check(section="§3.3", keyword="MUST", level="core",
            sentence='"namespace": "project:myapp", "limit": 10, "mode": "keyword"')
 def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
@@ -143,24 +120,6 @@ def search_limit_and_total(ctx: CheckContext) -> Iterator[Failure]:
         seen = observe_pinned(ctx, ds["stored"], query, client.search(ctx, query), option, values, reading, title)
         if seen.failure:
             yield seen.failure
-
-
-def observe_pinned(ctx: CheckContext, stored: list[dict[str, Any]], query: dict[str, Any], answer: Any, option: str,
-                   values: tuple[str, ...], reading: str, title: str) -> Observation:
-    """O2: the answer fits a reading when the model pinned to it (the option at that value) accepts it."""
-    request = Request("search", body=query)
-    base = Readings.from_options(ctx.option)
-    pinned = {value: Model.seeded(stored, replace(base, **{option: value})) for value in values}  # type: ignore[arg-type]
-    chosen = ctx.option(option)
-    seen = ctx.observe("O2", {reading.format(v): model.accepts(request, answer) is None for v, model in pinned.items()},
-                       answer, accepted=[reading.format(v) for v in values if chosen in ("either", v)],
-                       title=f"search {query}: {title}", path="$.memories",
-                       pinned=() if chosen == "either" else (f"{option}={chosen}",))
-    if seen.failure:
-        seen.failure.received = ask.summary(answer)
-        seen.failure.expected = {reading.format(v): str(model.accepts(request, answer)) for v, model in pinned.items()
-                                 if chosen in ("either", v)}
-    return seen
 
 
 @SUITE.check(section="§3.3", keyword="MUST", level="core",

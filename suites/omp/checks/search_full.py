@@ -9,7 +9,7 @@ from memconform.core.results import Failure
 from memconform.suites.omp import ask, client, controls, rules
 from memconform.suites.omp.dataset import dataset, filter_failures, filter_test, ids, matching, model
 from memconform.suites.omp.model import Model, Readings, Request
-from memconform.suites.omp.searching import overlap_pair, search_body
+from memconform.suites.omp.searching import overlap_pair, search_body, tool_status_failures
 from memconform.suites.omp.suite import SUITE
 from memconform.targets.base import Reply
 
@@ -73,25 +73,6 @@ def tool_key_own_tool(ctx: CheckContext) -> Iterator[Failure]:
                                 ("delete", client.delete(ctx, mem_id, key), 204)):
         if reply.status != status:
             yield Failure(f"a tool's key may not {what} its own tool's memory", reply.status, status, "$")
-
-
-def tool_status_failures(ctx: CheckContext, answer: Reply, creating: bool = False) -> Iterator[Failure]:
-    """Another tool's memory: 403 forbidden, or (reading it as not visible) 404 memory_not_found (option tool_key_status)."""
-    wanted = ctx.option("tool_key_status")
-    if creating:  # nothing of the other tool is there to hide: the write is forbidden
-        yield from rules.error_failures(ctx, answer, 403, "forbidden")
-        return
-    forbidden, hidden = "another tool's memory answers 403", "another tool's memory answers 404"
-    seen = ctx.observe("O17", {forbidden: answer.status == 403, hidden: answer.status == 404}, answer.brief(),
-                       accepted={"403": (forbidden,), "404": (hidden,)}.get(wanted, (forbidden, hidden)),
-                       title="a tool's key reaching another tool's memory was answered neither 403 nor 404",
-                       pinned=() if wanted == "either" else (f"tool_key_status={wanted}",))
-    if seen.failure:
-        yield seen.failure
-    elif seen.fits(hidden):
-        yield from rules.error_failures(ctx, answer, 404, "memory_not_found")
-    else:
-        yield from rules.error_failures(ctx, answer, 403, "forbidden")
 
 
 @SUITE.check(section="§3.2", keyword="MAY", level="full",

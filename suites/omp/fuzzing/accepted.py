@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.suites.omp import readings
+from memconform.suites.omp import readings, table
 from memconform.suites.omp.rules import sane_page
 from memconform.targets.base import Reply
 
@@ -57,7 +57,7 @@ def _reply(response: Any) -> Reply:
 
 def accepted_readings(ctx: CheckContext, case: Any, response: Any) -> list[tuple[str, str]]:
     """The (errata point, reading) pairs of the table the answer to this generated request fits."""
-    return [(row.point, row.name) for row in readings.TABLE.fitting(asked(case), _reply(response), readings.pins(ctx))]
+    return [(row.point, row.name) for row in table.TABLE.fitting(asked(case), _reply(response), readings.pins(ctx))]
 
 
 def accepted_reading(ctx: CheckContext, case: Any, response: Any) -> tuple[str, str] | None:

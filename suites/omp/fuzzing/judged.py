@@ -19,13 +19,13 @@ from typing import Any
 
 from memconform.core.results import HarnessError
 from memconform.core.sequence import comparator
-from memconform.suites.omp import readings as table
+from memconform.suites.omp import readings, table
 from memconform.targets.base import Reply
 
 COMPARATOR = "omp.fuzz_judged"
 # schemathesis check -> the judgement saved for it
 JUDGED = {"negative_data_rejection": "negative", "positive_data_acceptance": "positive", "ignored_auth": "auth"}
-# what schemathesis's ignored_auth takes as enforcement: 401, 403 or a redirect (core/transport.py)
+# what schemathesis's ignored_auth takes as enforcement: 401, 403 or a redirect (schemathesis's transport module)
 AUTH_REFUSALS = [401, 403, "3xx"]
 _SCENARIOS = {"no_auth": "sent without credentials", "invalid_auth": "sent with another key (not the target's)",
               "generated_auth": "sent with another key (not the target's)"}
@@ -46,7 +46,7 @@ def asked_data(case: Any) -> dict[str, Any] | None:
     return data
 
 
-def asked_from(data: Any) -> table.Asked:
+def asked_from(data: Any) -> readings.Asked:
     """The saved request as the table reads it; a member of the wrong type is one usage error."""
     if not isinstance(data, dict):
         raise HarnessError("the saved fuzz judgement holds no request (asked)")
@@ -57,7 +57,7 @@ def asked_from(data: Any) -> table.Asked:
             and isinstance(size, int) and not isinstance(size, bool)):
         raise HarnessError("the saved fuzz judgement's request (asked) is not method, path, query, negative, "
                            "described, size of their types")
-    return table.Asked(method, path, query, data.get("body"), frozenset(negative), described, size)
+    return readings.Asked(method, path, query, data.get("body"), frozenset(negative), described, size)
 
 
 def violation(case: Any, message: str) -> str:
@@ -129,7 +129,7 @@ def judged_reply_differs(ctx: Any, reply: Reply | None, expected: Any) -> str | 
     if allows(expected.get("statuses"), reply.status):
         return None
     if expected.get("accept_readings") is True:
-        fitting = table.TABLE.observe(ctx, asked, reply, table.pins(ctx))
+        fitting = table.TABLE.observe(ctx, asked, reply, readings.pins(ctx))
         if fitting:
             return None  # a reading of the errata accepts the answer, as the run would have
     body = reply.raw[:300].decode("utf-8", "replace")

@@ -67,11 +67,11 @@ class SearchAnswers(ModelState):
     def _table_refusals(self, body: dict[str, Any]) -> dict[str, Check]:
         """The refusals OMP's table of readings allows for this search (suites/omp/readings.py: a semantic or
         hybrid search at OMP-Core, O13; a q without word characters, O34), as the fuzzer reads them."""
-        from memconform.suites.omp.readings import SEARCH, TABLE, Asked
+        from memconform.suites.omp.readings import BASE_TABLE, SEARCH, Asked
 
         asked = Asked(*SEARCH, body=body)
         out: dict[str, Check] = {}
-        for row in TABLE.of("O13", "O34"):
+        for row in BASE_TABLE.of("O13", "O34"):
             if "model" in row.checks and row.meets(asked) and row.accepted(self.readings):
                 out[row.name] = self._refusal_check(row, asked)
         return out
