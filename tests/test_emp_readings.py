@@ -394,7 +394,7 @@ def observed_points(suite: str) -> set[str]:
 
     import memconform.suites as suites
 
-    calls = re.compile(r"observe\(|telling\(|judge_odd\(|bf\.judge\(|OPEN_POINT = ")
+    calls = re.compile(r"observe\(|telling\(|judge_odd\(|batch_failures\.judge\(|OPEN_POINT = ")
     point = re.compile(r'"([AE]\d+)"')
     found: set[str] = set()
     for path in (Path(suites.__file__).parent / suite).rglob("*.py"):

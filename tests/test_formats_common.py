@@ -19,16 +19,17 @@ from memconform.kit.shared_rules import (
 
 UTC = dt.UTC
 
-# value -> which specs' readings accept it
+# value -> which specs' readings accept it (omp-sent: the instant a client's OMP timestamp names, O53, read as
+# MemoryAI's ISO 8601 with an optional offset)
 CASES = {
-    "2026-01-01T00:00:00Z": {"amps", "omp", "memorizz", "memoryai"},
-    "2026-01-01t00:00:00z": {"amps", "memorizz", "memoryai"},
-    "2026-01-01T00:00:00.123456789+00:00": {"amps", "omp", "memorizz", "memoryai"},
-    "2026-01-01T02:00:00+02:00": {"amps", "memoryai"},
-    "2026-01-01T00:00:00-00:00": {"amps", "memoryai"},
-    "2026-01-01T00:00:00": {"memoryai"},
-    "2026-01-01 00:00:00Z": {"memorizz", "memoryai"},
-    "2026-W01-1T00:00:00Z": {"memorizz", "memoryai"},
+    "2026-01-01T00:00:00Z": {"amps", "omp", "memorizz", "memoryai", "omp-sent"},
+    "2026-01-01t00:00:00z": {"amps", "memorizz", "memoryai", "omp-sent"},
+    "2026-01-01T00:00:00.123456789+00:00": {"amps", "omp", "memorizz", "memoryai", "omp-sent"},
+    "2026-01-01T02:00:00+02:00": {"amps", "memoryai", "omp-sent"},
+    "2026-01-01T00:00:00-00:00": {"amps", "memoryai", "omp-sent"},
+    "2026-01-01T00:00:00": {"memoryai", "omp-sent"},
+    "2026-01-01 00:00:00Z": {"memorizz", "memoryai", "omp-sent"},
+    "2026-W01-1T00:00:00Z": {"memorizz", "memoryai", "omp-sent"},
     "2026-12-31T23:59:60Z": {"amps", "omp"},
     "2026-13-01T00:00:00Z": set(),
     "2026-02-30T00:00:00Z": set(),
