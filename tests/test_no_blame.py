@@ -18,8 +18,8 @@ from memconform.kit.hostile import BadInput
 from memconform.kit.hostile_check import Surface, run_battery
 from memconform.run.session import execute_run
 from memconform.suites.emp.reference import ReferenceEmpApp
-from memconform.suites.omp.rules import served_sanely
 from memconform.suites.omp.fuzzing.accepted import accepted_reading
+from memconform.suites.omp.rules import served_sanely
 from memconform.targets.base import Reply
 
 
