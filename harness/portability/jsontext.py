@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+from memconform.core.orjson_floats import python_floats
 
 INDENT = "  "
 # containers with more members than this are written a member at a time at any depth (a record array
 # of 100k records two levels down, as some formats nest them); smaller ones below the top two levels are one piece
 STREAM_ABOVE = 64
-_ORJSON_FLOATS_FROM = 1e-4  # orjson and repr() agree on every finite float of magnitude 1e-4 and above
 
 
 def pieces(value: Any, level: int = 0) -> Iterator[str]:
@@ -46,37 +46,7 @@ def pieces(value: Any, level: int = 0) -> Iterator[str]:
 
 def _leaf(value: Any, level: int) -> str:
     try:
-        text = orjson.dumps(_python_floats(value), option=orjson.OPT_INDENT_2).decode("utf-8")
+        text = orjson.dumps(python_floats(value), option=orjson.OPT_INDENT_2).decode("utf-8")
     except (TypeError, ValueError, orjson.JSONEncodeError):
         text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
     return text.replace("\n", "\n" + INDENT * level) if level and "\n" in text else text
-
-
-def _python_float(value: float) -> Any:
-    if value - value != 0:  # NaN or infinity: json refuses it (allow_nan=False), with its own message
-        raise ValueError("not finite")
-    return orjson.Fragment(repr(value).encode()) if 0 < abs(value) < _ORJSON_FLOATS_FROM else value
-
-
-def _python_floats(node: Any) -> Any:
-    """`node`, or a copy along the paths to floats orjson writes otherwise than json, those floats as
-    fragments of Python's text (only containers holding such a float are copied)."""
-    kind = type(node)
-    if kind is float:
-        return _python_float(node)
-    if kind is not dict and kind is not list:
-        return node
-    patched: Any = None
-    for key, member in (node.items() if kind is dict else enumerate(node)):
-        inner = type(member)
-        if inner is float:
-            new = _python_float(member)
-        elif inner is dict or inner is list:
-            new = _python_floats(member)
-        else:
-            continue
-        if new is not member:
-            if patched is None:
-                patched = dict(node) if kind is dict else list(node)
-            patched[key] = new
-    return node if patched is None else patched

@@ -3,7 +3,6 @@ equivalence.py, strategies.py and windows.py), re-exported here as `memconform.s
 
 from .bundle import (  # noqa: F401  the package's face: bundle.py holds the code
     _BASE64_ALPHABET,
-    _ORJSON_FLOATS_FROM,
     CHECKSUM_READINGS,
     CORE_TYPES,
     DNA_TYPES,
@@ -20,10 +19,7 @@ from .bundle import (  # noqa: F401  the package's face: bundle.py holds the cod
     Route,
     _es_json,
     _literal_by_orjson,
-    _NotFinite,
     _only_base64_alphabet,
-    _python_float,
-    _python_floats,
     canonical_bytes,
     canonical_bytes_es,
     canonical_value_bytes,

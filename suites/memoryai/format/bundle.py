@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
+from memconform.core.orjson_floats import NotFinite, python_floats
 from memconform.targets.base import Route
 
 SUITE = "memoryai"
@@ -72,12 +73,7 @@ def canonical_value_bytes(value: Any) -> bytes:
 # orjson writes strings, keys (sorted by code point), integers and most floats byte for byte as
 # json.dumps(ensure_ascii=False, separators=(",", ":")) does (tests/test_memoryai_canonical_fast.py);
 # floats of magnitude below 1e-4 it writes its own way (0.00001, 1e-7 for Python's 1e-05, 1e-07),
-# so those are written by Python's repr and put in place as fragments.
-_ORJSON_FLOATS_FROM = 1e-4
-
-
-class _NotFinite(Exception):
-    pass
+# so those are written by Python's repr and put in place as fragments (core/orjson_floats.py).
 
 
 def _literal_by_orjson(body: Any) -> bytes | None:
@@ -85,39 +81,9 @@ def _literal_by_orjson(body: Any) -> bytes | None:
     infinity, which json.dumps refuses; an integer past 64 bits, a lone surrogate or a key that is no
     string, which orjson refuses)."""
     try:
-        return orjson.dumps(_python_floats(body), option=orjson.OPT_SORT_KEYS)
-    except (_NotFinite, TypeError, orjson.JSONEncodeError):
+        return orjson.dumps(python_floats(body), option=orjson.OPT_SORT_KEYS)
+    except (NotFinite, TypeError, orjson.JSONEncodeError):
         return None
-
-
-def _python_float(value: float) -> Any:
-    if value - value != 0:  # NaN or infinity
-        raise _NotFinite
-    return orjson.Fragment(repr(value).encode()) if 0 < abs(value) < _ORJSON_FLOATS_FROM else value
-
-
-def _python_floats(node: Any) -> Any:
-    """`node`, or a copy along the paths to floats orjson would write otherwise, with those floats as
-    fragments of Python's text. Only containers holding such a float are copied."""
-    kind = type(node)
-    if kind is float:
-        return _python_float(node)
-    if kind is not dict and kind is not list:
-        return node
-    patched: Any = None
-    for key, value in (node.items() if kind is dict else enumerate(node)):
-        inner = type(value)
-        if inner is float:
-            new = _python_float(value)
-        elif inner is dict or inner is list:
-            new = _python_floats(value)
-        else:
-            continue
-        if new is not value:
-            if patched is None:
-                patched = dict(node) if kind is dict else list(node)
-            patched[key] = new
-    return node if patched is None else patched
 
 
 def checksum(bundle: dict[str, Any], unicode: str = "literal", numbers: str = "python") -> str:
