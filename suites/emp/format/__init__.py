@@ -2,24 +2,26 @@
 table and the one-pass scanner), reader.py (a file read line by line or streamed, the resolved view, `detect`),
 with block_scan.py, forms.py and strategies.py."""
 
-from .lines import (  # noqa: F401  the package's face
-    BLOCK_BYTES,
+from .forms import (  # noqa: F401  the package's face
     ENCRYPTED_RE,
     FILE_NAME,
-    LINE_RULES,
     LOCK_SUFFIX,
     MAJOR,
-    PINNED,
     REPORT_CAP,
     REQUIRED,
     REVDOMAIN_RE,
-    RULES,
     SPEC,
     SUITE,
     UUID4_RE,
     UUID_RE,
     VERSION,
     VERSION_RE,
+)
+from .lines import (  # noqa: F401
+    BLOCK_BYTES,
+    LINE_RULES,
+    PINNED,
+    RULES,
     Findings,
     LineError,
     LineRuleFn,

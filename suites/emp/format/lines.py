@@ -27,46 +27,15 @@ from memconform.suites.emp.format.reader import (
 )
 
 from .block_scan import block_is_clean
-from .forms import (  # re-exported: the suite's constants and line forms
-    ENCRYPTED_RE as ENCRYPTED_RE,
-)
 from .forms import (
-    FILE_NAME as FILE_NAME,
-)
-from .forms import (
-    LOCK_SUFFIX as LOCK_SUFFIX,
-)
-from .forms import (
-    MAJOR as MAJOR,
-)
-from .forms import (
-    REPORT_CAP as REPORT_CAP,
-)
-from .forms import (
-    REQUIRED as REQUIRED,
-)
-from .forms import (
-    REVDOMAIN_RE as REVDOMAIN_RE,
-)
-from .forms import (
-    SPEC as SPEC,
-)
-from .forms import (
-    SUITE as SUITE,
-)
-from .forms import (
-    UUID4_RE as UUID4_RE,
-)
-from .forms import (
-    UUID_RE as UUID_RE,
-)
-from .forms import (
-    VERSION as VERSION,
-)
-from .forms import (
-    VERSION_RE as VERSION_RE,
-)
-from .forms import (
+    ENCRYPTED_RE,
+    REPORT_CAP,
+    REQUIRED,
+    REVDOMAIN_RE,
+    UUID4_RE,
+    UUID_RE,
+    VERSION,
+    VERSION_RE,
     src_is_reverse_domain,
 )
 

@@ -13,45 +13,7 @@ from typing import Any
 from memconform.core.json_reader import LINE, JsonRejected, read_json
 from memconform.kit.shared_rules import is_int as is_int
 
-from .forms import (  # re-exported: the suite's constants and line forms
-    ENCRYPTED_RE as ENCRYPTED_RE,
-)
-from .forms import (
-    FILE_NAME as FILE_NAME,
-)
-from .forms import (
-    LOCK_SUFFIX as LOCK_SUFFIX,
-)
-from .forms import (
-    MAJOR as MAJOR,
-)
-from .forms import (
-    REPORT_CAP as REPORT_CAP,
-)
-from .forms import (
-    REQUIRED as REQUIRED,
-)
-from .forms import (
-    REVDOMAIN_RE as REVDOMAIN_RE,
-)
-from .forms import (
-    SPEC as SPEC,
-)
-from .forms import (
-    SUITE as SUITE,
-)
-from .forms import (
-    UUID4_RE as UUID4_RE,
-)
-from .forms import (
-    UUID_RE as UUID_RE,
-)
-from .forms import (
-    VERSION as VERSION,
-)
-from .forms import (
-    VERSION_RE as VERSION_RE,
-)
+from .forms import MAJOR, VERSION, VERSION_RE
 
 
 class LineError(ValueError):
