@@ -91,6 +91,17 @@ class Placement:
         else:
             self.keep(name)
 
+    def write_type(self, default: str, path: str) -> str:
+        """The native type to write for the record's canonical type, placed (place_type); `default`, invented
+        at `path`, when the record has none."""
+        canonical = self.value("type")
+        if not isinstance(canonical, str):
+            self.invent("type", path)
+            return default
+        written = self.table.type_from_canonical(canonical)
+        self.place_type(written)
+        return written
+
     def place_type(self, written: str) -> None:
         """The native type written: kept when it is the source's own name, respelled when it reads back as the
         same type under another name, carried when the target has no name for it."""

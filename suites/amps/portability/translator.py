@@ -165,13 +165,7 @@ def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
 
 
 def _kind(p: Placement, atom: dict[str, Any]) -> None:
-    canonical = p.value("type")
-    if not isinstance(canonical, str):
-        atom["kind"] = "fact"
-        p.invent("type", "atoms[].kind")
-        return
-    atom["kind"] = p.table.type_from_canonical(canonical)
-    p.place_type(atom["kind"])
+    atom["kind"] = p.write_type("fact", "atoms[].kind")
 
 
 def _text(p: Placement, atom: dict[str, Any]) -> None:

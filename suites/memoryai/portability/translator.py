@@ -265,13 +265,7 @@ def without_credentials(value: Any) -> tuple[Any, int]:
 
 
 def _type(p: Placement, chunk: dict[str, Any]) -> None:
-    canonical = p.value("type")
-    if not isinstance(canonical, str):
-        chunk["memory_type"] = "fact"
-        p.invent("type", "chunks[].memory_type")
-        return
-    chunk["memory_type"] = p.table.type_from_canonical(canonical)
-    p.place_type(chunk["memory_type"])
+    chunk["memory_type"] = p.write_type("fact", "chunks[].memory_type")
 
 
 def _hash(p: Placement, chunk: dict[str, Any], text: str) -> None:

@@ -167,13 +167,7 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
 
 
 def _type(p: Placement, mem: dict[str, Any]) -> None:
-    canonical = p.value("type")
-    if not isinstance(canonical, str):
-        mem["type"] = "semantic"
-        p.invent("type", "memories[].type")
-        return
-    mem["type"] = p.table.type_from_canonical(canonical)
-    p.place_type(mem["type"])
+    mem["type"] = p.write_type("semantic", "memories[].type")
 
 
 def _source(p: Placement, mem: dict[str, Any], exported: str) -> None:
