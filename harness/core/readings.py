@@ -78,7 +78,8 @@ class Reading:
     walks the table and asks each); `example` a request meeting the point with an answer fitting the
     reading, `wrong` an answer to the same request that no reading allows (that test's control); `controls`
     (check, answer): the control for a check that judges less of the answer than the reading does (it sees
-    only the status where the reading reads the body too), still an answer no reading allows."""
+    only the status where the reading reads the body too), still an answer no reading allows; `more`: the same for
+    each other form of request that meets the point (a reading met two ways is walked both ways)."""
 
     point: str
     name: str
@@ -89,6 +90,7 @@ class Reading:
     example: tuple[Any, Any] | None = None
     wrong: Any = None
     controls: tuple[tuple[str, Any], ...] = ()
+    more: tuple[tuple[Any, Any, Any], ...] = ()  # further (request, answer, control) where the point is met another way
 
     def control(self, check: str) -> Any:
         """The answer `check` must refuse in the walk: its own control, else the row's."""
@@ -137,3 +139,45 @@ class ReadingTable:
         for row in found:
             ctx.reading(row.point, row.name)
         return found
+
+    def judge(self, ctx: Any, point: str, request: Any, answer: Any, pins: Any, *, title: str = "", path: str = "$",
+              pinned: tuple[str, ...] = (), telling: bool = False, shown: Any = None) -> Observation:
+        """`observe` of one point as an Observation: the rows of `point` the request meets are its readings; each
+        whose prediction holds is recorded (accepted or not, as `observe` records); the failure, when no accepted
+        one holds, names the accepted ones. `telling`: record nothing when the answer fits more than one reading
+        (it does not tell them apart); `shown`: what the failure says was received (default the answer)."""
+        met = [row for row in self.rows if row.point == point and _meets(row, request)]
+        matched = tuple(row.name for row in met if _predicted(row, request, answer))
+        allowed = tuple(row.name for row in met if _accepts(row, pins))
+        if not (telling and len(matched) > 1):
+            for name in matched:
+                ctx.reading(point, name)
+        if any(name in allowed for name in matched):
+            return Observation(point, matched, allowed, None)
+        received = answer if shown is None else shown
+        expected = "one of the accepted readings (" + point + "): " + "; ".join(allowed)
+        failure = Failure(title or f"the answer fits no accepted reading of {point}",
+                          received if not matched else {"answer": received, "fits only": list(matched)}, expected, path,
+                          readings=pinned)
+        return Observation(point, matched, allowed, failure)
+
+
+def _meets(row: Reading, request: Any) -> bool:
+    try:
+        return bool(row.meets(request))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False
+
+
+def _predicted(row: Reading, request: Any, answer: Any) -> bool:
+    try:
+        return bool(row.predicts(request, answer))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False  # an answer of an unforeseen shape fits no prediction about it
+
+
+def _accepts(row: Reading, pins: Any) -> bool:
+    try:
+        return bool(row.accepted(pins))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False
