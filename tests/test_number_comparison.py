@@ -77,7 +77,7 @@ def test_an_unknown_comparison_is_refused() -> None:
 def test_the_checks_compare_as_their_tables_say() -> None:
     """The comparators the read-back checks use, on the one pair that tells the two apart."""
     from memconform.suites.amps.domain_support import same as amps_same
-    from memconform.suites.emp.checks.domain_common import same_number_or_value
+    from memconform.suites.emp.readings import same_number_or_value
     from memconform.suites.memoryai.checks.domain_records import same_number as memoryai_same
 
     for fid in ("edge.weight", "edge.co_activation_count", "entity.frequency"):

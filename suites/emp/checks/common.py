@@ -20,6 +20,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, TargetError, Unsupported
 from memconform.suites.emp import format as emp
+from memconform.suites.emp import readings, table
 
 
 @dataclass
@@ -87,14 +88,10 @@ def append(ctx: CheckContext, path: str, e: dict[str, Any]) -> str:
 
 def written_id(ctx: CheckContext, reply: Any, e: dict[str, Any]) -> str:
     body = reply.body if isinstance(reply.body, dict) else {}
-    reported = body.get("id")
-    if isinstance(reported, str) and reported:
-        # either is a reading (E14); which the answer shows is recorded, and the id is judged where it is read
-        ctx.observe("E14", {"the writer keeps the id it is given": reported == e.get("id"),
-                            "the writer picks its own id and reports it": reported != e.get("id")})
-        return reported
-    ctx.observe("E14", {"the writer keeps the id it is given": True})  # no id reported: the one given
-    return str(e.get("id"))
+    reported = body.get("id") if isinstance(body.get("id"), str) and body.get("id") else None  # none: the one given
+    # either is a reading (E14); which the answer shows is recorded, and the id is judged where it is read
+    table.observe(ctx, "E14", readings.Asked(readings.APPEND_REPLY, e.get("id")), reported)
+    return reported if reported is not None else str(e.get("id"))
 
 
 def view(ctx: CheckContext, path: str, op: str = "resolve", **filters: Any) -> list[dict[str, Any]]:
@@ -164,7 +161,7 @@ def despite_bad_lines(ctx: CheckContext, op: str, body: dict[str, Any], bad: str
 RESILIENT = '"Resilient: Corruption affects only individual lines, not entire file"'
 
 
-TOMBSTONE_FORMS = ("deleted-flag", "type-tombstone")
+TOMBSTONE_FORMS = readings.TOMBSTONE_FORMS
 
 
 def tombstone_form(ctx: CheckContext) -> str | None:
@@ -176,8 +173,13 @@ def tombstone_form(ctx: CheckContext) -> str | None:
             got = by_id(view(ctx, new_file(ctx, [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, OTHER, form)])))
             if kept["id"] not in got:
                 raise ControlRefused(f"an entry nobody deleted is missing from the view (id {kept['id']})")
-            if ctx.observe("E1", {form: gone["id"] not in got}).matched:
+            if honoured(ctx, form, gone["id"] not in got):
                 return form
         return None
     form: str | None = ctx.once("emp.tombstone-form", learn)
     return form
+
+
+def honoured(ctx: CheckContext, form: str, gone: bool) -> bool:
+    """Did the reader honour a tombstone of this form (the entry gone from its view)? Recorded (E1) when it did."""
+    return bool(table.observe(ctx, "E1", readings.Asked(readings.HONOURED, form), gone).matched)

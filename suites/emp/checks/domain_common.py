@@ -1,5 +1,5 @@
 """What the domain checks share (domain_reader.py, domain_writer.py, domain_query.py, domain_files.py): a class's
-lines, and numbers equal as numbers. Registers no check: check modules import it, never one another."""
+lines (numbers equal as numbers: readings.same_number_or_value). Registers no check: check modules import it, never one another."""
 
 from __future__ import annotations
 
@@ -34,16 +34,3 @@ def class_lines(ctx: CheckContext) -> list[tuple[domain.ValueClass, dict[str, An
                     line[name] = value
                 out.append((vc, line))
     return out
-
-
-def same_number_or_value(sent: Any, got: Any) -> bool:
-    """Equal as JSON values; numbers as doubles (a JavaScript reader holds 2^53+1 as 2^53)."""
-    if isinstance(sent, bool) or isinstance(got, bool):
-        return sent is got
-    if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
-        return domain.same_number(got, sent, "double")  # ts, a number in meta or emb: the spec types them `number`
-    if isinstance(sent, dict) and isinstance(got, dict):
-        return sent.keys() == got.keys() and all(same_number_or_value(sent[k], got[k]) for k in sent)
-    if isinstance(sent, list) and isinstance(got, list):
-        return len(sent) == len(got) and all(same_number_or_value(a, b) for a, b in zip(sent, got, strict=True))
-    return bool(sent == got)

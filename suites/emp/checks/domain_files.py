@@ -16,9 +16,8 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model
+from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks.common import (
-    by_id,
     call,
     entry,
     new_file,
@@ -26,8 +25,8 @@ from memconform.suites.emp.checks.common import (
     read_bytes,
     written_id,
 )
-from memconform.suites.emp.checks.domain_common import same_number_or_value
 from memconform.suites.emp.checks.locking import append_past_stale_lock, hold_window, wait_while_held
+from memconform.suites.emp.readings import same_number_or_value
 from memconform.suites.emp.suite import SUITE
 
 BOM = b"\xef\xbb\xbf"
@@ -69,6 +68,21 @@ def parsed_lines(raw: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def view_verdict(ctx: CheckContext, form: str, shown: list[Any], first: dict[str, Any], second: dict[str, Any],
+                 optional: str | None) -> Failure | None:
+    """The view of a file of two entries in a line form: the model's, or for an open form (`optional`: the id it
+    puts at risk) one of the table's E64 readings (recorded)."""
+    if optional is not None:
+        asked = readings.Asked(readings.AT_RISK, readings.AtRisk((first, second), optional))
+        if table.observe(ctx, "E64", asked, shown):
+            return None
+    problems = view_failures(form, shown, [first, second], optional)  # what differs from the model, said
+    if not problems and optional is None:
+        return None
+    return Failure(f"a file with a {form.replace('_', ' ')}: the view is not the model's", problems[:4] or shown[:4],
+                   "every entry of the file" + (" (the line at risk may be left out, E64)" if optional else ""), "$")
+
+
 def read_and_append(ctx: CheckContext, vc: domain.ValueClass) -> Iterator[Failure]:
     form = str(vc.value())
     first, second, new = entry(ctx, f"{form}-1"), entry(ctx, f"{form}-2", ts=emp_ts(1)), entry(ctx, f"{form}-new", ts=emp_ts(2))
@@ -81,13 +95,9 @@ def read_and_append(ctx: CheckContext, vc: domain.ValueClass) -> Iterator[Failur
     if not reply.ok:
         yield Failure(f"a file with a {form.replace('_', ' ')} was not read", reply.raw[:200], "its entries", "$")
     else:
-        shown = reply.accepted_json(list, "resolve")
-        problems = view_failures(form, shown, [first, second], optional)
-        if problems:
-            yield Failure(f"a file with a {form.replace('_', ' ')}: the view is not the model's", problems[:4],
-                          "every entry of the file" + (" (the line at risk may be left out, E64)" if optional else ""), "$")
-        elif optional is not None:
-            ctx.observe("E64", {"the line is read": optional in by_id(shown), "the line is left out": optional not in by_id(shown)})
+        failure = view_verdict(ctx, form, reply.accepted_json(list, "resolve"), first, second, optional)
+        if failure is not None:
+            yield failure
     reply = call(ctx, "append", {"path": path, "entry": new})
     after = read_bytes(path)
     if not reply.ok:

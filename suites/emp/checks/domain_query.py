@@ -15,10 +15,10 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.emp import model
+from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks.common import OTHER, call, entry, new_file, tombstone_form
-from memconform.suites.emp.checks.domain_common import same_number_or_value
 from memconform.suites.emp.deviations import NEWEST_NOT_RESOLVED
+from memconform.suites.emp.readings import problems_under, tag_readings
 from memconform.suites.emp.suite import SUITE
 
 COMBO = "query_parameters"
@@ -134,26 +134,6 @@ def request(row: dict[str, domain.ValueClass]) -> tuple[dict[str, Any], str]:
     return query, str(history.value()) if history is not None else "appended"
 
 
-def problems_under(lines: tuple[Any, ...], query: dict[str, Any], readings: model.Readings,
-                   answer: list[Any]) -> list[str]:
-    if query.get("text") == model.NOTHING["text"]:
-        return [] if not answer else [f"{len(answer)} entries returned; this reading matches nothing"]
-    answers = model.query_answers(lines, query, readings)
-    return model.view_problems(answer, answers, same=same_entry)
-
-
-def same_entry(a: Any, b: Any) -> bool:
-    return isinstance(a, dict) and isinstance(b, dict) and same_number_or_value(dict(a), dict(b))
-
-
-def tag_readings(query: dict[str, Any], form: str | None) -> dict[str, model.Readings]:
-    """E62: several tags asked: every one present, or any one (one tag: the two agree)."""
-    base = model.Readings(tombstone=form or "either")
-    if len(query.get("tags") or []) < 2:
-        return {"every given tag present": base}
-    return {"every given tag present": base, "any given tag present": model.Readings(tombstone=base.tombstone, query_tags="any")}
-
-
 def without_superseded(lines: tuple[Any, ...], answer: list[Any]) -> list[Any] | None:
     """The answer without the lines a newer line of the same id supersedes (a greater ts in the file), or
     None when it held none: what a reader whose one fault is not resolving ids would have answered."""
@@ -170,7 +150,7 @@ def fits_without_superseded(lines: tuple[Any, ...], query: dict[str, Any], form:
     """Would the answer be one the model allows once superseded lines are taken out of it?"""
     kept = without_superseded(lines, answer)
     without = {k: v for k, v in query.items() if k != "near"}
-    return kept is not None and any(not problems_under(lines, q, readings, kept) for readings in tag_readings(query, form).values()
+    return kept is not None and any(not problems_under(lines, q, pins, kept) for pins in tag_readings(query, form).values()
                                     for q in ([query, without] if "near" in query else [query]))
 
 
@@ -183,40 +163,32 @@ def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: di
     """A query of valid parameters: answered, with the entries the model allows under some reading of
     its open points (E62 several tags; E60 near: also refused, or near ignored). The readings the answer
     fits are recorded."""
+    asked = readings.Queried(lines, query, form=form)
     if "near" in query and not reply.ok:
-        ctx.observe("E60", {"semantic search not offered (refused)": True})
+        table.observe(ctx, "E60", readings.Asked(readings.NEAR_ASKED, asked), readings.Answered(False))
         return
     if not reply.ok:
         yield Failure(f"{label}: a query of valid parameters was refused", reply.raw[:200], "the matching entries", "$")
         return
     answer = reply.accepted_json(list, "query")
-    without = {k: v for k, v in query.items() if k != "near"}
-    found: dict[tuple[str, str], list[str]] = {}
-    for tags, readings in tag_readings(query, form).items():
-        found[(tags, "similar vectors returned")] = problems_under(lines, query, readings, answer)
-        if "near" in query:
-            found[(tags, "near ignored")] = problems_under(lines, without, readings, answer)
-    fits = [key for key, problems in found.items() if not problems]
+    fits = readings.fitting(asked, readings.Answered(True, tuple(answer)))
     if not fits:
-        reasons = next(iter(found.values()))
+        names = {f"{tags}, {near}" for tags in tag_readings(query, form) for near in readings.near_readings(query)}
+        reasons = problems_under(lines, query, tag_readings(query, form)[readings.EVERY_TAG], answer)
         failure = Failure(f"{label}: the answer is not what the query must return", reasons[:4],
                           "the model's entries (suites/emp/model.py) under any reading of "
-                          + "; ".join(sorted({f"{t}, {n}" for t, n in found})), "$", f"{len(reasons)} problems")
+                          + "; ".join(sorted(names)), "$", f"{len(reasons)} problems")
         if established.explaining(ctx, NEWEST_NOT_RESOLVED) and fits_without_superseded(lines, query, form, answer):
             failure = established.explained(ctx, failure, NEWEST_NOT_RESOLVED)
         yield failure
         return
+    # the readings an answer fits are recorded when it tells them apart (an answer every reading gives, say an
+    # empty one, says nothing about which the target took)
+    shown = readings.Answered(True, tuple(answer))
     if "near" in query:
-        telling(ctx, "E60", {near: any(n == near for _, n in fits) for near in ("similar vectors returned", "near ignored")})
+        table.observe(ctx, "E60", readings.Asked(readings.NEAR_ASKED, asked), shown, telling=True)
     if len(query.get("tags") or []) > 1:
-        telling(ctx, "E62", {tags: any(t == tags for t, _ in fits) for tags in tag_readings(query, form)})
-
-
-def telling(ctx: CheckContext, point: str, predictions: dict[str, bool]) -> None:
-    """Record the readings an answer fits, when it tells them apart (an answer every reading gives, say
-    an empty one, says nothing about which the target took)."""
-    if not all(predictions.values()):
-        ctx.observe(point, predictions)
+        table.observe(ctx, "E62", readings.Asked(readings.TAGS_ASKED, asked), shown, telling=True)
 
 
 def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict[str, Any], name: str, point: str,
@@ -224,21 +196,15 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
     """A value the spec is silent on: the answer must fit one reading (E61, E60 for near): refused, or
     the entries the model returns for the query that reading reads it as."""
     answer = reply.accepted_json(list, "query") if reply.ok else None
-    predictions = {}
-    for reading, (read_as, readings) in model.odd_value_readings(query, name).items():
-        if read_as == model.REFUSED:
-            predictions[reading] = not reply.ok
-        else:
-            readings = model.Readings(tombstone=form or "either", case=readings.case)
-            predictions[reading] = reply.ok and not problems_under(lines, read_as, readings, answer or [])
-    seen = ctx.observe(point, predictions, answer if reply.ok else reply.raw[:200],
-                       title=f"{label}: the answer fits no reading of a value the spec is silent on")
+    seen = table.observe(ctx, point, readings.Asked(readings.ODD_VALUE, readings.Queried(lines, query, name, form)),
+                         readings.Answered(bool(reply.ok), tuple(answer or ())), shown=answer if reply.ok else reply.raw[:200],
+                         title=f"{label}: the answer fits no reading of a value the spec is silent on")
     if seen.failure:
         kept = without_superseded(lines, answer) if answer is not None and established.explaining(ctx, NEWEST_NOT_RESOLVED) else None
         mended = kept is not None and any(
             read_as != model.REFUSED and not problems_under(lines, read_as, model.Readings(tombstone=form or "either",
-                                                                                              case=readings.case), kept)
-            for read_as, readings in model.odd_value_readings(query, name).values())
+                                                                                              case=pinned.case), kept)
+            for read_as, pinned in model.odd_value_readings(query, name).values())
         yield established.explained(ctx, seen.failure, NEWEST_NOT_RESOLVED) if mended else seen.failure
 
 

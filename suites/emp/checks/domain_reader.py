@@ -11,12 +11,11 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
+from memconform.suites.emp import readings, table
 from memconform.suites.emp.checks.common import by_id, new_file, view
-from memconform.suites.emp.checks.domain_common import class_lines, same_number_or_value
+from memconform.suites.emp.checks.domain_common import class_lines
+from memconform.suites.emp.readings import same_number_or_value
 from memconform.suites.emp.suite import SUITE
-
-UUID_AS_WRITTEN = "an upper-case UUID id is returned as written"
-UUID_FOLDED = "an upper-case UUID id is returned in another case (compared case-insensitively)"
 
 
 def uuid_shaped(value: Any) -> bool:
@@ -68,7 +67,7 @@ def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
             changed += [f"{vc.key}: {name}" for name in differing(line, seen)]
         elif len(group) > 1 or line["id"] != line["id"].lower():
             as_written = exact and line in fits and seen.get("id") == line["id"]
-            ctx.observe("E66", {UUID_AS_WRITTEN: as_written, UUID_FOLDED: not as_written})
+            uuid_case_seen(ctx, line["id"], as_written)
         ledger.judge([vc.key])
     if missing:
         yield Failure("valid lines (memconform validate accepts them) are missing from the reader's view", missing[:6],
@@ -76,3 +75,8 @@ def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
     if changed:
         yield Failure("valid lines were returned with fields other than written", changed[:6], "the fields as written", "$",
                       f"{len(changed)} fields")
+
+
+def uuid_case_seen(ctx: CheckContext, written: str, as_written: bool) -> None:
+    """Record how a reader returned an upper-case UUID id it found (E66): as written, or in another case."""
+    table.observe(ctx, "E66", readings.Asked(readings.UPPER_UUID, written), as_written)

@@ -15,19 +15,14 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
 from memconform.kit import domain, domain_plan
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model
+from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
-from memconform.suites.emp.checks.domain_common import class_lines, same_number_or_value
+from memconform.suites.emp.checks.domain_common import class_lines
 from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
+from memconform.suites.emp.readings import as_given, new_problems, what_was_done
 from memconform.suites.emp.suite import SUITE
 
-AS_GIVEN = "appended as given"
-REFUSED = "refused"
-REPAIRED = "written valid, changed"
-
-
-OWN_VERSION = "the writer writes its own protocol version"
-KEEPS_VERSION = "the writer keeps the version it is given"
+AS_GIVEN, REFUSED, REPAIRED = readings.AS_GIVEN, readings.REFUSED, readings.REPAIRED
 TAG_ALPHABET = re.compile(r"^[a-z0-9:_\-]+$")
 
 
@@ -36,12 +31,6 @@ def strict_tag_alphabet(line: dict[str, Any]) -> bool:
     emoji has no case) may be refused by a writer that checks "schema before writing" (errata E65)."""
     tags = line.get("tags")
     return isinstance(tags, list) and any(isinstance(t, str) and not TAG_ALPHABET.match(t) for t in tags)
-
-
-def same_major(sent: Any, written: Any) -> bool:
-    """Two "MAJOR.MINOR" versions of one major: a writer of 1.0 may write 1.0 for an entry handed it as 1.1."""
-    both = [v for v in (sent, written) if isinstance(v, str) and emp.VERSION_RE.match(v)]
-    return len(both) == 2 and both[0].split(".")[0] == both[1].split(".")[0]
 
 
 def verdict_class(vc: domain.ValueClass, line: dict[str, Any], writing: bool = True) -> str:
@@ -57,25 +46,6 @@ def verdict_class(vc: domain.ValueClass, line: dict[str, Any], writing: bool = T
     return "open"
 
 
-def as_given(sent: dict[str, Any], written: dict[str, Any]) -> bool:
-    """The written line holds the fields sent, as sent (numbers as doubles), and no other; the id and the ts
-    may be the writer's own (E14: it picks the id; an app stamps the time it writes), and so may the
-    version, within the major given (E65)."""
-    own = {"id", "ts"}
-    fields = set(sent) - own
-    same = all(k in written and (same_number_or_value(sent[k], written[k]) or k == "v" and same_major(sent[k], written[k]))
-               for k in fields)
-    return same and set(written) - own == fields and own <= set(written)
-
-
-def what_was_done(reply: Any, new: list[Any], sent: dict[str, Any]) -> str:
-    if not reply.ok and not new:
-        return REFUSED
-    if len(new) == 1 and isinstance(new[0], dict) and as_given(sent, new[0]):
-        return AS_GIVEN
-    return REPAIRED
-
-
 def append_one(ctx: CheckContext, path: str, line: dict[str, Any]) -> tuple[Any, list[Any]]:
     """Append `line` through the target; the reply and the lines it added to the file."""
     before = read_bytes(path)
@@ -87,13 +57,19 @@ def shown(new: list[Any], reply: Any) -> str:
     return json.dumps(new[0], ensure_ascii=False)[:200] if new else f"{reply.status}: {reply.raw[:160]!r}"
 
 
-def new_problems(sent: dict[str, Any], new: list[Any]) -> bool:
-    """A written line breaks a rule (under every reading) the entry as sent did not break."""
-    allowed = set(emp.hard_errors(sent))
-    return any(not isinstance(e, dict) or set(emp.hard_errors(e)) - allowed for e in new)
+def open_class_failure(ctx: CheckContext, reply: Any, new: list[Any], sent: dict[str, Any], key: str) -> Failure | None:
+    """An open class written (an append, or the model's line of an update): judged by the table's E36 readings
+    (recorded), the failure worded by what was written."""
+    if not table.observe(ctx, "E36", readings.Asked(readings.OPEN_CLASS, sent), readings.Written(bool(reply.ok), tuple(new))).failure:
+        return None
+    if not new:
+        return Failure(f"an entry of class {key} was acknowledged but nothing was written", shown(new, reply),
+                       "refused, or written valid", key)
+    return Failure(f"an entry of class {key} was written changed and invalid", shown(new, reply), "refused, or written valid", key)
 
 
 def judge_append(kind: str, done: str, reply: Any, new: list[Any], sent: dict[str, Any], key: str) -> Failure | None:
+    """A valid or an invalid class appended (an open one: open_class_failure)."""
     if kind == "valid" and done != AS_GIVEN:
         return Failure(f"a valid entry ({key}) was {done}", shown(new, reply), AS_GIVEN, key)
     if done == REPAIRED and not new:
@@ -149,17 +125,22 @@ def appended(ctx: CheckContext, path: str, row: list[tuple[domain.ValueClass, di
     if len(row) > 1 and kind != "valid":
         return [f for item in row for f in appended(ctx, path, [item])]
     reply, new = append_one(ctx, path, line)
-    done = what_was_done(reply, new, line)
-    if done == AS_GIVEN and isinstance(line.get("v"), str):
-        ctx.observe("E65", {OWN_VERSION: new[0].get("v") != line["v"], KEEPS_VERSION: new[0].get("v") == line["v"]})
-    if kind == "open":
-        ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
-                            f"an open class {REPAIRED}": done == REPAIRED})
     keys = [vc.key for vc, _ in row]
     ctx.state(domain.DomainLedger).judge(keys)
-    problem = judge_append(kind, done, reply, new, line, keys[0] if len(row) == 1 else f"{len(row)} classes in one entry "
-                           f"({', '.join(keys[:4])} ...)")
+    problem = judge_appended(ctx, kind, reply, new, line, keys[0] if len(row) == 1 else f"{len(row)} classes in one entry "
+                             f"({', '.join(keys[:4])} ...)")
     return [problem] if problem else []
+
+
+def judge_appended(ctx: CheckContext, kind: str, reply: Any, new: list[Any], line: dict[str, Any], key: str) -> Failure | None:
+    """An append of `line` of a class of this kind, answered `reply`, that added `new` to the file: the version
+    written recorded (E65), an open class judged by the table (E36), a valid or invalid one by its rule."""
+    done = what_was_done(bool(reply.ok), new, line)
+    if done == AS_GIVEN and isinstance(line.get("v"), str):
+        table.observe(ctx, "E65", readings.Asked(readings.VERSION, line["v"]), new[0].get("v"))
+    if kind == "open":
+        return open_class_failure(ctx, reply, new, line, key)
+    return judge_append(kind, done, reply, new, line, key)
 
 
 def update_one(ctx: CheckContext, path: str, entry_id: str, fields: dict[str, Any]) -> tuple[Any, list[Any]]:
@@ -237,15 +218,23 @@ def updated(ctx: CheckContext, path: str, entry_id: str, row: list[tuple[domain.
             yield from updated(ctx, path, entry_id, [item])
         return
     reply, new = update_one(ctx, path, entry_id, fields)
-    if kind == "open":
-        done = what_was_done(reply, new, want)
-        ctx.observe("E36", {f"an open class {AS_GIVEN}": done == AS_GIVEN, f"an open class {REFUSED}": done == REFUSED,
-                            f"an open class {REPAIRED}": done == REPAIRED})
     keys = [vc.key for vc, _ in row]
-    for failure in judge_update(kind, reply, new, want, current["ts"], keys[0] if len(row) == 1 else
-                                f"{len(row)} classes in one update ({', '.join(keys[:4])} ...)"):
-        yield explained_if_new_id(ctx, failure, new, want)
+    yield from judge_updated(ctx, kind, reply, new, want, current["ts"], keys[0] if len(row) == 1 else
+                             f"{len(row)} classes in one update ({', '.join(keys[:4])} ...)")
     ctx.state(domain.DomainLedger).judge(keys)
+
+
+def judge_updated(ctx: CheckContext, kind: str, reply: Any, new: list[Any], want: dict[str, Any], old_ts: Any,
+                  key: str) -> Iterator[Failure]:
+    """An update whose model line is `want`, answered `reply`, that added `new`: an open class judged first by
+    the table (E36, the same readings as an append), then as every update (one line of the id, a newer ts)."""
+    if kind == "open":
+        failure = open_class_failure(ctx, reply, new, want, key)
+        if failure is not None:
+            yield explained_if_new_id(ctx, failure, new, want)
+            return
+    for failure in judge_update(kind, reply, new, want, old_ts, key):
+        yield explained_if_new_id(ctx, failure, new, want)
 
 
 @SUITE.check(sweep=True, level="writer", section="Write Operations", keyword="MUST",

@@ -13,6 +13,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
 from memconform.suites.emp import format as emp
+from memconform.suites.emp import readings, table
 from memconform.suites.emp.checks.common import (
     by_id,
     call,
@@ -24,7 +25,7 @@ from memconform.suites.emp.checks.common import (
 )
 
 # the three readings of a stale lock (errata E2)
-TAKES_OVER, GIVES_UP, WAITS = "takes over a stale lock", "waits on a stale lock, then gives up", "waits on a stale lock"
+TAKES_OVER, GIVES_UP, WAITS = readings.TAKES_OVER, readings.GIVES_UP, readings.WAITS
 
 
 class Pending:
@@ -133,18 +134,24 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
         yield Failure(f"the {op} did not finish after the lock was released", "still waiting",
                       f"done within {ctx.profile.limits.call_deadline_s} s", op)
         return
-    seen = ctx.observe("E6", {"waits for the lock": not returned_while_held,
-                              "gives up while the lock is held": returned_while_held and not reply.ok and during == before},
-                       reply.status, title=f"the {op} was acknowledged while another app held the lock", path=op)
-    if seen.failure:
-        seen.failure.expected = f"one of the readings (E6): {'; '.join(seen.accepted)}"
-        yield seen.failure
+    failure = held_verdict(ctx, op, readings.Held(returned_while_held, reply.ok, during == before), reply.status)
+    if failure is not None:
+        yield failure
     after = read_bytes(path)
     if reply.ok and not landed(ctx, op, body, reply, before, after):
         yield Failure(f"the {op} was acknowledged but is not in the file", after[len(before):][:300].decode("utf-8", "replace"),
                       body.get("id") or body["entry"]["id"], op)
     if not reply.ok and after != before:
         yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
+
+
+def held_verdict(ctx: CheckContext, op: str, held: readings.Held, status: Any) -> Failure | None:
+    """What the write did while another app held the lock, judged by the table's E6 readings (recorded)."""
+    seen = table.observe(ctx, "E6", readings.Asked(readings.HELD), held, shown=status,
+                         title=f"the {op} was acknowledged while another app held the lock", path=op)
+    if seen.failure:
+        seen.failure.expected = f"one of the readings (E6): {'; '.join(seen.accepted)}"
+    return seen.failure
 
 
 def held_as_left(lock: str, token: str, held_file: tuple[int, int]) -> bool:
@@ -205,27 +212,32 @@ def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], writ
         raise ControlRefused(f"an append to a file without a lock was refused: {control.raw[:200]!r}")
     lock = stale_lock(ctx, path, content)
     before = read_bytes(path)
-    required = ctx.option("stale_lock_takeover") == "required"
     pending = Pending(ctx, "append", {"path": path, "entry": e})
     reply = pending.result(5)
     changed = reply is not None and read_bytes(path) != before
-    ctx.observe("E2", {TAKES_OVER: reply is not None and reply.ok, GIVES_UP: reply is not None and not reply.ok and not changed,
-                       WAITS: reply is None}, "still waiting after 5 s" if reply is None else reply.brief())
+    failures = stale_verdict(ctx, readings.Stale(None if reply is None else bool(reply.ok), changed),
+                             "still waiting after 5 s" if reply is None else reply.brief(), b"" if reply is None else reply.raw)
+    yield from failures
     if reply is None:
         if os.path.exists(lock):
             os.unlink(lock)  # let the waiting app finish before the folder goes
         late = pending.result(ctx.profile.limits.call_deadline_s)
-        if required:
-            yield Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
-                          f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))
-        elif late is not None and late.ok:
+        if not failures and late is not None and late.ok:
             written.append(written_id(ctx, late, e))
-    elif not reply.ok:
-        if required:
-            yield Failure("the append was refused because of a stale lock", reply.raw[:200], "taken over and written",
-                          readings=stale_reading(ctx))
-        elif changed:
-            yield Failure("an append refused on a stale lock changed the file", "the file changed",
-                          "a refused append writes nothing", emp.FILE_NAME)
-    else:
+    elif reply.ok:
         written.append(written_id(ctx, reply, e))
+
+
+def stale_verdict(ctx: CheckContext, answer: readings.Stale, shown: str, raw: bytes) -> list[Failure]:
+    """An append past a stale lock judged by the table's E2 readings (recorded); a failure worded by what the
+    writer did: waited or refused where the takeover is required, or refused and changed the file anyway."""
+    if not table.observe(ctx, "E2", readings.Asked(readings.STALE), answer, shown=shown).failure:
+        return []
+    if answer.acknowledged is None:
+        return [Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",
+                        f"take over a lock older than {ctx.option('stale_lock_s')} s", readings=stale_reading(ctx))]
+    if ctx.option("stale_lock_takeover") == "required":
+        return [Failure("the append was refused because of a stale lock", raw[:200], "taken over and written",
+                        readings=stale_reading(ctx))]
+    return [Failure("an append refused on a stale lock changed the file", "the file changed",
+                    "a refused append writes nothing", emp.FILE_NAME)]

@@ -10,7 +10,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model
+from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     OTHER,
@@ -113,20 +113,23 @@ def reader_equal_ts_tie(ctx: CheckContext) -> Iterator[Failure]:
     first = entry(ctx, "tie-first")
     second = dict(first, content=ctx.unique("tie-second"), src="com.example.second")
     got = [e for e in view(ctx, new_file(ctx, [first, second])) if isinstance(e, dict) and e.get("id") == first["id"]]
-    contents = [e.get("content") for e in got]
-    # the default readings: either line may win (the pinned one is judged by the observation below)
+    yield from tie_verdict(ctx, first, second, [e.get("content") for e in got])
+
+
+def tie_verdict(ctx: CheckContext, first: dict[str, Any], second: dict[str, Any], contents: list[Any]) -> Iterator[Failure]:
+    """The contents the view shows for one id written twice with equal ts: exactly one, one of the two lines'
+    (the model), and which line won judged by the table's E3 readings (recorded)."""
     either = [e["content"] for e in model.view_answers([first, second])[first["id"]] if e is not None]
-    if len(got) != 1:
-        yield Failure(f"one id with two equal-ts lines resolved to {len(got)} entries", contents, "exactly one",
+    if len(contents) != 1:
+        yield Failure(f"one id with two equal-ts lines resolved to {len(contents)} entries", contents, "exactly one",
                       f"id {first['id']}")
     elif contents[0] not in either:
         yield Failure("on equal ts the view shows content neither line has", contents[0], either, f"id {first['id']}")
     else:
         pinned = ctx.option("ts_tie") == "later-line"
-        seen = ctx.observe("E3", {"the later line wins": contents == [second["content"]],
-                                  "the earlier line wins": contents == [first["content"]]}, contents[0],
-                           accepted=("the later line wins",) if pinned else None, title="on equal ts the earlier line won",
-                           path=f"id {first['id']}", pinned=("later-line",) if pinned else ())
+        seen = table.observe(ctx, "E3", readings.Asked(readings.TIE, (first["content"], second["content"])), tuple(contents),
+                             shown=contents[0], title="on equal ts the earlier line won", path=f"id {first['id']}",
+                             pinned=("later-line",) if pinned else ())
         if seen.failure:
             yield seen.failure
 
@@ -184,10 +187,15 @@ def reader_newer_major_refused(ctx: CheckContext) -> Iterator[Failure]:
         raise ControlRefused("the same file with every line at v 1.0 was not read in full")
     reply = call(ctx, "resolve", {"path": new_file(ctx, [ok, future])})
     got = by_id(reply.accepted_json(list, "resolve")) if reply.ok else {}
-    seen = ctx.observe("E8", {"refuses the file": not reply.ok, "leaves the line out": reply.ok and future["id"] not in got},
-                       got.get(future["id"]), title="an entry of an unknown major version was read as if it were 1.x")
-    if seen.failure:
-        yield seen.failure
+    failure = newer_major_verdict(ctx, bool(reply.ok), got.get(future["id"]))
+    if failure is not None:
+        yield failure
+
+
+def newer_major_verdict(ctx: CheckContext, answered: bool, shown: Any) -> Failure | None:
+    """A file holding a newer-major line: refused, or read with that line left out (the table's E8 readings)."""
+    return table.observe(ctx, "E8", readings.Asked(readings.NEWER_MAJOR), (answered, shown is not None), shown=shown,
+                         title="an entry of an unknown major version was read as if it were 1.x").failure
 
 
 def _query(ctx: CheckContext, filters: dict[str, Any], want: list[dict[str, Any]], other: list[dict[str, Any]],

@@ -11,7 +11,7 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import model
+from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks.common import (
     BASE_TS,
     append,
@@ -91,13 +91,8 @@ def writer_delete_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
     after = read_bytes(path)
     lines = after.split(b"\n")
     appended = after.startswith(before)
-    kinds = {tombstone_kind(e) for _, _, e in emp.iter_text(after[len(before):])} if appended else set()
-    # an answer of no known form records nothing: whether the entry is gone is judged below
-    ctx.observe("E1", {"appends a type-tombstone line": "a type-tombstone line" in kinds,
-                       "appends a deleted-flag line": "a deleted-flag line" in kinds,
-                       "rewrites the file": not appended})
-    if not appended:
-        ctx.observe("E13", {"a rewrite keeps a corrupt line": corrupt in lines, "a rewrite drops a corrupt line": corrupt not in lines})
+    kinds = frozenset(tombstone_kind(e) for _, _, e in emp.iter_text(after[len(before):])) if appended else frozenset()
+    delete_form_seen(ctx, readings.Deletion(appended, kinds), None if appended else corrupt in lines)
     for i in in_order(foreign, lines):
         yield Failure("a delete dropped, changed or reordered another app's line", None, foreign[i].decode("utf-8", "replace"),
                       f"foreign line {i + 1}")
@@ -110,13 +105,22 @@ def writer_delete_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
                       victim["id"], "absent", readings=("tombstone is deleted-flag or type-tombstone",))
 
 
+def delete_form_seen(ctx: CheckContext, deletion: readings.Deletion, corrupt_kept: bool | None) -> bool:
+    """Record the form a delete took (E1) and, for a rewrite, what it made of a corrupt line (E13). A delete
+    of no known form records nothing (False): whether the entry is gone is judged apart."""
+    seen = table.observe(ctx, "E1", readings.Asked(readings.DELETED), deletion)
+    if corrupt_kept is not None:
+        table.observe(ctx, "E13", readings.Asked(readings.REWRITTEN), corrupt_kept)
+    return bool(seen.matched)
+
+
 def tombstone_kind(e: Any) -> str:
     if not isinstance(e, dict):
         return "a line that is not an entry"
     if e.get("type") == "tombstone":
-        return "a type-tombstone line"
+        return readings.TYPE_TOMBSTONE_LINE
     if isinstance(e.get("meta"), dict) and e["meta"].get("deleted") is True:
-        return "a deleted-flag line"
+        return readings.DELETED_FLAG_LINE
     return "a line of another form: " + json.dumps(sorted(e))[:80]
 
 
