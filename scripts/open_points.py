@@ -1,9 +1,10 @@
 """Write docs/open-points.md: every open point of the five specs (an errata id) that a check observes, with
 the checks that meet it, and whether the suite's table of readings holds it.
 
-OMP's points are read from its table of readings (suites/omp/readings.py: each row names the checks that
-meet it). The other suites have no table yet: their points are found in the source, a string constant
-naming the point (`ctx.observe("E14", ...)`) inside a function that a registered check reaches through the
+A suite with a table of readings (a module `table.py` in its package exporting TABLE, a ReadingTable whose
+rows name the checks that meet each point, and optionally STANDS_FOR, {name: what it stands for} for a row's
+checks that name a shared helper) has its points read from it, whatever its name. The other suites' points
+are found in the source, a string constant naming the point (`ctx.observe("E14", ...)`) inside a function that a registered check reaches through the
 suite's own functions (called by name, through a module of the suite, or a class's methods). That scan
 over-approximates where a shared helper (the client's import, the writer's call) observes a point for every
 check that calls it, which is what those checks meet.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import re
 import sys
 from collections import defaultdict
@@ -23,7 +25,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "open-points.md"
-POINTS = {"emp": r"E\d+", "amps": r"A\d+", "memoryai": r"E\d+", "memorizz": r"M\d+"}
+
+
+def suites() -> list[str]:
+    """Every suite package with an errata.md, by name."""
+    return sorted(p.name for p in (ROOT / "suites").iterdir() if (p / "errata.md").is_file())
+
+
+def point_pattern(suite: str) -> re.Pattern[str]:
+    """A point id of this suite: the letters its errata headings use, then a number."""
+    letters = sorted({re.match(r"[A-Z]+", point).group() for point in titles(suite)})  # type: ignore[union-attr]
+    return re.compile(rf"(?:{'|'.join(letters)})\d+")
 
 
 def titles(suite: str) -> dict[str, str]:
@@ -38,7 +50,7 @@ def titles(suite: str) -> dict[str, str]:
 
 def scanned(suite: str) -> dict[str, set[str]]:
     """{point: the registered checks reaching a function that names it}."""
-    pattern = re.compile(POINTS[suite])
+    pattern = point_pattern(suite)
     funcs: dict[str, tuple[set[str], set[str], bool]] = {}
     for path in sorted((ROOT / "suites" / suite).rglob("*.py")):
         if {"mutants", "reference"} & set(path.parts):
@@ -73,13 +85,18 @@ def scanned(suite: str) -> dict[str, set[str]]:
     return table
 
 
-def omp_points() -> dict[str, set[str]]:
-    from memconform.suites.omp.table import TABLE
+def has_table(suite: str) -> bool:
+    """Does the suite keep its readings in one table (suites/<suite>/table.py)?"""
+    return (ROOT / "suites" / suite / "table.py").is_file()
 
-    table: dict[str, set[str]] = defaultdict(set)
-    for row in TABLE:
-        table[row.point] |= set(row.checks)
-    return table
+
+def table_points(suite: str) -> tuple[dict[str, set[str]], dict[str, str]]:
+    """({point: the checks its rows name}, {a helper's name: what it stands for}) of a suite's table."""
+    module = importlib.import_module(f"memconform.suites.{suite}.table")
+    found: dict[str, set[str]] = defaultdict(set)
+    for row in module.TABLE:
+        found[row.point] |= set(row.checks)
+    return found, dict(getattr(module, "STANDS_FOR", {}))
 
 
 def number(point: str) -> tuple[str, int]:
@@ -90,20 +107,22 @@ def render() -> str:
     lines = ["# Open points and the checks that meet them", "",
              "Written by `scripts/open_points.py` (`--check` in tests/test_open_points.py keeps it true). An open point is",
              "an errata entry whose text allows more than one answer; a check meets it when it observes which reading a",
-             "target follows. Where several checks meet one point, each must accept every reading's answer: OMP keeps",
-             "them in one table of readings (suites/omp/readings.py, suites/omp/example_readings.py) whose every row",
-             "tests/test_omp_one_table.py walks; the other suites' points are listed here from their source (each of",
-             "their checks still reads its own prediction; no walk holds them yet).", ""]
-    for suite in ("omp", "emp", "amps", "memoryai", "memorizz"):
+             "target follows. Where several checks meet one point, each must accept every reading's answer: a suite keeps",
+             "them in one table of readings (suites/<suite>/table.py, TABLE) whose every row tests/test_<suite>_one_table.py",
+             "walks; a suite without one has its points listed here from its source (each of its checks still reads its",
+             "own prediction; no walk holds them yet).", ""]
+    for suite in suites():
         heads = titles(suite)
-        found = omp_points() if suite == "omp" else scanned(suite)
+        stands_for: dict[str, str] = {}
+        if has_table(suite):
+            found, stands_for = table_points(suite)
+            where = f"in its table of readings (suites/{suite}/table.py)"
+        else:
+            found, where = scanned(suite), "no table of readings yet"
         several = sum(len(checks) > 1 for checks in found.values())
-        where = ("in its table of readings" if suite == "omp" else "no table of readings yet")
         lines += [f"## {suite}", "", f"{len(found)} points observed, {several} met by more than one check; {where}.", ""]
-        if suite == "omp":
-            lines += ["`model` stands for every check that asks the OMP model (suites/omp/model/: domain_search_parameters,",
-                      "domain_list_parameters, model_based_sequences and the example checks through suites/omp/ask.py);",
-                      "`listing_dataset` for the listing checks' seeding (suites/omp/checks/listing.py).", ""]
+        if stands_for:
+            lines += [f"`{name}` stands for {meaning}." for name, meaning in stands_for.items()] + [""]
         lines += ["| point | errata | checks that meet it |", "|---|---|---|"]
         for point in sorted(found, key=number):
             checks = ", ".join(f"`{c}`" for c in sorted(found[point]))

@@ -1,5 +1,5 @@
 """docs/open-points.md lists every open point a check observes, with the checks that meet it
-(scripts/open_points.py); OMP's are the points of its table of readings."""
+(scripts/open_points.py); a suite with a table of readings (table.py) is listed from it."""
 
 from __future__ import annotations
 
@@ -28,3 +28,14 @@ def test_the_scan_finds_a_point_several_checks_meet_and_only_registered_checks()
 
     registered = {check_id.split(".", 1)[1] for check_id in get_suite("emp").registered()}
     assert set().union(*found.values()) <= registered
+
+
+def test_a_suite_is_read_from_its_table_when_its_package_has_one() -> None:
+    """Whatever its name: a suite package holding table.py (TABLE) is listed from it, any other from the scan."""
+    module = script()
+    text = module.render()  # type: ignore[attr-defined]
+    for suite in module.suites():  # type: ignore[attr-defined]
+        listed = f"in its table of readings (suites/{suite}/table.py)" in text
+        assert listed == (ROOT / "suites" / suite / "table.py").is_file(), suite
+    assert "in its table of readings (suites/emp/table.py)" in text
+    assert "`written_id` stands for" in text  # a table's STANDS_FOR is shown

@@ -10,3 +10,9 @@ from memconform.suites.omp.example_readings import ROWS
 from memconform.suites.omp.readings import BASE_TABLE
 
 TABLE = ReadingTable([*BASE_TABLE, *ROWS])
+# the names a row's checks give to what several checks share (docs/open-points.md says what each stands for)
+STANDS_FOR = {
+    "model": "every check that asks the OMP model (suites/omp/model/: domain_search_parameters, domain_list_parameters, "
+             "model_based_sequences and the example checks through suites/omp/ask.py)",
+    "listing_dataset": "the listing checks' seeding (suites/omp/checks/listing.py)",
+}
