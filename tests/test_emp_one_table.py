@@ -12,15 +12,13 @@ everything, accepting everything) and asserts the walk notices every time.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from memconform.core.check_context import NoTarget
 from memconform.core.profile import Profile
-from memconform.core.readings import Reading, ReadingTable
+from memconform.core.readings import Reading
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.suites.emp import readings, table
@@ -36,8 +34,8 @@ from memconform.suites.emp.checks import (
 )
 from memconform.suites.emp.options import OPTIONS
 from memconform.targets.base import Reply
+from table_walk import Judge, Verdict, Walk, broken_checks, broken_tables, recorded, unless_failed, walk
 
-Verdict = bool | set[str]
 # points whose every answer fits one reading by construction: the wrong answers are failed by the check's other
 # comparisons (tests/test_emp_readings.py EVERY_ANSWER_FITS says which); their rows are told apart instead
 EVERY_ANSWER_FITS = {"E13", "E14", "E65", "E66"}
@@ -48,18 +46,8 @@ def emp_ctx(**options: str) -> Context:
         f"emp.{k}": v for k, v in options.items()}))
 
 
-def recorded(ctx: Context, point: str) -> set[str]:
-    return set(ctx.readings.get(point, {}).get("seen", []))
-
-
 def answered_by(ok: bool, body: Any = None) -> Reply:
     return Reply(status=200 if ok else 422, body=body, raw=json.dumps(body).encode() if body is not None else b"refused")
-
-
-def unless_failed(ctx: Context, point: str, failures: Any) -> Verdict:
-    """The readings the check recorded, or False when it failed (a judgement yielding failures, or one failure)."""
-    found = [f for f in (failures if isinstance(failures, (list, Iterator)) else [failures]) if f is not None]
-    return False if found else recorded(ctx, point)
 
 
 # ---- each check, asked through its own judgement ----------------------------------------------------
@@ -135,7 +123,6 @@ def by_the_query_sweep(ctx: Context, row: Reading, request: readings.Asked, answ
     return unless_failed(ctx, row.point, list(failures))
 
 
-Judge = Callable[[Context, Reading, Any, Any], Verdict]
 JUDGES: dict[str, Judge] = {
     "written_id": by_the_append_reply, "tombstone_form": by_the_tombstone_probe,
     "writer_delete_keeps_foreign": by_the_delete_check,
@@ -159,34 +146,7 @@ def defaults(name: str) -> str:
     return OPTIONS[name].default
 
 
-def cases(row: Reading) -> list[tuple[Any, Any, Any]]:
-    assert row.example is not None
-    return [(*row.example, row.wrong), *row.more]
-
-
-def walk(row: Reading, rows: ReadingTable, judge: Callable[[Reading, str], Judge] = judge_of) -> list[str]:
-    """Everything wrong with one row: its own data, and each check it names asked for its answer and control."""
-    problems = []
-    if row.example is None or not row.checks:
-        return [f"{row.point} {row.name!r}: a row needs an example and its checks"]
-    if row.wrong is None and row.point not in EVERY_ANSWER_FITS:
-        return [f"{row.point} {row.name!r}: a row needs an answer no reading allows"]
-    for request, answer, wrong in cases(row):
-        if not row.fits(request, answer, defaults):
-            problems.append(f"{row.point} {row.name!r}: the example does not fit its own reading")
-        if wrong is not None and any(o.fits(request, wrong, defaults) for o in rows.of(row.point)):
-            problems.append(f"{row.point} {row.name!r}: the control fits a reading")
-        if wrong is None and any(o is not row and o.fits(request, answer, defaults) for o in rows.of(row.point)):
-            problems.append(f"{row.point} {row.name!r}: the example fits another reading too (no control tells them apart)")
-        for check in row.checks:
-            got = judge(row, check)(emp_ctx(), row, request, answer)
-            if not got:
-                problems.append(f"{check} blames what {row.point} accepts ({row.name})")
-            elif isinstance(got, set) and row.name not in got:
-                problems.append(f"{check} recorded {sorted(got)}, not {row.name!r}")
-            if wrong is not None and judge(row, check)(emp_ctx(), row, request, wrong):
-                problems.append(f"{check} accepts the control of {row.point} ({row.name})")
-    return problems
+HOW = Walk(judge_of=judge_of, context=emp_ctx, pins=defaults, every_answer_fits=frozenset(EVERY_ANSWER_FITS))
 
 
 ROWS = list(table.TABLE)
@@ -224,7 +184,7 @@ def test_every_point_a_check_observes_is_in_the_table() -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{row.point}:{row.name}" for row in ROWS])
 def test_every_check_that_can_meet_a_reading_accepts_its_answer_and_refuses_the_control(row: Reading) -> None:
-    assert walk(row, table.TABLE) == []
+    assert walk(row, table.TABLE, HOW) == []
 
 
 def test_e66_upper_case_uuid_ids_are_a_recorded_reading_of_the_table_and_the_errata() -> None:
@@ -253,36 +213,17 @@ def test_a_reading_pinned_away_is_blamed_again() -> None:
 
 # ---- the self-test: a broken row or a broken check is noticed, both ways round ----------------------------
 
-def never(request: Any, answer: Any) -> bool:
-    return False
-
-
-def always(request: Any, answer: Any) -> bool:
-    return True
-
-
 @pytest.mark.parametrize("row", ROWS, ids=[f"{row.point}:{row.name}" for row in ROWS])
 def test_a_row_broken_either_way_is_noticed(row: Reading, monkeypatch: pytest.MonkeyPatch) -> None:
     """The row's prediction made never to hold, then always to hold, in the table the checks ask: the walk fails."""
-    for broken in (never, always):
-        mutated = ReadingTable(replace(other, predicts=broken) if other is row else other for other in ROWS)
-        monkeypatch.setattr(table, "TABLE", mutated)
-        assert walk(replace(row, predicts=broken), mutated), f"{broken.__name__}: {row.point} {row.name!r} not noticed"
-
-
-def blames_everything(ctx: Context, row: Reading, request: Any, answer: Any) -> Verdict:
-    return False
-
-
-def accepts_everything(ctx: Context, row: Reading, request: Any, answer: Any) -> Verdict:
-    return {row.name}
+    for broken, mutated, rows in broken_tables(row, ROWS):
+        monkeypatch.setattr(table, "TABLE", rows)
+        assert walk(mutated, rows, HOW), f"{broken}: {row.point} {row.name!r} not noticed"
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{row.point}:{row.name}" for row in ROWS])
 def test_a_check_broken_either_way_is_noticed(row: Reading) -> None:
-    """Each check the row names made to blame everything (false blame), then to accept everything (a miss): the
-    walk fails, the second only where the row has a control (EVERY_ANSWER_FITS points have none to miss)."""
-    for check in row.checks:
-        assert walk(row, table.TABLE, lambda _row, name, c=check: blames_everything if name == c else judge_of(_row, name))
-        if row.wrong is not None:
-            assert walk(row, table.TABLE, lambda _row, name, c=check: accepts_everything if name == c else judge_of(_row, name))
+    """Each check the row names made to blame everything (false blame), then to accept everything (a miss, where
+    the row has a control: EVERY_ANSWER_FITS points have none to miss): the walk fails."""
+    for broken, judges in broken_checks(row, HOW):
+        assert walk(row, table.TABLE, HOW, judges), f"{broken}: not noticed"
