@@ -15,6 +15,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.suites.amps import format as amps
+from memconform.suites.amps import readings, table
 from memconform.targets.base import Reply
 
 
@@ -166,6 +167,12 @@ def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
     return export(ctx, subject_id)
 
 
+def second_import_seen(ctx: CheckContext, merged: bool) -> str:
+    """The second atom is there: the first kept (merge) or gone (replace), recorded from the table's A12 rows."""
+    table.observe(ctx, "A12", readings.Asked(readings.SECOND_IMPORT), merged)
+    return "merge" if merged else "replace"
+
+
 def import_semantics(ctx: CheckContext) -> str:
     """Errata A12, seen once per run: does a second import for a subject add to it ("merge") or replace its
     snapshot ("replace")? Two exports of one atom each, then the subject's export."""
@@ -178,9 +185,7 @@ def import_semantics(ctx: CheckContext) -> str:
         stored = atoms_by_id(export(ctx, subject_id))
         if second["atom_id"] not in stored:
             raise Inconclusive("an imported atom is missing from the subject's export")
-        merged = first["atom_id"] in stored
-        ctx.observe("A12", {"merge": merged, "replace": not merged})  # the second atom is there: one of the two holds
-        return "merge" if merged else "replace"
+        return second_import_seen(ctx, first["atom_id"] in stored)
 
     value: str = ctx.once("amps-import-semantics", probe)
     pinned = ctx.option("import_semantics")

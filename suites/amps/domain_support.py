@@ -11,6 +11,8 @@ from memconform.core.results import ControlRefused, Failure
 from memconform.kit import domain
 from memconform.suites.amps import model
 from memconform.suites.amps.client import export, import_export, make_export, sourced
+from memconform.suites.amps.readings import OPEN_VALUE, Asked
+from memconform.suites.amps.table import observe
 
 OPEN_POINT = "A57"  # errata: the value classes the spec is silent on, as the target was seen to take them
 
@@ -84,8 +86,7 @@ def judge(ctx: CheckContext, doc: dict[str, Any], label: str, open_point: str,
 
 
 def observe_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
-    ctx.observe(OPEN_POINT, {f"{vc.key} accepted": lambda answer: answer is True,
-                             f"{vc.key} refused": lambda answer: answer is False}, accepted)
+    observe(ctx, OPEN_POINT, Asked(OPEN_VALUE, vc.key), accepted)  # the table's A57 rows
 
 
 def judge_class(ctx: CheckContext, vc: domain.ValueClass, doc: dict[str, Any], label: str) -> Judged:

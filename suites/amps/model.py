@@ -39,7 +39,10 @@ class Readings:
                    str(option("unsourced_after_delete") or "delete-or-flag"))
 
     def semantics(self) -> tuple[str, ...]:
-        return ("merge", "replace") if self.import_semantics == "either" else (self.import_semantics,)
+        """The readings of a second import these pins accept (A12, the table's rows: merge, replace)."""
+        from memconform.suites.amps.table import TABLE  # imported here: the table reads this class
+
+        return tuple(row.name for row in TABLE.of("A12") if row.accepted(self))
 
 
 DEFAULT = Readings()
@@ -118,8 +121,14 @@ def import_answers(state: State, doc: Any, readings: Readings = DEFAULT, open_po
         kept = _accepted(state, sid, doc, readings, f"{open_point}:accepted")
         return (refused, *(kept or (Answer(True, state, f"{open_point}:accepted", "stored under no subject id"),)))
     accepted = _accepted(state, sid, doc, readings, f"{open_point}:accepted" if open_point else "")
-    if open_point or inverted_intervals(doc):
-        return (*accepted, replace(refused, reading=f"{open_point or 'A56'}:refused"))
+    if open_point:
+        return (*accepted, replace(refused, reading=f"{open_point}:refused"))
+    if inverted_intervals(doc):  # accepted or refused as the table's A56 rows allow
+        # imported here: the table reads this module
+        from memconform.suites.amps.table import INVERTED_READING, fits
+
+        return (*(accepted if fits("A56", INVERTED_READING, True, readings) else ()),
+                *((replace(refused, reading="A56:refused"),) if fits("A56", INVERTED_READING, False, readings) else ()))
     return accepted
 
 
@@ -184,22 +193,32 @@ def export_differs(doc: Any, subject_id: str, held: Subject, readings: Readings 
         problem = _atom_differs(atom_id, atom, held, readings)
         if problem:
             return problem
-    if set(arts) != set(held.artifacts):
+    # imported here: the table reads this module's Readings
+    from memconform.suites.amps.table import PRIVATE_READING, fits
+
+    # a private artifact may be withheld from an export (errata A9, the table's reading): only others must be there
+    lacking = {i for i, art in held.artifacts.items() if i not in arts
+               and not (art.get("private") is True and fits("A9", PRIVATE_READING, None, readings))}
+    if set(arts) - set(held.artifacts) or lacking:
         return (f"the export holds artifacts {sorted(map(str, set(arts) - set(held.artifacts)))} it should "
-                f"not and lacks {sorted(map(str, set(held.artifacts) - set(arts)))}")
+                f"not and lacks {sorted(map(str, lacking))}")
     for artifact_id, art in held.artifacts.items():
-        if art.get("private") is True and arts[artifact_id].get("private") is not True:
+        if art.get("private") is True and artifact_id in arts \
+                and not fits("A9", PRIVATE_READING, arts[artifact_id].get("private", "<absent>"), readings):
             return f"artifact {artifact_id} lost private: true"
     return None
 
 
 def _atom_differs(atom_id: Any, atom: dict[str, Any], held: Subject, readings: Readings) -> str | None:
     if atom_id in held.unsourced and atom_id not in held.atoms:
+        # imported here: the table reads this module's Readings
+        from memconform.suites.amps.table import UNSOURCED_READING, fits
+
+        if fits("A5", UNSOURCED_READING, atom, readings):  # kept flagged (absent is the other reading: not here)
+            return None
         if readings.unsourced_after_delete == "delete":
             return f"atom {atom_id} lost its last source but was kept (unsourced_after_delete=delete)"
-        if amps.has_sources(atom) or not amps.is_flagged_unsourced(atom):
-            return f"atom {atom_id} lost its last source but is neither deleted nor flagged unsourced"
-        return None
+        return f"atom {atom_id} lost its last source but is neither deleted nor flagged unsourced"
     sent = held.atoms[atom_id]
     for key in ("text", "sensitivity"):
         if atom.get(key) != sent.get(key):

@@ -15,6 +15,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.core.rules import register_rules
 from memconform.suites.amps import format as amps
+from memconform.suites.amps import readings, table
 from memconform.suites.amps.suite import SUITE
 
 PINNED = {"A7:strictly-after": ("validity_order", "strictly-after")}  # a reading -> the option value pinning it
@@ -40,9 +41,14 @@ def rule_failures(doc: Any, ctx: CheckContext, rule: amps.Rule) -> Iterator[Fail
     for p in found.problems.get(rule.key, []):
         if any(ctx.option(PINNED[r][0]) != PINNED[r][1] for r in p.readings):
             # a problem only under a reading the profile does not pin: the document shows the other reading
-            ctx.observe("A7", {"zero-length interval": lambda problem: "A7:strictly-after" in problem.readings}, p)
+            unpinned_seen(ctx, p)
             continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
+
+
+def unpinned_seen(ctx: CheckContext, problem: amps.Problem) -> None:
+    """A problem only under a reading the profile does not pin: a zero-length interval is recorded (A7)."""
+    table.observe(ctx, "A7", readings.Asked(readings.UNPINNED), problem)
 
 
 RULE_CHECKS = register_rules(SUITE, amps.RULES, lambda rule, doc, ctx: rule_failures(doc, ctx, rule), level="producer")

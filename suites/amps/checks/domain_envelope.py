@@ -19,7 +19,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
 from memconform.kit import domain
-from memconform.suites.amps import model
+from memconform.suites.amps import model, readings
 from memconform.suites.amps.client import (
     export,
     import_export,
@@ -32,6 +32,7 @@ from memconform.suites.amps.domain_fields import table
 from memconform.suites.amps.domain_support import judge_class, same
 from memconform.suites.amps.format import atoms as amps_atoms
 from memconform.suites.amps.suite import SUITE
+from memconform.suites.amps.table import observe
 
 ENVELOPE = ("export.export_version", "export.exported_at", "export.source_provider", "export.subject",
             "export.atoms", "export.artifacts")
@@ -186,6 +187,11 @@ def read_back_differs(sent: dict[str, Any], stored: dict[str, Any], row: domain.
     return None
 
 
+def inverted_seen(ctx: CheckContext, accepted: bool) -> None:
+    """An atom that expires before it is valid, accepted or refused: recorded from the table's A56 rows."""
+    observe(ctx, "A56", readings.Asked(readings.INVERTED), accepted)
+
+
 @SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
 def imports_optional_fields_pairwise(ctx: CheckContext) -> Iterator[Failure]:
     """The optional fields of one atom together, a covering array of their allowed classes (ci: each class
@@ -202,8 +208,7 @@ def imports_optional_fields_pairwise(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure(f"{label}: refused, although every value is allowed", f"{reply.status} {reply.raw[:160]!r}", "imported")
             continue
         if len(answers) > 1:
-            ctx.observe("A56", {"an atom that expires before it is valid accepted": lambda ok: ok is True,
-                                "an atom that expires before it is valid refused": lambda ok: ok is False}, reply.ok)
+            inverted_seen(ctx, reply.ok)
         if reply.ok:
             problem = read_back_differs(atom, export(ctx, doc["subject"]["subject_id"]), row)
             if problem:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive
 from memconform.suites.amps import format as amps
-from memconform.suites.amps import model
+from memconform.suites.amps import model, readings, table
 from memconform.suites.amps.client import (
     artifacts_by_id,
     atoms_by_id,
@@ -72,14 +72,11 @@ def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
         for atom in sent:
             got = stored.get(atom["atom_id"])
             label = atom["sensitivity"]
-            seen = ctx.observe("A9", {f"{label} atoms withheld from an export": withheld,
-                                      "atoms kept with their label": kept_as(label)},
-                               None if got is None else got.get("sensitivity", "<absent>"),
-                               title=f"sensitivity changed between import and {hop} ({atom['atom_id']})",
-                               path="$.atoms[?].sensitivity")
+            failure = label_verdict(ctx, label, None if got is None else got.get("sensitivity", "<absent>"),
+                                    f"sensitivity changed between import and {hop} ({atom['atom_id']})")
             compared += got is not None
-            if seen.failure:
-                yield seen.failure
+            if failure is not None:
+                yield failure
     if not compared and not isinstance(copied, Failure):
         raise Inconclusive("no imported atom came back in an export: there is no copy to compare")
 
@@ -107,35 +104,33 @@ def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
         stored = artifacts_by_id(doc)
         for art in arts:
             got = stored.get(art["artifact_id"])
-            seen = ctx.observe("A9", {"private artifacts withheld from an export": withheld,
-                                      "private artifacts kept with private: true": lambda answer: answer is True},
-                               None if got is None else got.get("private", "<absent>"),
-                               title=f"a private {art['kind']} artifact lost private: true in {hop} ({art['artifact_id']})",
-                               path="$.artifacts[?].private")
+            failure = private_verdict(ctx, None if got is None else got.get("private", "<absent>"),
+                                      f"a private {art['kind']} artifact lost private: true in {hop} ({art['artifact_id']})")
             compared += got is not None
-            if seen.failure:
-                yield seen.failure
+            if failure is not None:
+                yield failure
     if not compared and not isinstance(copied, Failure):
         raise Inconclusive("no private artifact came back in an export: whether the flag travels is not visible")
 
 
-def withheld(answer: Any) -> bool:
-    """The reading of A9 that an exporter may leave an imported thing out: nothing came back."""
-    return answer is None
+def label_verdict(ctx: CheckContext, label: str, exported: Any, title: str) -> Failure | None:
+    """An atom imported with `label`, its label as exported (None: the atom withheld): the table's A9 readings."""
+    return table.observe(ctx, "A9", readings.Asked(readings.LABELLED, label), exported, title=title,
+                         path="$.atoms[?].sensitivity").failure
 
 
-def kept_as(label: str) -> Callable[[Any], bool]:
-    """The reading of A9 that the label travels: the atom came back with the label it was imported with."""
-    def kept(answer: Any) -> bool:
-        return bool(answer == label)
-    return kept
+def private_verdict(ctx: CheckContext, exported: Any, title: str) -> Failure | None:
+    """A private artifact's flag as exported (None: the artifact withheld): the table's A9 readings."""
+    return table.observe(ctx, "A9", readings.Asked(readings.PRIVATE), exported, title=title,
+                         path="$.artifacts[?].private").failure
 
 
-# the two readings of "deleted or re-flagged as unsourced" (errata A5), judged on the atom as exported
-A5_PREDICTIONS = {
-    "deleted": lambda atom: atom is None,
-    "re-flagged unsourced": lambda atom: amps.is_flagged_unsourced(atom) and not amps.has_sources(atom),
-}
+def unsourced_verdict(ctx: CheckContext, exported: Any, atom_id: Any) -> Failure | None:
+    """An atom whose only source was deleted, as exported (None: absent): the table's A5 readings (recorded)."""
+    pinned = () if ctx.option("unsourced_after_delete") == "delete-or-flag" else ("A5:delete",)
+    return table.observe(ctx, "A5", readings.Asked(readings.UNSOURCED), exported, pinned=pinned, path="$.atoms[?]",
+                         title=f"an atom whose only source was deleted is neither deleted nor re-flagged unsourced ({atom_id})",
+                         ).failure
 
 
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
@@ -175,15 +170,10 @@ def delete_cascades(ctx: CheckContext) -> Iterator[Failure]:
     stored = atoms_by_id(after)
     if doomed["artifact_id"] in artifacts_by_id(after):
         found.append(Failure("the deleted artifact is still exported", doomed["artifact_id"], "absent", "$.artifacts"))
-    flag_ok = ctx.option("unsourced_after_delete") == "delete-or-flag"
     for atom in (only, watched):
-        seen = ctx.observe("A5", A5_PREDICTIONS, stored.get(atom["atom_id"]),
-                           accepted=tuple(A5_PREDICTIONS) if flag_ok else ("deleted",),
-                           pinned=() if flag_ok else ("A5:delete",),
-                           title=f"an atom whose only source was deleted is neither deleted nor re-flagged unsourced "
-                                 f"({atom['atom_id']})", path="$.atoms[?]")
-        if seen.failure:
-            found.append(seen.failure)
+        failure = unsourced_verdict(ctx, stored.get(atom["atom_id"]), atom["atom_id"])
+        if failure is not None:
+            found.append(failure)
     kept = stored.get(both["atom_id"])
     if kept is None:
         found.append(Failure("an atom that still has a source was deleted", "absent", both["atom_id"], "$.atoms"))

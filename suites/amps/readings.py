@@ -1,0 +1,63 @@
+"""AMPS's readings of its open points as data: the situation a check meets (`Asked`), the answer's shape, each
+reading's prediction. The rows are suites/amps/table.py's TABLE; the checks and the model ask it. The pins are
+the model's `Readings` (the run's options: model.Readings.from_options(ctx.option))."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from memconform.kit import batch_failures
+from memconform.suites.amps import format as amps
+from memconform.suites.amps import model
+
+# the situations (a request's kind)
+UNSOURCED = "an atom whose last source was deleted, as exported"  # A5
+LABELLED = "an atom imported with a sensitivity label, as exported"  # A9 (given: the label)
+PRIVATE = "a private artifact imported, as exported"  # A9
+SECOND_IMPORT = "a second import of one atom for a subject that held another"  # A12
+INVERTED = "an atom whose valid_to precedes its valid_from, imported"  # A56
+OPEN_VALUE = "a value class the schema is silent on, imported"  # A57 (given: the class key)
+MIDDLE = "an export whose middle atom is of an open class, imported"  # A36
+UNPINNED = "a problem of an exported document under a reading the profile does not pin"  # A7
+
+DELETED, FLAGGED = "deleted", "re-flagged unsourced"
+KEPT_LABEL = "atoms kept with their label"
+PRIVATE_WITHHELD, PRIVATE_KEPT = "private artifacts withheld from an export", "private artifacts kept with private: true"
+MERGE, REPLACE = "merge", "replace"
+INVERTED_ACCEPTED = "an atom that expires before it is valid accepted"
+INVERTED_REFUSED = "an atom that expires before it is valid refused"
+ZERO_LENGTH = "zero-length interval"
+
+
+@dataclass(frozen=True)
+class Asked:
+    situation: str
+    given: Any = None
+
+
+def at(situation: str, given: Any = None) -> Callable[[Any], bool]:
+    """`meets`: the request is this situation (and, when given, hands this)."""
+    return lambda request: request.situation == situation and (given is None or request.given == given)
+
+
+def withheld_label(label: str) -> str:
+    return f"{label} atoms withheld from an export"
+
+
+def flagged(atom: Any) -> bool:
+    """A5's second reading: the atom cites no artifact and carries a truthy x-…unsourced… key."""
+    return isinstance(atom, dict) and amps.is_flagged_unsourced(atom) and not amps.has_sources(atom)
+
+
+def flag_allowed(pins: model.Readings) -> bool:
+    return pins.unsourced_after_delete != "delete"
+
+
+def batch_reading(name: str) -> Callable[[Asked, batch_failures.BatchResult], bool]:
+    """A36: one reading of the batch (harness/kit/batch_failures.py predicts it from what was stored)."""
+    return lambda request, outcome: outcome.predictions()[name]
+
+
+OPEN_BATCH = (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)
