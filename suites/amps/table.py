@@ -24,7 +24,7 @@ STANDS_FOR = {
 }
 FLAGGED_ATOM = {"atom_id": "a-1", "kind": "fact", "text": "t", "created_at": "2026-01-01T00:00:00Z",
                 "provenance": {"derivation": "observed", "artifact_ids": []}, "x-unsourced": True}
-OPEN_KEYS = tuple(vc.key for field in (domain.load("amps") or domain.Domain({})).fields for vc in field.classes
+OPEN_KEYS = tuple(vc.key for field in domain.required("amps").fields for vc in field.classes
                   if vc.expect == "open")
 
 
