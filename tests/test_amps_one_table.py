@@ -54,7 +54,7 @@ def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: An
     """The model's answers to the situation allow this one: an import's outcome (A12: the first atom kept or
     not after a second import; A56: an inverted interval accepted or not), or the subject's export holding the
     answer (A5, A9) with no difference from the state the model holds."""
-    pins = table.pins(ctx)
+    pins = model.Readings.from_options(ctx.option)
     if request.situation == readings.SECOND_IMPORT:
         state = model.fitting(model.import_answers(model.EMPTY, export_of([ATOM], [dict(ART, private=False)]), pins), True)[0].state
         outcomes = model.fitting(model.import_answers(state, export_of([SECOND], [ART_2]), pins), True)
@@ -116,7 +116,7 @@ JUDGES: dict[str, Judge] = {
     "import_batch_middle_item": by_the_batch_check, "imports_every_envelope_and_id_class": by_the_domain_sweep,
     "imports_every_schema_class": by_the_domain_sweep,
 }
-HOW = Walk(judge_of=lambda row, check: JUDGES[check], context=amps_ctx, pins=model.DEFAULT,
+HOW = Walk(judge_of=lambda row, check: JUDGES[check], context=amps_ctx, pins=model.DEFAULT.option,
            every_answer_fits=frozenset(EVERY_ANSWER_FITS))
 ROWS = list(table.TABLE)
 

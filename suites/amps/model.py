@@ -38,11 +38,15 @@ class Readings:
         return cls(str(option("import_semantics") or "either"), str(option("unsourced_inferred") or "reject-export"),
                    str(option("unsourced_after_delete") or "delete-or-flag"))
 
+    def option(self, name: str) -> Any:
+        """These readings as the table's pins: an option's value by its name."""
+        return getattr(self, name, None)
+
     def semantics(self) -> tuple[str, ...]:
         """The readings of a second import these pins accept (A12, the table's rows: merge, replace)."""
-        from memconform.suites.amps.table import TABLE  # imported here: the table reads this class
+        from memconform.suites.amps.table import TABLE
 
-        return tuple(row.name for row in TABLE.of("A12") if row.accepted(self))
+        return tuple(row.name for row in TABLE.of("A12") if row.accepted(self.option))
 
 
 DEFAULT = Readings()
@@ -124,11 +128,10 @@ def import_answers(state: State, doc: Any, readings: Readings = DEFAULT, open_po
     if open_point:
         return (*accepted, replace(refused, reading=f"{open_point}:refused"))
     if inverted_intervals(doc):  # accepted or refused as the table's A56 rows allow
-        # imported here: the table reads this module
         from memconform.suites.amps.table import INVERTED_READING, fits
 
-        return (*(accepted if fits("A56", INVERTED_READING, True, readings) else ()),
-                *((replace(refused, reading="A56:refused"),) if fits("A56", INVERTED_READING, False, readings) else ()))
+        return (*(accepted if fits("A56", INVERTED_READING, True, readings.option) else ()),
+                *((replace(refused, reading="A56:refused"),) if fits("A56", INVERTED_READING, False, readings.option) else ()))
     return accepted
 
 
@@ -193,28 +196,26 @@ def export_differs(doc: Any, subject_id: str, held: Subject, readings: Readings 
         problem = _atom_differs(atom_id, atom, held, readings)
         if problem:
             return problem
-    # imported here: the table reads this module's Readings
     from memconform.suites.amps.table import PRIVATE_READING, fits
 
     # a private artifact may be withheld from an export (errata A9, the table's reading): only others must be there
     lacking = {i for i, art in held.artifacts.items() if i not in arts
-               and not (art.get("private") is True and fits("A9", PRIVATE_READING, None, readings))}
+               and not (art.get("private") is True and fits("A9", PRIVATE_READING, None, readings.option))}
     if set(arts) - set(held.artifacts) or lacking:
         return (f"the export holds artifacts {sorted(map(str, set(arts) - set(held.artifacts)))} it should "
                 f"not and lacks {sorted(map(str, lacking))}")
     for artifact_id, art in held.artifacts.items():
         if art.get("private") is True and artifact_id in arts \
-                and not fits("A9", PRIVATE_READING, arts[artifact_id].get("private", "<absent>"), readings):
+                and not fits("A9", PRIVATE_READING, arts[artifact_id].get("private", "<absent>"), readings.option):
             return f"artifact {artifact_id} lost private: true"
     return None
 
 
 def _atom_differs(atom_id: Any, atom: dict[str, Any], held: Subject, readings: Readings) -> str | None:
     if atom_id in held.unsourced and atom_id not in held.atoms:
-        # imported here: the table reads this module's Readings
         from memconform.suites.amps.table import UNSOURCED_READING, fits
 
-        if fits("A5", UNSOURCED_READING, atom, readings):  # kept flagged (absent is the other reading: not here)
+        if fits("A5", UNSOURCED_READING, atom, readings.option):  # kept flagged (absent is the other reading: not here)
             return None
         if readings.unsourced_after_delete == "delete":
             return f"atom {atom_id} lost its last source but was kept (unsourced_after_delete=delete)"

@@ -1,6 +1,7 @@
 """AMPS's readings of its open points as data: the situation a check meets (`Asked`), the answer's shape, each
 reading's prediction. The rows are suites/amps/table.py's TABLE; the checks and the model ask it. The pins are
-the model's `Readings` (the run's options: model.Readings.from_options(ctx.option))."""
+a function from an option's name to its value: the run's `ctx.option`, or the model's `Readings.option` (the
+model imports the table, so neither imports the model)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 
 from memconform.kit import batch_failures
 from memconform.suites.amps import format as amps
-from memconform.suites.amps import model
 
 # the situations (a request's kind)
 UNSOURCED = "an atom whose last source was deleted, as exported"  # A5
@@ -51,8 +51,11 @@ def flagged(atom: Any) -> bool:
     return isinstance(atom, dict) and amps.is_flagged_unsourced(atom) and not amps.has_sources(atom)
 
 
-def flag_allowed(pins: model.Readings) -> bool:
-    return pins.unsourced_after_delete != "delete"
+Pins = Callable[[str], Any]
+
+
+def flag_allowed(option: Pins) -> bool:
+    return option("unsourced_after_delete") != "delete"
 
 
 def batch_reading(name: str) -> Callable[[Asked, batch_failures.BatchResult], bool]:

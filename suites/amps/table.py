@@ -14,7 +14,7 @@ from typing import Any
 from memconform.core.readings import Observation, Reading, ReadingTable
 from memconform.kit import batch_failures, domain
 from memconform.suites.amps import format as amps
-from memconform.suites.amps import model, readings
+from memconform.suites.amps import readings
 
 STANDS_FOR = {
     "model": "every check that judges a subject's export against the model (suites/amps/model.py export_differs: "
@@ -70,10 +70,10 @@ TABLE = ReadingTable([
             checks=("private_stays_private", "model"), example=(readings.Asked(readings.PRIVATE), True), wrong="<absent>"),
     # A12: a second import (answer: the first atom still in the subject's export; every answer fits one)
     Reading("A12", readings.MERGE, meets=readings.at(readings.SECOND_IMPORT), predicts=lambda q, kept: kept is True,
-            accepted=lambda pins: pins.import_semantics in ("either", "merge"), checks=("import_semantics", "model"),
+            accepted=lambda option: option("import_semantics") != "replace", checks=("import_semantics", "model"),
             example=(readings.Asked(readings.SECOND_IMPORT), True)),
     Reading("A12", readings.REPLACE, meets=readings.at(readings.SECOND_IMPORT), predicts=lambda q, kept: kept is False,
-            accepted=lambda pins: pins.import_semantics in ("either", "replace"), checks=("import_semantics", "model"),
+            accepted=lambda option: option("import_semantics") != "merge", checks=("import_semantics", "model"),
             example=(readings.Asked(readings.SECOND_IMPORT), False)),
     # A56: an atom that expires before it is valid (answer: the import accepted; every answer fits one)
     Reading("A56", readings.INVERTED_ACCEPTED, meets=readings.at(readings.INVERTED), predicts=lambda q, ok: ok is True,
@@ -98,8 +98,8 @@ PRIVATE_READING = readings.Asked(readings.PRIVATE)
 INVERTED_READING = readings.Asked(readings.INVERTED)
 
 
-def pins(ctx: Any) -> model.Readings:
-    return model.Readings.from_options(ctx.option)
+def pins(ctx: Any) -> readings.Pins:
+    return ctx.option  # type: ignore[no-any-return]
 
 
 def observe(ctx: Any, point: str, request: readings.Asked, answer: Any, **how: Any) -> Observation:
@@ -107,6 +107,6 @@ def observe(ctx: Any, point: str, request: readings.Asked, answer: Any, **how: A
     return TABLE.judge(ctx, point, request, answer, pins(ctx), **how)
 
 
-def fits(point: str, request: readings.Asked, answer: Any, readings_now: model.Readings) -> bool:
-    """Does the answer fit an accepted reading of the point (the model asks, recording nothing)?"""
-    return bool(TABLE.fitting(request, answer, readings_now, (point,)))
+def fits(point: str, request: readings.Asked, answer: Any, option: readings.Pins) -> bool:
+    """Does the answer fit an accepted reading of the point (the model asks with Readings.option, recording nothing)?"""
+    return bool(TABLE.fitting(request, answer, option, (point,)))
