@@ -21,7 +21,8 @@ from memconform.core.profile import Profile
 from memconform.core.readings import Reading
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
-from memconform.suites.emp import readings, table
+from memconform.suites.emp import format as emp
+from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks import (
     common,
     domain_files,
@@ -112,6 +113,19 @@ def by_the_class_reader(ctx: Context, row: Reading, request: readings.Asked, ans
     return recorded(ctx, row.point)
 
 
+def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+    """The model's view of the file the situation writes (under the run's pins) allows the answer: a tombstone of
+    the form tried deletes its entry (E1); one of two equal-ts lines wins, whole (E3)."""
+    pins = model.Readings.pinned(ctx.option)
+    if request.situation == readings.HONOURED:
+        kept, gone = table.entry(1), table.entry(2)
+        lines = [kept, gone, emp.tombstone(gone["id"], gone["ts"] + 1000, "com.example.app", request.given)]
+        return (model.view_answers(lines, pins).get(gone["id"], (None,)) == (None,)) is answer
+    first = table.entry(1, content=request.given[0])
+    options = model.view_answers([first, dict(first, content=request.given[1])], pins)[first["id"]]
+    return any(e is not None and (e["content"],) == tuple(answer) for e in options)
+
+
 def by_the_query_sweep(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
     asked: readings.Queried = request.given
     reply = answered_by(answer.ok, list(answer.entries) if answer.ok else None)
@@ -131,7 +145,7 @@ JUDGES: dict[str, Judge] = {
     "reader_equal_ts_tie": by_the_tie_check, "reader_newer_major_refused": by_the_newer_major_check,
     "writer_appends_every_class": by_the_append_sweep, "writer_updates_every_class": by_the_update_sweep,
     "file_every_line_form": by_the_line_forms, "reader_returns_every_valid_class": by_the_class_reader,
-    "query_every_parameter_pair": by_the_query_sweep,
+    "query_every_parameter_pair": by_the_query_sweep, "model": by_the_model,
 }
 
 
@@ -204,6 +218,8 @@ def test_a_reading_pinned_away_is_blamed_again() -> None:
     failures = list(reader.tie_verdict(emp_ctx(ts_tie="later-line"), first, dict(first, content="second"), ["first"]))
     assert [f.readings for f in failures] == [("later-line",)], failures
     assert earlier.fits(*earlier.example, defaults)  # type: ignore[misc]
+    assert not by_the_model(emp_ctx(ts_tie="later-line"), earlier, *earlier.example)  # type: ignore[misc]
+    assert by_the_model(emp_ctx(), earlier, *earlier.example)  # type: ignore[misc]
     assert locking.stale_verdict(emp_ctx(stale_lock_takeover="required"), readings.Stale(False), "refused", b"busy")
     assert not locking.stale_verdict(emp_ctx(), readings.Stale(False), "refused", b"busy")
     ctx = emp_ctx(tombstone="type-tombstone")  # the form honoured is recorded, but not accepted

@@ -3,9 +3,9 @@ says what the requests and answers are). The checks ask it through `observe`; te
 every row and asks each check the row names, through that check's own judgement, for the row's example answer
 (accepted, the reading recorded) and its control (refused).
 
-`checks` names registered checks, and two shared helpers standing for every check that calls them
-(STANDS_FOR): `written_id` (an append's reply read, E14) and `tombstone_form` (the tombstone form a reader
-honours, E1)."""
+`checks` names registered checks, and three shared names standing for every check that uses them
+(STANDS_FOR): `written_id` (an append's reply read, E14), `tombstone_form` (the tombstone form a reader
+honours, E1) and `model` (suites/emp/model.py's view of a file, E1 and E3)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ STANDS_FOR = {
     "tombstone_form": "every reader check that deletes by a tombstone (suites/emp/checks/common.py tombstone_form: "
                       "reader_tombstone_deletes, reader_deleted_stays_deleted, reader_newer_after_tombstone, query_*, "
                       "query_every_parameter_pair)",
+    "model": "every check that judges a reader's view by the model (suites/emp/model.py view_answers: the reader "
+             "checks, the query sweeps, the writer checks reading a file back)",
 }
 
 
@@ -63,7 +65,7 @@ def delete_form(kind: str) -> Reading:
 TABLE = ReadingTable([
     # E1: the tombstone form a reader honours (the one tried), and the form a writer deletes by
     *(Reading("E1", form, meets=readings.at(readings.HONOURED, form), predicts=lambda q, gone: gone is True, accepted=readings.form_allowed(form),
-              checks=("tombstone_form",), example=(readings.Asked(readings.HONOURED, form), True), wrong=False)
+              checks=("tombstone_form", "model"), example=(readings.Asked(readings.HONOURED, form), True), wrong=False)
       for form in readings.TOMBSTONE_FORMS),
     delete_form(readings.TYPE_TOMBSTONE_LINE), delete_form(readings.DELETED_FLAG_LINE),
     Reading("E1", "rewrites the file", meets=readings.at(readings.DELETED), predicts=lambda q, a: not a.appended,
@@ -89,9 +91,10 @@ TABLE = ReadingTable([
             checks=LOCKS, example=(readings.Asked(readings.HELD), readings.Held(True, False)), wrong=readings.Held(True, False, unchanged=False)),
     # E3: equal ts (given: the two lines' contents; answer: the contents the view shows for the id)
     Reading("E3", "the later line wins", meets=readings.at(readings.TIE), predicts=lambda q, shown: tuple(shown) == (q.given[1],),
-            checks=("reader_equal_ts_tie",), example=(readings.Asked(readings.TIE, ("first", "second")), ("second",)), wrong=("first", "second")),
+            checks=("reader_equal_ts_tie", "model"), example=(readings.Asked(readings.TIE, ("first", "second")), ("second",)),
+            wrong=("first", "second")),
     Reading("E3", "the earlier line wins", meets=readings.at(readings.TIE), predicts=lambda q, shown: tuple(shown) == (q.given[0],),
-            accepted=lambda option: option("ts_tie") != "later-line", checks=("reader_equal_ts_tie",),
+            accepted=lambda option: option("ts_tie") != "later-line", checks=("reader_equal_ts_tie", "model"),
             example=(readings.Asked(readings.TIE, ("first", "second")), ("first",)), wrong=("neither",)),
     # E8: a newer major (answer: (answered, the newer line shown))
     Reading("E8", "refuses the file", meets=readings.at(readings.NEWER_MAJOR), predicts=lambda q, a: not a[0],
