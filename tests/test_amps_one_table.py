@@ -6,7 +6,10 @@ unless every answer fits some reading (EVERY_ANSWER_FITS), an answer no reading 
 names is asked through its own judgement and must accept the first (recording the reading) and refuse the
 second. `model` is the model's export comparison (suites/amps/model.py export_differs), which model_sequences
 and the domain sweeps judge every export by: a private artifact withheld from an export (A9) was blamed there
-while private_stays_private accepted it. The self-test breaks each row and each check both ways.
+while private_stays_private accepted it, and so was an atom of a label withheld (A9: every atom of a label other
+than public left out, a filter on the tag) while sensitivity_travels recorded it; now both ask the table, which
+reads a label's atoms together, so one of them lost beside another that came back fails everywhere. The
+self-test breaks each row and each check both ways.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: An
     if request.situation == readings.INVERTED:
         return bool(model.fitting(model.import_answers(model.EMPTY, export_of([INVERTED], [dict(ART, private=False)]), pins),
                                   answer))
+    if request.situation == readings.LABELLED:  # atoms of one label (beside a public one), as one export holds them
+        return model.export_differs(*labelled_export(request.given, answer), pins) is None
     if request.situation == readings.UNSOURCED:  # the atom's only artifact was deleted
         held = model.Subject(atoms={}, artifacts={}, unsourced=frozenset({"a-1"}))
         doc = export_of([] if answer is None else [answer], [])
@@ -69,6 +74,17 @@ def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: An
         held = model.Subject(atoms={"a-1": ATOM}, artifacts={"art-1": ART})
         doc = export_of([ATOM], [] if answer is None else [dict(ART, private=answer)])
     return model.export_differs(doc, SUBJECT, held, pins) is None
+
+
+def labelled_export(label: str, exported: tuple[Any, ...]) -> tuple[dict[str, Any], str, model.Subject]:
+    """The subject holding one atom per entry of `exported`, each imported with `label`, and a public atom beside
+    them; its export holding each as `exported` says (None: left out, "<absent>": without a label)."""
+    sent = {f"a-{n}": dict(ATOM, atom_id=f"a-{n}", sensitivity=label) for n in range(len(exported))}
+    public = dict(ATOM, atom_id="a-public", sensitivity="public")
+    back = [{k: v for k, v in dict(sent[i], sensitivity=got).items() if v != "<absent>"}
+            for i, got in zip(sent, exported, strict=True) if got is not None]
+    held = model.Subject(atoms={**sent, "a-public": public}, artifacts={"art-1": dict(ART, private=False)})
+    return export_of([*back, public], [dict(ART, private=False)]), SUBJECT, held
 
 
 def by_the_delete_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
@@ -163,6 +179,65 @@ def test_a_private_artifact_withheld_is_not_blamed_by_the_model_but_one_losing_i
     assert "lost private" in str(model.export_differs(export_of([ATOM], [dict(ART, private=False)]), SUBJECT, held))
     public = model.Subject(atoms={"a-1": ATOM}, artifacts={"art-1": dict(ART, private=False)})
     assert "lacks ['art-1']" in str(model.export_differs(export_of([ATOM], []), SUBJECT, public))  # only private ones
+
+
+WITHHELD_MEDICAL = readings.withheld_label("medical")
+
+
+@pytest.mark.parametrize(("label", "exported", "reading"), [
+    ("medical", (None, None), WITHHELD_MEDICAL),
+    ("private", (None, None, None), readings.withheld_label("private")),
+    ("medical", ("medical", "medical"), readings.KEPT_LABEL),
+    ("public", ("public", "public"), readings.KEPT_LABEL),
+    ("medical", ("medical", None), None),  # one of two medical atoms lost
+    ("medical", (None, "medical", None), None),
+    ("public", ("public", None), None),  # a public atom lost
+    ("public", (None,), None),  # every public atom lost: public is no filter
+    ("medical", (None, "public"), None),  # one left out, the other relabelled
+    ("medical", ("<absent>", "<absent>"), None),  # labels dropped
+    ("medical", ("private", "private"), None),  # relabelled (FlattensSensitivity)
+])
+def test_atoms_withheld_by_label_pass_everywhere_and_atoms_lost_fail_everywhere(
+        label: str, exported: tuple[Any, ...], reading: str | None) -> None:
+    """A9 withheld by label, the lead's reading of "users can filter on it before sharing": sensitivity_travels
+    and the model (model_sequences, the domain sweeps) give one verdict for each answer, record the reading
+    where one fits, and fail a public atom missing or some atoms of a label missing beside others of it."""
+    ctx = amps_ctx()
+    failure = privacy.label_verdict(ctx, label, exported, "the labels")
+    by_model = model.export_differs(*labelled_export(label, exported))
+    if reading is None:
+        assert failure is not None and by_model is not None, (failure, by_model)
+        assert "A9" in str(failure.expected) and recorded(ctx, "A9") == set()
+    else:
+        assert failure is None and by_model is None, (failure, by_model)
+        assert recorded(ctx, "A9") == {reading}
+
+
+def test_withheld_atoms_none_pins_every_atom_back() -> None:
+    """amps.withheld_atoms=none: the medical atoms withheld are blamed by sensitivity_travels (the failure names the
+    pin) and the model alike; the same export passes under the default, and kept atoms pass under both."""
+    ctx = amps_ctx(withheld_atoms="none")
+    failure = privacy.label_verdict(ctx, "medical", (None, None), "the labels")
+    assert failure is not None and failure.readings == ("A9:none-withheld",)
+    assert recorded(ctx, "A9") == {WITHHELD_MEDICAL}  # seen, though not accepted
+    pinned = model.Readings.from_options(ctx.option)
+    assert pinned.withheld_atoms == "none"
+    assert "lacks ['a-0', 'a-1']" in str(model.export_differs(*labelled_export("medical", (None, None)), pinned))
+    assert model.export_differs(*labelled_export("medical", (None, None))) is None
+    assert privacy.label_verdict(ctx, "medical", ("medical", "medical"), "the labels") is None
+    assert model.export_differs(*labelled_export("medical", ("medical", "medical")), pinned) is None
+
+
+def test_atoms_a_deletion_may_drop_are_not_counted_in_their_label() -> None:
+    """An atom whose only cited artifact was deleted (droppable) may be gone whatever its label: its absence
+    neither makes a label's other atoms a partial loss nor its presence their withholding one."""
+    export, sid, held = labelled_export("medical", (None, None))
+    droppable = dict(ATOM, atom_id="a-dropped", sensitivity="medical")
+    kept = model.Subject(atoms={**held.atoms, "a-dropped": droppable}, artifacts=held.artifacts,
+                         droppable=frozenset({"a-dropped"}))
+    assert model.export_differs(export, sid, kept) is None
+    export["atoms"].append(droppable)
+    assert model.export_differs(export, sid, kept) is None
 
 
 def test_a_reading_pinned_away_is_blamed_again() -> None:

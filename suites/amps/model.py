@@ -32,11 +32,12 @@ class Readings:
     import_semantics: str = "either"  # A12: "merge", "replace" or "either"
     unsourced_inferred: str = "reject-export"  # A4: "reject-export" or "drop-atom" (which also allows refusal)
     unsourced_after_delete: str = "delete-or-flag"  # A5: "delete-or-flag" or "delete"
+    withheld_atoms: str = "either"  # A9: "either" (every atom of a non-public label may be left out) or "none"
 
     @classmethod
     def from_options(cls, option: Callable[[str], Any]) -> Readings:
         return cls(str(option("import_semantics") or "either"), str(option("unsourced_inferred") or "reject-export"),
-                   str(option("unsourced_after_delete") or "delete-or-flag"))
+                   str(option("unsourced_after_delete") or "delete-or-flag"), str(option("withheld_atoms") or "either"))
 
     def option(self, name: str) -> Any:
         """These readings as the table's pins: an option's value by its name."""
@@ -189,7 +190,7 @@ def export_differs(doc: Any, subject_id: str, held: Subject, readings: Readings 
     arts = {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}
     maybe = held.unsourced | held.droppable
     extra = set(atoms) - set(held.atoms) - maybe
-    missing = set(held.atoms) - set(atoms) - held.droppable
+    missing = set(held.atoms) - set(atoms) - held.droppable - withheld_atoms(atoms, held, readings)
     if extra or missing:
         return f"the export holds atoms {sorted(map(str, extra))} it should not and lacks {sorted(map(str, missing))}"
     for atom_id, atom in atoms.items():
@@ -209,6 +210,24 @@ def export_differs(doc: Any, subject_id: str, held: Subject, readings: Readings 
                 and not fits("A9", PRIVATE_READING, arts[artifact_id].get("private", "<absent>"), readings.option):
             return f"artifact {artifact_id} lost private: true"
     return None
+
+
+def withheld_atoms(exported: Mapping[Any, Any], held: Subject, readings: Readings = DEFAULT) -> set[Any]:
+    """The held atoms an export may leave out by their label (errata A9, the table's rows): each label's atoms
+    (those a deletion may have dropped aside) are judged together, so every one of a label other than public
+    left out is a filter on the tag, while one left out beside another of its label that came back is lost."""
+    from memconform.suites.amps.table import fits, labelled
+
+    by_label: dict[Any, list[Any]] = {}
+    for atom_id, atom in held.atoms.items():
+        if atom_id not in held.droppable:
+            by_label.setdefault(atom.get("sensitivity"), []).append(atom_id)
+    out: set[Any] = set()
+    for label, ids in by_label.items():
+        answer = tuple(None if i not in exported else exported[i].get("sensitivity", "<absent>") for i in ids)
+        if isinstance(label, str) and fits("A9", labelled(label), answer, readings.option) and None in answer:
+            out |= set(ids)
+    return out
 
 
 def _atom_differs(atom_id: Any, atom: dict[str, Any], held: Subject, readings: Readings) -> str | None:

@@ -25,6 +25,9 @@ OPTIONS = Options(
     OptionSpec("import_semantics", "either", ("either", "merge", "replace"),
                "a second import for a subject adds to what is stored (merge) or replaces the subject's snapshot "
                "(replace); errata A12"),
+    OptionSpec("withheld_atoms", "either", ("either", "none"),
+               "Sensitivity travels: an export may leave out every atom of a label other than public (a filter on "
+               "the tag) or must hold every imported atom (none); errata A9"),
     OptionSpec("validity_order", "allow-equal", ("allow-equal", "strictly-after"),
                "Time-aware: valid_to may equal valid_from, or must be strictly after it"),
     large_export.OPTION_SPEC,

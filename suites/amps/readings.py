@@ -14,7 +14,7 @@ from memconform.suites.amps import format as amps
 
 # the situations (a request's kind)
 UNSOURCED = "an atom whose last source was deleted, as exported"  # A5
-LABELLED = "an atom imported with a sensitivity label, as exported"  # A9 (given: the label)
+LABELLED = "the atoms imported with one sensitivity label, as one export holds them"  # A9 (given: the label)
 PRIVATE = "a private artifact imported, as exported"  # A9
 SECOND_IMPORT = "a second import of one atom for a subject that held another"  # A12
 INVERTED = "an atom whose valid_to precedes its valid_from, imported"  # A56
@@ -46,6 +46,20 @@ def withheld_label(label: str) -> str:
     return f"{label} atoms withheld from an export"
 
 
+WITHHOLDABLE = tuple(label for label in amps.SENSITIVITIES if label != "public")  # A9: a filter on the tag
+
+
+def every_one_withheld(request: Asked, exported: Any) -> bool:
+    """A9 withheld by label: not one atom of the label is in the export (answer: each atom's exported label,
+    None for one left out), so some of a label missing beside others of it is a loss, not a filter."""
+    return isinstance(exported, tuple) and bool(exported) and all(label is None for label in exported)
+
+
+def every_one_kept(request: Asked, exported: Any) -> bool:
+    """A9 kept: every atom of the label is in the export with the label it was imported with."""
+    return isinstance(exported, tuple) and bool(exported) and all(label == request.given for label in exported)
+
+
 def flagged(atom: Any) -> bool:
     """A5's second reading: the atom cites no artifact and carries a truthy x-…unsourced… key."""
     return isinstance(atom, dict) and amps.is_flagged_unsourced(atom) and not amps.has_sources(atom)
@@ -56,6 +70,11 @@ Pins = Callable[[str], Any]
 
 def flag_allowed(option: Pins) -> bool:
     return option("unsourced_after_delete") != "delete"
+
+
+def withholding_allowed(option: Pins) -> bool:
+    """A9: an export may leave out every atom of a label other than public, unless withheld_atoms=none."""
+    return option("withheld_atoms") != "none"
 
 
 def batch_reading(name: str) -> Callable[[Asked, batch_failures.BatchResult], bool]:

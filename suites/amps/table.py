@@ -55,14 +55,20 @@ TABLE = ReadingTable([
             accepted=readings.flag_allowed, checks=("delete_cascades", "model"),
             example=(readings.Asked(readings.UNSOURCED), FLAGGED_ATOM),
             wrong=dict(FLAGGED_ATOM, provenance={"derivation": "observed", "artifact_ids": ["gone"]})),
-    # A9: sensitivity travels (given: the label imported; answer: the label exported, None when withheld). The model
-    # still wants every atom back (export_differs): a withheld atom it blames; left open (see the errata's A9 note)
+    # A9: sensitivity travels (given: the label imported; answer: the label each atom of it imported for the subject
+    # has in one export, None for one left out). Withheld by label: a filter on the tag ("users can filter on it
+    # before sharing") leaves out every atom of a label other than public, or none; a public atom missing, or one
+    # atom of a label missing beside another of it that came back, is an atom lost. Controls: half the atoms of
+    # the label missing; a public atom missing (KEPT_LABEL's second case)
     *(Reading("A9", readings.withheld_label(label), meets=readings.at(readings.LABELLED, label),
-              predicts=lambda q, got: got is None, checks=("sensitivity_travels",),
-              example=(readings.Asked(readings.LABELLED, label), None), wrong="public" if label != "public" else "medical")
-      for label in amps.SENSITIVITIES),
-    Reading("A9", readings.KEPT_LABEL, meets=readings.at(readings.LABELLED), predicts=lambda q, got: got == q.given,
-            checks=("sensitivity_travels",), example=(readings.Asked(readings.LABELLED, "medical"), "medical"), wrong="public"),
+              predicts=readings.every_one_withheld, accepted=readings.withholding_allowed,
+              checks=("sensitivity_travels", "model"), example=(readings.Asked(readings.LABELLED, label), (None, None)),
+              wrong=(label, None))
+      for label in readings.WITHHOLDABLE),
+    Reading("A9", readings.KEPT_LABEL, meets=readings.at(readings.LABELLED), predicts=readings.every_one_kept,
+            checks=("sensitivity_travels", "model"),
+            example=(readings.Asked(readings.LABELLED, "medical"), ("medical", "medical")), wrong=("medical", "public"),
+            more=((readings.Asked(readings.LABELLED, "public"), ("public", "public"), ("public", None)),)),
     # A9: private is private (answer: the private flag exported, None when the artifact is withheld)
     Reading("A9", readings.PRIVATE_WITHHELD, meets=readings.at(readings.PRIVATE), predicts=lambda q, got: got is None,
             checks=("private_stays_private", "model"), example=(readings.Asked(readings.PRIVATE), None), wrong=False),
@@ -95,6 +101,11 @@ TABLE = ReadingTable([
 
 UNSOURCED_READING = readings.Asked(readings.UNSOURCED)  # the requests the model asks about (it holds no ctx)
 PRIVATE_READING = readings.Asked(readings.PRIVATE)
+
+
+def labelled(label: Any) -> readings.Asked:
+    """The request the model asks about for the atoms it holds with one label (A9)."""
+    return readings.Asked(readings.LABELLED, label)
 INVERTED_READING = readings.Asked(readings.INVERTED)
 
 

@@ -29,13 +29,14 @@ from memconform.suites.amps.client import (
 )
 from memconform.suites.amps.suite import SUITE
 
-# each label on a text that suggests another one
+# each label on two texts that suggest another one: two atoms per label tell a filter on the label (every one
+# left out, errata A9) from a loss (one left out beside the other)
 _LABELLED = {
-    "public": "Takes insulin twice a day for type 1 diabetes.",
-    "medical": "Enjoys hiking on weekends.",
-    "financial": "Likes jazz more than rock.",
-    "legal": "Prefers tea to coffee.",
-    "private": "Owes the bank 40,000 dollars on a mortgage.",
+    "public": ("Takes insulin twice a day for type 1 diabetes.", "Was sued by a former landlord last year."),
+    "medical": ("Enjoys hiking on weekends.", "Has 12,000 dollars in a savings account."),
+    "financial": ("Likes jazz more than rock.", "Was diagnosed with asthma as a child."),
+    "legal": ("Prefers tea to coffee.", "Pays 900 dollars a month in rent."),
+    "private": ("Owes the bank 40,000 dollars on a mortgage.", "Is a party to a custody hearing in May."),
 }
 
 
@@ -58,9 +59,9 @@ def downstream_copy(ctx: CheckContext, doc: dict[str, Any], label: str) -> tuple
                          "downstream copy.")
 def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
     subject_id = ctx.unique("subject")
-    sent = [make_atom(ctx, f"sens-{label}", sensitivity=label, text=f"{text} ({ctx.unique('t')})")
-            for label, text in _LABELLED.items()]
-    seed(ctx, make_export(subject_id, sent, []))
+    sent = {label: [make_atom(ctx, f"sens-{label}-{n}", sensitivity=label, text=f"{text} ({ctx.unique('t')})")
+                    for n, text in enumerate(texts)] for label, texts in _LABELLED.items()}
+    seed(ctx, make_export(subject_id, [atom for atoms in sent.values() for atom in atoms], []))
     first = export(ctx, subject_id)
     copied = downstream_copy(ctx, first, "subject-copy")
     if isinstance(copied, Failure):
@@ -69,16 +70,25 @@ def sensitivity_travels(ctx: CheckContext) -> Iterator[Failure]:
     compared = 0
     for hop, doc in hops:
         stored = atoms_by_id(doc)
-        for atom in sent:
-            got = stored.get(atom["atom_id"])
-            label = atom["sensitivity"]
-            failure = label_verdict(ctx, label, None if got is None else got.get("sensitivity", "<absent>"),
-                                    f"sensitivity changed between import and {hop} ({atom['atom_id']})")
-            compared += got is not None
+        for label, atoms in sent.items():
+            ids = [atom["atom_id"] for atom in atoms]
+            got = tuple(None if i not in stored else stored[i].get("sensitivity", "<absent>") for i in ids)
+            failure = label_verdict(ctx, label, got, label_title(label, dict(zip(ids, got, strict=True)), hop))
+            compared += sum(g is not None for g in got)
             if failure is not None:
                 yield failure
     if not compared and not isinstance(copied, Failure):
         raise Inconclusive("no imported atom came back in an export: there is no copy to compare")
+
+
+def label_title(label: str, exported: dict[str, Any], hop: str) -> str:
+    """What an answer fitting no A9 reading did: atoms of a label lost (some left out, or a public one), or relabelled."""
+    lost = [i for i, got in exported.items() if got is None]
+    changed = [i for i, got in exported.items() if got is not None and got != label]
+    parts = ([f"{len(lost)} of {len(exported)} {label} atoms missing from {hop} (lost: a filter on the label leaves "
+              f"out every one of a label other than public) {lost}"] if lost else []) \
+        + ([f"sensitivity changed between import and {hop} {changed}"] if changed else [])
+    return "; ".join(parts) or f"{label} atoms in {hop}"
 
 
 @SUITE.check(level="consumer", section="Privacy invariants", keyword="MUST",
@@ -114,9 +124,11 @@ def private_stays_private(ctx: CheckContext) -> Iterator[Failure]:
 
 
 def label_verdict(ctx: CheckContext, label: str, exported: Any, title: str) -> Failure | None:
-    """An atom imported with `label`, its label as exported (None: the atom withheld): the table's A9 readings."""
-    return table.observe(ctx, "A9", readings.Asked(readings.LABELLED, label), exported, title=title,
-                         path="$.atoms[?].sensitivity").failure
+    """The atoms imported with `label`, each one's label as one export holds it (None: left out): the table's A9
+    readings (all kept with the label, or all of a label other than public withheld)."""
+    pinned = () if readings.withholding_allowed(ctx.option) else ("A9:none-withheld",)
+    return table.observe(ctx, "A9", table.labelled(label), exported, title=title, path="$.atoms[?].sensitivity",
+                         pinned=pinned).failure
 
 
 def private_verdict(ctx: CheckContext, exported: Any, title: str) -> Failure | None:

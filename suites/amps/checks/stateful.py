@@ -4,6 +4,7 @@ it runs is suites/amps/state_machine.py, imported when the check runs (hypothesi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from memconform.core import model_based, sequence
@@ -33,7 +34,7 @@ def model_sequences(ctx: CheckContext) -> Iterator[Failure]:
 
     seen = import_semantics(ctx)
     readings = oracle.Readings.from_options(ctx.option)
-    readings = oracle.Readings(seen, readings.unsourced_inferred, readings.unsourced_after_delete)
+    readings = replace(readings, import_semantics=seen)
     diverged = model_based.run_sequences(ctx, model_based.for_run(AmpsSubject, ctx, readings=readings),
                                          model_based.budget(ctx, (4, 6), (25, 15)),
                                          ctx.state(AmpsRun).models)
