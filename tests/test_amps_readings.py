@@ -189,6 +189,24 @@ class WithholdsRegulated(ReferenceAmpsStore):
         return doc
 
 
+class LosesOneOfALabel(ReferenceAmpsStore):
+    """A9, fitting no reading: the first atom of LABEL in every export is left out, the others of its label kept
+    (a loss, not a filter on the tag)."""
+
+    label = "medical"
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        doc = super().export(body, **params)
+        first = next((i for i, a in enumerate(doc["atoms"]) if a.get("sensitivity") == self.label), None)
+        if first is not None:
+            del doc["atoms"][first]
+        return doc
+
+
+class LosesOnePublic(LosesOneOfALabel):
+    label = "public"
+
+
 class RelabelsAndUnflags(ReferenceAmpsStore):
     """A9, fitting no reading: labels re-derived as public and private flags dropped on export."""
 
@@ -219,6 +237,9 @@ A_CASES = [
     ("sensitivity_travels", "reference:amps", {}, {("A9", "atoms kept with their label")}),
     ("sensitivity_travels", "WithholdsRegulated", {}, {("A9", "atoms kept with their label"),
                                                        ("A9", "medical atoms withheld from an export")}),
+    ("sensitivity_travels", "WithholdsRegulated", {"withheld_atoms": "none"}, None),
+    ("sensitivity_travels", "LosesOneOfALabel", {}, None),
+    ("sensitivity_travels", "LosesOnePublic", {}, None),
     ("sensitivity_travels", "RelabelsAndUnflags", {}, None),
     ("private_stays_private", "reference:amps", {}, {("A9", "private artifacts kept with private: true")}),
     ("private_stays_private", "RelabelsAndUnflags", {}, None),
@@ -237,6 +258,17 @@ def test_a_reading_is_recorded_only_from_the_answer(check: str, target: str, opt
     else:
         assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
         assert {s for s in seen if s[0] == point} == readings
+
+
+@pytest.mark.parametrize("check", ["amps.model_sequences", "amps.imports_every_schema_class",
+                                   "amps.imports_optional_fields_pairwise"])
+def test_the_model_accepts_what_sensitivity_travels_records_and_blames_a_loss(check: str) -> None:
+    """A9, one reading for every check: the store withholding every medical atom (and private artifact) passes the
+    checks that judge exports by the model, as it passes sensitivity_travels; pinned to none withheld, it fails."""
+    result, _ = _one(check, "WithholdsRegulated")
+    assert result.outcome is Outcome.PASSED, [f.to_json() for f in result.failures] or result.reason
+    result, _ = _one(check, "WithholdsRegulated", {"withheld_atoms": "none"})
+    assert result.outcome is Outcome.FAILED, result.reason
 
 
 def test_a_private_artifact_withheld_is_recorded_and_none_back_is_inconclusive() -> None:

@@ -38,6 +38,7 @@ from memconform.suites.amps.model import (
     delete_answers,
     fitting,
     import_answers,
+    withheld_atoms,
 )
 from memconform.suites.amps.model import export_differs as subject_export_differs
 
@@ -82,7 +83,8 @@ def tally(doc: dict[str, Any], model: Model) -> dict[str, int]:
     atoms, arts, held = atoms_by_id(doc), artifacts_by_id(doc), model.held
     return history_counts.counts(
         acknowledged=model.acknowledged,
-        lost=len(set(held.atoms) - set(atoms) - held.droppable) + len(set(held.artifacts) - set(arts)),
+        lost=len(set(held.atoms) - set(atoms) - held.droppable - withheld_atoms(atoms, held, model.readings))
+        + len(set(held.artifacts) - set(arts)),
         resurrected=len(model.deleted & set(arts)),
         corrupted=sum(1 for i, a in held.atoms.items() if i in atoms
                       and any(atoms[i].get(k) != a.get(k) for k in ("text", "sensitivity"))))

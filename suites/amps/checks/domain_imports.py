@@ -19,14 +19,21 @@ from memconform.suites.amps.suite import SUITE
 __all__ = ["drawn_fields", "table", "with_value"]  # the table's fields, kept importable from here
 
 
+NOT_EXPORTED = "<the record holding it is not in the export>"
+
+
 def read_back(doc: dict[str, Any], place: str, name: str, atom: dict[str, Any], exported: dict[str, Any]) -> Any:
-    if place == "atom":
-        return atoms_by_id(exported).get(atom["atom_id"], {}).get(name, domain.ABSENT)
-    if place == "provenance":
-        return (atoms_by_id(exported).get(atom["atom_id"], {}).get("provenance") or {}).get(name, domain.ABSENT)
+    """The value as exported: domain.ABSENT when its record has no such field, NOT_EXPORTED when the record
+    itself (the atom or the artifact) is not in the export."""
+    if place in ("atom", "provenance"):
+        record = atoms_by_id(exported).get(atom["atom_id"])
+        if record is None:
+            return NOT_EXPORTED
+        return (record if place == "atom" else record.get("provenance") or {}).get(name, domain.ABSENT)
     if place == "artifact":
         arts = {a.get("artifact_id"): a for a in exported.get("artifacts", []) if isinstance(a, dict)}
-        return arts.get(doc["artifacts"][0]["artifact_id"], {}).get(name, domain.ABSENT)
+        art = arts.get(doc["artifacts"][0]["artifact_id"])
+        return NOT_EXPORTED if art is None else art.get(name, domain.ABSENT)
     return (exported.get("subject") or {}).get(name, domain.ABSENT)
 
 
@@ -82,11 +89,16 @@ def import_row(ctx: CheckContext, row: list[Drawn]) -> list[Failure]:
     if judged.failure is not None:
         return [judged.failure]
     exported, found = judged.exported, []
+    # the export the model compared (judge): a record it lets be left out (errata A9: withheld by its label, a
+    # private artifact) has no value to read back; one read here afresh was not compared, so its absence fails
+    compared = exported is not None
     for d in row:
         if d.vc.expect == "open" or not judged.accepted or d.value is domain.ABSENT:
             continue
         exported = exported or export(ctx, subject_id_of(doc))
         got = read_back(d.doc, d.place, d.name, d.atom, exported)
+        if got is NOT_EXPORTED and compared:
+            continue
         if not same(d.value, got):
             found.append(Failure(f"{d.label}: not exported back as written", repr(got)[:120], repr(d.value)[:120],
                                  f"$.{d.place}.{d.name}"))
