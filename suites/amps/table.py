@@ -18,7 +18,8 @@ from memconform.suites.amps import readings
 
 STANDS_FOR = {
     "model": "every check that judges a subject's export against the model (suites/amps/model.py export_differs: "
-             "model_sequences, the domain import sweeps, import_batch_middle_item's read-back)",
+             "model_sequences, the domain import sweeps, import_batch_middle_item's read-back, "
+             "imports_optional_fields_pairwise's atom left out)",
     "import_semantics": "the run's one probe of a second import (suites/amps/client.py import_semantics), which "
                         "every check importing twice for one subject reads",
 }
