@@ -13,6 +13,7 @@ from memconform.portability.canonical import (
     Document,
     Record,
     digest,
+    drain,
     from_millis,
     instant,
     jcopy,
@@ -39,7 +40,7 @@ LINE = ("v", "id", "ts", "src", "content", "type", "tags", "emb", "meta")
 def read(doc: Any) -> Document:
     t = table(FORMAT)
     out = Document(FORMAT)
-    for entry in emp.resolve(emp.as_lines(doc), keep_tombstones=True):
+    for entry in drain(emp.resolve(emp.as_lines(doc), keep_tombstones=True)):  # let go once read (consuming)
         out.records.append(_record(t, entry))
     return out
 
@@ -90,16 +91,16 @@ def write(doc: Document, ledger: Ledger) -> str:
     exported = doc.exported_at or now_canonical()
     used: set[str] = set()
     lines = []
-    for r in doc.records:
+    for r in drain(doc.records):  # each record let go once written (consuming), each line held as its text
         rid = r.name(doc.source)
-        lines.append(_line(t, doc, r, rid, used, exported, ledger))
+        lines.append(json.dumps(_line(t, doc, r, rid, used, exported, ledger), ensure_ascii=False, allow_nan=False) + "\n")
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
     place_producer(ledger, doc, None)
     place_export_time(ledger, doc, None)
     note_envelope(ledger, doc)
-    return "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
+    return "".join(lines)
 
 
 def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from memconform.portability.canonical import (
     Document,
     Record,
     digest,
+    drain,
     instant,
     jcopy,
     now_canonical,
@@ -42,7 +43,8 @@ def read(doc: dict[str, Any]) -> Document:
                    exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
     out.envelope = {k: v for k, v in doc.items() if k not in ENVELOPE and v not in (None, [], {})}
     parts: dict[str, list[tuple[int, str]]] = {}
-    for mem in doc.get("memories") or []:
+    found = doc.get("memories")
+    for mem in drain(found if isinstance(found, list) else []):  # the parsed memory let go once read (consuming)
         if not isinstance(mem, dict):
             continue
         found, _ = split(mem.get("metadata"))
@@ -107,7 +109,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     exported = doc.exported_at or now_canonical()
     used: set[str] = set()
     memories: list[dict[str, Any]] = []
-    for r in doc.records:
+    for r in drain(doc.records):  # each canonical record let go once written (consuming)
         rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")
