@@ -8,7 +8,6 @@ import datetime as dt
 from typing import Any
 
 from memconform.portability.canonical import (
-    HATCH_KEY,
     NO_ID,
     OUTSIDE,
     Document,
@@ -160,16 +159,7 @@ def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     _times(p, atom, exported)
     _provenance(p, atom, artifacts)
     _labels(p, atom)
-    ext = r.get("extensions")
-    hatch: dict[str, Any] = {}
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        hatch = jcopy(ext["value"])
-        p.restore_extensions(ext, atom, ATOM)
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: atom_id})
-    if found:
-        hatch[HATCH_KEY] = found
+    hatch = p.hatch(atom, ATOM, {FORMAT: atom_id})
     if hatch:
         atom["x-provider"] = hatch
     return atom

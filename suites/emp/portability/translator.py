@@ -8,7 +8,6 @@ import uuid
 from typing import Any
 
 from memconform.portability.canonical import (
-    HATCH_KEY,
     OUTSIDE,
     Document,
     Record,
@@ -137,16 +136,9 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     if isinstance(r.get("embedding"), list):
         line["emb"] = list(r.get("embedding"))
         p.keep("embedding")
-    meta: dict[str, Any] = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"] and "deleted" not in ext["value"]:
-        meta = jcopy(ext["value"])
-        p.restore_extensions(ext, line, LINE)
-    elif ext is not None:
-        p.carry("extensions", "a `deleted` key in meta would make the line a tombstone")
-    found = p.finish({FORMAT: entry_id})
-    if found:
-        meta[HATCH_KEY] = found
+    tombstone = "a `deleted` key in meta would make the line a tombstone"
+    meta = p.hatch(line, LINE, {FORMAT: entry_id}, accepts=lambda value: "deleted" not in value, unfit=tombstone,
+                   not_object=tombstone)
     if meta:
         line["meta"] = meta
     return line

@@ -8,7 +8,6 @@ from collections import Counter
 from typing import Any
 
 from memconform.portability.canonical import (
-    HATCH_KEY,
     NO_ID,
     OUTSIDE,
     Document,
@@ -203,17 +202,7 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: Ids, dim: i
         if isinstance(r.get(name), str) and instant(r.get(name)):
             chunk[name] = seconds_form(instant(r.get(name)) or "")
             p.time(name, chunk[name])
-    metadata = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        metadata = jcopy(ext["value"])
-        p.restore_extensions(ext, chunk, CHUNK)
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: str(cid)})
-    if found:
-        metadata[HATCH_KEY] = found
-    metadata, dropped = without_credentials(metadata)
+    metadata, dropped = without_credentials(p.hatch(chunk, CHUNK, {FORMAT: str(cid)}))
     if dropped:
         ledger.note(rid, "extensions", "lost", f"{dropped} credential-named field(s) left out: \"{NO_CREDENTIALS}\"")
     chunk["metadata"] = metadata

@@ -143,20 +143,9 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     if isinstance(r.get("embedding"), list):
         mem["embedding"] = list(r.get("embedding"))
         p.keep("embedding")
-    metadata: dict[str, Any] = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
-        if len(ext["value"]) <= int(t.limit("extensions", "max_keys")) and HATCH_KEY not in ext["value"]:
-            metadata = jcopy(ext["value"])
-            p.restore_extensions(ext, mem, MEMORY)
-        else:
-            p.carry("extensions", "more keys than the nine metadata keys left")
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: mem_id})
-    if found:
-        metadata[HATCH_KEY] = found
-    mem["metadata"] = metadata
+    max_keys = int(t.limit("extensions", "max_keys"))
+    mem["metadata"] = p.hatch(mem, MEMORY, {FORMAT: mem_id}, accepts=lambda value: len(value) <= max_keys,
+                              unfit="more keys than the nine metadata keys left")
     out = [mem]
     for i, text in enumerate(texts[1:], start=1):
         part_id, _ = _mem_id(Record(ids={"part": f"{mem_id}#{i}"}), FORMAT, used)
