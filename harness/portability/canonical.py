@@ -121,7 +121,7 @@ def drain(items: list[_T]) -> Iterator[_T]:
         return
     for i in range(len(items)):
         item = items[i]
-        items[i] = None  # type: ignore[call-overload]  # the slot is emptied: the caller promised no other pass
+        items[i] = None  # type: ignore[assignment]  # the slot is emptied: the caller promised no other pass
         yield item
 
 

@@ -144,8 +144,8 @@ def with_block(s: Seen, restored: set[str]) -> Seen:
     block restored it over what the field shows (the ledger's `restored`: a claim judged like any other, since a
     line about that field is then true only of the block's value)."""
     block = s.block
-    invented = block.get("invented") if isinstance(block.get("invented"), list) else []
-    carried = block.get("fields") if isinstance(block.get("fields"), dict) else {}
+    invented: list[Any] = block["invented"] if isinstance(block.get("invented"), list) else []
+    carried: dict[Any, Any] = block["fields"] if isinstance(block.get("fields"), dict) else {}
     if not (invented or carried):
         return s
     fields = dict(s.fields)
