@@ -8,7 +8,10 @@ Per directed pair: wall time, CPU time (user + system) and peak RSS of the trans
 (RUSAGE_CHILDREN of a fresh wrapper), the input and output sizes, peak RSS over the input size, the
 1-minute load average before and after (wall time on a shared machine means little without it), and the
 exit code (0 written, 1 refused: the ledger's reason is printed). `--markdown` prints the rows as a
-bench/RESULTS.md table instead of JSON lines.
+bench/RESULTS.md table instead of JSON lines. `--phases` shows where the memory goes instead: per pair, in a
+fresh process doing the CLI's steps one by one (load, judge the source, read it into canonical records letting
+the parsed source go, write letting the records go, the size limit, judge the output), the peak RSS of each step
+and the RSS after it, in MB (Linux: the peak is reset between steps through /proc/self/clear_refs).
 The documents are generated deterministically from the first record of a reference fixture, each record
 with its own id and text.
 """
@@ -93,6 +96,63 @@ sys.stderr.write(done.stderr[-400:])
 """
 
 
+# the CLI's steps (cli/portability.py cmd_translate) one by one, the peak RSS reset before each
+PHASES = """
+import gc, sys
+from pathlib import Path
+from memconform.portability import translate as T
+from memconform.portability.canonical import consuming
+from memconform.portability.formats import portable
+from memconform.portability.ledger import Ledger
+from memconform.portability.validation import judge
+
+def rss():
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    return int(status["VmHWM"].split()[0]) // 1024, int(status["VmRSS"].split()[0]) // 1024
+
+def step(name):
+    peak, now = rss()
+    print(name, peak, now)
+    open("/proc/self/clear_refs", "w").write("5")
+
+gc.disable()
+path, source, target = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+step("start")
+source, doc = T.load(path, source)
+step("load")
+judge(source, doc)
+step("judge_source")
+with consuming():
+    canonical = T.read(source, doc)
+del doc
+ledger = Ledger(source, target, records_in=len(canonical.records))
+T.prepare(canonical, ledger)
+step("read")
+with consuming():
+    output = portable(target).write(canonical, ledger)
+del canonical
+step("write")
+T.over_limit(target, output)
+step("size_limit")
+judge(target, output)
+step("judge_output")
+"""
+
+
+def phases(src: Path, source: str, target: str, timeout: float) -> dict[str, Any]:
+    """Peak and resident MB after each of the CLI's steps, in a fresh process."""
+    load_before = os.getloadavg()[0]
+    done = subprocess.run([sys.executable, "-c", PHASES, str(src), source, target], capture_output=True, text=True,
+                          timeout=timeout)
+    if done.returncode:
+        return {"pair": f"{source}->{target}", "error": done.stderr.strip().splitlines()[-1:]}
+    rows = [line.split() for line in done.stdout.splitlines()]
+    return {"pair": f"{source}->{target}", "in_mb": round(src.stat().st_size / 2**20, 1),
+            "peak_mb": {name: int(peak) for name, peak, _ in rows[1:]},
+            "after_mb": {name: int(now) for name, _, now in rows[1:]},
+            "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"}
+
+
 def measure(src: Path, source: str, target: str, out: Path, timeout: float) -> dict[str, Any]:
     command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "memconform", "translate", str(src),
                "--from", source, "--to", target, "--out", str(out)]
@@ -126,6 +186,7 @@ def main() -> None:
     parser.add_argument("--to", dest="targets", default=",".join(FORMATS))
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--markdown", action="store_true", help="rows of a bench/RESULTS.md table, not JSON lines")
+    parser.add_argument("--phases", action="store_true", help="peak RSS per step of a translation (Linux), not timings")
     args = parser.parse_args()
     if args.markdown:
         print("| pair | exit | wall s | CPU s | input MB | peak RSS MB | peak / input | load average (1 min) |")
@@ -139,6 +200,9 @@ def main() -> None:
                   f"made in {time.perf_counter() - started:.1f} s{' -->' if args.markdown else ''}", flush=True)
             for target in args.targets.split(","):
                 if target != source:
+                    if args.phases:
+                        print(json.dumps(phases(src, source, target, args.timeout)), flush=True)
+                        continue
                     out = Path(tmp) / f"{source}-{target}.out"
                     row = measure(src, source, target, out, args.timeout)
                     print(markdown_row(row) if args.markdown else json.dumps(row), flush=True)

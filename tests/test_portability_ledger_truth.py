@@ -134,3 +134,69 @@ def test_an_envelope_member_without_its_line_is_found():
     assert tr.output is not None, tr.refused
     assert ("envelope.x-vendor-note", "lost") in {(r["field"], r["status"]) for r in tr.ledger.to_json()["document"]}
     assert judge_ledger("omp", unknown, "amps", tr.output, tr.ledger.to_json()).false == []
+
+
+@pytest.mark.parametrize("a", formats())
+def test_every_ledger_line_of_every_second_hop_is_true(a):
+    """A -> B -> C for every fixture of A (C may be A): the second ledger judged against B's output, whose
+    escape-hatch blocks are part of its records (a value B carried is the record's value on the next hop)."""
+    checked, false, written = 0, [], 0
+    for name, _, b, first in _translations(a):
+        for c in formats():
+            if c == b:
+                continue
+            second = translate(first.output, b, c)
+            assert second.output is not None, f"{name}: {a} -> {b} -> {c} refused: {second.refused}"
+            written += 1
+            verdict = judge_ledger(b, first.output, c, second.output, second.ledger.to_json())
+            checked += verdict.checked
+            false += [f"{name} via {a}: {line}" for line in verdict.false]
+    print(f"{a} -> B -> C: {written} second hops, {checked} ledger lines checked, {len(false)} false")
+    assert written >= 16 and checked > 200
+    assert false == []
+
+
+def _second_hop(a: str, b: str, c: str, fixture: str):
+    _, first = _first(a, b, fixture)
+    return first.output, translate(first.output, b, c)
+
+
+def test_a_second_hop_line_about_a_carried_value_told_otherwise_is_found_false():
+    """Positive controls for reading the block: a value that crossed B in the block and came out in C's own
+    field is `kept`; told as lost, or with the ledger's `restored` claim taken away (the record's own field
+    then speaks, and it shows another value), the line is false."""
+    middle, second = _second_hop("memoryai", "memorizz", "omp", "full_bundle_all_sections.json")
+    ledger = second.ledger.to_json()
+    assert judge_ledger("memorizz", middle, "omp", second.output, ledger).false == []
+    rid = next(r for r, names in ledger["restored"].items() if "type" in names and ledger["per_record"][r]["type"] == "kept")
+    lied = copy.deepcopy(ledger)
+    lied["per_record"][rid]["type"] = "lost"
+    found = judge_ledger("memorizz", middle, "omp", second.output, lied).false
+    assert len(found) == 1 and "type lost" in found[0]
+    unclaimed = copy.deepcopy(ledger)
+    unclaimed["restored"][rid].remove("type")
+    found = judge_ledger("memorizz", middle, "omp", second.output, unclaimed).false
+    assert len(found) == 1 and "type kept" in found[0] and f"source '{rid.split('/')[0]}'" in found[0]
+
+
+def test_a_value_the_block_names_invented_is_no_value_of_the_source():
+    """AMPS has no tags: AMPS -> OMP invents an empty tag list and says so in the block; OMP -> EMP must not
+    call the list kept (the source record has no tags), and a ledger saying so is found false."""
+    middle, second = _second_hop("amps", "omp", "emp", "linked-complete.json")
+    ledger = second.ledger.to_json()
+    assert judge_ledger("omp", middle, "emp", second.output, ledger).false == []
+    rid, lines = next((r, lines) for r, lines in ledger["per_record"].items() if r != "(document)")
+    assert "tags" not in lines or lines["tags"] != "kept"
+    lied = copy.deepcopy(ledger)
+    lied["per_record"][rid]["tags"] = "kept"
+    found = judge_ledger("omp", middle, "emp", second.output, lied).false
+    assert found and "tags kept" in found[0] and "the source has no tags" in found[0]
+
+
+def test_a_leap_second_is_the_same_only_as_a_leap_second():
+    from memconform.portability.ledger_truth import same
+
+    assert same("valid_from", "2016-12-31T23:59:60.000Z", "2016-12-31T23:59:60Z")
+    assert not same("valid_from", "2016-12-31T23:59:60Z", "2016-12-31T23:59:59Z")
+    assert not same("valid_from", "2016-12-31T23:59:59Z", "2016-12-31T23:59:60Z")
+    assert not same("valid_from", "2016-12-31T23:59:60Z", "2017-01-01T00:00:00Z")

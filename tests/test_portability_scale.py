@@ -152,3 +152,34 @@ def test_text_units_counted_in_c_equal_a_count_per_character(text):
     assert cut(text, units(text)) == text
     if units(text) > 2:
         assert cut(text, units(text) - 1) != text
+
+
+def _records_held(value, depth=0):
+    """Objects held in the lists of a parsed document's first levels (where every format keeps its records)."""
+    if isinstance(value, dict) and depth < 3:
+        return sum(_records_held(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return sum(1 for item in value if isinstance(item, dict))
+    return 0
+
+
+@pytest.mark.parametrize("fmt", [fmt for fmt in FORMATS if not portable(fmt).text])
+def test_the_cli_path_lets_go_of_what_it_has_read_and_the_library_keeps_it(fmt):
+    """consume / keep_canonical=False (the CLI): the parsed records and the canonical ones are let go as they are
+    read and written, and what comes out is what the keeping path gives; translate() leaves the caller's
+    document as it was handed."""
+    import copy
+
+    target = "emp" if fmt != "emp" else "omp"
+    doc = json.loads(generate(fmt, 80))
+    handed = copy.deepcopy(doc)
+    kept = translate(doc, fmt, target)
+    assert doc == handed, "translate() changed the document it was handed"
+    assert _records_held(doc) >= 80
+    first = read_checked(doc, fmt, target, consume=True)
+    assert _records_held(doc) == 0, "the parsed records were not let go as they were read"
+    records = first.canonical.records
+    assert len(records) == 80 and all(r is not None for r in records)
+    done = write_read(first, keep_canonical=False)
+    assert records == [None] * 80, "the canonical records were not let go as they were written"
+    assert done.output == kept.output and done.ledger.to_json() == kept.ledger.to_json()

@@ -63,8 +63,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
     gc.disable()
     try:
         source, doc = load(Path(args.file), args.source)
-        first = read_checked(doc, source, args.to)
-        del doc  # the parsed source is let go once read: a 100k-record translation never holds it beside the output
+        first = read_checked(doc, source, args.to, consume=True)
+        del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
         tr = write_read(first, keep_canonical=False)
     finally:
         if collecting:

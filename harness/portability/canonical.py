@@ -6,13 +6,16 @@ canonical field became. Times are one spelling (UTC, milliseconds) so that two r
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
 import functools
 import hashlib
 import json
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 # the per-record fields of the canonical record, in ledger order
 FIELDS = (
@@ -90,6 +93,36 @@ class Document:
 
     def live(self) -> list[Record]:
         return [r for r in self.records if not r.get("deleted")]
+
+
+_T = TypeVar("_T")
+# set while a translation may let go of what it has read: the CLI's, which keeps neither the parsed source nor
+# the canonical records (translate.py); the library's translate() leaves both to its caller, whole
+_CONSUMING: ContextVar[bool] = ContextVar("memconform_port_consuming", default=False)
+
+
+@contextlib.contextmanager
+def consuming(allowed: bool = True) -> Iterator[None]:
+    """Inside it, `drain` lets go of each item once it has been handed on."""
+    token = _CONSUMING.set(allowed)
+    try:
+        yield
+    finally:
+        _CONSUMING.reset(token)
+
+
+def drain(items: list[_T]) -> Iterator[_T]:
+    """The items one by one for the one pass a reader or writer makes over a big list (parsed source records,
+    canonical records). Inside `consuming()` each slot is emptied (None) as its item is handed on, so the memory
+    of what was read is freed while its translation is built, never held beside all of it; a second pass over
+    the list would meet None, so a reader or writer drains only its last pass over a list."""
+    if not _CONSUMING.get():
+        yield from items
+        return
+    for i in range(len(items)):
+        item = items[i]
+        items[i] = None  # type: ignore[assignment]  # the slot is emptied: the caller promised no other pass
+        yield item
 
 
 LEAP = ":60"  # a leap second (23:59:60 UTC): RFC 3339 allows it, datetime cannot hold it

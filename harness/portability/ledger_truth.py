@@ -4,6 +4,9 @@ The readers (each format's `Witness`, declared by its suite beside its translato
 witness.py) are written from the spec texts, apart from the translators, which they must not import: a ledger line is judged by what a reader of the target format sees in the output
 and what a reader of the source format sees in the source, not by what the translator believed.
 
+The source record is what its own fields show with its escape-hatch block read in (`with_block`): on a second
+hop (A -> B -> C) a value B carried in the block, or named as invented, is the record's value, or none.
+
 A line is true when:
 - `kept`: the output holds the source's value in the target's own field, equal in value and meaning
   (a date-time: the same instant to the microsecond and the same UTC offset; a type: the same string);
@@ -60,6 +63,12 @@ def when(value: Any) -> tuple[dt.datetime, dt.timedelta | None] | None:
     return parsed.astimezone(dt.UTC), offset
 
 
+def _leap(value: Any) -> bool:
+    """Written as a leap second (when() reads 23:59:60 as the second before, so two instants equal by when()
+    are the same only when both or neither are leap seconds)."""
+    return isinstance(value, str) and ":60" in value[16:20]
+
+
 def _norm(name: str, value: Any) -> Any:
     if name == "provenance" and isinstance(value, dict):
         return {k: v for k, v in value.items() if k != "artifacts"}
@@ -74,7 +83,7 @@ def same(name: str, a: Any, b: Any) -> bool:
         wa, wb = when(a), when(b)
         if wa is not None and wb is not None:
             return wa[0] == wb[0] and (wa[1] or dt.timedelta(0)) == (wb[1] or dt.timedelta(0)) \
-                and ":60" not in str(a)[16:20] and ":60" not in str(b)[16:20] or a == b
+                and _leap(a) == _leap(b) or a == b
     if name == "id":
         return str(a) == str(b)
     return json.dumps(_norm(name, a), sort_keys=True) == json.dumps(_norm(name, b), sort_keys=True)
@@ -109,8 +118,11 @@ def judge_ledger(source_fmt: str, source_doc: Any, target_fmt: str, output: Any,
         return verdict
     src, out = records(source_fmt, source_doc), records(target_fmt, output)
     id_map: dict[str, list[str]] = ledger["id_map"]
+    restored: dict[str, list[str]] = ledger.get("restored") or {}
     for rid, lines in ledger["per_record"].items():
         a = src.get(rid)
+        if a is not None:
+            a = with_block(a, set(restored.get(rid) or ()))
         targets = id_map.get(rid) or []
         b = out.get(targets[0]) if targets else None
         for name, status in lines.items():
@@ -122,6 +134,37 @@ def judge_ledger(source_fmt: str, source_doc: Any, target_fmt: str, output: Any,
                 verdict.false.append(f"{source_fmt}->{target_fmt} {rid!r} {name} {status}: {problem}")
     verdict.checked += _document_lines(source_fmt, source_doc, target_fmt, output, ledger, verdict)
     return verdict
+
+
+def with_block(s: Seen, restored: set[str]) -> Seen:
+    """The source record as its values are: what its own fields show, with what an earlier translation left in
+    its escape-hatch block (hatch.py's convention) read in. A native value the block names as invented is no value
+    of the record (an empty text the only invention a writer makes of a text: a text that is not empty stays);
+    a field the block carries is the record's when its own field shows nothing, or when the ledger says the
+    block restored it over what the field shows (the ledger's `restored`: a claim judged like any other, since a
+    line about that field is then true only of the block's value)."""
+    block = s.block
+    invented: list[Any] = block["invented"] if isinstance(block.get("invented"), list) else []
+    carried: dict[Any, Any] = block["fields"] if isinstance(block.get("fields"), dict) else {}
+    if not (invented or carried):
+        return s
+    fields = dict(s.fields)
+    for name in invented:
+        if isinstance(name, str) and name != "id" and not (name == "text" and fields.get("text") not in ("", None)):
+            fields.pop(name, None)
+    for name, value in carried.items():
+        if isinstance(name, str) and name != "id" and value is not None and (name in restored or fields.get(name) is None):
+            fields[name] = _extension_fields(value) if name == "extensions" else value
+    return Seen(s.native_id, fields, block)
+
+
+def _extension_fields(value: Any) -> Any:
+    """A carried extension object as the fields it holds (its `value`, and the record's fields its format names
+    nowhere, `outside`), in the witnesses' shape; which format they came from (`format`) is no field of the record."""
+    if not (isinstance(value, dict) and isinstance(value.get("format"), str) and isinstance(value.get("value"), dict)):
+        return value
+    outside = value.get("outside")
+    return {**value["value"], **({"(outside)": outside} if isinstance(outside, dict) and outside else {})}
 
 
 def _line_problem(name: str, status: str, a: Seen | None, b: Seen | None, rid: str) -> str:

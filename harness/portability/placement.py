@@ -4,11 +4,12 @@ told what became of each canonical field and which native values were invented."
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from memconform.core.results import HarnessError
 
-from .canonical import FIELDS, OUTSIDE, Record, instant, jcopy, offset_of, writable
+from .canonical import FIELDS, HATCH_KEY, OUTSIDE, Record, instant, jcopy, offset_of, writable
 from .formats import formats, portable
 from .hatch import block
 from .ledger import Ledger
@@ -47,6 +48,28 @@ class Placement:
             self.carry("extensions", f"{ext.get('format')}'s fields beside its extension object", value=ext)
         else:
             self.keep_extensions(ext.get("format"))
+
+    def hatch(self, into: dict[str, Any], own_fields: Any, target_ids: dict[str, str],
+              accepts: Callable[[dict[str, Any]], bool] = lambda value: True, unfit: str = "not an object",
+              not_object: str = "not an object") -> dict[str, Any]:
+        """The end of a record: the escape hatch to write, its extension object's fields (their `outside` fields
+        restored onto `into` by restore_extensions) and the translation's block (finish: every field left is
+        placed). An extension object the hatch cannot take as it is (`accepts` says no, or it holds a block of
+        its own) is carried, `unfit` saying why; a value that is no extension object is carried as `not_object`."""
+        ext = self.record.get("extensions")
+        hatch: dict[str, Any] = {}
+        if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
+            if HATCH_KEY not in ext["value"] and accepts(ext["value"]):
+                hatch = jcopy(ext["value"])
+                self.restore_extensions(ext, into, own_fields)
+            else:
+                self.carry("extensions", unfit)
+        elif ext is not None:
+            self.carry("extensions", not_object)
+        found = self.finish(target_ids)
+        if found:
+            hatch[HATCH_KEY] = found
+        return hatch
 
     def keep(self, name: str, detail: str = "") -> None:
         self.handled.add(name)

@@ -13,7 +13,7 @@ from typing import Any
 from memconform.core.results import HarnessError
 
 from . import jsontext
-from .canonical import HATCH_KEY, Document
+from .canonical import HATCH_KEY, Document, consuming
 from .formats import formats, portable
 from .ledger import Ledger
 from .placement import Refused
@@ -45,16 +45,19 @@ def translate(doc: Any, source: str, target: str, validate: bool = True,
     return write_read(read_checked(doc, source, target, validate), validate, writers)
 
 
-def read_checked(doc: Any, source: str, target: str, validate: bool = True) -> Translation:
+def read_checked(doc: Any, source: str, target: str, validate: bool = True, consume: bool = False) -> Translation:
     """The first half of a translation: the source judged and read into canonical records (`output` None).
-    Nothing returned refers to `doc`: a caller that lets go of it frees the parsed source before writing."""
+    Nothing returned refers to `doc`: a caller that lets go of it frees the parsed source before writing.
+    With `consume` the reader empties the big lists of `doc` as it reads them (canonical.drain): the parsed
+    records are freed while the canonical ones are made; the caller must not use `doc` afterwards."""
     if validate:
         wrong, _ = judge(source, doc)
         if wrong:  # a translation of a document its own format refuses would only spread the fault
             ledger = Ledger(source, target)
             ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
             return Translation(source, target, Document(source), None, ledger)
-    canonical = read(source, doc)
+    with consuming(consume):
+        canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
     prepare(canonical, ledger)
     return Translation(source, target, canonical, None, ledger)
@@ -63,15 +66,16 @@ def read_checked(doc: Any, source: str, target: str, validate: bool = True) -> T
 def write_read(tr: Translation, validate: bool = True, writers: dict[str, Writer] | None = None,
                keep_canonical: bool = True) -> Translation:
     """The second half: the canonical records written in the target format and the output judged.
-    Without `keep_canonical` the records are let go once written (the result's `canonical` is an empty
-    document), so the output is judged without them in memory."""
+    Without `keep_canonical` each record is let go as the writer moves past it (canonical.drain) and the result's
+    `canonical` is an empty document, so neither the writing nor the judging holds the records beside the output."""
     if tr.refused:
         return tr
     source, target, canonical, ledger = tr.source, tr.target, tr.canonical, tr.ledger
     writer = (writers or {}).get(target) or portable(target).write
     try:
         # writers read the records and never change them (no copy of 100k records); planted.py copies first
-        output = writer(canonical, ledger)
+        with consuming(not keep_canonical):
+            output = writer(canonical, ledger)
     except Refused as exc:
         ledger.refused = str(exc)
         return Translation(source, target, canonical, None, ledger)

@@ -8,12 +8,12 @@ import datetime as dt
 from typing import Any
 
 from memconform.portability.canonical import (
-    HATCH_KEY,
     NO_ID,
     OUTSIDE,
     Document,
     Record,
     digest,
+    drain,
     instant,
     jcopy,
     now_canonical,
@@ -48,7 +48,10 @@ def read(doc: dict[str, Any]) -> Document:
         out.subject = {"format": FORMAT, **doc["subject"]}
     artifacts = {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}
     cited: set[Any] = set()
-    for _, atom in amps.atoms(doc):
+    atoms = doc.get("atoms")
+    for atom in drain(atoms if isinstance(atoms, list) else []):  # the parsed atom let go once read (consuming)
+        if not isinstance(atom, dict):
+            continue
         record = _record(t, atom, artifacts)
         cited |= set(amps.artifact_ids_of(atom))
         out.records.append(record)
@@ -91,7 +94,8 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     atoms: list[dict[str, Any]] = []
     artifacts: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
-    for r in doc.records:
+    subject_seed = None if _own_subject(doc) else sorted(sorted(r.ids.items()) for r in doc.records)
+    for r in drain(doc.records):  # each canonical record let go once written (consuming)
         rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")
@@ -116,19 +120,25 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         out["source_provider"] = str(doc.producer)
     place_producer(ledger, doc, out.get("source_provider"))
     note_envelope(ledger, doc)
-    out["subject"] = _subject(doc, ledger, t)
+    out["subject"] = _subject(doc, ledger, t, subject_seed)
     out["atoms"], out["artifacts"] = atoms, list(artifacts.values())
     return out
 
 
-def _subject(doc: Document, ledger: Ledger, t: Any) -> dict[str, Any]:
-    if doc.subject and doc.subject.get("format") == FORMAT and isinstance(doc.subject.get("subject_id"), str):
+def _own_subject(doc: Document) -> bool:
+    return bool(doc.subject and doc.subject.get("format") == FORMAT and isinstance(doc.subject.get("subject_id"), str))
+
+
+def _subject(doc: Document, ledger: Ledger, t: Any, seed: Any) -> dict[str, Any]:
+    """The source's own AMPS subject, or one invented from `seed` (every record's ids, taken before the records
+    were written and let go)."""
+    if doc.subject and _own_subject(doc):
         ledger.note_document("subject", "kept", 1)
         return {k: jcopy(v) for k, v in doc.subject.items() if k != "format"}
     if doc.subject:
         ledger.note_document("subject", "lost", 1)
     ledger.invent("(document)", "subject.subject_id", t.invented_rule("subject.subject_id"))
-    return {"subject_id": "subject-" + digest(FORMAT, sorted(sorted(r.ids.items()) for r in doc.records)).hex()[:16]}
+    return {"subject_id": "subject-" + digest(FORMAT, seed).hex()[:16]}
 
 
 def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger,
@@ -149,16 +159,7 @@ def _atom(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     _times(p, atom, exported)
     _provenance(p, atom, artifacts)
     _labels(p, atom)
-    ext = r.get("extensions")
-    hatch: dict[str, Any] = {}
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        hatch = jcopy(ext["value"])
-        p.restore_extensions(ext, atom, ATOM)
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: atom_id})
-    if found:
-        hatch[HATCH_KEY] = found
+    hatch = p.hatch(atom, ATOM, {FORMAT: atom_id})
     if hatch:
         atom["x-provider"] = hatch
     return atom

@@ -8,11 +8,11 @@ import uuid
 from typing import Any
 
 from memconform.portability.canonical import (
-    HATCH_KEY,
     OUTSIDE,
     Document,
     Record,
     digest,
+    drain,
     from_millis,
     instant,
     jcopy,
@@ -39,7 +39,7 @@ LINE = ("v", "id", "ts", "src", "content", "type", "tags", "emb", "meta")
 def read(doc: Any) -> Document:
     t = table(FORMAT)
     out = Document(FORMAT)
-    for entry in emp.resolve(emp.as_lines(doc), keep_tombstones=True):
+    for entry in drain(emp.resolve(emp.as_lines(doc), keep_tombstones=True)):  # let go once read (consuming)
         out.records.append(_record(t, entry))
     return out
 
@@ -90,16 +90,16 @@ def write(doc: Document, ledger: Ledger) -> str:
     exported = doc.exported_at or now_canonical()
     used: set[str] = set()
     lines = []
-    for r in doc.records:
+    for r in drain(doc.records):  # each record let go once written (consuming), each line held as its text
         rid = r.name(doc.source)
-        lines.append(_line(t, doc, r, rid, used, exported, ledger))
+        lines.append(json.dumps(_line(t, doc, r, rid, used, exported, ledger), ensure_ascii=False, allow_nan=False) + "\n")
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
     place_producer(ledger, doc, None)
     place_export_time(ledger, doc, None)
     note_envelope(ledger, doc)
-    return "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
+    return "".join(lines)
 
 
 def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> dict[str, Any]:
@@ -136,16 +136,9 @@ def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: 
     if isinstance(r.get("embedding"), list):
         line["emb"] = list(r.get("embedding"))
         p.keep("embedding")
-    meta: dict[str, Any] = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"] and "deleted" not in ext["value"]:
-        meta = jcopy(ext["value"])
-        p.restore_extensions(ext, line, LINE)
-    elif ext is not None:
-        p.carry("extensions", "a `deleted` key in meta would make the line a tombstone")
-    found = p.finish({FORMAT: entry_id})
-    if found:
-        meta[HATCH_KEY] = found
+    tombstone = "a `deleted` key in meta would make the line a tombstone"
+    meta = p.hatch(line, LINE, {FORMAT: entry_id}, accepts=lambda value: "deleted" not in value, unfit=tombstone,
+                   not_object=tombstone)
     if meta:
         line["meta"] = meta
     return line

@@ -10,6 +10,7 @@ from memconform.portability.canonical import (
     Document,
     Record,
     digest,
+    drain,
     instant,
     jcopy,
     now_canonical,
@@ -53,7 +54,8 @@ def read(doc: dict[str, Any]) -> Document:
         out.subject = {"format": FORMAT, "scope": jcopy(manifest["scope"])}
     stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
     for store in memorizz.STORES:
-        for rec in stores.get(store) or []:
+        found = stores.get(store)
+        for rec in drain(found if isinstance(found, list) else []):  # the parsed record let go once read (consuming)
             if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
                 out.records.append(_record(t, store, rec))
     return out
@@ -103,7 +105,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
                                source_provider=str(doc.producer if doc.producer is not None else "memconform-port"))
     ledger.invent("(document)", "manifest.memorizz_version", t.invented_rule("manifest.memorizz_version"))
     used: set[tuple[str, str]] = set()
-    for r in doc.records:
+    for r in drain(doc.records):  # each canonical record let go once written (consuming)
         rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")

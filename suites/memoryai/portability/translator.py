@@ -8,11 +8,11 @@ from collections import Counter
 from typing import Any
 
 from memconform.portability.canonical import (
-    HATCH_KEY,
     NO_ID,
     OUTSIDE,
     Document,
     Record,
+    drain,
     instant,
     jcopy,
     now_canonical,
@@ -55,7 +55,8 @@ def read(doc: dict[str, Any]) -> Document:
         out.graph += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
     for section in OTHERS:
         out.other_objects += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
-    for i, chunk in enumerate(doc.get("chunks") or []):
+    found = doc.get("chunks")
+    for i, chunk in enumerate(drain(found if isinstance(found, list) else [])):  # let go once read (consuming)
         if isinstance(chunk, dict):
             out.records.append(_record(t, chunk, manifest.get("embedding_model"), i))
     return out
@@ -112,10 +113,10 @@ def _int_id(text: str | None) -> int | None:
 
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     t = table(FORMAT)
-    live = [r for r in doc.records if not r.get("deleted")]
     for r in doc.records:
         if r.get("deleted"):
             ledger.note(r.name(doc.source), "deleted", "lost", "a deleted record is not written")
+    live = [r for r in doc.records if not r.get("deleted")]
     dims = Counter(len(r.get("embedding")) for r in live if isinstance(r.get("embedding"), list) and r.get("embedding"))
     dim = dims.most_common(1)[0][0] if dims else 0
     models = Counter(str(r.get("embedding_model")) for r in live if r.has("embedding_model"))
@@ -123,8 +124,9 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     used = Ids()
     wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
     hashes = Counter(memoryai.content_hash(r.get("text") or "") for r in live)
+    del live  # the passes above done, the one below lets each record go once written (consuming)
     chunks = []
-    for r, want in zip(live, wanted, strict=True):
+    for r, want in zip((r for r in drain(doc.records) if not r.get("deleted")), wanted, strict=True):
         chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
     bundle: dict[str, Any] = {
         "format": memoryai.FORMAT, "version": 1,
@@ -200,17 +202,7 @@ def _chunk(t: Any, doc: Document, r: Record, want: int | None, used: Ids, dim: i
         if isinstance(r.get(name), str) and instant(r.get(name)):
             chunk[name] = seconds_form(instant(r.get(name)) or "")
             p.time(name, chunk[name])
-    metadata = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        metadata = jcopy(ext["value"])
-        p.restore_extensions(ext, chunk, CHUNK)
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: str(cid)})
-    if found:
-        metadata[HATCH_KEY] = found
-    metadata, dropped = without_credentials(metadata)
+    metadata, dropped = without_credentials(p.hatch(chunk, CHUNK, {FORMAT: str(cid)}))
     if dropped:
         ledger.note(rid, "extensions", "lost", f"{dropped} credential-named field(s) left out: \"{NO_CREDENTIALS}\"")
     chunk["metadata"] = metadata

@@ -10,6 +10,7 @@ from memconform.portability.canonical import (
     Document,
     Record,
     digest,
+    drain,
     instant,
     jcopy,
     now_canonical,
@@ -42,7 +43,8 @@ def read(doc: dict[str, Any]) -> Document:
                    exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
     out.envelope = {k: v for k, v in doc.items() if k not in ENVELOPE and v not in (None, [], {})}
     parts: dict[str, list[tuple[int, str]]] = {}
-    for mem in doc.get("memories") or []:
+    found = doc.get("memories")
+    for mem in drain(found if isinstance(found, list) else []):  # the parsed memory let go once read (consuming)
         if not isinstance(mem, dict):
             continue
         found, _ = split(mem.get("metadata"))
@@ -107,7 +109,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     exported = doc.exported_at or now_canonical()
     used: set[str] = set()
     memories: list[dict[str, Any]] = []
-    for r in doc.records:
+    for r in drain(doc.records):  # each canonical record let go once written (consuming)
         rid = r.name(doc.source)
         if r.get("deleted"):
             ledger.note(rid, "deleted", "lost", "a deleted record is not written")
@@ -141,20 +143,9 @@ def _memories(t: Any, doc: Document, r: Record, rid: str, used: set[str], export
     if isinstance(r.get("embedding"), list):
         mem["embedding"] = list(r.get("embedding"))
         p.keep("embedding")
-    metadata: dict[str, Any] = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict):
-        if len(ext["value"]) <= int(t.limit("extensions", "max_keys")) and HATCH_KEY not in ext["value"]:
-            metadata = jcopy(ext["value"])
-            p.restore_extensions(ext, mem, MEMORY)
-        else:
-            p.carry("extensions", "more keys than the nine metadata keys left")
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: mem_id})
-    if found:
-        metadata[HATCH_KEY] = found
-    mem["metadata"] = metadata
+    max_keys = int(t.limit("extensions", "max_keys"))
+    mem["metadata"] = p.hatch(mem, MEMORY, {FORMAT: mem_id}, accepts=lambda value: len(value) <= max_keys,
+                              unfit="more keys than the nine metadata keys left")
     out = [mem]
     for i, text in enumerate(texts[1:], start=1):
         part_id, _ = _mem_id(Record(ids={"part": f"{mem_id}#{i}"}), FORMAT, used)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memconform.portability.canonical import HATCH_KEY, NO_ID, Document, Record, digest, jcopy
+from memconform.portability.canonical import NO_ID, Document, Record, digest
 from memconform.portability.formats import Endpoint, Portable, refused
 from memconform.portability.hatch import apply, split
 from memconform.portability.ledger import Ledger
@@ -81,16 +81,7 @@ def _note(t: Any, doc: Document, r: Record, rid: str, used: set[str], ledger: Le
     note: dict[str, Any] = {"id": note_id, "text": p.text("notes[].text")}
     if "text" not in p.handled:
         p.keep("text")
-    meta: dict[str, Any] = {}
-    ext = r.get("extensions")
-    if isinstance(ext, dict) and isinstance(ext.get("value"), dict) and HATCH_KEY not in ext["value"]:
-        meta = jcopy(ext["value"])
-        p.restore_extensions(ext, note, NOTE_FIELDS)
-    elif ext is not None:
-        p.carry("extensions", "not an object")
-    found = p.finish({FORMAT: note_id})
-    if found:
-        meta[HATCH_KEY] = found
+    meta = p.hatch(note, NOTE_FIELDS, {FORMAT: note_id})
     if meta:
         note["meta"] = meta
     return note
