@@ -48,6 +48,8 @@ class Context:
     check_id: str = ""  # the check running now (readings and cleanups name it)
     # open point -> {"seen": [readings], "checks": [check ids]}, in the order first seen
     readings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # open point -> the checks that met it, a reading fitting or not (a failure of one contradicts the readings)
+    points_met: dict[str, list[str]] = field(default_factory=dict)
     cleanups: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
     # told of every file the run writes into its folder, with the bytes written: the session compares
     # the folder with these before it swaps the run in (run/report_folder.py, Ledger)
@@ -72,6 +74,12 @@ class Context:
             entry["seen"].append(str(seen))
         if self.check_id and self.check_id not in entry["checks"]:
             entry["checks"].append(self.check_id)
+
+    def met(self, point: str) -> None:
+        """The running check met open point `point` (core/readings.py calls it whenever a check observes)."""
+        checks = self.points_met.setdefault(str(point), [])
+        if self.check_id and self.check_id not in checks:
+            checks.append(self.check_id)
 
     def observe(self, point: str, predictions: Mapping[str, Prediction], answer: Any = None, **how: Any) -> Observation:
         """Record the readings of `point` whose prediction the answer fits (core/readings.py)."""

@@ -72,6 +72,16 @@ def call_count(target: Any) -> dict[str, int]:
     return {"calls": int(target.calls), **({"processes": int(started)} if started is not None else {})}
 
 
+def reading_entry(suite: str, point: str, seen: dict[str, list[str]], met: list[str]) -> dict[str, Any]:
+    """A footer reading: what was seen and the checks that recorded it, and under `met` the other checks that
+    met the point with no reading fitting (their failure contradicts it: core/readings.py contradictions)."""
+    entry: dict[str, Any] = {"suite": suite, "point": point, "seen": list(seen["seen"]), "checks": list(seen["checks"])}
+    others = [c for c in met if c not in entry["checks"]]
+    if others:
+        entry["met"] = others
+    return entry
+
+
 def budget_of(profile: Profile) -> dict[str, float]:
     """What bounds the run, for the report header: seconds for the run, each check, each call."""
     limits = profile.limits
@@ -256,7 +266,7 @@ class Session:
                 if covered is not None:
                     self.outcome.notes.append(covered)
                 claimed = claimed_levels(ctx)
-                self.outcome.readings += [{"suite": suite_name, "point": p, "seen": list(v["seen"]), "checks": list(v["checks"])}
+                self.outcome.readings += [reading_entry(suite_name, p, v, ctx.points_met.get(p, []))
                                           for p, v in ctx.readings.items()]
             finally:
                 ctx.target.close()
