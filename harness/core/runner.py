@@ -288,14 +288,16 @@ def claimed_levels(ctx: Context) -> set[str] | None:
 
 def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:
     claimed = claimed_levels(ctx)
+    always = [lv.key for lv in ctx.suite.levels if lv.always_judged]
     for check in checks:
-        if claimed is not None and check.level not in claimed:
+        if claimed is not None and check.level not in claimed and check.level not in always:
             result = _blank(check, ctx, Outcome.SKIPPED)
             result.not_applicable = True
-            # what applies is the levels the target claims and those judged whatever it claims (OMP's ai, security):
-            # said as "judged", so a level the target never named is not called claimed
+            # only what the target claims is called claimed; the levels judged whatever it claims (OMP's ai,
+            # security) are named apart
+            also = f"; judged whatever it claims: {', '.join(sorted(always))}" if always else ""
             result.reason = (f"target does not claim level {check.level!r} "
-                             f"(the levels judged for it: {', '.join(sorted(claimed)) or 'none'})")
+                             f"(claims: {', '.join(sorted(claimed)) or 'none'}{also})")
             yield result
             continue
         yield run_one(check, ctx)
