@@ -77,6 +77,16 @@ def met(ctx: Any, point: str) -> None:
         record(point)
 
 
+def footer_reading(suite: str, point: str, seen: Mapping[str, list[str]], met: Iterable[str]) -> dict[str, Any]:
+    """A footer's reading entry: what was seen and the checks that recorded it (`seen`: a Context's
+    readings[point]), and under `met` the other checks that met the point with no reading fitting."""
+    entry: dict[str, Any] = {"suite": suite, "point": point, "seen": list(seen["seen"]), "checks": list(seen["checks"])}
+    others = [c for c in met if c not in entry["checks"]]
+    if others:
+        entry["met"] = others
+    return entry
+
+
 def contradictions(readings: Iterable[Mapping[str, Any]],
                    results: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[str]]:
     """(suite, point) -> the checks that met the point in the run and failed (a warning is a failed check

@@ -17,6 +17,7 @@ from typing import Any
 from ..core.check_context import NoTarget
 from ..core.clock import Clock
 from ..core.profile import Profile, keep_hypothesis_files_in
+from ..core.readings import footer_reading
 from ..core.redact import Printer, Redactor
 from ..core.registry import REGISTRY, Check, select_checks
 from ..core.report import Report, ReportWriter, render_summary
@@ -70,16 +71,6 @@ def call_count(target: Any) -> dict[str, int]:
     """The run's calls to one suite's target; for a long-lived command, how many processes served them."""
     started = getattr(target, "starts", None)
     return {"calls": int(target.calls), **({"processes": int(started)} if started is not None else {})}
-
-
-def reading_entry(suite: str, point: str, seen: dict[str, list[str]], met: list[str]) -> dict[str, Any]:
-    """A footer reading: what was seen and the checks that recorded it, and under `met` the other checks that
-    met the point with no reading fitting (their failure contradicts it: core/readings.py contradictions)."""
-    entry: dict[str, Any] = {"suite": suite, "point": point, "seen": list(seen["seen"]), "checks": list(seen["checks"])}
-    others = [c for c in met if c not in entry["checks"]]
-    if others:
-        entry["met"] = others
-    return entry
 
 
 def budget_of(profile: Profile) -> dict[str, float]:
@@ -266,7 +257,7 @@ class Session:
                 if covered is not None:
                     self.outcome.notes.append(covered)
                 claimed = claimed_levels(ctx)
-                self.outcome.readings += [reading_entry(suite_name, p, v, ctx.points_met.get(p, []))
+                self.outcome.readings += [footer_reading(suite_name, p, v, ctx.points_met.get(p, []))
                                           for p, v in ctx.readings.items()]
             finally:
                 ctx.target.close()
