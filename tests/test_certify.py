@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,42 @@ def envelope_path(tmp_path_factory: pytest.TempPathFactory, vendor_key: Path) ->
 def test_certify_says_its_bound_and_shows_progress(envelope_path: Path) -> None:
     said = envelope_path.with_suffix(".said").read_text("utf-8")
     assert "memconform certify: suites memoryai" in said and "the profile's run budget" in said
-    assert "progress with an estimate below" in said and "certification bundle:" in said
+    assert "progress with what is left below" in said and "certification bundle:" in said
+
+
+def test_certify_estimates_its_time_from_the_checks_it_plans(envelope_path: Path) -> None:
+    """Before the run: the checks planned times the measured seconds per check of the suite under the profile;
+    during it: every check's line says what is left at the mean time per check so far."""
+    from memconform.core.registry import select_checks
+    from memconform.run.estimate import MEASURED, estimate
+
+    said = envelope_path.with_suffix(".said").read_text("utf-8")
+    planned = len(select_checks("memoryai", None))
+    expected = estimate({"memoryai": planned}, "ci")
+    seconds, measured_checks = MEASURED["memoryai"]["ci"]
+    assert expected.checks == planned and not expected.extrapolated
+    assert expected.seconds == pytest.approx(seconds / measured_checks * planned) and expected.seconds > 0
+    assert f"; estimate: {expected.text()}; at most " in said
+    found = re.search(r"estimate: about (?:(\d+)m)?(\d+)s for (\d+) checks \(measured against", said)
+    assert found is not None and int(found[3]) == planned
+    assert 60 * int(found[1] or 0) + int(found[2]) == int(expected.seconds)
+    lines = [x for x in said.splitlines() if re.match(r"\[\d+/\d+\] \S+ (passed|failed|warning|errored|skipped) \(", x)]
+    assert len(lines) == planned and all(f"/{planned}] " in x for x in lines)
+    assert all(re.search(r", about (\d+m)?\d+s left\)$", x) for x in lines[:-1]), lines[:3]
+    assert lines[-1].endswith("s)")  # nothing left after the last check
+
+
+def test_the_estimate_grows_with_the_profile_and_says_what_it_does_not_know() -> None:
+    from memconform.run.estimate import estimate
+
+    ci, default, thorough = (estimate({"memoryai": 50, "omp": 90}, p) for p in ("ci", "default", "thorough"))
+    assert 0 < ci.seconds < default.seconds < thorough.seconds
+    assert thorough.extrapolated and "(extrapolated: the default profile's time measured against" in thorough.text()
+    assert thorough.seconds == pytest.approx(default.seconds * 8)  # 200 examples per property against 25
+    assert not default.extrapolated and "(measured against" in default.text()
+    elsewhere = estimate({"memoryai": 50, "example": 3}, "ci")
+    assert elsewhere.unknown == ("example",) and elsewhere.checks == 53 and "no figure for example" in elsewhere.text()
+    assert estimate({"example": 3}, "ci").text() == "3 checks, no measured time"
 
 
 @pytest.fixture(scope="module")

@@ -59,3 +59,21 @@ def test_the_license_is_the_apache_2_text_the_metadata_names() -> None:
     assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
     assert {"Framework :: Pytest", "Typing :: Typed"} <= set(project["classifiers"])
     assert (ROOT / "harness" / "py.typed").exists()  # "Typing :: Typed" holds
+
+
+def test_matrix_diff_help_names_every_reason_it_exits_1() -> None:
+    """The gate (matrix/diff.py gate_fails) fails on three kinds of change alone; its --help names all three
+    under exit code 1, and nothing the gate lets pass (a fix, a sentence reclassified otherwise)."""
+    from memconform.matrix.diff import gate_fails
+
+    text = " ".join(_parsers(build_parser())["matrix diff"].format_help().split())
+    one = text.split("exit codes:")[1].split("; 1 ")[1].split("; 2 ")[0]
+    for reason in ("a new split", "a new cell not assessed", "a regression"):
+        assert reason in one, (reason, one)
+    assert "fixed" not in one and "reclassified" not in one
+    nothing = {k: [] for k in ("new_splits", "new_not_assessed", "regressions", "fixed", "reclassified")}
+    assert not gate_fails(nothing)
+    for kind in ("new_splits", "new_not_assessed", "regressions"):
+        assert gate_fails({**nothing, kind: [{}]}), kind
+    for kind in ("fixed", "reclassified"):
+        assert not gate_fails({**nothing, kind: [{}]}), kind

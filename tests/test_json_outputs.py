@@ -99,3 +99,53 @@ def test_the_list_schema_knows_every_keyword() -> None:
 
     keywords = _schema("list")["properties"]["checks"]["items"]["properties"]["keyword"]["enum"]
     assert sorted(keywords) == sorted(k.value for k in Keyword)
+
+
+def _matrix_v1(path: Path, cls: str, outcome: str, level: str) -> str:
+    """A matrix.json of version 1 (the oldest `matrix diff` reads): one sentence, one implementation's level."""
+    doc = {"matrix_version": 1, "implementations": [{"id": "v", "levels": [{"suite": "amps", "level": "1", "status": level}]}],
+           "sentences": [{"id": "AMPS-SCHEMA-01", "class": cls, "outcomes": {"v": outcome}}]}
+    path.write_text(json.dumps(doc), "utf-8")
+    return str(path)
+
+
+def test_matrix_diff(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    old = _matrix_v1(tmp_path / "old.json", "all-pass", "passed", "conformant")
+    out = _printed(capsys, ["matrix", "diff", old, old, "--json"], (0,))
+    _valid(out, "matrix-diff")
+    assert out["gate_fails"] is False and not out["new_splits"] and not out["regressions"]
+    worse = _matrix_v1(tmp_path / "worse.json", "split", "failed", "not conformant")
+    out = _printed(capsys, ["matrix", "diff", old, worse, "--json"], (1,))
+    _valid(out, "matrix-diff")
+    assert out["gate_fails"] is True and out["new_splits"] == [{"sentence": "AMPS-SCHEMA-01", "was": "all-pass"}]
+    assert {r.get("sentence") or r.get("level") for r in out["regressions"]} == {"AMPS-SCHEMA-01", "amps 1"}
+    silent = _matrix_v1(tmp_path / "silent.json", "all-pass", "errored", "conformant")
+    out = _printed(capsys, ["matrix", "diff", old, silent, "--json"], (1,))
+    _valid(out, "matrix-diff")
+    assert out["new_not_assessed"] == [{"implementation": "v", "sentence": "AMPS-SCHEMA-01", "from": "passed", "reason": ""}]
+    out = _printed(capsys, ["matrix", "diff", old, str(tmp_path / "absent.json"), "--json"], (2,))
+    _valid(out, "error")
+
+
+def test_port(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _printed(capsys, ["port", "--from", "reference:memoryai", "--to", "reference:emp", "--json"], (0,))
+    _valid(out, "port")
+    assert out["ok"] is True and out["findings"] == [] and len(out["ledgers"]) == 2
+    ledger = json.loads(schema_path("port").parent.joinpath("ledger.schema.json").read_text("utf-8"))
+    for x in out["ledgers"]:
+        jsonschema.Draft202012Validator(ledger).validate(x)
+    trimming = "python:test_portability_port:ContentTrimmingEmp"  # A trims what it holds: a loss no ledger predicts
+    out = _printed(capsys, ["port", "--from", trimming, "--from-format", "emp", "--to", "reference:amps", "--json"], (1,))
+    _valid(out, "port")
+    assert out["ok"] is False and any(f["where"] == "A" for f in out["findings"])
+    out = _printed(capsys, ["port", "--from", "reference:memoryai", "--to", "nosuch:x", "--json"], (2,))
+    _valid(out, "error")
+
+
+def test_the_new_schemas_refuse_a_document_of_the_old_shape() -> None:
+    """Negative control for the two outputs that had no version: their old bare objects are refused."""
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"new_splits": [], "new_not_assessed": [], "regressions": [], "fixed": [], "reclassified": []},
+                            _schema("matrix-diff"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"from": "a", "to": "b", "ok": True, "notes": [], "findings": [], "ledgers": []}, _schema("port"))

@@ -174,6 +174,21 @@ def test_two_readings_of_one_point_are_a_split_whatever_other_points_do_and_diff
     assert main(["matrix", "diff", str(tmp_path / "new.json"), str(tmp_path / "new.json")]) == 0
 
 
+def test_a_reading_a_failure_of_the_same_point_contradicts_follows_nothing(base_report: Path, tmp_path: Path) -> None:
+    """A shard whose check recorded a reading and failed in the same run is no follower of that reading (core/readings.py
+    contradictions): it cannot make a split. The control: the same reading with the check passing is followed."""
+    def failed_after_reading(lines: list[dict[str, Any]]) -> None:
+        tags_reading("any", "u1")(lines)
+        plain_failure(lines)
+
+    for name, change, expected in (("followed", tags_reading("any", "u1"), {"P7 tag filter": ["any"], "P8": ["u1"]}),
+                                   ("contradicted", failed_after_reading, {})):
+        [shard] = read_all([planted(base_report, tmp_path, name, change)])
+        cell = Cell()
+        cell.add(shard)
+        assert cell.readings_for(["amps.delete_cascades"]) == expected, name
+
+
 @pytest.mark.parametrize("counts, expected", [
     ((2, 3), "split"), ((1, 4), "all-pass"), ((2, 1), "all-pass"), ((1, 1), "all-pass")])
 def test_a_point_splits_only_with_two_readings_each_followed_twice(counts: tuple[int, int], expected: str) -> None:

@@ -1,4 +1,4 @@
-"""The `--json` outputs of the command line (validate, list, coverage, diff, and an error): each one JSON object
+"""The `--json` outputs of the command line (validate, list, coverage, diff, matrix diff, port, and an error): each one JSON object
 naming its kind (`output`) and the version of its shape (`version`), with a JSON Schema shipped beside the
 report's, `schemas/cli-<output>.schema.json`. A script reads `output` and `version` before anything else; a new
 field may be added within a version, a field is never removed or changed without a new version."""
@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 OUTPUT_VERSION = 1
-OUTPUTS = ("validate", "list", "options", "coverage", "coverage-domain", "diff", "error")
+OUTPUTS = ("validate", "list", "options", "coverage", "coverage-domain", "diff", "matrix-diff", "port", "error")
 
 
 def document(output: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -122,12 +122,14 @@ EXIT_CODES: dict[str, str] = {
                  "2 a usage error or an unreadable document.",
     "portability": "0 written; 2 a usage error.",
     "port": "0 the round trip kept what the ledger promises; 1 it did not; 2 a usage or harness error.",
-    "matrix": "0 done; 1 (matrix diff) a new split or a regression of an implementation; 2 a usage or harness error.",
+    "matrix": "0 done; 1 (matrix diff) a new split, a new cell not assessed or a regression of an implementation; "
+              "2 a usage or harness error.",
     "matrix plan": "0 planned; 2 a usage error or a bad implementations file.",
     "matrix run": "0 the shards ran (their findings are in their reports); 2 a usage or harness error.",
     "matrix combine": "0 combined; 2 a usage error or a misaligned shard.",
-    "matrix diff": "0 no new split and no regression; 1 a new split or a regression of an implementation; "
-                   "2 a usage error.",
+    "matrix diff": "0 no new split, no new cell not assessed and no regression; 1 a new split, a new cell not "
+                   "assessed (a cell OLD assessed that says nothing in NEW: errored, not run, cut short by a budget) "
+                   "or a regression of an implementation; 2 a usage error or an unreadable matrix.",
 }
 DEFAULT_EXIT_CODES = "0 done; 2 a usage or harness error."
 

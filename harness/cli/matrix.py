@@ -161,11 +161,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     old, new = (_read_matrix(Path(p)) for p in (args.old, args.new))
     changes = diff_matrices(old, new)
+    fails = gate_fails(changes)
     if args.json:
-        print(json.dumps(changes, indent=1, ensure_ascii=True))  # no C1 control character reaches a terminal
+        from .json_output import document
+
+        # ensure_ascii: no C1 control character from a handed-in matrix reaches a terminal
+        print(json.dumps(document("matrix-diff", {**changes, "gate_fails": fails}), indent=1, ensure_ascii=True))
     else:
         sys.stdout.write(render_diff(changes))
-    return 1 if gate_fails(changes) else 0
+    return 1 if fails else 0
 
 
 def _read_matrix(path: Path) -> dict[str, Any]:

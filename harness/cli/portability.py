@@ -140,7 +140,9 @@ def cmd_port(args: argparse.Namespace) -> int:
             if tr is not None:
                 _write(folder / f"{name}.ledger.json", json.dumps(tr.ledger.to_json(), indent=2) + "\n")
     if args.json:
-        print(json.dumps(_port_json(result), ensure_ascii=False, indent=2))
+        from .json_output import document
+
+        print(json.dumps(document("port", _port_json(result)), ensure_ascii=False, indent=2))
     else:
         for tr in (result.there, result.back):
             if tr is not None:

@@ -2,7 +2,9 @@
 
 A check that meets an open point of a spec (an errata id) names each plausible reading with its
 prediction for the answer at hand; `observe` records every reading whose prediction held, and when
-none of the accepted ones held gives a Failure naming them all.
+none of the accepted ones held gives a Failure naming them all. Either way the check is recorded as having
+met the point (`ctx.met`), so that a reading is never shown as followed when a check that met the same
+point failed in the run (`contradictions`, read by every rendering of a report).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def observe(ctx: Any, point: str, predictions: Mapping[str, Prediction], answer:
     the readings the run accepts (default: every one given); `pinned`: the options that narrowed them,
     carried by the failure. The failure names every accepted reading and what was received."""
     matched = tuple(name for name, prediction in predictions.items() if _holds(prediction, answer))
+    met(ctx, point)
     for name in matched:
         ctx.reading(point, name)
     allowed = tuple(predictions if accepted is None else accepted)
@@ -64,6 +67,43 @@ def observe(ctx: Any, point: str, predictions: Mapping[str, Prediction], answer:
     failure = Failure(title or f"the answer fits no accepted reading of {point}", received, expected, path,
                       readings=pinned)
     return Observation(point, matched, allowed, failure)
+
+
+def met(ctx: Any, point: str) -> None:
+    """The running check met `point`, whichever reading (if any) its answer fitted; a context without the
+    record (a test's fake) is left as it is."""
+    record = getattr(ctx, "met", None)
+    if callable(record):
+        record(point)
+
+
+def footer_reading(suite: str, point: str, seen: Mapping[str, list[str]], met: Iterable[str]) -> dict[str, Any]:
+    """A footer's reading entry: what was seen and the checks that recorded it (`seen`: a Context's
+    readings[point]), and under `met` the other checks that met the point with no reading fitting."""
+    entry: dict[str, Any] = {"suite": suite, "point": point, "seen": list(seen["seen"]), "checks": list(seen["checks"])}
+    others = [c for c in met if c not in entry["checks"]]
+    if others:
+        entry["met"] = others
+    return entry
+
+
+def contradictions(readings: Iterable[Mapping[str, Any]],
+                   results: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[str]]:
+    """(suite, point) -> the checks that met the point in the run and failed (a warning is a failed check
+    too), for a report's footer readings and its results. A reading of such a point is not shown as followed:
+    the failure says the target did not do what the reading describes everywhere the point was met.
+    `checks` of an entry are the checks that recorded a reading of it, `met` those that met it with none
+    fitting; report.jsonl keeps what was seen either way."""
+    failed = {(str(r.get("suite")), str(r.get("check_id"))) for r in results if r.get("outcome") == "failed"}
+    found: dict[tuple[str, str], list[str]] = {}
+    for entry in readings:
+        suite, point = str(entry.get("suite")), str(entry.get("point"))
+        for check in (*entry.get("checks", ()), *entry.get("met", ())):
+            if (suite, str(check)) in failed:
+                against = found.setdefault((suite, point), [])
+                if str(check) not in against:
+                    against.append(str(check))
+    return found
 
 
 # ---- a suite's table of readings: one source for every check that meets an open point ----------------
@@ -104,6 +144,13 @@ class Reading:
             return False  # an answer of an unforeseen shape fits no prediction about it
 
 
+def _meets(row: Reading, request: Any) -> bool:
+    try:
+        return bool(row.meets(request))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False
+
+
 class ReadingTable:
     """A suite's readings of its open points, one row per reading: the fuzzer, the example checks and the
     model read the same rows, so no check blames what another accepts."""
@@ -134,7 +181,12 @@ class ReadingTable:
         return [row for row in self.rows if (wanted is None or row.point in wanted) and row.fits(request, answer, pins)]
 
     def observe(self, ctx: Any, request: Any, answer: Any, pins: Any, points: Iterable[str] | None = None) -> list[Reading]:
-        """`fitting`, each reading recorded (ctx.reading): what the target was seen to do."""
+        """`fitting`, each reading recorded (ctx.reading): what the target was seen to do; every point the
+        request meets recorded as met (ctx.met), a reading fitting or not."""
+        wanted = None if points is None else set(points)
+        for point in dict.fromkeys(row.point for row in self.rows if (wanted is None or row.point in wanted)
+                                   and _meets(row, request)):
+            met(ctx, point)
         found = self.fitting(request, answer, pins, points)
         for row in found:
             ctx.reading(row.point, row.name)

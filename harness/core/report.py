@@ -30,6 +30,7 @@ from typing import IO, Any
 from .. import __version__
 from .handed import MAX_HANDED_BYTES, HandedFileError, handed_lines
 from .json_reader import JsonRejected, Policy, read_json
+from .readings import contradictions
 from .redact import Redactor
 from .results import HarnessError, Result
 from .wording import plural
@@ -311,7 +312,10 @@ def render_summary(report: Report) -> str:
         out += [f"  {v['verdict']}" for v in levels]
     out += [f"note ({n['suite']}): {n['note']}" for n in footer.get("notes", [])]
     out += [f"calls ({c['suite']}): {calls_text(c)}" for c in footer.get("calls", [])]
-    out += [f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in footer.get("readings", [])]
+    against = contradictions(footer.get("readings", []), report.results)  # never shown as followed
+    out += [f"reading ({x['suite']} {x['point']}): contradicted by {', '.join(against[(x['suite'], x['point'])])}"
+            if (x["suite"], x["point"]) in against else f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}"
+            for x in footer.get("readings", [])]
     c = footer["counts"]
     warnings = footer.get("warnings", 0)
     out += ["", f"{c['passed']} passed, {c['failed']} failed" + (f" ({plural(warnings, 'warning')})" if warnings else "")

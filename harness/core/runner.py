@@ -48,6 +48,8 @@ class Context:
     check_id: str = ""  # the check running now (readings and cleanups name it)
     # open point -> {"seen": [readings], "checks": [check ids]}, in the order first seen
     readings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # open point -> the checks that met it, a reading fitting or not (a failure of one contradicts the readings)
+    points_met: dict[str, list[str]] = field(default_factory=dict)
     cleanups: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
     # told of every file the run writes into its folder, with the bytes written: the session compares
     # the folder with these before it swaps the run in (run/report_folder.py, Ledger)
@@ -72,6 +74,12 @@ class Context:
             entry["seen"].append(str(seen))
         if self.check_id and self.check_id not in entry["checks"]:
             entry["checks"].append(self.check_id)
+
+    def met(self, point: str) -> None:
+        """The running check met open point `point` (core/readings.py calls it whenever a check observes)."""
+        checks = self.points_met.setdefault(str(point), [])
+        if self.check_id and self.check_id not in checks:
+            checks.append(self.check_id)
 
     def observe(self, point: str, predictions: Mapping[str, Prediction], answer: Any = None, **how: Any) -> Observation:
         """Record the readings of `point` whose prediction the answer fits (core/readings.py)."""
@@ -280,14 +288,16 @@ def claimed_levels(ctx: Context) -> set[str] | None:
 
 def run_checks(checks: Iterable[Check], ctx: Context) -> Iterator[Result]:
     claimed = claimed_levels(ctx)
+    always = [lv.key for lv in ctx.suite.levels if lv.always_judged]
     for check in checks:
-        if claimed is not None and check.level not in claimed:
+        if claimed is not None and check.level not in claimed and check.level not in always:
             result = _blank(check, ctx, Outcome.SKIPPED)
             result.not_applicable = True
-            # what applies is the levels the target claims and those judged whatever it claims (OMP's ai, security):
-            # said as "judged", so a level the target never named is not called claimed
+            # only what the target claims is called claimed; the levels judged whatever it claims (OMP's ai,
+            # security) are named apart
+            also = f"; judged whatever it claims: {', '.join(sorted(always))}" if always else ""
             result.reason = (f"target does not claim level {check.level!r} "
-                             f"(the levels judged for it: {', '.join(sorted(claimed)) or 'none'})")
+                             f"(claims: {', '.join(sorted(claimed)) or 'none'}{also})")
             yield result
             continue
         yield run_one(check, ctx)

@@ -43,6 +43,9 @@ class Level:
     # check ids (short names, without the suite prefix) that the spec's conformance clause lists
     clause: tuple[str, ...] = ()
     optional: bool = False
+    # judged whatever the target claims (OMP's 0.2 AI endpoints and §7): its checks run, and it is never
+    # labelled claimed, since the target's claim (SuiteSpec.claimed_levels) does not name it
+    always_judged: bool = False
 
 
 class Later:

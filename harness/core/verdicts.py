@@ -57,7 +57,8 @@ class LevelVerdict:
     why: list[str] = field(default_factory=list)  # not assessed / not conformant through a prerequisite
     warnings: list[str] = field(default_factory=list)  # advisory failures (SHOULD/MAY, no clause)
     skipped: int = 0  # not-applicable checks beside a conformant verdict: said, never hidden
-    claimed: bool | None = None  # None: the suite cannot ask the target
+    claimed: bool | None = None  # None: the suite cannot ask the target, or the level is judged whatever it claims
+    always_judged: bool = False  # Level.always_judged: applies like a claimed level, never labelled claimed
     implemented: bool = False  # some check of the level was more than not applicable
     selected: bool = False  # some check of the level was in this run
     optional: bool = False
@@ -80,7 +81,7 @@ class LevelVerdict:
         """Does this verdict make the run exit 1? Claimed or visibly implemented, and not conformant;
         a level not assessed only for want of a hook does only when the run requires hooks, and one
         wanting an option never does."""
-        relevant = self.implemented or (bool(self.claimed) and self.selected)
+        relevant = self.implemented or ((bool(self.claimed) or self.always_judged) and self.selected)
         if not relevant or self.partial or self.status in (CONFORMANT, NOT_APPLICABLE, NOT_CLAIMED):
             return False
         if _only_wants(self):
@@ -177,7 +178,8 @@ def level_verdicts(suite: SuiteSpec, results: Iterable[Result], claimed: set[str
             key=level.key, title=level.title, status=NOT_ASSESSED, counts=counts, failed=failed,
             warnings=[_short(r.check_id) for r in own if r.outcome is Outcome.FAILED and not _deciding(level, r)],
             skipped=sum(1 for r in own if r.outcome is Outcome.SKIPPED),
-            claimed=None if claimed is None else level.key in claimed,
+            claimed=None if claimed is None or level.always_judged else level.key in claimed,
+            always_judged=level.always_judged and claimed is not None,
             implemented=bool(applicable), selected=bool(own or deciding), optional=level.optional,
             needs=list(dict.fromkeys(r.needs for r in wanting)), needs_hooks=any(r.needs_kind in REQUIRED_KINDS for r in wanting),
             require_hooks=require_hooks,

@@ -181,12 +181,14 @@ def cmd_certify(args: Any) -> int:
                        f"--profile {profile.name} --seed {profile.seed}")
     from ..core.registry import select_checks
     from ..render.progress import Progress
+    from ..run.estimate import estimate
 
-    progress = Progress(sum(len(select_checks(s, None)) for s in args.suite), session.printer)
+    planned = {s: len(select_checks(s, None)) for s in args.suite}
+    progress = Progress(sum(planned.values()), session.printer)
     session.on_start, session.on_result = progress.on_start, progress.on_result
     session.printer(f"memconform certify: suites {', '.join(args.suite)}; target {shown}; profile {profile.name}; "
-                    f"seed {profile.seed}; at most {profile.limits.run_deadline_s:g} s (the profile's run budget; "
-                    f"the README gives each profile's usual time); progress with an estimate below")
+                    f"seed {profile.seed}; estimate: {estimate(planned, profile.name).text()}; at most "
+                    f"{profile.limits.run_deadline_s:g} s (the profile's run budget); progress with what is left below")
     with progress:  # a live status line on a terminal (checks done, failures, time left), plain lines otherwise
         outcome = session.run()  # a folder changed during the run raises (tampered with): nothing is certified
     assert outcome.report is not None and session.writer is not None

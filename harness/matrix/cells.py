@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.readings import contradictions
 from . import outcomes
 from .shards import ShardResult
 
@@ -44,7 +45,10 @@ class Cell:
         for line in shard.report.results:
             self.results.setdefault(line["check_id"], []).append(line)
         footer = shard.report.footer or {}
+        against = contradictions(footer.get("readings", []), shard.report.results)
         for x in footer.get("readings", []):
+            if (x.get("suite"), x.get("point")) in against:
+                continue  # a check that met the point failed in this run: the reading is not followed
             for value in x["seen"]:
                 point, reading = sub_point(x["point"], value)
                 self.readings.setdefault(point, []).append({"seen": [reading], "checks": x["checks"]})

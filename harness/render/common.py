@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..core.readings import contradictions
 from ..core.report import Report
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -49,3 +50,18 @@ def outcome_label(r: dict[str, Any]) -> str:
     if r["outcome"] == "skipped" and r.get("not_applicable"):
         return "not applicable"
     return str(r["outcome"])
+
+
+def readings_shown(report: Report) -> list[dict[str, Any]]:
+    """The footer's readings as every rendering shows them: each entry with `contradicted_by`, the checks
+    that met its point in the run and failed. A contradicted reading is never shown as followed: its
+    renderings name the failing checks and withhold what was seen (report.jsonl keeps it)."""
+    footer = report.footer or {}
+    readings = footer.get("readings") or []
+    against = contradictions(readings, report.results)
+    return [{**x, "contradicted_by": against.get((x["suite"], x["point"]), [])} for x in readings]
+
+
+def contradicted_text(x: dict[str, Any]) -> str:
+    """"E6: contradicted by emp.writer_waits_for_lock" (the failing checks that met the point)."""
+    return f"{x['point']}: contradicted by {', '.join(x['contradicted_by'])}"

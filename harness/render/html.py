@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..core.report import Report
-from .common import clean, outcome_label, spec_versions
+from .common import clean, outcome_label, readings_shown, spec_versions
 from .groups import cut_schema_dump, group_problems, plural
 from .sections import section_rows
 
@@ -257,10 +257,14 @@ def _table(report: Report) -> list[str]:
 def _readings_notes(report: Report) -> list[str]:
     footer = report.footer or {}
     out = ["<h2 id='readings'>Readings seen</h2>"]
-    readings = footer.get("readings") or []
+    readings = readings_shown(report)
     if readings:
+        against = sum(1 for x in readings if x["contradicted_by"])
+        if against:
+            out.append(f"<p>{_e(plural(against, 'point'))} contradicted by a failure of a check that met the same point: "
+                       "the reading is withheld (report.jsonl keeps what was seen).</p>")
         out.append("<div class='scroll'><table><tr><th>suite</th><th>open point</th><th>reading(s) seen</th><th>checks</th></tr>")
-        out += [f"<tr><td>{_e(x['suite'])}</td><td>{_e(x['point'])}</td><td>{_e(', '.join(x['seen']))}</td>"
+        out += [f"<tr><td>{_e(x['suite'])}</td><td>{_e(x['point'])}</td><td>{_seen_cell(x)}</td>"
                 f"<td>{_e(', '.join(x['checks']))}</td></tr>" for x in readings]
         out.append("</table></div>")
     else:
@@ -269,6 +273,12 @@ def _readings_notes(report: Report) -> list[str]:
     if notes:
         out += ["<h2 id='notes'>Notes</h2>", "<ul>"] + [f"<li><b>{_e(n['suite'])}</b> {_e(n['note'])}</li>" for n in notes] + ["</ul>"]
     return out
+
+
+def _seen_cell(x: dict[str, Any]) -> str:
+    if x["contradicted_by"]:
+        return f"<span class='st o-failed'>contradicted by {_e(', '.join(x['contradicted_by']))} (failed)</span>"
+    return _e(", ".join(x["seen"]))
 
 
 def render_html(report: Report) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.report import Report, calls_text
 from ..core.wording import visible
-from .common import clean, outcome_label
+from .common import clean, outcome_label, readings_shown
 from .groups import clip, failure_text, group_problems, plural
 
 LIMIT = 65_000
@@ -105,13 +105,23 @@ def _readings_notes(report: Report) -> list[str]:
     if footer.get("calls"):
         out += ["## Calls to the target", ""] + [f"- **{_cell(c['suite'])}** {calls_text(c)}" for c in footer["calls"]] + [""]
     if footer.get("readings"):  # "## Readings": the terminal points at summary.md#readings
-        out += ["## Readings", "", f"{plural(len(footer['readings']), 'open point')} of the specs, with the reading the "
-                "target was seen to follow.", "",
+        shown = readings_shown(report)
+        against = sum(1 for x in shown if x["contradicted_by"])
+        also = (f" {plural(against, 'point')} contradicted by a failure of a check that met the same point: the "
+                "reading is withheld (report.jsonl keeps what was seen)." if against else "")
+        out += ["## Readings", "", f"{plural(len(shown), 'open point')} of the specs, with the reading the "
+                f"target was seen to follow.{also}", "",
                 "<details><summary>Readings seen</summary>", "", "| suite | open point | reading(s) seen | checks |",
                 "|---|---|---|---|"]
-        out += [f"| {_cell(x['suite'])} | {_cell(x['point'])} | {_cell(', '.join(x['seen']))} | {_cell(', '.join(x['checks']))} |"
-                for x in footer["readings"]] + ["", "</details>", ""]
+        out += [f"| {_cell(x['suite'])} | {_cell(x['point'])} | {_cell(_seen_cell(x))} | {_cell(', '.join(x['checks']))} |"
+                for x in shown] + ["", "</details>", ""]
     return out
+
+
+def _seen_cell(x: dict[str, Any]) -> str:
+    if x["contradicted_by"]:
+        return f"contradicted by {', '.join(x['contradicted_by'])} (failed)"
+    return ", ".join(x["seen"])
 
 
 def render_markdown(report: Report, limit: int = LIMIT) -> str:

@@ -6,8 +6,9 @@ elapsed, an estimate of what is left, and the check running with its own clock, 
 second (it ticks during a long check); anything printed meanwhile goes above it (rich redirects stdout
 while live), so nothing interleaves. The failures themselves follow the run, once per cause
 (render/terminal.py). Not a terminal, or CI set: one plain line per check, written whole through the
-run's Printer (redacted), and a "still running" line every HEARTBEAT_S seconds while one check runs.
-Elapsed time is shown, never used to decide anything.
+run's Printer (redacted), each with the elapsed time and what is left at the mean time per check so far, and
+a "still running" line every HEARTBEAT_S seconds while one check runs. Elapsed time is shown, never used to
+decide anything.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def live_wanted(stream: IO[str]) -> bool:
 HEARTBEAT_S = 30.0  # without a terminal: a line this often while one check runs, so a CI log never looks hung
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """'2m05s', or '45s' under a minute."""
     seconds = max(0, int(seconds))
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
@@ -60,14 +62,14 @@ class Progress:
         if not self.done or self.done >= self.total:
             return ""
         left = (time.monotonic() - self.started) / self.done * (self.total - self.done)
-        return f", about {_duration(left)} left"
+        return f", about {duration(left)} left"
 
     def status(self) -> str:
         now = time.monotonic()
         warn = f", {plural(self.warnings, 'warning')}" if self.warnings else ""
-        running = f"; running {self.running} ({_duration(now - self.running_since)})" if self.running else ""
+        running = f"; running {self.running} ({duration(now - self.running_since)})" if self.running else ""
         return (f"memconform: {self.done}/{plural(self.total, 'check')}, {self.failed} failed, {self.errored} errored{warn}, "
-                f"{_duration(now - self.started)} elapsed{self.estimate()}{running}")
+                f"{duration(now - self.started)} elapsed{self.estimate()}{running}")
 
     def __enter__(self) -> Progress:
         if self.live:
@@ -99,7 +101,7 @@ class Progress:
             running, since = self.running, self.running_since
             if running is not None and time.monotonic() - since >= self.heartbeat_s:
                 self.say(f"[{self.done + 1}/{self.total}] {running} still running "
-                         f"({_duration(time.monotonic() - since)}{self.estimate()})")
+                         f"({duration(time.monotonic() - since)}{self.estimate()})")
 
     def on_start(self, check_id: str) -> None:
         self.running, self.running_since = check_id, time.monotonic()
@@ -118,4 +120,5 @@ class Progress:
             self._live.refresh()
         elif not self.live:
             label = "warning" if result.warning else result.outcome.value
-            self.say(f"[{self.done}/{self.total}] {result.check_id} {label} ({_duration(time.monotonic() - self.started)})")
+            self.say(f"[{self.done}/{self.total}] {result.check_id} {label} ({duration(time.monotonic() - self.started)}"
+                     f"{self.estimate()})")

@@ -1,8 +1,9 @@
 """What `memconform run` prints after its progress, for a person reading a terminal: the failures by cause
 (each cause once, with its count, the checks it hit, one example and one rerun line), warnings apart, one
-line of readings per suite, the notes, then the verdict table last and the report's paths, report.html
-first. `verbose` adds every failure in full and every reading. Rendered from the report's records, as
-summary.md and report.html are.
+line of readings per suite (a reading that a failure of the same point contradicts is never counted as
+followed), the notes, then the verdict table last and the report's paths, report.html first. `verbose`
+adds every failure in full and every reading. Rendered from the report's records, as summary.md and
+report.html are.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from ..core.report import Report
 from ..core.wording import plural
-from .common import spec_versions
+from .common import contradicted_text, readings_shown, spec_versions
 from .groups import causes_text, clip, failure_text
 
 NOTE_CHARS = 240
@@ -23,15 +24,29 @@ def render_causes(report: Report) -> str:
     return causes_text(report.results)
 
 
-def _readings(footer: dict[str, Any], verbose: bool) -> list[str]:
-    readings = footer.get("readings") or []
+def _readings(report: Report, verbose: bool) -> list[str]:
+    """One line per suite: the points followed, and those a failing check of the same point contradicts
+    (never counted as followed); `verbose`: every reading, a contradicted one by the checks that failed."""
+    readings = readings_shown(report)
     if verbose:
-        return [f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in readings]
-    by_suite: dict[str, int] = {}
+        return [f"reading ({x['suite']} {x['point']}): contradicted by {', '.join(x['contradicted_by'])}" if x["contradicted_by"]
+                else f"reading ({x['suite']} {x['point']}): seen {', '.join(x['seen'])}" for x in readings]
+    followed: dict[str, int] = {}
+    against: dict[str, list[str]] = {}
     for x in readings:
-        by_suite[x["suite"]] = by_suite.get(x["suite"], 0) + 1
-    return [f"readings ({suite}): {plural(n, 'point')} followed, see summary.md#readings (--verbose prints them)"
-            for suite, n in by_suite.items()]
+        followed.setdefault(x["suite"], 0)
+        if x["contradicted_by"]:
+            against.setdefault(x["suite"], []).append(contradicted_text(x))
+        else:
+            followed[x["suite"]] += 1
+    out = []
+    for suite, n in followed.items():
+        contradicted = against.get(suite, [])
+        also = (f", {len(contradicted)} contradicted by a failure of the same point "
+                f"({clip('; '.join(contradicted), NOTE_CHARS)})" if contradicted else "")
+        out.append(f"readings ({suite}): {plural(n, 'point')} followed{also}, see summary.md#readings "
+                   "(--verbose prints them)")
+    return out
 
 
 def _level_table(footer: dict[str, Any], versions: dict[str, str]) -> list[str]:
@@ -76,7 +91,7 @@ def render_terminal(report: Report, report_dir: Path | str | None, verbose: bool
     if footer is None:
         out.append("truncated run: the report has no footer, so no level has a verdict")
     else:
-        out += _readings(footer, verbose)
+        out += _readings(report, verbose)
         out += [f"note ({n['suite']}): {n['note'] if verbose else clip(str(n['note']), NOTE_CHARS)}"
                 for n in footer.get("notes", [])]
         if footer.get("readings") or footer.get("notes"):

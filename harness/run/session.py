@@ -17,6 +17,7 @@ from typing import Any
 from ..core.check_context import NoTarget
 from ..core.clock import Clock
 from ..core.profile import Profile, keep_hypothesis_files_in
+from ..core.readings import footer_reading
 from ..core.redact import Printer, Redactor
 from ..core.registry import REGISTRY, Check, select_checks
 from ..core.report import Report, ReportWriter, render_summary
@@ -256,7 +257,7 @@ class Session:
                 if covered is not None:
                     self.outcome.notes.append(covered)
                 claimed = claimed_levels(ctx)
-                self.outcome.readings += [{"suite": suite_name, "point": p, "seen": list(v["seen"]), "checks": list(v["checks"])}
+                self.outcome.readings += [footer_reading(suite_name, p, v, ctx.points_met.get(p, []))
                                           for p, v in ctx.readings.items()]
             finally:
                 ctx.target.close()

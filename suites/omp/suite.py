@@ -22,7 +22,8 @@ from memconform.suites.omp.options import OPTIONS
 
 
 def claimed_levels(ctx: CheckContext) -> set[str] | None:
-    """Levels are cumulative: OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 checks always apply."""
+    """The levels health claims: cumulative, OMP-Full implies OMP-Search implies OMP-Core. The AI and §7 levels
+    apply whatever it claims (Level.always_judged), so they are not in the claim."""
     from memconform.suites.omp import client, controls
     from memconform.suites.omp.rules import declared_level
     from memconform.targets import is_http
@@ -40,7 +41,7 @@ def claimed_levels(ctx: CheckContext) -> set[str] | None:
     else:
         ctx.state(client.OmpRun).level_note = f"health declares {level!r}"
     upto = omp.LEVEL_ORDER.index(level) + 1 if level else 1
-    return {*omp.LEVEL_ORDER[:upto], "ai", "security"}
+    return set(omp.LEVEL_ORDER[:upto])
 
 
 def preflight(ctx: CheckContext) -> None:
@@ -124,8 +125,8 @@ SUITE = SuiteSpec(
         Level("core", "OMP-Core", clause=CORE_CLAUSE),
         Level("search", "OMP-Search", requires=("core",), clause=SEARCH_CLAUSE),
         Level("full", "OMP-Full", requires=("search",), clause=FULL_CLAUSE),
-        Level("ai", "0.2 extract/compress (no AI key configured)", optional=True),
-        Level("security", "§7 Security considerations"),
+        Level("ai", "0.2 extract/compress (no AI key configured)", optional=True, always_judged=True),
+        Level("security", "§7 Security considerations", always_judged=True),
     ],
     claimed_levels=claimed_levels,
     run_notes=history_counts.with_counts(_run_notes),
