@@ -2,7 +2,8 @@
 (max(now in ms, the entry's ts + 1)), so two updates in one millisecond are simulated by freezing that clock.
 ShortLineBuffer (a reader cutting lines at 64 KiB) once failed emp.writer_updates_every_class at load 35: its
 update read the entry through the short buffer, missed the > 64 KiB line the update before had written, and
-stamped the ts of that line again whenever both updates fell in the same millisecond."""
+stamped the ts of that line again whenever both updates fell in the same millisecond; ExactVersionOnly (a reader
+dropping every v but "1.0") did the same with the frozen clock, every EMP mutant's writer checks compared."""
 
 from __future__ import annotations
 
@@ -34,10 +35,12 @@ def one_millisecond(monkeypatch: pytest.MonkeyPatch) -> None:
                                                            sleep=time.sleep))
 
 
-@pytest.mark.parametrize("row", ["reference", "ShortLineBuffer"])
+@pytest.mark.parametrize("row", ["reference", "ShortLineBuffer", "ExactVersionOnly"])
 def test_writes_within_one_millisecond_are_judged_as_any_others(row: str, one_millisecond: None) -> None:
     assert verdicts(row, WRITER_CHECKS) == dict.fromkeys(WRITER_CHECKS, "passed")
 
 
-def test_short_line_buffer_still_loses_a_long_line_on_reading(one_millisecond: None) -> None:
-    assert verdicts("ShortLineBuffer", ["emp.reader_long_content"]) == {"emp.reader_long_content": "failed"}
+@pytest.mark.parametrize(("row", "check"), [("ShortLineBuffer", "emp.reader_long_content"),
+                                            ("ExactVersionOnly", "emp.reader_unknown_ignored")])
+def test_a_mutant_broken_when_reading_still_fails_its_reading_check(row: str, check: str, one_millisecond: None) -> None:
+    assert verdicts(row, [check]) == {check: "failed"}
