@@ -123,6 +123,11 @@ class Clock:
         self._check_end = self.check_deadline + (starved - self._check_starved_from)
         return self._run_end, self._check_end
 
+    def starved_s(self) -> float:
+        """Seconds this process has waited for a CPU so far (0 where not measured): a call that timed out
+        while we waited may wait that long again (targets/http.py)."""
+        return self._starved()
+
     def run_end(self) -> float:
         """The run's deadline as it stands now (moved on by the CPU waits so far), in time.monotonic()."""
         return self._ends()[0]
