@@ -11,6 +11,10 @@ The matrix is {suite: {row: {check id: outcome}}}, a row being "reference" or a 
 timings and messages are left out, so only verdicts are compared. Each row runs in its own
 process (two at a time), with the `ci` profile (its fixed seed). `--suite` limits it to some
 suites, `--check` some checks (the rows are still every mutant). Exit 0 when nothing differs (or nothing was compared), 1 when a verdict changed.
+
+The check and run budgets are the `ci` profile's times ten, as in the tests (tests/conftest.py), so a busy
+machine does not turn a verdict into "errored" (the budget ran out) and show a move of code as a change:
+`--budget-scale` (else $MEMCONFORM_BUDGET_SCALE, else 10) sets the factor, and the output names it.
 """
 
 from __future__ import annotations
@@ -18,10 +22,25 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+# the tests' factor (tests/conftest.py LIFTED_BUDGETS): budgets are for hostile targets, not for a busy machine
+LIFTED_BUDGETS = "10"
+
+
+def lift_budgets(given: str | None) -> str:
+    """Set $MEMCONFORM_BUDGET_SCALE for every row's process (they inherit it): `given`, else the value already
+    set, else LIFTED_BUDGETS; a value that is not a positive number is refused. Returns the line that says so."""
+    from memconform.core.profile import BUDGET_SCALE_ENV, budget_scale
+
+    source = "--budget-scale" if given is not None else ("$" + BUDGET_SCALE_ENV if os.environ.get(BUDGET_SCALE_ENV, "").strip()
+                                                          else "the tests' factor")
+    os.environ[BUDGET_SCALE_ENV] = given if given is not None else os.environ.get(BUDGET_SCALE_ENV, "").strip() or LIFTED_BUDGETS
+    return f"budgets: the ci profile's times {budget_scale():g} ({BUDGET_SCALE_ENV}={os.environ[BUDGET_SCALE_ENV]}, from {source})"
 
 
 def rows(suites: list[str]) -> list[tuple[str, str]]:
@@ -101,12 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", action="append", default=[])
     parser.add_argument("--check", action="append", default=[], help="only this check (repeatable; its suite's rows)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--budget-scale", help=f"multiply the ci profile's check and run budgets (default: "
+                        f"$MEMCONFORM_BUDGET_SCALE, else {LIFTED_BUDGETS})")
     args = parser.parse_args(argv)
+    from memconform.core.results import HarnessError
+
+    try:
+        scale_line = lift_budgets(args.budget_scale)
+    except HarnessError as exc:
+        parser.error(str(exc))
+    print(scale_line, file=sys.stderr)
     suites = args.suite or sorted({c.split(".")[0] for c in args.check})
     matrix = snapshot(suites, args.workers, args.check)
     args.out.write_text(json.dumps(matrix, indent=1, sort_keys=True) + "\n")
     total = sum(len(r) for s in matrix.values() for r in s.values())
-    print(f"{sum(len(s) for s in matrix.values())} rows, {total} verdicts -> {args.out}")
+    print(f"{sum(len(s) for s in matrix.values())} rows, {total} verdicts -> {args.out}; {scale_line}")
     if args.compare is None:
         return 0
     changed = differences(json.loads(args.compare.read_text()), matrix)

@@ -35,6 +35,11 @@ READ_CHUNK = 64 * 1024
 DEFAULT_HEADERS = {"User-Agent": "memconform", "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
 
 _CALL = threading.local()  # the deadline of the call running on this thread (read by the socket layer)
+# A read that timed out while this process waited for a CPU (an in-process server starved on a busy machine) waits
+# again that long: a hanging target leaves us blocked, not waiting for a CPU, so it is cut as before. Waits under a
+# starvation sample's gap are not owed; a call is never owed more than OWED_MAX_FACTOR times its own deadline.
+MIN_OWED_S = 0.05
+OWED_MAX_FACTOR = 20.0
 
 
 class HttpTarget(Target):
@@ -122,6 +127,8 @@ class HttpTarget(Target):
                   read_body: bool = True, sends_body: bool = False) -> tuple[bytes, int, dict[str, str]]:
         cap = self.limits.max_response_bytes
         _CALL.deadline = deadline
+        _CALL.starved = self.clock.starved_s
+        _CALL.owed_left = OWED_MAX_FACTOR * max(0.0, deadline - time.monotonic())
         response: httpx.Response | None = None
         clean = False
         try:
@@ -144,7 +151,7 @@ class HttpTarget(Target):
         except httpx.HTTPError as exc:
             raise TargetError(f"{what}: {type(exc).__name__}: {str(exc)[:200]}") from None
         finally:
-            _CALL.deadline = None
+            _CALL.deadline = _CALL.starved = None
             if response is not None:
                 response.close()
             if not clean:  # whatever the connection still holds (an unread body, half an answer) dies with it
@@ -216,7 +223,7 @@ def _read_capped(response: httpx.Response, what: str, deadline: float, cap: int)
         if received > cap:
             raise TargetError(f"{what}: response exceeds the cap of {cap} bytes (raw)")
         out += decoder.feed(chunk, cap - len(out), cap)
-        if time.monotonic() > deadline:
+        if time.monotonic() > max(deadline, getattr(_CALL, "deadline", None) or deadline):  # moved by waits owed
             raise _Overdue()
     out += decoder.flush(cap - len(out), cap)
     return bytes(out)
@@ -299,7 +306,20 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._stream = stream
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._stream.read(max_bytes, _clamped(timeout, httpcore.ReadTimeout))
+        step = _clamped(timeout, httpcore.ReadTimeout)
+        starved = getattr(_CALL, "starved", None)
+        while True:
+            before = starved() if starved is not None else 0.0
+            try:
+                return self._stream.read(max_bytes, step)
+            except httpcore.ReadTimeout:  # nothing was read: the same read may be made again
+                owed = starved() - before if starved is not None else 0.0
+                room = getattr(_CALL, "owed_left", 0.0)
+                if owed < MIN_OWED_S or room <= 0:
+                    raise
+                step = min(owed, room)
+                _CALL.owed_left = room - step
+                _CALL.deadline += step
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._stream.write(buffer, _clamped(timeout, httpcore.WriteTimeout))

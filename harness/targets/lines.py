@@ -140,7 +140,7 @@ class LineCommandTarget(Target):
         env = {**os.environ, TOKEN_VARIABLE: token}
         if self.api_key:
             env["MEMCONFORM_API_KEY"] = self.api_key
-        run_left = min(LONGEST_RUN_S, max(1.0, self.clock.run_deadline - time.monotonic()))
+        run_left = min(LONGEST_RUN_S, max(1.0, self.clock.run_end() - time.monotonic()))
         status_r, status_w = os.pipe()
         try:
             with STARTING:

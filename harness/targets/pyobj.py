@@ -92,10 +92,10 @@ class PythonTarget(Target):
         worker = threading.Thread(target=work, name=f"memconform-{op}", daemon=True)
         worker.start()
         worker.join(deadline_s)
-        if worker.is_alive() and started + deadline_s < min(started + self.deadline_s, self.clock.run_deadline) - 0.25:
+        if worker.is_alive() and started + deadline_s < min(started + self.deadline_s, self.clock.run_end()) - 0.25:
             # cut by the check's budget, not by its own deadline: a call that cannot be stopped may finish
             # within that, and then nothing is left running and the target is not hung
-            worker.join(max(0.0, min(started + self.deadline_s, self.clock.run_deadline) - time.monotonic()))
+            worker.join(max(0.0, min(started + self.deadline_s, self.clock.run_end()) - time.monotonic()))
             if not worker.is_alive():
                 raise TargetError(f"{op}: the check's budget ran out during this call (it returned "
                                   f"{time.monotonic() - started:.1f} s after it started, past the budget)")

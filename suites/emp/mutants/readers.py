@@ -5,6 +5,8 @@ long lines, the versions read, and the query filters. MUTANTS and the expected k
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from memconform.suites.emp import format as emp
@@ -77,10 +79,50 @@ class CorruptAborts(ReferenceEmpApp):
         return emp.resolve(lines)
 
 
-class ShortLineBuffer(ReferenceEmpApp):
-    """Reads lines through a 64 KiB buffer: a longer line is cut and lost as corrupt."""
+class BrokenOnlyWhenReading(ReferenceEmpApp):
+    """A mutant whose reader is broken and whose writes are the reference's: an append, update or delete finds
+    the entry it changes through the reference's reader (`read_lines` and `read_view` are what is broken).
+    A write through the broken reader misses a line, and its update stamps that line's ts again when both
+    fall in one millisecond (max(now, ts + 1) of the entry before it): emp.writer_updates_every_class failed
+    or passed as the machine's speed decided (tests/test_emp_writer_clock.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._writing = threading.local()
+
+    def append(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._as_reference(super().append, body)
+
+    def update(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._as_reference(super().update, body)
+
+    def delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._as_reference(super().delete, body)
+
+    def _as_reference(self, write: Callable[[dict[str, Any]], dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+        self._writing.on = True
+        try:
+            return write(body)
+        finally:
+            self._writing.on = False
 
     def lines(self, path: str) -> list[tuple[int, str, Any]]:
+        return super().lines(path) if getattr(self._writing, "on", False) else self.read_lines(path)
+
+    def view(self, path: str) -> list[dict[str, Any]]:
+        return super().view(path) if getattr(self._writing, "on", False) else self.read_view(path)
+
+    def read_lines(self, path: str) -> list[tuple[int, str, Any]]:
+        return super().lines(path)
+
+    def read_view(self, path: str) -> list[dict[str, Any]]:
+        return super().view(path)
+
+
+class ShortLineBuffer(BrokenOnlyWhenReading):
+    """Reads lines through a 64 KiB buffer: a longer line is cut and lost as corrupt."""
+
+    def read_lines(self, path: str) -> list[tuple[int, str, Any]]:
         if not os.path.exists(path):
             return []
         out = []
@@ -100,10 +142,10 @@ class NewerMajorAccepted(ReferenceEmpApp):
         return emp.resolve(lines)
 
 
-class ExactVersionOnly(ReferenceEmpApp):
+class ExactVersionOnly(BrokenOnlyWhenReading):
     """Drops every line whose v is not exactly "1.0" (newer minors are lost)."""
 
-    def view(self, path: str) -> list[dict[str, Any]]:
+    def read_view(self, path: str) -> list[dict[str, Any]]:
         return emp.resolve([(n, r, e) for n, r, e in self.lines(path) if isinstance(e, dict) and e.get("v") == "1.0"])
 
 
