@@ -131,3 +131,16 @@ def test_model_based_sequences_keep_starting_while_the_budget_left_is_only_waite
     assert budget_low(ctx) == "10 s of the check's budget left"
     clock.end_check()
     assert clock.budget_left() == (240 - 50, "run") and clock.run_end() == fake.now + 190
+
+
+def test_waits_move_a_budget_on_by_at_most_twenty_times_itself_so_a_run_stays_bounded_at_any_load() -> None:
+    clock, fake = make(run_s=240, check_s=60)
+    clock.start_check()
+    fake.busy(wall_s=1259, waited_s=1259)  # a machine so loaded the process only ever waited
+    assert clock.spent() is None
+    fake.busy(wall_s=2, waited_s=2)  # past 60 s + 20 x 60 s: cut however long it waited
+    assert clock.spent() == "the check budget (60 s) is spent"
+    clock.end_check()
+    fake.busy(wall_s=4000, waited_s=4000)  # the run: 240 s + 20 x 240 s at the most
+    spent = clock.spent()
+    assert spent is not None and "run budget" in spent

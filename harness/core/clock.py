@@ -23,6 +23,8 @@ from .results import TargetError
 
 STRIKES = 3  # timeouts in a row that mark a target hung; an answer in between resets the count
 TASKS = "/proc/self/task"
+STRETCH_AT_MOST = 20.0  # a budget moves on by its waits for a CPU up to 20 times itself (as a call, targets/http.py):
+# a run stays bounded at any load, a spinning target's own waits included
 SAMPLE_GAP_S = 0.05  # reading every thread's wait costs ~50 us: at most one sample per gap, the last total between
 
 
@@ -119,8 +121,9 @@ class Clock:
     def _ends(self) -> tuple[float, float]:
         """The run's and the check's deadlines, each moved on by the CPU waits since it started."""
         starved = self._starved()
-        self._run_end = self.run_deadline + (starved - self._run_starved_from)
-        self._check_end = self.check_deadline + (starved - self._check_starved_from)
+        self._run_end = self.run_deadline + min(starved - self._run_starved_from, STRETCH_AT_MOST * self.run_budget_s)
+        check_s = self.this_check_s or 0.0
+        self._check_end = self.check_deadline + min(starved - self._check_starved_from, STRETCH_AT_MOST * check_s)
         return self._run_end, self._check_end
 
     def starved_s(self) -> float:
