@@ -18,6 +18,7 @@ import queue
 import shutil
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,20 +27,21 @@ from ..core.profile import Profile
 from ..core.registry import select_checks
 from ..core.results import HarnessError, Result
 
+Launch = Callable[[int, "_Job", Any], Any]
+
 if TYPE_CHECKING:
     from .session import RunOutcome, Session
 
 # how many suite processes at most (MEMCONFORM_SUITE_PROCESSES; 1: one suite after another in one process)
 ENV_PROCESSES = "MEMCONFORM_SUITE_PROCESSES"
-DEFAULT_PROCESSES = 8  # every built-in suite at once: their CPU shares the cores while EMP's lock checks wait
 POLL_S = 0.5  # how often the run looks whether a suite's process is still alive while it waits for news
 
 
 def processes_allowed() -> int:
     """The most suite processes a run may start (1: none, the suites in turn in the run's own process)."""
     value = os.environ.get(ENV_PROCESSES, "").strip()
-    if not value:
-        return DEFAULT_PROCESSES
+    if not value:  # one more than the cores: the cores stay busy while a suite waits (EMP's lock checks)
+        return (os.cpu_count() or 1) + 1
     try:
         allowed = int(value)
     except ValueError:
@@ -54,8 +56,9 @@ def side_by_side(session: Session) -> bool:
     return session.target is None and len(session.suites) > 1 and processes_allowed() > 1
 
 
-def run_side_by_side(session: Session) -> RunOutcome:
-    """The suites of `session` in processes of their own, recorded as Session.run records them in turn."""
+def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutcome:
+    """The suites of `session` in processes of their own, recorded as Session.run records them in turn.
+    `launch(index, job, news)` starts one suite's part and returns its process (tests pass their own)."""
     import multiprocessing
 
     session.start()
@@ -68,16 +71,18 @@ def run_side_by_side(session: Session) -> RunOutcome:
     inbox: dict[int, list[tuple[Any, ...]]] = {i: [] for i in range(len(session.suites))}
     hars: list[Path] = []
 
+    def spawned(index: int, job: _Job, news: Any) -> Any:
+        process = spawn.Process(target=run_part, args=(index, job, news), daemon=True, name=f"memconform-suite-{job.suite}")
+        process.start()
+        return process
+
     def start_more() -> None:
         while waiting and len(running) < allowed:
             index, name = waiting.pop(0)
             folder = parts / name if parts is not None else None
             job = _Job(name, session.suites, session.profile, session.api_key, session.check_ids, session.command,
                        folder, session.report_dir if folder is not None else None, session.clock.run_deadline)
-            process = spawn.Process(target=run_part, args=(index, job, news), daemon=True,
-                                    name=f"memconform-suite-{name}")
-            process.start()
-            running[index] = process
+            running[index] = (launch or spawned)(index, job, news)
 
     try:
         start_more()
