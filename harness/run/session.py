@@ -29,6 +29,7 @@ from ..kit.domain import run_note as domain_note
 from ..targets import open_target
 from . import report_folder
 from .folder_ledger import Ledger
+from .planned_calls import planned
 from .rendered import write_rendered
 from .target_secrets import shown_target, url_secrets
 
@@ -162,6 +163,7 @@ class Session:
             budget=budget_of(self.profile), require_hooks=self.profile.require_hooks,
             containment=command_containment(self.target),
             folder_view=command_folder_view(self.target) if self.folder is not None else None,
+            planned_calls=planned(self.suites, self.profile.name),
         )
 
     @property
