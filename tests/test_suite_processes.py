@@ -48,7 +48,7 @@ def run(tmp_path: Path, name: str, processes: str, monkeypatch: pytest.MonkeyPat
     folder = tmp_path / name
     session = Session(["amps", "memorizz"], None, Profile.named("ci"), folder, check_ids=checks)
     assert suite_processes.side_by_side(session) is (processes != "1")
-    session.run()
+    suite_processes.run(session)
     return folder
 
 
@@ -179,13 +179,17 @@ def test_a_suite_process_that_ends_before_its_suite_is_a_harness_error(
 def test_only_several_suites_against_their_references_go_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(suite_processes.ENV_PROCESSES, raising=False)
     ci = Profile.named("ci")
+
+    def session(suites: list[str], target: str | None = None) -> Session:
+        return Session(suites, target, ci, None)
+
     assert suite_processes.processes_allowed() >= 2
-    assert suite_processes.side_by_side(Session(["amps", "emp"], None, ci, None))
-    assert not suite_processes.side_by_side(Session(["amps"], None, ci, None))
+    assert suite_processes.side_by_side(session(["amps", "emp"]))
+    assert not suite_processes.side_by_side(session(["amps"]))
     # one live target's state (a store, a rate limit) is shared by the suites run against it
-    assert not suite_processes.side_by_side(Session(["amps", "emp"], "http://127.0.0.1:9", ci, None))
+    assert not suite_processes.side_by_side(session(["amps", "emp"], "http://127.0.0.1:9"))
     monkeypatch.setenv(suite_processes.ENV_PROCESSES, "1")
-    assert not suite_processes.side_by_side(Session(["amps", "emp"], None, ci, None))
+    assert not suite_processes.side_by_side(session(["amps", "emp"]))
     for bad in ("0", "two"):
         monkeypatch.setenv(suite_processes.ENV_PROCESSES, bad)
         with pytest.raises(HarnessError, match=suite_processes.ENV_PROCESSES):

@@ -21,6 +21,7 @@ from .common import installed, parse_options, profile_from_args
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ..run import suite_processes
     from ..run.session import Session, command_containment
 
     profile = profile_from_args(args)
@@ -65,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         + (f"planned calls {', '.join(f'{s} {n}' for s, n in plan.items())}; " if plan else "") + f"report {report_dir}")
     try:
         with progress:  # a live status line on a terminal, plain lines otherwise
-            outcome = session.run()
+            outcome = suite_processes.run(session)  # suites against their references side by side
     except HarnessError:
         say(f"report of this run: {session.outcome.report_dir}")  # stdout: the error stays the one stderr line
         raise

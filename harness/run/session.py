@@ -353,13 +353,9 @@ class Session:
     # --- the whole run (CLI) ------------------------------------------------------------------
     def run(self) -> RunOutcome:
         """Every suite in turn; a suite that cannot start ends the run with a complete report (exit 2)
-        and its HarnessError raised for the caller's one-line message. Several suites against their
-        embedded references run side by side, recorded in this same order (run/suite_processes.py)."""
-        from . import suite_processes
-
+        and its HarnessError raised for the caller's one-line message (`memconform run` runs suites against
+        their references side by side, recorded in this same order: run/suite_processes.py)."""
         try:
-            if suite_processes.side_by_side(self):
-                return suite_processes.run_side_by_side(self)
             self.start()
             for suite_name in self.suites:
                 checks = select_checks(suite_name, self.check_ids)

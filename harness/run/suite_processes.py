@@ -56,6 +56,17 @@ def side_by_side(session: Session) -> bool:
     return session.target is None and len(session.suites) > 1 and processes_allowed() > 1
 
 
+def run(session: Session) -> RunOutcome:
+    """`memconform run`'s Session.run: side by side where it can, else the suites in turn. (Not for a Python
+    caller's run, memconform.api: a spawned process would import the caller's script again.)"""
+    if not side_by_side(session):
+        return session.run()
+    try:
+        return run_side_by_side(session)
+    finally:
+        session.close()
+
+
 def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutcome:
     """The suites of `session` in processes of their own, recorded as Session.run records them in turn.
     `launch(index, job, news)` starts one suite's part and returns its process (tests pass their own)."""
