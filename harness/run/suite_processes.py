@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 # how many suite processes at most (MEMCONFORM_SUITE_PROCESSES; 1: one suite after another in one process)
 ENV_PROCESSES = "MEMCONFORM_SUITE_PROCESSES"
 POLL_S = 0.5  # how often the run looks whether a suite's process is still alive while it waits for news
+JOIN_S = 30.0  # how long a suite's process that closed its suite may take to end before it is stopped
 
 
 def processes_allowed() -> int:
@@ -120,9 +121,11 @@ def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutco
                     _close(session, name, parts, message[1], hars)
                     break
                 else:  # "broke": a harness error outside any check; the run stops, its report truncated
-                    raise HarnessError(f"{name}: the suite's process broke: {message[1]}")
+                    raise HarnessError(session.redactor.text(f"{name}: the suite's process broke: {message[1]}"))
             process = running.pop(index)
-            process.join()
+            process.join(JOIN_S)  # it has said all it had to: it only ends now
+            if process.is_alive():
+                process.terminate()
             start_more()
         _merge_exchanges(session, hars)
         return session.finish()
