@@ -66,7 +66,7 @@ def test_side_by_side_writes_the_report_of_the_suites_in_turn(tmp_path: Path, mo
     assert all(c["calls"] > 0 for c in footer["calls"])
     assert (in_turn / "summary.md").read_text("utf-8").count("conformant") == \
         (together / "summary.md").read_text("utf-8").count("conformant")
-    assert not list(tmp_path.glob(".together.suites-*")), "the suites' part folders are removed"
+    assert not list(tmp_path.glob("*.suites-*")), "the suites' part folders are removed"
 
 
 class FakePart:
@@ -194,3 +194,22 @@ def test_only_several_suites_against_their_references_go_side_by_side(monkeypatc
         monkeypatch.setenv(suite_processes.ENV_PROCESSES, bad)
         with pytest.raises(HarnessError, match=suite_processes.ENV_PROCESSES):
             suite_processes.processes_allowed()
+
+
+def test_files_a_suite_writes_are_moved_into_the_run_and_not_taken_for_tampering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(suite_processes.ENV_PROCESSES, "2")
+    session = Session(["amps", "emp"], None, Profile.named("ci"), tmp_path / "run")
+
+    def launch(index: int, job: Any, news: Any) -> FakePart:
+        assert job.folder is not None and job.report_name == tmp_path / "run"  # files named as the report folder names them
+        (job.folder / "examples").mkdir(parents=True)
+        (job.folder / "examples" / f"{job.suite}-example.json").write_text("{}")
+        return FakePart([sent(result(job.suite, "a")), closed(job.suite, 1)], index, news, None)
+
+    outcome = suite_processes.run_side_by_side(session, launch)
+    session.close()
+    assert outcome.tampered == [] and outcome.exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "run" / "examples").iterdir()) == ["amps-example.json", "emp-example.json"]
+    assert not list(tmp_path.glob("*.suites-*")), "the suites' part folders are removed"
+
