@@ -21,6 +21,7 @@ from .common import installed, parse_options, profile_from_args
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ..run import suite_processes
     from ..run.session import Session, command_containment
 
     profile = profile_from_args(args)
@@ -56,12 +57,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     session.on_result = print_result
     session.on_start = progress.on_start
     contained = command_containment(target)
+    from ..run.planned_calls import planned
+
+    plan = planned(suites, profile.name)  # what this profile sent each suite's reference: the run's cost, before it
     say(f"memconform run: suites {', '.join(suites)}; target {target or 'reference:<suite> (embedded)'}; "
         f"profile {profile.name}; seed {profile.seed}; budget {profile.limits.run_deadline_s:g} s; "
-        + (f"containment {contained}; " if contained else "") + f"report {report_dir}")
+        + (f"containment {contained}; " if contained else "")
+        + (f"planned calls {', '.join(f'{s} {n}' for s, n in plan.items())}; " if plan else "") + f"report {report_dir}")
     try:
         with progress:  # a live status line on a terminal, plain lines otherwise
-            outcome = session.run()
+            outcome = suite_processes.run(session)  # suites against their references side by side
     except HarnessError:
         say(f"report of this run: {session.outcome.report_dir}")  # stdout: the error stays the one stderr line
         raise

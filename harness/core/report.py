@@ -120,7 +120,8 @@ class ReportWriter:
 
     def header(self, *, target: str, suites: list[str], profile: str, seed: int, options: dict[str, str], command: str,
                budget: dict[str, float] | None = None,
-               require_hooks: bool = False, containment: str | None = None, folder_view: str | None = None) -> None:
+               require_hooks: bool = False, containment: str | None = None, folder_view: str | None = None,
+               planned_calls: dict[str, int] | None = None) -> None:
         self.write({
             "type": "header", "report_version": REPORT_VERSION, "harness_version": __version__,
             "started_at": now(), "target": target, "suites": suites, "profile": profile, "seed": seed,
@@ -129,6 +130,7 @@ class ReportWriter:
             **({"require_hooks": True} if require_hooks else {}),
             **({"containment": containment} if containment else {}),  # how a cmd: target's processes are kept in
             **({"folder_view": folder_view} if folder_view else {}),  # what they can see of the report folder
+            **({"planned_calls": planned_calls} if planned_calls else {}),  # per suite, what this profile sent its reference
         })
 
     def result(self, result: Result) -> None:

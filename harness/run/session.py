@@ -30,6 +30,7 @@ from ..kit.domain import run_note as domain_note
 from ..targets import open_target
 from . import report_folder
 from .folder_ledger import Ledger
+from .planned_calls import planned
 from .rendered import write_rendered
 from .target_secrets import shown_target, url_secrets
 
@@ -163,6 +164,7 @@ class Session:
             budget=budget_of(self.profile), require_hooks=self.profile.require_hooks,
             containment=command_containment(self.target),
             folder_view=command_folder_view(self.target) if self.folder is not None else None,
+            planned_calls=planned(self.suites, self.profile.name),
         )
 
     @property
@@ -352,7 +354,8 @@ class Session:
     # --- the whole run (CLI) ------------------------------------------------------------------
     def run(self) -> RunOutcome:
         """Every suite in turn; a suite that cannot start ends the run with a complete report (exit 2)
-        and its HarnessError raised for the caller's one-line message."""
+        and its HarnessError raised for the caller's one-line message (`memconform run` runs suites against
+        their references side by side, recorded in this same order: run/suite_processes.py)."""
         try:
             self.start()
             for suite_name in self.suites:

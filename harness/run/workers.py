@@ -33,7 +33,7 @@ def merge_worker_reports(report_dir: Path, target: str | None, profile: Profile,
     session.start()
     assert session.write_dir is not None
     for folder in folders:  # the files the workers' reports name (by the report folder's name) come along
-        _move_files_of(folder, session.write_dir, session.ledger)
+        move_files_of(folder, session.write_dir, session.ledger)
     for line in ranked:
         session.record(Result.from_json(line, strict=profile.strict))
     for r in reports:
@@ -64,7 +64,7 @@ def _finish_with_the_workers_exchanges(session: Session, folders: list[Path]) ->
     return session.finish()
 
 
-def _move_files_of(worker: Path, run: Path, ledger: Ledger | None) -> None:
+def move_files_of(worker: Path, run: Path, ledger: Ledger | None) -> None:
     """A worker's saved examples and sequences into the merged run's folder (their names are unique)."""
     for kind in ("examples", "sequences"):
         for path in sorted((worker / kind).glob("*")):

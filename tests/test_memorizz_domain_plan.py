@@ -1,0 +1,76 @@
+"""MemoRizz's domain sweeps planned by harness/kit/domain_plan.py: under ci the allowed classes share an archive,
+the same classes are judged with the same outcome as one class an archive (default), in fewer calls, and an
+archive a target refuses is split until each failure names its class, as the class alone would have."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from memconform.core.profile import Profile
+from memconform.run.session import RunOutcome, execute_run
+from memconform.suites.memorizz.reference import ReferenceArchiveStore
+
+SWEEPS = ["memorizz.domain_envelope_every_class", "memorizz.domain_archive_every_class",
+          "memorizz.domain_records_and_manifest_every_class", "memorizz.domain_records_every_class"]
+
+
+class RefusesSomeAllowedClasses(ReferenceArchiveStore):
+    """Refuses two allowed classes (warnings given as objects, a created_at with a fraction of a second) and
+    stores decomposed text composed (two text classes): wrong on four classes, right on every other."""
+
+    def problems(self, archive: Any) -> list[str]:
+        found = super().problems(archive)
+        manifest = archive.get("manifest") if isinstance(archive, dict) else None
+        if isinstance(manifest, dict):
+            if any(isinstance(w, dict) for w in manifest.get("warnings") or []):
+                found.append("manifest_warnings: objects refused")
+            if str(manifest.get("created_at", "")).endswith(".123456Z"):
+                found.append("created_at: a fraction refused")
+        return found
+
+    def write(self, store: str, rid: str, data: dict[str, Any]) -> None:
+        import unicodedata
+
+        content = data.get("value")
+        if isinstance(content, str):
+            data = {**data, "value": unicodedata.normalize("NFC", content)}
+        super().write(store, rid, data)
+
+
+def sweep(check: str, profile: str, target: str | None = None) -> tuple[RunOutcome, int]:
+    outcome = execute_run(["memorizz"], target, Profile.named(profile), None, check_ids=[check])
+    return outcome, outcome.calls["memorizz"]["calls"]
+
+
+def judged(outcome: RunOutcome) -> int:
+    [note] = [n for n in outcome.notes if "domain" in n]
+    return int(note["domain"]["classes_judged"])
+
+
+@pytest.mark.parametrize("check", SWEEPS)
+def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
+    ci, ci_calls = sweep(check, "ci")
+    default, default_calls = sweep(check, "default")
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
+    assert judged(ci) == judged(default) > 0
+    assert ci_calls < default_calls
+
+
+@pytest.mark.parametrize("check, classes", [
+    ("memorizz.domain_records_and_manifest_every_class", ["manifest.warnings:objects"]),
+    ("memorizz.domain_envelope_every_class", ["manifest.created_at:fraction"]),
+    ("memorizz.domain_records_every_class", ["record.data.text:nfc_nfd", "record.data.text:combining"]),
+])
+def test_a_refused_archive_is_split_until_each_failure_names_its_class(check: str, classes: list[str]) -> None:
+    target = f"python:{__name__}:RefusesSomeAllowedClasses"
+    ci, _ = sweep(check, "ci", target)
+    alone, _ = sweep(check, "default", target)
+    [packed], [single] = ci.results, alone.results
+    assert packed.outcome.value == single.outcome.value == "failed"
+    titles = sorted(f.title for f in packed.failures)
+    assert titles == sorted(f.title for f in single.failures)  # as a request of that class alone would make it
+    for title in titles:
+        assert any(key in title for key in classes), title  # each failure names a class the store breaks
+        assert "allowed classes" not in title and " records of " not in title  # never a whole row's
+    assert judged(ci) == judged(alone)
