@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import equals
 from memconform.core.results import (
     Failure,
     Inconclusive,
@@ -21,6 +20,7 @@ from memconform.core.results import (
 )
 from memconform.kit.shared_rules import now_iso, parse_datetime
 from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import table
 from memconform.targets.base import Reply
 
 
@@ -86,7 +86,7 @@ def import_file(ctx: CheckContext, raw: bytes) -> Reply:
         reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
         if reply.ok:
             ctx.state(MemoryaiRun).multipart = name
-            ctx.observe("E4", {field: equals(field) for field in ("file", "bundle")}, name)
+            table.observe(ctx, "E4", table.MultipartImport(), name)
             return reply
         replies.append(reply)
     return replies[0]
