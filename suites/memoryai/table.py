@@ -231,6 +231,58 @@ MULTIPART = ("import_file_multipart", "rejects_newer_version", "domain_import_re
 OPEN_CLASS_CHECKS = {"E42": ("domain_import_every_class", "domain_export_every_class"), "E61": ("domain_import_every_record_class",)}
 
 
+# ---- the examples: a request meeting each point, an answer per reading, and one no reading allows ----------
+# (tests/test_memoryai_one_table.py asks every check a row names to accept the first and refuse the second)
+
+SINCE = "2026-06-29T12:00:00Z"
+
+
+def example_chunk(content: str, created_at: str = "2026-01-01T00:00:00Z", **fields: Any) -> dict[str, Any]:
+    return {"content": content, "memory_type": "fact", "content_hash": memoryai.content_hash(content),
+            "created_at": created_at, "accessed_at": created_at, **fields}
+
+
+def example_bundle(chunks: Iterable[Mapping[str, Any]], entities: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    return {"format": memoryai.FORMAT, "version": 1, "generator": "memconform table", "exported_at": "2026-07-01T00:00:00Z",
+            "manifest": {"scope": "full", "since": None, "embedding_model": "none", "embedding_dim": 0,
+                         "counts": {"chunks": len(list(chunks))}, "checksum": ""},
+            "chunks": [dict(c) for c in chunks], "entities": [dict(e) for e in entities]}
+
+
+# E1: non-ASCII text and a float, so each reading gives its own digest
+CHECKSUMMED = ChecksumCase(example_bundle([example_chunk("café au lait", importance=1.0)]))
+NFC_CONTENT = ContentHash("cafe\u0301")  # NFC makes it "café"
+REIMPORT = Reimport(example_bundle([example_chunk("reimported")], [{"name": "reimported entity", "frequency": 2,
+                                                                    "first_seen": "2026-01-01T00:00:00Z",
+                                                                    "last_seen": "2026-01-02T00:00:00Z", "is_dna": False}]),
+                    "reimported entity")
+_GOOD = [example_chunk("kept a"), example_chunk("kept b")]
+INVALID_CHUNKS = InvalidChunks(model.State(), example_bundle([_GOOD[0], {"memory_type": "fact"}, _GOOD[1]]),
+                               frozenset(c["content_hash"] for c in _GOOD))
+_AROUND = {name: example_chunk(f"since {name}", at) for name, at in
+           (("before", "2026-06-29T11:59:59Z"), ("at", SINCE), ("after", "2026-06-29T12:00:01Z"))}
+_STATE = model.State(chunks={c["content_hash"]: c for c in _AROUND.values()})
+
+
+def around(*names: str) -> frozenset[str]:
+    """The hashes of the example chunks created before, at or after SINCE."""
+    return frozenset(_AROUND[n]["content_hash"] for n in names)
+
+
+SINCE_EXPORT = ScopedExport(_STATE, "since", SINCE)
+SINCE_BESIDE_FULL = ScopedExport(_STATE, "full", SINCE)
+MIDDLE_OPEN = MiddleItem("open")
+STOPPED_MIDWAY = batch_failures.BatchResult(accepted=True, reported=False, stored=(True, True, False, False, False))
+BATCH_ANSWERS = {batch_failures.ALL: batch_failures.BatchResult(True, False, (True,) * 5),
+                 batch_failures.REPORTED: batch_failures.BatchResult(True, True, (True, True, False, True, True)),
+                 batch_failures.REFUSED: batch_failures.BatchResult(False, False, (False,) * 5)}
+
+
+def stream_example(key: str, wrapped: str | None) -> dict[str, Any]:
+    record = {"content": "streamed", "memory_type": "fact"}
+    return {key: "chunk", wrapped: record} if wrapped else {key: "chunk", **record}
+
+
 def _rows() -> list[Reading]:
     rows: list[Reading] = []
     # E1: the digest under each reading of the canonical form (options checksum_unicode, checksum_numbers)
@@ -238,50 +290,67 @@ def _rows() -> list[Reading]:
         rows.append(Reading("E1", name, meets=lambda r: isinstance(r, ChecksumCase),
                             predicts=lambda r, claimed, name=name: claimed == r.digest(name),
                             accepted=lambda p, u=unicode, n=numbers: allows("checksum_unicode", u)(p) and allows("checksum_numbers", n)(p),
-                            checks=CHECKSUMS))
+                            checks=CHECKSUMS, example=(CHECKSUMMED, CHECKSUMMED.digest(name)), wrong="0" * 64))
     # E2: sha256 of the content as written, or NFC-normalised
-    rows += [Reading("E2", "as written", meets=lambda r: isinstance(r, ContentHash),
-                     predicts=lambda r, claimed: claimed == memoryai.content_hash(r.content), checks=("content_hash_matches",)),
-             Reading("E2", "nfc-normalised", meets=lambda r: isinstance(r, ContentHash),
-                     predicts=lambda r, claimed: claimed == memoryai.content_hash(_nfc(r.content)), checks=("content_hash_matches",))]
+    for name, text in (("as written", NFC_CONTENT.content), ("nfc-normalised", _nfc(NFC_CONTENT.content))):
+        rows.append(Reading("E2", name, meets=lambda r: isinstance(r, ContentHash),
+                            predicts=lambda r, claimed, name=name: claimed == memoryai.content_hash(
+                                r.content if name == "as written" else _nfc(r.content)),
+                            checks=("content_hash_matches",), example=(NFC_CONTENT, memoryai.content_hash(text)),
+                            wrong=memoryai.content_hash("cafe")))
     # E3: every line shape that says what it is
     for key in STREAM_KIND_KEYS:
         for wrapped in (*STREAM_RECORD_KEYS, None):
             rows.append(Reading("E3", stream_reading(key, wrapped), meets=lambda r: isinstance(r, StreamLine),
                                 predicts=lambda r, line, k=key, w=wrapped: line_kind_key(line) == k and line_record_key(line) == w,
-                                checks=STREAMS))
+                                checks=STREAMS, example=(StreamLine(), stream_example(key, wrapped)),
+                                wrong={"label": "chunk", "record": {"content": "streamed"}}))
     # E4: the multipart field name (option multipart_field)
     rows += [Reading("E4", name, meets=lambda r: isinstance(r, MultipartImport), predicts=lambda r, got, name=name: got == name,
-                     accepted=allows("multipart_field", name), checks=MULTIPART) for name in ("file", "bundle")]
+                     accepted=allows("multipart_field", name), checks=MULTIPART, example=(MultipartImport(), name), wrong="upload")
+             for name in ("file", "bundle")]
     # E6: counters on re-import (option reimport_counters)
     rows += [Reading("E6", name, meets=lambda r: isinstance(r, Reimport),
                      predicts=lambda r, got, name=name: _number(got) and got == r.frequency(name),
-                     accepted=allows("reimport_counters", name), checks=("reimport_inserts_nothing",))
-             for name in ("accumulate", "stable")]
+                     accepted=allows("reimport_counters", name), checks=("reimport_inserts_nothing",),
+                     example=(REIMPORT, REIMPORT.frequency(name)), wrong=3) for name in ("accumulate", "stable")]
     # E9: a bundle with an invalid chunk: the valid ones imported, or the whole bundle refused
+    answers = {"skip": ImportAnswer(True, INVALID_CHUNKS.touched, True, {"inserted": 2, "skipped_duplicate": 0, "skipped_invalid": 1}),
+               "refuse": ImportAnswer(False, frozenset())}
     rows += [Reading("E9", name, meets=lambda r: isinstance(r, InvalidChunks),
-                     predicts=lambda r, got, ok=ok: r.fits(ok, got), checks=("domain_import_requests_pairwise",))
+                     predicts=lambda r, got, ok=ok: r.fits(ok, got), checks=("domain_import_requests_pairwise",),
+                     example=(INVALID_CHUNKS, answers[name]),
+                     wrong=ImportAnswer(True, frozenset(list(INVALID_CHUNKS.touched)[:1]), True, {"inserted": 1}))
              for name, ok in (("skip", True), ("refuse", False))]
     # E10: the chunk created exactly at `since` (option since_boundary); E62: `since` beside another scope
+    held = {"inclusive": around("at", "after"), "exclusive": around("after")}
     rows += [Reading("E10", name, meets=lambda r: isinstance(r, ScopedExport) and r.scope == "since",
                      predicts=lambda r, got, name=name: r.holds("E10", name, got), accepted=allows("since_boundary", name),
-                     checks=("export_scope_since", "domain_export_parameters_pairwise")) for name in ("inclusive", "exclusive")]
+                     checks=("export_scope_since", "domain_export_parameters_pairwise"), example=(SINCE_EXPORT, held[name]),
+                     wrong=around("before", "after"),
+                     # export_scope_since judges the chunk at `since` only: pinned to this reading, the other one's set
+                     controls=(("export_scope_since", held["exclusive" if name == "inclusive" else "inclusive"]),))
+             for name in ("inclusive", "exclusive")]
     rows += [Reading("E62", name, meets=lambda r: isinstance(r, ScopedExport) and r.scope != "since",
-                     predicts=lambda r, got, name=name: r.holds("E62", name, got),
-                     checks=("domain_export_parameters_pairwise",)) for name in ("ignored", "applied")]
+                     predicts=lambda r, got, name=name: r.holds("E62", name, got), checks=("domain_export_parameters_pairwise",),
+                     example=(SINCE_BESIDE_FULL, around("before", "at", "after") if name == "ignored" else around("after")),
+                     wrong=around("before")) for name in ("ignored", "applied")]
     # E41: what a batch may do with its middle item (the class's expectation narrows them: `observe(accepted=)`)
     rows += [Reading("E41", name, meets=lambda r: isinstance(r, MiddleItem),
-                     predicts=lambda r, got, name=name: bool(got.predictions()[name]), checks=("import_batch_middle_item",))
+                     predicts=lambda r, got, name=name: bool(got.predictions()[name]), checks=("import_batch_middle_item",),
+                     example=(MIDDLE_OPEN, BATCH_ANSWERS[name]), wrong=STOPPED_MIDWAY)
              for name in (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)]
-    # E42, E61: the open classes of the domain table, accepted or refused
+    # E42, E61: the open classes of the domain table, accepted or refused (no answer at all is neither)
     for point, keys in open_classes().items():
         for key in keys:
             rows += [Reading(point, f"{key} {verb}", meets=lambda r, p=point, k=key: isinstance(r, OpenClass) and (r.point, r.key) == (p, k),
-                             predicts=lambda r, got, want=want: got is want, checks=OPEN_CLASS_CHECKS[point])
+                             predicts=lambda r, got, want=want: got is want, checks=OPEN_CLASS_CHECKS[point],
+                             example=(OpenClass(point, key), want), wrong=None)
                      for verb, want in (("accepted", True), ("refused", False))]
     # E63: scope since without since, served as every chunk or refused
     rows += [Reading("E63", name, meets=lambda r: isinstance(r, ExportWithoutInstant), predicts=lambda r, got, name=name: got == name,
-                     checks=("domain_export_every_class", "domain_export_parameters_pairwise")) for name in ("served", "refused")]
+                     checks=("domain_export_every_class", "domain_export_parameters_pairwise"),
+                     example=(ExportWithoutInstant(), name), wrong="other") for name in ("served", "refused")]
     return rows
 
 
