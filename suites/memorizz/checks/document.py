@@ -18,6 +18,7 @@ from memconform.core.readings import includes
 from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
 from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import table as readings
 from memconform.suites.memorizz.suite import SUITE
 
 # ---- the document an archive check looks at ---------------------------------------------------
@@ -155,15 +156,11 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         facts = arc.canonical_facts
         same_text = not facts.order_sensitive if facts is not None else memorizz.key_orders_agree(data)
         other = actual if same_text else hashlib.sha256(memorizz.canonical_bytes(arc.value, other_order)).hexdigest()
-    digests = {order: actual, other_order: other}
-    names = {"codepoint": "keys sorted by code points", "utf16": "keys sorted by UTF-16 code units"}
     pinned = ctx.option("key_order")
-    accepted = (names[order],) if pinned != "either" else tuple(names.values())
     if actual == other:
         seen_ok = actual == claimed
-    else:
-        seen = ctx.observe("M2", {names[k]: digest == claimed for k, digest in digests.items()}, accepted=accepted)
-        seen_ok = seen.failure is None
+    else:  # the table's readings of M2 (the key_order option pins one)
+        seen_ok = readings.observe(ctx, "M2", readings.Digests({order: actual, other_order: other}), claimed).failure is None
     if not seen_ok:
         yield Failure("integrity.digest is not the sha256 of the canonical JSON", claimed, actual, "$.integrity.digest",
                       readings=() if pinned == "either" else (f"key_order={pinned}",))
