@@ -294,6 +294,18 @@ def import_discards_embeddings(ctx: CheckContext) -> Iterator[Failure]:
 
 
 # errata M10: the two spellings of "automations start disabled", judged on the agent as exported
+def automations_failures(ctx: CheckContext, rid: str, flag: Any, states: list[Any]) -> Iterator[Failure]:
+    """M10 from the table: the agent's automations_enabled flag ("<absent>") and its list's `enabled` states."""
+    pinned = ctx.option("automations_field")
+    where = "automations_enabled" if pinned != "automations-list" else "automations"
+    observed = readings.observe(ctx, "M10", readings.ImportedAgent(), {"automations_enabled": flag, "automations": states},
+                                pinned=() if pinned == "either" else (pinned,),
+                                title="an imported agent's automations are not disabled",
+                                path=f"$.stores.agents[id={rid}].data.{where}")
+    if observed.failure:
+        yield observed.failure
+
+
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
 def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     seed = seeded(ctx)
@@ -313,7 +325,6 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     # errata M10: the page names no field. The seed says "enabled" both ways: memorizz's
     # `automations_enabled: true` and a list `automations: [{"enabled": true}]`; a target that disabled
     # either has shown it starts imported automations disabled (the reading it took is recorded)
-    pinned = ctx.option("automations_field")
     seen = 0
     for rid in (seed.owner, seed.delegate):
         if rid not in found:
@@ -332,13 +343,7 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
         if flag == "<absent>" and not states:
             continue
         seen += 1
-        where = "automations_enabled" if pinned != "automations-list" else "automations"
-        observed = readings.observe(ctx, "M10", readings.ImportedAgent(), {"automations_enabled": flag, "automations": states},
-                                    pinned=() if pinned == "either" else (pinned,),
-                                    title="an imported agent's automations are not disabled",
-                                    path=f"$.stores.agents[id={rid}].data.{where}")
-        if observed.failure:
-            yield observed.failure
+        yield from automations_failures(ctx, rid, flag, states)
     if not seen and not problems:
         raise Inconclusive("the exported agents carry neither automations_enabled nor automations (both were imported "
                            "enabled): nothing shows whether imported automations start disabled")

@@ -212,7 +212,7 @@ def domain_records_every_class(ctx: CheckContext) -> Iterator[Failure]:
 def refused_with_progress(ctx: CheckContext, body: Any, sent: list[dict[str, Any]], stored: dict[str, dict[str, Any]]) -> bool:
     """M34 from the table: a store refusing the open value in the middle, its committed progress reported."""
     written = tuple(str(record["data"].get("content")) in stored for record in sent)
-    restored = readings.Restored(accepted=False, reported=False, stored=written, middle=1,
+    restored = readings.Restored(accepted=False, reported=False, stored=written, middle=len(sent) // 2,
                                  progress=readings.progress_reported(body, sum(written)))
     return readings.observe(ctx, "M34", readings.MiddleRecord("open"), restored, accepted=(readings.PARTIAL,),
                             shown=restored.summary()).failure is None

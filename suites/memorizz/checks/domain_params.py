@@ -173,7 +173,7 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
                       answers.expected(), "$")
         return
     if request.mode == "preview" and len(answers.outcomes) > 1:
-        readings.observe(ctx, "M62", readings.PreviewUnderError(), accepted)
+        observe_preview(ctx, accepted)
     after = {str(r.get("id")): content_of(r) for r in namespace_export(ctx, ns)}
     outcome = fitting[0]
     if outcome.state is not None:
@@ -188,6 +188,11 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
         if listed != set(outcome.conflicts):
             yield Failure(f"{label}: the preview's conflicts are not the records the destination holds", sorted(listed)[:3],
                           sorted(outcome.conflicts)[:3], "$.conflicts")
+
+
+def observe_preview(ctx: CheckContext, said_ok: bool) -> None:
+    """M62 from the table: a preview of conflicts under conflict=error said ok, or ok: false (either recorded)."""
+    readings.observe(ctx, "M62", readings.PreviewUnderError(), said_ok)
 
 
 def clone_failures(ctx: CheckContext, label: str, state: model.State, records: list[tuple[str, str, dict[str, Any]]],
