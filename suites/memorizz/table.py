@@ -236,7 +236,7 @@ DIGESTS = Digests.of(DIGEST_ARCHIVE)
 EXPORT_STATE: model.State = {("agents", "a1"): {"id": "a1", "memory_ids": ["ns2"]},
                              ("knowledge_base", "k1"): {"id": "k1", "memory_id": "ns1", "content": "one"},
                              ("knowledge_base", "k2"): {"id": "k2", "memory_id": "ns2", "content": "two"}}
-M61_SELECTIONS = {"an unknown agent": {"agent_id": "nobody"}, "types []": {"types": []},
+M61_SELECTIONS: dict[str, dict[str, Any]] = {"an unknown agent": {"agent_id": "nobody"}, "types []": {"types": []},
                   "an unknown store key": {"types": ["knowledge_base", "no_such_store"]},
                   "a namespace and an agent": {"memory_id": "ns1", "agent_id": "a1"}}
 
@@ -244,7 +244,8 @@ M61_SELECTIONS = {"an unknown agent": {"agent_id": "nobody"}, "types []": {"type
 def selection_of(reading: str) -> ExportSelection:
     """The example selection the reading answers: the one its name opens with (the split agent: both narrow's)."""
     opening = next((p for p in M61_SELECTIONS if reading.startswith(p)), "a namespace and an agent")
-    return ExportSelection(EXPORT_STATE, M61_SELECTIONS[opening])
+    selection: Mapping[str, Any] = M61_SELECTIONS[opening]
+    return ExportSelection(EXPORT_STATE, selection)
 
 
 def archive_holding(keys: Iterable[tuple[str, Any]], state: model.State) -> dict[str, Any]:
@@ -275,31 +276,77 @@ def open_classes() -> dict[tuple[str, str], tuple[str, ...]]:
     return {k: tuple(dict.fromkeys(v)) for k, v in found.items()}
 
 
+# ---- the predictions the rows are made of ---------------------------------------------------------------
+
+Meets = Callable[[Any], bool]
+Predicts = Callable[[Any, Any], bool]
+
+
+def of_kind(*kinds: type) -> Meets:
+    return lambda request: isinstance(request, kinds)
+
+
+def answer_is_exactly(expected: bool | None) -> Predicts:
+    return lambda request, answer: answer is expected
+
+
+def _digest_is(order: str) -> Predicts:
+    return lambda request, claimed: bool(claimed == request.by_order[order])
+
+
+def _natural(natural: str) -> Meets:
+    return lambda request: isinstance(request, NaturalId) and request.natural == natural
+
+
+def _natural_is(which: str) -> Predicts:
+    """The natural id exported is the record's new id (`new`), or the value the archive held (`sent`)."""
+    return lambda request, got: bool(got == getattr(request, which))
+
+
+def _agent_fits(prediction: Callable[[Any], bool]) -> Predicts:
+    return lambda request, agent: prediction(agent)
+
+
+def _middle_record(open_only: bool) -> Meets:
+    return lambda request: isinstance(request, MiddleRecord) and (not open_only or request.expect == "open")
+
+
+def _restore_fits(reading: str) -> Predicts:
+    if reading == PARTIAL:
+        return lambda request, got: bool(got.partial_with_progress())
+    return lambda request, got: bool(got.predictions()[reading])
+
+
+def _open_class(point: str, key: str) -> Meets:
+    return lambda request: isinstance(request, OpenClass) and (request.point, request.key) == (point, key)
+
+
+def _export_fits(reading: str) -> Predicts:
+    return lambda request, got: export_fits(request, reading, got)
+
+
 def _rows() -> list[Reading]:
     rows: list[Reading] = []
     # M2: the digest under each key order (option key_order)
-    rows += [Reading("M2", name, meets=lambda r: isinstance(r, Digests), predicts=lambda r, claimed, o=order: claimed == r.by_order[o],
+    rows += [Reading("M2", name, meets=of_kind(Digests), predicts=_digest_is(order),
                      accepted=allows("key_order", order), checks=("integrity_digest",),
                      example=(DIGESTS, DIGESTS.by_order[order]), wrong="0" * 64) for order, name in KEY_ORDERS.items()]
     # M4: an implied natural id rebound to the new id, or kept as data (option natural_ids=implied: rebound only)
     for natural in IMPLIED_NATURAL_IDS:
         case = NaturalId(natural, "old-natural", "new-id")
-        rows += [Reading("M4", f"{natural} rebound to the new id by a clone", meets=lambda r, n=natural: isinstance(r, NaturalId) and r.natural == n,
-                         predicts=lambda r, got: got == r.new, checks=("clone_rewrites_ids",), example=(case, "new-id"), wrong="other"),
-                 Reading("M4", f"{natural} kept as data by a clone", meets=lambda r, n=natural: isinstance(r, NaturalId) and r.natural == n,
-                         predicts=lambda r, got: got == r.sent, accepted=lambda pins: pins.get("natural_ids") != "implied",
+        rows += [Reading("M4", f"{natural} rebound to the new id by a clone", meets=_natural(natural), predicts=_natural_is("new"), checks=("clone_rewrites_ids",), example=(case, "new-id"), wrong="other"),
+                 Reading("M4", f"{natural} kept as data by a clone", meets=_natural(natural), predicts=_natural_is("sent"), accepted=allows("natural_ids", "named"),
                          checks=("clone_rewrites_ids",), example=(case, "old-natural"), wrong="other")]
     # M9: namespaces kept or rewritten (option clone_namespaces), seen on a record and on a namespace
     record = ClonedRecord("ns-a")
     for name, pin, on_record in (("namespaces kept", "keep", "ns-a"), ("namespaces rewritten", "rewrite", "ns-b")):
-        rows.append(Reading("M9", name, meets=lambda r: isinstance(r, ClonedRecord | ClonedNamespace),
-                            predicts=lambda r, got, kept=(pin == "keep"): _clone_fits(r, got, kept),
+        rows.append(Reading("M9", name, meets=of_kind(ClonedRecord, ClonedNamespace), predicts=_clone_fits(kept=pin == "keep"),
                             accepted=allows("clone_namespaces", pin), checks=("clone_rewrites_ids", "domain_import_modes"),
                             example=(record, on_record), wrong="",
                             # the namespace form's control: some clones beside the originals, others elsewhere
                             controls=(("domain_import_modes", ["one"]),)))
     # M10: the field that says imported automations start disabled (option automations_field)
-    rows += [Reading("M10", name, meets=lambda r: isinstance(r, ImportedAgent), predicts=lambda r, got, p=prediction: p(got),
+    rows += [Reading("M10", name, meets=of_kind(ImportedAgent), predicts=_agent_fits(prediction),
                      accepted=allows("automations_field", M10_PINS[name]), checks=("imported_automations_disabled",),
                      example=(ImportedAgent(), {"automations_enabled": False if name == "automations_enabled" else "<absent>",
                                                 "automations": [False] if name != "automations_enabled" else []}),
@@ -311,33 +358,35 @@ def _rows() -> list[Reading]:
                PARTIAL: Restored(False, True, (True, True, False, False, False), progress=True)}
     for name in (batch_failures.ALL, batch_failures.REFUSED, PARTIAL):
         partial = name == PARTIAL
-        rows.append(Reading("M34", name, meets=lambda r, p=partial: isinstance(r, MiddleRecord) and (not p or r.expect == "open"),
-                            predicts=lambda r, got, p=partial, n=name: got.partial_with_progress() if p else bool(got.predictions()[n]),
+        rows.append(Reading("M34", name, meets=_middle_record(open_only=partial), predicts=_restore_fits(name),
                             checks=("import_batch_middle_item", "domain_records_every_class") if partial else ("import_batch_middle_item",),
                             example=(MiddleRecord("open"), answers[name]),
                             wrong=Restored(False, False, (True, True, False, False, False))))
     # M35, M60: the open classes of the domain table, restored or refused (no answer at all is neither)
     for (point, check), keys in open_classes().items():
         for key in keys:
-            rows += [Reading(point, f"{key} {verb}", meets=lambda r, p=point, k=key: isinstance(r, OpenClass) and (r.point, r.key) == (p, k),
-                             predicts=lambda r, got, want=want: got is want, checks=(check,), example=(OpenClass(point, key), want),
+            rows += [Reading(point, f"{key} {verb}", meets=_open_class(point, key), predicts=answer_is_exactly(want), checks=(check,), example=(OpenClass(point, key), want),
                              wrong=None)
                      for verb, want in (("restored", True), ("refused", False))]
     # M61: an export's open selections, judged by the model's answer for each reading
-    rows += [Reading("M61", name, meets=lambda r: isinstance(r, ExportSelection), predicts=lambda r, got, n=name: export_fits(r, n, got),
+    rows += [Reading("M61", name, meets=of_kind(ExportSelection), predicts=_export_fits(name),
                      checks=("domain_export_selection",), example=(selection_of(name), export_example(name)), wrong=(False, []))
              for name in M61_READINGS]
     # M62: a preview under conflict=error says ok, or ok: false
-    rows += [Reading("M62", name, meets=lambda r: isinstance(r, PreviewUnderError), predicts=lambda r, got, w=want: got is w,
+    rows += [Reading("M62", name, meets=of_kind(PreviewUnderError), predicts=answer_is_exactly(want),
                      checks=("domain_import_modes",), example=(PreviewUnderError(), want), wrong=None)
              for name, want in ((PREVIEW_OK, True), (PREVIEW_NOT_OK, False))]
     return rows
 
 
-def _clone_fits(request: Any, got: Any, kept: bool) -> bool:
-    if isinstance(request, ClonedRecord):
-        return got == request.sent if kept else isinstance(got, str) and bool(got) and got != request.sent
-    return list(got) == sorted(request.contents) if kept else list(got) == []
+def _clone_fits(kept: bool) -> Predicts:
+    """A record's memory_id as sent (kept) or another namespace (rewritten); a namespace holding every clone beside
+    the originals (kept) or none of them (rewritten)."""
+    def fits(request: Any, got: Any) -> bool:
+        if isinstance(request, ClonedRecord):
+            return bool(got == request.sent) if kept else isinstance(got, str) and bool(got) and got != request.sent
+        return list(got) == sorted(request.contents) if kept else list(got) == []
+    return fits
 
 
 TABLE = ReadingTable(_rows())

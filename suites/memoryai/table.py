@@ -283,72 +283,120 @@ def stream_example(key: str, wrapped: str | None) -> dict[str, Any]:
     return {key: "chunk", wrapped: record} if wrapped else {key: "chunk", **record}
 
 
+# ---- the predictions the rows are made of ---------------------------------------------------------------
+
+Meets = Callable[[Any], bool]
+Predicts = Callable[[Any, Any], bool]
+
+
+def of_kind(kind: type) -> Meets:
+    return lambda request: isinstance(request, kind)
+
+
+def answer_is(expected: Any) -> Predicts:
+    return lambda request, answer: bool(answer == expected)
+
+
+def answer_is_exactly(expected: bool | None) -> Predicts:
+    return lambda request, answer: answer is expected
+
+
+def _both(first: Callable[[Pins], bool], second: Callable[[Pins], bool]) -> Callable[[Pins], bool]:
+    return lambda pins: first(pins) and second(pins)
+
+
+def _digest_is(reading: str) -> Predicts:
+    return lambda request, claimed: bool(claimed == request.digest(reading))
+
+
+def _content_hash_is(nfc: bool) -> Predicts:
+    return lambda request, claimed: bool(claimed == memoryai.content_hash(_nfc(request.content) if nfc else request.content))
+
+
+def _line_shape(key: str, wrapped: str | None) -> Predicts:
+    return lambda request, line: line_kind_key(line) == key and line_record_key(line) == wrapped
+
+
+def _frequency_is(counters: str) -> Predicts:
+    return lambda request, got: _number(got) and bool(got == request.frequency(counters))
+
+
+def _import_fits(accepted: bool) -> Predicts:
+    return lambda request, got: bool(request.fits(accepted, got))
+
+
+def _scoped(since: bool) -> Meets:
+    return lambda request: isinstance(request, ScopedExport) and (request.scope == "since") == since
+
+
+def _export_holds(point: str, reading: str) -> Predicts:
+    return lambda request, got: bool(request.holds(point, reading, got))
+
+
+def _batch_fits(reading: str) -> Predicts:
+    return lambda request, got: bool(got.predictions()[reading])
+
+
+def _open_class(point: str, key: str) -> Meets:
+    return lambda request: isinstance(request, OpenClass) and (request.point, request.key) == (point, key)
+
+
 def _rows() -> list[Reading]:
     rows: list[Reading] = []
     # E1: the digest under each reading of the canonical form (options checksum_unicode, checksum_numbers)
     for name, (unicode, numbers) in memoryai.CHECKSUM_READINGS.items():
-        rows.append(Reading("E1", name, meets=lambda r: isinstance(r, ChecksumCase),
-                            predicts=lambda r, claimed, name=name: claimed == r.digest(name),
-                            accepted=lambda p, u=unicode, n=numbers: allows("checksum_unicode", u)(p) and allows("checksum_numbers", n)(p),
+        rows.append(Reading("E1", name, meets=of_kind(ChecksumCase), predicts=_digest_is(name),
+                            accepted=_both(allows("checksum_unicode", unicode), allows("checksum_numbers", numbers)),
                             checks=CHECKSUMS, example=(CHECKSUMMED, CHECKSUMMED.digest(name)), wrong="0" * 64))
     # E2: sha256 of the content as written, or NFC-normalised
     for name, text in (("as written", NFC_CONTENT.content), ("nfc-normalised", _nfc(NFC_CONTENT.content))):
-        rows.append(Reading("E2", name, meets=lambda r: isinstance(r, ContentHash),
-                            predicts=lambda r, claimed, name=name: claimed == memoryai.content_hash(
-                                r.content if name == "as written" else _nfc(r.content)),
+        rows.append(Reading("E2", name, meets=of_kind(ContentHash), predicts=_content_hash_is(nfc=name != "as written"),
                             checks=("content_hash_matches",), example=(NFC_CONTENT, memoryai.content_hash(text)),
                             wrong=memoryai.content_hash("cafe")))
     # E3: every line shape that says what it is
     for key in STREAM_KIND_KEYS:
         for wrapped in (*STREAM_RECORD_KEYS, None):
-            rows.append(Reading("E3", stream_reading(key, wrapped), meets=lambda r: isinstance(r, StreamLine),
-                                predicts=lambda r, line, k=key, w=wrapped: line_kind_key(line) == k and line_record_key(line) == w,
+            rows.append(Reading("E3", stream_reading(key, wrapped), meets=of_kind(StreamLine), predicts=_line_shape(key, wrapped),
                                 checks=STREAMS, example=(StreamLine(), stream_example(key, wrapped)),
                                 wrong={"label": "chunk", "record": {"content": "streamed"}}))
     # E4: the multipart field name (option multipart_field)
-    rows += [Reading("E4", name, meets=lambda r: isinstance(r, MultipartImport), predicts=lambda r, got, name=name: got == name,
+    rows += [Reading("E4", name, meets=of_kind(MultipartImport), predicts=answer_is(name),
                      accepted=allows("multipart_field", name), checks=MULTIPART, example=(MultipartImport(), name), wrong="upload")
              for name in ("file", "bundle")]
     # E6: counters on re-import (option reimport_counters)
-    rows += [Reading("E6", name, meets=lambda r: isinstance(r, Reimport),
-                     predicts=lambda r, got, name=name: _number(got) and got == r.frequency(name),
+    rows += [Reading("E6", name, meets=of_kind(Reimport), predicts=_frequency_is(name),
                      accepted=allows("reimport_counters", name), checks=("reimport_inserts_nothing",),
                      example=(REIMPORT, REIMPORT.frequency(name)), wrong=3) for name in ("accumulate", "stable")]
     # E9: a bundle with an invalid chunk: the valid ones imported, or the whole bundle refused
     answers = {"skip": ImportAnswer(True, INVALID_CHUNKS.touched, True, {"inserted": 2, "skipped_duplicate": 0, "skipped_invalid": 1}),
                "refuse": ImportAnswer(False, frozenset())}
-    rows += [Reading("E9", name, meets=lambda r: isinstance(r, InvalidChunks),
-                     predicts=lambda r, got, ok=ok: r.fits(ok, got), checks=("domain_import_requests_pairwise",),
+    rows += [Reading("E9", name, meets=of_kind(InvalidChunks), predicts=_import_fits(ok), checks=("domain_import_requests_pairwise",),
                      example=(INVALID_CHUNKS, answers[name]),
                      wrong=ImportAnswer(True, frozenset(list(INVALID_CHUNKS.touched)[:1]), True, {"inserted": 1}))
              for name, ok in (("skip", True), ("refuse", False))]
     # E10: the chunk created exactly at `since` (option since_boundary); E62: `since` beside another scope
     held = {"inclusive": around("at", "after"), "exclusive": around("after")}
-    rows += [Reading("E10", name, meets=lambda r: isinstance(r, ScopedExport) and r.scope == "since",
-                     predicts=lambda r, got, name=name: r.holds("E10", name, got), accepted=allows("since_boundary", name),
+    rows += [Reading("E10", name, meets=_scoped(since=True), predicts=_export_holds("E10", name), accepted=allows("since_boundary", name),
                      checks=("export_scope_since", "domain_export_parameters_pairwise"), example=(SINCE_EXPORT, held[name]),
                      wrong=around("before", "after"),
                      # export_scope_since judges the chunk at `since` only: pinned to this reading, the other one's set
                      controls=(("export_scope_since", held["exclusive" if name == "inclusive" else "inclusive"]),))
              for name in ("inclusive", "exclusive")]
-    rows += [Reading("E62", name, meets=lambda r: isinstance(r, ScopedExport) and r.scope != "since",
-                     predicts=lambda r, got, name=name: r.holds("E62", name, got), checks=("domain_export_parameters_pairwise",),
+    rows += [Reading("E62", name, meets=_scoped(since=False), predicts=_export_holds("E62", name), checks=("domain_export_parameters_pairwise",),
                      example=(SINCE_BESIDE_FULL, around("before", "at", "after") if name == "ignored" else around("after")),
                      wrong=around("before")) for name in ("ignored", "applied")]
     # E41: what a batch may do with its middle item (the class's expectation narrows them: `observe(accepted=)`)
-    rows += [Reading("E41", name, meets=lambda r: isinstance(r, MiddleItem),
-                     predicts=lambda r, got, name=name: bool(got.predictions()[name]), checks=("import_batch_middle_item",),
+    rows += [Reading("E41", name, meets=of_kind(MiddleItem), predicts=_batch_fits(name), checks=("import_batch_middle_item",),
                      example=(MIDDLE_OPEN, BATCH_ANSWERS[name]), wrong=STOPPED_MIDWAY)
              for name in (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)]
     # E42, E61: the open classes of the domain table, accepted or refused (no answer at all is neither)
     for point, keys in open_classes().items():
         for key in keys:
-            rows += [Reading(point, f"{key} {verb}", meets=lambda r, p=point, k=key: isinstance(r, OpenClass) and (r.point, r.key) == (p, k),
-                             predicts=lambda r, got, want=want: got is want, checks=OPEN_CLASS_CHECKS[point],
+            rows += [Reading(point, f"{key} {verb}", meets=_open_class(point, key), predicts=answer_is_exactly(want), checks=OPEN_CLASS_CHECKS[point],
                              example=(OpenClass(point, key), want), wrong=None)
                      for verb, want in (("accepted", True), ("refused", False))]
     # E63: scope since without since, served as every chunk or refused
-    rows += [Reading("E63", name, meets=lambda r: isinstance(r, ExportWithoutInstant), predicts=lambda r, got, name=name: got == name,
+    rows += [Reading("E63", name, meets=of_kind(ExportWithoutInstant), predicts=answer_is(name),
                      checks=("domain_export_every_class", "domain_export_parameters_pairwise"),
                      example=(ExportWithoutInstant(), name), wrong="other") for name in ("served", "refused")]
     return rows
