@@ -5,7 +5,8 @@ every row through every check it names.
 
 Points and their checks:
 
-- M2 the key order of the canonical JSON: integrity_digest;
+- M2 the key order of the canonical JSON: integrity_digest; M4, M5, M8 a document rule's problem that holds only
+  under a reading the options do not pin (natural_id_matches, manifest_field_types, embeddings_follow_includes);
 - M4 natural ids a clone meets (the stores the page does not name): clone_rewrites_ids;
 - M9 where a clone puts its records: clone_rewrites_ids (each record's memory_id), domain_import_modes (the
   namespace afterwards); both honour the option clone_namespaces;
@@ -62,6 +63,15 @@ class Digests:
     @classmethod
     def of(cls, archive: Mapping[str, Any]) -> Digests:
         return cls({order: hashlib.sha256(memorizz.canonical_bytes(dict(archive), order)).hexdigest() for order in KEY_ORDERS})
+
+
+@dataclass(frozen=True)
+class RuleProblem:
+    """M4, M5, M8 in a document rule: a problem the scan found only under the reading `reading` ("M5:memorizz-
+    includes-keys"); the answer is the problem's readings. The archive does not follow that reading: recorded as
+    "not <reading>", a failure only where the option pins the reading."""
+
+    reading: str
 
 
 @dataclass(frozen=True)
@@ -294,8 +304,16 @@ def _digest_is(order: str) -> Predicts:
     return lambda request, claimed: bool(claimed == request.by_order[order])
 
 
+def _problem_under(reading: str) -> Meets:
+    return lambda request: isinstance(request, RuleProblem) and request.reading == reading
+
+
 def _natural(natural: str) -> Meets:
     return lambda request: isinstance(request, NaturalId) and request.natural == natural
+
+
+def _problem_holds_under(reading: str) -> Predicts:
+    return lambda request, readings: reading in readings
 
 
 def _natural_is(which: str) -> Predicts:
@@ -331,6 +349,15 @@ def _rows() -> list[Reading]:
     rows += [Reading("M2", name, meets=of_kind(Digests), predicts=_digest_is(order),
                      accepted=allows("key_order", order), checks=("integrity_digest",),
                      example=(DIGESTS, DIGESTS.by_order[order]), wrong="0" * 64) for order, name in KEY_ORDERS.items()]
+    # M4, M5, M8 in the document rules: a problem only under a reading the option does not pin (each option value
+    # that pins the reading takes the row away)
+    for reading, check, option, default in (("M4:implied", "natural_id_matches", "natural_ids", "named"),
+                                            ("M5:memorizz-includes-keys", "manifest_field_types", "includes_keys", "any"),
+                                            ("M8:with-vector", "embeddings_follow_includes", "embedding_fields", "named")):
+        point, _, value = reading.partition(":")
+        rows.append(Reading(point, f"not {value}", meets=_problem_under(reading), predicts=_problem_holds_under(reading),
+                            accepted=allows(option, default), checks=(check,), example=(RuleProblem(reading), (reading,)),
+                            wrong=()))
     # M4: an implied natural id rebound to the new id, or kept as data (option natural_ids=implied: rebound only)
     for natural in IMPLIED_NATURAL_IDS:
         case = NaturalId(natural, "old-natural", "new-id")
@@ -415,6 +442,13 @@ def observe(ctx: CheckContext, point: str, request: Any, answer: Any, *, accepte
     allowed = [row.name for row in rows if row.accepted(pins) and (accepted is None or row.name in set(accepted))]
     fits = {row.name: _fits(row, request, answer) for row in rows}
     return ctx.observe(point, fits, answer if shown is None else shown, accepted=allowed, **how)
+
+
+def tolerated(ctx: CheckContext, reading: str) -> bool:
+    """A document rule's problem under `reading` ("M5:memorizz-includes-keys") is no failure in this run: the
+    table's row for it is accepted (the option does not pin the reading)."""
+    point, _, value = reading.partition(":")
+    return TABLE.named(point, f"not {value}").accepted(pins_of(ctx))
 
 
 def follows(ctx: CheckContext, point: str, request: Any, answer: Any, name: str) -> bool:

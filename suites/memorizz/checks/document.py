@@ -14,7 +14,6 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.json_reader import has_digit_run
-from memconform.core.readings import includes
 from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
 from memconform.suites.memorizz import format as memorizz
@@ -90,16 +89,6 @@ def an_archive(arc: memorizz.Archive) -> None:
 
 # ---- the rule table, one check per key ------------------------------------------------------------
 
-PINNED = {"M4:implied": ("natural_ids", "implied"),  # a reading -> the option value that pins it
-          "M5:memorizz-includes-keys": ("includes_keys", "memorizz"),
-          "M8:with-vector": ("embedding_fields", "with-vector")}
-
-
-def pinned(ctx: CheckContext, reading: str) -> bool:
-    option, value = PINNED[reading]
-    return bool(ctx.option(option) == value)
-
-
 def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     arc = readable(doc, ctx, any_value=key == "envelope_fields")
     problems: dict[str, list[memorizz.Problem]] = ctx.once(
@@ -107,11 +96,10 @@ def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     if ctx.document is None and key in memorizz.RECORD_RULES and memorizz.record_total(arc.value) == 0:
         raise Inconclusive("the target's export holds no records, so no record rule could be observed")
     for p in problems.get(key, []):
-        unpinned = [r for r in p.readings if not pinned(ctx, r)]
-        if unpinned:  # a problem only under a reading the default does not pin: note what was seen
+        unpinned = [r for r in p.readings if readings.tolerated(ctx, r)]
+        if unpinned:  # a problem only under a reading the run does not pin: note what was seen (the table's rows)
             for reading in unpinned:  # what the archive shows: the problem holds under this reading only
-                point, _, value = reading.partition(":")
-                ctx.observe(point, {f"not {value}": includes(reading)}, p.readings)
+                readings.observe(ctx, reading.partition(":")[0], readings.RuleProblem(reading), p.readings)
             continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 
