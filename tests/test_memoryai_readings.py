@@ -129,7 +129,13 @@ def test_e10_an_export_fitting_no_reading_fails() -> None:
     failed_without(result, seen, "")
 
 
-Recorder = ReadingRecorder  # the part of a check's context judged_export uses
+class Recorder(ReadingRecorder):
+    """The part of a check's context judged_export uses: readings recorded, the options at their defaults."""
+
+    def option(self, name: str) -> str:
+        from memconform.suites.memoryai.table import DEFAULT_PINS
+
+        return DEFAULT_PINS[name]
 
 
 @pytest.mark.parametrize(("scope", "since", "point"), [("dna_only", "2026-06-29T12:00:00Z", "E62"),
@@ -149,11 +155,11 @@ def test_e10_e62_each_answer_set_is_its_reading_and_another_set_fits_none(scope:
     assert len({a.hashes for a in allowed}) > 1  # the readings tell the answers apart
     for answer in allowed:
         ctx = Recorder()
-        assert list(judged_export(ctx, "an export", scope, answer.hashes, allowed)) == []  # type: ignore[arg-type]
+        assert list(judged_export(ctx, "an export", scope, since, oracle.State(chunks=chunks), answer.hashes)) == []  # type: ignore[arg-type]
         assert (point, answer.reading) in ctx.seen
         assert {r for _, r in ctx.seen} == {a.reading for a in allowed if a.hashes == answer.hashes}
     ctx = Recorder()
-    failures = list(judged_export(ctx, "an export", scope, frozenset(chunks) | {"stranger"}, allowed))  # type: ignore[arg-type]
+    failures = list(judged_export(ctx, "an export", scope, since, oracle.State(chunks=chunks), frozenset(chunks) | {"stranger"}))  # type: ignore[arg-type]
     assert ctx.seen == [] and len(failures) == 1
     assert all(a.reading in failures[0].expected for a in allowed)
 
@@ -250,8 +256,13 @@ def observed_points() -> set[str]:
 
 
 def test_every_observed_point_has_a_readings_test() -> None:
-    points = observed_points()
-    assert {"E9", "E10", "E42", "E61", "E62", "E63"} <= points  # the scan finds what the checks observe
+    """The points are the table's (suites/memoryai/table.py, which the checks ask); the scan of the source finds
+    no point observed outside it."""
+    from memconform.suites.memoryai.table import TABLE
+
+    scanned, points = observed_points(), set(TABLE.points())
+    assert {"E9", "E10", "E42", "E61", "E63"} <= scanned  # the scan finds what the checks observe
+    assert scanned <= points, sorted(scanned - points)
     missing = sorted(points - set(HERE) - set(OTHER_TESTS))
     assert missing == [], f"open points a check observes with no readings test: {missing}"
     here = Path(__file__).read_text("utf-8")

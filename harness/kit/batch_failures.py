@@ -15,11 +15,12 @@ dropping those after without saying so, fits none of them and is named as such.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Observation
 from memconform.core.results import Failure
 
 ALL = "every item written"
@@ -67,8 +68,10 @@ def accepted_readings(expect: str, when_invalid: tuple[str, ...]) -> tuple[str, 
 
 
 def judge(ctx: CheckContext, point: str, label: str, expect: str, outcome: BatchResult,
-          when_invalid: tuple[str, ...]) -> Iterator[Failure]:
-    """The outcome against the readings this class allows; the reading seen is recorded under `point`."""
+          when_invalid: tuple[str, ...], ask: Callable[..., Observation] | None = None) -> Iterator[Failure]:
+    """The outcome against the readings this class allows; the reading seen is recorded under `point`.
+    `ask(ctx, point, outcome, accepted=, shown=, title=, path=)`: the suite's table of readings, when it has
+    one, predicts the readings instead of `BatchResult.predictions`."""
     allowed = accepted_readings(expect, when_invalid)
     if outcome.stopped_midway() and not outcome.reported:
         title = f"{label}: the write stopped at the middle item without saying so (the items before it kept, after it dropped)"
@@ -78,7 +81,10 @@ def judge(ctx: CheckContext, point: str, label: str, expect: str, outcome: Batch
         if not outcome.predictions()[ALL]:
             yield Failure(title, outcome.summary(), ALL, "$")
         return
-    seen = ctx.observe(point, outcome.predictions(), outcome.summary(), accepted=allowed, title=title, path="$")
+    if ask is not None:
+        seen = ask(ctx, point, outcome, accepted=allowed, shown=outcome.summary(), title=title, path="$")
+    else:
+        seen = ctx.observe(point, outcome.predictions(), outcome.summary(), accepted=allowed, title=title, path="$")
     if seen.failure is not None:
         yield seen.failure
 

@@ -3,15 +3,14 @@ the producer checks ask them. Not a check module: the checks import it, never on
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from typing import Any, TypeGuard
 
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import equals
 from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.kit.shared_rules import parse_datetime
 from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import table
 
 
 def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Failure]:
@@ -25,24 +24,18 @@ def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Fa
     if not isinstance(claimed, str):
         yield Failure("manifest.checksum is missing (Level 1 requires a valid checksum)", claimed, "sha256 hex digest", "$.manifest.checksum")
         return
-    unicode, numbers = ctx.option("checksum_unicode"), ctx.option("checksum_numbers")
-    try:
-        if unicode != "ascii" and numbers != "ecmascript":
-            data = literal(doc, ctx) if literal else memoryai.canonical_bytes(doc, "literal")
-            if hashlib.sha256(data).hexdigest() == claimed.lower():
-                # an all-ASCII body reads the same literal or escaped: only non-ASCII text shows which
-                ctx.observe("E1", {"utf8-literal": not data.isascii()})
-                return
-        seen = memoryai.checksum_reading_of(dict(doc, manifest=dict(manifest, checksum=claimed.lower())), unicode, numbers)
+    try:  # the literal canonical bytes: cached by the document checks, and NaN or Infinity found here
+        case = table.ChecksumCase(doc, literal(doc, ctx) if literal else memoryai.canonical_bytes(doc, "literal"))
     except ValueError as exc:
         yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
         return
-    accepted = memoryai.checksum_readings(unicode, numbers)
-    # the first accepted serialisation whose digest is the one claimed is the reading the bundle followed
-    if ctx.observe("E1", {name: equals(name) for name in accepted}, seen):
+    # the first accepted reading (errata E1) whose digest is the one claimed is the reading the bundle followed;
+    # a bundle all ASCII and without floats has one digest under every reading and shows none of them
+    if table.followed(ctx, "E1", case, claimed.lower(), record=case.shows_a_reading()) is not None:
         return
+    accepted = table.accepted_names(ctx, "E1", case)
     yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
-                  memoryai.checksum(doc, *memoryai.CHECKSUM_READINGS[accepted[0]]), "$.manifest.checksum",
+                  case.digest(accepted[0]), "$.manifest.checksum",
                   "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (suites/memoryai/errata.md E1); "
                   f"readings tried: {', '.join(accepted)}",
                   readings=tuple(accepted) if len(accepted) < len(memoryai.CHECKSUM_READINGS) else ())

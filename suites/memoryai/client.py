@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import equals
 from memconform.core.results import (
     Failure,
     Inconclusive,
@@ -21,6 +20,7 @@ from memconform.core.results import (
 )
 from memconform.kit.shared_rules import now_iso, parse_datetime
 from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import table
 from memconform.targets.base import Reply
 
 
@@ -79,14 +79,15 @@ def import_file(ctx: CheckContext, raw: bytes) -> Reply:
     """POST /v1/brain/import/file; the multipart field name is open (errata E4): `file`, else `bundle`.
 
     The name a target accepted once is used from then on, so a negative request is read by the same field."""
-    wanted = ctx.state(MemoryaiRun).multipart or ctx.option("multipart_field")
-    names = ("file", "bundle") if wanted == "either" else (wanted,)
+    request = table.MultipartImport()
+    found = ctx.state(MemoryaiRun).multipart
+    names = (found,) if found else table.accepted_names(ctx, "E4", request)  # the readings the options accept, in order
     replies = []
     for name in names:
         reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
         if reply.ok:
             ctx.state(MemoryaiRun).multipart = name
-            ctx.observe("E4", {field: equals(field) for field in ("file", "bundle")}, name)
+            table.observe(ctx, "E4", request, name)
             return reply
         replies.append(reply)
     return replies[0]

@@ -16,6 +16,7 @@ from memconform.core.results import Failure, Inconclusive, TargetError
 from memconform.kit import domain
 from memconform.suites.memoryai import answers, client, model
 from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import table as readings
 from memconform.targets.base import Reply
 
 
@@ -61,9 +62,9 @@ def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, d
     if not model.may_refuse_export(body.get("scope"), body.get("since")):
         return False
     answer = "served" if doc is not None else "refused" if answers.is_bundle_rejection(reply) else "other"
-    ctx.observe("E63", {"served": lambda a: a == "served", "refused": lambda a: a == "refused"}, answer,
-                title="an export of scope since without since: neither a bundle nor a refusal")
-    return answer != "other"
+    seen = readings.observe(ctx, "E63", readings.ExportWithoutInstant(), answer,
+                            title="an export of scope since without since: neither a bundle nor a refusal")
+    return seen.failure is None
 
 
 CHUNK_FIELDS = ("chunk.content", "chunk.memory_type", "chunk.importance", "chunk.embedding", "chunk.id", "chunk.content_hash",

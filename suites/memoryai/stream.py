@@ -9,12 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.memoryai import format as memoryai
-
-# errata E3: the key a stream line names its section or kind by (the spec says only "NDJSON stream")
-STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
-
-
-STREAM_RECORD_KEYS = ("record", "data")
+from memconform.suites.memoryai import table
 
 
 def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
@@ -39,7 +34,7 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
         if not isinstance(item, dict):
             failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
             continue
-        key = next((k for k in STREAM_KIND_KEYS if isinstance(item.get(k), str) and item[k] in memoryai.STREAM_KINDS), None)
+        key = table.line_kind_key(item)
         section = memoryai.STREAM_KINDS[item[key]] if key else None
         if item.get("format") == memoryai.FORMAT and section in (None, "envelope"):
             doc.update({k: v for k, v in item.items() if k not in memoryai.RECORD_SECTIONS and k != key})
@@ -53,12 +48,11 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
             continue
         if section is None:
             failures.append(Failure("a stream line says neither that it is the envelope nor which section it belongs to",
-                                    item, f"the envelope, or a line naming its kind under one of {list(STREAM_KIND_KEYS)}",
+                                    item, f"the envelope, or a line naming its kind under one of {list(table.STREAM_KIND_KEYS)}",
                                     f"line {n}"))
             continue
-        wrapped = next((k for k in STREAM_RECORD_KEYS if isinstance(item.get(k), dict)), None)
-        ctx.observe("E3", {f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}":
-                           stream_line_shape(item, key, wrapped)}, item)
+        wrapped = table.line_record_key(item)
+        table.observe(ctx, "E3", table.StreamLine(), item)
         fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
         if section in memoryai.RECORD_SECTIONS:
             doc[section].append(fields)
@@ -67,8 +61,3 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
     if doc.get("format") != memoryai.FORMAT and not failures:
         failures.append(Failure("the stream carries no bundle envelope", sorted(doc)[:8], "{format, version, manifest, ...}", "line 1"))
     return doc, failures
-
-
-def stream_line_shape(line: dict[str, Any], key: str | None, wrapped: str | None) -> bool:
-    """E3's prediction for one line: its kind named under `key`, its record under `wrapped` or inline."""
-    return key is not None and isinstance(line.get(key), str) and (wrapped is None or isinstance(line.get(wrapped), dict))

@@ -10,6 +10,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz import model
+from memconform.suites.memorizz import table as readings
 from memconform.suites.memorizz.client import (
     Seed,
     by_content,
@@ -184,11 +185,9 @@ def _natural_id_failures(ctx: CheckContext, store: str, natural: str, data: dict
             yield Failure(f"a cloned record's {natural} is not its new id", got.get(natural), new, path)
         return
     implied = ctx.option("natural_ids") == "implied"
-    rebound, kept = f"{natural} rebound to the new id by a clone", f"{natural} kept as data by a clone"
-    seen = ctx.observe("M4", {rebound: got.get(natural) == new, kept: got.get(natural) == data[natural]}, got.get(natural),
-                       accepted=(rebound,) if implied else (rebound, kept),
-                       title=f"a cloned record's {natural} is neither its new id nor kept as it was", path=path,
-                       pinned=("M4:implied",) if implied else ())
+    seen = readings.observe(ctx, "M4", readings.NaturalId(natural, data[natural], new), got.get(natural),
+                            title=f"a cloned record's {natural} is neither its new id nor kept as it was", path=path,
+                            pinned=("M4:implied",) if implied else ())
     if seen.failure:
         yield seen.failure
 
@@ -197,12 +196,9 @@ def _namespace_failures(ctx: CheckContext, store: str, data: dict[str, Any], got
                         namespaces: str) -> Iterator[Failure]:
     """A cloned record's namespace (errata M9): kept, or rewritten to a new one; never lost."""
     now, was = got.get("memory_id"), data["memory_id"]
-    kept, rewritten = "namespaces kept", "namespaces rewritten"
-    accepted = {"rewrite": (rewritten,), "keep": (kept,)}.get(namespaces, (kept, rewritten))
-    seen = ctx.observe("M9", {kept: now == was, rewritten: isinstance(now, str) and bool(now) and now != was}, now,
-                       accepted=accepted, title="a cloned record's namespace is neither kept nor a new namespace",
-                       path=f"$.stores.{store}[id={new}].data.memory_id",
-                       pinned=() if len(accepted) == 2 else (f"M9:namespaces-{'rewritten' if namespaces == 'rewrite' else 'kept'}",))
+    seen = readings.observe(ctx, "M9", readings.ClonedRecord(was), now,
+                            title="a cloned record's namespace is neither kept nor a new namespace",
+                            path=f"$.stores.{store}[id={new}].data.memory_id", pinned=readings.namespace_pin(namespaces))
     if seen.failure:
         yield seen.failure
 
@@ -298,12 +294,16 @@ def import_discards_embeddings(ctx: CheckContext) -> Iterator[Failure]:
 
 
 # errata M10: the two spellings of "automations start disabled", judged on the agent as exported
-M10_PREDICTIONS = {
-    "automations_enabled": lambda agent: agent["automations_enabled"] is False,
-    "automations[].enabled": lambda agent: bool(agent["automations"]) and all(s is False for s in agent["automations"]),
-}
-M10_ACCEPTED = {"either": tuple(M10_PREDICTIONS), "automations_enabled": ("automations_enabled",),
-                "automations-list": ("automations[].enabled",)}
+def automations_failures(ctx: CheckContext, rid: str, flag: Any, states: list[Any]) -> Iterator[Failure]:
+    """M10 from the table: the agent's automations_enabled flag ("<absent>") and its list's `enabled` states."""
+    pinned = ctx.option("automations_field")
+    where = "automations_enabled" if pinned != "automations-list" else "automations"
+    observed = readings.observe(ctx, "M10", readings.ImportedAgent(), {"automations_enabled": flag, "automations": states},
+                                pinned=() if pinned == "either" else (pinned,),
+                                title="an imported agent's automations are not disabled",
+                                path=f"$.stores.agents[id={rid}].data.{where}")
+    if observed.failure:
+        yield observed.failure
 
 
 @SUITE.check(level="consumer", section="What is portable", keyword="MUST", sentence="imported agent automations start disabled")
@@ -325,7 +325,6 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
     # errata M10: the page names no field. The seed says "enabled" both ways: memorizz's
     # `automations_enabled: true` and a list `automations: [{"enabled": true}]`; a target that disabled
     # either has shown it starts imported automations disabled (the reading it took is recorded)
-    pinned = ctx.option("automations_field")
     seen = 0
     for rid in (seed.owner, seed.delegate):
         if rid not in found:
@@ -344,13 +343,7 @@ def imported_automations_disabled(ctx: CheckContext) -> Iterator[Failure]:
         if flag == "<absent>" and not states:
             continue
         seen += 1
-        where = "automations_enabled" if pinned != "automations-list" else "automations"
-        observed = ctx.observe("M10", M10_PREDICTIONS, {"automations_enabled": flag, "automations": states},
-                               accepted=M10_ACCEPTED[pinned], pinned=() if pinned == "either" else (pinned,),
-                               title="an imported agent's automations are not disabled",
-                               path=f"$.stores.agents[id={rid}].data.{where}")
-        if observed.failure:
-            yield observed.failure
+        yield from automations_failures(ctx, rid, flag, states)
     if not seen and not problems:
         raise Inconclusive("the exported agents carry neither automations_enabled nor automations (both were imported "
                            "enabled): nothing shows whether imported automations start disabled")

@@ -14,10 +14,10 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.json_reader import has_digit_run
-from memconform.core.readings import includes
 from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
 from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import table as readings
 from memconform.suites.memorizz.suite import SUITE
 
 # ---- the document an archive check looks at ---------------------------------------------------
@@ -89,16 +89,6 @@ def an_archive(arc: memorizz.Archive) -> None:
 
 # ---- the rule table, one check per key ------------------------------------------------------------
 
-PINNED = {"M4:implied": ("natural_ids", "implied"),  # a reading -> the option value that pins it
-          "M5:memorizz-includes-keys": ("includes_keys", "memorizz"),
-          "M8:with-vector": ("embedding_fields", "with-vector")}
-
-
-def pinned(ctx: CheckContext, reading: str) -> bool:
-    option, value = PINNED[reading]
-    return bool(ctx.option(option) == value)
-
-
 def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     arc = readable(doc, ctx, any_value=key == "envelope_fields")
     problems: dict[str, list[memorizz.Problem]] = ctx.once(
@@ -106,11 +96,10 @@ def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     if ctx.document is None and key in memorizz.RECORD_RULES and memorizz.record_total(arc.value) == 0:
         raise Inconclusive("the target's export holds no records, so no record rule could be observed")
     for p in problems.get(key, []):
-        unpinned = [r for r in p.readings if not pinned(ctx, r)]
-        if unpinned:  # a problem only under a reading the default does not pin: note what was seen
+        unpinned = [r for r in p.readings if readings.tolerated(ctx, r)]
+        if unpinned:  # a problem only under a reading the run does not pin: note what was seen (the table's rows)
             for reading in unpinned:  # what the archive shows: the problem holds under this reading only
-                point, _, value = reading.partition(":")
-                ctx.observe(point, {f"not {value}": includes(reading)}, p.readings)
+                readings.observe(ctx, reading.partition(":")[0], readings.RuleProblem(reading), p.readings)
             continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 
@@ -155,15 +144,11 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         facts = arc.canonical_facts
         same_text = not facts.order_sensitive if facts is not None else memorizz.key_orders_agree(data)
         other = actual if same_text else hashlib.sha256(memorizz.canonical_bytes(arc.value, other_order)).hexdigest()
-    digests = {order: actual, other_order: other}
-    names = {"codepoint": "keys sorted by code points", "utf16": "keys sorted by UTF-16 code units"}
     pinned = ctx.option("key_order")
-    accepted = (names[order],) if pinned != "either" else tuple(names.values())
     if actual == other:
         seen_ok = actual == claimed
-    else:
-        seen = ctx.observe("M2", {names[k]: digest == claimed for k, digest in digests.items()}, accepted=accepted)
-        seen_ok = seen.failure is None
+    else:  # the table's readings of M2 (the key_order option pins one)
+        seen_ok = readings.observe(ctx, "M2", readings.Digests({order: actual, other_order: other}), claimed).failure is None
     if not seen_ok:
         yield Failure("integrity.digest is not the sha256 of the canonical JSON", claimed, actual, "$.integrity.digest",
                       readings=() if pinned == "either" else (f"key_order={pinned}",))

@@ -21,26 +21,21 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import table as readings
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import class_answer_failures, keeper, kept_failures, table
 from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
-ENVELOPE_FIELDS = ("archive.envelope", "archive.taxonomy", "archive.stores", "archive.integrity.algorithm")
-RECORD_MANIFEST_FIELDS = ("record.shape", "record.data.id", "record.data.natural_id", "record.id.uniqueness",
-                          "manifest.required", "manifest.scope.user_scoped", "manifest.counts", "manifest.includes",
-                          "manifest.omitted_fields", "manifest.external_references", "manifest.warnings")
+ENVELOPE_FIELDS = readings.M60_ENVELOPE_FIELDS
+RECORD_MANIFEST_FIELDS = readings.M60_RECORD_MANIFEST_FIELDS
 IDS = "When present, data.id and data._id must match the enclosing id."
-# the validation sentence does not name the manifest's value types; memconform's reading of them (M5) binds a
-# document, and a consumer may restore such an archive or refuse it
-CONSUMER_OPEN = frozenset({"manifest.scope.user_scoped:not_boolean", "manifest.includes:not_boolean",
-                           "manifest.omitted_fields:not_array", "manifest.external_references:not_array",
-                           "manifest.warnings:not_array"})
 KB = "knowledge_base"
 
 
 def expectation(vc: domain.ValueClass) -> str:
-    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+    """A class as a consumer meets it here (the table's M60_CONSUMER_OPEN)."""
+    return readings.expectation("M60", vc)
 
 
 def apply_change(member: dict[str, Any], change: dict[str, Any], ids: dict[str, str]) -> Any:
@@ -118,9 +113,8 @@ def namespace_records(archive: dict[str, Any], ns: str) -> int:
 
 
 def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
-    """A class the page leaves open: the answer the target gave is the reading recorded (errata M60)."""
-    ctx.observe("M60", {f"{vc.key} restored": lambda answer: answer is True,
-                        f"{vc.key} refused": lambda answer: answer is False}, accepted)
+    """A class the page leaves open: the answer the target gave is the reading recorded (errata M60, the table's rows)."""
+    readings.observe(ctx, "M60", readings.OpenClass("M60", vc.key), accepted)
 
 
 def judge_classes(ctx: CheckContext, field_ids: tuple[str, ...], label: str) -> Iterator[Failure]:

@@ -27,6 +27,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz import table as readings
 from memconform.suites.memorizz.client import forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import (
     class_answer_failures,
@@ -38,13 +39,9 @@ from memconform.suites.memorizz.domain_support import (
 from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
-ENVELOPE_FIELDS = ("archive.format", "archive.version", "archive.integrity.digest", "manifest.created_at",
-                   "manifest.record_count")
-RECORD_FIELDS = ("record.id", "record.data.number", "record.data.number_more", "record.data.text")
+ENVELOPE_FIELDS = readings.M35_ENVELOPE_FIELDS
+RECORD_FIELDS = readings.M35_RECORD_FIELDS
 RECORD_STORE = "knowledge_base"
-# the validation sentence names no timestamp rule and errata M5 makes created_at's form a SHOULD of a
-# producer: a consumer may refuse a created_at that is no date, or restore the archive anyway
-CONSUMER_OPEN = frozenset({"manifest.created_at:not_a_date", "manifest.created_at:impossible"})
 ID_SENTENCE = "id is a nonempty string, unique within its store, with at most 512 characters."
 
 
@@ -52,13 +49,13 @@ ledger = domain.ledger
 
 
 def expectation(vc: domain.ValueClass) -> str:
-    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+    """A class as a consumer meets it here (the table's M35_CONSUMER_OPEN)."""
+    return readings.expectation("M35", vc)
 
 
 def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
-    """A class the page leaves open: the answer the target gave is the reading recorded (errata M35)."""
-    ctx.observe("M35", {f"{vc.key} restored": lambda answer: answer is True,
-                        f"{vc.key} refused": lambda answer: answer is False}, accepted)
+    """A class the page leaves open: the answer the target gave is the reading recorded (errata M35, the table's rows)."""
+    readings.observe(ctx, "M35", readings.OpenClass("M35", vc.key), accepted)
 
 
 # ---- envelope classes ----------------------------------------------------------------------------
@@ -244,11 +241,13 @@ def restored_row(ctx: CheckContext, row: list[RecordCase]) -> list[Failure]:
     return [f for case in sent for f in read_back_failures(case, stored.get(case.record["data"]["content"]))]
 
 
-def progress_reported(body: Any, sent: list[dict[str, Any]], stored: dict[str, dict[str, Any]]) -> bool:
-    """A failed import's report (`ok: false`) whose `imported` count is the number of its records present after it."""
-    written = sum(1 for record in sent if str(record["data"].get("content")) in stored)
-    imported = body.get("imported") if isinstance(body, dict) else None
-    return body.get("ok") is False and isinstance(imported, int) and not isinstance(imported, bool) and imported == written
+def refused_with_progress(ctx: CheckContext, body: Any, sent: list[dict[str, Any]], stored: dict[str, dict[str, Any]]) -> bool:
+    """M34 from the table: a store refusing the open value in the middle, its committed progress reported."""
+    written = tuple(str(record["data"].get("content")) in stored for record in sent)
+    restored = readings.Restored(accepted=False, reported=False, stored=written, middle=len(sent) // 2,
+                                 progress=readings.progress_reported(body, sum(written)))
+    return readings.observe(ctx, "M34", readings.MiddleRecord("open"), restored, accepted=(readings.PARTIAL,),
+                            shown=restored.summary()).failure is None
 
 
 def middle_record_failures(ctx: CheckContext, case: RecordCase) -> Iterator[Failure]:
@@ -262,7 +261,7 @@ def middle_record_failures(ctx: CheckContext, case: RecordCase) -> Iterator[Fail
     expect = expectation(case.cls)
     if expect == "invalid" and accepted:
         yield Failure(f"{label} was accepted", body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
-    elif not accepted and stored and expect == "open" and progress_reported(body, [goods[0], case.record, goods[1]], stored):
+    elif not accepted and stored and expect == "open" and refused_with_progress(ctx, body, [goods[0], case.record, goods[1]], stored):
         # a value the page leaves open is no validation's to refuse: the store refused it mid-restore, and "a
         # provider failure can leave a partial import, with committed progress reported" (errata M34)
         forget_namespaces_at_end(ctx, ns)

@@ -20,7 +20,8 @@ from memconform.core.results import ControlRefused, Failure, Unsupported
 from memconform.kit import domain
 from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz import model
-from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, ids_in, listed_conflicts, seeded
+from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, listed_conflicts, seeded
 from memconform.suites.memorizz.domain_support import namespace_export, table
 from memconform.suites.memorizz.suite import SUITE
 
@@ -28,7 +29,7 @@ EXPORT_COMBO, IMPORT_COMBO = "export_selection", "import_modes"
 ONE_TYPE = ("Version 1 requires all 13 store keys and their taxonomy mappings, even when an export selects only one "
             "type. Unselected or empty stores contain [].")
 CONFLICTS = "Imports preview conflicts before writing"
-PREVIEW_OK, PREVIEW_NOT_OK = "a preview of conflicts under conflict=error says ok", "a preview of conflicts under conflict=error says ok: false"
+PREVIEW_OK, PREVIEW_NOT_OK = readings.PREVIEW_OK, readings.PREVIEW_NOT_OK
 
 
 def alone(combo_id: str) -> list[domain.ValueClass]:
@@ -60,32 +61,8 @@ def export_selection(row: dict[str, domain.ValueClass], names: dict[str, str]) -
     return out
 
 
-def export_request(selection: dict[str, Any]) -> model.ExportRequest:
-    types = selection.get("types")
-    return model.ExportRequest(selection.get("memory_id"), selection.get("agent_id"),
-                                tuple(types) if isinstance(types, list) else None, selection.get("include_embeddings"))
-
-
-def export_mismatch(answer: model.ExportAnswer, refused: bool, archive: Any, seed_keys: set[Any]) -> str:
-    """How an export's reply differs from one acceptable answer ("" when it fits)."""
-    if answer.refused or refused:
-        return "" if answer.refused == refused else ("refused" if refused else "not refused")
-    if not isinstance(archive, dict):
-        return f"answered {type(archive).__name__}, not an archive"
-    got = {k for k in ids_in(archive) if k in seed_keys}
-    if got != set(answer.keys):
-        missing, extra = sorted(set(answer.keys) - got), sorted(got - set(answer.keys))
-        return f"holds {len(got)} of the seeded records: missing {missing[:2]}, not selected {extra[:2]}"
-    outside = sorted({store for store, _ in ids_in(archive) if store not in answer.stores})
-    if outside:
-        return f"records in unselected stores {outside[:3]}"
-    includes = archive.get("manifest", {}).get("includes") if isinstance(archive.get("manifest"), dict) else None
-    said = includes.get("embeddings") if isinstance(includes, dict) else None
-    if said is not None and said is not answer.embeddings:
-        return f"manifest.includes.embeddings is {said!r} while embeddings were {'' if answer.embeddings else 'not '}requested"
-    if not answer.embeddings and list(memorizz.embedding_paths(archive.get("stores"))):
-        return "an embedding is exported although none was requested"
-    return ""
+export_request = readings.export_request  # the table reads the selection as the model does
+export_mismatch = readings.export_mismatch  # how a reply differs from one of the model's answers
 
 
 @SUITE.check(sweep=True, level="producer", section="Envelope", keyword="MUST", sentence=ONE_TYPE)
@@ -120,9 +97,9 @@ def export_row_failures(ctx: CheckContext, state: model.State, selection: dict[s
     answers = model.export_answers(state, export_request(selection))
     mismatches = {a.reading or a.why: export_mismatch(a, not reply.ok, archive, set(state)) for a in answers}
     title = f"an export selecting {json.dumps(selection)[:160]} is not what the selection holds"
-    if len(answers) > 1:  # open: the failure names every reading
-        seen = ctx.observe("M61", {a.reading: not mismatches[a.reading] for a in answers},
-                           "; ".join(sorted(set(mismatches.values())))[:300], title=title)
+    if len(answers) > 1:  # open: the table's readings of M61, the failure naming every one
+        seen = readings.observe(ctx, "M61", readings.ExportSelection(state, selection), (not reply.ok, archive),
+                                shown="; ".join(sorted(set(mismatches.values())))[:300], title=title)
         if seen.failure is not None:
             yield seen.failure
     elif all(mismatches.values()):
@@ -196,7 +173,7 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
                       answers.expected(), "$")
         return
     if request.mode == "preview" and len(answers.outcomes) > 1:
-        ctx.observe("M62", {PREVIEW_OK: lambda answer: answer is True, PREVIEW_NOT_OK: lambda answer: answer is False}, accepted)
+        observe_preview(ctx, accepted)
     after = {str(r.get("id")): content_of(r) for r in namespace_export(ctx, ns)}
     outcome = fitting[0]
     if outcome.state is not None:
@@ -213,6 +190,11 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
                           sorted(outcome.conflicts)[:3], "$.conflicts")
 
 
+def observe_preview(ctx: CheckContext, said_ok: bool) -> None:
+    """M62 from the table: a preview of conflicts under conflict=error said ok, or ok: false (either recorded)."""
+    readings.observe(ctx, "M62", readings.PreviewUnderError(), said_ok)
+
+
 def clone_failures(ctx: CheckContext, label: str, state: model.State, records: list[tuple[str, str, dict[str, Any]]],
                    after: dict[Any, Any]) -> Iterator[Failure]:
     """A clone leaves what the namespace held as it was, and adds every record beside it (namespaces kept) or
@@ -223,8 +205,10 @@ def clone_failures(ctx: CheckContext, label: str, state: model.State, records: l
                       sorted(held.values()), "$")
     clones = sorted(str(text) for rid, text in after.items() if rid not in held)
     prose = sorted(data["content"] for _, _, data in records)
-    seen = ctx.observe("M9", {"namespaces kept": clones == prose, "namespaces rewritten": clones == []}, clones,
-                       title=f"{label}: the clones are neither all beside the originals nor all elsewhere")
+    # the table's readings of M9, under the option clone_namespaces as clone_rewrites_ids reads it
+    seen = readings.observe(ctx, "M9", readings.ClonedNamespace(tuple(prose)), clones,
+                            title=f"{label}: the clones are neither all beside the originals nor all elsewhere",
+                            pinned=readings.namespace_pin(ctx.option("clone_namespaces")))
     if seen.failure is not None:
         yield seen.failure
 

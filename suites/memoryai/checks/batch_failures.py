@@ -10,20 +10,26 @@ others. Whatever the answer, the chunk held before the import is there afterward
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Observation
 from memconform.core.results import Failure
 from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
-from memconform.suites.memoryai import answers, client
+from memconform.suites.memoryai import answers, client, table
 from memconform.suites.memoryai.suite import SUITE
 
 # (field of suites/memoryai/domain.json, class): each goes alone into the middle of a bundle of its own
 MIDDLE_CLASSES = (("chunk.importance", "absent"), ("chunk.importance", "at_maximum"), ("chunk.memory_type", "unknown"),
                   ("chunk.importance", "beyond_maximum"), ("chunk.memory_type", "absent"))
 FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned")
+
+
+def middle_item(expect: str) -> Callable[..., Observation]:
+    """E41 asked of the table (kit/batch_failures.judge's `ask`), for a middle chunk of a class expected `expect`."""
+    return lambda ctx, point, outcome, **how: table.observe(ctx, point, table.MiddleItem(expect), outcome, **how)
 
 
 def with_class(chunk: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
@@ -64,6 +70,6 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         outcome = batch_failures.BatchResult(accepted=reply.ok, reported=isinstance(skipped, int) and skipped >= 1,
                              stored=tuple(bool(rows.get(ch["content_hash"])) for ch in chunks))
         label = f"a bundle whose middle chunk has {cls.key}"
-        yield from batch_failures.judge(ctx, "E41", label, cls.expect, outcome, batch_failures.EITHER)
+        yield from batch_failures.judge(ctx, "E41", label, cls.expect, outcome, batch_failures.EITHER, ask=middle_item(cls.expect))
         ledger.judge([cls.key])
         yield from batch_failures.kept(label, before, held(ctx, list(before)))

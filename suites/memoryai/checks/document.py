@@ -9,10 +9,9 @@ from itertools import chain, repeat
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import equals
 from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.kit.shared_rules import is_int
-from memconform.suites.memoryai import credentials
+from memconform.suites.memoryai import credentials, table
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.bundle_rules import (
     a_bundle,
@@ -331,10 +330,9 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
             claimed, content = chunk["content_hash"].lower(), chunk["content"]
             normalised = unicodedata.normalize("NFC", content)
             if normalised != content:  # only a text NFC changes shows which of the two readings was taken
-                seen = ctx.observe("E2", {"as written": equals(memoryai.content_hash(content)),
-                                          "nfc-normalised": equals(memoryai.content_hash(normalised))},
-                                   claimed, title="content_hash is not sha256 of the UTF-8 content, as written or NFC",
-                                   path=f"$.chunks[{i}].content_hash")
+                seen = table.observe(ctx, "E2", table.ContentHash(content), claimed,
+                                     title="content_hash is not sha256 of the UTF-8 content, as written or NFC",
+                                     path=f"$.chunks[{i}].content_hash")
                 if seen.failure:
                     yield seen.failure
                 continue

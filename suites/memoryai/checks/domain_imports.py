@@ -31,6 +31,7 @@ from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.memoryai import answers, client
 from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import table as readings
 from memconform.suites.memoryai.domain_support import (
     ChunkCase,
     bundle_of,
@@ -57,26 +58,19 @@ ENVELOPE_FIELDS = ("bundle.format", "bundle.version", "manifest.embedding_dim", 
                    "manifest.counts", "manifest.checksum", "bundle.l2_sessions", "bundle.mood_states", "bundle.agents")
 # fields applied after the bundle is sealed (sealing would overwrite them)
 AFTER_SEAL = frozenset({"manifest.counts", "manifest.checksum"})
-EXPORT_FIELDS = ("manifest.scope", "manifest.since")
-# A consumer's duty the spec does not state, so either answer is accepted (recorded as E42): a manifest's
-# embedding_dim matters only for the length of embeddings, and the bundles here carry none; big-endian
-# floats are floats to a consumer (only the producer who wrote them knows them wrong).
-CONSUMER_OPEN = frozenset({"manifest.embedding_dim:null", "manifest.embedding_dim:negative_zero",
-                           "manifest.embedding_dim:small_1e_6", "manifest.embedding_dim:small_1e_7",
-                           "manifest.embedding_dim:beyond_minimum", "manifest.embedding_dim:as_string",
-                           "chunk.embedding:big_endian"})
+EXPORT_FIELDS = readings.EXPORT_FIELDS
 INGEST = "if it can ingest any spec-conformant Bundle"
 SCOPE_LINE = '"scope": "full" | "dna_only" | "since",'
 
 
 def expectation(vc: domain.ValueClass) -> str:
-    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+    """A class as a consumer meets it on import (the table's CONSUMER_OPEN: errata E42)."""
+    return readings.import_expectation(vc)
 
 
 def observed(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
-    """A class the spec leaves open: the answer the target gave is the reading recorded (errata E42)."""
-    ctx.observe("E42", {f"{vc.key} accepted": lambda answer: answer is True,
-                        f"{vc.key} refused": lambda answer: answer is False}, accepted)
+    """An open class: the answer the target gave is the reading recorded (errata E42, the table's rows)."""
+    readings.observe(ctx, "E42", readings.OpenClass("E42", vc.key), accepted)
 
 
 # ---- values of the classes -----------------------------------------------------------------------

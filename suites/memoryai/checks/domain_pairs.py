@@ -24,6 +24,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError, Unsupported
 from memconform.kit import domain
 from memconform.suites.memoryai import answers, client, model
+from memconform.suites.memoryai import table as readings
 from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
@@ -74,26 +75,23 @@ def domain_export_parameters_pairwise(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure(f"{label} was not answered with a bundle", f"{answer.status} {answer.raw[:160]!r}", "a bundle", "$")
             continue
         own = frozenset(h for h in client.by_hash(doc) if h in state.chunks)
-        allowed = model.export_answers(state, scope, since if isinstance(since, str) else None, readings_of(ctx))
-        yield from judged_export(ctx, label, scope, own, allowed)
+        yield from judged_export(ctx, label, scope, since if isinstance(since, str) else None, state, own)
 
 
-def judged_export(ctx: CheckContext, label: str, scope: str, own: frozenset[str],
-                  allowed: tuple[model.ExportAnswer, ...]) -> Iterator[Failure]:
-    """The export's own chunks against the oracle: one set allowed, or a reading recorded from the set seen."""
+def judged_export(ctx: CheckContext, label: str, scope: str, since: str | None, state: model.State,
+                  own: frozenset[str]) -> Iterator[Failure]:
+    """The export's own chunks against the oracle: one set allowed, or a reading recorded from the set seen
+    (E10 for scope since, E62 beside another scope: the table's rows)."""
+    allowed = model.export_answers(state, scope, since, readings_of(ctx))
     if len({a.hashes for a in allowed}) == 1:
         if own != allowed[0].hashes:
             yield Failure(f"{label}: the export holds other chunks than {allowed[0].why}", sorted(own), sorted(allowed[0].hashes),
                           "$.chunks")
         return
-    # one prediction per reading: "applied" (E62) has an answer for each E10 boundary reading
-    predictions = {reading: lambda got, reading=reading: any(got == a.hashes for a in allowed if a.reading == reading)
-                   for reading in dict.fromkeys(a.reading for a in allowed)}
+    assert since is not None  # without an instant the oracle allows one set
     title = f"{label}: the export's chunks fit no accepted reading ({'; '.join(a.why for a in allowed)})"
-    if scope == "since":
-        seen = ctx.observe("E10", predictions, own, title=title)
-    else:
-        seen = ctx.observe("E62", predictions, own, title=title)
+    case = readings.ScopedExport(state, scope, since, readings=readings_of(ctx))
+    seen = readings.observe(ctx, "E10" if scope == "since" else "E62", case, own, title=title)
     if seen.failure is not None:
         yield seen.failure
 
@@ -146,7 +144,7 @@ def domain_import_requests_pairwise(ctx: CheckContext) -> Iterator[Failure]:
             continue
         rows = client.by_hash(client.export(ctx, "full"))
         held = frozenset(h for h in rows if h in hashes)
-        yield from judged_import(ctx, label, kind, reply, held, frozenset(hashes), outcomes)
+        yield from judged_import(ctx, label, kind, reply, held, frozenset(hashes), outcomes, readings.InvalidChunks(state, bundle, frozenset(hashes)))
         if kind == "rival_row_of_held":
             yield from preserved_failures(label, rows, state)
         ledger(ctx).judge_row("import_request", row)
@@ -163,7 +161,8 @@ def preserved_failures(label: str, rows: dict[str, list[dict[str, Any]]], before
 
 
 def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: frozenset[str], touched: frozenset[str],
-                  outcomes: tuple[model.Answer, ...]) -> Iterator[Failure]:
+                  outcomes: tuple[model.Answer, ...], case: readings.InvalidChunks) -> Iterator[Failure]:
+    """The import's answer against the oracle's outcomes; for a bundle with an invalid chunk, E9 from the table."""
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "an ImportReport, or a refusal with a 4xx", "$")
         return
@@ -177,8 +176,8 @@ def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: fr
                            "ingests_conformant_bundles judges that")
     answer = {"accepted": reply.ok, "chunks held": len(held), "counters": (report or {}).get("chunks")}
     if kind == "invalid_chunk":
-        seen = ctx.observe("E9", {"skip" if o.accepted else "refuse": fits(o) for o in outcomes}, answer,
-                           title=f"{label}: fits no accepted reading")
+        seen = readings.observe(ctx, "E9", case, readings.ImportAnswer(reply.ok, held, bool(report), (report or {}).get("chunks")),
+                             shown=answer, title=f"{label}: fits no accepted reading")
         if seen.failure is not None:
             yield seen.failure
     elif not any(fits(o) for o in outcomes):

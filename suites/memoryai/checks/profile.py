@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, SkipCheck
 from memconform.core.suite import replay_command
-from memconform.suites.memoryai import answers, client
+from memconform.suites.memoryai import answers, client, table
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.model import Readings, State, export_answers
 from memconform.suites.memoryai.stream import parse_stream
@@ -144,7 +144,6 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
     before, exact, after = (client.chunk(ctx, f"since-{n}", created_at=stamp(o), accessed_at=stamp(o))
                             for n, o in (("before", -1), ("exact", 0), ("after", 1)))
     client.seed(ctx, client.bundle(ctx, [before, exact, after]), "the since scope")
-    wanted = ctx.option("since_boundary")
     reported: set[str] = set()  # texts whose mistyped content_hash was reported (once over the three exports)
     for spelling in (cut, client.iso(at, 0, "+00:00", fraction=True), client.iso(at, 0, "+05:30")):
         doc = _export_or_missing(ctx, "since", spelling)
@@ -161,15 +160,18 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("a chunk created before `since` was exported", before["created_at"], f">= {spelling}", "$.chunks")
         if exact["content"] in mistyped:  # whether the chunk at `since` is there cannot be told by its hash
             continue
-        inclusive = exact["content_hash"] in rows
-        seen = "inclusive" if inclusive else "exclusive"
-        # the oracle's chunk sets for this `since`, one per reading of E10: which holds the chunk at it
-        allowed = export_answers(State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}),
-                                        "since", spelling)
-        if ctx.observe("E10", {a.reading: inclusive == (exact["content_hash"] in a.hashes) for a in allowed},
-                       accepted=None if wanted == "either" else (wanted,)).failure:
-            yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,
-                          "$.chunks", f"since={spelling}", readings=(wanted,))
+        case = table.ScopedExport(State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}), "since", spelling,
+                                  judged=frozenset({exact["content_hash"]}))
+        yield from boundary_failures(ctx, case, frozenset(h for h in case.state.chunks if h in rows), spelling)
+
+
+def boundary_failures(ctx: CheckContext, case: table.ScopedExport, held: frozenset[str], spelling: str) -> Iterator[Failure]:
+    """E10 from the table: does the export hold the chunk created exactly at `since` (the case's judged chunk)."""
+    if table.observe(ctx, "E10", case, held).failure:
+        wanted = ctx.option("since_boundary")
+        seen = "inclusive" if held & (case.judged or frozenset()) else "exclusive"
+        yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,
+                      "$.chunks", f"since={spelling}", readings=(wanted,))
 
 
 @SUITE.check(section="§4", keyword="SHOULD", level="http",

@@ -1,0 +1,460 @@
+"""MemoryAI's one table of readings: every open point a check of the suite observes (an errata id), each
+plausible reading a row with its prediction. The checks that meet a point ask this table (`observe`,
+`followed`), never a copy of their own, so no check can blame an answer another accepts;
+tests/test_memoryai_one_table.py walks every row through every check it names.
+
+A row's request is the form its checks meet the point in (a bundle whose checksum is judged, a stream line,
+an export of the oracle's state...), its answer what the target did; `accepted(pins)` reads the suite's
+options (`pins_of`). Points and their checks:
+
+- E1 the checksum's canonical form: checksum_present_and_valid, checksum_valid_scoped (bundle_rules.py);
+- E2 what content_hash hashes: content_hash_matches;
+- E3 the NDJSON stream's line shapes: deleted_not_exported, export_stream_equivalent (stream.py);
+- E4 the multipart field name: every check that imports through /import/file (client.import_file);
+- E6 counters on re-import: reimport_inserts_nothing;
+- E9 invalid chunks skipped or the bundle refused: domain_import_requests_pairwise;
+- E10 the `since` boundary: export_scope_since, domain_export_parameters_pairwise (the oracle's sets);
+- E41 one chunk in the middle of a bundle: import_batch_middle_item (kit/batch_failures.py's predictions);
+- E42 the open classes of the envelope, a chunk and the export request: domain_import_every_class,
+  domain_export_every_class; E61 those of an edge and an entity: domain_import_every_record_class;
+- E62 `since` beside scope full or dna_only: domain_export_parameters_pairwise;
+- E63 scope `since` without a `since`: domain_export_every_class, domain_export_parameters_pairwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.core.check_context import CheckContext
+from memconform.core.readings import Observation, Reading, ReadingTable
+from memconform.kit import batch_failures, domain
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import model
+from memconform.suites.memoryai.options import OPTIONS
+
+Pins = Mapping[str, str]  # the suite's options by name (ctx.option), what `Reading.accepted` reads
+DEFAULT_PINS: Pins = {spec.name: spec.default for spec in OPTIONS}
+
+
+def pins_of(ctx: CheckContext) -> dict[str, str]:
+    return {name: str(ctx.option(name)) for name in DEFAULT_PINS}
+
+
+def allows(option: str, name: str) -> Callable[[Pins], bool]:
+    """A reading the run accepts unless `option` pins another one."""
+    return lambda pins: pins.get(option, "either") in ("either", name)
+
+
+# ---- the requests a point is met in ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChecksumCase:
+    """E1: a bundle whose manifest.checksum (the answer, lower case) is judged; `literal`: its literal canonical
+    bytes when the check has them cached."""
+
+    doc: Mapping[str, Any]
+    literal: bytes | None = field(default=None, compare=False)
+
+    def digest(self, reading: str) -> str:
+        unicode, numbers = memoryai.CHECKSUM_READINGS[reading]
+        if (unicode, numbers) == ("literal", "python") and self.literal is not None:
+            return hashlib.sha256(self.literal).hexdigest()
+        return memoryai.checksum(dict(self.doc), unicode, numbers)
+
+    def shows_a_reading(self) -> bool:
+        """An all-ASCII bundle without floats has one digest under every reading: it shows none of them."""
+        data = self.literal if self.literal is not None else memoryai.canonical_bytes(dict(self.doc), "literal")
+        return not data.isascii() or memoryai.has_float(dict(self.doc))
+
+
+@dataclass(frozen=True)
+class ContentHash:
+    """E2: a chunk's content that NFC changes; the answer is its content_hash, lower case."""
+
+    content: str
+
+
+@dataclass(frozen=True)
+class StreamLine:
+    """E3: one line of an NDJSON export stream (the answer, a JSON object) that is no bundle envelope."""
+
+
+@dataclass(frozen=True)
+class MultipartImport:
+    """E4: an import through /import/file; the answer is the field name the target accepted the bundle by."""
+
+
+@dataclass(frozen=True)
+class Reimport:
+    """E6: the same bundle imported twice; the answer is the frequency an entity of it exported afterwards."""
+
+    bundle: Mapping[str, Any]
+    entity: str
+
+    def frequency(self, counters: str) -> Any:
+        once = model.import_answers(model.State(), self.bundle)[0].state
+        after = {o.reading: o.state.entities[self.entity].get("frequency") for o in model.import_answers(once, self.bundle)}
+        return after.get(counters)
+
+
+@dataclass(frozen=True)
+class ImportAnswer:
+    """What an import did: accepted, the bundle's chunks held afterwards, whether it answered an ImportReport and
+    that report's `chunks` counters (as sent: not an object counts nothing)."""
+
+    accepted: bool
+    held: frozenset[str]
+    reported: bool = False
+    counters: Any = None
+
+    def shown(self) -> dict[str, Any]:
+        return {"accepted": self.accepted, "chunks held": len(self.held), "counters": self.counters}
+
+
+@dataclass(frozen=True)
+class InvalidChunks:
+    """E9: a bundle with an invalid chunk imported in `state`; `touched` the hashes the row judges."""
+
+    state: model.State
+    bundle: Mapping[str, Any]
+    touched: frozenset[str]
+
+    def fits(self, accepted: bool, answer: ImportAnswer) -> bool:
+        def counted(o: model.Answer) -> bool:
+            if not (answer.reported and answer.accepted):
+                return True
+            return all(isinstance(answer.counters, Mapping) and answer.counters.get(k) == v for k, v in o.counters.items())
+        return any(o.accepted == accepted == answer.accepted and answer.held == frozenset(o.state.chunks) & self.touched
+                   and counted(o) for o in model.import_answers(self.state, self.bundle))
+
+
+@dataclass(frozen=True)
+class ScopedExport:
+    """E10, E62: an export of `scope` with `since` in the oracle's `state`; the answer is the set of the state's
+    chunks it held, judged on the chunks of `judged` only (None: the whole set); `readings` the run's model readings (a pinned
+    E10 boundary narrows E62's `applied`)."""
+
+    state: model.State
+    scope: str
+    since: str
+    judged: frozenset[str] | None = None
+    readings: model.Readings = model.DEFAULT
+
+    def holds(self, point: str, reading: str, answer: frozenset[str]) -> bool:
+        readings = self.readings if point == "E62" else model.DEFAULT  # E10's own rows are accepted by their pins
+        sets = [a.hashes for a in model.export_answers(self.state, self.scope, self.since, readings) if a.reading == reading]
+        if self.judged is None:
+            return frozenset(answer) in sets
+        return any(frozenset(answer) & self.judged == s & self.judged for s in sets)
+
+
+@dataclass(frozen=True)
+class MiddleItem:
+    """E41: a bundle of five chunks whose middle one is of a class expected `expect`; the answer a BatchResult."""
+
+    expect: str
+
+
+@dataclass(frozen=True)
+class OpenClass:
+    """E42, E61: one class of the domain table the spec leaves open (`field:class`); the answer: accepted or not."""
+
+    point: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ExportWithoutInstant:
+    """E63: an export of scope since with no since; the answer "served", "refused" (a bundle rejection) or "other"."""
+
+
+# ---- the rows ---------------------------------------------------------------------------------------
+
+def line_kind_key(line: Any) -> str | None:
+    """The key a stream line names its section or kind by (E3), the first of STREAM_KIND_KEYS that does."""
+    if not isinstance(line, dict):
+        return None
+    return next((k for k in STREAM_KIND_KEYS if isinstance(line.get(k), str) and line[k] in memoryai.STREAM_KINDS), None)
+
+
+def line_record_key(line: Any) -> str | None:
+    """The key a stream line carries its record under (E3), or None: the record inline."""
+    return next((k for k in STREAM_RECORD_KEYS if isinstance(line.get(k), dict)), None) if isinstance(line, dict) else None
+
+
+# errata E3: the key a stream line names its section or kind by (the spec says only "NDJSON stream")
+STREAM_KIND_KEYS = ("_kind", "kind", "section", "type", "_type", "record_type")
+STREAM_RECORD_KEYS = ("record", "data")
+
+
+def stream_reading(key: str, wrapped: str | None) -> str:
+    return f"{key} lines, record {'under ' + wrapped if wrapped else 'inline'}"
+
+
+# A consumer's duty the spec does not state, so either answer is accepted (recorded as E42): a manifest's
+# embedding_dim matters only for the length of embeddings, and the bundles here carry none; big-endian
+# floats are floats to a consumer (only the producer who wrote them knows them wrong).
+CONSUMER_OPEN = frozenset({"manifest.embedding_dim:null", "manifest.embedding_dim:negative_zero",
+                           "manifest.embedding_dim:small_1e_6", "manifest.embedding_dim:small_1e_7",
+                           "manifest.embedding_dim:beyond_minimum", "manifest.embedding_dim:as_string",
+                           "chunk.embedding:big_endian"})
+EXPORT_FIELDS = ("manifest.scope", "manifest.since")  # sent as the export request's scope and since
+RECORD_PREFIXES = ("edge.", "entity.")
+
+
+def import_expectation(vc: domain.ValueClass) -> str:
+    """A class as a consumer meets it on import: open where CONSUMER_OPEN says so, else the table's word."""
+    return "open" if vc.key in CONSUMER_OPEN else vc.expect
+
+
+def open_classes() -> dict[str, tuple[str, ...]]:
+    """{point: the domain table's class keys it holds}: E42 the envelope and chunk classes open on import and the
+    export request's classes that are not valid (either answer recorded); E61 the open edge and entity classes."""
+    found: dict[str, list[str]] = {"E42": [], "E61": []}
+    table = domain.load("memoryai")
+    for f in table.fields if table is not None else ():
+        for vc in f.classes:
+            if f.id.startswith(RECORD_PREFIXES):
+                if vc.expect == "open":
+                    found["E61"].append(vc.key)
+            elif import_expectation(vc) == "open" or (f.id in EXPORT_FIELDS and vc.expect != "valid"):
+                found["E42"].append(vc.key)
+    return {point: tuple(dict.fromkeys(keys)) for point, keys in found.items()}
+
+
+CHECKSUMS = ("checksum_present_and_valid", "checksum_valid_scoped")
+STREAMS = ("deleted_not_exported", "export_stream_equivalent")
+MULTIPART = ("import_file_multipart", "rejects_newer_version", "domain_import_requests_pairwise")
+OPEN_CLASS_CHECKS = {"E42": ("domain_import_every_class", "domain_export_every_class"), "E61": ("domain_import_every_record_class",)}
+
+
+# ---- the examples: a request meeting each point, an answer per reading, and one no reading allows ----------
+# (tests/test_memoryai_one_table.py asks every check a row names to accept the first and refuse the second)
+
+SINCE = "2026-06-29T12:00:00Z"
+
+
+def example_chunk(content: str, created_at: str = "2026-01-01T00:00:00Z", **fields: Any) -> dict[str, Any]:
+    return {"content": content, "memory_type": "fact", "content_hash": memoryai.content_hash(content),
+            "created_at": created_at, "accessed_at": created_at, **fields}
+
+
+def example_bundle(chunks: Iterable[Mapping[str, Any]], entities: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    return {"format": memoryai.FORMAT, "version": 1, "generator": "memconform table", "exported_at": "2026-07-01T00:00:00Z",
+            "manifest": {"scope": "full", "since": None, "embedding_model": "none", "embedding_dim": 0,
+                         "counts": {"chunks": len(list(chunks))}, "checksum": ""},
+            "chunks": [dict(c) for c in chunks], "entities": [dict(e) for e in entities]}
+
+
+# E1: non-ASCII text and a float, so each reading gives its own digest
+CHECKSUMMED = ChecksumCase(example_bundle([example_chunk("café au lait", importance=1.0)]))
+NFC_CONTENT = ContentHash("cafe\u0301")  # NFC makes it "café"
+REIMPORT = Reimport(example_bundle([example_chunk("reimported")], [{"name": "reimported entity", "frequency": 2,
+                                                                    "first_seen": "2026-01-01T00:00:00Z",
+                                                                    "last_seen": "2026-01-02T00:00:00Z", "is_dna": False}]),
+                    "reimported entity")
+_GOOD = [example_chunk("kept a"), example_chunk("kept b")]
+INVALID_CHUNKS = InvalidChunks(model.State(), example_bundle([_GOOD[0], {"memory_type": "fact"}, _GOOD[1]]),
+                               frozenset(c["content_hash"] for c in _GOOD))
+_AROUND = {name: example_chunk(f"since {name}", at) for name, at in
+           (("before", "2026-06-29T11:59:59Z"), ("at", SINCE), ("after", "2026-06-29T12:00:01Z"))}
+_STATE = model.State(chunks={c["content_hash"]: c for c in _AROUND.values()})
+
+
+def around(*names: str) -> frozenset[str]:
+    """The hashes of the example chunks created before, at or after SINCE."""
+    return frozenset(_AROUND[n]["content_hash"] for n in names)
+
+
+SINCE_EXPORT = ScopedExport(_STATE, "since", SINCE)
+SINCE_BESIDE_FULL = ScopedExport(_STATE, "full", SINCE)
+MIDDLE_OPEN = MiddleItem("open")
+STOPPED_MIDWAY = batch_failures.BatchResult(accepted=True, reported=False, stored=(True, True, False, False, False))
+BATCH_ANSWERS = {batch_failures.ALL: batch_failures.BatchResult(True, False, (True,) * 5),
+                 batch_failures.REPORTED: batch_failures.BatchResult(True, True, (True, True, False, True, True)),
+                 batch_failures.REFUSED: batch_failures.BatchResult(False, False, (False,) * 5)}
+
+
+def stream_example(key: str, wrapped: str | None) -> dict[str, Any]:
+    record = {"content": "streamed", "memory_type": "fact"}
+    return {key: "chunk", wrapped: record} if wrapped else {key: "chunk", **record}
+
+
+# ---- the predictions the rows are made of ---------------------------------------------------------------
+
+Meets = Callable[[Any], bool]
+Predicts = Callable[[Any, Any], bool]
+
+
+def of_kind(kind: type) -> Meets:
+    return lambda request: isinstance(request, kind)
+
+
+def answer_is(expected: Any) -> Predicts:
+    return lambda request, answer: bool(answer == expected)
+
+
+def answer_is_exactly(expected: bool | None) -> Predicts:
+    return lambda request, answer: answer is expected
+
+
+def _both(first: Callable[[Pins], bool], second: Callable[[Pins], bool]) -> Callable[[Pins], bool]:
+    return lambda pins: first(pins) and second(pins)
+
+
+def _digest_is(reading: str) -> Predicts:
+    return lambda request, claimed: bool(claimed == request.digest(reading))
+
+
+def _content_hash_is(nfc: bool) -> Predicts:
+    return lambda request, claimed: bool(claimed == memoryai.content_hash(_nfc(request.content) if nfc else request.content))
+
+
+def _line_shape(key: str, wrapped: str | None) -> Predicts:
+    return lambda request, line: line_kind_key(line) == key and line_record_key(line) == wrapped
+
+
+def _frequency_is(counters: str) -> Predicts:
+    return lambda request, got: _number(got) and bool(got == request.frequency(counters))
+
+
+def _import_fits(accepted: bool) -> Predicts:
+    return lambda request, got: bool(request.fits(accepted, got))
+
+
+def _scoped(since: bool) -> Meets:
+    return lambda request: isinstance(request, ScopedExport) and (request.scope == "since") == since
+
+
+def _export_holds(point: str, reading: str) -> Predicts:
+    return lambda request, got: bool(request.holds(point, reading, got))
+
+
+def _batch_fits(reading: str) -> Predicts:
+    return lambda request, got: bool(got.predictions()[reading])
+
+
+def _open_class(point: str, key: str) -> Meets:
+    return lambda request: isinstance(request, OpenClass) and (request.point, request.key) == (point, key)
+
+
+def _rows() -> list[Reading]:
+    rows: list[Reading] = []
+    # E1: the digest under each reading of the canonical form (options checksum_unicode, checksum_numbers)
+    for name, (unicode, numbers) in memoryai.CHECKSUM_READINGS.items():
+        rows.append(Reading("E1", name, meets=of_kind(ChecksumCase), predicts=_digest_is(name),
+                            accepted=_both(allows("checksum_unicode", unicode), allows("checksum_numbers", numbers)),
+                            checks=CHECKSUMS, example=(CHECKSUMMED, CHECKSUMMED.digest(name)), wrong="0" * 64))
+    # E2: sha256 of the content as written, or NFC-normalised
+    for name, text in (("as written", NFC_CONTENT.content), ("nfc-normalised", _nfc(NFC_CONTENT.content))):
+        rows.append(Reading("E2", name, meets=of_kind(ContentHash), predicts=_content_hash_is(nfc=name != "as written"),
+                            checks=("content_hash_matches",), example=(NFC_CONTENT, memoryai.content_hash(text)),
+                            wrong=memoryai.content_hash("cafe")))
+    # E3: every line shape that says what it is
+    for key in STREAM_KIND_KEYS:
+        for wrapped in (*STREAM_RECORD_KEYS, None):
+            rows.append(Reading("E3", stream_reading(key, wrapped), meets=of_kind(StreamLine), predicts=_line_shape(key, wrapped),
+                                checks=STREAMS, example=(StreamLine(), stream_example(key, wrapped)),
+                                wrong={"label": "chunk", "record": {"content": "streamed"}}))
+    # E4: the multipart field name (option multipart_field)
+    rows += [Reading("E4", name, meets=of_kind(MultipartImport), predicts=answer_is(name),
+                     accepted=allows("multipart_field", name), checks=MULTIPART, example=(MultipartImport(), name), wrong="upload")
+             for name in ("file", "bundle")]
+    # E6: counters on re-import (option reimport_counters)
+    rows += [Reading("E6", name, meets=of_kind(Reimport), predicts=_frequency_is(name),
+                     accepted=allows("reimport_counters", name), checks=("reimport_inserts_nothing",),
+                     example=(REIMPORT, REIMPORT.frequency(name)), wrong=3) for name in ("accumulate", "stable")]
+    # E9: a bundle with an invalid chunk: the valid ones imported, or the whole bundle refused
+    answers = {"skip": ImportAnswer(True, INVALID_CHUNKS.touched, True, {"inserted": 2, "skipped_duplicate": 0, "skipped_invalid": 1}),
+               "refuse": ImportAnswer(False, frozenset())}
+    rows += [Reading("E9", name, meets=of_kind(InvalidChunks), predicts=_import_fits(ok), checks=("domain_import_requests_pairwise",),
+                     example=(INVALID_CHUNKS, answers[name]),
+                     wrong=ImportAnswer(True, frozenset(list(INVALID_CHUNKS.touched)[:1]), True, {"inserted": 1}))
+             for name, ok in (("skip", True), ("refuse", False))]
+    # E10: the chunk created exactly at `since` (option since_boundary); E62: `since` beside another scope
+    held = {"inclusive": around("at", "after"), "exclusive": around("after")}
+    rows += [Reading("E10", name, meets=_scoped(since=True), predicts=_export_holds("E10", name), accepted=allows("since_boundary", name),
+                     checks=("export_scope_since", "domain_export_parameters_pairwise"), example=(SINCE_EXPORT, held[name]),
+                     wrong=around("before", "after"),
+                     # export_scope_since judges the chunk at `since` only: pinned to this reading, the other one's set
+                     controls=(("export_scope_since", held["exclusive" if name == "inclusive" else "inclusive"]),))
+             for name in ("inclusive", "exclusive")]
+    rows += [Reading("E62", name, meets=_scoped(since=False), predicts=_export_holds("E62", name), checks=("domain_export_parameters_pairwise",),
+                     example=(SINCE_BESIDE_FULL, around("before", "at", "after") if name == "ignored" else around("after")),
+                     wrong=around("before")) for name in ("ignored", "applied")]
+    # E41: what a batch may do with its middle item (the class's expectation narrows them: `observe(accepted=)`)
+    rows += [Reading("E41", name, meets=of_kind(MiddleItem), predicts=_batch_fits(name), checks=("import_batch_middle_item",),
+                     example=(MIDDLE_OPEN, BATCH_ANSWERS[name]), wrong=STOPPED_MIDWAY)
+             for name in (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)]
+    # E42, E61: the open classes of the domain table, accepted or refused (no answer at all is neither)
+    for point, keys in open_classes().items():
+        for key in keys:
+            rows += [Reading(point, f"{key} {verb}", meets=_open_class(point, key), predicts=answer_is_exactly(want), checks=OPEN_CLASS_CHECKS[point],
+                             example=(OpenClass(point, key), want), wrong=None)
+                     for verb, want in (("accepted", True), ("refused", False))]
+    # E63: scope since without since, served as every chunk or refused
+    rows += [Reading("E63", name, meets=of_kind(ExportWithoutInstant), predicts=answer_is(name),
+                     checks=("domain_export_every_class", "domain_export_parameters_pairwise"),
+                     example=(ExportWithoutInstant(), name), wrong="other") for name in ("served", "refused")]
+    return rows
+
+
+def _nfc(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)  # an array or object is no reading's count
+
+
+TABLE = ReadingTable(_rows())
+
+
+# ---- asking the table ---------------------------------------------------------------------------------
+
+def meeting(point: str, request: Any) -> list[Reading]:
+    """The rows of `point` the request meets (read from TABLE when asked, so a test can replace it)."""
+    rows = [row for row in TABLE.of(point) if row.meets(request)]
+    if not rows:  # a harness bug, never a verdict on the target
+        raise LookupError(f"no reading of {point} in suites/memoryai/table.py meets {request!r:.120}")
+    return rows
+
+
+def observe(ctx: CheckContext, point: str, request: Any, answer: Any, *, accepted: Iterable[str] | None = None,
+            shown: Any = None, **how: Any) -> Observation:
+    """Record each reading of `point` the answer fits (ctx.observe with the table's predictions); the run accepts
+    the readings its options allow, narrowed to `accepted` when the check knows more (a class's expectation).
+    `shown`: the answer as a failure shows it (default the answer)."""
+    rows = meeting(point, request)
+    pins = pins_of(ctx)
+    allowed = [row.name for row in rows if row.accepted(pins) and (accepted is None or row.name in set(accepted))]
+    fits = {row.name: _fits(row, request, answer) for row in rows}
+    return ctx.observe(point, fits, answer if shown is None else shown, accepted=allowed, **how)
+
+
+def followed(ctx: CheckContext, point: str, request: Any, answer: Any, record: bool = True) -> Reading | None:
+    """The first accepted reading (in the table's order) the answer fits, recorded when `record`: for a point
+    whose readings can give one answer (E1's digests of a bundle that shows none of them)."""
+    pins = pins_of(ctx)
+    found = next((row for row in meeting(point, request) if row.accepted(pins) and _fits(row, request, answer)), None)
+    if found is not None and record:
+        ctx.reading(point, found.name)
+    return found
+
+
+def accepted_names(ctx: CheckContext, point: str, request: Any) -> list[str]:
+    pins = pins_of(ctx)
+    return [row.name for row in meeting(point, request) if row.accepted(pins)]
+
+
+def _fits(row: Reading, request: Any, answer: Any) -> bool:
+    """The answer is what the row predicts (an answer of an unforeseen shape fits no prediction about it)."""
+    try:
+        return bool(row.predicts(request, answer))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False

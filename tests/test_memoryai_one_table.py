@@ -1,0 +1,309 @@
+"""One source of readings for MemoryAI (issue 34 item 1, issue 35 item 2): every check that meets an open
+point asks suites/memoryai/table.py, so no check blames an answer another accepts.
+
+The walk: every row of the table (an errata point and one reading of it) has a request meeting the point, an
+answer fitting the reading and an answer no reading allows; every check the row names is asked through its own
+code (the checksum rule, the stream parser, the multipart import, the oracle-judged exports and imports, the
+batch judge, the domain sweeps' open classes) and must accept the first, record the row's reading, and refuse
+the second. Then each row broken on purpose, both ways round (predicting every answer, predicting none): the
+walk must notice, which it can only do if the checks read the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from memconform.core.check_context import NoTarget
+from memconform.core.profile import Profile
+from memconform.core.readings import Reading, ReadingTable
+from memconform.core.results import Failure
+from memconform.core.runner import Context
+from memconform.core.suite import get_suite
+from memconform.kit import batch_failures, domain
+from memconform.suites.memoryai import bundle_rules, client, stream
+from memconform.suites.memoryai import table as readings
+from memconform.suites.memoryai.checks import (
+    consumer,
+    document,
+    domain_imports,
+    domain_pairs,
+    domain_records,
+    profile,
+)
+from memconform.suites.memoryai.checks.batch_failures import middle_item
+from memconform.suites.memoryai.domain_support import no_instant_observed
+from memconform.suites.memoryai.table import TABLE
+from memconform.targets.base import Reply
+
+
+class FieldTarget(NoTarget):
+    """A consumer whose /import/file takes the bundle under one multipart field name only (E4)."""
+
+    kind = "http"
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def call(self, request: Any, body: Any = None, **fields: Any) -> Reply:
+        if fields.get("params", {}).get("_field") == self.field:
+            return Reply(status=200, body={"success": True, "report": {}}, raw=b'{"success": true, "report": {}}')
+        return Reply(status=400, body={"error": "no bundle in the upload"}, raw=b'{"error": "no bundle in the upload"}')
+
+
+def memoryai_ctx(target: Any = None, **options: str) -> Context:
+    return Context(suite=get_suite("memoryai"), target=target or NoTarget(),
+                   profile=Profile.named("ci", options={f"memoryai.{k}": v for k, v in options.items()}))
+
+
+# ---- each check that can meet a reading, asked through its own code ------------------------------------
+# A judge answers the readings the check recorded for the point (accepted when its code yielded no failure
+# and the set is not empty), or False (refused).
+
+Verdict = bool | set[str]
+
+
+def recorded(ctx: Context, point: str, failures: Iterator[Failure] | list[Failure] | None = None) -> Verdict:
+    if failures is not None and list(failures):
+        return False
+    return set(ctx.readings.get(point, {}).get("seen", []))
+
+
+def with_checksum(request: readings.ChecksumCase, claimed: Any) -> dict[str, Any]:
+    doc = json.loads(json.dumps(request.doc))
+    doc["manifest"]["checksum"] = claimed
+    return doc
+
+
+def by_the_document_checksum(row: Reading, request: Any, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    return recorded(ctx, row.point, bundle_rules.checksum_of(with_checksum(request, answer), ctx, bundle_rules.canonical))
+
+
+def by_the_scoped_checksum(row: Reading, request: Any, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    return recorded(ctx, row.point, bundle_rules.checksum_of(with_checksum(request, answer), ctx))
+
+
+def by_the_content_hash_check(row: Reading, request: readings.ContentHash, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    doc = {"chunks": [{"content": request.content, "memory_type": "fact", "content_hash": answer}]}
+    return recorded(ctx, row.point, document.content_hash_matches(doc, ctx))
+
+
+def by_the_stream_parser(row: Reading, request: Any, answer: Any) -> Verdict:
+    """deleted_not_exported and export_stream_equivalent read the stream through parse_stream."""
+    ctx = memoryai_ctx()
+    envelope = {"format": "memoryai-bundle", "version": 1, "manifest": {"scope": "full"}}
+    raw = b"\n".join(json.dumps(line).encode() for line in (envelope, answer))
+    return recorded(ctx, row.point, stream.parse_stream(ctx, raw)[1])
+
+
+def by_the_multipart_import(row: Reading, request: Any, answer: Any) -> Verdict:
+    """Every check importing through /import/file calls client.import_file: a consumer taking only `answer`."""
+    ctx = memoryai_ctx(FieldTarget(answer))
+    if not client.import_file(ctx, b"{}").ok:
+        return False
+    return recorded(ctx, row.point)
+
+
+def by_the_reimport_check(row: Reading, request: readings.Reimport, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    return recorded(ctx, row.point, consumer.reimported_counters(ctx, request, answer))
+
+
+def by_the_import_pairs(row: Reading, request: Any, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    if isinstance(request, readings.InvalidChunks):
+        body = {"success": True, "report": {"chunks": answer.counters}} if answer.reported else {"success": True}
+        reply = Reply(status=200 if answer.accepted else 422, body=body if answer.accepted else {"error": "invalid chunk"},
+                      raw=json.dumps(body).encode())
+        from memconform.suites.memoryai import model
+
+        outcomes = model.import_answers(request.state, request.bundle)
+        return recorded(ctx, row.point, domain_pairs.judged_import(ctx, "a bundle", "invalid_chunk", reply, answer.held,
+                                                                    request.touched, outcomes, request))
+    if isinstance(request, readings.ScopedExport):
+        return recorded(ctx, row.point, domain_pairs.judged_export(ctx, "an export", request.scope, request.since,
+                                                                    request.state, answer))
+    return by_the_export_without_instant(row, request, answer)
+
+
+def by_the_since_check(row: Reading, request: readings.ScopedExport, answer: Any) -> Verdict:
+    """export_scope_since judges only the chunk created at `since`; asked with its option pinned to the row's
+    reading (under the default both are accepted, so the control is the other reading's answer)."""
+    ctx = memoryai_ctx(since_boundary=row.name)
+    at = frozenset(h for h, ch in request.state.chunks.items() if ch["created_at"] == request.since)
+    case = dataclasses.replace(request, judged=at)
+    return recorded(ctx, row.point, profile.boundary_failures(ctx, case, answer, request.since))
+
+
+def by_the_export_without_instant(row: Reading, request: Any, answer: str) -> Verdict:
+    """domain_export_every_class and domain_export_parameters_pairwise both ask no_instant_observed."""
+    ctx = memoryai_ctx()
+    reply, doc = {"served": (Reply(status=200, body={"format": "memoryai-bundle"}, raw=b"{}"), {"format": "memoryai-bundle"}),
+                  "refused": (Reply(status=422, body={"error": "since needed"}, raw=b'{"error": "since needed"}'), None)}.get(
+        answer, (Reply(status=200, body=[], raw=b"[]"), None))
+    if not no_instant_observed(ctx, {"scope": "since"}, reply, doc):
+        return False
+    return recorded(ctx, row.point)
+
+
+def by_the_batch_judge(row: Reading, request: readings.MiddleItem, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    return recorded(ctx, row.point, batch_failures.judge(ctx, row.point, "a bundle", request.expect, answer,
+                                                         batch_failures.EITHER, ask=middle_item(request.expect)))
+
+
+def value_class(key: str) -> domain.ValueClass:
+    field_id, class_id = key.rsplit(":", 1)
+    found = domain.load("memoryai")
+    assert found is not None
+    return found.field(field_id).cls(class_id)
+
+
+def by_the_envelope_sweep(row: Reading, request: readings.OpenClass, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    domain_imports.observed(ctx, value_class(request.key), answer)
+    return recorded(ctx, row.point)
+
+
+def by_the_record_sweep(row: Reading, request: readings.OpenClass, answer: Any) -> Verdict:
+    ctx = memoryai_ctx()
+    domain_records.observed(ctx, value_class(request.key), answer)
+    return recorded(ctx, row.point)
+
+
+def by_the_export_sweep(row: Reading, request: Any, answer: Any) -> Verdict:
+    if isinstance(request, readings.OpenClass):
+        return by_the_envelope_sweep(row, request, answer)
+    return by_the_export_without_instant(row, request, answer)
+
+
+JUDGES: dict[str, tuple[Callable[[Reading, Any, Any], Verdict], ...]] = {
+    "checksum_present_and_valid": (by_the_document_checksum,), "checksum_valid_scoped": (by_the_scoped_checksum,),
+    "content_hash_matches": (by_the_content_hash_check,),
+    "deleted_not_exported": (by_the_stream_parser,), "export_stream_equivalent": (by_the_stream_parser,),
+    "import_file_multipart": (by_the_multipart_import,), "rejects_newer_version": (by_the_multipart_import,),
+    "reimport_inserts_nothing": (by_the_reimport_check,),
+    "domain_import_requests_pairwise": (by_the_import_pairs, by_the_multipart_import),
+    "export_scope_since": (by_the_since_check,), "domain_export_parameters_pairwise": (by_the_import_pairs,),
+    "import_batch_middle_item": (by_the_batch_judge,),
+    "domain_import_every_class": (by_the_envelope_sweep,), "domain_export_every_class": (by_the_export_sweep,),
+    "domain_import_every_record_class": (by_the_record_sweep,),
+}
+# a check meeting several points through different code: the judge that goes with the point
+BY_POINT = {("domain_import_requests_pairwise", "E4"): by_the_multipart_import,
+            ("domain_import_requests_pairwise", "E9"): by_the_import_pairs}
+
+
+def judges_of(row: Reading, check: str) -> tuple[Callable[[Reading, Any, Any], Verdict], ...]:
+    return (BY_POINT[(check, row.point)],) if (check, row.point) in BY_POINT else JUDGES[check]
+
+
+def walk(row: Reading) -> None:
+    """The row's example accepted and its reading recorded by every check it names; its control refused."""
+    assert row.example is not None and row.checks, "a row needs an example, a control and its checks"
+    request, answer = row.example
+    assert row.fits(request, answer, readings.DEFAULT_PINS), "the example fits its own reading"
+    assert not row.fits(request, row.wrong, readings.DEFAULT_PINS), "the control fits no reading"
+    for check in row.checks:
+        for judge in judges_of(row, check):
+            got = judge(row, request, answer)
+            assert got, f"{check} ({judge.__name__}) blames what {row.point} accepts ({row.name})"
+            assert isinstance(got, set) and row.name in got, f"{check} recorded {got}, not {row.name!r}"
+            assert not judge(row, request, row.control(check)), f"{check} ({judge.__name__}) accepts the control of {row.point} ({row.name})"
+
+
+ROWS = list(TABLE)
+
+
+def test_every_point_of_the_table_is_an_errata_entry() -> None:
+    from pathlib import Path
+
+    import memconform.suites.memoryai as memoryai_suite
+
+    errata = (Path(memoryai_suite.__file__).parent / "errata.md").read_text()
+    assert all(f"## {point} " in errata or f"## {point}." in errata for point in TABLE.points()), TABLE.points()
+
+
+def test_every_check_a_row_names_is_a_registered_check_with_a_judge() -> None:
+    registered = {check_id.split(".", 1)[1] for check_id in get_suite("memoryai").registered()}
+    named = {check for row in ROWS for check in row.checks}
+    assert named <= registered, sorted(named - registered)
+    assert named <= set(JUDGES), sorted(named - set(JUDGES))
+
+
+def test_no_check_observes_a_point_outside_the_table() -> None:
+    """The checks ask the table: no `ctx.observe("E…")` with predictions of its own is left in the suite."""
+    import re
+    from pathlib import Path
+
+    import memconform.suites.memoryai as memoryai_suite
+
+    root = Path(memoryai_suite.__file__).parent
+    own = [f"{p.relative_to(root)}:{m.group(0)}" for p in root.rglob("*.py") if "reference" not in p.parts
+           for m in re.finditer(r"ctx\.observe\(\s*[\"']E\d+", p.read_text("utf-8"))]
+    assert own == []
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r.point}:{r.name}" for r in ROWS])
+def test_every_check_that_can_meet_a_reading_accepts_its_answer_and_refuses_the_control(row: Reading) -> None:
+    walk(row)
+
+
+def test_a_reading_pinned_away_is_blamed_again() -> None:
+    """An option pinning one reading: the other reading's answer fails the check that judges it."""
+    ascii_row = TABLE.named("E1", "ascii-escapes")
+    request, answer = ascii_row.example  # type: ignore[misc]
+    ctx = memoryai_ctx(checksum_unicode="literal")
+    failures = list(bundle_rules.checksum_of(with_checksum(request, answer), ctx))
+    assert len(failures) == 1 and "utf8-literal" in failures[0].detail
+    bundle = TABLE.named("E4", "bundle")
+    assert not client.import_file(memoryai_ctx(FieldTarget("bundle"), multipart_field="file"), b"{}").ok
+    assert by_the_multipart_import(bundle, *bundle.example)  # type: ignore[misc]
+
+
+# ---- the self-test: each row broken both ways round, the walk notices ---------------------------------
+
+def broken(row: Reading, prediction: bool) -> Reading:
+    return dataclasses.replace(row, predicts=lambda request, answer: prediction)
+
+
+@pytest.mark.parametrize("prediction", [True, False], ids=["predicts-every-answer", "predicts-none"])
+def test_every_row_broken_either_way_is_caught_by_the_walk(monkeypatch: pytest.MonkeyPatch, prediction: bool) -> None:
+    missed = []
+    for row in ROWS:
+        bad = broken(row, prediction)
+        monkeypatch.setattr(readings, "TABLE", ReadingTable(bad if r is row else r for r in ROWS))
+        try:
+            walk(bad)
+        except AssertionError:
+            continue
+        missed.append(f"{row.point}:{row.name}")
+    assert missed == [], f"{len(missed)} of {len(ROWS)} rows broken ({prediction}) and the walk did not notice"
+
+
+# Rows whose control a check refuses before it asks the table, so a table row predicting every answer cannot
+# change its verdict: E3, a stream line naming no kind (the parser has no section to put it in); E4, a consumer
+# taking another field name (the check sends only the names of the table's readings).
+REFUSED_BEFORE_THE_TABLE = {"E3", "E4"}
+
+
+@pytest.mark.parametrize("prediction", [True, False], ids=["predicts-every-answer", "predicts-none"])
+def test_the_checks_read_the_table(monkeypatch: pytest.MonkeyPatch, prediction: bool) -> None:
+    """Broken in the table only (the walk's own row left sound): a check must change its answer, so each
+    check reads the table at run time and holds no copy of its own."""
+    missed = []
+    for row in ROWS:
+        monkeypatch.setattr(readings, "TABLE", ReadingTable(broken(row, prediction) if r is row else r for r in ROWS))
+        try:
+            walk(row)
+        except AssertionError:
+            continue
+        if not (prediction and row.point in REFUSED_BEFORE_THE_TABLE):
+            missed.append(f"{row.point}:{row.name}")
+    assert missed == [], f"{len(missed)} of {len(ROWS)} rows: the checks did not notice their table broken ({prediction})"
