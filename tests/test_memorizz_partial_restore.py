@@ -80,5 +80,6 @@ def test_an_open_id_refused_mid_restore_with_its_progress_reported_is_the_provid
 @pytest.mark.slow
 def test_an_archive_of_allowed_records_refused_names_the_record_the_errors_name() -> None:
     titles = failures_of("FileNameLimitedStore")  # its first error names the 512-character id
-    refused = [t for t in titles if t.startswith("an archive of") and "records of allowed classes was refused" in t]
-    assert refused and "its errors naming record.id:at_max" in refused[0], refused
+    refused = [t for t in titles if t.startswith("an archive") and " was refused" in t]
+    # under ci a refused row is split until the failure names its record: the one the store's errors name, alone
+    assert refused and all(t.endswith("its errors naming record.id:at_max") for t in refused), refused
