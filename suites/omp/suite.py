@@ -18,6 +18,7 @@ from memconform.core.results import HarnessError
 from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.detect import detect as detect_export
 from memconform.suites.omp.options import OPTIONS
 
 
@@ -135,7 +136,7 @@ SUITE = SuiteSpec(
     mutants=Later("memconform.suites.omp.mutants"),
     serve=Later("memconform.suites.omp.reference.serve:serve_reference"), probe=_probe,
     # `memconform validate export.json`: a GET /v1/export body (checks/export_document.py)
-    detect=lambda doc: isinstance(doc, dict) and "omp_version" in doc and isinstance(doc.get("memories"), list),
+    detect=detect_export,
     hints=("omp_version", "server", "memories"),
 )
 
