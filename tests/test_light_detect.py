@@ -6,12 +6,16 @@ naming and the same findings as naming with every suite loaded."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from memconform.core.detectors import Detector, detectors
 from memconform.core.profile import Profile
-from memconform.core.suite import Detector, all_suites, detectors, get_suite
+from memconform.core.suite import all_suites, get_suite
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.run import validate
 from memconform.run.validate import HEAD_BYTES, validate_file
@@ -152,3 +156,24 @@ def test_naming_that_detect_does_not_decide_is_the_same(text: bytes, name: str, 
     quick = judged(path, monkeypatch, light=True)
     assert quick == judged(path, monkeypatch, light=False)
     assert quick[0] == (named or "HarnessError"), quick
+
+
+@pytest.mark.parametrize("suite", SUITE_NAMES)
+def test_the_document_check_modules_hold_every_document_check_in_run_order(suite: str) -> None:
+    """validate imports only SuiteSpec.document_checks: in a fresh interpreter they register the document
+    checks a whole load has, in the same order, and a whole load afterwards keeps the run's order."""
+    code = textwrap.dedent(f"""
+        import json
+        from memconform.core.suite import get_suite
+        spec = get_suite({suite!r})
+        alone = [c.id for c in spec.load_document_checks()]
+        after = [c.id for c in spec.registered().values()]
+        print(json.dumps({{"alone": alone, "after": after}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    spec = get_suite(suite)
+    whole = list(spec.registered())
+    assert seen["alone"] == [c.id for c in spec.registered().values() if c.kind == "document"]
+    assert seen["alone"] and seen["after"] == whole  # a positive control, and the order of a whole load

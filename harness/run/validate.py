@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.detectors import Detector, detectors
 from ..core.handed import open_handed, read_handed, refuse_unless_regular
 from ..core.json_reader import FILE, JsonRejected, read_json
 from ..core.profile import Profile
 from ..core.results import Failure, HarnessError, Outcome, Result
-from ..core.suite import Detector, SuiteSpec, all_suites, detectors, get_suite
+from ..core.suite import SuiteSpec, all_suites, get_suite
 
 MAX_DEPTH = FILE.max_depth
 HEAD_BYTES = 64 * 1024

@@ -1,5 +1,5 @@
 """Is this an AMPS export? Answered without loading the suite (`memconform validate` asks every suite
-before it loads the one named: core/suite.py `detectors`); format/schema.py's `detect` answers with it."""
+before it loads the one named: core/detectors.py); format/schema.py's `detect` answers with it."""
 
 from __future__ import annotations
 

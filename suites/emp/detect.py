@@ -1,5 +1,5 @@
 """Is this an EMP memory.jsonl? Answered without loading the suite (`memconform validate` asks every suite,
-on every file's first lines, before it loads the one named: core/suite.py `detectors`). A parsed object
+on every file's first lines, before it loads the one named: core/detectors.py). A parsed object
 is answered here, and so is a text none of whose first 20 lines orjson reads as an entry; anything else
 is asked of format/reader.py's `detect`, whose strict reader is the authority on a line."""
 

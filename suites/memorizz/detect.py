@@ -1,5 +1,5 @@
 """Is this a MemoRizz archive? Answered without loading the suite (`memconform validate` asks every suite
-before it loads the one named: core/suite.py `detectors`), for a file's head or a parsed document; the
+before it loads the one named: core/detectors.py), for a file's head or a parsed document; the
 format's `detect` (format/reader.py) answers an Archive its reader made itself, and everything else with this."""
 
 from __future__ import annotations

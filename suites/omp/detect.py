@@ -1,5 +1,5 @@
 """Is this an OMP export (a GET /v1/export body, checks/export_document.py)? Answered without loading the
-suite (`memconform validate` asks every suite before it loads the one named: core/suite.py `detectors`);
+suite (`memconform validate` asks every suite before it loads the one named: core/detectors.py);
 the SuiteSpec's `detect` is this function."""
 
 from __future__ import annotations

@@ -117,6 +117,7 @@ FULL_CLAUSE = ("list_filter_namespace", "search_filter_namespace", "tool_key_own
 SUITE = SuiteSpec(
     options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.omp.checks",  # imported when the checks are asked for, not to name a format
+    document_checks=("export_document",),  # every document check: all `memconform validate` imports
     spec_text=spec_text_path('open-memory-protocol-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=omp.SUITE,
     spec_title=omp.SPEC,

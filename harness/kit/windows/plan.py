@@ -18,7 +18,7 @@ from typing import Any
 
 from ...core.check_context import NoTarget
 from ...core.profile import Profile
-from ...core.registry import Check, select_checks
+from ...core.registry import Check, select_document_checks
 from ...core.results import HarnessError, Result
 from ...core.runner import Context, run_checks
 from ...core.suite import SuiteSpec
@@ -104,7 +104,7 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int =
         if len(found) != 1:
             return False
         suite, plan_class = found[0]
-        checks = [c for c in select_checks(suite.name, check_ids) if c.kind == "document"]
+        checks = select_document_checks(suite.name, check_ids)
         ctx = Context(suite=suite, target=NoTarget(), profile=profile or Profile(), document=None)
         chosen.append((suite, plan_class(PlanContext(ctx, checks))))
         return True
