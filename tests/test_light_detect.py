@@ -17,6 +17,7 @@ from memconform.core.detectors import Detector, detectors
 from memconform.core.profile import Profile
 from memconform.core.suite import all_suites, get_suite
 from memconform.kit.fixtures_loader import fixture_root
+from memconform.kit.windows import plan
 from memconform.run import validate
 from memconform.run.validate import HEAD_BYTES, validate_file
 
@@ -118,14 +119,15 @@ def written(tmp_path: Path, case: str, document: Any, name: str = "document.json
     return path / name
 
 
-def judged(path: Path, monkeypatch: pytest.MonkeyPatch, light: bool) -> Any:
+def judged(path: Path, monkeypatch: pytest.MonkeyPatch, light: bool, window: int | None = None) -> Any:
     """(suite, how it was named, each result's check and outcome, each failure) of validate_file, naming
     with the Detectors or with every suite loaded; a file no format names gives its error."""
     with monkeypatch.context() as patched:
         if not light:
             patched.setattr(validate, "detectors", lambda: None)
+            patched.setattr(plan, "detectors", lambda: None)
         try:
-            suite, how, results = validate_file(path, None, Profile(), None, 10 * 2**20)
+            suite, how, results = validate_file(path, None, Profile(), None, 10 * 2**20, window)
         except Exception as exc:  # noqa: BLE001  the same refusal either way is the same answer
             return type(exc).__name__, str(exc)
     return suite.name, how, [(r.check_id, r.outcome.value, [f.to_json() for f in r.failures]) for r in results]
@@ -177,3 +179,33 @@ def test_the_document_check_modules_hold_every_document_check_in_run_order(suite
     whole = list(spec.registered())
     assert seen["alone"] == [c.id for c in spec.registered().values() if c.kind == "document"]
     assert seen["alone"] and seen["after"] == whole  # a positive control, and the order of a whole load
+
+
+def test_a_detectors_window_sections_are_its_plans(light: dict[str, Detector]) -> None:
+    for name, detector in light.items():
+        plan_class = plan.plan_of(get_suite(name))
+        assert detector.sections == (plan_class.sections if plan_class is not None else ()), name
+    assert light["amps"].sections and light["memoryai"].sections  # a positive control: two formats have plans
+
+
+@pytest.mark.parametrize("suite", ["amps", "memoryai"])
+def test_a_file_read_in_windows_is_named_and_judged_the_same_by_detectors(suite: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over a (shrunk) window, the sections' owner comes from the Detectors and only its suite loads: the same
+    suite, naming and findings as with every suite's plan loaded."""
+    case = "linked-complete" if suite == "amps" else "full_bundle_all_sections"
+    document = json.loads((fixture_root() / suite / "valid" / f"{case}.json").read_text("utf-8"))["document"]
+    path = written(tmp_path, suite, document)
+    seen: list[bool] = []
+    read = plan.read_with_plan
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        found = read(*args, **kwargs)
+        seen.append(found is not None)
+        return found
+
+    monkeypatch.setattr(plan, "read_with_plan", noted)
+    quick = judged(path, monkeypatch, light=True, window=256)
+    assert quick == judged(path, monkeypatch, light=False, window=256)
+    assert seen == [True, True]  # a positive control: both read the file in windows
+    assert quick[0] == suite and quick[1] == "detected"

@@ -15,12 +15,14 @@ from .suite import entry_point_modules
 class Detector:
     """A suite's answer to "is this my format?", loaded without the suite: the module `detect` beside the
     module its entry point names (`pkg.suite:SUITE` -> `pkg.detect`), holding `detect` (what the SuiteSpec's
-    own `detect` answers) and `STREAMED` (whether the SuiteSpec has a `stream`). `memconform validate` asks
-    every suite's, then loads only the suite named (tests/test_light_detect.py holds the two answers equal)."""
+    own `detect` answers), `STREAMED` (whether the SuiteSpec has a `stream`) and, where the format has a
+    window plan, `WINDOW_SECTIONS` (the plan's sections). `memconform validate` asks every suite's, then
+    loads only the suite named (tests/test_light_detect.py holds them equal to the suite's own)."""
 
     name: str
     detect: Callable[[Any], bool]
     streamed: bool
+    sections: tuple[str, ...] = ()
 
 
 def detectors() -> list[Detector] | None:
@@ -39,7 +41,8 @@ def detectors() -> list[Detector] | None:
                 return None
             raise
         detect, streamed = getattr(module, "detect", None), getattr(module, "STREAMED", None)
-        if not callable(detect) or not isinstance(streamed, bool):
+        sections = getattr(module, "WINDOW_SECTIONS", ())
+        if not callable(detect) or not isinstance(streamed, bool) or not isinstance(sections, tuple):
             return None
-        found.append(Detector(name, detect, streamed))
+        found.append(Detector(name, detect, streamed, sections))
     return found

@@ -282,8 +282,7 @@ def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: 
     if size > window:
         from ..kit.windows.plan import validate_windowed
 
-        windowed = validate_windowed(path, size, wanted, suites or all_suites(), profile, check_ids, window, open_regular,
-                                     name_format)
+        windowed = validate_windowed(path, size, wanted, suites, profile, check_ids, window, open_regular, name_format)
         if windowed is not None:
             return windowed
     raw = head + read_rest(path, len(head), max_bytes)

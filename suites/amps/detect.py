@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 STREAMED = False  # the SuiteSpec has no `stream`: a file is read whole or in windows
+WINDOW_SECTIONS = ("atoms", "artifacts")  # format/windows.py's plan reads these in windows
 
 
 def detect(doc: Any) -> bool:

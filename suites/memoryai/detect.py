@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 STREAMED = False  # the SuiteSpec has no `stream`: a file is read whole or in windows
+# format/windows.py's plan reads these in windows (the bundle's record sections)
+WINDOW_SECTIONS = ("chunks", "memory_edges", "entities", "l2_sessions", "mood_states", "agents")
 FORMAT = "memoryai-bundle"  # format/bundle.py FORMAT (tests/test_light_detect.py holds them equal)
 
 
