@@ -11,6 +11,7 @@ import orjson
 
 STREAMED = True  # the SuiteSpec's `stream` reads the file a line at a time (format/reader.py LineStream)
 LINES_LOOKED_AT = 20  # format/reader.py detect: the first 20 lines that are not blank
+CUT_SHORT = "unexpected end of data"  # orjson's words for a text that ends inside a value
 
 
 def detect(doc: Any) -> bool:
@@ -26,8 +27,8 @@ def detect(doc: Any) -> bool:
 def _may_hold_an_entry(text: str | bytes) -> bool:
     """False only when each of the first lines the reader would look at parses, by orjson, to something that
     is not an object with v, id and ts: where orjson reads a line the strict reader yields the same value
-    (the same keys) or refuses the line, so it holds no entry either. A line orjson cannot read, or that is
-    not UTF-8, is left to the reader."""
+    (the same keys) or refuses the line, so it holds no entry either; a line that ends inside a value no
+    reader reads. Any other line orjson cannot read, or that is not UTF-8, is left to the reader."""
     seen = 0
     for line in text.split(b"\n" if isinstance(text, bytes) else "\n"):
         try:
@@ -41,7 +42,9 @@ def _may_hold_an_entry(text: str | bytes) -> bool:
             return False
         try:
             value = orjson.loads(line)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as exc:
+            if exc.msg == CUT_SHORT:  # a line that ends inside a value (a head cut mid-line) reads in no reader
+                continue
             return True
         if isinstance(value, dict) and "v" in value and "id" in value and "ts" in value:
             return True
