@@ -30,7 +30,8 @@ def _may_hold_an_entry(text: str | bytes) -> bool:
     (the same keys) or refuses the line, so it holds no entry either; a line that ends inside a value no
     reader reads. Any other line orjson cannot read, or that is not UTF-8, is left to the reader."""
     seen = 0
-    for line in text.split(b"\n" if isinstance(text, bytes) else "\n"):
+    lines: list[bytes] | list[str] = text.split(b"\n") if isinstance(text, bytes) else text.split("\n")
+    for line in lines:
         try:
             shown = line.decode("utf-8") if isinstance(line, bytes) else line
         except UnicodeDecodeError:
