@@ -1,6 +1,6 @@
-"""Rules of the house the code itself keeps (issue 30): a check module is imported only by its package's
-`__init__.py`, so importing one never registers or reorders another, and the checks run in the order that
-file lists them."""
+"""Rules of the house the code itself keeps (issue 30): a check module is imported only by the SuiteSpec's
+load_checks (or, for its document checks alone, load_document_checks), so importing one never registers or
+reorders another, and the checks run in the order its package's `__init__.py` lists them in `__all__`."""
 
 from __future__ import annotations
 
@@ -74,9 +74,9 @@ def test_no_check_module_imports_another_check_module(suite: str) -> None:
 @pytest.mark.parametrize("suite", SUITES)
 def test_checks_register_in_the_order_checks_init_lists_them(suite: str) -> None:
     init = ast.parse((ROOT / "suites" / suite / "checks" / "__init__.py").read_text("utf-8"))
-    package = f"memconform.suites.{suite}.checks"
-    listed = [a.name for node in init.body if isinstance(node, ast.ImportFrom) and node.module == package
-              for a in node.names]
+    listed = [ast.literal_eval(item) for node in init.body if isinstance(node, ast.Assign)
+              and [getattr(t, "id", None) for t in node.targets] == ["__all__"] and isinstance(node.value, ast.List)
+              for item in node.value.elts]
     order: list[str] = []
     for check in get_suite(suite).registered().values():
         module = check.fn.__module__.rpartition(".")[2]

@@ -426,3 +426,50 @@ def test_a_memorizz_archive_over_the_record_limit_is_refused_the_same_way(tmp_pa
     whole, windowed = memorizz_both_ways(path, monkeypatch, profile)
     assert windowed == whole
     assert any(r[0] == "memorizz.within_limits" and r[1] == "failed" for r in whole)
+
+
+# window texts over the reader's short-text bound (json_reader.MIN_CONTAINERS), so the strict reader counts
+# them: ASCII, characters under and past U+FFFF, escaped quotes, marks inside strings, digits, nesting
+COUNTED_TEXTS = {
+    "ascii": {"a": "plain text, with [marks] {inside} \"quoted\"", "n": [1, 2.5, -3e7], "o": {"k": None}},
+    "bmp": {"a": "caf\u00e9 \u2014 \u4e2d\u6587", "b": ["\u00fc", {"\u00e9": 1}]},
+    "astral": {"a": "\U0001f600 and \U0001d11e", "b": ["\U00010348", "x"], "c": "\u00e9"},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(COUNTED_TEXTS))
+def test_a_window_the_strict_reader_counted_adds_what_a_scan_of_its_bytes_would(kind: str) -> None:
+    """The reader adds up a window's counts from the strict reader's own pass (read_json_counting) instead of
+    scanning its bytes again: the same sums as the scan, for every kind of text."""
+    from memconform.core.json_reader import MIN_CONTAINERS, read_json_counting
+    from memconform.kit.windows.reader import WINDOW_POLICY, _Totals
+
+    element = json.dumps(COUNTED_TEXTS[kind], ensure_ascii=False).encode("utf-8")
+    text = b",".join([element] * (MIN_CONTAINERS // len(element) + 2))
+    scanned, counted = _Totals(), _Totals()
+    scanned.add(b'{"head": 1}')
+    counted.add(b'{"head": 1}')
+    scanned.add(text)
+    elements, _, counts = read_json_counting(b"[" + text + b"]", WINDOW_POLICY)
+    assert counts is not None and len(elements) > 1  # a positive control: the counted path ran
+    counted.add_counted(counts, 1)
+    assert counted == scanned
+    assert (counted.ascii, counted.wide > 0) == (kind == "ascii", kind == "astral")
+
+
+def test_windows_the_strict_reader_counted_give_the_same_findings(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows past the short-text bound (counted by the strict reader, not scanned again) read as the
+    whole file does."""
+    from memconform.core.json_reader import MIN_CONTAINERS
+    from memconform.kit.windows.reader import _Totals
+
+    doc = amps_export(3000, seed=34, flaws=True)
+    path = write(tmp_path, "export.json", doc, None)
+    assert path.stat().st_size > 6 * MIN_CONTAINERS  # several windows, each counted
+    added = []
+    counted = _Totals.add_counted
+    monkeypatch.setattr(_Totals, "add_counted", lambda self, *a: (added.append(a), counted(self, *a))[1])
+    whole, windowed = both_ways(path, window=2 * MIN_CONTAINERS)
+    assert len(added) >= 3  # a positive control: the windows were counted by the strict reader
+    assert windowed == whole and any(r[1] == "failed" for r in whole)

@@ -10,7 +10,7 @@ from typing import Any
 from ..core.registry import REGISTRY
 from ..core.results import Outcome, Result
 from ..core.suite import all_suites, get_suite
-from ..core.wording import plural, visible
+from ..core.wording import plural, shown_value, visible
 from .common import profile_from_args
 from .json_output import dumps
 
@@ -45,10 +45,6 @@ def _print_validation(results: list[Result], warnings: list[Result]) -> None:
         if len(same) > 1:
             _show(f"      the same cause in {len(same) - 1} more: {', '.join(x.check_id for x in same[1:])}")
         for f in r.failures[:20]:
-            from ..render.groups import (
-                shown_value,  # only when a failure is shown: a valid file loads no renderer
-            )
-
             j = f.to_json()
             _show(f"      {j['title']}")
             _show(f"        at {j['path']}")

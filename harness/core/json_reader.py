@@ -78,6 +78,20 @@ def read_json(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> Any
 def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = FILE) -> tuple[Any, bool]:
     """(value, fast): `fast` means orjson read it, so it holds no NaN or infinity and no integer beyond
     64 bits (a writer that cannot represent those may then take its own fast path)."""
+    return _read_noting(raw, policy, None)
+
+
+def read_json_counting(raw: bytes, policy: Policy = FILE) -> tuple[Any, bool, TextCounts | None]:
+    """read_json_noting_path, and what its bounds counted of the text (None: it counted nothing, a short
+    text read by orjson straight away): a reader adding counts up over a file's windows (kit/windows)
+    then scans no window twice."""
+    counted: list[TextCounts] = []
+    value, fast = _read_noting(raw, policy, counted)
+    return value, fast, counted[0] if counted else None
+
+
+def _read_noting(raw: bytes | bytearray | memoryview, policy: Policy, counted: list[TextCounts] | None,
+                 ) -> tuple[Any, bool]:
     if type(raw) is not bytes:
         raw = bytes(raw)
     if len(raw) <= MIN_CONTAINERS and policy.duplicates == "allow":
@@ -92,13 +106,13 @@ def read_json_noting_path(raw: bytes | bytearray | memoryview, policy: Policy = 
     collecting = gc.isenabled()
     gc.disable()  # parsed JSON holds no cycles: collecting while millions of objects appear is wasted time
     try:
-        return _read(raw, policy)
+        return _read(raw, policy, counted)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
+def _read(raw: bytes, policy: Policy, counted: list[TextCounts] | None = None) -> tuple[Any, bool]:
     if raw.startswith(BOM):
         raise JsonRejected("bom", "a byte order mark precedes the JSON text (RFC 8259 §8.1)", offset=0,
                            received="EF BB BF")
@@ -107,7 +121,11 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
     counts = MarkCounts.of(marks)
     brackets = counts.objects + counts.arrays
     check_containers(raw, policy.max_depth, brackets)
-    check_memory(raw, marks, counts)
+    ascii = raw.isascii()
+    wide = 0 if ascii else len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
+    check_memory(raw, marks, counts, (ascii, wide))
+    if counted is not None:
+        counted.append(TextCounts(counts, ascii, wide))
     wide_ints = holds_wide_int(dense)
     del dense  # the shapes are gone before the parse builds its objects: they add nothing to the peak
     if policy.duplicates == "allow" and not wide_ints:
@@ -117,6 +135,15 @@ def _read(raw: bytes, policy: Policy) -> tuple[Any, bool]:
         if value is not _REFUSED:
             return value, True
     return _stdlib(raw, policy), False
+
+
+@dataclass(frozen=True)
+class TextCounts:
+    """What the bounds counted of a text: its marks, whether it is ASCII, how many characters past U+FFFF."""
+
+    marks: MarkCounts
+    ascii: bool
+    wide: int
 
 
 @dataclass(frozen=True)
@@ -211,15 +238,20 @@ def estimated_memory(objects: int, arrays: int, strings: int, commas: int, wide:
     return 200 * objects + 72 * arrays + 60 * strings + 40 * commas + per_char * length
 
 
-def check_memory(raw: bytes, marks: bytes, counts: MarkCounts | None = None) -> None:
+def check_memory(raw: bytes, marks: bytes, counts: MarkCounts | None = None,
+                 shape: tuple[bool, int] | None = None) -> None:
     """Refuse, before parsing, a text that would build more than `memory_bound` bytes of objects: many
     short strings, one-letter keys or small objects cost far more as Python objects than as text.
     `marks`: the text's `"[{,` characters and lead bytes of 4-byte UTF-8 sequences. This first estimate
     counts characters inside strings too (and escaped quotes as strings); only a text over the bound by
-    it is counted again outside strings, so a string full of quotes and commas is never refused for them."""
+    it is counted again outside strings, so a string full of quotes and commas is never refused for them.
+    `shape`: (the text is ASCII, its characters past U+FFFF), when the caller counted them already."""
     bound = memory_bound(len(raw))
-    ascii = raw.isascii()
-    wide = 0 if ascii else len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
+    if shape is not None:  # (ascii, wide) as the caller found them
+        ascii, wide = shape
+    else:
+        ascii = raw.isascii()
+        wide = 0 if ascii else len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
     counts = counts or MarkCounts.of(marks)
     rough = estimated_memory(counts.objects, counts.arrays, (counts.quotes + 1) // 2, counts.commas, wide,
                              len(raw), ascii)

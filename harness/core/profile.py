@@ -8,7 +8,6 @@ and resolves them against those tables.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -81,6 +80,12 @@ BUDGETS: dict[str, tuple[float, float]] = {
 }
 
 
+def _random_seed() -> int:
+    import random  # only for a profile that is not derandomized: `validate` (ci) starts without it
+
+    return random.randrange(2**31)
+
+
 @dataclass
 class Profile:
     name: str = "ci"
@@ -99,7 +104,7 @@ class Profile:
             raise HarnessError(f"unknown profile {name!r}; choose one of: {', '.join(PROFILES)}")
         base = PROFILES[name]
         if seed is None:
-            seed = CI_SEED if base["derandomize"] else random.randrange(2**31)
+            seed = CI_SEED if base["derandomize"] else _random_seed()
         run_s, check_s = BUDGETS.get(name, (Limits.run_deadline_s, None))
         scale = budget_scale()
         run_s, check_s = run_s * scale, (check_s * scale if check_s is not None else None)

@@ -41,7 +41,16 @@ def load_suite(name: str, missing_ok: bool = False) -> None:
 
 def select_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
     """A suite's registered checks, or those of them `check_ids` names (with or without the suite's prefix)."""
-    checks = REGISTRY.for_suite(suite)
+    return _named(REGISTRY.for_suite(suite), check_ids)
+
+
+def select_document_checks(suite: str, check_ids: list[str] | None) -> list[Check]:
+    """A suite's "document" checks, or those of them `check_ids` names: the document checks of
+    select_checks, loading only their modules where the suite declares them (SuiteSpec.document_checks)."""
+    return _named(get_suite(suite).load_document_checks(), check_ids)
+
+
+def _named(checks: list[Check], check_ids: list[str] | None) -> list[Check]:
     if check_ids:
         wanted = set(check_ids)
         checks = [c for c in checks if c.id in wanted or c.id.split(".", 1)[1] in wanted]

@@ -36,7 +36,7 @@ def register_rules(suite: SuiteSpec, rules: Mapping[str, R], run: Callable[[R, A
             raise HarnessError(f"{suite.name} rule table: row {key!r} holds the rule {rule.key!r}")
         checks[key] = suite.check(kind=kind, level=level, section=rule.section, keyword=rule.keyword,
                                   sentence=rule.sentence)(_rule_fn(rule, run))
-    registered = {key for key, fn in checks.items() if suite.registered()[f"{suite.name}.{key}"].fn is fn}
+    registered = {key for key, fn in checks.items() if suite.registered_so_far()[f"{suite.name}.{key}"].fn is fn}
     if registered != set(rules):
         raise HarnessError(f"{suite.name} rule table and registered checks differ: {sorted(set(rules) ^ registered)}")
     return checks

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -210,6 +209,8 @@ def run_one(check: Check, ctx: Context) -> Result:
         result.reason = str(exc) if str(exc).startswith("positive control refused") else f"target error: {exc}"
     except Exception as exc:  # a harness bug (or RecursionError, MemoryError on hostile data): errored, never passed
         result.outcome = Outcome.ERRORED
+        import traceback  # only for a harness error: `validate` starts without it
+
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
         result.reason = f"harness error: {type(exc).__name__}: {_safe_str(exc)}{where}"

@@ -8,8 +8,10 @@ A suite is any installed distribution that declares, in its packaging metadata,
 The entry point may name the module that registers the suite's checks (`@check`), so loading it
 registers them; or it names the module of the SuiteSpec alone, whose `checks_module` then names the
 module that registers them, imported the first time the checks are asked for (`registered()`,
-`load_checks()`). Naming a file's format (`validate`) needs each suite's SuiteSpec and format, not
-every suite's checks: the built-in suites take the second way. The core never names a suite module itself.
+`load_checks()`). Naming a file's format (`validate`) needs each suite's `detect` alone (a module `detect`
+beside the SuiteSpec's, core/detectors.py), then the named suite's SuiteSpec and its document checks
+(`document_checks`: the modules load_document_checks imports), not every check: the built-in suites take the
+second way. The core never names a suite module itself.
 """
 
 from __future__ import annotations
@@ -116,11 +118,18 @@ class SuiteSpec:
     # `document_source`, a `replay`): imported on the first `registered()` or `load_checks()`; None:
     # the checks register when the SuiteSpec's own module loads
     checks_module: str | None = None
+    # the modules of the checks package that hold every "document" check (`memconform validate` imports only
+    # them: load_document_checks). Declared, the package's __init__ imports no check module: its `__all__`
+    # lists them, in the order their checks run, and load_checks imports them in that order
+    document_checks: tuple[str, ...] = ()
     # the readings of ambiguous spec text a run can pin (`--option`), declared by the suite package
     # (suites/<spec>/options.py) and read with `ctx.option(name)` (core/options.py)
     options: Options = field(default_factory=Options)
     _checks_import_started: bool = field(default=False, init=False, repr=False, compare=False)
     _checks: dict[str, Check] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # per check id, the check module that registered it (the one being imported, else its function's)
+    _module_of: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _importing: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
     _text: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def check(self, *, section: str, keyword: str, level: str, sentence: str, kind: str = "target",
@@ -148,6 +157,7 @@ class SuiteSpec:
         if problems:
             raise HarnessError(f"check {check.id} ({check.fn.__module__}) refused: " + "; ".join(problems))
         self._checks[check.id] = check
+        self._module_of[check.id] = self._importing[-1] if self._importing else check.fn.__module__.rpartition(".")[2]
 
     def option(self, name: str) -> OptionSpec:
         """The declared option `name`; reading one the suite does not declare is a harness bug, said here."""
@@ -179,11 +189,41 @@ class SuiteSpec:
             return self
         self._checks_import_started = True
         try:
-            importlib.import_module(self.checks_module)
+            package = importlib.import_module(self.checks_module)
+            if self.document_checks:
+                self._import_check_modules(list(getattr(package, "__all__", ())))
         except BaseException:
             self._checks_import_started = False  # the next ask tries again, and says why again
             raise
         return self
+
+    def load_document_checks(self) -> list[Check]:
+        """The suite's "document" checks in the order they run, importing only the modules `document_checks`
+        names when the suite declares them (`memconform validate`), else every check module."""
+        if self.document_checks and not self._checks_import_started and self.checks_module is not None:
+            importlib.import_module(self.checks_module)
+            self._import_check_modules(list(self.document_checks))
+            return [c for c in self._checks.values() if c.kind == "document"]
+        return [c for c in self.registered().values() if c.kind == "document"]
+
+    def _import_check_modules(self, names: list[str]) -> None:
+        """Import each check module of the package once, in the order given, noting which registered what;
+        then put the checks in the order of the package's `__all__`, whichever was imported first (a
+        validation imports the document checks alone, and a run in the same process all of them later)."""
+        for name in names:
+            self._importing.append(name)
+            try:
+                importlib.import_module(f"{self.checks_module}.{name}")
+            finally:
+                self._importing.pop()
+        package = sys.modules.get(self.checks_module or "")
+        rank = {name: i for i, name in enumerate(getattr(package, "__all__", ()))}
+        ordered = sorted(self._checks, key=lambda check_id: rank.get(self._module_of.get(check_id, ""), len(rank)))
+        self._checks = {check_id: self._checks[check_id] for check_id in ordered}
+
+    def registered_so_far(self) -> dict[str, Check]:
+        """The checks registered until now, loading none (a rule table asks while its module registers)."""
+        return self._checks
 
     def spec_words(self) -> str | None:
         if self.spec_text is None:
@@ -351,3 +391,9 @@ def is_stale(name: str, exc: ModuleNotFoundError) -> bool:
     ep = _entry_points().get(name)
     module = ep.module if ep is not None else ""
     return bool(exc.name) and (module == exc.name or module.startswith(f"{exc.name}."))
+
+
+
+def entry_point_modules() -> dict[str, str]:
+    """The module each installed suite's entry point names, by suite name (nothing imported)."""
+    return {name: ep.module for name, ep in _entry_points().items()}

@@ -1,6 +1,9 @@
-"""Counted words every rendering shares: "1 check", "2 checks", never "1 checks"."""
+"""Words every rendering shares: counted ("1 check", "2 checks", never "1 checks"), made visible, and a
+value shown as itself."""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -20,3 +23,15 @@ def visible(text: str) -> str:
     """`text` with every control character a terminal would act on written out as JSON would (ESC as `\\u001b`): what a
     target or a handed file says is shown, never obeyed. Line feeds and tabs are kept."""
     return text.translate(_SHOWN)
+
+
+def shown_value(value: Any, limit: int | None = None) -> str:
+    """A received or expected value for a reader: a string as itself (never a JSON string of JSON), anything
+    else as compact JSON; cut at `limit` characters. (Here, not in render/: `validate` prints it without
+    loading the renderers.)"""
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f" … ({len(text) - limit} more characters)"
+    return text

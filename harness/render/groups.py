@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.wording import plural
+from ..core.wording import shown_value as shown_value  # re-exported: where the renderers found it
 from .common import outcome_label
 
 __all__ = ["Group", "cause_of", "clip", "cut_schema_dump", "failure_text", "group_heading", "group_problems", "named", "plural",
@@ -205,17 +206,6 @@ def cut_schema_dump(detail: str, value_lines: int = 8) -> str:
             value = value[: value_lines + 1] + [f"    ... ({len(value) - value_lines - 1} more lines)"]
         text = head + sep + "\n".join(value + after)
     return _FILTERED_AUTH.sub('-H "Authorization: Bearer $MEMCONFORM_API_KEY"', text)
-
-
-def shown_value(value: Any, limit: int | None = None) -> str:
-    """A received or expected value for a reader: a string as itself (never a JSON string of JSON), anything
-    else as compact JSON; cut at `limit` characters."""
-    import json
-
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if limit is not None and len(text) > limit:
-        text = text[:limit] + f" … ({len(text) - limit} more characters)"
-    return text
 
 
 def named(ids: list[str], limit: int = 12) -> str:

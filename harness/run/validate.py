@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.detectors import Detector, detectors
 from ..core.handed import open_handed, read_handed, refuse_unless_regular
 from ..core.json_reader import FILE, JsonRejected, read_json
 from ..core.profile import Profile
@@ -79,7 +80,7 @@ def _keys(doc: Any, raw: bytes) -> set[str]:
     return {m.decode("ascii") for m in _KEY_IN_TEXT.findall(raw[:HEAD_BYTES])}
 
 
-def detects(suite: SuiteSpec, text_or_doc: Any) -> bool:
+def detects(suite: SuiteSpec | Detector, text_or_doc: Any) -> bool:
     """The suite's own `detect`; hostile input that makes it raise is simply not recognised."""
     try:
         return suite.detect is not None and bool(suite.detect(text_or_doc))
@@ -135,10 +136,16 @@ def _skip_space(text: str, pos: int) -> int:
 
 
 def name_format(path: Path, raw: bytes, doc: Any, wanted: str | None, suites: list[SuiteSpec] | None = None) -> Named:
+    """The format of a document (`suites`: those to ask; None: every installed suite, each asked by its
+    Detector first, so a document its format detects loads no other suite)."""
     if wanted:
         return Named(get_suite(wanted), "--format")
-    suites = all_suites() if suites is None else suites
     parsed = not isinstance(doc, NotWellFormed)
+    if suites is None:
+        for light in (detectors() or []) if parsed else []:  # the same detect each SuiteSpec asks, in the same order
+            if detects(light, doc):
+                return Named(get_suite(light.name), "detected")
+        suites = all_suites()
     for suite in suites:
         if detects(suite, doc if parsed else raw):
             return Named(suite, "detected")
@@ -203,11 +210,14 @@ def size_within(path: Path, max_bytes: int) -> int:
 
 def stream_suite(head: bytes, wanted: str | None, suites: list[SuiteSpec] | None = None) -> SuiteSpec | None:
     """The suite whose format is read as a stream (SuiteSpec.stream) and names this head, if any.
-    Detection sees only the head's whole lines."""
+    Detection sees only the head's whole lines. `suites` None: every installed suite, asked by its
+    Detector where every suite has one (only the suite named is loaded), else loaded to be asked."""
     lines = head[: head.rfind(b"\n") + 1] or head
-    for suite in all_suites() if suites is None else suites:
-        if suite.stream is not None and wanted in (None, suite.name) and (wanted or detects(suite, lines)):
-            return suite
+    candidates: list[SuiteSpec] | list[Detector] = (detectors() or all_suites()) if suites is None else suites
+    for suite in candidates:
+        streamed = suite.streamed if isinstance(suite, Detector) else suite.stream is not None
+        if streamed and wanted in (None, suite.name) and (wanted or detects(suite, lines)):
+            return get_suite(suite.name) if isinstance(suite, Detector) else suite
     return None
 
 
@@ -258,8 +268,9 @@ def _validate_file(path: Path, wanted: str | None, profile: Profile, check_ids: 
 
     size = size_within(path, max_bytes)
     head = read_head(path)
-    # --format names one suite: the others are not loaded (no detection runs)
-    suites = [get_suite(wanted)] if wanted else all_suites()
+    # --format names one suite: the others are not loaded (no detection runs); else each suite's Detector
+    # is asked first, and only the suite named is loaded (name_format, stream_suite)
+    suites = [get_suite(wanted)] if wanted else None
     streamed = stream_suite(head, wanted, suites)
     if streamed is not None and streamed.stream is not None:
         document = streamed.stream(path)

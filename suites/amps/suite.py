@@ -42,6 +42,7 @@ _probe = answers_with("export", lambda: {"subject_id": f"memconform-probe-{uuid.
 SUITE = SuiteSpec(
     options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.amps.checks",  # imported when the checks are asked for, not to name a format
+    document_checks=("document",),  # every document check: all `memconform validate` imports
     spec_text=spec_text_path('ai-memory-portability-standard-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=amps.SUITE,
     spec_title=SPEC,

@@ -54,6 +54,7 @@ SUITE = SuiteSpec(
     # the document a run against a target judges is the file the writer checks have it write
     document_source=Later("memconform.suites.emp.checks.writer:written_file"),
     checks_module="memconform.suites.emp.checks",  # imported when the checks are asked for, not to name a format
+    document_checks=("file",),  # every document check: all `memconform validate` imports
     spec_text=spec_text_path('edge-memory-protocol-v1.0.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=emp.SUITE, spec_title=emp.SPEC, version="1.0",
     levels=[Level("file", "File", clause=FILE_CLAUSE), Level("reader", "Reader", clause=READER_CLAUSE),

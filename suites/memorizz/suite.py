@@ -45,6 +45,7 @@ _probe = answers_with("export", lambda: {"memory_id": f"memconform-probe-{uuid.u
 SUITE = SuiteSpec(
     options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.memorizz.checks",  # imported when the checks are asked for, not to name a format
+    document_checks=("document",),  # every document check: all `memconform validate` imports
     spec_text=spec_text_path('memorizz-archive-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=memorizz.SUITE, spec_title=SPEC, version="1",
     levels=[Level("archive", "Archive", clause=ARCHIVE_CLAUSE),

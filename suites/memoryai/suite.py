@@ -52,6 +52,7 @@ SUITE = SuiteSpec(
     # `memconform replay FILE --suite memoryai`: a saved bundle is round-tripped again
     replay=Later("memconform.suites.memoryai.checks.profile:roundtrip_once"),
     checks_module="memconform.suites.memoryai.checks",  # imported when the checks are asked for, not to name a format
+    document_checks=("document",),  # every document check: all `memconform validate` imports
     spec_text=spec_text_path('memoryai-protocol-v1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=memoryai.SUITE,
     spec_title=SPEC,

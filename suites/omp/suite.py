@@ -18,6 +18,7 @@ from memconform.core.results import HarnessError
 from memconform.core.suite import Later, Level, SuiteSpec
 from memconform.kit.fixtures_loader import spec_text_path
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.detect import detect as detect_export
 from memconform.suites.omp.options import OPTIONS
 
 
@@ -117,6 +118,7 @@ FULL_CLAUSE = ("list_filter_namespace", "search_filter_namespace", "tool_key_own
 SUITE = SuiteSpec(
     options=OPTIONS,  # the readings a run can pin (options.py)
     checks_module="memconform.suites.omp.checks",  # imported when the checks are asked for, not to name a format
+    document_checks=("export_document",),  # every document check: all `memconform validate` imports
     spec_text=spec_text_path('open-memory-protocol-v0.1.md'), requirements=Path(__file__).with_name("requirements.json"),
     name=omp.SUITE,
     spec_title=omp.SPEC,
@@ -136,7 +138,7 @@ SUITE = SuiteSpec(
     mutants=Later("memconform.suites.omp.mutants"),
     serve=Later("memconform.suites.omp.reference.serve:serve_reference"), probe=_probe,
     # `memconform validate export.json`: a GET /v1/export body (checks/export_document.py)
-    detect=lambda doc: isinstance(doc, dict) and "omp_version" in doc and isinstance(doc.get("memories"), list),
+    detect=detect_export,
     hints=("omp_version", "server", "memories"),
 )
 

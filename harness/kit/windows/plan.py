@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from ...core.check_context import NoTarget
+from ...core.detectors import detectors
 from ...core.profile import Profile
-from ...core.registry import Check, select_checks
+from ...core.registry import Check, select_document_checks
 from ...core.results import HarnessError, Result
 from ...core.runner import Context, run_checks
-from ...core.suite import SuiteSpec
+from ...core.suite import SuiteSpec, all_suites, get_suite
 from .document import WindowedDocument
 from .reader import WINDOW_BYTES, Layout, NotWindowable, read_windowed, reread
 
@@ -80,19 +81,25 @@ def plan_of(suite: SuiteSpec) -> type[WindowPlan] | None:
     return plan if isinstance(plan, type) and issubclass(plan, WindowPlan) else None
 
 
-def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int = WINDOW_BYTES,
+def read_with_plan(path: Path, size: int, suites: list[SuiteSpec] | None, window: int = WINDOW_BYTES,
                    profile: Profile | None = None, check_ids: list[str] | None = None,
                    opener: Callable[[Path], int] | None = None,
                    ) -> tuple[SuiteSpec, WindowedDocument, WindowPlan] | None:
     """(the suite whose plan read it, the document for its checks, the plan), or None: read the file
     whole. The suite is the one owning the first section met (a section name two formats share is no
-    guide); the caller still names the format from the envelope as the whole-file path would."""
-    owners: dict[str, list[tuple[SuiteSpec, type[WindowPlan]]]] = {}
-    for suite in suites:
+    guide); the caller still names the format from the envelope as the whole-file path would. `suites`
+    None: every installed suite, the sections each owns read from its Detector, and only the owner's
+    suite and plan loaded (core/detectors.py)."""
+    owners: dict[str, list[SuiteSpec | str]] = {}
+    light = detectors() if suites is None else None
+    for detector in light or []:
+        for section in detector.sections:
+            owners.setdefault(section, []).append(detector.name)
+    for suite in (all_suites() if suites is None else suites) if light is None else []:
         plan_class = plan_of(suite)
         if plan_class is not None:
             for section in plan_class.sections:
-                owners.setdefault(section, []).append((suite, plan_class))
+                owners.setdefault(section, []).append(suite)
     if not owners:
         return None
     chosen: list[tuple[SuiteSpec, WindowPlan]] = []
@@ -103,8 +110,11 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int =
         found = owners.get(key, [])
         if len(found) != 1:
             return False
-        suite, plan_class = found[0]
-        checks = [c for c in select_checks(suite.name, check_ids) if c.kind == "document"]
+        suite = get_suite(found[0]) if isinstance(found[0], str) else found[0]
+        plan_class = plan_of(suite)
+        if plan_class is None or key not in plan_class.sections:  # a Detector's sections that are not its plan's
+            raise NotWindowable(f"{suite.name} declares the section {key!r} its window plan does not read")
+        checks = select_document_checks(suite.name, check_ids)
         ctx = Context(suite=suite, target=NoTarget(), profile=profile or Profile(), document=None)
         chosen.append((suite, plan_class(PlanContext(ctx, checks))))
         return True
@@ -128,12 +138,12 @@ def read_with_plan(path: Path, size: int, suites: list[SuiteSpec], window: int =
     return suite, WindowedDocument(layout.envelope, layout.counts, values), plan
 
 
-def validate_windowed(path: Path, size: int, wanted: str | None, suites: list[SuiteSpec], profile: Profile,
+def validate_windowed(path: Path, size: int, wanted: str | None, suites: list[SuiteSpec] | None, profile: Profile,
                       check_ids: list[str] | None, window: int, opener: Callable[[Path], int],
                       name_format: Callable[..., Any]) -> tuple[SuiteSpec, str, list[Result]] | None:
     """`validate` of one file in windows: (suite, how it was named, results), or None to read it whole.
     `opener` and `name_format` are validate's own (a regular file only; the format named as a whole
-    document would be)."""
+    document would be); `suites` None: every installed suite, asked by its Detector (read_with_plan)."""
     read = read_with_plan(path, size, suites, window, profile, check_ids, opener)
     if read is None:
         return None

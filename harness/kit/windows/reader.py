@@ -37,8 +37,10 @@ from ...core.json_reader import (
     CONTAINER_BYTES,
     FILE,
     JsonRejected,
+    TextCounts,
     estimated_memory,
     memory_bound,
+    read_json_counting,
     read_json_noting_path,
 )
 
@@ -105,6 +107,16 @@ class _Totals:
             self.ascii = False
         if not self.ascii:
             self.wide += len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
+
+    def add_counted(self, counted: TextCounts, wrapper_arrays: int) -> None:
+        """The counts the strict reader took of a window it read (read_json_counting), the `[` it was
+        wrapped in taken off: what `add` would count of the window's bytes, without scanning them again."""
+        self.objects += counted.marks.objects
+        self.arrays += counted.marks.arrays - wrapper_arrays
+        self.quotes += counted.marks.quotes
+        self.commas += counted.marks.commas
+        self.ascii = self.ascii and counted.ascii
+        self.wide += counted.wide
 
     def within_file_bounds(self, size: int) -> bool:
         """Would the whole-file reader take these counts without a second look? (Its first, rough
@@ -306,8 +318,11 @@ def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow,
                 raise NotWindowable(f"the section {section!r} does not read")
             length *= 2  # one element longer than the slice, or cuts that did not read: a wider slice
             continue
-        cut, elements, closed, fast = found
-        totals.add(piece[:cut])
+        cut, elements, closed, fast, counted = found
+        if counted is not None:
+            totals.add_counted(counted, 1)
+        else:
+            totals.add(piece[:cut])
         if not totals.within_file_bounds(f.size):  # the sums only grow: over now, over at the end
             raise NotWindowable("over the whole-file reader's first estimates")
         spans.append(Span(section, pos, cut, count, policy))
@@ -320,7 +335,9 @@ def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow,
         pos = f.skip_white(pos + cut + 1)
 
 
-Cut = tuple[int, list[Any], bool, bool]  # (offset of the cut, the elements, closed there, read by orjson)
+# (offset of the cut, the elements, closed there, read by orjson, what the strict reader counted of the
+# window wrapped in [ ]: None when it counted nothing)
+Cut = tuple[int, list[Any], bool, bool, TextCounts | None]
 
 
 def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
@@ -353,8 +370,8 @@ def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
             if not reads:
                 continue  # a cut inside a string or a nested value: an earlier one
         try:
-            elements, fast = read_json_noting_path(wrapped, policy)
-            return after, elements, piece[after] == ord("]"), fast
+            elements, fast, counted = read_json_counting(wrapped, policy)
+            return after, elements, piece[after] == ord("]"), fast, counted
         except JsonRejected:
             pass
         reads, stop = _probe(wrapped)
@@ -392,5 +409,8 @@ def _closed_at(piece: bytes, stop: int, policy: Any) -> Cut | None:
     if not close.endswith(b"]"):
         return None
     at = len(close) - 2  # the `]` in piece's offsets (the wrapper adds one byte before it)
-    elements, fast = _strict_noting(b"[" + piece[:at] + b"]", policy)
-    return at, elements, True, fast
+    try:
+        elements, fast, counted = read_json_counting(b"[" + piece[:at] + b"]", policy)
+    except JsonRejected as exc:
+        raise NotWindowable(f"the strict reader refuses a part of the file: {exc}") from None
+    return at, elements, True, fast, counted

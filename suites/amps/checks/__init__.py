@@ -1,19 +1,18 @@
-"""The amps checks, registered by topic: checks run in the order they register, which is the order of
-the imports below (kept as written: sorting them would reorder the run). The SuiteSpec's checks_module
-names this package (suite.py): the first ask for the checks imports it and registers every check, and a
-wrong declaration is refused then (core/check.py)."""
-# ruff: noqa: F401, I001
+"""The amps checks by topic, in the order they run: `__all__` lists the check modules, and the
+SuiteSpec's load_checks imports them in that order (suite.py names this package as its checks_module,
+and in `document_checks` the modules `memconform validate` imports alone). This file imports none of
+them, so importing one registers no other; a wrong declaration is refused when its module is imported
+(core/check.py). Keep the order as written: sorting it would reorder the run."""
 
-from memconform.suites.amps.checks import document
-from memconform.suites.amps.checks import imports
-from memconform.suites.amps.checks import privacy
-from memconform.suites.amps.checks import roundtrip
-from memconform.suites.amps.checks import stateful
-from memconform.suites.amps.checks import domain_imports
-from memconform.suites.amps.checks import domain_envelope
-# last: what can break a target (stored hostile inputs) runs after every other check
-from memconform.suites.amps.checks import batch_failures
-from memconform.suites.amps.checks import hostile_input
-from memconform.suites.amps.suite import SUITE
-
-__all__ = ["SUITE"]
+__all__ = [
+    "document",
+    "imports",
+    "privacy",
+    "roundtrip",
+    "stateful",
+    "domain_imports",
+    "domain_envelope",
+    # last: what can break a target (stored hostile inputs) runs after every other check
+    "batch_failures",
+    "hostile_input",
+]

@@ -17,6 +17,7 @@ from typing import Any
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.kit.shared_rules import now_iso as now_iso  # re-exported: the suite's clock
 from memconform.kit.windows import NotWindowable, computed
+from memconform.suites.amps.detect import detect as detect_export
 from memconform.suites.amps.format.rules import RULES, Problem, Rule, Scan, scan
 from memconform.suites.amps.format.schema_sites import format_sites_of
 from memconform.suites.amps.format.string_formats import (
@@ -248,10 +249,9 @@ def section_schema_errors(section: str, items: list[Any], first: int) -> list[Sc
 
 
 def detect(doc: Any) -> bool:
-    """An AMPS export by its top-level shape: export_version plus subject/atoms/artifacts."""
-    return (isinstance(doc, dict) and "export_version" in doc
-            and isinstance(doc.get("subject"), dict) and isinstance(doc.get("atoms"), list)
-            and isinstance(doc.get("artifacts"), list))
+    """An AMPS export by its top-level shape: export_version plus subject/atoms/artifacts (suites/amps/detect.py,
+    which `validate` asks without loading the suite; defined here, its windows.py is found beside it)."""
+    return detect_export(doc)
 
 
 def atoms(doc: Any) -> Iterator[tuple[int, dict[str, Any]]]:

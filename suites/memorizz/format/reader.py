@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memconform.core.json_reader import FILE, JsonRejected, read_json_noting_path
+from memconform.suites.memorizz.detect import detect as detect_archive
+from memconform.suites.memorizz.detect import (
+    sniff as sniff,  # re-exported: the head's test, asked without the suite
+)
 from memconform.suites.memorizz.format.canonical_fast import TextFacts
-from memconform.suites.memorizz.format.constants import FORMAT
 
 if TYPE_CHECKING:
     from memconform.suites.memorizz.format.windows import ArchiveFindings
@@ -43,18 +45,10 @@ def open_file(path: str | os.PathLike[str]) -> Archive:
     return Archive(value=None, path=os.fspath(path))
 
 
-def sniff(head: bytes) -> bool:
-    """Does the start of a file name this format? (memorizz and canonical writers put format first)"""
-    return re.search(rb'"format"\s*:\s*"memorizz\.memory"', head) is not None
-
-
 def detect(doc: Any) -> bool:
-    if isinstance(doc, bytes):
-        return sniff(doc)  # the head of a file
-    if isinstance(doc, Archive) and doc.unread:
-        return True
-    value = doc.value if isinstance(doc, Archive) else doc
-    return isinstance(value, dict) and value.get("format") == FORMAT
+    if isinstance(doc, Archive):
+        return doc.unread or detect_archive(doc.value)
+    return detect_archive(doc)  # a file's head or a parsed document (suites/memorizz/detect.py)
 
 
 def record_total(value: Any) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 from memconform.core.orjson_floats import NotFinite, python_floats
+from memconform.suites.memoryai.detect import detect as detect_bundle
 from memconform.targets.base import Route
 
 SUITE = "memoryai"
@@ -250,7 +251,9 @@ def is_dna(chunk: dict[str, Any], rule: str = "union") -> bool:
 
 
 def detect(doc: Any) -> bool:
-    return isinstance(doc, dict) and doc.get("format") == FORMAT
+    """A MemoryAI bundle (suites/memoryai/detect.py, which `validate` asks without loading the suite; defined
+    here, its windows.py is found beside it)."""
+    return detect_bundle(doc)
 
 
 def seal(bundle: dict[str, Any], unicode: str = "literal", numbers: str = "python") -> dict[str, Any]:
