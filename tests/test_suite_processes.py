@@ -213,3 +213,39 @@ def test_files_a_suite_writes_are_moved_into_the_run_and_not_taken_for_tampering
     assert sorted(p.name for p in (tmp_path / "run" / "examples").iterdir()) == ["amps-example.json", "emp-example.json"]
     assert not list(tmp_path.glob("*.suites-*")), "the suites' part folders are removed"
 
+
+
+def test_the_longest_suite_starts_first_and_a_suite_that_ends_frees_its_slot_for_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes for three suites: the two longest by the measured figures (emp, memorizz under ci) start
+    first; memorizz ends while emp still runs, and amps, first in the report, starts in its slot at once (not
+    after emp, which would leave a core idle while emp waits on its locks)."""
+    amps_started = threading.Event()
+    scripts = {
+        "amps": [sent(result("amps", "a")), closed("amps", 1)],
+        "emp": [sent(result("emp", "a")), closed("emp", 1)],
+        "memorizz": [sent(result("memorizz", "a")), closed("memorizz", 1)],
+    }
+    monkeypatch.setattr(suite_processes, "POLL_S", 0.05)
+    session = fake_run(tmp_path, monkeypatch, scripts, {"emp": amps_started})
+    monkeypatch.setenv(suite_processes.ENV_PROCESSES, "2")
+    launched: list[str] = []
+    emp_done_when_amps_started: list[bool] = []
+
+    def launch(index: int, job: Any, news: Any) -> FakePart:
+        launched.append(job.suite)
+        part = session.launched(index, job, news)  # type: ignore[attr-defined]
+        if job.suite == "amps":
+            emp_done_when_amps_started.append(amps_started.is_set())
+            amps_started.set()  # emp (held back) goes on only once amps has started
+        return part
+
+    ran: list[Any] = []
+    runner = threading.Thread(target=lambda: ran.append(suite_processes.run_side_by_side(session, launch)), daemon=True)
+    runner.start()
+    runner.join(30)  # a slot never freed leaves amps unstarted and the run waiting for it for ever
+    assert ran, f"the run did not end: launched {launched}"
+    outcome = ran[0]
+    assert launched == ["emp", "memorizz", "amps"]
+    assert emp_done_when_amps_started == [False]
+    assert [r.check_id for r in outcome.results] == ["amps.a", "emp.a", "memorizz.a"]  # the report's order

@@ -5,7 +5,8 @@ profile, measured against the suite's embedded reference on a 2-core machine sha
 (MEASURED, with the load it was taken at; the README quotes the same figures). A profile with no figure of its
 own is extrapolated from `default` by its examples per property (`thorough`: 200 against 25), and says so; a
 suite with no figure (one installed from elsewhere) is counted apart. A target slower than the reference takes
-longer; the profile's run budget still bounds the run. An estimate is shown, never used to decide anything.
+longer; the profile's run budget still bounds the run. An estimate is shown, and orders the start of suites run side by side (run/suite_processes.py); it never
+decides a verdict.
 """
 
 from __future__ import annotations
@@ -69,3 +70,10 @@ def estimate(planned: Mapping[str, int], profile: str) -> Estimate:
         seconds += found[0] * checks
         extrapolated = extrapolated or found[1]
     return Estimate(seconds, sum(planned.values()), extrapolated, tuple(unknown))
+
+
+def suite_seconds(suite: str, profile: str) -> float:
+    """A whole suite's measured (or extrapolated) seconds under `profile`; 0 without a figure."""
+    figure = per_check_s(suite, profile)
+    checks = MEASURED.get(suite, {}).get(profile, MEASURED.get(suite, {}).get(BASE_PROFILE, (0.0, 0)))[1]
+    return figure[0] * checks if figure is not None else 0.0

@@ -78,8 +78,9 @@ def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutco
     spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this process carried over
     news: Any = spawn.Queue()
     allowed = processes_allowed()
-    waiting = list(enumerate(session.suites))
+    waiting = launch_order(session.suites, session.profile.name)
     running: dict[int, Any] = {}
+    closed: set[int] = set()  # suites whose process said it closed them: their slot is free
     inbox: dict[int, list[tuple[Any, ...]]] = {i: [] for i in range(len(session.suites))}
     hars: list[Path] = []
 
@@ -89,7 +90,7 @@ def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutco
         return process
 
     def start_more() -> None:
-        while waiting and len(running) < allowed:
+        while waiting and len(set(running) - closed) < allowed:
             index, name = waiting.pop(0)
             folder = parts / name if parts is not None else None
             job = _Job(name, session.suites, session.profile, session.api_key, session.check_ids, session.command,
@@ -103,6 +104,9 @@ def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutco
                 message = inbox[index].pop(0) if inbox[index] else None
                 if message is None:
                     message = _next_news(news, inbox, index, name, running)
+                    if any(m[0] == "closed" for i in set(running) - closed for m in inbox[i]):
+                        closed.update(i for i in running if any(m[0] == "closed" for m in inbox[i]))
+                        start_more()  # a suite ahead finished while this one runs: its slot goes to the next
                     if message is None:
                         continue
                 kind = message[0]
@@ -123,6 +127,7 @@ def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutco
                 else:  # "broke": a harness error outside any check; the run stops, its report truncated
                     raise HarnessError(session.redactor.text(f"{name}: the suite's process broke: {message[1]}"))
             process = running.pop(index)
+            closed.discard(index)
             process.join(JOIN_S)  # it has said all it had to: it only ends now
             if process.is_alive():
                 process.terminate()
@@ -139,6 +144,15 @@ def run_side_by_side(session: Session, launch: Launch | None = None) -> RunOutco
             shutil.rmtree(parts, ignore_errors=True)
 
 
+def launch_order(suites: list[str], profile: str) -> list[tuple[int, str]]:
+    """The suites (with their place in the report) in the order their processes start: the longest first by
+    the seconds measured for the suite (run/estimate.py), so a long suite does not start last and end the run
+    alone; the report keeps the suites' own order whatever this one is."""
+    from .estimate import suite_seconds
+
+    return sorted(enumerate(suites), key=lambda item: (-suite_seconds(item[1], profile), item[0]))
+
+
 def _next_news(news: Any, inbox: dict[int, list[tuple[Any, ...]]], index: int, name: str,
                running: dict[int, Any]) -> tuple[Any, ...] | None:
     """The next message of suite `index` (others' kept in their inboxes), None if none came yet; a
@@ -146,8 +160,8 @@ def _next_news(news: Any, inbox: dict[int, list[tuple[Any, ...]]], index: int, n
     try:
         sender, message = news.get(timeout=POLL_S)
     except queue.Empty:
-        process = running[index]
-        if not process.is_alive() and news.empty():
+        process = running.get(index)  # None: not started yet, its slot still held by suites that started first
+        if process is not None and not process.is_alive() and news.empty():
             raise HarnessError(f"{name}: the suite's process ended (exit code {process.exitcode}) before its "
                                "suite was finished; nothing of it is reported as passed") from None
         return None
