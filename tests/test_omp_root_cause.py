@@ -191,3 +191,84 @@ def test_a_server_ignoring_the_strategy_everywhere_is_not_said_to_read_the_body(
     outcome = run(f"python:{__name__}:ignores_overwrite", ["import_overwrite"])
     titles = [f.title for f in failures(outcome, "import_overwrite")]
     assert titles and not any("body-only" in t for t in titles), titles
+
+
+# ---- 35 item 3: a check that needs a clean list scopes its own data (domain_list_parameters) -------------
+
+class WalksEveryMemoryOnOddLimit(OmpApi):
+    """The public server's list, reduced to what domain_list_parameters met: a `limit` outside 1..100 (-1,
+    9007199254740993) reaches SQLite as "no limit", so the handler walks every memory the query's own filters
+    (type, tool, namespace) admit, and applying the `tags` filter to a memory stored with `tags: null` crashes
+    (500); it then serves every match. `crash_on_negative`: besides, a negative limit answers 500 whatever
+    the data (a fault of the parameter itself)."""
+
+    crash_on_negative = False
+
+    def op_list(self, who: Any, req: Any) -> Any:
+        raw = req.params.get("limit", "")
+        walk = raw.lstrip("-").isdigit() and not 1 <= int(raw) <= self.max_limit
+        if not walk:
+            return super().op_list(who, req)
+        if self.crash_on_negative and int(raw) < 0:
+            raise RuntimeError("negative limit")
+        filters, sort = self.list_filters(req.params), self.list_sort(req.params)
+        walked = [doc for doc in self.store.all(self.scope(who)) if admitted_by_query(doc, filters)]
+        if filters.tags and any(doc.get("tags") is None for doc in walked):
+            raise RuntimeError("tags is null")
+        offset = self.int_param(req.params, "offset", 0, 0, None)
+        docs, total = self.list_page(who, filters, sort, 2**31, offset)
+        return 200, {"memories": docs, "total": total, "limit": int(raw), "offset": offset}, {}
+
+
+def admitted_by_query(doc: dict[str, Any], filters: Any) -> bool:
+    """The filters the public server puts in its SQL (type, tool, namespace): the memories a walk reaches."""
+    tool = doc["source"].get("tool") if isinstance(doc.get("source"), dict) else None
+    return all(want is None or have == want for want, have in
+               ((filters.type, doc.get("type")), (filters.tool, tool), (filters.namespace, doc.get("namespace"))))
+
+
+class NegativeLimitCrashes(WalksEveryMemoryOnOddLimit):
+    crash_on_negative = True
+
+
+def walking(api_class: type[OmpApi], poison: bool) -> ServedTarget:
+    served = serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
+    if poison:  # what an earlier import of the run (domain_import_every_class's `tags: null`) left on the key
+        served.api.store.insert(DEFAULT_USER, {
+            "id": "mem_poisonpoison0002", "content": "an earlier import's tags null", "type": "semantic", "tags": None,
+            "source": {"tool": "t", "timestamp": "2026-01-01T00:00:00Z"}, "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z", "expires_at": None, "metadata": {}})
+    return served
+
+
+def walking_poisoned() -> ServedTarget:
+    return walking(WalksEveryMemoryOnOddLimit, True)
+
+
+def walking_clean() -> ServedTarget:
+    return walking(WalksEveryMemoryOnOddLimit, False)
+
+
+def negative_limit_crashes() -> ServedTarget:
+    return walking(NegativeLimitCrashes, True)
+
+
+@pytest.mark.slow
+def test_a_memory_another_check_left_is_out_of_reach_of_the_odd_list_parameters() -> None:
+    # a fresh server serves a negative and a huge limit whole: the positive control
+    clean = run(f"python:{__name__}:walking_clean", ["domain_list_parameters"])
+    assert [r.outcome for r in clean.results] == [Outcome.PASSED], [f.title for f in failures(clean, "domain_list_parameters")]
+    # the same server holding a `tags: null` memory the run did not make: the data set's own tool keeps it out
+    # of every walk, so no 500 is blamed on `limit`
+    poisoned_run = run(f"python:{__name__}:walking_poisoned", ["domain_list_parameters"])
+    assert [r.outcome for r in poisoned_run.results] == [Outcome.PASSED], \
+        [(f.title, f.received) for f in failures(poisoned_run, "domain_list_parameters")]
+
+
+@pytest.mark.slow
+def test_a_negative_limit_that_crashes_by_itself_still_fails_on_the_scoped_base() -> None:
+    outcome = run(f"python:{__name__}:negative_limit_crashes", ["domain_list_parameters"])
+    titles = [f.title for f in failures(outcome, "domain_list_parameters")]
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
+    assert titles and all("limit=-1" in t and "(list.limit:negative)" in t for t in titles), titles
+    assert all(not f.explained_by for f in failures(outcome, "domain_list_parameters"))
