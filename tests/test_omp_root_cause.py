@@ -17,6 +17,7 @@ from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.render.groups import group_problems
 from memconform.run.session import execute_run
+from memconform.suites.omp.mutants.rules import IdFormatUuid
 from memconform.suites.omp.reference.api import OmpApi
 from memconform.suites.omp.reference.parts import DEFAULT_USER
 from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
@@ -272,3 +273,57 @@ def test_a_negative_limit_that_crashes_by_itself_still_fails_on_the_scoped_base(
     assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
     assert titles and all("limit=-1" in t and "(list.limit:negative)" in t for t in titles), titles
     assert all(not f.explained_by for f in failures(outcome, "domain_list_parameters"))
+
+
+# ---- 35 item 3: a fuzzed answer holding memconform's own input, stored as sent (fuzz_response_schemas) -----
+
+class StoresElevenMetadataKeys(OmpApi):
+    """The public server's one metadata fault: metadata with more than 10 keys is stored, as sent."""
+
+    def check_metadata(self, value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else super().check_metadata(value)
+
+
+class StoresElevenKeysAndUuidIds(StoresElevenMetadataKeys, IdFormatUuid):
+    """The control: besides, every id it makes is a UUID (§2.1: "mem_" + 16 alphanumerics), its own fault."""
+
+
+def stores_eleven_keys() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=StoresElevenMetadataKeys), label="fake:omp:eleven-metadata-keys")
+
+
+def stores_eleven_keys_and_uuid_ids() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=StoresElevenKeysAndUuidIds), label="fake:omp:eleven-keys-uuid-ids")
+
+
+def export_failures(outcome: Any) -> list[Failure]:
+    return [f for f in failures(outcome, "fuzz_response_schemas") if "/v1/export" in f.title]
+
+
+@pytest.mark.slow
+def test_an_export_holding_the_eleven_key_memory_another_check_stored_is_explained_by_that_check() -> None:
+    checks = ["rejects_too_many_metadata_keys", "fuzz_response_schemas"]
+    outcome = run(f"python:{__name__}:stores_eleven_keys", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]  # explained, never passed
+    found = export_failures(outcome)
+    assert found and all(f.explained_by == "omp.rejects_too_many_metadata_keys" for f in found), \
+        [(f.title, f.explained_by, f.detail[:200]) for f in failures(outcome, "fuzz_response_schemas")]
+    assert all(f.detail.startswith("explained by omp.rejects_too_many_metadata_keys: a create stored") for f in found)
+    # what the fuzzer's own generated creates got back (its 11-key metadata echoed) is the server's, unexplained
+    own = [f for f in failures(outcome, "fuzz_response_schemas") if f.title.startswith("POST /v1/memories")]
+    assert own and not any(f.explained_by for f in own)
+    alone = run(f"python:{__name__}:stores_eleven_keys", checks[1:])  # nothing established by another check
+    assert not any(f.explained_by for f in failures(alone, "fuzz_response_schemas"))
+    reference = run("reference:omp", checks)
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+@pytest.mark.slow
+def test_an_export_fault_of_the_servers_own_beside_the_stored_input_is_not_explained() -> None:
+    outcome = run(f"python:{__name__}:stores_eleven_keys_and_uuid_ids", ["rejects_too_many_metadata_keys", "fuzz_response_schemas"])
+    found = export_failures(outcome)
+    assert found and not any(f.explained_by for f in found), [(f.title, f.explained_by) for f in found]
+    # the 11-key memory set aside, the id fault of the server's own is what the failure shows
+    assert any(f.detail.startswith("1 memories memconform sent with a value §2.1 forbids, stored as sent (named by "
+                                   "omp.rejects_too_many_metadata_keys), set aside") and "does not match \"^mem_" in f.detail
+               for f in found), [f.detail[:300] for f in found]
