@@ -6,6 +6,8 @@ delete-then-insert path is reached."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.render.groups import group_problems
 from memconform.run.session import execute_run
+from memconform.suites.omp import deviations
+from memconform.suites.omp.fuzzing import stored_as_sent
 from memconform.suites.omp.mutants.rules import IdFormatUuid
 from memconform.suites.omp.reference.api import OmpApi
 from memconform.suites.omp.reference.parts import DEFAULT_USER
@@ -323,7 +327,98 @@ def test_an_export_fault_of_the_servers_own_beside_the_stored_input_is_not_expla
     outcome = run(f"python:{__name__}:stores_eleven_keys_and_uuid_ids", ["rejects_too_many_metadata_keys", "fuzz_response_schemas"])
     found = export_failures(outcome)
     assert found and not any(f.explained_by for f in found), [(f.title, f.explained_by) for f in found]
-    # the 11-key memory set aside, the id fault of the server's own is what the failure shows
-    assert any(f.detail.startswith("1 memories memconform sent with a value §2.1 forbids, stored as sent (named by "
-                                   "omp.rejects_too_many_metadata_keys), set aside") and "does not match \"^mem_" in f.detail
-               for f in found), [f.detail[:300] for f in found]
+    # the id fault of the server's own is what the failure shows (the 11-key memory set aside when it came first)
+    assert all('does not match "^mem_' in f.detail for f in found), [f.detail[:300] for f in found]
+    assert all(f.detail.startswith(("1 memories memconform sent with a value §2.1 forbids, stored as sent (named by "
+                                    "omp.rejects_too_many_metadata_keys), set aside", '"')) for f in found)
+
+
+# ---- 35 item 3: the model-based sequence leaving the model for tags filtered after paging ------------------
+
+class TagsAfterPaging(OmpApi):
+    """The public server's list: type, tool and namespace in the query, the page cut, then the tags filter
+    applied to that page; `total` counts the matches of the other filters (tags ignored)."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, total = super().list_page(who, dataclasses.replace(filters, tags=()), sort, limit, offset)
+        return [d for d in docs if all(t in (d.get("tags") or ()) for t in filters.tags)], total
+
+
+def tags_after_paging(api_class: type[OmpApi] = TagsAfterPaging) -> ServedTarget:
+    served = serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
+    for i in range(30):  # what other checks (or runs) left on the key: the model's untagged pages are full of them
+        served.api.store.insert(DEFAULT_USER, {
+            "id": f"mem_otherrun{i:08d}", "content": f"left by another run {i}", "type": "semantic", "tags": ["other"],
+            "source": {"tool": "t", "timestamp": "2026-01-01T00:00:00Z"}, "created_at": f"2027-01-01T00:00:{i:02d}Z",
+            "updated_at": f"2027-01-01T00:00:{i:02d}Z", "expires_at": None, "metadata": {}})
+    return served
+
+
+@pytest.mark.slow
+def test_a_model_based_divergence_that_tags_filtered_after_paging_alone_cause_is_explained_by_the_tags_check() -> None:
+    checks = ["list_filter_tags_and", "model_based_sequences"]
+    outcome = run(f"python:{__name__}:tags_after_paging", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]  # explained, still failed
+    later = failures(outcome, "model_based_sequences")
+    assert later and all(f.explained_by == "omp.list_filter_tags_and" for f in later), [(f.title, f.explained_by) for f in later]
+    assert later[0].detail.startswith("explained by omp.list_filter_tags_and: list filters applied to the page after paging")
+    groups = group_problems([r.to_json() for r in outcome.results])
+    assert [g.check_ids for g in groups] == [["omp.list_filter_tags_and", "omp.model_based_sequences"]]
+    alone = run(f"python:{__name__}:tags_after_paging", checks[1:])  # nothing established: the failure is its own
+    assert failures(alone, "model_based_sequences") and not any(f.explained_by for f in failures(alone, "model_based_sequences"))
+    reference = run("reference:omp", checks)
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+class TagsAfterPagingTotalOff(TagsAfterPaging):
+    """The control: besides, a page asked with tags says a total one above every count the untagged page
+    gives (a fault of its own, which the tags filtered after paging do not explain)."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, total = super().list_page(who, filters, sort, limit, offset)
+        return docs, total + 1 if filters.tags else total
+
+
+def tags_after_paging_total_off() -> ServedTarget:
+    return tags_after_paging(TagsAfterPagingTotalOff)
+
+
+@pytest.mark.slow
+def test_a_list_divergence_the_untagged_page_does_not_show_is_not_explained_by_the_tags_check() -> None:
+    outcome = run(f"python:{__name__}:tags_after_paging_total_off", ["list_filter_tags_and", "model_based_sequences"])
+    assert failures(outcome, "list_filter_tags_and")
+    later = failures(outcome, "model_based_sequences")
+    assert later and not any(f.explained_by for f in later), [(f.title, f.explained_by) for f in later]
+
+
+class SchemaError:
+    """A schemathesis JsonSchemaError as stored_as_sent reads it: where in the answer it points."""
+
+    def __init__(self, *path: Any) -> None:
+        self.instance_path = list(path)
+
+
+def test_stored_input_is_set_aside_only_until_a_fault_of_the_servers_own_shows() -> None:
+    ctx = Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci"))
+    ctx.check_id = "omp.rejects_too_many_metadata_keys"
+    sent = {"content": "sent with 11 keys", "metadata": {f"k{i}": i for i in range(11)}}
+    established.establish(ctx, f"{deviations.CREATE_STORES_INVALID}:meta11", "a create stored a memory §2.1 forbids (metadata)")
+    deviations.sent_item(ctx, sent, f"{deviations.CREATE_STORES_INVALID}:meta11")
+    ctx.check_id = "omp.fuzz_response_schemas"
+    theirs = {"id": "not-an-omp-id", "content": "the server's own", "metadata": {}}
+    content = json.dumps({"memories": [dict(sent, id="mem_aaaaaaaaaaaaaaaa"), theirs]}).encode()
+    first = SchemaError("memories", 0, "metadata")
+    seen: list[Any] = []
+
+    def clean(body: bytes) -> Any:
+        seen.append(json.loads(body))
+        return None
+
+    assert stored_as_sent.explained(ctx, first, content, clean) == (first, f"{deviations.CREATE_STORES_INVALID}:meta11", "")
+    assert seen == [{"memories": [theirs]}]  # judged again without the memory memconform sent
+    own = SchemaError("memories", 0, "id")
+    found, cause, note = stored_as_sent.explained(ctx, first, content, lambda body: own)
+    assert (found, cause) == (own, "") and note.startswith("1 memories memconform sent") and "omp.rejects_too_many_metadata_keys" in note
+    changed = json.dumps({"memories": [dict(sent, id="mem_aaaaaaaaaaaaaaaa", metadata={"k": 1}), theirs]}).encode()
+    assert stored_as_sent.explained(ctx, first, changed, clean)[1:] == ("", "")  # not what was sent: its own
+    assert stored_as_sent.explained(ctx, SchemaError("memories", 1, "id"), content, clean)[1:] == ("", "")

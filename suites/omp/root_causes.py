@@ -18,7 +18,7 @@ def ids(memories: list[Any]) -> list[Any]:
     return [mem.get("id") for mem in memories if isinstance(mem, dict)]
 
 
-def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any) -> bool:
+def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any, key: Any = client.GLOBAL) -> bool:
     """Is this answer exactly the page the same request without `tags` serves, with the tags filter applied to
     that page afterwards (and its total the untagged one's or the page's own)? Then a failure it causes is
     the one fault list_filter_tags_and established, not the parameter under test: the untagged page must be
@@ -29,7 +29,7 @@ def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any) -
     body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
     if body is None or not isinstance(body.get("memories"), list):
         return False
-    plain = client.list_(ctx, {k: v for k, v in params.items() if k != "tags"})
+    plain = client.list_(ctx, {k: v for k, v in params.items() if k != "tags"}, key=key)
     untagged = plain.body if plain.ok and isinstance(plain.body, dict) and isinstance(plain.body.get("memories"), list) else None
     if untagged is None:
         return False
