@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, Inconclusive, SkipCheck
 from memconform.suites.emp import format as emp
@@ -37,6 +38,7 @@ from memconform.suites.emp.checks.locking import (
     unlocked_writes,
     wait_while_held,
 )
+from memconform.suites.emp.deviations import APPEND_GLUED
 from memconform.suites.emp.suite import SUITE
 
 
@@ -269,15 +271,41 @@ def writer_after_torn_line(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx, [good])
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(TORN)
+    before = read_bytes(path)
     reply, failure = despite_bad_lines(ctx, "append", {"path": path, "entry": e}, "a torn last line")
     if failure is not None:
         yield failure
         return
     got = by_id(emp.resolve(emp.iter_lines(path)))
-    for want in (good["id"], written_id(ctx, reply, e)):
-        if want not in got:
-            yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
-                          [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+    wanted = (good["id"], written_id(ctx, reply, e))
+    unreadable = [want for want in wanted if want not in got]
+    for want in unreadable:
+        yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
+                      [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+    if unreadable and glued_alone(before, read_bytes(path), wanted):
+        # what a later check meets on a last line without its newline (a killed writer's, a file's own)
+        established.establish(ctx, APPEND_GLUED, "an append to a file whose last line has no newline is glued onto "
+                                                 "that line (no new line started)")
+
+
+def mended(before: bytes, after: bytes) -> bytes | None:
+    """The file as it would be had the writer started a new line: `after` with a newline put between the
+    bytes that were there and the writer's, when the writer kept every byte there and glued its own onto a
+    last line without its newline; None otherwise."""
+    if not before or before.endswith(b"\n") or not after.startswith(before) or after[len(before):][:1] in (b"", b"\n", b"\r"):
+        return None
+    return before + b"\n" + after[len(before):]
+
+
+def readable_ids(raw: bytes) -> set[Any]:
+    lines = (emp.read_line(n, line) for n, line in enumerate(raw.split(b"\n"), 1))
+    return set(by_id(emp.resolve(line for line in lines if line is not None)))
+
+
+def glued_alone(before: bytes, after: bytes, wanted: tuple[Any, ...]) -> bool:
+    """Did the glue alone make the entries unreadable: with the new line started, is every wanted id read?"""
+    fixed = mended(before, after)
+    return fixed is not None and set(wanted) <= readable_ids(fixed)
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
@@ -289,15 +317,20 @@ def writer_after_killed_writer(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx, [good])
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(TORN)
+    before = read_bytes(path)
     written: list[str] = []
     failures = list(append_past_stale_lock(ctx, path, e, written))
     yield from failures
     if failures:
         return
     got = by_id(emp.resolve(emp.iter_lines(path)))
-    for want in (good["id"], *written):
+    wanted = (good["id"], *written)
+    # the torn line's own fault (writer_after_torn_line), when a newline started there makes every entry readable
+    glued = glued_alone(before, read_bytes(path), wanted)
+    for want in wanted:
         if want not in got:
-            yield Failure("after a killed writer's stale lock and torn line, an entry is unreadable", None, want,
-                          f"id {want}")
+            failure = Failure("after a killed writer's stale lock and torn line, an entry is unreadable",
+                              [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+            yield established.explained(ctx, failure, APPEND_GLUED) if glued else failure
     if written and os.path.exists(path + emp.LOCK_SUFFIX):
         yield Failure("the stale lock was taken over but never removed", "present", "removed")
