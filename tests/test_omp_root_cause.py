@@ -19,12 +19,14 @@ from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.render.groups import group_problems
 from memconform.run.session import execute_run
-from memconform.suites.omp import deviations
+from memconform.suites.omp import deviations, root_causes
 from memconform.suites.omp.fuzzing import stored_as_sent
 from memconform.suites.omp.mutants.rules import IdFormatUuid
+from memconform.suites.omp.mutants.servers import SortIgnored
 from memconform.suites.omp.reference.api import OmpApi
 from memconform.suites.omp.reference.parts import DEFAULT_USER
 from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
+from memconform.targets.base import Reply
 
 MUTANTS = "python:memconform.suites.omp.mutants"
 
@@ -422,3 +424,42 @@ def test_stored_input_is_set_aside_only_until_a_fault_of_the_servers_own_shows()
     changed = json.dumps({"memories": [dict(sent, id="mem_aaaaaaaaaaaaaaaa", metadata={"k": 1}), theirs]}).encode()
     assert stored_as_sent.explained(ctx, first, changed, clean)[1:] == ("", "")  # not what was sent: its own
     assert stored_as_sent.explained(ctx, SchemaError("memories", 1, "id"), content, clean)[1:] == ("", "")
+
+
+# ---- a page in the wrong order from a server ignoring sort and filtering tags after paging ----------------
+
+class SortIgnoredTagsAfterPaging(SortIgnored, TagsAfterPaging):
+    """The public server's list: `sort` ignored (created_at_desc always) and the tags applied after paging."""
+
+
+def sort_ignored_tags_after_paging() -> ServedTarget:
+    return tags_after_paging(SortIgnoredTagsAfterPaging)
+
+
+@pytest.mark.slow
+def test_an_order_failure_of_a_server_ignoring_sort_is_explained_by_the_sort_check_not_the_tags_one() -> None:
+    outcome = run(f"python:{__name__}:sort_ignored_tags_after_paging",
+                  ["list_filter_tags_and", "list_sort_orders", "domain_list_parameters"])
+    order = [f for f in failures(outcome, "domain_list_parameters") if " order" in f.title and "is not in" in f.title]
+    assert order and all(f.explained_by == "omp.list_sort_orders" for f in order), [(f.title, f.explained_by) for f in order]
+    others = [f for f in failures(outcome, "domain_list_parameters") if f not in order]
+    assert all(f.explained_by != "omp.list_sort_orders" or "created_at_desc" not in f.title for f in others)
+
+
+def test_an_order_failure_is_put_on_the_ignored_sort_only_for_a_page_in_the_default_order() -> None:
+    ctx = Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci"))
+    ctx.check_id = "omp.list_sort_orders"
+    established.establish(ctx, deviations.SORT_IGNORED, "sort is ignored")
+    ctx.check_id = "omp.domain_list_parameters"
+    newest_first = [{"created_at": "2026-02-03T00:00:00Z"}, {"created_at": "2026-02-01T00:00:00Z"}]
+    pairs = [("tags", "t"), ("sort", "created_at_asc")]
+
+    def judged(memories: list[Any], title: str = "GET ...: the page is not in created_at_asc order",
+               asked: list[tuple[str, str]] = pairs) -> str:
+        answer = Reply(status=200, body={"memories": memories}, raw=b"")
+        return root_causes.explained_if_order_from_sort_ignored(ctx, Failure(title), asked, answer).explained_by
+
+    assert judged(newest_first) == "omp.list_sort_orders"
+    assert judged(newest_first[::-1]) == ""  # in no order the ignored sort gives: its own
+    assert judged(newest_first, "GET ...: total does not count every match") == ""  # not an order failure
+    assert judged(newest_first, asked=[("tags", "t")]) == ""  # the default order asked

@@ -62,3 +62,23 @@ def explained_if_sort_ignored(ctx: CheckContext, failure: Failure, pairs: list[t
         return failure
     as_served = [(k, "created_at_desc" if k == "sort" else v) for k, v in pairs]
     return failure if list(judge(as_served, answer)) else established.explained(ctx, failure, SORT_IGNORED)
+
+
+def explained_if_order_from_sort_ignored(ctx: CheckContext, failure: Failure, pairs: list[tuple[str, str]],
+                                         answer: Any) -> Failure:
+    """A page "not in the order asked", explained by SORT_IGNORED (list_sort_orders saw every list come in
+    created_at_desc) when the page served is in created_at_desc order: its order is that deviation's, whatever
+    else (tags filtered after paging) made the page short."""
+    wanted = [v for k, v in pairs if k == "sort"]
+    if not wanted or wanted[-1] == "created_at_desc" or f"is not in {wanted[-1]} order" not in failure.title \
+            or not established.explaining(ctx, SORT_IGNORED):
+        return failure
+    body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
+    memories = body.get("memories") if body is not None else None
+    if not isinstance(memories, list) or not all(isinstance(m, dict) for m in memories):
+        return failure
+    moments = [rules.instant(m.get("created_at")) for m in memories]
+    known = [m for m in moments if m is not None]
+    if len(known) != len(moments) or any(a < b for a, b in zip(known, known[1:], strict=False)):
+        return failure
+    return established.explained(ctx, failure, SORT_IGNORED)

@@ -116,11 +116,13 @@ def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: d
 
 def root_caused(ctx: CheckContext, failure: Failure, pairs: list[tuple[str, str]], answer: Reply, ds: dict[str, Any]) -> Failure:
     """The failure, explained by a deviation another check established when the target's answers show it
-    alone produced it: `sort` ignored (the page right in the default order), or tags applied after paging."""
+    alone produced it: `sort` ignored (the page right in the default order, or its order failure a page in the
+    default order), or tags applied after paging."""
     def judge(as_served: list[tuple[str, str]], same: Reply) -> Iterator[Failure]:
         return page_failures("", same, as_served, ds, Readings.from_options(ctx.option))
 
     failure = root_causes.explained_if_sort_ignored(ctx, failure, pairs, answer, judge)
+    failure = root_causes.explained_if_order_from_sort_ignored(ctx, failure, pairs, answer)
     params = dict(pairs)
     if failure.explained_by or len(params) != len(pairs):
         return failure
