@@ -250,7 +250,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
     from schemathesis.core.failures import FailureGroup
 
     fuzz = fuzzer(ctx)
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, str]] = set()
     reported = 0
     for exchange in exchanges:
         fuzz.last_response = None  # what the check itself sends (ignored_auth's probes) is seen from here on
