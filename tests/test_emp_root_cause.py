@@ -4,13 +4,18 @@ say so ("explained by emp.reader_newest_ts_wins"); a query fault of its own is n
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 from memconform.core.profile import Profile
 from memconform.core.results import Failure
+from memconform.render.groups import group_problems
 from memconform.run.session import execute_run
 from memconform.suites.emp import format as emp
+from memconform.suites.emp.checks.lock import TORN
+from memconform.suites.emp.checks.locking import glued_alone, mended
+from memconform.suites.emp.mutants.writers import GluesToTornLine
 from memconform.suites.emp.reference import ReferenceEmpApp
 
 CHECKS = ["emp.reader_newest_ts_wins", "emp.query_time", "emp.query_tags", "emp.query_every_parameter_pair"]
@@ -82,3 +87,55 @@ def test_updates_of_every_class_written_under_a_new_id_are_explained_by_the_same
     alone = execute_run(["emp"], "python:memconform.suites.emp.mutants:UpdateAsNewId", Profile.named("ci"),
                         report_dir=None, check_ids=checks[1:])  # nothing established: each failure its own
     assert failures(alone, "emp.writer_updates_every_class") and not any(f.explained_by for f in failures(alone, "emp.writer_updates_every_class"))
+
+
+# ---- a writer gluing its line onto a last line without a newline (writer_after_torn_line) ----------------
+
+GLUE_CHECKS = ["emp.writer_after_torn_line", "emp.writer_after_killed_writer", "emp.file_every_line_form"]
+
+
+class GluedUnderAnotherId(GluesToTornLine):
+    """The control: glues too, and writes every entry under an id of its own while answering the one it was
+    handed (a fault no newline mends)."""
+
+    def write_lines(self, path: str, lines: list[dict[str, Any]]) -> None:
+        super().write_lines(path, [dict(e, id=str(uuid.uuid4())) for e in lines])
+
+
+@pytest.mark.slow
+def test_failures_of_an_append_glued_onto_a_last_line_without_newline_are_explained_by_the_torn_line_check() -> None:
+    outcome = execute_run(["emp"], "python:memconform.suites.emp.mutants:GluesToTornLine", Profile.named("ci"),
+                          report_dir=None, check_ids=GLUE_CHECKS)
+    assert [r.outcome.value for r in outcome.results] == ["failed", "failed", "failed"]  # explained, still failed
+    assert failures(outcome, "emp.writer_after_torn_line") and not any(f.explained_by for f in failures(outcome, "emp.writer_after_torn_line"))
+    for check in GLUE_CHECKS[1:]:
+        found = failures(outcome, check)
+        assert found and all(f.explained_by == "emp.writer_after_torn_line" for f in found), [(f.title, f.explained_by) for f in found]
+        assert all(f.detail.startswith("explained by emp.writer_after_torn_line: an append to a file whose last line") for f in found)
+    groups = group_problems([r.to_json() for r in outcome.results])
+    assert [g.check_ids for g in groups] == [GLUE_CHECKS]
+    alone = execute_run(["emp"], "python:memconform.suites.emp.mutants:GluesToTornLine", Profile.named("ci"),
+                        report_dir=None, check_ids=GLUE_CHECKS[1:])  # nothing established: each failure its own
+    assert all(r.outcome.value == "failed" for r in alone.results)
+    assert not any(f.explained_by for r in alone.results for f in r.failures)
+    reference = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None, check_ids=GLUE_CHECKS)
+    assert [r.outcome.value for r in reference.results] == ["passed"] * 3
+
+
+@pytest.mark.slow
+def test_a_glued_line_that_a_newline_would_not_mend_establishes_nothing() -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:GluedUnderAnotherId", Profile.named("ci"), report_dir=None,
+                          check_ids=GLUE_CHECKS)
+    assert failures(outcome, "emp.writer_after_torn_line")
+    assert not any(f.explained_by for r in outcome.results for f in r.failures)
+
+
+def test_a_newline_started_before_the_writers_bytes_is_the_only_mending_taken() -> None:
+    good, new = b'{"v":"1.0","id":"a","ts":1,"content":"x"}', b'{"v":"1.0","id":"b","ts":2,"content":"y"}\n'
+    torn = good + b"\n" + TORN.encode()
+    assert mended(torn, torn + new) == torn + b"\n" + new
+    assert glued_alone(torn, torn + new, ("a", "b"))
+    assert mended(torn, torn + b"\n" + new) is None  # a new line was started: nothing glued
+    assert mended(good + b"\n", good + b"\n" + new) is None  # the last line had its newline
+    assert mended(torn, b" " + torn[1:] + new) is None  # the bytes there were changed, not glued onto
+    assert not glued_alone(torn, torn + new.replace(b'"b"', b'"c"'), ("a", "b"))  # mended, the wanted id still missing

@@ -6,6 +6,8 @@ delete-then-insert path is reached."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -17,9 +19,14 @@ from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.render.groups import group_problems
 from memconform.run.session import execute_run
+from memconform.suites.omp import deviations, root_causes
+from memconform.suites.omp.fuzzing import stored_as_sent
+from memconform.suites.omp.mutants.rules import IdFormatUuid
+from memconform.suites.omp.mutants.servers import SortIgnored
 from memconform.suites.omp.reference.api import OmpApi
 from memconform.suites.omp.reference.parts import DEFAULT_USER
 from memconform.suites.omp.reference.serve import ServedTarget, ServerSpec, serve_target
+from memconform.targets.base import Reply
 
 MUTANTS = "python:memconform.suites.omp.mutants"
 
@@ -191,3 +198,268 @@ def test_a_server_ignoring_the_strategy_everywhere_is_not_said_to_read_the_body(
     outcome = run(f"python:{__name__}:ignores_overwrite", ["import_overwrite"])
     titles = [f.title for f in failures(outcome, "import_overwrite")]
     assert titles and not any("body-only" in t for t in titles), titles
+
+
+# ---- 35 item 3: a check that needs a clean list scopes its own data (domain_list_parameters) -------------
+
+class WalksEveryMemoryOnOddLimit(OmpApi):
+    """The public server's list, reduced to what domain_list_parameters met: a `limit` outside 1..100 (-1,
+    9007199254740993) reaches SQLite as "no limit", so the handler walks every memory the query's own filters
+    (type, tool, namespace) admit, and applying the `tags` filter to a memory stored with `tags: null` crashes
+    (500); it then serves every match. `crash_on_negative`: besides, a negative limit answers 500 whatever
+    the data (a fault of the parameter itself)."""
+
+    crash_on_negative = False
+
+    def op_list(self, who: Any, req: Any) -> Any:
+        raw = req.params.get("limit", "")
+        walk = raw.lstrip("-").isdigit() and not 1 <= int(raw) <= self.max_limit
+        if not walk:
+            return super().op_list(who, req)
+        if self.crash_on_negative and int(raw) < 0:
+            raise RuntimeError("negative limit")
+        filters, sort = self.list_filters(req.params), self.list_sort(req.params)
+        walked = [doc for doc in self.store.all(self.scope(who)) if admitted_by_query(doc, filters)]
+        if filters.tags and any(doc.get("tags") is None for doc in walked):
+            raise RuntimeError("tags is null")
+        offset = self.int_param(req.params, "offset", 0, 0, None)
+        docs, total = self.list_page(who, filters, sort, 2**31, offset)
+        return 200, {"memories": docs, "total": total, "limit": int(raw), "offset": offset}, {}
+
+
+def admitted_by_query(doc: dict[str, Any], filters: Any) -> bool:
+    """The filters the public server puts in its SQL (type, tool, namespace): the memories a walk reaches."""
+    tool = doc["source"].get("tool") if isinstance(doc.get("source"), dict) else None
+    return all(want is None or have == want for want, have in
+               ((filters.type, doc.get("type")), (filters.tool, tool), (filters.namespace, doc.get("namespace"))))
+
+
+class NegativeLimitCrashes(WalksEveryMemoryOnOddLimit):
+    crash_on_negative = True
+
+
+def walking(api_class: type[OmpApi], poison: bool) -> ServedTarget:
+    served = serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
+    if poison:  # what an earlier import of the run (domain_import_every_class's `tags: null`) left on the key
+        served.api.store.insert(DEFAULT_USER, {
+            "id": "mem_poisonpoison0002", "content": "an earlier import's tags null", "type": "semantic", "tags": None,
+            "source": {"tool": "t", "timestamp": "2026-01-01T00:00:00Z"}, "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z", "expires_at": None, "metadata": {}})
+    return served
+
+
+def walking_poisoned() -> ServedTarget:
+    return walking(WalksEveryMemoryOnOddLimit, True)
+
+
+def walking_clean() -> ServedTarget:
+    return walking(WalksEveryMemoryOnOddLimit, False)
+
+
+def negative_limit_crashes() -> ServedTarget:
+    return walking(NegativeLimitCrashes, True)
+
+
+@pytest.mark.slow
+def test_a_memory_another_check_left_is_out_of_reach_of_the_odd_list_parameters() -> None:
+    # a fresh server serves a negative and a huge limit whole: the positive control
+    clean = run(f"python:{__name__}:walking_clean", ["domain_list_parameters"])
+    assert [r.outcome for r in clean.results] == [Outcome.PASSED], [f.title for f in failures(clean, "domain_list_parameters")]
+    # the same server holding a `tags: null` memory the run did not make: the data set's own tool keeps it out
+    # of every walk, so no 500 is blamed on `limit`
+    poisoned_run = run(f"python:{__name__}:walking_poisoned", ["domain_list_parameters"])
+    assert [r.outcome for r in poisoned_run.results] == [Outcome.PASSED], \
+        [(f.title, f.received) for f in failures(poisoned_run, "domain_list_parameters")]
+
+
+@pytest.mark.slow
+def test_a_negative_limit_that_crashes_by_itself_still_fails_on_the_scoped_base() -> None:
+    outcome = run(f"python:{__name__}:negative_limit_crashes", ["domain_list_parameters"])
+    titles = [f.title for f in failures(outcome, "domain_list_parameters")]
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED]
+    assert titles and all("limit=-1" in t and "(list.limit:negative)" in t for t in titles), titles
+    assert all(not f.explained_by for f in failures(outcome, "domain_list_parameters"))
+
+
+# ---- 35 item 3: a fuzzed answer holding memconform's own input, stored as sent (fuzz_response_schemas) -----
+
+class StoresElevenMetadataKeys(OmpApi):
+    """The public server's one metadata fault: metadata with more than 10 keys is stored, as sent."""
+
+    def check_metadata(self, value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else super().check_metadata(value)
+
+
+class StoresElevenKeysAndUuidIds(StoresElevenMetadataKeys, IdFormatUuid):
+    """The control: besides, every id it makes is a UUID (§2.1: "mem_" + 16 alphanumerics), its own fault."""
+
+
+def stores_eleven_keys() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=StoresElevenMetadataKeys), label="fake:omp:eleven-metadata-keys")
+
+
+def stores_eleven_keys_and_uuid_ids() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=StoresElevenKeysAndUuidIds), label="fake:omp:eleven-keys-uuid-ids")
+
+
+def export_failures(outcome: Any) -> list[Failure]:
+    return [f for f in failures(outcome, "fuzz_response_schemas") if "/v1/export" in f.title]
+
+
+@pytest.mark.slow
+def test_an_export_holding_the_eleven_key_memory_another_check_stored_is_explained_by_that_check() -> None:
+    checks = ["rejects_too_many_metadata_keys", "fuzz_response_schemas"]
+    outcome = run(f"python:{__name__}:stores_eleven_keys", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]  # explained, never passed
+    found = export_failures(outcome)
+    assert found and all(f.explained_by == "omp.rejects_too_many_metadata_keys" for f in found), \
+        [(f.title, f.explained_by, f.detail[:200]) for f in failures(outcome, "fuzz_response_schemas")]
+    assert all(f.detail.startswith("explained by omp.rejects_too_many_metadata_keys: a create stored") for f in found)
+    # what the fuzzer's own generated creates got back (its 11-key metadata echoed) is the server's, unexplained
+    own = [f for f in failures(outcome, "fuzz_response_schemas") if f.title.startswith("POST /v1/memories")]
+    assert own and not any(f.explained_by for f in own)
+    alone = run(f"python:{__name__}:stores_eleven_keys", checks[1:])  # nothing established by another check
+    assert not any(f.explained_by for f in failures(alone, "fuzz_response_schemas"))
+    reference = run("reference:omp", checks)
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+@pytest.mark.slow
+def test_an_export_fault_of_the_servers_own_beside_the_stored_input_is_not_explained() -> None:
+    outcome = run(f"python:{__name__}:stores_eleven_keys_and_uuid_ids", ["rejects_too_many_metadata_keys", "fuzz_response_schemas"])
+    found = export_failures(outcome)
+    assert found and not any(f.explained_by for f in found), [(f.title, f.explained_by) for f in found]
+    # the id fault of the server's own is what the failure shows (the 11-key memory set aside when it came first)
+    assert all('does not match "^mem_' in f.detail for f in found), [f.detail[:300] for f in found]
+    assert all(f.detail.startswith(("1 memories memconform sent with a value §2.1 forbids, stored as sent (named by "
+                                    "omp.rejects_too_many_metadata_keys), set aside", '"')) for f in found)
+
+
+# ---- 35 item 3: the model-based sequence leaving the model for tags filtered after paging ------------------
+
+class TagsAfterPaging(OmpApi):
+    """The public server's list: type, tool and namespace in the query, the page cut, then the tags filter
+    applied to that page; `total` counts the matches of the other filters (tags ignored)."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, total = super().list_page(who, dataclasses.replace(filters, tags=()), sort, limit, offset)
+        return [d for d in docs if all(t in (d.get("tags") or ()) for t in filters.tags)], total
+
+
+def tags_after_paging(api_class: type[OmpApi] = TagsAfterPaging) -> ServedTarget:
+    served = serve_target(ServerSpec(api_class=api_class), label=f"fake:omp:{api_class.__name__}")
+    for i in range(30):  # what other checks (or runs) left on the key: the model's untagged pages are full of them
+        served.api.store.insert(DEFAULT_USER, {
+            "id": f"mem_otherrun{i:08d}", "content": f"left by another run {i}", "type": "semantic", "tags": ["other"],
+            "source": {"tool": "t", "timestamp": "2026-01-01T00:00:00Z"}, "created_at": f"2027-01-01T00:00:{i:02d}Z",
+            "updated_at": f"2027-01-01T00:00:{i:02d}Z", "expires_at": None, "metadata": {}})
+    return served
+
+
+@pytest.mark.slow
+def test_a_model_based_divergence_that_tags_filtered_after_paging_alone_cause_is_explained_by_the_tags_check() -> None:
+    checks = ["list_filter_tags_and", "model_based_sequences"]
+    outcome = run(f"python:{__name__}:tags_after_paging", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]  # explained, still failed
+    later = failures(outcome, "model_based_sequences")
+    assert later and all(f.explained_by == "omp.list_filter_tags_and" for f in later), [(f.title, f.explained_by) for f in later]
+    assert later[0].detail.startswith("explained by omp.list_filter_tags_and: list filters applied to the page after paging")
+    groups = group_problems([r.to_json() for r in outcome.results])
+    assert [g.check_ids for g in groups] == [["omp.list_filter_tags_and", "omp.model_based_sequences"]]
+    alone = run(f"python:{__name__}:tags_after_paging", checks[1:])  # nothing established: the failure is its own
+    assert failures(alone, "model_based_sequences") and not any(f.explained_by for f in failures(alone, "model_based_sequences"))
+    reference = run("reference:omp", checks)
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+class TagsAfterPagingTotalOff(TagsAfterPaging):
+    """The control: besides, a page asked with tags says a total one above every count the untagged page
+    gives (a fault of its own, which the tags filtered after paging do not explain)."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, total = super().list_page(who, filters, sort, limit, offset)
+        return docs, total + 1 if filters.tags else total
+
+
+def tags_after_paging_total_off() -> ServedTarget:
+    return tags_after_paging(TagsAfterPagingTotalOff)
+
+
+@pytest.mark.slow
+def test_a_list_divergence_the_untagged_page_does_not_show_is_not_explained_by_the_tags_check() -> None:
+    outcome = run(f"python:{__name__}:tags_after_paging_total_off", ["list_filter_tags_and", "model_based_sequences"])
+    assert failures(outcome, "list_filter_tags_and")
+    later = failures(outcome, "model_based_sequences")
+    assert later and not any(f.explained_by for f in later), [(f.title, f.explained_by) for f in later]
+
+
+class SchemaError:
+    """A schemathesis JsonSchemaError as stored_as_sent reads it: where in the answer it points."""
+
+    def __init__(self, *path: Any) -> None:
+        self.instance_path = list(path)
+
+
+def test_stored_input_is_set_aside_only_until_a_fault_of_the_servers_own_shows() -> None:
+    ctx = Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci"))
+    ctx.check_id = "omp.rejects_too_many_metadata_keys"
+    sent = {"content": "sent with 11 keys", "metadata": {f"k{i}": i for i in range(11)}}
+    established.establish(ctx, f"{deviations.CREATE_STORES_INVALID}:meta11", "a create stored a memory §2.1 forbids (metadata)")
+    deviations.sent_item(ctx, sent, f"{deviations.CREATE_STORES_INVALID}:meta11")
+    ctx.check_id = "omp.fuzz_response_schemas"
+    theirs = {"id": "not-an-omp-id", "content": "the server's own", "metadata": {}}
+    content = json.dumps({"memories": [dict(sent, id="mem_aaaaaaaaaaaaaaaa"), theirs]}).encode()
+    first = SchemaError("memories", 0, "metadata")
+    seen: list[Any] = []
+
+    def clean(body: bytes) -> Any:
+        seen.append(json.loads(body))
+        return None
+
+    assert stored_as_sent.explained(ctx, first, content, clean) == (first, f"{deviations.CREATE_STORES_INVALID}:meta11", "")
+    assert seen == [{"memories": [theirs]}]  # judged again without the memory memconform sent
+    own = SchemaError("memories", 0, "id")
+    found, cause, note = stored_as_sent.explained(ctx, first, content, lambda body: own)
+    assert (found, cause) == (own, "") and note.startswith("1 memories memconform sent") and "omp.rejects_too_many_metadata_keys" in note
+    changed = json.dumps({"memories": [dict(sent, id="mem_aaaaaaaaaaaaaaaa", metadata={"k": 1}), theirs]}).encode()
+    assert stored_as_sent.explained(ctx, first, changed, clean)[1:] == ("", "")  # not what was sent: its own
+    assert stored_as_sent.explained(ctx, SchemaError("memories", 1, "id"), content, clean)[1:] == ("", "")
+
+
+# ---- a page in the wrong order from a server ignoring sort and filtering tags after paging ----------------
+
+class SortIgnoredTagsAfterPaging(SortIgnored, TagsAfterPaging):
+    """The public server's list: `sort` ignored (created_at_desc always) and the tags applied after paging."""
+
+
+def sort_ignored_tags_after_paging() -> ServedTarget:
+    return tags_after_paging(SortIgnoredTagsAfterPaging)
+
+
+@pytest.mark.slow
+def test_an_order_failure_of_a_server_ignoring_sort_is_explained_by_the_sort_check_not_the_tags_one() -> None:
+    outcome = run(f"python:{__name__}:sort_ignored_tags_after_paging",
+                  ["list_filter_tags_and", "list_sort_orders", "domain_list_parameters"])
+    order = [f for f in failures(outcome, "domain_list_parameters") if " order" in f.title and "is not in" in f.title]
+    assert order and all(f.explained_by == "omp.list_sort_orders" for f in order), [(f.title, f.explained_by) for f in order]
+    others = [f for f in failures(outcome, "domain_list_parameters") if f not in order]
+    assert all(f.explained_by != "omp.list_sort_orders" or "created_at_desc" not in f.title for f in others)
+
+
+def test_an_order_failure_is_put_on_the_ignored_sort_only_for_a_page_in_the_default_order() -> None:
+    ctx = Context(suite=get_suite("omp"), target=NoTarget(), profile=Profile.named("ci"))
+    ctx.check_id = "omp.list_sort_orders"
+    established.establish(ctx, deviations.SORT_IGNORED, "sort is ignored")
+    ctx.check_id = "omp.domain_list_parameters"
+    newest_first = [{"created_at": "2026-02-03T00:00:00Z"}, {"created_at": "2026-02-01T00:00:00Z"}]
+    pairs = [("tags", "t"), ("sort", "created_at_asc")]
+
+    def judged(memories: list[Any], title: str = "GET ...: the page is not in created_at_asc order",
+               asked: list[tuple[str, str]] = pairs) -> str:
+        answer = Reply(status=200, body={"memories": memories}, raw=b"")
+        return root_causes.explained_if_order_from_sort_ignored(ctx, Failure(title), asked, answer).explained_by
+
+    assert judged(newest_first) == "omp.list_sort_orders"
+    assert judged(newest_first[::-1]) == ""  # in no order the ignored sort gives: its own
+    assert judged(newest_first, "GET ...: total does not count every match") == ""  # not an order failure
+    assert judged(newest_first, asked=[("tags", "t")]) == ""  # the default order asked

@@ -53,16 +53,23 @@ def sent_item(ctx: Any, item: Any, key: str) -> None:
 def explained_if_stored_as_sent(ctx: Any, failure: Failure, mem: Any) -> Failure:
     """The failure of a memory an export holds (failure.path `$.memories[i].FIELD...`), explained by the
     deviation that stored it when that memory is one memconform sent and FIELD holds what was sent."""
+    key = stored_as_sent(ctx, failure.path or "", mem)
+    return established.explained(ctx, failure, key) if key is not None else failure
+
+
+def stored_as_sent(ctx: Any, path: str, mem: Any) -> str | None:
+    """The deviation a memory's value at `path` (`$.memories[i].FIELD...`) is, when the memory is one memconform
+    sent and FIELD holds exactly what was sent (None otherwise; whether it was established is asked later)."""
     if not isinstance(mem, dict):
-        return failure
-    match = re.match(r"\$\.memories\[\d+\]\.([A-Za-z_]+)", failure.path or "")
+        return None
+    match = re.match(r"\$\.memories\[\d+\]\.([A-Za-z_]+)", path)
     record = ctx.state(SentItems)
     with record.lock:
         found = record.by_id.get(str(mem.get("id"))) or record.by_content.get(str(mem.get("content")))
     if found is None or match is None:
-        return failure
+        return None
     sent, key = found
     name = match.group(1)
     if name in sent and sent[name] == mem.get(name) and type(sent[name]) is type(mem.get(name)):
-        return established.explained(ctx, failure, key)
-    return failure
+        return key
+    return None

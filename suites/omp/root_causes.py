@@ -18,7 +18,7 @@ def ids(memories: list[Any]) -> list[Any]:
     return [mem.get("id") for mem in memories if isinstance(mem, dict)]
 
 
-def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any) -> bool:
+def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any, key: Any = client.GLOBAL) -> bool:
     """Is this answer exactly the page the same request without `tags` serves, with the tags filter applied to
     that page afterwards (and its total the untagged one's or the page's own)? Then a failure it causes is
     the one fault list_filter_tags_and established, not the parameter under test: the untagged page must be
@@ -29,7 +29,7 @@ def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any) -
     body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
     if body is None or not isinstance(body.get("memories"), list):
         return False
-    plain = client.list_(ctx, {k: v for k, v in params.items() if k != "tags"})
+    plain = client.list_(ctx, {k: v for k, v in params.items() if k != "tags"}, key=key)
     untagged = plain.body if plain.ok and isinstance(plain.body, dict) and isinstance(plain.body.get("memories"), list) else None
     if untagged is None:
         return False
@@ -62,3 +62,23 @@ def explained_if_sort_ignored(ctx: CheckContext, failure: Failure, pairs: list[t
         return failure
     as_served = [(k, "created_at_desc" if k == "sort" else v) for k, v in pairs]
     return failure if list(judge(as_served, answer)) else established.explained(ctx, failure, SORT_IGNORED)
+
+
+def explained_if_order_from_sort_ignored(ctx: CheckContext, failure: Failure, pairs: list[tuple[str, str]],
+                                         answer: Any) -> Failure:
+    """A page "not in the order asked", explained by SORT_IGNORED (list_sort_orders saw every list come in
+    created_at_desc) when the page served is in created_at_desc order: its order is that deviation's, whatever
+    else (tags filtered after paging) made the page short."""
+    wanted = [v for k, v in pairs if k == "sort"]
+    if not wanted or wanted[-1] == "created_at_desc" or f"is not in {wanted[-1]} order" not in failure.title \
+            or not established.explaining(ctx, SORT_IGNORED):
+        return failure
+    body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
+    memories = body.get("memories") if body is not None else None
+    if not isinstance(memories, list) or not all(isinstance(m, dict) for m in memories):
+        return failure
+    moments = [rules.instant(m.get("created_at")) for m in memories]
+    known = [m for m in moments if m is not None]
+    if len(known) != len(moments) or any(a < b for a, b in zip(known, known[1:], strict=False)):
+        return failure
+    return established.explained(ctx, failure, SORT_IGNORED)

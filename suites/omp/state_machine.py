@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 from memconform.core import history_counts, model_based, sequence
 from memconform.core.check_context import CheckContext
-from memconform.suites.omp import client, model, rules
+from memconform.suites.omp import client, model, root_causes, rules
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING
 from memconform.suites.omp.suite import claimed_levels
 from memconform.targets.base import Reply
 
@@ -34,6 +35,15 @@ TAG_POOL = ("red", "green", "blue")
 
 class Mismatch(model_based.Divergence):
     """The target's answer differs from the model's."""
+
+
+@dataclasses.dataclass
+class ExplainedDivergences:
+    """The run's record (ctx.state) of the divergences a deviation another check established explains, by
+    message (as model_based.Diverged keeps it, whether raised or recorded first): the target's own answers,
+    asked at the divergence, showed that deviation alone produced it."""
+
+    by_message: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def memory_differences(served: dict[str, Any], model: dict[str, Any]) -> list[str]:
@@ -162,10 +172,22 @@ class OmpMachine(RuleBasedStateMachine):
             answer = self.mine(answer)
         reason = self.model.step(request, answer)
         if reason is not None:
-            raise Mismatch(sequence.expect(self.ctx, *self.replay_expectation(request), f"{line}: {reason}"))
+            message = sequence.expect(self.ctx, *self.replay_expectation(request), f"{line}: {reason}")
+            if request.op == "list" and self.tags_late(request, answer):
+                self.ctx.state(ExplainedDivergences).by_message[message[:1000]] = FILTERS_AFTER_PAGING
+            raise Mismatch(message)
         if answer.ok and request.op in ("create", "update", "delete"):
             self.model.acknowledged += 1  # type: ignore[attr-defined]
         return answer
+
+    def tags_late(self, request: model.Request, answer: Reply) -> bool:
+        """Is this list answer, asked while the target is as the sequence left it, exactly the untagged page
+        with the tags applied afterwards (root_causes.tags_filtered_late, one more request, asked only once
+        another check established that deviation)? A repeated parameter is never taken for it."""
+        params = dict(request.params)
+        if len(params) != len(request.params):
+            return False
+        return root_causes.tags_filtered_late(self.ctx, params, answer, key=self.keys[request.key])
 
     def mine(self, answer: Reply) -> Reply:
         """An export narrowed to this sequence's memories (the model knows only those)."""

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
@@ -25,7 +26,8 @@ from memconform.suites.emp.checks.common import (
     read_bytes,
     written_id,
 )
-from memconform.suites.emp.checks.locking import append_past_stale_lock, hold_window, wait_while_held
+from memconform.suites.emp.checks.locking import append_past_stale_lock, hold_window, mended, wait_while_held
+from memconform.suites.emp.deviations import APPEND_GLUED
 from memconform.suites.emp.readings import same_number_or_value
 from memconform.suites.emp.suite import SUITE
 
@@ -107,11 +109,17 @@ def read_and_append(ctx: CheckContext, vc: domain.ValueClass) -> Iterator[Failur
         yield Failure(f"an append to a file with a {form.replace('_', ' ')} changed the lines already there",
                       after[: len(before) + 2][-80:].decode("utf-8", "replace"), "every earlier byte kept", "$")
     new_id = written_id(ctx, reply, new)
-    problems = view_failures(form, parsed_lines(after), [first, second, dict(new, id=new_id)], None)
-    problems = [p for p in problems if new_id not in p or "is shown as" not in p]  # the writer may stamp its own ts
+
+    def appended_problems(raw: bytes) -> list[str]:
+        problems = view_failures(form, parsed_lines(raw), [first, second, dict(new, id=new_id)], None)
+        return [p for p in problems if new_id not in p or "is shown as" not in p]  # the writer may stamp its own ts
+
+    problems = appended_problems(after)
     if problems:
-        yield Failure(f"after an append to a file with a {form.replace('_', ' ')}, an entry is not on a line of its own",
-                      problems[:4], "every entry readable, the new one on its own line", "$")
+        failure = Failure(f"after an append to a file with a {form.replace('_', ' ')}, an entry is not on a line of its own",
+                          problems[:4], "every entry readable, the new one on its own line", "$")
+        fixed = mended(before, after)  # the glue writer_after_torn_line saw, when a new line started mends it all
+        yield established.explained(ctx, failure, APPEND_GLUED) if fixed is not None and not appended_problems(fixed) else failure
 
 
 def emp_ts(step: int) -> int:

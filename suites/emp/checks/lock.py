@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, Inconclusive, SkipCheck
 from memconform.suites.emp import format as emp
@@ -31,12 +32,14 @@ from memconform.suites.emp.checks.common import (
 from memconform.suites.emp.checks.locking import (
     Pending,
     append_past_stale_lock,
+    glued_alone,
     held_as_left,
     hold_window,
     take_lock,
     unlocked_writes,
     wait_while_held,
 )
+from memconform.suites.emp.deviations import APPEND_GLUED
 from memconform.suites.emp.suite import SUITE
 
 
@@ -269,15 +272,21 @@ def writer_after_torn_line(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx, [good])
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(TORN)
+    before = read_bytes(path)
     reply, failure = despite_bad_lines(ctx, "append", {"path": path, "entry": e}, "a torn last line")
     if failure is not None:
         yield failure
         return
     got = by_id(emp.resolve(emp.iter_lines(path)))
-    for want in (good["id"], written_id(ctx, reply, e)):
-        if want not in got:
-            yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
-                          [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+    wanted = (good["id"], written_id(ctx, reply, e))
+    unreadable = [want for want in wanted if want not in got]
+    for want in unreadable:
+        yield Failure("after an append to a file ending in a torn line, an entry is unreadable",
+                      [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+    if unreadable and glued_alone(before, read_bytes(path), wanted):
+        # what a later check meets on a last line without its newline (a killed writer's, a file's own)
+        established.establish(ctx, APPEND_GLUED, "an append to a file whose last line has no newline is glued onto "
+                                                 "that line (no new line started)")
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
@@ -289,15 +298,20 @@ def writer_after_killed_writer(ctx: CheckContext) -> Iterator[Failure]:
     path = new_file(ctx, [good])
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(TORN)
+    before = read_bytes(path)
     written: list[str] = []
     failures = list(append_past_stale_lock(ctx, path, e, written))
     yield from failures
     if failures:
         return
     got = by_id(emp.resolve(emp.iter_lines(path)))
-    for want in (good["id"], *written):
+    wanted = (good["id"], *written)
+    # the torn line's own fault (writer_after_torn_line), when a newline started there makes every entry readable
+    glued = glued_alone(before, read_bytes(path), wanted)
+    for want in wanted:
         if want not in got:
-            yield Failure("after a killed writer's stale lock and torn line, an entry is unreadable", None, want,
-                          f"id {want}")
+            failure = Failure("after a killed writer's stale lock and torn line, an entry is unreadable",
+                              [raw for _, raw, _ in emp.iter_lines(path)][-2:], want, f"id {want}")
+            yield established.explained(ctx, failure, APPEND_GLUED) if glued else failure
     if written and os.path.exists(path + emp.LOCK_SUFFIX):
         yield Failure("the stale lock was taken over but never removed", "present", "removed")

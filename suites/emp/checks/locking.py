@@ -241,3 +241,23 @@ def stale_verdict(ctx: CheckContext, answer: readings.Stale, shown: str, raw: by
                         readings=stale_reading(ctx))]
     return [Failure("an append refused on a stale lock changed the file", "the file changed",
                     "a refused append writes nothing", emp.FILE_NAME)]
+
+
+def mended(before: bytes, after: bytes) -> bytes | None:
+    """The file as it would be had the writer started a new line: `after` with a newline put between the
+    bytes that were there and the writer's, when the writer kept every byte there and glued its own onto a
+    last line without its newline; None otherwise."""
+    if not before or before.endswith(b"\n") or not after.startswith(before) or after[len(before):][:1] in (b"", b"\n", b"\r"):
+        return None
+    return before + b"\n" + after[len(before):]
+
+
+def readable_ids(raw: bytes) -> set[Any]:
+    lines = (emp.read_line(n, line) for n, line in enumerate(raw.split(b"\n"), 1))
+    return set(by_id(emp.resolve(line for line in lines if line is not None)))
+
+
+def glued_alone(before: bytes, after: bytes, wanted: tuple[Any, ...]) -> bool:
+    """Did the glue alone make the entries unreadable: with the new line started, is every wanted id read?"""
+    fixed = mended(before, after)
+    return fixed is not None and set(wanted) <= readable_ids(fixed)

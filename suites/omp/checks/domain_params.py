@@ -116,11 +116,13 @@ def page_failures(label: str, answer: Reply, pairs: list[tuple[str, str]], ds: d
 
 def root_caused(ctx: CheckContext, failure: Failure, pairs: list[tuple[str, str]], answer: Reply, ds: dict[str, Any]) -> Failure:
     """The failure, explained by a deviation another check established when the target's answers show it
-    alone produced it: `sort` ignored (the page right in the default order), or tags applied after paging."""
+    alone produced it: `sort` ignored (the page right in the default order, or its order failure a page in the
+    default order), or tags applied after paging."""
     def judge(as_served: list[tuple[str, str]], same: Reply) -> Iterator[Failure]:
         return page_failures("", same, as_served, ds, Readings.from_options(ctx.option))
 
     failure = root_causes.explained_if_sort_ignored(ctx, failure, pairs, answer, judge)
+    failure = root_causes.explained_if_order_from_sort_ignored(ctx, failure, pairs, answer)
     params = dict(pairs)
     if failure.explained_by or len(params) != len(pairs):
         return failure
@@ -171,12 +173,22 @@ def odd_page_failures(label: str, vc: domain.ValueClass, base: dict[str, str], s
                       {r: len(w) for r, w in readings.items()}, "$.memories")
 
 
+def scoped_base(name: str, names: dict[str, str]) -> dict[str, str]:
+    """The filters an odd class of `name` is asked on: the data set's tag, and the run's own tool (its own
+    namespace when `tool` is the parameter under test), a filter a server applies in its query. A value that
+    makes a server walk every memory of the key (a negative or huge `limit`) then reaches only this data
+    set, never what another check or run stored (a `tags: null` memory an earlier import left made such a
+    walk answer 500 on a server that serves the same request on a fresh store)."""
+    own = {"tool": names["tool"]} if name != "tool" else {"namespace": names["namespace"]}
+    return own if name == "tags" else {"tags": names["tag"], **own}
+
+
 @SUITE.check(sweep=True, section="§3.3", keyword="MUST", level="core", sentence="List memories with optional filters.")
 def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
     """GET /v1/memories: the valid classes of every parameter in a covering array (ci: each class once;
     default: every pair), each judged against the page the model computes; then each odd class alone
-    (unknown, empty, repeated, malformed, out of range) on a scoped base: refused with the envelope or
-    a page one reading serves, never a 5xx."""
+    (unknown, empty, repeated, malformed, out of range) on a base the run's own tag and tool scope
+    (`scoped_base`): refused with the envelope or a page one reading serves, never a 5xx."""
     ds = dataset(ctx)
     table = domain_data.table()
     combo = "list_parameters"
@@ -189,7 +201,7 @@ def domain_list_parameters(ctx: CheckContext) -> Iterator[Failure]:
     for param in table.combination(combo)["parameters"]:
         for vc in (v for v in table.field(param).classes if v.expect != "valid" or not v.combine):
             name = param.split(".", 1)[1]
-            base = {"tags": ds["names"]["tag"]} if name != "tags" else {"tool": ds["names"]["tool"]}
+            base = scoped_base(name, ds["names"])
             pairs = [*base.items(), *query_pairs({param: vc}, ds["names"]), *([("limit", "100")] if name != "limit" else [])]
             label = f"GET /v1/memories?{raw_query(pairs)} ({vc.key})"
             answer = client.send(ctx, "GET", f"/memories?{raw_query(pairs)}", quiet=True)

@@ -46,7 +46,7 @@ def _replayed_model(ctx: CheckContext, reply: Any, want: Any) -> str | None:
 def model_based_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of every operation compared with the model; the shrunk failing sequence is the detail."""
 
-    from memconform.suites.omp.state_machine import OmpMachine, keys_of
+    from memconform.suites.omp.state_machine import ExplainedDivergences, OmpMachine, keys_of
     log: list[str] = []
     config = model_based.budget(ctx, (3, 12), (12, 25))
     keys = keys_of(ctx)
@@ -57,5 +57,8 @@ def model_based_sequences(ctx: CheckContext) -> Iterator[Failure]:
         failure = diverged.failure("the target left the model", "every answer as the model says", steps=log[-20:])
         if any("import overwrite" in step or "import duplicate" in step for step in log[-20:]):
             failure = established.explained(ctx, failure, CONFLICT_FROM_BODY)  # a strategy the target did not read
+        cause = ctx.state(ExplainedDivergences).by_message.get(str(diverged.error)[:1000])
+        if cause is not None:  # the list answer at the divergence is the untagged page filtered afterwards
+            failure = established.explained(ctx, failure, cause)
         yield failure
     ctx.note(f"{config.max_examples} sequences of up to {config.stateful_step_count} steps compared with the model")

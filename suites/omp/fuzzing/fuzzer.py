@@ -8,6 +8,7 @@ suites/omp/checks/fuzz.py.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import shlex
@@ -15,10 +16,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
 from memconform.suites.omp import client
 from memconform.suites.omp import format as omp
+from memconform.suites.omp.fuzzing import stored_as_sent
 from memconform.suites.omp.fuzzing.openapi_description import (
     ai_allowed,
     closed_requests,
@@ -247,7 +250,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
     from schemathesis.core.failures import FailureGroup
 
     fuzz = fuzzer(ctx)
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, str]] = set()
     reported = 0
     for exchange in exchanges:
         fuzz.last_response = None  # what the check itself sends (ignored_auth's probes) is seen from here on
@@ -260,7 +263,9 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 continue  # what would be blamed fits a reading the errata accept: recorded instead
             for found in group.exceptions:
                 label = exchange.case.operation.label
-                key = (label, type(found).__name__, str(getattr(found, "title", "")))
+                found, cause, set_aside = stored_as_sent.explained(
+                    ctx, found, exchange.response.content, functools.partial(revalidated, fuzz, exchange, checks))
+                key = (label, type(found).__name__, str(getattr(found, "title", "")), cause)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -274,8 +279,25 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                     saved = save(ctx, fuzz, name, reported, exchange, check_fn, accept_readings,
                                  f"{label}: {getattr(found, 'title', '') or type(found).__name__}", found, probe)
                     replay = f"\nReplay with: {replay_line(ctx, saved)}" if saved is not None else ""
-                    detail = f"{why}\n{failure.detail}" if why else failure.detail
-                    yield dataclasses.replace(failure, detail=f"{detail}{replay}") if why or replay else failure
+                    detail = "\n".join(p for p in (why, set_aside, failure.detail) if p)
+                    failure = dataclasses.replace(failure, detail=f"{detail}{replay}")
+                    yield established.explained(ctx, failure, cause) if cause else failure
     if reported > MAX_FAILURES_PER_CHECK:
         ctx.note(f"{reported - MAX_FAILURES_PER_CHECK} more distinct failures not listed")
     fuzz.save_curls(name)
+
+
+def revalidated(fuzz: Fuzzer, exchange: Exchange, checks: list[Any], content: bytes) -> Any:
+    """The first failure of the same checks on the same answer with another body, or None."""
+    from schemathesis.core.failures import FailureGroup
+    from schemathesis.core.transport import Response
+
+    sent = exchange.response
+    other = Response(status_code=sent.status_code, headers=dict(sent.headers), content=content, request=sent.request,
+                     elapsed=sent.elapsed, verify=sent.verify, message=sent.message, http_version=sent.http_version,
+                     encoding=sent.encoding)
+    try:
+        exchange.case.validate_response(other, checks=checks, headers=dict(fuzz.auth), transport_kwargs=fuzz.transport_kwargs())
+    except FailureGroup as group:
+        return group.exceptions[0] if group.exceptions else None
+    return None
