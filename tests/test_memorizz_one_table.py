@@ -25,7 +25,7 @@ from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.kit import batch_failures, domain
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz import reading_kinds, readings
 from memconform.suites.memorizz.checks import (
     consumer,
     document,
@@ -75,7 +75,7 @@ def by_the_digest_check(row: Reading, request: Any, answer: Any) -> Verdict:
     return recorded(ctx, row.point, document.integrity_digest(doc, ctx))
 
 
-def by_the_document_rule(row: Reading, request: readings.RuleProblem, answer: Any) -> Verdict:
+def by_the_document_rule(row: Reading, request: reading_kinds.RuleProblem, answer: Any) -> Verdict:
     """A rule check of the document scan (natural_id_matches, manifest_field_types, embeddings_follow_includes)
     meeting one problem that holds under the readings `answer` (the scan's result given to the run as found)."""
     ctx = memorizz_ctx()
@@ -91,7 +91,7 @@ def store_of(natural: str) -> str:
 
 def by_the_clone_check(row: Reading, request: Any, answer: Any) -> Verdict:
     ctx = memorizz_ctx()
-    if isinstance(request, readings.NaturalId):
+    if isinstance(request, reading_kinds.NaturalId):
         failures = consumer._natural_id_failures(ctx, store_of(request.natural), request.natural, {request.natural: request.sent},
                                                  {request.natural: answer}, request.new)
     else:
@@ -102,7 +102,7 @@ def by_the_clone_check(row: Reading, request: Any, answer: Any) -> Verdict:
 
 def by_the_import_modes(row: Reading, request: Any, answer: Any) -> Verdict:
     ctx = memorizz_ctx()
-    if isinstance(request, readings.PreviewUnderError):
+    if isinstance(request, reading_kinds.PreviewUnderError):
         domain_params.observe_preview(ctx, answer)
         return recorded(ctx, row.point)
     # M9 in its namespace form: the row's example (a record's memory_id) stands for the namespace's answer
@@ -117,7 +117,7 @@ def by_the_automations_check(row: Reading, request: Any, answer: Any) -> Verdict
     return recorded(ctx, row.point, consumer.automations_failures(ctx, "agent", answer["automations_enabled"], answer["automations"]))
 
 
-def by_the_batch_judge(row: Reading, request: readings.MiddleRecord, answer: Any) -> Verdict:
+def by_the_batch_judge(row: Reading, request: reading_kinds.MiddleRecord, answer: Any) -> Verdict:
     ctx = memorizz_ctx()
     return recorded(ctx, row.point, batch_failures.judge(ctx, row.point, "a restore", request.expect, answer,
                                                          batch_failures.WHOLE, ask=middle_record(request.expect)))
@@ -125,7 +125,7 @@ def by_the_batch_judge(row: Reading, request: readings.MiddleRecord, answer: Any
 
 def by_the_record_sweep(row: Reading, request: Any, answer: Any) -> Verdict:
     ctx = memorizz_ctx()
-    if isinstance(request, readings.OpenClass):
+    if isinstance(request, reading_kinds.OpenClass):
         domain_imports.judged_open(ctx, value_class(request.key), answer)
         return recorded(ctx, row.point)
     # the middle record refused by the store: what the sweep reads of it (its records present, the report)
@@ -144,19 +144,19 @@ def value_class(key: str) -> domain.ValueClass:
     return found.field(field_id).cls(class_id)
 
 
-def by_the_envelope_sweep(row: Reading, request: readings.OpenClass, answer: Any) -> Verdict:
+def by_the_envelope_sweep(row: Reading, request: reading_kinds.OpenClass, answer: Any) -> Verdict:
     ctx = memorizz_ctx()
     domain_imports.judged_open(ctx, value_class(request.key), answer)
     return recorded(ctx, row.point)
 
 
-def by_the_archive_sweep(row: Reading, request: readings.OpenClass, answer: Any) -> Verdict:
+def by_the_archive_sweep(row: Reading, request: reading_kinds.OpenClass, answer: Any) -> Verdict:
     ctx = memorizz_ctx()
     domain_archive.judged_open(ctx, value_class(request.key), answer)
     return recorded(ctx, row.point)
 
 
-def by_the_export_selection(row: Reading, request: readings.ExportSelection, answer: Any) -> Verdict:
+def by_the_export_selection(row: Reading, request: reading_kinds.ExportSelection, answer: Any) -> Verdict:
     refused, archive = answer
     reply = Reply(status="rejected", body={"error": "refused"}) if refused else Reply(status="ok", body=archive)
     ctx = memorizz_ctx(ExportTarget(reply))

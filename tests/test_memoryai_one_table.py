@@ -24,8 +24,7 @@ from memconform.core.results import Failure
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.kit import batch_failures, domain
-from memconform.suites.memoryai import bundle_rules, client, stream
-from memconform.suites.memoryai import table as readings
+from memconform.suites.memoryai import bundle_rules, client, reading_kinds, readings, stream
 from memconform.suites.memoryai.checks import (
     consumer,
     document,
@@ -72,7 +71,7 @@ def recorded(ctx: Context, point: str, failures: Iterator[Failure] | list[Failur
     return set(ctx.readings.get(point, {}).get("seen", []))
 
 
-def with_checksum(request: readings.ChecksumCase, claimed: Any) -> dict[str, Any]:
+def with_checksum(request: reading_kinds.ChecksumCase, claimed: Any) -> dict[str, Any]:
     doc = json.loads(json.dumps(request.doc))
     doc["manifest"]["checksum"] = claimed
     return doc
@@ -88,7 +87,7 @@ def by_the_scoped_checksum(row: Reading, request: Any, answer: Any) -> Verdict:
     return recorded(ctx, row.point, bundle_rules.checksum_of(with_checksum(request, answer), ctx))
 
 
-def by_the_content_hash_check(row: Reading, request: readings.ContentHash, answer: Any) -> Verdict:
+def by_the_content_hash_check(row: Reading, request: reading_kinds.ContentHash, answer: Any) -> Verdict:
     ctx = memoryai_ctx()
     doc = {"chunks": [{"content": request.content, "memory_type": "fact", "content_hash": answer}]}
     return recorded(ctx, row.point, document.content_hash_matches(doc, ctx))
@@ -110,14 +109,14 @@ def by_the_multipart_import(row: Reading, request: Any, answer: Any) -> Verdict:
     return recorded(ctx, row.point)
 
 
-def by_the_reimport_check(row: Reading, request: readings.Reimport, answer: Any) -> Verdict:
+def by_the_reimport_check(row: Reading, request: reading_kinds.Reimport, answer: Any) -> Verdict:
     ctx = memoryai_ctx()
     return recorded(ctx, row.point, consumer.reimported_counters(ctx, request, answer))
 
 
 def by_the_import_pairs(row: Reading, request: Any, answer: Any) -> Verdict:
     ctx = memoryai_ctx()
-    if isinstance(request, readings.InvalidChunks):
+    if isinstance(request, reading_kinds.InvalidChunks):
         body = {"success": True, "report": {"chunks": answer.counters}} if answer.reported else {"success": True}
         reply = Reply(status=200 if answer.accepted else 422, body=body if answer.accepted else {"error": "invalid chunk"},
                       raw=json.dumps(body).encode())
@@ -126,13 +125,13 @@ def by_the_import_pairs(row: Reading, request: Any, answer: Any) -> Verdict:
         outcomes = model.import_answers(request.state, request.bundle)
         return recorded(ctx, row.point, domain_pairs.judged_import(ctx, "a bundle", "invalid_chunk", reply, answer.held,
                                                                     request.touched, outcomes, request))
-    if isinstance(request, readings.ScopedExport):
+    if isinstance(request, reading_kinds.ScopedExport):
         return recorded(ctx, row.point, domain_pairs.judged_export(ctx, "an export", request.scope, request.since,
                                                                     request.state, answer))
     return by_the_export_without_instant(row, request, answer)
 
 
-def by_the_since_check(row: Reading, request: readings.ScopedExport, answer: Any) -> Verdict:
+def by_the_since_check(row: Reading, request: reading_kinds.ScopedExport, answer: Any) -> Verdict:
     """export_scope_since judges only the chunk created at `since`; asked with its option pinned to the row's
     reading (under the default both are accepted, so the control is the other reading's answer)."""
     ctx = memoryai_ctx(since_boundary=row.name)
@@ -152,7 +151,7 @@ def by_the_export_without_instant(row: Reading, request: Any, answer: str) -> Ve
     return recorded(ctx, row.point)
 
 
-def by_the_batch_judge(row: Reading, request: readings.MiddleItem, answer: Any) -> Verdict:
+def by_the_batch_judge(row: Reading, request: reading_kinds.MiddleItem, answer: Any) -> Verdict:
     ctx = memoryai_ctx()
     return recorded(ctx, row.point, batch_failures.judge(ctx, row.point, "a bundle", request.expect, answer,
                                                          batch_failures.EITHER, ask=middle_item(request.expect)))
@@ -165,20 +164,20 @@ def value_class(key: str) -> domain.ValueClass:
     return found.field(field_id).cls(class_id)
 
 
-def by_the_envelope_sweep(row: Reading, request: readings.OpenClass, answer: Any) -> Verdict:
+def by_the_envelope_sweep(row: Reading, request: reading_kinds.OpenClass, answer: Any) -> Verdict:
     ctx = memoryai_ctx()
     domain_imports.observed(ctx, value_class(request.key), answer)
     return recorded(ctx, row.point)
 
 
-def by_the_record_sweep(row: Reading, request: readings.OpenClass, answer: Any) -> Verdict:
+def by_the_record_sweep(row: Reading, request: reading_kinds.OpenClass, answer: Any) -> Verdict:
     ctx = memoryai_ctx()
     domain_records.observed(ctx, value_class(request.key), answer)
     return recorded(ctx, row.point)
 
 
 def by_the_export_sweep(row: Reading, request: Any, answer: Any) -> Verdict:
-    if isinstance(request, readings.OpenClass):
+    if isinstance(request, reading_kinds.OpenClass):
         return by_the_envelope_sweep(row, request, answer)
     return by_the_export_without_instant(row, request, answer)
 

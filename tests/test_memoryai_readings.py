@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memconform.core.profile import Profile
 from memconform.run.session import execute_run
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
@@ -133,7 +135,7 @@ class Recorder(ReadingRecorder):
     """The part of a check's context judged_export uses: readings recorded, the options at their defaults."""
 
     def option(self, name: str) -> str:
-        from memconform.suites.memoryai.table import DEFAULT_PINS
+        from memconform.suites.memoryai.readings import DEFAULT_PINS
 
         return DEFAULT_PINS[name]
 
@@ -256,7 +258,7 @@ def observed_points() -> set[str]:
 
 
 def test_every_observed_point_has_a_readings_test() -> None:
-    """The points are the table's (suites/memoryai/table.py, which the checks ask); the scan of the source finds
+    """The points are the table's (suites/memoryai/readings.py, which the checks ask); the scan of the source finds
     no point observed outside it."""
     from memconform.suites.memoryai.table import TABLE
 
@@ -272,3 +274,18 @@ def test_every_observed_point_has_a_readings_test() -> None:
         text = (TESTS / file).read_text("utf-8")
         assert point in text or all(f"def {name}(" in text for name in names), point
         assert all(f"def {name}(" in text for name in names), (point, names)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.text(), lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+                    max_leaves=12))
+def test_the_floats_read_from_the_literal_bytes_are_the_documents(value: Any) -> None:
+    """E1 with the literal bytes at hand (a bundle read in windows withholds its records): whether the bundle
+    holds a float is read from its canonical text, and says what the document walk says."""
+    from memconform.suites.memoryai import format as memoryai
+    from memconform.suites.memoryai.reading_kinds import holds_a_float
+
+    doc = {"manifest": {"checksum": "0" * 64}, "chunks": [value]}
+    text = memoryai.canonical_bytes(doc, "literal")
+    assert holds_a_float(text) is memoryai.has_float(doc)

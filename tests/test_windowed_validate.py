@@ -442,11 +442,12 @@ def test_a_window_the_strict_reader_counted_adds_what_a_scan_of_its_bytes_would(
     """The reader adds up a window's counts from the strict reader's own pass (read_json_counting) instead of
     scanning its bytes again: the same sums as the scan, for every kind of text."""
     from memconform.core.json_reader import MIN_CONTAINERS, read_json_counting
-    from memconform.kit.windows.reader import WINDOW_POLICY, _Totals
+    from memconform.kit.windows.reader import WINDOW_POLICY
+    from memconform.kit.windows.totals import FileTotals
 
     element = json.dumps(COUNTED_TEXTS[kind], ensure_ascii=False).encode("utf-8")
     text = b",".join([element] * (MIN_CONTAINERS // len(element) + 2))
-    scanned, counted = _Totals(), _Totals()
+    scanned, counted = FileTotals(), FileTotals()
     scanned.add(b'{"head": 1}')
     counted.add(b'{"head": 1}')
     scanned.add(text)
@@ -462,14 +463,14 @@ def test_windows_the_strict_reader_counted_give_the_same_findings(tmp_path: Path
     """Windows past the short-text bound (counted by the strict reader, not scanned again) read as the
     whole file does."""
     from memconform.core.json_reader import MIN_CONTAINERS
-    from memconform.kit.windows.reader import _Totals
+    from memconform.kit.windows.totals import FileTotals
 
     doc = amps_export(3000, seed=34, flaws=True)
     path = write(tmp_path, "export.json", doc, None)
     assert path.stat().st_size > 6 * MIN_CONTAINERS  # several windows, each counted
     added = []
-    counted = _Totals.add_counted
-    monkeypatch.setattr(_Totals, "add_counted", lambda self, *a: (added.append(a), counted(self, *a))[1])
+    counted = FileTotals.add_counted
+    monkeypatch.setattr(FileTotals, "add_counted", lambda self, *a: (added.append(a), counted(self, *a))[1])
     whole, windowed = both_ways(path, window=2 * MIN_CONTAINERS)
     assert len(added) >= 3  # a positive control: the windows were counted by the strict reader
     assert windowed == whole and any(r[1] == "failed" for r in whole)

@@ -10,7 +10,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.kit.shared_rules import parse_datetime
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai import table
+from memconform.suites.memoryai import reading_kinds, readings
 
 
 def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Failure]:
@@ -25,15 +25,15 @@ def checksum_of(doc: Any, ctx: CheckContext, literal: Any = None) -> Iterator[Fa
         yield Failure("manifest.checksum is missing (Level 1 requires a valid checksum)", claimed, "sha256 hex digest", "$.manifest.checksum")
         return
     try:  # the literal canonical bytes: cached by the document checks, and NaN or Infinity found here
-        case = table.ChecksumCase(doc, literal(doc, ctx) if literal else memoryai.canonical_bytes(doc, "literal"))
+        case = reading_kinds.ChecksumCase(doc, literal(doc, ctx) if literal else memoryai.canonical_bytes(doc, "literal"))
     except ValueError as exc:
         yield Failure("bundle cannot be serialised canonically (NaN or Infinity?)", str(exc), "finite JSON", "$")
         return
     # the first accepted reading (errata E1) whose digest is the one claimed is the reading the bundle followed;
     # a bundle all ASCII and without floats has one digest under every reading and shows none of them
-    if table.followed(ctx, "E1", case, claimed.lower(), record=case.shows_a_reading()) is not None:
+    if readings.followed(ctx, "E1", case, claimed.lower(), record=case.shows_a_reading()) is not None:
         return
-    accepted = table.accepted_names(ctx, "E1", case)
+    accepted = readings.accepted_names(ctx, "E1", case)
     yield Failure("checksum does not match the canonical body under any accepted reading", claimed,
                   case.digest(accepted[0]), "$.manifest.checksum",
                   "canonical form: manifest.checksum removed, sorted keys, no whitespace, UTF-8 (suites/memoryai/errata.md E1); "

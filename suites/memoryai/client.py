@@ -20,7 +20,7 @@ from memconform.core.results import (
 )
 from memconform.kit.shared_rules import now_iso, parse_datetime
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai import table
+from memconform.suites.memoryai import reading_kinds, readings
 from memconform.targets.base import Reply
 
 
@@ -79,15 +79,15 @@ def import_file(ctx: CheckContext, raw: bytes) -> Reply:
     """POST /v1/brain/import/file; the multipart field name is open (errata E4): `file`, else `bundle`.
 
     The name a target accepted once is used from then on, so a negative request is read by the same field."""
-    request = table.MultipartImport()
+    request = reading_kinds.MultipartImport()
     found = ctx.state(MemoryaiRun).multipart
-    names = (found,) if found else table.accepted_names(ctx, "E4", request)  # the readings the options accept, in order
+    names = (found,) if found else readings.accepted_names(ctx, "E4", request)  # the readings the options accept, in order
     replies = []
     for name in names:
         reply = ctx.target.call("import_file", raw=raw, filename="bundle.json", params={"_field": name})
         if reply.ok:
             ctx.state(MemoryaiRun).multipart = name
-            table.observe(ctx, "E4", request, name)
+            readings.observe(ctx, "E4", request, name)
             return reply
         replies.append(reply)
     return replies[0]

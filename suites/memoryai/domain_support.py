@@ -14,9 +14,8 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError
 from memconform.kit import domain
-from memconform.suites.memoryai import answers, client, model
+from memconform.suites.memoryai import answers, client, model, reading_kinds, readings
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai import table as readings
 from memconform.targets.base import Reply
 
 
@@ -62,7 +61,7 @@ def no_instant_observed(ctx: CheckContext, body: dict[str, Any], reply: Reply, d
     if not model.may_refuse_export(body.get("scope"), body.get("since")):
         return False
     answer = "served" if doc is not None else "refused" if answers.is_bundle_rejection(reply) else "other"
-    seen = readings.observe(ctx, "E63", readings.ExportWithoutInstant(), answer,
+    seen = readings.observe(ctx, "E63", reading_kinds.ExportWithoutInstant(), answer,
                             title="an export of scope since without since: neither a bundle nor a refusal")
     return seen.failure is None
 

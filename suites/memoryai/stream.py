@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai import table
+from memconform.suites.memoryai import reading_kinds, readings
 
 
 def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Failure]]:
@@ -34,7 +34,7 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
         if not isinstance(item, dict):
             failures.append(Failure("a stream line is not a JSON object", item, "object", f"line {n}"))
             continue
-        key = table.line_kind_key(item)
+        key = readings.line_kind_key(item)
         section = memoryai.STREAM_KINDS[item[key]] if key else None
         if item.get("format") == memoryai.FORMAT and section in (None, "envelope"):
             doc.update({k: v for k, v in item.items() if k not in memoryai.RECORD_SECTIONS and k != key})
@@ -48,11 +48,11 @@ def parse_stream(ctx: CheckContext, raw: bytes) -> tuple[dict[str, Any], list[Fa
             continue
         if section is None:
             failures.append(Failure("a stream line says neither that it is the envelope nor which section it belongs to",
-                                    item, f"the envelope, or a line naming its kind under one of {list(table.STREAM_KIND_KEYS)}",
+                                    item, f"the envelope, or a line naming its kind under one of {list(readings.STREAM_KIND_KEYS)}",
                                     f"line {n}"))
             continue
-        wrapped = table.line_record_key(item)
-        table.observe(ctx, "E3", table.StreamLine(), item)
+        wrapped = readings.line_record_key(item)
+        readings.observe(ctx, "E3", reading_kinds.StreamLine(), item)
         fields = item[wrapped] if wrapped else {k: v for k, v in item.items() if k != key}
         if section in memoryai.RECORD_SECTIONS:
             doc[section].append(fields)

@@ -31,18 +31,8 @@ from typing import Any
 
 import orjson
 
-from ...core.json_reader import (
-    _ASTRAL_LEADS,
-    _NOT_MARKS,
-    CONTAINER_BYTES,
-    FILE,
-    JsonRejected,
-    TextCounts,
-    estimated_memory,
-    memory_bound,
-    read_json_counting,
-    read_json_noting_path,
-)
+from ...core.json_reader import FILE, JsonRejected, TextCounts, read_json_counting, read_json_noting_path
+from .totals import FileTotals
 
 WINDOW_BYTES = 1 << 20  # a window's slice of a section (1 MiB: measured faster than larger slices, and smaller peaks); tests shrink it
 KEY_BYTES = 1 << 16  # a top-level key longer than this is not an envelope this reader expects
@@ -84,48 +74,6 @@ class Layout:
     counts: dict[str, int]  # section -> number of elements
     spans: list[Span] = field(default_factory=list)
     late: list[Any] = field(default_factory=list)  # keys of envelope members after the first section
-
-
-@dataclass
-class _Totals:
-    """Counts over every byte read, for the whole-file bounds of the strict reader."""
-
-    objects: int = 0
-    arrays: int = 0
-    quotes: int = 0
-    commas: int = 0
-    wide: int = 0
-    ascii: bool = True
-
-    def add(self, text: bytes) -> None:
-        marks = text.translate(None, _NOT_MARKS)
-        self.objects += marks.count(b"{")
-        self.arrays += marks.count(b"[")
-        self.quotes += marks.count(b'"')
-        self.commas += marks.count(b",")
-        if self.ascii and not text.isascii():
-            self.ascii = False
-        if not self.ascii:
-            self.wide += len(marks) - len(marks.translate(None, _ASTRAL_LEADS))
-
-    def add_counted(self, counted: TextCounts, wrapper_arrays: int) -> None:
-        """The counts the strict reader took of a window it read (read_json_counting), the `[` it was
-        wrapped in taken off: what `add` would count of the window's bytes, without scanning them again."""
-        self.objects += counted.marks.objects
-        self.arrays += counted.marks.arrays - wrapper_arrays
-        self.quotes += counted.marks.quotes
-        self.commas += counted.marks.commas
-        self.ascii = self.ascii and counted.ascii
-        self.wide += counted.wide
-
-    def within_file_bounds(self, size: int) -> bool:
-        """Would the whole-file reader take these counts without a second look? (Its first, rough
-        estimates; a file over them is read whole, where the exact count decides.)"""
-        if (self.objects + self.arrays) * CONTAINER_BYTES > size:
-            return False
-        rough = estimated_memory(self.objects, self.arrays, (self.quotes + 1) // 2, self.commas, self.wide, size,
-                                 self.ascii)
-        return rough <= memory_bound(size)
 
 
 class _File:
@@ -187,7 +135,7 @@ class _Reading:
                  on_envelope: Callable[[dict[str, Any]], None] | None, groups: Callable[[str], bool]) -> None:
         self.f, self.sections, self.on_window, self.window = f, sections, on_window, window
         self.on_envelope, self.groups = on_envelope, groups
-        self.totals = _Totals()
+        self.totals = FileTotals()
         self.counts: dict[str, int] = {}
         self.spans: list[Span] = []
         self.late: list[Any] = []
@@ -301,7 +249,7 @@ def _value_end(f: _File, pos: int, window: int) -> int:
 
 
 def _section(f: _File, pos: int, section: str, window: int, on_window: OnWindow, spans: list[Span],
-             totals: _Totals, policy: Any = WINDOW_POLICY) -> tuple[int, int]:
+             totals: FileTotals, policy: Any = WINDOW_POLICY) -> tuple[int, int]:
     """Read one section's elements from `pos` (after its `[`): (offset after its `]`, element count)."""
     pos = f.skip_white(pos)
     if f.byte(pos) == b"]":

@@ -23,7 +23,7 @@ from memconform.core.results import ControlRefused, Failure
 from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz import reading_kinds, readings
 from memconform.suites.memorizz.client import by_content, export, forget_namespaces_at_end, import_archive
 from memconform.suites.memorizz.suite import SUITE
 
@@ -68,7 +68,7 @@ def middle_record(expect: str) -> Callable[..., Observation]:
     """M34 asked of the table (kit/batch_failures.judge's `ask`): for an open class every reading the table has
     for it (the store's refusal with its progress reported too), else those the kit's all-or-nothing allows."""
     return lambda ctx, point, outcome, accepted, **how: readings.observe(
-        ctx, point, readings.MiddleRecord(expect), outcome, accepted=None if expect == "open" else accepted, **how)
+        ctx, point, reading_kinds.MiddleRecord(expect), outcome, accepted=None if expect == "open" else accepted, **how)
 
 
 def kb_record(ctx: CheckContext, ns: str, label: str, rid: str | None = None) -> Record:
@@ -116,7 +116,7 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
         after = texts(ctx, ns)
         errors = body.get("errors") if isinstance(body, dict) else None
         stored = tuple(r["data"]["content"] in after for r in records)
-        outcome = readings.Restored(accepted=accepted, reported=bool(errors), stored=stored,
+        outcome = reading_kinds.Restored(accepted=accepted, reported=bool(errors), stored=stored,
                                     progress=readings.progress_reported(body, sum(stored)))
         label = f"a restore whose middle record has {label}"
         yield from batch_failures.judge(ctx, "M34", label, expect, outcome, batch_failures.WHOLE, ask=middle_record(expect))
@@ -124,5 +124,5 @@ def import_batch_middle_item(ctx: CheckContext) -> Iterator[Failure]:
             ledger.judge([key])
         # refused: the record the first one would have replaced is as it was; but a store that refused an open
         # value mid-restore with its progress reported (M34) committed the first record, which replaced it
-        if not accepted and not readings.follows(ctx, "M34", readings.MiddleRecord(expect), outcome, readings.PARTIAL):
+        if not accepted and not readings.follows(ctx, "M34", reading_kinds.MiddleRecord(expect), outcome, readings.PARTIAL):
             yield from batch_failures.kept(label, before, {t: after[t] for t in before if t in after})

@@ -9,8 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, NeedsHook, TargetError, Unsupported
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import model
-from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz import model, reading_kinds, readings
 from memconform.suites.memorizz.client import (
     Seed,
     by_content,
@@ -185,7 +184,7 @@ def _natural_id_failures(ctx: CheckContext, store: str, natural: str, data: dict
             yield Failure(f"a cloned record's {natural} is not its new id", got.get(natural), new, path)
         return
     implied = ctx.option("natural_ids") == "implied"
-    seen = readings.observe(ctx, "M4", readings.NaturalId(natural, data[natural], new), got.get(natural),
+    seen = readings.observe(ctx, "M4", reading_kinds.NaturalId(natural, data[natural], new), got.get(natural),
                             title=f"a cloned record's {natural} is neither its new id nor kept as it was", path=path,
                             pinned=("M4:implied",) if implied else ())
     if seen.failure:
@@ -196,7 +195,7 @@ def _namespace_failures(ctx: CheckContext, store: str, data: dict[str, Any], got
                         namespaces: str) -> Iterator[Failure]:
     """A cloned record's namespace (errata M9): kept, or rewritten to a new one; never lost."""
     now, was = got.get("memory_id"), data["memory_id"]
-    seen = readings.observe(ctx, "M9", readings.ClonedRecord(was), now,
+    seen = readings.observe(ctx, "M9", reading_kinds.ClonedRecord(was), now,
                             title="a cloned record's namespace is neither kept nor a new namespace",
                             path=f"$.stores.{store}[id={new}].data.memory_id", pinned=readings.namespace_pin(namespaces))
     if seen.failure:
@@ -298,7 +297,7 @@ def automations_failures(ctx: CheckContext, rid: str, flag: Any, states: list[An
     """M10 from the table: the agent's automations_enabled flag ("<absent>") and its list's `enabled` states."""
     pinned = ctx.option("automations_field")
     where = "automations_enabled" if pinned != "automations-list" else "automations"
-    observed = readings.observe(ctx, "M10", readings.ImportedAgent(), {"automations_enabled": flag, "automations": states},
+    observed = readings.observe(ctx, "M10", reading_kinds.ImportedAgent(), {"automations_enabled": flag, "automations": states},
                                 pinned=() if pinned == "either" else (pinned,),
                                 title="an imported agent's automations are not disabled",
                                 path=f"$.stores.agents[id={rid}].data.{where}")

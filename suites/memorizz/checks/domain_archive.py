@@ -21,7 +21,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz import reading_kinds, readings
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import class_answer_failures, keeper, kept_failures, table
 from memconform.suites.memorizz.sentences import REJECTS
@@ -114,7 +114,7 @@ def namespace_records(archive: dict[str, Any], ns: str) -> int:
 
 def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
     """A class the page leaves open: the answer the target gave is the reading recorded (errata M60, the table's rows)."""
-    readings.observe(ctx, "M60", readings.OpenClass("M60", vc.key), accepted)
+    readings.observe(ctx, "M60", reading_kinds.OpenClass("M60", vc.key), accepted)
 
 
 def judge_classes(ctx: CheckContext, field_ids: tuple[str, ...], label: str) -> Iterator[Failure]:

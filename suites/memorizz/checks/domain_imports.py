@@ -27,7 +27,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz import reading_kinds, readings
 from memconform.suites.memorizz.client import forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import (
     class_answer_failures,
@@ -55,7 +55,7 @@ def expectation(vc: domain.ValueClass) -> str:
 
 def judged_open(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
     """A class the page leaves open: the answer the target gave is the reading recorded (errata M35, the table's rows)."""
-    readings.observe(ctx, "M35", readings.OpenClass("M35", vc.key), accepted)
+    readings.observe(ctx, "M35", reading_kinds.OpenClass("M35", vc.key), accepted)
 
 
 # ---- envelope classes ----------------------------------------------------------------------------
@@ -244,9 +244,9 @@ def restored_row(ctx: CheckContext, row: list[RecordCase]) -> list[Failure]:
 def refused_with_progress(ctx: CheckContext, body: Any, sent: list[dict[str, Any]], stored: dict[str, dict[str, Any]]) -> bool:
     """M34 from the table: a store refusing the open value in the middle, its committed progress reported."""
     written = tuple(str(record["data"].get("content")) in stored for record in sent)
-    restored = readings.Restored(accepted=False, reported=False, stored=written, middle=len(sent) // 2,
+    restored = reading_kinds.Restored(accepted=False, reported=False, stored=written, middle=len(sent) // 2,
                                  progress=readings.progress_reported(body, sum(written)))
-    return readings.observe(ctx, "M34", readings.MiddleRecord("open"), restored, accepted=(readings.PARTIAL,),
+    return readings.observe(ctx, "M34", reading_kinds.MiddleRecord("open"), restored, accepted=(readings.PARTIAL,),
                             shown=restored.summary()).failure is None
 
 

@@ -19,8 +19,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, Unsupported
 from memconform.kit import domain
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import model
-from memconform.suites.memorizz import table as readings
+from memconform.suites.memorizz import model, reading_kinds, readings
 from memconform.suites.memorizz.client import Seed, forget_namespaces_at_end, listed_conflicts, seeded
 from memconform.suites.memorizz.domain_support import namespace_export, table
 from memconform.suites.memorizz.suite import SUITE
@@ -61,7 +60,7 @@ def export_selection(row: dict[str, domain.ValueClass], names: dict[str, str]) -
     return out
 
 
-export_request = readings.export_request  # the table reads the selection as the model does
+export_request = reading_kinds.export_request  # the table reads the selection as the model does
 export_mismatch = readings.export_mismatch  # how a reply differs from one of the model's answers
 
 
@@ -98,7 +97,7 @@ def export_row_failures(ctx: CheckContext, state: model.State, selection: dict[s
     mismatches = {a.reading or a.why: export_mismatch(a, not reply.ok, archive, set(state)) for a in answers}
     title = f"an export selecting {json.dumps(selection)[:160]} is not what the selection holds"
     if len(answers) > 1:  # open: the table's readings of M61, the failure naming every one
-        seen = readings.observe(ctx, "M61", readings.ExportSelection(state, selection), (not reply.ok, archive),
+        seen = readings.observe(ctx, "M61", reading_kinds.ExportSelection(state, selection), (not reply.ok, archive),
                                 shown="; ".join(sorted(set(mismatches.values())))[:300], title=title)
         if seen.failure is not None:
             yield seen.failure
@@ -192,7 +191,7 @@ def import_row_failures(ctx: CheckContext, row: dict[str, domain.ValueClass]) ->
 
 def observe_preview(ctx: CheckContext, said_ok: bool) -> None:
     """M62 from the table: a preview of conflicts under conflict=error said ok, or ok: false (either recorded)."""
-    readings.observe(ctx, "M62", readings.PreviewUnderError(), said_ok)
+    readings.observe(ctx, "M62", reading_kinds.PreviewUnderError(), said_ok)
 
 
 def clone_failures(ctx: CheckContext, label: str, state: model.State, records: list[tuple[str, str, dict[str, Any]]],
@@ -206,7 +205,7 @@ def clone_failures(ctx: CheckContext, label: str, state: model.State, records: l
     clones = sorted(str(text) for rid, text in after.items() if rid not in held)
     prose = sorted(data["content"] for _, _, data in records)
     # the table's readings of M9, under the option clone_namespaces as clone_rewrites_ids reads it
-    seen = readings.observe(ctx, "M9", readings.ClonedNamespace(tuple(prose)), clones,
+    seen = readings.observe(ctx, "M9", reading_kinds.ClonedNamespace(tuple(prose)), clones,
                             title=f"{label}: the clones are neither all beside the originals nor all elsewhere",
                             pinned=readings.namespace_pin(ctx.option("clone_namespaces")))
     if seen.failure is not None:

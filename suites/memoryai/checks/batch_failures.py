@@ -18,7 +18,7 @@ from memconform.core.readings import Observation
 from memconform.core.results import Failure
 from memconform.kit import batch_failures, domain
 from memconform.kit.domain_values import ABSENT
-from memconform.suites.memoryai import answers, client, table
+from memconform.suites.memoryai import answers, client, reading_kinds, readings
 from memconform.suites.memoryai.suite import SUITE
 
 # (field of suites/memoryai/domain.json, class): each goes alone into the middle of a bundle of its own
@@ -29,7 +29,7 @@ FIELDS = ("content", "memory_type", "tags", "zone", "importance", "is_pinned")
 
 def middle_item(expect: str) -> Callable[..., Observation]:
     """E41 asked of the table (kit/batch_failures.judge's `ask`), for a middle chunk of a class expected `expect`."""
-    return lambda ctx, point, outcome, **how: table.observe(ctx, point, table.MiddleItem(expect), outcome, **how)
+    return lambda ctx, point, outcome, **how: readings.observe(ctx, point, reading_kinds.MiddleItem(expect), outcome, **how)
 
 
 def with_class(chunk: dict[str, Any], name: str, value: Any) -> dict[str, Any]:

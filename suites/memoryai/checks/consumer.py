@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, Unsupported
-from memconform.suites.memoryai import answers, client, model, table
+from memconform.suites.memoryai import answers, client, model, reading_kinds, readings
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.suite import SUITE
 
@@ -64,13 +64,13 @@ def reimport_inserts_nothing(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("after two imports a chunk is not present exactly once", n, 1, "$.chunks", ch["content"])
     entity = client.entities_by_name(exported).get(name)
     if entity is not None:  # errata E6: the same bundle again either adds its counters again or leaves them
-        yield from reimported_counters(ctx, table.Reimport(doc, name), entity.get("frequency"))
+        yield from reimported_counters(ctx, reading_kinds.Reimport(doc, name), entity.get("frequency"))
 
 
-def reimported_counters(ctx: CheckContext, case: table.Reimport, frequency: Any) -> Iterator[Failure]:
+def reimported_counters(ctx: CheckContext, case: reading_kinds.Reimport, frequency: Any) -> Iterator[Failure]:
     """E6 from the table: the entity's frequency after the second import, under each reading (2 + 2, or 2)."""
     wanted = ctx.option("reimport_counters")
-    if table.observe(ctx, "E6", case, frequency).failure:
+    if readings.observe(ctx, "E6", case, frequency).failure:
         allowed = {reading: case.frequency(reading) for reading in ("accumulate", "stable")}
         yield Failure("re-importing the same bundle left an entity frequency no reading explains", frequency,
                       {"either": " or ".join(f"{v} ({k})" for k, v in allowed.items()), **allowed}[wanted],

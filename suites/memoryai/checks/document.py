@@ -11,7 +11,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.kit.shared_rules import is_int
-from memconform.suites.memoryai import credentials, table
+from memconform.suites.memoryai import credentials, reading_kinds, readings
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.bundle_rules import (
     a_bundle,
@@ -330,7 +330,7 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
             claimed, content = chunk["content_hash"].lower(), chunk["content"]
             normalised = unicodedata.normalize("NFC", content)
             if normalised != content:  # only a text NFC changes shows which of the two readings was taken
-                seen = table.observe(ctx, "E2", table.ContentHash(content), claimed,
+                seen = readings.observe(ctx, "E2", reading_kinds.ContentHash(content), claimed,
                                      title="content_hash is not sha256 of the UTF-8 content, as written or NFC",
                                      path=f"$.chunks[{i}].content_hash")
                 if seen.failure:

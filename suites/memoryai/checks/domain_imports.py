@@ -29,9 +29,8 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
-from memconform.suites.memoryai import answers, client
+from memconform.suites.memoryai import answers, client, reading_kinds, readings
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai import table as readings
 from memconform.suites.memoryai.domain_support import (
     ChunkCase,
     bundle_of,
@@ -70,7 +69,7 @@ def expectation(vc: domain.ValueClass) -> str:
 
 def observed(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
     """An open class: the answer the target gave is the reading recorded (errata E42, the table's rows)."""
-    readings.observe(ctx, "E42", readings.OpenClass("E42", vc.key), accepted)
+    readings.observe(ctx, "E42", reading_kinds.OpenClass("E42", vc.key), accepted)
 
 
 # ---- values of the classes -----------------------------------------------------------------------

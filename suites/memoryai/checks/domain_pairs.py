@@ -23,8 +23,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive, TargetError, Unsupported
 from memconform.kit import domain
-from memconform.suites.memoryai import answers, client, model
-from memconform.suites.memoryai import table as readings
+from memconform.suites.memoryai import answers, client, model, reading_kinds, readings
 from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
@@ -90,7 +89,7 @@ def judged_export(ctx: CheckContext, label: str, scope: str, since: str | None, 
         return
     assert since is not None  # without an instant the oracle allows one set
     title = f"{label}: the export's chunks fit no accepted reading ({'; '.join(a.why for a in allowed)})"
-    case = readings.ScopedExport(state, scope, since, readings=readings_of(ctx))
+    case = reading_kinds.ScopedExport(state, scope, since, readings=readings_of(ctx))
     seen = readings.observe(ctx, "E10" if scope == "since" else "E62", case, own, title=title)
     if seen.failure is not None:
         yield seen.failure
@@ -144,7 +143,7 @@ def domain_import_requests_pairwise(ctx: CheckContext) -> Iterator[Failure]:
             continue
         rows = client.by_hash(client.export(ctx, "full"))
         held = frozenset(h for h in rows if h in hashes)
-        yield from judged_import(ctx, label, kind, reply, held, frozenset(hashes), outcomes, readings.InvalidChunks(state, bundle, frozenset(hashes)))
+        yield from judged_import(ctx, label, kind, reply, held, frozenset(hashes), outcomes, reading_kinds.InvalidChunks(state, bundle, frozenset(hashes)))
         if kind == "rival_row_of_held":
             yield from preserved_failures(label, rows, state)
         ledger(ctx).judge_row("import_request", row)
@@ -161,7 +160,7 @@ def preserved_failures(label: str, rows: dict[str, list[dict[str, Any]]], before
 
 
 def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: frozenset[str], touched: frozenset[str],
-                  outcomes: tuple[model.Answer, ...], case: readings.InvalidChunks) -> Iterator[Failure]:
+                  outcomes: tuple[model.Answer, ...], case: reading_kinds.InvalidChunks) -> Iterator[Failure]:
     """The import's answer against the oracle's outcomes; for a bundle with an invalid chunk, E9 from the table."""
     if server_error(reply):
         yield Failure(f"{label}: a server error", reply.http_status, "an ImportReport, or a refusal with a 4xx", "$")
@@ -176,7 +175,7 @@ def judged_import(ctx: CheckContext, label: str, kind: str, reply: Any, held: fr
                            "ingests_conformant_bundles judges that")
     answer = {"accepted": reply.ok, "chunks held": len(held), "counters": (report or {}).get("chunks")}
     if kind == "invalid_chunk":
-        seen = readings.observe(ctx, "E9", case, readings.ImportAnswer(reply.ok, held, bool(report), (report or {}).get("chunks")),
+        seen = readings.observe(ctx, "E9", case, reading_kinds.ImportAnswer(reply.ok, held, bool(report), (report or {}).get("chunks")),
                              shown=answer, title=f"{label}: fits no accepted reading")
         if seen.failure is not None:
             yield seen.failure

@@ -21,8 +21,7 @@ from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.kit.shared_rules import now_iso
-from memconform.suites.memoryai import answers, client
-from memconform.suites.memoryai import table as readings
+from memconform.suites.memoryai import answers, client, reading_kinds, readings
 from memconform.suites.memoryai.domain_support import (
     call_or_failure,
     ledger,
@@ -50,7 +49,7 @@ class RecordCase:
 
 def observed(ctx: CheckContext, vc: domain.ValueClass, accepted: bool) -> None:
     """An open class: the answer the target gave is the reading recorded (errata E61, the table's rows)."""
-    readings.observe(ctx, "E61", readings.OpenClass("E61", vc.key), accepted)
+    readings.observe(ctx, "E61", reading_kinds.OpenClass("E61", vc.key), accepted)
 
 
 def edge_bundle(ctx: CheckContext, vc: domain.ValueClass, value: Any) -> tuple[dict[str, Any], RecordCase]:

@@ -9,7 +9,7 @@ from typing import Any
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, SkipCheck
 from memconform.core.suite import replay_command
-from memconform.suites.memoryai import answers, client, table
+from memconform.suites.memoryai import answers, client, reading_kinds, readings
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.model import Readings, State, export_answers
 from memconform.suites.memoryai.stream import parse_stream
@@ -160,14 +160,14 @@ def export_scope_since(ctx: CheckContext) -> Iterator[Failure]:
             yield Failure("a chunk created before `since` was exported", before["created_at"], f">= {spelling}", "$.chunks")
         if exact["content"] in mistyped:  # whether the chunk at `since` is there cannot be told by its hash
             continue
-        case = table.ScopedExport(State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}), "since", spelling,
+        case = reading_kinds.ScopedExport(State(chunks={ch["content_hash"]: ch for ch in (before, exact, after)}), "since", spelling,
                                   judged=frozenset({exact["content_hash"]}))
         yield from boundary_failures(ctx, case, frozenset(h for h in case.state.chunks if h in rows), spelling)
 
 
-def boundary_failures(ctx: CheckContext, case: table.ScopedExport, held: frozenset[str], spelling: str) -> Iterator[Failure]:
+def boundary_failures(ctx: CheckContext, case: reading_kinds.ScopedExport, held: frozenset[str], spelling: str) -> Iterator[Failure]:
     """E10 from the table: does the export hold the chunk created exactly at `since` (the case's judged chunk)."""
-    if table.observe(ctx, "E10", case, held).failure:
+    if readings.observe(ctx, "E10", case, held).failure:
         wanted = ctx.option("since_boundary")
         seen = "inclusive" if held & (case.judged or frozenset()) else "exclusive"
         yield Failure("a chunk created exactly at `since` was treated against the pinned reading", seen, wanted,

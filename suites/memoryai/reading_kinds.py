@@ -1,0 +1,151 @@
+"""MemoryAI's reading kinds: the forms of request and answer in which its checks meet an open point (a row of
+the table in readings.py meets one of these and predicts from its answer). Data only: the table and its
+questions are in readings.py, TABLE in table.py."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai import model
+
+
+@dataclass(frozen=True)
+class ChecksumCase:
+    """E1: a bundle whose manifest.checksum (the answer, lower case) is judged; `literal`: its literal canonical
+    bytes when the check has them cached."""
+
+    doc: Mapping[str, Any]
+    literal: bytes | None = field(default=None, compare=False)
+
+    def digest(self, reading: str) -> str:
+        unicode, numbers = memoryai.CHECKSUM_READINGS[reading]
+        if (unicode, numbers) == ("literal", "python") and self.literal is not None:
+            return hashlib.sha256(self.literal).hexdigest()
+        return memoryai.checksum(dict(self.doc), unicode, numbers)
+
+    def shows_a_reading(self) -> bool:
+        """An all-ASCII bundle without floats has one digest under every reading: it shows none of them. With
+        the literal bytes at hand the floats are read from them (a document read in windows withholds its
+        records: kit/windows), not from the document."""
+        if self.literal is None:
+            data = memoryai.canonical_bytes(dict(self.doc), "literal")
+            return not data.isascii() or memoryai.has_float(dict(self.doc))
+        return not self.literal.isascii() or holds_a_float(self.literal)
+
+
+# in canonical JSON text: a string (skipped whole) or a number; a number with a fraction or an exponent is a float
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?')
+
+
+def holds_a_float(text: bytes) -> bool:
+    """Does this JSON text hold a float (python's json writes every float with a '.' or an exponent)?"""
+    if not re.search(rb"[0-9][.eE]", text):  # no digit before a dot or an exponent anywhere: no float
+        return False
+    return any(token[:1] != b'"' and any(c in token for c in (b".", b"e", b"E")) for token in
+               (m.group() for m in _TOKEN.finditer(text)))
+
+
+@dataclass(frozen=True)
+class ContentHash:
+    """E2: a chunk's content that NFC changes; the answer is its content_hash, lower case."""
+
+    content: str
+
+
+@dataclass(frozen=True)
+class StreamLine:
+    """E3: one line of an NDJSON export stream (the answer, a JSON object) that is no bundle envelope."""
+
+
+@dataclass(frozen=True)
+class MultipartImport:
+    """E4: an import through /import/file; the answer is the field name the target accepted the bundle by."""
+
+
+@dataclass(frozen=True)
+class Reimport:
+    """E6: the same bundle imported twice; the answer is the frequency an entity of it exported afterwards."""
+
+    bundle: Mapping[str, Any]
+    entity: str
+
+    def frequency(self, counters: str) -> Any:
+        once = model.import_answers(model.State(), self.bundle)[0].state
+        after = {o.reading: o.state.entities[self.entity].get("frequency") for o in model.import_answers(once, self.bundle)}
+        return after.get(counters)
+
+
+@dataclass(frozen=True)
+class ImportAnswer:
+    """What an import did: accepted, the bundle's chunks held afterwards, whether it answered an ImportReport and
+    that report's `chunks` counters (as sent: not an object counts nothing)."""
+
+    accepted: bool
+    held: frozenset[str]
+    reported: bool = False
+    counters: Any = None
+
+    def shown(self) -> dict[str, Any]:
+        return {"accepted": self.accepted, "chunks held": len(self.held), "counters": self.counters}
+
+
+@dataclass(frozen=True)
+class InvalidChunks:
+    """E9: a bundle with an invalid chunk imported in `state`; `touched` the hashes the row judges."""
+
+    state: model.State
+    bundle: Mapping[str, Any]
+    touched: frozenset[str]
+
+    def fits(self, accepted: bool, answer: ImportAnswer) -> bool:
+        def counted(o: model.Answer) -> bool:
+            if not (answer.reported and answer.accepted):
+                return True
+            return all(isinstance(answer.counters, Mapping) and answer.counters.get(k) == v for k, v in o.counters.items())
+        return any(o.accepted == accepted == answer.accepted and answer.held == frozenset(o.state.chunks) & self.touched
+                   and counted(o) for o in model.import_answers(self.state, self.bundle))
+
+
+@dataclass(frozen=True)
+class ScopedExport:
+    """E10, E62: an export of `scope` with `since` in the oracle's `state`; the answer is the set of the state's
+    chunks it held, judged on the chunks of `judged` only (None: the whole set); `readings` the run's model readings (a pinned
+    E10 boundary narrows E62's `applied`)."""
+
+    state: model.State
+    scope: str
+    since: str
+    judged: frozenset[str] | None = None
+    readings: model.Readings = model.DEFAULT
+
+    def holds(self, point: str, reading: str, answer: frozenset[str]) -> bool:
+        readings = self.readings if point == "E62" else model.DEFAULT  # E10's own rows are accepted by their pins
+        sets = [a.hashes for a in model.export_answers(self.state, self.scope, self.since, readings) if a.reading == reading]
+        if self.judged is None:
+            return frozenset(answer) in sets
+        return any(frozenset(answer) & self.judged == s & self.judged for s in sets)
+
+
+@dataclass(frozen=True)
+class MiddleItem:
+    """E41: a bundle of five chunks whose middle one is of a class expected `expect`; the answer a BatchResult."""
+
+    expect: str
+
+
+@dataclass(frozen=True)
+class OpenClass:
+    """E42, E61: one class of the domain table the spec leaves open (`field:class`); the answer: accepted or not."""
+
+    point: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ExportWithoutInstant:
+    """E63: an export of scope since with no since; the answer "served", "refused" (a bundle rejection) or "other"."""
