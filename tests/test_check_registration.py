@@ -106,12 +106,12 @@ def test_the_five_suites_loaded_every_check_through_this_gate() -> None:
 
 
 def expected_run_order(folder: Path, prefix: str) -> list[str]:
-    """The check modules of a checks package in the order Python loads them: the imports of its
-    __init__.py as written, each module after the sibling check modules it imports at its top."""
+    """The check modules of a checks package in the order they load: its __init__.py's `__all__` as written,
+    each module after the sibling check modules it imports at its top."""
     import ast
-    import re
 
-    listed = re.findall(rf"^from {re.escape(prefix)} import (\w+)$", (folder / "__init__.py").read_text("utf-8"), re.M)
+    listed = next((list(ast.literal_eval(node.value)) for node in ast.parse((folder / "__init__.py").read_text("utf-8")).body
+                   if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]), [])
     order: list[str] = []
 
     def load(module: str) -> None:
