@@ -116,3 +116,30 @@ def test_a_failure_of_another_point_or_suite_contradicts_nothing() -> None:
                                      result("amps", "emp.a", "failed"), result("emp", "emp.a", "passed")]) == {}
     assert contradictions(readings, [result("emp", "emp.b", "failed", warning=True)]) == {("emp", "E6"): ["emp.b"]}
     assert json.dumps(readings)  # the entries stay plain JSON, as the footer writes them
+
+
+def test_a_point_judged_through_a_table_is_met_whichever_reading_the_answer_fits() -> None:
+    """ReadingTable.judge (the EMP and AMPS checks' way to a point) records the point as met, as observe does,
+    so a failure of the check contradicts the point's readings however the check asked the table."""
+    from memconform.core.readings import Reading, ReadingTable
+
+    class Ctx:
+        def __init__(self) -> None:
+            self.met_points: list[str] = []
+            self.seen: list[tuple[str, str]] = []
+
+        def met(self, point: str) -> None:
+            self.met_points.append(point)
+
+        def reading(self, point: str, name: str) -> None:
+            self.seen.append((point, name))
+
+    table = ReadingTable([Reading("X1", "yes", meets=lambda r: r == "ask", predicts=lambda r, a: a is True),
+                          Reading("X1", "no", meets=lambda r: r == "ask", predicts=lambda r, a: a is False)])
+    fits, fits_none, other = Ctx(), Ctx(), Ctx()
+    assert table.judge(fits, "X1", "ask", True, {}).failure is None
+    assert table.judge(fits_none, "X1", "ask", "maybe", {}).failure is not None
+    table.judge(other, "X1", "something else", True, {})
+    assert (fits.met_points, fits.seen) == (["X1"], [("X1", "yes")])
+    assert (fits_none.met_points, fits_none.seen) == (["X1"], [])
+    assert other.met_points == []  # a request that does not meet the point meets nothing

@@ -198,9 +198,11 @@ class ReadingTable:
         whose prediction holds is recorded (accepted or not, as `observe` records); the failure, when no accepted
         one holds, names the accepted ones. `telling`: record nothing when the answer fits more than one reading
         (it does not tell them apart); `shown`: what the failure says was received (default the answer)."""
-        met = [row for row in self.rows if row.point == point and _meets(row, request)]
-        matched = tuple(row.name for row in met if _predicted(row, request, answer))
-        allowed = tuple(row.name for row in met if _accepts(row, pins))
+        meeting = [row for row in self.rows if row.point == point and _meets(row, request)]
+        if meeting:  # the point met, whichever reading (if any) the answer fits: a failure here contradicts its readings
+            met(ctx, point)
+        matched = tuple(row.name for row in meeting if _predicted(row, request, answer))
+        allowed = tuple(row.name for row in meeting if _accepts(row, pins))
         if not (telling and len(matched) > 1):
             for name in matched:
                 ctx.reading(point, name)
@@ -212,13 +214,6 @@ class ReadingTable:
                           received if not matched else {"answer": received, "fits only": list(matched)}, expected, path,
                           readings=pinned)
         return Observation(point, matched, allowed, failure)
-
-
-def _meets(row: Reading, request: Any) -> bool:
-    try:
-        return bool(row.meets(request))
-    except (KeyError, TypeError, AttributeError, ValueError):
-        return False
 
 
 def _predicted(row: Reading, request: Any, answer: Any) -> bool:
