@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from memconform.core.check_context import NoTarget
 from memconform.core.profile import Profile
-from memconform.core.readings import Reading
+from memconform.core.readings import Asked, Reading
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.kit import batch_failures
@@ -53,7 +53,7 @@ ART_2 = dict(ART, artifact_id="art-2", atom_ids=["a-2"], private=False)
 INVERTED = dict(ATOM, valid_from="2026-02-01T00:00:00Z", valid_to="2026-01-01T00:00:00Z")
 
 
-def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_model(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     """The model's answers to the situation allow this one: an import's outcome (A12: the first atom kept or
     not after a second import; A56: an inverted interval accepted or not), or the subject's export holding the
     answer (A5, A9) with no difference from the state the model holds."""
@@ -87,40 +87,40 @@ def labelled_export(label: str, exported: tuple[Any, ...]) -> tuple[dict[str, An
     return export_of([*back, public], [dict(ART, private=False)]), SUBJECT, held
 
 
-def by_the_delete_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_delete_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return unless_failed(ctx, row.point, privacy.unsourced_verdict(ctx, answer, "a-1"))
 
 
-def by_the_label_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_label_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return unless_failed(ctx, row.point, privacy.label_verdict(ctx, request.given, answer, "the label"))
 
 
-def by_the_private_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_private_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return unless_failed(ctx, row.point, privacy.private_verdict(ctx, answer, "the flag"))
 
 
-def by_the_semantics_probe(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_semantics_probe(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     client.second_import_seen(ctx, answer)
     return recorded(ctx, row.point)
 
 
-def by_the_pairwise_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_pairwise_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     domain_envelope.inverted_seen(ctx, answer)
     return recorded(ctx, row.point)
 
 
-def by_the_rule_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_rule_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     document.unpinned_seen(ctx, answer)
     return recorded(ctx, row.point)
 
 
-def by_the_batch_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_batch_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     """import_batch_middle_item judges an open class's batch with the kit's judge (harness/kit/batch_failures.py),
     whose readings the table's A36 rows predict with."""
     return unless_failed(ctx, row.point, list(batch_failures.judge(ctx, "A36", "the batch", "open", answer, batch_failures.WHOLE)))
 
 
-def by_the_domain_sweep(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_domain_sweep(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     domain_support.observe_open(ctx, SimpleNamespace(key=request.given), answer)  # type: ignore[arg-type]
     return recorded(ctx, row.point)
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from memconform.core.check_context import NoTarget
 from memconform.core.profile import Profile
-from memconform.core.readings import Reading
+from memconform.core.readings import Asked, Reading
 from memconform.core.runner import Context
 from memconform.core.suite import get_suite
 from memconform.suites.emp import format as emp
@@ -53,16 +53,16 @@ def answered_by(ok: bool, body: Any = None) -> Reply:
 
 # ---- each check, asked through its own judgement ----------------------------------------------------
 
-def by_the_append_reply(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_append_reply(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     common.written_id(ctx, answered_by(True, {"id": answer} if answer else {}), {"id": request.given})
     return recorded(ctx, row.point)
 
 
-def by_the_tombstone_probe(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_tombstone_probe(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return common.honoured(ctx, request.given, answer) and recorded(ctx, row.point)
 
 
-def by_the_delete_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_delete_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     if row.point == "E13":
         writer.delete_form_seen(ctx, readings.Deletion(False), answer)
     else:
@@ -70,25 +70,25 @@ def by_the_delete_check(ctx: Context, row: Reading, request: readings.Asked, ans
     return recorded(ctx, row.point)
 
 
-def by_the_stale_lock_append(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_stale_lock_append(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return unless_failed(ctx, row.point, locking.stale_verdict(ctx, answer, "the answer", b"refused"))
 
 
-def by_the_held_lock(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_held_lock(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return unless_failed(ctx, row.point, locking.held_verdict(ctx, "append", answer, "the status"))
 
 
-def by_the_tie_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_tie_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     first = table.entry(1, content=request.given[0])
     return unless_failed(ctx, row.point, reader.tie_verdict(ctx, first, dict(first, content=request.given[1]), list(answer)))
 
 
-def by_the_newer_major_check(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_newer_major_check(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     answered, shown = answer
     return unless_failed(ctx, row.point, reader.newer_major_verdict(ctx, answered, table.entry(2, v="2.0") if shown else None))
 
 
-def by_the_append_sweep(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_append_sweep(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     if row.point == "E65":
         sent = table.entry(5, v=request.given)
         failure = domain_writer.judge_appended(ctx, "valid", answered_by(True), [dict(sent, v=answer)], sent, "line.v")
@@ -98,22 +98,22 @@ def by_the_append_sweep(ctx: Context, row: Reading, request: readings.Asked, ans
     return unless_failed(ctx, row.point, failure)
 
 
-def by_the_update_sweep(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_update_sweep(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     return unless_failed(ctx, row.point, domain_writer.judge_updated(ctx, "open", answered_by(answer.acknowledged),
                                                                      list(answer.new), request.given, 0, "line.tags:upper"))
 
 
-def by_the_line_forms(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_line_forms(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     first, second = request.given.lines
     return unless_failed(ctx, row.point, domain_files.view_verdict(ctx, "bom", list(answer), first, second, request.given.optional))
 
 
-def by_the_class_reader(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_class_reader(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     domain_reader.uuid_case_seen(ctx, request.given, answer)
     return recorded(ctx, row.point)
 
 
-def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_model(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     """The model's view of the file the situation writes (under the run's pins) allows the answer: a tombstone of
     the form tried deletes its entry (E1); one of two equal-ts lines wins, whole (E3)."""
     pins = model.Readings.pinned(ctx.option)
@@ -126,7 +126,7 @@ def by_the_model(ctx: Context, row: Reading, request: readings.Asked, answer: An
     return any(e is not None and (e["content"],) == tuple(answer) for e in options)
 
 
-def by_the_query_sweep(ctx: Context, row: Reading, request: readings.Asked, answer: Any) -> Verdict:
+def by_the_query_sweep(ctx: Context, row: Reading, request: Asked, answer: Any) -> Verdict:
     asked: readings.Queried = request.given
     reply = answered_by(answer.ok, list(answer.entries) if answer.ok else None)
     if request.situation == readings.ODD_VALUE:
@@ -223,7 +223,7 @@ def test_a_reading_pinned_away_is_blamed_again() -> None:
     assert locking.stale_verdict(emp_ctx(stale_lock_takeover="required"), readings.Stale(False), "refused", b"busy")
     assert not locking.stale_verdict(emp_ctx(), readings.Stale(False), "refused", b"busy")
     ctx = emp_ctx(tombstone="type-tombstone")  # the form honoured is recorded, but not accepted
-    observation = table.observe(ctx, "E1", readings.Asked(readings.HONOURED, "deleted-flag"), True)
+    observation = table.observe(ctx, "E1", Asked(readings.HONOURED, "deleted-flag"), True)
     assert observation.matched == ("deleted-flag",) and observation.failure is not None
 
 

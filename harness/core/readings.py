@@ -151,6 +151,20 @@ def _meets(row: Reading, request: Any) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A request in a form a suite's rows name by its situation (EMP's, AMPS's readings): what was asked, and
+    what it handed (`given`)."""
+
+    situation: str
+    given: Any = None
+
+
+def at(situation: str, given: Any = None) -> Callable[[Any], bool]:
+    """`meets`: the request is this situation (and, when given, hands this)."""
+    return lambda request: request.situation == situation and (given is None or request.given == given)
+
+
 class ReadingTable:
     """A suite's readings of its open points, one row per reading: the fuzzer, the example checks and the
     model read the same rows, so no check blames what another accepts."""
@@ -192,6 +206,24 @@ class ReadingTable:
             ctx.reading(row.point, row.name)
         return found
 
+    def meeting(self, point: str, request: Any, where: str = "the table") -> list[Reading]:
+        """The rows of `point` the request meets; none is a harness bug (a check asking a point in a form no row
+        knows), never a verdict on the target."""
+        rows = [row for row in self.of(point) if row.meets(request)]
+        if not rows:
+            raise LookupError(f"no reading of {point} in {where} meets {request!r:.120}")
+        return rows
+
+    def ask(self, ctx: Any, point: str, request: Any, answer: Any, pins: Any, *, accepted: Iterable[str] | None = None,
+            shown: Any = None, where: str = "the table", **how: Any) -> Any:
+        """ctx.observe with this table's predictions for `point`: each reading the answer fits recorded; the run
+        accepts the readings `pins` allow, narrowed to `accepted` when the check knows more (a class's
+        expectation). `shown`: the answer as a failure shows it (default the answer)."""
+        rows = self.meeting(point, request, where)
+        allowed = [row.name for row in rows if row.accepted(pins) and (accepted is None or row.name in set(accepted))]
+        fits = {row.name: predicted(row, request, answer) for row in rows}
+        return ctx.observe(point, fits, answer if shown is None else shown, accepted=allowed, **how)
+
     def judge(self, ctx: Any, point: str, request: Any, answer: Any, pins: Any, *, title: str = "", path: str = "$",
               pinned: tuple[str, ...] = (), telling: bool = False, shown: Any = None) -> Observation:
         """`observe` of one point as an Observation: the rows of `point` the request meets are its readings; each
@@ -201,7 +233,7 @@ class ReadingTable:
         meeting = [row for row in self.rows if row.point == point and _meets(row, request)]
         if meeting:  # the point met, whichever reading (if any) the answer fits: a failure here contradicts its readings
             met(ctx, point)
-        matched = tuple(row.name for row in meeting if _predicted(row, request, answer))
+        matched = tuple(row.name for row in meeting if predicted(row, request, answer))
         allowed = tuple(row.name for row in meeting if _accepts(row, pins))
         if not (telling and len(matched) > 1):
             for name in matched:
@@ -216,7 +248,8 @@ class ReadingTable:
         return Observation(point, matched, allowed, failure)
 
 
-def _predicted(row: Reading, request: Any, answer: Any) -> bool:
+def predicted(row: Reading, request: Any, answer: Any) -> bool:
+    """The answer is what the row predicts (an answer of an unforeseen shape fits no prediction about it)."""
     try:
         return bool(row.predicts(request, answer))
     except (KeyError, TypeError, AttributeError, ValueError):

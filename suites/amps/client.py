@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import Inconclusive, SkipCheck, TargetError, Unsupported
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import readings, table
@@ -169,7 +170,7 @@ def seed_and_export(ctx: CheckContext) -> dict[str, Any]:
 
 def second_import_seen(ctx: CheckContext, merged: bool) -> str:
     """The second atom is there: the first kept (merge) or gone (replace), recorded from the table's A12 rows."""
-    table.observe(ctx, "A12", readings.Asked(readings.SECOND_IMPORT), merged)
+    table.observe(ctx, "A12", Asked(readings.SECOND_IMPORT), merged)
     return "merge" if merged else "replace"
 
 

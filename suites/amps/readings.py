@@ -6,9 +6,9 @@ model imports the table, so neither imports the model)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from memconform.core.readings import Asked
 from memconform.kit import batch_failures
 from memconform.suites.amps import format as amps
 
@@ -29,17 +29,6 @@ MERGE, REPLACE = "merge", "replace"
 INVERTED_ACCEPTED = "an atom that expires before it is valid accepted"
 INVERTED_REFUSED = "an atom that expires before it is valid refused"
 ZERO_LENGTH = "zero-length interval"
-
-
-@dataclass(frozen=True)
-class Asked:
-    situation: str
-    given: Any = None
-
-
-def at(situation: str, given: Any = None) -> Callable[[Any], bool]:
-    """`meets`: the request is this situation (and, when given, hands this)."""
-    return lambda request: request.situation == situation and (given is None or request.given == given)
 
 
 def withheld_label(label: str) -> str:

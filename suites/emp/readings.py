@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memconform.core.readings import Asked
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model
@@ -37,17 +38,6 @@ UPPER_UUID = "an upper-case UUID id read back"  # E66
 NEAR_ASKED = "a query of valid parameters carrying near"  # E60
 TAGS_ASKED = "a query of valid parameters with several tags"  # E62
 ODD_VALUE = "a query value the spec is silent on"  # E61, E60 (near)
-
-
-@dataclass(frozen=True)
-class Asked:
-    situation: str
-    given: Any = None
-
-
-def at(situation: str, given: Any = None) -> Callable[[Any], bool]:
-    """`meets`: the request is this situation (and, when given, hands this)."""
-    return lambda request: request.situation == situation and (given is None or request.given == given)
 
 
 # ---- E1: the tombstone forms ------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.core.readings import Observation, Reading, ReadingTable
+from memconform.core.readings import Asked, Observation, Reading, ReadingTable, at
 from memconform.suites.emp import readings
 
 STANDS_FOR = {
@@ -52,103 +52,103 @@ def answered(*entries: dict[str, Any]) -> readings.Answered:
 
 def odd(point: str, name: str, query: dict[str, Any], param: str, example: readings.Answered, wrong: readings.Answered) -> Reading:
     return Reading(point, name, meets=readings.odd_met(point, name), predicts=readings.odd_reading(name), checks=("query_every_parameter_pair",),
-                   example=(readings.Asked(readings.ODD_VALUE, queried(query, param)), example), wrong=wrong)
+                   example=(Asked(readings.ODD_VALUE, queried(query, param)), example), wrong=wrong)
 
 
 def delete_form(kind: str) -> Reading:
     name = f"appends {kind}"
-    return Reading("E1", name, meets=readings.at(readings.DELETED), predicts=lambda q, a: a.appended and kind in a.kinds,
-                   checks=("writer_delete_keeps_foreign",), example=(readings.Asked(readings.DELETED), readings.Deletion(True, frozenset({kind}))),
+    return Reading("E1", name, meets=at(readings.DELETED), predicts=lambda q, a: a.appended and kind in a.kinds,
+                   checks=("writer_delete_keeps_foreign",), example=(Asked(readings.DELETED), readings.Deletion(True, frozenset({kind}))),
                    wrong=readings.Deletion(True, frozenset({"a line of no known form"})))
 
 
 TABLE = ReadingTable([
     # E1: the tombstone form a reader honours (the one tried), and the form a writer deletes by
-    *(Reading("E1", form, meets=readings.at(readings.HONOURED, form), predicts=lambda q, gone: gone is True, accepted=readings.form_allowed(form),
-              checks=("tombstone_form", "model"), example=(readings.Asked(readings.HONOURED, form), True), wrong=False)
+    *(Reading("E1", form, meets=at(readings.HONOURED, form), predicts=lambda q, gone: gone is True, accepted=readings.form_allowed(form),
+              checks=("tombstone_form", "model"), example=(Asked(readings.HONOURED, form), True), wrong=False)
       for form in readings.TOMBSTONE_FORMS),
     delete_form(readings.TYPE_TOMBSTONE_LINE), delete_form(readings.DELETED_FLAG_LINE),
-    Reading("E1", "rewrites the file", meets=readings.at(readings.DELETED), predicts=lambda q, a: not a.appended,
-            checks=("writer_delete_keeps_foreign",), example=(readings.Asked(readings.DELETED), readings.Deletion(False)),
+    Reading("E1", "rewrites the file", meets=at(readings.DELETED), predicts=lambda q, a: not a.appended,
+            checks=("writer_delete_keeps_foreign",), example=(Asked(readings.DELETED), readings.Deletion(False)),
             wrong=readings.Deletion(True, frozenset({"a line of no known form"}))),
     # E13: a rewrite keeps or drops a line that is not JSON (every answer fits one: the byte comparison judges the rest)
-    Reading("E13", "a rewrite keeps a corrupt line", meets=readings.at(readings.REWRITTEN), predicts=lambda q, kept: kept is True,
-            checks=("writer_delete_keeps_foreign",), example=(readings.Asked(readings.REWRITTEN), True)),
-    Reading("E13", "a rewrite drops a corrupt line", meets=readings.at(readings.REWRITTEN), predicts=lambda q, kept: kept is False,
-            checks=("writer_delete_keeps_foreign",), example=(readings.Asked(readings.REWRITTEN), False)),
+    Reading("E13", "a rewrite keeps a corrupt line", meets=at(readings.REWRITTEN), predicts=lambda q, kept: kept is True,
+            checks=("writer_delete_keeps_foreign",), example=(Asked(readings.REWRITTEN), True)),
+    Reading("E13", "a rewrite drops a corrupt line", meets=at(readings.REWRITTEN), predicts=lambda q, kept: kept is False,
+            checks=("writer_delete_keeps_foreign",), example=(Asked(readings.REWRITTEN), False)),
     # E2: an append past a stale lock
-    Reading("E2", readings.TAKES_OVER, meets=readings.at(readings.STALE), predicts=lambda q, a: a.acknowledged is True, checks=STALE_CHECKS,
-            example=(readings.Asked(readings.STALE), readings.Stale(True, True)), wrong=readings.Stale(False, True)),
-    Reading("E2", readings.GIVES_UP, meets=readings.at(readings.STALE), predicts=lambda q, a: a.acknowledged is False and not a.changed,
-            accepted=readings.takeover_optional, checks=STALE_CHECKS, example=(readings.Asked(readings.STALE), readings.Stale(False)),
+    Reading("E2", readings.TAKES_OVER, meets=at(readings.STALE), predicts=lambda q, a: a.acknowledged is True, checks=STALE_CHECKS,
+            example=(Asked(readings.STALE), readings.Stale(True, True)), wrong=readings.Stale(False, True)),
+    Reading("E2", readings.GIVES_UP, meets=at(readings.STALE), predicts=lambda q, a: a.acknowledged is False and not a.changed,
+            accepted=readings.takeover_optional, checks=STALE_CHECKS, example=(Asked(readings.STALE), readings.Stale(False)),
             wrong=readings.Stale(False, True)),
-    Reading("E2", readings.WAITS, meets=readings.at(readings.STALE), predicts=lambda q, a: a.acknowledged is None, accepted=readings.takeover_optional,
-            checks=STALE_CHECKS, example=(readings.Asked(readings.STALE), readings.Stale(None)), wrong=readings.Stale(False, True)),
+    Reading("E2", readings.WAITS, meets=at(readings.STALE), predicts=lambda q, a: a.acknowledged is None, accepted=readings.takeover_optional,
+            checks=STALE_CHECKS, example=(Asked(readings.STALE), readings.Stale(None)), wrong=readings.Stale(False, True)),
     # E6: a write while another app holds a fresh lock
-    Reading("E6", readings.WAITS_HELD, meets=readings.at(readings.HELD), predicts=lambda q, a: not a.returned, checks=LOCKS,
-            example=(readings.Asked(readings.HELD), readings.Held(False, True)), wrong=readings.Held(True, True)),
-    Reading("E6", readings.GIVES_UP_HELD, meets=readings.at(readings.HELD), predicts=lambda q, a: a.returned and not a.acknowledged and a.unchanged,
-            checks=LOCKS, example=(readings.Asked(readings.HELD), readings.Held(True, False)), wrong=readings.Held(True, False, unchanged=False)),
+    Reading("E6", readings.WAITS_HELD, meets=at(readings.HELD), predicts=lambda q, a: not a.returned, checks=LOCKS,
+            example=(Asked(readings.HELD), readings.Held(False, True)), wrong=readings.Held(True, True)),
+    Reading("E6", readings.GIVES_UP_HELD, meets=at(readings.HELD), predicts=lambda q, a: a.returned and not a.acknowledged and a.unchanged,
+            checks=LOCKS, example=(Asked(readings.HELD), readings.Held(True, False)), wrong=readings.Held(True, False, unchanged=False)),
     # E3: equal ts (given: the two lines' contents; answer: the contents the view shows for the id)
-    Reading("E3", "the later line wins", meets=readings.at(readings.TIE), predicts=lambda q, shown: tuple(shown) == (q.given[1],),
-            checks=("reader_equal_ts_tie", "model"), example=(readings.Asked(readings.TIE, ("first", "second")), ("second",)),
+    Reading("E3", "the later line wins", meets=at(readings.TIE), predicts=lambda q, shown: tuple(shown) == (q.given[1],),
+            checks=("reader_equal_ts_tie", "model"), example=(Asked(readings.TIE, ("first", "second")), ("second",)),
             wrong=("first", "second")),
-    Reading("E3", "the earlier line wins", meets=readings.at(readings.TIE), predicts=lambda q, shown: tuple(shown) == (q.given[0],),
+    Reading("E3", "the earlier line wins", meets=at(readings.TIE), predicts=lambda q, shown: tuple(shown) == (q.given[0],),
             accepted=lambda option: option("ts_tie") != "later-line", checks=("reader_equal_ts_tie", "model"),
-            example=(readings.Asked(readings.TIE, ("first", "second")), ("first",)), wrong=("neither",)),
+            example=(Asked(readings.TIE, ("first", "second")), ("first",)), wrong=("neither",)),
     # E8: a newer major (answer: (answered, the newer line shown))
-    Reading("E8", "refuses the file", meets=readings.at(readings.NEWER_MAJOR), predicts=lambda q, a: not a[0],
-            checks=("reader_newer_major_refused",), example=(readings.Asked(readings.NEWER_MAJOR), (False, False)), wrong=(True, True)),
-    Reading("E8", "leaves the line out", meets=readings.at(readings.NEWER_MAJOR), predicts=lambda q, a: a[0] and not a[1],
-            checks=("reader_newer_major_refused",), example=(readings.Asked(readings.NEWER_MAJOR), (True, False)), wrong=(True, True)),
+    Reading("E8", "refuses the file", meets=at(readings.NEWER_MAJOR), predicts=lambda q, a: not a[0],
+            checks=("reader_newer_major_refused",), example=(Asked(readings.NEWER_MAJOR), (False, False)), wrong=(True, True)),
+    Reading("E8", "leaves the line out", meets=at(readings.NEWER_MAJOR), predicts=lambda q, a: a[0] and not a[1],
+            checks=("reader_newer_major_refused",), example=(Asked(readings.NEWER_MAJOR), (True, False)), wrong=(True, True)),
     # E14: who picks the id (given: the id handed; answer: the id the reply reports, None for none)
-    Reading("E14", "the writer keeps the id it is given", meets=readings.at(readings.APPEND_REPLY),
+    Reading("E14", "the writer keeps the id it is given", meets=at(readings.APPEND_REPLY),
             predicts=lambda q, reported: reported is None or reported == q.given, checks=("written_id",),
-            example=(readings.Asked(readings.APPEND_REPLY, A["id"]), A["id"])),
-    Reading("E14", "the writer picks its own id and reports it", meets=readings.at(readings.APPEND_REPLY),
+            example=(Asked(readings.APPEND_REPLY, A["id"]), A["id"])),
+    Reading("E14", "the writer picks its own id and reports it", meets=at(readings.APPEND_REPLY),
             predicts=lambda q, reported: isinstance(reported, str) and reported != q.given, checks=("written_id",),
-            example=(readings.Asked(readings.APPEND_REPLY, A["id"]), B["id"])),
+            example=(Asked(readings.APPEND_REPLY, A["id"]), B["id"])),
     # E36: an open value class appended or updated (given: the line the writer is asked for)
-    Reading("E36", f"an open class {readings.AS_GIVEN}", meets=readings.at(readings.OPEN_CLASS), predicts=readings.open_class_done(readings.AS_GIVEN), checks=WRITES,
-            example=(readings.Asked(readings.OPEN_CLASS, SENT_OPEN), readings.Written(True, (dict(SENT_OPEN),))), wrong=readings.Written(True, ())),
-    Reading("E36", f"an open class {readings.REFUSED}", meets=readings.at(readings.OPEN_CLASS), predicts=readings.open_class_done(readings.REFUSED), checks=WRITES,
-            example=(readings.Asked(readings.OPEN_CLASS, SENT_OPEN), readings.Written(False, ())), wrong=readings.Written(True, ())),
-    Reading("E36", f"an open class {readings.REPAIRED}", meets=readings.at(readings.OPEN_CLASS), predicts=readings.open_class_done(readings.REPAIRED), checks=WRITES,
-            example=(readings.Asked(readings.OPEN_CLASS, SENT_OPEN), readings.Written(True, (dict(SENT_OPEN, tags=["mixed"]),))),
+    Reading("E36", f"an open class {readings.AS_GIVEN}", meets=at(readings.OPEN_CLASS), predicts=readings.open_class_done(readings.AS_GIVEN), checks=WRITES,
+            example=(Asked(readings.OPEN_CLASS, SENT_OPEN), readings.Written(True, (dict(SENT_OPEN),))), wrong=readings.Written(True, ())),
+    Reading("E36", f"an open class {readings.REFUSED}", meets=at(readings.OPEN_CLASS), predicts=readings.open_class_done(readings.REFUSED), checks=WRITES,
+            example=(Asked(readings.OPEN_CLASS, SENT_OPEN), readings.Written(False, ())), wrong=readings.Written(True, ())),
+    Reading("E36", f"an open class {readings.REPAIRED}", meets=at(readings.OPEN_CLASS), predicts=readings.open_class_done(readings.REPAIRED), checks=WRITES,
+            example=(Asked(readings.OPEN_CLASS, SENT_OPEN), readings.Written(True, (dict(SENT_OPEN, tags=["mixed"]),))),
             wrong=readings.Written(True, (dict(SENT_OPEN, content=5),))),
     # E65: the version a writer writes for an entry handed with another minor (given: the version sent; every
     # answer fits one: another major is not "as given", E36 and the valid classes judge it)
-    Reading("E65", readings.OWN_VERSION, meets=readings.at(readings.VERSION), predicts=lambda q, written: written != q.given,
-            checks=("writer_appends_every_class",), example=(readings.Asked(readings.VERSION, "1.1"), "1.0")),
-    Reading("E65", readings.KEEPS_VERSION, meets=readings.at(readings.VERSION), predicts=lambda q, written: written == q.given,
-            checks=("writer_appends_every_class",), example=(readings.Asked(readings.VERSION, "1.1"), "1.1")),
+    Reading("E65", readings.OWN_VERSION, meets=at(readings.VERSION), predicts=lambda q, written: written != q.given,
+            checks=("writer_appends_every_class",), example=(Asked(readings.VERSION, "1.1"), "1.0")),
+    Reading("E65", readings.KEEPS_VERSION, meets=at(readings.VERSION), predicts=lambda q, written: written == q.given,
+            checks=("writer_appends_every_class",), example=(Asked(readings.VERSION, "1.1"), "1.1")),
     # E64: the line a BOM or a missing last newline puts at risk (answer: the view)
-    Reading("E64", readings.LINE_READ, meets=readings.at(readings.AT_RISK), predicts=lambda q, shown: readings.view_fits(q.given.lines, shown),
-            checks=("file_every_line_form",), example=(readings.Asked(readings.AT_RISK, readings.AtRisk((A, B), B["id"])), [A, B]), wrong=[]),
-    Reading("E64", readings.LINE_LEFT_OUT, meets=readings.at(readings.AT_RISK),
+    Reading("E64", readings.LINE_READ, meets=at(readings.AT_RISK), predicts=lambda q, shown: readings.view_fits(q.given.lines, shown),
+            checks=("file_every_line_form",), example=(Asked(readings.AT_RISK, readings.AtRisk((A, B), B["id"])), [A, B]), wrong=[]),
+    Reading("E64", readings.LINE_LEFT_OUT, meets=at(readings.AT_RISK),
             predicts=lambda q, shown: readings.view_fits(q.given.lines, shown, absent=q.given.optional),
-            checks=("file_every_line_form",), example=(readings.Asked(readings.AT_RISK, readings.AtRisk((A, B), B["id"])), [A]), wrong=[B]),
+            checks=("file_every_line_form",), example=(Asked(readings.AT_RISK, readings.AtRisk((A, B), B["id"])), [A]), wrong=[B]),
     # E66: an upper-case UUID id (answer: returned exactly as written; every answer found fits one, E66's errata)
-    Reading("E66", readings.UUID_AS_WRITTEN, meets=readings.at(readings.UPPER_UUID), predicts=lambda q, as_written: as_written is True,
-            checks=("reader_returns_every_valid_class",), example=(readings.Asked(readings.UPPER_UUID, UPPER["id"]), True)),
-    Reading("E66", readings.UUID_FOLDED, meets=readings.at(readings.UPPER_UUID), predicts=lambda q, as_written: as_written is False,
-            checks=("reader_returns_every_valid_class",), example=(readings.Asked(readings.UPPER_UUID, UPPER["id"]), False)),
+    Reading("E66", readings.UUID_AS_WRITTEN, meets=at(readings.UPPER_UUID), predicts=lambda q, as_written: as_written is True,
+            checks=("reader_returns_every_valid_class",), example=(Asked(readings.UPPER_UUID, UPPER["id"]), True)),
+    Reading("E66", readings.UUID_FOLDED, meets=at(readings.UPPER_UUID), predicts=lambda q, as_written: as_written is False,
+            checks=("reader_returns_every_valid_class",), example=(Asked(readings.UPPER_UUID, UPPER["id"]), False)),
     # E60: a query carrying near (valid): refused, similar vectors returned, or near ignored
-    Reading("E60", readings.SEMANTIC_REFUSED, meets=readings.at(readings.NEAR_ASKED), predicts=lambda q, a: not a.ok,
-            checks=("query_every_parameter_pair",), example=(readings.Asked(readings.NEAR_ASKED, queried({"near": [1.0, 0.0]})), readings.Answered(False)),
+    Reading("E60", readings.SEMANTIC_REFUSED, meets=at(readings.NEAR_ASKED), predicts=lambda q, a: not a.ok,
+            checks=("query_every_parameter_pair",), example=(Asked(readings.NEAR_ASKED, queried({"near": [1.0, 0.0]})), readings.Answered(False)),
             wrong=answered(C)),
-    *(Reading("E60", near, meets=readings.at(readings.NEAR_ASKED), predicts=lambda q, a, n=near: any(p == n for _, p in readings.fitting(q.given, a)),  # type: ignore[misc]
-              checks=("query_every_parameter_pair",), example=(readings.Asked(readings.NEAR_ASKED, queried({"near": [1.0, 0.0]})), shown),
+    *(Reading("E60", near, meets=at(readings.NEAR_ASKED), predicts=lambda q, a, n=near: any(p == n for _, p in readings.fitting(q.given, a)),  # type: ignore[misc]
+              checks=("query_every_parameter_pair",), example=(Asked(readings.NEAR_ASKED, queried({"near": [1.0, 0.0]})), shown),
               wrong=answered(C))
       for near, shown in ((readings.SIMILAR, answered(A)),)),
-    Reading("E60", readings.NEAR_IGNORED, meets=lambda q: readings.at(readings.NEAR_ASKED)(q) or readings.odd_met("E60", readings.NEAR_IGNORED)(q),
+    Reading("E60", readings.NEAR_IGNORED, meets=lambda q: at(readings.NEAR_ASKED)(q) or readings.odd_met("E60", readings.NEAR_IGNORED)(q),
             predicts=lambda q, a: (readings.odd_reading(readings.NEAR_IGNORED)(q, a) if q.situation == readings.ODD_VALUE
                                    else any(p == readings.NEAR_IGNORED for _, p in readings.fitting(q.given, a))),
-            checks=("query_every_parameter_pair",), example=(readings.Asked(readings.NEAR_ASKED, queried({"near": [1.0, 0.0]})), answered(A, B, C)),
-            wrong=answered(C), more=((readings.Asked(readings.ODD_VALUE, queried({"near": []}, "near")), answered(A, B, C), answered(C)),)),
+            checks=("query_every_parameter_pair",), example=(Asked(readings.NEAR_ASKED, queried({"near": [1.0, 0.0]})), answered(A, B, C)),
+            wrong=answered(C), more=((Asked(readings.ODD_VALUE, queried({"near": []}, "near")), answered(A, B, C), answered(C)),)),
     # E62: several tags (valid)
-    *(Reading("E62", tags, meets=readings.at(readings.TAGS_ASKED), predicts=lambda q, a, t=tags: any(p == t for p, _ in readings.fitting(q.given, a)),  # type: ignore[misc]
-              checks=("query_every_parameter_pair",), example=(readings.Asked(readings.TAGS_ASKED, queried({"tags": ["x", "y"]})), shown),
+    *(Reading("E62", tags, meets=at(readings.TAGS_ASKED), predicts=lambda q, a, t=tags: any(p == t for p, _ in readings.fitting(q.given, a)),  # type: ignore[misc]
+              checks=("query_every_parameter_pair",), example=(Asked(readings.TAGS_ASKED, queried({"tags": ["x", "y"]})), shown),
               wrong=answered(A, B, C))
       for tags, shown in ((readings.EVERY_TAG, answered(A)), (readings.ANY_TAG, answered(A, B)))),
     # E61 (and E60 for near): values the spec is silent on, each reading as the model reads it
@@ -165,6 +165,6 @@ TABLE = ReadingTable([
 ])
 
 
-def observe(ctx: Any, point: str, request: readings.Asked, answer: Any, **how: Any) -> Observation:
+def observe(ctx: Any, point: str, request: Asked, answer: Any, **how: Any) -> Observation:
     """What the target did at an open point, judged and recorded by the table's rows (core ReadingTable.judge)."""
     return TABLE.judge(ctx, point, request, answer, ctx.option, **how)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.readings import Observation, Reading, ReadingTable
+from memconform.core.readings import Observation, Reading, ReadingTable, predicted
 from memconform.kit import batch_failures, domain
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai import model
@@ -331,29 +331,23 @@ TABLE = ReadingTable(_rows())
 
 def meeting(point: str, request: Any) -> list[Reading]:
     """The rows of `point` the request meets (read from TABLE when asked, so a test can replace it)."""
-    rows = [row for row in TABLE.of(point) if row.meets(request)]
-    if not rows:  # a harness bug, never a verdict on the target
-        raise LookupError(f"no reading of {point} in suites/memoryai/table.py meets {request!r:.120}")
-    return rows
+    return TABLE.meeting(point, request, "suites/memoryai/readings.py")
 
 
 def observe(ctx: CheckContext, point: str, request: Any, answer: Any, *, accepted: Iterable[str] | None = None,
             shown: Any = None, **how: Any) -> Observation:
-    """Record each reading of `point` the answer fits (ctx.observe with the table's predictions); the run accepts
-    the readings its options allow, narrowed to `accepted` when the check knows more (a class's expectation).
-    `shown`: the answer as a failure shows it (default the answer)."""
-    rows = meeting(point, request)
-    pins = pins_of(ctx)
-    allowed = [row.name for row in rows if row.accepted(pins) and (accepted is None or row.name in set(accepted))]
-    fits = {row.name: _fits(row, request, answer) for row in rows}
-    return ctx.observe(point, fits, answer if shown is None else shown, accepted=allowed, **how)
+    """Record each reading of `point` the answer fits (core ReadingTable.ask); the run accepts the readings its
+    options allow, narrowed to `accepted` when the check knows more. `shown`: the answer as a failure shows it."""
+    observation: Observation = TABLE.ask(ctx, point, request, answer, pins_of(ctx), accepted=accepted, shown=shown,
+                                         where="suites/memoryai/readings.py", **how)
+    return observation
 
 
 def followed(ctx: CheckContext, point: str, request: Any, answer: Any, record: bool = True) -> Reading | None:
     """The first accepted reading (in the table's order) the answer fits, recorded when `record`: for a point
     whose readings can give one answer (E1's digests of a bundle that shows none of them)."""
     pins = pins_of(ctx)
-    found = next((row for row in meeting(point, request) if row.accepted(pins) and _fits(row, request, answer)), None)
+    found = next((row for row in meeting(point, request) if row.accepted(pins) and predicted(row, request, answer)), None)
     if found is not None and record:
         ctx.reading(point, found.name)
     return found
@@ -363,10 +357,3 @@ def accepted_names(ctx: CheckContext, point: str, request: Any) -> list[str]:
     pins = pins_of(ctx)
     return [row.name for row in meeting(point, request) if row.accepted(pins)]
 
-
-def _fits(row: Reading, request: Any, answer: Any) -> bool:
-    """The answer is what the row predicts (an answer of an unforeseen shape fits no prediction about it)."""
-    try:
-        return bool(row.predicts(request, answer))
-    except (KeyError, TypeError, AttributeError, ValueError):
-        return False

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import Failure, Inconclusive, SkipCheck
 from memconform.core.rules import register_rules
 from memconform.suites.amps import format as amps
@@ -48,7 +49,7 @@ def rule_failures(doc: Any, ctx: CheckContext, rule: amps.Rule) -> Iterator[Fail
 
 def unpinned_seen(ctx: CheckContext, problem: amps.Problem) -> None:
     """A problem only under a reading the profile does not pin: a zero-length interval is recorded (A7)."""
-    table.observe(ctx, "A7", readings.Asked(readings.UNPINNED), problem)
+    table.observe(ctx, "A7", Asked(readings.UNPINNED), problem)
 
 
 RULE_CHECKS = register_rules(SUITE, amps.RULES, lambda rule, doc, ctx: rule_failures(doc, ctx, rule), level="producer")

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure
 from memconform.kit import domain
 from memconform.suites.amps import model, readings
@@ -189,7 +190,7 @@ def read_back_differs(sent: dict[str, Any], stored: dict[str, Any], row: domain.
 
 def inverted_seen(ctx: CheckContext, accepted: bool) -> None:
     """An atom that expires before it is valid, accepted or refused: recorded from the table's A56 rows."""
-    observe(ctx, "A56", readings.Asked(readings.INVERTED), accepted)
+    observe(ctx, "A56", Asked(readings.INVERTED), accepted)
 
 
 @SUITE.check(level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')

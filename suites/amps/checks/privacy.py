@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import Failure, Inconclusive
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model, readings, table
@@ -133,14 +134,14 @@ def label_verdict(ctx: CheckContext, label: str, exported: Any, title: str) -> F
 
 def private_verdict(ctx: CheckContext, exported: Any, title: str) -> Failure | None:
     """A private artifact's flag as exported (None: the artifact withheld): the table's A9 readings."""
-    return table.observe(ctx, "A9", readings.Asked(readings.PRIVATE), exported, title=title,
+    return table.observe(ctx, "A9", Asked(readings.PRIVATE), exported, title=title,
                          path="$.artifacts[?].private").failure
 
 
 def unsourced_verdict(ctx: CheckContext, exported: Any, atom_id: Any) -> Failure | None:
     """An atom whose only source was deleted, as exported (None: absent): the table's A5 readings (recorded)."""
     pinned = () if ctx.option("unsourced_after_delete") == "delete-or-flag" else ("A5:delete",)
-    return table.observe(ctx, "A5", readings.Asked(readings.UNSOURCED), exported, pinned=pinned, path="$.atoms[?]",
+    return table.observe(ctx, "A5", Asked(readings.UNSOURCED), exported, pinned=pinned, path="$.atoms[?]",
                          title=f"an atom whose only source was deleted is neither deleted nor re-flagged unsourced ({atom_id})",
                          ).failure
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure, TargetError, Unsupported
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import readings, table
@@ -90,7 +91,7 @@ def written_id(ctx: CheckContext, reply: Any, e: dict[str, Any]) -> str:
     body = reply.body if isinstance(reply.body, dict) else {}
     reported = body.get("id") if isinstance(body.get("id"), str) and body.get("id") else None  # none: the one given
     # either is a reading (E14); which the answer shows is recorded, and the id is judged where it is read
-    table.observe(ctx, "E14", readings.Asked(readings.APPEND_REPLY, e.get("id")), reported)
+    table.observe(ctx, "E14", Asked(readings.APPEND_REPLY, e.get("id")), reported)
     return reported if reported is not None else str(e.get("id"))
 
 
@@ -182,4 +183,4 @@ def tombstone_form(ctx: CheckContext) -> str | None:
 
 def honoured(ctx: CheckContext, form: str, gone: bool) -> bool:
     """Did the reader honour a tombstone of this form (the entry gone from its view)? Recorded (E1) when it did."""
-    return bool(table.observe(ctx, "E1", readings.Asked(readings.HONOURED, form), gone).matched)
+    return bool(table.observe(ctx, "E1", Asked(readings.HONOURED, form), gone).matched)

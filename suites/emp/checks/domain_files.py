@@ -14,6 +14,7 @@ from typing import Any
 
 from memconform.core import established
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
@@ -75,7 +76,7 @@ def view_verdict(ctx: CheckContext, form: str, shown: list[Any], first: dict[str
     """The view of a file of two entries in a line form: the model's, or for an open form (`optional`: the id it
     puts at risk) one of the table's E64 readings (recorded)."""
     if optional is not None:
-        asked = readings.Asked(readings.AT_RISK, readings.AtRisk((first, second), optional))
+        asked = Asked(readings.AT_RISK, readings.AtRisk((first, second), optional))
         if table.observe(ctx, "E64", asked, shown):
             return None
     problems = view_failures(form, shown, [first, second], optional)  # what differs from the model, said

@@ -13,6 +13,7 @@ from typing import Any
 
 from memconform.core import established
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import model, readings, table
@@ -165,7 +166,7 @@ def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: di
     fits are recorded."""
     asked = readings.Queried(lines, query, form=form)
     if "near" in query and not reply.ok:
-        table.observe(ctx, "E60", readings.Asked(readings.NEAR_ASKED, asked), readings.Answered(False))
+        table.observe(ctx, "E60", Asked(readings.NEAR_ASKED, asked), readings.Answered(False))
         return
     if not reply.ok:
         yield Failure(f"{label}: a query of valid parameters was refused", reply.raw[:200], "the matching entries", "$")
@@ -186,9 +187,9 @@ def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: di
     # empty one, says nothing about which the target took)
     shown = readings.Answered(True, tuple(answer))
     if "near" in query:
-        table.observe(ctx, "E60", readings.Asked(readings.NEAR_ASKED, asked), shown, telling=True)
+        table.observe(ctx, "E60", Asked(readings.NEAR_ASKED, asked), shown, telling=True)
     if len(query.get("tags") or []) > 1:
-        table.observe(ctx, "E62", readings.Asked(readings.TAGS_ASKED, asked), shown, telling=True)
+        table.observe(ctx, "E62", Asked(readings.TAGS_ASKED, asked), shown, telling=True)
 
 
 def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict[str, Any], name: str, point: str,
@@ -196,7 +197,7 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
     """A value the spec is silent on: the answer must fit one reading (E61, E60 for near): refused, or
     the entries the model returns for the query that reading reads it as."""
     answer = reply.accepted_json(list, "query") if reply.ok else None
-    seen = table.observe(ctx, point, readings.Asked(readings.ODD_VALUE, readings.Queried(lines, query, name, form)),
+    seen = table.observe(ctx, point, Asked(readings.ODD_VALUE, readings.Queried(lines, query, name, form)),
                          readings.Answered(bool(reply.ok), tuple(answer or ())), shown=answer if reply.ok else reply.raw[:200],
                          title=f"{label}: the answer fits no reading of a value the spec is silent on")
     if seen.failure:

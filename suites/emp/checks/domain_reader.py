@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import Failure
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
@@ -79,4 +80,4 @@ def reader_returns_every_valid_class(ctx: CheckContext) -> Iterator[Failure]:
 
 def uuid_case_seen(ctx: CheckContext, written: str, as_written: bool) -> None:
     """Record how a reader returned an upper-case UUID id it found (E66): as written, or in another case."""
-    table.observe(ctx, "E66", readings.Asked(readings.UPPER_UUID, written), as_written)
+    table.observe(ctx, "E66", Asked(readings.UPPER_UUID, written), as_written)

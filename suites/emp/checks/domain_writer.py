@@ -12,6 +12,7 @@ from typing import Any
 
 from memconform.core import established
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure, HarnessError, SkipCheck, Unsupported
 from memconform.kit import domain, domain_plan
 from memconform.suites.emp import format as emp
@@ -60,7 +61,7 @@ def shown(new: list[Any], reply: Any) -> str:
 def open_class_failure(ctx: CheckContext, reply: Any, new: list[Any], sent: dict[str, Any], key: str) -> Failure | None:
     """An open class written (an append, or the model's line of an update): judged by the table's E36 readings
     (recorded), the failure worded by what was written."""
-    if not table.observe(ctx, "E36", readings.Asked(readings.OPEN_CLASS, sent), readings.Written(bool(reply.ok), tuple(new))).failure:
+    if not table.observe(ctx, "E36", Asked(readings.OPEN_CLASS, sent), readings.Written(bool(reply.ok), tuple(new))).failure:
         return None
     if not new:
         return Failure(f"an entry of class {key} was acknowledged but nothing was written", shown(new, reply),
@@ -137,7 +138,7 @@ def judge_appended(ctx: CheckContext, kind: str, reply: Any, new: list[Any], lin
     written recorded (E65), an open class judged by the table (E36), a valid or invalid one by its rule."""
     done = what_was_done(bool(reply.ok), new, line)
     if done == AS_GIVEN and isinstance(line.get("v"), str):
-        table.observe(ctx, "E65", readings.Asked(readings.VERSION, line["v"]), new[0].get("v"))
+        table.observe(ctx, "E65", Asked(readings.VERSION, line["v"]), new[0].get("v"))
     if kind == "open":
         return open_class_failure(ctx, reply, new, line, key)
     return judge_append(kind, done, reply, new, line, key)

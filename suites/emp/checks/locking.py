@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import readings, table
@@ -147,7 +148,7 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
 
 def held_verdict(ctx: CheckContext, op: str, held: readings.Held, status: Any) -> Failure | None:
     """What the write did while another app held the lock, judged by the table's E6 readings (recorded)."""
-    seen = table.observe(ctx, "E6", readings.Asked(readings.HELD), held, shown=status,
+    seen = table.observe(ctx, "E6", Asked(readings.HELD), held, shown=status,
                          title=f"the {op} was acknowledged while another app held the lock", path=op)
     if seen.failure:
         seen.failure.expected = f"one of the readings (E6): {'; '.join(seen.accepted)}"
@@ -231,7 +232,7 @@ def append_past_stale_lock(ctx: CheckContext, path: str, e: dict[str, Any], writ
 def stale_verdict(ctx: CheckContext, answer: readings.Stale, shown: str, raw: bytes) -> list[Failure]:
     """An append past a stale lock judged by the table's E2 readings (recorded); a failure worded by what the
     writer did: waited or refused where the takeover is required, or refused and changed the file anyway."""
-    if not table.observe(ctx, "E2", readings.Asked(readings.STALE), answer, shown=shown).failure:
+    if not table.observe(ctx, "E2", Asked(readings.STALE), answer, shown=shown).failure:
         return []
     if answer.acknowledged is None:
         return [Failure("a lock older than the stale limit blocked the write", "still waiting after 5 s",

@@ -7,6 +7,7 @@ from typing import Any
 
 from memconform.core import established
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
@@ -127,7 +128,7 @@ def tie_verdict(ctx: CheckContext, first: dict[str, Any], second: dict[str, Any]
         yield Failure("on equal ts the view shows content neither line has", contents[0], either, f"id {first['id']}")
     else:
         pinned = ctx.option("ts_tie") == "later-line"
-        seen = table.observe(ctx, "E3", readings.Asked(readings.TIE, (first["content"], second["content"])), tuple(contents),
+        seen = table.observe(ctx, "E3", Asked(readings.TIE, (first["content"], second["content"])), tuple(contents),
                              shown=contents[0], title="on equal ts the earlier line won", path=f"id {first['id']}",
                              pinned=("later-line",) if pinned else ())
         if seen.failure:
@@ -194,7 +195,7 @@ def reader_newer_major_refused(ctx: CheckContext) -> Iterator[Failure]:
 
 def newer_major_verdict(ctx: CheckContext, answered: bool, shown: Any) -> Failure | None:
     """A file holding a newer-major line: refused, or read with that line left out (the table's E8 readings)."""
-    return table.observe(ctx, "E8", readings.Asked(readings.NEWER_MAJOR), (answered, shown is not None), shown=shown,
+    return table.observe(ctx, "E8", Asked(readings.NEWER_MAJOR), (answered, shown is not None), shown=shown,
                          title="an entry of an unknown major version was read as if it were 1.x").failure
 
 

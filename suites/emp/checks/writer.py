@@ -9,6 +9,7 @@ from typing import Any
 
 from memconform.core import established
 from memconform.core.check_context import CheckContext
+from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure, SkipCheck, TargetError, Unsupported
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import model, readings, table
@@ -108,9 +109,9 @@ def writer_delete_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
 def delete_form_seen(ctx: CheckContext, deletion: readings.Deletion, corrupt_kept: bool | None) -> bool:
     """Record the form a delete took (E1) and, for a rewrite, what it made of a corrupt line (E13). A delete
     of no known form records nothing (False): whether the entry is gone is judged apart."""
-    seen = table.observe(ctx, "E1", readings.Asked(readings.DELETED), deletion)
+    seen = table.observe(ctx, "E1", Asked(readings.DELETED), deletion)
     if corrupt_kept is not None:
-        table.observe(ctx, "E13", readings.Asked(readings.REWRITTEN), corrupt_kept)
+        table.observe(ctx, "E13", Asked(readings.REWRITTEN), corrupt_kept)
     return bool(seen.matched)
 
 
