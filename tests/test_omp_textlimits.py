@@ -38,6 +38,7 @@ def _indivisible_2_units(text: str) -> bool:
 @example(text="a\ud83d\ude00", limit=1)
 @example(text="e" + "\u0301" * 7, limit=3)
 @example(text="ab\u200d\u200dcd", limit=2)
+@example(text="\u0301👩\u200d💻", limit=4)  # a cluster longer than the limit begins its own piece
 def test_pieces_are_the_text_each_within_the_limit_or_the_limit_is_refused(text: str, limit: int) -> None:
     if limit == 1 and _indivisible_2_units(text):
         with pytest.raises(ValueError, match="takes 2 UTF-16 units, more than the limit of 1"):
@@ -51,9 +52,12 @@ def test_pieces_are_the_text_each_within_the_limit_or_the_limit_is_refused(text:
         piece, after = found[k], found[k + 1]
         assert units(piece) <= limit
         assert not _parts_pair(text, at), f"a surrogate pair parted at {at}: {found!r}"
-        # as long as it can be: the next cluster (up to the next place a cut may go) would not have fitted
+        # as long as it can be: the next cluster (up to the next place a cut may go) would not have fitted, or it
+        # is longer than the limit by itself and so begins a piece of its own (cut inside only where it must be)
         nxt = next((j for j in range(1, len(after)) if not (_joins_on(after, j) or _parts_pair(after, j))), len(after))
-        assert units(piece + after[:nxt]) > limit, f"piece {k} could have held more: {found!r}"
+        whole = next((j for j in range(at + 1, len(text)) if not (_joins_on(text, j) or _parts_pair(text, j))), len(text))
+        if not (nxt == len(after) and units(text[at:whole]) > limit):
+            assert units(piece + after[:nxt]) > limit, f"piece {k} could have held more: {found!r}"
         if _joins_on(text, at):  # a cluster cut only when it is longer than the limit by itself
             assert all(_joins_on(piece, j) or _parts_pair(piece, j) for j in range(1, len(piece))), found
     assert units(found[-1]) <= limit
