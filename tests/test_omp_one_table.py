@@ -301,6 +301,19 @@ def test_a_core_only_server_refusing_semantic_search_passes_the_valid_data_fuzzi
 
 
 @pytest.mark.slow
+def test_a_core_only_server_refusing_semantic_search_is_omp_core_conformant_in_a_whole_run() -> None:
+    """The vendor's case end to end: every OMP check under ci against the Core-only server; OMP-Core conformant,
+    the levels it does not claim not claimed, exit 0 (issue 34's 'a Core-only server refusing semantic search is
+    OMP-Core conformant')."""
+    outcome = execute_run(["omp"], f"python:{__name__}:core_only_search", Profile.named("ci"), report_dir=None)
+    levels = {level.key: level for level in outcome.levels["omp"]}
+    assert levels["core"].status == "conformant" and levels["core"].claimed, titles(outcome)
+    assert levels["core"].counts["passed"] > 50 and levels["core"].counts["failed"] == 0
+    assert levels["search"].status == levels["full"].status == "not claimed"
+    assert outcome.exit_code == 0, titles(outcome)
+
+
+@pytest.mark.slow
 def test_the_same_refusal_without_the_envelope_is_still_blamed() -> None:
     outcome = execute_run(["omp"], f"python:{__name__}:core_only_search_bare", FUZZ_PROFILE, report_dir=None,
                           check_ids=["fuzz_valid_data_accepted"])
