@@ -463,3 +463,28 @@ def test_an_order_failure_is_put_on_the_ignored_sort_only_for_a_page_in_the_defa
     assert judged(newest_first[::-1]) == ""  # in no order the ignored sort gives: its own
     assert judged(newest_first, "GET ...: total does not count every match") == ""  # not an order failure
     assert judged(newest_first, asked=[("tags", "t")]) == ""  # the default order asked
+
+
+# ---- 35 item 3: a fuzzed list echoing a limit over 100, which list_limit_max_100 established ----------------
+
+def limit_not_capped() -> ServedTarget:
+    from memconform.suites.omp.mutants import LimitNotCapped
+
+    return serve_target(ServerSpec(api_class=LimitNotCapped), label="fake:omp:limit-not-capped")
+
+
+@pytest.mark.slow
+def test_a_fuzzed_list_echoing_a_limit_over_100_is_explained_by_the_limit_check() -> None:
+    """The public server's last unexplained line: `limit` 931 echoed back on a list, the fault list_limit_max_100
+    reports; with that check in the run the schema failure is explained by it (still failed), alone it is not."""
+    checks = ["list_limit_max_100", "fuzz_response_schemas"]
+    outcome = run(f"python:{__name__}:limit_not_capped", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]
+    at_limit = [f for f in failures(outcome, "fuzz_response_schemas") if f.explained_by == "omp.list_limit_max_100"]
+    assert at_limit, [(f.title, f.explained_by, f.detail[:200]) for f in failures(outcome, "fuzz_response_schemas")]
+    assert all(f.detail.startswith("explained by omp.list_limit_max_100: a list limit over 100 served as asked")
+               for f in at_limit)
+    alone = run(f"python:{__name__}:limit_not_capped", checks[1:])  # nothing established by another check
+    assert failures(alone, "fuzz_response_schemas") and not any(f.explained_by for f in failures(alone, "fuzz_response_schemas"))
+    reference = run("reference:omp", checks)
+    assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ STORES_INVALID = "omp.import_stores_invalid"  # an import stored a memory §2.1 
 FILTERS_AFTER_PAGING = "omp.list_filters_after_paging"  # list filters applied to the page, not before paging
 SORT_IGNORED = "omp.sort_ignored"  # every list served in created_at_desc order whatever `sort` asks
 CONFLICT_FROM_BODY = "omp.conflict_from_body_only"  # the import strategy read from the body, not the query
+LIMIT_UNCAPPED = "omp.limit_uncapped"  # a list limit over 100 served as asked: neither capped nor refused
+MAX_LIMIT = 100  # §3.3 GET /v1/memories: "limit integer Max results (default 20, max 100)"
 
 
 CREATE_STORES_INVALID = "omp.create_stores_invalid"  # a create stored a memory §2.1 forbids (+ ":" and the rule's label)
@@ -73,3 +76,19 @@ def stored_as_sent(ctx: Any, path: str, mem: Any) -> str | None:
     if name in sent and sent[name] == mem.get(name) and type(sent[name]) is type(mem.get(name)):
         return key
     return None
+
+
+def limit_served_uncapped(ctx: Any, found: Any, content: bytes) -> str:
+    """LIMIT_UNCAPPED when a schema failure is at a list answer's `limit`, which holds a number over 100 (the
+    limit asked, served as asked), and another check of the run established that the server serves such a
+    limit; "" otherwise (the failure is then the answer's own)."""
+    if list(getattr(found, "instance_path", None) or ()) != ["limit"]:
+        return ""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return ""
+    limit = body.get("limit") if isinstance(body, dict) else None
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= MAX_LIMIT:
+        return ""
+    return LIMIT_UNCAPPED if established.explaining(ctx, LIMIT_UNCAPPED) else ""

@@ -19,7 +19,7 @@ from typing import Any
 from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
-from memconform.suites.omp import client
+from memconform.suites.omp import client, deviations
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.fuzzing import stored_as_sent
 from memconform.suites.omp.fuzzing.openapi_description import (
@@ -265,6 +265,7 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 label = exchange.case.operation.label
                 found, cause, set_aside = stored_as_sent.explained(
                     ctx, found, exchange.response.content, functools.partial(revalidated, fuzz, exchange, checks))
+                cause = cause or deviations.limit_served_uncapped(ctx, found, exchange.response.content)
                 key = (label, type(found).__name__, str(getattr(found, "title", "")), cause)
                 if key in seen:
                     continue
