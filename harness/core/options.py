@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .results import HarnessError
 
@@ -63,6 +64,14 @@ class Options:
 
     def names(self) -> tuple[str, ...]:
         return tuple(self._by_name)
+
+    def defaults(self) -> dict[str, str]:
+        """Every option's default by name: what a table of readings reads when no run pins anything."""
+        return {name: spec.default for name, spec in self._by_name.items()}
+
+    def pinned(self, ctx: Any) -> dict[str, str]:
+        """Every option as the running check's run set it (ctx.option), by name."""
+        return {name: str(ctx.option(name)) for name in self._by_name}
 
     def __repr__(self) -> str:
         return f"Options({', '.join(self._by_name)})"

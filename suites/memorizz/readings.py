@@ -49,11 +49,11 @@ from memconform.suites.memorizz.reading_kinds import (
 )
 
 Pins = Mapping[str, str]  # the suite's options by name (ctx.option), what `Reading.accepted` reads
-DEFAULT_PINS: Pins = {spec.name: spec.default for spec in OPTIONS}
+DEFAULT_PINS: Pins = OPTIONS.defaults()
 
 
 def pins_of(ctx: CheckContext) -> dict[str, str]:
-    return {name: str(ctx.option(name)) for name in DEFAULT_PINS}
+    return OPTIONS.pinned(ctx)
 
 
 def allows(option: str, *values: str) -> Callable[[Pins], bool]:

@@ -47,11 +47,11 @@ from memconform.suites.memoryai.reading_kinds import (
 )
 
 Pins = Mapping[str, str]  # the suite's options by name (ctx.option), what `Reading.accepted` reads
-DEFAULT_PINS: Pins = {spec.name: spec.default for spec in OPTIONS}
+DEFAULT_PINS: Pins = OPTIONS.defaults()
 
 
 def pins_of(ctx: CheckContext) -> dict[str, str]:
-    return {name: str(ctx.option(name)) for name in DEFAULT_PINS}
+    return OPTIONS.pinned(ctx)
 
 
 def allows(option: str, name: str) -> Callable[[Pins], bool]:
