@@ -488,3 +488,64 @@ def test_a_fuzzed_list_echoing_a_limit_over_100_is_explained_by_the_limit_check(
     assert failures(alone, "fuzz_response_schemas") and not any(f.explained_by for f in failures(alone, "fuzz_response_schemas"))
     reference = run("reference:omp", checks)
     assert [r.outcome for r in reference.results] == [Outcome.PASSED, Outcome.PASSED]
+
+
+# ---- tags filtered after paging beside an offset fault of its own (root_causes.paged_as_asked) ---------------
+
+class TagsAfterPagingOffsetIgnored(TagsAfterPaging):
+    """Tags applied after paging, and besides `offset` ignored in every list, with tags or without (every page is
+    the first): the untagged page at an offset looks full, but it is not the page asked for."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        return super().list_page(who, filters, sort, limit, 0)
+
+
+class TagsAfterPagingOffsetDoubled(TagsAfterPaging):
+    """Tags applied after paging, and `offset` applied twice over (offset 10 starts at the 21st memory)."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        return super().list_page(who, filters, sort, limit, 2 * offset)
+
+
+def tags_after_paging_offset_ignored() -> ServedTarget:
+    return tags_after_paging(TagsAfterPagingOffsetIgnored)
+
+
+def tags_after_paging_offset_doubled() -> ServedTarget:
+    return tags_after_paging(TagsAfterPagingOffsetDoubled)
+
+
+OFFSET_CHECKS = ["list_filter_tags_and", "list_offset_pages"]
+
+
+def offset_page_failures(outcome: Any, label: str) -> list[Failure]:
+    return [f for f in failures(outcome, "list_offset_pages") if f"({label} page)" in f.title]
+
+
+@pytest.mark.slow
+def test_offset_pages_short_only_for_the_tags_filtered_after_paging_are_explained_by_the_tags_check() -> None:
+    """The positive control: offset right, tags late: every offset page's failure is the tags' alone."""
+    outcome = run(f"python:{__name__}:tags_after_paging", OFFSET_CHECKS)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]
+    later = failures(outcome, "list_offset_pages")
+    assert offset_page_failures(outcome, "second") and all(f.explained_by == "omp.list_filter_tags_and" for f in later), \
+        [(f.title, f.explained_by) for f in later]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fake", "own_pages"), [
+    ("tags_after_paging_offset_ignored", ("second", "beyond")),
+    # offset 500 doubled is still past every match: that page is right, and its total the tags' fault alone
+    ("tags_after_paging_offset_doubled", ("second",))])
+def test_an_offset_fault_beside_the_tags_filtered_after_paging_fails_on_its_own_account(fake: str, own_pages: tuple[str, ...]) -> None:
+    outcome = run(f"python:{__name__}:{fake}", OFFSET_CHECKS)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]
+    # the first page (offset 0) holds no offset fault: the tags alone made it short, and it says so
+    first = offset_page_failures(outcome, "first")
+    assert first and all(f.explained_by == "omp.list_filter_tags_and" for f in first), [(f.title, f.explained_by) for f in first]
+    # a page at an offset is not the untagged page with the tags applied afterwards: the offset's own failure
+    for label in own_pages:
+        own = offset_page_failures(outcome, label)
+        assert own and not any(f.explained_by for f in own), (label, [(f.title, f.explained_by) for f in own])
+    if "beyond" not in own_pages:
+        assert all(f.explained_by == "omp.list_filter_tags_and" for f in offset_page_failures(outcome, "beyond"))

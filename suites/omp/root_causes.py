@@ -10,6 +10,7 @@ from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure
 from memconform.suites.omp import client, rules
+from memconform.suites.omp import format as omp
 from memconform.suites.omp.deviations import FILTERS_AFTER_PAGING, SORT_IGNORED
 from memconform.suites.omp.model import comma_tags
 
@@ -22,19 +23,23 @@ def tags_filtered_late(ctx: CheckContext, params: dict[str, str], answer: Any, k
     """Is this answer exactly the page the same request without `tags` serves, with the tags filter applied to
     that page afterwards (and its total the untagged one's or the page's own)? Then a failure it causes is
     the one fault list_filter_tags_and established, not the parameter under test: the untagged page must be
-    full, so the other parameters are applied before paging. Asked only once that deviation is established by
-    another check; one more request."""
+    full, and exactly the page its limit and offset ask for (paged_as_asked), so the other parameters are
+    applied before paging and right. Asked only once that deviation is established by another check; one or two
+    more requests."""
     if "tags" not in params or not established.explaining(ctx, FILTERS_AFTER_PAGING):
         return False
     body = answer.body if getattr(answer, "ok", False) and isinstance(answer.body, dict) else None
     if body is None or not isinstance(body.get("memories"), list):
         return False
-    plain = client.list_(ctx, {k: v for k, v in params.items() if k != "tags"}, key=key)
+    rest = {k: v for k, v in params.items() if k != "tags"}
+    plain = client.list_(ctx, rest, key=key)
     untagged = plain.body if plain.ok and isinstance(plain.body, dict) and isinstance(plain.body.get("memories"), list) else None
     if untagged is None:
         return False
     if not full_page(untagged, params):
         return False  # the other parameters leave short pages too: not the tags alone
+    if not paged_as_asked(ctx, untagged, rest, key):
+        return False  # limit or offset is mishandled without the tags too: a fault beside the tags, not explained
     wanted = comma_tags(params["tags"])
     late = [mem for mem in untagged["memories"] if isinstance(mem, dict) and isinstance(mem.get("tags"), list)
             and all(t in mem["tags"] for t in wanted)]
@@ -48,6 +53,41 @@ def full_page(body: dict[str, Any], params: dict[str, str]) -> bool:
     if not rules.is_int(total) or not rules.is_int(limit) or not offset.isdigit():
         return False
     return len(body["memories"]) >= min(limit, max(0, total - int(offset)))
+
+
+def asked_limit(params: dict[str, str], body: dict[str, Any]) -> int | None:
+    """The page size the untagged request asked for: its `limit` when a plain 1..100, the default 20 when absent,
+    else (an odd value whose serving is an open point, or over 100: list_limit_max_100's to judge) the limit
+    the page says it applied."""
+    raw = params.get("limit")
+    if raw is None:
+        return omp.DEFAULT_LIMIT
+    if raw.isdigit() and 1 <= int(raw) <= omp.MAX_LIMIT:
+        return int(raw)
+    echoed = body.get("limit")
+    return echoed if rules.is_int(echoed) and echoed >= 1 else None
+
+
+def paged_as_asked(ctx: CheckContext, untagged: dict[str, Any], params: dict[str, str], key: Any) -> bool:
+    """Is the untagged page the one its limit and offset ask for (tags filtered late predicts the tagged answer
+    from a right untagged page only)? Exactly min(limit, total - offset) memories, and at an offset inside the
+    matches the same memories as that slice of a page from offset 0 (or of the page one earlier, when the
+    slice would ask over 100): one more request. A server ignoring or misapplying offset fails this, so its
+    offset fault is reported on its own account, not put on the tags."""
+    limit, total, offset = asked_limit(params, untagged), untagged.get("total"), int(params.get("offset", "0"))
+    served = ids(untagged["memories"])
+    if limit is None or not rules.is_int(total):
+        return False
+    if params.get("limit", "1").isdigit() and len(served) != min(limit, max(0, total - offset)):
+        return False  # more than asked, or memories at an offset past every match
+    if offset == 0 or offset >= total:
+        return True
+    start, size = (0, offset + limit) if offset + limit <= omp.MAX_LIMIT else (offset - 1, limit + 1)
+    if size > omp.MAX_LIMIT:
+        return False  # no page within the cap overlaps it: not verifiable, so not explained
+    wider = client.list_(ctx, {**params, "offset": str(start), "limit": str(size)}, key=key)
+    body = wider.body if wider.ok and isinstance(wider.body, dict) and isinstance(wider.body.get("memories"), list) else None
+    return body is not None and ids(body["memories"])[offset - start:offset - start + limit] == served
 
 
 def explained_if_tags_late(ctx: CheckContext, failure: Failure, params: dict[str, str], answer: Any) -> Failure:
