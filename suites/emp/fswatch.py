@@ -15,6 +15,7 @@ import struct
 import sys
 
 IN_MODIFY, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_Q_OVERFLOW = 0x2, 0x40, 0x80, 0x100, 0x200, 0x4000
+IN_CLOSE_NOWRITE = 0x10  # a file opened only to read was closed: the moment an app has read memory.jsonl
 WATCHED = IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 _HEADER = struct.Struct("iIII")
 
@@ -31,14 +32,15 @@ class FolderEvents:
         self.fd = fd
 
     @classmethod
-    def open(cls, folder: str) -> FolderEvents:
+    def open(cls, folder: str, also: int = 0) -> FolderEvents:
+        """Watch `folder` for WATCHED events and `also` (IN_CLOSE_NOWRITE: read_masks() shows it, read() does not)."""
         if not sys.platform.startswith("linux"):
             raise Unavailable(f"file events are read with inotify, which {sys.platform} does not have")
         libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:
             raise Unavailable(f"inotify_init1 failed: {os.strerror(ctypes.get_errno())}")
-        if libc.inotify_add_watch(fd, os.fsencode(folder), WATCHED) < 0:
+        if libc.inotify_add_watch(fd, os.fsencode(folder), WATCHED | also) < 0:
             os.close(fd)
             raise Unavailable(f"inotify_add_watch failed: {os.strerror(ctypes.get_errno())}")
         return cls(fd)

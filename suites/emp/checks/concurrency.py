@@ -6,20 +6,30 @@ resurrected (deleted but back) and corrupted (lines no reader can use)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.core import history_counts
+from memconform.core import established, history_counts
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Inconclusive
 from memconform.kit import domain
 from memconform.suites.emp import format as emp
 from memconform.suites.emp import fswatch, model
-from memconform.suites.emp.checks.common import by_id, entry, new_folder, target_view, written_id
-from memconform.suites.emp.checks.locking import unlocked_writes
+from memconform.suites.emp.checks.common import by_id, entry, new_file, new_folder, target_view, written_id
+from memconform.suites.emp.checks.locking import (
+    Pending,
+    held_as_left,
+    held_past_wait,
+    hold_window,
+    take_lock,
+    unlocked_writes,
+)
+from memconform.suites.emp.deviations import FOREIGN_LOCK_REMOVED
 from memconform.suites.emp.suite import SUITE
 from memconform.targets.gate import StartGate
 
@@ -116,10 +126,41 @@ def apps(ctx: CheckContext, class_id: str) -> domain.ValueClass:
 @SUITE.check(level="writer", section="Concurrency Control", keyword="MUST",
               sentence="Apps must implement file locking to prevent concurrent writes from corrupting the file.")
 def writer_concurrent_no_loss(ctx: CheckContext) -> Iterator[Failure]:
-    """Eight apps (the domain table's contention.apps) append four entries
-    each at once, then each deletes its first; the view is one the model allows (errata E63: nothing
-    acknowledged lost or resurrected), no line is duplicated or corrupted, and (where the kernel shows
-    it) no write of the file happens while no lock exists."""
+    """Eight apps (the domain table's contention.apps) append four entries each at once, then each deletes its
+    first; the view is one the model allows (errata E63: nothing acknowledged lost or resurrected), no line is
+    duplicated or corrupted, and (where the kernel shows it) no write of the file happens while no lock exists.
+    Then two rounds in which memconform is the other app and the kernel's file events, not timing, decide the
+    interleaving (a free-for-all shows such faults in some runs only): it writes a line under its lock once the
+    target's delete has read memory.jsonl (a delete that read before it took the lock, then rewrote, loses it),
+    and it holds a lock it has just created and not yet written (empty) until the target's append returns.
+    A failure is explained by the check that established that a writer removes other apps' fresh locks
+    (emp.foreign_lock_removed) when the kernel saw memconform's lock removed before the target wrote (or read
+    under a lock of its own), and a failure of the free round when its kernel record shows a lock removed before
+    anything was written under it and the fixed rounds found no fault of the target's own."""
+    failures, errors, broken = free_for_all(ctx)
+    scripted = read_then_lock_round(ctx)
+    empty, removed_first = held_past_wait(ctx, "")
+    scripted += [explained_if_lock_broken(ctx, f, removed_first, "memconform's empty lock was removed before the "
+                                          "target wrote") for f in empty]
+    if not any(not f.explained_by for f in scripted):  # no fault of the target's own where the interleaving is fixed
+        seen = f"the kernel saw {broken} lock(s) removed before anything was written under them"
+        failures = [explained_if_lock_broken(ctx, f, broken > 0, seen) for f in failures]
+    yield from failures + scripted
+    if not failures and not scripted and errors:
+        raise errors[0]  # a crash under contention is the target erroring, never a pass
+
+
+def explained_if_lock_broken(ctx: CheckContext, failure: Failure, broken: bool, seen: str) -> Failure:
+    """The failure, explained by a foreign lock's removal another check established, when this round saw one."""
+    if not broken or not established.explaining(ctx, FOREIGN_LOCK_REMOVED):
+        return failure
+    failure.detail = f"{seen}; {failure.detail}" if failure.detail else seen
+    return established.explained(ctx, failure, FOREIGN_LOCK_REMOVED)
+
+
+def free_for_all(ctx: CheckContext) -> tuple[list[Failure], list[BaseException], int]:
+    """The eight apps at once: the failures, the errors the apps raised, and how many locks the kernel saw
+    removed before anything was written under them (locks_removed_unused)."""
     count = apps(ctx, "eight")  # fewer apps hid the public SDK's unlocked writes in ci
     n, per = int(count.value()), 4
     folder = new_folder(ctx)
@@ -156,16 +197,101 @@ def writer_concurrent_no_loss(ctx: CheckContext) -> Iterator[Failure]:
     ctx.note(f"{n} apps x {per} appends + 1 delete each: {found}")
     wrong = history.problems(shown_view(ctx, path))
     domain.ledger(ctx).judge([count.key])
+    failures = []
     if wrong or found["duplicated"] or found["corrupted"]:
-        yield Failure(f"{n} concurrent apps damaged the file", {"counts": found, "view": wrong[:4]},
-                      "a view the model allows, every line readable and written once", "$", f"{len(wrong)} problems in the view")
+        failures.append(Failure(f"{n} concurrent apps damaged the file", {"counts": found, "view": wrong[:4]},
+                                "a view the model allows, every line readable and written once", "$",
+                                f"{len(wrong)} problems in the view"))
     _, unlocked = unlocked_writes(events)
     if unlocked:
-        yield Failure("under contention memory.jsonl was written while no memory.jsonl.lock existed",
-                      events[max(0, unlocked[0] - 6): unlocked[0] + 1], "every write under a lock",
-                      f"event {unlocked[0] + 1} of {len(events)}")
-    if not wrong and not found["duplicated"] and not found["corrupted"] and not unlocked and errors:
-        raise errors[0]  # a crash under contention is the target erroring, never a pass
+        failures.append(Failure("under contention memory.jsonl was written while no memory.jsonl.lock existed",
+                                events[max(0, unlocked[0] - 6): unlocked[0] + 1], "every write under a lock",
+                                f"event {unlocked[0] + 1} of {len(events)}"))
+    return failures, errors, locks_removed_unused(events)
+
+
+def read_then_lock_round(ctx: CheckContext) -> list[Failure]:
+    """memconform holds memory.jsonl.lock as another app would while the target deletes an entry; once the
+    target has read memory.jsonl and closed it (the kernel's IN_CLOSE_NOWRITE), or its call
+    returned, or the hold window passed, memconform appends a line of its own (it holds the lock) and releases
+    it. Every line but the deleted one must survive: a delete that read the file before it took the lock and
+    rewrote it afterwards loses memconform's line on every run."""
+    hold = hold_window(ctx)  # the positive control: an uncontended append is acknowledged
+    victim, kept_lines = entry(ctx, "to-delete"), [entry(ctx, f"kept-{i}") for i in range(2)]
+    path = new_file(ctx, [victim, *kept_lines])
+    mine, token = entry(ctx, "under-held-lock"), ctx.unique("lock-holder")
+    try:
+        watch = fswatch.FolderEvents.open(os.path.dirname(path), also=fswatch.IN_CLOSE_NOWRITE)
+    except fswatch.Unavailable as exc:
+        ctx.note(f"no file events on this system ({exc}): the read-then-lock round was not run")
+        return []
+    with watch:
+        lock, held_file = take_lock(path, token)
+        watch.read_masks()  # memconform's own events
+        pending = Pending(ctx, "delete", {"path": path, "id": victim["id"]})
+        deadline, seen = time.monotonic() + hold, list[tuple[str, int]]()
+        while not read_first(seen) and not pending.done() and time.monotonic() < deadline:
+            if watch.wait(0.01):
+                seen += watch.read_masks()
+        broken = not held_as_left(lock, token, held_file)
+        with open(path, "ab") as fh:  # the other app's write, under the lock it took
+            fh.write(json.dumps(mine).encode() + b"\n")
+        if held_as_left(lock, token, held_file):
+            os.unlink(lock)
+    reply = pending.result(ctx.profile.limits.call_deadline_s)
+    opened, under_own = read_first(seen), locked_then_read(seen)
+    ctx.note("read-then-lock round: memconform wrote under its lock " + ("after the target read memory.jsonl" if opened
+             else "before the target read memory.jsonl") + (" (its lock had been removed" + (
+                 ", and the target had read the file under a lock of its own)" if under_own else ")") if broken else ""))
+    if reply is None:
+        return [Failure("the delete did not finish after the lock was released", "still waiting",
+                        f"done within {ctx.profile.limits.call_deadline_s} s", "delete")]
+    view = by_id(emp.resolve(emp.iter_lines(path)))
+    lost = [e for e in (*kept_lines, mine) if e["id"] not in view]
+    found = history_counts.counts(acknowledged=len(kept_lines) + 1 + int(reply.ok), lost=len(lost), duplicated=0,
+                                  resurrected=int(reply.ok and victim["id"] in view), corrupted=0)
+    history_counts.record(ctx, found)
+    if not lost:
+        return []
+    failure = Failure("a delete lost a line another app wrote under its lock while the delete waited (read before "
+                      "locking, rewritten after?)" if mine in lost else "a delete beside another app's write lost other lines",
+                      {"counts": found, "lost": [e["content"] for e in lost]}, "every line but the deleted one kept", "delete")
+    # the loss is the removal's doing only when the target read under a lock of its own (it would have waited for
+    # memconform's); a read before any lock is a stale read, its own fault
+    return [explained_if_lock_broken(ctx, failure, broken and under_own, "memconform's lock was removed before it wrote, "
+                                     "and the target read the file under the lock it took instead")]
+
+
+def read_first(seen: list[tuple[str, int]]) -> bool:
+    """Has an app read memory.jsonl and closed it (IN_CLOSE_NOWRITE)?"""
+    return any(name == emp.FILE_NAME and mask & fswatch.IN_CLOSE_NOWRITE for name, mask in seen)
+
+
+def locked_then_read(seen: list[tuple[str, int]]) -> bool:
+    """Did a memory.jsonl.lock appear before memory.jsonl was first read (the reader held a lock of its own)?"""
+    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
+    for name, mask in seen:
+        if name == emp.FILE_NAME and mask & fswatch.IN_CLOSE_NOWRITE:
+            return False
+        if name == lock_name and mask & (fswatch.IN_CREATE | fswatch.IN_MOVED_TO):
+            return True
+    return False
+
+
+def locks_removed_unused(events: list[tuple[str, str]]) -> int:
+    """Locks the kernel saw removed before anything was written to memory.jsonl under them: an app lost its lock
+    before it wrote (another app's start-up or give-up removed it), as no app's own release does."""
+    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
+    removed, held, wrote = 0, False, False
+    for name, kind in events:
+        if name == lock_name and kind == "appeared":
+            held, wrote = True, False
+        elif name == lock_name and kind == "gone":
+            removed += held and not wrote
+            held = False
+        elif name == emp.FILE_NAME and kind == "written":
+            wrote = True
+    return removed
 
 
 # rounds of eight apps on a missing file: a plain shell probe lost an entry of the public SDK in 3 of 20

@@ -33,13 +33,12 @@ from memconform.suites.emp.checks.locking import (
     Pending,
     append_past_stale_lock,
     glued_alone,
-    held_as_left,
+    held_past_wait,
     hold_window,
-    take_lock,
     unlocked_writes,
     wait_while_held,
 )
-from memconform.suites.emp.deviations import APPEND_GLUED
+from memconform.suites.emp.deviations import APPEND_GLUED, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT
 from memconform.suites.emp.suite import SUITE
 
 
@@ -61,9 +60,6 @@ def writer_waits_for_lock(ctx: CheckContext) -> Iterator[Failure]:
 
 
 LOCKING = "Apps must implement file locking to prevent concurrent writes from corrupting the file."
-# how long a lock is held past a writer's own wait: under the shortest stale limit of errata E2 (10 s), past
-# which a writer may take a lock over under some accepted reading
-PAST_WAIT_S = 9.0
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="MUST", sentence=LOCKING)
@@ -73,31 +69,8 @@ def writer_keeps_out_of_held_lock(ctx: CheckContext) -> Iterator[Failure]:
     PAST_WAIT_S: the file must not change and the lock must stay as the harness left it. Writing under
     another app's lock, or breaking a lock that is not stale, is locking not implemented (errata E6)."""
     hold_window(ctx)  # the positive control: an uncontended append is acknowledged
-    path = new_file(ctx, [entry(ctx, "seed")])
-    token = ctx.unique("lock-holder")
-    lock, held_file = take_lock(path, token)
-    before = read_bytes(path)
-    body = {"path": path, "entry": entry(ctx, "under-held-lock")}
-    pending = Pending(ctx, "append", body)
-    deadline = time.monotonic() + PAST_WAIT_S
-    while time.monotonic() < deadline and not pending.wait(0.01):
-        if read_bytes(path) != before or not held_as_left(lock, token, held_file):
-            break  # the rule is broken already: no need to hold on
-    during, kept, returned = read_bytes(path), held_as_left(lock, token, held_file), pending.done()
-    if kept:
-        os.unlink(lock)
-    reply = pending.result(ctx.profile.limits.call_deadline_s)
-    how = ("returned " + ("acknowledged" if reply is not None and reply.ok else "refused") if returned
-           else f"was still waiting after {PAST_WAIT_S:g} s")
-    ctx.note(f"append under another app's fresh lock: the call {how} while the lock was held")
-    if during != before:
-        yield Failure("the app wrote memory.jsonl while another app held a fresh memory.jsonl.lock",
-                      f"{len(during)} bytes", f"{len(before)} bytes (unchanged until the lock is released)", "append")
-    if not kept:
-        gave_up = reply is not None and not reply.ok
-        yield Failure("the app removed or replaced a fresh memory.jsonl.lock it did not own" + (" when it gave up" if gave_up else ""),
-                      "lock gone or replaced", "the lock left as the other app holds it (only a stale lock may be taken over)",
-                      emp.FILE_NAME + emp.LOCK_SUFFIX)
+    failures, _ = held_past_wait(ctx)
+    yield from failures
 
 
 RELEASE_ATTEMPTS = 6  # each with an entry twice as long: a longer write holds the lock longer
@@ -169,6 +142,7 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
     if released_first:
         return False
     if not kept:
+        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)
         return Failure("the app removed memory.jsonl.lock after another app had taken it over (its release did not check "
                        "the lock was still its own)", "lock gone or replaced", "the other app's lock left in place",
                        emp.FILE_NAME + emp.LOCK_SUFFIX)

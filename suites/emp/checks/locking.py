@@ -10,11 +10,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Asked
 from memconform.core.results import ControlRefused, Failure
 from memconform.suites.emp import format as emp
-from memconform.suites.emp import readings, table
+from memconform.suites.emp import fswatch, readings, table
 from memconform.suites.emp.checks.common import (
     by_id,
     call,
@@ -24,6 +25,7 @@ from memconform.suites.emp.checks.common import (
     read_bytes,
     written_id,
 )
+from memconform.suites.emp.deviations import FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT
 
 # the three readings of a stale lock (errata E2)
 TAKES_OVER, GIVES_UP, WAITS = readings.TAKES_OVER, readings.GIVES_UP, readings.WAITS
@@ -125,6 +127,7 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
     if still_ours:
         os.unlink(lock)
     else:
+        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)
         yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept", op)
     reply = pending.result(ctx.profile.limits.call_deadline_s)
     ctx.note(f"{op}: held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} "
@@ -144,6 +147,71 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
                       body.get("id") or body["entry"]["id"], op)
     if not reply.ok and after != before:
         yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
+
+
+# how long a lock is held past a writer's own wait: under the shortest stale limit of errata E2 (10 s), past
+# which a writer may take a lock over under some accepted reading
+PAST_WAIT_S = 9.0
+
+
+def held_past_wait(ctx: CheckContext, content: str | None = None) -> tuple[list[Failure], bool]:
+    """Hold a fresh memory.jsonl.lock as another app would (`content`: what it holds, another app's token by
+    default; "" is a lock its owner has just created and not yet written) while the target appends, until the
+    append returns (the writer's own wait is over) or PAST_WAIT_S: the file must not change and the lock must
+    stay as left. The failures, and whether the kernel saw the lock removed or replaced before memory.jsonl was
+    written (a write then follows from the removal; False where file events cannot be read). The hold ends on
+    the target's reply or on the rule broken, never on a guess of how long the target waits."""
+    path = new_file(ctx, [entry(ctx, "seed")])
+    token = ctx.unique("lock-holder") if content is None else content
+    try:
+        watch: fswatch.FolderEvents | None = fswatch.FolderEvents.open(os.path.dirname(path))
+    except fswatch.Unavailable:
+        watch = None
+    try:
+        lock, held_file = take_lock(path, token)
+        if watch is not None:
+            watch.read()  # memconform's own events
+        before = read_bytes(path)
+        body = {"path": path, "entry": entry(ctx, "under-held-lock")}
+        pending = Pending(ctx, "append", body)
+        deadline = time.monotonic() + PAST_WAIT_S
+        while time.monotonic() < deadline and not pending.wait(0.01):
+            if read_bytes(path) != before or not held_as_left(lock, token, held_file):
+                break  # the rule is broken already: no need to hold on
+        during, kept, returned = read_bytes(path), held_as_left(lock, token, held_file), pending.done()
+        events = watch.read() if watch is not None else []
+    finally:
+        if watch is not None:
+            watch.close()
+    if kept:
+        os.unlink(lock)
+    reply = pending.result(ctx.profile.limits.call_deadline_s)
+    how = ("returned " + ("acknowledged" if reply is not None and reply.ok else "refused") if returned
+           else f"was still waiting after {PAST_WAIT_S:g} s")
+    held = "a fresh lock" if content is None else f"a fresh lock holding {content!r}"
+    ctx.note(f"append under another app's {held}: the call {how} while the lock was held")
+    failures = []
+    if during != before:
+        failures.append(Failure("the app wrote memory.jsonl while another app held a fresh memory.jsonl.lock",
+                                f"{len(during)} bytes", f"{len(before)} bytes (unchanged until the lock is released)", "append"))
+    if not kept:
+        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)
+        gave_up = reply is not None and not reply.ok
+        failures.append(Failure("the app removed or replaced a fresh memory.jsonl.lock it did not own" + (" when it gave up" if gave_up else ""),
+                                "lock gone or replaced", "the lock left as the other app holds it (only a stale lock may be taken over)",
+                                emp.FILE_NAME + emp.LOCK_SUFFIX))
+    return failures, not kept and removed_before_written(events)
+
+
+def removed_before_written(events: list[tuple[str, str]]) -> bool:
+    """Did the kernel see memory.jsonl.lock removed or replaced before memory.jsonl was first written?"""
+    lock_name = emp.FILE_NAME + emp.LOCK_SUFFIX
+    for name, kind in events:
+        if name == emp.FILE_NAME and kind == "written":
+            return False
+        if name == lock_name:
+            return True  # gone, or written over, or another put in its place: no longer the holder's
+    return False
 
 
 def held_verdict(ctx: CheckContext, op: str, held: readings.Held, status: Any) -> Failure | None:

@@ -85,7 +85,8 @@ EXPECTED_KILLS: dict[str, set[str]] = {
                "emp.writer_after_torn_line", "emp.writer_keeps_out_of_held_lock"},
     "LockLeftBehind": {"emp.writer_lock_removed", "emp.writer_waits_for_lock"},
     "StaleTakeoverAnsweredRefused": {"emp.writer_stale_lock", "emp.writer_after_killed_writer"},
-    "RewriteDropsForeign": {"emp.writer_delete_keeps_foreign"},
+    # its delete reads before it locks: writer_concurrent_no_loss writes under its lock once the delete has read
+    "RewriteDropsForeign": {"emp.writer_delete_keeps_foreign", "emp.writer_concurrent_no_loss"},
     "FileOrderWins": {"emp.reader_newest_ts_wins"},
     "CorruptAborts": {"emp.reader_corrupt_line_isolated"},
     "NewerMajorAccepted": {"emp.reader_newer_major_refused"},
@@ -96,15 +97,16 @@ EXPECTED_KILLS: dict[str, set[str]] = {
     "CaseSensitiveSearch": {"emp.query_content", "emp.query_every_parameter_pair"},
     # only the domain table's pairs reach it: every other query check sends one filter
     "QueryFirstFilterOnly": {"emp.query_every_parameter_pair"},
-    # only the table's lock contents reach it: the other lock checks hold a lock with a token
-    "TakesContentlessLocks": {"emp.writer_lock_every_content"},
+    # only an empty or PID lock reaches it: the table's lock contents, and writer_concurrent_no_loss's lock just
+    # created and not yet written (the other lock checks hold a lock with a token)
+    "TakesContentlessLocks": {"emp.writer_lock_every_content", "emp.writer_concurrent_no_loss"},
     "SecondsTimestamps": {"emp.writer_ts_millis"},
     "TieKeepsBoth": {"emp.reader_equal_ts_tie"},
     "TombstoneByFileOrder": {"emp.reader_deleted_stays_deleted"},
     "GluesToTornLine": {"emp.writer_after_torn_line", "emp.writer_after_killed_writer", "emp.file_every_line_form"},
     "BreaksLockOnTimeout": {"emp.writer_waits_for_lock", "emp.writer_keeps_out_of_held_lock"},
     # its own wait (1.5 s) outlasts writer_waits_for_lock's hold: only a hold past the writer's wait shows it
-    "GivesUpAndBreaksLock": {"emp.writer_keeps_out_of_held_lock"},
+    "GivesUpAndBreaksLock": {"emp.writer_keeps_out_of_held_lock", "emp.writer_concurrent_no_loss"},
     # only a fresh lock in front of a missing file (its initialise) reaches it
     "InitializeBreaksAnyLock": {"emp.writer_lock_every_content"},
     # only appends handed no id / no ts reach them
@@ -145,8 +147,10 @@ COMMAND_KILLS: dict[str, set[str]] = {"RewritesInPlace": {"emp.writer_killed_mid
 # the failure branch each mutant is written to reach: (check id, failure title), all of which must fire
 EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
     "AppendReserialises": {("emp.writer_append_keeps_foreign", "an append changed or moved lines already in the file")},
-    "GivesUpAndBreaksLock": {("emp.writer_keeps_out_of_held_lock",
-                              "the app removed or replaced a fresh memory.jsonl.lock it did not own when it gave up")},
+    "GivesUpAndBreaksLock": {(check, "the app removed or replaced a fresh memory.jsonl.lock it did not own when it gave up")
+                             for check in ("emp.writer_keeps_out_of_held_lock", "emp.writer_concurrent_no_loss")},
+    "TakesContentlessLocks": {("emp.writer_concurrent_no_loss", "the app removed or replaced a fresh memory.jsonl.lock it did "
+                                                               "not own")},
     "InitializeBreaksAnyLock": {("emp.writer_lock_every_content", f"file.lock:{held}, no memory.jsonl yet: the app removed or "
                                  "replaced memory.jsonl.lock while another app held it") for held in ("fresh_token", "fresh_empty", "fresh_pid")},
     "OwnIdsWithoutVariant": {("emp.writer_own_id_uuid4", "an id the writer picked is not an RFC 4122 UUID")},
@@ -188,7 +192,9 @@ EXPECTED_TITLES: dict[str, set[tuple[str, str]]] = {
                      ("emp.writer_validates_before_writing", "an entry with tags in upper case was written as given"),
                      ("emp.writer_validates_before_writing", "an entry with ts a string was written as given")},
     "ReplacesBadUtf8": {("emp.writer_append_keeps_foreign", "an append changed or moved lines already in the file")},
-    "RewriteDropsForeign": {("emp.writer_delete_keeps_foreign", "a delete dropped, changed or reordered another app's line")},
+    "RewriteDropsForeign": {("emp.writer_delete_keeps_foreign", "a delete dropped, changed or reordered another app's line"),
+                            ("emp.writer_concurrent_no_loss", "a delete lost a line another app wrote under its lock while "
+                                                              "the delete waited (read before locking, rewritten after?)")},
     "RewriteReencodes": {("emp.writer_delete_keeps_foreign", "a delete dropped, changed or reordered another app's line")},
     "RewritesFromCache": {("emp.writer_model_sequences", "after a sequence of operations the file left the model")},
     "SecondsTimestamps": {("emp.writer_ts_millis", "an entry written now has a ts that is not now in Unix milliseconds")},
