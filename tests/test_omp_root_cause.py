@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 import pytest
@@ -549,3 +550,47 @@ def test_an_offset_fault_beside_the_tags_filtered_after_paging_fails_on_its_own_
         assert own and not any(f.explained_by for f in own), (label, [(f.title, f.explained_by) for f in own])
     if "beyond" not in own_pages:
         assert all(f.explained_by == "omp.list_filter_tags_and" for f in offset_page_failures(outcome, "beyond"))
+
+
+# ---- a bad paging value served as a sane page echoes what was applied (O9 with O3): not a schema failure ------
+
+class ParseIntPaging(OmpApi):
+    """The public server's paging: `limit` and `offset` read as JavaScript's parseInt reads them (`0.5` is 0, `7x` is
+    7; no digits at all, the default), capped at 100, and echoed as applied; a limit of 0 serves an empty page."""
+
+    def int_param(self, params: Any, name: str, default: int, low: int, high: int | None) -> int:
+        raw = params.get(name)
+        if raw is None:
+            return default
+        digits = re.match(r"\s*([+-]?\d+)", raw)
+        value = int(digits.group(1)) if digits else default
+        return max(0, min(value, high)) if high is not None else max(0, value)
+
+
+class ParseIntPagingBadMemories(ParseIntPaging):
+    """The control: besides, every memory a list serves says `type: "fact"` (not a MemoryType): the server's own
+    fault, which no paging reading explains."""
+
+    def list_page(self, who: Any, filters: Any, sort: str, limit: int, offset: int) -> tuple[list[Any], int]:
+        docs, total = super().list_page(who, filters, sort, limit, offset)
+        return [dict(d, type="fact") for d in docs], total
+
+
+def parse_int_paging() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=ParseIntPaging), label="fake:omp:parse-int-paging")
+
+
+def parse_int_paging_bad_memories() -> ServedTarget:
+    return serve_target(ServerSpec(api_class=ParseIntPagingBadMemories), label="fake:omp:parse-int-paging-bad-memories")
+
+
+@pytest.mark.slow
+def test_a_bad_limit_served_as_an_empty_page_saying_limit_0_is_not_a_schema_failure() -> None:
+    """The public server's last unexplained fuzz line: `limit=0.5` served as an empty page whose `limit` says 0.
+    O9 accepts a bad list parameter served as a sane page and O3 reads `limit` as what was applied."""
+    outcome = run(f"python:{__name__}:parse_int_paging", ["fuzz_response_schemas"])
+    at_echo = [f for f in failures(outcome, "fuzz_response_schemas") if "is less than the minimum of 1" in f.detail]
+    assert not at_echo, [(f.title, f.detail[:300]) for f in at_echo]
+    control = run(f"python:{__name__}:parse_int_paging_bad_memories", ["fuzz_response_schemas"])
+    assert [r.outcome for r in control.results] == [Outcome.FAILED]
+    assert any(f.title.startswith("GET /v1/memories") for f in failures(control, "fuzz_response_schemas"))

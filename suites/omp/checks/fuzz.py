@@ -115,7 +115,7 @@ def fuzz_response_schemas(ctx: CheckContext) -> Iterator[Failure]:
     exchanges = phase(ctx, False).exchanges + phase(ctx, True).exchanges
     yield from evaluate(ctx, "fuzz_response_schemas", [e for e in exchanges if e.response.status_code < 400],
                          [content_type_conformance, response_schema_conformance],
-                         "a body matching the §2.1 / §3.3 schema of the response")
+                         "a body matching the §2.1 / §3.3 schema of the response", echo_readings=True)
 
 
 @SUITE.check(section="§8", keyword="MUST", level="core", sentence=SENTENCE_ERRORS)
