@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import uuid
 from typing import Any
 
@@ -182,13 +183,20 @@ def holds_id(raw: bytes, gone: str) -> bool:
 
 class StartUpRemovesLocksStaleRead(StartUpRemovesLocks):
     """The control: besides, its delete reads the file before it takes its lock (a stale read, its own fault,
-    which loses another app's line whether or not a lock was removed)."""
+    which loses another app's line whether or not a lock was removed). Its disk is slow: it rewrites once the
+    file has changed since its read (at most WAIT_S), so the loss shows on every run."""
+
+    WAIT_S = 2.0  # a bound on the wait, never a window the verdict depends on
 
     def delete(self, body: Any) -> dict[str, Any]:
         self.start_up(body)
         path = body["path"]
         with open(path, "rb") as fh:
-            lines = fh.read().split(b"\n")
+            read = fh.read()
+        lines = read.split(b"\n")
+        deadline = time.monotonic() + self.WAIT_S
+        while time.monotonic() < deadline and os.path.getsize(path) == len(read):
+            time.sleep(0.005)
         self.acquire(path)
         try:
             kept = [raw for raw in lines if not holds_id(raw, body["id"])]

@@ -127,8 +127,9 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
     if still_ours:
         os.unlink(lock)
     else:
-        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)
-        yield Failure("the app removed or replaced memory.jsonl.lock while another app held it", "lock gone", "lock kept", op)
+        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)  # a later check's same fault is explained
+        yield established.explained(ctx, Failure("the app removed or replaced memory.jsonl.lock while another app held it",
+                                                 "lock gone", "lock kept", op), FOREIGN_LOCK_REMOVED)
     reply = pending.result(ctx.profile.limits.call_deadline_s)
     ctx.note(f"{op}: held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} "
              "before release")
@@ -187,20 +188,25 @@ def held_past_wait(ctx: CheckContext, content: str | None = None) -> tuple[list[
         os.unlink(lock)
     reply = pending.result(ctx.profile.limits.call_deadline_s)
     how = ("returned " + ("acknowledged" if reply is not None and reply.ok else "refused") if returned
+           else "had not returned when the lock was removed or the file written" if not kept or during != before
            else f"was still waiting after {PAST_WAIT_S:g} s")
-    held = "a fresh lock" if content is None else f"a fresh lock holding {content!r}"
+    held = "fresh lock" if content is None else f"fresh lock holding {content!r}"
     ctx.note(f"append under another app's {held}: the call {how} while the lock was held")
     failures = []
+    removed_first = not kept and removed_before_written(events)
     if during != before:
-        failures.append(Failure("the app wrote memory.jsonl while another app held a fresh memory.jsonl.lock",
-                                f"{len(during)} bytes", f"{len(before)} bytes (unchanged until the lock is released)", "append"))
+        wrote = Failure("the app wrote memory.jsonl while another app held a fresh memory.jsonl.lock",
+                        f"{len(during)} bytes", f"{len(before)} bytes (unchanged until the lock is released)", "append")
+        # after the kernel saw it remove the lock: the write is the removal's doing, which an earlier check named
+        failures.append(established.explained(ctx, wrote, FOREIGN_LOCK_REMOVED) if removed_first else wrote)
     if not kept:
         established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)
         gave_up = reply is not None and not reply.ok
-        failures.append(Failure("the app removed or replaced a fresh memory.jsonl.lock it did not own" + (" when it gave up" if gave_up else ""),
-                                "lock gone or replaced", "the lock left as the other app holds it (only a stale lock may be taken over)",
-                                emp.FILE_NAME + emp.LOCK_SUFFIX))
-    return failures, not kept and removed_before_written(events)
+        failures.append(established.explained(ctx, Failure(
+            "the app removed or replaced a fresh memory.jsonl.lock it did not own" + (" when it gave up" if gave_up else ""),
+            "lock gone or replaced", "the lock left as the other app holds it (only a stale lock may be taken over)",
+            emp.FILE_NAME + emp.LOCK_SUFFIX), FOREIGN_LOCK_REMOVED))  # the same fault, when an earlier check named it
+    return failures, removed_first
 
 
 def removed_before_written(events: list[tuple[str, str]]) -> bool:
