@@ -594,3 +594,40 @@ def test_a_bad_limit_served_as_an_empty_page_saying_limit_0_is_not_a_schema_fail
     control = run(f"python:{__name__}:parse_int_paging_bad_memories", ["fuzz_response_schemas"])
     assert [r.outcome for r in control.results] == [Outcome.FAILED]
     assert any(f.title.startswith("GET /v1/memories") for f in failures(control, "fuzz_response_schemas"))
+
+
+# ---- a fuzzed list echoing a limit below 1 over every memory, which list_rejects_bad_paging established ---------
+
+class BelowOneServesAll(OmpApi):
+    """The public server's negative limit: a `limit` below 1 reaches SQLite as "no limit", so every memory is
+    served, and the page says the limit asked."""
+
+    def op_list(self, who: Any, req: Any) -> Any:
+        raw = req.params.get("limit", "")
+        if not re.fullmatch(r"-?\d+", raw) or int(raw) >= 1:
+            return super().op_list(who, req)
+        filters, sort = self.list_filters(req.params), self.list_sort(req.params)
+        docs, total = self.list_page(who, filters, sort, 2**31, 0)
+        return 200, {"memories": docs, "total": total, "limit": int(raw), "offset": 0}, {}
+
+
+def below_one_serves_all() -> ServedTarget:
+    served = serve_target(ServerSpec(api_class=BelowOneServesAll), label="fake:omp:below-one-serves-all")
+    for i in range(120):  # more than a page can hold: what a run's earlier checks leave on the key
+        served.api.store.insert(DEFAULT_USER, {
+            "id": f"mem_belowone{i:08d}", "content": f"left by another check {i}", "type": "semantic", "tags": ["other"],
+            "source": {"tool": "t", "timestamp": "2026-01-01T00:00:00Z"}, "created_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+            "updated_at": "2026-01-01T00:00:00Z", "expires_at": None, "metadata": {}})
+    return served
+
+
+@pytest.mark.slow
+def test_a_fuzzed_list_echoing_a_limit_below_1_over_every_memory_is_explained_by_the_bad_paging_check() -> None:
+    checks = ["list_rejects_bad_paging", "fuzz_response_schemas"]
+    outcome = run(f"python:{__name__}:below_one_serves_all", checks)
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]
+    at_limit = [f for f in failures(outcome, "fuzz_response_schemas") if "is less than the minimum of 1" in f.detail]
+    assert at_limit and all(f.explained_by == "omp.list_rejects_bad_paging" for f in at_limit), \
+        [(f.title, f.explained_by, f.detail[:200]) for f in failures(outcome, "fuzz_response_schemas")]
+    alone = run(f"python:{__name__}:below_one_serves_all", checks[1:])  # nothing established by another check
+    assert failures(alone, "fuzz_response_schemas") and not any(f.explained_by for f in failures(alone, "fuzz_response_schemas"))

@@ -17,6 +17,7 @@ FILTERS_AFTER_PAGING = "omp.list_filters_after_paging"  # list filters applied t
 SORT_IGNORED = "omp.sort_ignored"  # every list served in created_at_desc order whatever `sort` asks
 CONFLICT_FROM_BODY = "omp.conflict_from_body_only"  # the import strategy read from the body, not the query
 LIMIT_UNCAPPED = "omp.limit_uncapped"  # a list limit over 100 served as asked: neither capped nor refused
+BELOW_ONE_SERVES_ALL = "omp.limit_below_one_serves_all"  # a list limit below 1 served with more than 100 memories
 MAX_LIMIT = 100  # §3.3 GET /v1/memories: "limit integer Max results (default 20, max 100)"
 
 
@@ -81,7 +82,8 @@ def stored_as_sent(ctx: Any, path: str, mem: Any) -> str | None:
 def limit_served_uncapped(ctx: Any, found: Any, content: bytes) -> str:
     """LIMIT_UNCAPPED when a schema failure is at a list answer's `limit`, which holds a number over 100 (the
     limit asked, served as asked), and another check of the run established that the server serves such a
-    limit; "" otherwise (the failure is then the answer's own)."""
+    limit; BELOW_ONE_SERVES_ALL when it holds a number below 1 on a page of more than 100 memories and another
+    check established that; "" otherwise (the failure is then the answer's own)."""
     if list(getattr(found, "instance_path", None) or ()) != ["limit"]:
         return ""
     try:
@@ -89,6 +91,10 @@ def limit_served_uncapped(ctx: Any, found: Any, content: bytes) -> str:
     except ValueError:
         return ""
     limit = body.get("limit") if isinstance(body, dict) else None
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= MAX_LIMIT:
+    if not isinstance(limit, int) or isinstance(limit, bool) or 1 <= limit <= MAX_LIMIT:
         return ""
+    if limit < 1:  # a limit below 1 echoed: the fault is the page served for it, when it holds more than the cap
+        memories = body.get("memories")
+        served_all = isinstance(memories, list) and len(memories) > MAX_LIMIT
+        return BELOW_ONE_SERVES_ALL if served_all and established.explaining(ctx, BELOW_ONE_SERVES_ALL) else ""
     return LIMIT_UNCAPPED if established.explaining(ctx, LIMIT_UNCAPPED) else ""
