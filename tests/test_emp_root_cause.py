@@ -251,3 +251,19 @@ def test_the_concurrency_check_catches_a_stale_read_and_a_taken_empty_lock_on_ev
         outcome = execute_run(["emp"], f"python:memconform.suites.emp.mutants:{mutant}", Profile.named("ci"),
                               report_dir=None, check_ids=["emp.writer_concurrent_no_loss"])
         assert [r.outcome.value for r in outcome.results] == ["failed"]
+
+
+@pytest.mark.slow
+def test_an_equal_ts_tie_returned_as_both_lines_is_explained_by_the_newest_ts_check() -> None:
+    """A reader resolving no id returns both lines of a tie: the one fault reader_newest_ts_wins named."""
+    checks = ["emp.reader_newest_ts_wins", "emp.reader_equal_ts_tie"]
+    outcome = execute_run(["emp"], f"python:{__name__}:EveryLineReader", Profile.named("ci"), report_dir=None, check_ids=checks)
+    assert [r.outcome.value for r in outcome.results] == ["failed", "failed"]  # explained, still failed
+    tie = failures(outcome, "emp.reader_equal_ts_tie")
+    assert tie and all(f.explained_by == "emp.reader_newest_ts_wins" for f in tie), [(f.title, f.explained_by) for f in tie]
+    alone = execute_run(["emp"], f"python:{__name__}:EveryLineReader", Profile.named("ci"), report_dir=None, check_ids=checks[1:])
+    assert failures(alone, "emp.reader_equal_ts_tie") and not any(f.explained_by for f in failures(alone, "emp.reader_equal_ts_tie"))
+    both = execute_run(["emp"], "python:memconform.suites.emp.mutants:TieKeepsBoth", Profile.named("ci"), report_dir=None,
+                       check_ids=checks)  # resolves ids, keeps both lines of a tie only: its own fault
+    assert [r.outcome.value for r in both.results] == ["passed", "failed"]
+    assert not any(f.explained_by for f in failures(both, "emp.reader_equal_ts_tie"))

@@ -142,10 +142,11 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
     if released_first:
         return False
     if not kept:
-        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)
-        return Failure("the app removed memory.jsonl.lock after another app had taken it over (its release did not check "
-                       "the lock was still its own)", "lock gone or replaced", "the other app's lock left in place",
-                       emp.FILE_NAME + emp.LOCK_SUFFIX)
+        established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)  # the same fault, when an earlier check named it
+        return established.explained(ctx, Failure(
+            "the app removed memory.jsonl.lock after another app had taken it over (its release did not check the lock was "
+            "still its own)", "lock gone or replaced", "the other app's lock left in place", emp.FILE_NAME + emp.LOCK_SUFFIX),
+            FOREIGN_LOCK_REMOVED)
     return True
 
 

@@ -122,8 +122,11 @@ def tie_verdict(ctx: CheckContext, first: dict[str, Any], second: dict[str, Any]
     (the model), and which line won judged by the table's E3 readings (recorded)."""
     either = [e["content"] for e in model.view_answers([first, second])[first["id"]] if e is not None]
     if len(contents) != 1:
-        yield Failure(f"one id with two equal-ts lines resolved to {len(contents)} entries", contents, "exactly one",
-                      f"id {first['id']}")
+        failure = Failure(f"one id with two equal-ts lines resolved to {len(contents)} entries", contents, "exactly one",
+                          f"id {first['id']}")
+        # both lines, as written: what a reader resolving no id returns (reader_newest_ts_wins named it)
+        every_line = sorted(map(str, contents)) == sorted([first["content"], second["content"]])
+        yield established.explained(ctx, failure, NEWEST_NOT_RESOLVED) if every_line else failure
     elif contents[0] not in either:
         yield Failure("on equal ts the view shows content neither line has", contents[0], either, f"id {first['id']}")
     else:
