@@ -80,11 +80,12 @@ def stored_as_sent(ctx: Any, path: str, mem: Any) -> str | None:
 
 
 def limit_served_uncapped(ctx: Any, found: Any, content: bytes) -> str:
-    """LIMIT_UNCAPPED when a schema failure is at a list answer's `limit`, which holds a number over 100 (the
-    limit asked, served as asked), and another check of the run established that the server serves such a
-    limit; BELOW_ONE_SERVES_ALL when it holds a number below 1 on a page of more than 100 memories and another
-    check established that; "" otherwise (the failure is then the answer's own)."""
-    if list(getattr(found, "instance_path", None) or ()) != ["limit"]:
+    """LIMIT_UNCAPPED when a schema failure is at a list answer's `limit` (or at its `memories`, more than 100 of
+    them) and that `limit` holds a number over 100 (the limit asked, served as asked), and another check of the
+    run established that the server serves such a limit; BELOW_ONE_SERVES_ALL when it holds a number below 1 on
+    a page of more than 100 memories and another check established that; "" otherwise (the answer's own)."""
+    at = list(getattr(found, "instance_path", None) or ())
+    if at not in (["limit"], ["memories"]):  # the echoed limit, or the page holding more than 100 for it
         return ""
     try:
         body = json.loads(content)
@@ -93,8 +94,10 @@ def limit_served_uncapped(ctx: Any, found: Any, content: bytes) -> str:
     limit = body.get("limit") if isinstance(body, dict) else None
     if not isinstance(limit, int) or isinstance(limit, bool) or 1 <= limit <= MAX_LIMIT:
         return ""
+    memories = body.get("memories")
+    over_cap = isinstance(memories, list) and len(memories) > MAX_LIMIT
+    if at == ["memories"] and not over_cap:
+        return ""
     if limit < 1:  # a limit below 1 echoed: the fault is the page served for it, when it holds more than the cap
-        memories = body.get("memories")
-        served_all = isinstance(memories, list) and len(memories) > MAX_LIMIT
-        return BELOW_ONE_SERVES_ALL if served_all and established.explaining(ctx, BELOW_ONE_SERVES_ALL) else ""
+        return BELOW_ONE_SERVES_ALL if over_cap and established.explaining(ctx, BELOW_ONE_SERVES_ALL) else ""
     return LIMIT_UNCAPPED if established.explaining(ctx, LIMIT_UNCAPPED) else ""
