@@ -623,9 +623,12 @@ def below_one_serves_all() -> ServedTarget:
 
 @pytest.mark.slow
 def test_a_fuzzed_list_echoing_a_limit_below_1_over_every_memory_is_explained_by_the_bad_paging_check() -> None:
-    checks = ["list_rejects_bad_paging", "fuzz_response_schemas"]
+    checks = ["list_rejects_bad_paging", "fuzz_response_schemas", "fuzz_negative_data_rejected"]
     outcome = run(f"python:{__name__}:below_one_serves_all", checks)
-    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED]
+    assert [r.outcome for r in outcome.results] == [Outcome.FAILED, Outcome.FAILED, Outcome.FAILED]
+    negative = [f for f in failures(outcome, "fuzz_negative_data_rejected") if "more than the maximum 100" in f.detail]
+    assert negative and all(f.explained_by == "omp.list_rejects_bad_paging" for f in negative), \
+        [(f.title, f.explained_by, f.detail[:200]) for f in failures(outcome, "fuzz_negative_data_rejected")]
     at_limit = [f for f in failures(outcome, "fuzz_response_schemas")
                 if "is less than the minimum of 1" in f.detail or "has more than 100 items" in f.detail]
     assert at_limit and all(f.explained_by == "omp.list_rejects_bad_paging" for f in at_limit), \

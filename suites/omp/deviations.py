@@ -101,3 +101,22 @@ def limit_served_uncapped(ctx: Any, found: Any, content: bytes) -> str:
     if limit < 1:  # a limit below 1 echoed: the fault is the page served for it, when it holds more than the cap
         return BELOW_ONE_SERVES_ALL if over_cap and established.explaining(ctx, BELOW_ONE_SERVES_ALL) else ""
     return LIMIT_UNCAPPED if established.explaining(ctx, LIMIT_UNCAPPED) else ""
+
+
+def below_one_asked_over_cap(ctx: Any, query: Any, content: bytes) -> str:
+    """BELOW_ONE_SERVES_ALL when a list asked with an integer `limit` below 1 was answered with more than 100
+    memories and another check established that fault (what a fuzzed request the negative phase made meets)."""
+    raw = query.get("limit") if isinstance(query, dict) else None
+    try:
+        limit = int(str(raw))
+    except ValueError:
+        return ""
+    if limit >= 1:
+        return ""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return ""
+    memories = body.get("memories") if isinstance(body, dict) else None
+    over_cap = isinstance(memories, list) and len(memories) > MAX_LIMIT
+    return BELOW_ONE_SERVES_ALL if over_cap and established.explaining(ctx, BELOW_ONE_SERVES_ALL) else ""

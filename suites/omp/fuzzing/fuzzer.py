@@ -19,7 +19,7 @@ from typing import Any
 from memconform.core import established
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, TargetError
-from memconform.suites.omp import client, deviations
+from memconform.suites.omp import client, deviations, readings
 from memconform.suites.omp import format as omp
 from memconform.suites.omp.fuzzing import stored_as_sent
 from memconform.suites.omp.fuzzing.openapi_description import (
@@ -270,6 +270,8 @@ def evaluate(ctx: CheckContext, name: str, exchanges: list[Exchange], check_fn: 
                 found, cause, set_aside = stored_as_sent.explained(
                     ctx, found, exchange.response.content, functools.partial(revalidated, fuzz, exchange, checks))
                 cause = cause or deviations.limit_served_uncapped(ctx, found, exchange.response.content)
+                if not cause and (str(exchange.case.method).upper(), exchange.case.operation.path) == readings.LIST:
+                    cause = deviations.below_one_asked_over_cap(ctx, exchange.case.query, exchange.response.content)
                 key = (label, type(found).__name__, str(getattr(found, "title", "")), cause)
                 if key in seen:
                     continue
