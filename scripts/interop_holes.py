@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     judged = review()
     if args.candidates:
         verdicts = {(h["suite"], g["field"], g["kind"]): h["id"] for h in judged["holes"] for g in h["groups"]}
-        verdicts.update({(r["suite"], r["field"], r["kind"]): "rejected" for r in judged["rejected"]})
+        verdicts.update({(r["suite"], f, r["kind"]): "rejected" for r in judged["rejected"] for f in r["fields"]})
         for c in candidates:
             print(f"{verdicts.get(c.group, 'NOT JUDGED'):9} {c.suite} {c.field} {c.kind}: {', '.join(c.classes)}")
         return 0

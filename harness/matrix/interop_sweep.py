@@ -102,7 +102,7 @@ def sweep(pairing: Pairing, table: Domain, statements: Iterable[Mapping[str, Any
         if not pairing.shared(field):
             continue
         for vc in field.classes:
-            verdicts = [judge(pairing.suite, pairing.document(field, vc, value)) for value in vc.values()]
+            verdicts = [judge(pairing.suite, doc) for doc in pairing.documents(field, vc)]
             producer = "accepted" if all(v == "accepted" for v, _ in verdicts) else "flagged"
             kind = kind_of(producer, pairing.expectation(vc), reading_of(vc))
             if kind is None:
@@ -162,8 +162,9 @@ REVIEW_SCHEMA: dict[str, Any] = {
                            "groups": {"type": "array", "minItems": 1, "items": _GROUP},
                            "producer": {"type": "string", "minLength": 1}, "consumer": {"type": "string", "minLength": 1}}}},
         "rejected": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False, "required": ["suite", "field", "kind", "why"],
-            "properties": {"suite": {"type": "string"}, "field": {"type": "string"}, "kind": {"enum": list(KINDS)},
+            "type": "object", "additionalProperties": False, "required": ["suite", "fields", "kind", "why"],
+            "properties": {"suite": {"type": "string"}, "kind": {"enum": list(KINDS)},
+                           "fields": {"type": "array", "minItems": 1, "items": {"type": "string"}},
                            "why": {"type": "string", "minLength": 20}}}}}}
 
 
@@ -192,7 +193,8 @@ def holes_document(candidates: list[Candidate], judged: Mapping[str, Any], swept
         for g in hole["groups"]:
             verdicts.setdefault((hole["suite"], g["field"], g["kind"]), []).append(hole["id"])
     for r in judged["rejected"]:
-        verdicts.setdefault((r["suite"], r["field"], r["kind"]), []).append("rejected")
+        for field in r["fields"]:
+            verdicts.setdefault((r["suite"], field, r["kind"]), []).append("rejected")
     problems = [f"not judged in interop_review.json: {' '.join(g)} (classes {', '.join(c.classes)})"
                 for g, c in by_group.items() if g not in verdicts]
     problems += [f"judged more than once: {' '.join(g)} ({', '.join(v)})" for g, v in verdicts.items() if len(v) > 1]

@@ -96,6 +96,10 @@ def _place(owner: dict[str, Any], key: str, value: Any) -> None:
         owner[key] = value
 
 
+def documents(field: domain.Field, vc: domain.ValueClass) -> list[dict[str, Any]]:
+    return [document(field, vc, value) for value in vc.values()]
+
+
 def expectation(vc: domain.ValueClass) -> str:
     """As the import checks expect it: the chunk and envelope classes through the table's consumer-open ones
     (E42), an edge's and an entity's through the table's word (E61)."""
@@ -107,4 +111,4 @@ def consumer_checks(field: domain.Field) -> tuple[str, ...]:
 
 
 def pairing() -> Pairing:
-    return Pairing("memoryai", "export", "import", document, expectation, consumer_checks)
+    return Pairing("memoryai", "export", "import", documents, expectation, consumer_checks)
