@@ -33,10 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     candidates, swept = sweep_suites()
     judged = review()
     if args.candidates:
-        verdicts = {(h["suite"], g["field"], g["kind"]): h["id"] for h in judged["holes"] for g in h["groups"]}
-        verdicts.update({(r["suite"], f, r["kind"]): "rejected" for r in judged["rejected"] for f in r["fields"]})
+        verdicts = {(h["suite"], g["field"], g["kind"], k): h["id"] for h in judged["holes"] for g in h["groups"]
+                    for k in g.get("classes", ["*"])}
+        verdicts.update({(r["suite"], f, r["kind"], k): "rejected" for r in judged["rejected"] for f in r["fields"]
+                         for k in r.get("classes", ["*"])})
         for c in candidates:
-            print(f"{verdicts.get(c.group, 'NOT JUDGED'):9} {c.suite} {c.field} {c.kind}: {', '.join(c.classes)}")
+            for k in c.classes:
+                verdict = verdicts.get((*c.group, k)) or verdicts.get((*c.group, "*"), "NOT JUDGED")
+                print(f"{verdict:10} {c.suite} {c.field}:{k} {c.kind}")
         return 0
     try:
         text = rendered(holes_document(candidates, judged, swept))

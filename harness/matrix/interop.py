@@ -20,10 +20,11 @@ from ..core.results import HarnessError
 
 _SIDE = {"type": "object", "additionalProperties": False, "required": ["behaviour", "verdict", "checks", "domain_classes"],
          "properties": {"behaviour": {"type": "string", "minLength": 1},
-                        # memconform's verdict on the side's behaviour; "required": a consumer must behave so
-                        "verdict": {"enum": ["accepted", "refused", "required"]},
+                        # memconform's verdict on the side's behaviour; "required": a consumer must behave so; "not
+                        # judged": no producer check reads the field (the hole then rests on the spec text alone)
+                        "verdict": {"enum": ["accepted", "refused", "required", "not judged"]},
                         "checks": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9_]+\.[a-z0-9_]+$"}},
-                        "domain_classes": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9_.]+:[a-z0-9_]+$"}}}}
+                        "domain_classes": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9_.\[\]]+:[a-z0-9_]+$"}}}}
 HOLE_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["about", "swept", "holes"],
     "properties": {"about": {"type": "string"}, "swept": {"type": "object"}, "holes": {"type": "array", "items": {

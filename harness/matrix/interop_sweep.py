@@ -10,9 +10,9 @@ flags it, not even a SHOULD) and
   is failed (`consumer_held_to_a_reading`: the reading is pinned for consumers, not given by the text).
 
 A producer warned (a SHOULD the text states) or refused is no candidate: the text tells that producer what to
-write. Candidates are grouped by field and kind; each group is judged against the spec sentence once, in
-interop_review.json, as a hole (with its errata entry) or rejected (with the sentence that decides it). A group
-the review does not judge, or a judgement no group needs, stops the sweep: scripts/interop_holes.py writes
+write. Candidates are grouped by field and kind; each class of a group is judged against the spec sentence once,
+in interop_review.json, as part of a hole (with its errata entry) or rejected (with the sentence that decides it).
+A class the review does not judge, or a judgement no class needs, stops the sweep: scripts/interop_holes.py writes
 interop_holes.json only from a complete review, and `--check` fails when the committed file differs.
 """
 
@@ -49,6 +49,7 @@ class Candidate:
     kind: str
     classes: tuple[str, ...]  # class ids of the field
     readings: tuple[str, ...]  # the errata points the producer's acceptance rests on (held_to_a_reading)
+    producer_judges_field: bool  # some class of the field is flagged by the document checks (else they never read it)
     producer_checks: tuple[str, ...]
     consumer_checks: tuple[str, ...]
     sentences: tuple[str, ...]
@@ -101,9 +102,11 @@ def sweep(pairing: Pairing, table: Domain, statements: Iterable[Mapping[str, Any
     for field in table.fields:
         if not pairing.shared(field):
             continue
+        flagged_any = False
         for vc in field.classes:
             verdicts = [judge(pairing.suite, doc) for doc in pairing.documents(field, vc)]
             producer = "accepted" if all(v == "accepted" for v, _ in verdicts) else "flagged"
+            flagged_any = flagged_any or producer == "flagged"
             kind = kind_of(producer, pairing.expectation(vc), reading_of(vc))
             if kind is None:
                 continue
@@ -111,12 +114,15 @@ def sweep(pairing: Pairing, table: Domain, statements: Iterable[Mapping[str, Any
             group["classes"].append(vc.id)
             if kind == "consumer_held_to_a_reading":
                 group["readings"].append(reading_of(vc))
+        for (field_id, _), group in found.items():
+            if field_id == field.id:
+                group["judged"] = flagged_any
     out = []
     for (field_id, kind), group in found.items():
         field = group["field"]
         consumer_checks = pairing.consumer_checks(field)
         out.append(Candidate(pairing.suite, field_id, kind, tuple(group["classes"]), tuple(dict.fromkeys(group["readings"])),
-                             producer_checks(pairing.suite, field, statements, documents), consumer_checks,
+                             group["judged"], producer_checks(pairing.suite, field, statements, documents), consumer_checks,
                              sentences(field, consumer_checks, statements)))
     return out
 
@@ -147,8 +153,9 @@ def sentences(field: Field, consumer_checks: tuple[str, ...], statements: list[M
 
 # ---- the review: each group judged once against the spec sentence ----------------------------------------
 
+_CLASSES = {"type": "array", "minItems": 1, "items": {"type": "string"}}
 _GROUP = {"type": "object", "additionalProperties": False, "required": ["field", "kind"],
-          "properties": {"field": {"type": "string"}, "kind": {"enum": list(KINDS)}}}
+          "properties": {"field": {"type": "string"}, "kind": {"enum": list(KINDS)}, "classes": _CLASSES}}
 REVIEW_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["about", "holes", "rejected"],
     "properties": {
@@ -164,7 +171,7 @@ REVIEW_SCHEMA: dict[str, Any] = {
         "rejected": {"type": "array", "items": {
             "type": "object", "additionalProperties": False, "required": ["suite", "fields", "kind", "why"],
             "properties": {"suite": {"type": "string"}, "kind": {"enum": list(KINDS)},
-                           "fields": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                           "fields": {"type": "array", "minItems": 1, "items": {"type": "string"}}, "classes": _CLASSES,
                            "why": {"type": "string", "minLength": 20}}}}}}
 
 
@@ -184,42 +191,57 @@ def review_from(data: Any) -> dict[str, Any]:
     return dict(data)
 
 
+def _judged_classes(group: Mapping[str, Any], candidate: Candidate | None) -> list[str]:
+    """The classes a judgement names (`classes`), or every class of its candidate group."""
+    if "classes" in group:
+        return list(group["classes"])
+    return list(candidate.classes) if candidate is not None else ["*"]
+
+
 def holes_document(candidates: list[Candidate], judged: Mapping[str, Any], swept: Mapping[str, Any]) -> dict[str, Any]:
-    """interop_holes.json from the sweep's candidates and the review; a group left unjudged, judged twice or
-    judged with no candidate behind it raises, naming every one."""
+    """interop_holes.json from the sweep's candidates and the review. Every class of every candidate group must be
+    judged exactly once (a judgement names a group, or some of its classes); a class left unjudged, judged twice, or
+    a judgement with no candidate behind it raises, naming every one."""
     by_group = {c.group: c for c in candidates}
-    verdicts: dict[tuple[str, str, str], list[str]] = {}
+    verdicts: dict[tuple[str, str, str, str], list[str]] = {}
     for hole in judged["holes"]:
         for g in hole["groups"]:
-            verdicts.setdefault((hole["suite"], g["field"], g["kind"]), []).append(hole["id"])
+            group = (hole["suite"], g["field"], g["kind"])
+            for k in _judged_classes(g, by_group.get(group)):
+                verdicts.setdefault((*group, k), []).append(hole["id"])
     for r in judged["rejected"]:
         for field in r["fields"]:
-            verdicts.setdefault((r["suite"], field, r["kind"]), []).append("rejected")
-    problems = [f"not judged in interop_review.json: {' '.join(g)} (classes {', '.join(c.classes)})"
-                for g, c in by_group.items() if g not in verdicts]
-    problems += [f"judged more than once: {' '.join(g)} ({', '.join(v)})" for g, v in verdicts.items() if len(v) > 1]
-    problems += [f"judged with no candidate behind it (the sweep no longer finds it): {' '.join(g)}"
-                 for g in verdicts if g not in by_group and g[0] in swept]
+            group = (r["suite"], field, r["kind"])
+            for k in _judged_classes(r, by_group.get(group)):
+                verdicts.setdefault((*group, k), []).append("rejected")
+    wanted = {(*c.group, k): c for c in candidates for k in c.classes}
+    problems = [f"not judged in interop_review.json: {' '.join(key)}" for key in wanted if key not in verdicts]
+    problems += [f"judged more than once: {' '.join(key)} ({', '.join(v)})" for key, v in verdicts.items() if len(v) > 1]
+    problems += [f"judged with no candidate behind it (the sweep no longer finds it): {' '.join(key)}"
+                 for key in verdicts if key not in wanted and key[0] in swept]
     if problems:
         raise HarnessError("interop sweep: " + "; ".join(problems))
     holes = []
     for hole in judged["holes"]:
-        groups = [by_group[(hole["suite"], g["field"], g["kind"])] for g in hole["groups"] if hole["suite"] in swept]
-        if not groups:
+        if hole["suite"] not in swept:
             continue
-        kinds = {c.kind for c in groups}
+        groups = [(by_group[(hole["suite"], g["field"], g["kind"])], g) for g in hole["groups"]]
+        kinds = {c.kind for c, _ in groups}
         if len(kinds) != 1:
             raise HarnessError(f"interop sweep: {hole['id']} groups kinds that differ ({sorted(kinds)}): one kind a hole")
-        classes = [f"{c.field}:{k}" for c in groups for k in c.classes]
+        kind = kinds.pop()
+        classes = [f"{c.field}:{k}" for c, g in groups for k in _judged_classes(g, c)]
+        readings = [r for c, _ in groups for r in c.readings]
         holes.append({
-            "id": hole["id"], "suite": hole["suite"], "erratum": hole["erratum"], "title": hole["title"],
-            "kind": groups[0].kind,
-            "sentences": list(dict.fromkeys(s for c in groups for s in c.sentences)),
-            "producer": {"behaviour": hole["producer"], "verdict": "accepted",
-                         "checks": list(dict.fromkeys(k for c in groups for k in c.producer_checks)), "domain_classes": classes},
-            "consumer": {"behaviour": hole["consumer"], "verdict": CONSUMER_VERDICT[groups[0].kind],
-                         "checks": list(dict.fromkeys(k for c in groups for k in c.consumer_checks)), "domain_classes": classes},
-            **({"readings": list(dict.fromkeys(r for c in groups for r in c.readings))} if groups[0].readings else {}),
+            "id": hole["id"], "suite": hole["suite"], "erratum": hole["erratum"], "title": hole["title"], "kind": kind,
+            "sentences": list(dict.fromkeys(s for c, _ in groups for s in c.sentences)),
+            # "not judged": no document check flags any class of a field the hole holds, so passing them says nothing
+            "producer": {"behaviour": hole["producer"],
+                         "verdict": "accepted" if all(c.producer_judges_field for c, _ in groups) else "not judged",
+                         "checks": list(dict.fromkeys(k for c, _ in groups for k in c.producer_checks)), "domain_classes": classes},
+            "consumer": {"behaviour": hole["consumer"], "verdict": CONSUMER_VERDICT[kind],
+                         "checks": list(dict.fromkeys(k for c, _ in groups for k in c.consumer_checks)), "domain_classes": classes},
+            **({"readings": list(dict.fromkeys(readings))} if readings else {}),
         })
     return {"about": ABOUT, "swept": dict(swept), "holes": holes}
 
