@@ -272,3 +272,11 @@ def test_the_matrix_lists_each_hole_of_its_suites_as_needing_an_erratum() -> Non
     assert "(errata/memoryai/errata.md#i1-" in queue_and_holes
     page = render_html(doc)
     assert all(f'id="hole-{h.id}"' in page for h in holes()) and "needs an erratum" in page
+
+
+def test_docs_matrix_lists_every_hole_and_what_was_swept() -> None:
+    text = (ROOT / "docs" / "matrix.md").read_text("utf-8")
+    section = text.split("## Interop holes", 1)[1].split("\n## ", 1)[0]
+    assert all(f"| {h.id} {h.title} | {h.suite} ({h.erratum}) |" in section for h in holes())
+    swept = table()["swept"]
+    assert all(f"{name} {s['classes']} classes of {s['fields']} fields" in section for name, s in swept.items() if "classes" in s)
