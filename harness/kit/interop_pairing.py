@@ -6,8 +6,10 @@ consumer checks send, so both sides are judged on the same document."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from .domain import Field, ValueClass
@@ -32,3 +34,15 @@ class Pairing:
         """A producer writes the field and a consumer reads it (and `documents` places it)."""
         return (self.producer_operation in field.operations and self.consumer_operation in field.operations
                 and (self.fields is None or field.id in self.fields))
+
+
+def check_module(suite: str, check_id: str) -> ModuleType:
+    """The module of a registered check, reached through its registration: a pairing builds its documents with
+    the very builders its consumer check sends, without importing a check module out of its turn (the suite
+    loads every check first, in the order its checks package lists them)."""
+    from ..core.registry import REGISTRY
+    from ..core.suite import get_suite
+
+    get_suite(suite).load_checks()
+    [check] = [c for c in REGISTRY.for_suite(suite) if c.id == check_id]
+    return sys.modules[check.fn.__module__]

@@ -1,15 +1,15 @@
 """AMPS's producer/consumer pairing for the interop-hole sweep (harness/matrix/interop_sweep.py): a Producer writes
 every `export` field of the domain table into an export, an importer reads it (`import`). Each class is placed by
-the builders the consumer checks import (checks/domain_imports.py for the scalar fields, checks/domain_envelope.py
-for the envelope, ids, provenance and links), so the document checks judge the export the consumer check sends."""
+the builders the consumer checks use (domain_fields.py for the scalar fields; checks/domain_envelope.py's for the
+envelope, ids, provenance and links, reached through the check's registration), so the document checks judge the
+export the consumer check sends."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from memconform.kit import domain
-from memconform.kit.interop_pairing import Pairing
-from memconform.suites.amps.checks import domain_envelope
+from memconform.kit.interop_pairing import Pairing, check_module
 from memconform.suites.amps.client import make_export, sourced
 from memconform.suites.amps.domain_fields import drawn_fields, with_value
 from memconform.suites.amps.domain_support import DERIVATION
@@ -36,7 +36,7 @@ def documents(field: domain.Field, vc: domain.ValueClass) -> list[dict[str, Any]
     names = _Names()
     scalar = _scalars().get(field.id)
     if scalar is None:
-        return domain_envelope.docs_for(names, field.id, vc)  # type: ignore[arg-type]  # the builders ask only `unique`
+        return list(check_module("amps", ENVELOPE).docs_for(names, field.id, vc))  # the builders ask only `unique`
     out = []
     for value in vc.values():
         atom, art = sourced(names, f"interop-{vc.key}", DERIVATION)  # type: ignore[arg-type]
@@ -54,5 +54,5 @@ def consumer_checks(field: domain.Field) -> tuple[str, ...]:
 
 
 def pairing() -> Pairing:
-    placed = frozenset([*_scalars(), *(f.id for f in domain_envelope.drawn_here())])
+    placed = frozenset([*_scalars(), *(f.id for f in check_module("amps", ENVELOPE).drawn_here())])
     return Pairing("amps", "export", "import", documents, expectation, consumer_checks, fields=placed)

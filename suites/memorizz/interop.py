@@ -1,16 +1,16 @@
 """MemoRizz's producer/consumer pairing for the interop-hole sweep (harness/matrix/interop_sweep.py): an exporter
 writes every `export` field of the domain table into an archive, a consumer restores it (`import`). Each class is
-placed in an archive by the very builders the consumer checks restore (checks/domain_imports.py for errata M35's
-fields, checks/domain_archive.py for M60's), so the document checks judge the archive the consumer check sends."""
+placed in an archive by the very builders the consumer checks restore (checks/domain_imports.py's for errata M35's
+fields, checks/domain_archive.py's for M60's, reached through the checks' registration), so the document checks
+judge the archive the consumer check sends."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from memconform.kit import domain
-from memconform.kit.interop_pairing import Pairing
+from memconform.kit.interop_pairing import Pairing, check_module
 from memconform.suites.memorizz import readings
-from memconform.suites.memorizz.checks import domain_archive, domain_imports
 from memconform.suites.memorizz.client import small_archive
 
 # the consumer check of each field group, as readings.OPEN_CLASS_CHECKS names them
@@ -35,6 +35,8 @@ def _group(field_id: str) -> tuple[str, str]:
 
 def document(field: domain.Field, vc: domain.ValueClass, value: Any) -> dict[str, Any]:
     names = _Names()
+    domain_imports = check_module("memorizz", "memorizz.domain_records_every_class")
+    domain_archive = check_module("memorizz", "memorizz.domain_archive_every_class")
     if field.id in readings.M35_RECORD_FIELDS:
         data: dict[str, Any] = {"memory_id": "interop-ns", "content": "interop sweep record"}
         record: dict[str, Any] = {"data": data}
@@ -43,11 +45,11 @@ def document(field: domain.Field, vc: domain.ValueClass, value: Any) -> dict[str
             data["value"] = value
         if rid is not domain.ABSENT:
             record["id"] = rid
-        return domain_imports.archive_of([record])
+        return dict(domain_imports.archive_of([record]))
     archive, ns = small_archive(names, "interop")  # type: ignore[arg-type]  # the builders ask only `unique`
     if field.id in readings.M35_ENVELOPE_FIELDS:
-        return domain_imports.with_envelope_class(archive, vc, value)
-    return domain_archive.with_structure_class(names, vc, ns, archive)  # type: ignore[arg-type]
+        return dict(domain_imports.with_envelope_class(archive, vc, value))
+    return dict(domain_archive.with_structure_class(names, vc, ns, archive))
 
 
 def documents(field: domain.Field, vc: domain.ValueClass) -> list[dict[str, Any]]:
