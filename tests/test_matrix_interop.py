@@ -280,3 +280,17 @@ def test_docs_matrix_lists_every_hole_and_what_was_swept() -> None:
     assert all(f"| {h.id} {h.title} | {h.suite} ({h.erratum}) |" in section for h in holes())
     swept = table()["swept"]
     assert all(f"{name} {s['classes']} classes of {s['fields']} fields" in section for name, s in swept.items() if "classes" in s)
+
+
+def test_the_script_checks_and_lists_every_candidate_judged() -> None:
+    import subprocess
+    import sys
+
+    script = str(ROOT / "scripts" / "interop_holes.py")
+    check = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr
+    listed = subprocess.run([sys.executable, script, "--candidates"], capture_output=True, text=True, timeout=300)
+    lines = listed.stdout.splitlines()
+    assert listed.returncode == 0 and lines and not [line for line in lines if line.startswith("NOT JUDGED")]
+    assert any(line.split()[:2] == ["IH1", "memoryai"] and "chunk.content_hash:upper_hex" in line for line in lines)
+    assert any(line.startswith("rejected ") for line in lines)
