@@ -112,6 +112,7 @@ class SuiteSpec:
     # (harness/portability/formats.py: mapping table, translator, witness, samples, export and import); None:
     # the suite takes no part in portability
     portability: Callable[[], Any] | None = None
+    interop: Callable[[], Any] | None = None  # the interop sweep's Pairing factory (harness/kit/interop_pairing.py)
     # the spec as published: every check's sentence must be verbatim in it (None: not verified)
     spec_text: Path | None = None
     # the module whose import registers the checks and sets what they add to the SuiteSpec (a

@@ -52,6 +52,7 @@ SUITE = SuiteSpec(
     detect=amps.detect,
     reference=Later("memconform.suites.amps.reference:ReferenceAmpsStore"),
     portability=Later("memconform.suites.amps.portability.declared:portable"),
+    interop=Later("memconform.suites.amps.interop:pairing"),
     mutants=Later("memconform.suites.amps.mutants"), probe=_probe,
     run_notes=history_counts.with_counts(),
     hints=("subject", "atoms", "artifacts", "export_version"),

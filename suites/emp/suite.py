@@ -62,6 +62,7 @@ SUITE = SuiteSpec(
     detect=emp.detect, parse=_parse, stream=emp.LineStream,
     reference=Later("memconform.suites.emp.reference:ReferenceEmpApp"),
     portability=Later("memconform.suites.emp.portability.declared:portable"),
+    interop=Later("memconform.suites.emp.interop:pairing"),
     mutants=Later("memconform.suites.emp.mutants"), probe=_probe,
     run_notes=history_counts.with_counts(established.run_notes),  # what the run established, then the counts
     hints=("v", "id", "ts", "src", "content"),

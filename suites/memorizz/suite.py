@@ -54,6 +54,7 @@ SUITE = SuiteSpec(
     document_source=Later("memconform.suites.memorizz.client:exported_graph"), detect=memorizz.detect, stream=memorizz.open_file,
     reference=Later("memconform.suites.memorizz.reference:ReferenceArchiveStore"),
     portability=Later("memconform.suites.memorizz.portability.declared:portable"),
+    interop=Later("memconform.suites.memorizz.interop:pairing"),
     mutants=Later("memconform.suites.memorizz.mutants"), probe=_probe,
     run_notes=history_counts.with_counts(),
     hints=("taxonomy", "stores", "integrity"),

@@ -164,6 +164,8 @@ def chunk_cases(ctx: CheckContext, dim: int) -> Iterator[ChunkCase]:
     for n, (field_id, vc, value) in enumerate(every):
         marker, chunk = marked(ctx, "dom")
         chunk["id"] = 1000 + n  # distinct from every id class, so no two chunks of a bundle share one
+        if field_id == "chunk.content_hash":  # content not in NFC, so the hash of its NFC form differs (E2)
+            chunk["content"] = f"{chunk['content']} cafe\u0301"
         sent = chunk_value(ctx, vc, value, marker, dim, chunk)
         case = ChunkCase(vc, sent, marker, chunk)
         reapply(case)

@@ -68,6 +68,7 @@ SUITE = SuiteSpec(
     routes=memoryai.ROUTES,
     reference=Later("memconform.suites.memoryai.reference.brain:ReferenceBrain"),
     portability=Later("memconform.suites.memoryai.portability.declared:portable"),
+    interop=Later("memconform.suites.memoryai.interop:pairing"),
     mutants=Later("memconform.suites.memoryai.mutants"),
     serve=Later("memconform.suites.memoryai.reference.http_app:serve_reference"), probe=_probe,
     run_notes=history_counts.with_counts(),

@@ -135,6 +135,7 @@ SUITE = SuiteSpec(
     preflight=preflight,
     reference=Later("memconform.suites.omp.reference.serve:reference_target"),
     portability=Later("memconform.suites.omp.portability.declared:portable"),
+    interop=Later("memconform.suites.omp.interop:pairing"),
     mutants=Later("memconform.suites.omp.mutants"),
     serve=Later("memconform.suites.omp.reference.serve:serve_reference"), probe=_probe,
     # `memconform validate export.json`: a GET /v1/export body (checks/export_document.py)
