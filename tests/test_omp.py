@@ -70,12 +70,13 @@ def test_nodelay_stall_noted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     probe's own verdict (a burst under the bucket of 200), not a verdict on latency. The measurements
     are injected (small exchanges at 40 ms, large answers at 3 ms): the test never depends on the load."""
     monkeypatch.setattr(c, "stall_samples", lambda ctx: ([0.040] * 30, [0.003] * 10))
-    result = run(target_of("nagle_stall"), ["rate_limited_per_key"], **{"omp.rate_limit_burst": "100"})
+    # one run (the burst made 100 so the probe's requests are fewer) whose check, run and report all say so
+    outcome = execute_run(["omp"], target_of("nagle_stall"), Profile.named("ci", options={"omp.rate_limit_burst": "100"}),
+                          report_dir=tmp_path, check_ids=["rate_limited_per_key"])
+    result = {r.check_id: r for r in outcome.results}
     notes = result["omp.rate_limited_per_key"].transcript
     assert any("may not set TCP_NODELAY" in line for line in notes), notes
     # and the run itself says so, in the footer and on the command line
-    outcome = execute_run(["omp"], target_of("nagle_stall"), Profile.named("ci"), report_dir=tmp_path,
-                          check_ids=["rate_limited_per_key"])
     assert any("may not set TCP_NODELAY" in n["note"] for n in outcome.notes), outcome.notes
     _, _, footer = read_report(tmp_path / "report.jsonl")
     assert footer is not None and any("TCP_NODELAY" in n["note"] for n in footer["notes"])
