@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from contract_kit import reference_run
+from made_once import shared_folder
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.report import read_report
@@ -36,13 +38,14 @@ def run(target: str, check_ids: list[str] | None = None, **options: str) -> dict
 
 
 
-def test_reference_counts_its_concurrent_writes_and_shows_no_stall() -> None:
-    results = run("reference:omp")
+def test_reference_counts_its_concurrent_writes_and_shows_no_stall(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The reference's whole `ci` run, made once per session: the contract's every-check test reads the same run."""
+    results = reference_run("omp", shared_folder(tmp_path_factory))
     assert set(results) == set(omp_ids())
-    assert {i: (r.outcome.value, r.reason) for i, r in results.items() if r.outcome is not Outcome.PASSED} == {}
-    concurrency = results["omp.concurrent_writers_nothing_lost"].transcript
+    assert {i: (outcome, reason) for i, (outcome, reason, _) in results.items() if outcome != Outcome.PASSED.value} == {}
+    concurrency = results["omp.concurrent_writers_nothing_lost"][2]
     assert any(line.startswith("acknowledged 90, lost 0") for line in concurrency), concurrency
-    assert not any("TCP_NODELAY" in line for r in results.values() for line in r.transcript)
+    assert not any("TCP_NODELAY" in line for _, _, transcript in results.values() for line in transcript)
 
 
 @pytest.mark.parametrize("name", sorted(OPTION_KILLS))
