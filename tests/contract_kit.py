@@ -1,4 +1,5 @@
-"""The suites' contract, once for every installed suite: what a mutant run saw, computed once per session.
+"""The suites' contract, once for every installed suite: what a mutant run and the reference's run saw, computed
+once per session.
 
 A suite's mutants are read as one validated table, `SuiteSpec.mutant_table()` (harness/core/mutants.py says
 what a mutants module holds).
@@ -47,6 +48,20 @@ def checks_run_on(suite: str, name: str) -> list[str]:
 
 
 MutantRun = dict[str, tuple[str, tuple[str, ...], str]]
+ReferenceRun = dict[str, tuple[str, str, tuple[str, ...]]]  # check id -> (outcome, reason, transcript)
+
+
+@functools.cache
+def reference_run(suite: str, shared: Path | None = None) -> ReferenceRun:
+    """The embedded reference's `ci` run in process, every check: made once per test session and read by every
+    test of that run (the contract's, and a suite's own about its transcripts)."""
+    seen = made_once(shared, f"reference-{suite}", lambda: _run_reference(suite))
+    return {check: (outcome, reason, tuple(transcript)) for check, (outcome, reason, transcript) in seen.items()}
+
+
+def _run_reference(suite: str) -> dict[str, tuple[str, str, list[str]]]:
+    outcome = execute_run([suite], f"reference:{suite}", Profile.named("ci"), report_dir=None)
+    return {r.check_id: (r.outcome.value, r.reason, list(r.transcript)) for r in outcome.results}
 
 
 @functools.cache

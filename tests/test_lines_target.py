@@ -14,6 +14,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from contract_kit import reference_run
+from made_once import shared_folder
 from memconform.core.profile import Limits
 from memconform.core.results import HarnessError, TargetError, Unsupported
 from memconform.targets import TARGET_KINDS, open_target
@@ -191,24 +193,24 @@ def test_close_ends_the_command_and_every_process_it_started(adapter: str) -> No
         target.call("echo", {})
 
 
-def test_a_suite_runs_the_same_against_its_reference_served_long_lived(tmp_path: Path) -> None:
+def test_a_suite_runs_the_same_against_its_reference_served_long_lived(tmp_path: Path,
+                                                                     tmp_path_factory: pytest.TempPathFactory) -> None:
     """A `ci` run of the EMP suite against its reference served over cmd-lines: (starting 300 ms late,
-    as a slow product would) has every outcome of the same run in process; the footer counts its calls."""
+    as a slow product would) has every outcome of the same run in process (the contract's, made once per
+    session: tests/contract_kit.py); the footer counts its calls, from one process."""
     serve = f"{sys.executable} -m memconform.targets.lines_serve reference:emp --sleep-at-start 0.3"
-    outcomes = {}
-    for name, target in (("in-process", "reference:emp"), ("long-lived", f"cmd-lines:{serve}")):
-        folder = tmp_path / name
-        subprocess.run([sys.executable, "-m", "memconform", "run", "--suite", "emp", "--profile", "ci",
-                        "--target", target, "--report-dir", str(folder)], capture_output=True, text=True, timeout=600)
-        records = [json.loads(line) for line in (folder / "report.jsonl").read_text().splitlines()]
-        outcomes[name] = {r["check_id"]: r["outcome"] for r in records if r.get("type") == "result"}
-        calls = records[-1]["calls"]
-        assert [c["suite"] for c in calls] == ["emp"] and calls[0]["calls"] > 0, calls
-        if name == "long-lived":
-            assert calls[0]["processes"] == 1  # one start for the whole run
-        print(name, calls[0])
-    assert outcomes["long-lived"] == outcomes["in-process"]
-    assert "passed" in outcomes["long-lived"].values()
+    folder = tmp_path / "long-lived"
+    subprocess.run([sys.executable, "-m", "memconform", "run", "--suite", "emp", "--profile", "ci",
+                    "--target", f"cmd-lines:{serve}", "--report-dir", str(folder)], capture_output=True, text=True, timeout=600)
+    records = [json.loads(line) for line in (folder / "report.jsonl").read_text().splitlines()]
+    long_lived = {r["check_id"]: r["outcome"] for r in records if r.get("type") == "result"}
+    calls = records[-1]["calls"]
+    assert [c["suite"] for c in calls] == ["emp"] and calls[0]["calls"] > 0, calls
+    assert calls[0]["processes"] == 1  # one start for the whole run
+    print("long-lived", calls[0])
+    in_process = {check: outcome for check, (outcome, _, _) in reference_run("emp", shared_folder(tmp_path_factory)).items()}
+    assert long_lived == in_process
+    assert "passed" in long_lived.values()
 
 
 def test_a_template_naming_per_call_files_is_refused(adapter: str) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from contract_kit import reference_run
+from made_once import shared_folder
 from memconform.core.profile import Profile
 from memconform.core.registry import REGISTRY
 from memconform.core.report import read_report
@@ -36,13 +38,14 @@ def run(target: str, check_ids: list[str] | None = None, **options: str) -> dict
 
 
 
-def test_reference_counts_its_concurrent_writes_and_shows_no_stall() -> None:
-    results = run("reference:omp")
+def test_reference_counts_its_concurrent_writes_and_shows_no_stall(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The reference's whole `ci` run, made once per session: the contract's every-check test reads the same run."""
+    results = reference_run("omp", shared_folder(tmp_path_factory))
     assert set(results) == set(omp_ids())
-    assert {i: (r.outcome.value, r.reason) for i, r in results.items() if r.outcome is not Outcome.PASSED} == {}
-    concurrency = results["omp.concurrent_writers_nothing_lost"].transcript
+    assert {i: (outcome, reason) for i, (outcome, reason, _) in results.items() if outcome != Outcome.PASSED.value} == {}
+    concurrency = results["omp.concurrent_writers_nothing_lost"][2]
     assert any(line.startswith("acknowledged 90, lost 0") for line in concurrency), concurrency
-    assert not any("TCP_NODELAY" in line for r in results.values() for line in r.transcript)
+    assert not any("TCP_NODELAY" in line for _, _, transcript in results.values() for line in transcript)
 
 
 @pytest.mark.parametrize("name", sorted(OPTION_KILLS))
@@ -70,12 +73,13 @@ def test_nodelay_stall_noted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     probe's own verdict (a burst under the bucket of 200), not a verdict on latency. The measurements
     are injected (small exchanges at 40 ms, large answers at 3 ms): the test never depends on the load."""
     monkeypatch.setattr(c, "stall_samples", lambda ctx: ([0.040] * 30, [0.003] * 10))
-    result = run(target_of("nagle_stall"), ["rate_limited_per_key"], **{"omp.rate_limit_burst": "100"})
+    # one run (the burst made 100 so the probe's requests are fewer) whose check, run and report all say so
+    outcome = execute_run(["omp"], target_of("nagle_stall"), Profile.named("ci", options={"omp.rate_limit_burst": "100"}),
+                          report_dir=tmp_path, check_ids=["rate_limited_per_key"])
+    result = {r.check_id: r for r in outcome.results}
     notes = result["omp.rate_limited_per_key"].transcript
     assert any("may not set TCP_NODELAY" in line for line in notes), notes
     # and the run itself says so, in the footer and on the command line
-    outcome = execute_run(["omp"], target_of("nagle_stall"), Profile.named("ci"), report_dir=tmp_path,
-                          check_ids=["rate_limited_per_key"])
     assert any("may not set TCP_NODELAY" in n["note"] for n in outcome.notes), outcome.notes
     _, _, footer = read_report(tmp_path / "report.jsonl")
     assert footer is not None and any("TCP_NODELAY" in n["note"] for n in footer["notes"])

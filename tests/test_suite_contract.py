@@ -28,6 +28,7 @@ from contract_kit import (
     fixture_kills,
     mutant_run,
     mutants_of,
+    reference_run,
     registered,
 )
 from made_once import shared_folder
@@ -35,7 +36,6 @@ from memconform.core.profile import Profile
 from memconform.core.results import Outcome
 from memconform.run.coverage import map_path
 from memconform.run.document_run import validate_document
-from memconform.run.session import execute_run
 
 # checks the embedded reference cannot be judged on in process, with why
 REFERENCE_SKIPS = {
@@ -50,9 +50,8 @@ FIXTURE_CASES = [(s, c) for s in sorted(SUITES) for c in document_cases(s)]
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))
-def test_reference_passes_every_check(suite: str) -> None:
-    outcome = execute_run([suite], f"reference:{suite}", Profile.named("ci"), report_dir=None)
-    outcomes = {r.check_id: (r.outcome.value, r.reason) for r in outcome.results}
+def test_reference_passes_every_check(suite: str, shared_runs: Path | None) -> None:
+    outcomes = {check: (outcome, reason) for check, (outcome, reason, _) in reference_run(suite, shared_runs).items()}
     assert set(outcomes) == registered(suite)
     assert {c: o for c, o in outcomes.items() if o[0] != "passed" and c not in REFERENCE_SKIPS} == {}
     assert {c: o for c, o in outcomes.items() if c in REFERENCE_SKIPS and o[0] not in ("passed", "skipped")} == {}
@@ -68,7 +67,8 @@ def test_mutant_tables_agree(suite: str) -> None:
 @pytest.fixture(scope="session")
 def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
     """Under pytest-xdist the per-mutant tests and the every-check-killed test of a suite land on different
-    workers: each mutant run is made once for all of them (made_once.py). None in one process."""
+    workers: each mutant run, and each reference run, is made once for all of them (made_once.py). None in one
+    process."""
     return shared_folder(tmp_path_factory)
 
 

@@ -26,3 +26,13 @@ class ForgesIntoTheRunsFolder(ReferenceBrain):
             os.symlink(os.path.join(os.path.dirname(FOLDER), "outside.txt"), os.path.join(work, "summary.md"))
             ForgesIntoTheRunsFolder.forged = True
         return super().export(body, **params)
+
+
+class ForgesOnce(ForgesIntoTheRunsFolder):
+    """The same forgery, on the first export of the process only: a whole run (certify's) goes on to its end
+    against the reference, as it would against an implementation that tampers once and otherwise works."""
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if ForgesIntoTheRunsFolder.forged:
+            return ReferenceBrain.export(self, body, **params)
+        return super().export(body, **params)
