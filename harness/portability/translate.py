@@ -97,11 +97,17 @@ def write_read(tr: Translation, validate: bool = True, writers: dict[str, Writer
 def over_limit(fmt: str, output: Any) -> str | None:
     """Why the output breaks its format's own size limit (its Portable's `size_limit`: the limit's name and
     bytes), or None: such an output is refused with the limit named, never written as if valid."""
+    if portable(fmt).size_limit is None:
+        return None
+    return limit_refusal(fmt, sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output)))
+
+
+def limit_refusal(fmt: str, size: int) -> str | None:
+    """Why an output of `size` bytes breaks its format's own size limit, or None (written.py measures the file)."""
     size_limit = portable(fmt).size_limit
     if size_limit is None:
         return None
     limit_name, limit = size_limit()
-    size = sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output))
     if size <= limit:
         return None
     return (f"the {fmt} document would be {size} bytes, over the size limit of {limit_name} "
