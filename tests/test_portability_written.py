@@ -18,6 +18,7 @@ from memconform.cli.main import main
 from memconform.kit.windows import plan as window_plan
 from memconform.portability.formats import formats, portable
 from memconform.portability.matrix import sample_files
+from memconform.portability.streamed import whole
 from memconform.portability.translate import dump, load, read_checked, translate
 from memconform.portability.written import write_judged
 
@@ -128,7 +129,7 @@ def _planted(target: str, fault: str):
     real = portable(target).write
 
     def write(doc, ledger):
-        out = real(doc, ledger)
+        out = whole(real(doc, ledger))
         if isinstance(out, str):
             lines = out.splitlines(keepends=True)
             if fault == "repeated":
@@ -178,7 +179,7 @@ def test_an_output_planted_with_a_fault_is_refused_alike_and_leaves_nothing(targ
 
 
 def _dangling_citation(doc, ledger):
-    out = portable("amps").write(doc, ledger)
+    out = whole(portable("amps").write(doc, ledger))
     out["atoms"][3].setdefault("provenance", {})["artifact_ids"] = ["artifact-nowhere"]
     return out
 
@@ -186,7 +187,7 @@ def _dangling_citation(doc, ledger):
 def _wrong_content_hash(doc, ledger):
     from memconform.suites.memoryai import format as mai
 
-    out = portable("memoryai").write(doc, ledger)
+    out = whole(portable("memoryai").write(doc, ledger))
     out["chunks"][3]["content_hash"] = "0" * 64
     return mai.seal(out)
 
@@ -250,7 +251,7 @@ def test_a_writer_that_fails_midway_leaves_no_temporary_file(tmp_path):
     real = portable("amps").write
 
     def unwritable(doc, ledger):
-        out = real(doc, ledger)
+        out = whole(real(doc, ledger))
         out["atoms"][-1]["confidence"] = float("nan")  # no JSON text holds it: the text writer raises midway
         return out
 
@@ -267,3 +268,87 @@ def test_a_destination_folder_that_cannot_take_the_file_is_one_error_line(tmp_pa
         assert main(["translate", str(src), "--to", "amps", "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("memconform: error: cannot write") and err.count("\n") == 1, err
+
+
+STREAMING = ["omp", "amps", "emp"]  # the writers that make their records as the text is written (streamed.py)
+
+
+@pytest.mark.parametrize("target", STREAMING)
+def test_a_streaming_writer_never_holds_every_native_record(target, tmp_path):
+    """The streamed path's peak allocation while writing is a fraction of the same writer's made whole
+    (tracemalloc counts allocations, not the machine's load); the canonical records are read before."""
+    import tracemalloc
+
+    from memconform.portability.streamed import Streamed, streaming
+
+    source = "amps" if target != "amps" else "omp"
+    with streaming():
+        made = portable(target).write(read_checked(json.loads(generate(source, 5)), source, target).canonical,
+                                      read_checked(json.loads(generate(source, 5)), source, target).ledger)
+    assert isinstance(made if portable(target).text else made[{"omp": "memories", "amps": "atoms"}[target]], Streamed)
+    peaks = []
+    for writers in (None, {target: lambda d, ledger: whole(portable(target).write(d, ledger))}):
+        first = read_checked(json.loads(generate(source, 3000)), source, target, consume=True)
+        tracemalloc.start()
+        try:
+            _, part = write_judged(first, tmp_path, validate=False, writers=writers)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        part.unlink()
+    streamed, made_whole = peaks
+    assert streamed < made_whole / 2, f"{target}: {streamed} bytes at the peak streamed, {made_whole} made whole"
+
+
+def test_the_text_of_a_streamed_list_is_written_one_record_at_a_time():
+    """jsontext never reads ahead of the piece it writes: when record k's text is handed out, k + 1 were made."""
+    from memconform.portability.jsontext import pieces
+    from memconform.portability.streamed import Streamed
+
+    made = []
+
+    def records():
+        for i in range(STREAM_COUNT):
+            made.append(i)
+            yield {"id": f"r{i}", "n": [i, i / 7]}
+
+    doc = {"v": 1, "records": Streamed("records", records()), "after": [1]}
+    text = ""
+    for piece in pieces(doc):
+        for i in range(STREAM_COUNT):
+            if f'"r{i}"' in piece:
+                assert len(made) == i + 1, f"record {i} written when {len(made)} were made"
+        text += piece
+    expected = {"v": 1, "records": [{"id": f"r{i}", "n": [i, i / 7]} for i in range(STREAM_COUNT)], "after": [1]}
+    assert text == json.dumps(expected, ensure_ascii=False, indent=2)
+    with pytest.raises(RuntimeError, match="already written"):
+        list(doc["records"])
+    assert "".join(pieces({"empty": Streamed("empty", iter(()))})) == json.dumps({"empty": []}, indent=2)
+
+
+STREAM_COUNT = 70  # past jsontext.STREAM_ABOVE, so a list would be written member by member too
+
+
+def _string_embedding(doc, ledger):
+    """OMP's writer with one memory's embedding made a string list, put in as the memory is made (streamed or not)."""
+    from memconform.portability.streamed import Streamed
+
+    out = portable("omp").write(doc, ledger)
+
+    def spoil(index, mem):
+        if index == 3:
+            mem["embedding"] = ["not a number"]
+    if isinstance(out["memories"], Streamed):
+        out["memories"] = out["memories"].tapped(spoil)
+    else:
+        for index, mem in enumerate(out["memories"]):
+            spoil(index, mem)
+    return out
+
+
+def test_a_problem_the_checks_cannot_see_is_found_in_a_streamed_output_alike(tmp_path):
+    doc = json.loads(generate("amps", 40))
+    whole_tr, written, text = both_paths(doc, "amps", "omp", tmp_path, writers={"omp": _string_embedding})
+    assert_same(whole_tr, written, text, "amps -> omp, a string embedding")
+    assert "$.memories[3].embedding is not number[]" in (written.refused or ""), written.refused
+    assert list(tmp_path.iterdir()) == []

@@ -17,6 +17,7 @@ from .canonical import HATCH_KEY, Document, consuming
 from .formats import formats, portable
 from .ledger import Ledger
 from .placement import Refused
+from .streamed import Streamed
 from .validation import judge
 
 Reader = Callable[[Any], Document]
@@ -222,7 +223,10 @@ def dump(fmt: str, output: Any) -> str:
 def chunks(fmt: str, output: Any) -> Any:
     """The output's text in pieces, so a large one is written (or measured) without one string of it all."""
     if portable(fmt).text:
-        yield output
+        if isinstance(output, Streamed):  # a text format's lines, made as they are written
+            yield from output
+        else:
+            yield output
         return
     yield from jsontext.pieces(output)  # json.dumps(indent=2)'s bytes, written by orjson (jsontext.py)
     yield "\n"

@@ -1,11 +1,13 @@
 """A translation written to a file and judged from that file (the CLI's `translate`), so the output is never
 held whole beside its judgement.
 
-The output goes, piece by piece, to a temporary file in the destination's folder as soon as it is made; the
-in-memory output is let go; the file is then measured against its format's size limit and judged by the
-checks `memconform validate` runs on a file (harness/run/validate.py: in windows for a format with a window
-plan, by lines for a format read as a stream, whole otherwise). Only a judged file is handed back, to be
-renamed into place; any refusal or failure removes it. Bytes, ledger, findings and refusals are those of
+The output goes, piece by piece, to a temporary file in the destination's folder as soon as it is made: a
+writer that streams its records (streamed.py; which do: docs/portability.md) makes each native record as the
+text reaches it and lets it go, so no list of every native record is held, and the rest of the output is let
+go once written. The file is then measured against its format's size limit and judged by the checks
+`memconform validate` runs on a file (harness/run/validate.py: in windows for a format with a window plan, by
+lines for a format read as a stream, whole otherwise). Only a judged file is handed back, to be renamed into
+place; any refusal or failure removes it. Bytes, ledger, findings and refusals are those of
 translate.write_read (tests/test_portability_written.py).
 """
 
@@ -21,6 +23,7 @@ from memconform.core.results import HarnessError
 from .canonical import Document, consuming
 from .formats import portable
 from .placement import Refused
+from .streamed import sections, streaming
 from .translate import Translation, Writer, chunks, limit_refusal
 from .validation import classify
 
@@ -36,27 +39,39 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
     if tr.refused:
         return tr, None
     source, target, canonical, ledger = tr.source, tr.target, tr.canonical, tr.ledger
-    writer = (writers or {}).get(target) or portable(target).write
-    try:
-        with consuming():
-            output = writer(canonical, ledger)
-    except Refused as exc:
-        ledger.refused = str(exc)
-        return Translation(source, target, Document(source), None, ledger), None
-    tr.canonical = canonical = Document(source)
-    # what the format's checks cannot see is asked of the output while it is still in memory
-    extra = portable(target).output_problems
-    blocking: list[str] = extra(output) if validate and extra is not None else []
+    declared = portable(target)
+    writer = (writers or {}).get(target) or declared.write
     try:
         fd, name = tempfile.mkstemp(prefix=".memconform-translate-", suffix=".part", dir=folder)
     except OSError as exc:
         raise HarnessError(f"cannot write into {str(folder)!r}: {exc.strerror or exc}") from None
     part, handed = Path(name), False
+    handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
+    blocking: list[str] = []
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            for piece in chunks(target, output):
-                for at in range(0, len(piece), SLICE):  # a text format's output is one string: never encoded whole
-                    handle.write(piece[at:at + SLICE])
+        # both until the text is written: a streamed section's records are made (and let go) as it is written
+        with consuming(), streaming():
+            try:
+                output = writer(canonical, ledger)
+                tr.canonical = canonical = Document(source)  # the writer holds the records it has still to write
+                streamed = list(sections(output))
+                if validate and streamed and declared.record_problems is not None:
+                    for container, key, section in streamed:  # asked of each record as it is made
+                        container[key] = section.tapped(
+                            lambda index, item, name=section.section: blocking.extend(
+                                declared.record_problems(name, index, item)))  # type: ignore[misc]
+                elif validate and declared.output_problems is not None:
+                    if streamed:
+                        raise HarnessError(f"the {target} writer streams its records but its format declares no "
+                                           "record_problems for its output_problems")
+                    blocking += declared.output_problems(output)
+                with handle:
+                    for piece in chunks(target, output):
+                        for at in range(0, len(piece), SLICE):  # a text format's output may be one string
+                            handle.write(piece[at:at + SLICE])
+            except Refused as exc:
+                ledger.refused = str(exc)
+                return Translation(source, target, Document(source), None, ledger), None
         del output  # the file holds it now
         size = part.stat().st_size
         over = limit_refusal(target, size)
@@ -76,6 +91,7 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
         raise HarnessError(f"cannot write into {str(folder)!r}: {exc.strerror or exc}") from None
     finally:
         if not handed:  # refused, or failed: nothing that looks written is left behind
+            handle.close()
             part.unlink(missing_ok=True)
 
 
