@@ -298,6 +298,11 @@ def test_a_streaming_writer_never_holds_every_native_record(target, tmp_path):
         part.unlink()
     streamed, made_whole = peaks
     assert streamed < made_whole / 2, f"{target}: {streamed} bytes at the peak streamed, {made_whole} made whole"
+    # the judged path streams where the output is judged from its file in parts (windows, lines); OMP's file
+    # would be read back whole, so its output is built whole and judged in memory
+    from memconform.portability.written import judged_in_parts
+
+    assert judged_in_parts(target) is (target != "omp")
 
 
 def test_the_text_of_a_streamed_list_is_written_one_record_at_a_time():
@@ -330,25 +335,32 @@ STREAM_COUNT = 70  # past jsontext.STREAM_ABOVE, so a list would be written memb
 
 
 def _string_embedding(doc, ledger):
-    """OMP's writer with one memory's embedding made a string list, put in as the memory is made (streamed or not)."""
-    from memconform.portability.streamed import Streamed
-
-    out = portable("omp").write(doc, ledger)
-
-    def spoil(index, mem):
-        if index == 3:
-            mem["embedding"] = ["not a number"]
-    if isinstance(out["memories"], Streamed):
-        out["memories"] = out["memories"].tapped(spoil)
-    else:
-        for index, mem in enumerate(out["memories"]):
-            spoil(index, mem)
+    """OMP's writer with one memory's embedding made a string list (OMP is judged in memory: validate reads its file
+    whole, which costs more than the document)."""
+    out = whole(portable("omp").write(doc, ledger))
+    out["memories"][3]["embedding"] = ["not a number"]
     return out
 
 
-def test_a_problem_the_checks_cannot_see_is_found_in_a_streamed_output_alike(tmp_path):
+def test_a_problem_the_checks_cannot_see_is_found_alike(tmp_path):
     doc = json.loads(generate("amps", 40))
     whole_tr, written, text = both_paths(doc, "amps", "omp", tmp_path, writers={"omp": _string_embedding})
     assert_same(whole_tr, written, text, "amps -> omp, a string embedding")
     assert "$.memories[3].embedding is not number[]" in (written.refused or ""), written.refused
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", STREAMING)
+def test_a_streamed_output_without_judgement_is_the_whole_memory_text(target, tmp_path):
+    """validate=False streams every streaming writer (OMP too, which the judged path builds whole): the same
+    bytes and ledger as the whole-memory path, on every fixture and a generated document."""
+    cases = [(fmt, load(path)[1]) for fmt, path in FIXTURES if fmt != target]
+    cases += [(fmt, _parsed(fmt, generate(fmt, RECORDS))) for fmt in FORMATS if fmt != target]
+    for fmt, doc in cases:
+        whole_tr = translate(copy.deepcopy(doc), fmt, target, validate=False)
+        first = read_checked(copy.deepcopy(doc), fmt, target, validate=False, consume=True)
+        written, part = write_judged(first, tmp_path, validate=False)
+        text = part.read_text(encoding="utf-8") if part is not None else None
+        if part is not None:
+            part.unlink()
+        assert_same(whole_tr, written, text, f"{fmt} -> {target} (not judged)")

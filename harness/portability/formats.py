@@ -71,9 +71,6 @@ class Portable:
     sanctioned: Mapping[str, str] = field(default_factory=dict)  # field -> the sentence that lets a consumer drop it
     size_limit: Callable[[], tuple[str, int]] | None = None  # (the limit's name, bytes) an output may not exceed
     output_problems: Callable[[Any], list[str]] | None = None  # what the format's checks cannot see but must refuse
-    # output_problems of one record of a streamed output (section, index, record), as it is written (streamed.py);
-    # a format whose writer streams a section and that has output_problems declares it
-    record_problems: Callable[[str, int, Any], list[str]] | None = None
     # a format's own answer to "could a writer have written `value` as `shown`?" for a field (None: ask the rule)
     consistent: Callable[[str, Any, Any], bool | None] | None = None
     respellings: Mapping[str, str] = field(default_factory=dict)  # id/type respelling rule -> its ledger wording

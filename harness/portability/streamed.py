@@ -32,8 +32,7 @@ def streaming(allowed: bool = True) -> Iterator[None]:
 
 class Streamed:
     """A JSON array of an output whose items are made as they are read, once: jsontext writes it as the list it
-    would be. `section` is the member's path in the document (`memories`, `atoms`), for the per-record problems a
-    format asks of its output (Portable.record_problems)."""
+    would be. `section` names the member (in the error a second pass raises)."""
 
     __slots__ = ("_items", "section")
 
@@ -46,19 +45,6 @@ class Streamed:
             raise RuntimeError(f"the streamed section {self.section!r} was already written")
         items, self._items = self._items, None
         return iter(items)
-
-    def tapped(self, tap: Callable[[int, Any], None]) -> Streamed:
-        """The same items, each shown to `tap` (with its index) as it is made."""
-        items = self._items
-        if items is None:
-            raise RuntimeError(f"the streamed section {self.section!r} was already written")
-        self._items = None
-
-        def shown() -> Iterator[Any]:
-            for index, item in enumerate(items):
-                tap(index, item)
-                yield item
-        return Streamed(self.section, shown())
 
 
 def records(section: str, items: Iterable[Any]) -> list[Any] | Streamed:

@@ -1,14 +1,15 @@
 """A translation written to a file and judged from that file (the CLI's `translate`), so the output is never
 held whole beside its judgement.
 
-The output goes, piece by piece, to a temporary file in the destination's folder as soon as it is made: a
-writer that streams its records (streamed.py; which do: docs/portability.md) makes each native record as the
-text reaches it and lets it go, so no list of every native record is held, and the rest of the output is let
-go once written. The file is then measured against its format's size limit and judged by the checks
-`memconform validate` runs on a file (harness/run/validate.py: in windows for a format with a window plan, by
-lines for a format read as a stream, whole otherwise). Only a judged file is handed back, to be renamed into
-place; any refusal or failure removes it. Bytes, ledger, findings and refusals are those of
-translate.write_read (tests/test_portability_written.py).
+The output goes, piece by piece, to a temporary file in the destination's folder as soon as it is made, and is
+then measured against its format's size limit and judged by the checks `memconform validate` runs on a file
+(harness/run/validate.py), where validate reads such a file in parts: in windows (a window plan) or by lines
+(a stream). There a writer that streams its records (streamed.py) makes each native record as the text reaches
+it and lets it go, so no list of every native record is held. A format validate would read back whole is built
+whole and judged in memory, as translate.write_read does, before it is written: its file read back would cost
+its bytes and its parse besides. Only a judged file is handed back, to be renamed into place; any refusal or
+failure removes it. Bytes, ledger, findings and refusals are those of write_read
+(tests/test_portability_written.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .formats import portable
 from .placement import Refused
 from .streamed import sections, streaming
 from .translate import Translation, Writer, chunks, limit_refusal
-from .validation import classify
+from .validation import classify, judge
 
 SLICE = 1 << 20  # characters encoded and written at a time
 
@@ -48,22 +49,21 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
     part, handed = Path(name), False
     handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
     blocking: list[str] = []
+    in_memory: tuple[list[str], list[str]] | None = None  # the judgement of an output not judged from its file
+    from_file = validate and judged_in_parts(target)
     try:
         # both until the text is written: a streamed section's records are made (and let go) as it is written
-        with consuming(), streaming():
+        with consuming(), streaming(from_file or not validate):
             try:
                 output = writer(canonical, ledger)
                 tr.canonical = canonical = Document(source)  # the writer holds the records it has still to write
                 streamed = list(sections(output))
-                if validate and streamed and declared.record_problems is not None:
-                    for container, key, section in streamed:  # asked of each record as it is made
-                        container[key] = section.tapped(
-                            lambda index, item, name=section.section: blocking.extend(
-                                declared.record_problems(name, index, item)))  # type: ignore[misc]
+                if validate and not from_file:  # read back whole, the file would cost more than the document
+                    in_memory = judge(target, output)
                 elif validate and declared.output_problems is not None:
-                    if streamed:
-                        raise HarnessError(f"the {target} writer streams its records but its format declares no "
-                                           "record_problems for its output_problems")
+                    if streamed:  # its records are not there to be asked: a format that needs both is a harness bug
+                        raise HarnessError(f"the {target} output is judged from its file and streamed, but its format "
+                                           "declares output_problems, which needs the records in memory")
                     blocking += declared.output_problems(output)
                 with handle:
                     for piece in chunks(target, output):
@@ -79,7 +79,7 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
             ledger.refused = over
             return Translation(source, target, canonical, None, ledger), None
         if validate:
-            found, warnings = judge_file(target, part, size, window)
+            found, warnings = in_memory or judge_file(target, part, size, window)
             ledger.warnings += warnings
             blocking += found
             if blocking:
@@ -93,6 +93,18 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
         if not handed:  # refused, or failed: nothing that looks written is left behind
             handle.close()
             part.unlink(missing_ok=True)
+
+
+def judged_in_parts(fmt: str) -> bool:
+    """Does `validate` read a file of this format in parts (a window plan, or a stream of lines)? Only then is the
+    output judged from its file: a file read back whole costs its bytes and its parse, more than the document the
+    writer made (docs/portability.md: twice the peak at 100k records), so such an output is built whole and judged
+    in memory."""
+    from memconform.core.suite import get_suite
+    from memconform.kit.windows.plan import plan_of
+
+    suite = get_suite(fmt)
+    return suite.stream is not None or plan_of(suite) is not None
 
 
 def judge_file(fmt: str, path: Path, size: int, window: int | None = None) -> tuple[list[str], list[str]]:

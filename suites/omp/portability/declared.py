@@ -39,15 +39,9 @@ def embedding_problems(doc: Any) -> list[str]:
     """An embedding a translation writes into an OMP memory is number[] (§2.1 `embedding?: number[]`)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
         return []
-    return [line for i, mem in enumerate(doc["memories"]) for line in memory_problems("memories", i, mem)]
-
-
-def memory_problems(section: str, index: int, mem: Any) -> list[str]:
-    """embedding_problems of one memory, asked as a streamed output is written (formats.Portable.record_problems)."""
-    if section == "memories" and isinstance(mem, dict) and isinstance(mem.get("embedding"), list) \
-            and not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in mem["embedding"]):
-        return [f"$.memories[{index}].embedding is not number[]"]
-    return []
+    return [f"$.memories[{i}].embedding is not number[]" for i, mem in enumerate(doc["memories"])
+            if isinstance(mem, dict) and isinstance(mem.get("embedding"), list)
+            and not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in mem["embedding"])]
 
 
 def portable() -> Portable:
@@ -55,4 +49,4 @@ def portable() -> Portable:
         name="omp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="omp-export.json", export=export, import_=import_,
         witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=2,
-        output_problems=embedding_problems, record_problems=memory_problems)
+        output_problems=embedding_problems)
