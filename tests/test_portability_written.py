@@ -239,6 +239,10 @@ def test_the_cli_replaces_the_destination_only_once_judged(tmp_path, capsys):
     assert out.read_text(encoding="utf-8") == "the file before", "a refused translation touched the destination"
     assert main(["translate", str(src), "--to", "amps", "--out", str(out)]) == 0
     assert json.loads(out.read_text(encoding="utf-8"))["atoms"]
+    plain = tmp_path / "plain"
+    plain.write_text("", encoding="utf-8")  # the mode a plainly written file gets here, not a temporary file's 0600
+    assert out.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    plain.unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "in.json", "out.json"]
     capsys.readouterr()
     assert main(["translate", str(src), "--to", "emp"]) == 0  # stdout: judged in a scratch folder, then copied

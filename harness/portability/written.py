@@ -52,6 +52,7 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
     in_memory: tuple[list[str], list[str]] | None = None  # the judgement of an output not judged from its file
     from_file = validate and judged_in_parts(target)
     try:
+        _plain_mode(fd)
         # both until the text is written: a streamed section's records are made (and let go) as it is written
         with consuming(), streaming(from_file or not validate):
             try:
@@ -93,6 +94,14 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
         if not handed:  # refused, or failed: nothing that looks written is left behind
             handle.close()
             part.unlink(missing_ok=True)
+
+
+def _plain_mode(fd: int) -> None:
+    """The permissions a plainly created file gets (0666 less the umask), not mkstemp's owner-only 0600: the file
+    renamed into place is the user's output, as readable as any file they write."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)
 
 
 def judged_in_parts(fmt: str) -> bool:
