@@ -10,7 +10,9 @@ Per directed pair: wall time, CPU time (user + system) and peak RSS of the trans
 exit code (0 written, 1 refused: the ledger's reason is printed). `--markdown` prints the rows as a
 bench/RESULTS.md table instead of JSON lines. `--phases` shows where the memory goes instead: per pair, in a
 fresh process doing the CLI's steps one by one (load, judge the source, read it into canonical records letting
-the parsed source go, write letting the records go, the size limit, judge the output), the peak RSS of each step
+the parsed source go, write letting the records go (a streaming writer: only its envelope), an output `validate`
+reads whole judged in memory, the text written to a file (a streaming writer's records made here), the file
+judged as `validate` judges it), the peak RSS of each step
 and the RSS after it, in MB (Linux: the peak is reset between steps through /proc/self/clear_refs).
 The documents are generated deterministically from the first record of a reference fixture, each record
 with its own id and text.
@@ -96,15 +98,18 @@ sys.stderr.write(done.stderr[-400:])
 """
 
 
-# the CLI's steps (cli/portability.py cmd_translate) one by one, the peak RSS reset before each
+# the CLI's steps (cli/portability.py cmd_translate, portability/written.py) one by one, the peak RSS reset before
+# each: the output is written to a file and judged from it
 PHASES = """
-import gc, sys
+import gc, os, sys, tempfile
 from pathlib import Path
 from memconform.portability import translate as T
 from memconform.portability.canonical import consuming
 from memconform.portability.formats import portable
 from memconform.portability.ledger import Ledger
 from memconform.portability.validation import judge
+from memconform.portability.streamed import streaming
+from memconform.portability.written import judge_file, judged_in_parts
 
 def rss():
     status = dict(line.split(":", 1) for line in open("/proc/self/status"))
@@ -128,14 +133,25 @@ del doc
 ledger = Ledger(source, target, records_in=len(canonical.records))
 T.prepare(canonical, ledger)
 step("read")
-with consuming():
+parts = judged_in_parts(target)
+fd, part = tempfile.mkstemp(dir=path.parent)
+with consuming(), streaming(parts):  # a streaming writer makes its records in write_file
     output = portable(target).write(canonical, ledger)
-del canonical
-step("write")
-T.over_limit(target, output)
-step("size_limit")
-judge(target, output)
-step("judge_output")
+    del canonical
+    step("write")
+    if not parts:
+        judge(target, output)
+        step("judge_output")
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        for piece in T.chunks(target, output):
+            out.write(piece)
+    del output
+step("write_file")
+size = os.path.getsize(part)
+if not T.limit_refusal(target, size) and parts:
+    judge_file(target, Path(part), size)
+    step("judge_file")
+os.unlink(part)
 """
 
 

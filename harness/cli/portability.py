@@ -46,43 +46,60 @@ def _write_chunks(where: Any, pieces: Any) -> None:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
+    import tempfile
     from itertools import chain
+
+    from memconform.core.results import HarnessError
 
     from ..portability.formats import portable
     from ..portability.jsontext import pieces
-    from ..portability.translate import chunks, load, read_checked, write_read
+    from ..portability.translate import load, read_checked
+    from ..portability.written import write_judged
 
     for named in (args.to, args.source):  # an unknown format: one error line naming the known ones, exit 2
         if named is not None:
             portable(named)
+    out = Path(args.out) if args.out else None
+    if out is not None and out.is_dir():  # refused before any work, as writing it would be
+        raise HarnessError(f"cannot write {str(out)!r}: Is a directory")
 
     # the cyclic collector paused: a translation builds trees (parsed JSON, records, output) that reference
     # counting frees, and the collector's passes over 100k growing records were a third of the CPU time
     # (omp->memoryai 100k: 13.3 -> 9.3 CPU s, the same peak RSS)
     collecting = gc.isenabled()
     gc.disable()
-    try:
-        source, doc = load(Path(args.file), args.source)
-        first = read_checked(doc, source, args.to, consume=True)
-        del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
-        tr = write_read(first, keep_canonical=False)
-    finally:
-        if collecting:
-            gc.enable()
-    if args.ledger:  # json.dumps(indent=2)'s text, written by orjson: 100k records' lines in a second, not ten
-        _write_chunks(args.ledger, chain(pieces(tr.ledger.to_json()), "\n"))
-    summary = tr.ledger.summary()
-    if tr.output is None:
-        print(summary, file=sys.stderr)
-        return 1
-    if args.out:
-        _write_chunks(args.out, chunks(args.to, tr.output))
-        print(summary)
-    else:
-        for piece in chunks(args.to, tr.output):
-            sys.stdout.write(piece)
-        print(summary, file=sys.stderr)
-    return 0
+    with tempfile.TemporaryDirectory(prefix="memconform-translate-") as scratch:
+        try:
+            source, doc = load(Path(args.file), args.source)
+            first = read_checked(doc, source, args.to, consume=True)
+            del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
+            # the output is written beside its destination (stdout: a scratch folder) and judged from the file
+            tr, written = write_judged(first, out.absolute().parent if out is not None else Path(scratch))
+        finally:
+            if collecting:
+                gc.enable()
+        try:
+            if args.ledger:  # json.dumps(indent=2)'s text, written by orjson: 100k records' lines in a second, not ten
+                _write_chunks(args.ledger, chain(pieces(tr.ledger.to_json()), "\n"))
+            summary = tr.ledger.summary()
+            if written is None:
+                print(summary, file=sys.stderr)
+                return 1
+            if out is not None:
+                try:
+                    os.replace(written, out)  # judged whole: only now does it take the destination's name
+                except OSError as exc:
+                    raise HarnessError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
+                print(summary)
+            else:
+                with open(written, encoding="utf-8", newline="") as text:
+                    while piece := text.read(1 << 20):
+                        sys.stdout.write(piece)
+                print(summary, file=sys.stderr)
+            return 0
+        finally:
+            if written is not None:
+                written.unlink(missing_ok=True)
 
 
 def cmd_portability(args: argparse.Namespace) -> int:

@@ -19,6 +19,8 @@ from typing import Any
 import orjson
 from memconform.core.orjson_floats import python_floats
 
+from .streamed import Streamed
+
 INDENT = "  "
 # containers with more members than this are written a member at a time at any depth (a record array
 # of 100k records two levels down, as some formats nest them); smaller ones below the top two levels are one piece
@@ -26,8 +28,12 @@ STREAM_ABOVE = 64
 
 
 def pieces(value: Any, level: int = 0) -> Iterator[str]:
-    """The indented JSON text of `value` (without a final line break), in pieces a file can take one by one."""
+    """The indented JSON text of `value` (without a final line break), in pieces a file can take one by one. A
+    Streamed list (streamed.py) is written as the list it would be, each item as it is made."""
     kind = type(value)
+    if kind is Streamed:
+        yield from _streamed(value, level)
+        return
     if (kind is dict or kind is list) and value and (level < 2 or len(value) > STREAM_ABOVE) and (
             kind is list or all(type(k) is str for k in value)):
         inner = "\n" + INDENT * (level + 1)
@@ -42,6 +48,16 @@ def pieces(value: Any, level: int = 0) -> Iterator[str]:
         yield "\n" + INDENT * level + ("}" if kind is dict else "]")
         return
     yield _leaf(value, level)
+
+
+def _streamed(value: Streamed, level: int) -> Iterator[str]:
+    inner = "\n" + INDENT * (level + 1)
+    first = True
+    for member in value:
+        yield ("[" + inner) if first else ("," + inner)
+        first = False
+        yield from pieces(member, level + 1)
+    yield "[]" if first else "\n" + INDENT * level + "]"
 
 
 def _leaf(value: Any, level: int) -> str:

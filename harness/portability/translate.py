@@ -17,6 +17,7 @@ from .canonical import HATCH_KEY, Document, consuming
 from .formats import formats, portable
 from .ledger import Ledger
 from .placement import Refused
+from .streamed import Streamed
 from .validation import judge
 
 Reader = Callable[[Any], Document]
@@ -97,11 +98,17 @@ def write_read(tr: Translation, validate: bool = True, writers: dict[str, Writer
 def over_limit(fmt: str, output: Any) -> str | None:
     """Why the output breaks its format's own size limit (its Portable's `size_limit`: the limit's name and
     bytes), or None: such an output is refused with the limit named, never written as if valid."""
+    if portable(fmt).size_limit is None:
+        return None
+    return limit_refusal(fmt, sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output)))
+
+
+def limit_refusal(fmt: str, size: int) -> str | None:
+    """Why an output of `size` bytes breaks its format's own size limit, or None (written.py measures the file)."""
     size_limit = portable(fmt).size_limit
     if size_limit is None:
         return None
     limit_name, limit = size_limit()
-    size = sum(len(piece.encode("utf-8")) for piece in chunks(fmt, output))
     if size <= limit:
         return None
     return (f"the {fmt} document would be {size} bytes, over the size limit of {limit_name} "
@@ -216,7 +223,10 @@ def dump(fmt: str, output: Any) -> str:
 def chunks(fmt: str, output: Any) -> Any:
     """The output's text in pieces, so a large one is written (or measured) without one string of it all."""
     if portable(fmt).text:
-        yield output
+        if isinstance(output, Streamed):  # a text format's lines, made as they are written
+            yield from output
+        else:
+            yield output
         return
     yield from jsontext.pieces(output)  # json.dumps(indent=2)'s bytes, written by orjson (jsontext.py)
     yield "\n"

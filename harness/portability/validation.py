@@ -4,10 +4,11 @@ its document checks leave to the API, such as an embedding's element type)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from memconform.core.profile import Profile
-from memconform.core.results import Outcome
+from memconform.core.results import Outcome, Result
 
 from .formats import portable
 
@@ -23,9 +24,16 @@ def judge(fmt: str, doc: Any) -> tuple[list[str], list[str]]:
     from memconform.run.document_run import validate_document
 
     extra = portable(fmt).output_problems
-    blocking: list[str] = extra(doc) if extra is not None else []
+    blocking, warnings = classify(validate_document(doc, fmt, Profile.named("ci")))
+    return (extra(doc) if extra is not None else []) + blocking, warnings
+
+
+def classify(results: Iterable[Result]) -> tuple[list[str], list[str]]:
+    """(blocking, warnings) of a document's check results: an errored check, or a failed one that decides a level,
+    blocks; any other failed check is a warning (written.py judges a file's results the same way)."""
+    blocking: list[str] = []
     warnings: list[str] = []
-    for result in validate_document(doc, fmt, Profile.named("ci")):
+    for result in results:
         if result.outcome not in (Outcome.FAILED, Outcome.ERRORED):
             continue
         detail = "; ".join(f"{f.title} at {f.path}" for f in result.failures[:3]) or result.reason

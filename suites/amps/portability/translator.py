@@ -5,6 +5,7 @@ the document's graph."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
@@ -29,6 +30,7 @@ from memconform.portability.placement import (
     place_export_time,
     place_producer,
 )
+from memconform.portability.streamed import later, records
 from memconform.portability.tables import table
 from memconform.suites.amps import format as amps
 
@@ -89,29 +91,37 @@ def _record(t: Any, atom: dict[str, Any], artifacts: dict[Any, dict[str, Any]]) 
 
 
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
+    """The AMPS export; inside streaming() its atoms are made as they are written and its artifacts (which name
+    the atoms citing them) once the atoms are (streamed.py)."""
     t = table(FORMAT)
     exported = doc.exported_at or now_canonical()
-    atoms: list[dict[str, Any]] = []
     artifacts: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     subject_seed = None if _own_subject(doc) else sorted(sorted(r.ids.items()) for r in doc.records)
-    for r in drain(doc.records):  # each canonical record let go once written (consuming)
-        rid = r.name(doc.source)
-        if r.get("deleted"):
-            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
-            continue
-        atoms.append(_atom(t, doc, r, rid, used, exported, ledger, artifacts))
     own = [g["item"] for g in doc.graph if g["kind"] == f"{FORMAT}.artifacts"]
-    for art in own:
-        artifacts.setdefault(str(art.get("artifact_id")), jcopy(art))
-    citing: dict[str, list[Any]] = {}  # artifact id -> the atoms that cite it, in one pass over the atoms
-    for a in atoms:
-        for cited_id in dict.fromkeys(map(str, amps.artifact_ids_of(a))):
-            citing.setdefault(cited_id, []).append(a["atom_id"])
-    own_ids = {str(a.get("artifact_id")) for a in own}
-    for aid, art in artifacts.items():
-        if aid not in own_ids:
-            art["atom_ids"] = citing.get(aid, [])
+    citing: dict[str, list[Any]] = {}  # artifact id -> the atoms that cite it, as the atoms are made
+
+    def atoms() -> Iterator[dict[str, Any]]:
+        for r in drain(doc.records):  # each canonical record let go once written (consuming)
+            rid = r.name(doc.source)
+            if r.get("deleted"):
+                ledger.note(rid, "deleted", "lost", "a deleted record is not written")
+                continue
+            atom = _atom(t, doc, r, rid, used, exported, ledger, artifacts)
+            for cited_id in dict.fromkeys(map(str, amps.artifact_ids_of(atom))):
+                citing.setdefault(cited_id, []).append(atom["atom_id"])
+            yield atom
+
+    def cited() -> list[dict[str, Any]]:
+        for art in own:
+            artifacts.setdefault(str(art.get("artifact_id")), jcopy(art))
+        own_ids = {str(a.get("artifact_id")) for a in own}
+        for aid, art in artifacts.items():
+            if aid not in own_ids:
+                art["atom_ids"] = citing.get(aid, [])
+        return list(artifacts.values())
+
+    # the envelope depends on no atom: it and its ledger lines come first
     note_document(ledger, t, "graph", len(doc.graph), len(own))
     note_document(ledger, t, "other_objects", len(doc.other_objects))
     out: dict[str, Any] = {"export_version": amps.EXPORT_VERSION, "exported_at": seconds_form(exported, keep_leap=True)}
@@ -121,7 +131,8 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     place_producer(ledger, doc, out.get("source_provider"))
     note_envelope(ledger, doc)
     out["subject"] = _subject(doc, ledger, t, subject_seed)
-    out["atoms"], out["artifacts"] = atoms, list(artifacts.values())
+    out["atoms"] = records("atoms", atoms())
+    out["artifacts"] = later("artifacts", cited)
     return out
 
 

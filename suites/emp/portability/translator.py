@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
@@ -28,6 +29,7 @@ from memconform.portability.placement import (
     place_export_time,
     place_producer,
 )
+from memconform.portability.streamed import Streamed, records
 from memconform.portability.tables import table
 from memconform.suites.emp import format as emp
 
@@ -85,21 +87,25 @@ def _entry_id(r: Record, source: str, used: set[str]) -> tuple[str, bool]:
         salt += 1
 
 
-def write(doc: Document, ledger: Ledger) -> str:
+def write(doc: Document, ledger: Ledger) -> str | Streamed:
+    """The memory.jsonl text; inside streaming() its lines, each made as it is written (streamed.py)."""
     t = table(FORMAT)
     exported = doc.exported_at or now_canonical()
     used: set[str] = set()
-    lines = []
-    for r in drain(doc.records):  # each record let go once written (consuming), each line held as its text
-        rid = r.name(doc.source)
-        lines.append(json.dumps(_line(t, doc, r, rid, used, exported, ledger), ensure_ascii=False, allow_nan=False) + "\n")
+    # the document's lines in the ledger first: none depends on the records (the file has no envelope)
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
     place_producer(ledger, doc, None)
     place_export_time(ledger, doc, None)
     note_envelope(ledger, doc)
-    return "".join(lines)
+
+    def lines() -> Iterator[str]:
+        for r in drain(doc.records):  # each record let go once written (consuming)
+            rid = r.name(doc.source)
+            yield json.dumps(_line(t, doc, r, rid, used, exported, ledger), ensure_ascii=False, allow_nan=False) + "\n"
+    made = records("lines", lines())
+    return made if isinstance(made, Streamed) else "".join(made)
 
 
 def _line(t: Any, doc: Document, r: Record, rid: str, used: set[str], exported: str, ledger: Ledger) -> dict[str, Any]:

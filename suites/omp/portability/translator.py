@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
@@ -25,6 +26,7 @@ from memconform.portability.placement import (
     place_export_time,
     place_producer,
 )
+from memconform.portability.streamed import records
 from memconform.portability.tables import table
 from memconform.suites.omp import format as omp
 
@@ -105,24 +107,29 @@ def _mem_id(r: Record, source: str, used: set[str]) -> tuple[str, bool]:
 
 
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
+    """The OMP export; inside streaming() its memories are made as they are written (streamed.py)."""
     t = table(FORMAT)
     exported = doc.exported_at or now_canonical()
     used: set[str] = set()
-    memories: list[dict[str, Any]] = []
-    for r in drain(doc.records):  # each canonical record let go once written (consuming)
-        rid = r.name(doc.source)
-        if r.get("deleted"):
-            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
-            continue
-        memories += _memories(t, doc, r, rid, used, exported, ledger)
+
+    def memories() -> Iterator[dict[str, Any]]:
+        for r in drain(doc.records):  # each canonical record let go once written (consuming)
+            rid = r.name(doc.source)
+            if r.get("deleted"):
+                ledger.note(rid, "deleted", "lost", "a deleted record is not written")
+                continue
+            yield from _memories(t, doc, r, rid, used, exported, ledger)
+
+    # the envelope depends on no memory: it and its ledger lines come first
     for name in ("subject", "graph", "other_objects"):
         count = (1 if doc.subject else 0) if name == "subject" else len(getattr(doc, name))
         note_document(ledger, t, name, count)
     out: dict[str, Any] = {"omp_version": omp.VERSION, "exported_at": seconds_form(exported, keep_leap=True),
-           "server": str(doc.producer) if doc.producer is not None else "memconform-port", "memories": memories}
+           "server": str(doc.producer) if doc.producer is not None else "memconform-port"}
     place_export_time(ledger, doc, out["exported_at"])
     place_producer(ledger, doc, out["server"])
     note_envelope(ledger, doc)
+    out["memories"] = records("memories", memories())
     return out
 
 

@@ -1,0 +1,86 @@
+"""An output's record list made while it is written, so the CLI's translation never holds every native record.
+
+A writer builds its records with a generator and hands it to `records(section, items)`. Outside `streaming()`
+(the library's `translate()`, the round trips, `port`) that is the list, made at once: nothing changes. Inside it
+(portability/written.py) it is a `Streamed` list that jsontext.py writes item by item as the generator makes
+them: each native record is written and let go. What a writer puts after such a list (a list of what the records
+cited, say) is given with `later(section, make)`, which is made when the text reaches it, after the
+records before it. Envelope members before a record list may not depend on its records: a writer computes them
+first (from the canonical records' ids, say). The text is byte for byte the list's
+(tests/test_portability_written.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+_STREAMING: ContextVar[bool] = ContextVar("memconform_port_streaming", default=False)
+
+
+@contextlib.contextmanager
+def streaming(allowed: bool = True) -> Iterator[None]:
+    """Inside it, `records` and `later` hand back Streamed lists, made as they are written."""
+    token = _STREAMING.set(allowed)
+    try:
+        yield
+    finally:
+        _STREAMING.reset(token)
+
+
+class Streamed:
+    """A JSON array of an output whose items are made as they are read, once: jsontext writes it as the list it
+    would be. `section` names the member (in the error a second pass raises)."""
+
+    __slots__ = ("_items", "section")
+
+    def __init__(self, section: str, items: Iterable[Any]) -> None:
+        self.section = section
+        self._items: Iterable[Any] | None = items
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._items is None:  # a second pass would meet nothing: a harness bug, raised, never an empty array
+            raise RuntimeError(f"the streamed section {self.section!r} was already written")
+        items, self._items = self._items, None
+        return iter(items)
+
+
+def records(section: str, items: Iterable[Any]) -> list[Any] | Streamed:
+    """A record list of an output: the list (outside `streaming()`), or a Streamed one."""
+    return Streamed(section, items) if _STREAMING.get() else list(items)
+
+
+def later(section: str, make: Callable[[], Iterable[Any]]) -> list[Any] | Streamed:
+    """A list that follows a record list in the output and depends on it: made now (outside `streaming()`,
+    where the records are already made), or when the text reaches it."""
+    if not _STREAMING.get():
+        return list(make())
+
+    def when_reached() -> Iterator[Any]:
+        yield from make()
+    return Streamed(section, when_reached())
+
+
+def sections(output: Any) -> Iterator[tuple[Any, Any, Streamed]]:
+    """(container, key, Streamed) of every streamed list in an output's first two levels (where writers put them)."""
+    if not isinstance(output, dict):
+        return
+    for key, member in output.items():
+        if isinstance(member, Streamed):
+            yield output, key, member
+        elif isinstance(member, dict):
+            for inner, value in member.items():
+                if isinstance(value, Streamed):
+                    yield member, inner, value
+
+
+def whole(output: Any) -> Any:
+    """The output with every streamed list made (a text format's streamed lines: their text): what the writer
+    gives outside `streaming()`, for a caller that must walk or change it (a planted fault)."""
+    if isinstance(output, Streamed):
+        return "".join(output)
+    for container, key, section in list(sections(output)):
+        container[key] = list(section)
+    return output

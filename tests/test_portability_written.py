@@ -1,0 +1,370 @@
+"""`translate` through the CLI writes its output to a temporary file beside the destination and judges that file
+as `memconform validate` does (portability/written.py: in windows for AMPS, MemoryAI and MemoRizz, by lines for
+EMP), never the whole output in memory. Its bytes, ledger, findings and refusals are those of the whole-memory
+path (translate.translate) on every fixture of every format into every other, on generated documents read in
+many windows, and on outputs planted with faults; a refused or failed output leaves nothing behind."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memconform.cli.main import main
+from memconform.kit.windows import plan as window_plan
+from memconform.portability.formats import formats, portable
+from memconform.portability.matrix import sample_files
+from memconform.portability.streamed import whole
+from memconform.portability.translate import dump, load, read_checked, translate
+from memconform.portability.written import write_judged
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_translate import generate  # noqa: E402
+
+FORMATS = formats()
+FIXTURES = [(fmt, path) for fmt in FORMATS for path in sample_files(fmt)]
+FIXED_NOW = "2026-01-02T03:04:05.678Z"
+SMALL = 512  # bytes per window of the output's judgement: every output here is read in several windows
+RECORDS = 600  # a generated document: hundreds of windows at SMALL
+
+
+@pytest.fixture(autouse=True)
+def fixed_now(monkeypatch):
+    """A source without an export time is dated by the clock: two translations of it agree only on a fixed one."""
+    for name in FORMATS:
+        monkeypatch.setattr(importlib.import_module(f"memconform.suites.{name}.portability.translator"), "now_canonical",
+                            lambda: FIXED_NOW)
+
+
+@pytest.fixture
+def windows_seen(monkeypatch):
+    """The suites whose window plan read an output (a test that meant windows and got the whole file says so),
+    with MemoRizz's own archive window shrunk as the others are by `window`."""
+    from memconform.suites.memorizz.format import windows as memorizz_windows
+
+    seen: list[str] = []
+    real_plan, real_archive = window_plan.read_with_plan, memorizz_windows.read_in_windows
+
+    def spying_plan(*args: Any, **kwargs: Any) -> Any:
+        read = real_plan(*args, **kwargs)
+        if read is not None:
+            seen.append(read[0].name)
+        return read
+
+    def spying_archive(*args: Any, **kwargs: Any) -> Any:
+        read = real_archive(*args, **kwargs)
+        if read is not None:
+            seen.append("memorizz")
+        return read
+
+    monkeypatch.setattr(window_plan, "read_with_plan", spying_plan)
+    monkeypatch.setattr(memorizz_windows, "read_in_windows", spying_archive)
+    monkeypatch.setattr(memorizz_windows, "WINDOW", SMALL)
+    return seen
+
+
+def _plan_module_reads_spied() -> None:
+    # validate_windowed calls read_with_plan through the module, so the spy sees every windowed reading
+    assert "read_with_plan(path" in Path(window_plan.__file__).read_text(encoding="utf-8")
+
+
+def both_paths(doc: Any, source: str, target: str, folder: Path, writers: Any = None) -> tuple[Any, Any, str | None]:
+    """(the whole-memory translation, the written one, the written file's text or None)."""
+    whole = translate(copy.deepcopy(doc), source, target, writers=writers)
+    first = read_checked(doc, source, target, consume=True)
+    written, part = write_judged(first, folder, writers=writers, window=SMALL)
+    text = None
+    if part is not None:
+        text = part.read_text(encoding="utf-8")
+        part.unlink()
+    return whole, written, text
+
+
+def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
+    assert written.refused == whole.refused, what
+    assert written.ledger.to_json() == whole.ledger.to_json(), f"{what}: ledger"
+    assert written.ledger.summary() == whole.ledger.summary(), f"{what}: summary"
+    if whole.output is None:
+        assert text is None, f"{what}: a refused translation left a file"
+    else:
+        assert text == dump(whole.target, whole.output), f"{what}: output bytes"
+
+
+@pytest.mark.parametrize(("fmt", "path"), FIXTURES, ids=[f"{f}/{p.name}" for f, p in FIXTURES])
+def test_every_fixture_written_and_judged_from_the_file_equals_the_whole_memory_path(fmt, path, tmp_path, windows_seen):
+    source, doc = load(path)
+    for target in FORMATS:
+        if target != fmt:
+            whole, written, text = both_paths(copy.deepcopy(doc), source, target, tmp_path)
+            assert_same(whole, written, text, f"{fmt} -> {target}")
+    assert list(tmp_path.iterdir()) == [], "a temporary file was left behind"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_generated_document_read_in_many_windows_equals_the_whole_memory_path(fmt, tmp_path, windows_seen):
+    _plan_module_reads_spied()
+    doc = _parsed(fmt, generate(fmt, RECORDS))
+    for target in FORMATS:
+        if target == fmt:
+            continue
+        whole, written, text = both_paths(copy.deepcopy(doc), fmt, target, tmp_path)
+        assert whole.refused is None, whole.refused
+        assert_same(whole, written, text, f"{fmt} -> {target}")
+    # every output format with a window plan was judged in windows, not whole (EMP: by lines, OMP: whole)
+    assert set(windows_seen) == {"amps", "memoryai", "memorizz"} - {fmt}, windows_seen
+
+
+def _parsed(fmt: str, text: str) -> Any:
+    return text if portable(fmt).text else json.loads(text)
+
+
+def _planted(target: str, fault: str):
+    """The target's own writer with one fault put in its output: the first record of the biggest record list
+    repeated (ids no longer unique), or its first member removed, or a record in the middle that is a string;
+    EMP's lines the same way."""
+    real = portable(target).write
+
+    def write(doc, ledger):
+        out = whole(real(doc, ledger))
+        if isinstance(out, str):
+            lines = out.splitlines(keepends=True)
+            if fault == "repeated":
+                return lines[0] + out
+            if fault == "not_a_record":
+                return '"not a record"\n' + "".join(lines[1:])
+            first = json.loads(lines[0])
+            first.pop(next(iter(first)))
+            return json.dumps(first) + "\n" + "".join(lines[1:])
+        records = max(_lists(out), key=len)
+        if fault == "repeated":
+            records.append(copy.deepcopy(records[0]))
+        elif fault == "not_a_record":
+            records[len(records) // 2] = "not a record"
+        else:
+            records[0].pop(next(iter(records[0])))
+        if target == "memoryai":  # sealed again, so the record rule is what refuses it, not the checksum
+            from memconform.suites.memoryai import format as mai
+
+            out = mai.seal(out)
+        return out
+
+    return write
+
+
+def _lists(value: Any, depth: int = 0) -> list[list[Any]]:
+    found = []
+    if isinstance(value, dict) and depth < 3:
+        for member in value.values():
+            found += _lists(member, depth + 1)
+    elif isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+        found.append(value)
+    return found
+
+
+@pytest.mark.parametrize("fault", ["repeated", "member_removed", "not_a_record"])
+@pytest.mark.parametrize("target", FORMATS)
+def test_an_output_planted_with_a_fault_is_refused_alike_and_leaves_nothing(target, fault, tmp_path, windows_seen):
+    source = "amps" if target != "amps" else "omp"
+    doc = _parsed(source, generate(source, 120))
+    whole, written, text = both_paths(doc, source, target, tmp_path, writers={target: _planted(target, fault)})
+    assert_same(whole, written, text, f"{source} -> {target} ({fault})")
+    if fault == "not_a_record":  # the control that the comparison is not of two empty verdicts: the fault is caught
+        assert whole.refused and "does not pass memconform's checks" in whole.refused, whole.refused
+        assert "checksum" not in whole.refused.split(" | ")[0], whole.refused
+    assert list(tmp_path.iterdir()) == []
+
+
+def _dangling_citation(doc, ledger):
+    out = whole(portable("amps").write(doc, ledger))
+    out["atoms"][3].setdefault("provenance", {})["artifact_ids"] = ["artifact-nowhere"]
+    return out
+
+
+def _wrong_content_hash(doc, ledger):
+    from memconform.suites.memoryai import format as mai
+
+    out = whole(portable("memoryai").write(doc, ledger))
+    out["chunks"][3]["content_hash"] = "0" * 64
+    return mai.seal(out)
+
+
+@pytest.mark.parametrize(("target", "writer", "check"), [("amps", _dangling_citation, "amps.references_resolve"),
+                                                          ("memoryai", _wrong_content_hash, "memoryai.content_hash_matches")])
+def test_a_failed_should_check_is_the_same_warning_from_the_file(target, writer, check, tmp_path, windows_seen):
+    """A failed SHOULD check is a warning in the ledger, not a refusal, on both paths (no fixture translation gives
+    one, so this is what shows the file's judgement passes warnings on)."""
+    doc = json.loads(generate("omp", 120))
+    whole, written, text = both_paths(doc, "omp", target, tmp_path, writers={target: writer})
+    assert_same(whole, written, text, f"omp -> {target}")
+    assert whole.refused is None and any(w.startswith(f"{check} failed") for w in whole.ledger.warnings)
+    assert windows_seen == [target], "judged in windows"
+
+
+def test_an_output_over_the_size_limit_is_refused_with_the_limit_named_and_not_left(monkeypatch, tmp_path, capsys):
+    import dataclasses
+
+    from memconform.core.options import Options
+    from memconform.suites.memorizz import options
+
+    smaller = [dataclasses.replace(o, default="256KiB") if o.name == "max_bytes" else o for o in options.OPTIONS]
+    monkeypatch.setattr(options, "OPTIONS", Options(*smaller))
+    src = tmp_path / "in.json"
+    src.write_text(generate("amps", 1500), encoding="utf-8")
+    out = tmp_path / "out.json"
+    doc = json.loads(src.read_text(encoding="utf-8"))
+    whole, written, text = both_paths(doc, "amps", "memorizz", tmp_path)
+    assert_same(whole, written, text, "amps -> memorizz over the limit")
+    assert "256KiB" in (written.refused or "") and "bytes" in written.refused
+    assert main(["translate", str(src), "--to", "memorizz", "--out", str(out)]) == 1
+    assert "256KiB" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.json"], "nothing written, nothing left"
+    # the control: under the limit it is written
+    src.write_text(generate("amps", 50), encoding="utf-8")
+    assert main(["translate", str(src), "--to", "memorizz", "--out", str(out)]) == 0
+    assert out.exists()
+
+
+def test_the_cli_replaces_the_destination_only_once_judged(tmp_path, capsys):
+    src = tmp_path / "in.json"
+    src.write_text(generate("omp", 30), encoding="utf-8")
+    out = tmp_path / "out.json"
+    out.write_text("the file before", encoding="utf-8")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"memories": "not a list"}), encoding="utf-8")
+    assert main(["translate", str(bad), "--from", "omp", "--to", "amps", "--out", str(out)]) == 1
+    assert out.read_text(encoding="utf-8") == "the file before", "a refused translation touched the destination"
+    assert main(["translate", str(src), "--to", "amps", "--out", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["atoms"]
+    plain = tmp_path / "plain"
+    plain.write_text("", encoding="utf-8")  # the mode a plainly written file gets here, not a temporary file's 0600
+    assert out.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    plain.unlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "in.json", "out.json"]
+    capsys.readouterr()
+    assert main(["translate", str(src), "--to", "emp"]) == 0  # stdout: judged in a scratch folder, then copied
+    printed = capsys.readouterr()
+    whole = translate(json.loads(src.read_text(encoding="utf-8")), "omp", "emp")
+    assert printed.out == whole.output and printed.err.strip() == whole.ledger.summary()
+
+
+def test_a_writer_that_fails_midway_leaves_no_temporary_file(tmp_path):
+    real = portable("amps").write
+
+    def unwritable(doc, ledger):
+        out = whole(real(doc, ledger))
+        out["atoms"][-1]["confidence"] = float("nan")  # no JSON text holds it: the text writer raises midway
+        return out
+
+    first = read_checked(json.loads(generate("omp", 200)), "omp", "amps", consume=True)
+    with pytest.raises(ValueError):
+        write_judged(first, tmp_path, writers={"amps": unwritable})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_destination_folder_that_cannot_take_the_file_is_one_error_line(tmp_path, capsys):
+    src = tmp_path / "in.json"
+    src.write_text(generate("omp", 5), encoding="utf-8")
+    for out in (tmp_path, tmp_path / "missing" / "out.json"):
+        assert main(["translate", str(src), "--to", "amps", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("memconform: error: cannot write") and err.count("\n") == 1, err
+
+
+STREAMING = ["omp", "amps", "emp"]  # the writers that make their records as the text is written (streamed.py)
+
+
+@pytest.mark.parametrize("target", STREAMING)
+def test_a_streaming_writer_never_holds_every_native_record(target, tmp_path):
+    """The streamed path's peak allocation while writing is a fraction of the same writer's made whole
+    (tracemalloc counts allocations, not the machine's load); the canonical records are read before."""
+    import tracemalloc
+
+    from memconform.portability.streamed import Streamed, streaming
+
+    source = "amps" if target != "amps" else "omp"
+    with streaming():
+        made = portable(target).write(read_checked(json.loads(generate(source, 5)), source, target).canonical,
+                                      read_checked(json.loads(generate(source, 5)), source, target).ledger)
+    assert isinstance(made if portable(target).text else made[{"omp": "memories", "amps": "atoms"}[target]], Streamed)
+    peaks = []
+    for writers in (None, {target: lambda d, ledger: whole(portable(target).write(d, ledger))}):
+        first = read_checked(json.loads(generate(source, 3000)), source, target, consume=True)
+        tracemalloc.start()
+        try:
+            _, part = write_judged(first, tmp_path, validate=False, writers=writers)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        part.unlink()
+    streamed, made_whole = peaks
+    assert streamed < made_whole / 2, f"{target}: {streamed} bytes at the peak streamed, {made_whole} made whole"
+    # the judged path streams where the output is judged from its file in parts (windows, lines); OMP's file
+    # would be read back whole, so its output is built whole and judged in memory
+    from memconform.portability.written import judged_in_parts
+
+    assert judged_in_parts(target) is (target != "omp")
+
+
+def test_the_text_of_a_streamed_list_is_written_one_record_at_a_time():
+    """jsontext never reads ahead of the piece it writes: when record k's text is handed out, k + 1 were made."""
+    from memconform.portability.jsontext import pieces
+    from memconform.portability.streamed import Streamed
+
+    made = []
+
+    def records():
+        for i in range(STREAM_COUNT):
+            made.append(i)
+            yield {"id": f"r{i}", "n": [i, i / 7]}
+
+    doc = {"v": 1, "records": Streamed("records", records()), "after": [1]}
+    text = ""
+    for piece in pieces(doc):
+        for i in range(STREAM_COUNT):
+            if f'"r{i}"' in piece:
+                assert len(made) == i + 1, f"record {i} written when {len(made)} were made"
+        text += piece
+    expected = {"v": 1, "records": [{"id": f"r{i}", "n": [i, i / 7]} for i in range(STREAM_COUNT)], "after": [1]}
+    assert text == json.dumps(expected, ensure_ascii=False, indent=2)
+    with pytest.raises(RuntimeError, match="already written"):
+        list(doc["records"])
+    assert "".join(pieces({"empty": Streamed("empty", iter(()))})) == json.dumps({"empty": []}, indent=2)
+
+
+STREAM_COUNT = 70  # past jsontext.STREAM_ABOVE, so a list would be written member by member too
+
+
+def _string_embedding(doc, ledger):
+    """OMP's writer with one memory's embedding made a string list (OMP is judged in memory: validate reads its file
+    whole, which costs more than the document)."""
+    out = whole(portable("omp").write(doc, ledger))
+    out["memories"][3]["embedding"] = ["not a number"]
+    return out
+
+
+def test_a_problem_the_checks_cannot_see_is_found_alike(tmp_path):
+    doc = json.loads(generate("amps", 40))
+    whole_tr, written, text = both_paths(doc, "amps", "omp", tmp_path, writers={"omp": _string_embedding})
+    assert_same(whole_tr, written, text, "amps -> omp, a string embedding")
+    assert "$.memories[3].embedding is not number[]" in (written.refused or ""), written.refused
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", STREAMING)
+def test_a_streamed_output_without_judgement_is_the_whole_memory_text(target, tmp_path):
+    """validate=False streams every streaming writer (OMP too, which the judged path builds whole): the same
+    bytes and ledger as the whole-memory path, on every fixture and a generated document."""
+    cases = [(fmt, load(path)[1]) for fmt, path in FIXTURES if fmt != target]
+    cases += [(fmt, _parsed(fmt, generate(fmt, RECORDS))) for fmt in FORMATS if fmt != target]
+    for fmt, doc in cases:
+        whole_tr = translate(copy.deepcopy(doc), fmt, target, validate=False)
+        first = read_checked(copy.deepcopy(doc), fmt, target, validate=False, consume=True)
+        written, part = write_judged(first, tmp_path, validate=False)
+        text = part.read_text(encoding="utf-8") if part is not None else None
+        if part is not None:
+            part.unlink()
+        assert_same(whole_tr, written, text, f"{fmt} -> {target} (not judged)")
