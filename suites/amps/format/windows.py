@@ -5,8 +5,10 @@ Per window: the section's subschema (schema errors, re-indexed; the formats in t
 judged by jsonschema-rs as patterns, `section_schema_errors`), and the rule scan of the atoms in it
 (`scan_columns`, references counted not looked up, else `walk` on the window with references resolved
 against stand-ins) so the window reports none; what references need is kept small: every atom and
-artifact id, and the distinct ids cited. Only when a reference resolves nowhere (or cannot be an id) are the windows read
-again, to report each one where and in the order the whole-document walk does."""
+artifact id, and the distinct ids cited or listed while the section they point into is still to come (once
+it was read whole, a window's references are looked up as they come and nothing of them is kept). Only when
+a reference resolves nowhere (or cannot be an id) are the windows read again, to report each one where and
+in the order the whole-document walk does."""
 
 from __future__ import annotations
 
