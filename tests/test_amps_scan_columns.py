@@ -13,7 +13,7 @@ from memconform.suites.amps.format import rules
 ABSENT = object()
 TIMES = ["2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", "2024-01-01T01:00:00+01:00", "2024-01-01T00:00:00.5Z",
          "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2024-01-01t00:00:00z", "2024-01-01", "9999-12-31T23:59:59Z",
-         "0001-01-01T00:00:00Z", "2024-01-01T23:59:60Z", "", None, 5, ABSENT]
+         "0001-01-01T00:00:00Z", "2024-01-01T23:59:60Z", "", None, 5, [], {"at": "2024-01-01T00:00:00Z"}, ABSENT]
 IDS = ["a0", "a1", "a2", "r0", "r1", "gone"]
 
 
@@ -95,6 +95,18 @@ def test_the_columns_answer_as_the_walk_does(doc: Any) -> None:
     assert rules.scan(doc) == walked
 
 
+def test_a_time_that_is_a_list_or_an_object_is_no_instant_for_the_columns_either() -> None:
+    """An interval end that cannot be a set member (a list, an object) is no date-time, as the walk reads
+    it: the columns once put every end in a set and raised TypeError, an error on all six rules."""
+    atom = {"atom_id": "a0", "sensitivity": "public", "valid_from": [], "valid_to": "2024-01-02T00:00:00Z",
+            "text": "t", "provenance": {"derivation": "stated"}}
+    for doc in ({"atoms": [atom], "artifacts": []},
+                {"atoms": [{**atom, "valid_from": "2024-01-01T00:00:00Z", "valid_to": {"at": 1}}], "artifacts": []}):
+        columns = rules.scan_columns(doc)
+        assert columns is not None and "valid_to_not_before_valid_from" not in columns.observed
+        assert columns == rules.walk(doc) == rules.scan(doc)
+
+
 def test_the_columns_answer_a_clean_export_and_leave_a_faulty_one_to_the_walk() -> None:
     atom = {"atom_id": "a0", "sensitivity": "public", "valid_from": "2024-01-01T00:00:00Z",
             "valid_to": "2024-01-02T00:00:00Z", "text": "t",
@@ -122,9 +134,12 @@ def test_references_counted_for_a_window_as_with_stand_ins(doc: Any) -> None:
         stand_ins = [{"artifact_id": ref} for ref in set(cited)]
     except TypeError:  # a reference that is no id: the window takes the stand-in path
         return
-    counted = rules.scan_columns({**atoms_only, "artifacts": []}, references_judged_elsewhere=True)
+    handed: list[list[Any]] = []
+    counted = rules.scan_columns({**atoms_only, "artifacts": []}, references_judged_elsewhere=True, cited=handed)
     with_stand_ins = rules.scan_columns({**atoms_only, "artifacts": stand_ins})
     assert counted == with_stand_ins
+    if counted is not None:  # the window is handed the atoms' references it resolves later, each list once
+        assert handed == [refs for a in doc["atoms"] if type(refs := a["provenance"].get("artifact_ids")) is list and refs]
 
 
 def test_references_counted_are_counted_not_resolved() -> None:

@@ -7,6 +7,7 @@ import json
 
 import orjson
 import pytest
+from memconform.core import json_reader
 from memconform.core.json_reader import (
     _NOT_MARKS,
     FILE,
@@ -68,6 +69,21 @@ def test_a_large_text_at_the_limit_reads_as_orjson_reads_it(depth):
 def test_a_large_text_past_the_limit_is_refused_even_with_camouflage():
     deep = b"[" * FILE.max_depth + b'"]]]]"' + b"]" * FILE.max_depth
     for text in (_large(nested(FILE.max_depth)), _large(deep)):  # one level past the limit in all
+        with pytest.raises(JsonRejected) as refused:
+            read_json(text, FILE)
+        assert refused.value.kind == "depth"
+
+
+@pytest.mark.parametrize("proof_from", [0, 1 << 40])
+def test_proved_or_wrapped_a_text_reads_the_same(proof_from, monkeypatch):
+    """Below DEPTH_PROOF_FROM a text is read wrapped (no proof), from it proved first: the same values and
+    the same refusals either way, whichever path the size picks."""
+    monkeypatch.setattr(json_reader, "DEPTH_PROOF_FROM", proof_from)
+    for depth in (FILE.max_depth - 1, FILE.max_depth):
+        text = _large(nested(depth - 1))
+        assert read_json(text, FILE) == orjson.loads(text)
+    deep = b"[" * FILE.max_depth + b'"]]]]"' + b"]" * FILE.max_depth
+    for text in (_large(nested(FILE.max_depth)), _large(deep)):
         with pytest.raises(JsonRejected) as refused:
             read_json(text, FILE)
         assert refused.value.kind == "depth"

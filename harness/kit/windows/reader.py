@@ -199,7 +199,7 @@ def reread(fd: int, size: int, spans: list[Span], section: str) -> Any:
     f = _File(fd, size)
     for span in spans:
         if span.section == section:
-            yield span.first, _strict(b"[" + f.read(span.offset, span.length) + b"]", span.policy)
+            yield span.first, _strict(_wrapped(f.read(span.offset, span.length), span.length), span.policy)
 
 
 def _strict(text: bytes, policy: Any) -> Any:
@@ -310,7 +310,7 @@ def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
         if after >= len(piece) or piece[after] not in b",]":
             continue
         tries += 1
-        wrapped = b"[" + piece[:after] + b"]"
+        wrapped = _wrapped(piece, after)
         if may_close:
             reads, stop = _probe(wrapped)
             if stop is not None:  # the section closed before this cut: up to its `]`
@@ -331,6 +331,12 @@ def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
     return None
 
 
+def _wrapped(piece: bytes, end: int) -> bytes:
+    """`[` + piece[:end] + `]` in one copy: a window is ~1 MiB, and each copy of that size costs the
+    allocator fresh pages (three copies took 0.6 ms a window, one 0.03 ms)."""
+    return b"".join((b"[", memoryview(piece)[:end], b"]"))
+
+
 def _probe(text: bytes) -> tuple[bool, int | None]:
     """(orjson reads the text, where the value it holds ends when more text follows it: a byte offset)."""
     try:
@@ -347,7 +353,7 @@ def _probe(text: bytes) -> tuple[bool, int | None]:
 
 def _closes_within(piece: bytes, limit: int, policy: Any) -> Cut | None:
     """When the section's `]` lies in piece[:limit]: (its offset, the elements, True, read by orjson)."""
-    _, stop = _probe(b"[" + piece[:limit])
+    _, stop = _probe(b"".join((b"[", memoryview(piece)[:limit])))
     return None if stop is None else _closed_at(piece, stop, policy)
 
 
@@ -358,7 +364,7 @@ def _closed_at(piece: bytes, stop: int, policy: Any) -> Cut | None:
         return None
     at = len(close) - 2  # the `]` in piece's offsets (the wrapper adds one byte before it)
     try:
-        elements, fast, counted = read_json_counting(b"[" + piece[:at] + b"]", policy)
+        elements, fast, counted = read_json_counting(_wrapped(piece, at), policy)
     except JsonRejected as exc:
         raise NotWindowable(f"the strict reader refuses a part of the file: {exc}") from None
     return at, elements, True, fast, counted

@@ -193,13 +193,15 @@ _UTC_SECONDS_LINES = re.compile(rf"(?:{_UTC_SECONDS}\n)*{_UTC_SECONDS}", re.ASCI
 _SOURCED = ("inferred", "observed")
 
 
-def scan_columns(doc: Any, references_judged_elsewhere: bool = False) -> Scan | None:
+def scan_columns(doc: Any, references_judged_elsewhere: bool = False,
+                 cited: list[list[Any]] | None = None) -> Scan | None:
     """The counts of `walk` for an export in which no rule finds a problem, judged a column at a time
-    (one key of every atom, in C where it can be: `map` over `dict.get`); None when a rule may find
-    one, or the export has a shape the columns do not cover (an atom that is not an object, a provenance
-    that is not an object, an id that cannot be looked up): `walk` then says what and where.
-    `references_judged_elsewhere`: the caller resolves the references itself (a window, whose atoms
-    cite artifacts of other windows): they are counted here, not looked up."""
+    (one key of every atom, in C where it can be: `map` over `dict.get`, `compress` for a selection);
+    None when a rule may find one, or the export has a shape the columns do not cover (an atom that is
+    not an object, a provenance that is not an object, an id that cannot be looked up): `walk` then says
+    what and where. `references_judged_elsewhere`: the caller resolves the references itself (a window,
+    whose atoms cite artifacts of other windows): they are counted here, not looked up, and `cited`
+    (when given) is handed every atom's non-empty list of artifact_ids."""
     top = _object(doc)
     atoms, artifacts = _array(top.get("atoms")), _array(top.get("artifacts"))
     if not (_all_objects(atoms) and _all_objects(artifacts)):
@@ -210,9 +212,11 @@ def scan_columns(doc: Any, references_judged_elsewhere: bool = False) -> Scan | 
     derivations = _column(provs, "derivation")
     refs = _column(provs, "artifact_ids")
     seen = {"inferred_has_sources": derivations.count("inferred"), "observed_has_sources": derivations.count("observed")}
-    if any(type(r) is not list or not r for d, r in zip(derivations, refs, strict=True) if d in _SOURCED):
+    sourced = list(itertools.compress(refs, map(_SOURCED.__contains__, derivations)))
+    if not (_all_of_type(sourced, list) and all(sourced)):  # an inferred or observed atom citing nothing
         return None
-    extractors = [p.get("extractor") for p, d in zip(provs, derivations, strict=True) if d == "inferred"]
+    extractors = list(itertools.compress(_column(provs, "extractor"),
+                                         map(operator.eq, derivations, itertools.repeat("inferred"))))
     if not _all_of_type(extractors, str) or "" in extractors:
         return None
     if not (all(map(operator.contains, atoms, itertools.repeat("sensitivity")))
@@ -222,11 +226,13 @@ def scan_columns(doc: Any, references_judged_elsewhere: bool = False) -> Scan | 
     if intervals is None:
         return None
     seen["valid_to_not_before_valid_from"] = intervals
-    texts = [t for t in _column(atoms, "text") if type(t) is str]
+    texts = _column(atoms, "text")
+    if not _all_of_type(texts, str):
+        texts = [t for t in texts if type(t) is str]
     if texts and max(map(len, texts)) > TEXT_MAX:
         return None
     seen["text_at_most_500"] = len(texts)
-    references = (_references_counted(artifacts, refs) if references_judged_elsewhere
+    references = (_references_counted(artifacts, refs, cited) if references_judged_elsewhere
                   else _references_resolve(atoms, artifacts, refs))
     if references is None:
         return None
@@ -254,13 +260,14 @@ def _intervals_in_order(atoms: list[dict[str, Any]]) -> int | None:
     """How many atoms carry an interval (valid_to not null, both ends date-times), or None when one
     ends before or as it begins (or may: then `walk` reads each). Ends of the one UTC shape compare as
     strings, all at once; any others are read as instants, as `walk` reads them."""
-    pairs = [(start, end) for start, end in zip(_column(atoms, "valid_from"), _column(atoms, "valid_to"), strict=True)
-             if end is not None]
-    ends = {value for pair in pairs for value in pair}
-    if _all_of_type(ends, str) and _utc_seconds(ends):
-        return None if any(end <= start for start, end in pairs) else len(pairs)
+    starts, ends = _column(atoms, "valid_from"), _column(atoms, "valid_to")
+    if None in ends:  # absent or null: open-ended, no interval
+        bounded = list(map(operator.is_not, ends, itertools.repeat(None)))
+        starts, ends = list(itertools.compress(starts, bounded)), list(itertools.compress(ends, bounded))
+    if _all_of_type(starts, str) and _all_of_type(ends, str) and _utc_seconds({*starts, *ends}):
+        return None if any(map(operator.le, ends, starts)) else len(ends)
     count = 0
-    for start, end in pairs:
+    for start, end in zip(starts, ends, strict=True):  # a value that is no string (a list too) is no instant
         begins, expires = instant(start), instant(end)
         if begins is not None and expires is not None:
             if expires <= begins:
@@ -278,17 +285,25 @@ def _utc_seconds(values: set[str]) -> bool:
     return joined.count("\n") == len(values) - 1 and _UTC_SECONDS_LINES.fullmatch(joined) is not None
 
 
-def _references_counted(artifacts: list[dict[str, Any]], refs: list[Any]) -> int:
-    """How many references there are (as `_references_resolve` counts them), none looked up."""
-    cited = [r for r in refs if type(r) is list and r]
-    listed = [r for r in _column(artifacts, "atom_ids") if type(r) is list and r]
-    return sum(map(len, cited)) + sum(map(len, listed))
+def _references_counted(artifacts: list[dict[str, Any]], refs: list[Any], cited: list[list[Any]] | None = None) -> int:
+    """How many references there are (as `_references_resolve` counts them), none looked up; `cited`
+    (when given) is handed the atoms' non-empty lists of them."""
+    citing = _nonempty_lists(refs)
+    if cited is not None:
+        cited.extend(citing)
+    return sum(map(len, citing)) + sum(map(len, _nonempty_lists(_column(artifacts, "atom_ids"))))
+
+
+def _nonempty_lists(values: list[Any]) -> list[list[Any]]:
+    """The values that are non-empty lists (absent, null or anything else holds no reference)."""
+    if set(map(type, values)) <= {list, type(None)}:
+        return list(filter(None, values))  # in C: drops null and []
+    return [v for v in values if type(v) is list and v]
 
 
 def _references_resolve(atoms: list[dict[str, Any]], artifacts: list[dict[str, Any]], refs: list[Any]) -> int | None:
     """How many references there are, when every one resolves; else None."""
-    cited = [r for r in refs if type(r) is list and r]
-    listed = [r for r in _column(artifacts, "atom_ids") if type(r) is list and r]
+    cited, listed = _nonempty_lists(refs), _nonempty_lists(_column(artifacts, "atom_ids"))
     try:
         atom_ids, artifact_ids = set(_column(atoms, "atom_id")), set(_column(artifacts, "artifact_id"))
         if not (_all_in(itertools.chain.from_iterable(cited), artifact_ids)

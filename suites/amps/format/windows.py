@@ -5,8 +5,10 @@ Per window: the section's subschema (schema errors, re-indexed; the formats in t
 judged by jsonschema-rs as patterns, `section_schema_errors`), and the rule scan of the atoms in it
 (`scan_columns`, references counted not looked up, else `walk` on the window with references resolved
 against stand-ins) so the window reports none; what references need is kept small: every atom and
-artifact id, and the distinct ids cited. Only when a reference resolves nowhere (or cannot be an id) are the windows read
-again, to report each one where and in the order the whole-document walk does."""
+artifact id, and the distinct ids cited or listed while the section they point into is still to come (once
+it was read whole, a window's references are looked up as they come and nothing of them is kept). Only when
+a reference resolves nowhere (or cannot be an id) are the windows read again, to report each one where and
+in the order the whole-document walk does."""
 
 from __future__ import annotations
 
@@ -16,7 +18,15 @@ from typing import Any
 
 from memconform.kit.windows import NotWindowable
 from memconform.kit.windows.plan import PlanContext, Rereader, WindowPlan
-from memconform.suites.amps.format.rules import Scan, _resolves, scan_columns, walk
+from memconform.suites.amps.format.rules import (
+    Scan,
+    _all_objects,
+    _column,
+    _nonempty_lists,
+    _resolves,
+    scan_columns,
+    walk,
+)
 
 REFERENCES = "references_resolve"
 _INDEX = re.compile(r"^\$\.(atoms|artifacts)\[(\d+)\]")
@@ -50,15 +60,22 @@ class AmpsWindows(WindowPlan):
         self.scan = Scan()
         self.atom_ids: set[Any] = set()
         self.artifact_ids: set[Any] = set()
-        self.cited: set[Any] = set()  # distinct ids atoms cite
-        self.listed: set[Any] = set()  # distinct ids artifacts list
+        self.cited: set[Any] = set()  # distinct ids atoms cite, kept while the artifacts are still to come
+        self.listed: set[Any] = set()  # distinct ids artifacts list, kept while the atoms are still to come
         self.unhashable = {"atoms": False, "artifacts": False}  # a reference that cannot be an id
+        self.unresolved = {"atoms": False, "artifacts": False}  # a reference looked up as it came, not found
+        self.section = ""  # the section of the last window
+        self.read_whole: set[str] = set()  # sections whose every window came (a later section's came since)
 
     def window(self, section: str, first: int, items: list[Any]) -> None:
         from memconform.suites.amps.format import section_schema_errors
 
+        if section != self.section:  # a section's windows come together (the reader refuses one twice)
+            if self.section:
+                self.read_whole.add(self.section)
+            self.section = section
         self.errors.extend(section_schema_errors(section, items, first))
-        records = [item for item in items if isinstance(item, dict)]
+        records = items if _all_objects(items) else [item for item in items if isinstance(item, dict)]
         try:
             if section == "atoms":
                 self._atoms(first, items, records)
@@ -69,35 +86,44 @@ class AmpsWindows(WindowPlan):
 
     def _atoms(self, first: int, items: list[Any], records: list[dict[str, Any]]) -> None:
         self.atom_ids.update(map(dict.get, records, repeat("atom_id")))
-        provenances = map(dict.get, records, repeat("provenance"))
-        cited = [refs for p in provenances if type(p) is dict and type(refs := p.get("artifact_ids")) is list]
-        ids_only = True
-        try:
-            distinct = set(chain.from_iterable(cited))
-        except TypeError:  # a reference that cannot be an id (a list, an object): judged at the end
-            self.unhashable["atoms"] = True
-            ids_only = False
+        # references are resolved at the end (`_dangling`), or here when every artifact was read before:
+        # the columns count them without looking them up, and hand over the lists of them
+        cited: list[list[Any]] = []
+        part = scan_columns({"atoms": items, "artifacts": []}, references_judged_elsewhere=True, cited=cited)
+        if part is None:  # a problem: walk says what and where (below); the references as walk reads them
+            provenances = map(dict.get, records, repeat("provenance"))
+            cited = [refs for p in provenances if type(p) is dict and type(refs := p.get("artifact_ids")) is list]
+        ids_only = self._references("atoms", cited, self.artifact_ids, self.cited, "artifacts")
+        if part is None or not ids_only:
+            # every hashable reference resolving to a stand-in, so the window reports no reference
             distinct = {ref for refs in cited for ref in refs if _hashable(ref)}
-        self.cited |= distinct
-        # references are resolved at the end (`_dangling`): the columns count them without looking them up
-        part = scan_columns({"atoms": items, "artifacts": []}, references_judged_elsewhere=True) if ids_only else None
-        if part is None:  # a problem (or a reference that is no id): walk says what and where, every
-            # hashable reference resolving to a stand-in, so the window reports no reference
             doc = {"atoms": items, "artifacts": [{"artifact_id": ref} for ref in distinct]}
             part = walk(doc) if ids_only else scan_columns(doc) or walk(doc)
         self._merge(part, first, keep=lambda problem: problem.rule != REFERENCES)
 
     def _artifacts(self, records: list[dict[str, Any]]) -> None:
         self.artifact_ids.update(map(dict.get, records, repeat("artifact_id")))
-        listed = [refs for art in records if type(refs := art.get("atom_ids")) is list]
+        listed = _nonempty_lists(_column(records, "atom_ids"))
         total = sum(map(len, listed))
-        try:
-            self.listed.update(chain.from_iterable(listed))
-        except TypeError:  # a reference that cannot be an id: judged at the end
-            self.unhashable["artifacts"] = True
-            self.listed.update(ref for refs in listed for ref in refs if _hashable(ref))
+        self._references("artifacts", listed, self.atom_ids, self.listed, "atoms")
         if total:
             self.scan.observed[REFERENCES] = self.scan.observed.get(REFERENCES, 0) + total
+
+    def _references(self, section: str, refs: list[list[Any]], ids: set[Any], kept: set[Any], target: str) -> bool:
+        """One window's references (lists of ids) into `target`: looked up now when every window of
+        `target` came before (so `ids` is whole), else their distinct ids kept for the end. False when
+        one cannot be an id (a list, an object): the end judges them (`_dangling`), the hashable ones kept."""
+        try:
+            distinct = set(chain.from_iterable(refs))  # a small set first: faster than each into the big one
+        except TypeError:  # a reference that cannot be an id
+            self.unhashable[section] = True
+            kept.update(ref for group in refs for ref in group if _hashable(ref))
+            return False
+        if target not in self.read_whole:
+            kept |= distinct
+        elif not distinct <= ids:
+            self.unresolved[section] = True  # read again at the end, where walk reports each
+        return True
 
     def _merge(self, part: Scan, first: int, keep: Any) -> None:
         for rule, count in part.observed.items():
@@ -129,7 +155,7 @@ class AmpsWindows(WindowPlan):
     def _dangling(self, again: Rereader) -> None:
         """The references that resolve nowhere, read again where there are any, in walk's order."""
         for section, refs, ids in (("atoms", self.cited, self.artifact_ids), ("artifacts", self.listed, self.atom_ids)):
-            if not self.unhashable[section] and refs <= ids:
+            if not self.unhashable[section] and not self.unresolved[section] and refs <= ids:
                 continue
             for first, items in again(section):
                 doc = {"atoms": items, "artifacts": []} if section == "atoms" else {"atoms": [], "artifacts": items}

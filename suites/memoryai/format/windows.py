@@ -85,8 +85,10 @@ class MemoryaiWindows(WindowPlan):
         self.envelope = envelope
         self.context.ctx.document = envelope  # a given document, not a target's export: checks judge it as it is
 
-    def _run(self, name: str, doc: Any, section: str, first: int) -> list[Failure]:
-        """One check on one window, its findings re-indexed; what it raised is kept for when it runs."""
+    def _run(self, name: str, doc: Any, section: str, first: int, memo: _WindowContext | None = None) -> list[Failure]:
+        """One check on one window, its findings re-indexed; what it raised is kept for when it runs.
+        `memo`: the window's context, shared by the checks given the same `doc` (as the whole-file path
+        shares the document's: what one computes once, e.g. the embeddings' sizes, the next reuses)."""
         found = self.found[name]
         if found.raised is not None:
             return []
@@ -94,7 +96,7 @@ class MemoryaiWindows(WindowPlan):
         ctx.check_id = self.by_name[name].id  # readings name the check that saw them
         out: list[Failure] = []
         try:
-            for failure in self.by_name[name].fn(doc, _WindowContext(ctx)):
+            for failure in self.by_name[name].fn(doc, memo or _WindowContext(ctx)):
                 failure = _shifted(failure, section, first)
                 if not failure.path.startswith(f"$.{section}["):
                     key = (failure.title, failure.path, repr(failure.received))
@@ -112,9 +114,10 @@ class MemoryaiWindows(WindowPlan):
         from memconform.suites.memoryai.format import canonical_value_bytes
 
         doc = {**self.envelope, section: items}
+        memo = _WindowContext(self.context.ctx)  # one per window document, as the whole file has one
         for name, owner in RECORD_CHECKS.items():
             if owner == section and name in self.found:
-                self.found[name].failures += self._run(name, doc, section, first)
+                self.found[name].failures += self._run(name, doc, section, first, memo)
         if CREDENTIALS in self.found:
             self.credentials.setdefault(section, []).extend(self._run(CREDENTIALS, {section: items}, section, first))
         if CHECKSUM in self.by_name:
