@@ -309,6 +309,8 @@ def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
             after += 1
         if after >= len(piece) or piece[after] not in b",]":
             continue
+        if piece[after] == ord(",") and not _element_follows(piece, after + 1):
+            continue  # `},` inside an element (a nested object, then the element's next member): not a cut
         tries += 1
         wrapped = _wrapped(piece, after)
         if may_close:
@@ -329,6 +331,16 @@ def _cut(piece: bytes, at_end: bool, policy: Any) -> Cut | None:
             raise NotWindowable("the strict reader refuses a window orjson reads (a bound)")
         # else: a cut inside a string or a nested value; an earlier one
     return None
+
+
+def _element_follows(piece: bytes, at: int) -> bool:
+    """Whether the next element of a section of objects may begin at `at` (after a comma): a `{` after white
+    space, or the slice's end (nothing seen yet). A cut tried where a member name follows instead lies inside
+    an element, and its window would be refused and read again by the strict reader's slow path: with nested
+    objects (an AMPS atom's `x-` extension object, say) most `},` in a slice are of that kind."""
+    while at < len(piece) and piece[at] in WHITE:
+        at += 1
+    return at >= len(piece) or piece[at] == ord("{")
 
 
 def _wrapped(piece: bytes, end: int) -> bytes:
