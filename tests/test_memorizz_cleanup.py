@@ -28,8 +28,8 @@ class NamesOnlyTheFirst(ReferenceArchiveStore):
 def seeded(impl: ReferenceArchiveStore) -> tuple[SimpleNamespace, list[str]]:
     """Three namespaces restored into impl (a small archive each) and a context whose target is impl."""
     target = PythonTarget(impl, "cleanup")
-    ctx = SimpleNamespace(target=target, unique=lambda label="x", n=iter(range(10**6)): f"{label}-{next(n)}",
-                          note=lambda line: None)
+    drawn = iter(range(10**6))
+    ctx = SimpleNamespace(target=target, unique=lambda label="x": f"{label}-{next(drawn)}", note=lambda line: None)
     names = []
     for label in ("a", "b", "c"):
         archive, ns = client.small_archive(ctx, label)
