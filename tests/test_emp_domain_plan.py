@@ -5,6 +5,7 @@ request is split out until it names that class, as the class alone would have.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -36,6 +37,17 @@ class KeepsOneMetaAfterDelete(ReferenceEmpApp):
         if current.get("meta") == PLANTED_META:
             return {"ok": True}
         return super().delete(body)
+
+
+class LosesTheLineAfterSpaces(ReferenceEmpApp):
+    """Its reader leaves out the entry that follows a line of spaces (file.lines:whitespace_line); right on the
+    other line forms."""
+
+    def resolve(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        with open(body["path"], "rb") as fh:
+            raw = fh.read()
+        lost = {json.loads(part.split(b"\n", 1)[0]).get("id") for part in raw.split(b"\n   \n")[1:]}
+        return [e for e in super().resolve(body) if e.get("id") not in lost]
 
 
 def sweep(check: str, profile: str, target: str | None = None) -> tuple[RunOutcome, int]:
@@ -103,3 +115,16 @@ def test_a_writer_dropping_one_valid_class_is_named_by_it_in_a_shared_entry(chec
     titles = [f.title for f in ci.results[0].failures]
     assert titles == [f.title for f in alone.results[0].failures] and len(titles) == 1
     assert "(entry.meta:null_value)" in titles[0]
+
+
+def test_a_reader_losing_one_line_form_is_named_by_it_in_a_shared_file() -> None:
+    """The line forms a file may hold anywhere share one file under ci; a reader wrong on one of them fails on
+    that form alone, as under default."""
+    target = f"python:{__name__}:LosesTheLineAfterSpaces"
+    ci, ci_calls = sweep("emp.file_every_line_form", "ci", target)
+    alone, alone_calls = sweep("emp.file_every_line_form", "default", target)
+    titles = [f.title for f in ci.results[0].failures]
+    assert titles == [f.title for f in alone.results[0].failures] == ["a file with a whitespace line: the view is not the model's"]
+    assert judged(ci) == judged(alone)
+    reference, reference_calls = sweep("emp.file_every_line_form", "ci")
+    assert [r.outcome.value for r in reference.results] == ["passed"] and reference_calls < alone_calls

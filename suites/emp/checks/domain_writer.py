@@ -198,8 +198,8 @@ def writer_updates_every_class(ctx: CheckContext) -> Iterator[Failure]:
         raise ControlRefused(f"an update to a valid content was refused: {control.raw[:200]!r}")
     items = [item for item in class_lines(ctx) if field_name(item) != "id"]  # the id names the entry updated: its
     # classes are judged by the append and the delete
-    rows = domain_plan.rows_for(items, ctx.profile.name, slot=field_name,
-                                group=lambda item: "valid" if field_name(item) in item[1] and packable(*item) else None)
+    # an absent class shares an update too: its field is left out of it, and the line written must keep it
+    rows = domain_plan.rows_for(items, ctx.profile.name, slot=field_name, group=lambda item: "valid" if packable(*item) else None)
     yield from domain_plan.judge_rows(rows, lambda row: list(updated(ctx, path, first["id"], row)))
 
 
