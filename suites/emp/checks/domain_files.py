@@ -82,11 +82,14 @@ def parsed_lines(raw: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def view_verdict(ctx: CheckContext, form: str, shown: list[Any], entries: list[dict[str, Any]], optional: str | None) -> Failure | None:
-    """The view of a file of entries in a line form: the model's, or for an open form (`optional`: the id it
-    puts at risk) one of the table's E64 readings (recorded)."""
+def view_verdict(ctx: CheckContext, form: str, shown: list[Any], first: dict[str, Any], second: dict[str, Any],
+                 optional: str | None, more: tuple[dict[str, Any], ...] = ()) -> Failure | None:
+    """The view of a file of two entries (and `more`, several forms sharing the file) in a line form: the
+    model's, or for an open form (`optional`: the id it puts at risk) one of the table's E64 readings (recorded)."""
+    entries = [first, second, *more]
+    form = form.replace("_", " ")
     if optional is not None:
-        asked = Asked(readings.AT_RISK, readings.AtRisk((entries[0], entries[1]), optional))
+        asked = Asked(readings.AT_RISK, readings.AtRisk((first, second), optional))
         if table.observe(ctx, "E64", asked, shown):
             return None
     problems = view_failures(form, shown, entries, optional)  # what differs from the model, said
@@ -112,7 +115,7 @@ def read_and_append(ctx: CheckContext, row: list[domain.ValueClass]) -> Iterator
     if not reply.ok:
         yield Failure(f"a file with a {form} was not read", reply.raw[:200], "its entries", "$")
     else:
-        failure = view_verdict(ctx, form, reply.accepted_json(list, "resolve"), entries, optional)
+        failure = view_verdict(ctx, form, reply.accepted_json(list, "resolve"), entries[0], entries[1], optional, tuple(entries[2:]))
         if failure is not None:
             yield failure
     reply = call(ctx, "append", {"path": path, "entry": new})
