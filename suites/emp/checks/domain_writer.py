@@ -290,7 +290,8 @@ def interleaved(first: list[str], second: list[bytes]) -> list[str | bytes]:
     """The two lists' lines taken in turn, the longer one's rest at the end."""
     out: list[str | bytes] = []
     for i in range(max(len(first), len(second))):
-        out += first[i:i + 1] + second[i:i + 1]
+        out.extend(first[i:i + 1])
+        out.extend(second[i:i + 1])
     return out
 
 
