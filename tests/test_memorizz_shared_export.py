@@ -1,7 +1,7 @@
 """MemoRizz checks that send their refused archives one by one and then read one export of everything (the
-rejection checks, the forbidden and open envelope classes, the middle records, the batch's middle item): a
-failure planted on one archive among them is named by that archive alone, as when each had an export of its
-own (the ci run against the reference passes them all, in the calls the planner counts)."""
+rejection checks, the forbidden and open envelope classes): a failure planted on one archive among them is
+named by that archive alone, as when each had an export of its own (the ci run against the reference passes
+them all, and the middle records and the batch's middle item, which read each namespace alone)."""
 
 from __future__ import annotations
 
