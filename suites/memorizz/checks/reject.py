@@ -52,7 +52,8 @@ def rejected_variants(ctx: CheckContext, label: str, variants: dict[str, Breaker
     if not accepted:
         raise ControlRefused(f"a valid archive of the same shape was refused: {json.dumps(body, default=str)[:200]}")
     held = per_namespace(export(ctx))
-    count: Callable[[str], int] = held.get if held.get(control_ns, 0) else lambda ns: len(by_content(export(ctx, memory_id=ns)))
+    count: Callable[[str], int] = (lambda ns: held.get(ns, 0)) if held.get(control_ns, 0) else \
+        (lambda ns: len(by_content(export(ctx, memory_id=ns))))
     # absence is evidence only if an accepted import shows up in an export
     visible = count(control_ns) > 0
     if not visible:
