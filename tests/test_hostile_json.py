@@ -20,6 +20,8 @@ from memconform.kit.hostile import (
     MIN_PER_SURFACE,
     StrictJsonError,
     battery,
+    kind,
+    one_of_each,
     parse_or_reject,
     sample,
     strict_loads,
@@ -87,6 +89,17 @@ def test_sample_keeps_every_category_and_is_deterministic():
     assert picked == sample(inputs, 48)
 
 
+def test_one_of_each_sends_every_kind_once_in_order():
+    inputs = battery(_object_doc, "r", http=True)
+    picked = one_of_each(inputs)
+    kinds = [kind(i) for i in picked]
+    assert len(kinds) == len(set(kinds)) and set(kinds) == {kind(i) for i in inputs}
+    assert {(c, m, j) for c, m, j, _ in kinds} >= {("lone-surrogate", True, False), ("lone-surrogate", False, True),
+                                                  ("deep-nesting", True, False), ("deep-nesting", False, False)}
+    assert [i for i in inputs if i in picked] == picked and len(picked) < 48
+
+
+EACH_KIND_ONCE = {"emp", "memorizz"}  # their ci sends one input of every kind (hostile.one_of_each)
 BATTERY_CHECKS = {
     "amps": ["amps.hostile_json_refused"],
     "memoryai": ["memoryai.hostile_json_refused", "memoryai.hostile_json_file_refused"],
@@ -105,7 +118,8 @@ def test_references_pass_the_battery_quickly_under_ci(suite):
             assert result.outcome is Outcome.PASSED, (check_id, result.reason, [f.title for f in result.failures])
             # bounded by construction under ci: a fixed sample, not the whole battery (timing decides no test)
             tally = [line for line in result.transcript if line.startswith("hostile battery on")]
-            assert tally and f": {CI_SAMPLE} bad inputs (a sample of the " in tally[-1], result.transcript
+            sent = len(one_of_each(battery(_object_doc, "r"))) if suite in EACH_KIND_ONCE else CI_SAMPLE
+            assert tally and f": {sent} bad inputs (a sample of the " in tally[-1], result.transcript
 
 
 # ---- known-broken targets: caught, never passed -------------------------------------------------

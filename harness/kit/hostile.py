@@ -35,7 +35,7 @@ from typing import Any
 from ..core.json_reader import BOM, MAX_DEPTH, StrictJsonError, depth_exceeds, strict_loads
 
 __all__ = ["BOM", "MAX_DEPTH", "MIN_PER_SURFACE", "BadInput", "StrictJsonError", "battery", "depth_exceeds",
-           "parse_or_reject", "sample", "strict_loads"]
+           "one_of_each", "parse_or_reject", "sample", "strict_loads"]
 
 MIN_PER_SURFACE = 150
 
@@ -355,6 +355,23 @@ def sample(inputs: list[BadInput], size: int, seed: int = 20260528) -> list[BadI
     rng.shuffle(rest)
     picked = {id(i) for i in chosen + rest[: max(0, size - len(chosen))]}
     return [i for i in inputs if id(i) in picked]
+
+
+def kind(item: BadInput) -> tuple[str, bool, bool, bool]:
+    """What a target's answer to an input is judged by: its category and what it must get (refused, allowed
+    under RFC 8259 only, allowed) and whether it goes under a content type of its own."""
+    return item.category, item.must_reject, item.i_json_only, item.content_type is not None
+
+
+def one_of_each(inputs: list[BadInput]) -> list[BadInput]:
+    """The first input of every kind, in order: the battery's classes each sent once (a sweep's ci plan)."""
+    seen: set[tuple[str, bool, bool, bool]] = set()
+    out = []
+    for item in inputs:
+        if kind(item) not in seen:
+            seen.add(kind(item))
+            out.append(item)
+    return out
 
 
 def parse_or_reject(body: Any) -> Any:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.results import ControlRefused, Failure, Inconclusive, SkipCheck, TargetError, Unsupported
-from .hostile import BadInput, battery, sample
+from .hostile import BadInput, battery, one_of_each, sample
 
 CI_SAMPLE = 48
 HUNG_LIMIT = 2
@@ -59,9 +59,12 @@ def answer(surface: Surface, item: BadInput) -> tuple[str, str]:
     return ("accepted" if reply.ok else "rejected"), brief
 
 
-def run_battery(ctx: Any, surface: Surface, i_json: bool = False, crashes_blamed: bool = True) -> Iterator[Failure]:
+def run_battery(ctx: Any, surface: Surface, i_json: bool = False, crashes_blamed: bool = True,
+                each_kind_once: bool = False) -> Iterator[Failure]:
     """`i_json`: the run pins I-JSON (RFC 7493): duplicate names and escaped lone surrogates must be
     refused too; else RFC 8259 lets a target accept them, and what it did is only noted.
+    `each_kind_once`: under ci one input of every kind (hostile.one_of_each) rather than CI_SAMPLE, for a
+    suite whose target may start a process per call.
     `crashes_blamed=False`: the spec names no answer to bad input (only that nothing bad is stored), so
     a crash that stored nothing is noted, not failed; hangs and inputs stored anyway still fail."""
     control_marker = ctx.unique("hostile-control")
@@ -85,7 +88,7 @@ def run_battery(ctx: Any, surface: Surface, i_json: bool = False, crashes_blamed
         inputs = [dataclasses.replace(i, must_reject=True) if i.i_json_only else i for i in inputs]
     total = len(inputs)
     if ctx.profile.name == "ci":
-        inputs = sample(inputs, CI_SAMPLE, seed=ctx.profile.seed)
+        inputs = one_of_each(inputs) if each_kind_once else sample(inputs, CI_SAMPLE, seed=ctx.profile.seed)
     started = time.monotonic()
     answers: list[tuple[BadInput, str, str]] = []
     hung = 0

@@ -7,6 +7,7 @@ Operations a target offers (suites/memorizz/errata.md, "Target operations"):
                       "id"}], "id_map": {old: new}, "errors": [...]}; refused: rejected (the body may be a report)
     arm_failure       {"after": N}   optional test hook: the next committing import fails after N records
     delete_namespace  {"memory_id"}  optional: removes what a run wrote (the spec names no delete)
+    delete_namespaces {"memory_ids": [...]} -> {"deleted": {memory_id: n}}  optional: the same for many at once
 A target is seeded only through import_archive; every namespace and prose string is unique to the run.
 """
 
@@ -100,13 +101,31 @@ def forget_namespaces_at_end(ctx: CheckContext, *namespaces: str) -> None:
 
 
 def _delete_all(ctx: CheckContext, namespaces: list[str]) -> bool:
+    """Every namespace of the run removed: in one call where the target offers delete_namespaces and its
+    answer names each namespace, else (or for those it did not name) one delete_namespace each."""
+    removed = _deleted_at_once(ctx, namespaces)
+    left = [ns for ns in namespaces if ns not in removed]
     try:
-        for ns in namespaces:
+        for ns in left:
             if not ctx.target.call("delete_namespace", {"memory_id": ns}).ok:
                 return False
     except Unsupported:
         return False  # listed as "could not remove": the target offers no delete (the spec names none)
     return True
+
+
+def _deleted_at_once(ctx: CheckContext, namespaces: list[str]) -> set[str]:
+    """The namespaces one delete_namespaces call says it removed (its `deleted` object names each one);
+    nothing when the target does not offer it, refuses it or answers anything else."""
+    if len(namespaces) < 2:
+        return set()
+    try:
+        reply = ctx.target.call("delete_namespaces", {"memory_ids": list(namespaces)})
+        body = reply.json() if reply.ok else None
+    except (Unsupported, TargetError):
+        return set()
+    deleted = body.get("deleted") if isinstance(body, dict) else None
+    return {ns for ns in namespaces if isinstance(deleted, dict) and isinstance(deleted.get(ns), int)}
 
 
 class Seed:

@@ -63,3 +63,15 @@ def class_answer_failures(ctx: CheckContext, vc: domain.ValueClass, label: str, 
         yield Failure(f"{label} was refused, but its records were written", written, 0, f"$ (namespace {ns})")
     elif expect == "open":
         on_open(ctx, vc, accepted)
+
+
+def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
+    """How many records of an export each namespace holds (an agent counts in each namespace it is bound to)."""
+    out: dict[str, int] = {}
+    for _, record in memorizz.records_of(archive):
+        data = record.get("data")
+        if isinstance(data, dict):
+            bound: list[Any] = data["memory_ids"] if isinstance(data.get("memory_ids"), list) else []
+            for ns in {n for n in (data.get("memory_id"), *bound) if isinstance(n, str)}:
+                out[ns] = out.get(ns, 0) + 1
+    return out

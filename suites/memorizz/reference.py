@@ -255,12 +255,24 @@ class ReferenceArchiveStore:
         ns = (body or {}).get("memory_id")
         if not isinstance(ns, str) or not ns:
             raise Rejected({"error": "memory_id required"})
-        gone = 0
+        return {"deleted": self.remove_namespaces([ns])[ns]}
+
+    def delete_namespaces(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        """delete_namespace for many namespaces in one call: {"deleted": {memory_id: records removed}}."""
+        names = (body or {}).get("memory_ids")
+        if not isinstance(names, list) or not names or not all(isinstance(ns, str) and ns for ns in names):
+            raise Rejected({"error": "memory_ids required: a non-empty list of namespaces"})
+        return {"deleted": self.remove_namespaces(names)}
+
+    def remove_namespaces(self, names: list[str]) -> dict[str, int]:
+        wanted, gone = set(names), dict.fromkeys(names, 0)
         for store, records in self.rows().items():
             for record in records:
                 data = record["data"]
-                if data.get("memory_id") == ns or (store == "agents" and (data.get("memory_ids") or []) == [ns]):
+                ns = next((n for n in wanted if data.get("memory_id") == n
+                           or store == "agents" and (data.get("memory_ids") or []) == [n]), None)
+                if ns is not None:
                     with self.db:
                         self.db.execute("DELETE FROM records WHERE store = ? AND id = ?", (store, record["id"]))
-                    gone += 1
-        return {"deleted": gone}
+                    gone[ns] += 1
+        return gone

@@ -3,10 +3,11 @@ lines (numbers equal as numbers: readings.same_number_or_value). Registers no ch
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import HarnessError
+from memconform.core.results import Failure, HarnessError
 from memconform.kit import domain
 from memconform.suites.emp.checks.common import entry
 
@@ -34,3 +35,21 @@ def class_lines(ctx: CheckContext) -> list[tuple[domain.ValueClass, dict[str, An
                     line[name] = value
                 out.append((vc, line))
     return out
+
+
+T = TypeVar("T")
+
+
+def judge_packed(parts: list[list[T]], attempt: Callable[[list[T]], list[Failure] | None], own: list[Failure]) -> Iterator[Failure]:
+    """A shared request's items judged again in `parts` (domain_plan.judge_rows' halves): each part's failures,
+    a part of several that fails (or whose answer cannot be laid on its items: None) split again; `own`, the
+    shared request's failures, where no part fails (what only the items together cause)."""
+    found = [f for part in parts if part for f in _judged(part, attempt)]
+    yield from found or own
+
+
+def _judged(part: list[T], attempt: Callable[[list[T]], list[Failure] | None]) -> list[Failure]:
+    result = attempt(part)
+    if len(part) == 1 or result == []:
+        return result or []
+    return list(judge_packed([part[:len(part) // 2], part[len(part) // 2:]], attempt, result or []))

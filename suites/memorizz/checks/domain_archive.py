@@ -23,7 +23,13 @@ from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz import reading_kinds, readings
 from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
-from memconform.suites.memorizz.domain_support import class_answer_failures, keeper, kept_failures, table
+from memconform.suites.memorizz.domain_support import (
+    class_answer_failures,
+    keeper,
+    kept_failures,
+    per_namespace,
+    table,
+)
 from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
@@ -160,18 +166,6 @@ def restored_together(ctx: CheckContext, row: list[domain.ValueClass], label: st
     shown = "an archive with " + ", ".join(vc.key for vc in row)
     return list(class_answer_failures(ctx, row[0], shown, accepted, body, ns, namespace_records(archive, ns), written,
                                       "valid", judged_open))
-
-
-def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
-    """How many records of an export each namespace holds (an agent counts in each namespace it is bound to)."""
-    out: dict[str, int] = {}
-    for _, record in memorizz.records_of(archive):
-        data = record.get("data")
-        if isinstance(data, dict):
-            bound: list[Any] = data["memory_ids"] if isinstance(data.get("memory_ids"), list) else []
-            for ns in {n for n in (data.get("memory_id"), *bound) if isinstance(n, str)}:
-                out[ns] = out.get(ns, 0) + 1
-    return out
 
 
 @SUITE.check(sweep=True, level="consumer", section="Integrity and validation", keyword="MUST", sentence=REJECTS)

@@ -48,4 +48,5 @@ def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
             raise TargetError(f"export was refused: {reply.raw[:200]!r}")
         return bytes(reply.raw)
 
-    yield from run_battery(ctx, Surface("import_archive", make, send, stored, http=speaks_http(ctx)))
+    # under ci one input of every kind: a MemoRizz consumer is often a command started per call (its CLI)
+    yield from run_battery(ctx, Surface("import_archive", make, send, stored, http=speaks_http(ctx)), each_kind_once=True)

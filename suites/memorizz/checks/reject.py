@@ -1,9 +1,10 @@
 """Consumer level, its conformance clause: "Validation rejects ..." seven classes, each with its positive control.
 
-Every check first restores a valid three-record archive of its own (the same shape, nothing broken):
+Every check also restores a valid three-record archive of its own (the same shape, nothing broken):
 a target that refuses it refuses everything, and the check errors (ControlRefused) instead of
-passing. Then each broken variant, built fresh in its own namespace, must be refused, and nothing of
-it may be written. Whatever the harness wrote is handed to cleanup.
+passing. Each broken variant, built fresh in its own namespace, must be refused, and nothing of it may be
+written (one export of everything after them and the control shows what each namespace holds). Whatever
+the harness wrote is handed to cleanup.
 """
 
 from __future__ import annotations
@@ -26,36 +27,43 @@ from memconform.suites.memorizz.client import (
     seeded,
     small_archive,
 )
+from memconform.suites.memorizz.domain_support import per_namespace
 from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
 
 Breaker = Callable[[dict[str, Any]], Any]
 
 
-def _namespace_records(ctx: CheckContext, ns: str) -> int:
-    return len(by_content(export(ctx, memory_id=ns)))
-
-
 def rejected_variants(ctx: CheckContext, label: str, variants: dict[str, Breaker]) -> Iterator[Failure]:
-    control, control_ns = small_archive(ctx, f"{label}-control")
-    forget_namespaces_at_end(ctx, control_ns)
-    accepted, body = import_archive(ctx, control, "restore")
-    if not accepted:
-        raise ControlRefused(f"a valid archive of the same shape was refused: {json.dumps(body, default=str)[:200]}")
-    # absence is evidence only if an accepted import shows up in an export of its namespace
-    visible = _namespace_records(ctx, control_ns) > 0
-    if not visible:
-        ctx.note("the restored control archive is not visible in an export of its namespace: "
-                 "whether a refused archive wrote anything is not checked")
+    """Each variant sent, then the control restored, then one export of everything: what each namespace holds.
+    The control goes last so that an export paged past what it shows (the newest records left out) misses it:
+    then each namespace is read alone, as absence seen in a paged export proves nothing."""
+    sent = []
     for what, breaker in variants.items():
         bad, ns = small_archive(ctx, label)
         breaker(bad)
         accepted, body = import_archive(ctx, bad, "restore")
         if accepted:
             forget_namespaces_at_end(ctx, ns)  # the harness wrote invalid data: remove it where the target can
+        sent.append((what, ns, accepted, body))
+    control, control_ns = small_archive(ctx, f"{label}-control")
+    forget_namespaces_at_end(ctx, control_ns)
+    accepted, body = import_archive(ctx, control, "restore")
+    if not accepted:
+        raise ControlRefused(f"a valid archive of the same shape was refused: {json.dumps(body, default=str)[:200]}")
+    held = per_namespace(export(ctx))
+    count: Callable[[str], int] = (lambda ns: held.get(ns, 0)) if held.get(control_ns, 0) else \
+        (lambda ns: len(by_content(export(ctx, memory_id=ns))))
+    # absence is evidence only if an accepted import shows up in an export
+    visible = count(control_ns) > 0
+    if not visible:
+        ctx.note("the restored control archive is not visible in an export of its namespace: "
+                 "whether a refused archive wrote anything is not checked")
+    for what, ns, accepted, body in sent:
+        if accepted:
             yield Failure(f"an archive with {what} was accepted",
                           body.get("imported") if isinstance(body, dict) else body, "rejected", "$")
-        elif visible and _namespace_records(ctx, ns):
+        elif visible and count(ns):
             forget_namespaces_at_end(ctx, ns)
             yield Failure(f"an archive with {what} was refused, but its records were written", ns,
                           "nothing written", f"$ (namespace {ns})")
