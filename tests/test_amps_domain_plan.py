@@ -5,6 +5,7 @@ target answers wrongly is split until each failure names its class, as the class
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -101,3 +102,36 @@ def test_the_planted_store_is_right_on_the_classes_it_does_not_break() -> None:
                           check_ids=["amps.accepts_valid_export", "amps.imports_optional_fields_pairwise"])
     assert [r.outcome.value for r in outcome.results] == ["passed", "passed"]
 
+
+
+class WrongOnTwoPairsClasses(ReferenceAmpsStore):
+    """Refuses an atom with an ascii extractor that is valid for ever (valid_to null; allowed) and stores an
+    astral extractor as '?' (exported back otherwise than written): two rows in the middle of ci's
+    covering array, neither an atom that expires before it is valid (either way, A56); right on the others."""
+
+    def problems(self, doc: Any) -> list[str]:
+        found = super().problems(doc)
+        return found + ["ascii extractor refused" for a in atoms_of(doc) if "valid_to" in a and a["valid_to"] is None
+                        and (a.get("provenance") or {}).get("extractor") == "plain ascii text"]
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        doc = copy.deepcopy(doc)  # the check's own objects stay as sent
+        for atom in atoms_of(doc):
+            prov = atom.get("provenance")
+            if isinstance(prov, dict) and "\U0001f680" in str(prov.get("extractor")):
+                prov["extractor"] = "?"
+        return super().import_export(doc, **params)
+
+
+def test_pairwise_rows_share_an_export_and_a_wrong_row_is_named_alone() -> None:
+    check, target = "amps.imports_optional_fields_pairwise", f"python:{__name__}:WrongOnTwoPairsClasses"
+    ci, ci_calls = sweep(check, "ci", target)
+    [result] = ci.results
+    titles = sorted(f.title for f in result.failures)
+    assert len(titles) == 2, titles
+    assert [t for t in titles if "provenance.extractor:ascii" in t and "valid_to:null" in t
+            and t.endswith("refused, although every value is allowed")], titles
+    assert [t for t in titles if "provenance.extractor:astral" in t and t.endswith("not exported back as written")], titles
+    reference, reference_calls = sweep(check, "ci")
+    assert [r.outcome.value for r in reference.results] == ["passed"]  # the positive control, in one export
+    assert reference_calls < ci_calls  # split only where a row is wrong
