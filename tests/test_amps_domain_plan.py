@@ -135,3 +135,40 @@ def test_pairwise_rows_share_an_export_and_a_wrong_row_is_named_alone() -> None:
     reference, reference_calls = sweep(check, "ci")
     assert [r.outcome.value for r in reference.results] == ["passed"]  # the positive control, in one export
     assert reference_calls < ci_calls  # split only where a row is wrong
+
+
+def test_malformed_exports_go_in_turn_and_a_wrong_answer_is_named_by_its_export() -> None:
+    """amps.rejects_malformed_export under ci: the malformed exports in turn to one subject read back once;
+    the planted store imports two of them (export_version 9.9.9, confidence as a string) and empties the
+    subject for a third (an unlisted sensitivity), each in the middle of the row, and each is named as
+    alone. Alone (default) every later export also meets the emptied subject; under ci only the one that
+    emptied it is named, as the others are judged on a subject of their own."""
+    check, target = "amps.rejects_malformed_export", f"python:{__name__}:WrongOnSixClasses"
+    ci, _ = sweep(check, "ci", target)
+    alone, _ = sweep(check, "default", target)
+    [packed], [single] = ci.results, alone.results
+    assert packed.outcome.value == single.outcome.value == "failed"
+    titles = sorted(f.title for f in packed.failures)
+    assert titles == sorted([
+        "an export with export_version (export.export_version:other) was accepted",
+        "an export with confidence as a string (export.atoms[].confidence:as_string) was accepted",
+        "importing an export with a sensitivity outside the enum (export.atoms[].sensitivity:unknown) lost the subject's "
+        "earlier atom"]), titles
+    assert set(titles) <= {f.title for f in single.failures}
+    reference, reference_calls = sweep(check, "ci")
+    default_reference, default_calls = sweep(check, "default")
+    assert [r.outcome.value for r in reference.results] == [r.outcome.value for r in default_reference.results] == ["passed"]
+    assert judged(reference) == judged(default_reference) > 0 and reference_calls < default_calls
+
+
+def test_batch_classes_share_a_subject_under_ci_and_a_failure_stays_its_classs() -> None:
+    """amps.import_batch_middle_item under ci: the seven classes in turn to one subject holding the earlier
+    atom; the planted store empties the subject for the fifth (an unlisted sensitivity), which is named, and
+    the two after it, on a subject of their own again, are not: the same failures as a subject a class."""
+    check, target = "amps.import_batch_middle_item", f"python:{__name__}:WrongOnSixClasses"
+    ci, ci_calls = sweep(check, "ci", target)
+    alone, alone_calls = sweep(check, "default", target)
+    titles = sorted(f.title for r in ci.results for f in r.failures)
+    assert titles and titles == sorted(f.title for r in alone.results for f in r.failures)
+    assert all("export.atoms[].sensitivity:unknown" in t for t in titles), titles
+    assert ci_calls < alone_calls
