@@ -76,3 +76,37 @@ def test_a_record_bundle_answered_wrongly_is_split_until_each_failure_names_its_
     assert open_answers(ci) == open_answers(alone)  # the refused frequency -1 recorded as alone
     assert "entity.frequency:beyond_minimum refused" in open_answers(ci)["E61"]
     assert judged(ci) == judged(alone)
+
+
+class WrongOnChunkClasses(ReferenceBrain):
+    """Right on every envelope and chunk class but three, each in the middle of a ci bundle: refuses a BMP
+    generator (allowed; its bundle merged with other envelope values), stores a chunk of an unlisted tier
+    (forbidden) as it came, and refuses a bundle with a chunk of memory_type 'whim' (open: a reading)."""
+
+    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if isinstance(body, dict) and body.get("generator") == BMP:
+            raise self._rejection(body, ["a generator outside ASCII refused"])
+        if any(c.get("memory_type") == "whim" for c in records(body, "chunks")):
+            raise self._rejection(body, ["memory_type whim refused"])
+        return super().import_bundle(body, **params)
+
+    def _validate_chunk(self, chunk: Any, dim: Any) -> str | None:
+        if isinstance(chunk, dict) and chunk.get("tier") == "not-a-listed-value":
+            return None
+        return super()._validate_chunk(chunk, dim)  # type: ignore[no-any-return]
+
+
+def test_a_chunk_or_envelope_bundle_answered_wrongly_is_split_until_each_failure_names_its_class() -> None:
+    check, target = "memoryai.domain_import_every_class", f"python:{__name__}:WrongOnChunkClasses"
+    ci, _ = sweep(check, "ci", target)
+    alone, _ = sweep(check, "default", target)
+    [packed], [single] = ci.results, alone.results
+    assert packed.outcome.value == single.outcome.value == "failed"
+    titles = sorted(f.title for f in packed.failures)
+    assert titles == sorted(f.title for f in single.failures)  # as a bundle of that class alone makes it
+    assert [t for t in titles if t.startswith("a bundle with bundle.generator:bmp ") and t.endswith(" was refused")], titles
+    assert [t for t in titles if t.startswith("chunk.tier:unknown ") and "stored and exported as such" in t], titles
+    assert len(titles) == 2, titles
+    assert open_answers(ci) == open_answers(alone)  # the refused memory_type recorded as alone
+    assert "chunk.memory_type:unknown refused" in open_answers(ci)["E42"]
+    assert judged(ci) == judged(alone)
