@@ -110,3 +110,34 @@ def test_a_chunk_or_envelope_bundle_answered_wrongly_is_split_until_each_failure
     assert open_answers(ci) == open_answers(alone)  # the refused memory_type recorded as alone
     assert "chunk.memory_type:unknown refused" in open_answers(ci)["E42"]
     assert judged(ci) == judged(alone)
+
+
+class CountsDeletions(ReferenceBrain):
+    """The reference, counting the deletion calls the harness makes (class-wide: the harness makes the
+    instance; the reference's delete_chunks deletes through its own delete_chunk, not counted)."""
+
+    ops: list[str] = []
+    inside = False
+
+    def delete_chunk(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if not self.inside:
+            CountsDeletions.ops.append("delete_chunk")
+        return super().delete_chunk(body, **params)  # type: ignore[no-any-return]
+
+    def delete_chunks(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        CountsDeletions.ops.append("delete_chunks")
+        self.inside = True
+        try:
+            return super().delete_chunks(body, **params)  # type: ignore[no-any-return]
+        finally:
+            self.inside = False
+
+
+def test_the_large_round_trip_removes_its_chunks_many_a_call() -> None:
+    """memoryai.own_export_imported_back_large removes the chunks it seeded as the run's cleanup does: one
+    delete_chunks call for hundreds of chunks where the target offers it, not one call a chunk."""
+    CountsDeletions.ops.clear()
+    outcome, calls = sweep("memoryai.own_export_imported_back_large", "ci", f"python:{__name__}:CountsDeletions")
+    assert [r.outcome.value for r in outcome.results] == ["passed"]
+    assert "delete_chunk" not in CountsDeletions.ops and 1 <= CountsDeletions.ops.count("delete_chunks") <= 3
+    assert calls < 20
