@@ -141,3 +141,27 @@ def test_the_large_round_trip_removes_its_chunks_many_a_call() -> None:
     assert [r.outcome.value for r in outcome.results] == ["passed"]
     assert "delete_chunk" not in CountsDeletions.ops and 1 <= CountsDeletions.ops.count("delete_chunks") <= 3
     assert calls < 20
+
+
+class LosesEdgeFloats(ReferenceBrain):
+    """Answers a bundle holding a chunk 'edge floats' (the fixture embedding_float_edges, in the middle of the
+    fixtures) as ingested but stores none of its chunks; right on every other fixture."""
+
+    def import_bundle(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        if any(str(c.get("content", "")).endswith(" edge floats") for c in records(body, "chunks")):
+            return self._report(body, success=True)  # type: ignore[no-any-return]
+        return super().import_bundle(body, **params)
+
+
+def test_conformant_fixtures_share_one_read_and_a_lost_one_is_named_alone() -> None:
+    """memoryai.ingests_conformant_bundles under ci: the fixtures imported in turn, the full export read once;
+    a store losing one fixture's chunks is named by that fixture, as a read after each import names it."""
+    check, target = "memoryai.ingests_conformant_bundles", f"python:{__name__}:LosesEdgeFloats"
+    ci, ci_calls = sweep(check, "ci", target)
+    alone, alone_calls = sweep(check, "default", target)
+    titles = sorted(f.title for r in ci.results for f in r.failures)
+    assert titles == ["chunks of a conformant bundle were not stored (embedding_float_edges)"]
+    assert titles == sorted(f.title for r in alone.results for f in r.failures)
+    reference, reference_calls = sweep(check, "ci")
+    assert [r.outcome.value for r in reference.results] == ["passed"]
+    assert reference_calls < alone_calls < ci_calls  # one read, not one a fixture; a failing row costs more: split
