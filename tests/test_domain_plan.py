@@ -54,6 +54,29 @@ def test_a_failure_only_the_items_together_cause_is_the_rows() -> None:
     assert [f.title for f in domain_plan.judge_rows([[1, 2, 3, 4]], attempt)] == ["4 together"]
 
 
+def test_a_row_whose_answer_names_no_item_is_split_and_reports_only_its_items() -> None:
+    """None: the row's answer does not say which item it is about (one refusal among values the spec is
+    silent on); the row is judged in halves, nothing of its own is reported, and each item is judged alone
+    at the latest."""
+    sent: list[list[int]] = []
+
+    def attempt(row: list[int]) -> list[Failure] | None:
+        sent.append(row)
+        if 5 in row and len(row) > 1:
+            return None
+        return [Failure(f"item {row[0]}")] if row == [5] else []
+
+    found = list(domain_plan.judge_rows([list(range(8))], attempt))
+    assert [f.title for f in found] == ["item 5"]
+    assert sent == [list(range(8)), [0, 1, 2, 3], [4, 5, 6, 7], [4, 5], [4], [5], [6, 7]]
+    assert list(domain_plan.judge_rows([[1, 2]], lambda row: None if len(row) > 1 else [])) == []  # nothing of the row's
+
+
+def test_a_row_of_one_is_always_judged() -> None:
+    with pytest.raises(ValueError):
+        list(domain_plan.judge_rows([[1]], lambda row: None))
+
+
 def test_a_packed_sweep_judges_every_class_in_fewer_calls_than_one_a_value() -> None:
     """AMPS's schema sweep on its reference: the same outcome and the same classes judged under ci (packed)
     and default (one value a request), ci with fewer calls."""

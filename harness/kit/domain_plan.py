@@ -6,8 +6,12 @@ when no two items need the same field. The rest (a forbidden value, a value the 
 still goes alone, since one refusal cannot say which of several such values it refused. A packed
 request whose answer is not right is sent again in halves until every failure names the items that
 cause it, so a failure reads as a request of that item alone would have made it (and a failure only
-the items together cause is still reported, as the whole row's). Other profiles send every item
-alone, one request each.
+the items together cause is still reported, as the whole row's). Values that must be refused, or
+that the spec is silent on, can share requests too where the answer of a row can only say "each as
+expected" or "look closer": several refused imports into one subject read back once, or open values
+accepted together; a row whose answer is anything else is sent in halves, down to each item alone, so
+every failure and every reading recorded is the item's own. Other profiles send every item alone, one
+request each.
 """
 
 from __future__ import annotations
@@ -65,18 +69,22 @@ def rows_for(items: Sequence[T], profile_name: str, group: Callable[[T], Hashabl
     return packed + [[item] for item in items if group(item) is None]
 
 
-def judge_rows(rows: Iterable[list[T]], attempt: Callable[[list[T]], list[Failure]]) -> Iterator[Failure]:
+def judge_rows(rows: Iterable[list[T]], attempt: Callable[[list[T]], list[Failure] | None]) -> Iterator[Failure]:
     """Each row sent and judged by `attempt` (one request, or the few one judgement needs; the failures
     found, each naming its item). A row of several items that fails is judged again in halves: the
     halves' failures are reported, or the row's own where no half fails (what only the items together
-    cause)."""
+    cause). `attempt` answers None for a row of several whose answer does not say which item it is about
+    (one refusal among open values): that row is judged in halves and nothing of its own is reported; a
+    row of one is always judged."""
     for row in rows:
         yield from _judged(row, attempt)
 
 
-def _judged(row: list[T], attempt: Callable[[list[T]], list[Failure]]) -> list[Failure]:
+def _judged(row: list[T], attempt: Callable[[list[T]], list[Failure] | None]) -> list[Failure]:
     found = attempt(row)
-    if not found or len(row) == 1:
+    if found is None and len(row) == 1:
+        raise ValueError("a row of one item is judged, never left to its halves")
+    if found is not None and (not found or len(row) == 1):
         return found
     half = len(row) // 2
-    return _judged(row[:half], attempt) + _judged(row[half:], attempt) or found
+    return _judged(row[:half], attempt) + _judged(row[half:], attempt) or (found or [])

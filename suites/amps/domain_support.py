@@ -3,8 +3,10 @@ and read back, and when two values are the same. Not a check module: the checks 
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure
@@ -97,3 +99,55 @@ def judge_class(ctx: CheckContext, vc: domain.ValueClass, doc: dict[str, Any], l
     if judged.failure is None and open_point:
         observe_open(ctx, vc, judged.accepted)
     return judged
+
+
+# ---- rows of classes sent in turn into one subject (harness/kit/domain_plan.py, under ci) ----------
+
+class ClassItem(Protocol):
+    """A class's value in an export of its own, as a domain check draws it."""
+
+    @property
+    def vc(self) -> domain.ValueClass: ...
+    @property
+    def doc(self) -> dict[str, Any]: ...
+    @property
+    def label(self) -> str: ...
+
+
+def in_subject(doc: dict[str, Any], subject: str) -> dict[str, Any]:
+    """The export naming another subject (the doc has a subject object: classes of the subject's own are
+    never sent in turn)."""
+    out = copy.deepcopy(doc)
+    out["subject"]["subject_id"] = subject
+    return out
+
+
+def refused_in_turn(ctx: CheckContext, row: Sequence[ClassItem]) -> list[Failure] | None:
+    """A row of forbidden values, each in its own export naming one subject that first holds a control
+    export: every import refused and the subject read back once, unchanged ([]); anything else (one
+    imported, the subject changed) None, so the row is judged again in halves down to each value alone,
+    whose failure is the one a request of that value alone makes."""
+    subject = ctx.unique("subject-domain-refused")
+    held = held_before(ctx, make_export(subject, [], []))
+    for d in row:
+        doc = in_subject(d.doc, subject)
+        answers = model.import_answers(held, doc, readings(ctx))
+        if import_export(ctx, doc).ok or not model.fitting(answers, False):
+            return None
+    if model.export_differs(export(ctx, subject), subject, held[subject], readings(ctx)):
+        return None
+    ctx.state(domain.DomainLedger).judge(d.vc.key for d in row)
+    return []
+
+
+def open_in_turn(ctx: CheckContext, row: Sequence[ClassItem]) -> list[Failure]:
+    """A row of values the spec is silent on, each in its own export as alone but naming one subject (one
+    to remove at the end, not one a value): each answer judged and recorded (A57) as that value's alone.
+    One refusal of several such values together would not say which it was for, so they are not packed."""
+    subject, found = ctx.unique("subject-domain-open"), []
+    for d in row:
+        judged = judge_class(ctx, d.vc, in_subject(d.doc, subject), d.label)
+        ctx.state(domain.DomainLedger).judge([d.vc.key])
+        if judged.failure is not None:
+            found.append(judged.failure)
+    return found

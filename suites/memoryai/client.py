@@ -123,6 +123,12 @@ def _delete_written(ctx: CheckContext, written: list[str]) -> bool:
     return True
 
 
+def delete_now(ctx: CheckContext, hashes: list[str]) -> bool:
+    """Chunks a check wrote removed before it ends (as the run's cleanup does it: many a call where the
+    target offers delete_chunks); False where they could not be (they stay until the run's cleanup)."""
+    return _delete_written(ctx, hashes)
+
+
 def _deleted_in_batches(ctx: CheckContext, hashes: list[str]) -> int:
     """How many of `hashes`, from the first, the delete_chunks hook removed (0 where it is not offered)."""
     done = 0

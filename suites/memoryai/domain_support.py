@@ -159,19 +159,37 @@ class ChunkCase:
     chunk: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ChunkClass:
+    """A class's value of a chunk field, the n-th the sweep draws: made into a chunk of its own (chunk_case)
+    each time it is sent, so a bundle sent again carries fresh chunks (never duplicates of stored ones)."""
+
+    n: int
+    cls: domain.ValueClass
+    value: Any
+
+
+def chunk_classes() -> list[ChunkClass]:
+    every = [(k, v) for f in CHUNK_FIELDS for k in table().field(f).classes for v in k.values()]
+    return [ChunkClass(n, vc, value) for n, (vc, value) in enumerate(every)]
+
+
+def chunk_case(ctx: CheckContext, drawn: ChunkClass, dim: int) -> ChunkCase:
+    marker, chunk = marked(ctx, "dom")
+    chunk["id"] = 1000 + drawn.n  # distinct from every id class, so no two chunks of a bundle share one
+    if drawn.cls.field == "chunk.content_hash":  # content not in NFC, so the hash of its NFC form differs (E2)
+        chunk["content"] = f"{chunk['content']} cafe\u0301"
+    sent = chunk_value(ctx, drawn.cls, drawn.value, marker, dim, chunk)
+    case = ChunkCase(drawn.cls, sent, marker, chunk)
+    reapply(case)
+    if drawn.cls.field == "chunk.content" and isinstance(sent, str):
+        chunk["content_hash"] = memoryai.content_hash(sent)
+    return case
+
+
 def chunk_cases(ctx: CheckContext, dim: int) -> Iterator[ChunkCase]:
-    every = [(f, k, v) for f in CHUNK_FIELDS for k in table().field(f).classes for v in k.values()]
-    for n, (field_id, vc, value) in enumerate(every):
-        marker, chunk = marked(ctx, "dom")
-        chunk["id"] = 1000 + n  # distinct from every id class, so no two chunks of a bundle share one
-        if field_id == "chunk.content_hash":  # content not in NFC, so the hash of its NFC form differs (E2)
-            chunk["content"] = f"{chunk['content']} cafe\u0301"
-        sent = chunk_value(ctx, vc, value, marker, dim, chunk)
-        case = ChunkCase(vc, sent, marker, chunk)
-        reapply(case)
-        if field_id == "chunk.content" and isinstance(sent, str):
-            chunk["content_hash"] = memoryai.content_hash(sent)
-        yield case
+    for drawn in chunk_classes():
+        yield chunk_case(ctx, drawn, dim)
 
 
 def reapply(case: ChunkCase) -> None:

@@ -13,7 +13,15 @@ from memconform.core.results import ControlRefused, Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.amps.client import atoms_by_id, export, import_export, make_export, sourced
 from memconform.suites.amps.domain_fields import drawn_fields, table, with_value
-from memconform.suites.amps.domain_support import DERIVATION, judge, judge_class, same, subject_id_of
+from memconform.suites.amps.domain_support import (
+    DERIVATION,
+    judge,
+    judge_class,
+    open_in_turn,
+    refused_in_turn,
+    same,
+    subject_id_of,
+)
 from memconform.suites.amps.suite import SUITE
 
 __all__ = ["drawn_fields", "table", "with_value"]  # the table's fields, kept importable from here
@@ -105,17 +113,28 @@ def import_row(ctx: CheckContext, row: list[Drawn]) -> list[Failure]:
     return found
 
 
+def judged_row(ctx: CheckContext, row: list[Drawn]) -> list[Failure] | None:
+    if len(row) > 1 and row[0].vc.expect == "invalid":
+        return refused_in_turn(ctx, row)
+    if len(row) > 1 and row[0].vc.expect == "open":
+        return open_in_turn(ctx, row)
+    return import_row(ctx, row)
+
+
 @SUITE.check(sweep=True, level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
 def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each value of each class in an export of a subject of its own (an observed atom citing one
     artifact), judged by the model (suites/amps/model.py): `valid` imported, the subject's export as the
     model's state says and the value read back as written (numbers as doubles), `invalid` refused, `open`
     either way (the answer seen recorded under A57). Under ci the allowed values go together, each in
-    its own atom and artifact of one export (harness/kit/domain_plan.py; a failing export is split)."""
+    its own atom and artifact of one export; the forbidden ones go in turn into one subject read back
+    once, the open ones in turn into one subject (harness/kit/domain_plan.py; a row not answered as
+    expected is split)."""
     subject = ctx.unique("subject-domain")
     atom, art = sourced(ctx, "domain-control", DERIVATION)
     if not import_export(ctx, make_export(subject, [atom], [art])).ok:
         raise ControlRefused("an export of the same shape with every field as usual was refused")
-    rows = domain_plan.rows_for(drawn_values(ctx), ctx.profile.name, group=lambda d: "allowed" if d.vc.expect == "valid" else None,
-                                slot=lambda d: d.name if d.place == "subject" else None)
-    yield from domain_plan.judge_rows(rows, lambda row: import_row(ctx, row))
+    # one export holds one value of a subject field; forbidden and open values each go in an export of their own
+    rows = domain_plan.rows_for(drawn_values(ctx), ctx.profile.name, group=lambda d: d.vc.expect,
+                                slot=lambda d: d.name if d.place == "subject" and d.vc.expect == "valid" else None)
+    yield from domain_plan.judge_rows(rows, lambda row: judged_row(ctx, row))

@@ -13,7 +13,7 @@ from typing import Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.results import ControlRefused, Failure, HarnessError, Inconclusive
-from memconform.kit import domain
+from memconform.kit import domain, domain_plan
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.suites.amps import format as amps
 from memconform.suites.amps import model
@@ -62,12 +62,75 @@ MALFORMED: tuple[tuple[str, Any], ...] = (
 )
 
 
+def malformed_doc(ctx: CheckContext, subject_id: str, source: Any) -> tuple[dict[str, Any], str, str | None]:
+    """One malformed export for the subject: (the export, its atom's id as made, the domain class's key)."""
+    key, breaker = malformed_breaker(source)
+    atom, art = sourced(ctx, "malformed")
+    atom_id = atom["atom_id"]  # the breaker may remove it from the atom
+    doc = make_export(subject_id, [atom], [art])
+    breaker(doc)
+    return doc, atom_id, key
+
+
+def malformed_alone(ctx: CheckContext, subject_id: str, state: model.State, anchor_id: str,
+                    what: str, source: Any) -> list[Failure]:
+    """One malformed export to the subject holding the anchor: the reply and the subject's atoms against the
+    model's answers."""
+    readings = model.Readings.from_options(ctx.option)
+    doc, atom_id, key = malformed_doc(ctx, subject_id, source)
+    label = f"{what} ({key})" if key else what
+    answers = model.import_answers(state, doc, readings)
+    reply = import_export(ctx, doc)
+    stored = _stored_atoms(ctx, subject_id)
+    fits = model.fitting(answers, reply.ok)
+    found = []
+    if not fits:
+        allowed = " or ".join(sorted({"imported" if a.accepted else f"rejected ({a.why[:80]})" for a in answers}))
+        verb = "accepted" if reply.ok else "rejected"
+        found.append(Failure(f"an export with {label} was {verb}", f"{reply.status} {reply.raw[:200]!r}", allowed))
+    elif not reply.ok and atom_id in stored and model.held_by_none(fits, subject_id, atom_id):
+        found.append(Failure(f"an export with {label} was refused, but its atom was stored", atom_id, "absent", "$.atoms"))
+    if anchor_id not in stored and model.held_by_every(fits or answers, subject_id, anchor_id):
+        found.append(Failure(f"importing an export with {label} lost the subject's earlier atom", "absent",
+                             anchor_id, "$.atoms"))
+    if key:
+        domain.ledger(ctx).judge([key])
+    return found
+
+
+def malformed_in_turn(ctx: CheckContext, row: list[tuple[str, Any]]) -> list[Failure] | None:
+    """Under ci (harness/kit/domain_plan.py): the row's malformed exports in turn to a subject of the row's
+    own holding a control atom, read back once: each refused, none of their atoms stored, the control atom
+    kept ([]); anything else None, and the row is sent again in halves down to each export alone (to the
+    check's own subject, as every other profile sends them)."""
+    readings = model.Readings.from_options(ctx.option)
+    subject_id = ctx.unique("subject-malformed-row")
+    anchor, anchor_art = sourced(ctx, "malformed-control")
+    control = make_export(subject_id, [anchor], [anchor_art])
+    state = next((o.state for o in model.import_answers(model.EMPTY, control, readings) if o.accepted), None)
+    if state is None or not import_export(ctx, control).ok:
+        return None
+    sent, keys = [], []
+    for _, source in row:
+        doc, atom_id, key = malformed_doc(ctx, subject_id, source)
+        if import_export(ctx, doc).ok or not model.fitting(model.import_answers(state, doc, readings), False):
+            return None
+        sent.append(atom_id)
+        keys += [key] if key else []
+    stored = _stored_atoms(ctx, subject_id)
+    if anchor["atom_id"] not in stored or any(atom_id in stored for atom_id in sent):
+        return None
+    domain.ledger(ctx).judge(keys)
+    return []
+
+
 @SUITE.check(level="consumer", section="Reference implementation", keyword="MUST",
                 sentence="Enough to reject malformed exports and hand you a typed payload.")
 def rejects_malformed_export(ctx: CheckContext) -> Iterator[Failure]:
     """Control first (the export, unbroken, must import), then each malformed export (the domain table's
     invalid classes, and literals it lacks) to the same subject: the reply and the subject's atoms are
-    compared with the model's answers (every one of these must be refused, and change nothing)."""
+    compared with the model's answers (every one of these must be refused, and change nothing). Under ci
+    they go in turn to a subject read back once (malformed_in_turn), alone where that does not hold."""
     readings = model.Readings.from_options(ctx.option)
     subject_id = ctx.unique("subject")
     anchor, anchor_art = sourced(ctx, "malformed-control")
@@ -80,28 +143,14 @@ def rejects_malformed_export(ctx: CheckContext) -> Iterator[Failure]:
         raise ControlRefused(f"a conformant export of the same shape was refused: {reply.raw[:200]!r}")
     if anchor["atom_id"] not in _stored_atoms(ctx, subject_id):
         raise Inconclusive("the accepted control export is not in the subject's export: absence shows nothing")
-    for what, source in MALFORMED:
-        key, breaker = malformed_breaker(source)
-        atom, art = sourced(ctx, "malformed")
-        atom_id = atom["atom_id"]  # the breaker may remove it from the atom
-        doc = make_export(subject_id, [atom], [art])
-        breaker(doc)
-        label = f"{what} ({key})" if key else what
-        answers = model.import_answers(state, doc, readings)
-        reply = import_export(ctx, doc)
-        stored = _stored_atoms(ctx, subject_id)
-        fits = model.fitting(answers, reply.ok)
-        if not fits:
-            allowed = " or ".join(sorted({"imported" if a.accepted else f"rejected ({a.why[:80]})" for a in answers}))
-            verb = "accepted" if reply.ok else "rejected"
-            yield Failure(f"an export with {label} was {verb}", f"{reply.status} {reply.raw[:200]!r}", allowed)
-        elif not reply.ok and atom_id in stored and model.held_by_none(fits, subject_id, atom_id):
-            yield Failure(f"an export with {label} was refused, but its atom was stored", atom_id, "absent", "$.atoms")
-        if anchor["atom_id"] not in stored and model.held_by_every(fits or answers, subject_id, anchor["atom_id"]):
-            yield Failure(f"importing an export with {label} lost the subject's earlier atom", "absent",
-                          anchor["atom_id"], "$.atoms")
-        if key:
-            domain.ledger(ctx).judge([key])
+
+    def attempt(row: list[tuple[str, Any]]) -> list[Failure] | None:
+        if len(row) > 1:
+            return malformed_in_turn(ctx, row)
+        return malformed_alone(ctx, subject_id, state, anchor["atom_id"], *row[0])
+
+    rows = domain_plan.rows_for(list(MALFORMED), ctx.profile.name, group=lambda _: "malformed")
+    yield from domain_plan.judge_rows(rows, attempt)
 
 
 @SUITE.check(level="consumer", section="Provenance rules", keyword="SHOULD",

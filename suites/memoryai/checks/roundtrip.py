@@ -17,7 +17,7 @@ from typing import Any
 
 from memconform.core import history_counts
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, Inconclusive, SkipCheck, TargetError
+from memconform.core.results import Failure, Inconclusive
 from memconform.kit import large_export
 from memconform.suites.memoryai import client
 from memconform.suites.memoryai.suite import SUITE
@@ -61,10 +61,7 @@ def own_export_imported_back_large(ctx: CheckContext) -> Iterator[Failure]:
             client.seed(ctx, client.bundle(ctx, chunks[start:start + BATCH]), "the large round trip")
         yield from _round_trip(ctx, prefix, chunks)
     finally:
-        try:
-            for ch in chunks:
-                ctx.target.call("delete_chunk", {"content_hash": ch["content_hash"]})
-        except (SkipCheck, TargetError):
+        if not client.delete_now(ctx, [ch["content_hash"] for ch in chunks]):
             ctx.note("no delete_chunk hook: the seeded chunks stay until the run's cleanup")
 
 
