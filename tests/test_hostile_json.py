@@ -99,7 +99,7 @@ def test_one_of_each_sends_every_kind_once_in_order():
     assert [i for i in inputs if i in picked] == picked and len(picked) < 48
 
 
-EACH_KIND_ONCE = {"emp", "memorizz"}  # their ci sends one input of every kind (hostile.one_of_each)
+EACH_KIND_ONCE = {"amps", "emp", "memorizz", "memoryai"}  # their ci sends one input of every kind (hostile.one_of_each)
 BATTERY_CHECKS = {
     "amps": ["amps.hostile_json_refused"],
     "memoryai": ["memoryai.hostile_json_refused", "memoryai.hostile_json_file_refused"],

@@ -33,4 +33,4 @@ def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
         return bytes(reply.raw)
 
     yield from run_battery(ctx, Surface("import_export", make, lambda item: send_bytes(ctx, "import_export", item),
-                                        stored, http=speaks_http(ctx)))
+                                        stored, http=speaks_http(ctx)), each_kind_once=True)

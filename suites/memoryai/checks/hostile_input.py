@@ -38,7 +38,7 @@ def _stored(ctx: CheckContext) -> bytes:
        sentence="A Bundle is a single JSON document with this top-level shape:")
 def hostile_json_refused(ctx: CheckContext) -> Iterator[Failure]:
     yield from run_battery(ctx, Surface("import_bundle", _maker(ctx), lambda item: send_bytes(ctx, "import_bundle", item),
-                                        lambda: _stored(ctx), http=speaks_http(ctx)))
+                                        lambda: _stored(ctx), http=speaks_http(ctx)), each_kind_once=True)
 
 
 @SUITE.check(section="§3", keyword="SHOULD", level="http",
@@ -49,4 +49,5 @@ def hostile_json_file_refused(ctx: CheckContext) -> Iterator[Failure]:
         field = "file" if field == "either" else field
         return send_bytes(ctx, "import_file", item, filename="bundle.json", params={"_field": field})
 
-    yield from run_battery(ctx, Surface("import_file", _maker(ctx), send, lambda: _stored(ctx), bytes_native=True))
+    yield from run_battery(ctx, Surface("import_file", _maker(ctx), send, lambda: _stored(ctx), bytes_native=True),
+                           each_kind_once=True)
