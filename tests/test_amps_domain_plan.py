@@ -6,11 +6,14 @@ target answers wrongly is split until each failure names its class, as the class
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
+import domain_plan_kit
 import pytest
+from domain_plan_kit import judged
 from memconform.core.profile import Profile
-from memconform.run.session import RunOutcome, execute_run
+from memconform.run.session import execute_run
 from memconform.suites.amps.reference import ReferenceAmpsStore
 
 SWEEPS = ["amps.imports_every_schema_class", "amps.imports_every_envelope_and_id_class"]
@@ -49,29 +52,12 @@ class WrongOnSixClasses(ReferenceAmpsStore):
         return super().import_export(doc, **params)
 
 
-def sweep(check: str, profile: str, target: str | None = None) -> tuple[RunOutcome, int]:
-    outcome = execute_run(["amps"], target, Profile.named(profile), None, check_ids=[check])
-    return outcome, outcome.calls["amps"]["calls"]
-
-
-def judged(outcome: RunOutcome) -> int:
-    [note] = [n for n in outcome.notes if "domain" in n]
-    return int(note["domain"]["classes_judged"])
-
-
-def open_answers(outcome: RunOutcome) -> dict[str, list[str]]:
-    """Each open point's answers seen (in the order the classes were sent, which the plan changes)."""
-    return {r["point"]: sorted(r["seen"]) for r in outcome.readings}
+sweep = functools.partial(domain_plan_kit.sweep, "amps")  # (check, profile, target=None)
 
 
 @pytest.mark.parametrize("check", SWEEPS)
 def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
-    ci, ci_calls = sweep(check, "ci")
-    default, default_calls = sweep(check, "default")
-    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
-    assert judged(ci) == judged(default) > 0
-    assert open_answers(ci) == open_answers(default)  # every open class's answer recorded as alone
-    assert ci_calls < default_calls / 2
+    domain_plan_kit.ci_judges_as_default("amps", check, fewer_than=0.5, answers=True)
 
 
 @pytest.mark.parametrize("check, classes", [

@@ -5,12 +5,13 @@ request is split out until it names that class, as the class alone would have.""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
+import domain_plan_kit
 import pytest
-from memconform.core.profile import Profile
-from memconform.run.session import RunOutcome, execute_run
+from domain_plan_kit import judged
 from memconform.suites.emp.reference import ReferenceEmpApp
 from memconform.targets.base import Rejected
 
@@ -50,23 +51,12 @@ class LosesTheLineAfterSpaces(ReferenceEmpApp):
         return [e for e in super().resolve(body) if e.get("id") not in lost]
 
 
-def sweep(check: str, profile: str, target: str | None = None) -> tuple[RunOutcome, int]:
-    outcome = execute_run(["emp"], target, Profile.named(profile), None, check_ids=[check])
-    return outcome, outcome.calls["emp"]["calls"]
-
-
-def judged(outcome: RunOutcome) -> int:
-    [note] = [n for n in outcome.notes if "domain" in n]
-    return int(note["domain"]["classes_judged"])
+sweep = functools.partial(domain_plan_kit.sweep, "emp")  # (check, profile, target=None)
 
 
 @pytest.mark.parametrize("check", SWEEPS)
 def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
-    ci, ci_calls = sweep(check, "ci")
-    default, default_calls = sweep(check, "default")
-    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
-    assert judged(ci) == judged(default) > 0
-    assert ci_calls < default_calls
+    domain_plan_kit.ci_judges_as_default("emp", check)
 
 
 @pytest.mark.parametrize("mutant, title", [

@@ -4,11 +4,12 @@ archive a target refuses is split until each failure names its class, as the cla
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+import domain_plan_kit
 import pytest
-from memconform.core.profile import Profile
-from memconform.run.session import RunOutcome, execute_run
+from domain_plan_kit import judged
 from memconform.suites.memorizz.reference import ReferenceArchiveStore
 
 SWEEPS = ["memorizz.domain_envelope_every_class", "memorizz.domain_archive_every_class",
@@ -38,23 +39,12 @@ class RefusesSomeAllowedClasses(ReferenceArchiveStore):
         super().write(store, rid, data)
 
 
-def sweep(check: str, profile: str, target: str | None = None) -> tuple[RunOutcome, int]:
-    outcome = execute_run(["memorizz"], target, Profile.named(profile), None, check_ids=[check])
-    return outcome, outcome.calls["memorizz"]["calls"]
-
-
-def judged(outcome: RunOutcome) -> int:
-    [note] = [n for n in outcome.notes if "domain" in n]
-    return int(note["domain"]["classes_judged"])
+sweep = functools.partial(domain_plan_kit.sweep, "memorizz")  # (check, profile, target=None)
 
 
 @pytest.mark.parametrize("check", SWEEPS)
 def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
-    ci, ci_calls = sweep(check, "ci")
-    default, default_calls = sweep(check, "default")
-    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
-    assert judged(ci) == judged(default) > 0
-    assert ci_calls < default_calls
+    domain_plan_kit.ci_judges_as_default("memorizz", check)
 
 
 @pytest.mark.parametrize("check, classes", [

@@ -5,11 +5,12 @@ again in halves until each failure names its class, as the class alone would hav
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+import domain_plan_kit
 import pytest
-from memconform.core.profile import Profile
-from memconform.run.session import RunOutcome, execute_run
+from domain_plan_kit import judged, open_answers
 from memconform.suites.memoryai.reference.brain import ReferenceBrain
 
 SWEEPS = ["memoryai.domain_import_every_record_class", "memoryai.domain_import_every_class"]
@@ -37,29 +38,12 @@ class WrongOnRecordClasses(ReferenceBrain):
         return answer
 
 
-def sweep(check: str, profile: str, target: str | None = None) -> tuple[RunOutcome, int]:
-    outcome = execute_run(["memoryai"], target, Profile.named(profile), None, check_ids=[check])
-    return outcome, outcome.calls["memoryai"]["calls"]
-
-
-def judged(outcome: RunOutcome) -> int:
-    [note] = [n for n in outcome.notes if "domain" in n]
-    return int(note["domain"]["classes_judged"])
-
-
-def open_answers(outcome: RunOutcome) -> dict[str, list[str]]:
-    """Each open point's answers seen (in the order the classes were sent, which the plan changes)."""
-    return {r["point"]: sorted(r["seen"]) for r in outcome.readings}
+sweep = functools.partial(domain_plan_kit.sweep, "memoryai")  # (check, profile, target=None)
 
 
 @pytest.mark.parametrize("check", SWEEPS)
 def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
-    ci, ci_calls = sweep(check, "ci")
-    default, default_calls = sweep(check, "default")
-    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
-    assert judged(ci) == judged(default) > 0
-    assert open_answers(ci) == open_answers(default) and open_answers(ci)  # every open answer as alone
-    assert ci_calls < default_calls / 2
+    domain_plan_kit.ci_judges_as_default("memoryai", check, fewer_than=0.5, answers=True, some_answers=True)
 
 
 def test_a_record_bundle_answered_wrongly_is_split_until_each_failure_names_its_class() -> None:
