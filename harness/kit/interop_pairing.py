@@ -36,6 +36,19 @@ class Pairing:
                 and (self.fields is None or field.id in self.fields))
 
 
+class UniqueNames:
+    """What a check's document builders ask of its context when a pairing calls them: names unique within one
+    document (`ctx.unique`), and nothing else."""
+
+    def __init__(self, prefix: str = "interop") -> None:
+        self.prefix = prefix
+        self.made = 0
+
+    def unique(self, label: str) -> str:
+        self.made += 1
+        return f"{self.prefix}-{label}-{self.made}"
+
+
 def check_module(suite: str, check_id: str) -> ModuleType:
     """The module of a registered check, reached through its registration: a pairing builds its documents with
     the very builders its consumer check sends, without importing a check module out of its turn (the suite

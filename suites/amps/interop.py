@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.kit import domain
-from memconform.kit.interop_pairing import Pairing, check_module
+from memconform.kit.interop_pairing import Pairing, UniqueNames, check_module
 from memconform.suites.amps.client import make_export, sourced
 from memconform.suites.amps.domain_fields import drawn_fields, with_value
 from memconform.suites.amps.domain_support import DERIVATION
@@ -17,23 +17,13 @@ from memconform.suites.amps.domain_support import DERIVATION
 SCALARS, ENVELOPE = "amps.imports_every_schema_class", "amps.imports_every_envelope_and_id_class"
 
 
-class _Names:
-    """What the builders ask of a check's context: names unique within one export."""
-
-    def __init__(self) -> None:
-        self.made = 0
-
-    def unique(self, label: str) -> str:
-        self.made += 1
-        return f"interop-{label}-{self.made}"
-
 
 def _scalars() -> dict[str, tuple[str, str]]:
     return {field.id: (place, name) for field, place, name in drawn_fields()}
 
 
 def documents(field: domain.Field, vc: domain.ValueClass) -> list[dict[str, Any]]:
-    names = _Names()
+    names = UniqueNames()
     scalar = _scalars().get(field.id)
     if scalar is None:
         return list(check_module("amps", ENVELOPE).docs_for(names, field.id, vc))  # the builders ask only `unique`

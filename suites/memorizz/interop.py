@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.kit import domain
-from memconform.kit.interop_pairing import Pairing, check_module
+from memconform.kit.interop_pairing import Pairing, UniqueNames, check_module
 from memconform.suites.memorizz import readings
 from memconform.suites.memorizz.client import small_archive
 
@@ -18,23 +18,13 @@ CHECKS = {fields: (point, f"memorizz.{check}") for point, groups in readings.OPE
           for fields, check in groups.items()}
 
 
-class _Names:
-    """What the builders ask of a check's context: names unique within one archive."""
-
-    def __init__(self) -> None:
-        self.made = 0
-
-    def unique(self, label: str) -> str:
-        self.made += 1
-        return f"interop-{label}-{self.made}"
-
 
 def _group(field_id: str) -> tuple[str, str]:
     return next(point_check for fields, point_check in CHECKS.items() if field_id in fields)
 
 
 def document(field: domain.Field, vc: domain.ValueClass, value: Any) -> dict[str, Any]:
-    names = _Names()
+    names = UniqueNames()
     domain_imports = check_module("memorizz", "memorizz.domain_records_every_class")
     domain_archive = check_module("memorizz", "memorizz.domain_archive_every_class")
     if field.id in readings.M35_RECORD_FIELDS:
