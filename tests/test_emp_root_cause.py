@@ -418,3 +418,58 @@ def test_a_line_is_dropped_only_when_no_line_keeps_its_id_or_content() -> None:
     assert not dropped(json.dumps({"id": "a", "content": "b"}).encode(), [])  # nothing unique to trace: never "dropped"
     assert dropped(b"{corrupt but another app's, unique", [other]) and not dropped(b"{corrupt but another app's, unique",
                                                                                   [b"{corrupt but another app's, unique\r"])
+
+
+# ---- writes under another app's lock after removing it (writer_lock_every_content explained) ---------------
+
+CONTENT_CHECKS = ["emp.writer_waits_for_lock", "emp.writer_lock_every_content"]
+WROTE = "the app wrote while another app held memory.jsonl.lock"
+
+
+class AppendsIgnoringLocks(StartUpRemovesLocks):
+    """The control: an append writes without looking at the lock (another app's lock stays as it was), while an
+    update or a delete begins by removing any lock it finds, as StartUpRemovesLocks does: the removal is
+    established, but the appends' writes under a held lock follow no removal."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        entry = dict(body["entry"])
+        entry.setdefault("id", str(uuid.uuid4()))
+        self.write_lines(body["path"], [entry])
+        return {"ok": True, "id": entry["id"]}
+
+    def update(self, body: Any) -> dict[str, Any]:
+        self.start_up(body)
+        return ReferenceEmpApp.update(self, body)
+
+
+@pytest.mark.slow
+def test_writes_under_a_held_lock_after_removing_it_are_explained_by_the_wait_check() -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:StartUpRemovesLocks", Profile.named("ci"), report_dir=None,
+                          check_ids=CONTENT_CHECKS)
+    assert [r.outcome.value for r in outcome.results] == ["failed", "failed"]  # explained, still failed
+    later = failures(outcome, CONTENT_CHECKS[1])
+    wrote = [f for f in later if WROTE in f.title]
+    assert wrote and all(f.explained_by == CONTENT_CHECKS[0] for f in wrote), [(f.title, f.explained_by) for f in later]
+    # every class of fresh lock, in front of a file and of a missing one
+    titles = {f.title for f in wrote}
+    assert all({f"{key}: {WROTE}", f"{key}, no memory.jsonl yet: {WROTE}"} <= titles
+               for key in ("file.lock:fresh_token", "file.lock:fresh_empty", "file.lock:fresh_pid")), titles
+    # so is an append acknowledged while the lock was "held" (when it returned before the hold ended)
+    assert all(f.explained_by == CONTENT_CHECKS[0] for f in later), [(f.title, f.explained_by) for f in later]
+    alone = execute_run(["emp"], f"python:{__name__}:StartUpRemovesLocks", Profile.named("ci"), report_dir=None,
+                        check_ids=CONTENT_CHECKS[1:])  # nothing established: each failure its own
+    assert [r.outcome.value for r in alone.results] == ["failed"]
+    assert not any(f.explained_by for f in failures(alone, CONTENT_CHECKS[1]))
+    reference = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None, check_ids=CONTENT_CHECKS)
+    assert [r.outcome.value for r in reference.results] == ["passed", "passed"]
+
+
+@pytest.mark.slow
+def test_a_write_under_a_held_lock_with_no_removal_before_it_is_the_writers_own_fault() -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:AppendsIgnoringLocks", Profile.named("ci"), report_dir=None,
+                          check_ids=CONTENT_CHECKS)
+    assert any("removed or replaced" in f.title for f in failures(outcome, CONTENT_CHECKS[0]))  # established
+    later = failures(outcome, CONTENT_CHECKS[1])
+    wrote = [f for f in later if WROTE in f.title]
+    assert wrote and not any(f.explained_by for f in wrote), [(f.title, f.explained_by) for f in later]
+    assert not any(f.explained_by for f in later if "acknowledged while another app held" in f.title)
