@@ -5,7 +5,9 @@ say so ("explained by emp.reader_newest_ts_wins"); a query fault of its own is n
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import threading
 import time
 import uuid
 from typing import Any
@@ -18,6 +20,7 @@ from memconform.run.session import execute_run
 from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.lock import TORN
 from memconform.suites.emp.checks.locking import glued_alone, mended
+from memconform.suites.emp.checks.writing import dropped
 from memconform.suites.emp.mutants.writers import GluesToTornLine
 from memconform.suites.emp.reference import ReferenceEmpApp
 
@@ -267,3 +270,206 @@ def test_an_equal_ts_tie_returned_as_both_lines_is_explained_by_the_newest_ts_ch
                        check_ids=checks)  # resolves ids, keeps both lines of a tie only: its own fault
     assert [r.outcome.value for r in both.results] == ["passed", "failed"]
     assert not any(f.explained_by for f in failures(both, "emp.reader_equal_ts_tie"))
+
+
+# ---- a delete rewriting the file without other apps' lines (writer_delete_keeps_foreign explains) ---------
+
+DROP_CHECKS = ["emp.writer_delete_keeps_foreign", "emp.writer_model_sequences", "emp.writer_deletes_every_class"]
+
+
+class DeleteDropsOthersLines(ReferenceEmpApp):
+    """Otherwise correct: a delete rewrites memory.jsonl under its lock keeping, byte for byte and in order, only
+    the lines of entries it wrote itself in this run (its appends and updates), the deleted one left out; every
+    other app's line is gone (the SDK's rewrite keeps only what it accepts)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.own: set[str] = set()
+        self.own_guard = threading.Lock()
+
+    def owns(self, entry_id: Any) -> bool:
+        with self.own_guard:
+            return entry_id in self.own
+
+    def adopt(self, entry_id: str) -> None:
+        with self.own_guard:
+            self.own.add(entry_id)
+
+    def append(self, body: Any) -> dict[str, Any]:
+        reply = super().append(body)
+        self.adopt(reply["id"])
+        return reply
+
+    def update(self, body: Any) -> dict[str, Any]:
+        reply = super().update(body)
+        self.adopt(reply["id"])
+        return reply
+
+    def kept(self, raw: bytes, gone: str) -> bool:
+        parsed = emp.parse_line(emp.decode(raw)) if raw.strip() else None
+        return isinstance(parsed, dict) and self.owns(parsed.get("id")) and parsed.get("id") != gone
+
+    def delete(self, body: Any) -> dict[str, Any]:
+        path = body["path"]
+        self.acquire(path)
+        try:
+            with open(path, "rb") as fh:
+                lines = fh.read().split(b"\n")
+            kept = [raw for raw in lines if self.kept(raw, body["id"])]
+            with open(path, "wb") as fh:
+                fh.write(b"".join(raw + b"\n" for raw in kept))
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+
+class DropsAndKeepsDeleted(DeleteDropsOthersLines):
+    """The control: besides, a delete keeps the deleted entry's lines (and takes them as its own), so the entry stays
+    in every view: a fault of its own, which no dropped line of another app explains."""
+
+    def kept(self, raw: bytes, gone: str) -> bool:
+        parsed = emp.parse_line(emp.decode(raw)) if raw.strip() else None
+        return super().kept(raw, gone) or (isinstance(parsed, dict) and parsed.get("id") == gone)
+
+    def delete(self, body: Any) -> dict[str, Any]:
+        self.adopt(body["id"])
+        return super().delete(body)
+
+
+class DropsUnreadableReserialisesRest(ReferenceEmpApp):
+    """The control as the SDK does it: a delete rewrites the file from the lines it reads (other apps' included),
+    re-serialised compactly, the deleted id left out; a line it cannot read (another major, not JSON) is dropped.
+    The re-serialised lines are changed, not dropped: that is not the drop's doing."""
+
+    def delete(self, body: Any) -> dict[str, Any]:
+        path = body["path"]
+        self.acquire(path)
+        try:
+            read = [e for _, _, e in emp.iter_lines(path)]
+            kept = [e for e in read if emp.readable(e) and e["id"] != body["id"]]
+            with open(path, "wb") as fh:
+                fh.write(b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in kept))
+        finally:
+            self.release(path)
+        return {"ok": True}
+
+
+def run_drop_checks(name: str, checks: list[str] = DROP_CHECKS) -> Any:
+    return execute_run(["emp"], f"python:{__name__}:{name}", Profile.named("ci"), report_dir=None, check_ids=checks)
+
+
+@pytest.mark.slow
+def test_other_apps_lines_a_delete_drops_are_explained_by_the_keeps_foreign_check() -> None:
+    outcome = run_drop_checks("DeleteDropsOthersLines")
+    assert [r.outcome.value for r in outcome.results] == ["failed"] * 3  # explained, still failed
+    assert failures(outcome, DROP_CHECKS[0]) and not any(f.explained_by for f in failures(outcome, DROP_CHECKS[0]))
+    for check in DROP_CHECKS[1:]:
+        found = failures(outcome, check)
+        assert found and all(f.explained_by == DROP_CHECKS[0] for f in found), [(f.title, f.explained_by) for f in found]
+        assert all(f.detail.startswith(f"explained by {DROP_CHECKS[0]}: a delete rewrites memory.jsonl without other apps' "
+                                       "lines") for f in found)
+    every_class = failures(outcome, "emp.writer_deletes_every_class")
+    assert any(f.title.startswith("a line no reader uses") for f in every_class)
+    assert any(f.title == "an entry nobody deleted left the view" for f in every_class)
+    groups = group_problems([r.to_json() for r in outcome.results])
+    assert [g.check_ids for g in groups] == [DROP_CHECKS]
+    alone = run_drop_checks("DeleteDropsOthersLines", DROP_CHECKS[1:])  # nothing established: each failure its own
+    assert [r.outcome.value for r in alone.results] == ["failed", "failed"]
+    assert not any(f.explained_by for r in alone.results for f in r.failures)
+    reference = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None, check_ids=DROP_CHECKS)
+    assert [r.outcome.value for r in reference.results] == ["passed"] * 3
+
+
+@pytest.mark.slow
+def test_a_deleted_entry_left_in_view_beside_the_drop_is_the_writers_own_fault() -> None:
+    outcome = run_drop_checks("DropsAndKeepsDeleted", [DROP_CHECKS[0], DROP_CHECKS[2]])
+    shows = [f for f in failures(outcome, DROP_CHECKS[0]) if "still shows the deleted entry" in f.title]
+    assert shows and not any(f.explained_by for f in shows)
+    every_class = failures(outcome, "emp.writer_deletes_every_class")
+    left = [f for f in every_class if "left the entry in the view" in f.title]
+    assert left and not any(f.explained_by for f in left), [(f.title, f.explained_by) for f in every_class]
+    # the other apps' lines its deletes dropped are still the drop's doing
+    unread = [f for f in every_class if f.title.startswith("a line no reader uses")]
+    assert unread and all(f.explained_by == DROP_CHECKS[0] for f in unread)
+
+
+@pytest.mark.slow
+def test_other_apps_lines_a_delete_changes_are_not_explained_by_the_drop() -> None:
+    outcome = run_drop_checks("DropsUnreadableReserialisesRest")
+    assert [r.outcome.value for r in outcome.results] == ["failed"] * 3
+    # the other major's line dropped: established
+    assert any("a delete rewrites memory.jsonl without other apps' lines (emp.writer_delete_keeps_foreign)" in n["note"]
+               for n in outcome.notes)
+    sequences = failures(outcome, "emp.writer_model_sequences")  # other apps' lines re-serialised: changed
+    assert sequences and not any(f.explained_by for f in sequences), [(f.title, f.explained_by) for f in sequences]
+    unread = [f for f in failures(outcome, "emp.writer_deletes_every_class") if f.title.startswith("a line no reader uses")]
+    assert unread and all(f.explained_by == DROP_CHECKS[0] for f in unread)
+
+
+def test_a_line_is_dropped_only_when_no_line_keeps_its_id_or_content() -> None:
+    line = {"v": "1.0", "id": str(uuid.uuid4()), "ts": 1, "src": "a.b", "content": "memconform-r-caf\u00e9-0123abcd"}
+    raw = json.dumps(line, ensure_ascii=False).encode()
+    other = json.dumps(dict(line, id=str(uuid.uuid4()), content="memconform-r-other-4567cdef")).encode()
+    assert dropped(raw, [other, b""])
+    assert not dropped(raw, [json.dumps(line, separators=(",", ":")).encode()])  # re-serialised (escaped): changed
+    assert not dropped(raw, [json.dumps(dict(line, content="x")).encode()])  # its id kept: changed
+    assert dropped(raw, [json.dumps(dict(line, content="x")).encode()], fields=("content",))  # an update of the id
+    assert not dropped(raw, [raw.replace(b"{", b"{ ", 1)[:-1]])  # torn, not JSON, its id still there
+    assert not dropped(json.dumps({"id": "a", "content": "b"}).encode(), [])  # nothing unique to trace: never "dropped"
+    assert dropped(b"{corrupt but another app's, unique", [other]) and not dropped(b"{corrupt but another app's, unique",
+                                                                                  [b"{corrupt but another app's, unique\r"])
+
+
+# ---- writes under another app's lock after removing it (writer_lock_every_content explained) ---------------
+
+CONTENT_CHECKS = ["emp.writer_waits_for_lock", "emp.writer_lock_every_content"]
+WROTE = "the app wrote while another app held memory.jsonl.lock"
+
+
+class AppendsIgnoringLocks(StartUpRemovesLocks):
+    """The control: an append writes without looking at the lock (another app's lock stays as it was), while an
+    update or a delete begins by removing any lock it finds, as StartUpRemovesLocks does: the removal is
+    established, but the appends' writes under a held lock follow no removal."""
+
+    def append(self, body: Any) -> dict[str, Any]:
+        entry = dict(body["entry"])
+        entry.setdefault("id", str(uuid.uuid4()))
+        self.write_lines(body["path"], [entry])
+        return {"ok": True, "id": entry["id"]}
+
+    def update(self, body: Any) -> dict[str, Any]:
+        self.start_up(body)
+        return ReferenceEmpApp.update(self, body)
+
+
+@pytest.mark.slow
+def test_writes_under_a_held_lock_after_removing_it_are_explained_by_the_wait_check() -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:StartUpRemovesLocks", Profile.named("ci"), report_dir=None,
+                          check_ids=CONTENT_CHECKS)
+    assert [r.outcome.value for r in outcome.results] == ["failed", "failed"]  # explained, still failed
+    later = failures(outcome, CONTENT_CHECKS[1])
+    wrote = [f for f in later if WROTE in f.title]
+    assert wrote and all(f.explained_by == CONTENT_CHECKS[0] for f in wrote), [(f.title, f.explained_by) for f in later]
+    # every class of fresh lock, in front of a file and of a missing one
+    titles = {f.title for f in wrote}
+    assert all({f"{key}: {WROTE}", f"{key}, no memory.jsonl yet: {WROTE}"} <= titles
+               for key in ("file.lock:fresh_token", "file.lock:fresh_empty", "file.lock:fresh_pid")), titles
+    # so is an append acknowledged while the lock was "held" (when it returned before the hold ended)
+    assert all(f.explained_by == CONTENT_CHECKS[0] for f in later), [(f.title, f.explained_by) for f in later]
+    alone = execute_run(["emp"], f"python:{__name__}:StartUpRemovesLocks", Profile.named("ci"), report_dir=None,
+                        check_ids=CONTENT_CHECKS[1:])  # nothing established: each failure its own
+    assert [r.outcome.value for r in alone.results] == ["failed"]
+    assert not any(f.explained_by for f in failures(alone, CONTENT_CHECKS[1]))
+    reference = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None, check_ids=CONTENT_CHECKS)
+    assert [r.outcome.value for r in reference.results] == ["passed", "passed"]
+
+
+@pytest.mark.slow
+def test_a_write_under_a_held_lock_with_no_removal_before_it_is_the_writers_own_fault() -> None:
+    outcome = execute_run(["emp"], f"python:{__name__}:AppendsIgnoringLocks", Profile.named("ci"), report_dir=None,
+                          check_ids=CONTENT_CHECKS)
+    assert any("removed or replaced" in f.title for f in failures(outcome, CONTENT_CHECKS[0]))  # established
+    later = failures(outcome, CONTENT_CHECKS[1])
+    wrote = [f for f in later if WROTE in f.title]
+    assert wrote and not any(f.explained_by for f in wrote), [(f.title, f.explained_by) for f in later]
+    assert not any(f.explained_by for f in later if "acknowledged while another app held" in f.title)

@@ -8,3 +8,7 @@ APPEND_GLUED = "emp.append_glued_to_last_line"  # a writer appending onto a last
 # its release): what then goes wrong under contention is that deviation's doing
 FOREIGN_LOCK_REMOVED = "emp.foreign_lock_removed"
 FOREIGN_LOCK_WHAT = "an app removes or replaces a fresh memory.jsonl.lock another app holds"
+# a delete rewriting the file without other apps' lines (gone, no line left holding their id or content): a later
+# check's line of another app missing after a delete is that deviation's doing
+FOREIGN_LINES_DROPPED = "emp.delete_drops_foreign_lines"
+FOREIGN_LINES_DROPPED_WHAT = "a delete rewrites memory.jsonl without other apps' lines"

@@ -19,7 +19,8 @@ from memconform.suites.emp import format as emp
 from memconform.suites.emp import model, readings, table
 from memconform.suites.emp.checks.common import by_id, call, entry, new_file, read_bytes, target_view
 from memconform.suites.emp.checks.domain_common import class_lines, judge_packed
-from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
+from memconform.suites.emp.checks.writing import dropped
+from memconform.suites.emp.deviations import FOREIGN_LINES_DROPPED, UPDATE_AS_NEW_ID
 from memconform.suites.emp.readings import as_given, new_problems, what_was_done
 from memconform.suites.emp.suite import SUITE
 
@@ -257,6 +258,7 @@ def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
     unread = [json.dumps(line, ensure_ascii=False).encode("utf-8") for _, line in lines if not emp.readable(line)]
     path = new_file(ctx, [keep, *interleaved([json.dumps(line, ensure_ascii=False) for _, line in sent], unread)])
     replies = [(row, line, call(ctx, "delete", {"path": path, "id": line["id"]})) for row, line in sent]
+    after_deletes = read_bytes(path).split(b"\n")  # before any read: what only the deletes did
     seen = view_by_id(ctx, path)
     split = False
     for row, line, reply in replies:
@@ -268,15 +270,23 @@ def writer_deletes_every_class(ctx: CheckContext) -> Iterator[Failure]:
         yield from judge_packed(halves(row), lambda part: delete_again(ctx, path, part), found or [])
     state = model.File(tuple(e for _, _, e in emp.iter_lines(path)))
     seen = view_by_id(ctx, path) if split else seen
-    if keep["id"] not in seen or model.view_answers(state.lines).get(keep["id"], (None,)) == (None,):
-        yield Failure("an entry nobody deleted left the view", sorted(map(str, seen))[:6], keep, f"id {keep['id']}")
     file_lines = read_bytes(path).split(b"\n")
+
+    def gone(raw: bytes, failure: Failure) -> Failure:
+        """Another app's line the deletes left no trace of (the file read before any read call, and now): the
+        delete's rewrite without other apps' lines that writer_delete_keeps_foreign established."""
+        both = dropped(raw, after_deletes) and dropped(raw, file_lines)
+        return established.explained(ctx, failure, FOREIGN_LINES_DROPPED) if both else failure
+
+    if keep["id"] not in seen or model.view_answers(state.lines).get(keep["id"], (None,)) == (None,):
+        yield gone(json.dumps(keep).encode(), Failure("an entry nobody deleted left the view", sorted(map(str, seen))[:6], keep,
+                                                      f"id {keep['id']}"))
     ledger = ctx.state(domain.DomainLedger)
     for vc, line in lines:
         raw = json.dumps(line, ensure_ascii=False).encode("utf-8")
         if not emp.readable(line) and raw not in file_lines:
-            yield Failure(f"a line no reader uses ({vc.key}) was dropped or changed by deletes of other entries",
-                          raw[:200], "the line kept byte for byte", vc.key)
+            yield gone(raw, Failure(f"a line no reader uses ({vc.key}) was dropped or changed by deletes of other entries",
+                                    raw[:200], "the line kept byte for byte", vc.key))
         if not emp.readable(line):
             ledger.judge([vc.key])
 

@@ -113,17 +113,27 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
     seed = entry(ctx, "seed")
     path = os.path.join(new_folder(ctx), emp.FILE_NAME) if missing else new_file(ctx, [seed])
     token = ctx.unique("lock-holder") if content is None else content
-    lock, held_file = take_lock(path, token)  # the same file, not one recreated with the same content, is checked
-    before = read_bytes(path)
-    state = file_state(path)
-    body = write_body(ctx, op, path, seed["id"])
-    pending = Pending(ctx, op, body)
-    deadline = time.monotonic() + hold
-    while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
-        pass
-    during = read_bytes(path)
-    returned_while_held = pending.done()
-    still_ours = held_as_left(lock, token, held_file)
+    watch = folder_events(path)
+    try:
+        lock, held_file = take_lock(path, token)  # the same file, not one recreated with the same content, is checked
+        if watch is not None:
+            watch.read()  # memconform's own events
+        before = read_bytes(path)
+        state = file_state(path)
+        body = write_body(ctx, op, path, seed["id"])
+        pending = Pending(ctx, op, body)
+        deadline = time.monotonic() + hold
+        while time.monotonic() < deadline and file_state(path) == state and not pending.wait(0.005):
+            pass
+        during = read_bytes(path)
+        returned_while_held = pending.done()
+        still_ours = held_as_left(lock, token, held_file)
+        events = read_events(watch)  # before memconform removes its own lock
+    finally:
+        if watch is not None:
+            watch.close()
+    # the kernel saw the lock removed or replaced before memory.jsonl was written: a write then is the removal's doing
+    removed_first = not still_ours and removed_before_written(events)
     if still_ours:
         os.unlink(lock)
     else:
@@ -134,20 +144,39 @@ def wait_while_held(ctx: CheckContext, op: str, hold: float, content: str | None
     ctx.note(f"{op}: held the lock {hold:.2f} s; the call {'returned' if returned_while_held else 'was still waiting'} "
              "before release")
     if during != before:
-        yield Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes", op)
+        wrote = Failure("the app wrote while another app held memory.jsonl.lock", f"{len(during)} bytes", f"{len(before)} bytes", op)
+        yield established.explained(ctx, wrote, FOREIGN_LOCK_REMOVED) if removed_first else wrote
     if reply is None:
         yield Failure(f"the {op} did not finish after the lock was released", "still waiting",
                       f"done within {ctx.profile.limits.call_deadline_s} s", op)
         return
     failure = held_verdict(ctx, op, readings.Held(returned_while_held, reply.ok, during == before), reply.status)
-    if failure is not None:
-        yield failure
+    if failure is not None:  # acknowledged while "held": after a removal the kernel saw first, the removal's doing too
+        yield established.explained(ctx, failure, FOREIGN_LOCK_REMOVED) if removed_first else failure
     after = read_bytes(path)
     if reply.ok and not landed(ctx, op, body, reply, before, after):
         yield Failure(f"the {op} was acknowledged but is not in the file", after[len(before):][:300].decode("utf-8", "replace"),
                       body.get("id") or body["entry"]["id"], op)
     if not reply.ok and after != before:
         yield Failure("the app gave up on the lock but changed the file anyway", f"{len(after)} bytes", f"{len(before)} bytes", op)
+
+
+def folder_events(path: str) -> fswatch.FolderEvents | None:
+    """The kernel's file events of the folder of `path`, or None where they cannot be read (nothing is then
+    explained by the order of events)."""
+    try:
+        return fswatch.FolderEvents.open(os.path.dirname(path))
+    except fswatch.Unavailable:
+        return None
+
+
+def read_events(watch: fswatch.FolderEvents | None) -> list[tuple[str, str]]:
+    """The events queued so far; none when they cannot be read or the kernel dropped some (an order with a gap
+    explains nothing)."""
+    try:
+        return watch.read() if watch is not None else []
+    except fswatch.Unavailable:
+        return []
 
 
 # how long a lock is held past a writer's own wait: under the shortest stale limit of errata E2 (10 s), past
@@ -164,10 +193,7 @@ def held_past_wait(ctx: CheckContext, content: str | None = None) -> tuple[list[
     the target's reply or on the rule broken, never on a guess of how long the target waits."""
     path = new_file(ctx, [entry(ctx, "seed")])
     token = ctx.unique("lock-holder") if content is None else content
-    try:
-        watch: fswatch.FolderEvents | None = fswatch.FolderEvents.open(os.path.dirname(path))
-    except fswatch.Unavailable:
-        watch = None
+    watch = folder_events(path)
     try:
         lock, held_file = take_lock(path, token)
         if watch is not None:

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from memconform.core import model_based, sequence
+from memconform.core import established, model_based, sequence
 from memconform.core.check_context import CheckContext
 from memconform.core.results import Failure, Unsupported
 from memconform.suites.emp.checks.common import (
@@ -17,6 +17,7 @@ from memconform.suites.emp.checks.common import (
     entry,
     new_file,
 )
+from memconform.suites.emp.deviations import FOREIGN_LINES_DROPPED
 from memconform.suites.emp.suite import SUITE
 
 
@@ -54,7 +55,7 @@ def writer_model_sequences(ctx: CheckContext) -> Iterator[Failure]:
     """Random sequences of appends, updates and deletes by the target and by other apps: after every
     step every other app's line is where it was, and at the end the target's view equals the model."""
 
-    from memconform.suites.emp.state_machine import ONE_MACHINE_AT_A_TIME, EmpFile
+    from memconform.suites.emp.state_machine import ONE_MACHINE_AT_A_TIME, DroppedByDelete, EmpFile
 
     first = entry(ctx, "probe")
     try:  # is update offered at all? (a refusal still says yes: the sequences then show what it does)
@@ -67,4 +68,7 @@ def writer_model_sequences(ctx: CheckContext) -> Iterator[Failure]:
                                              model_based.budget(ctx, (3, 6), (25, 20)),
                                              ctx.state(EmpRun).models)
     if diverged is not None:
-        yield diverged.failure("the file left the model", "the view and other apps' lines as the spec resolves them")
+        failure = diverged.failure("the file left the model", "the view and other apps' lines as the spec resolves them")
+        if str(diverged.error)[:1000] in ctx.state(DroppedByDelete).messages:  # the delete dropped them, nothing else
+            failure = established.explained(ctx, failure, FOREIGN_LINES_DROPPED)
+        yield failure

@@ -26,8 +26,12 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
-from memconform.suites.emp.checks.writing import foreign_lines, in_order
-from memconform.suites.emp.deviations import UPDATE_AS_NEW_ID
+from memconform.suites.emp.checks.writing import dropped, foreign_lines, in_order
+from memconform.suites.emp.deviations import (
+    FOREIGN_LINES_DROPPED,
+    FOREIGN_LINES_DROPPED_WHAT,
+    UPDATE_AS_NEW_ID,
+)
 from memconform.suites.emp.suite import SUITE
 
 
@@ -95,6 +99,8 @@ def writer_delete_keeps_foreign(ctx: CheckContext) -> Iterator[Failure]:
     kinds = frozenset(tombstone_kind(e) for _, _, e in emp.iter_text(after[len(before):])) if appended else frozenset()
     delete_form_seen(ctx, readings.Deletion(appended, kinds), None if appended else corrupt in lines)
     for i in in_order(foreign, lines):
+        if dropped(foreign[i], lines):  # gone, not changed: later checks' lines of other apps missing are its doing
+            established.establish(ctx, FOREIGN_LINES_DROPPED, FOREIGN_LINES_DROPPED_WHAT)
         yield Failure("a delete dropped, changed or reordered another app's line", None, foreign[i].decode("utf-8", "replace"),
                       f"foreign line {i + 1}")
     seen = target_view(ctx, path)

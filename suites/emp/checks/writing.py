@@ -4,8 +4,10 @@ Registers no check: check modules import it, never one another."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from memconform.core.check_context import CheckContext
+from memconform.suites.emp import format as emp
 from memconform.suites.emp.checks.common import (
     entry,
 )
@@ -37,3 +39,24 @@ def in_order(wanted: list[bytes], lines: list[bytes]) -> list[int]:
         except ValueError:
             missing.append(i)
     return missing
+
+
+MARKER_CHARS = 16  # an id or content this long is the harness's own (a UUID, ctx.unique): no other line holds it
+
+
+def markers(raw: bytes, fields: Iterable[str] = ("id", "content")) -> list[str]:
+    """What of another app's line a writer that changed it (re-encoded, re-serialised, moved) would keep: its
+    `fields` that are strings unique to it; the line's own text when it is no JSON object."""
+    parsed = emp.parse_line(emp.decode(raw))
+    if not isinstance(parsed, dict):
+        text = emp.decode(raw).strip()
+        return [text] if len(text) >= MARKER_CHARS else []
+    return [v for v in (parsed.get(f) for f in fields) if isinstance(v, str) and len(v) >= MARKER_CHARS]
+
+
+def dropped(raw: bytes, lines: list[bytes], fields: Iterable[str] = ("id", "content")) -> bool:
+    """Is another app's line gone without a trace from `lines` (not changed): no line holds its markers, as
+    text or JSON-escaped? A line without markers is never taken as dropped (nothing tells it from a changed one)."""
+    wanted = markers(raw, fields)
+    forms = {m for w in wanted for m in (w, json.dumps(w)[1:-1], json.dumps(w, ensure_ascii=False)[1:-1])}
+    return bool(wanted) and not any(form in emp.decode(line) for line in lines for form in forms)
