@@ -473,3 +473,28 @@ def test_a_write_under_a_held_lock_with_no_removal_before_it_is_the_writers_own_
     wrote = [f for f in later if WROTE in f.title]
     assert wrote and not any(f.explained_by for f in wrote), [(f.title, f.explained_by) for f in later]
     assert not any(f.explained_by for f in later if "acknowledged while another app held" in f.title)
+
+
+# ---- a lock the target removes between memconform's look and its release --------------------------------------
+
+def test_a_lock_removed_after_the_look_is_a_removal_while_held_not_a_harness_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The EMP SDK removed a held lock between `held_as_left` and memconform's own release; the check errored
+    (FileNotFoundError). The lock is removed here at that very moment, as that target did: the check fails for
+    the removal, and errors nowhere."""
+    from memconform.suites.emp.checks import locking
+
+    looked = locking.held_as_left
+
+    def removed_right_after_the_look(lock: str, token: str, held_file: tuple[int, int]) -> bool:
+        ours = looked(lock, token, held_file)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)  # the target's removal, after the look and before memconform lets go
+        return ours
+
+    monkeypatch.setattr(locking, "held_as_left", removed_right_after_the_look)
+    outcome = execute_run(["emp"], "reference:emp", Profile.named("ci"), report_dir=None,
+                          check_ids=["emp.writer_waits_for_lock"])
+    [result] = outcome.results
+    assert result.outcome.value == "failed", (result.outcome, result.reason)
+    assert any(f.title == "the app removed or replaced memory.jsonl.lock while another app held it" for f in result.failures)
+    assert locking.let_go(os.devnull + ".no-such-lock") is False  # gone already: False, no error

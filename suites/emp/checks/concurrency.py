@@ -26,6 +26,7 @@ from memconform.suites.emp.checks.locking import (
     held_as_left,
     held_past_wait,
     hold_window,
+    let_go,
     take_lock,
     unlocked_writes,
 )
@@ -236,7 +237,7 @@ def read_then_lock_round(ctx: CheckContext) -> list[Failure]:
         with open(path, "ab") as fh:  # the other app's write, under the lock it took
             fh.write(json.dumps(mine).encode() + b"\n")
         if held_as_left(lock, token, held_file):
-            os.unlink(lock)
+            let_go(lock)
     reply = pending.result(ctx.profile.limits.call_deadline_s)
     opened, under_own = read_first(seen), locked_then_read(seen)
     ctx.note("read-then-lock round: memconform wrote under its lock " + ("after the target read memory.jsonl" if opened

@@ -41,7 +41,7 @@ from memconform.suites.emp.checks.common import (
     target_view,
     written_id,
 )
-from memconform.suites.emp.checks.locking import Pending
+from memconform.suites.emp.checks.locking import Pending, let_go
 from memconform.suites.emp.checks.writing import foreign_lines, in_order
 from memconform.suites.emp.suite import SUITE
 
@@ -247,9 +247,7 @@ def after_the_cut(ctx: CheckContext, op: str, path: str, victim: dict[str, Any],
     wait), the next append works, and the target's view is one the model allows (suites/emp/model.py):
     the file as it was before the cut write, or as that write would have left it, and the next append
     in it (entries compared by content: a writer may stamp its own ts). Other apps' lines are judged above."""
-    lock = path + emp.LOCK_SUFFIX
-    if os.path.exists(lock):
-        os.unlink(lock)
+    let_go(path + emp.LOCK_SUFFIX)
     following = entry(ctx, "after-cut")
     reply = call(ctx, "append", {"path": path, "entry": following})
     if not reply.ok:

@@ -35,6 +35,7 @@ from memconform.suites.emp.checks.locking import (
     glued_alone,
     held_past_wait,
     hold_window,
+    let_go,
     unlocked_writes,
     wait_while_held,
 )
@@ -128,7 +129,7 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
         events += watch.read_masks()
     kept = took and read_bytes(lock) == token.encode()
     if kept:
-        os.unlink(lock)  # ours: nothing else will remove it
+        let_go(lock)  # ours, unless the target removes it in the meantime
     if reply is None:
         raise Inconclusive("the append did not return within the call deadline")
     if not took:
@@ -217,7 +218,7 @@ def lock_left(path: str, after: str) -> Iterator[Failure]:
     lock = path + emp.LOCK_SUFFIX
     if os.path.exists(lock):
         yield Failure(f"memory.jsonl.lock is left behind after {after}", "present", "removed", emp.FILE_NAME + emp.LOCK_SUFFIX)
-        os.unlink(lock)
+        let_go(lock)
 
 
 
