@@ -37,3 +37,16 @@ def ci_judges_as_default(suite: str, check: str, fewer_than: float = 1.0, answer
         assert open_answers(ci) == open_answers(default)
         assert open_answers(ci) or not some_answers
     assert ci_calls < default_calls * fewer_than
+
+
+def packed_as_alone(suite: str, check: str, target: str) -> tuple[RunOutcome, RunOutcome, list[str]]:
+    """The check under `ci` and under `default` against `target`: both failed with the same failure titles, so
+    a packed request that failed was split until each failure reads as its item's alone. (ci, default, the
+    titles, sorted.)"""
+    ci, _ = sweep(suite, check, "ci", target)
+    alone, _ = sweep(suite, check, "default", target)
+    [packed], [single] = ci.results, alone.results
+    assert packed.outcome.value == single.outcome.value == "failed"
+    titles = sorted(f.title for f in packed.failures)
+    assert titles == sorted(f.title for f in single.failures)  # as a request of that item alone makes it
+    return ci, alone, titles

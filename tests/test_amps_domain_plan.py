@@ -68,12 +68,7 @@ def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> Non
 ])
 def test_a_row_answered_wrongly_is_split_until_each_failure_names_its_class(check: str, classes: list[str]) -> None:
     target = f"python:{__name__}:WrongOnSixClasses"
-    ci, _ = sweep(check, "ci", target)
-    alone, _ = sweep(check, "default", target)
-    [packed], [single] = ci.results, alone.results
-    assert packed.outcome.value == single.outcome.value == "failed"
-    titles = sorted(f.title for f in packed.failures)
-    assert titles == sorted(f.title for f in single.failures)  # as a request of that class alone makes it
+    ci, alone, titles = domain_plan_kit.packed_as_alone("amps", check, target)
     for key in classes:  # each wrong class named by a failure of its own
         assert [t for t in titles if t.startswith(key + " ")], (key, titles)
     assert len(titles) == len(classes)

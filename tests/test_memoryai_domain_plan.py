@@ -48,12 +48,7 @@ def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> Non
 
 def test_a_record_bundle_answered_wrongly_is_split_until_each_failure_names_its_class() -> None:
     check, target = "memoryai.domain_import_every_record_class", f"python:{__name__}:WrongOnRecordClasses"
-    ci, _ = sweep(check, "ci", target)
-    alone, _ = sweep(check, "default", target)
-    [packed], [single] = ci.results, alone.results
-    assert packed.outcome.value == single.outcome.value == "failed"
-    titles = sorted(f.title for f in packed.failures)
-    assert titles == sorted(f.title for f in single.failures)  # as a bundle of that class alone makes it
+    ci, alone, titles = domain_plan_kit.packed_as_alone("memoryai", check, target)
     assert [t for t in titles if t.startswith("a bundle with edge.edge_type:bmp ") and t.endswith(" was refused")], titles
     assert [t for t in titles if t.startswith("a bundle with entity.name:absent ") and "counts a record" in t], titles
     assert len(titles) == 2 and not [t for t in titles if "records" in t.split(":")[0]]  # never a whole bundle's
@@ -82,12 +77,7 @@ class WrongOnChunkClasses(ReferenceBrain):
 
 def test_a_chunk_or_envelope_bundle_answered_wrongly_is_split_until_each_failure_names_its_class() -> None:
     check, target = "memoryai.domain_import_every_class", f"python:{__name__}:WrongOnChunkClasses"
-    ci, _ = sweep(check, "ci", target)
-    alone, _ = sweep(check, "default", target)
-    [packed], [single] = ci.results, alone.results
-    assert packed.outcome.value == single.outcome.value == "failed"
-    titles = sorted(f.title for f in packed.failures)
-    assert titles == sorted(f.title for f in single.failures)  # as a bundle of that class alone makes it
+    ci, alone, titles = domain_plan_kit.packed_as_alone("memoryai", check, target)
     assert [t for t in titles if t.startswith("a bundle with bundle.generator:bmp ") and t.endswith(" was refused")], titles
     assert [t for t in titles if t.startswith("chunk.tier:unknown ") and "stored and exported as such" in t], titles
     assert len(titles) == 2, titles
