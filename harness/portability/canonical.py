@@ -111,6 +111,17 @@ def consuming(allowed: bool = True) -> Iterator[None]:
         _CONSUMING.reset(token)
 
 
+def written_records(doc: Document, ledger: Any) -> Iterator[tuple[Record, str]]:
+    """(record, its ledger name) for each record a writer writes, drained (one pass): a deleted record is
+    not written, and the ledger says so where it meets it."""
+    for r in drain(doc.records):  # each canonical record let go once written (consuming)
+        rid = r.name(doc.source)
+        if r.get("deleted"):
+            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
+            continue
+        yield r, rid
+
+
 def drain(items: list[_T]) -> Iterator[_T]:
     """The items one by one for the one pass a reader or writer makes over a big list (parsed source records,
     canonical records). Inside `consuming()` each slot is emptied (None) as its item is handed on, so the memory

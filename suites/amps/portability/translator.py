@@ -20,6 +20,7 @@ from memconform.portability.canonical import (
     now_canonical,
     offset_of,
     seconds_form,
+    written_records,
 )
 from memconform.portability.hatch import apply, split
 from memconform.portability.ledger import Ledger
@@ -102,11 +103,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     citing: dict[str, list[Any]] = {}  # artifact id -> the atoms that cite it, as the atoms are made
 
     def atoms() -> Iterator[dict[str, Any]]:
-        for r in drain(doc.records):  # each canonical record let go once written (consuming)
-            rid = r.name(doc.source)
-            if r.get("deleted"):
-                ledger.note(rid, "deleted", "lost", "a deleted record is not written")
-                continue
+        for r, rid in written_records(doc, ledger):
             atom = _atom(t, doc, r, rid, used, exported, ledger, artifacts)
             for cited_id in dict.fromkeys(map(str, amps.artifact_ids_of(atom))):
                 citing.setdefault(cited_id, []).append(atom["atom_id"])

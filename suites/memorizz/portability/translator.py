@@ -14,6 +14,7 @@ from memconform.portability.canonical import (
     instant,
     jcopy,
     now_canonical,
+    written_records,
 )
 from memconform.portability.hatch import apply, split
 from memconform.portability.ledger import Ledger
@@ -105,11 +106,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
                                source_provider=str(doc.producer if doc.producer is not None else "memconform-port"))
     ledger.invent("(document)", "manifest.memorizz_version", t.invented_rule("manifest.memorizz_version"))
     used: set[tuple[str, str]] = set()
-    for r in drain(doc.records):  # each canonical record let go once written (consuming)
-        rid = r.name(doc.source)
-        if r.get("deleted"):
-            ledger.note(rid, "deleted", "lost", "a deleted record is not written")
-            continue
+    for r, rid in written_records(doc, ledger):
         store, rec = _rec(t, doc, r, rid, used, ledger)
         archive["stores"][store].append(rec)
     place_export_time(ledger, doc, archive["manifest"]["created_at"])

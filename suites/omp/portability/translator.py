@@ -16,6 +16,7 @@ from memconform.portability.canonical import (
     jcopy,
     now_canonical,
     seconds_form,
+    written_records,
 )
 from memconform.portability.hatch import apply, split
 from memconform.portability.ledger import Ledger
@@ -113,11 +114,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     used: set[str] = set()
 
     def memories() -> Iterator[dict[str, Any]]:
-        for r in drain(doc.records):  # each canonical record let go once written (consuming)
-            rid = r.name(doc.source)
-            if r.get("deleted"):
-                ledger.note(rid, "deleted", "lost", "a deleted record is not written")
-                continue
+        for r, rid in written_records(doc, ledger):
             yield from _memories(t, doc, r, rid, used, exported, ledger)
 
     # the envelope depends on no memory: it and its ledger lines come first
