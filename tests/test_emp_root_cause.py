@@ -450,10 +450,13 @@ def test_writes_under_a_held_lock_after_removing_it_are_explained_by_the_wait_ch
     later = failures(outcome, CONTENT_CHECKS[1])
     wrote = [f for f in later if WROTE in f.title]
     assert wrote and all(f.explained_by == CONTENT_CHECKS[0] for f in wrote), [(f.title, f.explained_by) for f in later]
-    # every class of fresh lock, in front of a file and of a missing one
+    # the classes of fresh lock, in front of a file and of a missing one, that wrote within the hold: a write the
+    # busy machine delays past memconform's hold is not under a held lock at all (no line), so which rounds show
+    # one is the scheduler's; each that does is explained
     titles = {f.title for f in wrote}
-    assert all({f"{key}: {WROTE}", f"{key}, no memory.jsonl yet: {WROTE}"} <= titles
-               for key in ("file.lock:fresh_token", "file.lock:fresh_empty", "file.lock:fresh_pid")), titles
+    every = {f"{key}{where}: {WROTE}" for key in ("file.lock:fresh_token", "file.lock:fresh_empty", "file.lock:fresh_pid")
+             for where in ("", ", no memory.jsonl yet")}
+    assert titles and titles <= every, titles
     # so is an append acknowledged while the lock was "held" (when it returned before the hold ended)
     assert all(f.explained_by == CONTENT_CHECKS[0] for f in later), [(f.title, f.explained_by) for f in later]
     alone = execute_run(["emp"], f"python:{__name__}:StartUpRemovesLocks", Profile.named("ci"), report_dir=None,
