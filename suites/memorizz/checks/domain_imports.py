@@ -28,14 +28,14 @@ from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz import reading_kinds, readings
-from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.client import forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import (
     class_answer_failures,
     keeper,
     kept_failures,
     namespace_export,
-    per_namespace,
     table,
+    written_in,
 )
 from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
@@ -128,19 +128,6 @@ def envelope_row_failures(ctx: CheckContext, row: list[tuple[domain.ValueClass, 
                                            "valid", judged_open))
     ledger(ctx).judge(vc.key for vc, _ in row)
     return found
-
-
-def written_in(ctx: CheckContext, label: str) -> Callable[[str], int]:
-    """How many records a namespace holds: from one export of everything, taken after a valid archive restored
-    last; where that export misses it (paged past what it shows, the newest left out), from each namespace's
-    own export, as absence seen in a paged export proves nothing."""
-    archive, last = small_archive(ctx, label)
-    forget_namespaces_at_end(ctx, last)
-    import_archive(ctx, archive, "restore")
-    held = per_namespace(export(ctx))
-    if held.get(last, 0):
-        return lambda ns: held.get(ns, 0)
-    return lambda ns: len(namespace_export(ctx, ns))
 
 
 def envelope_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, accepted: bool, body: Any,
