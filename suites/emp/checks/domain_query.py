@@ -237,7 +237,7 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
     if not seen.failure:
         return
     kept = without_superseded(lines, answer) if answer is not None else None
-    if kept is None:
+    if answer is None or kept is None:
         yield ignored_named(seen.failure, lines, query, name, form, answer)
         return
     mended = any(read_as != model.REFUSED and not problems_under(lines, read_as, model.Readings(tombstone=form or "either",
