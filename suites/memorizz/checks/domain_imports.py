@@ -250,13 +250,16 @@ def restored_row(ctx: CheckContext, row: list[RecordCase]) -> list[Failure]:
     sent = [afresh(ctx, case, ns) for case in row]
     accepted, body = import_archive(ctx, archive_of([case.record for case in sent]), "restore")
     if not accepted:
-        errors = json.dumps(body.get("errors") if isinstance(body, dict) else body, default=str, ensure_ascii=False)
-        named = sorted({case.cls.key for case in sent if str(case.record.get("id")) in errors})  # the records its errors name
+        listed = body.get("errors") if isinstance(body, dict) else None
+        errors = json.dumps(listed if listed is not None else body, default=str, ensure_ascii=False)
+        # the records its errors name: an id as the errors' JSON writes it (a tab or a quote escaped)
+        named = sorted({case.cls.key for case in sent if json.dumps(str(case.record.get("id")), ensure_ascii=False)[1:-1] in errors})
         what = (f"an archive whose record has {sent[0].cls.key} = {sent[0].value!r:.40}" if len(sent) == 1
                 else f"an archive of {len(sent)} records of allowed classes")
+        # what the target said against it: its errors (the report's first 200 characters are its preamble)
+        shown = listed[:3] if isinstance(listed, list) and listed else json.dumps(body, default=str)[:200]
         return [Failure(f"{what} was refused" + (f", its errors naming {', '.join(named)[:120]}" if named else ""),
-                        json.dumps(body, default=str)[:200], "restored", "$",
-                        ", ".join(sorted({case.cls.key for case in sent}))[:200])]
+                        shown, "restored", "$", ", ".join(sorted({case.cls.key for case in sent}))[:200])]
     stored = by_content(namespace_export(ctx, ns))
     return [f for case in sent for f in read_back_failures(case, stored.get(case.record["data"]["content"]))]
 
