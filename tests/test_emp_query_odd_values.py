@@ -80,7 +80,6 @@ def failures(outcome: Any, check: str = "emp.query_every_parameter_pair") -> lis
     return [f for r in outcome.results if r.check_id == check for f in r.failures]
 
 
-@pytest.mark.slow
 def test_a_string_tag_answered_as_if_unfiltered_fails_naming_the_ignored_filter_and_its_sentence() -> None:
     outcome = run("IgnoresStringTags", CHECKS[1:])
     [result] = outcome.results
@@ -91,14 +90,12 @@ def test_a_string_tag_answered_as_if_unfiltered_fails_naming_the_ignored_filter_
     assert not failure.explained_by
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("reader", ["StringTagIsOneTag", "StringTagMatchesNothing", "RefusesStringTags"])
 def test_a_string_tag_refused_read_as_one_tag_or_matching_nothing_passes(reader: str) -> None:
     outcome = run(reader, CHECKS[1:])
     assert [r.outcome.value for r in outcome.results] == ["passed"], failures(outcome)
 
 
-@pytest.mark.slow
 def test_superseded_lines_beside_an_ignored_string_tag_are_their_own_failure_explained_by_the_newest_ts_check() -> None:
     outcome = run("EveryLineIgnoresStringTags")
     assert failures(outcome, "emp.reader_newest_ts_wins")  # established
@@ -118,7 +115,6 @@ def test_superseded_lines_beside_an_ignored_string_tag_are_their_own_failure_exp
         [(f.title, f.explained_by) for f in others if not f.explained_by]
 
 
-@pytest.mark.slow
 def test_a_reader_whose_one_fault_is_the_resolution_has_every_failure_explained() -> None:
     outcome = run("EveryLineStringTagIsOneTag")
     found = failures(outcome)

@@ -85,7 +85,6 @@ def test_an_archive_of_allowed_records_refused_names_the_record_the_errors_name(
     assert refused and all(t.endswith("its errors naming record.id:at_max") for t in refused), refused
 
 
-@pytest.mark.slow
 def test_a_valid_id_refused_mid_restore_with_progress_is_one_failure_not_also_a_lost_record() -> None:
     """The memorizz CLI's run: the 512-character ASCII id (valid) refused mid-restore, two records committed and
     `imported: 2` reported. The refusal fails the batch; the held record the first one replaced (conflict=replace)
@@ -108,7 +107,6 @@ class FilesystemIdRules(FileNameLimitedStore):
         super().write(store, rid, data)
 
 
-@pytest.mark.slow
 def test_each_id_a_file_name_store_refuses_is_named_with_the_error_that_refused_it() -> None:
     """The CLI's run said only 'was refused' for the id holding separators (a tab in it: the errors' JSON escapes
     it, so the plain id was never found there), and showed the report's preamble, not its errors."""
