@@ -46,8 +46,9 @@ def environment(root: Path) -> dict[str, str]:
 
 
 def memorizz(cli: str, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([cli, "memory", *args], env=environment(root), capture_output=True, text=True,
-                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    # what memorizz prints is read as UTF-8 with any other bytes replaced: its output never crashes this script
+    return subprocess.run([cli, "memory", *args], env=environment(root), capture_output=True, encoding="utf-8",
+                          errors="replace", timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
 
 
 class BadRequest(ValueError):
@@ -136,7 +137,12 @@ def split_request(raw: bytes) -> tuple[dict[str, Any], bytes | None]:
 
 
 def write(output: Path, body: Any) -> None:
-    output.write_text(json.dumps(body, ensure_ascii=False), "utf-8")
+    """The reply as UTF-8 JSON; a string no UTF-8 can hold (a lone surrogate memorizz's report carried as an
+    escape) stays an escape."""
+    try:
+        output.write_bytes(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    except UnicodeEncodeError:
+        output.write_bytes(json.dumps(body).encode("ascii"))
 
 
 def do_export(cli: str, root: Path, body: dict[str, Any], output: Path, work: Path) -> int:
@@ -157,6 +163,9 @@ def do_export(cli: str, root: Path, body: dict[str, Any], output: Path, work: Pa
     if proc.returncode != 0:
         write(output, {"error": proc.stderr.strip()[-2000:], "exit": proc.returncode})
         return EXIT_REJECTED
+    if not archive.is_file():  # done, it says, but nothing written: the target erring, not a refusal
+        print(f"memorizz export exited 0 but wrote no archive: {proc.stderr.strip()[-500:]}", file=sys.stderr)
+        return EXIT_ERROR
     shutil.copyfile(archive, output)
     return EXIT_OK
 
@@ -176,7 +185,7 @@ def do_import(cli: str, root: Path, body: dict[str, Any], archive_bytes: bytes |
     proc = memorizz(cli, root, "import", *args)
     try:
         report = json.loads(proc.stdout)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no report
         report = None
     if proc.returncode == 0 and isinstance(report, dict):
         write(output, report)

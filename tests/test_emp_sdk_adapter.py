@@ -101,6 +101,18 @@ def test_emp_adapter_resolve_and_query_map_onto_read_and_search(tmp_path: Path, 
 
 
 @needs_node
+def test_emp_adapter_hands_odd_query_values_to_the_sdk_as_given(tmp_path: Path, fake_sdk: Path) -> None:
+    """A value outside the SDK's filter types (tags as a string, a bound written as a string, null) is the
+    SDK's to read: the adapter drops none of them, so a filter it cannot read is never shown as ignored."""
+    memory = tmp_path / "memory.jsonl"
+    memory.write_text('{"a":1}\n')
+    odd = {"path": str(memory), "start": None, "end": "9", "tags": "ui", "type": ""}
+    assert emp_call("query", odd, tmp_path, fake_sdk)[1] == [
+        {"lines": 1, "filter": {"since": None, "until": "9", "type": "", "tags": "ui"}}]
+    assert emp_call("query", {"path": str(memory), "tags": []}, tmp_path, fake_sdk)[1] == [{"lines": 1, "filter": {"tags": []}}]
+
+
+@needs_node
 def test_emp_adapter_exit_codes(tmp_path: Path, fake_sdk: Path) -> None:
     memory = str(tmp_path / "memory.jsonl")
     refused = [

@@ -157,3 +157,40 @@ def test_a_clean_restore_and_export_go_through(adapter: Any, fake_cli: tuple[Pat
 def test_memorizz_missing_is_the_target_erroring_not_a_refusal(adapter: Any, tmp_path: Path) -> None:
     code, _ = run(adapter, tmp_path / "no-such-memorizz", tmp_path, "import_archive", ENVELOPE + b"{}}")
     assert code == adapter.EXIT_ERROR
+
+
+# What memorizz prints is hostile too: a stand-in whose stdout and stderr carry what a product may send back.
+HOSTILE_CLI = '''#!{python}
+import sys
+out, err, code = {answer!r}
+sys.stdout.buffer.write(out)
+sys.stderr.buffer.write(err)
+sys.exit(code)
+'''
+
+HOSTILE_ANSWERS = {
+    "a report holding a lone surrogate escape": (b'{"ok": false, "errors": ["id \\ud800 refused"]}', b"", 1),
+    "a report of invalid UTF-8": (b'{"ok": false, "errors": ["\xff\xfe"]}', b"\xc3\x28", 1),
+    "a report nested past any parser": (b"[" * 200_000, b"", 0),
+    "no report, stderr of invalid UTF-8": (b"", b"Error: \xff\xfe\xfd", 2),
+    "a report that is not an object": (b"[1, 2]", b"", 1),
+    "nothing at all": (b"", b"", 0),
+}
+
+
+@pytest.mark.parametrize("answer", HOSTILE_ANSWERS, ids=list(HOSTILE_ANSWERS))
+@pytest.mark.parametrize("op", ["import_archive", "export"])
+def test_what_memorizz_prints_never_crashes_the_adapter(adapter: Any, tmp_path: Path, answer: str, op: str) -> None:
+    """Exit 0 or 3 with a JSON reply, or 5 (the target erring: an export said done and wrote nothing); never a
+    traceback, whatever bytes memorizz's answer holds."""
+    cli = tmp_path / "memorizz"
+    cli.write_text(HOSTILE_CLI.format(python=sys.executable, answer=HOSTILE_ANSWERS[answer]), "utf-8")
+    cli.chmod(0o755)
+    for mode in ("restore", "preview"):
+        request = b'{"mode": "%s", "archive": {}}' % mode.encode() if op == "import_archive" else b"{}"
+        code, reply = run(adapter, cli, tmp_path, op, request)
+        assert code in (0, 3, adapter.EXIT_ERROR), (op, mode, code)
+        if code != adapter.EXIT_ERROR:
+            assert isinstance(reply, dict), (op, mode, reply)
+        else:
+            assert op == "export" and HOSTILE_ANSWERS[answer][2] == 0  # exit 0 and no archive written

@@ -83,3 +83,38 @@ def test_an_archive_of_allowed_records_refused_names_the_record_the_errors_name(
     refused = [t for t in titles if t.startswith("an archive") and " was refused" in t]
     # under ci a refused row is split until the failure names its record: the one the store's errors name, alone
     assert refused and all(t.endswith("its errors naming record.id:at_max") for t in refused), refused
+
+
+def test_a_valid_id_refused_mid_restore_with_progress_is_one_failure_not_also_a_lost_record() -> None:
+    """The memorizz CLI's run: the 512-character ASCII id (valid) refused mid-restore, two records committed and
+    `imported: 2` reported. The refusal fails the batch; the held record the first one replaced (conflict=replace)
+    is that committed progress, not a second fault. Without the progress reported the replacement is unaccounted
+    for and still fails on its own."""
+    titles = [t for t in failures_of("FileNameLimitedStore", BATCH) if "record.id:at_max" in t and "astral" not in t]
+    assert len(titles) == 1 and titles[0].endswith("(valid): the batch did none of what the spec allows"), titles
+    silent = [t for t in failures_of("FileNameLimitedSilent", BATCH) if "record.id:at_max:" in t]
+    assert silent == ["a restore whose middle record has an id of class record.id:at_max: a record stored before the batch was lost"], silent
+
+
+class FilesystemIdRules(FileNameLimitedStore):
+    """memorizz 0.17.16's filesystem provider, as its own source states the rule (record ids double as file names):
+    an id over 255 characters, holding '/', '\\\\' or NUL, or starting with '.' is refused when its turn comes."""
+
+    def write(self, store: str, rid: str, data: dict[str, Any]) -> None:
+        if len(rid) > 255 or any(c in rid for c in "/\\\x00") or rid.startswith("."):
+            self.refused = rid
+            raise StoreRefused(store)
+        super().write(store, rid, data)
+
+
+def test_each_id_a_file_name_store_refuses_is_named_with_the_error_that_refused_it() -> None:
+    """The CLI's run said only 'was refused' for the id holding separators (a tab in it: the errors' JSON escapes
+    it, so the plain id was never found there), and showed the report's preamble, not its errors."""
+    outcome = execute_run(["memorizz"], f"python:{__name__}:FilesystemIdRules", Profile.named("ci"), report_dir=None,
+                          check_ids=[CHECK])
+    refused = [f for r in outcome.results for f in r.failures if " was refused" in f.title]
+    by_class = {f.detail: f for f in refused}
+    assert set(by_class) == {"record.id:at_max", "record.id:separators"}, [f.title for f in refused]
+    for key, failure in by_class.items():
+        assert failure.title.endswith(f"its errors naming {key}"), failure.title
+        assert failure.received and failure.received[0]["error_type"] == "ValueError", failure.received

@@ -77,3 +77,67 @@ def test_each_refused_archive_that_wrote_is_named_alone(check: str, titles: list
 def test_the_reference_passes_with_one_export_for_all(check: str) -> None:
     outcome = run(check, target=None)
     assert [r.outcome.value for r in outcome.results] == ["passed"], [r.failures for r in outcome.results]
+
+
+# ---- the structural domain checks (domain_archive_every_class, domain_records_and_manifest_every_class) ---------
+
+STRUCTURE_CHECKS = ["memorizz.domain_archive_every_class", "memorizz.domain_records_and_manifest_every_class"]
+
+
+class FirstPageAndWritesWhatItRefuses(ReferenceArchiveStore):
+    """Writes the well-formed records of an archive it refuses, and its export of everything is the first page of
+    each store (the oldest PAGE records; the next pages never followed): what a refused archive wrote after that
+    page shows only in an export of its namespace."""
+
+    PAGE: int | None = 2
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        try:
+            return super().import_archive(body, **params)
+        except Rejected:
+            archive = body.get("archive") if isinstance(body, dict) and body.get("mode") != "preview" else None
+            for store, record in memorizz.records_of(archive or {}):
+                if store in memorizz.STORES and isinstance(record.get("id"), str) and isinstance(record.get("data"), dict):
+                    self.write(store, record["id"], record["data"])
+            raise
+
+    def export(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        archive = super().export(body, **params)
+        if self.PAGE is not None and not (isinstance(body, dict) and (body.get("memory_id") or body.get("agent_id"))):
+            for store, records in archive["stores"].items():
+                archive["stores"][store] = records[:self.PAGE]
+        return memorizz.seal(archive)
+
+
+class WritesWhatItRefusesUnpaged(FirstPageAndWritesWhatItRefuses):
+    """The same writes, and an export of everything that shows everything: what the paged one must match."""
+
+    PAGE = None
+
+
+class FirstPageOnly(FirstPageAndWritesWhatItRefuses):
+    """The control: the same paged export, and a refused archive writes nothing."""
+
+    def import_archive(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        return ReferenceArchiveStore.import_archive(self, body, **params)
+
+
+@pytest.mark.parametrize("check", STRUCTURE_CHECKS)
+def test_records_a_refused_archive_wrote_past_the_export_page_are_found_and_named(check: str) -> None:
+    """Before the guard these checks trusted that one export of everything: the records were past its page, so
+    every refused class 'wrote nothing' and the check passed."""
+    [result] = run(check, target=f"python:{__name__}:FirstPageAndWritesWhatItRefuses").results
+    assert result.outcome.value == "failed", (result.outcome, result.reason)
+    titles = [f.title for f in result.failures]
+    assert titles and all(t.endswith("was refused, but its records were written") for t in titles), titles
+    assert all(f.received and f.expected == 0 for f in result.failures)
+    # every class the unpaged export names, the paged one names too: the page hid none of them
+    [unpaged] = run(check, target=f"python:{__name__}:WritesWhatItRefusesUnpaged").results
+    assert sorted(titles) == sorted(f.title for f in unpaged.failures)
+
+
+@pytest.mark.parametrize("target", [None, f"python:{__name__}:FirstPageOnly"])
+@pytest.mark.parametrize("check", STRUCTURE_CHECKS)
+def test_the_reference_and_a_paged_export_that_hides_nothing_written_pass(check: str, target: str | None) -> None:
+    outcome = run(check, target=target)
+    assert [r.outcome.value for r in outcome.results] == ["passed"], [r.failures for r in outcome.results]

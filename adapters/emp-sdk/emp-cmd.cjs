@@ -61,12 +61,15 @@ function createInput(entry) {
   return input;
 }
 
+// Every parameter handed to the SDK as it came, whatever its JSON type: what a value outside the SDK's
+// MemoryFilter types means is the SDK's to decide (its own code meets it), never this adapter's. Dropping
+// a `tags` that is not a list here once made the SDK look as if it ignored the filter.
 function readFilter(body) {
   const filter = {};
-  if (body.start !== undefined && body.start !== null) filter.since = body.start;
-  if (body.end !== undefined && body.end !== null) filter.until = body.end;
-  if (body.type !== undefined && body.type !== null) filter.type = body.type;
-  if (Array.isArray(body.tags)) filter.tags = body.tags;
+  if (body.start !== undefined) filter.since = body.start;
+  if (body.end !== undefined) filter.until = body.end;
+  if (body.type !== undefined) filter.type = body.type;
+  if (body.tags !== undefined) filter.tags = body.tags;
   return filter;
 }
 

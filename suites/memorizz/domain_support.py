@@ -75,3 +75,16 @@ def per_namespace(archive: dict[str, Any]) -> dict[str, int]:
             for ns in {n for n in (data.get("memory_id"), *bound) if isinstance(n, str)}:
                 out[ns] = out.get(ns, 0) + 1
     return out
+
+
+def written_in(ctx: CheckContext, label: str) -> Callable[[str], int]:
+    """How many records a namespace holds: from one export of everything, taken after a valid archive restored
+    last; where that export misses it (paged past what it shows, the newest left out), from each namespace's
+    own export, as absence seen in a paged export proves nothing."""
+    archive, last = small_archive(ctx, label)
+    forget_namespaces_at_end(ctx, last)
+    import_archive(ctx, archive, "restore")
+    held = per_namespace(export(ctx))
+    if held.get(last, 0):
+        return lambda ns: held.get(ns, 0)
+    return lambda ns: len(namespace_export(ctx, ns))

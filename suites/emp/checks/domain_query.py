@@ -3,10 +3,14 @@ type, text and near, each alone and pairwise with every other and with every wri
 (appended, updated, deleted by a tombstone, deleted by a rewrite), planned by the covering-array
 generator (`ci` each valid class once, `default` every pair); then each class the spec is silent on
 alone. Every answer is judged by the model (suites/emp/model.py): the entries the query must, may and
-must not return, from the resolved view (errata E9)."""
+must not return, from the resolved view (errata E9). An answer holding lines a newer line of their id
+supersedes, and wrong besides, is two failures, each named by its cause: the superseded lines (explained by
+emp.reader_newest_ts_wins when that check established it) and the rest of the answer judged without them; a
+value naming a tag, a type or a bound answered as if it were not given says so, with its sentence (E61)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +27,13 @@ from memconform.suites.emp.readings import problems_under, tag_readings
 from memconform.suites.emp.suite import SUITE
 
 COMBO = "query_parameters"
+NEWEST_SENTENCE = "Update: Append new entry with same id (newer ts takes precedence)"
+# the access pattern a value naming a bound, a tag or a type is asked under: a reader answering as if it were
+# not given returns what the sentence excludes (errata E61: only null, [] and "" name nothing)
+FILTER_SENTENCES = {"start": "Filter by Time: Read entries where ts >= startTime && ts <= endTime",
+                    "end": "Filter by Time: Read entries where ts >= startTime && ts <= endTime",
+                    "tags": "Filter by Tags: Read entries where tags includes specified tag(s)",
+                    "type": "Filter by Type: Read entries where type matches specified type"}
 T0 = 1701234560000  # entry i has ts T0 + 1000 i: the table's bounds name these
 SIZE = 14
 TYPES = ("preference", "fact", "event", "conversation", "note", "com.example.custom", None)
@@ -135,16 +146,32 @@ def request(row: dict[str, domain.ValueClass]) -> tuple[dict[str, Any], str]:
     return query, str(history.value()) if history is not None else "appended"
 
 
-def without_superseded(lines: tuple[Any, ...], answer: list[Any]) -> list[Any] | None:
-    """The answer without the lines a newer line of the same id supersedes (a greater ts in the file), or
-    None when it held none: what a reader whose one fault is not resolving ids would have answered."""
+def superseded_flags(lines: tuple[Any, ...], answer: list[Any]) -> list[bool]:
+    """For each entry of the answer: does a newer line of the same id (a greater ts in the file) supersede it?"""
     newest: dict[Any, float] = {}
     for line in lines:
         if isinstance(line, dict) and is_number(line.get("ts")):
             newest[line.get("id")] = max(newest.get(line.get("id"), -math.inf), float(line["ts"]))
-    kept = [e for e in answer if not (isinstance(e, dict) and is_number(e.get("ts"))
-                                      and float(e["ts"]) < newest.get(e.get("id"), -math.inf))]
-    return kept if len(kept) < len(answer) else None
+    return [isinstance(e, dict) and is_number(e.get("ts")) and float(e["ts"]) < newest.get(e.get("id"), -math.inf)
+            for e in answer]
+
+
+def without_superseded(lines: tuple[Any, ...], answer: list[Any]) -> list[Any] | None:
+    """The answer without the lines a newer line of the same id supersedes, or None when it held none: what a
+    reader whose one fault is not resolving ids would have answered."""
+    flags = superseded_flags(lines, answer)
+    return [e for e, gone in zip(answer, flags, strict=True) if not gone] if any(flags) else None
+
+
+def superseded_failure(ctx: CheckContext, label: str, lines: tuple[Any, ...], answer: list[Any]) -> Failure:
+    """The superseded lines of an answer as a failure of their own, named by their cause (the reader does not
+    resolve an id to its newest line), explained by the check that established it when one did: an answer
+    that is also wrong for another reason says that reason in a failure of its own, never mixed with this."""
+    gone = [e for e, flag in zip(answer, superseded_flags(lines, answer), strict=True) if flag]
+    failure = Failure(f"{label}: the answer holds {len(gone)} line(s) a newer line of the same id supersedes",
+                      [f"id {e.get('id')!r} at ts {e.get('ts')!r}" for e in gone[:4]],
+                      f"only each id's newest line (\"{NEWEST_SENTENCE}\")", "$", f"{len(gone)} superseded lines")
+    return established.explained(ctx, failure, NEWEST_NOT_RESOLVED)
 
 
 def fits_without_superseded(lines: tuple[Any, ...], query: dict[str, Any], form: str | None, answer: list[Any]) -> bool:
@@ -176,12 +203,19 @@ def judge_valid(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: di
     if not fits:
         names = {f"{tags}, {near}" for tags in tag_readings(query, form) for near in readings.near_readings(query)}
         reasons = problems_under(lines, query, tag_readings(query, form)[readings.EVERY_TAG], answer)
-        failure = Failure(f"{label}: the answer is not what the query must return", reasons[:4],
-                          "the model's entries (suites/emp/model.py) under any reading of "
-                          + "; ".join(sorted(names)), "$", f"{len(reasons)} problems")
-        if established.explaining(ctx, NEWEST_NOT_RESOLVED) and fits_without_superseded(lines, query, form, answer):
-            failure = established.explained(ctx, failure, NEWEST_NOT_RESOLVED)
-        yield failure
+        expected = "the model's entries (suites/emp/model.py) under any reading of " + "; ".join(sorted(names))
+        failure = Failure(f"{label}: the answer is not what the query must return", reasons[:4], expected, "$",
+                          f"{len(reasons)} problems")
+        kept = without_superseded(lines, answer)
+        if kept is None:
+            yield failure
+        elif fits_without_superseded(lines, query, form, answer):
+            yield established.explained(ctx, failure, NEWEST_NOT_RESOLVED)
+        else:  # superseded lines beside a fault of its own: each named by its cause
+            yield superseded_failure(ctx, label, lines, answer)
+            rest = problems_under(lines, query, tag_readings(query, form)[readings.EVERY_TAG], kept)
+            yield Failure(failure.title, rest[:4], expected, "$",
+                          f"{len(rest)} problems, the answer's superseded lines set aside (a failure of their own)")
         return
     # the readings an answer fits are recorded when it tells them apart (an answer every reading gives, say an
     # empty one, says nothing about which the target took)
@@ -200,13 +234,42 @@ def judge_odd(ctx: CheckContext, label: str, lines: tuple[Any, ...], query: dict
     seen = table.observe(ctx, point, Asked(readings.ODD_VALUE, readings.Queried(lines, query, name, form)),
                          readings.Answered(bool(reply.ok), tuple(answer or ())), shown=answer if reply.ok else reply.raw[:200],
                          title=f"{label}: the answer fits no reading of a value the spec is silent on")
-    if seen.failure:
-        kept = without_superseded(lines, answer) if answer is not None and established.explaining(ctx, NEWEST_NOT_RESOLVED) else None
-        mended = kept is not None and any(
-            read_as != model.REFUSED and not problems_under(lines, read_as, model.Readings(tombstone=form or "either",
-                                                                                              case=pinned.case), kept)
-            for read_as, pinned in model.odd_value_readings(query, name).values())
-        yield established.explained(ctx, seen.failure, NEWEST_NOT_RESOLVED) if mended else seen.failure
+    if not seen.failure:
+        return
+    kept = without_superseded(lines, answer) if answer is not None else None
+    if answer is None or kept is None:
+        yield ignored_named(seen.failure, lines, query, name, form, answer)
+        return
+    mended = any(read_as != model.REFUSED and not problems_under(lines, read_as, model.Readings(tombstone=form or "either",
+                                                                                                case=pinned.case), kept)
+                 for read_as, pinned in model.odd_value_readings(query, name).values())
+    if mended:
+        yield established.explained(ctx, seen.failure, NEWEST_NOT_RESOLVED)
+        return
+    # superseded lines beside a fault of its own: each named by its cause
+    yield superseded_failure(ctx, label, lines, answer)
+    rest = Failure(seen.failure.title, kept, seen.failure.expected, seen.failure.path,
+                   f"the answer's {len(answer) - len(kept)} superseded line(s) set aside (a failure of their own)")
+    yield ignored_named(rest, lines, query, name, form, kept)
+
+
+def ignored_named(failure: Failure, lines: tuple[Any, ...], query: dict[str, Any], name: str, form: str | None,
+                  answer: list[Any] | None) -> Failure:
+    """A value naming a bound, a tag or a type answered as if it were not given: no reading (E61 reads as absent
+    only null, an empty list or an empty string, which name nothing); the failure says so, with the sentence the
+    answer breaks. Any other failure is returned as it is."""
+    sentence = FILTER_SENTENCES.get(name)
+    value = query.get(name)
+    if sentence is None or answer is None or value is None or value == [] or value == "":
+        return failure
+    without = {k: v for k, v in query.items() if k != name}
+    if problems_under(lines, without, model.Readings(tombstone=form or "either"), answer):
+        return failure
+    failure.title += f" (answered as if {name} were not given)"
+    why = (f"{json.dumps(value, ensure_ascii=False)[:60]} names a {'bound' if name in ('start', 'end') else name.rstrip('s')}, and "
+           f"the answer holds entries outside it: a filter ignored is no reading (errata E61), \"{sentence}\"")
+    failure.detail = why + (f"; {failure.detail}" if failure.detail else "")
+    return failure
 
 
 @SUITE.check(sweep=True, level="reader", section="Read Operations", keyword="MUST",

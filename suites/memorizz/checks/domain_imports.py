@@ -28,14 +28,14 @@ from memconform.core.results import Failure
 from memconform.kit import domain, domain_plan
 from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz import reading_kinds, readings
-from memconform.suites.memorizz.client import export, forget_namespaces_at_end, import_archive, small_archive
+from memconform.suites.memorizz.client import forget_namespaces_at_end, import_archive, small_archive
 from memconform.suites.memorizz.domain_support import (
     class_answer_failures,
     keeper,
     kept_failures,
     namespace_export,
-    per_namespace,
     table,
+    written_in,
 )
 from memconform.suites.memorizz.sentences import REJECTS
 from memconform.suites.memorizz.suite import SUITE
@@ -128,19 +128,6 @@ def envelope_row_failures(ctx: CheckContext, row: list[tuple[domain.ValueClass, 
                                            "valid", judged_open))
     ledger(ctx).judge(vc.key for vc, _ in row)
     return found
-
-
-def written_in(ctx: CheckContext, label: str) -> Callable[[str], int]:
-    """How many records a namespace holds: from one export of everything, taken after a valid archive restored
-    last; where that export misses it (paged past what it shows, the newest left out), from each namespace's
-    own export, as absence seen in a paged export proves nothing."""
-    archive, last = small_archive(ctx, label)
-    forget_namespaces_at_end(ctx, last)
-    import_archive(ctx, archive, "restore")
-    held = per_namespace(export(ctx))
-    if held.get(last, 0):
-        return lambda ns: held.get(ns, 0)
-    return lambda ns: len(namespace_export(ctx, ns))
 
 
 def envelope_answer_failures(ctx: CheckContext, vc: domain.ValueClass, value: Any, accepted: bool, body: Any,
@@ -263,13 +250,16 @@ def restored_row(ctx: CheckContext, row: list[RecordCase]) -> list[Failure]:
     sent = [afresh(ctx, case, ns) for case in row]
     accepted, body = import_archive(ctx, archive_of([case.record for case in sent]), "restore")
     if not accepted:
-        errors = json.dumps(body.get("errors") if isinstance(body, dict) else body, default=str, ensure_ascii=False)
-        named = sorted({case.cls.key for case in sent if str(case.record.get("id")) in errors})  # the records its errors name
+        listed = body.get("errors") if isinstance(body, dict) else None
+        errors = json.dumps(listed if listed is not None else body, default=str, ensure_ascii=False)
+        # the records its errors name: an id as the errors' JSON writes it (a tab or a quote escaped)
+        named = sorted({case.cls.key for case in sent if json.dumps(str(case.record.get("id")), ensure_ascii=False)[1:-1] in errors})
         what = (f"an archive whose record has {sent[0].cls.key} = {sent[0].value!r:.40}" if len(sent) == 1
                 else f"an archive of {len(sent)} records of allowed classes")
+        # what the target said against it: its errors (the report's first 200 characters are its preamble)
+        shown = listed[:3] if isinstance(listed, list) and listed else json.dumps(body, default=str)[:200]
         return [Failure(f"{what} was refused" + (f", its errors naming {', '.join(named)[:120]}" if named else ""),
-                        json.dumps(body, default=str)[:200], "restored", "$",
-                        ", ".join(sorted({case.cls.key for case in sent}))[:200])]
+                        shown, "restored", "$", ", ".join(sorted({case.cls.key for case in sent}))[:200])]
     stored = by_content(namespace_export(ctx, ns))
     return [f for case in sent for f in read_back_failures(case, stored.get(case.record["data"]["content"]))]
 
