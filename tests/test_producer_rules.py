@@ -1,0 +1,136 @@
+"""Producer rules the interop sweep found too lenient (issue 35, producers): each rule fails the value the spec
+forbids, with the sentence that forbids it, and the same document repaired passes (its positive control).
+
+MemoryAI `validate`: a later `version` than this protocol's, a blank `generator`; `embedding_dim` 0 accepted as the
+domain table says (errata I4). OMP export documents: `embedding` (§2.1), `source.session_id` and
+`source.user_id` (§2.3) judged over their whole domain."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memconform.core.profile import Profile
+from memconform.core.results import Outcome
+from memconform.run.document_run import validate_document
+from memconform.suites.memoryai import format as memoryai
+from memconform.suites.memoryai.interop import base_bundle
+
+ROOT = Path(__file__).resolve().parents[1]
+_ABSENT = object()
+
+
+def _results(doc: Any, suite: str) -> dict[str, Any]:
+    return {r.check_id: r for r in validate_document(doc, suite, Profile.named("ci"))}
+
+
+def _bundle(**envelope: Any) -> dict[str, Any]:
+    """The sweep's valid bundle with envelope (or manifest.<name>) values set, sealed again."""
+    bundle = copy.deepcopy(base_bundle())
+    for name, value in envelope.items():
+        owner, key = (bundle["manifest"], name[len("manifest_"):]) if name.startswith("manifest_") else (bundle, name)
+        if value is _ABSENT:
+            owner.pop(key, None)
+        else:
+            owner[key] = value
+    return memoryai.seal(bundle)
+
+
+def test_the_base_bundle_passes_every_memoryai_document_check() -> None:
+    """The positive control of every MemoryAI case below: nothing but the value under test differs."""
+    results = _results(_bundle(), "memoryai")
+    assert {c: r.outcome for c, r in results.items() if r.outcome is not Outcome.PASSED} == {}
+
+
+# ---- MemoryAI version: an integer >= 1 (§3.1) that is this protocol's own (§7) -------------------------------
+
+@pytest.mark.parametrize("version", [2, 999, 2**63])
+def test_a_later_version_fails_with_the_sentences_that_forbid_it(version: int) -> None:
+    result = _results(_bundle(version=version), "memoryai")["memoryai.envelope_version_integer"]
+    assert result.outcome is Outcome.FAILED and result.blocking
+    failure = result.failures[0]
+    assert failure.path == "$.version" and failure.received == version and failure.expected == memoryai.MAX_VERSION
+    assert "This document is **MemoryAI Protocol v1**" in failure.detail
+    assert "A consumer MUST reject a Bundle whose `version` is greater than the maximum it supports." in failure.detail
+
+
+@pytest.mark.parametrize("version", [0, -1, 1.0, 1.5, True, "1", None, _ABSENT])
+def test_a_version_that_is_no_integer_at_least_one_fails_as_before(version: Any) -> None:
+    result = _results(_bundle(version=version), "memoryai")["memoryai.envelope_version_integer"]
+    assert result.outcome is Outcome.FAILED
+    assert result.failures[0].title.startswith("version is not an integer >= 1")
+
+
+def test_version_one_passes() -> None:
+    assert _results(_bundle(version=1), "memoryai")["memoryai.envelope_version_integer"].outcome is Outcome.PASSED
+
+
+# ---- MemoryAI generator: "<implementation-name>/<version>" (§3), optional -------------------------------------
+
+@pytest.mark.parametrize("generator", ["", " ", "\t\n", "\u3000"])
+def test_a_blank_generator_is_warned_with_the_shape_quoted(generator: str) -> None:
+    result = _results(_bundle(generator=generator), "memoryai")["memoryai.envelope_optional_fields"]
+    assert result.outcome is Outcome.FAILED and not result.blocking  # SHOULD: the optional envelope fields (errata E20)
+    assert [f.path for f in result.failures] == ["$.generator"]
+    assert '"generator": "<implementation-name>/<version>",' in result.failures[0].detail
+
+
+@pytest.mark.parametrize("generator", [_ABSENT, "someone/1.2.3", "memconform", "x", "名前/1 🧠", "bell\u0007/1"])
+def test_a_generator_that_names_something_passes(generator: Any) -> None:
+    """Absent (optional), the shape, and any other non-blank string, taken as a name (errata E20)."""
+    result = _results(_bundle(generator=generator), "memoryai")["memoryai.envelope_optional_fields"]
+    assert result.outcome is Outcome.PASSED, result.failures
+
+
+# ---- MemoryAI embedding_dim: "<integer>", tied only to the length of embeddings (§3.5) ------------------------
+
+@pytest.mark.parametrize("dim", [0, 1, 4, 384, 9007199254740993])
+def test_a_non_negative_integer_dimension_passes_zero_included(dim: int) -> None:
+    """0 with no embeddings: the spec gives no minimum (interop hole I4), and the domain table says open."""
+    results = _results(_bundle(manifest_embedding_dim=dim), "memoryai")
+    assert results["memoryai.manifest_required_fields"].outcome is Outcome.PASSED
+
+
+@pytest.mark.parametrize("dim", [-1, 4.0, "4", None, True, _ABSENT])
+def test_a_dimension_that_is_no_length_fails(dim: Any) -> None:
+    results = _results(_bundle(manifest_embedding_dim=dim), "memoryai")
+    assert results["memoryai.manifest_required_fields"].outcome is Outcome.FAILED
+
+
+def test_an_embedding_against_dimension_zero_fails_its_length_rule() -> None:
+    """0 is accepted only as "no embeddings": an embedding of 4 floats under it breaks §3.5's length rule."""
+    bundle = copy.deepcopy(base_bundle())
+    bundle["manifest"]["embedding_dim"] = 0
+    bundle["chunks"][0]["embedding"] = memoryai.encode_embedding([0.25, 0.5, 0.75, 1.0])
+    results = _results(memoryai.seal(bundle), "memoryai")
+    assert results["memoryai.embedding_length_matches_dim"].outcome is Outcome.FAILED
+    assert results["memoryai.manifest_required_fields"].outcome is Outcome.PASSED
+
+
+@pytest.mark.parametrize("field_id", ["bundle.format", "bundle.version", "manifest.embedding_dim", "bundle.generator"])
+def test_the_domain_table_and_the_validator_agree(field_id: str) -> None:
+    """One source of truth for the envelope fields of issue 35: every class the MemoryAI domain table calls invalid is
+    refused by `validate` (a MUST check), every valid one passes every check; open ones may go either way. (Not every
+    field: the table is written from the consumer's side, and counts, say, are a producer's duty alone.)"""
+    from memconform.kit import domain
+    from memconform.matrix.interop_sweep import judge_document
+    from memconform.suites.memoryai.interop import pairing
+
+    field = next(f for f in domain.required("memoryai").fields if f.id == field_id)
+    wrong = []
+    for vc in field.classes:
+        verdicts = {judge_document("memoryai", doc)[0] for doc in pairing().documents(field, vc)}
+        if vc.expect == "invalid" and verdicts != {"refused"} or vc.expect == "valid" and verdicts != {"accepted"}:
+            wrong.append((vc.id, vc.expect, verdicts))
+    assert wrong == []
+
+
+def test_the_table_calls_embedding_dim_zero_open_under_erratum_i4() -> None:
+    from memconform.kit import domain
+
+    field = next(f for f in domain.required("memoryai").fields if f.id == "manifest.embedding_dim")
+    zero = next(vc for vc in field.classes if vc.id == "beyond_minimum")
+    assert (zero.expect, json.loads(zero.args["text"])) == ("open", 0) and "I4" in zero.why
