@@ -134,3 +134,89 @@ def test_the_table_calls_embedding_dim_zero_open_under_erratum_i4() -> None:
     field = next(f for f in domain.required("memoryai").fields if f.id == "manifest.embedding_dim")
     zero = next(vc for vc in field.classes if vc.id == "beyond_minimum")
     assert (zero.expect, json.loads(zero.args["text"])) == ("open", 0) and "I4" in zero.why
+
+
+# ---- OMP export documents: embedding?: number[] (§2.1), source.session_id? / user_id?: string (§2.3) ---------
+
+OMP_SAMPLE = ROOT / "suites" / "omp" / "portability" / "omp-export.json"
+
+
+def _export(**changes: Any) -> dict[str, Any]:
+    """The sample export with its second memory (embedding, session_id and user_id all set) changed."""
+    doc = json.loads(OMP_SAMPLE.read_text(encoding="utf-8"))
+    mem = next(m for m in doc["memories"] if "embedding" in m and "session_id" in m["source"])
+    for name, value in changes.items():
+        owner, key = (mem["source"], name[len("source_"):]) if name.startswith("source_") else (mem, name)
+        if value is _ABSENT:
+            owner.pop(key, None)
+        else:
+            owner[key] = value
+    return doc
+
+
+def test_the_sample_export_sets_every_field_under_test_and_passes_every_document_check() -> None:
+    doc = _export()
+    mem = next(m for m in doc["memories"] if "embedding" in m)
+    assert isinstance(mem["embedding"], list) and {"session_id", "user_id"} <= set(mem["source"])
+    results = _results(doc, "omp")
+    assert "omp.export_document_embedding" in results
+    assert {c: r.outcome for c, r in results.items() if r.outcome is not Outcome.PASSED} == {}
+
+
+@pytest.mark.parametrize("embedding", [
+    _ABSENT, None,  # optional; null read as absent (errata O37)
+    [], [0.5], [0.25, -0.5, 0.125], [1, 2, 3], [-0.0, 0], [1e308, 1e-308, 5e-324], [9007199254740993], [0.1] * 4096,
+], ids=lambda v: "absent" if v is _ABSENT else repr(v)[:30])
+def test_an_embedding_of_numbers_or_none_passes(embedding: Any) -> None:
+    """Any length (the dimensions are the implementation's: [] and 1e308 are interop hole I6, open to a consumer)."""
+    result = _results(_export(embedding=embedding), "omp")["omp.export_document_embedding"]
+    assert result.outcome is Outcome.PASSED, result.failures
+
+
+@pytest.mark.parametrize(("embedding", "path"), [
+    ("0.25,-0.5", ""), ({"0": 0.25}, ""), (0.25, ""), (True, ""), ("", ""),
+    (["a", "b"], "[0]"), (["0.25"], "[0]"), ([True, False], "[0]"), ([0.5, None], "[1]"), ([[0.5]], "[0]"),
+    ([0.5, "x", 0.5], "[1]"), ([{"v": 1}], "[0]"), ([float("nan")], "[0]"), ([0.5, float("inf")], "[1]"),
+], ids=repr)
+def test_an_embedding_that_is_no_number_array_fails_with_the_sentence(embedding: Any, path: str) -> None:
+    result = _results(_export(embedding=embedding), "omp")["omp.export_document_embedding"]
+    assert result.outcome is Outcome.FAILED and result.blocking
+    [failure] = result.failures
+    assert failure.path.endswith(".embedding" + path), failure.path
+    assert "embedding?: number[] // Vector embedding of content (implementation-defined dimensions)" in failure.detail
+
+
+@pytest.mark.parametrize("field", ["session_id", "user_id"])
+@pytest.mark.parametrize("value", [_ABSENT, None, "", "s-42", "Session 🚀 #1", "x" * 10_000],
+                         ids=lambda v: "absent" if v is _ABSENT else repr(v)[:20])
+def test_an_optional_source_string_passes_absent_null_or_any_string(field: str, value: Any) -> None:
+    """Absent; null read as absent (errata O37, interop hole I3); "" (no minimum); any string (no maximum)."""
+    result = _results(_export(**{f"source_{field}": value}), "omp")["omp.export_document_source_object"]
+    assert result.outcome is Outcome.PASSED, result.failures
+
+
+@pytest.mark.parametrize("field", ["session_id", "user_id"])
+@pytest.mark.parametrize("value", [42, 0, 1.5, True, False, ["s-42"], {"id": "s-42"}, []], ids=repr)
+def test_a_source_id_of_another_type_fails_with_its_sentence(field: str, value: Any) -> None:
+    result = _results(_export(**{f"source_{field}": value}), "omp")["omp.export_document_source_object"]
+    assert result.outcome is Outcome.FAILED and result.blocking
+    [failure] = result.failures
+    assert failure.path.endswith(f".source.{field}") and failure.received == value
+    sentence = {"session_id": "session_id?: string // Optional session/conversation ID from the source tool",
+                "user_id": "user_id?: string // Optional user identifier within the source tool"}[field]
+    assert sentence in failure.detail
+
+
+def test_both_source_ids_wrong_are_both_named() -> None:
+    result = _results(_export(source_session_id=1, source_user_id=2), "omp")["omp.export_document_source_object"]
+    assert sorted(f.path.rsplit(".", 1)[1] for f in result.failures) == ["session_id", "user_id"]
+
+
+def test_the_omp_checks_now_name_the_sentences_of_the_fields_they_read() -> None:
+    """The requirement map ties each sentence to the document check that reads it (the interop sweep's producer side)."""
+    statements = {s["quote"]: s for s in json.loads((ROOT / "suites" / "omp" / "requirements.json").read_text("utf-8"))["statements"]}
+    assert "omp.export_document_embedding" in statements[
+        "embedding?: number[] // Vector embedding of content (implementation-defined dimensions)"]["checks"]
+    for quote in ("session_id?: string // Optional session/conversation ID from the source tool",
+                  "user_id?: string // Optional user identifier within the source tool"):
+        assert "omp.export_document_source_object" in statements[quote]["checks"]
