@@ -220,3 +220,18 @@ def test_the_omp_checks_now_name_the_sentences_of_the_fields_they_read() -> None
     for quote in ("session_id?: string // Optional session/conversation ID from the source tool",
                   "user_id?: string // Optional user identifier within the source tool"):
         assert "omp.export_document_source_object" in statements[quote]["checks"]
+
+
+@pytest.mark.parametrize("server", ["", "  "])
+def test_a_blank_source_producer_is_not_written_as_the_bundle_generator(server: str) -> None:
+    """translate to MemoryAI writes memconform-port/1 where the source names its producer with a blank string (which
+    the generator rule warns), and the ledger says the blank producer was lost; a named one is kept as it was."""
+    from memconform.portability.translate import translate
+
+    for producer, written, status in ((server, "memconform-port/1", "lost"), ("omp-reference-server", "omp-reference-server", "kept")):
+        doc = json.loads(OMP_SAMPLE.read_text(encoding="utf-8"))
+        doc["server"] = producer
+        tr = translate(doc, "omp", "memoryai")
+        assert tr.output is not None and tr.output["generator"] == written, tr.ledger.refused
+        assert ("producer", status) in tr.ledger.document
+        assert not [w for w in tr.ledger.warnings if "envelope_optional_fields" in w], tr.ledger.warnings
