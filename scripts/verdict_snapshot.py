@@ -166,10 +166,15 @@ def main(argv: list[str] | None = None) -> int:
         scale_line = lift_budgets(args.budget_scale)
     except HarnessError as exc:
         parser.error(str(exc))
-    try:  # before any row runs: a name that places no check must not become "every check"
+    try:  # before any row runs: a name that places no check must not become "every check", nor a suite no row
         checks = qualified_checks(args.check, args.suite) if args.check else []
+        if not args.check:
+            from memconform.core.suite import get_suite
+
+            for name in args.suite:
+                get_suite(name)
     except (ValueError, HarnessError) as exc:
-        parser.error(f"--check: {exc}")
+        parser.error(f"--check: {exc}" if args.check else f"--suite: {exc}")
     print(scale_line, file=sys.stderr)
     suites = args.suite or sorted({c.split(".")[0] for c in checks})
     matrix = snapshot(suites, args.workers, checks)

@@ -81,6 +81,10 @@ def test_an_unknown_suite_beside_a_check_is_refused(rows_run, tmp_path: Path, ca
     assert "unknown suite 'ompp'" in _refused(["--suite", "ompp", "--check", "omp.export_document_envelope"], tmp_path, capsys)
 
 
+def test_an_unknown_suite_alone_is_refused_not_run_as_no_row(rows_run, tmp_path: Path, capsys) -> None:
+    assert "--suite: unknown suite 'ompp'" in _refused(["--suite", "ompp"], tmp_path, capsys) and rows_run == []
+
+
 def test_without_check_every_check_of_the_suites_runs(rows_run, tmp_path: Path) -> None:
     assert verdict_snapshot.main(["--out", str(tmp_path / "s.json"), "--suite", "omp"]) == 0
     assert rows_run == [(["omp"], [])]
