@@ -94,6 +94,14 @@ def number_classes(required: bool, minimum: float | None = None, maximum: float 
     return out
 
 
+def wrong_type_classes(typed: str) -> list[dict[str, Any]]:
+    """A JSON value of each other type where the spec types a field `typed` (a number, a boolean, an array, an object):
+    no reading makes one of them that type."""
+    values = {"number": 42, "boolean": True, "array": ["s-42"], "object": {"id": "s-42"}}
+    return [cls(f"not_{typed}_{kind}", "literal", "invalid", f"a JSON {kind} where the spec types a {typed}", value=value)
+            for kind, value in values.items()]
+
+
 def timestamp_classes(required: bool, nullable: bool = False, null_expect: str | None = None) -> list[dict[str, Any]]:
     out = presence(required, nullable, null_expect)
     for kind, expect in (("utc_z", "valid"), ("utc_offset", "valid"), ("fraction", "valid"), ("leap_day", "valid"),
@@ -245,7 +253,8 @@ def omp_table() -> dict[str, Any]:
         required = name in source["required"]
         quote = lines.quote(f"{name}{'' if required else '?'}: string")
         classes = (source_timestamp_classes() if name == "timestamp"
-                   else string_classes(required, null_expect="invalid") if required else null_open(string_classes(False)))
+                   else string_classes(required, null_expect="invalid") if required
+                   else [*null_open(string_classes(False)), *wrong_type_classes("string")])
         fields.append(field(f"memory.source.{name}", "record", writes, "timestamp" if name == "timestamp" else "string", required,
                             "§2.3", quote, "derived", classes))
     fields.append(field("memory.embedding", "record", writes, "array", False, "§2.1", lines.quote("embedding?: number[]"), "prose",
