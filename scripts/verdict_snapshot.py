@@ -12,8 +12,8 @@ timings and messages are left out, so only verdicts are compared. Each row runs 
 process (two at a time), with the `ci` profile (its fixed seed). `--suite` limits it to some
 suites, `--check` some checks (the rows are still every mutant of their suites). A `--check` is a check id
 (`omp.export_document_envelope`) or a bare name one suite alone registers (`export_document_envelope`); an unknown
-name, a bare name two suites register, or a check outside every `--suite` given is refused with exit 2 before
-any row runs (a row given no check of its own would run every check). Exit 0 when nothing differs (or nothing
+name, a bare name two suites register, a check outside every `--suite` given, or an unknown `--suite` is refused
+with exit 2 before any row runs (a row given no check of its own would run every check; an unknown suite, no row). Exit 0 when nothing differs (or nothing
 was compared), 1 when a verdict changed.
 
 The check and run budgets are the `ci` profile's times ten, as in the tests (tests/conftest.py), so a busy
