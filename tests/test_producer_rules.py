@@ -235,3 +235,21 @@ def test_a_blank_source_producer_is_not_written_as_the_bundle_generator(server: 
         assert tr.output is not None and tr.output["generator"] == written, tr.ledger.refused
         assert ("producer", status) in tr.ledger.document
         assert not [w for w in tr.ledger.warnings if "envelope_optional_fields" in w], tr.ledger.warnings
+
+
+@pytest.mark.parametrize("field_id", ["memory.embedding", "memory.source.session_id", "memory.source.user_id"])
+def test_the_omp_domain_table_and_the_export_document_checks_agree(field_id: str) -> None:
+    """Each class the OMP domain table calls invalid (a wrong type among them) is refused in an export document, each
+    valid one passes; open ones (null, [], 1e308, "") may go either way."""
+    from memconform.kit import domain
+    from memconform.matrix.interop_sweep import judge_document
+    from memconform.suites.omp.interop import pairing
+
+    field = next(f for f in domain.required("omp").fields if f.id == field_id)
+    assert any(vc.expect == "invalid" for vc in field.classes) and any(vc.expect == "valid" for vc in field.classes)
+    wrong = []
+    for vc in field.classes:
+        verdicts = {judge_document("omp", doc)[0] for doc in pairing().documents(field, vc)}
+        if vc.expect == "invalid" and verdicts != {"refused"} or vc.expect == "valid" and verdicts != {"accepted"}:
+            wrong.append((vc.id, vc.expect, verdicts))
+    assert wrong == []
