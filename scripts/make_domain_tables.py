@@ -94,6 +94,14 @@ def number_classes(required: bool, minimum: float | None = None, maximum: float 
     return out
 
 
+def wrong_type_classes(typed: str) -> list[dict[str, Any]]:
+    """A JSON value of each other type where the spec types a field `typed` (a number, a boolean, an array, an object):
+    no reading makes one of them that type."""
+    values = {"number": 42, "boolean": True, "array": ["s-42"], "object": {"id": "s-42"}}
+    return [cls(f"not_{typed}_{kind}", "literal", "invalid", f"a JSON {kind} where the spec types a {typed}", value=value)
+            for kind, value in values.items()]
+
+
 def timestamp_classes(required: bool, nullable: bool = False, null_expect: str | None = None) -> list[dict[str, Any]]:
     out = presence(required, nullable, null_expect)
     for kind, expect in (("utc_z", "valid"), ("utc_offset", "valid"), ("fraction", "valid"), ("leap_day", "valid"),
@@ -245,7 +253,8 @@ def omp_table() -> dict[str, Any]:
         required = name in source["required"]
         quote = lines.quote(f"{name}{'' if required else '?'}: string")
         classes = (source_timestamp_classes() if name == "timestamp"
-                   else string_classes(required, null_expect="invalid") if required else null_open(string_classes(False)))
+                   else string_classes(required, null_expect="invalid") if required
+                   else [*null_open(string_classes(False)), *wrong_type_classes("string")])
         fields.append(field(f"memory.source.{name}", "record", writes, "timestamp" if name == "timestamp" else "string", required,
                             "§2.3", quote, "derived", classes))
     fields.append(field("memory.embedding", "record", writes, "array", False, "§2.1", lines.quote("embedding?: number[]"), "prose",
@@ -759,7 +768,7 @@ def memoryai_table() -> dict[str, Any]:
         field("manifest.since", "envelope", ["export"], "timestamp", False, "§3", lines.quote('"since": "<ISO-8601 datetime|null>",'), "prose",
               memoryai_since_classes()),
         field("manifest.embedding_dim", "envelope", ["import", "export"], "integer", True, "§3", lines.quote('"embedding_dim": <integer>,'), "prose",
-              number_classes(True, 1, None, integer=True)),
+              memoryai_dim_classes()),
         *memoryai_envelope_fields(lines),
         field("chunk.content", "record", ["import", "export"], "string", True, "§3.2", lines.quote('"content": "<string>", (REQUIRED)'), "prose",
               string_classes(True, null_expect="invalid")),
@@ -790,6 +799,13 @@ def memoryai_table() -> dict[str, Any]:
 SHAPE_ONLY = "§3.2's shape gives the type without a keyword and states no consumer duty for it (errata E60)"
 
 
+def memoryai_dim_classes() -> list[dict[str, Any]]:
+    """`embedding_dim`: an integer whose only tie is the length of embeddings (§3.5); 0, what a producer without
+    embeddings may write, is open on both sides (interop hole I4: the spec gives no minimum), as the validator reads it."""
+    return [dict(c, expect="open", why="errata I4: `<integer>` with no minimum; 0 in a bundle without embeddings")
+            if c["id"] == "beyond_minimum" else c for c in number_classes(True, 1, None, integer=True)]
+
+
 def memoryai_since_classes() -> list[dict[str, Any]]:
     """`since`: the timestamp classes, another offset valid (errata E10: the same instant in +05:30 selects the same chunks)."""
     return [dict(c, expect="valid", why="errata E10: the same instant in another offset") if c["id"] == "non_utc" else c
@@ -804,7 +820,8 @@ def memoryai_envelope_fields(lines: SpecLines) -> list[dict[str, Any]]:
     return [
         field("bundle.generator", "envelope", ops, "string", False, "§3", lines.quote('"generator": "<implementation-name>/<version>",'), "prose",
               [*presence(False, False), cls("name_version", "literal", "valid", value="someone/1.2.3"),
-               cls("empty", "literal", "open", "an empty string; the spec sets no minimum", value=""),
+               cls("empty", "literal", "open", "an empty string: it names no implementation, so a producer is warned "
+                   "(envelope_optional_fields, errata E20); a consumer has no duty for it", value=""),
                *[cls(k, "string", "valid", kind=k) for k in ("bmp", "astral", "control")]]),
         field("bundle.exported_at", "envelope", ops, "timestamp", False, "§3", lines.quote('"exported_at": "<ISO-8601 datetime>",'), "prose",
               [dict(c, expect="open", why="informational: a consumer has no duty for an unreadable export time (errata E60)")

@@ -71,7 +71,8 @@ def setp(path: tuple[Any, ...], value: Any) -> Any:
 
 VALID: list[tuple[str, str, str, dict[str, Any], list[str]]] = [
     ("minimal_envelope", "Only format, version and a manifest with the three required fields.", "§3.1",
-     mai.seal({"format": mai.FORMAT, "version": 1, "manifest": {"scope": "full", "embedding_model": "m", "embedding_dim": 0}}), []),
+     # a positive embedding_dim: consumers ingest the valid fixtures, and 0 is open on import (errata I4, E42)
+     mai.seal({"format": mai.FORMAT, "version": 1, "manifest": {"scope": "full", "embedding_model": "m", "embedding_dim": 4}}), []),
     ("full_bundle_all_sections", "Every record section present, with an edge, an entity and DNA chunks.", "§3", full(), []),
     ("non_ascii_and_astral_content", "CJK, accents and astral-plane emoji in content and tags; literal UTF-8 checksum.", "§3.6",
      bundle([chunk(1, "記憶は大切 — café 🧠𝄞", tags=["ünïcode", "🏷️"])]), []),
@@ -114,6 +115,8 @@ INVALID: list[tuple[str, str, str, Any, str]] = [
     ("version_true", "version is JSON true, which is not an integer.", "§3.1", setp(("version",), True), "envelope_version_integer"),
     ("version_zero", "version 0 is below 1.", "§3.1", setp(("version",), 0), "envelope_version_integer"),
     ("version_float", "version 1.5 is not an integer.", "§3.1", setp(("version",), 1.5), "envelope_version_integer"),
+    ("version_later", "version 999 is a later protocol's: a v1 producer writes 1 (§7), and every v1 consumer MUST reject it (§3.1).",
+     "§3.1", setp(("version",), 999), "envelope_version_integer"),
     ("manifest_missing_embedding_dim", "manifest lacks embedding_dim.", "§3.1", setp(("manifest", "embedding_dim"), None), "manifest_required_fields"),
     ("manifest_dim_string", 'embedding_dim is the string "4".', "§3.1", setp(("manifest", "embedding_dim"), "4"), "manifest_required_fields"),
     ("manifest_scope_unknown", "scope partial is not full, dna_only or since.", "§3.1", setp(("manifest", "scope"), "partial"), "manifest_required_fields"),

@@ -10,7 +10,11 @@ before, one after, and compare them:
 The matrix is {suite: {row: {check id: outcome}}}, a row being "reference" or a mutant's name;
 timings and messages are left out, so only verdicts are compared. Each row runs in its own
 process (two at a time), with the `ci` profile (its fixed seed). `--suite` limits it to some
-suites, `--check` some checks (the rows are still every mutant). Exit 0 when nothing differs (or nothing was compared), 1 when a verdict changed.
+suites, `--check` some checks (the rows are still every mutant of their suites). A `--check` is a check id
+(`omp.export_document_envelope`) or a bare name one suite alone registers (`export_document_envelope`); an unknown
+name, a bare name two suites register, a check outside every `--suite` given, or an unknown `--suite` is refused
+with exit 2 before any row runs (a row given no check of its own would run every check; an unknown suite, no row). Exit 0 when nothing differs (or nothing
+was compared), 1 when a verdict changed.
 
 The check and run budgets are the `ci` profile's times ten, as in the tests (tests/conftest.py), so a busy
 machine does not turn a verdict into "errored" (the budget ran out) and show a move of code as a change:
@@ -55,6 +59,39 @@ def rows(suites: list[str]) -> list[tuple[str, str]]:
         if table is not None:
             found.extend((spec.name, name) for name in table.names)
     return found
+
+
+def qualified_checks(names: list[str], suites: list[str]) -> list[str]:
+    """Each `--check` as its check id (see the module): a registered id kept, a bare name one suite registers
+    qualified with it. Raises ValueError naming every name it cannot place, and every `--suite` none of them is of."""
+    import difflib
+
+    from memconform.core.suite import all_suites, get_suite
+
+    specs = [get_suite(s) for s in suites] if suites else all_suites()
+    known = {check_id for spec in specs for check_id in spec.registered()}
+    problems, found = [], []
+    for name in names:
+        if name in known:
+            found.append(name)
+            continue
+        owners = sorted(c for c in known if c.split(".", 1)[1] == name)
+        if len(owners) == 1:
+            found.append(owners[0])
+            continue
+        where = f"the suites {', '.join(sorted(suites))}" if suites else "any suite"
+        if owners:
+            problems.append(f"{name!r} is a check of more than one suite ({', '.join(owners)}): give its id")
+        else:
+            near = difflib.get_close_matches(name, sorted(known | {c.split(".", 1)[1] for c in known}), n=3)
+            problems.append(f"{name!r} is no check of {where}" + (f" (did you mean {', '.join(near)}?)" if near else
+                                                                    "; `memconform list` shows the check ids"))
+    idle = sorted(set(suites) - {c.split(".", 1)[0] for c in found})
+    if idle:
+        problems.append(f"--suite {', '.join(idle)}: no --check names a check of it (its rows would run every check)")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return list(dict.fromkeys(found))
 
 
 def verdicts(suite: str, row: str, checks: list[str] | None = None) -> dict[str, str]:
@@ -129,9 +166,18 @@ def main(argv: list[str] | None = None) -> int:
         scale_line = lift_budgets(args.budget_scale)
     except HarnessError as exc:
         parser.error(str(exc))
+    try:  # before any row runs: a name that places no check must not become "every check", nor a suite no row
+        checks = qualified_checks(args.check, args.suite) if args.check else []
+        if not args.check:
+            from memconform.core.suite import get_suite
+
+            for name in args.suite:
+                get_suite(name)
+    except (ValueError, HarnessError) as exc:
+        parser.error(f"--check: {exc}" if args.check else f"--suite: {exc}")
     print(scale_line, file=sys.stderr)
-    suites = args.suite or sorted({c.split(".")[0] for c in args.check})
-    matrix = snapshot(suites, args.workers, args.check)
+    suites = args.suite or sorted({c.split(".")[0] for c in checks})
+    matrix = snapshot(suites, args.workers, checks)
     args.out.write_text(json.dumps(matrix, indent=1, sort_keys=True) + "\n")
     total = sum(len(r) for s in matrix.values() for r in s.values())
     print(f"{sum(len(s) for s in matrix.values())} rows, {total} verdicts -> {args.out}; {scale_line}")

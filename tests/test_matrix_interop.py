@@ -66,8 +66,8 @@ def test_every_candidate_is_judged_once_and_every_judgement_has_its_candidate(
     candidates, suites = swept
     judged = review()
     unjudged = copy.deepcopy(judged)
-    unjudged["rejected"] = [r for r in unjudged["rejected"] if r["fields"] != ["bundle.version"]]
-    with pytest.raises(HarnessError, match="not judged in interop_review.json: memoryai bundle.version consumer_must_refuse"):
+    unjudged["rejected"] = [r for r in unjudged["rejected"] if r["fields"] != ["manifest.embedding_model"]]
+    with pytest.raises(HarnessError, match="not judged in interop_review.json: memoryai manifest.embedding_model consumer_may_refuse"):
         holes_document(candidates, unjudged, suites)
     twice = copy.deepcopy(judged)
     twice["rejected"].append({**twice["rejected"][0], "why": "judged a second time, which the sweep refuses"})
@@ -80,6 +80,32 @@ def test_every_candidate_is_judged_once_and_every_judgement_has_its_candidate(
         holes_document(candidates, stale, suites)
     with pytest.raises(HarnessError, match="rejected/0/why"):
         review_from({**judged, "rejected": [{**judged["rejected"][0], "why": "short"}]})
+
+
+def test_a_settled_class_found_again_stops_the_sweep(swept: tuple[list[Candidate], dict[str, Any]]) -> None:
+    """A class settled by a producer check (interop_review.json `settled`) that is a candidate again (the check no
+    longer flags it) is named, never dropped silently."""
+    candidates, suites = swept
+    judged = copy.deepcopy(review())
+    judged["settled"].append({"suite": "memoryai", "fields": ["chunk.content_hash"], "classes": ["upper_hex"],
+                              "checks": ["memoryai.chunk_field_types"], "why": "a settlement the sweep contradicts"})
+    with pytest.raises(HarnessError, match="settled in interop_review.json .* but a candidate again: memoryai chunk.content_hash "
+                                           "consumer_held_to_a_reading upper_hex"):
+        holes_document(candidates, judged, suites)
+
+
+def test_each_settled_class_is_flagged_by_the_checks_it_names() -> None:
+    """The positive side of `settled`: the producer checks it names flag every class it holds today."""
+    settled = review()["settled"]
+    assert settled
+    for entry in settled:
+        pairing = get_suite(entry["suite"]).interop()
+        table = domain.required(entry["suite"])
+        for field in (f for f in table.fields if f.id in entry["fields"]):
+            for vc in (c for c in field.classes if "classes" not in entry or c.id in entry["classes"]):
+                for doc in pairing.documents(field, vc):
+                    verdict, checks = judge_document(entry["suite"], doc)
+                    assert verdict != "accepted" and set(entry["checks"]) <= set(checks), (field.id, vc.id, checks)
 
 
 # ---- the sweep's rule, on a table of its own: agreeing points are never listed ------------------------------

@@ -52,7 +52,11 @@ PLANTED = {
     "omp.export_document_timestamps_utc": [lambda d: d["memories"][0].update(created_at="2026-13-01"),
                                            lambda d: d["memories"][0].pop("expires_at")],
     "omp.export_document_source_object": [lambda d: d["memories"][0].update(source="claude"),
-                                          lambda d: d["memories"][0]["source"].pop("timestamp")],
+                                          lambda d: d["memories"][0]["source"].pop("timestamp"),
+                                          lambda d: d["memories"][1]["source"].update(session_id=42),
+                                          lambda d: d["memories"][1]["source"].update(user_id={"id": "u-7"})],
+    "omp.export_document_embedding": [lambda d: d["memories"][1].update(embedding=["a", "b"]),
+                                      lambda d: d["memories"][1].update(embedding="0.25,-0.5")],
 }
 
 

@@ -11,8 +11,10 @@ flags it, not even a SHOULD) and
 
 A producer warned (a SHOULD the text states) or refused is no candidate: the text tells that producer what to
 write. Candidates are grouped by field and kind; each class of a group is judged against the spec sentence once,
-in interop_review.json, as part of a hole (with its errata entry) or rejected (with the sentence that decides it).
-A class the review does not judge, or a judgement no class needs, stops the sweep: scripts/interop_holes.py writes
+in interop_review.json, as part of a hole (with its errata entry) or rejected (with the sentence that decides it);
+a class once a candidate that a producer check now flags is kept there as settled (the check and why), and is a
+candidate again only if that check stops flagging it. A class the review does not judge, or a judgement no class
+needs, stops the sweep: scripts/interop_holes.py writes
 interop_holes.json only from a complete review, and `--check` fails when the committed file differs.
 """
 
@@ -172,6 +174,12 @@ REVIEW_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["suite", "fields", "kind", "why"],
             "properties": {"suite": {"type": "string"}, "kind": {"enum": list(KINDS)},
                            "fields": {"type": "array", "minItems": 1, "items": {"type": "string"}}, "classes": _CLASSES,
+                           "why": {"type": "string", "minLength": 20}}}},
+        # once candidates, now no candidate: a producer check flags the class (the text told the producer what to write)
+        "settled": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False, "required": ["suite", "fields", "checks", "why"],
+            "properties": {"suite": {"type": "string"}, "fields": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                           "classes": _CLASSES, "checks": {"type": "array", "minItems": 1, "items": {"type": "string"}},
                            "why": {"type": "string", "minLength": 20}}}}}}
 
 
@@ -219,6 +227,11 @@ def holes_document(candidates: list[Candidate], judged: Mapping[str, Any], swept
     problems += [f"judged more than once: {' '.join(key)} ({', '.join(v)})" for key, v in verdicts.items() if len(v) > 1]
     problems += [f"judged with no candidate behind it (the sweep no longer finds it): {' '.join(key)}"
                  for key in verdicts if key not in wanted and key[0] in swept]
+    for settled in judged.get("settled", ()):
+        again = [" ".join(key) for key in wanted if key[0] == settled["suite"] and key[1] in settled["fields"]
+                 and ("classes" not in settled or key[3] in settled["classes"])]
+        problems += [f"settled in interop_review.json ({', '.join(settled['checks'])} flags it) but a candidate again: {key}"
+                     for key in again]
     if problems:
         raise HarnessError("interop sweep: " + "; ".join(problems))
     holes = []

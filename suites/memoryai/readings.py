@@ -108,11 +108,11 @@ def stream_reading(key: str, wrapped: str | None) -> str:
 
 # A consumer's duty the spec does not state, so either answer is accepted (recorded as E42): a manifest's
 # embedding_dim matters only for the length of embeddings, and the bundles here carry none; big-endian
-# floats are floats to a consumer (only the producer who wrote them knows them wrong).
+# floats are floats to a consumer (only the producer who wrote them knows them wrong). (embedding_dim 0 is open
+# in the table itself, on both sides: interop hole I4.)
 CONSUMER_OPEN = frozenset({"manifest.embedding_dim:null", "manifest.embedding_dim:negative_zero",
                            "manifest.embedding_dim:small_1e_6", "manifest.embedding_dim:small_1e_7",
-                           "manifest.embedding_dim:beyond_minimum", "manifest.embedding_dim:as_string",
-                           "chunk.embedding:big_endian"})
+                           "manifest.embedding_dim:as_string", "chunk.embedding:big_endian"})
 EXPORT_FIELDS = ("manifest.scope", "manifest.since")  # sent as the export request's scope and since
 RECORD_PREFIXES = ("edge.", "entity.")
 

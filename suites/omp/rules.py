@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,6 +72,31 @@ def timestamp_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
         yield Failure("expires_at is neither null nor an ISO 8601 UTC timestamp", mem["expires_at"], "null or ISO 8601 UTC", f"{where}.expires_at")
 
 
+EMBEDDING_SENTENCE = "§2.1: embedding?: number[] // Vector embedding of content (implementation-defined dimensions)"
+SOURCE_SENTENCES = {"session_id": "§2.3: session_id?: string // Optional session/conversation ID from the source tool",
+                    "user_id": "§2.3: user_id?: string // Optional user identifier within the source tool"}
+
+
+def _number(value: Any) -> bool:
+    """A JSON number: an int or a finite float, never a bool (NaN and Infinity are no JSON)."""
+    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and math.isfinite(value)
+
+
+def embedding_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
+    """`embedding?: number[]`: absent, or an array of numbers of any length (the dimensions are the implementation's;
+    an empty array and numbers beyond float32 are interop hole I6). null is open: read as absent (errata O37)."""
+    if "embedding" not in mem or mem["embedding"] is None:
+        return
+    value = mem["embedding"]
+    if not isinstance(value, list):
+        yield Failure("embedding is not an array of numbers", value, "number[]", f"{where}.embedding", EMBEDDING_SENTENCE)
+        return
+    wrong = [i for i, v in enumerate(value) if not _number(v)]
+    if wrong:
+        yield Failure(f"embedding holds {len(wrong)} value(s) that are not numbers (the first at [{wrong[0]}])", value[wrong[0]],
+                      "a JSON number", f"{where}.embedding[{wrong[0]}]", EMBEDDING_SENTENCE)
+
+
 def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
     source = mem.get("source")
     if not isinstance(source, dict):
@@ -80,9 +106,9 @@ def source_failures(mem: dict[str, Any], where: str) -> Iterator[Failure]:
         yield Failure("source.tool is missing or not a string", source.get("tool", "<absent>"), "the tool's identifier", f"{where}.source.tool")
     if instant(source.get("timestamp")) is None:
         yield Failure("source.timestamp is not an ISO 8601 UTC timestamp", source.get("timestamp", "<absent>"), "ISO 8601 UTC", f"{where}.source.timestamp")
-    for name in ("session_id", "user_id"):
+    for name in ("session_id", "user_id"):  # optional strings; null is open, read as absent (errata O37)
         if name in source and source[name] is not None and not isinstance(source[name], str):
-            yield Failure(f"source.{name} is not a string", source[name], "string", f"{where}.source.{name}")
+            yield Failure(f"source.{name} is not a string", source[name], "string", f"{where}.source.{name}", SOURCE_SENTENCES[name])
 
 
 def envelope_failures(ctx: CheckContext, answer: Reply, code: str | None = None) -> Iterator[Failure]:

@@ -37,11 +37,23 @@ def envelope_format_literal(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         yield Failure("format is not the literal memoryai-bundle", doc.get("format", "<absent>"), memoryai.FORMAT, "$.format")
 
 
+# What a producer of this protocol writes as `version`: §7 names the document v1 and says a later one bumps the field,
+# and §3.1 has every consumer reject a version above its maximum, so a v1 bundle with any other number is refused by
+# the v1 consumers it was written for.
+LATER_VERSION = ('§7 "This document is **MemoryAI Protocol v1**. Future versions will: - Bump the `version` field in '
+                 'the envelope." and §3.1 "A consumer MUST reject a Bundle whose `version` is greater than the maximum it '
+                 'supports.": a v1 producer writes 1, and a bundle of a later version is refused by every v1 consumer')
+
+
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1", sentence="The `version` field MUST be an integer ≥ 1.")
 def envelope_version_integer(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
+    """An integer ≥ 1 (§3.1), and not above this protocol's own version (§7: see LATER_VERSION)."""
     version = doc.get("version", "<absent>") if isinstance(doc, dict) else "<no object>"
     if not is_int(version) or version < 1:
         yield Failure("version is not an integer >= 1 (a JSON true or 1.0 is not an integer)", version, "integer >= 1", "$.version")
+    elif version > memoryai.MAX_VERSION:
+        yield Failure(f"version {version} is later than MemoryAI Protocol v{memoryai.MAX_VERSION}, which memconform judges",
+                      version, memoryai.MAX_VERSION, "$.version", LATER_VERSION)
 
 
 @SUITE.check(kind="document", section="§3.1", keyword="MUST", level="1",
@@ -368,6 +380,11 @@ def envelope_optional_fields(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
         for name, (expected, ok) in shape.items():
             if name in node and not ok(node[name]):
                 yield Failure(f"{name} is not a {expected}", node[name], expected, f"{where}.{name}")
+    generator = doc.get("generator")
+    if isinstance(generator, str) and not generator.strip():
+        # blank names no implementation under any reading; any other string is taken as its name (errata E20)
+        yield Failure("generator is blank: it names no implementation", generator, "<implementation-name>/<version>",
+                      "$.generator", '§3 gives the envelope field as "generator": "<implementation-name>/<version>",')
     for section in memoryai.RECORD_SECTIONS:
         if section in doc and not isinstance(doc[section], list):
             yield Failure(f"{section} is not an array of records", type(doc[section]).__name__, "array", f"$.{section}")

@@ -100,7 +100,8 @@ _DELETE = object()
 # check id broken -> mutation of a valid bundle
 MUTATIONS: dict[str, list[Any]] = {
     "memoryai.envelope_format_literal": [_set(("format",), "memoryai_bundle"), _set(("format",), "MemoryAI-Bundle")],
-    "memoryai.envelope_version_integer": [_set(("version",), True), _set(("version",), "1"), _set(("version",), 0), _set(("version",), 1.5)],
+    "memoryai.envelope_version_integer": [_set(("version",), True), _set(("version",), "1"), _set(("version",), 0), _set(("version",), 1.5),
+                                           _set(("version",), 2)],
     "memoryai.manifest_required_fields": [_set(("manifest", "embedding_dim"), _DELETE), _set(("manifest", "scope"), "partial")],
     "memoryai.chunk_required_fields": [_set(("chunks", 0, "content"), _DELETE), _set(("chunks", 0, "memory_type"), 7)],
     "memoryai.chunk_enums_and_ranges": [_set(("chunks", 0, "zone"), "hot"), _set(("chunks", 0, "importance"), 1.5)],

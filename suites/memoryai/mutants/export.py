@@ -73,6 +73,13 @@ class VersionBool(ReferenceBrain):
         return memoryai.seal(dict(bundle, version=True))
 
 
+class ExportsLaterVersion(ReferenceBrain):
+    """§3.1/§7: a v1 producer stamps its bundles version 2, which every v1 consumer must reject."""
+
+    def _seal(self, bundle: dict[str, Any]) -> dict[str, Any]:
+        return memoryai.seal(dict(bundle, version=memoryai.MAX_VERSION + 1))
+
+
 class ManifestMissingModel(ReferenceBrain):
     """§3.1: the manifest has no embedding_model (and so no scope either)."""
 

@@ -49,6 +49,7 @@ from memconform.suites.memoryai.mutants.export import (
     EmbeddingNotBase64,
     ExportsCredentials,
     ExportsDeleted,
+    ExportsLaterVersion,
     FormatWrong,
     ManifestMissingModel,
     RoundtripLosesData,
@@ -134,7 +135,7 @@ MUTANTS: dict[str, type[ReferenceBrain]] = {cls.__name__: cls for cls in (
     FileUploadLatin1, DuplicatesOnReimport, OverwritesExistingRow, EdgesNotAccumulated, EdgeWeightLastWins,
     EntitiesReplaced, DnaDecayed, DnaTypeOnly, TenantIdAdopted, MismatchEmbeddingsKept, InvalidChunksAbort,
     ReportShapeWrong, ChecksumMismatchRejected, DnaOnlyLeaks, SinceIgnored, BrokenStream, StreamDropsRecords,
-    NoImportFile, SpecEmpty, RoundtripLosesData, ImportBodyCap, EmbeddingBigEndian)}
+    NoImportFile, SpecEmpty, RoundtripLosesData, ImportBodyCap, EmbeddingBigEndian, ExportsLaterVersion)}
 # mutants only an HTTP target can reveal (a 404 is an absent endpoint there); served over loopback in the tests
 HTTP_ONLY = {"NoSpecNoStream", "VersionNotRejected", "VersionGateOffByOne", "ExportFilenameNotJson"}
 
@@ -158,6 +159,7 @@ EXPECTED_KILLS: dict[str, set[str]] = {name: {_id(c) for c in checks} for name, 
     "EmbeddingBigEndian": ["embedding_little_endian"],
     "FormatWrong": ["envelope_format_literal"],
     "VersionBool": ["envelope_version_integer"],
+    "ExportsLaterVersion": ["envelope_version_integer"],
     "ManifestMissingModel": ["manifest_required_fields"],
     "BadZoneAndRange": ["chunk_enums_and_ranges"],
     "WrongFieldTypes": ["chunk_field_types", "chunk_required_fields"],
@@ -243,6 +245,7 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "RejectsVendorTypes": {"ingests_conformant_bundles": "a conformant bundle was refused (vendor_memory_type)"},
     "DedupAgainstLastImportOnly": {"model_sequences": "left the model"},
     "ExportedAtNotIso": {"envelope_optional_fields": "exported_at is not a ISO-8601 datetime"},
+    "ExportsLaterVersion": {"envelope_version_integer": "is later than MemoryAI Protocol v1"},
     "RequiresOptionalChunkFields": {"ingests_conformant_bundles": "chunks of a conformant bundle were not stored (chunk_only_required_fields)"},
     "RejectsUnknownFields": {"ingests_conformant_bundles": "a conformant bundle was refused (unknown_extension_fields)"},
     "ImportBodyCap": {"own_export_imported_back_large": "was refused when imported back"},

@@ -130,7 +130,8 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
     bundle: dict[str, Any] = {
         "format": memoryai.FORMAT, "version": 1,
-        "generator": str(doc.producer) if doc.producer is not None else "memconform-port/1",
+        # a blank producer names no implementation, which a bundle's generator must (§3): the ledger says it was lost
+        "generator": str(doc.producer) if doc.producer is not None and str(doc.producer).strip() else "memconform-port/1",
         "exported_at": seconds_form(doc.exported_at or now_canonical()),
         "manifest": {"tenant_id": None, "tenant_name": None, "tenant_plan": None, "scope": "full", "since": None,
                      "embedding_model": model or "none", "embedding_dim": dim},

@@ -110,3 +110,13 @@ def export_document_timestamps_utc(doc: Any, ctx: CheckContext) -> Iterator[Fail
              sentence="source: MemorySource // Where this memory came from (see §2.3)")
 def export_document_source_object(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     yield from _each(doc, ctx, rules.source_failures)
+
+
+@SUITE.check(kind="document", section="§2.1", keyword="MUST", level="core",
+             sentence="embedding?: number[] // Vector embedding of content (implementation-defined dimensions)")
+def export_document_embedding(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
+    """Optional: a handed file without embeddings breaks nothing; a target's export without any is no evidence."""
+    if ctx.document is None and not any(isinstance(mem, dict) and mem.get("embedding") is not None for _, mem in memories(doc)):
+        raise SkipCheck("the target's export holds no embedding: nothing of §2.1's `embedding?: number[]` to judge",
+                        not_applicable=True)
+    yield from _each(doc, ctx, rules.embedding_failures)

@@ -115,6 +115,15 @@ class ExportEnvelopeWrong(OmpApi):
         return out
 
 
+class ExportEmbeddingAsStrings(OmpApi):
+    """§2.1 export: every memory's embedding is exported as strings (a vector kept as text), not number[]."""
+
+    def export_envelope(self, docs: list[dict[str, Any]]) -> dict[str, Any]:
+        out = super().export_envelope(docs)
+        out["memories"] = [dict(mem, embedding=["0.25", "-0.5", "0.125"]) for mem in out["memories"]]
+        return out
+
+
 class ConflictIgnored(OmpApi):
     """§3.3 import: the conflict strategy is ignored; existing ids are always overwritten."""
 
