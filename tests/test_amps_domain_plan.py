@@ -11,7 +11,7 @@ from typing import Any
 
 import domain_plan_kit
 import pytest
-from domain_plan_kit import judged
+from domain_plan_kit import judged, open_answers
 from memconform.core.profile import Profile
 from memconform.run.session import execute_run
 from memconform.suites.amps.reference import ReferenceAmpsStore
@@ -153,3 +153,42 @@ def test_batch_classes_share_a_subject_under_ci_and_a_failure_stays_its_classs()
     assert titles and titles == sorted(f.title for r in alone.results for f in r.failures)
     assert all("export.atoms[].sensitivity:unknown" in t for t in titles), titles
     assert ci_calls < alone_calls
+
+
+class RefusesTwoOpenValues(ReferenceAmpsStore):
+    """Refuses two values the spec is silent on (A57) that the published schema accepts and the reference
+    takes, each in the middle of ci's packed export of such values: an empty provenance extractor (11th of
+    16 in the scalar sweep) and an empty atom_id (3rd of 5 in the envelope sweep); right on the others."""
+
+    def problems(self, doc: Any) -> list[str]:
+        found = super().problems(doc)
+        for atom in atoms_of(doc):
+            if (atom.get("provenance") or {}).get("extractor") == "":
+                found.append("an empty extractor refused")
+            if atom.get("atom_id") == "":
+                found.append("an empty atom_id refused")
+        return found
+
+
+@pytest.mark.parametrize("check, refused", [
+    ("amps.imports_every_schema_class", "export.atoms[].provenance.extractor:empty"),
+    ("amps.imports_every_envelope_and_id_class", "export.atoms[].atom_id:empty"),
+])
+def test_open_values_share_an_export_and_a_refusal_mid_pack_is_recorded_as_its_values_alone(check: str, refused: str) -> None:
+    """Under ci the open values the schema accepts go in one export; the planted refusal in the middle of it is
+    split down to that value alone: it is recorded refused (A57) and every other value of the pack accepted,
+    exactly as one export a value (default) records them, in fewer calls. The reference (positive control)
+    accepts the pack whole, in fewer calls still."""
+    target = f"python:{__name__}:RefusesTwoOpenValues"
+    ci, ci_calls = sweep(check, "ci", target)
+    alone, alone_calls = sweep(check, "default", target)
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in alone.results] == ["passed"]
+    seen = open_answers(ci)["A57"]
+    assert seen == open_answers(alone)["A57"]
+    assert f"{refused} refused" in seen
+    packed = [key for key in seen if key.endswith(":empty accepted") or key.endswith(":non_utc accepted")]
+    assert len(packed) >= 4, seen  # the rest of the pack, each recorded accepted
+    assert ci_calls < alone_calls
+    reference, reference_calls = sweep(check, "ci")
+    assert f"{refused} accepted" in open_answers(reference)["A57"]
+    assert reference_calls < ci_calls  # the pack split only where the target refused it

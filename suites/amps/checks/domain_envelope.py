@@ -31,7 +31,16 @@ from memconform.suites.amps.client import (
     sourced,
 )
 from memconform.suites.amps.domain_fields import table
-from memconform.suites.amps.domain_support import judge, judge_class, open_in_turn, refused_in_turn, same
+from memconform.suites.amps.domain_support import (
+    OPEN_PACKED,
+    judge,
+    judge_class,
+    open_in_turn,
+    open_packed,
+    plan_group,
+    refused_in_turn,
+    same,
+)
 from memconform.suites.amps.format import atoms as amps_atoms
 from memconform.suites.amps.suite import SUITE
 from memconform.suites.amps.table import observe
@@ -159,11 +168,12 @@ NOT_MERGED = frozenset({"export.atoms", "export.artifacts"})
 
 
 def group_of(item: EnvelopeItem) -> str | None:
-    """Under ci: forbidden values in turn into one subject, open ones in turn into another, allowed ones
-    merged into one export (harness/kit/domain_plan.py); None: alone."""
+    """Under ci: forbidden values in turn into one subject, open ones the published schema accepts merged into
+    one export, the other open ones in turn into one subject, allowed ones merged into one export
+    (harness/kit/domain_plan.py); None: alone."""
     if item.field_id in ALONE or (item.vc.expect == "valid" and item.field_id in NOT_MERGED):
         return None
-    return item.vc.expect
+    return plan_group(item.vc, item.doc)
 
 
 def slot_of(item: EnvelopeItem) -> str | None:
@@ -197,6 +207,8 @@ def envelope_row(ctx: CheckContext, row: list[EnvelopeItem]) -> list[Failure] | 
         return [] if failure is None else [failure]
     if row[0].vc.expect == "invalid":
         return refused_in_turn(ctx, row)
+    if group_of(row[0]) == OPEN_PACKED:
+        return open_packed(ctx, row, merged(ctx, row))
     if row[0].vc.expect == "open":
         return open_in_turn(ctx, row)
     keys = [item.vc.key for item in row]
@@ -211,7 +223,8 @@ def imports_every_envelope_and_id_class(ctx: CheckContext) -> Iterator[Failure]:
     own: the model says which answers are acceptable (open classes: either, the one seen recorded under
     A57), and an accepted export must come back as imported (the ids exactly as sent). Under ci the
     allowed classes share one export, the forbidden ones go in turn into one subject read back once, the
-    open ones in turn into one subject; the subject's own classes always alone (harness/kit/domain_plan.py;
+    open ones the published schema accepts share one export (accepted: each seen accepted), the other open
+    ones in turn into one subject; the subject's own classes always alone (harness/kit/domain_plan.py;
     a row not answered as expected is split until each failure names its class)."""
     control, art = sourced(ctx, "envelope-control", "observed")
     if not import_export(ctx, make_export(ctx.unique("subject-envelope"), [control], [art])).ok:
