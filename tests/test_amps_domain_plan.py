@@ -55,9 +55,71 @@ class WrongOnSixClasses(ReferenceAmpsStore):
 sweep = functools.partial(domain_plan_kit.sweep, "amps")  # (check, profile, target=None)
 
 
-@pytest.mark.parametrize("check", SWEEPS)
-def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
-    domain_plan_kit.ci_judges_as_default("amps", check, fewer_than=0.5, answers=True)
+def test_ci_judges_the_same_classes_as_default_in_fewer_calls() -> None:
+    domain_plan_kit.ci_judges_as_default("amps", SWEEPS[0], fewer_than=0.5, answers=True)
+
+
+def test_the_envelope_sweep_judges_the_same_classes_as_default_in_fewer_calls() -> None:
+    """As the scalar sweep; under ci it also asks the run's A12 probe (its allowed rows go in turn into one subject
+    only where a second import merges), so A12 is the one reading default does not record."""
+    domain_plan_kit.ci_judges_as_default("amps", SWEEPS[1], fewer_than=0.5)
+    ci, _ = sweep(SWEEPS[1], "ci")
+    default, _ = sweep(SWEEPS[1], "default")
+    ci_seen, default_seen = open_answers(ci), open_answers(default)
+    assert ci_seen.pop("A12") == ["merge"] and "A12" not in default_seen
+    assert ci_seen == default_seen and ci_seen["A57"]
+
+
+class ReplacesOnSecondImport(ReferenceAmpsStore):
+    """A second import for a subject replaces what it held (A12 replace): right on every class."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        subject = doc.get("subject") if isinstance(doc, dict) else None
+        if isinstance(subject, dict) and isinstance(subject.get("subject_id"), str) and not self.problems(doc):
+            self.remove_subjects([subject["subject_id"]])
+        return super().import_export(doc, **params)
+
+
+class MergesButLosesAnAtomWhenFull(ReferenceAmpsStore):
+    """Merges, but drops an export's last atom when the subject already holds ten or more: only rows sent in
+    turn into one subject meet that (every class alone, or a row on a subject of its own, starts empty)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        held = 0
+        subject = doc.get("subject") if isinstance(doc, dict) else None
+        if isinstance(subject, dict):
+            held = len(self._rows("atoms", str(subject.get("subject_id"))))
+        if held >= 10 and isinstance(doc, dict) and not self.problems(doc):
+            doc = copy.deepcopy(doc)
+            doc["atoms"] = doc["atoms"][:-1]
+        return super().import_export(doc, **params)
+
+
+@pytest.mark.parametrize("store, in_turn", [(ReferenceAmpsStore, True), (ReplacesOnSecondImport, False)])
+def test_allowed_envelope_rows_go_in_turn_into_one_subject_only_under_merge(store: type, in_turn: bool) -> None:
+    """Under merge the allowed rows are imported in turn into one subject and read back once; under replace
+    (a read after them all would show the last row only) each row keeps a subject of its own. Both pass with
+    the classes default judges."""
+    ci, ci_calls = sweep(SWEEPS[1], "ci", f"python:{__name__}:{store.__name__}")
+    default, _ = sweep(SWEEPS[1], "default", f"python:{__name__}:{store.__name__}")
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
+    assert judged(ci) == judged(default)
+    subjects = [line for r in ci.results for line in r.transcript if line.startswith("export subject_id=") and "-subject-env-rows-" in line]
+    assert len(subjects) == (1 if in_turn else 0)
+
+
+def test_a_failure_only_rows_in_turn_meet_is_not_reported() -> None:
+    """A target that loses an atom only when the subject already holds some fails the rows sent in turn; each row
+    is then judged on a subject of its own, as default judges it, and passes: no failure is one a row alone
+    would not make."""
+    target = f"python:{__name__}:MergesButLosesAnAtomWhenFull"
+    ci, ci_calls = sweep(SWEEPS[1], "ci", target)
+    default, _ = sweep(SWEEPS[1], "default", target)
+    reference, reference_calls = sweep(SWEEPS[1], "ci")
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
+    assert ci_calls > reference_calls  # the rows in turn failed, then each was judged alone
+    assert sorted(f.title for r in ci.results for f in r.failures) == sorted(f.title for r in default.results for f in r.failures)
+    assert judged(ci) == judged(default)
 
 
 @pytest.mark.parametrize("check, classes", [
