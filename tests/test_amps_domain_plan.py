@@ -11,7 +11,7 @@ from typing import Any
 
 import domain_plan_kit
 import pytest
-from domain_plan_kit import judged
+from domain_plan_kit import judged, open_answers
 from memconform.core.profile import Profile
 from memconform.run.session import execute_run
 from memconform.suites.amps.reference import ReferenceAmpsStore
@@ -55,9 +55,71 @@ class WrongOnSixClasses(ReferenceAmpsStore):
 sweep = functools.partial(domain_plan_kit.sweep, "amps")  # (check, profile, target=None)
 
 
-@pytest.mark.parametrize("check", SWEEPS)
-def test_ci_judges_the_same_classes_as_default_in_fewer_calls(check: str) -> None:
-    domain_plan_kit.ci_judges_as_default("amps", check, fewer_than=0.5, answers=True)
+def test_ci_judges_the_same_classes_as_default_in_fewer_calls() -> None:
+    domain_plan_kit.ci_judges_as_default("amps", SWEEPS[0], fewer_than=0.5, answers=True)
+
+
+def test_the_envelope_sweep_judges_the_same_classes_as_default_in_fewer_calls() -> None:
+    """As the scalar sweep; under ci it also asks the run's A12 probe (its allowed rows go in turn into one subject
+    only where a second import merges), so A12 is the one reading default does not record."""
+    domain_plan_kit.ci_judges_as_default("amps", SWEEPS[1], fewer_than=0.5)
+    ci, _ = sweep(SWEEPS[1], "ci")
+    default, _ = sweep(SWEEPS[1], "default")
+    ci_seen, default_seen = open_answers(ci), open_answers(default)
+    assert ci_seen.pop("A12") == ["merge"] and "A12" not in default_seen
+    assert ci_seen == default_seen and ci_seen["A57"]
+
+
+class ReplacesOnSecondImport(ReferenceAmpsStore):
+    """A second import for a subject replaces what it held (A12 replace): right on every class."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        subject = doc.get("subject") if isinstance(doc, dict) else None
+        if isinstance(subject, dict) and isinstance(subject.get("subject_id"), str) and not self.problems(doc):
+            self.remove_subjects([subject["subject_id"]])
+        return super().import_export(doc, **params)
+
+
+class MergesButLosesAnAtomWhenFull(ReferenceAmpsStore):
+    """Merges, but drops an export's last atom when the subject already holds ten or more: only rows sent in
+    turn into one subject meet that (every class alone, or a row on a subject of its own, starts empty)."""
+
+    def import_export(self, doc: Any, **params: Any) -> dict[str, Any]:
+        held = 0
+        subject = doc.get("subject") if isinstance(doc, dict) else None
+        if isinstance(subject, dict):
+            held = len(self._rows("atoms", str(subject.get("subject_id"))))
+        if held >= 10 and isinstance(doc, dict) and not self.problems(doc):
+            doc = copy.deepcopy(doc)
+            doc["atoms"] = doc["atoms"][:-1]
+        return super().import_export(doc, **params)
+
+
+@pytest.mark.parametrize("store, in_turn", [(ReferenceAmpsStore, True), (ReplacesOnSecondImport, False)])
+def test_allowed_envelope_rows_go_in_turn_into_one_subject_only_under_merge(store: type, in_turn: bool) -> None:
+    """Under merge the allowed rows are imported in turn into one subject and read back once; under replace
+    (a read after them all would show the last row only) each row keeps a subject of its own. Both pass with
+    the classes default judges."""
+    ci, ci_calls = sweep(SWEEPS[1], "ci", f"python:{__name__}:{store.__name__}")
+    default, _ = sweep(SWEEPS[1], "default", f"python:{__name__}:{store.__name__}")
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
+    assert judged(ci) == judged(default)
+    subjects = [line for r in ci.results for line in r.transcript if line.startswith("export subject_id=") and "-subject-env-rows-" in line]
+    assert len(subjects) == (1 if in_turn else 0)
+
+
+def test_a_failure_only_rows_in_turn_meet_is_not_reported() -> None:
+    """A target that loses an atom only when the subject already holds some fails the rows sent in turn; each row
+    is then judged on a subject of its own, as default judges it, and passes: no failure is one a row alone
+    would not make."""
+    target = f"python:{__name__}:MergesButLosesAnAtomWhenFull"
+    ci, ci_calls = sweep(SWEEPS[1], "ci", target)
+    default, _ = sweep(SWEEPS[1], "default", target)
+    reference, reference_calls = sweep(SWEEPS[1], "ci")
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in default.results] == ["passed"]
+    assert ci_calls > reference_calls  # the rows in turn failed, then each was judged alone
+    assert sorted(f.title for r in ci.results for f in r.failures) == sorted(f.title for r in default.results for f in r.failures)
+    assert judged(ci) == judged(default)
 
 
 @pytest.mark.parametrize("check, classes", [
@@ -153,3 +215,42 @@ def test_batch_classes_share_a_subject_under_ci_and_a_failure_stays_its_classs()
     assert titles and titles == sorted(f.title for r in alone.results for f in r.failures)
     assert all("export.atoms[].sensitivity:unknown" in t for t in titles), titles
     assert ci_calls < alone_calls
+
+
+class RefusesTwoOpenValues(ReferenceAmpsStore):
+    """Refuses two values the spec is silent on (A57) that the published schema accepts and the reference
+    takes, each in the middle of ci's packed export of such values: an empty provenance extractor (11th of
+    16 in the scalar sweep) and an empty atom_id (3rd of 5 in the envelope sweep); right on the others."""
+
+    def problems(self, doc: Any) -> list[str]:
+        found = super().problems(doc)
+        for atom in atoms_of(doc):
+            if (atom.get("provenance") or {}).get("extractor") == "":
+                found.append("an empty extractor refused")
+            if atom.get("atom_id") == "":
+                found.append("an empty atom_id refused")
+        return found
+
+
+@pytest.mark.parametrize("check, refused", [
+    ("amps.imports_every_schema_class", "export.atoms[].provenance.extractor:empty"),
+    ("amps.imports_every_envelope_and_id_class", "export.atoms[].atom_id:empty"),
+])
+def test_open_values_share_an_export_and_a_refusal_mid_pack_is_recorded_as_its_values_alone(check: str, refused: str) -> None:
+    """Under ci the open values the schema accepts go in one export; the planted refusal in the middle of it is
+    split down to that value alone: it is recorded refused (A57) and every other value of the pack accepted,
+    exactly as one export a value (default) records them, in fewer calls. The reference (positive control)
+    accepts the pack whole, in fewer calls still."""
+    target = f"python:{__name__}:RefusesTwoOpenValues"
+    ci, ci_calls = sweep(check, "ci", target)
+    alone, alone_calls = sweep(check, "default", target)
+    assert [r.outcome.value for r in ci.results] == [r.outcome.value for r in alone.results] == ["passed"]
+    seen = open_answers(ci)["A57"]
+    assert seen == open_answers(alone)["A57"]
+    assert f"{refused} refused" in seen
+    packed = [key for key in seen if key.endswith(":empty accepted") or key.endswith(":non_utc accepted")]
+    assert len(packed) >= 4, seen  # the rest of the pack, each recorded accepted
+    assert ci_calls < alone_calls
+    reference, reference_calls = sweep(check, "ci")
+    assert f"{refused} accepted" in open_answers(reference)["A57"]
+    assert reference_calls < ci_calls  # the pack split only where the target refused it

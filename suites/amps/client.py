@@ -5,6 +5,8 @@ Operations a target offers (suites/amps/errata.md A11 explains the bodies):
     export          body: {"subject_id": S}            -> the export of that subject's memory
     delete_artifact body: {"subject_id": S, "artifact_id": A}
     delete_subject  body: {"subject_id": S}            optional: removes what a run wrote (the spec names no API)
+    delete_subjects body: {"subject_ids": [S, ...]}    optional, memconform's own: the same for many subjects in
+                                                       one call -> {"deleted": {S: records removed}}
 """
 
 from __future__ import annotations
@@ -71,11 +73,38 @@ def forget_subject_at_end(ctx: CheckContext, subject_id: str) -> None:
         pending.append(subject_id)
 
 
+SUBJECTS_PER_CALL = 200  # a delete_subjects request stays small (a few kB) whatever the run wrote
+
+
 def _delete_all(ctx: CheckContext, subjects: list[str]) -> bool:
+    """Every subject of the run removed: through delete_subjects where the target offers it and its answer
+    names each subject, else (or for those it did not name) one delete_subject each."""
+    removed: set[str] = set()
+    for start in range(0, len(subjects), SUBJECTS_PER_CALL):
+        batch = _deleted_at_once(ctx, subjects[start:start + SUBJECTS_PER_CALL])
+        if batch is None:
+            break  # not offered (or refused): asked once, the rest go one at a time
+        removed |= batch
     try:
-        return all(ctx.target.call("delete_subject", {"subject_id": s}).ok for s in subjects)
+        return all(ctx.target.call("delete_subject", {"subject_id": s}).ok for s in subjects if s not in removed)
     except Unsupported:
         return False  # listed as "could not remove": the spec names no delete
+
+
+def _deleted_at_once(ctx: CheckContext, subjects: list[str]) -> set[str] | None:
+    """The subjects one delete_subjects call says it removed (its `deleted` object names each one, with the
+    records removed); None when the target does not offer it, refuses it or answers anything but an object."""
+    if len(subjects) < 2:
+        return set()
+    try:
+        reply = ctx.target.call("delete_subjects", {"subject_ids": list(subjects)})
+        body = reply.json() if reply.ok else None
+    except (Unsupported, TargetError):
+        return None
+    deleted = body.get("deleted") if isinstance(body, dict) else None
+    if not isinstance(deleted, dict):
+        return None
+    return {s for s in subjects if isinstance(deleted.get(s), int) and not isinstance(deleted.get(s), bool)}
 
 
 def atoms_by_id(doc: dict[str, Any]) -> dict[Any, dict[str, Any]]:

@@ -140,6 +140,33 @@ def refused_in_turn(ctx: CheckContext, row: Sequence[ClassItem]) -> list[Failure
     return []
 
 
+OPEN_PACKED = "open, the published schema accepting it"  # a plan group: open values that may share one export
+
+
+def plan_group(vc: domain.ValueClass, doc: dict[str, Any]) -> str:
+    """The group a class is planned with under ci (harness/kit/domain_plan.py): its expectation, an open value
+    apart when the published schema accepts its export (an importer is likely to take those, so one accepted
+    export answers for many; the others, likely refused, go in turn: a refusal of several names none)."""
+    if vc.expect == "open" and not model.import_problems(doc):
+        return OPEN_PACKED
+    return vc.expect
+
+
+def open_packed(ctx: CheckContext, row: Sequence[ClassItem], doc: dict[str, Any]) -> list[Failure] | None:
+    """A row of open values the schema accepts, in one export `doc` (each value where its own export has it):
+    accepted, each value was seen accepted with the others beside it (A57, recorded per value, not read back,
+    as alone); refused (or answered outside the model), None: the row is judged again in halves down to each
+    value alone, so every refusal recorded is the value's own."""
+    keys = [d.vc.key for d in row]
+    judged = judge(ctx, doc, f"{len(row)} open values in one export ({', '.join(keys[:4])} ...)", OPEN_POINT)
+    if judged.failure is not None or not judged.accepted:
+        return None
+    for d in row:
+        observe_open(ctx, d.vc, True)
+    ctx.state(domain.DomainLedger).judge(keys)
+    return []
+
+
 def open_in_turn(ctx: CheckContext, row: Sequence[ClassItem]) -> list[Failure]:
     """A row of values the spec is silent on, each in its own export as alone but naming one subject (one
     to remove at the end, not one a value): each answer judged and recorded (A57) as that value's alone.

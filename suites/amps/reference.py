@@ -4,6 +4,9 @@ Operations (methods called by PythonTarget as `method(body, **params)`):
     import_export(doc)                          -> {"imported": {...}}; raises Rejected on a bad export
     export({"subject_id": S})                   -> the AMPS export of that subject
     delete_artifact({"subject_id", "artifact_id"}) -> {"deleted": ..., "atoms_deleted": [...]}
+    delete_subject({"subject_id": S})           -> {"deleted": S}: a run's cleanup (the spec names no delete)
+    delete_subjects({"subject_ids": [S, ...]})  -> {"deleted": {S: records removed}}: the same for many subjects
+                                                   in one call (memconform's own optional operation, errata A11)
 Records are kept verbatim (as JSON) so every field, x-provider ones included, travels unchanged.
 """
 
@@ -124,7 +127,21 @@ class ReferenceAmpsStore:
     def delete_subject(self, body: Any = None, **params: Any) -> dict[str, Any]:
         """Remove a subject and everything it owns: what a test run cleans up."""
         sid = self._subject_id(body)
-        with self.db:
-            for table in ("subjects", "atoms", "artifacts"):
-                self.db.execute(f"DELETE FROM {table} WHERE subject_id = ?", (sid,))
+        self.remove_subjects([sid])
         return {"deleted": sid}
+
+    def delete_subjects(self, body: Any = None, **params: Any) -> dict[str, Any]:
+        """delete_subject for many subjects in one call: {"deleted": {subject_id: records removed}}."""
+        sids = body.get("subject_ids") if isinstance(body, dict) else None
+        if not isinstance(sids, list) or not sids or not all(isinstance(s, str) for s in sids):
+            raise Rejected({"error": "subject_ids required: a non-empty list of subject ids"}, "subject_ids required")
+        return {"deleted": self.remove_subjects(sids)}
+
+    def remove_subjects(self, sids: list[str]) -> dict[str, int]:
+        """Every subject named and what it owns removed in one transaction: records removed per subject."""
+        gone = dict.fromkeys(sids, 0)
+        with self.db:
+            for sid in gone:
+                for table in ("subjects", "atoms", "artifacts"):
+                    gone[sid] += self.db.execute(f"DELETE FROM {table} WHERE subject_id = ?", (sid,)).rowcount
+        return gone

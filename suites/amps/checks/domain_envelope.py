@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memconform.core.check_context import CheckContext
@@ -25,13 +25,23 @@ from memconform.suites.amps import model, readings
 from memconform.suites.amps.client import (
     export,
     import_export,
+    import_semantics,
     make_artifact,
     make_atom,
     make_export,
     sourced,
 )
 from memconform.suites.amps.domain_fields import table
-from memconform.suites.amps.domain_support import judge, judge_class, open_in_turn, refused_in_turn, same
+from memconform.suites.amps.domain_support import (
+    OPEN_PACKED,
+    judge,
+    judge_class,
+    open_in_turn,
+    open_packed,
+    plan_group,
+    refused_in_turn,
+    same,
+)
 from memconform.suites.amps.format import atoms as amps_atoms
 from memconform.suites.amps.suite import SUITE
 from memconform.suites.amps.table import observe
@@ -159,11 +169,12 @@ NOT_MERGED = frozenset({"export.atoms", "export.artifacts"})
 
 
 def group_of(item: EnvelopeItem) -> str | None:
-    """Under ci: forbidden values in turn into one subject, open ones in turn into another, allowed ones
-    merged into one export (harness/kit/domain_plan.py); None: alone."""
+    """Under ci: forbidden values in turn into one subject, open ones the published schema accepts merged into
+    one export, the other open ones in turn into one subject, allowed ones merged into one export
+    (harness/kit/domain_plan.py); None: alone."""
     if item.field_id in ALONE or (item.vc.expect == "valid" and item.field_id in NOT_MERGED):
         return None
-    return item.vc.expect
+    return plan_group(item.vc, item.doc)
 
 
 def slot_of(item: EnvelopeItem) -> str | None:
@@ -176,10 +187,10 @@ def slot_of(item: EnvelopeItem) -> str | None:
     return item.field_id if item.field_id in ENVELOPE else None
 
 
-def merged(ctx: CheckContext, row: list[EnvelopeItem]) -> dict[str, Any]:
-    """One export of a subject of its own holding each item's atoms and artifacts and its envelope value
-    (slot_of: at most one an envelope field)."""
-    doc = make_export(ctx.unique("subject-env-row"), [], [])
+def merged(ctx: CheckContext, row: list[EnvelopeItem], subject: str | None = None) -> dict[str, Any]:
+    """One export of a subject of its own (or `subject`) holding each item's atoms and artifacts and its
+    envelope value (slot_of: at most one an envelope field)."""
+    doc = make_export(subject or ctx.unique("subject-env-row"), [], [])
     for item in row:
         doc["atoms"] += item.doc["atoms"]
         doc["artifacts"] += item.doc["artifacts"]
@@ -197,6 +208,8 @@ def envelope_row(ctx: CheckContext, row: list[EnvelopeItem]) -> list[Failure] | 
         return [] if failure is None else [failure]
     if row[0].vc.expect == "invalid":
         return refused_in_turn(ctx, row)
+    if group_of(row[0]) == OPEN_PACKED:
+        return open_packed(ctx, row, merged(ctx, row))
     if row[0].vc.expect == "open":
         return open_in_turn(ctx, row)
     keys = [item.vc.key for item in row]
@@ -205,20 +218,54 @@ def envelope_row(ctx: CheckContext, row: list[EnvelopeItem]) -> list[Failure] | 
     return [] if judged.failure is None else [judged.failure]
 
 
+def allowed_rows_in_turn(ctx: CheckContext, rows: list[list[EnvelopeItem]]) -> bool:
+    """Under ci, once a second import was seen to merge (A12): the allowed rows' exports in turn into one
+    subject, each accepted as the model says, and the subject read back once, holding every row's records as
+    the model says (True: every class of the rows judged). Anything else (a refusal, an export the merged
+    state does not explain) is False, and each row is judged on a subject of its own as before, so a failure
+    is only ever one a row alone makes; under replace a read after them all would show the last row only."""
+    subject = ctx.unique("subject-env-rows")
+    pinned = replace(model.Readings.from_options(ctx.option), import_semantics="merge")
+    state = model.EMPTY
+    for row in rows:
+        doc = merged(ctx, row, subject)
+        accepted = model.fitting(model.import_answers(state, doc, pinned), True)
+        if not accepted or not import_export(ctx, doc).ok:
+            return False
+        state = accepted[0].state
+    if model.export_differs(export(ctx, subject), subject, state[subject], pinned):
+        return False
+    ctx.state(domain.DomainLedger).judge(item.vc.key for row in rows for item in row)
+    return True
+
+
+def in_turn_first(ctx: CheckContext, rows: list[list[EnvelopeItem]]) -> list[list[EnvelopeItem]]:
+    """The rows left to judge one by one: under ci and the merge reading seen (A12), the allowed rows go in
+    turn into one subject first (allowed_rows_in_turn) and are left only when that does not judge them."""
+    allowed = [row for row in rows if group_of(row[0]) == "valid"]
+    if not domain_plan.packs(ctx.profile.name) or len(allowed) < 2 or import_semantics(ctx) != "merge":
+        return rows
+    if allowed_rows_in_turn(ctx, allowed):
+        return [row for row in rows if group_of(row[0]) != "valid"]
+    return rows
+
+
 @SUITE.check(sweep=True, level="consumer", section="Schema", keyword="MUST", sentence='"required": ["export_version", "exported_at", "subject", "atoms", "artifacts"],')
 def imports_every_envelope_and_id_class(ctx: CheckContext) -> Iterator[Failure]:
     """Each class of the envelope, the ids, the provenance object and the link arrays in an export of its
     own: the model says which answers are acceptable (open classes: either, the one seen recorded under
     A57), and an accepted export must come back as imported (the ids exactly as sent). Under ci the
-    allowed classes share one export, the forbidden ones go in turn into one subject read back once, the
-    open ones in turn into one subject; the subject's own classes always alone (harness/kit/domain_plan.py;
+    allowed classes share one export (as few as one an envelope value allows; once a second import was seen
+    to merge, those exports go in turn into one subject read back once, each alone again if that fails), the forbidden ones go in turn into one subject read back once, the
+    open ones the published schema accepts share one export (accepted: each seen accepted), the other open
+    ones in turn into one subject; the subject's own classes always alone (harness/kit/domain_plan.py;
     a row not answered as expected is split until each failure names its class)."""
     control, art = sourced(ctx, "envelope-control", "observed")
     if not import_export(ctx, make_export(ctx.unique("subject-envelope"), [control], [art])).ok:
         raise ControlRefused("an export of the same shape with every field as usual was refused")
     items = [EnvelopeItem(field.id, vc, doc, label_of(vc, vc.values()))
              for field in drawn_here() for vc in field.classes for doc in docs_for(ctx, field.id, vc)]
-    rows = domain_plan.rows_for(items, ctx.profile.name, group=group_of, slot=slot_of)
+    rows = in_turn_first(ctx, domain_plan.rows_for(items, ctx.profile.name, group=group_of, slot=slot_of))
     yield from domain_plan.judge_rows(rows, lambda row: envelope_row(ctx, row))
 
 

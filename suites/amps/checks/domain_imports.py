@@ -15,9 +15,12 @@ from memconform.suites.amps.client import atoms_by_id, export, import_export, ma
 from memconform.suites.amps.domain_fields import drawn_fields, table, with_value
 from memconform.suites.amps.domain_support import (
     DERIVATION,
+    OPEN_PACKED,
     judge,
     judge_class,
     open_in_turn,
+    open_packed,
+    plan_group,
     refused_in_turn,
     same,
     subject_id_of,
@@ -86,8 +89,8 @@ def together(ctx: CheckContext, row: list[Drawn]) -> dict[str, Any]:
 
 def import_row(ctx: CheckContext, row: list[Drawn]) -> list[Failure]:
     """A row imported and judged by the model; each allowed value read back from the export as written.
-    A row of one is its item's own export, as every profile but ci sends it; a longer row holds only
-    allowed values (rows_for packs no others)."""
+    A row of one is its item's own export, as every profile but ci sends it; a longer row here holds only
+    allowed values (judged_row sends the others' rows elsewhere)."""
     if len(row) == 1:
         doc, judged = row[0].doc, judge_class(ctx, row[0].vc, row[0].doc, row[0].label)
     else:
@@ -116,9 +119,20 @@ def import_row(ctx: CheckContext, row: list[Drawn]) -> list[Failure]:
 def judged_row(ctx: CheckContext, row: list[Drawn]) -> list[Failure] | None:
     if len(row) > 1 and row[0].vc.expect == "invalid":
         return refused_in_turn(ctx, row)
+    if len(row) > 1 and plan_group(row[0].vc, row[0].doc) == OPEN_PACKED:
+        return open_packed(ctx, row, together(ctx, row))
     if len(row) > 1 and row[0].vc.expect == "open":
         return open_in_turn(ctx, row)
     return import_row(ctx, row)
+
+
+def group_of(d: Drawn) -> str:
+    return plan_group(d.vc, d.doc)
+
+
+def slot_of(d: Drawn) -> str | None:
+    """What a packed row holds once: a subject field's value (one export, one subject)."""
+    return d.name if d.place == "subject" and group_of(d) in ("valid", OPEN_PACKED) else None
 
 
 @SUITE.check(sweep=True, level="consumer", section="Schema", keyword="MUST", sentence='"required": ["atom_id", "kind", "text", "created_at", "provenance"],')
@@ -128,13 +142,13 @@ def imports_every_schema_class(ctx: CheckContext) -> Iterator[Failure]:
     model's state says and the value read back as written (numbers as doubles), `invalid` refused, `open`
     either way (the answer seen recorded under A57). Under ci the allowed values go together, each in
     its own atom and artifact of one export; the forbidden ones go in turn into one subject read back
-    once, the open ones in turn into one subject (harness/kit/domain_plan.py; a row not answered as
-    expected is split)."""
+    once; the open ones the published schema accepts together in one export (accepted: each seen accepted),
+    the other open ones in turn into one subject (harness/kit/domain_plan.py; a row not answered as expected
+    is split, down to each value alone)."""
     subject = ctx.unique("subject-domain")
     atom, art = sourced(ctx, "domain-control", DERIVATION)
     if not import_export(ctx, make_export(subject, [atom], [art])).ok:
         raise ControlRefused("an export of the same shape with every field as usual was refused")
     # one export holds one value of a subject field; forbidden and open values each go in an export of their own
-    rows = domain_plan.rows_for(drawn_values(ctx), ctx.profile.name, group=lambda d: d.vc.expect,
-                                slot=lambda d: d.name if d.place == "subject" and d.vc.expect == "valid" else None)
+    rows = domain_plan.rows_for(drawn_values(ctx), ctx.profile.name, group=group_of, slot=slot_of)
     yield from domain_plan.judge_rows(rows, lambda row: judged_row(ctx, row))
