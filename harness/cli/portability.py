@@ -53,6 +53,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
     from ..portability.formats import portable
     from ..portability.jsontext import pieces
+    from ..portability.sourced import read_source
     from ..portability.translate import load, read_checked
     from ..portability.written import write_judged
 
@@ -70,9 +71,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
     gc.disable()
     with tempfile.TemporaryDirectory(prefix="memconform-translate-") as scratch:
         try:
-            source, doc = load(Path(args.file), args.source)
-            first = read_checked(doc, source, args.to, consume=True)
-            del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
+            # the source named: read in windows where its format can be (sourced.py), else parsed whole
+            first = read_source(Path(args.file), args.source, args.to) if args.source is not None else None
+            if first is None:
+                source, doc = load(Path(args.file), args.source)
+                first = read_checked(doc, source, args.to, consume=True)
+                del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
             # the output is written beside its destination (stdout: a scratch folder) and judged from the file
             tr, written = write_judged(first, out.absolute().parent if out is not None else Path(scratch))
         finally:

@@ -12,7 +12,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -95,6 +95,66 @@ class Document:
         return [r for r in self.records if not r.get("deleted")]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """A format's reader in three steps, so that the same code reads a document held whole (`read`) and one whose
+    record section is handed in windows (sourced.py): `begin` reads everything but the records (a Document without
+    them, and the state its records need), `records` makes the records of the section's items, in order, and
+    `finish` completes the Document from what the records left in the state (AMPS: the artifacts none cites)."""
+
+    section: str  # the top-level member whose array holds the records
+    begin: Callable[[dict[str, Any]], tuple[Document, Any]]
+    records: Callable[[Any, Iterable[Any]], Iterator[Record]]
+    finish: Callable[[Document, Any], None] | None = None
+
+    def read(self, doc: dict[str, Any]) -> Document:
+        out, state = self.begin(doc)
+        found = doc.get(self.section)
+        # the parsed items let go once read (consuming)
+        out.records.extend(self.records(state, drain(found if isinstance(found, list) else [])))
+        if self.finish is not None:
+            self.finish(out, state)
+        return out
+
+
+class OnePass(list):  # type: ignore[type-arg]
+    """A Document's records made as they are read, once (sourced.py): a writer that reads its records in one pass
+    (`written_records`, `drain`) meets them as it would a list, and never holds them all. `len` is the count a
+    first pass found; `ids` the ids of every record, from a pass of their own (AMPS invents its subject from them).
+    A second pass would meet nothing, so it raises: a harness bug, never an empty output."""
+
+    def __init__(self, count: int, make: Callable[[], Iterator[Record]], ids: Callable[[], Iterator[dict[str, str]]]) -> None:
+        super().__init__()
+        self.count, self._make, self._ids = count, make, ids
+        self.spent = False
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __iter__(self) -> Iterator[Record]:
+        if self.spent:
+            raise RuntimeError("the records read in windows were already written: a writer read them twice")
+        self.spent = True
+        return self._make()
+
+    def __getitem__(self, index: Any) -> Any:
+        raise RuntimeError("the records read in windows are read in one pass, not by position")
+
+    def ids(self) -> Iterator[dict[str, str]]:
+        return self._ids()
+
+
+def id_lists(doc: Document) -> list[list[tuple[str, str]]]:
+    """Every record's ids as sorted pairs, sorted (the seed of an invented subject), without a pass over the
+    records a one-pass document will write."""
+    if isinstance(doc.records, OnePass):
+        return sorted(sorted(ids.items()) for ids in doc.records.ids())
+    return sorted(sorted(r.ids.items()) for r in doc.records)
+
+
 _T = TypeVar("_T")
 # set while a translation may let go of what it has read: the CLI's, which keeps neither the parsed source nor
 # the canonical records (translate.py); the library's translate() leaves both to its caller, whole
@@ -127,7 +187,7 @@ def drain(items: list[_T]) -> Iterator[_T]:
     canonical records). Inside `consuming()` each slot is emptied (None) as its item is handed on, so the memory
     of what was read is freed while its translation is built, never held beside all of it; a second pass over
     the list would meet None, so a reader or writer drains only its last pass over a list."""
-    if not _CONSUMING.get():
+    if not _CONSUMING.get() or isinstance(items, OnePass):  # a OnePass holds nothing to let go
         yield from items
         return
     for i in range(len(items)):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import struct
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
     NO_ID,
     OUTSIDE,
     Document,
+    Reading,
     Record,
     drain,
     instant,
@@ -42,8 +44,7 @@ BUNDLE = ("format", "version", "generator", "exported_at", "manifest", "chunks",
 MANIFEST = ("tenant_id", "tenant_name", "tenant_plan", "embedding_model", "embedding_dim", "checksum", "counts", "scope")
 
 
-def read(doc: dict[str, Any]) -> Document:
-    t = table(FORMAT)
+def _begin(doc: dict[str, Any]) -> tuple[Document, Any]:
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     out = Document(FORMAT, producer=doc.get("generator"), exported_at=instant(doc.get("exported_at")),
                    exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
@@ -55,11 +56,18 @@ def read(doc: dict[str, Any]) -> Document:
         out.graph += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
     for section in OTHERS:
         out.other_objects += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
-    found = doc.get("chunks")
-    for i, chunk in enumerate(drain(found if isinstance(found, list) else [])):  # let go once read (consuming)
+    return out, manifest.get("embedding_model")
+
+
+def _records(bundle_model: Any, chunks: Iterable[Any]) -> Iterator[Record]:
+    t = table(FORMAT)
+    for i, chunk in enumerate(chunks):  # a chunk's position names it when it has no id
         if isinstance(chunk, dict):
-            out.records.append(_record(t, chunk, manifest.get("embedding_model"), i))
-    return out
+            yield _record(t, chunk, bundle_model, i)
+
+
+READING = Reading("chunks", _begin, _records)
+read = READING.read
 
 
 def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Record:

@@ -1,0 +1,125 @@
+"""The source of the CLI's translation read in windows, so that neither the parsed source nor every canonical
+record is ever held whole.
+
+A format whose Portable declares a `reading` (canonical.Reading: its reader in steps) and whose file has its
+record section as a top-level array is read with the window reader `validate` uses (harness/kit/windows/reader.py):
+the envelope whole, the record section a window of about `window` bytes at a time. The source is judged as
+`memconform validate` judges the file (in windows where the format has a window plan). A first pass over the
+windows makes each canonical record and keeps only what the ledger needs of the whole document before any record
+is written: the count, the ids that repeat, the warnings, and what the records leave to `finish` (AMPS: the
+artifacts none cites). The Document handed to the writer then holds a `OnePass`: the records are read again, named
+and scrubbed as translate.prepare would, and handed to the writer one by one as it writes them; a writer that reads
+its records more than once (its Portable not `one_pass`) gets them as a list. Anything this path cannot read (no
+record section, a shape or a text the window reader refuses, a fixture case file, a file over validate's limit)
+returns None: the caller reads the file whole, and says what it says. Output, ledger and summary bytes equal the
+whole path's (tests/test_portability_sourced.py).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memconform.core.results import HarnessError
+
+from .canonical import Document, OnePass, Record
+from .formats import portable
+from .ledger import Ledger
+from .translate import Translation, name_repeat, restore_refusals, scrub_document, scrub_record
+
+
+def read_source(path: Path, source: str, target: str, window: int | None = None) -> Translation | None:
+    """The first half of the CLI's translation (as translate.read_checked gives it) of the file at `path`, read in
+    windows of `window` bytes (None: validate's); None when the file is to be read whole."""
+    from memconform.kit.windows.reader import WINDOW_BYTES, NotWindowable, read_windowed
+    from memconform.run.validate import MAX_DOCUMENT_BYTES
+
+    from .written import judge_file
+
+    declared = portable(source)
+    reading = declared.reading
+    if reading is None or declared.output_problems is not None:  # judge() asks output_problems of the whole document
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None  # load() says why, in its words
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOCUMENT_BYTES:
+            return None
+        size = info.st_size
+        try:  # the skim: the envelope, and where each window of the record section is
+            layout = read_windowed(fd, size, lambda key: key == reading.section, _ignore, window or WINDOW_BYTES)
+        except NotWindowable:
+            return None
+    finally:
+        os.close(fd)
+    envelope = layout.envelope
+    if "document" in envelope and "verdict" in envelope:  # a fixture case: load() reads the document inside it
+        return None
+    wrong, _ = judge_file(source, path, size, window)
+    if wrong:  # translate.read_checked's refusal, word for word
+        ledger = Ledger(source, target)
+        ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
+        return Translation(source, target, Document(source), None, ledger)
+
+    def items() -> Iterator[Any]:
+        return _section_items(path, size, layout.spans, reading.section)
+
+    head, state = reading.begin(envelope)
+    count, seen, repeats, refusals = 0, dict[str, int](), list[str](), list[str]()
+    for record in reading.records(state, items()):
+        count += 1
+        repeat = name_repeat(record, source, seen)
+        if repeat:
+            repeats.append(repeat)
+        refusals += restore_refusals(record, source)
+    if reading.finish is not None:
+        reading.finish(head, state)
+    repeated = {key for key, n in seen.items() if n > 1}
+    del seen
+    ledger = Ledger(source, target, records_in=count)
+    ledger.warnings += repeats + refusals  # prepare's order: every repeat, then every refused restore
+    scrub_document(head, ledger)
+
+    def records() -> Iterator[Record]:
+        again: dict[str, int] = {}
+        for record in reading.records(reading.begin(envelope)[1], items()):
+            if record.key(source) in repeated:  # named as the first pass named it; warned there
+                name_repeat(record, source, again)
+            scrub_record(record, source, ledger)
+            yield record
+
+    def ids() -> Iterator[dict[str, str]]:
+        for record in reading.records(reading.begin(envelope)[1], items()):
+            yield record.ids
+
+    head.records = OnePass(count, records, ids)
+    if not portable(target).one_pass:  # its writer reads the records more than once: made whole, as read_checked does
+        head.records = list(head.records)
+    return Translation(source, target, head, None, ledger)
+
+
+def _ignore(section: str, first: int, items: list[Any], fast: bool) -> None:
+    """The skim keeps no window: the passes read them again."""
+
+
+def _section_items(path: Path, size: int, spans: list[Any], section: str) -> Iterator[Any]:
+    """The record section's items, window by window, from the spans the skim found; a file changed since is a
+    harness error, never a shorter translation."""
+    from memconform.kit.windows.reader import NotWindowable, reread
+
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if os.fstat(fd).st_size != size:
+            raise NotWindowable("its size changed")
+        for _, window in reread(fd, size, spans, section):
+            yield from window
+    except NotWindowable as exc:
+        raise HarnessError(f"{str(path)!r} changed while it was translated ({exc}): translate it again") from None
+    finally:
+        os.close(fd)
