@@ -18,11 +18,11 @@ whole path's (tests/test_portability_sourced.py).
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memconform.core.handed import HandedFileError, open_handed
 from memconform.core.results import HarnessError
 
 from .canonical import Document, OnePass, Record
@@ -43,15 +43,14 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     reading = declared.reading
     if reading is None or declared.output_problems is not None:  # judge() asks output_problems of the whole document
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    try:  # only a regular file, opened as every handed file is (a FIFO is never waited on); load() reads the rest
+        fd = open_handed(path)
+    except (HandedFileError, OSError):
         return None  # load() says why, in its words
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOCUMENT_BYTES:
+        size = os.fstat(fd).st_size
+        if size > MAX_DOCUMENT_BYTES:
             return None
-        size = info.st_size
         try:  # the skim: the envelope, and where each window of the record section is
             layout = read_windowed(fd, size, lambda key: key == reading.section, _ignore, window or WINDOW_BYTES)
         except NotWindowable:
@@ -113,7 +112,7 @@ def _section_items(path: Path, size: int, spans: list[Any], section: str) -> Ite
     harness error, never a shorter translation."""
     from memconform.kit.windows.reader import NotWindowable, reread
 
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = open_handed(path)
     try:
         if os.fstat(fd).st_size != size:
             raise NotWindowable("its size changed")
