@@ -33,6 +33,8 @@ FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = [(fmt, path) for fmt in WINDOWED for path in sorted((FIXTURES_ROOT / fmt).glob("*/*.json"))]
 FIXED_NOW = "2026-01-02T03:04:05.678Z"
 SMALL = 256  # bytes per window of the source and of the output's judgement: every document here is read in several
+# fixtures whose text the strict window reader refuses (a number past the double range): read whole
+READ_WHOLE = {"number-overflow.json"}
 RECORDS = 300  # a generated document: hundreds of windows at SMALL
 
 
@@ -45,15 +47,19 @@ def fixed_now(monkeypatch):
 
 
 def test_the_formats_read_in_windows_are_the_ones_with_a_reading():
-    # the control that the tests below test something: AMPS and MemoryAI declare their readers in steps
-    assert set(WINDOWED) == {"amps", "memoryai"}, WINDOWED
-    assert len(CASES) > 60, len(CASES)
+    # the control that the tests below test something: AMPS, MemoryAI and MemoRizz declare their readers in steps
+    assert set(WINDOWED) == {"amps", "memoryai", "memorizz"}, WINDOWED
+    assert len(CASES) > 100, len(CASES)
 
 
 def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
     """The document as a plain file (a fixture case's document without its case), escapes for what UTF-8 cannot hold."""
     path = folder / name
-    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    try:
+        text = json.dumps(doc, indent=1, allow_nan=False)
+    except ValueError:  # a number past the double range (a fixture's 1e400) read as infinity: written past it again
+        text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -84,6 +90,13 @@ def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
         assert text == dump(whole.target, whole.output), f"{what}: output bytes"
 
 
+def _has_sections(fmt: str, doc: Any) -> bool:
+    """Does the document hold a record section as an array (what the window reader reads in windows)?"""
+    reading = portable(fmt).reading
+    holder = doc.get(reading.group) if isinstance(doc, dict) and reading.group else doc
+    return isinstance(holder, dict) and any(isinstance(holder.get(s), list) for s in reading.sections)
+
+
 def _document(path: Path) -> Any:
     case = json.loads(path.read_text(encoding="utf-8"))
     return case["document"] if isinstance(case, dict) and "document" in case and "verdict" in case else case
@@ -92,13 +105,16 @@ def _document(path: Path) -> Any:
 @pytest.mark.parametrize(("fmt", "path"), CASES, ids=[f"{f}/{p.parent.name}/{p.name}" for f, p in CASES])
 def test_every_fixture_read_in_windows_equals_the_whole_memory_path(fmt, path, tmp_path):
     doc = _document(path)
-    if not isinstance(doc, dict) or not isinstance(doc.get(portable(fmt).reading.section), list):
+    if not _has_sections(fmt, doc):
         plain = _plain(doc, tmp_path)  # no record section: read whole, as before
         assert read_source(plain, fmt, "emp", window=SMALL) is None
         return
     folder = tmp_path / "out"
     folder.mkdir()
     plain = _plain(doc, tmp_path)
+    if path.name in READ_WHOLE:  # the window reader refuses its text: read whole, as validate reads it
+        assert read_source(plain, fmt, "emp", window=SMALL) is None
+        return
     for target in FORMATS:
         if target != fmt:
             whole, written, text = both(plain, fmt, target, folder)
@@ -112,7 +128,7 @@ def test_the_fixtures_hold_refusals_and_translations():
     for fmt, path in CASES:
         if "/invalid/" in str(path) or len(outcomes) < 2:
             doc = _document(path)
-            if isinstance(doc, dict) and isinstance(doc.get(portable(fmt).reading.section), list):
+            if _has_sections(fmt, doc):
                 outcomes.add(translate(doc, fmt, "emp").refused is None)
         if outcomes == {True, False}:
             return
@@ -137,14 +153,14 @@ def test_a_generated_document_read_in_many_windows_equals_the_whole_memory_path(
 
 
 def _record_list(fmt: str, doc: dict[str, Any]) -> list[Any]:
-    return doc[portable(fmt).reading.section]
+    return doc[portable(fmt).reading.sections[0]]
 
 
 def _id_field(fmt: str) -> str:
     return {"amps": "atom_id", "memoryai": "id"}[fmt]
 
 
-@pytest.mark.parametrize("fmt", WINDOWED)
+@pytest.mark.parametrize("fmt", ["amps", "memoryai"])  # MemoRizz: ids repeat only across stores (fixtures)
 def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal_the_whole_path(fmt, tmp_path):
     """What translate.prepare says before any writer runs, said alike when the records come in windows: a record
     whose id repeats (named `#2`, `#3`, warned in order), a lone surrogate (noted lost), an escape-hatch value that

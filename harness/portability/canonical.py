@@ -98,23 +98,30 @@ class Document:
 @dataclass(frozen=True)
 class Reading:
     """A format's reader in three steps, so that the same code reads a document held whole (`read`) and one whose
-    record section is handed in windows (sourced.py): `begin` reads everything but the records (a Document without
-    them, and the state its records need), `records` makes the records of the section's items, in order, and
+    record sections are handed in windows (sourced.py): `begin` reads everything but the records (a Document without
+    them, and the state its records need), `records` makes the records of one section's items, in order, and
     `finish` completes the Document from what the records left in the state (AMPS: the artifacts none cites)."""
 
-    section: str  # the top-level member whose array holds the records
+    sections: tuple[str, ...]  # the arrays that hold the records, read in this order
     begin: Callable[[dict[str, Any]], tuple[Document, Any]]
-    records: Callable[[Any, Iterable[Any]], Iterator[Record]]
+    records: Callable[[Any, str, Iterable[Any]], Iterator[Record]]  # (state, section, its items)
     finish: Callable[[Document, Any], None] | None = None
+    group: str | None = None  # the top-level object holding the sections (MemoRizz's stores); None: the top level
 
     def read(self, doc: dict[str, Any]) -> Document:
         out, state = self.begin(doc)
-        found = doc.get(self.section)
-        # the parsed items let go once read (consuming)
-        out.records.extend(self.records(state, drain(found if isinstance(found, list) else [])))
+        holder = doc.get(self.group) if self.group is not None else doc
+        for section in self.sections:
+            found = holder.get(section) if isinstance(holder, dict) else None
+            # the parsed items let go once read (consuming)
+            out.records.extend(self.records(state, section, drain(found if isinstance(found, list) else [])))
         if self.finish is not None:
             self.finish(out, state)
         return out
+
+    def windowed(self, section: str) -> str:
+        """The section's name as the window reader gives it (`<group>.<section>` inside a group)."""
+        return f"{self.group}.{section}" if self.group is not None else section
 
 
 class OnePass(list):  # type: ignore[type-arg]

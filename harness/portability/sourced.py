@@ -2,8 +2,8 @@
 record is ever held whole.
 
 A format whose Portable declares a `reading` (canonical.Reading: its reader in steps) and whose file has its
-record section as a top-level array is read with the window reader `validate` uses (harness/kit/windows/reader.py):
-the envelope whole, the record section a window of about `window` bytes at a time. The source is judged as
+record sections as arrays (at the top level, or in one object: MemoRizz's stores) is read with the window reader
+`validate` uses (harness/kit/windows/reader.py): the envelope whole, each record section a window of about `window` bytes at a time. The source is judged as
 `memconform validate` judges the file (in windows where the format has a window plan). A first pass over the
 windows makes each canonical record and keeps only what the ledger needs of the whole document before any record
 is written: the count, the ids that repeat, the warnings, and what the records leave to `finish` (AMPS: the
@@ -51,8 +51,10 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
         size = os.fstat(fd).st_size
         if size > MAX_DOCUMENT_BYTES:
             return None
-        try:  # the skim: the envelope, and where each window of the record section is
-            layout = read_windowed(fd, size, lambda key: key == reading.section, _ignore, window or WINDOW_BYTES)
+        wanted = {reading.windowed(section) for section in reading.sections}
+        try:  # the skim: the envelope, and where each window of the record sections is
+            layout = read_windowed(fd, size, wanted.__contains__, _ignore, window or WINDOW_BYTES,
+                                   groups=lambda key: key == reading.group)
         except NotWindowable:
             return None
     finally:
@@ -66,12 +68,14 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
         ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
         return Translation(source, target, Document(source), None, ledger)
 
-    def items() -> Iterator[Any]:
-        return _section_items(path, size, layout.spans, reading.section)
+    def every(state: Any) -> Iterator[Record]:
+        """The records of every section, in the reader's order, each section read again from its windows."""
+        for section in reading.sections:
+            yield from reading.records(state, section, _section_items(path, size, layout.spans, reading.windowed(section)))
 
     head, state = reading.begin(envelope)
     count, seen, repeats, refusals = 0, dict[str, int](), list[str](), list[str]()
-    for record in reading.records(state, items()):
+    for record in every(state):
         count += 1
         repeat = name_repeat(record, source, seen)
         if repeat:
@@ -87,14 +91,14 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
 
     def records() -> Iterator[Record]:
         again: dict[str, int] = {}
-        for record in reading.records(reading.begin(envelope)[1], items()):
+        for record in every(reading.begin(envelope)[1]):
             if record.key(source) in repeated:  # named as the first pass named it; warned there
                 name_repeat(record, source, again)
             scrub_record(record, source, ledger)
             yield record
 
     def ids() -> Iterator[dict[str, str]]:
-        for record in reading.records(reading.begin(envelope)[1], items()):
+        for record in every(reading.begin(envelope)[1]):
             yield record.ids
 
     head.records = OnePass(count, records, ids)

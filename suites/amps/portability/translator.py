@@ -52,7 +52,7 @@ def _begin(doc: dict[str, Any]) -> tuple[Document, dict[str, Any]]:
     return out, {"artifacts": {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}, "cited": set()}
 
 
-def _records(state: dict[str, Any], atoms: Iterable[Any]) -> Iterator[Record]:
+def _records(state: dict[str, Any], section: str, atoms: Iterable[Any]) -> Iterator[Record]:
     t, artifacts, cited = table(FORMAT), state["artifacts"], state["cited"]
     for atom in atoms:
         if isinstance(atom, dict):
@@ -65,7 +65,7 @@ def _finish(out: Document, state: dict[str, Any]) -> None:
                  if aid not in state["cited"]]
 
 
-READING = Reading("atoms", _begin, _records, _finish)
+READING = Reading(("atoms",), _begin, _records, _finish)
 read = READING.read
 
 

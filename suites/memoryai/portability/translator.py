@@ -59,14 +59,14 @@ def _begin(doc: dict[str, Any]) -> tuple[Document, Any]:
     return out, manifest.get("embedding_model")
 
 
-def _records(bundle_model: Any, chunks: Iterable[Any]) -> Iterator[Record]:
+def _records(bundle_model: Any, section: str, chunks: Iterable[Any]) -> Iterator[Record]:
     t = table(FORMAT)
     for i, chunk in enumerate(chunks):  # a chunk's position names it when it has no id
         if isinstance(chunk, dict):
             yield _record(t, chunk, bundle_model, i)
 
 
-READING = Reading("chunks", _begin, _records)
+READING = Reading(("chunks",), _begin, _records)
 read = READING.read
 
 
