@@ -100,13 +100,13 @@ class Reading:
     """A format's reader in three steps, so that the same code reads a document held whole (`read`) and one whose
     record sections are handed in windows (sourced.py): `begin` reads everything but the records (a Document without
     them, and the state its records need), `records` makes the records of one section's items, in order, and
-    `finish` completes the Document from what the records left in the state (AMPS: the artifacts none cites)."""
+    `finish` completes the Document from what the records left in the state (the artifacts no record cites, say)."""
 
     sections: tuple[str, ...]  # the arrays that hold the records, read in this order
     begin: Callable[[dict[str, Any]], tuple[Document, Any]]
     records: Callable[[Any, str, Iterable[Any]], Iterator[Record]]  # (state, section, its items)
     finish: Callable[[Document, Any], None] | None = None
-    group: str | None = None  # the top-level object holding the sections (MemoRizz's stores); None: the top level
+    group: str | None = None  # the top-level object holding the sections (a format's stores of records); None: the top level
 
     def read(self, doc: dict[str, Any]) -> Document:
         out, state = self.begin(doc)
@@ -127,7 +127,7 @@ class Reading:
 class OnePass(list):  # type: ignore[type-arg]
     """A Document's records made as they are read, once (sourced.py): a writer that reads its records in one pass
     (`written_records`, `drain`) meets them as it would a list, and never holds them all. `len` is the count a
-    first pass found; `ids` the ids of every record, from a pass of their own (AMPS invents its subject from them).
+    first pass found; `ids` the ids of every record, from a pass of their own (a writer may invent a subject from them).
     A second pass would meet nothing, so it raises: a harness bug, never an empty output."""
 
     def __init__(self, count: int, make: Callable[[], Iterator[Record]], ids: Callable[[], Iterator[dict[str, str]]]) -> None:

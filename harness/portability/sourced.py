@@ -2,12 +2,12 @@
 record is ever held whole.
 
 A format whose Portable declares a `reading` (canonical.Reading: its reader in steps) and whose file has its
-record sections as arrays (at the top level, or in one object: MemoRizz's stores) is read with the window reader
+record sections as arrays (at the top level, or in one object of stores) is read with the window reader
 `validate` uses (harness/kit/windows/reader.py): the envelope whole, each record section a window of about `window` bytes at a time. The source is judged as
 `memconform validate` judges the file (in windows where the format has a window plan). A first pass over the
 windows makes each canonical record and keeps only what the ledger needs of the whole document before any record
-is written: the count, the ids that repeat, the warnings, and what the records leave to `finish` (AMPS: the
-artifacts none cites). The Document handed to the writer then holds a `OnePass`: the records are read again, named
+is written: the count, the ids that repeat, the warnings, and what the records leave to `finish` (the
+artifacts no record cites, say). The Document handed to the writer then holds a `OnePass`: the records are read again, named
 and scrubbed as translate.prepare would, and handed to the writer one by one as it writes them; a writer that reads
 its records more than once (its Portable not `one_pass`) gets them as a list. Anything this path cannot read (no
 record section, a shape or a text the window reader refuses, a fixture case file, a file over validate's limit)
