@@ -132,14 +132,14 @@ class OnePass(list):  # type: ignore[type-arg]
 
     def __init__(self, count: int, make: Callable[[], Iterator[Record]], ids: Callable[[], Iterator[dict[str, str]]]) -> None:
         super().__init__()
-        self.count, self._make, self._ids = count, make, ids
+        self.length, self._make, self._ids = count, make, ids
         self.spent = False
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def __bool__(self) -> bool:
-        return self.count > 0
+        return self.length > 0
 
     def __iter__(self) -> Iterator[Record]:
         if self.spent:
