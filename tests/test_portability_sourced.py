@@ -290,3 +290,27 @@ def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_
     assert calls == [True]
     _, doc = load(plain, "memoryai")
     assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, "memoryai", "emp").output)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(named, tmp_path, monkeypatch):
+    """No --from (the format is found by parsing the file), or a source format with no Reading (OMP): parsed whole,
+    as before, with the same output."""
+    from memconform.cli.main import main
+    from memconform.portability import sourced
+
+    source = "omp" if named else "amps"
+    plain = _plain(_generated(source, 30), tmp_path)
+    answers = []
+    real = sourced.read_source
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        answers.append(found is not None)
+        return found
+    monkeypatch.setattr(sourced, "read_source", spying)
+    out = tmp_path / "out.jsonl"
+    assert main(["translate", str(plain), *(["--from", source] if named else []), "--to", "emp", "--out", str(out)]) == 0
+    assert answers == ([False] if named else [])
+    _, doc = load(plain, source)
+    assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, source, "emp").output)
