@@ -211,7 +211,7 @@ def _stopping_writer(target: str, after: int):
                     raise Refused(f"planted: refused at record {after}")
                 yield record
         if isinstance(records, OnePass):
-            doc.records = OnePass(len(records), counted, records.ids)
+            doc.records = OnePass(len(records), counted, records.again)
         else:
             doc.records = list(counted())
         return real(doc, ledger)

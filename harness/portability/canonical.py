@@ -125,14 +125,16 @@ class Reading:
 
 
 class OnePass(list):  # type: ignore[type-arg]
-    """A Document's records made as they are read, once (sourced.py): a writer that reads its records in one pass
+    """A Document's records made as they are read (sourced.py): a writer that reads its records in one pass
     (`written_records`, `drain`) meets them as it would a list, and never holds them all. `len` is the count a
-    first pass found; `ids` the ids of every record, from a pass of their own (a writer may invent a subject from them).
-    A second pass would meet nothing, so it raises: a harness bug, never an empty output."""
+    first pass found. A writer that needs facts of every record before it writes the first (a subject seeded from
+    every id, an envelope's most common model) takes them in a pass of its own, `again(doc)`, which makes the
+    records anew and holds none. A second writing pass would meet nothing, so it raises: a harness bug, never an
+    empty output."""
 
-    def __init__(self, count: int, make: Callable[[], Iterator[Record]], ids: Callable[[], Iterator[dict[str, str]]]) -> None:
+    def __init__(self, count: int, make: Callable[[], Iterator[Record]], again: Callable[[], Iterator[Record]]) -> None:
         super().__init__()
-        self.length, self._make, self._ids = count, make, ids
+        self.length, self._make, self._again = count, make, again
         self.spent = False
 
     def __len__(self) -> int:
@@ -150,16 +152,19 @@ class OnePass(list):  # type: ignore[type-arg]
     def __getitem__(self, index: Any) -> Any:
         raise RuntimeError("the records read in windows are read in one pass, not by position")
 
-    def ids(self) -> Iterator[dict[str, str]]:
-        return self._ids()
+    def again(self) -> Iterator[Record]:
+        return self._again()
+
+
+def again(doc: Document) -> Iterable[Record]:
+    """The records for a pass that gathers facts before the writing pass: the list itself, or a OnePass's records
+    made anew (named and scrubbed as the writing pass's are; what that pass notes in the ledger is not noted twice)."""
+    return doc.records.again() if isinstance(doc.records, OnePass) else doc.records
 
 
 def id_lists(doc: Document) -> list[list[tuple[str, str]]]:
-    """Every record's ids as sorted pairs, sorted (the seed of an invented subject), without a pass over the
-    records a one-pass document will write."""
-    if isinstance(doc.records, OnePass):
-        return sorted(sorted(ids.items()) for ids in doc.records.ids())
-    return sorted(sorted(r.ids.items()) for r in doc.records)
+    """Every record's ids as sorted pairs, sorted (the seed of an invented subject), without the writing pass."""
+    return sorted(sorted(r.ids.items()) for r in again(doc))
 
 
 _T = TypeVar("_T")

@@ -76,8 +76,8 @@ class Portable:
     respellings: Mapping[str, str] = field(default_factory=dict)  # id/type respelling rule -> its ledger wording
     # the reader in steps (canonical.Reading): a file of the format is then read in windows by the CLI (sourced.py)
     reading: Reading | None = None
-    # the writer reads the records once, in order (written_records, drain; every id from canonical.id_lists):
-    # it may be handed a OnePass, records read in windows as it writes them
+    # the writer writes the records in one pass, in order (written_records, drain), any pass before it through
+    # canonical.again or id_lists: it may be handed a OnePass, records read in windows as it writes them
     one_pass: bool = False
 
 

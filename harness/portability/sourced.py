@@ -89,19 +89,16 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     ledger.warnings += repeats + refusals  # prepare's order: every repeat, then every refused restore
     scrub_document(head, ledger)
 
-    def records() -> Iterator[Record]:
-        again: dict[str, int] = {}
+    def records(noted: Ledger) -> Iterator[Record]:
+        seen_again: dict[str, int] = {}
         for record in every(reading.begin(envelope)[1]):
             if record.key(source) in repeated:  # named as the first pass named it; warned there
-                name_repeat(record, source, again)
-            scrub_record(record, source, ledger)
+                name_repeat(record, source, seen_again)
+            scrub_record(record, source, noted)
             yield record
 
-    def ids() -> Iterator[dict[str, str]]:
-        for record in every(reading.begin(envelope)[1]):
-            yield record.ids
-
-    head.records = OnePass(count, records, ids)
+    # a pass before the writing one (canonical.again) notes in a ledger of its own, thrown away: never twice
+    head.records = OnePass(count, lambda: records(ledger), lambda: records(Ledger(source, target)))
     if not portable(target).one_pass:  # its writer reads the records more than once: made whole, as read_checked does
         head.records = list(head.records)
     return Translation(source, target, head, None, ledger)

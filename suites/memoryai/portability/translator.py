@@ -14,6 +14,7 @@ from memconform.portability.canonical import (
     Document,
     Reading,
     Record,
+    again,
     drain,
     instant,
     jcopy,
@@ -121,18 +122,25 @@ def _int_id(text: str | None) -> int | None:
 
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     t = table(FORMAT)
-    for r in doc.records:
+    # what the manifest and the ids need of every record, in a pass of its own (canonical.again: a OnePass's records
+    # made anew, none held); the pass below writes them, letting each go once written (consuming)
+    dims: Counter[int] = Counter()
+    models: Counter[str] = Counter()
+    wanted: list[int | None] = []
+    hashes: Counter[str] = Counter()
+    for r in again(doc):
         if r.get("deleted"):
             ledger.note(r.name(doc.source), "deleted", "lost", "a deleted record is not written")
-    live = [r for r in doc.records if not r.get("deleted")]
-    dims = Counter(len(r.get("embedding")) for r in live if isinstance(r.get("embedding"), list) and r.get("embedding"))
+            continue
+        if isinstance(r.get("embedding"), list) and r.get("embedding"):
+            dims[len(r.get("embedding"))] += 1
+        if r.has("embedding_model"):
+            models[str(r.get("embedding_model"))] += 1
+        wanted.append(_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)))
+        hashes[memoryai.content_hash(r.get("text") or "")] += 1
     dim = dims.most_common(1)[0][0] if dims else 0
-    models = Counter(str(r.get("embedding_model")) for r in live if r.has("embedding_model"))
     model = models.most_common(1)[0][0] if models else None
     used = Ids()
-    wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
-    hashes = Counter(memoryai.content_hash(r.get("text") or "") for r in live)
-    del live  # the passes above done, the one below lets each record go once written (consuming)
     chunks = []
     for r, want in zip((r for r in drain(doc.records) if not r.get("deleted")), wanted, strict=True):
         chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
