@@ -234,17 +234,44 @@ def test_a_refusal_midway_leaves_no_file_and_says_why(target, tmp_path):
     assert text is None and list(folder.iterdir()) == []
 
 
-def test_a_source_that_changes_between_the_passes_is_a_harness_error(tmp_path):
+def _grown(path: Path) -> None:
+    with open(path, "ab") as grown:
+        grown.write(b" ")
+
+
+def _replaced(path: Path) -> None:  # another file of the same size under the name (a new inode)
+    other = path.with_suffix(".other")
+    other.write_bytes(path.read_bytes().replace(b"record 1", b"record X"))
+    os.replace(other, path)
+
+
+def _rewritten(path: Path) -> None:  # the same inode and size, written again later
+    info = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"record 1", b"record X"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+
+
+@pytest.mark.parametrize("change", [_grown, _replaced, _rewritten], ids=["grown", "replaced", "rewritten"])
+def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, tmp_path):
     plain = _plain(_generated("amps", 120), tmp_path)
     first = read_source(plain, "amps", "emp", window=SMALL)
     assert first is not None and first.refused is None
-    with open(plain, "ab") as grown:  # the second pass meets a file of another size
-        grown.write(b" ")
+    change(plain)
     folder = tmp_path / "out"
     folder.mkdir()
     with pytest.raises(HarnessError, match="changed while it was translated"):
         write_judged(first, folder, window=SMALL)
     assert list(folder.iterdir()) == []
+
+
+def test_an_unchanged_source_is_written_after_the_same_steps(tmp_path):
+    # the control of the test above: with no change between the passes the same steps write the output
+    plain = _plain(_generated("amps", 120), tmp_path)
+    first = read_source(plain, "amps", "emp", window=SMALL)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    written, part = write_judged(first, folder, window=SMALL)
+    assert part is not None and written.refused is None and written.ledger.records_in == 120
 
 
 def test_a_one_pass_document_refuses_a_second_pass(tmp_path):

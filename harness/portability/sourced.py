@@ -48,7 +48,8 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     except (HandedFileError, OSError):
         return None  # load() says why, in its words
     try:
-        size = os.fstat(fd).st_size
+        version = _identity(os.fstat(fd))
+        size = version[2]
         if size > MAX_DOCUMENT_BYTES:
             return None
         wanted = {reading.windowed(section) for section in reading.sections}
@@ -63,6 +64,7 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     if "document" in envelope and "verdict" in envelope:  # a fixture case: load() reads the document inside it
         return None
     wrong, _ = judge_file(source, path, size, window)
+    _unchanged(path, version, _identity(os.stat(path)))  # the file judged is the file skimmed
     if wrong:  # translate.read_checked's refusal, word for word
         ledger = Ledger(source, target)
         ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
@@ -71,7 +73,7 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     def every(state: Any) -> Iterator[Record]:
         """The records of every section, in the reader's order, each section read again from its windows."""
         for section in reading.sections:
-            yield from reading.records(state, section, _section_items(path, size, layout.spans, reading.windowed(section)))
+            yield from reading.records(state, section, _section_items(path, version, layout.spans, reading.windowed(section)))
 
     head, state = reading.begin(envelope)
     count, seen, repeats, refusals = 0, dict[str, int](), list[str](), list[str]()
@@ -108,16 +110,25 @@ def _ignore(section: str, first: int, items: list[Any], fast: bool) -> None:
     """The skim keeps no window: the passes read them again."""
 
 
-def _section_items(path: Path, size: int, spans: list[Any], section: str) -> Iterator[Any]:
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one version of a file from another: device, inode, size, modification time."""
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _unchanged(path: Path, seen: tuple[int, int, int, int], now: tuple[int, int, int, int]) -> None:
+    if now != seen:  # replaced or rewritten since the skim: what is read would not be what was judged
+        raise HarnessError(f"{str(path)!r} changed while it was translated: translate it again")
+
+
+def _section_items(path: Path, seen: tuple[int, int, int, int], spans: list[Any], section: str) -> Iterator[Any]:
     """The record section's items, window by window, from the spans the skim found; a file changed since is a
     harness error, never a shorter translation."""
     from memconform.kit.windows.reader import NotWindowable, reread
 
     fd = open_handed(path)
     try:
-        if os.fstat(fd).st_size != size:
-            raise NotWindowable("its size changed")
-        for _, window in reread(fd, size, spans, section):
+        _unchanged(path, seen, _identity(os.fstat(fd)))
+        for _, window in reread(fd, seen[2], spans, section):
             yield from window
     except NotWindowable as exc:
         raise HarnessError(f"{str(path)!r} changed while it was translated ({exc}): translate it again") from None
