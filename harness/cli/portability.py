@@ -188,7 +188,8 @@ def add_portability_parsers(sub: Any) -> None:
     tr = sub.add_parser("translate", help="translate a document into another format, with a loss ledger")
     tr.add_argument("file")
     tr.add_argument("--to", required=True, help="the format to write (an installed suite that declares portability)")
-    tr.add_argument("--from", dest="source", help="the document's format (default: detected)")
+    tr.add_argument("--from", dest="source", help="the document's format (default: detected, which parses the whole "
+                    "file; named, a format that can be is read in windows: docs/portability.md)")
     tr.add_argument("--out", help="write the translation here (default: stdout, the ledger summary on stderr)")
     tr.add_argument("--ledger", help="write the loss ledger here as JSON (schemas/ledger.schema.json)")
     tr.set_defaults(func=cmd_translate)
