@@ -110,6 +110,7 @@ from memconform.portability.ledger import Ledger
 from memconform.portability.validation import judge
 from memconform.portability.streamed import streaming
 from memconform.portability.written import judge_file, judged_in_parts
+from memconform.portability.sourced import read_source
 
 def rss():
     status = dict(line.split(":", 1) for line in open("/proc/self/status"))
@@ -123,16 +124,22 @@ def step(name):
 gc.disable()
 path, source, target = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 step("start")
-source, doc = T.load(path, source)
-step("load")
-judge(source, doc)
-step("judge_source")
-with consuming():
-    canonical = T.read(source, doc)
-del doc
-ledger = Ledger(source, target, records_in=len(canonical.records))
-T.prepare(canonical, ledger)
-step("read")
+first = read_source(path, source, target)  # a source read in windows (sourced.py): judged and counted here
+if first is not None:
+    step("judge_and_count_source")
+    canonical, ledger = first.canonical, first.ledger  # its records are read as they are written
+    del first
+else:
+    source, doc = T.load(path, source)
+    step("load")
+    judge(source, doc)
+    step("judge_source")
+    with consuming():
+        canonical = T.read(source, doc)
+    del doc
+    ledger = Ledger(source, target, records_in=len(canonical.records))
+    T.prepare(canonical, ledger)
+    step("read")
 parts = judged_in_parts(target)
 fd, part = tempfile.mkstemp(dir=path.parent)
 with consuming(), streaming(parts):  # a streaming writer makes its records in write_file

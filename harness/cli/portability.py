@@ -53,6 +53,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
     from ..portability.formats import portable
     from ..portability.jsontext import pieces
+    from ..portability.sourced import read_source
     from ..portability.translate import load, read_checked
     from ..portability.written import write_judged
 
@@ -70,9 +71,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
     gc.disable()
     with tempfile.TemporaryDirectory(prefix="memconform-translate-") as scratch:
         try:
-            source, doc = load(Path(args.file), args.source)
-            first = read_checked(doc, source, args.to, consume=True)
-            del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
+            # the source named: read in windows where its format can be (sourced.py), else parsed whole
+            first = read_source(Path(args.file), args.source, args.to) if args.source is not None else None
+            if first is None:
+                source, doc = load(Path(args.file), args.source)
+                first = read_checked(doc, source, args.to, consume=True)
+                del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
             # the output is written beside its destination (stdout: a scratch folder) and judged from the file
             tr, written = write_judged(first, out.absolute().parent if out is not None else Path(scratch))
         finally:
@@ -184,7 +188,8 @@ def add_portability_parsers(sub: Any) -> None:
     tr = sub.add_parser("translate", help="translate a document into another format, with a loss ledger")
     tr.add_argument("file")
     tr.add_argument("--to", required=True, help="the format to write (an installed suite that declares portability)")
-    tr.add_argument("--from", dest="source", help="the document's format (default: detected)")
+    tr.add_argument("--from", dest="source", help="the document's format (default: detected, which parses the whole "
+                    "file; named, a format that can be is read in windows: docs/portability.md)")
     tr.add_argument("--out", help="write the translation here (default: stdout, the ledger summary on stderr)")
     tr.add_argument("--ledger", help="write the loss ledger here as JSON (schemas/ledger.schema.json)")
     tr.set_defaults(func=cmd_translate)

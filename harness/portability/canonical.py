@@ -12,7 +12,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -95,6 +95,78 @@ class Document:
         return [r for r in self.records if not r.get("deleted")]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """A format's reader in three steps, so that the same code reads a document held whole (`read`) and one whose
+    record sections are handed in windows (sourced.py): `begin` reads everything but the records (a Document without
+    them, and the state its records need), `records` makes the records of one section's items, in order, and
+    `finish` completes the Document from what the records left in the state (the artifacts no record cites, say)."""
+
+    sections: tuple[str, ...]  # the arrays that hold the records, read in this order
+    begin: Callable[[dict[str, Any]], tuple[Document, Any]]
+    records: Callable[[Any, str, Iterable[Any]], Iterator[Record]]  # (state, section, its items)
+    finish: Callable[[Document, Any], None] | None = None
+    group: str | None = None  # the top-level object holding the sections (a format's stores of records); None: the top level
+
+    def read(self, doc: dict[str, Any]) -> Document:
+        out, state = self.begin(doc)
+        holder = doc.get(self.group) if self.group is not None else doc
+        for section in self.sections:
+            found = holder.get(section) if isinstance(holder, dict) else None
+            # the parsed items let go once read (consuming)
+            out.records.extend(self.records(state, section, drain(found if isinstance(found, list) else [])))
+        if self.finish is not None:
+            self.finish(out, state)
+        return out
+
+    def windowed(self, section: str) -> str:
+        """The section's name as the window reader gives it (`<group>.<section>` inside a group)."""
+        return f"{self.group}.{section}" if self.group is not None else section
+
+
+class OnePass(list):  # type: ignore[type-arg]
+    """A Document's records made as they are read (sourced.py): a writer that reads its records in one pass
+    (`written_records`, `drain`) meets them as it would a list, and never holds them all. `len` is the count a
+    first pass found. A writer that needs facts of every record before it writes the first (a subject seeded from
+    every id, an envelope's most common model) takes them in a pass of its own, `again(doc)`, which makes the
+    records anew and holds none. A second writing pass would meet nothing, so it raises: a harness bug, never an
+    empty output."""
+
+    def __init__(self, count: int, make: Callable[[], Iterator[Record]], again: Callable[[], Iterator[Record]]) -> None:
+        super().__init__()
+        self.length, self._make, self._again = count, make, again
+        self.spent = False
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __bool__(self) -> bool:
+        return self.length > 0
+
+    def __iter__(self) -> Iterator[Record]:
+        if self.spent:
+            raise RuntimeError("the records read in windows were already written: a writer read them twice")
+        self.spent = True
+        return self._make()
+
+    def __getitem__(self, index: Any) -> Any:
+        raise RuntimeError("the records read in windows are read in one pass, not by position")
+
+    def again(self) -> Iterator[Record]:
+        return self._again()
+
+
+def again(doc: Document) -> Iterable[Record]:
+    """The records for a pass that gathers facts before the writing pass: the list itself, or a OnePass's records
+    made anew (named and scrubbed as the writing pass's are; what that pass notes in the ledger is not noted twice)."""
+    return doc.records.again() if isinstance(doc.records, OnePass) else doc.records
+
+
+def id_lists(doc: Document) -> list[list[tuple[str, str]]]:
+    """Every record's ids as sorted pairs, sorted (the seed of an invented subject), without the writing pass."""
+    return sorted(sorted(r.ids.items()) for r in again(doc))
+
+
 _T = TypeVar("_T")
 # set while a translation may let go of what it has read: the CLI's, which keeps neither the parsed source nor
 # the canonical records (translate.py); the library's translate() leaves both to its caller, whole
@@ -127,7 +199,7 @@ def drain(items: list[_T]) -> Iterator[_T]:
     canonical records). Inside `consuming()` each slot is emptied (None) as its item is handed on, so the memory
     of what was read is freed while its translation is built, never held beside all of it; a second pass over
     the list would meet None, so a reader or writer drains only its last pass over a list."""
-    if not _CONSUMING.get():
+    if not _CONSUMING.get() or isinstance(items, OnePass):  # a OnePass holds nothing to let go
         yield from items
         return
     for i in range(len(items)):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # only annotations: translating a file imports no runner, hyp
     from hypothesis.strategies import SearchStrategy
     from memconform.core.runner import Context
 
-    from .canonical import Document
+    from .canonical import Document, Reading
     from .ledger import Ledger
     from .witness import Witness
 
@@ -74,6 +74,11 @@ class Portable:
     # a format's own answer to "could a writer have written `value` as `shown`?" for a field (None: ask the rule)
     consistent: Callable[[str, Any, Any], bool | None] | None = None
     respellings: Mapping[str, str] = field(default_factory=dict)  # id/type respelling rule -> its ledger wording
+    # the reader in steps (canonical.Reading): a file of the format is then read in windows by the CLI (sourced.py)
+    reading: Reading | None = None
+    # the writer writes the records in one pass, in order (written_records, drain), any pass before it through
+    # canonical.again or id_lists: it may be handed a OnePass, records read in windows as it writes them
+    one_pass: bool = False
 
 
 def refused(end: Endpoint, reply: Any, what: str = "import") -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from memconform.core.results import HarnessError
 
 from . import jsontext
-from .canonical import HATCH_KEY, Document, consuming
+from .canonical import HATCH_KEY, Document, Record, consuming
 from .formats import formats, portable
 from .ledger import Ledger
 from .placement import Refused
@@ -118,27 +118,51 @@ def limit_refusal(fmt: str, size: int) -> str | None:
 def prepare(doc: Document, ledger: Ledger) -> None:
     """What the ledger must say before any writer runs: records that share an id get names of their own (each is
     translated, and says so); text no format can write (a lone surrogate) is replaced, field by field, and
-    named; what the source's escape-hatch blocks restored, or were refused, is listed."""
+    named; what the source's escape-hatch blocks restored, or were refused, is listed. sourced.py says the same
+    of records read in windows, from the same steps: `name_repeat`, `restore_refusals`, `scrub_record`."""
     seen: dict[str, int] = {}
     for r in doc.records:
-        key = r.key(doc.source)
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] > 1:
-            r.ledger_key = f"{key} (#{seen[key]} of that id)"
-            ledger.warnings.append(f"record {key!r} appears {seen[key]} times: the later one is named {r.ledger_key!r}")
+        repeat = name_repeat(r, doc.source, seen)
+        if repeat:
+            ledger.warnings.append(repeat)
     for r in doc.records:
-        rid = r.name(doc.source)
-        for name, value in list(r.values.items()):
-            clean, changed = scrub(value)
-            if changed:
-                r.values[name] = clean
-                ledger.note(rid, name, "lost", f"{changed} value(s) no JSON text can hold: a lone surrogate written as "
-                                               "U+FFFD, a number beyond the double range as null")
-        if r.restored:
-            ledger.restored[rid] = sorted(set(r.restored))
-        for name in r.refused_restore:
-            ledger.warnings.append(f"record {rid!r}: the {HATCH_KEY} block gives a {name} that contradicts the record's own "
-                                   f"field; the visible {name} is used")
+        scrub_record(r, doc.source, ledger)
+        ledger.warnings += restore_refusals(r, doc.source)
+    scrub_document(doc, ledger)
+
+
+def name_repeat(r: Record, source: str, seen: dict[str, int]) -> str | None:
+    """The warning for a record whose id an earlier one had (`seen`: how often each id came so far), which is
+    then named apart; None for a first."""
+    key = r.key(source)
+    seen[key] = seen.get(key, 0) + 1
+    if seen[key] == 1:
+        return None
+    r.ledger_key = f"{key} (#{seen[key]} of that id)"
+    return f"record {key!r} appears {seen[key]} times: the later one is named {r.ledger_key!r}"
+
+
+def restore_refusals(r: Record, source: str) -> list[str]:
+    """The warnings for the escape-hatch values the record refused (they contradict its visible fields)."""
+    return [f"record {r.name(source)!r}: the {HATCH_KEY} block gives a {name} that contradicts the record's own "
+            f"field; the visible {name} is used" for name in r.refused_restore]
+
+
+def scrub_record(r: Record, source: str, ledger: Ledger) -> None:
+    """The record's values with what no JSON text can hold replaced (and noted lost); what its block restored, listed."""
+    rid = r.name(source)
+    for name, value in list(r.values.items()):
+        clean, changed = scrub(value)
+        if changed:
+            r.values[name] = clean
+            ledger.note(rid, name, "lost", f"{changed} value(s) no JSON text can hold: a lone surrogate written as "
+                                           "U+FFFD, a number beyond the double range as null")
+    if r.restored:
+        ledger.restored[rid] = sorted(set(r.restored))
+
+
+def scrub_document(doc: Document, ledger: Ledger) -> None:
+    """The document-level values with what no JSON text can hold replaced (and noted lost)."""
     for attr in ("subject", "graph", "other_objects", "envelope"):
         clean, changed = scrub(getattr(doc, attr))
         if changed:

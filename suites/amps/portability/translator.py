@@ -5,16 +5,17 @@ the document's graph."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
     NO_ID,
     OUTSIDE,
     Document,
+    Reading,
     Record,
     digest,
-    drain,
+    id_lists,
     instant,
     jcopy,
     now_canonical,
@@ -42,24 +43,30 @@ ATOM = ("atom_id", "text", "kind", "created_at", "valid_from", "valid_to", "sens
 ARTIFACTS = "artifacts"  # inside a canonical provenance: the cited artifacts, without their atom_ids
 
 
-def read(doc: dict[str, Any]) -> Document:
-    t = table(FORMAT)
+def _begin(doc: dict[str, Any]) -> tuple[Document, dict[str, Any]]:
     out = Document(FORMAT, producer=doc.get("source_provider"), exported_at=instant(doc.get("exported_at")),
                    exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
     out.envelope = {k: v for k, v in doc.items() if k not in ENVELOPE and v not in (None, [], {})}
     if isinstance(doc.get("subject"), dict):
         out.subject = {"format": FORMAT, **doc["subject"]}
-    artifacts = {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}
-    cited: set[Any] = set()
-    atoms = doc.get("atoms")
-    for atom in drain(atoms if isinstance(atoms, list) else []):  # the parsed atom let go once read (consuming)
-        if not isinstance(atom, dict):
-            continue
-        record = _record(t, atom, artifacts)
-        cited |= set(amps.artifact_ids_of(atom))
-        out.records.append(record)
-    out.graph = [{"kind": f"{FORMAT}.artifacts", "item": a} for aid, a in artifacts.items() if aid not in cited]
-    return out
+    return out, {"artifacts": {a.get("artifact_id"): a for _, a in amps.artifacts(doc)}, "cited": set()}
+
+
+def _records(state: dict[str, Any], section: str, atoms: Iterable[Any]) -> Iterator[Record]:
+    t, artifacts, cited = table(FORMAT), state["artifacts"], state["cited"]
+    for atom in atoms:
+        if isinstance(atom, dict):
+            cited |= set(amps.artifact_ids_of(atom))
+            yield _record(t, atom, artifacts)
+
+
+def _finish(out: Document, state: dict[str, Any]) -> None:
+    out.graph = [{"kind": f"{FORMAT}.artifacts", "item": a} for aid, a in state["artifacts"].items()
+                 if aid not in state["cited"]]
+
+
+READING = Reading(("atoms",), _begin, _records, _finish)
+read = READING.read
 
 
 def _record(t: Any, atom: dict[str, Any], artifacts: dict[Any, dict[str, Any]]) -> Record:
@@ -98,7 +105,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     exported = doc.exported_at or now_canonical()
     artifacts: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
-    subject_seed = None if _own_subject(doc) else sorted(sorted(r.ids.items()) for r in doc.records)
+    subject_seed = None if _own_subject(doc) else id_lists(doc)
     own = [g["item"] for g in doc.graph if g["kind"] == f"{FORMAT}.artifacts"]
     citing: dict[str, list[Any]] = {}  # artifact id -> the atoms that cite it, as the atoms are made
 

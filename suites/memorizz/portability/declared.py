@@ -50,4 +50,5 @@ def portable() -> Portable:
         native_id=native_id, size_limit=size_limit,
         sanctioned={"embedding": "Embeddings are excluded by default and discarded on standard import"},
         respellings={"id in key": "a MemoRizz id is unique within its store: written <store>/<id>",
-                     "id as key": "written as a MemoRizz id: the part before / is the store"})
+                     "id as key": "written as a MemoRizz id: the part before / is the store"},
+        reading=translator.READING, one_pass=True)

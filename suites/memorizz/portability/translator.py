@@ -3,14 +3,15 @@ record, its store is its type. `data` is MemoRizz's own place for portable field
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
     HATCH_KEY,
     Document,
+    Reading,
     Record,
     digest,
-    drain,
     instant,
     jcopy,
     now_canonical,
@@ -42,8 +43,7 @@ def key(store: str, rid: str) -> str:
     return f"{store}/{rid}"
 
 
-def read(doc: dict[str, Any]) -> Document:
-    t = table(FORMAT)
+def _begin(doc: dict[str, Any]) -> tuple[Document, None]:
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     out = Document(FORMAT, producer=manifest.get("source_provider"), exported_at=instant(manifest.get("created_at")),
                    exported_spelled=manifest.get("created_at") if isinstance(manifest.get("created_at"), str) else None)
@@ -53,13 +53,18 @@ def read(doc: dict[str, Any]) -> Document:
     out.envelope.update({k: v for k, v in doc.items() if k not in ARCHIVE and v not in (None, [], {}, False)})
     if isinstance(manifest.get("scope"), dict):
         out.subject = {"format": FORMAT, "scope": jcopy(manifest["scope"])}
-    stores: dict[str, Any] = doc["stores"] if isinstance(doc.get("stores"), dict) else {}
-    for store in memorizz.STORES:
-        found = stores.get(store)
-        for rec in drain(found if isinstance(found, list) else []):  # the parsed record let go once read (consuming)
-            if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
-                out.records.append(_record(t, store, rec))
-    return out
+    return out, None
+
+
+def _records(state: None, store: str, recs: Iterable[Any]) -> Iterator[Record]:
+    t = table(FORMAT)
+    for rec in recs:
+        if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
+            yield _record(t, store, rec)
+
+
+READING = Reading(tuple(memorizz.STORES), _begin, _records, group="stores")
+read = READING.read
 
 
 def _record(t: Any, store: str, rec: dict[str, Any]) -> Record:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import functools
 import struct
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
     NO_ID,
     OUTSIDE,
     Document,
+    Reading,
     Record,
+    again,
     drain,
     instant,
     jcopy,
@@ -42,8 +45,7 @@ BUNDLE = ("format", "version", "generator", "exported_at", "manifest", "chunks",
 MANIFEST = ("tenant_id", "tenant_name", "tenant_plan", "embedding_model", "embedding_dim", "checksum", "counts", "scope")
 
 
-def read(doc: dict[str, Any]) -> Document:
-    t = table(FORMAT)
+def _begin(doc: dict[str, Any]) -> tuple[Document, Any]:
     manifest: dict[str, Any] = doc["manifest"] if isinstance(doc.get("manifest"), dict) else {}
     out = Document(FORMAT, producer=doc.get("generator"), exported_at=instant(doc.get("exported_at")),
                    exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
@@ -55,11 +57,18 @@ def read(doc: dict[str, Any]) -> Document:
         out.graph += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
     for section in OTHERS:
         out.other_objects += [{"kind": f"{FORMAT}.{section}", "item": item} for item in doc.get(section) or []]
-    found = doc.get("chunks")
-    for i, chunk in enumerate(drain(found if isinstance(found, list) else [])):  # let go once read (consuming)
+    return out, manifest.get("embedding_model")
+
+
+def _records(bundle_model: Any, section: str, chunks: Iterable[Any]) -> Iterator[Record]:
+    t = table(FORMAT)
+    for i, chunk in enumerate(chunks):  # a chunk's position names it when it has no id
         if isinstance(chunk, dict):
-            out.records.append(_record(t, chunk, manifest.get("embedding_model"), i))
-    return out
+            yield _record(t, chunk, bundle_model, i)
+
+
+READING = Reading(("chunks",), _begin, _records)
+read = READING.read
 
 
 def _record(t: Any, chunk: dict[str, Any], bundle_model: Any, index: int) -> Record:
@@ -113,18 +122,25 @@ def _int_id(text: str | None) -> int | None:
 
 def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     t = table(FORMAT)
-    for r in doc.records:
+    # what the manifest and the ids need of every record, in a pass of its own (canonical.again: a OnePass's records
+    # made anew, none held); the pass below writes them, letting each go once written (consuming)
+    dims: Counter[int] = Counter()
+    models: Counter[str] = Counter()
+    wanted: list[int | None] = []
+    hashes: Counter[str] = Counter()
+    for r in again(doc):
         if r.get("deleted"):
             ledger.note(r.name(doc.source), "deleted", "lost", "a deleted record is not written")
-    live = [r for r in doc.records if not r.get("deleted")]
-    dims = Counter(len(r.get("embedding")) for r in live if isinstance(r.get("embedding"), list) and r.get("embedding"))
+            continue
+        if isinstance(r.get("embedding"), list) and r.get("embedding"):
+            dims[len(r.get("embedding"))] += 1
+        if r.has("embedding_model"):
+            models[str(r.get("embedding_model"))] += 1
+        wanted.append(_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)))
+        hashes[memoryai.content_hash(r.get("text") or "")] += 1
     dim = dims.most_common(1)[0][0] if dims else 0
-    models = Counter(str(r.get("embedding_model")) for r in live if r.has("embedding_model"))
     model = models.most_common(1)[0][0] if models else None
     used = Ids()
-    wanted = [_int_id(r.ids.get(FORMAT)) or _int_id(r.key(doc.source)) for r in live]
-    hashes = Counter(memoryai.content_hash(r.get("text") or "") for r in live)
-    del live  # the passes above done, the one below lets each record go once written (consuming)
     chunks = []
     for r, want in zip((r for r in drain(doc.records) if not r.get("deleted")), wanted, strict=True):
         chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))

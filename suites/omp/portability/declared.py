@@ -49,4 +49,4 @@ def portable() -> Portable:
         name="omp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="omp-export.json", export=export, import_=import_,
         witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=2,
-        output_problems=embedding_problems)
+        output_problems=embedding_problems, one_pass=True)

@@ -1,0 +1,343 @@
+"""`translate` through the CLI reads an AMPS or MemoryAI source in windows (portability/sourced.py): judged from
+its file as `validate` judges it, counted in a first pass, then each canonical record handed to a one-pass writer as
+it is read. Its bytes, ledger, findings and refusals are those of the whole-memory path (translate.translate) on
+every fixture document of those formats (valid and invalid) into every other format, on generated documents read
+in many windows, with repeated ids, unwritable text and refused escape-hatch values; a refusal midway leaves no
+file, and a file that changes between the passes is a harness error, never a shorter output."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memconform.core.results import HarnessError
+from memconform.portability.canonical import OnePass
+from memconform.portability.formats import formats, portable
+from memconform.portability.placement import Refused
+from memconform.portability.sourced import read_source
+from memconform.portability.translate import dump, load, translate
+from memconform.portability.written import write_judged
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_translate import generate  # noqa: E402
+
+FORMATS = formats()
+WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
+FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
+CASES = [(fmt, path) for fmt in WINDOWED for path in sorted((FIXTURES_ROOT / fmt).glob("*/*.json"))]
+FIXED_NOW = "2026-01-02T03:04:05.678Z"
+SMALL = 256  # bytes per window of the source and of the output's judgement: every document here is read in several
+# fixtures whose text the strict window reader refuses (a number past the double range): read whole
+READ_WHOLE = {"number-overflow.json"}
+RECORDS = 300  # a generated document: hundreds of windows at SMALL
+
+
+@pytest.fixture(autouse=True)
+def fixed_now(monkeypatch):
+    """A source without an export time is dated by the clock: two translations of it agree only on a fixed one."""
+    for name in FORMATS:
+        monkeypatch.setattr(importlib.import_module(f"memconform.suites.{name}.portability.translator"), "now_canonical",
+                            lambda: FIXED_NOW)
+
+
+def test_the_formats_read_in_windows_are_the_ones_with_a_reading():
+    # the control that the tests below test something: AMPS, MemoryAI and MemoRizz declare their readers in steps
+    assert set(WINDOWED) == {"amps", "memoryai", "memorizz"}, WINDOWED
+    assert len(CASES) > 100, len(CASES)
+
+
+def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
+    """The document as a plain file (a fixture case's document without its case), escapes for what UTF-8 cannot hold."""
+    path = folder / name
+    try:
+        text = json.dumps(doc, indent=1, allow_nan=False)
+    except ValueError:  # a number past the double range (a fixture's 1e400) read as infinity: written past it again
+        text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def both(path: Path, source: str, target: str, folder: Path, writers: Any = None) -> tuple[Any, Any, str | None]:
+    """(the whole-memory translation of the file, the translation read in windows, its judged file's text or None)."""
+    _, doc = load(path, source)
+    whole = translate(copy.deepcopy(doc), source, target, writers=writers)
+    first = read_source(path, source, target, window=SMALL)
+    assert first is not None, f"{path.name}: not read in windows"
+    if first.refused is None:
+        kind = OnePass if portable(target).one_pass else list
+        assert type(first.canonical.records) is kind, f"{source} -> {target}: records as {type(first.canonical.records)}"
+    written, part = write_judged(first, folder, writers=writers, window=SMALL)
+    text = None
+    if part is not None:
+        text = part.read_text(encoding="utf-8")
+        part.unlink()
+    return whole, written, text
+
+
+def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
+    assert written.refused == whole.refused, what
+    assert written.ledger.to_json() == whole.ledger.to_json(), f"{what}: ledger"
+    assert written.ledger.summary() == whole.ledger.summary(), f"{what}: summary"
+    if whole.output is None:
+        assert text is None, f"{what}: a refused translation left a file"
+    else:
+        assert text == dump(whole.target, whole.output), f"{what}: output bytes"
+
+
+def _has_sections(fmt: str, doc: Any) -> bool:
+    """Does the document hold a record section as an array (what the window reader reads in windows)?"""
+    reading = portable(fmt).reading
+    holder = doc.get(reading.group) if isinstance(doc, dict) and reading.group else doc
+    return isinstance(holder, dict) and any(isinstance(holder.get(s), list) for s in reading.sections)
+
+
+def _document(path: Path) -> Any:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    return case["document"] if isinstance(case, dict) and "document" in case and "verdict" in case else case
+
+
+@pytest.mark.parametrize(("fmt", "path"), CASES, ids=[f"{f}/{p.parent.name}/{p.name}" for f, p in CASES])
+def test_every_fixture_read_in_windows_equals_the_whole_memory_path(fmt, path, tmp_path):
+    doc = _document(path)
+    if not _has_sections(fmt, doc):
+        plain = _plain(doc, tmp_path)  # no record section: read whole, as before
+        assert read_source(plain, fmt, "emp", window=SMALL) is None
+        return
+    folder = tmp_path / "out"
+    folder.mkdir()
+    plain = _plain(doc, tmp_path)
+    if path.name in READ_WHOLE:  # the window reader refuses its text: read whole, as validate reads it
+        assert read_source(plain, fmt, "emp", window=SMALL) is None
+        return
+    for target in FORMATS:
+        if target != fmt:
+            whole, written, text = both(plain, fmt, target, folder)
+            assert_same(whole, written, text, f"{path.name}: {fmt} -> {target}")
+    assert list(folder.iterdir()) == [], "a temporary file was left behind"
+
+
+def test_the_fixtures_hold_refusals_and_translations():
+    # the control that the fixture test compares both outcomes, not two refusals or two passes
+    outcomes = set()
+    for fmt, path in CASES:
+        if "/invalid/" in str(path) or len(outcomes) < 2:
+            doc = _document(path)
+            if _has_sections(fmt, doc):
+                outcomes.add(translate(doc, fmt, "emp").refused is None)
+        if outcomes == {True, False}:
+            return
+    pytest.fail(f"only {outcomes}")
+
+
+def _generated(fmt: str, records: int = RECORDS) -> dict[str, Any]:
+    return json.loads(generate(fmt, records))
+
+
+@pytest.mark.parametrize("fmt", WINDOWED)
+def test_a_generated_document_read_in_many_windows_equals_the_whole_memory_path(fmt, tmp_path):
+    plain = _plain(_generated(fmt), tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    for target in FORMATS:
+        if target != fmt:
+            whole, written, text = both(plain, fmt, target, folder)
+            assert whole.refused is None, whole.refused
+            assert whole.ledger.records_in == RECORDS
+            assert_same(whole, written, text, f"{fmt} -> {target}")
+
+
+def _record_list(fmt: str, doc: dict[str, Any]) -> list[Any]:
+    return doc[portable(fmt).reading.sections[0]]
+
+
+def _id_field(fmt: str) -> str:
+    return {"amps": "atom_id", "memoryai": "id"}[fmt]
+
+
+@pytest.mark.parametrize("fmt", ["amps", "memoryai"])  # MemoRizz: ids repeat only across stores (fixtures)
+def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal_the_whole_path(fmt, tmp_path):
+    """What translate.prepare says before any writer runs, said alike when the records come in windows: a record
+    whose id repeats (named `#2`, `#3`, warned in order), a lone surrogate (noted lost), an escape-hatch value that
+    contradicts the visible field (warned after every repeat)."""
+    doc = _generated(fmt, 60)
+    items = _record_list(fmt, doc)
+    key = _id_field(fmt)
+    items[40][key] = items[3][key]  # one id three times, far apart (other windows)
+    items[55][key] = items[3][key]
+    extension = "x-provider" if fmt == "amps" else "metadata"
+    # a block that says the shown text was invented (it is not empty: refused), and restores a field not shown
+    items[30].setdefault(extension, {})["memconform_port"] = {"invented": ["text"], "fields": {"origin_session": "s-1"}}
+    if fmt == "amps":  # a MemoryAI bundle with a lone surrogate has no canonical form for its checksum: refused
+        items[20]["text"] += "\ud800"  # written as the escape \ud800
+    else:
+        from memconform.suites.memoryai import format as mai
+
+        doc = mai.seal(doc)
+    plain = _plain(doc, tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    said = []
+    for target in FORMATS:
+        if target != fmt:
+            whole, written, text = both(plain, fmt, target, folder, writers=None)
+            assert_same(whole, written, text, f"{fmt} -> {target}")
+            said.append(whole)
+    warnings = [w for tr in said for w in tr.ledger.warnings]
+    if all(tr.refused for tr in said):  # the control: what is compared is a translation, not a refusal
+        pytest.fail(f"every translation refused: {said[0].refused}")
+    assert any("appears 3 times" in w for w in warnings), warnings
+    assert any("block gives a text that contradicts" in w for w in warnings), warnings
+    assert all(tr.ledger.restored for tr in said if not tr.refused)
+    if fmt == "amps":
+        assert any(tr.ledger.status(items[20][key], "text") == "lost" for tr in said if not tr.refused)
+
+
+def _stopping_writer(target: str, after: int):
+    """The target's writer, refusing once `after` records have been made: a refusal midway through the stream."""
+    real = portable(target).write
+
+    def write(doc, ledger):
+        records = doc.records
+
+        def counted():
+            for i, record in enumerate(records):
+                if i == after:
+                    raise Refused(f"planted: refused at record {after}")
+                yield record
+        if isinstance(records, OnePass):
+            doc.records = OnePass(len(records), counted, records.again)
+        else:
+            doc.records = list(counted())
+        return real(doc, ledger)
+
+    return write
+
+
+@pytest.mark.parametrize("target", ["emp", "amps", "memoryai"])
+def test_a_refusal_midway_leaves_no_file_and_says_why(target, tmp_path):
+    source = "memoryai" if target == "amps" else "amps"
+    plain = _plain(_generated(source, 120), tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    writers = {target: _stopping_writer(target, 70)}
+    whole, written, text = both(plain, source, target, folder, writers=writers)
+    assert written.refused == whole.refused == "planted: refused at record 70", written.refused
+    # the ledger of a refusal in a streamed writer also counts the records written before it (written.py's too)
+    assert written.ledger.summary() == whole.ledger.summary()
+    assert written.ledger.records_in == whole.ledger.records_in == 120
+    assert text is None and list(folder.iterdir()) == []
+
+
+def _grown(path: Path) -> None:
+    with open(path, "ab") as grown:
+        grown.write(b" ")
+
+
+def _replaced(path: Path) -> None:  # another file of the same size under the name (a new inode)
+    other = path.with_suffix(".other")
+    other.write_bytes(path.read_bytes().replace(b"record 1", b"record X"))
+    os.replace(other, path)
+
+
+def _rewritten(path: Path) -> None:  # the same inode and size, written again later
+    info = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"record 1", b"record X"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+
+
+@pytest.mark.parametrize("change", [_grown, _replaced, _rewritten], ids=["grown", "replaced", "rewritten"])
+def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, tmp_path):
+    plain = _plain(_generated("amps", 120), tmp_path)
+    first = read_source(plain, "amps", "emp", window=SMALL)
+    assert first is not None and first.refused is None
+    change(plain)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(HarnessError, match="changed while it was translated"):
+        write_judged(first, folder, window=SMALL)
+    assert list(folder.iterdir()) == []
+
+
+def test_an_unchanged_source_is_written_after_the_same_steps(tmp_path):
+    # the control of the test above: with no change between the passes the same steps write the output
+    plain = _plain(_generated("amps", 120), tmp_path)
+    first = read_source(plain, "amps", "emp", window=SMALL)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    written, part = write_judged(first, folder, window=SMALL)
+    assert part is not None and written.refused is None and written.ledger.records_in == 120
+
+
+def test_a_one_pass_document_refuses_a_second_pass(tmp_path):
+    plain = _plain(_generated("amps", 20), tmp_path)
+    first = read_source(plain, "amps", "emp", window=SMALL)
+    assert first is not None
+    records = first.canonical.records
+    assert len(records) == 20 and len(list(records)) == 20  # the control: the first pass meets every record
+    with pytest.raises(RuntimeError, match="already written"):
+        list(records)
+
+
+def test_what_the_windows_cannot_read_is_read_whole(tmp_path):
+    case = tmp_path / "case.json"  # a fixture case file: load() reads the document inside it
+    case.write_text(json.dumps({"document": _generated("amps", 5), "verdict": "valid", "atoms": []}), encoding="utf-8")
+    assert read_source(case, "amps", "emp", window=SMALL) is None
+    not_json = tmp_path / "broken.json"
+    not_json.write_text('{"atoms": [', encoding="utf-8")
+    assert read_source(not_json, "amps", "emp", window=SMALL) is None
+    assert read_source(tmp_path / "missing.json", "amps", "emp") is None
+    assert read_source(_plain(_generated("omp", 5), tmp_path), "omp", "emp") is None  # no Reading declared
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        assert read_source(fifo, "amps", "emp") is None
+
+
+def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_writes(tmp_path, monkeypatch, capsys):
+    from memconform.cli.main import main
+    from memconform.portability import sourced
+
+    plain = _plain(_generated("memoryai", 50), tmp_path)
+    calls = []
+    real = sourced.read_source
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        calls.append(found is not None)
+        return found
+    monkeypatch.setattr(sourced, "read_source", spying)
+    out = tmp_path / "out.jsonl"
+    assert main(["translate", str(plain), "--from", "memoryai", "--to", "emp", "--out", str(out)]) == 0
+    assert calls == [True]
+    _, doc = load(plain, "memoryai")
+    assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, "memoryai", "emp").output)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(named, tmp_path, monkeypatch):
+    """No --from (the format is found by parsing the file), or a source format with no Reading (OMP): parsed whole,
+    as before, with the same output."""
+    from memconform.cli.main import main
+    from memconform.portability import sourced
+
+    source = "omp" if named else "amps"
+    plain = _plain(_generated(source, 30), tmp_path)
+    answers = []
+    real = sourced.read_source
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        answers.append(found is not None)
+        return found
+    monkeypatch.setattr(sourced, "read_source", spying)
+    out = tmp_path / "out.jsonl"
+    assert main(["translate", str(plain), *(["--from", source] if named else []), "--to", "emp", "--out", str(out)]) == 0
+    assert answers == ([False] if named else [])
+    _, doc = load(plain, source)
+    assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, source, "emp").output)
