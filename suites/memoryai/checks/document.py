@@ -340,7 +340,7 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     for i, chunk in examined(doc, ctx):
         if isinstance(chunk, dict) and isinstance(chunk.get("content"), str) and isinstance(chunk.get("content_hash"), str):
             claimed, content = chunk["content_hash"].lower(), chunk["content"]
-            lone = _lone_surrogate(content)
+            lone = memoryai.lone_surrogate_at(content)
             if lone is not None:  # a JSON escape can write one; no UTF-8 bytes exist to hash, so no claim can match
                 yield Failure("content holds a lone surrogate, which has no UTF-8 bytes: content_hash cannot be their sha256",
                               f"U+{ord(content[lone]):04X} at index {lone}", "content of Unicode scalar values",
@@ -358,15 +358,6 @@ def content_hash_matches(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
                 continue
             yield Failure("content_hash is not sha256 of the UTF-8 content", chunk["content_hash"], memoryai.content_hash(content),
                           f"$.chunks[{i}].content_hash")
-
-
-def _lone_surrogate(text: str) -> int | None:
-    """The index of the first lone surrogate in text, or None (the common case costs one C encode)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return exc.start
-    return None
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

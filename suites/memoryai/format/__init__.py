@@ -36,6 +36,7 @@ from .bundle import (  # noqa: F401  the package's face: bundle.py holds the cod
     es_number,
     has_float,
     is_dna,
+    lone_surrogate_at,
     seal,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "checksum_reading_of",
     "checksum_readings",
     "content_hash",
+    "lone_surrogate_at",
     "decode_embedding",
     "decoded_sizes",
     "detect",

@@ -195,6 +195,15 @@ def checksum_matches(bundle: dict[str, Any], unicode: str, numbers: str = "eithe
     return checksum_reading_of(bundle, unicode, numbers) is not None
 
 
+def lone_surrogate_at(text: str) -> int | None:
+    """The index of the first lone surrogate in text (JSON can escape one, UTF-8 cannot write it), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
