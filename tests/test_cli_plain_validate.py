@@ -79,6 +79,8 @@ NEVER_ON_THE_VALIDATE_PATH = (
 # what judging a valid document of a suite does not need: its table of readings (asked only when a problem holds
 # under a reading, or a digest differs by key order), the model, client and domain table that table is built from
 NOT_FOR_A_VALID_DOCUMENT = {
+    "amps": ("memconform.suites.amps.readings", "memconform.suites.amps.table", "memconform.kit.domain",
+             "memconform.kit.batch_failures"),
     "memorizz": ("memconform.suites.memorizz.readings", "memconform.suites.memorizz.reading_kinds",
                  "memconform.suites.memorizz.model", "memconform.suites.memorizz.client", "memconform.kit.domain",
                  "memconform.kit.batch_failures"),
