@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +125,7 @@ class _Windows:
     def _digest(self, envelope: dict[str, Any], windowed: dict[str, int]) -> str:
         """sha256 of the archive's canonical bytes: the envelope written with a marker in place of each
         store read in windows, and that store's text hashed where its marker is (never one buffer)."""
-        nonce = secrets.token_hex(16)  # a file cannot hold a marker it cannot know
+        nonce = os.urandom(16).hex()  # a file cannot hold a marker it cannot know
         names = list(windowed)
         stores = dict(envelope[GROUP])
         for i, name in enumerate(names):
