@@ -16,7 +16,6 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +142,9 @@ def as_double(number: int | float) -> float:
 
 
 def schema() -> dict[str, Any]:
+    # imported only here: a MemoryAI bundle's validate loads the table (its readings name the open classes), not this
+    from importlib import resources
+
     loaded: dict[str, Any] = json.loads(resources.files("memconform").joinpath("schemas/domain.schema.json").read_text("utf-8"))
     return loaded
 
