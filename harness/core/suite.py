@@ -301,9 +301,31 @@ class DeclaredEntryPoint:
         return target
 
 
+# what _declared_on_sys_path last read, keyed by sys.path and each folder's modification time
+_DECLARED: dict[tuple[tuple[str, int], ...], list[tuple[str, str]] | None] = {}
+
+
 def _declared_on_sys_path() -> list[tuple[str, str]] | None:
     """(name, value) of every entry point of the group, in sys.path order, one distribution once (the
-    first found of its name, as importlib.metadata keeps); None when some entry is not a folder."""
+    first found of its name, as importlib.metadata keeps); None when some entry is not a folder. Read once
+    while sys.path and its folders stay as they were (a distribution installed or removed changes its
+    folder's modification time): `validate` asks three times, ~2 ms a reading with a venv's 60 distributions."""
+    key = tuple((entry, _modified(entry or ".")) for entry in sys.path)
+    if key not in _DECLARED:
+        _DECLARED.clear()
+        _DECLARED[key] = _read_declared()
+    found = _DECLARED[key]
+    return None if found is None else list(found)
+
+
+def _modified(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _read_declared() -> list[tuple[str, str]] | None:
     declared: list[tuple[str, str]] = []
     seen: set[str] = set()
     for entry in sys.path:
