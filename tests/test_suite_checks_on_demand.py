@@ -129,7 +129,7 @@ def test_entry_points_read_from_the_folders_are_importlib_metadatas():
 
 
 def test_an_entry_points_file_is_read_by_its_group_only():
-    from memconform.core.suite import _group_in
+    from memconform.core.entry_point_files import _group_in
 
     text = ("# a comment\n[console_scripts]\ntoy = toy.cli:main\n\n[memconform.suites]\n"
             "toy = toy_suite.checks:SUITE\n; another comment\nother=pkg.mod:make [extra]\n[pytest11]\nx = y\n")
@@ -157,11 +157,12 @@ def test_entry_points_are_read_again_once_a_folder_on_sys_path_changes(tmp_path,
     folder's modification time changes) or a folder put on sys.path is found."""
     import os
 
+    from memconform.core import entry_point_files
     from memconform.core import suite as suite_module
 
     reads: list[int] = []
-    read = suite_module._read_declared
-    monkeypatch.setattr(suite_module, "_read_declared", lambda: reads.append(1) or read())
+    read = entry_point_files._read_declared
+    monkeypatch.setattr(entry_point_files, "_read_declared", lambda: reads.append(1) or read())
     folder = tmp_path / "site"
     (folder / "toy_suite-1.0.dist-info").mkdir(parents=True)
     (folder / "toy_suite-1.0.dist-info" / "entry_points.txt").write_text("[memconform.suites]\ntoy = a.b:SUITE\n", "utf-8")
