@@ -129,7 +129,7 @@ def test_entry_points_read_from_the_folders_are_importlib_metadatas():
 
 
 def test_an_entry_points_file_is_read_by_its_group_only():
-    from memconform.core.suite import _group_in
+    from memconform.core.entry_point_files import _group_in
 
     text = ("# a comment\n[console_scripts]\ntoy = toy.cli:main\n\n[memconform.suites]\n"
             "toy = toy_suite.checks:SUITE\n; another comment\nother=pkg.mod:make [extra]\n[pytest11]\nx = y\n")
@@ -150,6 +150,36 @@ def test_a_distribution_found_twice_counts_once_and_the_first_wins(tmp_path, mon
     assert suite_module._declared_on_sys_path() == [("toy", "new.mod:SUITE")]
     point = suite_module._entry_points()["toy"]
     assert (point.name, point.module) == ("toy", "new.mod")
+
+
+def test_entry_points_are_read_again_once_a_folder_on_sys_path_changes(tmp_path, monkeypatch):
+    """Read once while sys.path and its folders stay as they were; a distribution installed since (its
+    folder's modification time changes) or a folder put on sys.path is found."""
+    import os
+
+    from memconform.core import entry_point_files
+    from memconform.core import suite as suite_module
+
+    reads: list[int] = []
+    read = entry_point_files._read_declared
+    monkeypatch.setattr(entry_point_files, "_read_declared", lambda: reads.append(1) or read())
+    folder = tmp_path / "site"
+    (folder / "toy_suite-1.0.dist-info").mkdir(parents=True)
+    (folder / "toy_suite-1.0.dist-info" / "entry_points.txt").write_text("[memconform.suites]\ntoy = a.b:SUITE\n", "utf-8")
+    monkeypatch.setattr(sys, "path", [str(folder)])
+    assert suite_module._declared_on_sys_path() == [("toy", "a.b:SUITE")]
+    assert suite_module._declared_on_sys_path() == [("toy", "a.b:SUITE")]
+    assert len(reads) == 1  # the second answer came from the first reading
+    (folder / "other_suite-2.0.dist-info").mkdir()
+    (folder / "other_suite-2.0.dist-info" / "entry_points.txt").write_text("[memconform.suites]\nother = c.d:SUITE\n", "utf-8")
+    os.utime(folder, ns=(0, os.stat(folder).st_mtime_ns + 1))  # a coarse clock cannot hide the install
+    assert sorted(suite_module._declared_on_sys_path() or []) == [("other", "c.d:SUITE"), ("toy", "a.b:SUITE")]
+    second = tmp_path / "more"
+    (second / "third_suite-1.0.dist-info").mkdir(parents=True)
+    (second / "third_suite-1.0.dist-info" / "entry_points.txt").write_text("[memconform.suites]\nthird = e.f:SUITE\n", "utf-8")
+    monkeypatch.setattr(sys, "path", [str(folder), str(second)])
+    assert ("third", "e.f:SUITE") in suite_module._declared_on_sys_path()
+    assert len(reads) == 3
 
 
 def test_a_zip_on_sys_path_takes_importlib_metadatas_search(tmp_path, monkeypatch):

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .messages import Reply, Request
 from .profile import Profile
-from .readings import Observation, Prediction
 from .results import HarnessError
 from .suite import SuiteSpec
+
+if TYPE_CHECKING:  # what a target answers and what a check observes: not imported to validate a file
+    from .messages import Reply, Request
+    from .readings import Observation, Prediction
 
 S = TypeVar("S")
 

@@ -7,19 +7,20 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .check import SWEEP_BUDGET_FACTOR
 from .check_context import TargetPort
 from .clock import Clock
 from .profile import Profile
-from .readings import Observation, Prediction
-from .readings import observe as observe_readings
 from .redact import Redactor
 from .registry import Check
 from .results import Failure, HarnessError, Outcome, Result, SkipCheck, TargetError
 from .suite import SuiteSpec
 from .verdicts import LevelVerdict, level_verdicts
+
+if TYPE_CHECKING:  # imported when a check observes a reading: a valid file's validate never does
+    from .readings import Observation, Prediction
 
 __all__ = ["Context", "LevelVerdict", "claimed_levels", "level_verdicts", "redact_failure", "run_checks", "run_cleanups", "run_one"]
 
@@ -82,6 +83,8 @@ class Context:
 
     def observe(self, point: str, predictions: Mapping[str, Prediction], answer: Any = None, **how: Any) -> Observation:
         """Record the readings of `point` whose prediction the answer fits (core/readings.py)."""
+        from .readings import observe as observe_readings
+
         return observe_readings(self, point, predictions, answer, **how)
 
     def cleanup(self, label: str, fn: Callable[[], Any]) -> None:

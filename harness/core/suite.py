@@ -17,8 +17,6 @@ second way. The core never names a suite module itself.
 from __future__ import annotations
 
 import importlib
-import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -28,14 +26,12 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .check import Check, CheckFn, declaration_problems, parse_keyword, squash
+from .entry_point_files import ENTRY_POINT_GROUP, _declared_on_sys_path
 from .options import Options, OptionSpec
 from .results import HarnessError
 
 if TYPE_CHECKING:
     from .mutants import Mutants
-
-ENTRY_POINT_GROUP = "memconform.suites"
-
 
 @dataclass(frozen=True)
 class Level:
@@ -299,50 +295,6 @@ class DeclaredEntryPoint:
         for attr in attrs.split(".") if attrs else []:
             target = getattr(target, attr)
         return target
-
-
-def _declared_on_sys_path() -> list[tuple[str, str]] | None:
-    """(name, value) of every entry point of the group, in sys.path order, one distribution once (the
-    first found of its name, as importlib.metadata keeps); None when some entry is not a folder."""
-    declared: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for entry in sys.path:
-        folder = entry or "."
-        if not os.path.isdir(folder):
-            if os.path.exists(folder):
-                return None
-            continue
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for dist in sorted(names, key=lambda n: n.endswith(".egg-info")):  # dist-info first, as importlib does
-            if not dist.endswith((".dist-info", ".egg-info")):
-                continue
-            project = re.sub(r"[-_.]+", "_", dist.rpartition(".")[0].partition("-")[0]).lower()
-            if project in seen:
-                continue
-            seen.add(project)
-            try:
-                text = Path(folder, dist, "entry_points.txt").read_text("utf-8")
-            except OSError:
-                continue
-            declared += _group_in(text)
-    return declared
-
-
-def _group_in(text: str) -> list[tuple[str, str]]:
-    """The (name, value) lines of the group's section of an entry_points.txt (an INI file)."""
-    section, out = "", []
-    for line in (raw.strip() for raw in text.splitlines()):
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
-        elif section == ENTRY_POINT_GROUP and "=" in line:
-            name, _, value = line.partition("=")
-            out.append((name.strip(), value.strip()))
-    return out
 
 
 def suite_names() -> list[str]:

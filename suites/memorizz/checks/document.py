@@ -17,8 +17,10 @@ from memconform.core.json_reader import has_digit_run
 from memconform.core.results import Failure, Inconclusive
 from memconform.core.rules import register_rules
 from memconform.suites.memorizz import format as memorizz
-from memconform.suites.memorizz import reading_kinds, readings
 from memconform.suites.memorizz.suite import SUITE
+
+# readings.py (the suite's table of readings, built from its model, client and domain table) is imported where a
+# problem or a digest needs a reading, not here: a valid archive's `memconform validate` never asks it
 
 # ---- the document an archive check looks at ---------------------------------------------------
 
@@ -96,11 +98,13 @@ def rule_failures(doc: Any, ctx: CheckContext, key: str) -> Iterator[Failure]:
     if ctx.document is None and key in memorizz.RECORD_RULES and memorizz.record_total(arc.value) == 0:
         raise Inconclusive("the target's export holds no records, so no record rule could be observed")
     for p in problems.get(key, []):
-        unpinned = [r for r in p.readings if readings.tolerated(ctx, r)]
-        if unpinned:  # a problem only under a reading the run does not pin: note what was seen (the table's rows)
-            for reading in unpinned:  # what the archive shows: the problem holds under this reading only
-                readings.observe(ctx, reading.partition(":")[0], reading_kinds.RuleProblem(reading), p.readings)
-            continue
+        if p.readings:
+            from memconform.suites.memorizz import reading_kinds, readings
+            unpinned = [r for r in p.readings if readings.tolerated(ctx, r)]
+            if unpinned:  # a problem only under a reading the run does not pin: note what was seen (the table's rows)
+                for reading in unpinned:  # what the archive shows: the problem holds under this reading only
+                    readings.observe(ctx, reading.partition(":")[0], reading_kinds.RuleProblem(reading), p.readings)
+                continue
         yield Failure(p.title, p.received, p.expected, p.path, readings=p.readings)
 
 
@@ -148,6 +152,7 @@ def integrity_digest(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     if actual == other:
         seen_ok = actual == claimed
     else:  # the table's readings of M2 (the key_order option pins one)
+        from memconform.suites.memorizz import reading_kinds, readings
         seen_ok = readings.observe(ctx, "M2", reading_kinds.Digests({order: actual, other_order: other}), claimed).failure is None
     if not seen_ok:
         yield Failure("integrity.digest is not the sha256 of the canonical JSON", claimed, actual, "$.integrity.digest",

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +25,7 @@ from memconform.core.json_reader import has_digit_run
 from memconform.kit.windows import NotWindowable, WithheldRecords
 from memconform.kit.windows.reader import WINDOW_BYTES, Layout, read_windowed
 from memconform.suites.memorizz.format.canonical import canonical_bytes_and_facts, key_orders_agree
+from memconform.suites.memorizz.format.canonical_fast import LONG_DIGITS, TextFacts
 from memconform.suites.memorizz.format.constants import NATURAL_IDS_IMPLIED
 from memconform.suites.memorizz.format.records import SHOWN_UNSAFE, refs_in, unsafe_integers
 from memconform.suites.memorizz.format.rules import JudgedStores, Problem, _scan_store, scan
@@ -35,7 +35,6 @@ GROUP = "stores"
 # WINDOW_BYTES: a window's records as objects take several times its bytes, on top of the canonical text kept
 # for the digest; measured (validate, 100k records, 47 MB) peak 93 -> 86 MiB, and at 10k 0.078 -> 0.072 s CPU
 WINDOW = WINDOW_BYTES // 4
-LONG_DIGITS = 16  # an integer past 2**53 - 1 has at least this many digits
 
 
 @dataclass
@@ -80,29 +79,30 @@ class _Windows:
                     self.seen.setdefault(store, set()), first)
         for node in linking:
             self.targets.update(refs_in(node))
-        text = self._canonical({"": items}, fast)
+        text, facts = self._canonical({"": items}, fast)
         written = self.pieces.setdefault(store, bytearray())
         if written:
             written += b","
         written += memoryview(text)[5:-2]  # {"":[ ... ]}
-        if self.long_digits_in(text):
+        if self.long_digits_in(text, facts):
             for i, record in enumerate(items, first):
                 self.unsafe.extend(unsafe_integers(record, f"$.{GROUP}.{store}[{i}]"))
             self.unsafe = sorted(self.unsafe)[:SHOWN_UNSAFE]
 
-    def long_digits_in(self, text: bytes) -> bool:
-        found = has_digit_run(text, LONG_DIGITS)
+    def long_digits_in(self, text: bytes, facts: TextFacts | None = None) -> bool:
+        """A run of LONG_DIGITS digits in the text: the look at orjson's text already says so when it was taken."""
+        found = facts.long_digits if facts is not None else has_digit_run(text, LONG_DIGITS)
         self.long_digits |= found
         return found
 
-    def _canonical(self, value: dict[str, Any], fast: bool) -> bytes:
+    def _canonical(self, value: dict[str, Any], fast: bool) -> tuple[bytes, TextFacts | None]:
         try:
             text, facts = canonical_bytes_and_facts(value, self.key_order, None, fast)
         except (ValueError, RecursionError):  # numbers_finite words it from the whole archive
             raise NotWindowable("a value with no canonical form") from None
         if (facts.order_sensitive if facts is not None else not key_orders_agree(text)) and _both_planes(text):
             raise NotWindowable("keys the two key orders may sort differently: the whole archive says which")
-        return text
+        return text, facts
 
     def finish(self, layout: Layout) -> tuple[dict[str, Any], ArchiveFindings]:
         if not self.began or "manifest" in layout.late:
@@ -126,13 +126,13 @@ class _Windows:
     def _digest(self, envelope: dict[str, Any], windowed: dict[str, int]) -> str:
         """sha256 of the archive's canonical bytes: the envelope written with a marker in place of each
         store read in windows, and that store's text hashed where its marker is (never one buffer)."""
-        nonce = secrets.token_hex(16)  # a file cannot hold a marker it cannot know
+        nonce = os.urandom(16).hex()  # a file cannot hold a marker it cannot know
         names = list(windowed)
         stores = dict(envelope[GROUP])
         for i, name in enumerate(names):
             stores[name] = f"{nonce}-{i}"
-        text = self._canonical({**envelope, GROUP: stores}, False)
-        self.long_digits_in(text)
+        text, facts = self._canonical({**envelope, GROUP: stores}, False)
+        self.long_digits_in(text, facts)
         hasher = hashlib.sha256()
         parts = re.split(rb'"' + nonce.encode() + rb'-([0-9]+)"', text)
         for i, part in enumerate(parts):
