@@ -248,7 +248,7 @@ def checksum_ok(body, claimed, replaced):
 
 def envelope_warnings(doc, manifest):
     """The optional fields' shapes (§3, SHOULD)."""
-    shapes = ((doc, "generator", lambda v: type(v) is str), (doc, "exported_at", iso),
+    shapes = ((doc, "generator", lambda v: type(v) is str and v.strip() != ""), (doc, "exported_at", iso),
               (manifest, "tenant_id", lambda v: v is None or (type(v) is str and UUID.fullmatch(v) is not None)),
               (manifest, "tenant_name", lambda v: v is None or type(v) is str),
               (manifest, "tenant_plan", lambda v: v is None or type(v) is str),
@@ -269,7 +269,7 @@ def main(path):
     problems = 0
     warnings = 0
     problems += doc.get("format") != FORMAT
-    problems += not (integer(doc.get("version")) and doc["version"] >= 1)
+    problems += not (integer(doc.get("version")) and doc["version"] == 1)  # §3.1 an integer >= 1; §7 this protocol is v1
     manifest = doc.get("manifest")
     if type(manifest) is not dict:
         return 1
