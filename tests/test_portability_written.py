@@ -274,7 +274,9 @@ def test_a_destination_folder_that_cannot_take_the_file_is_one_error_line(tmp_pa
         assert err.startswith("memconform: error: cannot write") and err.count("\n") == 1, err
 
 
-STREAMING = ["omp", "amps", "emp"]  # the writers that make their records as the text is written (streamed.py)
+# the writers that make their records as the text is written, or (MemoryAI) spill them to a temporary file as
+# they are made and read them back as it is written (streamed.py)
+STREAMING = ["omp", "amps", "emp", "memoryai"]
 
 
 @pytest.mark.parametrize("target", STREAMING)
@@ -289,7 +291,7 @@ def test_a_streaming_writer_never_holds_every_native_record(target, tmp_path):
     with streaming():
         made = portable(target).write(read_checked(json.loads(generate(source, 5)), source, target).canonical,
                                       read_checked(json.loads(generate(source, 5)), source, target).ledger)
-    assert isinstance(made if portable(target).text else made[{"omp": "memories", "amps": "atoms"}[target]], Streamed)
+    assert isinstance(made if portable(target).text else made[{"omp": "memories", "amps": "atoms", "memoryai": "chunks"}[target]], Streamed)
     peaks = []
     for writers in (None, {target: lambda d, ledger: whole(portable(target).write(d, ledger))}):
         first = read_checked(json.loads(generate(source, 3000)), source, target, consume=True)

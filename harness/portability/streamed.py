@@ -6,13 +6,17 @@ A writer builds its records with a generator and hands it to `records(section, i
 them: each native record is written and let go. What a writer puts after such a list (a list of what the records
 cited, say) is given with `later(section, make)`, which is made when the text reaches it, after the
 records before it. Envelope members before a record list may not depend on its records: a writer computes them
-first (from the canonical records' ids, say). The text is byte for byte the list's
-(tests/test_portability_written.py).
+first (from the canonical records' ids, say). A record list that must be complete before something that precedes
+it can be written (a manifest's checksum over every record) is filled with `spill(section)`: inside `streaming()`
+each record goes to an anonymous temporary file as it is made, and is read back once when the text reaches it.
+The text is byte for byte the list's (tests/test_portability_written.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import pickle
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -61,6 +65,50 @@ def later(section: str, make: Callable[[], Iterable[Any]]) -> list[Any] | Stream
     def when_reached() -> Iterator[Any]:
         yield from make()
     return Streamed(section, when_reached())
+
+
+class Spill:
+    """A record list filled before its output is written, held on disk, not in memory: each item is pickled to an
+    anonymous temporary file (gone when closed) as it is appended, and `streamed()` reads them back once, in order,
+    as the very objects they were (pickle keeps every Python value exactly: the text is the list's)."""
+
+    def __init__(self, section: str) -> None:
+        self.section = section
+        self._file: Any = tempfile.TemporaryFile(prefix="memconform-spill-")
+        self._count = 0
+
+    def append(self, item: Any) -> None:
+        pickle.dump(item, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def streamed(self) -> Streamed:
+        """The items as a Streamed list, read back as the text reaches them; the file is closed once read."""
+        return Streamed(self.section, self._read_back())
+
+    def _read_back(self) -> Iterator[Any]:
+        if self._file is None:
+            raise RuntimeError(f"the spilled section {self.section!r} was already read back")
+        spilled, self._file = self._file, None
+        try:
+            spilled.seek(0)
+            for _ in range(self._count):
+                yield pickle.load(spilled)  # our own file, written just now: never a handed one
+        finally:
+            spilled.close()
+
+
+def spill(section: str) -> list[Any] | Spill:
+    """A record list a writer fills before it can write what precedes it: a list (outside `streaming()`), or a
+    Spill; `written(held)` is what goes in the output."""
+    return Spill(section) if _STREAMING.get() else []
+
+
+def written(held: list[Any] | Spill) -> list[Any] | Streamed:
+    """What goes in the output for a list filled through `spill`: the list, or the spilled items streamed."""
+    return held.streamed() if isinstance(held, Spill) else held
 
 
 def sections(output: Any) -> Iterator[tuple[Any, Any, Streamed]]:
