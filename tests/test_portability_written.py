@@ -370,3 +370,82 @@ def test_a_streamed_output_without_judgement_is_the_whole_memory_text(target, tm
         if part is not None:
             part.unlink()
         assert_same(whole_tr, written, text, f"{fmt} -> {target} (not judged)")
+
+
+def _edge_bundle(with_agents: bool) -> dict[str, Any]:
+    """A bundle whose chunks hold what orjson and json write apart or refuse (floats below 1e-4, an integer past
+    64 bits, negative zero), non-ASCII and astral text and keys, with or without `agents` (the one member that
+    sorts before `chunks`)."""
+    chunks = [{"id": 1, "content": "plain", "metadata": {"small": 1e-07, "tiny": 5e-05, "zero": -0.0}},
+              {"id": 2, "content": "e\u0301 \U0001d518 \u4e2d", "metadata": {"\u00e9t\u00e9": 2**70, "\U0001f600": [0.1, 1e21]}},
+              {"id": 3, "content": "", "tags": ["\u2063", "z"], "importance": 0.5}]
+    bundle: dict[str, Any] = {"format": "memoryai-bundle", "version": 1, "generator": "g\u00e9n", "exported_at": "2026-01-02T03:04:05Z",
+                              "manifest": {"scope": "full", "embedding_model": "none", "embedding_dim": 0}, "chunks": chunks,
+                              "memory_edges": [], "entities": [{"name": "\u00c5"}]}
+    if with_agents:
+        bundle["agents"] = [{"id": "a", "weight": 1e-06}]
+    return bundle
+
+
+def _memoryai_bundles() -> list[tuple[str, dict[str, Any]]]:
+    found = [(path.name, json.loads(path.read_text(encoding="utf-8"))) for path in sample_files("memoryai")]
+    # the writer always writes `chunks`: a fixture without them (a minimal envelope) is not one it makes
+    found = [(name, doc.get("document", doc)) for name, doc in found]
+    found = [(name, doc) for name, doc in found if isinstance(doc.get("chunks"), list)]
+    return found + [("edges with agents", _edge_bundle(True)), ("edges without agents", _edge_bundle(False)),
+                    ("no chunks", dict(_edge_bundle(True), chunks=[]))]
+
+
+@pytest.mark.parametrize(("name", "bundle"), _memoryai_bundles(), ids=[name for name, _ in _memoryai_bundles()])
+def test_the_checksum_summed_chunk_by_chunk_is_the_whole_bundles(name, bundle):
+    """The streamed MemoryAI writer's checksum (translator.Checksum) equals memoryai.seal's on every fixture bundle
+    and on edges of the canonical form; the chunks summed in another order give another digest (the comparison is
+    of digests that depend on the chunks, not of two constants)."""
+    from memconform.suites.memoryai import format as mai
+    from memconform.suites.memoryai.portability.translator import Checksum
+
+    def summed(chunks: list[Any]) -> dict[str, Any]:
+        doc = copy.deepcopy(bundle)
+        doc["manifest"].pop("checksum", None)
+        doc["manifest"].pop("counts", None)
+        checksum = Checksum({k: v for k, v in doc.items() if k < "chunks"})
+        for chunk in chunks:
+            checksum.add(chunk)
+        return checksum.seal(doc, len(chunks))["manifest"]
+
+    expected = copy.deepcopy(bundle)
+    expected["manifest"].pop("checksum", None)
+    expected["manifest"].pop("counts", None)
+    sealed = mai.seal(expected)["manifest"]
+    got = summed(copy.deepcopy(bundle["chunks"]))
+    assert list(got.items()) == list(sealed.items()), name  # counts, checksum and the manifest's member order
+    assert mai.checksum_matches(dict(bundle, manifest=got), "literal"), name
+    if len({json.dumps(c, sort_keys=True) for c in bundle["chunks"]}) > 1:
+        assert summed(copy.deepcopy(bundle["chunks"][::-1]))["checksum"] != sealed["checksum"], name
+
+
+def test_a_member_before_the_chunks_not_summed_first_is_a_harness_error():
+    from memconform.suites.memoryai.portability.translator import Checksum
+
+    bundle = _edge_bundle(True)
+    with pytest.raises(RuntimeError, match="before 'chunks'"):
+        Checksum({}).seal(bundle, len(bundle["chunks"]))
+
+
+def test_a_spilled_list_is_read_back_once_as_the_very_values():
+    """streamed.Spill: the items as they were (an integer past 64 bits, a tuple, -0.0, a lone surrogate), in order,
+    once; outside streaming() `spill` is a plain list."""
+    from memconform.portability.streamed import Spill, spill, streaming, written
+
+    items = [{"n": 2**70, "t": (1, 2), "z": -0.0, "s": "\ud800"}, [1e-07], "x"]
+    assert spill("chunks") == [] and type(spill("chunks")) is list
+    with streaming():
+        held = spill("chunks")
+    assert isinstance(held, Spill)
+    for item in items:
+        held.append(item)
+    assert len(held) == 3
+    back = list(written(held))
+    assert back == items and type(back[0]["t"]) is tuple and str(back[0]["z"]) == "-0.0"
+    with pytest.raises(RuntimeError, match="already read back"):
+        list(held.streamed())
