@@ -451,3 +451,56 @@ def test_a_spilled_list_is_read_back_once_as_the_very_values():
     assert back == items and type(back[0]["t"]) is tuple and str(back[0]["z"]) == "-0.0"
     with pytest.raises(RuntimeError, match="already read back"):
         list(held.streamed())
+
+
+def _edge_archive() -> dict[str, Any]:
+    """An archive whose records hold what the MemoRizz number rules write apart (-0.0 as 0, 1e-07, 1e21 as 1e+21,
+    an integer past 64 bits), astral and non-ASCII text and keys, links inside and outside the archive, and
+    empty stores beside full ones."""
+    from memconform.suites.memorizz import format as mrz
+
+    archive = mrz.empty_archive(created_at="2026-01-02T03:04:05Z")
+    archive["stores"]["personas"] = [{"id": "p1", "data": {"content": "e\u0301 \U0001d518", "w": -0.0, "x": 1e-07}},
+                                     {"id": "p2", "data": {"\u00e9": 2**70, "\U0001f600": [1e21, 0.5], "record_id": "r9"}}]
+    archive["stores"]["toolbox"] = [{"id": "t1", "data": {"content": "z", "source_record_ids": ["p1", "elsewhere"], "delegates": "r9"}}]
+    return archive
+
+
+def _memorizz_archives() -> list[tuple[str, dict[str, Any]]]:
+    found = [(path.name, json.loads(path.read_text(encoding="utf-8"))) for path in sample_files("memorizz")]
+    found = [(name, doc.get("document", doc)) for name, doc in found]
+    found = [(name, doc) for name, doc in found if isinstance(doc.get("stores"), dict)]
+    return found + [("edges", _edge_archive())]
+
+
+@pytest.mark.parametrize(("name", "archive"), _memorizz_archives(), ids=[name for name, _ in _memorizz_archives()])
+def test_the_integrity_summed_record_by_record_is_the_whole_archives(name, archive):
+    """The streamed MemoRizz writer's manifest and digest (translator.Integrity) equal memorizz.seal's and
+    memorizz.external_references' on every fixture archive and on edges of the canonical form; the records of a
+    store summed in another order give another digest (the comparison is of digests that depend on the records)."""
+    from memconform.suites.memorizz import format as mrz
+    from memconform.suites.memorizz.portability.translator import Integrity
+
+    def summed(reverse: bool) -> dict[str, Any]:
+        doc = copy.deepcopy(archive)
+        integrity = Integrity(doc["stores"])
+        for store, records in doc["stores"].items():
+            for rec in records[::-1] if reverse else records:
+                integrity.add(store, rec)
+        assert integrity.external() == sorted(mrz.external_references(archive)), name
+        return integrity.seal(doc)
+
+    expected = mrz.seal(copy.deepcopy(archive))
+    got = summed(False)
+    assert list(got["manifest"].items()) == list(expected["manifest"].items()), name
+    assert got["integrity"] == expected["integrity"], name
+    if any(len({json.dumps(r, sort_keys=True) for r in records}) > 1 for records in archive["stores"].values()):
+        assert summed(True)["integrity"] != expected["integrity"], name
+
+
+def test_a_store_written_that_was_not_summed_is_a_harness_error():
+    from memconform.suites.memorizz.portability.translator import Integrity
+
+    archive = _edge_archive()
+    with pytest.raises(RuntimeError, match="not the"):
+        Integrity(["personas"]).seal(archive)
