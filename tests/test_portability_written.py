@@ -504,3 +504,20 @@ def test_a_store_written_that_was_not_summed_is_a_harness_error():
     archive = _edge_archive()
     with pytest.raises(RuntimeError, match="not the"):
         Integrity(["personas"]).seal(archive)
+
+
+@pytest.mark.parametrize(("limit", "refused"), [(7, True), (8, False)])
+def test_a_memorizz_archive_over_its_record_limit_is_refused_alike_when_spilled(monkeypatch, tmp_path, limit, refused):
+    """The MemoRizz writer refuses an archive over its record limit after its records were spilled (streamed path)
+    as it does with them in memory: the same refusal and ledger, nothing left; one record under, it is written."""
+    from memconform.portability.tables import Table
+
+    original = Table.limit
+    monkeypatch.setattr(Table, "limit", lambda self, name, key: limit if (self.format, name, key) == ("memorizz", "id", "max_items")
+                        else original(self, name, key))
+    doc = json.loads(generate("amps", 8))
+    whole_tr, written_tr, text = both_paths(doc, "amps", "memorizz", tmp_path)
+    assert_same(whole_tr, written_tr, text, f"amps -> memorizz, limit {limit}")
+    assert (f"8 records: over the archive limit of {limit}" in (written_tr.refused or "")) is refused, written_tr.refused
+    assert (text is None) is refused
+    assert list(tmp_path.iterdir()) == []
