@@ -521,3 +521,21 @@ def test_a_memorizz_archive_over_its_record_limit_is_refused_alike_when_spilled(
     assert (f"8 records: over the archive limit of {limit}" in (written_tr.refused or "")) is refused, written_tr.refused
     assert (text is None) is refused
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_spill_is_made_in_the_folder_streaming_names_and_leaves_nothing(tmp_path):
+    """The CLI's spills go to the output's own folder (written.py), unlinked at once: nothing is seen there while
+    or after they are used; a folder that is not there is an OSError (the control that the folder is the one used)."""
+    import os
+
+    from memconform.portability.streamed import spill, spill_file, streaming, written
+
+    with streaming(spill_folder=tmp_path):
+        held = spill("chunks")
+        with spill_file() as raw:
+            assert os.fstat(raw.fileno()).st_nlink == 0 and os.fstat(raw.fileno()).st_dev == tmp_path.stat().st_dev
+    held.append({"a": 1})
+    assert list(tmp_path.iterdir()) == []
+    assert list(written(held)) == [{"a": 1}]
+    with streaming(spill_folder=tmp_path / "missing"), pytest.raises(OSError):
+        spill("chunks")

@@ -15,23 +15,35 @@ The text is byte for byte the list's (tests/test_portability_written.py).
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import IO, Any
 
 _STREAMING: ContextVar[bool] = ContextVar("memconform_port_streaming", default=False)
+_SPILL_FOLDER: ContextVar[str | None] = ContextVar("memconform_port_spill_folder", default=None)
 
 
 @contextlib.contextmanager
-def streaming(allowed: bool = True) -> Iterator[None]:
-    """Inside it, `records` and `later` hand back Streamed lists, made as they are written."""
+def streaming(allowed: bool = True, spill_folder: str | os.PathLike[str] | None = None) -> Iterator[None]:
+    """Inside it, `records` and `later` hand back Streamed lists, made as they are written, and `spill` a Spill
+    whose file is made in `spill_folder` (the output's own folder: the same disk, and an error that names it;
+    None: the temporary folder)."""
     token = _STREAMING.set(allowed)
+    folder = _SPILL_FOLDER.set(None if spill_folder is None else os.fspath(spill_folder))
     try:
         yield
     finally:
+        _SPILL_FOLDER.reset(folder)
         _STREAMING.reset(token)
+
+
+def spill_file() -> IO[bytes]:
+    """An anonymous temporary file for a writer's spilled records, in the folder `streaming()` names (never seen:
+    unlinked at once, gone when closed)."""
+    return tempfile.TemporaryFile(prefix=".memconform-spill-", dir=_SPILL_FOLDER.get())
 
 
 class Streamed:
@@ -74,10 +86,12 @@ class Spill:
 
     def __init__(self, section: str) -> None:
         self.section = section
-        self._file: Any = tempfile.TemporaryFile(prefix="memconform-spill-")
+        self._file: IO[bytes] | None = spill_file()
         self._count = 0
 
     def append(self, item: Any) -> None:
+        if self._file is None:  # appended after it was read back: the item would be lost, a harness bug
+            raise RuntimeError(f"the spilled section {self.section!r} was already read back")
         pickle.dump(item, self._file, protocol=pickle.HIGHEST_PROTOCOL)
         self._count += 1
 

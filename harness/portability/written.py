@@ -55,7 +55,7 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
     try:
         _plain_mode(fd)
         # both until the text is written: a streamed section's records are made (and let go) as it is written
-        with consuming(), streaming(from_file or not validate):
+        with consuming(), streaming(from_file or not validate, spill_folder=folder):
             try:
                 output = writer(canonical, ledger)
                 tr.canonical = canonical = Document(source)  # the writer holds the records it has still to write

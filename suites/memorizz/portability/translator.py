@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
@@ -30,7 +29,7 @@ from memconform.portability.placement import (
     place_export_time,
     place_producer,
 )
-from memconform.portability.streamed import Spill, spill, written
+from memconform.portability.streamed import Spill, spill, spill_file, written
 from memconform.portability.tables import table
 from memconform.suites.memorizz import format as memorizz
 from memconform.suites.memorizz.format.records import links_of
@@ -160,7 +159,7 @@ class Integrity:
     of the whole archive (tests/test_portability_written.py)."""
 
     def __init__(self, stores: Iterable[str]) -> None:
-        self.parts: dict[str, IO[bytes]] = {store: tempfile.TemporaryFile(prefix="memconform-spill-") for store in stores}
+        self.parts: dict[str, IO[bytes]] = {store: spill_file() for store in stores}
         self.counts = dict.fromkeys(self.parts, 0)
         self.ids: set[str] = set()
         self.refs: set[str] = set()
