@@ -274,7 +274,9 @@ def test_a_destination_folder_that_cannot_take_the_file_is_one_error_line(tmp_pa
         assert err.startswith("memconform: error: cannot write") and err.count("\n") == 1, err
 
 
-STREAMING = ["omp", "amps", "emp"]  # the writers that make their records as the text is written (streamed.py)
+# the writers that make their records as the text is written, or (MemoryAI) spill them to a temporary file as
+# they are made and read them back as it is written (streamed.py)
+STREAMING = ["omp", "amps", "emp", "memoryai", "memorizz"]
 
 
 @pytest.mark.parametrize("target", STREAMING)
@@ -289,7 +291,9 @@ def test_a_streaming_writer_never_holds_every_native_record(target, tmp_path):
     with streaming():
         made = portable(target).write(read_checked(json.loads(generate(source, 5)), source, target).canonical,
                                       read_checked(json.loads(generate(source, 5)), source, target).ledger)
-    assert isinstance(made if portable(target).text else made[{"omp": "memories", "amps": "atoms"}[target]], Streamed)
+    section = {"omp": lambda: made["memories"], "amps": lambda: made["atoms"], "memoryai": lambda: made["chunks"],
+               "memorizz": lambda: made["stores"]["personas"], "emp": lambda: made}[target]()
+    assert isinstance(section, Streamed)
     peaks = []
     for writers in (None, {target: lambda d, ledger: whole(portable(target).write(d, ledger))}):
         first = read_checked(json.loads(generate(source, 3000)), source, target, consume=True)
@@ -368,3 +372,170 @@ def test_a_streamed_output_without_judgement_is_the_whole_memory_text(target, tm
         if part is not None:
             part.unlink()
         assert_same(whole_tr, written, text, f"{fmt} -> {target} (not judged)")
+
+
+def _edge_bundle(with_agents: bool) -> dict[str, Any]:
+    """A bundle whose chunks hold what orjson and json write apart or refuse (floats below 1e-4, an integer past
+    64 bits, negative zero), non-ASCII and astral text and keys, with or without `agents` (the one member that
+    sorts before `chunks`)."""
+    chunks = [{"id": 1, "content": "plain", "metadata": {"small": 1e-07, "tiny": 5e-05, "zero": -0.0}},
+              {"id": 2, "content": "e\u0301 \U0001d518 \u4e2d", "metadata": {"\u00e9t\u00e9": 2**70, "\U0001f600": [0.1, 1e21]}},
+              {"id": 3, "content": "", "tags": ["\u2063", "z"], "importance": 0.5}]
+    bundle: dict[str, Any] = {"format": "memoryai-bundle", "version": 1, "generator": "g\u00e9n", "exported_at": "2026-01-02T03:04:05Z",
+                              "manifest": {"scope": "full", "embedding_model": "none", "embedding_dim": 0}, "chunks": chunks,
+                              "memory_edges": [], "entities": [{"name": "\u00c5"}]}
+    if with_agents:
+        bundle["agents"] = [{"id": "a", "weight": 1e-06}]
+    return bundle
+
+
+def _memoryai_bundles() -> list[tuple[str, dict[str, Any]]]:
+    found = [(path.name, json.loads(path.read_text(encoding="utf-8"))) for path in sample_files("memoryai")]
+    # the writer always writes `chunks`: a fixture without them (a minimal envelope) is not one it makes
+    found = [(name, doc.get("document", doc)) for name, doc in found]
+    found = [(name, doc) for name, doc in found if isinstance(doc.get("chunks"), list)]
+    return found + [("edges with agents", _edge_bundle(True)), ("edges without agents", _edge_bundle(False)),
+                    ("no chunks", dict(_edge_bundle(True), chunks=[]))]
+
+
+@pytest.mark.parametrize(("name", "bundle"), _memoryai_bundles(), ids=[name for name, _ in _memoryai_bundles()])
+def test_the_checksum_summed_chunk_by_chunk_is_the_whole_bundles(name, bundle):
+    """The streamed MemoryAI writer's checksum (translator.Checksum) equals memoryai.seal's on every fixture bundle
+    and on edges of the canonical form; the chunks summed in another order give another digest (the comparison is
+    of digests that depend on the chunks, not of two constants)."""
+    from memconform.suites.memoryai import format as mai
+    from memconform.suites.memoryai.portability.translator import Checksum
+
+    def summed(chunks: list[Any]) -> dict[str, Any]:
+        doc = copy.deepcopy(bundle)
+        doc["manifest"].pop("checksum", None)
+        doc["manifest"].pop("counts", None)
+        checksum = Checksum({k: v for k, v in doc.items() if k < "chunks"})
+        for chunk in chunks:
+            checksum.add(chunk)
+        return checksum.seal(doc, len(chunks))["manifest"]
+
+    expected = copy.deepcopy(bundle)
+    expected["manifest"].pop("checksum", None)
+    expected["manifest"].pop("counts", None)
+    sealed = mai.seal(expected)["manifest"]
+    got = summed(copy.deepcopy(bundle["chunks"]))
+    assert list(got.items()) == list(sealed.items()), name  # counts, checksum and the manifest's member order
+    assert mai.checksum_matches(dict(bundle, manifest=got), "literal"), name
+    if len({json.dumps(c, sort_keys=True) for c in bundle["chunks"]}) > 1:
+        assert summed(copy.deepcopy(bundle["chunks"][::-1]))["checksum"] != sealed["checksum"], name
+
+
+def test_a_member_before_the_chunks_not_summed_first_is_a_harness_error():
+    from memconform.suites.memoryai.portability.translator import Checksum
+
+    bundle = _edge_bundle(True)
+    with pytest.raises(RuntimeError, match="before 'chunks'"):
+        Checksum({}).seal(bundle, len(bundle["chunks"]))
+
+
+def test_a_spilled_list_is_read_back_once_as_the_very_values():
+    """streamed.Spill: the items as they were (an integer past 64 bits, a tuple, -0.0, a lone surrogate), in order,
+    once; outside streaming() `spill` is a plain list."""
+    from memconform.portability.streamed import Spill, spill, streaming, written
+
+    items = [{"n": 2**70, "t": (1, 2), "z": -0.0, "s": "\ud800"}, [1e-07], "x"]
+    assert spill("chunks") == [] and type(spill("chunks")) is list
+    with streaming():
+        held = spill("chunks")
+    assert isinstance(held, Spill)
+    for item in items:
+        held.append(item)
+    assert len(held) == 3
+    back = list(written(held))
+    assert back == items and type(back[0]["t"]) is tuple and str(back[0]["z"]) == "-0.0"
+    with pytest.raises(RuntimeError, match="already read back"):
+        list(held.streamed())
+
+
+def _edge_archive() -> dict[str, Any]:
+    """An archive whose records hold what the MemoRizz number rules write apart (-0.0 as 0, 1e-07, 1e21 as 1e+21,
+    an integer past 64 bits), astral and non-ASCII text and keys, links inside and outside the archive, and
+    empty stores beside full ones."""
+    from memconform.suites.memorizz import format as mrz
+
+    archive = mrz.empty_archive(created_at="2026-01-02T03:04:05Z")
+    archive["stores"]["personas"] = [{"id": "p1", "data": {"content": "e\u0301 \U0001d518", "w": -0.0, "x": 1e-07}},
+                                     {"id": "p2", "data": {"\u00e9": 2**70, "\U0001f600": [1e21, 0.5], "record_id": "r9"}}]
+    archive["stores"]["toolbox"] = [{"id": "t1", "data": {"content": "z", "source_record_ids": ["p1", "elsewhere"], "delegates": "r9"}}]
+    return archive
+
+
+def _memorizz_archives() -> list[tuple[str, dict[str, Any]]]:
+    found = [(path.name, json.loads(path.read_text(encoding="utf-8"))) for path in sample_files("memorizz")]
+    found = [(name, doc.get("document", doc)) for name, doc in found]
+    found = [(name, doc) for name, doc in found if isinstance(doc.get("stores"), dict)]
+    return found + [("edges", _edge_archive())]
+
+
+@pytest.mark.parametrize(("name", "archive"), _memorizz_archives(), ids=[name for name, _ in _memorizz_archives()])
+def test_the_integrity_summed_record_by_record_is_the_whole_archives(name, archive):
+    """The streamed MemoRizz writer's manifest and digest (translator.Integrity) equal memorizz.seal's and
+    memorizz.external_references' on every fixture archive and on edges of the canonical form; the records of a
+    store summed in another order give another digest (the comparison is of digests that depend on the records)."""
+    from memconform.suites.memorizz import format as mrz
+    from memconform.suites.memorizz.portability.translator import Integrity
+
+    def summed(reverse: bool) -> dict[str, Any]:
+        doc = copy.deepcopy(archive)
+        integrity = Integrity(doc["stores"])
+        for store, records in doc["stores"].items():
+            for rec in records[::-1] if reverse else records:
+                integrity.add(store, rec)
+        assert integrity.external() == sorted(mrz.external_references(archive)), name
+        return integrity.seal(doc)
+
+    expected = mrz.seal(copy.deepcopy(archive))
+    got = summed(False)
+    assert list(got["manifest"].items()) == list(expected["manifest"].items()), name
+    assert got["integrity"] == expected["integrity"], name
+    if any(len({json.dumps(r, sort_keys=True) for r in records}) > 1 for records in archive["stores"].values()):
+        assert summed(True)["integrity"] != expected["integrity"], name
+
+
+def test_a_store_written_that_was_not_summed_is_a_harness_error():
+    from memconform.suites.memorizz.portability.translator import Integrity
+
+    archive = _edge_archive()
+    with pytest.raises(RuntimeError, match="not the"):
+        Integrity(["personas"]).seal(archive)
+
+
+@pytest.mark.parametrize(("limit", "refused"), [(7, True), (8, False)])
+def test_a_memorizz_archive_over_its_record_limit_is_refused_alike_when_spilled(monkeypatch, tmp_path, limit, refused):
+    """The MemoRizz writer refuses an archive over its record limit after its records were spilled (streamed path)
+    as it does with them in memory: the same refusal and ledger, nothing left; one record under, it is written."""
+    from memconform.portability.tables import Table
+
+    original = Table.limit
+    monkeypatch.setattr(Table, "limit", lambda self, name, key: limit if (self.format, name, key) == ("memorizz", "id", "max_items")
+                        else original(self, name, key))
+    doc = json.loads(generate("amps", 8))
+    whole_tr, written_tr, text = both_paths(doc, "amps", "memorizz", tmp_path)
+    assert_same(whole_tr, written_tr, text, f"amps -> memorizz, limit {limit}")
+    assert (f"8 records: over the archive limit of {limit}" in (written_tr.refused or "")) is refused, written_tr.refused
+    assert (text is None) is refused
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_spill_is_made_in_the_folder_streaming_names_and_leaves_nothing(tmp_path):
+    """The CLI's spills go to the output's own folder (written.py), unlinked at once: nothing is seen there while
+    or after they are used; a folder that is not there is an OSError (the control that the folder is the one used)."""
+    import os
+
+    from memconform.portability.streamed import spill, spill_file, streaming, written
+
+    with streaming(spill_folder=tmp_path):
+        held = spill("chunks")
+        with spill_file() as raw:
+            assert os.fstat(raw.fileno()).st_nlink == 0 and os.fstat(raw.fileno()).st_dev == tmp_path.stat().st_dev
+    held.append({"a": 1})
+    assert list(tmp_path.iterdir()) == []
+    assert list(written(held)) == [{"a": 1}]
+    with streaming(spill_folder=tmp_path / "missing"), pytest.raises(OSError):
+        spill("chunks")

@@ -5,9 +5,10 @@ The output goes, piece by piece, to a temporary file in the destination's folder
 then measured against its format's size limit and judged by the checks `memconform validate` runs on a file
 (harness/run/validate.py), where validate reads such a file in parts: in windows (a window plan) or by lines
 (a stream). There a writer that streams its records (streamed.py) makes each native record as the text reaches
-it and lets it go, so no list of every native record is held. A format validate would read back whole is built
-whole and judged in memory, as translate.write_read does, before it is written: its file read back would cost
-its bytes and its parse besides. Only a judged file is handed back, to be renamed into place; any refusal or
+it and lets it go, or (where a manifest summing every record precedes them) spills each to a temporary file as
+it is made and reads it back as the text reaches it, so no list of every native record is held. A format
+validate would read back whole is built whole and judged in memory, as translate.write_read does, before it is
+written: its file read back would cost its bytes and its parse besides. Only a judged file is handed back, to be renamed into place; any refusal or
 failure removes it. Bytes, ledger, findings and refusals are those of write_read
 (tests/test_portability_written.py).
 """
@@ -54,7 +55,7 @@ def write_judged(tr: Translation, folder: Path, validate: bool = True, writers: 
     try:
         _plain_mode(fd)
         # both until the text is written: a streamed section's records are made (and let go) as it is written
-        with consuming(), streaming(from_file or not validate):
+        with consuming(), streaming(from_file or not validate, spill_folder=folder):
             try:
                 output = writer(canonical, ledger)
                 tr.canonical = canonical = Document(source)  # the writer holds the records it has still to write

@@ -3,8 +3,10 @@ record, its store is its type. `data` is MemoRizz's own place for portable field
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from memconform.portability.canonical import (
     HATCH_KEY,
@@ -27,8 +29,10 @@ from memconform.portability.placement import (
     place_export_time,
     place_producer,
 )
+from memconform.portability.streamed import Spill, spill, spill_file, written
 from memconform.portability.tables import table
 from memconform.suites.memorizz import format as memorizz
+from memconform.suites.memorizz.format.records import links_of
 
 FORMAT = "memorizz"
 # manifest members a translation reads or recomputes (counts, record_count and the version describe the archive
@@ -111,9 +115,18 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
                                source_provider=str(doc.producer if doc.producer is not None else "memconform-port"))
     ledger.invent("(document)", "manifest.memorizz_version", t.invented_rule("manifest.memorizz_version"))
     used: set[tuple[str, str]] = set()
+    # inside streaming() each store's records go to a temporary file as they are made, summed for the integrity
+    # digest as they go: the manifest before the stores needs their counts, their external references and what
+    # their writing told the ledger, so no list of every record is held
+    held = {store: spill(store) for store in archive["stores"]}
+    summed = Integrity(held) if any(isinstance(h, Spill) for h in held.values()) else None
+    if summed is None:
+        archive["stores"] = held
     for r, rid in written_records(doc, ledger):
         store, rec = _rec(t, doc, r, rid, used, ledger)
-        archive["stores"][store].append(rec)
+        held[store].append(rec)
+        if summed is not None:
+            summed.add(store, rec)
     place_export_time(ledger, doc, archive["manifest"]["created_at"])
     place_producer(ledger, doc, archive["manifest"]["source_provider"])
     note_envelope(ledger, doc)
@@ -125,14 +138,80 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     note_document(ledger, t, "graph", len(doc.graph))
     note_document(ledger, t, "other_objects", len(doc.other_objects))
     limit = int(t.limit("id", "max_items"))
-    if sum(len(v) for v in archive["stores"].values()) > limit:
-        raise Refused(f"{sum(len(v) for v in archive['stores'].values())} records: over the archive limit of {limit} "
+    if sum(len(v) for v in held.values()) > limit:
+        raise Refused(f"{sum(len(v) for v in held.values())} records: over the archive limit of {limit} "
                       "(mapping table memorizz, row id)")
-    external = sorted(memorizz.external_references(archive))
+    external = sorted(memorizz.external_references(archive)) if summed is None else summed.external()
     if external:
         archive["manifest"]["external_references"] = external
     _declare(archive, ledger)
-    return memorizz.seal(archive)
+    if summed is None:
+        return memorizz.seal(archive)
+    archive["stores"] = {store: written(records) for store, records in held.items()}
+    return summed.seal(archive)
+
+
+class Integrity:
+    """memorizz.seal's counts, record count and integrity digest of an archive whose records are summed one by one
+    as they are made, never held together; the external references (memorizz.external_references) found on the
+    way. The digest covers the canonical text sorted by key, so each store's canonical records go to a temporary
+    file of their own, joined in the stores' sorted order at the end. The same manifest and digest as memorizz.seal
+    of the whole archive (tests/test_portability_written.py)."""
+
+    def __init__(self, stores: Iterable[str]) -> None:
+        self.parts: dict[str, IO[bytes]] = {store: spill_file() for store in stores}
+        self.counts = dict.fromkeys(self.parts, 0)
+        self.ids: set[str] = set()
+        self.refs: set[str] = set()
+
+    def add(self, store: str, rec: dict[str, Any]) -> None:
+        data = rec["data"]
+        if isinstance(rec.get("id"), str):
+            self.ids.add(rec["id"])
+        if isinstance(data.get("record_id"), str):
+            self.ids.add(data["record_id"])
+        self.refs.update(ref for _, ref in links_of(data))
+        part = self.parts[store]
+        if self.counts[store]:
+            part.write(b",")
+        part.write(memorizz.canonical_text(rec).encode("utf-8"))
+        self.counts[store] += 1
+
+    def external(self) -> list[str]:
+        return sorted(self.refs - self.ids)
+
+    def seal(self, archive: dict[str, Any]) -> dict[str, Any]:
+        if sorted(archive["stores"]) != sorted(self.parts):  # a store written that was not summed: a harness bug
+            raise RuntimeError(f"the MemoRizz archive's stores {sorted(archive['stores'])} are not the "
+                               f"{sorted(self.parts)} summed")
+        manifest = archive.setdefault("manifest", {})
+        manifest["counts"] = dict(self.counts)
+        manifest["record_count"] = sum(self.counts.values())
+        archive.pop("integrity", None)
+        digest = hashlib.sha256(b"{")
+        for i, key in enumerate(sorted(archive)):
+            digest.update((b"," if i else b"") + _key(key))
+            if key != "stores":
+                digest.update(memorizz.canonical_text(archive[key]).encode("utf-8"))
+                continue
+            digest.update(b"{")
+            for j, store in enumerate(sorted(self.parts)):
+                digest.update((b"," if j else b"") + _key(store) + b"[")
+                part = self.parts[store]
+                part.seek(0)
+                while block := part.read(1 << 20):
+                    digest.update(block)
+                part.close()
+                digest.update(b"]")
+            digest.update(b"}")
+        digest.update(b"}")
+        archive["integrity"] = {"algorithm": "sha256", "digest": digest.hexdigest()}
+        return archive
+
+
+def _key(key: str) -> bytes:
+    """`"key":` as the canonical text writes a member's name."""
+    return json.dumps(key, ensure_ascii=False).encode("utf-8") + b":"
 
 
 def _rec(t: Any, doc: Document, r: Record, rid: str, used: set[tuple[str, str]], ledger: Ledger) -> tuple[str, dict[str, Any]]:

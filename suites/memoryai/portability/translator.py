@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -30,6 +32,7 @@ from memconform.portability.placement import (
     place_export_time,
     place_producer,
 )
+from memconform.portability.streamed import Spill, spill, written
 from memconform.portability.tables import table
 from memconform.suites.memoryai import format as memoryai
 
@@ -141,9 +144,19 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
     dim = dims.most_common(1)[0][0] if dims else 0
     model = models.most_common(1)[0][0] if models else None
     used = Ids()
-    chunks = []
+    # the graph and the other objects first: a streamed checksum (below) takes `agents`, which sorts before `chunks`
+    sections = {section: [jcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
+                for section in GRAPH + OTHERS}
+    # inside streaming() the chunks go to a temporary file as they are made, summed into the checksum as they go:
+    # the manifest's counts and checksum precede them in the text, so no list of every chunk is held
+    chunks = spill("chunks")
+    summed = Checksum({s: v for s, v in sections.items() if s < "chunks"}) if isinstance(chunks, Spill) else None
     for r, want in zip((r for r in drain(doc.records) if not r.get("deleted")), wanted, strict=True):
-        chunks.append(_chunk(t, doc, r, want, used, dim, ledger, hashes))
+        chunk = _chunk(t, doc, r, want, used, dim, ledger, hashes)
+        chunks.append(chunk)
+        if summed is not None:
+            summed.add(chunk)
+    count = len(chunks)
     bundle: dict[str, Any] = {
         "format": memoryai.FORMAT, "version": 1,
         # a blank producer names no implementation, which a bundle's generator must (§3): the ledger says it was lost
@@ -151,7 +164,7 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         "exported_at": seconds_form(doc.exported_at or now_canonical()),
         "manifest": {"tenant_id": None, "tenant_name": None, "tenant_plan": None, "scope": "full", "since": None,
                      "embedding_model": model or "none", "embedding_dim": dim},
-        "chunks": chunks,
+        "chunks": written(chunks),
     }
     place_export_time(ledger, doc, bundle["exported_at"])
     place_producer(ledger, doc, bundle["generator"])
@@ -161,15 +174,55 @@ def write(doc: Document, ledger: Ledger) -> dict[str, Any]:
         ledger.note_document("subject", "kept", 1)
     elif doc.subject:
         ledger.note_document("subject", "lost", 1)
-    for section in GRAPH + OTHERS:
-        bundle[section] = [jcopy(g["item"]) for g in doc.graph + doc.other_objects if g["kind"] == f"{FORMAT}.{section}"]
+    bundle.update(sections)
     note_document(ledger, t, "graph", len(doc.graph), sum(1 for g in doc.graph if g["kind"].startswith(FORMAT + ".")))
     note_document(ledger, t, "other_objects", len(doc.other_objects),
                   sum(1 for g in doc.other_objects if g["kind"].startswith(FORMAT + ".")))
     if model is None or not dims:
         ledger.invent("(document)", "manifest.scope, embedding_model, embedding_dim",
                       t.invented_rule("manifest.scope, embedding_model, embedding_dim"))
-    return memoryai.seal(bundle)
+    return summed.seal(bundle, count) if summed is not None else memoryai.seal(bundle)
+
+
+class Checksum:
+    """§3.6's checksum (memoryai.seal's: the literal reading, Python's numbers) of a bundle whose chunks are summed
+    one by one as they are made, never held together: the canonical text is sorted by key, so the hash takes the
+    members before `chunks` first (`before`), then each chunk's canonical bytes, then the rest once known. The
+    same digest as memoryai.checksum of the whole bundle (tests/test_portability_written.py)."""
+
+    def __init__(self, before: dict[str, Any]) -> None:
+        self.before = sorted(before)
+        self.hash = hashlib.sha256(b"{")
+        for key in self.before:
+            self.hash.update(_member(key, before[key]) + b",")
+        self.hash.update(b'"chunks":[')
+        self.first = True
+
+    def add(self, chunk: dict[str, Any]) -> None:
+        self.hash.update(memoryai.canonical_value_bytes(chunk) if self.first else
+                         b"," + memoryai.canonical_value_bytes(chunk))
+        self.first = False
+
+    def seal(self, bundle: dict[str, Any], count: int) -> dict[str, Any]:
+        """memoryai.seal's counts and checksum, with `count` chunks (the bundle's `chunks` is a streamed list)."""
+        if sorted(k for k in bundle if k < "chunks") != self.before:  # a member summed before it was known: a bug
+            raise RuntimeError(f"the MemoryAI bundle's members before 'chunks' are {sorted(bundle)}, "
+                               f"not the {self.before} summed first")
+        manifest = bundle.setdefault("manifest", {})
+        manifest["counts"] = {s: count if s == "chunks" else len(bundle[s]) for s in memoryai.RECORD_SECTIONS
+                              if s == "chunks" or isinstance(bundle.get(s), list)}
+        manifest.pop("checksum", None)
+        self.hash.update(b"]")
+        for key in sorted(k for k in bundle if k > "chunks"):
+            self.hash.update(b"," + _member(key, bundle[key]))
+        self.hash.update(b"}")
+        manifest["checksum"] = self.hash.hexdigest()
+        return bundle
+
+
+def _member(key: str, value: Any) -> bytes:
+    """`"key":value` as the canonical text writes a member."""
+    return json.dumps(key, ensure_ascii=False).encode("utf-8") + b":" + memoryai.canonical_value_bytes(value)
 
 
 class Ids(set[int]):
