@@ -82,6 +82,8 @@ NEVER_ON_THE_VALIDATE_PATH = (
 NOT_FOR_A_VALID_DOCUMENT = {
     "amps": ("memconform.suites.amps.readings", "memconform.suites.amps.table", "memconform.kit.domain",
              "memconform.kit.batch_failures"),
+    "memoryai": ("memconform.suites.memoryai.model", "memconform.suites.memoryai.client", "memconform.kit.domain",
+                 "memconform.kit.batch_failures", "memconform.core.oracle"),
     "memorizz": ("memconform.suites.memorizz.readings", "memconform.suites.memorizz.reading_kinds",
                  "memconform.suites.memorizz.model", "memconform.suites.memorizz.client", "memconform.kit.domain",
                  "memconform.kit.batch_failures", "memconform.core.readings", "memconform.core.messages", "secrets"),
@@ -129,3 +131,44 @@ def test_version_builds_no_parser_and_loads_no_suite() -> None:
     loaded = set(out["modules"])
     assert not [m for m in loaded if m.startswith("memconform.suites.")]
     assert not loaded & set(NEVER_ON_THE_VALIDATE_PATH)
+
+
+# a bundle that shows a reading of E1 (non-ASCII content and a float): its checksum is judged by E1's rows alone
+E1_CASE = textwrap.dedent("""
+    import json, sys
+    from memconform.suites.memoryai import bundle_rules, readings
+    from memconform.suites.memoryai import format as memoryai
+    from memconform.suites.memoryai.options import OPTIONS
+
+    class Recorder:  # the check context's part the checksum rule uses
+        def __init__(self):
+            self.seen = []
+        def option(self, name):
+            return OPTIONS.defaults()[name]
+        def reading(self, point, name):
+            self.seen.append([point, name])
+
+    doc = readings.example_bundle([readings.example_chunk("café ✓", importance=0.5)])
+    doc["manifest"]["checksum"] = memoryai.checksum(doc, "ascii", "python")
+    ctx = Recorder()
+    failures = list(bundle_rules.checksum_of(doc, ctx))
+    before = sorted(sys.modules)
+    tampered = dict(doc, manifest=dict(doc["manifest"], checksum="0" * 64))
+    refused = list(bundle_rules.checksum_of(tampered, Recorder()))
+    rows = [[row.point, row.name] for row in readings.TABLE.of("E1")]
+    print(json.dumps({"failures": len(failures), "seen": ctx.seen, "modules": before, "refused": len(refused),
+                      "rows": rows}))
+""")
+
+
+def test_a_memoryai_checksum_is_judged_by_e1s_rows_without_the_rest_of_the_table() -> None:
+    """The reading recorded is the full table's (E1's first accepted row whose digest is the one claimed), and
+    judging it imported none of what the other points' rows are made of; a wrong digest still fails."""
+    done = subprocess.run([sys.executable, "-c", E1_CASE], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["failures"] == 0 and out["refused"] == 1  # a positive control: the rule can fail
+    assert ["E1", "ascii-escapes"] in out["rows"]
+    assert out["seen"] == [["E1", "ascii-escapes"]]
+    loaded = set(out["modules"])
+    assert not loaded & set(NOT_FOR_A_VALID_DOCUMENT["memoryai"]), sorted(loaded & set(NOT_FOR_A_VALID_DOCUMENT["memoryai"]))

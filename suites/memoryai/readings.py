@@ -24,13 +24,12 @@ options (`pins_of`). Points and their checks:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation, Reading, ReadingTable, predicted
-from memconform.kit import batch_failures, domain
 from memconform.suites.memoryai import format as memoryai
-from memconform.suites.memoryai import model
 from memconform.suites.memoryai.options import OPTIONS
 from memconform.suites.memoryai.reading_kinds import (
     ChecksumCase,
@@ -45,6 +44,9 @@ from memconform.suites.memoryai.reading_kinds import (
     ScopedExport,
     StreamLine,
 )
+
+if TYPE_CHECKING:  # the model, the batch predictions and the domain table are imported where a row needs them
+    from memconform.kit import domain
 
 Pins = Mapping[str, str]  # the suite's options by name (ctx.option), what `Reading.accepted` reads
 DEFAULT_PINS: Pins = OPTIONS.defaults()
@@ -125,6 +127,8 @@ def import_expectation(vc: domain.ValueClass) -> str:
 def open_classes() -> dict[str, tuple[str, ...]]:
     """{point: the domain table's class keys it holds}: E42 the envelope and chunk classes open on import and the
     export request's classes that are not valid (either answer recorded); E61 the open edge and entity classes."""
+    from memconform.kit import domain
+
     found: dict[str, list[str]] = {"E42": [], "E61": []}
     table = domain.load("memoryai")
     for f in table.fields if table is not None else ():
@@ -169,11 +173,8 @@ REIMPORT = Reimport(example_bundle([example_chunk("reimported")], [{"name": "rei
                                                                     "last_seen": "2026-01-02T00:00:00Z", "is_dna": False}]),
                     "reimported entity")
 _GOOD = [example_chunk("kept a"), example_chunk("kept b")]
-INVALID_CHUNKS = InvalidChunks(model.State(), example_bundle([_GOOD[0], {"memory_type": "fact"}, _GOOD[1]]),
-                               frozenset(c["content_hash"] for c in _GOOD))
 _AROUND = {name: example_chunk(f"since {name}", at) for name, at in
            (("before", "2026-06-29T11:59:59Z"), ("at", SINCE), ("after", "2026-06-29T12:00:01Z"))}
-_STATE = model.State(chunks={c["content_hash"]: c for c in _AROUND.values()})
 
 
 def around(*names: str) -> frozenset[str]:
@@ -181,13 +182,27 @@ def around(*names: str) -> frozenset[str]:
     return frozenset(_AROUND[n]["content_hash"] for n in names)
 
 
-SINCE_EXPORT = ScopedExport(_STATE, "since", SINCE)
-SINCE_BESIDE_FULL = ScopedExport(_STATE, "full", SINCE)
 MIDDLE_OPEN = MiddleItem("open")
-STOPPED_MIDWAY = batch_failures.BatchResult(accepted=True, reported=False, stored=(True, True, False, False, False))
-BATCH_ANSWERS = {batch_failures.ALL: batch_failures.BatchResult(True, False, (True,) * 5),
-                 batch_failures.REPORTED: batch_failures.BatchResult(True, True, (True, True, False, True, True)),
-                 batch_failures.REFUSED: batch_failures.BatchResult(False, False, (False,) * 5)}
+
+
+@cache
+def _model_examples() -> dict[str, Any]:
+    """The examples made of the model's state and the batch predictions, made when a row of theirs is built (a
+    bundle's checksum needs neither); module attributes of these names still answer (`__getattr__`)."""
+    from memconform.kit import batch_failures
+    from memconform.suites.memoryai import model
+
+    state = model.State(chunks={c["content_hash"]: c for c in _AROUND.values()})
+    return {
+        "INVALID_CHUNKS": InvalidChunks(model.State(), example_bundle([_GOOD[0], {"memory_type": "fact"}, _GOOD[1]]),
+                                        frozenset(c["content_hash"] for c in _GOOD)),
+        "SINCE_EXPORT": ScopedExport(state, "since", SINCE),
+        "SINCE_BESIDE_FULL": ScopedExport(state, "full", SINCE),
+        "STOPPED_MIDWAY": batch_failures.BatchResult(accepted=True, reported=False, stored=(True, True, False, False, False)),
+        "BATCH_ANSWERS": {batch_failures.ALL: batch_failures.BatchResult(True, False, (True,) * 5),
+                          batch_failures.REPORTED: batch_failures.BatchResult(True, True, (True, True, False, True, True)),
+                          batch_failures.REFUSED: batch_failures.BatchResult(False, False, (False,) * 5)},
+    }
 
 
 def stream_example(key: str, wrapped: str | None) -> dict[str, Any]:
@@ -253,65 +268,125 @@ def _open_class(point: str, key: str) -> Meets:
     return lambda request: isinstance(request, OpenClass) and (request.point, request.key) == (point, key)
 
 
-def _rows() -> list[Reading]:
-    rows: list[Reading] = []
+def _e1_rows() -> list[Reading]:
     # E1: the digest under each reading of the canonical form (options checksum_unicode, checksum_numbers)
-    for name, (unicode, numbers) in memoryai.CHECKSUM_READINGS.items():
-        rows.append(Reading("E1", name, meets=of_kind(ChecksumCase), predicts=_digest_is(name),
-                            accepted=_both(allows("checksum_unicode", unicode), allows("checksum_numbers", numbers)),
-                            checks=CHECKSUMS, example=(CHECKSUMMED, CHECKSUMMED.digest(name)), wrong="0" * 64))
+    return [Reading("E1", name, meets=of_kind(ChecksumCase), predicts=_digest_is(name),
+                    accepted=_both(allows("checksum_unicode", unicode), allows("checksum_numbers", numbers)),
+                    checks=CHECKSUMS, example=(CHECKSUMMED, CHECKSUMMED.digest(name)), wrong="0" * 64)
+            for name, (unicode, numbers) in memoryai.CHECKSUM_READINGS.items()]
+
+
+def _e2_rows() -> list[Reading]:
     # E2: sha256 of the content as written, or NFC-normalised
-    for name, text in (("as written", NFC_CONTENT.content), ("nfc-normalised", _nfc(NFC_CONTENT.content))):
-        rows.append(Reading("E2", name, meets=of_kind(ContentHash), predicts=_content_hash_is(nfc=name != "as written"),
-                            checks=("content_hash_matches",), example=(NFC_CONTENT, memoryai.content_hash(text)),
-                            wrong=memoryai.content_hash("cafe")))
+    return [Reading("E2", name, meets=of_kind(ContentHash), predicts=_content_hash_is(nfc=name != "as written"),
+                    checks=("content_hash_matches",), example=(NFC_CONTENT, memoryai.content_hash(text)),
+                    wrong=memoryai.content_hash("cafe"))
+            for name, text in (("as written", NFC_CONTENT.content), ("nfc-normalised", _nfc(NFC_CONTENT.content)))]
+
+
+def _e3_rows() -> list[Reading]:
     # E3: every line shape that says what it is
-    for key in STREAM_KIND_KEYS:
-        for wrapped in (*STREAM_RECORD_KEYS, None):
-            rows.append(Reading("E3", stream_reading(key, wrapped), meets=of_kind(StreamLine), predicts=_line_shape(key, wrapped),
-                                checks=STREAMS, example=(StreamLine(), stream_example(key, wrapped)),
-                                wrong={"label": "chunk", "record": {"content": "streamed"}}))
+    return [Reading("E3", stream_reading(key, wrapped), meets=of_kind(StreamLine), predicts=_line_shape(key, wrapped),
+                    checks=STREAMS, example=(StreamLine(), stream_example(key, wrapped)),
+                    wrong={"label": "chunk", "record": {"content": "streamed"}})
+            for key in STREAM_KIND_KEYS for wrapped in (*STREAM_RECORD_KEYS, None)]
+
+
+def _e4_rows() -> list[Reading]:
     # E4: the multipart field name (option multipart_field)
-    rows += [Reading("E4", name, meets=of_kind(MultipartImport), predicts=answer_is(name),
-                     accepted=allows("multipart_field", name), checks=MULTIPART, example=(MultipartImport(), name), wrong="upload")
-             for name in ("file", "bundle")]
+    return [Reading("E4", name, meets=of_kind(MultipartImport), predicts=answer_is(name),
+                    accepted=allows("multipart_field", name), checks=MULTIPART, example=(MultipartImport(), name), wrong="upload")
+            for name in ("file", "bundle")]
+
+
+def _e6_rows() -> list[Reading]:
     # E6: counters on re-import (option reimport_counters)
-    rows += [Reading("E6", name, meets=of_kind(Reimport), predicts=_frequency_is(name),
-                     accepted=allows("reimport_counters", name), checks=("reimport_inserts_nothing",),
-                     example=(REIMPORT, REIMPORT.frequency(name)), wrong=3) for name in ("accumulate", "stable")]
+    return [Reading("E6", name, meets=of_kind(Reimport), predicts=_frequency_is(name),
+                    accepted=allows("reimport_counters", name), checks=("reimport_inserts_nothing",),
+                    example=(REIMPORT, REIMPORT.frequency(name)), wrong=3) for name in ("accumulate", "stable")]
+
+
+def _e9_rows() -> list[Reading]:
     # E9: a bundle with an invalid chunk: the valid ones imported, or the whole bundle refused
-    answers = {"skip": ImportAnswer(True, INVALID_CHUNKS.touched, True, {"inserted": 2, "skipped_duplicate": 0, "skipped_invalid": 1}),
+    invalid_chunks = _model_examples()["INVALID_CHUNKS"]
+    answers = {"skip": ImportAnswer(True, invalid_chunks.touched, True, {"inserted": 2, "skipped_duplicate": 0, "skipped_invalid": 1}),
                "refuse": ImportAnswer(False, frozenset())}
-    rows += [Reading("E9", name, meets=of_kind(InvalidChunks), predicts=_import_fits(ok), checks=("domain_import_requests_pairwise",),
-                     example=(INVALID_CHUNKS, answers[name]),
-                     wrong=ImportAnswer(True, frozenset(list(INVALID_CHUNKS.touched)[:1]), True, {"inserted": 1}))
-             for name, ok in (("skip", True), ("refuse", False))]
-    # E10: the chunk created exactly at `since` (option since_boundary); E62: `since` beside another scope
+    return [Reading("E9", name, meets=of_kind(InvalidChunks), predicts=_import_fits(ok), checks=("domain_import_requests_pairwise",),
+                    example=(invalid_chunks, answers[name]),
+                    wrong=ImportAnswer(True, frozenset(list(invalid_chunks.touched)[:1]), True, {"inserted": 1}))
+            for name, ok in (("skip", True), ("refuse", False))]
+
+
+def _e10_rows() -> list[Reading]:
+    # E10: the chunk created exactly at `since` (option since_boundary)
     held = {"inclusive": around("at", "after"), "exclusive": around("after")}
-    rows += [Reading("E10", name, meets=_scoped(since=True), predicts=_export_holds("E10", name), accepted=allows("since_boundary", name),
-                     checks=("export_scope_since", "domain_export_parameters_pairwise"), example=(SINCE_EXPORT, held[name]),
-                     wrong=around("before", "after"),
-                     # export_scope_since judges the chunk at `since` only: pinned to this reading, the other one's set
-                     controls=(("export_scope_since", held["exclusive" if name == "inclusive" else "inclusive"]),))
-             for name in ("inclusive", "exclusive")]
-    rows += [Reading("E62", name, meets=_scoped(since=False), predicts=_export_holds("E62", name), checks=("domain_export_parameters_pairwise",),
-                     example=(SINCE_BESIDE_FULL, around("before", "at", "after") if name == "ignored" else around("after")),
-                     wrong=around("before")) for name in ("ignored", "applied")]
+    return [Reading("E10", name, meets=_scoped(since=True), predicts=_export_holds("E10", name), accepted=allows("since_boundary", name),
+                    checks=("export_scope_since", "domain_export_parameters_pairwise"),
+                    example=(_model_examples()["SINCE_EXPORT"], held[name]), wrong=around("before", "after"),
+                    # export_scope_since judges the chunk at `since` only: pinned to this reading, the other one's set
+                    controls=(("export_scope_since", held["exclusive" if name == "inclusive" else "inclusive"]),))
+            for name in ("inclusive", "exclusive")]
+
+
+def _e62_rows() -> list[Reading]:
+    # E62: `since` beside another scope
+    return [Reading("E62", name, meets=_scoped(since=False), predicts=_export_holds("E62", name), checks=("domain_export_parameters_pairwise",),
+                    example=(_model_examples()["SINCE_BESIDE_FULL"], around("before", "at", "after") if name == "ignored" else around("after")),
+                    wrong=around("before")) for name in ("ignored", "applied")]
+
+
+def _e41_rows() -> list[Reading]:
     # E41: what a batch may do with its middle item (the class's expectation narrows them: `observe(accepted=)`)
-    rows += [Reading("E41", name, meets=of_kind(MiddleItem), predicts=_batch_fits(name), checks=("import_batch_middle_item",),
-                     example=(MIDDLE_OPEN, BATCH_ANSWERS[name]), wrong=STOPPED_MIDWAY)
-             for name in (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)]
+    from memconform.kit import batch_failures
+
+    examples = _model_examples()
+    return [Reading("E41", name, meets=of_kind(MiddleItem), predicts=_batch_fits(name), checks=("import_batch_middle_item",),
+                    example=(MIDDLE_OPEN, examples["BATCH_ANSWERS"][name]), wrong=examples["STOPPED_MIDWAY"])
+            for name in (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)]
+
+
+def _open_class_rows() -> list[Reading]:
     # E42, E61: the open classes of the domain table, accepted or refused (no answer at all is neither)
-    for point, keys in open_classes().items():
-        for key in keys:
-            rows += [Reading(point, f"{key} {verb}", meets=_open_class(point, key), predicts=answer_is_exactly(want), checks=OPEN_CLASS_CHECKS[point],
-                             example=(OpenClass(point, key), want), wrong=None)
-                     for verb, want in (("accepted", True), ("refused", False))]
+    return [Reading(point, f"{key} {verb}", meets=_open_class(point, key), predicts=answer_is_exactly(want), checks=OPEN_CLASS_CHECKS[point],
+                    example=(OpenClass(point, key), want), wrong=None)
+            for point, keys in open_classes().items() for key in keys
+            for verb, want in (("accepted", True), ("refused", False))]
+
+
+def _e63_rows() -> list[Reading]:
     # E63: scope since without since, served as every chunk or refused
-    rows += [Reading("E63", name, meets=of_kind(ExportWithoutInstant), predicts=answer_is(name),
-                     checks=("domain_export_every_class", "domain_export_parameters_pairwise"),
-                     example=(ExportWithoutInstant(), name), wrong="other") for name in ("served", "refused")]
-    return rows
+    return [Reading("E63", name, meets=of_kind(ExportWithoutInstant), predicts=answer_is(name),
+                    checks=("domain_export_every_class", "domain_export_parameters_pairwise"),
+                    example=(ExportWithoutInstant(), name), wrong="other") for name in ("served", "refused")]
+
+
+# The table's rows by the points they hold, in the table's order. Each group is built when first asked (a bundle's
+# checksum needs E1's rows, not the model, the batch predictions or the domain table the others are made of); TABLE
+# is every group's rows, the same Reading objects.
+ROW_GROUPS: tuple[tuple[tuple[str, ...], Callable[[], list[Reading]]], ...] = (
+    (("E1",), _e1_rows), (("E2",), _e2_rows), (("E3",), _e3_rows), (("E4",), _e4_rows), (("E6",), _e6_rows),
+    (("E9",), _e9_rows), (("E10",), _e10_rows), (("E62",), _e62_rows), (("E41",), _e41_rows),
+    (("E42", "E61"), _open_class_rows), (("E63",), _e63_rows))
+
+
+@cache
+def _group_table(points: tuple[str, ...]) -> ReadingTable:
+    build = dict(ROW_GROUPS)[points]
+    return ReadingTable(build())
+
+
+def _rows() -> list[Reading]:
+    return [row for points, _ in ROW_GROUPS for row in _group_table(points)]
+
+
+def _table_for(point: str) -> ReadingTable:
+    """The table a check asks about `point`: TABLE once it is built (or a test replaced it), else only the rows
+    of the group holding `point`, which TABLE will hold as they are."""
+    table = globals().get("TABLE")
+    if isinstance(table, ReadingTable):
+        return table
+    group = next((points for points, _ in ROW_GROUPS if point in points), None)
+    return _group_table(group) if group is not None else __getattr__("TABLE")
 
 
 def _nfc(text: str) -> str:
@@ -324,21 +399,31 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)  # an array or object is no reading's count
 
 
-TABLE = ReadingTable(_rows())
+TABLE: ReadingTable  # named for the type checker; the module's __getattr__ builds it when first asked
+
+
+def __getattr__(name: str) -> Any:
+    """TABLE, every row, built when first named; the examples of the model's state (`_model_examples`)."""
+    if name == "TABLE":
+        table = globals()["TABLE"] = ReadingTable(_rows())
+        return table
+    if name in ("INVALID_CHUNKS", "SINCE_EXPORT", "SINCE_BESIDE_FULL", "STOPPED_MIDWAY", "BATCH_ANSWERS"):
+        return _model_examples()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- asking the table ---------------------------------------------------------------------------------
 
 def meeting(point: str, request: Any) -> list[Reading]:
     """The rows of `point` the request meets (read from TABLE when asked, so a test can replace it)."""
-    return TABLE.meeting(point, request, "suites/memoryai/readings.py")
+    return _table_for(point).meeting(point, request, "suites/memoryai/readings.py")
 
 
 def observe(ctx: CheckContext, point: str, request: Any, answer: Any, *, accepted: Iterable[str] | None = None,
             shown: Any = None, **how: Any) -> Observation:
     """Record each reading of `point` the answer fits (core ReadingTable.ask); the run accepts the readings its
     options allow, narrowed to `accepted` when the check knows more. `shown`: the answer as a failure shows it."""
-    observation: Observation = TABLE.ask(ctx, point, request, answer, pins_of(ctx), accepted=accepted, shown=shown,
+    observation: Observation = _table_for(point).ask(ctx, point, request, answer, pins_of(ctx), accepted=accepted, shown=shown,
                                          where="suites/memoryai/readings.py", **how)
     return observation
 
