@@ -114,8 +114,8 @@ def test_a_generated_document_read_in_many_windows_equals_the_whole_memory_path(
         whole, written, text = both_paths(copy.deepcopy(doc), fmt, target, tmp_path)
         assert whole.refused is None, whole.refused
         assert_same(whole, written, text, f"{fmt} -> {target}")
-    # every output format with a window plan was judged in windows, not whole (EMP: by lines, OMP: whole)
-    assert set(windows_seen) == {"amps", "memoryai", "memorizz"} - {fmt}, windows_seen
+    # every output format with a window plan was judged in windows, not whole (EMP: by lines)
+    assert set(windows_seen) == {"amps", "memoryai", "memorizz", "omp"} - {fmt}, windows_seen
 
 
 def _parsed(fmt: str, text: str) -> Any:
@@ -306,11 +306,10 @@ def test_a_streaming_writer_never_holds_every_native_record(target, tmp_path):
         part.unlink()
     streamed, made_whole = peaks
     assert streamed < made_whole / 2, f"{target}: {streamed} bytes at the peak streamed, {made_whole} made whole"
-    # the judged path streams where the output is judged from its file in parts (windows, lines); OMP's file
-    # would be read back whole, so its output is built whole and judged in memory
+    # the judged path streams where the output is judged from its file in parts (windows, lines): every target's
     from memconform.portability.written import judged_in_parts
 
-    assert judged_in_parts(target) is (target != "omp")
+    assert judged_in_parts(target)
 
 
 def test_the_text_of_a_streamed_list_is_written_one_record_at_a_time():
@@ -343,24 +342,26 @@ STREAM_COUNT = 70  # past jsontext.STREAM_ABOVE, so a list would be written memb
 
 
 def _string_embedding(doc, ledger):
-    """OMP's writer with one memory's embedding made a string list (OMP is judged in memory: validate reads its file
-    whole, which costs more than the document)."""
+    """OMP's writer with one memory's embedding made a string list (judged from its file, in windows)."""
     out = whole(portable("omp").write(doc, ledger))
     out["memories"][3]["embedding"] = ["not a number"]
     return out
 
 
-def test_a_problem_the_checks_cannot_see_is_found_alike(tmp_path):
+def test_an_embedding_that_is_no_number_list_is_refused_alike(tmp_path):
+    """The check export_document_embedding refuses it from the file as judge() does in memory (it replaced OMP's
+    output_problems, which needed the records in memory)."""
     doc = json.loads(generate("amps", 40))
     whole_tr, written, text = both_paths(doc, "amps", "omp", tmp_path, writers={"omp": _string_embedding})
     assert_same(whole_tr, written, text, "amps -> omp, a string embedding")
-    assert "$.memories[3].embedding is not number[]" in (written.refused or ""), written.refused
+    assert "omp.export_document_embedding failed" in (written.refused or ""), written.refused
+    assert "$.memories[3].embedding[0]" in (written.refused or ""), written.refused
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("target", STREAMING)
 def test_a_streamed_output_without_judgement_is_the_whole_memory_text(target, tmp_path):
-    """validate=False streams every streaming writer (OMP too, which the judged path builds whole): the same
+    """validate=False streams every streaming writer, as the judged path does: the same
     bytes and ledger as the whole-memory path, on every fixture and a generated document."""
     cases = [(fmt, load(path)[1]) for fmt, path in FIXTURES if fmt != target]
     cases += [(fmt, _parsed(fmt, generate(fmt, RECORDS))) for fmt in FORMATS if fmt != target]

@@ -19,7 +19,7 @@ from memconform.run.validate import validate_file
 
 SMALL = 2048  # bytes per window: every fixture crosses a boundary or two, generated ones hundreds
 WHOLE = 1 << 28  # --max-bytes, and a window no file here reaches
-WINDOWED_FORMATS = ["amps", "memoryai"]
+WINDOWED_FORMATS = ["amps", "memoryai", "omp"]
 
 
 def findings(results: list[Any]) -> list[tuple[Any, ...]]:
@@ -168,7 +168,7 @@ def test_a_check_walking_withheld_records_errors_instead_of_passing() -> None:
 
 
 def test_every_windowed_format_is_listed_here() -> None:
-    """AMPS and MemoryAI by a window plan (validate reads the file); MemoRizz reads its own file, as
+    """AMPS, MemoryAI and OMP by a window plan (validate reads the file); MemoRizz reads its own file, as
     the checks first ask for it (suites/memorizz/format/windows.py, tested below)."""
     assert sorted(s.name for s in all_suites() if plan_of(s) is not None) == sorted(WINDOWED_FORMATS)
 
@@ -474,3 +474,85 @@ def test_windows_the_strict_reader_counted_give_the_same_findings(tmp_path: Path
     whole, windowed = both_ways(path, window=2 * MIN_CONTAINERS)
     assert len(added) >= 3  # a positive control: the windows were counted by the strict reader
     assert windowed == whole and any(r[1] == "failed" for r in whole)
+
+
+# ---- OMP: an export's memories in windows ---------------------------------------------------------
+
+def omp_export(count: int, seed: int, flaws: bool) -> dict[str, Any]:
+    """An OMP export of `count` memories; with `flaws`, a failure of every memory rule scattered across the
+    windows (ids repeated far apart and within one window, a memory that is no object, embeddings holding a
+    string or a bool), strings holding `},` and `]`, non-ASCII text, optional fields absent and null."""
+    rng = random.Random(seed)
+    memories: list[Any] = []
+    for i in range(count):
+        mem: dict[str, Any] = {
+            "id": f"mem_{i:016d}", "content": f"note {i} }}, {{\"x\": [1]}} ] é → {rng.random()}",
+            "type": rng.choice(["semantic", "episodic", "procedural"]),
+            "source": {"tool": "test", "timestamp": "2026-01-02T03:04:05Z"},
+            "tags": ["a", "b"] if i % 2 else [], "created_at": "2026-01-02T03:04:05Z",
+            "updated_at": "2026-01-02T03:04:05Z", "expires_at": None if i % 3 else "2027-01-01T00:00:00Z",
+            "metadata": {"n": i},
+        }
+        if i % 4 == 1:
+            mem["embedding"] = [rng.uniform(-1, 1) for _ in range(3)]
+        if i % 5 == 2:
+            mem["namespace"] = "project:x"
+        if flaws and rng.random() < 0.12:
+            kind = rng.randrange(9)
+            if kind == 0:
+                mem["id"] = f"mem_{rng.randrange(max(i, 1)):016d}"  # a repeat of an earlier id
+            elif kind == 1:
+                mem["id"] = "not-an-id"
+            elif kind == 2:
+                mem["content"] = "x" * 10_001
+            elif kind == 3:
+                mem["tags"] = [f"t{k}" for k in range(21)]
+            elif kind == 4:
+                mem["created_at"] = "2026-01-02T03:04:05+02:00"
+            elif kind == 5:
+                mem["source"] = {"tool": 7}
+            elif kind == 6:
+                mem["embedding"] = [0.5, "0.5", True]
+            elif kind == 7:
+                mem = ["a memory", "that is no object"]  # type: ignore[assignment]
+            else:
+                mem["type"] = "dream"
+        memories.append(mem)
+    if flaws:
+        memories.append(dict(memories[0]))  # the first id again, at the very end
+    return {"omp_version": "0.1", "exported_at": "2026-01-03T00:00:00Z", "server": "test", "memories": memories}
+
+
+@pytest.mark.parametrize("flaws", [False, True])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_generated_omp_export_reads_the_same_across_windows(flaws: bool, indent: int | None, tmp_path: Path) -> None:
+    doc = omp_export(400, seed=32, flaws=flaws)
+    path = write(tmp_path, "export.json", doc, indent)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("omp")], SMALL) is not None, \
+        "the export was not read in windows: the comparison would be the whole path against itself"
+    for wanted in ("omp", None):
+        whole, windowed = both_ways(path, wanted=wanted)
+        assert windowed == whole
+    failed = {check for check, outcome, *_ in whole if outcome == "failed"}
+    if flaws:  # the data tells each memory rule's findings apart, the repeats of ids among them
+        assert failed >= {f"omp.{name}" for name in ("export_document_memory_ids", "export_document_content_and_type",
+                          "export_document_tags_namespace_metadata", "export_document_timestamps_utc",
+                          "export_document_source_object", "export_document_embedding")}
+        repeats = [f for r in whole for f in r[5] if f[0] == "two memories of the export have one id"]
+        assert len(repeats) >= 2 and any("first at $.memories[0]" in f[2] for f in repeats)
+    else:
+        assert not failed
+
+
+def test_an_omp_export_with_a_broken_envelope_reads_the_same_in_windows(tmp_path: Path) -> None:
+    """The envelope check runs on what is left: its findings, and the memory rules', as the whole path's."""
+    doc = omp_export(200, seed=3, flaws=True)
+    doc.pop("omp_version")
+    doc["exported_at"] = "yesterday"
+    doc["server"] = 1
+    late = {"memories": doc.pop("memories"), "omp_version": "0.2"}  # a member after the memories
+    path = write(tmp_path, "export.json", {**doc, **late}, None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("omp")], SMALL) is not None
+    whole, windowed = both_ways(path, wanted="omp")
+    assert windowed == whole
+    assert any(check == "omp.export_document_envelope" and outcome == "failed" for check, outcome, *_ in whole)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 STREAMED = False  # the SuiteSpec has no `stream`
+WINDOW_SECTIONS = ("memories",)  # windows.py's plan reads these in windows
 
 
 def detect(doc: Any) -> bool:
