@@ -31,6 +31,18 @@ from memconform.core.check_context import CheckContext
 from memconform.core.readings import Observation, Reading, ReadingTable, predicted
 from memconform.suites.memoryai import format as memoryai
 from memconform.suites.memoryai.options import OPTIONS
+from memconform.suites.memoryai.reading_examples import (  # noqa: F401  example_chunk, example_bundle, SINCE: the table's face
+    CHECKSUMMED,
+    MIDDLE_OPEN,
+    NFC_CONTENT,
+    REIMPORT,
+    SINCE,
+    around,
+    example_bundle,
+    example_chunk,
+    model_examples,
+    stream_example,
+)
 from memconform.suites.memoryai.reading_kinds import (
     ChecksumCase,
     ContentHash,
@@ -147,69 +159,6 @@ MULTIPART = ("import_file_multipart", "rejects_newer_version", "domain_import_re
 OPEN_CLASS_CHECKS = {"E42": ("domain_import_every_class", "domain_export_every_class"), "E61": ("domain_import_every_record_class",)}
 
 
-# ---- the examples: a request meeting each point, an answer per reading, and one no reading allows ----------
-# (tests/test_memoryai_one_table.py asks every check a row names to accept the first and refuse the second)
-
-SINCE = "2026-06-29T12:00:00Z"
-
-
-def example_chunk(content: str, created_at: str = "2026-01-01T00:00:00Z", **fields: Any) -> dict[str, Any]:
-    return {"content": content, "memory_type": "fact", "content_hash": memoryai.content_hash(content),
-            "created_at": created_at, "accessed_at": created_at, **fields}
-
-
-def example_bundle(chunks: Iterable[Mapping[str, Any]], entities: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    return {"format": memoryai.FORMAT, "version": 1, "generator": "memconform table", "exported_at": "2026-07-01T00:00:00Z",
-            "manifest": {"scope": "full", "since": None, "embedding_model": "none", "embedding_dim": 0,
-                         "counts": {"chunks": len(list(chunks))}, "checksum": ""},
-            "chunks": [dict(c) for c in chunks], "entities": [dict(e) for e in entities]}
-
-
-# E1: non-ASCII text and a float, so each reading gives its own digest
-CHECKSUMMED = ChecksumCase(example_bundle([example_chunk("café au lait", importance=1.0)]))
-NFC_CONTENT = ContentHash("cafe\u0301")  # NFC makes it "café"
-REIMPORT = Reimport(example_bundle([example_chunk("reimported")], [{"name": "reimported entity", "frequency": 2,
-                                                                    "first_seen": "2026-01-01T00:00:00Z",
-                                                                    "last_seen": "2026-01-02T00:00:00Z", "is_dna": False}]),
-                    "reimported entity")
-_GOOD = [example_chunk("kept a"), example_chunk("kept b")]
-_AROUND = {name: example_chunk(f"since {name}", at) for name, at in
-           (("before", "2026-06-29T11:59:59Z"), ("at", SINCE), ("after", "2026-06-29T12:00:01Z"))}
-
-
-def around(*names: str) -> frozenset[str]:
-    """The hashes of the example chunks created before, at or after SINCE."""
-    return frozenset(_AROUND[n]["content_hash"] for n in names)
-
-
-MIDDLE_OPEN = MiddleItem("open")
-
-
-@cache
-def _model_examples() -> dict[str, Any]:
-    """The examples made of the model's state and the batch predictions, made when a row of theirs is built (a
-    bundle's checksum needs neither); module attributes of these names still answer (`__getattr__`)."""
-    from memconform.kit import batch_failures
-    from memconform.suites.memoryai import model
-
-    state = model.State(chunks={c["content_hash"]: c for c in _AROUND.values()})
-    return {
-        "INVALID_CHUNKS": InvalidChunks(model.State(), example_bundle([_GOOD[0], {"memory_type": "fact"}, _GOOD[1]]),
-                                        frozenset(c["content_hash"] for c in _GOOD)),
-        "SINCE_EXPORT": ScopedExport(state, "since", SINCE),
-        "SINCE_BESIDE_FULL": ScopedExport(state, "full", SINCE),
-        "STOPPED_MIDWAY": batch_failures.BatchResult(accepted=True, reported=False, stored=(True, True, False, False, False)),
-        "BATCH_ANSWERS": {batch_failures.ALL: batch_failures.BatchResult(True, False, (True,) * 5),
-                          batch_failures.REPORTED: batch_failures.BatchResult(True, True, (True, True, False, True, True)),
-                          batch_failures.REFUSED: batch_failures.BatchResult(False, False, (False,) * 5)},
-    }
-
-
-def stream_example(key: str, wrapped: str | None) -> dict[str, Any]:
-    record = {"content": "streamed", "memory_type": "fact"}
-    return {key: "chunk", wrapped: record} if wrapped else {key: "chunk", **record}
-
-
 # ---- the predictions the rows are made of ---------------------------------------------------------------
 
 Meets = Callable[[Any], bool]
@@ -308,7 +257,7 @@ def _e6_rows() -> list[Reading]:
 
 def _e9_rows() -> list[Reading]:
     # E9: a bundle with an invalid chunk: the valid ones imported, or the whole bundle refused
-    invalid_chunks = _model_examples()["INVALID_CHUNKS"]
+    invalid_chunks = model_examples()["INVALID_CHUNKS"]
     answers = {"skip": ImportAnswer(True, invalid_chunks.touched, True, {"inserted": 2, "skipped_duplicate": 0, "skipped_invalid": 1}),
                "refuse": ImportAnswer(False, frozenset())}
     return [Reading("E9", name, meets=of_kind(InvalidChunks), predicts=_import_fits(ok), checks=("domain_import_requests_pairwise",),
@@ -322,7 +271,7 @@ def _e10_rows() -> list[Reading]:
     held = {"inclusive": around("at", "after"), "exclusive": around("after")}
     return [Reading("E10", name, meets=_scoped(since=True), predicts=_export_holds("E10", name), accepted=allows("since_boundary", name),
                     checks=("export_scope_since", "domain_export_parameters_pairwise"),
-                    example=(_model_examples()["SINCE_EXPORT"], held[name]), wrong=around("before", "after"),
+                    example=(model_examples()["SINCE_EXPORT"], held[name]), wrong=around("before", "after"),
                     # export_scope_since judges the chunk at `since` only: pinned to this reading, the other one's set
                     controls=(("export_scope_since", held["exclusive" if name == "inclusive" else "inclusive"]),))
             for name in ("inclusive", "exclusive")]
@@ -331,7 +280,7 @@ def _e10_rows() -> list[Reading]:
 def _e62_rows() -> list[Reading]:
     # E62: `since` beside another scope
     return [Reading("E62", name, meets=_scoped(since=False), predicts=_export_holds("E62", name), checks=("domain_export_parameters_pairwise",),
-                    example=(_model_examples()["SINCE_BESIDE_FULL"], around("before", "at", "after") if name == "ignored" else around("after")),
+                    example=(model_examples()["SINCE_BESIDE_FULL"], around("before", "at", "after") if name == "ignored" else around("after")),
                     wrong=around("before")) for name in ("ignored", "applied")]
 
 
@@ -339,7 +288,7 @@ def _e41_rows() -> list[Reading]:
     # E41: what a batch may do with its middle item (the class's expectation narrows them: `observe(accepted=)`)
     from memconform.kit import batch_failures
 
-    examples = _model_examples()
+    examples = model_examples()
     return [Reading("E41", name, meets=of_kind(MiddleItem), predicts=_batch_fits(name), checks=("import_batch_middle_item",),
                     example=(MIDDLE_OPEN, examples["BATCH_ANSWERS"][name]), wrong=examples["STOPPED_MIDWAY"])
             for name in (batch_failures.ALL, batch_failures.REPORTED, batch_failures.REFUSED)]
@@ -403,12 +352,12 @@ TABLE: ReadingTable  # named for the type checker; the module's __getattr__ buil
 
 
 def __getattr__(name: str) -> Any:
-    """TABLE, every row, built when first named; the examples of the model's state (`_model_examples`)."""
+    """TABLE, every row, built when first named; the examples of the model's state (reading_examples.model_examples)."""
     if name == "TABLE":
         table = globals()["TABLE"] = ReadingTable(_rows())
         return table
     if name in ("INVALID_CHUNKS", "SINCE_EXPORT", "SINCE_BESIDE_FULL", "STOPPED_MIDWAY", "BATCH_ANSWERS"):
-        return _model_examples()[name]
+        return model_examples()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -59,7 +59,7 @@ class OmpWindows(WindowPlan):
 
     def window(self, section: str, first: int, items: list[Any]) -> None:
         from memconform.suites.omp import rules
-        from memconform.suites.omp.checks import export_document
+        from memconform.suites.omp.export_memories import each_memory
 
         doc = {SECTION: items}
         ctx = self.context.ctx
@@ -69,7 +69,7 @@ class OmpWindows(WindowPlan):
             ctx.check_id = self.by_name[name].id  # readings name the check that saw them
             try:
                 if name == IDS_CHECK:  # its per-memory part; the repeats are counted across windows below
-                    failures = export_document._each(doc, ctx, rules.id_failures)
+                    failures = each_memory(doc, ctx, rules.id_failures)
                 else:
                     failures = self.by_name[name].fn(doc, ctx)
                 found.failures += (_shifted(failure, first) for failure in failures)

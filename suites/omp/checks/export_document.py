@@ -9,16 +9,15 @@ was created so that the memory rules have something to look at), like the other 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from memconform.core.check_context import CheckContext
-from memconform.core.results import Failure, Inconclusive, SkipCheck
-from memconform.suites.omp import deviations, rules
+from memconform.core.results import Failure, SkipCheck
 from memconform.suites.omp import format as omp
+from memconform.suites.omp import rules
+from memconform.suites.omp.export_memories import each_memory, memories
 from memconform.suites.omp.suite import SUITE
-
-Rule = Callable[[dict[str, Any], str], Iterator[Failure]]
 
 
 def target_export(ctx: CheckContext) -> Any:
@@ -33,29 +32,6 @@ def target_export(ctx: CheckContext) -> Any:
 
 
 SUITE.document_source = target_export
-
-
-def memories(doc: Any) -> list[tuple[str, Any]]:
-    """(path, memory) of every element of the export's memories array; [] when there is no such array."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
-        return []
-    return [(f"$.memories[{i}]", mem) for i, mem in enumerate(doc["memories"])]
-
-
-def _each(doc: Any, ctx: CheckContext, rule: Rule) -> Iterator[Failure]:
-    """The rule over every memory; an element that is not an object is a failure of every memory rule, and a
-    document with no memories array is judged by export_document_envelope alone (never a pass here)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
-        yield Failure("not an OMP export: no memories array to judge", type(doc).__name__, "an object with memories: Memory[]", "$")
-        return
-    if not doc["memories"] and ctx.document is None:
-        raise Inconclusive("the target's export holds no memory, so the memory rules could not be observed")
-    for where, mem in memories(doc):
-        if not isinstance(mem, dict):
-            yield Failure("a memory is not an object", mem, "a Memory object (§2.1)", where)
-            continue
-        for failure in rule(mem, where):
-            yield deviations.explained_if_stored_as_sent(ctx, failure, mem)
 
 
 @SUITE.check(kind="document", section="§3.3", keyword="MUST", level="core",
@@ -78,7 +54,7 @@ def export_document_envelope(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
 @SUITE.check(kind="document", section="§2.1", keyword="MUST", level="core",
              sentence='id: string // Unique ID, format: "mem_" + 16 char alphanumeric')
 def export_document_memory_ids(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    yield from _each(doc, ctx, rules.id_failures)
+    yield from each_memory(doc, ctx, rules.id_failures)
     first: dict[str, str] = {}
     for where, mem in memories(doc):
         if isinstance(mem, dict) and isinstance(mem.get("id"), str):
@@ -91,25 +67,25 @@ def export_document_memory_ids(doc: Any, ctx: CheckContext) -> Iterator[Failure]
 @SUITE.check(kind="document", section="§2.1", keyword="MUST", level="core",
              sentence="content: string // The memory text. Plain natural language. Max 10,000 chars.")
 def export_document_content_and_type(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    yield from _each(doc, ctx, rules.content_type_failures)
+    yield from each_memory(doc, ctx, rules.content_type_failures)
 
 
 @SUITE.check(kind="document", section="§2.1", keyword="MUST", level="core",
              sentence="tags: string[] // Arbitrary tags for filtering. Max 20 tags, 50 chars each.")
 def export_document_tags_namespace_metadata(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    yield from _each(doc, ctx, rules.organisation_failures)
+    yield from each_memory(doc, ctx, rules.organisation_failures)
 
 
 @SUITE.check(kind="document", section="§2.1", keyword="MUST", level="core",
              sentence="created_at: string // ISO 8601 UTC timestamp")
 def export_document_timestamps_utc(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    yield from _each(doc, ctx, rules.timestamp_failures)
+    yield from each_memory(doc, ctx, rules.timestamp_failures)
 
 
 @SUITE.check(kind="document", section="§2.3", keyword="MUST", level="core",
              sentence="source: MemorySource // Where this memory came from (see §2.3)")
 def export_document_source_object(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
-    yield from _each(doc, ctx, rules.source_failures)
+    yield from each_memory(doc, ctx, rules.source_failures)
 
 
 @SUITE.check(kind="document", section="§2.1", keyword="MUST", level="core",
@@ -119,4 +95,4 @@ def export_document_embedding(doc: Any, ctx: CheckContext) -> Iterator[Failure]:
     if ctx.document is None and not any(isinstance(mem, dict) and mem.get("embedding") is not None for _, mem in memories(doc)):
         raise SkipCheck("the target's export holds no embedding: nothing of §2.1's `embedding?: number[]` to judge",
                         not_applicable=True)
-    yield from _each(doc, ctx, rules.embedding_failures)
+    yield from each_memory(doc, ctx, rules.embedding_failures)
