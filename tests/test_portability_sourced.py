@@ -26,6 +26,7 @@ from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
+from portability_kit import assert_same  # noqa: E402
 
 FORMATS = formats()
 WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
@@ -78,16 +79,6 @@ def both(path: Path, source: str, target: str, folder: Path, writers: Any = None
         text = part.read_text(encoding="utf-8")
         part.unlink()
     return whole, written, text
-
-
-def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
-    assert written.refused == whole.refused, what
-    assert written.ledger.to_json() == whole.ledger.to_json(), f"{what}: ledger"
-    assert written.ledger.summary() == whole.ledger.summary(), f"{what}: summary"
-    if whole.output is None:
-        assert text is None, f"{what}: a refused translation left a file"
-    else:
-        assert text == dump(whole.target, whole.output), f"{what}: output bytes"
 
 
 def _has_sections(fmt: str, doc: Any) -> bool:

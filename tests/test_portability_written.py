@@ -19,11 +19,12 @@ from memconform.kit.windows import plan as window_plan
 from memconform.portability.formats import formats, portable
 from memconform.portability.matrix import sample_files
 from memconform.portability.streamed import whole
-from memconform.portability.translate import dump, load, read_checked, translate
+from memconform.portability.translate import load, read_checked, translate
 from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
+from portability_kit import assert_same  # noqa: E402
 
 FORMATS = formats()
 FIXTURES = [(fmt, path) for fmt in FORMATS for path in sample_files(fmt)]
@@ -82,16 +83,6 @@ def both_paths(doc: Any, source: str, target: str, folder: Path, writers: Any = 
         text = part.read_text(encoding="utf-8")
         part.unlink()
     return whole, written, text
-
-
-def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
-    assert written.refused == whole.refused, what
-    assert written.ledger.to_json() == whole.ledger.to_json(), f"{what}: ledger"
-    assert written.ledger.summary() == whole.ledger.summary(), f"{what}: summary"
-    if whole.output is None:
-        assert text is None, f"{what}: a refused translation left a file"
-    else:
-        assert text == dump(whole.target, whole.output), f"{what}: output bytes"
 
 
 @pytest.mark.parametrize(("fmt", "path"), FIXTURES, ids=[f"{f}/{p.name}" for f, p in FIXTURES])

@@ -1,0 +1,21 @@
+"""What the portability tests that compare two paths of one translation share (tests/test_portability_written.py,
+tests/test_portability_sourced.py): the claim that a path writing its output to a file is the whole-memory path's
+translation, byte for byte, ledger and summary included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.portability.translate import dump
+
+
+def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
+    """`written` (its file's text, or None when it left none) translated as `whole` did: the same refusal, the same
+    ledger and summary, and the same output bytes; a refused translation left no file."""
+    assert written.refused == whole.refused, what
+    assert written.ledger.to_json() == whole.ledger.to_json(), f"{what}: ledger"
+    assert written.ledger.summary() == whole.ledger.summary(), f"{what}: summary"
+    if whole.output is None:
+        assert text is None, f"{what}: a refused translation left a file"
+    else:
+        assert text == dump(whole.target, whole.output), f"{what}: output bytes"
