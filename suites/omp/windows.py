@@ -16,7 +16,7 @@ from typing import Any
 
 from memconform.core.results import Failure
 from memconform.kit.windows import NotWindowable
-from memconform.kit.windows.plan import PlanContext, Rereader, WindowPlan
+from memconform.kit.windows.plan import Found, PlanContext, Rereader, WindowPlan, replayed
 
 SECTION = "memories"
 ENVELOPE_CHECK = "export_document_envelope"
@@ -25,12 +25,6 @@ MEMORY_CHECKS = {"export_document_memory_ids", "export_document_content_and_type
                  "export_document_tags_namespace_metadata", "export_document_timestamps_utc",
                  "export_document_source_object", "export_document_embedding"}
 _INDEX = re.compile(r"^\$\.memories\[(\d+)\]")
-
-
-@dataclasses.dataclass
-class _Found:
-    failures: list[Failure] = dataclasses.field(default_factory=list)
-    raised: BaseException | None = None
 
 
 def _shifted(failure: Failure, first: int) -> Failure:
@@ -50,7 +44,7 @@ class OmpWindows(WindowPlan):
         if unknown:  # a check added since may walk the memories: only the whole document is known to serve it
             raise NotWindowable(f"checks this plan does not know: {sorted(unknown)}")
         self.by_name = names
-        self.found = {name: _Found() for name in names if name in MEMORY_CHECKS}
+        self.found = {name: Found() for name in names if name in MEMORY_CHECKS}
         self.first_at: dict[str, str] = {}  # each memory id -> where it first stood
         self.repeats: list[Failure] = []
 
@@ -95,16 +89,7 @@ class OmpWindows(WindowPlan):
 
     def checks(self, checks: list[Any]) -> list[Any]:
         return [check if (found := self.found.get(check.id.split(".", 1)[1])) is None
-                else dataclasses.replace(check, fn=_replay(found)) for check in checks]
-
-
-def _replay(found: _Found) -> Any:
-    def judged_per_window(doc: Any, ctx: Any) -> Any:
-        yield from found.failures
-        if found.raised is not None:
-            raise found.raised
-
-    return judged_per_window
+                else dataclasses.replace(check, fn=replayed(found)) for check in checks]
 
 
 WINDOW_PLAN = OmpWindows

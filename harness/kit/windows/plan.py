@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,32 @@ from ...core.check_context import NoTarget
 from ...core.detectors import detectors
 from ...core.profile import Profile
 from ...core.registry import Check, select_document_checks
-from ...core.results import HarnessError, Result
+from ...core.results import Failure, HarnessError, Result
 from ...core.runner import Context, run_checks
 from ...core.suite import SuiteSpec, all_suites, get_suite
 from .document import WindowedDocument
 from .reader import WINDOW_BYTES, Layout, NotWindowable, read_windowed, reread
 
 Rereader = Callable[[str], Iterator[tuple[int, list[Any]]]]
+
+
+@dataclass
+class Found:
+    """What one check found over every window of a file: its failures in file order, and what it raised there
+    (raised again when the check runs, where the runner judges it: errored, never a pass)."""
+
+    failures: list[Failure] = field(default_factory=list)
+    raised: BaseException | None = None
+
+
+def replayed(found: Found) -> Callable[[Any, Any], Iterator[Failure]]:
+    """The check's function for the run: yields what it found in the windows, then raises what it raised there."""
+    def judged_per_window(doc: Any, ctx: Any) -> Iterator[Failure]:
+        yield from found.failures
+        if found.raised is not None:
+            raise found.raised
+
+    return judged_per_window
 
 
 @dataclass

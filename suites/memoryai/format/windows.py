@@ -20,7 +20,7 @@ from typing import Any
 from memconform.core.registry import Check
 from memconform.core.results import Failure
 from memconform.kit.windows import NotWindowable
-from memconform.kit.windows.plan import PlanContext, Rereader, WindowPlan
+from memconform.kit.windows.plan import Found, PlanContext, Rereader, WindowPlan, replayed
 
 SECTIONS = ("chunks", "memory_edges", "entities", "l2_sessions", "mood_states", "agents")
 RECORD_CHECKS = {  # check -> the section whose records it judges one by one
@@ -52,9 +52,7 @@ class _WindowContext:
 
 
 @dataclasses.dataclass
-class _Found:
-    failures: list[Failure] = dataclasses.field(default_factory=list)
-    raised: BaseException | None = None
+class _Found(Found):
     outside: set[tuple[str, str, str]] = dataclasses.field(default_factory=set)  # failures not in a record, once
 
 
@@ -185,17 +183,8 @@ class MemoryaiWindows(WindowPlan):
         out = []
         for check in checks:
             found = self.found.get(check.id.split(".", 1)[1])
-            out.append(check if found is None else dataclasses.replace(check, fn=_replay(found)))
+            out.append(check if found is None else dataclasses.replace(check, fn=replayed(found)))
         return out
-
-
-def _replay(found: _Found) -> Any:
-    def judged_per_window(doc: Any, ctx: Any) -> Any:
-        yield from found.failures
-        if found.raised is not None:
-            raise found.raised
-
-    return judged_per_window
 
 
 WINDOW_PLAN = MemoryaiWindows
