@@ -7,7 +7,6 @@ tracemalloc, which counts allocations, not the machine's load."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import sys
@@ -24,11 +23,11 @@ from memconform.portability.translate import chunks, load, read_checked, transla
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
+from portability_kit import fix_the_clock  # noqa: E402
 
 RECORDS = 2000  # enough for a store or section past STREAM_ABOVE and for shared ledger lines to show
 FORMATS = formats()
 FIXTURES = [(fmt, path) for fmt in FORMATS for path in sample_files(fmt)]
-FIXED_NOW = "2026-01-02T03:04:05.678Z"
 
 
 def _stdlib(value):
@@ -37,10 +36,7 @@ def _stdlib(value):
 
 @pytest.fixture
 def fixed_now(monkeypatch):
-    """A source without an export time is dated by the clock: two translations of it agree only on a fixed one."""
-    for name in FORMATS:
-        monkeypatch.setattr(importlib.import_module(f"memconform.suites.{name}.portability.translator"), "now_canonical",
-                            lambda: FIXED_NOW)
+    fix_the_clock(monkeypatch)
 
 
 def _recount(ledger):

@@ -8,7 +8,6 @@ file, and a file that changes between the passes is a harness error, never a sho
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import os
 import sys
@@ -26,13 +25,12 @@ from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import assert_same  # noqa: E402
+from portability_kit import assert_same, fix_the_clock  # noqa: E402
 
 FORMATS = formats()
 WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
 FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = [(fmt, path) for fmt in WINDOWED for path in sorted((FIXTURES_ROOT / fmt).glob("*/*.json"))]
-FIXED_NOW = "2026-01-02T03:04:05.678Z"
 SMALL = 256  # bytes per window of the source and of the output's judgement: every document here is read in several
 # fixtures whose text the strict window reader refuses (a number past the double range): read whole
 READ_WHOLE = {"number-overflow.json"}
@@ -41,10 +39,7 @@ RECORDS = 300  # a generated document: hundreds of windows at SMALL
 
 @pytest.fixture(autouse=True)
 def fixed_now(monkeypatch):
-    """A source without an export time is dated by the clock: two translations of it agree only on a fixed one."""
-    for name in FORMATS:
-        monkeypatch.setattr(importlib.import_module(f"memconform.suites.{name}.portability.translator"), "now_canonical",
-                            lambda: FIXED_NOW)
+    fix_the_clock(monkeypatch)
 
 
 def test_the_formats_read_in_windows_are_the_ones_with_a_reading():

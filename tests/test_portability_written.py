@@ -7,7 +7,6 @@ many windows, and on outputs planted with faults; a refused or failed output lea
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -24,21 +23,17 @@ from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import assert_same  # noqa: E402
+from portability_kit import assert_same, fix_the_clock  # noqa: E402
 
 FORMATS = formats()
 FIXTURES = [(fmt, path) for fmt in FORMATS for path in sample_files(fmt)]
-FIXED_NOW = "2026-01-02T03:04:05.678Z"
 SMALL = 512  # bytes per window of the output's judgement: every output here is read in several windows
 RECORDS = 600  # a generated document: hundreds of windows at SMALL
 
 
 @pytest.fixture(autouse=True)
 def fixed_now(monkeypatch):
-    """A source without an export time is dated by the clock: two translations of it agree only on a fixed one."""
-    for name in FORMATS:
-        monkeypatch.setattr(importlib.import_module(f"memconform.suites.{name}.portability.translator"), "now_canonical",
-                            lambda: FIXED_NOW)
+    fix_the_clock(monkeypatch)
 
 
 @pytest.fixture
