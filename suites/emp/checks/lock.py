@@ -83,8 +83,9 @@ def writer_release_keeps_taken_lock(ctx: CheckContext) -> Iterator[Failure]:
     would that judged it stale (the write outlived the stale limit): it renames a lock of its own over
     it. The target's release must then leave that lock alone (it is no longer the target's): removing
     it lets a third app write beside the second. The kernel's order of file events (inotify) tells
-    whether the takeover came while the target still held its lock; when it came after the release,
-    the attempt shows nothing and is repeated with a longer entry (the verdict never rests on timing)."""
+    whether the takeover came while the target still held its lock; when it came after the release, or
+    between the release's reading its lock and removing it, the attempt shows nothing and is repeated
+    with a longer entry (the verdict never rests on timing)."""
     for attempt in range(RELEASE_ATTEMPTS):
         outcome = take_lock_over_once(ctx, 64 * 1024 << attempt)
         if isinstance(outcome, Failure):
@@ -108,7 +109,7 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
         fh.write(token)
     lock_name = os.path.basename(lock)
     try:
-        watch = fswatch.FolderEvents.open(folder)
+        watch = fswatch.FolderEvents.open(folder, also=fswatch.IN_CLOSE_NOWRITE)
     except fswatch.Unavailable as exc:
         raise SkipCheck(f"cannot observe the order of file events on this system: {exc}", not_applicable=True) from None
     with watch:
@@ -140,7 +141,7 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
     if any(m & fswatch.IN_MOVED_TO for m in on_lock[:ours]):
         raise Inconclusive("the app renames its own lock into place: the takeover cannot be told from its lock")
     released_first = any(m & (fswatch.IN_DELETE | fswatch.IN_MOVED_FROM) for m in on_lock[:ours])
-    if released_first:
+    if released_first or read_for_release_before(events, lock_name, os.path.basename(path)):
         return False
     if not kept:
         established.establish(ctx, FOREIGN_LOCK_REMOVED, FOREIGN_LOCK_WHAT)  # the same fault, when an earlier check named it
@@ -149,6 +150,21 @@ def take_lock_over_once(ctx: CheckContext, content_chars: int) -> bool | Failure
             "still its own)", "lock gone or replaced", "the other app's lock left in place", emp.FILE_NAME + emp.LOCK_SUFFIX),
             FOREIGN_LOCK_REMOVED)
     return True
+
+
+def read_for_release_before(events: list[tuple[str, int]], lock_name: str, data_name: str) -> bool:
+    """Whether the lock was read after the entry was written and before the takeover: a release that reads
+    its lock to see it is still its own, then removes it. The takeover landed between the two, which no
+    file system lets a release close (there is no remove-if-unchanged), so the attempt shows nothing."""
+    written = False
+    for name, mask in events:
+        if name == data_name and mask & fswatch.IN_MODIFY:
+            written = True
+        elif name == lock_name and mask & fswatch.IN_MOVED_TO:
+            return False  # the takeover, reached first
+        elif name == lock_name and mask & fswatch.IN_CLOSE_NOWRITE and written:
+            return True
+    return False
 
 
 @SUITE.check(level="writer", section="Concurrency Control", keyword="SHOULD",
