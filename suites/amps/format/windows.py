@@ -3,8 +3,9 @@ with the findings the whole-document path reports (tests/test_windowed_validate.
 
 Per window: the section's subschema (schema errors, re-indexed; the formats in their plain shapes
 judged by jsonschema-rs as patterns, `section_schema_errors`), and the rule scan of the atoms in it
-(`scan_columns`, references counted not looked up, else `walk` on the window with references resolved
-against stand-ins) so the window reports none; what references need is kept small: every atom and
+(`scan_columns`, skipping the type checks the schema settled when it found no error in the window;
+references counted not looked up, else `walk` on the window with references resolved against stand-ins)
+so the window reports none; what references need is kept small: every atom and
 artifact id, and the distinct ids cited or listed while the section they point into is still to come (once
 it was read whole, a window's references are looked up as they come and nothing of them is kept). Only when
 a reference resolves nowhere (or cannot be an id) are the windows read again, to report each one where and
@@ -68,28 +69,32 @@ class AmpsWindows(WindowPlan):
         self.read_whole: set[str] = set()  # sections whose every window came (a later section's came since)
 
     def window(self, section: str, first: int, items: list[Any]) -> None:
-        from memconform.suites.amps.format import section_schema_errors
+        from memconform.suites.amps.format import columns_settled, section_schema_errors
 
         if section != self.section:  # a section's windows come together (the reader refuses one twice)
             if self.section:
                 self.read_whole.add(self.section)
             self.section = section
-        self.errors.extend(section_schema_errors(section, items, first))
-        records = items if _all_objects(items) else [item for item in items if isinstance(item, dict)]
+        errors = section_schema_errors(section, items, first)
+        self.errors.extend(errors)
+        # atoms the schema finds no error in have the types it settles: the rule columns skip checking them
+        held = section == "atoms" and not errors and columns_settled()
+        records = items if held or _all_objects(items) else [item for item in items if isinstance(item, dict)]
         try:
             if section == "atoms":
-                self._atoms(first, items, records)
+                self._atoms(first, items, records, held)
             else:
                 self._artifacts(records)
         except TypeError:  # an id that cannot be a member: the whole-document walk meets it as it does
             raise NotWindowable("an atom or artifact id that is no JSON scalar") from None
 
-    def _atoms(self, first: int, items: list[Any], records: list[dict[str, Any]]) -> None:
+    def _atoms(self, first: int, items: list[Any], records: list[dict[str, Any]], held: bool) -> None:
         self.atom_ids.update(map(dict.get, records, repeat("atom_id")))
         # references are resolved at the end (`_dangling`), or here when every artifact was read before:
         # the columns count them without looking them up, and hand over the lists of them
         cited: list[list[Any]] = []
-        part = scan_columns({"atoms": items, "artifacts": []}, references_judged_elsewhere=True, cited=cited)
+        part = scan_columns({"atoms": items, "artifacts": []}, references_judged_elsewhere=True, cited=cited,
+                            schema_held=held)
         if part is None:  # a problem: walk says what and where (below); the references as walk reads them
             provenances = map(dict.get, records, repeat("provenance"))
             cited = [refs for p in provenances if type(p) is dict and type(refs := p.get("artifact_ids")) is list]
