@@ -269,6 +269,10 @@ def _defs(root: dict[str, Any]) -> dict[str, Any]:
     ("provenance not required", lambda s: _defs(s)["Atom"]["required"].remove("provenance")),
     ("an atom of any type", lambda s: _defs(s)["Atom"].pop("type")),
     ("a provenance of any type", lambda s: _defs(s)["Provenance"].pop("type")),
+    ("derivation not required", lambda s: _defs(s)["Provenance"]["required"].remove("derivation")),
+    ("a derivation of another name", lambda s: _defs(s)["Provenance"]["properties"]["derivation"]["enum"].append(
+        "guessed")),
+    ("a derivation of any value", lambda s: _defs(s)["Provenance"]["properties"]["derivation"].pop("enum")),
     ("artifact_ids an array or a string", lambda s: _defs(s)["Provenance"]["properties"]["artifact_ids"].update(
         type=["array", "string"])),
     ("extractor of any type", lambda s: _defs(s)["Provenance"]["properties"]["extractor"].pop("type")),
@@ -296,5 +300,6 @@ def test_what_a_schema_says_behind_a_reference_or_more_narrowly_still_settles_th
     def narrower(s: dict[str, Any]) -> None:
         _defs(s)["Atom"]["properties"]["text"]["maxLength"] = 100
         _defs(s)["Atom"]["properties"]["valid_to"]["type"] = "string"
+        _defs(s)["Provenance"]["properties"]["derivation"] = {"const": "inferred"}
 
     assert settles_columns(amend(behind_a_reference)) and settles_columns(amend(narrower))

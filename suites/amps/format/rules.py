@@ -214,12 +214,15 @@ def scan_columns(doc: Any, references_judged_elsewhere: bool = False,
     derivations = _column(provs, "derivation")
     refs = _column(provs, "artifact_ids")
     seen = {"inferred_has_sources": derivations.count("inferred"), "observed_has_sources": derivations.count("observed")}
-    sourced = list(itertools.compress(refs, map(_SOURCED.__contains__, derivations)))
+    # held: every derivation is one of the three (a selection by one comparison each, not two)
+    cites = (map(operator.ne, derivations, itertools.repeat("stated")) if schema_held
+             else map(_SOURCED.__contains__, derivations))
+    sourced = list(itertools.compress(refs, cites))
     # an inferred or observed atom citing nothing (absent, empty, not an array: arrays or absent when held)
     if not ((schema_held or _all_of_type(sourced, list)) and all(sourced)):
         return None
-    extractors = list(itertools.compress(_column(provs, "extractor"),
-                                         map(operator.eq, derivations, itertools.repeat("inferred"))))
+    inferred = itertools.compress(provs, map(operator.eq, derivations, itertools.repeat("inferred")))
+    extractors = list(map(dict.get, inferred, itertools.repeat("extractor")))
     # an inferred atom naming no extractor (absent, empty, not a string: strings or absent when held)
     if not (all(extractors) if schema_held else _all_of_type(extractors, str) and "" not in extractors):
         return None
@@ -268,10 +271,13 @@ def _intervals_in_order(atoms: list[dict[str, Any]], strings: bool = False) -> i
     ends before or as it begins (or may: then `walk` reads each). Ends of the one UTC shape compare as
     strings, all at once; any others are read as instants, as `walk` reads them. `strings`: every
     valid_from is known to be a string and every valid_to a string or null (schema_held)."""
-    starts, ends = _column(atoms, "valid_from"), _column(atoms, "valid_to")
-    if None in ends:  # absent or null: open-ended, no interval
+    ends = _column(atoms, "valid_to")
+    if None in ends:  # absent or null: open-ended, no interval (the starts of the others alone are read)
         bounded = list(map(operator.is_not, ends, itertools.repeat(None)))
-        starts, ends = list(itertools.compress(starts, bounded)), list(itertools.compress(ends, bounded))
+        starts = list(map(dict.get, itertools.compress(atoms, bounded), itertools.repeat("valid_from")))
+        ends = list(itertools.compress(ends, bounded))
+    else:
+        starts = _column(atoms, "valid_from")
     if (strings or _all_of_type(starts, str) and _all_of_type(ends, str)) and _utc_seconds({*starts, *ends}):
         return None if any(map(operator.le, ends, starts)) else len(ends)
     count = 0

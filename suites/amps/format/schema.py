@@ -233,8 +233,8 @@ def _section_full(section: str) -> Any:
 def settles_columns(root: Any) -> bool:
     """Does this schema settle every type the rule columns check of an atom (rules.scan_columns,
     `schema_held`)? Each atom an object holding `text`, a string of at most TEXT_MAX characters, and
-    `provenance`, an object whose `artifact_ids` is an array and `extractor` a string where present;
-    `valid_from` a string and `valid_to` a string or null where present. Read from the schema's own
+    `provenance`, an object holding `derivation`, one of DERIVATIONS, whose `artifact_ids` is an array and
+    `extractor` a string where present; `valid_from` a string and `valid_to` a string or null where present. Read from the schema's own
     keywords (each place's subschema and what its local `$ref`s point to, applied together), so a
     schema saying less, or saying it where this reading does not look, settles nothing."""
     if not isinstance(root, dict) or not isinstance(root.get("properties"), dict):
@@ -247,7 +247,9 @@ def settles_columns(root: Any) -> bool:
     max_lengths = [node["maxLength"] for node in text if type(node.get("maxLength")) is int]
     return (_typed(atom, "object") and _required(atom, "text") and _required(atom, "provenance")
             and _typed(text, "string") and any(length <= TEXT_MAX for length in max_lengths)
-            and _typed(provenance, "object") and _typed(_property(provenance, "artifact_ids", root), "array")
+            and _typed(provenance, "object") and _required(provenance, "derivation")
+            and _one_of(_property(provenance, "derivation", root), DERIVATIONS)
+            and _typed(_property(provenance, "artifact_ids", root), "array")
             and _typed(_property(provenance, "extractor", root), "string")
             and _typed(_property(atom, "valid_from", root), "string")
             and _typed(_property(atom, "valid_to", root), "string", "null"))
@@ -280,6 +282,15 @@ def _typed(nodes: list[dict[str, Any]], *kinds: str) -> bool:
         kind = node.get("type")
         named = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
         if named and all(isinstance(k, str) for k in named) and set(named) <= set(kinds):
+            return True
+    return False
+
+
+def _one_of(nodes: list[dict[str, Any]], values: tuple[str, ...]) -> bool:
+    """Does one of the subschemas limit the instance to some of these strings (`enum` or `const`)?"""
+    for node in nodes:
+        allowed = node["enum"] if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else None
+        if allowed is not None and all(type(value) is str and value in values for value in allowed):
             return True
     return False
 
