@@ -118,18 +118,18 @@ class AmpsWindows(WindowPlan):
         """One window's references (lists of ids) into `target`: looked up now when every window of
         `target` came before (so `ids` is whole), else their distinct ids kept for the end. False when
         one cannot be an id (a list, an object): the end judges them (`_dangling`), the hashable ones kept."""
-        # each reference straight into the big set (a window's rarely repeat: a small set of them first
-        # cost 0.1 s more in 2M references of 1M atoms)
         try:
-            if target not in self.read_whole:
-                kept.update(chain.from_iterable(refs))
-            elif not ids.issuperset(chain.from_iterable(refs)):
-                self.unresolved[section] = True  # read again at the end, where walk reports each
-                set(chain.from_iterable(refs))  # the lookup stopped at the first missing: is every one an id?
+            # a small set first, then set to set (their hashes kept): measured in validate of 1M atoms, 0.46 s
+            # against 0.54 s for each reference straight into the big set or its lookup
+            distinct = set(chain.from_iterable(refs))
         except TypeError:  # a reference that cannot be an id
             self.unhashable[section] = True
             kept.update(ref for group in refs for ref in group if _hashable(ref))
             return False
+        if target not in self.read_whole:
+            kept |= distinct
+        elif not distinct <= ids:
+            self.unresolved[section] = True  # read again at the end, where walk reports each
         return True
 
     def _merge(self, part: Scan, first: int, keep: Any) -> None:
