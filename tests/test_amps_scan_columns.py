@@ -280,6 +280,8 @@ def _defs(root: dict[str, Any]) -> dict[str, Any]:
     ("valid_to of any type", lambda s: _defs(s)["Atom"]["properties"]["valid_to"].pop("type")),
     ("the first atoms by prefixItems", lambda s: s["properties"]["atoms"].update(prefixItems=[True])),
     ("an atom with an $id of its own", lambda s: _defs(s)["Atom"].update({"$id": "https://example.org/atom"})),
+    ("the atoms' array with an $id of its own", lambda s: s["properties"]["atoms"].update(
+        {"$id": "https://example.org/atoms"})),
     ("atoms by a reference that resolves nowhere", lambda s: s["properties"]["atoms"]["items"].update(
         {"$ref": "#/$defs/Missing"})),
 ])

@@ -257,11 +257,11 @@ def settles_columns(root: Any) -> bool:
 
 def _applied(node: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
     """The subschemas applied together at one place: the node and what its local `$ref`s point to
-    (`#/$defs/<name>` only; a subschema with an `$id` of its own changes how references resolve:
-    nothing is read past it)."""
+    (`#/$defs/<name>` only; a subschema with an `$id` of its own changes how references resolve: none
+    is read there)."""
     out: list[dict[str, Any]] = []
     while isinstance(node, dict) and len(out) < 16:
-        if out and "$id" in node:
+        if "$id" in node:
             return []
         out.append(node)
         ref = node.get("$ref")
