@@ -272,6 +272,7 @@ def _intervals_in_order(atoms: list[dict[str, Any]], strings: bool = False) -> i
     strings, all at once; any others are read as instants, as `walk` reads them. `strings`: every
     valid_from is known to be a string and every valid_to a string or null (schema_held)."""
     ends = _column(atoms, "valid_to")
+    starts: list[Any]
     if None in ends:  # absent or null: open-ended, no interval (the starts of the others alone are read)
         bounded = list(map(operator.is_not, ends, itertools.repeat(None)))
         starts = list(map(dict.get, itertools.compress(atoms, bounded), itertools.repeat("valid_from")))
