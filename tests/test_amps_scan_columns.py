@@ -284,6 +284,8 @@ def _defs(root: dict[str, Any]) -> dict[str, Any]:
         {"$id": "https://example.org/atoms"})),
     ("atoms by a reference that resolves nowhere", lambda s: s["properties"]["atoms"]["items"].update(
         {"$ref": "#/$defs/Missing"})),
+    ("atoms by an escaped reference this reading does not undo", lambda s: s["properties"]["atoms"]["items"].update(
+        {"$ref": "#/$defs/%41tom"})),
 ])
 def test_a_schema_saying_less_settles_no_column(name: str, change: Any) -> None:
     from memconform.suites.amps.format import columns_settled, schema, settles_columns

@@ -233,10 +233,11 @@ def _section_full(section: str) -> Any:
 def settles_columns(root: Any) -> bool:
     """Does this schema settle every type the rule columns check of an atom (rules.scan_columns,
     `schema_held`)? Each atom an object holding `text`, a string of at most TEXT_MAX characters, and
-    `provenance`, an object holding `derivation`, one of DERIVATIONS, whose `artifact_ids` is an array and
-    `extractor` a string where present; `valid_from` a string and `valid_to` a string or null where present. Read from the schema's own
-    keywords (each place's subschema and what its local `$ref`s point to, applied together), so a
-    schema saying less, or saying it where this reading does not look, settles nothing."""
+    `provenance`, an object holding `derivation`, one of DERIVATIONS, whose `artifact_ids` is an array
+    and `extractor` a string where present; `valid_from` a string and `valid_to` a string or null where
+    present. Read from the schema's own keywords (each place's subschema and what its local `$ref`s
+    point to, applied together), so a schema saying less, or saying it where this reading does not
+    look, settles nothing."""
     if not isinstance(root, dict) or not isinstance(root.get("properties"), dict):
         return False
     section = _applied(root["properties"].get("atoms"), root)
@@ -257,8 +258,8 @@ def settles_columns(root: Any) -> bool:
 
 def _applied(node: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
     """The subschemas applied together at one place: the node and what its local `$ref`s point to
-    (`#/$defs/<name>` only; a subschema with an `$id` of its own changes how references resolve: none
-    is read there)."""
+    (`#/$defs/<name>` with a plain name only; a subschema with an `$id` of its own changes how references
+    resolve: none is read there)."""
     out: list[dict[str, Any]] = []
     while isinstance(node, dict) and len(out) < 16:
         if "$id" in node:
@@ -267,7 +268,8 @@ def _applied(node: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
         ref = node.get("$ref")
         defs = root.get("$defs")
         name = ref[len("#/$defs/"):] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
-        node = defs.get(name) if name and "/" not in name and "~" not in name and isinstance(defs, dict) else None
+        plain = name is not None and not any(mark in name for mark in "/~%")  # no pointer escape to undo
+        node = defs.get(name) if plain and isinstance(defs, dict) else None
     return out
 
 
