@@ -41,6 +41,9 @@ FAULTS: dict[str, dict[tuple[str, int], Any]] = {
     "unhashable after dangling": {("atoms", 200): ["art-gone"], ("atoms", 350): [["art-1"]],
                                   ("artifacts", 50): ["atom-gone"], ("artifacts", 80): [["atom-1"], "atom-gone"]},
     "dangling only in the section read second": {("artifacts", 99): ["atom-gone"], ("atoms", 399): ["art-gone"]},
+    # the lookup stops at the first reference missing: a list after it in the same list is still found
+    "a list after a dangling reference in one list": {("atoms", 250): ["art-gone", ["art-1"]],
+                                                      ("artifacts", 60): ["atom-gone", ["atom-1"]]},
 }
 
 

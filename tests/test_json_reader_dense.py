@@ -6,6 +6,7 @@ only costs the exact path)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from memconform.core.json_reader import (
     _NOT_MARKS,
     FILE,
+    RUNS_ONE_BY_ONE,
     dense_shape,
     holds_wide_int,
     may_hold_wide_int,
@@ -106,3 +108,45 @@ def test_no_wide_integer_is_ever_missed(value: object, indent: int | None, ascii
         assert holds_wide_int(dense_shape(raw))
     parsed, _ = read_json_noting_path(raw, FILE)
     assert parsed == value or json.dumps(parsed) == json.dumps(value)  # -0.0 == 0.0 and the like
+
+
+# ---- past RUNS_ONE_BY_ONE runs, only those after a mark a number can follow are looked at --------------------
+
+def wide_in_dense(dense: bytes) -> bool:
+    """The rule of holds_wide_int as one expression: a run after a mark (or the start), a minus allowed, 19
+    "0"s or more when negative and 20 when not, ending before `,`, `]`, `}` or the end."""
+    return re.search(rb"(?:^|[\[,:])(?:-0{19,}|0{20,})(?=[,\]}]|\Z)", dense) is not None
+
+
+DECOY = '"n12345678901234567890x",'  # a string holding a run of 20 digits: a run looked at, never a number
+
+
+@pytest.mark.parametrize("decoys", [0, RUNS_ONE_BY_ONE - 1, RUNS_ONE_BY_ONE, RUNS_ONE_BY_ONE + 1, 200])
+@pytest.mark.parametrize("place", ["[{}]", "[1,{}]", '{{"a":{}}}', '{{"a": {} , "b": 1}}', "[ {}\n]"])
+@pytest.mark.parametrize("token", ["12345678901234567890", "-9223372036854775809", "-1234567890123456789"])
+def test_a_wide_integer_after_many_runs_in_strings_is_found(decoys: int, place: str, token: str) -> None:
+    raw = ("[" + DECOY * decoys + place.format(token) + "]").encode()
+    assert holds_wide_int(dense_shape(raw)) and wide_in_dense(dense_shape(raw))
+    assert not read_json_noting_path(raw, FILE)[1]  # the exact path
+
+
+@pytest.mark.parametrize("decoys", [RUNS_ONE_BY_ONE - 1, RUNS_ONE_BY_ONE + 1, 200])
+@pytest.mark.parametrize("last", ["1234567890123456789", "0.12345678901234567890", '"x:12345678901234567890"z"',
+                                  "-123456789012345678", '"12345678901234567890"'])
+def test_many_runs_in_strings_and_no_wide_integer_keep_the_fast_path(decoys: int, last: str) -> None:
+    """The negative control: runs everywhere but none a number orjson would read as a float (19 digits
+    fit 64 bits; a fraction; digits in a string, after a quote or a letter)."""
+    text = "[" + DECOY * decoys + last.replace('"z"', '"') + "]"
+    raw = text.encode()
+    assert not holds_wide_int(dense_shape(raw)) and not wide_in_dense(dense_shape(raw))
+    assert read_json_noting_path(raw, FILE) == (json.loads(text), True)
+
+
+dense_pieces = st.sampled_from(["0" * 19, "0" * 20, "0" * 25, "0", "00", '"', ",", ":", "[", "]", "{", "}", "-", "."])
+
+
+@settings(max_examples=500)
+@given(st.lists(dense_pieces, max_size=400))
+def test_the_wide_integer_scan_is_its_rule_whatever_the_dense_shape(pieces: list[str]) -> None:
+    dense = "".join(pieces).encode()
+    assert holds_wide_int(dense) == wide_in_dense(dense)

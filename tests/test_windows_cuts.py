@@ -85,3 +85,31 @@ def test_a_flat_section_reads_the_same(tmp_path: Path, monkeypatch: pytest.Monke
     slow = slow_reads(monkeypatch)
     elements, fast = read(path, WINDOW)
     assert elements == atoms and len(fast) > 5 and all(fast) and not slow
+
+
+def test_a_section_closing_inside_a_window_costs_one_slow_read(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sections and a member after them: where a section closes inside a slice, the cut past its `]` is
+    refused (by the slow path too: text after the array) and the section read up to its close; one slow
+    read per section at most, never one per window, and the elements the same."""
+    atoms = [element(i) for i in range(6000)]
+    artifacts = [{"id": f"r{i}", "atoms": [str(i)]} for i in range(6000)]
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"atoms": atoms, "artifacts": artifacts, "after": {"n": 1}}), "utf-8")
+    slow = slow_reads(monkeypatch)
+    got: dict[str, list[Any]] = {"atoms": [], "artifacts": []}
+    windows = 0
+
+    def on_window(section: str, first: int, items: list[Any], read_fast: bool) -> None:
+        nonlocal windows
+        assert first == len(got[section]) and read_fast
+        got[section].extend(items)
+        windows += 1
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        layout = read_windowed(fd, os.path.getsize(path), got.__contains__, on_window, WINDOW)
+    finally:
+        os.close(fd)
+    assert got == {"atoms": atoms, "artifacts": artifacts} and layout.envelope["after"] == {"n": 1}
+    assert windows > 10 and 1 <= len(slow) <= 2, f"{len(slow)} slow reads for {windows} windows"

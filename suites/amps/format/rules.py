@@ -194,46 +194,56 @@ _SOURCED = ("inferred", "observed")
 
 
 def scan_columns(doc: Any, references_judged_elsewhere: bool = False,
-                 cited: list[list[Any]] | None = None) -> Scan | None:
+                 cited: list[list[Any]] | None = None, schema_held: bool = False) -> Scan | None:
     """The counts of `walk` for an export in which no rule finds a problem, judged a column at a time
     (one key of every atom, in C where it can be: `map` over `dict.get`, `compress` for a selection);
     None when a rule may find one, or the export has a shape the columns do not cover (an atom that is
     not an object, a provenance that is not an object, an id that cannot be looked up): `walk` then says
     what and where. `references_judged_elsewhere`: the caller resolves the references itself (a window,
     whose atoms cite artifacts of other windows): they are counted here, not looked up, and `cited`
-    (when given) is handed every atom's non-empty list of artifact_ids."""
+    (when given) is handed every atom's non-empty list of artifact_ids. `schema_held`: the caller found
+    the atoms valid under a schema that settles the types these columns check (schema.settles_columns):
+    those checks are skipped, with the same answer (tests/test_amps_scan_columns.py)."""
     top = _object(doc)
     atoms, artifacts = _array(top.get("atoms")), _array(top.get("artifacts"))
-    if not (_all_objects(atoms) and _all_objects(artifacts)):
+    if not ((schema_held or _all_objects(atoms)) and _all_objects(artifacts)):
         return None
     provs = _column(atoms, "provenance")
-    if not _all_objects(provs):
+    if not (schema_held or _all_objects(provs)):
         return None
     derivations = _column(provs, "derivation")
     refs = _column(provs, "artifact_ids")
     seen = {"inferred_has_sources": derivations.count("inferred"), "observed_has_sources": derivations.count("observed")}
-    sourced = list(itertools.compress(refs, map(_SOURCED.__contains__, derivations)))
-    if not (_all_of_type(sourced, list) and all(sourced)):  # an inferred or observed atom citing nothing
+    # held: every derivation is one of the three (a selection by one comparison each, not two)
+    cites = (map(operator.ne, derivations, itertools.repeat("stated")) if schema_held
+             else map(_SOURCED.__contains__, derivations))
+    sourced = list(itertools.compress(refs, cites))
+    # an inferred or observed atom citing nothing (absent, empty, not an array: arrays or absent when held)
+    if not ((schema_held or _all_of_type(sourced, list)) and all(sourced)):
         return None
-    extractors = list(itertools.compress(_column(provs, "extractor"),
-                                         map(operator.eq, derivations, itertools.repeat("inferred"))))
-    if not _all_of_type(extractors, str) or "" in extractors:
+    inferred = itertools.compress(provs, map(operator.eq, derivations, itertools.repeat("inferred")))
+    extractors = list(map(dict.get, inferred, itertools.repeat("extractor")))
+    # an inferred atom naming no extractor (absent, empty, not a string: strings or absent when held)
+    if not (all(extractors) if schema_held else _all_of_type(extractors, str) and "" not in extractors):
         return None
     if not (all(map(operator.contains, atoms, itertools.repeat("sensitivity")))
             and all(map(operator.contains, atoms, itertools.repeat("valid_from")))):
         return None
-    intervals = _intervals_in_order(atoms)
+    intervals = _intervals_in_order(atoms, strings=schema_held)
     if intervals is None:
         return None
     seen["valid_to_not_before_valid_from"] = intervals
-    texts = _column(atoms, "text")
-    if not _all_of_type(texts, str):
-        texts = [t for t in texts if type(t) is str]
-    if texts and max(map(len, texts)) > TEXT_MAX:
-        return None
-    seen["text_at_most_500"] = len(texts)
-    references = (_references_counted(artifacts, refs, cited) if references_judged_elsewhere
-                  else _references_resolve(atoms, artifacts, refs))
+    if schema_held:  # every atom holds a text of at most TEXT_MAX characters
+        seen["text_at_most_500"] = len(atoms)
+    else:
+        texts = _column(atoms, "text")
+        if not _all_of_type(texts, str):
+            texts = [t for t in texts if type(t) is str]
+        if texts and max(map(len, texts)) > TEXT_MAX:
+            return None
+        seen["text_at_most_500"] = len(texts)
+    references = (_references_counted(artifacts, refs, cited, schema_held) if references_judged_elsewhere
+                  else _references_resolve(atoms, artifacts, refs, schema_held))
     if references is None:
         return None
     seen["references_resolve"] = references
@@ -256,15 +266,20 @@ def _all_objects(values: list[Any]) -> bool:
     return _all_of_type(values, dict)
 
 
-def _intervals_in_order(atoms: list[dict[str, Any]]) -> int | None:
+def _intervals_in_order(atoms: list[dict[str, Any]], strings: bool = False) -> int | None:
     """How many atoms carry an interval (valid_to not null, both ends date-times), or None when one
     ends before or as it begins (or may: then `walk` reads each). Ends of the one UTC shape compare as
-    strings, all at once; any others are read as instants, as `walk` reads them."""
-    starts, ends = _column(atoms, "valid_from"), _column(atoms, "valid_to")
-    if None in ends:  # absent or null: open-ended, no interval
+    strings, all at once; any others are read as instants, as `walk` reads them. `strings`: every
+    valid_from is known to be a string and every valid_to a string or null (schema_held)."""
+    ends = _column(atoms, "valid_to")
+    starts: list[Any]
+    if None in ends:  # absent or null: open-ended, no interval (the starts of the others alone are read)
         bounded = list(map(operator.is_not, ends, itertools.repeat(None)))
-        starts, ends = list(itertools.compress(starts, bounded)), list(itertools.compress(ends, bounded))
-    if _all_of_type(starts, str) and _all_of_type(ends, str) and _utc_seconds({*starts, *ends}):
+        starts = list(map(dict.get, itertools.compress(atoms, bounded), itertools.repeat("valid_from")))
+        ends = list(itertools.compress(ends, bounded))
+    else:
+        starts = _column(atoms, "valid_from")
+    if (strings or _all_of_type(starts, str) and _all_of_type(ends, str)) and _utc_seconds({*starts, *ends}):
         return None if any(map(operator.le, ends, starts)) else len(ends)
     count = 0
     for start, end in zip(starts, ends, strict=True):  # a value that is no string (a list too) is no instant
@@ -285,25 +300,29 @@ def _utc_seconds(values: set[str]) -> bool:
     return joined.count("\n") == len(values) - 1 and _UTC_SECONDS_LINES.fullmatch(joined) is not None
 
 
-def _references_counted(artifacts: list[dict[str, Any]], refs: list[Any], cited: list[list[Any]] | None = None) -> int:
+def _references_counted(artifacts: list[dict[str, Any]], refs: list[Any], cited: list[list[Any]] | None = None,
+                        lists: bool = False) -> int:
     """How many references there are (as `_references_resolve` counts them), none looked up; `cited`
-    (when given) is handed the atoms' non-empty lists of them."""
-    citing = _nonempty_lists(refs)
+    (when given) is handed the atoms' non-empty lists of them. `lists`: every one of `refs` is known to be
+    a list or None (schema_held)."""
+    citing = _nonempty_lists(refs, lists)
     if cited is not None:
         cited.extend(citing)
     return sum(map(len, citing)) + sum(map(len, _nonempty_lists(_column(artifacts, "atom_ids"))))
 
 
-def _nonempty_lists(values: list[Any]) -> list[list[Any]]:
-    """The values that are non-empty lists (absent, null or anything else holds no reference)."""
-    if set(map(type, values)) <= {list, type(None)}:
+def _nonempty_lists(values: list[Any], lists: bool = False) -> list[list[Any]]:
+    """The values that are non-empty lists (absent, null or anything else holds no reference). `lists`:
+    every value is known to be a list or None."""
+    if lists or set(map(type, values)) <= {list, type(None)}:
         return list(filter(None, values))  # in C: drops null and []
     return [v for v in values if type(v) is list and v]
 
 
-def _references_resolve(atoms: list[dict[str, Any]], artifacts: list[dict[str, Any]], refs: list[Any]) -> int | None:
-    """How many references there are, when every one resolves; else None."""
-    cited, listed = _nonempty_lists(refs), _nonempty_lists(_column(artifacts, "atom_ids"))
+def _references_resolve(atoms: list[dict[str, Any]], artifacts: list[dict[str, Any]], refs: list[Any],
+                        lists: bool = False) -> int | None:
+    """How many references there are, when every one resolves; else None. `lists`: as _references_counted."""
+    cited, listed = _nonempty_lists(refs, lists), _nonempty_lists(_column(artifacts, "atom_ids"))
     try:
         atom_ids, artifact_ids = set(_column(atoms, "atom_id")), set(_column(artifacts, "artifact_id"))
         if not (_all_in(itertools.chain.from_iterable(cited), artifact_ids)

@@ -230,6 +230,83 @@ def _section_full(section: str) -> Any:
     return Draft202012Validator(_section_schema(section), format_checker=format_checker())
 
 
+def settles_columns(root: Any) -> bool:
+    """Does this schema settle every type the rule columns check of an atom (rules.scan_columns,
+    `schema_held`)? Each atom an object holding `text`, a string of at most TEXT_MAX characters, and
+    `provenance`, an object holding `derivation`, one of DERIVATIONS, whose `artifact_ids` is an array
+    and `extractor` a string where present; `valid_from` a string and `valid_to` a string or null where
+    present. Read from the schema's own keywords (each place's subschema and what its local `$ref`s
+    point to, applied together), so a schema saying less, or saying it where this reading does not
+    look, settles nothing."""
+    if not isinstance(root, dict) or not isinstance(root.get("properties"), dict):
+        return False
+    section = _applied(root["properties"].get("atoms"), root)
+    if not section or any("prefixItems" in node for node in section):  # `items` then skips the first items
+        return False
+    atom = [sub for node in section if isinstance(node.get("items"), dict) for sub in _applied(node["items"], root)]
+    text, provenance = _property(atom, "text", root), _property(atom, "provenance", root)
+    max_lengths = [node["maxLength"] for node in text if type(node.get("maxLength")) is int]
+    return (_typed(atom, "object") and _required(atom, "text") and _required(atom, "provenance")
+            and _typed(text, "string") and any(length <= TEXT_MAX for length in max_lengths)
+            and _typed(provenance, "object") and _required(provenance, "derivation")
+            and _one_of(_property(provenance, "derivation", root), DERIVATIONS)
+            and _typed(_property(provenance, "artifact_ids", root), "array")
+            and _typed(_property(provenance, "extractor", root), "string")
+            and _typed(_property(atom, "valid_from", root), "string")
+            and _typed(_property(atom, "valid_to", root), "string", "null"))
+
+
+def _applied(node: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The subschemas applied together at one place: the node and what its local `$ref`s point to
+    (`#/$defs/<name>` with a plain name only; a subschema with an `$id` of its own changes how references
+    resolve: none is read there)."""
+    out: list[dict[str, Any]] = []
+    while isinstance(node, dict) and len(out) < 16:
+        if "$id" in node:
+            return []
+        out.append(node)
+        ref = node.get("$ref")
+        defs = root.get("$defs")
+        name = ref[len("#/$defs/"):] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+        plain = name is not None and not any(mark in name for mark in "/~%")  # no pointer escape to undo
+        node = defs.get(name) if plain and isinstance(defs, dict) else None
+    return out
+
+
+def _property(nodes: list[dict[str, Any]], name: str, root: dict[str, Any]) -> list[dict[str, Any]]:
+    return [sub for node in nodes if isinstance(props := node.get("properties"), dict)
+            for sub in _applied(props.get(name), root)]
+
+
+def _typed(nodes: list[dict[str, Any]], *kinds: str) -> bool:
+    """Does one of the subschemas limit the instance to these JSON types (or fewer)?"""
+    for node in nodes:
+        kind = node.get("type")
+        named = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
+        if named and all(isinstance(k, str) for k in named) and set(named) <= set(kinds):
+            return True
+    return False
+
+
+def _one_of(nodes: list[dict[str, Any]], values: tuple[str, ...]) -> bool:
+    """Does one of the subschemas limit the instance to some of these strings (`enum` or `const`)?"""
+    for node in nodes:
+        allowed = node["enum"] if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else None
+        if allowed is not None and all(type(value) is str and value in values for value in allowed):
+            return True
+    return False
+
+
+def _required(nodes: list[dict[str, Any]], name: str) -> bool:
+    return any(isinstance(node.get("required"), list) and name in node["required"] for node in nodes)
+
+
+@functools.cache
+def columns_settled() -> bool:
+    """settles_columns of the published schema (it does: tests/test_amps_scan_columns.py)."""
+    return settles_columns(schema())
+
+
 def section_schema_errors(section: str, items: list[Any], first: int) -> list[SchemaError]:
     """The schema errors a slice of one top-level array holds, as the whole document's validation
     reports them (paths from the root, `first` the slice's first index). The subschema of a section
