@@ -137,6 +137,7 @@ def test_version_builds_no_parser_and_loads_no_suite() -> None:
     loaded = set(out["modules"])
     assert not [m for m in loaded if m.startswith("memconform.suites.")]
     assert not loaded & set(NEVER_ON_THE_VALIDATE_PATH)
+    assert "argparse" not in loaded and "gettext" not in loaded  # nor the parser's module
 
 
 # a bundle that shows a reading of E1 (non-ASCII content and a float): its checksum is judged by E1's rows alone
