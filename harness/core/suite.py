@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Level:
+    """A conformance level of a suite: the levels it requires and the check ids its clause lists."""
+
     key: str
     title: str
     requires: tuple[str, ...] = ()
@@ -65,6 +67,8 @@ class Later:
 
 @dataclass
 class SuiteSpec:
+    """What a suite tells the harness (the module docstring): its levels, checks, formats and targets."""
+
     name: str
     spec_title: str
     version: str

@@ -56,6 +56,8 @@ def now_iso(offset_s: float = 0) -> str:
 
 @dataclass(frozen=True)
 class Reading:
+    """A reading of the date-time rule: its syntax and what it says of the zone."""
+
     syntax: str  # "rfc3339" | "iso8601" | "ajv-formats"
     zone: str  # "required" | "optional" | "utc"
     upper: bool = False  # rfc3339: "T" and "Z" in upper case only

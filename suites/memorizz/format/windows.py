@@ -49,6 +49,8 @@ class ArchiveFindings:
 
 @dataclass
 class _Windows:
+    """What the windows found so far, store by store, until `finish` judges the envelope and the digest."""
+
     key_order: str
     no_embeddings: bool = True
     began: bool = False
