@@ -23,11 +23,17 @@ READ_PLAINLY = [
     ["validate", "f.json", "--option", "memoryai.dna_rule=type-only", "--check", "a", "--check", "memoryai.b"],
     ["validate", "f.json", "--form", "emp"],  # an abbreviation both parsers read alike
     ["validate", "-"],
+    ["validate", "--json", "--max-bytes=12", "f.json", "--json", "--f=memorizz", "--format", "emp"],  # the last wins
+    ["validate", "f.json", "--opt", "a=b", "--option=c=d", "--ch=x", "--p", "strict", "--m", " 7 "],
 ]
 LEFT_TO_THE_FULL_PARSER = [
     [], ["run"], ["list"], ["validate"], ["validate", "-h"], ["validate", "f.json", "--help"], ["validate", "--he"],
     ["validate", "f.json", "--bogus"], ["validate", "f.json", "g.json"], ["validate", "f.json", "--max-bytes", "x"],
     ["validate", "--", "f.json"], ["validate", "f.json", "--format"], ["--help", "validate"],
+    ["validate", "f.json", "--json=yes"], ["validate", "f.json", "--format", "--json"], ["validate", "f.json", "-x"],
+    ["validate", "f.json", "--check", "-x"], ["validate", "-5"], ["validate", "f.json", "--max-bytes=1e3"],
+    ["validate", "f.json", "--h"], ["Validate", "f.json"],
+    ["validate", "f.json", "--format="], ["validate", "", "--check", ""],  # empty values: argparse takes them, left
 ]
 
 
@@ -131,6 +137,7 @@ def test_version_builds_no_parser_and_loads_no_suite() -> None:
     loaded = set(out["modules"])
     assert not [m for m in loaded if m.startswith("memconform.suites.")]
     assert not loaded & set(NEVER_ON_THE_VALIDATE_PATH)
+    assert "argparse" not in loaded and "gettext" not in loaded  # nor the parser's module
 
 
 # a bundle that shows a reading of E1 (non-ASCII content and a float): its checksum is judged by E1's rows alone
@@ -172,3 +179,68 @@ def test_a_memoryai_checksum_is_judged_by_e1s_rows_without_the_rest_of_the_table
     assert out["seen"] == [["E1", "ascii-escapes"]]
     loaded = set(out["modules"])
     assert not loaded & set(NOT_FOR_A_VALID_DOCUMENT["memoryai"]), sorted(loaded & set(NOT_FOR_A_VALID_DOCUMENT["memoryai"]))
+
+
+# what a `validate` of a MemoRizz archive read in windows does not need beside NEVER_ON_THE_VALIDATE_PATH and
+# NOT_FOR_A_VALID_DOCUMENT (issue 33: memorizz's own validate_archive >= 10x the whole process at 10k records):
+# argparse with gettext (a validate line is read by plain_validate), decimal (the number rules' writer: only a
+# float they write), the secret forms (a run's secrets), calendar with locale, shlex (a replay line)
+NOT_FOR_A_PLAIN_ARCHIVE = ("argparse", "gettext", "locale", "calendar", "decimal", "shlex", "base64", "bisect",
+                           "memconform.core.secret_forms", "memconform.core.readings")
+ARCHIVE_RUN = textwrap.dedent("""
+    import contextlib, io, json, runpy, sys
+    sys.argv = ["memconform", "validate", sys.argv[1]]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        try:
+            runpy.run_module("memconform", run_name="__main__", alter_sys=True)  # as `python -m memconform`
+        except SystemExit as exc:
+            code = exc.code
+    print(json.dumps({"code": code, "printed": printed.getvalue(), "modules": sorted(sys.modules)}))
+""")
+
+
+def sealed_archive(records: int) -> dict[str, Any]:
+    from memconform.suites.memorizz import format as mz
+
+    archive = mz.empty_archive(created_at="2026-05-01T12:00:00+00:00", memorizz_version="0.17.16",
+                               source_provider="FileSystemProvider")
+    stores = [s for s in mz.STORES if s != "agents"]
+    for i in range(records):
+        rid = f"{i:08x}-859c-4cde-9921-0123456789ab"
+        data = {"_id": rid, "id": rid, "memory_id": f"ns-{i % 7}", "importance": round(0.05 + i % 90 / 100, 2),
+                "content": f"note {i}: the release window moved after review, Ünïcode ☂ " * 4}
+        archive["stores"][stores[i % len(stores)]].append({"id": rid, "data": data})
+    return mz.seal(archive)
+
+
+def archive_run(path: Path) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", ARCHIVE_RUN, str(path)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def test_a_memorizz_archive_read_in_windows_loads_only_what_judging_it_needs(tmp_path: Path) -> None:
+    """`python -m memconform validate ARCHIVE` past the window size: valid, read in windows, and none of the
+    modules only a run, a failure, another command or a float needing the number rules would use; the same
+    archive with one record changed after sealing fails its digest the same way (a negative control)."""
+    from memconform.kit.windows.reader import WINDOW_BYTES
+
+    doc = sealed_archive(2400)
+    path = tmp_path / "archive.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    assert path.stat().st_size > WINDOW_BYTES  # else the file is read whole and the windows are not what is held
+    out = archive_run(path)
+    assert out["code"] == 0 and "memorizz valid" in out["printed"], out["printed"]
+    loaded = set(out["modules"])
+    assert {"memconform.suites.memorizz.format.windows", "memconform.suites.memorizz.checks.document"} <= loaded
+    unwanted = set(NEVER_ON_THE_VALIDATE_PATH) | set(NOT_FOR_A_VALID_DOCUMENT["memorizz"]) | set(NOT_FOR_A_PLAIN_ARCHIVE)
+    assert not loaded & unwanted, sorted(loaded & unwanted)
+    assert "argparse" not in loaded and "memconform.cli.main" in loaded  # the CLI ran, without argparse
+
+    doc["stores"]["summaries"][3]["data"]["content"] += "!"  # the digest no longer covers what is there
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    out = archive_run(path)
+    assert out["code"] == 1 and "memorizz.integrity_digest" in out["printed"], out["printed"]
+    assert "memconform.suites.memorizz.format.windows" in out["modules"]

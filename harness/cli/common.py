@@ -3,14 +3,17 @@ suites (reading a handed document is run/validate.py's)."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+from typing import TYPE_CHECKING
 
 from ..core.profile import Profile
 from ..core.results import HarnessError
 from ..core.suite import SuiteSpec, all_suites
 from ..run.validate import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from ..run.validate import read_document as read_document
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def installed() -> dict[str, SuiteSpec]:

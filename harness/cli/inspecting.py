@@ -3,9 +3,8 @@ and profile options), `coverage` (the requirement maps)."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.registry import REGISTRY
 from ..core.results import Outcome, Result
@@ -13,6 +12,9 @@ from ..core.suite import all_suites, get_suite
 from ..core.wording import plural, shown_value, visible
 from .common import profile_from_args
 from .json_output import dumps
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def open_stream(path: Path, wanted: str | None) -> tuple[str, Any] | None:

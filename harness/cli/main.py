@@ -6,18 +6,18 @@ inspecting.py, report, diff, certify and verify in reporting.py; serve is here.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from pathlib import Path
-from typing import NoReturn
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
-from ..core.profile import PROFILES
 from ..core.results import HarnessError
-from ..core.suite import all_suites, get_suite, suite_names
 from ..core.wording import visible
 from ..run.validate import MAX_DOCUMENT_BYTES
 from .inspecting import cmd_coverage, cmd_list, cmd_validate
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -36,6 +36,8 @@ __all__ = ["build_parser", "cmd_coverage", "cmd_list", "cmd_replay", "cmd_run", 
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from ..core.suite import all_suites, get_suite
+
     serve = get_suite(args.spec).serve
     if serve is None:
         servable = ", ".join(s.name for s in all_suites() if s.serve is not None)
@@ -51,6 +53,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def profile_args(p: argparse.ArgumentParser) -> None:
+    from ..core.profile import PROFILES
+
     p.add_argument("--profile", default="ci", help=f"one of {', '.join(PROFILES)} (default ci)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a reading of ambiguous spec text, e.g. memoryai.dna_rule=type-only (memconform list --options)")
@@ -58,7 +62,7 @@ def profile_args(p: argparse.ArgumentParser) -> None:
 
 
 def validate_args(val: argparse.ArgumentParser) -> None:
-    """The arguments of `validate`: the full parser's subcommand and the plain-validate parser alike."""
+    """The arguments of `validate` in the full parser (plain_validate reads the same ones without it)."""
     val.add_argument("file")
     val.add_argument("--format", help="skip detection: memoryai, memorizz, amps, emp")
     val.add_argument("--json", action="store_true", help="print the verdict and failing check ids as JSON")
@@ -67,39 +71,57 @@ def validate_args(val: argparse.ArgumentParser) -> None:
     val.set_defaults(func=cmd_validate, command="validate")
 
 
-class _NotPlain(Exception):
-    """The command line is not a plain `validate`: the full parser reads it (and words any error)."""
+# plain_validate's options: (the attribute, whether it takes a value, whether it repeats), as validate_args
+# declares them; the full parser's validate has only -h/--help besides, which plain_validate leaves to it
+_PLAIN_OPTIONS = {"--format": ("format", True, False), "--json": ("json", False, False),
+                  "--max-bytes": ("max_bytes", True, False), "--profile": ("profile", True, False),
+                  "--option": ("option", True, True), "--check": ("check", True, True)}
 
 
-class _FixedWidthFormatter(argparse.HelpFormatter):
-    """The plain parser never prints help (the full parser does): a fixed width, so argparse does not import
-    shutil to ask the terminal's (~1.5 ms of `validate`'s start)."""
-
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=80)
-
-
-class _PlainValidateParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _NotPlain(message)
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise _NotPlain(message)
-
-
-def plain_validate(argv: list[str]) -> argparse.Namespace | None:
-    """`memconform validate FILE [options]` read without building the whole command line: every other
-    subcommand's parser imports its module (the report renderers, the matrix, the portability tools),
-    which a validation never uses. None for anything else, and for anything unusual (help, an unknown
-    or misspelt option, a bad value, "--"): the full parser then reads it, with its own messages."""
-    if argv[:1] != ["validate"] or "--" in argv:
+def plain_validate(argv: list[str]) -> Any | None:
+    """`memconform validate FILE [options]` read without argparse or the whole command line: every other
+    subcommand's parser imports its module (the report renderers, the matrix, the portability tools), and
+    argparse itself and its message catalogue lookups cost a validation start-up it never uses. The same
+    namespace as the full parser's (tests/test_cli_plain_validate.py); None for anything else and for anything
+    unusual (help, an unknown or ambiguous option, a value that is missing, starts with "-" or is not a
+    number where one is wanted, "--", a second file): the full parser then reads it, with its own messages."""
+    if argv[:1] != ["validate"]:
         return None
-    parser = _PlainValidateParser(prog="memconform validate", add_help=False, formatter_class=_FixedWidthFormatter)
-    validate_args(parser)
-    try:
-        return parser.parse_args(argv[1:])
-    except _NotPlain:
+    found: dict[str, Any] = {"file": None, "format": None, "json": False, "max_bytes": MAX_DOCUMENT_BYTES,
+                             "profile": "ci", "option": [], "check": []}
+    words = iter(argv[1:])
+    for word in words:
+        if not word.startswith("-") or word == "-":
+            if found["file"] is not None:
+                return None
+            found["file"] = word
+            continue
+        given, equals, value = word.partition("=")
+        names = [name for name in _PLAIN_OPTIONS if name.startswith(given)] if given.startswith("--") else []
+        if len(names) != 1 or given == "--":  # argparse reads a unique prefix as the option (allow_abbrev)
+            return None
+        attr, takes_value, repeats = _PLAIN_OPTIONS[names[0]]
+        if not takes_value:
+            if equals:
+                return None
+            found[attr] = True
+            continue
+        if not equals:
+            value = next(words, "-")
+        if not value or value.startswith("-"):
+            return None
+        if attr == "max_bytes":
+            try:
+                found[attr] = int(value)
+            except ValueError:
+                return None
+        elif repeats:
+            found[attr] = [*found[attr], value]
+        else:
+            found[attr] = value
+    if found["file"] is None:
         return None
+    return SimpleNamespace(command="validate", **found, func=cmd_validate)
 
 
 # what each command's exit code means, shown at the end of its --help (a CI script branches on them)
@@ -148,6 +170,8 @@ def exit_codes_in_help(parser: argparse.ArgumentParser, command: str = "memconfo
     parent = command.rpartition(" ")[0]
     codes = EXIT_CODES.get(command) or EXIT_CODES.get(parent) or DEFAULT_EXIT_CODES
     parser.epilog = ((parser.epilog + "\n\n") if parser.epilog else "") + f"exit codes: {codes}"
+    import argparse
+
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub_parser in action.choices.items():
@@ -155,7 +179,11 @@ def exit_codes_in_help(parser: argparse.ArgumentParser, command: str = "memconfo
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
     from .. import __version__
+    from ..core.suite import suite_names
 
     parser = argparse.ArgumentParser(prog="memconform", description="Conformance harness for AI memory portability specs.")
     parser.add_argument("--version", action="version", version=f"memconform {__version__}")
@@ -267,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                             "(please report; rerun with MEMCONFORM_DEBUG=1 for a traceback)")
 
 
-def _error(args: argparse.Namespace, message: str) -> int:
+def _error(args: Any, message: str) -> int:
     """One line on stderr; with --json, the same as JSON on stdout, so a script always reads JSON."""
     # one line: a file name or a target's words in it shown, never obeyed (a line feed written out too)
     line = visible(message).replace("\n", "\\n")

@@ -28,6 +28,8 @@ SWEEP_BUDGET_FACTOR = 3
 
 @dataclass(frozen=True)
 class Check:
+    """A registered check: its id, the spec sentence it holds, its level and the function that runs it."""
+
     id: str
     suite: str
     spec: str

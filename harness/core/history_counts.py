@@ -29,6 +29,8 @@ def anomalies(found: dict[str, int]) -> dict[str, int]:
 
 @dataclass
 class _Table:
+    """A run's counts, per check (kept in the run's state)."""
+
     rows: dict[str, dict[str, int]] = field(default_factory=dict)  # check id -> its counts
 
 

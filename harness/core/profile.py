@@ -29,6 +29,8 @@ def _installed(suites: Iterable[SuiteSpec] | None) -> list[SuiteSpec]:
 
 @dataclass(frozen=True)
 class Limits:
+    """The bounds of a run: a call's time and bytes, a check's budget and the whole run's."""
+
     request_timeout_s: float = 10.0
     call_deadline_s: float = 60.0
     max_response_bytes: int = 64 * 1024 * 1024
@@ -88,6 +90,8 @@ def _random_seed() -> int:
 
 @dataclass
 class Profile:
+    """How much a run does (ci, default, strict, thorough), its seed, its options and its limits."""
+
     name: str = "ci"
     examples: int = 5
     derandomize: bool = True

@@ -11,10 +11,12 @@ import enum
 import math
 import re
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from .secret_forms import SecretForms
 from .wording import visible
+
+if TYPE_CHECKING:
+    from .secret_forms import SecretForms
 
 MASK = "***"
 MASKS = ("***", "###", "~~~", "%%%", "^^^")  # one that shares no character with the secret
@@ -120,6 +122,9 @@ class Redactor:
     def forms(self, secret: str) -> SecretForms:
         """Every form of `secret` to mask (encoded, and runs of it), compiled once."""
         if secret not in self._forms:
+            # only a run with secrets masks them: validate starts without secret_forms (base64, bisect, regexes)
+            from .secret_forms import SecretForms
+
             self._forms[secret] = SecretForms(secret)
         return self._forms[secret]
 

@@ -160,6 +160,8 @@ class Failure:
 
 @dataclass
 class Result:
+    """One check's outcome on one target: what the report, the verdicts and `validate` read."""
+
     check_id: str
     suite: str
     spec: str

@@ -18,6 +18,8 @@ from .suite import SuiteSpec
 
 @dataclass(frozen=True)
 class Rule:
+    """One row of a rule table: registered as the check `<suite>.<key>` with its spec sentence."""
+
     key: str  # the check id without the suite prefix
     section: str
     keyword: str

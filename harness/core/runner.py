@@ -272,6 +272,8 @@ def _safe_str(exc: BaseException) -> str:
 
 @dataclass
 class _Claimed:
+    """The levels a target claims, asked once per context."""
+
     asked: bool = False
     levels: set[str] | None = None
 

@@ -17,7 +17,6 @@ second way. The core never names a suite module itself.
 from __future__ import annotations
 
 import importlib
-import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +34,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Level:
+    """A conformance level of a suite: the levels it requires and the check ids its clause lists."""
+
     key: str
     title: str
     requires: tuple[str, ...] = ()
@@ -66,6 +67,8 @@ class Later:
 
 @dataclass
 class SuiteSpec:
+    """What a suite tells the harness (the module docstring): its levels, checks, formats and targets."""
+
     name: str
     spec_title: str
     version: str
@@ -249,6 +252,8 @@ def answers_with(op: str, body: Callable[[], Any], recognise: Callable[[Any], bo
 
 def replay_command(reproduce_base: str, suite: str, path: str) -> str:
     """The `memconform replay` line for a saved example: the run's target, and its key as the variable."""
+    import shlex  # a run's failure only: validate starts without it
+
     parts = shlex.split(reproduce_base) if reproduce_base else []
     words = ["memconform", "replay", path, "--suite", suite]
     if "--target" in parts[:-1]:

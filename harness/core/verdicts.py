@@ -49,6 +49,8 @@ def _list(items: list[str], limit: int = 3) -> str:
 
 @dataclass
 class LevelVerdict:
+    """A level's verdict in a run: its status, the counts behind it and why it is not conformant."""
+
     key: str
     title: str
     status: str

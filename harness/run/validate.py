@@ -70,6 +70,8 @@ def _in_words(exc: JsonRejected, raw: bytes | None) -> tuple[str, Any, str]:
 
 @dataclass
 class Named:
+    """The suite a file was named as, and how it was named."""
+
     suite: SuiteSpec
     how: str  # "--format", "detected", "near-miss of its envelope", "file name"
 

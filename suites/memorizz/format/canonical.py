@@ -10,7 +10,6 @@ import math
 import os
 import re
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -27,6 +26,9 @@ def number_text(value: float) -> str:
         return "0"  # also negative zero
     shortest = repr(value)
     if 1e-6 <= abs(value) < 1e21:
+        # only a float the number rules write: validate of an archive of plain floats starts without decimal
+        from decimal import Decimal
+
         text = format(Decimal(shortest), "f")
         return text.rstrip("0").rstrip(".") if "." in text else text
     mantissa, _, exponent = shortest.partition("e")

@@ -75,6 +75,8 @@ RECORD_RULES = frozenset({"record_shape", "record_id_form", "record_id_unique", 
 
 @dataclass
 class Problem:
+    """One finding of the archive rules: the rule it breaks, what was received and expected, and where."""
+
     rule: str
     title: str
     received: Any

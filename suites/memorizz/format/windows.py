@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +48,8 @@ class ArchiveFindings:
 
 @dataclass
 class _Windows:
+    """What the windows found so far, store by store, until `finish` judges the envelope and the digest."""
+
     key_order: str
     no_embeddings: bool = True
     began: bool = False
@@ -134,14 +135,15 @@ class _Windows:
         text, facts = self._canonical({**envelope, GROUP: stores}, False)
         self.long_digits_in(text, facts)
         hasher = hashlib.sha256()
-        parts = re.split(rb'"' + nonce.encode() + rb'-([0-9]+)"', text)
-        for i, part in enumerate(parts):
-            if i % 2 == 0:
-                hasher.update(part)
-            else:
-                hasher.update(b"[")
-                hasher.update(self.pieces.pop(names[int(part)], b""))
-                hasher.update(b"]")
+        # split at each marker's opening (a pattern made of the nonce would be compiled anew in every process)
+        first, *marked = text.split(b'"' + nonce.encode() + b"-")
+        hasher.update(first)
+        for part in marked:
+            index, _, rest = part.partition(b'"')  # the marker's index, then the text after it
+            hasher.update(b"[")
+            hasher.update(self.pieces.pop(names[int(index)], b""))
+            hasher.update(b"]")
+            hasher.update(rest)
         return hasher.hexdigest()
 
 
