@@ -7,7 +7,6 @@ file, and a file that changes between the passes is a harness error, never a sho
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys
@@ -16,22 +15,19 @@ from typing import Any
 
 import pytest
 from memconform.core.results import HarnessError
-from memconform.portability.canonical import OnePass
 from memconform.portability.formats import formats, portable
-from memconform.portability.placement import Refused
 from memconform.portability.sourced import read_source
 from memconform.portability.translate import dump, load, translate
 from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import assert_same, fix_the_clock  # noqa: E402
+from portability_kit import SMALL, assert_same, both, fix_the_clock, stopping_writer  # noqa: E402
 
 FORMATS = formats()
 WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
 FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = [(fmt, path) for fmt in WINDOWED for path in sorted((FIXTURES_ROOT / fmt).glob("*/*.json"))]
-SMALL = 256  # bytes per window of the source and of the output's judgement: every document here is read in several
 # fixtures whose text the strict window reader refuses (a number past the double range): read whole
 READ_WHOLE = {"number-overflow.json"}
 RECORDS = 300  # a generated document: hundreds of windows at SMALL
@@ -57,23 +53,6 @@ def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
         text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def both(path: Path, source: str, target: str, folder: Path, writers: Any = None) -> tuple[Any, Any, str | None]:
-    """(the whole-memory translation of the file, the translation read in windows, its judged file's text or None)."""
-    _, doc = load(path, source)
-    whole = translate(copy.deepcopy(doc), source, target, writers=writers)
-    first = read_source(path, source, target, window=SMALL)
-    assert first is not None, f"{path.name}: not read in windows"
-    if first.refused is None:
-        kind = OnePass if portable(target).one_pass else list
-        assert type(first.canonical.records) is kind, f"{source} -> {target}: records as {type(first.canonical.records)}"
-    written, part = write_judged(first, folder, writers=writers, window=SMALL)
-    text = None
-    if part is not None:
-        text = part.read_text(encoding="utf-8")
-        part.unlink()
-    return whole, written, text
 
 
 def _has_sections(fmt: str, doc: Any) -> bool:
@@ -184,34 +163,25 @@ def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal
         assert any(tr.ledger.status(items[20][key], "text") == "lost" for tr in said if not tr.refused)
 
 
-def _stopping_writer(target: str, after: int):
-    """The target's writer, refusing once `after` records have been made: a refusal midway through the stream."""
-    real = portable(target).write
-
-    def write(doc, ledger):
-        records = doc.records
-
-        def counted():
-            for i, record in enumerate(records):
-                if i == after:
-                    raise Refused(f"planted: refused at record {after}")
-                yield record
-        if isinstance(records, OnePass):
-            doc.records = OnePass(len(records), counted, records.again)
-        else:
-            doc.records = list(counted())
-        return real(doc, ledger)
-
-    return write
+def _source_file(fmt: str, records: int, folder: Path) -> Path:
+    """A generated document of `fmt` as a plain file (a text format's text as it is)."""
+    if portable(fmt).text:
+        path = folder / "source.jsonl"
+        path.write_text(generate(fmt, records), encoding="utf-8")
+        return path
+    return _plain(_generated(fmt, records), folder)
 
 
-@pytest.mark.parametrize("target", ["emp", "amps", "memoryai"])
-def test_a_refusal_midway_leaves_no_file_and_says_why(target, tmp_path):
-    source = "memoryai" if target == "amps" else "amps"
-    plain = _plain(_generated(source, 120), tmp_path)
+MIDWAY = [("amps", "emp"), ("memoryai", "amps"), ("amps", "memoryai"), ("emp", "amps"), ("emp", "memoryai"),
+          ("emp", "omp")]
+
+
+@pytest.mark.parametrize(("source", "target"), MIDWAY, ids=[f"{s}->{t}" for s, t in MIDWAY])
+def test_a_refusal_midway_leaves_no_file_and_says_why(source, target, tmp_path):
+    plain = _source_file(source, 120, tmp_path)
     folder = tmp_path / "out"
     folder.mkdir()
-    writers = {target: _stopping_writer(target, 70)}
+    writers = {target: stopping_writer(target, 70)}
     whole, written, text = both(plain, source, target, folder, writers=writers)
     assert written.refused == whole.refused == "planted: refused at record 70", written.refused
     # the ledger of a refusal in a streamed writer also counts the records written before it (written.py's too)
@@ -237,10 +207,11 @@ def _rewritten(path: Path) -> None:  # the same inode and size, written again la
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
 
 
+@pytest.mark.parametrize("source", ["amps", "emp"])
 @pytest.mark.parametrize("change", [_grown, _replaced, _rewritten], ids=["grown", "replaced", "rewritten"])
-def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, tmp_path):
-    plain = _plain(_generated("amps", 120), tmp_path)
-    first = read_source(plain, "amps", "emp", window=SMALL)
+def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, source, tmp_path):
+    plain = _source_file(source, 120, tmp_path)
+    first = read_source(plain, source, "amps" if source == "emp" else "emp", window=SMALL)
     assert first is not None and first.refused is None
     change(plain)
     folder = tmp_path / "out"
@@ -250,10 +221,11 @@ def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, tmp
     assert list(folder.iterdir()) == []
 
 
-def test_an_unchanged_source_is_written_after_the_same_steps(tmp_path):
+@pytest.mark.parametrize("source", ["amps", "emp"])
+def test_an_unchanged_source_is_written_after_the_same_steps(source, tmp_path):
     # the control of the test above: with no change between the passes the same steps write the output
-    plain = _plain(_generated("amps", 120), tmp_path)
-    first = read_source(plain, "amps", "emp", window=SMALL)
+    plain = _source_file(source, 120, tmp_path)
+    first = read_source(plain, source, "amps" if source == "emp" else "emp", window=SMALL)
     folder = tmp_path / "out"
     folder.mkdir()
     written, part = write_judged(first, folder, window=SMALL)
