@@ -107,6 +107,9 @@ class Reading:
     records: Callable[[Any, str, Iterable[Any]], Iterator[Record]]  # (state, section, its items)
     finish: Callable[[Document, Any], None] | None = None
     group: str | None = None  # the top-level object holding the sections (a format's stores of records); None: the top level
+    # the state a pass after the first starts from, made from the first pass's once finished: what a record needs that
+    # only the whole first pass saw (a split record's later parts); None: each pass starts from `begin`'s
+    again: Callable[[Any], Any] | None = None
 
     def read(self, doc: dict[str, Any]) -> Document:
         out, state = self.begin(doc)

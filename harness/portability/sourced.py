@@ -79,7 +79,7 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
 
     def records(noted: Ledger) -> Iterator[Record]:
         seen_again: dict[str, int] = {}
-        for record in parts.every(parts.begin()[1]):
+        for record in parts.every(parts.again(state)):
             if record.key(source) in repeated:  # named as the first pass named it; warned there
                 name_repeat(record, source, seen_again)
             scrub_record(record, source, noted)
@@ -111,6 +111,10 @@ class _Parts:
 
     def finish(self, head: Document, state: Any) -> None:
         pass
+
+    def again(self, first: Any) -> Any:
+        """The state a later pass starts from, given the first pass's once finished."""
+        return self.begin()[1]
 
 
 def _windowed(path: Path, reading: Reading, window: int | None) -> tuple[Version, _Parts] | None:
@@ -159,6 +163,9 @@ class _Windows(_Parts):
     def finish(self, head: Document, state: Any) -> None:
         if self.reading.finish is not None:
             self.reading.finish(head, state)
+
+    def again(self, first: Any) -> Any:
+        return self.reading.again(first) if self.reading.again is not None else self.begin()[1]
 
 
 def _lined(path: Path, source: str, lines: LineReading) -> tuple[Version, _Parts] | None:
