@@ -5,7 +5,8 @@ The checks of a record (every chunk, edge, entity on its own) run on each window
 context whose per-document caches (`once`) are the window's and whose readings are the run's; their
 findings, re-indexed, are handed back when the check runs. The envelope's checks run on the
 WindowedDocument itself: its sections have their lengths (declared counts) and the §3.6 canonical
-bytes are written a window at a time, in key order, for the checksum. The credentials check runs on
+bytes are taken a window at a time, in key order (each section read again at the end), into what the
+checksum check asks of them (reading_kinds.LiteralText), never held as one text. The credentials check runs on
 each window and on each envelope member, its findings put back in the document's key order.
 A check this plan does not know, an envelope member after a section (the record checks read the
 manifest), or a checksum that only another reading matches: the file is read whole."""
