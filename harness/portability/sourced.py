@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -202,7 +202,7 @@ class _Lines(_Parts):
         self.path, self.version, self.source, self.reading = path, version, source, reading
         self.offsets: Sequence[int] = ()
 
-    def lines(self) -> Iterator[tuple[int, Any]]:
+    def lines(self) -> Generator[tuple[int, Any], None, None]:
         """(offset, parsed) of every line that is not blank, in file order."""
         with self._opened() as handle:
             offset = 0

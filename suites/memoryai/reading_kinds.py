@@ -54,10 +54,9 @@ class ChecksumCase:
 
     def digest(self, reading: str) -> str:
         unicode, numbers = memoryai.CHECKSUM_READINGS[reading]
-        if (unicode, numbers) == ("literal", "python") and isinstance(self.literal, LiteralText):
-            return self.literal.hexdigest()
         if (unicode, numbers) == ("literal", "python") and self.literal is not None:
-            return hashlib.sha256(self.literal).hexdigest()
+            literal = self.literal
+            return literal.hexdigest() if isinstance(literal, LiteralText) else hashlib.sha256(literal).hexdigest()
         try:
             return memoryai.checksum(dict(self.doc), unicode, numbers)
         except UnicodeEncodeError:  # a lone surrogate has no UTF-8 bytes: only the ASCII-escapes readings have a digest
