@@ -259,11 +259,13 @@ def test_what_the_windows_cannot_read_is_read_whole(tmp_path):
         assert read_source(fifo, "amps", "emp") is None
 
 
-def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_writes(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(("source", "target"), [("memoryai", "emp"), ("omp", "emp"), ("emp", "amps")])
+def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_writes(source, target, tmp_path,
+                                                                                       monkeypatch, capsys):
     from memconform.cli.main import main
     from memconform.portability import sourced
 
-    plain = _plain(_generated("memoryai", 50), tmp_path)
+    plain = _source_file(source, 50, tmp_path)
     calls = []
     real = sourced.read_source
 
@@ -272,11 +274,11 @@ def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_
         calls.append(found is not None)
         return found
     monkeypatch.setattr(sourced, "read_source", spying)
-    out = tmp_path / "out.jsonl"
-    assert main(["translate", str(plain), "--from", "memoryai", "--to", "emp", "--out", str(out)]) == 0
+    out = tmp_path / "out.txt"
+    assert main(["translate", str(plain), "--from", source, "--to", target, "--out", str(out)]) == 0
     assert calls == [True]
-    _, doc = load(plain, "memoryai")
-    assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, "memoryai", "emp").output)
+    _, doc = load(plain, source)
+    assert out.read_text(encoding="utf-8") == dump(target, translate(doc, source, target).output)
 
 
 @pytest.mark.parametrize("named", [False, True])
