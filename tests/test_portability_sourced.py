@@ -174,7 +174,7 @@ def _source_file(fmt: str, records: int, folder: Path) -> Path:
 
 
 MIDWAY = [("amps", "emp"), ("memoryai", "amps"), ("amps", "memoryai"), ("emp", "amps"), ("emp", "memoryai"),
-          ("emp", "omp")]
+          ("emp", "omp"), ("omp", "emp"), ("omp", "memoryai")]
 
 
 @pytest.mark.parametrize(("source", "target"), MIDWAY, ids=[f"{s}->{t}" for s, t in MIDWAY])
@@ -208,7 +208,7 @@ def _rewritten(path: Path) -> None:  # the same inode and size, written again la
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
 
 
-@pytest.mark.parametrize("source", ["amps", "emp"])
+@pytest.mark.parametrize("source", ["amps", "emp", "omp"])
 @pytest.mark.parametrize("change", [_grown, _replaced, _rewritten], ids=["grown", "replaced", "rewritten"])
 def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, source, tmp_path):
     plain = _source_file(source, 120, tmp_path)
@@ -222,7 +222,7 @@ def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, sou
     assert list(folder.iterdir()) == []
 
 
-@pytest.mark.parametrize("source", ["amps", "emp"])
+@pytest.mark.parametrize("source", ["amps", "emp", "omp"])
 def test_an_unchanged_source_is_written_after_the_same_steps(source, tmp_path):
     # the control of the test above: with no change between the passes the same steps write the output
     plain = _source_file(source, 120, tmp_path)
