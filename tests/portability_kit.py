@@ -4,13 +4,20 @@ translation, byte for byte, ledger and summary included."""
 
 from __future__ import annotations
 
+import copy
 import importlib
+from pathlib import Path
 from typing import Any
 
-from memconform.portability.formats import formats
-from memconform.portability.translate import dump
+from memconform.portability.canonical import OnePass
+from memconform.portability.formats import formats, portable
+from memconform.portability.placement import Refused
+from memconform.portability.sourced import read_source
+from memconform.portability.translate import dump, load, translate
+from memconform.portability.written import write_judged
 
 FIXED_NOW = "2026-01-02T03:04:05.678Z"
+SMALL = 256  # bytes per window of the source and of the output's judgement: every document here is read in several
 
 
 def fix_the_clock(monkeypatch: Any) -> None:
@@ -31,3 +38,42 @@ def assert_same(whole: Any, written: Any, text: str | None, what: str) -> None:
         assert text is None, f"{what}: a refused translation left a file"
     else:
         assert text == dump(whole.target, whole.output), f"{what}: output bytes"
+
+
+def both(path: Path, source: str, target: str, folder: Path, writers: Any = None) -> tuple[Any, Any, str | None]:
+    """(the whole-memory translation of the file, the translation read in windows or by lines (sourced.py), its judged
+    file's text or None)."""
+    _, doc = load(path, source)
+    whole = translate(copy.deepcopy(doc), source, target, writers=writers)
+    first = read_source(path, source, target, window=SMALL)
+    assert first is not None, f"{path.name}: not read in windows or by lines"
+    if first.refused is None:
+        kind = OnePass if portable(target).one_pass else list
+        assert type(first.canonical.records) is kind, f"{source} -> {target}: records as {type(first.canonical.records)}"
+    written, part = write_judged(first, folder, writers=writers, window=SMALL)
+    text = None
+    if part is not None:
+        text = part.read_text(encoding="utf-8")
+        part.unlink()
+    return whole, written, text
+
+
+def stopping_writer(target: str, after: int):
+    """The target's writer, refusing once `after` records have been made: a refusal midway through the stream."""
+    real = portable(target).write
+
+    def write(doc, ledger):
+        records = doc.records
+
+        def counted():
+            for i, record in enumerate(records):
+                if i == after:
+                    raise Refused(f"planted: refused at record {after}")
+                yield record
+        if isinstance(records, OnePass):
+            doc.records = OnePass(len(records), counted, records.again)
+        else:
+            doc.records = list(counted())
+        return real(doc, ledger)
+
+    return write

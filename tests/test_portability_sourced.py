@@ -7,7 +7,6 @@ file, and a file that changes between the passes is a harness error, never a sho
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys
@@ -16,22 +15,19 @@ from typing import Any
 
 import pytest
 from memconform.core.results import HarnessError
-from memconform.portability.canonical import OnePass
 from memconform.portability.formats import formats, portable
-from memconform.portability.placement import Refused
 from memconform.portability.sourced import read_source
 from memconform.portability.translate import dump, load, translate
 from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import assert_same, fix_the_clock  # noqa: E402
+from portability_kit import SMALL, assert_same, both, fix_the_clock, stopping_writer  # noqa: E402
 
 FORMATS = formats()
 WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
 FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = [(fmt, path) for fmt in WINDOWED for path in sorted((FIXTURES_ROOT / fmt).glob("*/*.json"))]
-SMALL = 256  # bytes per window of the source and of the output's judgement: every document here is read in several
 # fixtures whose text the strict window reader refuses (a number past the double range): read whole
 READ_WHOLE = {"number-overflow.json"}
 RECORDS = 300  # a generated document: hundreds of windows at SMALL
@@ -43,8 +39,8 @@ def fixed_now(monkeypatch):
 
 
 def test_the_formats_read_in_windows_are_the_ones_with_a_reading():
-    # the control that the tests below test something: AMPS, MemoryAI and MemoRizz declare their readers in steps
-    assert set(WINDOWED) == {"amps", "memoryai", "memorizz"}, WINDOWED
+    # the control that the tests below test something: AMPS, MemoryAI, MemoRizz and OMP declare their readers in steps
+    assert set(WINDOWED) == {"amps", "memoryai", "memorizz", "omp"}, WINDOWED
     assert len(CASES) > 100, len(CASES)
 
 
@@ -57,23 +53,6 @@ def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
         text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def both(path: Path, source: str, target: str, folder: Path, writers: Any = None) -> tuple[Any, Any, str | None]:
-    """(the whole-memory translation of the file, the translation read in windows, its judged file's text or None)."""
-    _, doc = load(path, source)
-    whole = translate(copy.deepcopy(doc), source, target, writers=writers)
-    first = read_source(path, source, target, window=SMALL)
-    assert first is not None, f"{path.name}: not read in windows"
-    if first.refused is None:
-        kind = OnePass if portable(target).one_pass else list
-        assert type(first.canonical.records) is kind, f"{source} -> {target}: records as {type(first.canonical.records)}"
-    written, part = write_judged(first, folder, writers=writers, window=SMALL)
-    text = None
-    if part is not None:
-        text = part.read_text(encoding="utf-8")
-        part.unlink()
-    return whole, written, text
 
 
 def _has_sections(fmt: str, doc: Any) -> bool:
@@ -143,10 +122,10 @@ def _record_list(fmt: str, doc: dict[str, Any]) -> list[Any]:
 
 
 def _id_field(fmt: str) -> str:
-    return {"amps": "atom_id", "memoryai": "id"}[fmt]
+    return {"amps": "atom_id", "memoryai": "id", "omp": "id"}[fmt]
 
 
-@pytest.mark.parametrize("fmt", ["amps", "memoryai"])  # MemoRizz: ids repeat only across stores (fixtures)
+@pytest.mark.parametrize("fmt", ["amps", "memoryai", "omp"])  # MemoRizz: ids repeat only across stores (fixtures)
 def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal_the_whole_path(fmt, tmp_path):
     """What translate.prepare says before any writer runs, said alike when the records come in windows: a record
     whose id repeats (named `#2`, `#3`, warned in order), a lone surrogate (noted lost), an escape-hatch value that
@@ -154,13 +133,14 @@ def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal
     doc = _generated(fmt, 60)
     items = _record_list(fmt, doc)
     key = _id_field(fmt)
-    items[40][key] = items[3][key]  # one id three times, far apart (other windows)
-    items[55][key] = items[3][key]
-    extension = "x-provider" if fmt == "amps" else "metadata"
+    if fmt != "omp":  # OMP's checks refuse an export whose ids repeat
+        items[40][key] = items[3][key]  # one id three times, far apart (other windows)
+        items[55][key] = items[3][key]
+    extension = "x-provider" if fmt == "amps" else "metadata"  # the escape hatch
     # a block that says the shown text was invented (it is not empty: refused), and restores a field not shown
     items[30].setdefault(extension, {})["memconform_port"] = {"invented": ["text"], "fields": {"origin_session": "s-1"}}
-    if fmt == "amps":  # a MemoryAI bundle with a lone surrogate has no canonical form for its checksum: refused
-        items[20]["text"] += "\ud800"  # written as the escape \ud800
+    if fmt != "memoryai":  # a MemoryAI bundle with a lone surrogate has no canonical form for its checksum: refused
+        items[20]["text" if fmt == "amps" else "content"] += "\ud800"  # written as the escape \ud800
     else:
         from memconform.suites.memoryai import format as mai
 
@@ -177,41 +157,32 @@ def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal
     warnings = [w for tr in said for w in tr.ledger.warnings]
     if all(tr.refused for tr in said):  # the control: what is compared is a translation, not a refusal
         pytest.fail(f"every translation refused: {said[0].refused}")
-    assert any("appears 3 times" in w for w in warnings), warnings
+    assert fmt == "omp" or any("appears 3 times" in w for w in warnings), warnings
     assert any("block gives a text that contradicts" in w for w in warnings), warnings
     assert all(tr.ledger.restored for tr in said if not tr.refused)
-    if fmt == "amps":
+    if fmt != "memoryai":
         assert any(tr.ledger.status(items[20][key], "text") == "lost" for tr in said if not tr.refused)
 
 
-def _stopping_writer(target: str, after: int):
-    """The target's writer, refusing once `after` records have been made: a refusal midway through the stream."""
-    real = portable(target).write
-
-    def write(doc, ledger):
-        records = doc.records
-
-        def counted():
-            for i, record in enumerate(records):
-                if i == after:
-                    raise Refused(f"planted: refused at record {after}")
-                yield record
-        if isinstance(records, OnePass):
-            doc.records = OnePass(len(records), counted, records.again)
-        else:
-            doc.records = list(counted())
-        return real(doc, ledger)
-
-    return write
+def _source_file(fmt: str, records: int, folder: Path) -> Path:
+    """A generated document of `fmt` as a plain file (a text format's text as it is)."""
+    if portable(fmt).text:
+        path = folder / "source.jsonl"
+        path.write_text(generate(fmt, records), encoding="utf-8")
+        return path
+    return _plain(_generated(fmt, records), folder)
 
 
-@pytest.mark.parametrize("target", ["emp", "amps", "memoryai"])
-def test_a_refusal_midway_leaves_no_file_and_says_why(target, tmp_path):
-    source = "memoryai" if target == "amps" else "amps"
-    plain = _plain(_generated(source, 120), tmp_path)
+MIDWAY = [("amps", "emp"), ("memoryai", "amps"), ("amps", "memoryai"), ("emp", "amps"), ("emp", "memoryai"),
+          ("emp", "omp"), ("omp", "emp"), ("omp", "memoryai")]
+
+
+@pytest.mark.parametrize(("source", "target"), MIDWAY, ids=[f"{s}->{t}" for s, t in MIDWAY])
+def test_a_refusal_midway_leaves_no_file_and_says_why(source, target, tmp_path):
+    plain = _source_file(source, 120, tmp_path)
     folder = tmp_path / "out"
     folder.mkdir()
-    writers = {target: _stopping_writer(target, 70)}
+    writers = {target: stopping_writer(target, 70)}
     whole, written, text = both(plain, source, target, folder, writers=writers)
     assert written.refused == whole.refused == "planted: refused at record 70", written.refused
     # the ledger of a refusal in a streamed writer also counts the records written before it (written.py's too)
@@ -237,10 +208,11 @@ def _rewritten(path: Path) -> None:  # the same inode and size, written again la
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
 
 
+@pytest.mark.parametrize("source", ["amps", "emp", "omp"])
 @pytest.mark.parametrize("change", [_grown, _replaced, _rewritten], ids=["grown", "replaced", "rewritten"])
-def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, tmp_path):
-    plain = _plain(_generated("amps", 120), tmp_path)
-    first = read_source(plain, "amps", "emp", window=SMALL)
+def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, source, tmp_path):
+    plain = _source_file(source, 120, tmp_path)
+    first = read_source(plain, source, "amps" if source == "emp" else "emp", window=SMALL)
     assert first is not None and first.refused is None
     change(plain)
     folder = tmp_path / "out"
@@ -250,10 +222,11 @@ def test_a_source_that_changes_between_the_passes_is_a_harness_error(change, tmp
     assert list(folder.iterdir()) == []
 
 
-def test_an_unchanged_source_is_written_after_the_same_steps(tmp_path):
+@pytest.mark.parametrize("source", ["amps", "emp", "omp"])
+def test_an_unchanged_source_is_written_after_the_same_steps(source, tmp_path):
     # the control of the test above: with no change between the passes the same steps write the output
-    plain = _plain(_generated("amps", 120), tmp_path)
-    first = read_source(plain, "amps", "emp", window=SMALL)
+    plain = _source_file(source, 120, tmp_path)
+    first = read_source(plain, source, "amps" if source == "emp" else "emp", window=SMALL)
     folder = tmp_path / "out"
     folder.mkdir()
     written, part = write_judged(first, folder, window=SMALL)
@@ -278,18 +251,21 @@ def test_what_the_windows_cannot_read_is_read_whole(tmp_path):
     not_json.write_text('{"atoms": [', encoding="utf-8")
     assert read_source(not_json, "amps", "emp", window=SMALL) is None
     assert read_source(tmp_path / "missing.json", "amps", "emp") is None
-    assert read_source(_plain(_generated("omp", 5), tmp_path), "omp", "emp") is None  # no Reading declared
+    no_section = _plain({"omp_version": "1.0", "exported_at": "2026-01-01T00:00:00Z", "memories": None}, tmp_path)
+    assert read_source(no_section, "omp", "emp") is None  # no array to read in windows
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "fifo"
         os.mkfifo(fifo)
         assert read_source(fifo, "amps", "emp") is None
 
 
-def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_writes(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(("source", "target"), [("memoryai", "emp"), ("omp", "emp"), ("emp", "amps")])
+def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_writes(source, target, tmp_path,
+                                                                                       monkeypatch, capsys):
     from memconform.cli.main import main
     from memconform.portability import sourced
 
-    plain = _plain(_generated("memoryai", 50), tmp_path)
+    plain = _source_file(source, 50, tmp_path)
     calls = []
     real = sourced.read_source
 
@@ -298,22 +274,22 @@ def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_
         calls.append(found is not None)
         return found
     monkeypatch.setattr(sourced, "read_source", spying)
-    out = tmp_path / "out.jsonl"
-    assert main(["translate", str(plain), "--from", "memoryai", "--to", "emp", "--out", str(out)]) == 0
+    out = tmp_path / "out.txt"
+    assert main(["translate", str(plain), "--from", source, "--to", target, "--out", str(out)]) == 0
     assert calls == [True]
-    _, doc = load(plain, "memoryai")
-    assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, "memoryai", "emp").output)
+    _, doc = load(plain, source)
+    assert out.read_text(encoding="utf-8") == dump(target, translate(doc, source, target).output)
 
 
 @pytest.mark.parametrize("named", [False, True])
 def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(named, tmp_path, monkeypatch):
-    """No --from (the format is found by parsing the file), or a source format with no Reading (OMP): parsed whole,
-    as before, with the same output."""
+    """No --from (the format is found by parsing the file), or a named source the windows cannot read (a fixture
+    case file): parsed whole, as before, with the same output."""
     from memconform.cli.main import main
     from memconform.portability import sourced
 
-    source = "omp" if named else "amps"
-    plain = _plain(_generated(source, 30), tmp_path)
+    source = "amps"
+    plain = _plain({"document": _generated(source, 30), "verdict": "valid"} if named else _generated(source, 30), tmp_path)
     answers = []
     real = sourced.read_source
 
@@ -327,3 +303,34 @@ def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(
     assert answers == ([False] if named else [])
     _, doc = load(plain, source)
     assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, source, "emp").output)
+
+
+def test_an_omp_source_with_split_memories_read_in_windows_equals_the_whole_memory_path(tmp_path):
+    """A text over OMP's limit is written as several memories, the later ones naming the first in their block; read
+    back, their texts are joined to it. In windows the first pass finds the parts and each pass after it joins them
+    as it makes the record: the parts before their first memories, in other windows."""
+    from memconform.suites.omp.portability.translator import PART
+
+    long_texts = {3: "α" * 25_000, 17: "long " * 7_000}
+    lines = [json.loads(line) for line in generate("emp", 30).splitlines()]
+    for i, text in long_texts.items():
+        lines[i]["content"] = text
+    made = translate("".join(json.dumps(line) + "\n" for line in lines), "emp", "omp")
+    omp_doc = made.output
+    assert omp_doc is not None, made.refused
+    memories = omp_doc["memories"]
+    split = [m for m in memories if PART in ((m.get("metadata") or {}).get("memconform_port") or {})]
+    assert len(split) >= 3, "the control: the long texts were split into parts"
+    rest = [m for m in memories if m not in split]
+    memories[:] = split[::-1] + rest  # the parts first, far from their memories, in reverse order
+    plain = _plain(omp_doc, tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    said = []
+    for target in FORMATS:
+        if target != "omp":
+            whole, written, text = both(plain, "omp", target, folder)
+            assert_same(whole, written, text, f"omp -> {target}")
+            said.append(whole)
+    assert all(tr.refused is None for tr in said), [tr.refused for tr in said]
+    assert all(tr.ledger.records_in == len(rest) for tr in said)

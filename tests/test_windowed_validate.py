@@ -252,6 +252,35 @@ def test_a_memoryai_bundle_read_whole_where_the_windows_cannot_say(tmp_path: Pat
     assert windowed == whole
 
 
+@pytest.mark.parametrize("checksum", ["kept", "dropped"])
+def test_a_memoryai_bundle_with_a_nan_record_reads_the_same_in_windows(checksum: str, tmp_path: Path) -> None:
+    """The checksum's canonical text is taken a window at a time in finish (no text of every record held): a record
+    it cannot write (NaN) sends the file whole as before, with or without a checksum to judge."""
+    doc = memoryai_bundle(200, seed=6, flaws=False)
+    if checksum == "dropped":
+        del doc["manifest"]["checksum"]
+    path = write(tmp_path, "nan.json", doc, None)
+    text = path.read_bytes()
+    assert b'"weight": 0.5' in text
+    path.write_bytes(text.replace(b'"weight": 0.5', b'"weight": NaN', 1))
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+
+
+def test_a_memoryai_bundle_showing_a_checksum_reading_reads_the_same_in_windows(tmp_path: Path) -> None:
+    """Non-ASCII text and floats in the records (what makes a bundle show its checksum reading, taken from the
+    canonical text in pieces), sealed under the literal reading: the same findings and readings in windows."""
+    from memconform.suites.memoryai import format as mai
+
+    doc = memoryai_bundle(300, seed=7, flaws=False)
+    doc["chunks"][150]["content"] = "caf\u00e9 \U0001F600 at 0.25"
+    doc["chunks"][150]["content_hash"] = mai.content_hash(doc["chunks"][150]["content"])
+    path = write(tmp_path, "shown.json", mai.seal(doc), None)
+    assert read_with_plan(path, path.stat().st_size, [get_suite("memoryai")], SMALL) is not None
+    whole, windowed = both_ways(path)
+    assert windowed == whole
+
+
 @pytest.mark.parametrize("spec", WINDOWED_FORMATS)
 def test_a_check_the_plan_does_not_know_sends_the_file_to_the_whole_path(spec: str) -> None:
     """A check added to a suite later may walk the records: the plan refuses it, so the file is read whole."""

@@ -12,7 +12,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -107,6 +107,9 @@ class Reading:
     records: Callable[[Any, str, Iterable[Any]], Iterator[Record]]  # (state, section, its items)
     finish: Callable[[Document, Any], None] | None = None
     group: str | None = None  # the top-level object holding the sections (a format's stores of records); None: the top level
+    # the state a pass after the first starts from, made from the first pass's once finished: what a record needs that
+    # only the whole first pass saw (a split record's later parts); None: each pass starts from `begin`'s
+    again: Callable[[Any], Any] | None = None
 
     def read(self, doc: dict[str, Any]) -> Document:
         out, state = self.begin(doc)
@@ -122,6 +125,19 @@ class Reading:
     def windowed(self, section: str) -> str:
         """The section's name as the window reader gives it (`<group>.<section>` inside a group)."""
         return f"{self.group}.{section}" if self.group is not None else section
+
+
+@dataclass(frozen=True)
+class LineReading:
+    """A text format's reader by lines (JSON Lines), so that a file is read a line at a time (sourced.py) into the
+    records `read` makes of its whole text: `line` parses one line's bytes (its line end cut; None: a blank line),
+    `chosen` is handed (offset in the file, parsed value) of every other line in file order and gives the offsets
+    of the lines that become records, in the records' order (say, the newest line of each id, ordered by time),
+    keeping only what choosing needs; `record` makes one chosen line's record."""
+
+    line: Callable[[bytes], Any]
+    chosen: Callable[[Iterable[tuple[int, Any]]], Sequence[int]]
+    record: Callable[[Any], Record]
 
 
 class OnePass(list):  # type: ignore[type-arg]
@@ -258,7 +274,11 @@ def _instant(value: str) -> str | None:
     parsed = _parse(value)
     if parsed is None:
         return None
-    when, leap = parsed
+    return _spelled(*parsed)
+
+
+def _spelled(when: dt.datetime, leap: bool = False) -> str:
+    """The canonical spelling of a UTC datetime (a leap second: the second before it, marked)."""
     fraction = f"{when.microsecond // 1000:03d}" if when.microsecond % 1000 == 0 else f"{when.microsecond:06d}"
     text = when.strftime("%Y-%m-%dT%H:%M:%S.") + fraction + "Z"
     return text[:17] + "60" + text[19:] if leap else text
@@ -294,7 +314,7 @@ def from_millis(ms: Any) -> str | None:
         when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
     except OverflowError:
         return None
-    return instant(when.isoformat())
+    return _spelled(when)  # what instant(when.isoformat()) gives, without writing and parsing the text
 
 
 def to_millis(iso: str) -> int:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # only annotations: translating a file imports no runner, hyp
     from hypothesis.strategies import SearchStrategy
     from memconform.core.runner import Context
 
-    from .canonical import Document, Reading
+    from .canonical import Document, LineReading, Reading
     from .ledger import Ledger
     from .witness import Witness
 
@@ -76,6 +76,8 @@ class Portable:
     respellings: Mapping[str, str] = field(default_factory=dict)  # id/type respelling rule -> its ledger wording
     # the reader in steps (canonical.Reading): a file of the format is then read in windows by the CLI (sourced.py)
     reading: Reading | None = None
+    # a text format's reader by lines (canonical.LineReading): a file of it is then read a line at a time (sourced.py)
+    lines: LineReading | None = None
     # the writer writes the records in one pass, in order (written_records, drain), any pass before it through
     # canonical.again or id_lists: it may be handed a OnePass, records read in windows as it writes them
     one_pass: bool = False

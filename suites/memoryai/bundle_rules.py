@@ -57,9 +57,11 @@ def counts_of(doc: Any) -> Iterator[Failure]:
             yield Failure(f"manifest.counts.{section} differs from the records present", declared, actual, f"$.manifest.counts.{section}")
 
 
-def canonical(doc: Any, ctx: CheckContext) -> bytes:
-    """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks."""
-    literal: bytes = ctx.once("canonical-literal", lambda: memoryai.canonical_bytes(doc, "literal"))
+def canonical(doc: Any, ctx: CheckContext) -> bytes | reading_kinds.LiteralText:
+    """The §3.6 canonical bytes (literal reading), computed once per document and shared by checks (a document read
+    in windows: what a LiteralText took from them, format/windows.py)."""
+    literal: bytes | reading_kinds.LiteralText = ctx.once("canonical-literal",
+                                                          lambda: memoryai.canonical_bytes(doc, "literal"))
     return literal
 
 

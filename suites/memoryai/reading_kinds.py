@@ -26,18 +26,37 @@ def _model() -> Any:
     return model
 
 
+class LiteralText:
+    """What the checksum rule asks of a bundle's literal canonical bytes (their sha256, whether they are all ASCII,
+    whether they hold a float), taken from the bytes in pieces, in order, so a bundle read in windows is never held
+    as one text (format/windows.py). Each piece is whole JSON tokens: a float is found in it as in the whole."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self.ascii, self.floats = True, False
+
+    def add(self, piece: bytes) -> None:
+        self._sha.update(piece)
+        self.ascii = self.ascii and piece.isascii()
+        self.floats = self.floats or holds_a_float(piece)
+
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()
+
+
 @dataclass(frozen=True)
 class ChecksumCase:
     """E1: a bundle whose manifest.checksum (the answer, lower case) is judged; `literal`: its literal canonical
-    bytes when the check has them cached."""
+    bytes when the check has them cached (or what a LiteralText took from them)."""
 
     doc: Mapping[str, Any]
-    literal: bytes | None = field(default=None, compare=False)
+    literal: bytes | LiteralText | None = field(default=None, compare=False)
 
     def digest(self, reading: str) -> str:
         unicode, numbers = memoryai.CHECKSUM_READINGS[reading]
         if (unicode, numbers) == ("literal", "python") and self.literal is not None:
-            return hashlib.sha256(self.literal).hexdigest()
+            literal = self.literal
+            return literal.hexdigest() if isinstance(literal, LiteralText) else hashlib.sha256(literal).hexdigest()
         try:
             return memoryai.checksum(dict(self.doc), unicode, numbers)
         except UnicodeEncodeError:  # a lone surrogate has no UTF-8 bytes: only the ASCII-escapes readings have a digest
@@ -53,6 +72,8 @@ class ChecksumCase:
             except UnicodeEncodeError:
                 return True  # a lone surrogate: the literal readings have no bytes, the escapes reading shows itself
             return not data.isascii() or memoryai.has_float(dict(self.doc))
+        if isinstance(self.literal, LiteralText):
+            return not self.literal.ascii or self.literal.floats
         return not self.literal.isascii() or holds_a_float(self.literal)
 
 

@@ -75,4 +75,4 @@ def portable() -> Portable:
         name="emp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="spec-examples.json", export=export, import_=import_,
         witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), prepare=prepare,
-        narrow=narrow, text=True, order=5, consistent=consistent, one_pass=True)
+        narrow=narrow, text=True, order=5, consistent=consistent, one_pass=True, lines=translator.LINES)

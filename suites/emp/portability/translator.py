@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
     OUTSIDE,
     Document,
+    LineReading,
     Record,
     digest,
     drain,
@@ -44,6 +46,32 @@ def read(doc: Any) -> Document:
     for entry in drain(emp.resolve(emp.as_lines(doc), keep_tombstones=True)):  # let go once read (consuming)
         out.records.append(_record(t, entry))
     return out
+
+
+def _parsed(rawb: bytes) -> Any:
+    """One line of the file as `read` parses it (None: blank)."""
+    found = emp.read_line(0, rawb)
+    return None if found is None else found[2]
+
+
+def _chosen(lines: Iterable[tuple[int, Any]]) -> array[int]:
+    """The offsets of the lines `resolve` keeps (the newest ts per id, a later line winning a tie, unreadable lines
+    skipped, tombstones kept), in its order, holding per id only its best (ts, offset) so far: offsets grow with
+    line numbers, so they break ties as resolve's line numbers do."""
+    best: dict[str, tuple[Any, int]] = {}
+    for offset, entry in lines:
+        if emp.readable(entry):
+            key = (entry["ts"], offset)
+            held = best.get(entry["id"])
+            if held is None or key >= held:
+                best[entry["id"]] = key
+    order = sorted(best.values())
+    best.clear()
+    return array("q", [offset for _, offset in order])
+
+
+# the file read a line at a time by the CLI (harness/portability/sourced.py): the records `read` makes of its text
+LINES = LineReading(_parsed, _chosen, lambda entry: _record(table(FORMAT), entry))
 
 
 def _record(t: Any, entry: dict[str, Any]) -> Record:

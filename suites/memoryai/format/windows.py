@@ -5,7 +5,8 @@ The checks of a record (every chunk, edge, entity on its own) run on each window
 context whose per-document caches (`once`) are the window's and whose readings are the run's; their
 findings, re-indexed, are handed back when the check runs. The envelope's checks run on the
 WindowedDocument itself: its sections have their lengths (declared counts) and the §3.6 canonical
-bytes are written a window at a time, in key order, for the checksum. The credentials check runs on
+bytes are taken a window at a time, in key order (each section read again at the end), into what the
+checksum check asks of them (reading_kinds.LiteralText), never held as one text. The credentials check runs on
 each window and on each envelope member, its findings put back in the document's key order.
 A check this plan does not know, an envelope member after a section (the record checks read the
 manifest), or a checksum that only another reading matches: the file is read whole."""
@@ -13,7 +14,6 @@ manifest), or a checksum that only another reading matches: the file is read who
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from typing import Any
 
@@ -76,7 +76,6 @@ class MemoryaiWindows(WindowPlan):
         self.by_name = names
         self.found: dict[str, _Found] = {name: _Found() for name in names if name in RECORD_CHECKS or name == CREDENTIALS}
         self.credentials: dict[str, list[Failure]] = {}  # section -> its records' credential findings
-        self.pieces: dict[str, bytearray] = {}  # section -> the canonical text of its records (no brackets)
         self.envelope: dict[str, Any] = {}
 
     def begin(self, envelope: dict[str, Any]) -> None:
@@ -109,8 +108,6 @@ class MemoryaiWindows(WindowPlan):
         return out
 
     def window(self, section: str, first: int, items: list[Any]) -> None:
-        from memconform.suites.memoryai.format import canonical_value_bytes
-
         doc = {**self.envelope, section: items}
         memo = _WindowContext(self.context.ctx)  # one per window document, as the whole file has one
         for name, owner in RECORD_CHECKS.items():
@@ -118,14 +115,6 @@ class MemoryaiWindows(WindowPlan):
                 self.found[name].failures += self._run(name, doc, section, first, memo)
         if CREDENTIALS in self.found:
             self.credentials.setdefault(section, []).extend(self._run(CREDENTIALS, {section: items}, section, first))
-        if CHECKSUM in self.by_name:
-            try:
-                written = self.pieces.setdefault(section, bytearray())
-                if written:
-                    written += b","
-                written += memoryview(canonical_value_bytes(items))[1:-1]
-            except ValueError:
-                raise NotWindowable("a record the canonical form cannot write (NaN or infinity)") from None
 
     def finish(self, envelope: dict[str, Any], counts: dict[str, int], again: Rereader,
                late: list[Any]) -> dict[str, Any]:
@@ -137,13 +126,15 @@ class MemoryaiWindows(WindowPlan):
                 ordered += self.credentials.get(key, []) if key in counts else self._run(CREDENTIALS, {key: value}, key, 0)
             self.found[CREDENTIALS].failures = ordered
         if CHECKSUM in self.by_name:
-            self._canonical(envelope, counts)
+            self._canonical(envelope, counts, again)
         return {}
 
-    def _canonical(self, envelope: dict[str, Any], counts: dict[str, int]) -> None:
-        """The literal canonical bytes (sorted keys, no whitespace), handed to the checksum check when
-        they match the claimed checksum; else (another reading, or a mismatch to report) read whole."""
+    def _canonical(self, envelope: dict[str, Any], counts: dict[str, int], again: Rereader) -> None:
+        """What the checksum check asks of the literal canonical bytes (sorted keys, no whitespace), taken from them
+        in pieces in key order (each section's windows read again), handed to it when they match the claimed
+        checksum; else (another reading, or a mismatch to report) read whole."""
         from memconform.suites.memoryai.format import canonical_value_bytes
+        from memconform.suites.memoryai.reading_kinds import LiteralText
 
         ctx = self.context.ctx
         manifest = envelope.get("manifest")
@@ -153,31 +144,36 @@ class MemoryaiWindows(WindowPlan):
         if ctx.option("checksum_unicode") == "ascii" or ctx.option("checksum_numbers") == "ecmascript":
             raise NotWindowable("a checksum reading other than the literal one is pinned")
 
-        def member(key: str) -> bytes:
-            if key in counts:
-                value = b"[" + bytes(self.pieces.pop(key, b"")) + b"]"
-            elif key == "manifest" and isinstance(manifest, dict):
-                value = canonical_value_bytes({k: v for k, v in manifest.items() if k != "checksum"})
-            else:
-                value = canonical_value_bytes(envelope[key])
-            return canonical_value_bytes(key) + b":" + value
+        literal = LiteralText()
 
-        # the largest section's text becomes the whole text (what sorts before it put in front, the rest
-        # after): the records' canonical bytes are held once, never copied into a second buffer
-        order = sorted(envelope)
-        largest = max(counts, key=lambda section: len(self.pieces.get(section, b"")))
-        at = order.index(largest)
+        def section(key: str) -> None:
+            """A section's canonical text, its records' a window at a time (the file's bytes, never held whole)."""
+            literal.add(b"[")
+            wrote = False
+            for _, items in again(key):
+                piece = canonical_value_bytes(items)[1:-1]
+                if wrote and piece:
+                    literal.add(b",")
+                literal.add(piece)
+                wrote = wrote or bool(piece)
+            literal.add(b"]")
+
         try:
-            before = b"{" + b"".join(member(key) + b"," for key in order[:at]) + canonical_value_bytes(largest) + b":["
-            after = b"]" + b"".join(b"," + member(key) for key in order[at + 1:]) + b"}"
+            literal.add(b"{")
+            for at, key in enumerate(sorted(envelope)):
+                literal.add((b"," if at else b"") + canonical_value_bytes(key) + b":")
+                if key in counts:
+                    section(key)
+                elif key == "manifest" and isinstance(manifest, dict):
+                    literal.add(canonical_value_bytes({k: v for k, v in manifest.items() if k != "checksum"}))
+                else:
+                    literal.add(canonical_value_bytes(envelope[key]))
+            literal.add(b"}")
         except (ValueError, TypeError):
-            raise NotWindowable("an envelope member the canonical form cannot write") from None
-        text = self.pieces.pop(largest, bytearray())
-        text[0:0] = before
-        text += after
-        if hashlib.sha256(text).hexdigest() != claimed.lower():
+            raise NotWindowable("a value the canonical form cannot write (NaN, infinity, a lone surrogate)") from None
+        if literal.hexdigest() != claimed.lower():
             raise NotWindowable("the checksum matches no literal reading: the whole document says which")
-        ctx.once("canonical-literal", lambda: text)
+        ctx.once("canonical-literal", lambda: literal)
 
     def checks(self, checks: list[Check]) -> list[Check]:
         out = []

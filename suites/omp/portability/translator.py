@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memconform.portability.canonical import (
     HATCH_KEY,
     OUTSIDE,
     Document,
+    Reading,
     Record,
     digest,
-    drain,
     instant,
     jcopy,
     now_canonical,
@@ -40,27 +40,50 @@ MEMORY = ("id", "content", "type", "source", "tags", "namespace", "created_at", 
 PART = "part"  # in a part's block: {"of": first part's id, "index": i, "count": n}
 
 
-def read(doc: dict[str, Any]) -> Document:
-    t = table(FORMAT)
+def _begin(doc: dict[str, Any]) -> tuple[Document, dict[str, Any]]:
     out = Document(FORMAT, producer=doc.get("server"), exported_at=instant(doc.get("exported_at")),
                    exported_spelled=doc.get("exported_at") if isinstance(doc.get("exported_at"), str) else None)
     out.envelope = {k: v for k, v in doc.items() if k not in ENVELOPE and v not in (None, [], {})}
-    parts: dict[str, list[tuple[int, str]]] = {}
-    found = doc.get("memories")
-    for mem in drain(found if isinstance(found, list) else []):  # the parsed memory let go once read (consuming)
+    # a split memory's later parts, by the id of its first (their texts are joined to it); `joined`: the parts are
+    # known already (a pass after the first, sourced.py), so each record is made whole as it is made
+    return out, {"parts": {}, "joined": False}
+
+
+def _records(state: dict[str, Any], section: str, memories: Iterable[Any]) -> Iterator[Record]:
+    t, parts, joined = table(FORMAT), state["parts"], state["joined"]
+    for mem in memories:
         if not isinstance(mem, dict):
             continue
         found, _ = split(mem.get("metadata"))
         part = found.get(PART) if found else None
         if isinstance(part, dict) and part.get("index", 0) > 0:
-            parts.setdefault(str(part.get("of")), []).append((int(part["index"]), str(mem.get("content", ""))))
+            if not joined:
+                parts.setdefault(str(part.get("of")), []).append((int(part["index"]), str(mem.get("content", ""))))
             continue
-        out.records.append(_record(t, mem))
+        r = _record(t, mem)
+        if joined:
+            _join(r, parts)
+        yield r
+
+
+def _finish(out: Document, state: dict[str, Any]) -> None:
     for r in out.records:
-        rest = sorted(parts.get(r.ids.get(FORMAT, ""), []))
-        if rest and isinstance(r.get("text"), str):
-            r.values["text"] = r.values["text"] + "".join(text for _, text in rest)
-    return out
+        _join(r, state["parts"])
+
+
+def _joined(state: dict[str, Any]) -> dict[str, Any]:
+    """The state of a pass after the first: the parts that pass found, joined to each record as it is made."""
+    return {"parts": state["parts"], "joined": True}
+
+
+def _join(r: Record, parts: dict[str, list[tuple[int, str]]]) -> None:
+    rest = sorted(parts.get(r.ids.get(FORMAT, ""), []))
+    if rest and isinstance(r.get("text"), str):
+        r.values["text"] = r.values["text"] + "".join(text for _, text in rest)
+
+
+READING = Reading(("memories",), _begin, _records, _finish, again=_joined)
+read = READING.read
 
 
 def _record(t: Any, mem: dict[str, Any]) -> Record:
