@@ -334,3 +334,39 @@ def test_an_omp_source_with_split_memories_read_in_windows_equals_the_whole_memo
             said.append(whole)
     assert all(tr.refused is None for tr in said), [tr.refused for tr in said]
     assert all(tr.ledger.records_in == len(rest) for tr in said)
+
+
+@pytest.mark.parametrize("index", ["2", 1.5, True, [1], None, {"i": 1}, -1, 0])
+def test_an_omp_part_block_whose_index_is_no_whole_number_is_read_as_a_memory_of_its_own(tmp_path, index):
+    """A part block memconform did not write (its index no whole number from 1) ends in no internal error, whole or in
+    windows: the memory is read as itself, and both paths agree (a part block with index 1 is the control)."""
+    from memconform.suites.omp.portability.translator import PART
+
+    doc = translate(generate("emp", 3), "emp", "omp").output
+    assert doc is not None
+    first, odd = doc["memories"][0], doc["memories"][1]
+    odd.setdefault("metadata", {}).setdefault("memconform_port", {"v": 1})[PART] = {"of": first["id"], "index": index,
+                                                                                     "count": 2}
+    plain = _plain(doc, tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    whole, written, text = both(plain, "omp", "emp", folder)
+    assert_same(whole, written, text, "omp -> emp")
+    assert whole.refused is None, whole.refused
+    assert whole.ledger.records_in == 3
+
+
+def test_an_omp_part_block_with_index_one_is_joined_to_its_first_memory(tmp_path):
+    from memconform.suites.omp.portability.translator import PART
+
+    doc = translate(generate("emp", 3), "emp", "omp").output
+    assert doc is not None
+    first, odd = doc["memories"][0], doc["memories"][1]
+    odd.setdefault("metadata", {}).setdefault("memconform_port", {"v": 1})[PART] = {"of": first["id"], "index": 1,
+                                                                                     "count": 2}
+    plain = _plain(doc, tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    whole, written, text = both(plain, "omp", "emp", folder)
+    assert_same(whole, written, text, "omp -> emp")
+    assert whole.ledger.records_in == 2

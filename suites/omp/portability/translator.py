@@ -55,15 +55,23 @@ def _records(state: dict[str, Any], section: str, memories: Iterable[Any]) -> It
         if not isinstance(mem, dict):
             continue
         found, _ = split(mem.get("metadata"))
-        part = found.get(PART) if found else None
-        if isinstance(part, dict) and part.get("index", 0) > 0:
+        index = part_index(found.get(PART) if found else None)
+        if index:
             if not joined:
-                parts.setdefault(str(part.get("of")), []).append((int(part["index"]), str(mem.get("content", ""))))
+                parts.setdefault(str(found[PART].get("of")), []).append((index, str(mem.get("content", ""))))
             continue
         r = _record(t, mem)
         if joined:
             _join(r, parts)
         yield r
+
+
+def part_index(part: Any) -> int | None:
+    """The place of a later part in its split text: a part block's `index`, a whole number from 1 (0 is the first
+    part, the memory itself). Anything else (a string, a fraction, a boolean, a list) is no part block memconform
+    wrote: that memory is read as a memory of its own."""
+    index = part.get("index") if isinstance(part, dict) else None
+    return index if type(index) is int and index > 0 else None
 
 
 def _finish(out: Document, state: dict[str, Any]) -> None:

@@ -22,8 +22,9 @@ def records(doc: Any) -> dict[str, Seen]:
     for mem in doc.get("memories") or []:
         block, _ = split_hatch(mem.get("metadata"))
         part = block.get("part")
-        if isinstance(part, dict) and part.get("index", 0) > 0:
-            parts.setdefault(str(part["of"]), []).append((part["index"], mem.get("content", "")))
+        index = part.get("index") if isinstance(part, dict) else None
+        if type(index) is int and index > 0:  # a later part (anything else is read as a memory of its own)
+            parts.setdefault(str(part.get("of")), []).append((index, mem.get("content", "")))
             continue
         s = seen(NATIVE, str(mem.get("id")), mem, mem.get("metadata"))
         outside(s, mem, MEMORY)
