@@ -55,10 +55,11 @@ def _records(state: dict[str, Any], section: str, memories: Iterable[Any]) -> It
         if not isinstance(mem, dict):
             continue
         found, _ = split(mem.get("metadata"))
-        index = part_index(found.get(PART) if found else None)
-        if index:
+        part = found.get(PART) if found else None
+        index = part_index(part)
+        if index and isinstance(part, dict):
             if not joined:
-                parts.setdefault(str(found[PART].get("of")), []).append((index, str(mem.get("content", ""))))
+                parts.setdefault(str(part.get("of")), []).append((index, str(mem.get("content", ""))))
             continue
         r = _record(t, mem)
         if joined:

@@ -23,7 +23,7 @@ def records(doc: Any) -> dict[str, Seen]:
         block, _ = split_hatch(mem.get("metadata"))
         part = block.get("part")
         index = part.get("index") if isinstance(part, dict) else None
-        if type(index) is int and index > 0:  # a later part (anything else is read as a memory of its own)
+        if isinstance(part, dict) and type(index) is int and index > 0:  # a later part (else a memory of its own)
             parts.setdefault(str(part.get("of")), []).append((index, mem.get("content", "")))
             continue
         s = seen(NATIVE, str(mem.get("id")), mem, mem.get("metadata"))
