@@ -257,3 +257,77 @@ def test_a_jsonl_file_whose_first_line_is_not_one_value_is_parsed_whole(tmp_path
     path = tmp_path / "split.jsonl"
     path.write_text(lines[0][:-1] + "\n}\n" + "\n".join(lines[1:]) + "\n", encoding="utf-8")  # an object over two lines
     assert detect_file(path) is None
+
+
+def _emp_edges() -> dict[str, bytes]:
+    """EMP texts at the edges of what the whole path and the line path read: each must translate as before."""
+    lines = [line.encode("utf-8") for line in generate("emp", 25).splitlines()]
+    body = b"\n".join(lines) + b"\n"
+    return {
+        "plain": body,
+        "a byte that is not UTF-8 in line 3": b"\n".join([*lines[:2], lines[2].replace(b"record", b"rec\xffrd"),
+                                                           *lines[3:]]) + b"\n",
+        "a byte that is not UTF-8 after line 20": b"\n".join([*lines[:22], lines[22].replace(b"record", b"rec\xc3rd"),
+                                                               *lines[23:]]) + b"\n",
+        "a lone surrogate escaped": body.replace(b"record 4:", b"record \\ud800:", 1),
+        "a byte order mark": b"\xef\xbb\xbf" + body,
+        "CRLF line ends": body.replace(b"\n", b"\r\n"),
+        "blank lines and no final newline": b"\n\n  \n" + body.replace(b"\n", b"\n \n").rstrip(b"\n "),
+        "a line that is not JSON": b"\n".join([*lines[:5], b"{not json", *lines[5:]]) + b"\n",
+        "a line that is an array": b"\n".join([*lines[:5], b"[1, 2]", *lines[5:]]) + b"\n",
+        "white space that is not JSON's before line 1": b"\x0c\n" + body,
+        "a U+2028 line": b"\n".join([*lines[:5], "\u2028".encode(), *lines[5:]]) + b"\n",
+        "a first line that is not an entry": b'{"note": 1}\n' + body,
+        "a first line that is an array": b"[1]\n" + body,
+        "an entry split over two lines": lines[0][:-1] + b"\n}\n" + b"\n".join(lines[1:]) + b"\n",
+    }
+
+
+@pytest.mark.parametrize("what", list(_emp_edges()))
+def test_an_emp_text_at_an_edge_translates_as_before(what, tmp_path, monkeypatch, capsys):
+    edges = _emp_edges()
+    assert what == "plain" or edges[what] != edges["plain"]  # the control: each edge is put in
+    path = tmp_path / "edge.jsonl"
+    path.write_bytes(edges[what])
+    found = _cli(path, None, "amps", tmp_path, capsys)
+    with _before(monkeypatch):
+        before = _cli(path, None, "amps", tmp_path, capsys)
+    assert found == before, what
+
+
+def _json_edges() -> dict[str, bytes]:
+    """JSON documents at the edges of what the skim and the whole parse read: each must translate as before."""
+    amps = json.loads(generate("amps", 12))
+    text = json.dumps(amps).encode("utf-8")
+    late = dict(amps)
+    version = late.pop("export_version")
+    late["export_version"] = version
+    return {
+        "plain": text,
+        "a byte order mark": b"\xef\xbb\xbf" + text,
+        "white space around": b"\n\t " + text + b"\n\n",
+        "a member twice": text[:-1] + b', "export_version": "9.9"}',
+        "a section twice": text[:-1] + b', "atoms": []}',
+        "text after the object": text + b"x",
+        "a second object after it": text + b"\n" + text,
+        "not UTF-8 inside a string": text.replace(b"record 3", b"rec\xffrd 3", 1),
+        "NaN in a record": text.replace(b'"atoms": [{', b'"atoms": [{"x-n": NaN, ', 1),
+        "a number past the double range": text.replace(b'"atoms": [{', b'"atoms": [{"x-n": 1e999, ', 1),
+        "the format member last": json.dumps(late).encode("utf-8"),
+        "subject an array": json.dumps(dict(amps, subject=[])).encode("utf-8"),
+        "atoms an object": json.dumps(dict(amps, atoms={})).encode("utf-8"),
+        "deeply nested in a record": text.replace(b'"atoms": [{', b'"atoms": [{"x-d": ' + b"[" * 600 + b"]" * 600
+                                                  + b", ", 1),
+    }
+
+
+@pytest.mark.parametrize("what", list(_json_edges()))
+def test_a_json_document_at_an_edge_translates_as_before(what, tmp_path, monkeypatch, capsys):
+    edges = _json_edges()
+    assert what == "plain" or edges[what] != edges["plain"]  # the control: each edge is put in
+    path = tmp_path / "edge.json"
+    path.write_bytes(edges[what])
+    found = _cli(path, None, "emp", tmp_path, capsys)
+    with _before(monkeypatch):
+        before = _cli(path, None, "emp", tmp_path, capsys)
+    assert found == before, what

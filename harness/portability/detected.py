@@ -14,14 +14,16 @@ blank). Two light answers:
 - a text of lines (JSON Lines): its first line that is not white space is one whole JSON value and more follows,
   so the file is not one JSON text and load() asks the detectors of its text; the first lines each text format's
   detector looks at answer as the whole text does, and every other format answers a text by its type alone.
-  Exactly one format may claim it, and it must be a text format.
+  Exactly one format may claim it, it must be a text format, and the file must be UTF-8 throughout (load()
+  replaces what is not; the line path refuses it).
 
 Anything else (a detector that declares neither, a file the skim or the strict reader refuses, a file over
-validate's limit, a head longer than HEAD_BYTES) is None. The file's bytes are read at most once here, in
-windows or up to HEAD_BYTES."""
+validate's limit, a head longer than HEAD_BYTES) is None. Memory stays bounded: the skim holds a window at a
+time, the lines' check its head (HEAD_BYTES at most) and a MiB of the file while it checks its UTF-8."""
 
 from __future__ import annotations
 
+import codecs
 import os
 from pathlib import Path
 from typing import Any
@@ -121,9 +123,27 @@ def _from_lines(fd: int, size: int, order: list[str]) -> str | None:
         return None
     text = head.decode("utf-8", "replace")  # load()'s text, cut at a line's end: its first lines as load() reads them
     claims = [name for name in order if portable(name).detect(text)]
-    if len(claims) != 1 or not portable(claims[0]).text:
+    if len(claims) != 1 or not portable(claims[0]).text or not _utf8(fd, size):
         return None
     return claims[0]
+
+
+def _utf8(fd: int, size: int) -> bool:
+    """Is the whole file UTF-8? load() reads a text with U+FFFD for the bytes that are not, which the line path
+    refuses (a line that is not UTF-8 breaks a MUST): such a file is left to load(), as before."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    at = 0
+    try:
+        while at < size:
+            piece = os.pread(fd, 1 << 20, at)
+            if not piece:
+                break
+            decoder.decode(piece)
+            at += len(piece)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _head(fd: int, size: int, wanted: int) -> bytes | None:
