@@ -32,7 +32,7 @@ from memconform.core.handed import HandedFileError, open_handed
 
 from .formats import formats, portable
 
-HEAD_BYTES = 1 << 24  # the first lines a text format's detector reads, at most (EMP: 20 lines); longer: parsed whole
+HEAD_BYTES = 1 << 24  # the first lines a text format's detector reads (its detect_lines), at most; longer: parsed whole
 _JSON_WHITE = b" \t\r\n"
 
 
