@@ -32,16 +32,17 @@ def fixed_now(monkeypatch):
     fix_the_clock(monkeypatch)
 
 
-def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path | None:
-    """The document as a plain file (a text format's text as it is); None for one JSON cannot write (infinity)."""
+def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
+    """The document as a plain file (a text format's text as it is)."""
     path = folder / name
     if isinstance(doc, str):
         path.write_bytes(doc.encode("utf-8", "surrogatepass"))
         return path
     try:
-        path.write_text(json.dumps(doc, indent=1, allow_nan=False), encoding="utf-8")
-    except ValueError:
-        return None
+        text = json.dumps(doc, indent=1, allow_nan=False)
+    except ValueError:  # a number past the double range (a fixture's 1e400) read as infinity: written past it again
+        text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -61,8 +62,6 @@ def test_every_fixture_detected_light_is_the_format_the_whole_parse_finds(tmp_pa
     light: dict[str, int] = {}
     for fmt, path in CASES:
         plain = _plain(_document(path), tmp_path)
-        if plain is None:
-            continue
         found = detect_file(plain, window=SMALL)
         if found is not None:
             assert found == _whole_format(plain), path
@@ -121,8 +120,6 @@ def _before(monkeypatch: Any) -> Any:
 @pytest.mark.parametrize(("fmt", "path"), CASES, ids=[f"{f}/{p.parent.name}/{p.name}" for f, p in CASES])
 def test_every_fixture_through_the_cli_translates_alike_with_and_without_from(fmt, path, tmp_path, capsys, monkeypatch):
     plain = _plain(_document(path), tmp_path)
-    if plain is None:
-        pytest.skip("a document JSON cannot write (a number past the double range)")
     target = _next(fmt)
     found = _cli(plain, None, target, tmp_path, capsys)
     with _before(monkeypatch):
