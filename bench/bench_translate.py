@@ -2,12 +2,13 @@
 format, through the CLI, each translation in a fresh process. Figures go into closing notes; unit tests
 never time things.
 
-    python bench/bench_translate.py [--records 100000] [--from amps,emp] [--to omp] [--timeout 900]
+    python bench/bench_translate.py [--records 100000] [--from amps,emp] [--to omp] [--timeout 900] [--detect]
 
 Per directed pair: wall time, CPU time (user + system) and peak RSS of the translate process
 (RUSAGE_CHILDREN of a fresh wrapper), the input and output sizes, peak RSS over the input size, the
 1-minute load average before and after (wall time on a shared machine means little without it), and the
-exit code (0 written, 1 refused: the ledger's reason is printed). `--markdown` prints the rows as a
+exit code (0 written, 1 refused: the ledger's reason is printed). `--detect` runs each translation without
+`--from`: the format found as the CLI finds it (portability/detected.py, or the whole parse). `--markdown` prints the rows as a
 bench/RESULTS.md table instead of JSON lines. `--phases` shows where the memory goes instead: per pair, in a
 fresh process doing the CLI's steps one by one (load, judge the source, read it into canonical records letting
 the parsed source go, write letting the records go (a streaming writer: only its envelope), an output `validate`
@@ -176,9 +177,9 @@ def phases(src: Path, source: str, target: str, timeout: float) -> dict[str, Any
             "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"}
 
 
-def measure(src: Path, source: str, target: str, out: Path, timeout: float) -> dict[str, Any]:
+def measure(src: Path, source: str, target: str, out: Path, timeout: float, detect: bool = False) -> dict[str, Any]:
     command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "memconform", "translate", str(src),
-               "--from", source, "--to", target, "--out", str(out)]
+               *([] if detect else ["--from", source]), "--to", target, "--out", str(out)]
     load_before = os.getloadavg()[0]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
@@ -210,6 +211,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--markdown", action="store_true", help="rows of a bench/RESULTS.md table, not JSON lines")
     parser.add_argument("--phases", action="store_true", help="peak RSS per step of a translation (Linux), not timings")
+    parser.add_argument("--detect", action="store_true", help="translate without --from: the format found by the CLI")
     args = parser.parse_args()
     if args.markdown:
         print("| pair | exit | wall s | CPU s | input MB | peak RSS MB | peak / input | load average (1 min) |")
@@ -227,7 +229,7 @@ def main() -> None:
                         print(json.dumps(phases(src, source, target, args.timeout)), flush=True)
                         continue
                     out = Path(tmp) / f"{source}-{target}.out"
-                    row = measure(src, source, target, out, args.timeout)
+                    row = measure(src, source, target, out, args.timeout, args.detect)
                     print(markdown_row(row) if args.markdown else json.dumps(row), flush=True)
                     out.unlink(missing_ok=True)
             src.unlink()

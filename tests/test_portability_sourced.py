@@ -278,8 +278,8 @@ def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_
 
 @pytest.mark.parametrize("named", [False, True])
 def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(named, tmp_path, monkeypatch):
-    """No --from (the format is found by parsing the file), or a named source the windows cannot read (a fixture
-    case file): parsed whole, as before, with the same output."""
+    """A named source the windows cannot read (a fixture case file): parsed whole, as before, with the same output;
+    no --from, the format found from a skim (detected.py, tests/test_portability_detected.py): read in windows."""
     from memconform.cli.main import main
     from memconform.portability import sourced
 
@@ -295,7 +295,7 @@ def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(
     monkeypatch.setattr(sourced, "read_source", spying)
     out = tmp_path / "out.jsonl"
     assert main(["translate", str(plain), *(["--from", source] if named else []), "--to", "emp", "--out", str(out)]) == 0
-    assert answers == ([False] if named else [])
+    assert answers == [not named]
     _, doc = load(plain, source)
     assert out.read_text(encoding="utf-8") == dump("emp", translate(doc, source, "emp").output)
 

@@ -51,6 +51,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
     from memconform.core.results import HarnessError
 
+    from ..portability.detected import detect_file
     from ..portability.formats import portable
     from ..portability.jsontext import pieces
     from ..portability.sourced import read_source
@@ -71,8 +72,11 @@ def cmd_translate(args: argparse.Namespace) -> int:
     gc.disable()
     with tempfile.TemporaryDirectory(prefix="memconform-translate-") as scratch:
         try:
-            # the source named: read in windows where its format can be (sourced.py), else parsed whole
-            first = read_source(Path(args.file), args.source, args.to) if args.source is not None else None
+            # the source's format named, or found from a skim where that is provably detect's answer on the
+            # whole document (detected.py): read in windows or by lines where its format can be (sourced.py),
+            # else parsed whole (and detected from the whole document when not named)
+            source = args.source or detect_file(Path(args.file))
+            first = read_source(Path(args.file), source, args.to) if source is not None else None
             if first is None:
                 source, doc = load(Path(args.file), args.source)
                 first = read_checked(doc, source, args.to, consume=True)
@@ -188,8 +192,9 @@ def add_portability_parsers(sub: Any) -> None:
     tr = sub.add_parser("translate", help="translate a document into another format, with a loss ledger")
     tr.add_argument("file")
     tr.add_argument("--to", required=True, help="the format to write (an installed suite that declares portability)")
-    tr.add_argument("--from", dest="source", help="the document's format (default: detected, which parses the whole "
-                    "file; named, a format that can be is read in windows: docs/portability.md)")
+    tr.add_argument("--from", dest="source", help="the document's format (default: detected from a skim of the file "
+                    "where the formats' detectors allow, else by parsing it whole; a format that can be is read in "
+                    "windows or by lines: docs/portability.md)")
     tr.add_argument("--out", help="write the translation here (default: stdout, the ledger summary on stderr)")
     tr.add_argument("--ledger", help="write the loss ledger here as JSON (schemas/ledger.schema.json)")
     tr.set_defaults(func=cmd_translate)

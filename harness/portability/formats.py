@@ -81,6 +81,13 @@ class Portable:
     # the writer writes the records in one pass, in order (written_records, drain), any pass before it through
     # canonical.again or id_lists: it may be handed a OnePass, records read in windows as it writes them
     one_pass: bool = False
+    # detect answers from the top-level shape alone: on an object, from its member names, which members are arrays
+    # or objects, and the values of the others (never what an array or object holds); anything else, a text too,
+    # by its type alone (but see detect_lines). `translate` without --from then finds the format from a skim of
+    # the file (detected.py) where every format declares this; otherwise it parses the file whole to ask
+    detect_by_shape: bool = False
+    # a text format's detect answers a text from its first this many lines that are not blank (None: not a text format)
+    detect_lines: int | None = None
 
 
 def refused(end: Endpoint, reply: Any, what: str = "import") -> None:

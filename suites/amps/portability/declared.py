@@ -40,4 +40,4 @@ def portable() -> Portable:
         name="amps", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=amps.detect, samples=samples, seed="linked-complete.json", export=export, import_=import_,
         witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=4,
-        reading=translator.READING, one_pass=True)
+        reading=translator.READING, one_pass=True, detect_by_shape=True)  # detect.py: export_version, subject/atoms/artifacts kinds

@@ -15,6 +15,7 @@ from memconform.core.suite import Later
 from memconform.kit.fixtures_loader import fixture_root
 from memconform.portability.formats import Endpoint, Portable
 from memconform.suites.emp import format as emp
+from memconform.suites.emp.detect import LINES_LOOKED_AT
 
 from . import translator, witness
 
@@ -75,4 +76,6 @@ def portable() -> Portable:
         name="emp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="spec-examples.json", export=export, import_=import_,
         witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), prepare=prepare,
-        narrow=narrow, text=True, order=5, consistent=consistent, one_pass=True, lines=translator.LINES)
+        narrow=narrow, text=True, order=5, consistent=consistent, one_pass=True, lines=translator.LINES,
+        # detect: an object by its v, id and ts members; a text by its first lines (suites/emp/detect.py)
+        detect_by_shape=True, detect_lines=LINES_LOOKED_AT)

@@ -51,4 +51,4 @@ def portable() -> Portable:
         sanctioned={"embedding": "Embeddings are excluded by default and discarded on standard import"},
         respellings={"id in key": "a MemoRizz id is unique within its store: written <store>/<id>",
                      "id as key": "written as a MemoRizz id: the part before / is the store"},
-        reading=translator.READING, one_pass=True)
+        reading=translator.READING, one_pass=True, detect_by_shape=True)  # detect.py: the format member's value

@@ -42,4 +42,5 @@ def portable() -> Portable:
         # consumers assign their own chunk ids and skip by content_hash (§3.8): records are matched by text
         match_by_text=True, not_compared=frozenset({"id"}),
         sanctioned={"embedding": DROP_EMBEDDINGS, "embedding_model": DROP_EMBEDDINGS},
-        respellings={"type prefix": "MemoryAI's vendor prefix x_ for a type outside its ten"}, reading=translator.READING, one_pass=True)
+        respellings={"type prefix": "MemoryAI's vendor prefix x_ for a type outside its ten"}, reading=translator.READING, one_pass=True,
+        detect_by_shape=True)  # detect.py: the format member's value

@@ -40,4 +40,5 @@ def portable() -> Portable:
         name="omp", mapping=Path(__file__).with_name("mapping.json"), read=translator.read, write=translator.write,
         detect=detect, samples=samples, seed="omp-export.json", export=export, import_=import_,
         witness=witness.WITNESS, documents=Later(f"{STRATEGIES}:documents"), edge=Later(f"{STRATEGIES}:edge"), order=2,
-        reading=translator.READING, one_pass=True)  # an embedding not number[]: refused by export_document_embedding
+        reading=translator.READING, one_pass=True,  # an embedding not number[]: refused by export_document_embedding
+        detect_by_shape=True)  # detect: memories an array, omp_version present
