@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +51,34 @@ def both(path: Path, source: str, target: str, folder: Path, writers: Any = None
     if first.refused is None:
         kind = OnePass if portable(target).one_pass else list
         assert type(first.canonical.records) is kind, f"{source} -> {target}: records as {type(first.canonical.records)}"
-    written, part = write_judged(first, folder, writers=writers, window=SMALL)
+    written, text = judged_text(first, folder, writers)
+    return whole, written, text
+
+
+def judged_text(first: Any, folder: Path, writers: Any = None, window: int = SMALL) -> tuple[Any, str | None]:
+    """(the translation written and judged from its file in windows of `window` bytes, that file's text or None),
+    the file removed: what the tests compare with the whole-memory path."""
+    written, part = write_judged(first, folder, writers=writers, window=window)
     text = None
     if part is not None:
         text = part.read_text(encoding="utf-8")
         part.unlink()
-    return whole, written, text
+    return written, text
+
+
+def plain_file(doc: Any, folder: Path, name: str = "source.json") -> Path:
+    """The document as a plain file: a text format's text as it is (surrogates kept), any other document as JSON,
+    a number past the double range (a fixture's 1e400, read as infinity) written past it again."""
+    path = folder / name
+    if isinstance(doc, str):
+        path.write_bytes(doc.encode("utf-8", "surrogatepass"))
+        return path
+    try:
+        text = json.dumps(doc, indent=1, allow_nan=False)
+    except ValueError:
+        text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def stopping_writer(target: str, after: int):

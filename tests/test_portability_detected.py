@@ -20,7 +20,7 @@ from memconform.portability.translate import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import SMALL, fix_the_clock  # noqa: E402
+from portability_kit import SMALL, fix_the_clock, plain_file  # noqa: E402
 
 FORMATS = formats()
 FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
@@ -30,20 +30,6 @@ CASES = [(fmt, path) for fmt in FORMATS for path in sorted((FIXTURES_ROOT / fmt)
 @pytest.fixture(autouse=True)
 def fixed_now(monkeypatch):
     fix_the_clock(monkeypatch)
-
-
-def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
-    """The document as a plain file (a text format's text as it is)."""
-    path = folder / name
-    if isinstance(doc, str):
-        path.write_bytes(doc.encode("utf-8", "surrogatepass"))
-        return path
-    try:
-        text = json.dumps(doc, indent=1, allow_nan=False)
-    except ValueError:  # a number past the double range (a fixture's 1e400) read as infinity: written past it again
-        text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def _document(path: Path) -> Any:
@@ -61,7 +47,7 @@ def _whole_format(path: Path) -> str | None:
 def test_every_fixture_detected_light_is_the_format_the_whole_parse_finds(tmp_path):
     light: dict[str, int] = {}
     for fmt, path in CASES:
-        plain = _plain(_document(path), tmp_path)
+        plain = plain_file(_document(path), tmp_path)
         found = detect_file(plain, window=SMALL)
         if found is not None:
             assert found == _whole_format(plain), path
@@ -119,7 +105,7 @@ def _before(monkeypatch: Any) -> Any:
 
 @pytest.mark.parametrize(("fmt", "path"), CASES, ids=[f"{f}/{p.parent.name}/{p.name}" for f, p in CASES])
 def test_every_fixture_through_the_cli_translates_alike_with_and_without_from(fmt, path, tmp_path, capsys, monkeypatch):
-    plain = _plain(_document(path), tmp_path)
+    plain = plain_file(_document(path), tmp_path)
     target = _next(fmt)
     found = _cli(plain, None, target, tmp_path, capsys)
     with _before(monkeypatch):
@@ -280,16 +266,22 @@ def _emp_edges() -> dict[str, bytes]:
     }
 
 
+def _translates_as_before(edges: dict[str, bytes], what: str, name: str, target: str, tmp_path, monkeypatch,
+                          capsys) -> None:
+    """The edge `what` of `edges`, written as `name`, translates into `target` as it did before the skim (the CLI's
+    exit, output, ledger and summary)."""
+    assert what == "plain" or edges[what] != edges["plain"]  # the control: each edge is put in
+    path = tmp_path / name
+    path.write_bytes(edges[what])
+    found = _cli(path, None, target, tmp_path, capsys)
+    with _before(monkeypatch):
+        before = _cli(path, None, target, tmp_path, capsys)
+    assert found == before, what
+
+
 @pytest.mark.parametrize("what", list(_emp_edges()))
 def test_an_emp_text_at_an_edge_translates_as_before(what, tmp_path, monkeypatch, capsys):
-    edges = _emp_edges()
-    assert what == "plain" or edges[what] != edges["plain"]  # the control: each edge is put in
-    path = tmp_path / "edge.jsonl"
-    path.write_bytes(edges[what])
-    found = _cli(path, None, "amps", tmp_path, capsys)
-    with _before(monkeypatch):
-        before = _cli(path, None, "amps", tmp_path, capsys)
-    assert found == before, what
+    _translates_as_before(_emp_edges(), what, "edge.jsonl", "amps", tmp_path, monkeypatch, capsys)
 
 
 def _json_edges() -> dict[str, bytes]:
@@ -320,11 +312,4 @@ def _json_edges() -> dict[str, bytes]:
 
 @pytest.mark.parametrize("what", list(_json_edges()))
 def test_a_json_document_at_an_edge_translates_as_before(what, tmp_path, monkeypatch, capsys):
-    edges = _json_edges()
-    assert what == "plain" or edges[what] != edges["plain"]  # the control: each edge is put in
-    path = tmp_path / "edge.json"
-    path.write_bytes(edges[what])
-    found = _cli(path, None, "emp", tmp_path, capsys)
-    with _before(monkeypatch):
-        before = _cli(path, None, "emp", tmp_path, capsys)
-    assert found == before, what
+    _translates_as_before(_json_edges(), what, "edge.json", "emp", tmp_path, monkeypatch, capsys)

@@ -22,7 +22,7 @@ from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import SMALL, assert_same, both, fix_the_clock, stopping_writer  # noqa: E402
+from portability_kit import SMALL, assert_same, both, fix_the_clock, plain_file, stopping_writer  # noqa: E402
 
 FORMATS = formats()
 WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
@@ -42,17 +42,6 @@ def test_the_formats_read_in_windows_are_the_ones_with_a_reading():
     assert len(CASES) > 100, len(CASES)
 
 
-def _plain(doc: Any, folder: Path, name: str = "source.json") -> Path:
-    """The document as a plain file (a fixture case's document without its case), escapes for what UTF-8 cannot hold."""
-    path = folder / name
-    try:
-        text = json.dumps(doc, indent=1, allow_nan=False)
-    except ValueError:  # a number past the double range (a fixture's 1e400) read as infinity: written past it again
-        text = json.dumps(doc, indent=1).replace("-Infinity", "-1e999").replace("Infinity", "1e999")
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def _has_sections(fmt: str, doc: Any) -> bool:
     """Does the document hold a record section as an array (what the window reader reads in windows)?"""
     reading = portable(fmt).reading
@@ -69,12 +58,12 @@ def _document(path: Path) -> Any:
 def test_every_fixture_read_in_windows_equals_the_whole_memory_path(fmt, path, tmp_path):
     doc = _document(path)
     if not _has_sections(fmt, doc):
-        plain = _plain(doc, tmp_path)  # no record section: read whole, as before
+        plain = plain_file(doc, tmp_path)  # no record section: read whole, as before
         assert read_source(plain, fmt, "emp", window=SMALL) is None
         return
     folder = tmp_path / "out"
     folder.mkdir()
-    plain = _plain(doc, tmp_path)
+    plain = plain_file(doc, tmp_path)
     for target in FORMATS:
         if target != fmt:
             whole, written, text = both(plain, fmt, target, folder)
@@ -101,7 +90,7 @@ def _generated(fmt: str, records: int = RECORDS) -> dict[str, Any]:
 
 @pytest.mark.parametrize("fmt", WINDOWED)
 def test_a_generated_document_read_in_many_windows_equals_the_whole_memory_path(fmt, tmp_path):
-    plain = _plain(_generated(fmt), tmp_path)
+    plain = plain_file(_generated(fmt), tmp_path)
     folder = tmp_path / "out"
     folder.mkdir()
     for target in FORMATS:
@@ -140,7 +129,7 @@ def test_repeated_ids_unwritable_text_and_refused_restores_read_in_windows_equal
         from memconform.suites.memoryai import format as mai
 
         doc = mai.seal(doc)
-    plain = _plain(doc, tmp_path)
+    plain = plain_file(doc, tmp_path)
     folder = tmp_path / "out"
     folder.mkdir()
     said = []
@@ -165,7 +154,7 @@ def _source_file(fmt: str, records: int, folder: Path) -> Path:
         path = folder / "source.jsonl"
         path.write_text(generate(fmt, records), encoding="utf-8")
         return path
-    return _plain(_generated(fmt, records), folder)
+    return plain_file(_generated(fmt, records), folder)
 
 
 MIDWAY = [("amps", "emp"), ("memoryai", "amps"), ("amps", "memoryai"), ("emp", "amps"), ("emp", "memoryai"),
@@ -229,7 +218,7 @@ def test_an_unchanged_source_is_written_after_the_same_steps(source, tmp_path):
 
 
 def test_a_one_pass_document_refuses_a_second_pass(tmp_path):
-    plain = _plain(_generated("amps", 20), tmp_path)
+    plain = plain_file(_generated("amps", 20), tmp_path)
     first = read_source(plain, "amps", "emp", window=SMALL)
     assert first is not None
     records = first.canonical.records
@@ -246,7 +235,7 @@ def test_what_the_windows_cannot_read_is_read_whole(tmp_path):
     not_json.write_text('{"atoms": [', encoding="utf-8")
     assert read_source(not_json, "amps", "emp", window=SMALL) is None
     assert read_source(tmp_path / "missing.json", "amps", "emp") is None
-    no_section = _plain({"omp_version": "1.0", "exported_at": "2026-01-01T00:00:00Z", "memories": None}, tmp_path)
+    no_section = plain_file({"omp_version": "1.0", "exported_at": "2026-01-01T00:00:00Z", "memories": None}, tmp_path)
     assert read_source(no_section, "omp", "emp") is None  # no array to read in windows
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "fifo"
@@ -284,7 +273,7 @@ def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(
     from memconform.portability import sourced
 
     source = "amps"
-    plain = _plain({"document": _generated(source, 30), "verdict": "valid"} if named else _generated(source, 30), tmp_path)
+    plain = plain_file({"document": _generated(source, 30), "verdict": "valid"} if named else _generated(source, 30), tmp_path)
     answers = []
     real = sourced.read_source
 
@@ -318,7 +307,7 @@ def test_an_omp_source_with_split_memories_read_in_windows_equals_the_whole_memo
     assert len(split) >= 3, "the control: the long texts were split into parts"
     rest = [m for m in memories if m not in split]
     memories[:] = split[::-1] + rest  # the parts first, far from their memories, in reverse order
-    plain = _plain(omp_doc, tmp_path)
+    plain = plain_file(omp_doc, tmp_path)
     folder = tmp_path / "out"
     folder.mkdir()
     said = []
@@ -331,10 +320,9 @@ def test_an_omp_source_with_split_memories_read_in_windows_equals_the_whole_memo
     assert all(tr.ledger.records_in == len(rest) for tr in said)
 
 
-@pytest.mark.parametrize("index", ["2", 1.5, True, [1], None, {"i": 1}, -1, 0])
-def test_an_omp_part_block_whose_index_is_no_whole_number_is_read_as_a_memory_of_its_own(tmp_path, index):
-    """A part block memconform did not write (its index no whole number from 1) ends in no internal error, whole or in
-    windows: the memory is read as itself, and both paths agree (a part block with index 1 is the control)."""
+def _with_a_part_block(index: Any, tmp_path: Path) -> Any:
+    """An OMP export whose second memory holds a part block naming the first with `index`, translated into EMP
+    whole and in windows (which must agree); the whole translation."""
     from memconform.suites.omp.portability.translator import PART
 
     doc = translate(generate("emp", 3), "emp", "omp").output
@@ -342,26 +330,21 @@ def test_an_omp_part_block_whose_index_is_no_whole_number_is_read_as_a_memory_of
     first, odd = doc["memories"][0], doc["memories"][1]
     odd.setdefault("metadata", {}).setdefault("memconform_port", {"v": 1})[PART] = {"of": first["id"], "index": index,
                                                                                      "count": 2}
-    plain = _plain(doc, tmp_path)
     folder = tmp_path / "out"
     folder.mkdir()
-    whole, written, text = both(plain, "omp", "emp", folder)
+    whole, written, text = both(plain_file(doc, tmp_path), "omp", "emp", folder)
     assert_same(whole, written, text, "omp -> emp")
+    return whole
+
+
+@pytest.mark.parametrize("index", ["2", 1.5, True, [1], None, {"i": 1}, -1, 0])
+def test_an_omp_part_block_whose_index_is_no_whole_number_is_read_as_a_memory_of_its_own(tmp_path, index):
+    """A part block memconform did not write (its index no whole number from 1) ends in no internal error, whole or in
+    windows: the memory is read as itself, and both paths agree (a part block with index 1 is the control)."""
+    whole = _with_a_part_block(index, tmp_path)
     assert whole.refused is None, whole.refused
     assert whole.ledger.records_in == 3
 
 
 def test_an_omp_part_block_with_index_one_is_joined_to_its_first_memory(tmp_path):
-    from memconform.suites.omp.portability.translator import PART
-
-    doc = translate(generate("emp", 3), "emp", "omp").output
-    assert doc is not None
-    first, odd = doc["memories"][0], doc["memories"][1]
-    odd.setdefault("metadata", {}).setdefault("memconform_port", {"v": 1})[PART] = {"of": first["id"], "index": 1,
-                                                                                     "count": 2}
-    plain = _plain(doc, tmp_path)
-    folder = tmp_path / "out"
-    folder.mkdir()
-    whole, written, text = both(plain, "omp", "emp", folder)
-    assert_same(whole, written, text, "omp -> emp")
-    assert whole.ledger.records_in == 2
+    assert _with_a_part_block(1, tmp_path).ledger.records_in == 2

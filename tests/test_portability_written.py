@@ -23,7 +23,7 @@ from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import assert_same, fix_the_clock  # noqa: E402
+from portability_kit import assert_same, fix_the_clock, judged_text  # noqa: E402
 
 FORMATS = formats()
 FIXTURES = [(fmt, path) for fmt in FORMATS for path in sample_files(fmt)]
@@ -72,11 +72,7 @@ def both_paths(doc: Any, source: str, target: str, folder: Path, writers: Any = 
     """(the whole-memory translation, the written one, the written file's text or None)."""
     whole = translate(copy.deepcopy(doc), source, target, writers=writers)
     first = read_checked(doc, source, target, consume=True)
-    written, part = write_judged(first, folder, writers=writers, window=SMALL)
-    text = None
-    if part is not None:
-        text = part.read_text(encoding="utf-8")
-        part.unlink()
+    written, text = judged_text(first, folder, writers, window=SMALL)
     return whole, written, text
 
 
