@@ -156,8 +156,8 @@ def test_a_refused_emp_source_read_by_lines_is_refused_as_the_whole_path_refuses
 
 def test_a_source_that_is_not_utf8_is_refused_as_validate_refuses_it(tmp_path):
     """Read by lines, the source is judged as `memconform validate` judges the file: a line that is not UTF-8
-    breaks a MUST (lines_utf8), so nothing is written (the whole-memory path decodes the file with U+FFFD first and
-    cannot see it; noted in bench/RESULTS.md)."""
+    breaks a MUST (lines_utf8), so nothing is written (the CLI's whole-memory path judges such a file from its bytes
+    too: the next test)."""
     rng = random.Random(5)
     good = _line({"v": "1.0", "id": _id(rng), "ts": 1, "src": "com.example.app", "content": "fine"})
     bad = _line({"v": "1.0", "id": _id(rng), "ts": 2, "src": "com.example.app", "content": "caf@"})
@@ -166,6 +166,29 @@ def test_a_source_that_is_not_utf8_is_refused_as_validate_refuses_it(tmp_path):
     assert any(r.check_id == "emp.lines_utf8" and r.outcome.value == "failed" for r in results)
     first = read_source(path, "emp", "amps", window=SMALL)
     assert first is not None and first.refused is not None and "emp.lines_utf8" in first.refused, first.refused
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_the_cli_refuses_a_source_that_is_not_utf8_whether_named_or_detected(tmp_path, capsys, named):
+    """Without --from the file is read whole (the detection leaves a text that is not UTF-8 to load()), which used to
+    replace the bytes with U+FFFD and call the text `kept`: now it is refused with validate's words, as the line path
+    refuses it; nothing is written. The same file in UTF-8 is the control: it translates."""
+    from memconform.cli.main import main
+
+    rng = random.Random(5)
+    good = _line({"v": "1.0", "id": _id(rng), "ts": 1, "src": "com.example.app", "content": "fine"})
+    bad = _line({"v": "1.0", "id": _id(rng), "ts": 2, "src": "com.example.app", "content": "caf@"})
+    text = (good + "\n" + bad + "\n").encode("utf-8")
+    for data, code in ((text.replace(b"caf@", b"caf\xe9"), 1), (text.replace(b"caf@", "café".encode()), 0)):
+        path, out = _file(tmp_path, data), tmp_path / "out.json"
+        out.unlink(missing_ok=True)
+        capsys.readouterr()
+        assert main(["translate", str(path), *(["--from", "emp"] if named else []), "--to", "amps", "--out", str(out)]) \
+            == code
+        said = capsys.readouterr()
+        assert out.exists() == (code == 0)
+        if code:
+            assert "refused" in said.err and "emp.lines_utf8" in said.err, said.err
 
 
 def test_what_load_would_not_read_as_lines_is_read_whole(tmp_path):

@@ -54,7 +54,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     from ..portability.detected import detect_file
     from ..portability.formats import portable
     from ..portability.jsontext import pieces
-    from ..portability.sourced import read_source
+    from ..portability.sourced import read_source, refused_if_not_utf8
     from ..portability.translate import load, read_checked
     from ..portability.written import write_judged
 
@@ -79,7 +79,9 @@ def cmd_translate(args: argparse.Namespace) -> int:
             first = read_source(Path(args.file), source, args.to) if source is not None else None
             if first is None:
                 source, doc = load(Path(args.file), args.source)
-                first = read_checked(doc, source, args.to, consume=True)
+                # a text that is not UTF-8 is judged from its bytes, as the line path judges it
+                first = (refused_if_not_utf8(Path(args.file), source, args.to)
+                         or read_checked(doc, source, args.to, consume=True))
                 del doc  # the parsed source is let go as it is read: a 100k-record translation never holds it beside the output
             # the output is written beside its destination (stdout: a scratch folder) and judged from the file
             tr, written = write_judged(first, out.absolute().parent if out is not None else Path(scratch))

@@ -129,8 +129,8 @@ def _from_lines(fd: int, size: int, order: list[str]) -> str | None:
 
 
 def _utf8(fd: int, size: int) -> bool:
-    """Is the whole file UTF-8? load() reads a text with U+FFFD for the bytes that are not, which the line path
-    refuses (a line that is not UTF-8 breaks a MUST): such a file is left to load(), as before."""
+    """Is the whole file UTF-8? Such a file is left to the whole path (load() reads it with U+FFFD, and the CLI then
+    judges it from its bytes and refuses it, as the line path does: a line that is not UTF-8 breaks a MUST)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     at = 0
     try:

@@ -20,6 +20,7 @@ path's (tests/test_portability_sourced.py, tests/test_portability_sourced_lines.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import itertools
 import os
@@ -33,7 +34,15 @@ from memconform.core.results import HarnessError
 from .canonical import Document, LineReading, OnePass, Reading, Record
 from .formats import portable
 from .ledger import Ledger
-from .translate import Translation, detect, name_repeat, restore_refusals, scrub_document, scrub_record
+from .translate import (
+    Translation,
+    detect,
+    name_repeat,
+    refused_source,
+    restore_refusals,
+    scrub_document,
+    scrub_record,
+)
 
 
 def read_source(path: Path, source: str, target: str, window: int | None = None) -> Translation | None:
@@ -57,9 +66,7 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     wrong, _ = judge_file(source, path, version[2], window)
     _unchanged(path, version, _identity(os.stat(path)))  # the file judged is the file skimmed
     if wrong:  # translate.read_checked's refusal, word for word
-        ledger = Ledger(source, target)
-        ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
-        return Translation(source, target, Document(source), None, ledger)
+        return refused_source(source, target, wrong)
     parts.ready()
 
     head, state = parts.begin()
@@ -90,6 +97,28 @@ def read_source(path: Path, source: str, target: str, window: int | None = None)
     if not portable(target).one_pass:  # its writer reads the records more than once: made whole, as read_checked does
         head.records = list(head.records)
     return Translation(source, target, head, None, ledger)
+
+
+def refused_if_not_utf8(path: Path, source: str, target: str) -> Translation | None:
+    """A text format's file whose bytes are not all UTF-8, refused with what `memconform validate` finds in the file
+    (a text format's line that is not UTF-8 breaks its MUST): translate.load() reads such a text with U+FFFD in
+    place of the bytes, which the document checks cannot see and the ledger would call `kept`. None for a UTF-8
+    file or another format: the whole path judges the file from its bytes, as the line path does."""
+    from .written import judge_file
+
+    if not portable(source).text:
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with open(open_handed(path), "rb") as handle:
+        try:
+            while piece := handle.read(1 << 20):
+                decoder.decode(piece)
+            decoder.decode(b"", final=True)
+            return None
+        except UnicodeDecodeError:
+            size = os.fstat(handle.fileno()).st_size
+    wrong, _ = judge_file(source, path, size)
+    return refused_source(source, target, wrong) if wrong else None
 
 
 Version = tuple[int, int, int, int]

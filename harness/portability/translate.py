@@ -54,9 +54,7 @@ def read_checked(doc: Any, source: str, target: str, validate: bool = True, cons
     if validate:
         wrong, _ = judge(source, doc)
         if wrong:  # a translation of a document its own format refuses would only spread the fault
-            ledger = Ledger(source, target)
-            ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
-            return Translation(source, target, Document(source), None, ledger)
+            return refused_source(source, target, wrong)
     with consuming(consume):
         canonical = read(source, doc)
     ledger = Ledger(source, target, records_in=len(canonical.records))
@@ -237,6 +235,13 @@ def load(path: Path, fmt: str | None = None) -> tuple[str, Any]:
     if found is None:
         raise HarnessError(f"{path}: no format recognises this document (formats: {', '.join(formats())}); name one with --from")
     return found, doc
+
+
+def refused_source(source: str, target: str, wrong: list[str]) -> Translation:
+    """The translation of a source its own format's checks refuse: nothing read, the first five problems named."""
+    ledger = Ledger(source, target)
+    ledger.refused = f"the {source} source does not pass memconform's checks: " + " | ".join(wrong[:5])
+    return Translation(source, target, Document(source), None, ledger)
 
 
 def dump(fmt: str, output: Any) -> str:
