@@ -81,6 +81,22 @@ def plain_file(doc: Any, folder: Path, name: str = "source.json") -> Path:
     return path
 
 
+def spy_on_read_source(monkeypatch: Any) -> list[bool]:
+    """Whether each call of sourced.read_source (the CLI's windowed or line path) read the file (True) or left it
+    to the whole path (False), in order."""
+    from memconform.portability import sourced
+
+    answers: list[bool] = []
+    real = sourced.read_source
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        answers.append(found is not None)
+        return found
+    monkeypatch.setattr(sourced, "read_source", spying)
+    return answers
+
+
 def stopping_writer(target: str, after: int):
     """The target's writer, refusing once `after` records have been made: a refusal midway through the stream."""
     real = portable(target).write

@@ -22,7 +22,15 @@ from memconform.portability.written import write_judged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_translate import generate  # noqa: E402
-from portability_kit import SMALL, assert_same, both, fix_the_clock, plain_file, stopping_writer  # noqa: E402
+from portability_kit import (  # noqa: E402
+    SMALL,
+    assert_same,
+    both,
+    fix_the_clock,
+    plain_file,
+    spy_on_read_source,
+    stopping_writer,
+)
 
 FORMATS = formats()
 WINDOWED = tuple(f for f in FORMATS if portable(f).reading is not None)
@@ -247,17 +255,9 @@ def test_what_the_windows_cannot_read_is_read_whole(tmp_path):
 def test_the_cli_reads_a_named_source_in_windows_and_writes_what_the_whole_path_writes(source, target, tmp_path,
                                                                                        monkeypatch, capsys):
     from memconform.cli.main import main
-    from memconform.portability import sourced
 
     plain = _source_file(source, 50, tmp_path)
-    calls = []
-    real = sourced.read_source
-
-    def spying(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        calls.append(found is not None)
-        return found
-    monkeypatch.setattr(sourced, "read_source", spying)
+    calls = spy_on_read_source(monkeypatch)
     out = tmp_path / "out.txt"
     assert main(["translate", str(plain), "--from", source, "--to", target, "--out", str(out)]) == 0
     assert calls == [True]
@@ -270,18 +270,10 @@ def test_the_cli_reads_whole_what_it_cannot_read_in_windows_and_writes_the_same(
     """A named source the windows cannot read (a fixture case file): parsed whole, as before, with the same output;
     no --from, the format found from a skim (detected.py, tests/test_portability_detected.py): read in windows."""
     from memconform.cli.main import main
-    from memconform.portability import sourced
 
     source = "amps"
     plain = plain_file({"document": _generated(source, 30), "verdict": "valid"} if named else _generated(source, 30), tmp_path)
-    answers = []
-    real = sourced.read_source
-
-    def spying(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        answers.append(found is not None)
-        return found
-    monkeypatch.setattr(sourced, "read_source", spying)
+    answers = spy_on_read_source(monkeypatch)
     out = tmp_path / "out.jsonl"
     assert main(["translate", str(plain), *(["--from", source] if named else []), "--to", "emp", "--out", str(out)]) == 0
     assert answers == [not named]
